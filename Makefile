@@ -1,0 +1,46 @@
+# ctxlab — every target sets itself up: `make experiments` and `make test` work on a fresh clone.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXTRAS := dev,peers,tokenizers,dask,notebooks
+STAMP := $(VENV)/.installed
+OUT ?= results
+WORKERS ?=
+
+.PHONY: setup test test-thorough lint typecheck experiments experiments-extended notebooks bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[$(EXTRAS)]"
+	@touch $@
+
+lint: $(STAMP)
+	$(BIN)/ruff check ctxlab tests benchmarks
+	$(BIN)/ruff format --check ctxlab tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy --strict ctxlab
+
+test: lint typecheck
+	$(BIN)/python -m pytest --hypothesis-profile=ci
+
+test-thorough: $(STAMP)
+	$(BIN)/python -m pytest --hypothesis-profile=thorough
+
+experiments: $(STAMP)
+	$(BIN)/ctxlab run scenarios/*.yaml --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))
+
+experiments-extended: $(STAMP)
+	$(BIN)/ctxlab run scenarios/extended/*.yaml --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))
+
+notebooks: $(STAMP)
+	@test -f $(OUT)/index.md || $(MAKE) experiments
+	$(BIN)/python -m ctxlab.analysis.notebooks notebooks/*.ipynb --results $(OUT)
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,5 @@
+"""`python -m ctxlab` is the `ctxlab` command."""
+
+from ctxlab.cli import main
+
+raise SystemExit(main())

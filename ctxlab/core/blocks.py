@@ -1,0 +1,228 @@
+"""Content blocks: the atoms of every message the lab stores or sends.
+
+Invariants:
+- Blocks are immutable values; equality is by content.
+- Every block caches its size as a `Tally`: the UTF-8 bytes of the text pieces a token counter
+  reads (text, thinking, hint text, tool-call input, tool-result text) and the number of data
+  blocks (images, audio) it holds. Sizes are computed once, at construction.
+- Tool names and ids are never part of a block's size: counters do not read them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple, assert_never
+
+ResultState = Literal["success", "error", "running"]
+SourceKind = Literal["url", "base64"]
+
+
+class Tally(NamedTuple):
+    """Additive size of some content: UTF-8 bytes of counted text, and data blocks.
+
+    >>> Tally(3, 0) + Tally(4, 1)
+    Tally(nbytes=7, ndata=1)
+    """
+
+    nbytes: int
+    ndata: int
+
+    def __add__(self, other: object) -> Tally:
+        assert isinstance(other, Tally)
+        return Tally(self.nbytes + other.nbytes, self.ndata + other.ndata)
+
+    def __sub__(self, other: Tally) -> Tally:
+        return Tally(self.nbytes - other.nbytes, self.ndata - other.ndata)
+
+
+ZERO = Tally(0, 0)
+
+
+def utf8_len(text: str) -> int:
+    """Byte length of `text` in UTF-8.
+
+    >>> utf8_len("a中")
+    4
+    """
+    return len(text.encode("utf-8"))
+
+
+def _set_tally(block: object, tally: Tally) -> None:
+    object.__setattr__(block, "tally", tally)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextBlock:
+    """Plain text."""
+
+    text: str
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _set_tally(self, Tally(utf8_len(self.text), 0))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingBlock:
+    """Model reasoning. Counted, but has no field in the OpenAI wire format."""
+
+    thinking: str
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _set_tally(self, Tally(utf8_len(self.thinking), 0))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DataBlock:
+    """Binary content (image, audio, pdf) given by URL or base64 payload.
+
+    Counters charge a flat amount per data block, whatever its size or media type.
+    """
+
+    media_type: str
+    source: str
+    kind: SourceKind = "url"
+    name: str | None = None
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _set_tally(self, Tally(0, 1))
+
+    @property
+    def is_image(self) -> bool:
+        """True for `image/*` media types."""
+        return self.media_type.startswith("image/")
+
+
+Part = TextBlock | DataBlock
+"""What a tool result or a multimodal hint holds."""
+
+
+def parts_tally(parts: tuple[Part, ...]) -> Tally:
+    """Sum of the tallies of `parts`."""
+    nbytes = ndata = 0
+    for part in parts:
+        nbytes += part.tally.nbytes
+        ndata += part.tally.ndata
+    return Tally(nbytes, ndata)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HintBlock:
+    """A runtime hint. Stored inside assistant messages; providers see it as user text."""
+
+    hint: str | tuple[Part, ...]
+    source: str | None = None
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.hint, str):
+            _set_tally(self, Tally(utf8_len(self.hint), 0))
+        else:
+            _set_tally(self, parts_tally(self.hint))
+
+    @property
+    def text(self) -> str:
+        """The hint's text: the string, or its text parts joined with nothing between."""
+        if isinstance(self.hint, str):
+            return self.hint
+        return "".join(p.text for p in self.hint if isinstance(p, TextBlock))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallBlock:
+    """A tool call. `input` is the raw JSON argument string the model produced."""
+
+    id: str
+    name: str
+    input: str
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _set_tally(self, Tally(utf8_len(self.input), 0))
+
+    @classmethod
+    def of(cls, id: str, name: str, arguments: object) -> ToolCallBlock:
+        """A call whose input is `json.dumps(arguments, ensure_ascii=False)`.
+
+        >>> ToolCallBlock.of("c1", "Read", {"file_path": "a.py"}).input
+        '{"file_path": "a.py"}'
+        """
+        return cls(id=id, name=name, input=json.dumps(arguments, ensure_ascii=False))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultBlock:
+    """The result of the call with the same `id`."""
+
+    id: str
+    name: str
+    output: tuple[Part, ...]
+    state: ResultState = "success"
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _set_tally(self, parts_tally(self.output))
+
+    @property
+    def text(self) -> str:
+        """The text parts of the output, joined with nothing between."""
+        return "".join(p.text for p in self.output if isinstance(p, TextBlock))
+
+
+Block = TextBlock | ThinkingBlock | HintBlock | ToolCallBlock | ToolResultBlock | DataBlock
+
+
+def block_kind(block: Block) -> str:
+    """A short name for the block's type, as used in traces and parity checks.
+
+    >>> block_kind(TextBlock(text="x"))
+    'text'
+    """
+    match block:
+        case TextBlock():
+            return "text"
+        case ThinkingBlock():
+            return "thinking"
+        case HintBlock():
+            return "hint"
+        case ToolCallBlock():
+            return "tool_call"
+        case ToolResultBlock():
+            return "tool_result"
+        case DataBlock():
+            return "data"
+        case _:
+            assert_never(block)
+
+
+def text_pieces(block: Block) -> tuple[str, ...]:
+    """The text pieces a counter reads from `block`, in order."""
+    match block:
+        case TextBlock(text=text) | ThinkingBlock(thinking=text) | ToolCallBlock(input=text):
+            return (text,)
+        case HintBlock(hint=str() as text):
+            return (text,)
+        case HintBlock(hint=parts) | ToolResultBlock(output=parts):
+            return tuple(p.text for p in parts if isinstance(p, TextBlock))
+        case DataBlock():
+            return ()
+        case _:
+            assert_never(block)
+
+
+def data_parts(block: Block) -> tuple[DataBlock, ...]:
+    """The data blocks `block` is or holds, in order."""
+    match block:
+        case DataBlock():
+            return (block,)
+        case HintBlock(hint=str()):
+            return ()
+        case HintBlock(hint=parts) | ToolResultBlock(output=parts):
+            return tuple(p for p in parts if isinstance(p, DataBlock))
+        case TextBlock() | ThinkingBlock() | ToolCallBlock():
+            return ()
+        case _:
+            assert_never(block)

@@ -1,0 +1,105 @@
+"""Messages and the pairing facts between tool calls and their results.
+
+Invariants:
+- A message is immutable; `tally` is the sum of its blocks' tallies, computed once.
+- Everything one reply produces lives in one assistant message in time order (hints, text,
+  thinking, calls, results). A round of parallel calls is stored calls-first:
+  `[A, B, C, resA, resB, resC]`, so a call and its result never span two messages.
+- The summary is not a context message: it travels beside the context and is sent as a user
+  message right after the system prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ctxlab.core.blocks import (
+    ZERO,
+    Block,
+    Part,
+    Tally,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+
+Role = Literal["system", "user", "assistant"]
+
+
+def sum_tallies(items: Iterable[Block | Message]) -> Tally:
+    """Sum of the tallies of blocks or messages."""
+    nbytes = ndata = 0
+    for item in items:
+        nbytes += item.tally.nbytes
+        ndata += item.tally.ndata
+    return Tally(nbytes, ndata)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One message: a role, its blocks in order, an id, and an optional sender name."""
+
+    role: Role
+    blocks: tuple[Block, ...]
+    id: str = ""
+    name: str | None = None
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tally", sum_tallies(self.blocks))
+
+    def appended(self, *blocks: Block) -> Message:
+        """A copy with `blocks` added at the end."""
+        return Message(role=self.role, blocks=self.blocks + blocks, id=self.id, name=self.name)
+
+    def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
+        """A copy holding `blocks` instead."""
+        return Message(role=self.role, blocks=blocks, id=self.id, name=self.name)
+
+
+def text_message(role: Role, text: str, *, id: str = "", name: str | None = None) -> Message:
+    """A message of one text block.
+
+    >>> text_message("user", "hi").blocks
+    (TextBlock(text='hi'),)
+    """
+    return Message(role=role, blocks=(TextBlock(text=text),), id=id, name=name)
+
+
+def summary_message(summary: str | tuple[Part, ...]) -> Message | None:
+    """The user message that carries the summary, or None when there is no summary."""
+    if not summary:
+        return None
+    if isinstance(summary, str):
+        return text_message("user", summary)
+    return Message(role="user", blocks=summary)
+
+
+def call_ids(message: Message) -> tuple[str, ...]:
+    """Ids of the tool calls in `message`, in order."""
+    return tuple(b.id for b in message.blocks if isinstance(b, ToolCallBlock))
+
+
+def result_ids(message: Message) -> tuple[str, ...]:
+    """Ids of the tool results in `message`, in order."""
+    return tuple(b.id for b in message.blocks if isinstance(b, ToolResultBlock))
+
+
+def unfinished_calls(message: Message) -> tuple[ToolCallBlock, ...]:
+    """Calls in `message` that have no result in it (yet).
+
+    >>> from ctxlab.core.blocks import ToolCallBlock as C, ToolResultBlock as R
+    >>> m = Message(role="assistant", blocks=(C(id="a", name="t", input="{}"),
+    ...     C(id="b", name="t", input="{}"), R(id="a", name="t", output=())))
+    >>> [c.id for c in unfinished_calls(m)]
+    ['b']
+    """
+    answered = set(result_ids(message))
+    return tuple(b for b in message.blocks if isinstance(b, ToolCallBlock) and b.id not in answered)
+
+
+def context_tally(messages: Sequence[Message]) -> Tally:
+    """Sum of the tallies of `messages` (ZERO when empty)."""
+    return sum_tallies(messages) if messages else ZERO

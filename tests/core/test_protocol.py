@@ -1,0 +1,99 @@
+"""The protocol checker finds each kind of violation, and reads the shared transcripts right."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxlab.core.protocol import RULES, violations
+
+KIMI = "deerflow_kimi-k2.5_caren-landing-page_b83fbb2a.jsonl"
+
+
+def asst(*ids: str) -> dict[str, Any]:
+    calls = [{"id": i, "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in ids]
+    return {"role": "assistant", "content": None, "tool_calls": calls}
+
+
+def tool(i: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": i, "content": "ok"}
+
+
+USER = {"role": "user", "content": "hi"}
+TEXT = {"role": "assistant", "content": "thinking aloud"}
+
+
+def found(msgs: list[dict[str, Any]], rule: str) -> list[tuple[int, str, str]]:
+    return [(v.index, v.call_id, v.kind) for v in violations(msgs, [rule])]  # type: ignore[list-item]
+
+
+def test_orphan_result_is_found_under_every_rule() -> None:
+    msgs = [USER, tool("x"), TEXT]
+    assert found(msgs, "openai") == [(1, "x", "orphan_result")]
+    assert found(msgs, "anthropic") == [(1, "x", "orphan_result")]
+    assert found(msgs, "bedrock") == [(1, "x", "excess_results")]
+
+
+def test_dangling_call_at_request_end_and_before_next_message() -> None:
+    assert found([USER, asst("a")], "openai") == [(1, "a", "dangling_call")]
+    assert found([USER, asst("a"), USER], "openai") == [(2, "a", "dangling_call")]
+    assert found([USER, asst("a")], "anthropic") == [(1, "a", "dangling_call")]
+    assert found([USER, asst("a"), USER], "anthropic") == [(2, "a", "dangling_call")]
+    assert found([USER, asst("a")], "bedrock") == []  # bedrock only bounds results by uses
+
+
+def test_result_after_an_intervening_message() -> None:
+    msgs = [USER, asst("a"), USER, tool("a")]
+    assert found(msgs, "openai") == [(2, "a", "dangling_call"), (3, "a", "orphan_result")]
+    # Anthropic merges the user text and the result into one user turn: the result is answered
+    # in the next turn, so it is accepted.
+    assert found(msgs, "anthropic") == []
+
+
+def test_user_text_between_results_is_an_openai_violation_only() -> None:
+    msgs = [USER, asst("a", "b"), tool("a"), USER, tool("b")]
+    assert found(msgs, "openai") == [(3, "b", "dangling_call"), (4, "b", "orphan_result")]
+    assert found(msgs, "anthropic") == []
+
+
+def test_duplicate_ids_and_results() -> None:
+    msgs = [USER, asst("a"), tool("a"), asst("a"), tool("a")]
+    assert (3, "a", "duplicate_id") in found(msgs, "openai")
+    assert (3, "a", "duplicate_id") in found(msgs, "anthropic")
+    assert (3, "a", "duplicate_id") in found(msgs, "bedrock")
+    assert found([USER, asst("a"), tool("a"), tool("a")], "openai") == [(3, "a", "duplicate_result")]
+    assert found([USER, asst("a"), tool("a"), tool("a")], "anthropic") == [(3, "a", "duplicate_result")]
+    assert found([USER, asst("a"), tool("a"), tool("a")], "bedrock") == [(3, "a", "excess_results")]
+
+
+def test_violation_renders_as_rule_index_id() -> None:
+    (v,) = violations([USER, tool("x")], ["openai"])
+    assert str(v) == "openai:1:x"
+    assert "no call" in v.detail
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_shared_transcripts_match_their_manifest(traces_dir: Path) -> None:
+    files = sorted(traces_dir.glob("*.jsonl"))
+    assert len(files) == 6
+    for path in files:
+        msgs = read(path)
+        openai = [(v.index, v.call_id) for v in violations(msgs, ["openai"])]
+        if path.name == KIMI:
+            assert openai == [(21, "write_todos:14"), (22, "write_todos:14")]
+            # Messages 20 and 21 are consecutive assistant turns, which Anthropic merges, so
+            # under its rules (and Bedrock's) the transcript is valid.
+            assert violations(msgs, ["anthropic", "bedrock"]) == []
+        else:
+            assert violations(msgs, RULES) == [], path.name
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_empty_request_is_valid(rule: str) -> None:
+    assert violations([], [rule]) == []  # type: ignore[list-item]

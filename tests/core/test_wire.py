@@ -1,0 +1,84 @@
+"""Provider views: OpenAI and Anthropic shapes, and the OpenAI round trip."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.core.blocks import (
+    DataBlock,
+    HintBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxlab.core.messages import Message, text_message
+from ctxlab.core.protocol import violations
+from ctxlab.core.wire import events, from_openai, to_anthropic, to_openai
+from tests.strategies import messages, paired_histories
+
+
+def call(i: str) -> ToolCallBlock:
+    return ToolCallBlock(id=i, name="retrieve", input='{"q": "' + i + '"}')
+
+
+def result(i: str, *parts: TextBlock | DataBlock) -> ToolResultBlock:
+    return ToolResultBlock(id=i, name="retrieve", output=parts or (TextBlock(text="r" + i),))
+
+
+REPLY = Message(
+    role="assistant",
+    id="r1",
+    blocks=(
+        HintBlock(hint="<time>", source="runtime"),
+        ThinkingBlock(thinking="plan"),
+        TextBlock(text="Checking two sources."),
+        call("a"),
+        call("b"),
+        result("a", TextBlock(text="ra"), DataBlock(media_type="image/png", source="https://x/p.png")),
+        result("b"),
+        TextBlock(text="Done."),
+    ),
+)
+
+
+def test_openai_view_splits_a_reply_like_the_formatter() -> None:
+    wire = to_openai([text_message("system", "sys"), text_message("user", "hi"), REPLY])
+    assert [m["role"] for m in wire] == [
+        "system",
+        "user",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "assistant",
+    ]
+    assert wire[2]["content"] == "<time>"
+    assert wire[3]["content"] == "Checking two sources."
+    assert [c["id"] for c in wire[3]["tool_calls"]] == ["a", "b"]
+    assert wire[4] == {"role": "tool", "tool_call_id": "a", "content": "ra"}
+    assert wire[6]["content"][0]["type"] == "image_url"  # tool images follow the batch
+    assert wire[7]["content"] == "Done."
+    assert violations(wire, ["openai", "anthropic", "bedrock"]) == []
+
+
+def test_anthropic_view_alternates_roles_with_results_first() -> None:
+    system, turns = to_anthropic([text_message("system", "sys"), text_message("user", "hi"), REPLY])
+    assert system == "sys"
+    assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant"]
+    assert [b["type"] for b in turns[1]["content"]] == ["text", "tool_use", "tool_use"]
+    assert [b["type"] for b in turns[2]["content"]] == ["tool_result", "tool_result", "image"]
+    assert turns[1]["content"][1]["input"] == {"q": "a"}
+
+
+@given(st.lists(messages, max_size=6))
+def test_openai_round_trip_keeps_texts_calls_and_results_in_order(msgs: list[Message]) -> None:
+    assert events(from_openai(to_openai(msgs))) == events(msgs)
+
+
+@given(paired_histories())
+def test_well_formed_history_has_no_violations(history: list[Message]) -> None:
+    wire = to_openai([text_message("system", "s"), *history])
+    assert violations(wire, ["openai", "anthropic", "bedrock"]) == []
