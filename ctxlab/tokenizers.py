@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ctxlab.core.blocks import Block, Tally, data_parts, text_pieces
 from ctxlab.core.messages import Message
-from ctxlab.core.tokens import DATA_BLOCK_TOKENS
+from ctxlab.core.tokens import DATA_BLOCK_TOKENS, measure_all
 from ctxlab.core.tools import ToolSchema, tools_json
 
 EncodingName = Literal["o200k_base", "cl100k_base"]
@@ -58,6 +58,13 @@ class BpeCounter:
         tokens = sum(self.text_tokens(piece) for piece in text_pieces(block))
         return Tally(tokens, len(data_parts(block)))
 
+    def measure_message(self, message: Message) -> Tally:
+        """The sum of the message's block sizes."""
+        total = Tally(0, 0)
+        for block in message.blocks:
+            total = total + self.measure(block)
+        return total
+
     def total(self, tally: Tally, tools: tuple[ToolSchema, ...]) -> int:
         """Tokens of content of size `tally` sent with `tools`."""
         tool_tokens = self.text_tokens(tools_json(tools)) if tools else 0
@@ -65,10 +72,4 @@ class BpeCounter:
 
     def count(self, messages: Sequence[Message], tools: tuple[ToolSchema, ...]) -> int:
         """Tokens of `messages` sent with `tools`."""
-        tokens = ndata = 0
-        for message in messages:
-            for block in message.blocks:
-                size = self.measure(block)
-                tokens += size.nbytes
-                ndata += size.ndata
-        return self.total(Tally(tokens, ndata), tools)
+        return self.total(measure_all(self, messages), tools)

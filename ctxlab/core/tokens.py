@@ -31,6 +31,10 @@ class TokenCounter(Protocol):
         """The additive size of one block, in this counter's units."""
         ...
 
+    def measure_message(self, message: Message) -> Tally:
+        """The additive size of one message: the sum of its blocks' sizes."""
+        ...
+
     def total(self, tally: Tally, tools: tuple[ToolSchema, ...]) -> int:
         """Tokens of content of size `tally` sent with `tools`."""
         ...
@@ -38,6 +42,16 @@ class TokenCounter(Protocol):
     def count(self, messages: Sequence[Message], tools: tuple[ToolSchema, ...]) -> int:
         """Tokens of `messages` sent with `tools`."""
         ...
+
+
+def measure_all(counter: TokenCounter, messages: Sequence[Message]) -> Tally:
+    """The summed size of `messages` under `counter`."""
+    nbytes = ndata = 0
+    for message in messages:
+        size = counter.measure_message(message)
+        nbytes += size.nbytes
+        ndata += size.ndata
+    return Tally(nbytes, ndata)
 
 
 def bytes_to_tokens(nbytes: int) -> int:
@@ -58,6 +72,10 @@ class AgentScopeEstimator:
     def measure(self, block: Block) -> Tally:
         """The block's cached tally (bytes of counted text, data blocks)."""
         return block.tally
+
+    def measure_message(self, message: Message) -> Tally:
+        """The message's cached tally."""
+        return message.tally
 
     def total(self, tally: Tally, tools: tuple[ToolSchema, ...]) -> int:
         """Tokens of content of size `tally` sent with `tools`."""

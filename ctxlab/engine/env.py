@@ -1,0 +1,188 @@
+"""The run environment: models, counter, workspace, texts, and the journal of calls.
+
+The one imperative object of a run. It sends requests to the models and records each call
+(tokens under every counting convention, output tokens, protocol violations of the request,
+context size and events), runs the summarizer's structured-output attempt ladder, and keeps the
+summary circuit breaker.
+
+Invariants:
+- Every request is recorded before the next one is sent, with the lab's own token counts.
+- A summary invocation makes at most `len(ATTEMPT_CHOICES)` calls; only structured-output
+  errors move to the next attempt; a model error ends the invocation at once.
+- With a breaker of N, after N consecutive failed invocations no summarizer is called again in
+  the run (the caller's fallback is used); a success resets the count. N = 0 means no breaker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from ctxlab.core.messages import Message
+from ctxlab.core.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
+from ctxlab.core.protocol import Rule, violations
+from ctxlab.core.summary import (
+    ATTEMPT_CHOICES,
+    StructuredOutputError,
+    SummaryRequest,
+    read_summary_fields,
+    summary_text,
+)
+from ctxlab.core.tokens import TokenCounter
+from ctxlab.core.tools import ToolSchema
+from ctxlab.core.wire import to_openai
+from ctxlab.engine.state import EpisodeState
+from ctxlab.engine.trace import CallRecord, Convention, Recorder
+from ctxlab.engine.workspace import Workspace
+from ctxlab.texts import Texts
+
+ModelCall = Callable[[ModelRequest], ModelResponse]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryOutcome:
+    """The fields of a successful summary invocation, or why it failed."""
+
+    fields: dict[str, str] | None
+    error: Exception | None = None
+    skipped: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sent:
+    """A request as recorded: its messages, tools, and token counts by convention."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSchema, ...]
+    tokens: dict[Convention, int]
+
+
+class CacheUse(NamedTuple):
+    """Prompt-cache figures of one request."""
+
+    cached: int
+    written: int
+
+
+class CacheMeter(Protocol):
+    """Prompt-cache accounting over the recorded requests."""
+
+    def observe(
+        self, kind: CallKind, messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]
+    ) -> CacheUse:
+        """Cached and cache-write tokens of one request."""
+        ...
+
+
+@dataclass(slots=True)
+class Env:
+    """Everything a strategy step may use besides the state."""
+
+    counter: TokenCounter
+    model: ChatModel
+    summarizer: ChatModel
+    texts: Texts
+    context_size: int
+    workspace: Workspace | None = None
+    rules: tuple[Rule, ...] = ("openai", "anthropic")
+    record_requests: bool = False
+    breaker_limit: int = 0
+    recorder: Recorder = field(default_factory=Recorder)
+    model_call: ModelCall | None = None
+    cache: CacheMeter | None = None
+    summary_invocations: int = 0
+    consecutive_failures: int = 0
+
+    def reasoning(self, state: EpisodeState, request: ModelRequest, tokens: int) -> ModelResponse:
+        """Send a reasoning request (through `model_call` when middlewares wrap it) and record it."""
+        call = self.model_call or self.model.respond
+        response = call(request)
+        sent = Sent(
+            messages=request.messages, tools=request.tools, tokens=dict.fromkeys(CONVENTIONS_ALL, tokens)
+        )
+        self._record(state, "reasoning", sent, response)
+        return response
+
+    def summarize(
+        self, state: EpisodeState, request: SummaryRequest, schema: Mapping[str, Any]
+    ) -> SummaryOutcome:
+        """One summarizer invocation: the structured-output attempt ladder."""
+        if self.breaker_limit and self.consecutive_failures >= self.breaker_limit:
+            return SummaryOutcome(fields=None, error=None, skipped=True)
+        self.summary_invocations += 1
+        outcome = self._attempts(state, request, schema)
+        self.consecutive_failures = 0 if outcome.fields is not None else self.consecutive_failures + 1
+        return outcome
+
+    def _attempts(
+        self, state: EpisodeState, request: SummaryRequest, schema: Mapping[str, Any]
+    ) -> SummaryOutcome:
+        sent = self._summary_sent(request)
+        error: Exception | None = None
+        for attempt, choice in enumerate(ATTEMPT_CHOICES):
+            model_request = self._summary_request(state, sent, choice, attempt)
+            try:
+                response = self.summarizer.respond(model_request)
+            except ModelError as failure:
+                self._record(state, "summary", sent, ModelResponse())
+                return SummaryOutcome(fields=None, error=failure)
+            self._record(state, "summary", sent, response)
+            try:
+                return SummaryOutcome(fields=read_summary_fields(response.blocks, schema))
+            except StructuredOutputError as bad:
+                error = bad
+        return SummaryOutcome(fields=None, error=error)
+
+    def _summary_sent(self, request: SummaryRequest) -> Sent:
+        tools = (request.schema_tool,)
+        as_sent = request.as_sent(self.texts.structured_output_instruction)
+        tokens: dict[Convention, int] = {
+            "messages": self.counter.count(request.messages, ()),
+            "preflight": self.counter.count(request.messages, tools),
+            "as_sent": self.counter.count(as_sent, tools),
+        }
+        return Sent(messages=as_sent, tools=tools, tokens=tokens)
+
+    def _summary_request(self, state: EpisodeState, sent: Sent, choice: str, attempt: int) -> ModelRequest:
+        return ModelRequest(
+            kind="summary",
+            messages=sent.messages,
+            tools=sent.tools,
+            tool_choice=choice,
+            call_index=self.recorder.next_call_index,
+            context_size=self.context_size,
+            input_tokens=sent.tokens["as_sent"],
+            turn=state.turn,
+            iteration=state.cur_iter,
+            invocation=self.summary_invocations,
+            attempt=attempt,
+        )
+
+    def _record(self, state: EpisodeState, kind: CallKind, sent: Sent, response: ModelResponse) -> None:
+        wire = to_openai(sent.messages)
+        use = self.cache.observe(kind, sent.messages, sent.tools) if self.cache else CacheUse(0, 0)
+        output = Message(role="assistant", blocks=response.blocks)
+        record = CallRecord(
+            call_index=self.recorder.next_call_index,
+            kind=kind,
+            turn=state.turn,
+            iteration=state.cur_iter,
+            tokens=sent.tokens,
+            output_tokens=self.counter.count([output], ()),
+            context_messages=len(state.context),
+            summary_chars=len(summary_text(state.summary)),
+            events=self.recorder.take_events(),
+            violations=tuple(violations(wire, self.rules)),
+            cached_tokens=use.cached,
+            cache_write_tokens=use.written,
+            request=_request_dump(wire, sent.tools) if self.record_requests else None,
+        )
+        self.recorder.calls.append(record)
+
+
+CONVENTIONS_ALL: tuple[Convention, ...] = ("as_sent", "preflight", "messages")
+
+
+def _request_dump(wire: list[dict[str, Any]], tools: tuple[ToolSchema, ...]) -> dict[str, Any]:
+    return {"messages": wire, "tools": [t.as_openai() for t in tools]}

@@ -1,0 +1,227 @@
+"""The agent loop: replies and iterations in AgentScope's order, over a scripted workload.
+
+Per turn: the clock moves, the user message is appended, a new reply starts (`cur_iter` 0).
+Per iteration: a pending hint is appended (the forced last step's) → the strategy's
+before-reasoning steps (image cap, compression, runtime-state injection, ...) → one reasoning
+call → the response is saved into the reply message → its tool calls run, each result passing
+the strategy's per-result step before it is saved → `cur_iter` advances once the round has no
+unfinished call. A response without tool calls ends the reply; at `cur_iter == max_iters` the
+next call is forced to answer without tools.
+
+Invariants: compression runs only before a model call; a round's calls are stored before all of
+its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.compress import ReplyMark, fixed_messages, unfinished_call_ids
+from ctxlab.core.messages import Message
+from ctxlab.core.model import ModelRequest, ModelResponse
+from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
+from ctxlab.core.tokens import measure_all
+from ctxlab.core.tools import ToolSchema
+from ctxlab.engine.clock import VirtualClock
+from ctxlab.engine.env import Env
+from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, issue_id
+from ctxlab.engine.trace import CallRecord, CompressionRecord
+from ctxlab.texts import fill
+
+
+class Strategy(Protocol):
+    """What a context-management strategy does at the loop's hook points."""
+
+    name: str
+
+    def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        """The tool schemas sent with reasoning requests."""
+        ...
+
+    def system_prompt(self, base: str) -> str:
+        """The system prompt as sent (strategies may add to it)."""
+        ...
+
+    def before_reasoning(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
+        """Steps before each reasoning call (compression, injection, ...)."""
+        ...
+
+    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
+        """The result as saved (truncation and offload, ...)."""
+        ...
+
+
+class BuiltinTool(Protocol):
+    """A tool the lab runs itself (task tools, the compression tool)."""
+
+    def run(self, state: EpisodeState, call: ToolCallBlock, env: Env, frame: Frame) -> BuiltinOutcome:
+        """Run the call; returns the new state and the result block."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuiltinOutcome:
+    """A built-in tool's new state and result."""
+
+    state: EpisodeState
+    result: ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """Loop settings that do not belong to a strategy."""
+
+    max_iters: int = 50
+    max_iters_hint: str = ""
+    max_iters_source: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Frame:
+    """What every request of a run shares: the system prompt as sent, the tools, the settings."""
+
+    system_prompt: str
+    tools: tuple[ToolSchema, ...]
+    settings: RunSettings
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOutcome:
+    """A finished run: every call and compression, the final state, and the warnings."""
+
+    calls: tuple[CallRecord, ...]
+    compressions: tuple[CompressionRecord, ...]
+    state: EpisodeState
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Loop:
+    """One run of a script through a strategy (the loop's own mutable bookkeeping only)."""
+
+    script: Script
+    strategy: Strategy
+    env: Env
+    settings: RunSettings = field(default_factory=RunSettings)
+    builtins: dict[str, BuiltinTool] = field(default_factory=dict)
+    _scripted: dict[str, ScriptedCall] = field(init=False)
+    frame: Frame = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
+        self.frame = Frame(
+            system_prompt=self.strategy.system_prompt(self.script.system_prompt),
+            tools=self.strategy.tools(self.script.tools),
+            settings=self.settings,
+        )
+
+    def run(self) -> RunOutcome:
+        """Every turn of the script, in order."""
+        state = EpisodeState(clock=VirtualClock(instant=self.script.start, timezone=self.script.timezone))
+        for index, turn in enumerate(self.script.turns):
+            state = self.reply(self.start_turn(state, index, turn), turn)
+        recorder = self.env.recorder
+        return RunOutcome(
+            calls=tuple(recorder.calls),
+            compressions=tuple(recorder.compressions),
+            state=state,
+            warnings=tuple(recorder.warnings),
+        )
+
+    def start_turn(self, state: EpisodeState, index: int, turn: ScriptedTurn) -> EpisodeState:
+        """Move the clock, append the user message, start a new reply."""
+        clock = state.clock.advanced(turn.advance_seconds + _first_round_advance(turn))
+        if turn.timezone:
+            clock = clock.in_zone(turn.timezone)
+        message_id, state = issue_id(state, "msg")
+        user = Message(role="user", blocks=turn.user, id=message_id, name="user")
+        state = append_message(replace(state, clock=clock, turn=index), user, self.env.counter)
+        reply_id, state = issue_id(state, "reply")
+        reply = ReplyMark(reply_id=reply_id, has_usage=False, name=AGENT_NAME)
+        return replace(state, reply=reply, cur_iter=0)
+
+    def reply(self, state: EpisodeState, turn: ScriptedTurn) -> EpisodeState:
+        """Iterate until a response has no tool calls (or the forced last step)."""
+        while True:
+            forced = state.cur_iter == self.settings.max_iters
+            if forced:
+                hint = HintBlock(
+                    hint=fill(self.settings.max_iters_hint, max_iters=self.settings.max_iters),
+                    source=self.settings.max_iters_source,
+                )
+                state = append_to_reply(state, (hint,), self.env.counter)
+            state = self.strategy.before_reasoning(state, self.env, self.frame)
+            response = self.reason(state, "none" if forced else "auto")
+            state = self.save_response(state, response)
+            if not response.calls or forced:
+                return replace(state, cur_iter=state.cur_iter + 1)
+            state = self.act(state, response.calls)
+            if not unfinished_call_ids(state.context, state.reply.reply_id):
+                state = replace(state, cur_iter=state.cur_iter + 1)
+            state = replace(state, clock=state.clock.advanced(_round_advance(turn, state.cur_iter)))
+
+    def request_messages(self, state: EpisodeState) -> tuple[Message, ...]:
+        """System prompt, summary, context: what a reasoning request carries."""
+        return (*fixed_messages(self.frame.system_prompt, state.summary), *state.context)
+
+    def reason(self, state: EpisodeState, tool_choice: str) -> ModelResponse:
+        """One reasoning call."""
+        messages = self.request_messages(state)
+        fixed = measure_all(self.env.counter, messages[: len(messages) - len(state.context)])
+        tokens = self.env.counter.total(fixed + state.context_tally, self.frame.tools)
+        request = ModelRequest(
+            kind="reasoning",
+            messages=messages,
+            tools=self.frame.tools,
+            tool_choice=tool_choice,
+            call_index=self.env.recorder.next_call_index,
+            context_size=self.env.context_size,
+            input_tokens=tokens,
+            turn=state.turn,
+            iteration=state.cur_iter,
+        )
+        return self.env.reasoning(state, request, tokens)
+
+    def save_response(self, state: EpisodeState, response: ModelResponse) -> EpisodeState:
+        """Append the response's blocks to the reply message; the reply now carries usage."""
+        if response.blocks:
+            state = append_to_reply(state, response.blocks, self.env.counter)
+        return replace(state, reply=replace(state.reply, has_usage=True))
+
+    def act(self, state: EpisodeState, calls: tuple[ToolCallBlock, ...]) -> EpisodeState:
+        """Run the calls in order and save each result after the strategy's per-result step."""
+        for call in calls:
+            builtin = self.builtins.get(call.name)
+            if builtin is not None and self._scripted_result(call) is None:
+                outcome = builtin.run(state, call, self.env, self.frame)
+                state, result = outcome.state, outcome.result
+            else:
+                result = self.scripted_result(call)
+            saved = self.strategy.on_tool_result(state, result, self.env)
+            state = append_to_reply(state, (saved,), self.env.counter)
+        return state
+
+    def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:
+        scripted = self._scripted.get(call.id)
+        return scripted if scripted is not None and scripted.result is not None else None
+
+    def scripted_result(self, call: ToolCallBlock) -> ToolResultBlock:
+        """The scripted result of a call, or an error result for a tool the world lacks."""
+        scripted = self._scripted_result(call)
+        if scripted is None or scripted.result is None:
+            text = f"Error: the tool {call.name!r} is not available."
+            return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=text),), state="error")
+        return ToolResultBlock(
+            id=call.id, name=call.name, output=scripted.result, state="error" if scripted.error else "success"
+        )
+
+
+def _first_round_advance(turn: ScriptedTurn) -> float:
+    return turn.rounds[0].advance_seconds if turn.rounds else 0.0
+
+
+def _round_advance(turn: ScriptedTurn, next_round: int) -> float:
+    """Clock advance before the model call that produces round `next_round`."""
+    return turn.rounds[next_round].advance_seconds if next_round < len(turn.rounds) else 0.0

@@ -1,0 +1,79 @@
+"""The state of one episode, replaced as a whole at every step.
+
+Invariants:
+- `context_tally` is always the counter's size of `context`; every transition that changes the
+  context keeps it right (appends add the new blocks' size; replacements recount the new context).
+- Everything one reply produces goes into one assistant message whose id is `reply.reply_id`:
+  appending creates that message when the last message is not it.
+- A compression replaces `summary`, `context` and `reply` together, or nothing changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from ctxlab.core.blocks import ZERO, Block, Tally
+from ctxlab.core.compress import ReplyMark
+from ctxlab.core.messages import Message
+from ctxlab.core.summary import Summary
+from ctxlab.core.tokens import TokenCounter, measure_all
+from ctxlab.engine.clock import IdGen, VirtualClock
+
+AGENT_NAME = "agent"
+NO_REPLY = ReplyMark(reply_id="", has_usage=False, name=AGENT_NAME)
+NO_IDS = IdGen()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodeState:
+    """Summary, context, reply bookkeeping, clock and ids of one run."""
+
+    summary: Summary = ""
+    context: tuple[Message, ...] = ()
+    context_tally: Tally = ZERO
+    reply: ReplyMark = NO_REPLY
+    cur_iter: int = 0
+    turn: int = -1
+    read_cache: frozenset[str] = frozenset()
+    clock: VirtualClock
+    ids: IdGen = NO_IDS
+
+
+def with_context(state: EpisodeState, context: tuple[Message, ...], counter: TokenCounter) -> EpisodeState:
+    """The state holding `context` (recounted)."""
+    return replace(state, context=context, context_tally=measure_all(counter, context))
+
+
+def append_message(state: EpisodeState, message: Message, counter: TokenCounter) -> EpisodeState:
+    """The state with `message` added at the end of the context."""
+    tally = state.context_tally + counter.measure_message(message)
+    return replace(state, context=(*state.context, message), context_tally=tally)
+
+
+def append_to_reply(state: EpisodeState, blocks: tuple[Block, ...], counter: TokenCounter) -> EpisodeState:
+    """The state with `blocks` added to the current reply message (created when missing)."""
+    added = Tally(0, 0)
+    for block in blocks:
+        added = added + counter.measure(block)
+    tally = state.context_tally + added
+    last = state.context[-1] if state.context else None
+    if last is not None and last.role == "assistant" and last.id == state.reply.reply_id:
+        context = (*state.context[:-1], last.appended(*blocks))
+    else:
+        reply = Message(role="assistant", blocks=blocks, id=state.reply.reply_id, name=state.reply.name)
+        context = (*state.context, reply)
+    return replace(state, context=context, context_tally=tally)
+
+
+class Minted(NamedTuple):
+    """A fresh id and the state that issued it."""
+
+    id: str
+    state: EpisodeState
+
+
+def issue_id(state: EpisodeState, prefix: str) -> Minted:
+    """A fresh id and the state that has issued it."""
+    issued = state.ids.issue(prefix)
+    return Minted(issued.id, replace(state, ids=issued.ids))

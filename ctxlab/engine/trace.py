@@ -1,0 +1,88 @@
+"""What a run records: every model call and every context event.
+
+Invariants:
+- One `CallRecord` per model API call, in call order, with 0-based `call_index`; each attempt of a
+  summary invocation is its own record.
+- Token counts are the lab's own counter's; for summary calls all three counting conventions are
+  kept (`messages`, `preflight`, `as_sent`, DESIGN.md §8); reasoning calls count messages + tools,
+  the same under every convention.
+- `events` of a call are the context events since the previous call, in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ctxlab.core.model import CallKind
+from ctxlab.core.protocol import Violation
+from ctxlab.core.summary import Summary
+
+Convention = Literal["as_sent", "preflight", "messages"]
+CONVENTIONS: tuple[Convention, ...] = ("as_sent", "preflight", "messages")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallRecord:
+    """One model API call as the lab saw it."""
+
+    call_index: int
+    kind: CallKind
+    turn: int
+    iteration: int
+    tokens: dict[Convention, int]
+    output_tokens: int
+    context_messages: int
+    summary_chars: int
+    events: tuple[str, ...] = ()
+    violations: tuple[Violation, ...] = ()
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    request: dict[str, Any] | None = None
+
+    def input_tokens(self, convention: Convention) -> int:
+        """Input tokens under a counting convention."""
+        return self.tokens[convention]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompressionRecord:
+    """One compression: where it happened and what it did."""
+
+    before_call: int
+    tokens_before: int
+    threshold: float
+    compressed_messages: int
+    reserved_messages: int
+    zero_reserve_retry: bool
+    overflow: bool
+    summary_ok: bool
+    fallback: bool
+    offload_path: str | None
+    summary: Summary
+    tokens_after: int
+    floor_tokens: int = 0
+
+
+@dataclass(slots=True)
+class Recorder:
+    """Collects records during a run (the engine's one mutable journal)."""
+
+    calls: list[CallRecord] = field(default_factory=list)
+    compressions: list[CompressionRecord] = field(default_factory=list)
+    pending_events: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def event(self, name: str) -> None:
+        """Note a context event; it is attached to the next call."""
+        self.pending_events.append(name)
+
+    def take_events(self) -> tuple[str, ...]:
+        """The events since the last call, clearing them."""
+        events, self.pending_events = tuple(self.pending_events), []
+        return events
+
+    @property
+    def next_call_index(self) -> int:
+        """The index the next call will have."""
+        return len(self.calls)

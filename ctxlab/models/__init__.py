@@ -1,0 +1,1 @@
+"""The only "LLMs" of the lab: deterministic fakes behind the `ChatModel` protocol."""
