@@ -16,9 +16,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[$(EXTRAS)]"
 	@touch $@
 
+LINTED := ctxlab tests $(wildcard benchmarks)
+
 lint: $(STAMP)
-	$(BIN)/ruff check ctxlab tests benchmarks
-	$(BIN)/ruff format --check ctxlab tests benchmarks
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy --strict ctxlab

@@ -32,12 +32,18 @@ from ctxlab.core.summary import (
 from ctxlab.core.tokens import TokenCounter
 from ctxlab.core.tools import ToolSchema
 from ctxlab.core.wire import to_openai
+from ctxlab.engine.middleware import CompressNext, CompressRequest
 from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.trace import CallRecord, Convention, Recorder
 from ctxlab.engine.workspace import Workspace
 from ctxlab.texts import Texts
 
 ModelCall = Callable[[ModelRequest], ModelResponse]
+
+
+def _no_compression(state: EpisodeState, request: CompressRequest) -> EpisodeState:
+    """Until a loop installs the strategy's compression chain, compressing changes nothing."""
+    return state
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,6 +96,7 @@ class Env:
     breaker_limit: int = 0
     recorder: Recorder = field(default_factory=Recorder)
     model_call: ModelCall | None = None
+    compress: CompressNext = field(default=_no_compression)
     cache: CacheMeter | None = None
     summary_invocations: int = 0
     consecutive_failures: int = 0

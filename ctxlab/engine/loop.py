@@ -26,6 +26,19 @@ from ctxlab.core.tokens import measure_all
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
+from ctxlab.engine.middleware import (
+    HOOKS,
+    Acted,
+    ActingNext,
+    CompressRequest,
+    Middleware,
+    Reasoned,
+    ReasoningNext,
+    ReplyNext,
+    bucket,
+    chain,
+    transform_prompt,
+)
 from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, issue_id
 from ctxlab.engine.trace import CallRecord, CompressionRecord
 from ctxlab.texts import fill
@@ -44,8 +57,12 @@ class Strategy(Protocol):
         """The system prompt as sent (strategies may add to it)."""
         ...
 
-    def before_reasoning(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
-        """Steps before each reasoning call (compression, injection, ...)."""
+    def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
+        """The compression step before each reasoning call (wrapped by `on_compress_context`)."""
+        ...
+
+    def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
+        """Steps after compression and before the call (runtime-state injection, ...)."""
         ...
 
     def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
@@ -106,22 +123,33 @@ class Loop:
     env: Env
     settings: RunSettings = field(default_factory=RunSettings)
     builtins: dict[str, BuiltinTool] = field(default_factory=dict)
+    middlewares: tuple[Middleware, ...] = ()
     _scripted: dict[str, ScriptedCall] = field(init=False)
     frame: Frame = field(init=False)
+    _reply: ReplyNext = field(init=False)
+    _reasoning: ReasoningNext = field(init=False)
+    _acting: ActingNext = field(init=False)
 
     def __post_init__(self) -> None:
         self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
+        layers = {hook: bucket(self.middlewares, hook) for hook in HOOKS}
+        prompt = transform_prompt(layers["on_system_prompt"], self.script.system_prompt)
         self.frame = Frame(
-            system_prompt=self.strategy.system_prompt(self.script.system_prompt),
+            system_prompt=self.strategy.system_prompt(prompt),
             tools=self.strategy.tools(self.script.tools),
             settings=self.settings,
         )
+        self._reply = chain(layers["on_reply"], "on_reply", self.reply_impl)
+        self._reasoning = chain(layers["on_reasoning"], "on_reasoning", self.reasoning_impl)
+        self._acting = chain(layers["on_acting"], "on_acting", self.acting_impl)
+        self.env.model_call = chain(layers["on_model_call"], "on_model_call", self.env.model.respond)
+        self.env.compress = chain(layers["on_compress_context"], "on_compress_context", self.compress_impl)
 
     def run(self) -> RunOutcome:
         """Every turn of the script, in order."""
         state = EpisodeState(clock=VirtualClock(instant=self.script.start, timezone=self.script.timezone))
         for index, turn in enumerate(self.script.turns):
-            state = self.reply(self.start_turn(state, index, turn), turn)
+            state = self._reply(self.start_turn(state, index, turn), turn)
         recorder = self.env.recorder
         return RunOutcome(
             calls=tuple(recorder.calls),
@@ -142,7 +170,7 @@ class Loop:
         reply = ReplyMark(reply_id=reply_id, has_usage=False, name=AGENT_NAME)
         return replace(state, reply=reply, cur_iter=0)
 
-    def reply(self, state: EpisodeState, turn: ScriptedTurn) -> EpisodeState:
+    def reply_impl(self, state: EpisodeState, turn: ScriptedTurn) -> EpisodeState:
         """Iterate until a response has no tool calls (or the forced last step)."""
         while True:
             forced = state.cur_iter == self.settings.max_iters
@@ -152,15 +180,27 @@ class Loop:
                     source=self.settings.max_iters_source,
                 )
                 state = append_to_reply(state, (hint,), self.env.counter)
-            state = self.strategy.before_reasoning(state, self.env, self.frame)
-            response = self.reason(state, "none" if forced else "auto")
-            state = self.save_response(state, response)
+            state = self.env.compress(state, CompressRequest())
+            state = self.strategy.prepare(state, self.env, self.frame)
+            reasoned = self._reasoning(state, "none" if forced else "auto")
+            state, response = reasoned.state, reasoned.response
+            if not reasoned.saved and response.blocks:
+                state = append_to_reply(state, response.blocks, self.env.counter)
             if not response.calls or forced:
                 return replace(state, cur_iter=state.cur_iter + 1)
             state = self.act(state, response.calls)
             if not unfinished_call_ids(state.context, state.reply.reply_id):
                 state = replace(state, cur_iter=state.cur_iter + 1)
             state = replace(state, clock=state.clock.advanced(_round_advance(turn, state.cur_iter)))
+
+    def compress_impl(self, state: EpisodeState, request: CompressRequest) -> EpisodeState:
+        """The strategy's compression step."""
+        return self.strategy.compress(state, self.env, self.frame, request)
+
+    def reasoning_impl(self, state: EpisodeState, tool_choice: str) -> Reasoned:
+        """One reasoning call and saving its response."""
+        response = self.reason(state, tool_choice)
+        return Reasoned(state=self.save_response(state, response), response=response)
 
     def request_messages(self, state: EpisodeState) -> tuple[Message, ...]:
         """System prompt, summary, context: what a reasoning request carries."""
@@ -193,15 +233,18 @@ class Loop:
     def act(self, state: EpisodeState, calls: tuple[ToolCallBlock, ...]) -> EpisodeState:
         """Run the calls in order and save each result after the strategy's per-result step."""
         for call in calls:
-            builtin = self.builtins.get(call.name)
-            if builtin is not None and self._scripted_result(call) is None:
-                outcome = builtin.run(state, call, self.env, self.frame)
-                state, result = outcome.state, outcome.result
-            else:
-                result = self.scripted_result(call)
-            saved = self.strategy.on_tool_result(state, result, self.env)
-            state = append_to_reply(state, (saved,), self.env.counter)
+            acted = self._acting(state, call)
+            saved = self.strategy.on_tool_result(acted.state, acted.result, self.env)
+            state = append_to_reply(acted.state, (saved,), self.env.counter)
         return state
+
+    def acting_impl(self, state: EpisodeState, call: ToolCallBlock) -> Acted:
+        """Run one call: a built-in tool, or the world's scripted result."""
+        builtin = self.builtins.get(call.name)
+        if builtin is not None and self._scripted_result(call) is None:
+            outcome = builtin.run(state, call, self.env, self.frame)
+            return Acted(state=outcome.state, result=outcome.result)
+        return Acted(state=state, result=self.scripted_result(call))
 
     def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:
         scripted = self._scripted.get(call.id)

@@ -11,13 +11,14 @@ before each reasoning call, the image cap, then compression when the request rea
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ctxlab.core.blocks import ToolResultBlock
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.compression import CompressionSettings, compress_if_triggered
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Frame
+from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import EpisodeState
 from ctxlab.texts import Texts
 
@@ -70,11 +71,23 @@ class AgentScopeStrategy:
         """The base prompt (no skills or workspace instructions)."""
         return base
 
-    def before_reasoning(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
-        """Compression when triggered."""
+    def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
+        """The image cap, then compression when triggered."""
+        settings = self.settings()
+        if request.trigger_ratio is not None:
+            settings = replace(settings, trigger_ratio=request.trigger_ratio)
         return compress_if_triggered(
-            state, env, self.settings(), system_prompt=frame.system_prompt, tools=frame.tools
+            state,
+            env,
+            settings,
+            system_prompt=frame.system_prompt,
+            tools=frame.tools,
+            instructions=request.instructions,
         )
+
+    def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
+        """Runtime-state injection."""
+        return state
 
     def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
         """The result as is."""

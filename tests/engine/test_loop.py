@@ -12,6 +12,7 @@ from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.compression import SummaryFailedError
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop, RunSettings
+from ctxlab.engine.middleware import Middleware
 from ctxlab.models.scripted import ScriptedModel, ScriptModel, UnexpectedModelCall
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
@@ -44,6 +45,7 @@ def run(
     params: AgentScopeParams | None = None,
     max_iters: int = 50,
     model: object = None,
+    middlewares: tuple[Middleware, ...] = (),
 ) -> Loop:
     env = Env(
         counter=AgentScopeEstimator(),
@@ -58,7 +60,7 @@ def run(
         max_iters_hint=CTXLAB_TEXTS.max_iters_hint,
         max_iters_source=CTXLAB_TEXTS.max_iters_source,
     )
-    return Loop(script=s, strategy=strategy, env=env, settings=settings)
+    return Loop(script=s, strategy=strategy, env=env, settings=settings, middlewares=middlewares)
 
 
 def test_parallel_round_is_stored_calls_first_in_one_reply_message() -> None:
