@@ -1,15 +1,16 @@
-"""Conversions from ctxlab's core types to agentscope 2.0.11 objects (test code only)."""
+"""Conversions between ctxlab's core types and agentscope 2.0.11 objects, both ways (test code only)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from ctxlab.core.blocks import (
     Block,
     DataBlock,
     HintBlock,
     Part,
+    ResultState,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -81,3 +82,54 @@ def as_tools(tools: tuple[ToolSchema, ...]) -> list[dict[str, Any]]:
         }
         for t in tools
     ]
+
+
+def from_part(block: Any) -> Part:
+    """A ctxlab text or data part from an agentscope TextBlock or DataBlock."""
+    from agentscope.message import DataBlock as AsData
+    from agentscope.message import URLSource
+
+    if not isinstance(block, AsData):
+        return TextBlock(text=block.text)
+    source = block.source
+    if isinstance(source, URLSource):
+        return DataBlock(media_type=source.media_type, source=str(source.url), kind="url", name=block.name)
+    return DataBlock(media_type=source.media_type, source=source.data, kind="base64", name=block.name)
+
+
+def _from_output(output: Any) -> tuple[Part, ...]:
+    if isinstance(output, str):
+        return (TextBlock(text=output),)
+    return tuple(from_part(p) for p in output)
+
+
+def _from_state(state: str) -> ResultState:
+    if state in ("success", "error", "running"):
+        return cast(ResultState, state)
+    raise ValueError(f"tool result state {state!r} has no ctxlab equivalent (success, error, running)")
+
+
+def from_block(block: Any) -> Block:
+    """The ctxlab block equal to an agentscope content block (ids and timestamps dropped)."""
+    from agentscope import message as m
+
+    match block:
+        case m.TextBlock() | m.DataBlock():
+            return from_part(block)
+        case m.ThinkingBlock():
+            return ThinkingBlock(thinking=block.thinking)
+        case m.HintBlock():
+            hint = block.hint if isinstance(block.hint, str) else _from_output(block.hint)
+            return HintBlock(hint=hint, source=block.source)
+        case m.ToolCallBlock():
+            return ToolCallBlock(id=block.id, name=block.name, input=block.input)
+        case m.ToolResultBlock():
+            output, state = _from_output(block.output), _from_state(block.state)
+            return ToolResultBlock(id=block.id, name=block.name, output=output, state=state)
+    raise TypeError(f"agentscope block {type(block).__name__} has no ctxlab equivalent")
+
+
+def from_msg(msg: Any) -> Message:
+    """The ctxlab message equal to an agentscope Msg: role, id, name and every block in order."""
+    blocks = tuple(from_block(b) for b in msg.get_content_blocks())
+    return Message(role=msg.role, blocks=blocks, id=msg.id, name=msg.name)

@@ -1,0 +1,261 @@
+"""The scripted stand-ins the real agentscope agent runs against: model, tools, offloader.
+
+Invariants:
+- The model answers reasoning calls from the script in order: the current turn's next round, or
+  the turn's final answer once the rounds are used up or when the agent forces a final answer
+  (`tool_choice` mode `none`). It answers summary calls with the fixed summary fields, or fails
+  them as `ParityConfig.fail_on` / `fail_mode` say. It records every `_call_api` call.
+- A scripted tool answers the call whose id the acting middleware put in `CURRENT_CALL`, so
+  results follow call ids, never arrival order.
+- The offloader returns ctxlab's own paths: the n-th context offload is
+  `offload/context-{n:04d}.json`, the n-th tool result `offload/tool-result-{n:04d}.txt`, the n-th
+  data block `workspace://offload/image-{n:04d}` plus an extension from `EXTENSIONS`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from agentscope.credential import CredentialBase
+from agentscope.formatter import OpenAIChatFormatter
+from agentscope.message import DataBlock as AsData
+from agentscope.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultState, URLSource
+from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
+from agentscope.permission import PermissionBehavior, PermissionContext, PermissionDecision
+from agentscope.tool import ToolBase, ToolChoice, ToolChunk
+
+from ctxlab.core.blocks import Block, data_parts, text_pieces
+from ctxlab.core.messages import Message
+from ctxlab.core.script import Script, ScriptedCall, ScriptedRound
+from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.tools import ToolSchema
+from tests.parity.bridge import as_part, from_block, from_msg
+from tests.parity.spec import ParityConfig
+from tests.parity.trace import CallKind, ModelCall, Offload, Tokens
+
+SUMMARY_TOOL = "generate_structured_output"
+CURRENT_CALL: ContextVar[str] = ContextVar("parity_current_call")
+"""The id of the tool call being executed; set per call by the acting middleware."""
+
+EXTENSIONS = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/jpg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/bmp": ".bmp",
+    "image/svg+xml": ".svg",
+}
+"""File extensions of offloaded data blocks; any other media type gets `.bin` (a fixed table, since
+`mimetypes` reads the machine's own files)."""
+
+
+class ScriptedSummaryFailure(RuntimeError):
+    """The summarizer invocation failed because the script says so (`fail_mode: raise`)."""
+
+
+@dataclass(slots=True)
+class Progress:
+    """Where the run is in the script; shared by the fake model and the middlewares."""
+
+    turn: int = -1
+    served: int = 0  # reasoning calls answered in the current turn
+
+
+def round_blocks(round_: ScriptedRound) -> list[Any]:
+    """The model response of one scripted round: thinking, text, then the calls of the batch."""
+    blocks: list[Any] = []
+    if round_.thinking:
+        blocks.append(ThinkingBlock(thinking=round_.thinking))
+    if round_.text:
+        blocks.append(TextBlock(text=round_.text))
+    blocks.extend(ToolCallBlock(id=c.id, name=c.tool, input=c.input) for c in round_.calls)
+    return blocks
+
+
+class ScriptedChatModel(ChatModelBase):
+    """A chat model that plays the script and records every API call."""
+
+    def __init__(self, *, script: Script, config: ParityConfig, progress: Progress) -> None:
+        super().__init__(
+            credential=CredentialBase(),
+            model="scripted",
+            parameters=ChatModelBase.Parameters(),
+            stream=False,
+            context_size=config.context_size,
+        )
+        # The agent reads the formatter's media types when it takes user input.
+        self.formatter = OpenAIChatFormatter()
+        self.calls: list[ModelCall] = []
+        self._script = script
+        self._config = config
+        self._progress = progress
+        self._invocations = 0
+        self._summary_request: list[Msg] | None = None
+
+    async def generate_structured_output(
+        self, messages: list[Msg], structured_model: Any, **kwargs: Any
+    ) -> Any:
+        """One summarizer invocation: AgentScope's own ladder, with the request remembered."""
+        self._invocations += 1
+        self._summary_request = messages
+        try:
+            return await super().generate_structured_output(messages, structured_model, **kwargs)
+        finally:
+            self._summary_request = None
+
+    async def _call_api(
+        self,
+        model_name: str,
+        messages: list[Msg],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        **kwargs: Any,
+    ) -> ChatResponse:
+        if self._summary_request is None:
+            return await self._reason(messages, tools or [], tool_choice)
+        return await self._summarize(self._summary_request, messages, tools or [], tool_choice)
+
+    async def _reason(
+        self, messages: list[Msg], tools: list[dict[str, Any]], tool_choice: ToolChoice | None
+    ) -> ChatResponse:
+        tokens = await self.count_tokens(messages, tools)
+        self._record("reasoning", Tokens(tokens, tokens, tokens), messages, tools, tool_choice)
+        return self._respond(self._next_answer(tool_choice), tokens)
+
+    def _next_answer(self, tool_choice: ToolChoice | None) -> list[Any]:
+        turn = self._script.turns[self._progress.turn]
+        index = self._progress.served
+        self._progress.served += 1
+        forced_final = tool_choice is not None and tool_choice.mode == "none"
+        if forced_final or index >= len(turn.rounds):
+            return [TextBlock(text=turn.final)]
+        return round_blocks(turn.rounds[index])
+
+    async def _summarize(
+        self,
+        request: list[Msg],
+        messages: list[Msg],
+        tools: list[dict[str, Any]],
+        tool_choice: ToolChoice | None,
+    ) -> ChatResponse:
+        tokens = Tokens(
+            messages=await self.count_tokens(request, None),
+            preflight=await self.count_tokens(request, tools),
+            as_sent=await self.count_tokens(messages, tools),
+        )
+        self._record("summary", tokens, messages, tools, tool_choice)
+        return self._respond(self._summary_answer(), tokens.as_sent)
+
+    def _summary_answer(self) -> list[Any]:
+        invocation = self._invocations
+        if invocation not in self._config.fail_on:
+            fields = json.dumps(dict(self._config.summary_fields), ensure_ascii=False)
+            return [ToolCallBlock(id=f"summary-{invocation:04d}", name=SUMMARY_TOOL, input=fields)]
+        if self._config.fail_mode == "raise":
+            raise ScriptedSummaryFailure(f"the script fails summarizer invocation {invocation}")
+        return [TextBlock(text="I will answer without calling any tool.")]
+
+    def _record(
+        self,
+        kind: CallKind,
+        tokens: Tokens,
+        messages: list[Msg],
+        tools: list[dict[str, Any]],
+        tool_choice: ToolChoice | None,
+    ) -> None:
+        summary = kind == "summary"
+        call = ModelCall(
+            kind=kind,
+            tokens=tokens,
+            tools=tuple(t["function"]["name"] for t in tools),
+            request=tuple(from_msg(m) for m in messages),
+            turn=self._progress.turn,
+            iteration=self._progress.served,
+            invocation=self._invocations if summary else None,
+            tool_choice=tool_choice.mode if tool_choice is not None else None,
+        )
+        self.calls.append(call)
+
+    @staticmethod
+    def _respond(content: list[Any], input_tokens: int) -> ChatResponse:
+        # Usage is reported as a real provider would: its presence decides whether AgentScope adds
+        # an empty usage-carrier message after a compression.
+        answer = Message(role="assistant", blocks=tuple(from_block(b) for b in content))
+        output_tokens = AgentScopeEstimator().count([answer], ())
+        usage = ChatUsage(input_tokens=input_tokens, output_tokens=output_tokens, time=0.0)
+        return ChatResponse(content=content, is_last=True, usage=usage)
+
+
+class ScriptedTool(ToolBase):
+    """A tool that returns the scripted result of the call being executed."""
+
+    is_concurrency_safe = True
+    is_read_only = True
+
+    def __init__(self, schema: ToolSchema, calls: Mapping[str, ScriptedCall]) -> None:
+        super().__init__()
+        self.name = schema.name
+        self.description = schema.description
+        self.input_schema = json.loads(schema.parameters)
+        self._calls = calls
+
+    async def check_permissions(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> PermissionDecision:
+        """Always allowed: a parity run never waits for a user."""
+        return PermissionDecision(behavior=PermissionBehavior.ALLOW, message=f"{self.name} is scripted.")
+
+    async def call(self, **kwargs: Any) -> ToolChunk:
+        """The scripted parts of the current call, with its scripted state."""
+        call = self._calls[CURRENT_CALL.get()]
+        assert call.result is not None, f"call {call.id} of {call.tool} has no scripted result"
+        state = ToolResultState.ERROR if call.error else ToolResultState.SUCCESS
+        return ToolChunk(content=[as_part(p) for p in call.result], state=state)
+
+
+def _pieces(blocks: Sequence[Block]) -> tuple[str, ...]:
+    return tuple(piece for b in blocks for piece in text_pieces(b))
+
+
+def _data_count(blocks: Sequence[Block]) -> int:
+    return sum(len(data_parts(b)) for b in blocks)
+
+
+class RecordingOffloader:
+    """AgentScope's offload protocol, answering with ctxlab's paths and recording every offload."""
+
+    def __init__(self) -> None:
+        self.offloads: list[Offload] = []
+
+    def _next_number(self, kind: str) -> int:
+        return 1 + sum(1 for o in self.offloads if o.kind == kind)
+
+    def _record(self, kind: Any, path: str, blocks: Sequence[Block]) -> str:
+        offload = Offload(kind=kind, path=path, texts=_pieces(blocks), data_blocks=_data_count(blocks))
+        self.offloads.append(offload)
+        return path
+
+    async def offload_data_block(self, block: AsData) -> AsData:
+        """A URL-backed copy of a base64 block; URL-backed blocks come back unchanged."""
+        if isinstance(block.source, URLSource):
+            return block
+        media_type = block.source.media_type
+        number = self._next_number("data")
+        path = f"workspace://offload/image-{number:04d}{EXTENSIONS.get(media_type, '.bin')}"
+        self._record("data", path, [from_block(block)])
+        return AsData(source=URLSource(url=path, media_type=media_type), name=block.name)
+
+    async def offload_context(self, session_id: str, msgs: list[Msg]) -> str:
+        """The path the compressed messages were saved to."""
+        blocks = [b for m in msgs for b in from_msg(m).blocks]
+        return self._record("context", f"offload/context-{self._next_number('context'):04d}.json", blocks)
+
+    async def offload_tool_result(self, session_id: str, tool_result: Any) -> str:
+        """The path the cut-off part of a tool result was saved to."""
+        path = f"offload/tool-result-{self._next_number('tool_result'):04d}.txt"
+        return self._record("tool_result", path, [from_block(tool_result)])
