@@ -84,8 +84,8 @@ def passages(batch: int, nbytes: int) -> str:
     """Retrieved passages for one batch: ASCII text of exactly `nbytes` bytes.
 
     >>> text = passages(1, 300)
-    >>> len(text.encode()), text[:40]
-    (300, '[batch 1, passage 1] Source: archive/b1')
+    >>> len(text.encode()), text[:20]
+    (300, '[batch 1, passage 1]')
     """
     lines = []
     size = 0
