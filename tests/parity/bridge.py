@@ -23,9 +23,10 @@ from ctxlab.core.tools import ToolSchema
 def as_data(block: DataBlock) -> Any:
     from agentscope.message import Base64Source, URLSource
     from agentscope.message import DataBlock as AsData
+    from pydantic import AnyUrl
 
     if block.kind == "url" and "://" in block.source:
-        source: Any = URLSource(url=block.source, media_type=block.media_type)
+        source: Any = URLSource(url=AnyUrl(block.source), media_type=block.media_type)
     else:
         source = Base64Source(data=block.source, media_type=block.media_type)
     return AsData(source=source, name=block.name)
@@ -51,9 +52,9 @@ def as_block(block: Block) -> Any:
         case ToolCallBlock():
             return m.ToolCallBlock(id=block.id, name=block.name, input=block.input)
         case ToolResultBlock():
-            return m.ToolResultBlock(
-                id=block.id, name=block.name, output=[as_part(p) for p in block.output], state=block.state
-            )
+            output = [as_part(p) for p in block.output]
+            state = m.ToolResultState(block.state)
+            return m.ToolResultBlock(id=block.id, name=block.name, output=output, state=state)
 
 
 def as_msg(message: Message) -> Any:

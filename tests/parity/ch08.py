@@ -35,7 +35,9 @@ Every size below is fixed by those numbers (tokens = (bytes + 2) // 4, AgentScop
 
 Choices the numbers leave open, made here: the system prompt, user message and final answer
 texts; the tool description; the filler text of the results (ASCII, looks like retrieved
-passages, exact length); the summary wording (Chinese, after the book's printed summary). With
+passages, exact length; a scenario file may write each result as `{bytes: 6012}`, since only the
+byte count enters any number above); the summary wording (Chinese, after the book's printed
+summary). With
 injection off, a 280-B system prompt and a 45-B user message reproduce the numbers too; this
 reconstruction keeps AgentScope's default injection on.
 

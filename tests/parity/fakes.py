@@ -27,6 +27,7 @@ from agentscope.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock, Too
 from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
 from agentscope.permission import PermissionBehavior, PermissionContext, PermissionDecision
 from agentscope.tool import ToolBase, ToolChoice, ToolChunk
+from pydantic import AnyUrl
 
 from ctxlab.core.blocks import Block, data_parts, text_pieces
 from ctxlab.core.messages import Message
@@ -35,7 +36,7 @@ from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.core.tools import ToolSchema
 from tests.parity.bridge import as_part, from_block, from_msg
 from tests.parity.spec import ParityConfig
-from tests.parity.trace import CallKind, ModelCall, Offload, Tokens
+from tests.parity.trace import CallKind, ModelCall, Offload, OffloadKind, Tokens
 
 SUMMARY_TOOL = "generate_structured_output"
 CURRENT_CALL: ContextVar[str] = ContextVar("parity_current_call")
@@ -73,7 +74,9 @@ def round_blocks(round_: ScriptedRound) -> list[Any]:
         blocks.append(ThinkingBlock(thinking=round_.thinking))
     if round_.text:
         blocks.append(TextBlock(text=round_.text))
-    blocks.extend(ToolCallBlock(id=c.id, name=c.tool, input=c.input) for c in round_.calls)
+    for call in round_.calls:
+        assert call.id is not None, "the driver plays scripts with call ids assigned"
+        blocks.append(ToolCallBlock(id=call.id, name=call.tool, input=call.input))
     return blocks
 
 
@@ -226,18 +229,26 @@ def _data_count(blocks: Sequence[Block]) -> int:
     return sum(len(data_parts(b)) for b in blocks)
 
 
+PATHS: dict[OffloadKind, str] = {
+    "context": "offload/context-{n:04d}.json",
+    "tool_result": "offload/tool-result-{n:04d}.txt",
+    "data": "workspace://offload/image-{n:04d}",
+}
+"""ctxlab's offload paths; `n` counts offloads of one kind from 1."""
+
+
 class RecordingOffloader:
     """AgentScope's offload protocol, answering with ctxlab's paths and recording every offload."""
 
     def __init__(self) -> None:
         self.offloads: list[Offload] = []
 
-    def _next_number(self, kind: str) -> int:
-        return 1 + sum(1 for o in self.offloads if o.kind == kind)
-
-    def _record(self, kind: Any, path: str, blocks: Sequence[Block]) -> str:
-        offload = Offload(kind=kind, path=path, texts=_pieces(blocks), data_blocks=_data_count(blocks))
-        self.offloads.append(offload)
+    def _save(self, kind: OffloadKind, blocks: Sequence[Block], suffix: str = "") -> str:
+        number = 1 + sum(1 for o in self.offloads if o.kind == kind)
+        path = PATHS[kind].format(n=number) + suffix
+        self.offloads.append(
+            Offload(kind=kind, path=path, texts=_pieces(blocks), data_blocks=_data_count(blocks))
+        )
         return path
 
     async def offload_data_block(self, block: AsData) -> AsData:
@@ -245,17 +256,13 @@ class RecordingOffloader:
         if isinstance(block.source, URLSource):
             return block
         media_type = block.source.media_type
-        number = self._next_number("data")
-        path = f"workspace://offload/image-{number:04d}{EXTENSIONS.get(media_type, '.bin')}"
-        self._record("data", path, [from_block(block)])
-        return AsData(source=URLSource(url=path, media_type=media_type), name=block.name)
+        path = self._save("data", [from_block(block)], EXTENSIONS.get(media_type, ".bin"))
+        return AsData(source=URLSource(url=AnyUrl(path), media_type=media_type), name=block.name)
 
     async def offload_context(self, session_id: str, msgs: list[Msg]) -> str:
         """The path the compressed messages were saved to."""
-        blocks = [b for m in msgs for b in from_msg(m).blocks]
-        return self._record("context", f"offload/context-{self._next_number('context'):04d}.json", blocks)
+        return self._save("context", [b for m in msgs for b in from_msg(m).blocks])
 
     async def offload_tool_result(self, session_id: str, tool_result: Any) -> str:
         """The path the cut-off part of a tool result was saved to."""
-        path = f"offload/tool-result-{self._next_number('tool_result'):04d}.txt"
-        return self._record("tool_result", path, [from_block(tool_result)])
+        return self._save("tool_result", [from_block(tool_result)])

@@ -33,6 +33,7 @@ def test_message_round_trip_keeps_role_blocks_id_and_name(message: Message) -> N
 
 def test_unknown_result_state_is_refused() -> None:
     from agentscope.message import ToolResultBlock as AsResult
+    from agentscope.message import ToolResultState
 
     with pytest.raises(ValueError, match="'denied' has no ctxlab equivalent"):
-        from_block(AsResult(id="c", name="t", output="no", state="denied"))
+        from_block(AsResult(id="c", name="t", output="no", state=ToolResultState.DENIED))

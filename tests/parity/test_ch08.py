@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from ctxlab.core.blocks import ToolResultBlock, utf8_len
-from ctxlab.core.messages import Message
 from ctxlab.core.tools import tools_bytes
 from ctxlab.scenarios.config import ContextConfig, InjectionConfig
 from tests.parity.ch08 import (
@@ -34,12 +33,11 @@ def test_every_round_adds_6032_bytes() -> None:
     calls = list(script.calls())
     assert len(calls) == 6
     for call in calls:
-        result = Message(
-            role="assistant", blocks=(ToolResultBlock(id="r", name="retrieve", output=call.result or ()),)
-        )
+        assert call.result is not None
+        result = ToolResultBlock(id="r", name="retrieve", output=call.result)
         assert utf8_len(call.input) + result.tally.nbytes == 6032
         assert result.tally.nbytes == RESULT_BYTES
-        assert (call.result or ())[0].text.isascii()
+        assert result.text.isascii()
 
 
 def test_summary_fields_render_293_characters_in_483_bytes() -> None:
