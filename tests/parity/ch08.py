@@ -12,10 +12,13 @@ Every size below is fixed by those numbers (tokens = (bytes + 2) // 4, AgentScop
 
 - First call, 144 tokens = 574..577 B: system prompt 26 B + user message 27 B + the runtime-state
   hint 272 B (AgentScope's default template with the time and `UTC`; injection is on) + the tool
-  list 250 B (`retrieve`, in the `[{"type": "function", ...}]` form AgentScope counts) = 575 B.
+  list 250 B (`retrieve`, in the `[{"type": "function", ...}]` form AgentScope counts; 249..252 B
+  fit) = 575 B.
 - Each round adds 1508 tokens: the call input `{"query": "batch N"}` (20 B) + the result text
   (6012 B of ASCII) = 6032 B.
-- 4668 >= 3200 (0.8 x 4000) compresses before the fourth call; 3160 < 3200 did not.
+- (a) is then 575 + n x 6032 B for n = 0..6; its context is the user message and the one reply
+  message (2 messages). In (b), 4668 >= 3200 (0.8 x 4000) compresses before the fourth call;
+  3160 < 3200 did not.
 - Summary request 4936 under the `messages` convention (the request alone, no tools): everything
   but the tool list (325 B) + three rounds + the compression prompt (1311 B with `{current_time}`
   replaced by `2026-01-01T00:00:00 (UTC)`, 1322 B) = 19743 B. AgentScope's own pre-flight estimate
@@ -28,7 +31,7 @@ Every size below is fixed by those numbers (tokens = (bytes + 2) // 4, AgentScop
   the default template (166 ASCII characters) filled with fields of 95 CJK characters (3 B each)
   and 32 ASCII characters: 293 characters, 483 B. 482..485 B and 732..735 B for summary + tools
   are the ranges the numbers allow; the choices sit inside both.
-- 1766 = 1031 + 6032 B. The fifth round reaches 3274 >= 3200 and compresses again: system +
+- 1766 tokens = 1031 + 6032 = 7063 B. The fifth round reaches 3274 >= 3200 and compresses again: system +
   old summary + the carrier (hint, rounds 4 and 5) + compression prompt = 14167 B = 3542 tokens
   (3969 as sent). The fixed summarizer answers with the same fields, so the call after is 258
   again, and the sixth round 1766; that call gets the final answer.
@@ -37,9 +40,8 @@ Choices the numbers leave open, made here: the system prompt, user message and f
 texts; the tool description; the filler text of the results (ASCII, looks like retrieved
 passages, exact length; a scenario file may write each result as `{bytes: 6012}`, since only the
 byte count enters any number above); the summary wording (Chinese, after the book's printed
-summary). With
-injection off, a 280-B system prompt and a 45-B user message reproduce the numbers too; this
-reconstruction keeps AgentScope's default injection on.
+summary). With injection off, a 280-B system prompt and a 45-B user message reproduce the numbers
+too; this reconstruction keeps AgentScope's default injection on.
 
 Settings: AgentScope's defaults (`texts: agentscope`, trigger 0.8, reserve 0.1, injection on, UTC,
 clock frozen at 2026-01-01T00:00:00 UTC), **no workspace**: with an offloader the summary would
