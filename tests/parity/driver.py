@@ -7,10 +7,12 @@
 Invariants:
 - Everything of the run is a function of the script and the config: the same inputs give an
   equal trace.
-- The clock moves only between steps: by a turn's `advance_seconds` before its reply, and by a
-  round's `advance_seconds` at the start of the iteration that serves that round, before the
-  compression check, so the injection and the compression prompt both see the new time. A turn
-  with a `timezone` moves the agent there (the injection timezone) for the rest of the run.
+- The clock moves only between steps, as in the lab's loop: by a turn's `advance_seconds` before
+  its reply, and by round k's `advance_seconds` at the start of iteration k (the one that serves
+  round k, or the forced final answer in its place), before the compression check, so the
+  injection and the compression prompt both see the new time. A turn with a `timezone` moves the
+  agent there for the rest of the run: AgentScope reads the time in its injection timezone, so
+  that is what changes.
 - A compression is recorded when `state.context` has been replaced (AgentScope replaces it only
   when applying a compression), by an `on_compress_context` middleware, after the change.
 - A reply that raises (e.g. a failed summary with `compression_fallback_to_truncation` off) ends
@@ -32,7 +34,7 @@ from ctxlab.core.blocks import TextBlock
 from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
 from tests.parity.bridge import as_part, from_msg
 from tests.parity.fakes import CURRENT_CALL, Progress, RecordingOffloader, ScriptedChatModel, ScriptedTool
-from tests.parity.frozen import VirtualClock, deterministic_agentscope, start_of
+from tests.parity.frozen import ClockCell, deterministic_agentscope, start_clock
 from tests.parity.spec import ParityConfig
 from tests.parity.trace import Compression, ParityTrace, TaskRecord, shapes
 
@@ -68,11 +70,10 @@ def check_script(script: Script) -> None:
 class ScriptHooks(MiddlewareBase):
     """Ties the agent's loop to the script: the clock per round, and which call a tool answers."""
 
-    def __init__(self, *, script: Script, clock: VirtualClock, progress: Progress, max_iters: int) -> None:
+    def __init__(self, *, script: Script, clock: ClockCell, progress: Progress) -> None:
         self._script = script
         self._clock = clock
         self._progress = progress
-        self._max_iters = max_iters
 
     async def on_compress_context(
         self, agent: Any, input_kwargs: dict[str, Any], next_handler: Callable[..., Awaitable[None]]
@@ -84,8 +85,8 @@ class ScriptHooks(MiddlewareBase):
 
     def _advance_for(self, iteration: int) -> None:
         rounds = self._script.turns[self._progress.turn].rounds
-        # At max_iters the agent forces a final answer, so no round is served.
-        if iteration < min(len(rounds), self._max_iters):
+        # As the lab's loop does, also when the agent forces a final answer in place of the round.
+        if iteration < len(rounds):
             self._clock.advance(rounds[iteration].advance_seconds)
 
     async def on_acting(
@@ -113,7 +114,7 @@ class CompressionRecorder(MiddlewareBase):
             messages = tuple(from_msg(m) for m in agent.state.context)
             self.compressions.append(
                 Compression(
-                    at_call=len(self._model.calls),
+                    before_call=len(self._model.calls),
                     trigger="auto" if input_kwargs["context_config"] is None else "tool",
                     context=shapes(messages),
                     messages=messages,
@@ -167,12 +168,12 @@ def user_msg(turn: ScriptedTurn) -> Msg:
 
 
 async def _run(script: Script, config: ParityConfig) -> ParityTrace:
-    clock = VirtualClock(start_of(script))
+    clock = start_clock(script)
     with deterministic_agentscope(clock):
         progress = Progress()
         model = ScriptedChatModel(script=script, config=config, progress=progress)
         recorder = CompressionRecorder(model)
-        hooks = ScriptHooks(script=script, clock=clock, progress=progress, max_iters=config.max_iters)
+        hooks = ScriptHooks(script=script, clock=clock, progress=progress)
         offloader = RecordingOffloader() if config.workspace == "memory" else None
         # The hooks come first, as the outer layer: the clock moves before the compression check.
         agent = build_agent(script, config, model=model, middlewares=[hooks, recorder], offloader=offloader)
@@ -181,12 +182,13 @@ async def _run(script: Script, config: ParityConfig) -> ParityTrace:
 
 
 async def _play(
-    agent: Agent, script: Script, clock: VirtualClock, progress: Progress
+    agent: Agent, script: Script, clock: ClockCell, progress: Progress
 ) -> tuple[list[str], str | None]:
     replies: list[str] = []
     for index, turn in enumerate(script.turns):
         clock.advance(turn.advance_seconds)
-        if turn.timezone is not None:
+        if turn.timezone:
+            clock.move_to(turn.timezone)
             agent.injection_config.timezone = turn.timezone
         progress.turn, progress.served = index, 0
         try:

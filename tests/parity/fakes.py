@@ -7,9 +7,10 @@ Invariants:
   them as `ParityConfig.fail_on` / `fail_mode` say. It records every `_call_api` call.
 - A scripted tool answers the call whose id the acting middleware put in `CURRENT_CALL`, so
   results follow call ids, never arrival order.
-- The offloader returns ctxlab's own paths: the n-th context offload is
-  `offload/context-{n:04d}.json`, the n-th tool result `offload/tool-result-{n:04d}.txt`, the n-th
-  data block `workspace://offload/image-{n:04d}` plus an extension from `EXTENSIONS`.
+- The offloader stores into the lab's own `InMemoryWorkspace` and returns its paths: the n-th
+  context offload is `offload/context-{n:04d}.json`, the n-th tool result
+  `offload/tool-result-{n:04d}.txt`, the n-th data block `workspace://offload/image-{n:04d}` plus
+  an extension from the media type (`.png`, `.jpg`, ...).
 """
 
 from __future__ import annotations
@@ -20,39 +21,29 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from agentscope import message as am
 from agentscope.credential import CredentialBase
 from agentscope.formatter import OpenAIChatFormatter
-from agentscope.message import DataBlock as AsData
-from agentscope.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultState, URLSource
+from agentscope.message import Msg
 from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
 from agentscope.permission import PermissionBehavior, PermissionContext, PermissionDecision
 from agentscope.tool import ToolBase, ToolChoice, ToolChunk
 from pydantic import AnyUrl
 
-from ctxlab.core.blocks import Block, data_parts, text_pieces
+from ctxlab.core.blocks import Block, DataBlock, ToolResultBlock, data_parts, text_pieces
 from ctxlab.core.messages import Message
+from ctxlab.core.model import CallKind
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound
 from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.core.tools import ToolSchema
+from ctxlab.engine.workspace import InMemoryWorkspace
 from tests.parity.bridge import as_part, from_block, from_msg
 from tests.parity.spec import ParityConfig
-from tests.parity.trace import CallKind, ModelCall, Offload, OffloadKind, Tokens
+from tests.parity.trace import ModelCall, Offload, OffloadKind, Tokens
 
 SUMMARY_TOOL = "generate_structured_output"
 CURRENT_CALL: ContextVar[str] = ContextVar("parity_current_call")
 """The id of the tool call being executed; set per call by the acting middleware."""
-
-EXTENSIONS = {
-    "image/png": ".png",
-    "image/jpeg": ".jpg",
-    "image/jpg": ".jpg",
-    "image/gif": ".gif",
-    "image/webp": ".webp",
-    "image/bmp": ".bmp",
-    "image/svg+xml": ".svg",
-}
-"""File extensions of offloaded data blocks; any other media type gets `.bin` (a fixed table, since
-`mimetypes` reads the machine's own files)."""
 
 
 class ScriptedSummaryFailure(RuntimeError):
@@ -71,12 +62,12 @@ def round_blocks(round_: ScriptedRound) -> list[Any]:
     """The model response of one scripted round: thinking, text, then the calls of the batch."""
     blocks: list[Any] = []
     if round_.thinking:
-        blocks.append(ThinkingBlock(thinking=round_.thinking))
+        blocks.append(am.ThinkingBlock(thinking=round_.thinking))
     if round_.text:
-        blocks.append(TextBlock(text=round_.text))
+        blocks.append(am.TextBlock(text=round_.text))
     for call in round_.calls:
         assert call.id is not None, "the driver plays scripts with call ids assigned"
-        blocks.append(ToolCallBlock(id=call.id, name=call.tool, input=call.input))
+        blocks.append(am.ToolCallBlock(id=call.id, name=call.tool, input=call.input))
     return blocks
 
 
@@ -136,7 +127,7 @@ class ScriptedChatModel(ChatModelBase):
         self._progress.served += 1
         forced_final = tool_choice is not None and tool_choice.mode == "none"
         if forced_final or index >= len(turn.rounds):
-            return [TextBlock(text=turn.final)]
+            return [am.TextBlock(text=turn.final)]
         return round_blocks(turn.rounds[index])
 
     async def _summarize(
@@ -158,10 +149,10 @@ class ScriptedChatModel(ChatModelBase):
         invocation = self._invocations
         if invocation not in self._config.fail_on:
             fields = json.dumps(dict(self._config.summary_fields), ensure_ascii=False)
-            return [ToolCallBlock(id=f"summary-{invocation:04d}", name=SUMMARY_TOOL, input=fields)]
+            return [am.ToolCallBlock(id=f"summary-{invocation:04d}", name=SUMMARY_TOOL, input=fields)]
         if self._config.fail_mode == "raise":
             raise ScriptedSummaryFailure(f"the script fails summarizer invocation {invocation}")
-        return [TextBlock(text="I will answer without calling any tool.")]
+        return [am.TextBlock(text="I will answer without calling any tool.")]
 
     def _record(
         self,
@@ -217,7 +208,7 @@ class ScriptedTool(ToolBase):
         """The scripted parts of the current call, with its scripted state."""
         call = self._calls[CURRENT_CALL.get()]
         assert call.result is not None, f"call {call.id} of {call.tool} has no scripted result"
-        state = ToolResultState.ERROR if call.error else ToolResultState.SUCCESS
+        state = am.ToolResultState.ERROR if call.error else am.ToolResultState.SUCCESS
         return ToolChunk(content=[as_part(p) for p in call.result], state=state)
 
 
@@ -229,40 +220,40 @@ def _data_count(blocks: Sequence[Block]) -> int:
     return sum(len(data_parts(b)) for b in blocks)
 
 
-PATHS: dict[OffloadKind, str] = {
-    "context": "offload/context-{n:04d}.json",
-    "tool_result": "offload/tool-result-{n:04d}.txt",
-    "data": "workspace://offload/image-{n:04d}",
-}
-"""ctxlab's offload paths; `n` counts offloads of one kind from 1."""
-
-
 class RecordingOffloader:
-    """AgentScope's offload protocol, answering with ctxlab's paths and recording every offload."""
+    """AgentScope's offload protocol over the lab's own `InMemoryWorkspace`, recording every offload.
+
+    The paths are the workspace's: `offload/context-0001.json`, `offload/tool-result-0001.txt`,
+    `workspace://offload/image-0001.png`, each counted per kind.
+    """
 
     def __init__(self) -> None:
+        self.workspace = InMemoryWorkspace()
         self.offloads: list[Offload] = []
 
-    def _save(self, kind: OffloadKind, blocks: Sequence[Block], suffix: str = "") -> str:
-        number = 1 + sum(1 for o in self.offloads if o.kind == kind)
-        path = PATHS[kind].format(n=number) + suffix
+    def _record(self, kind: OffloadKind, path: str, blocks: Sequence[Block]) -> str:
         self.offloads.append(
             Offload(kind=kind, path=path, texts=_pieces(blocks), data_blocks=_data_count(blocks))
         )
         return path
 
-    async def offload_data_block(self, block: AsData) -> AsData:
+    async def offload_data_block(self, block: am.DataBlock) -> am.DataBlock:
         """A URL-backed copy of a base64 block; URL-backed blocks come back unchanged."""
-        if isinstance(block.source, URLSource):
+        if isinstance(block.source, am.URLSource):
             return block
-        media_type = block.source.media_type
-        path = self._save("data", [from_block(block)], EXTENSIONS.get(media_type, ".bin"))
-        return AsData(source=URLSource(url=AnyUrl(path), media_type=media_type), name=block.name)
+        data = from_block(block)
+        assert isinstance(data, DataBlock)
+        url = self._record("data", self.workspace.offload_data(data), [data])
+        return am.DataBlock(source=am.URLSource(url=AnyUrl(url), media_type=data.media_type), name=block.name)
 
     async def offload_context(self, session_id: str, msgs: list[Msg]) -> str:
         """The path the compressed messages were saved to."""
-        return self._save("context", [b for m in msgs for b in from_msg(m).blocks])
+        messages = tuple(from_msg(m) for m in msgs)
+        path = self.workspace.offload_context(messages)
+        return self._record("context", path, [b for m in messages for b in m.blocks])
 
     async def offload_tool_result(self, session_id: str, tool_result: Any) -> str:
         """The path the cut-off part of a tool result was saved to."""
-        return self._save("tool_result", [from_block(tool_result)])
+        result = from_block(tool_result)
+        assert isinstance(result, ToolResultBlock)
+        return self._record("tool_result", self.workspace.offload_tool_result(result), [result])

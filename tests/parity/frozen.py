@@ -11,8 +11,8 @@ takes (found by reading `agent/_agent.py`, `_utils/_common.py`, `message/`, `sta
   Both are swapped for the run and restored afterwards.
 
 Invariants:
-- The clock never moves by itself: only `advance` moves it, so every read inside one step of the
-  agent sees the same instant.
+- The clock is ctxlab's own `VirtualClock`, held in a cell: it never moves by itself, only
+  `advance` moves it, so every read inside one step of the agent sees the same instant.
 - Ids are `as-00001`, `as-00002`, ... in the order agentscope asks for them, fresh per run.
 """
 
@@ -27,42 +27,48 @@ from unittest import mock
 from zoneinfo import ZoneInfo
 
 from ctxlab.core.script import Script
+from ctxlab.engine.clock import VirtualClock
 
 
 @dataclass(slots=True)
-class VirtualClock:
-    """An instant that only moves when told to."""
+class ClockCell:
+    """The run's current ctxlab clock, in a cell that the patched agentscope reads."""
 
-    instant: dt.datetime
+    clock: VirtualClock
 
     def now(self, tz: dt.tzinfo | None = None) -> dt.datetime:
         """The instant in `tz`, or as naive UTC when `tz` is None.
 
-        >>> clock = VirtualClock(dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
-        >>> clock.now(ZoneInfo("Asia/Shanghai")).isoformat()
+        >>> cell = ClockCell(VirtualClock(instant=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)))
+        >>> cell.now(ZoneInfo("Asia/Shanghai")).isoformat()
         '2026-01-01T08:00:00+08:00'
         """
         if tz is None:
-            return self.instant.astimezone(dt.UTC).replace(tzinfo=None)
-        return self.instant.astimezone(tz)
+            return self.clock.instant.astimezone(dt.UTC).replace(tzinfo=None)
+        return self.clock.instant.astimezone(tz)
 
     def stamp(self) -> str:
         """The instant in ISO format, as AgentScope's `created_at` fields hold it."""
-        return self.instant.isoformat()
+        return self.clock.instant.isoformat()
 
     def advance(self, seconds: float) -> None:
-        """Move the instant forward (or back, for a negative value)."""
-        self.instant += dt.timedelta(seconds=seconds)
+        """Move the clock forward (or back, for a negative value)."""
+        self.clock = self.clock.advanced(seconds)
+
+    def move_to(self, timezone: str) -> None:
+        """Show the same instant in another zone (agentscope reads it in the zone it asks for)."""
+        self.clock = self.clock.in_zone(timezone)
 
 
-def start_of(script: Script) -> dt.datetime:
-    """The script's start as an aware instant: a naive start is read in `script.timezone`."""
-    if script.start.tzinfo is None:
-        return script.start.replace(tzinfo=ZoneInfo(script.timezone))
-    return script.start
+def start_clock(script: Script) -> ClockCell:
+    """The script's clock: `start` (a naive start is read in `script.timezone`)."""
+    start = script.start
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=ZoneInfo(script.timezone))
+    return ClockCell(VirtualClock(instant=start, timezone=script.timezone))
 
 
-def frozen_datetime(clock: VirtualClock) -> type[dt.datetime]:
+def frozen_datetime(clock: ClockCell) -> type[dt.datetime]:
     """A `datetime` class whose `now` reads `clock`."""
 
     class FrozenDatetime(dt.datetime):
@@ -74,7 +80,7 @@ def frozen_datetime(clock: VirtualClock) -> type[dt.datetime]:
 
 
 @contextmanager
-def deterministic_agentscope(clock: VirtualClock) -> Iterator[None]:
+def deterministic_agentscope(clock: ClockCell) -> Iterator[None]:
     """Within the block, agentscope reads time from `clock` and makes counter ids."""
     import agentscope.agent._agent as agent_module
     from agentscope._utils import _common

@@ -86,7 +86,7 @@ def test_ch08_compression_leaves_only_the_empty_usage_carrier(book: dict[int, Pa
     trace = book[4_000]
     reply_id = trace.final_context[0].id
     carrier = MessageShape(role="assistant", id=reply_id, blocks=())
-    assert [(c.at_call, c.trigger, c.context) for c in trace.compressions] == [
+    assert [(c.before_call, c.trigger, c.context) for c in trace.compressions] == [
         (4, "auto", (carrier,)),
         (7, "auto", (carrier,)),
     ]

@@ -19,10 +19,10 @@ from typing import Any, Literal, NamedTuple
 
 from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock, block_kind
 from ctxlab.core.messages import Message
+from ctxlab.core.model import CallKind
 from ctxlab.core.wire import to_openai
+from ctxlab.engine.trace import Convention
 
-CallKind = Literal["reasoning", "summary"]
-Convention = Literal["messages", "preflight", "as_sent"]
 OffloadKind = Literal["context", "tool_result", "data"]
 
 
@@ -91,7 +91,7 @@ class ModelCall:
 class Compression:
     """The context right after one compression was applied."""
 
-    at_call: int  # index in `calls` of the next model call
+    before_call: int  # index in `calls` of the next model call
     trigger: Literal["auto", "tool"]
     context: tuple[MessageShape, ...]
     messages: tuple[Message, ...]
