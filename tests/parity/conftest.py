@@ -4,4 +4,4 @@ from __future__ import annotations
 
 import importlib.util
 
-collect_ignore = [] if importlib.util.find_spec("agentscope") else ["driver.py", "fakes.py", "frozen.py"]
+collect_ignore = [] if importlib.util.find_spec("agentscope") else ["driver.py", "fakes.py"]

@@ -32,6 +32,8 @@ from agentscope.tool import TaskCreate, TaskGet, TaskList, TaskUpdate, ToolBase,
 
 from ctxlab.core.blocks import TextBlock
 from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
+from ctxlab.engine.state import AGENT_NAME
+from ctxlab.scenarios.config import DEFAULT_TASK_TOOL_NAMES
 from tests.parity.bridge import as_part, from_msg
 from tests.parity.fakes import CURRENT_CALL, Progress, RecordingOffloader, ScriptedChatModel, ScriptedTool
 from tests.parity.frozen import ClockCell, deterministic_agentscope, start_clock
@@ -40,9 +42,7 @@ from tests.parity.trace import Compression, ParityTrace, TaskRecord, shapes
 
 __all__ = ["ParityConfig", "ParityTrace", "run_agentscope"]
 
-AGENT_NAME = "assistant"
-TASK_TOOLS = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
-BUILTIN_TOOLS = (*TASK_TOOLS, "CompressContext")
+BUILTIN_TOOLS = (*DEFAULT_TASK_TOOL_NAMES, "CompressContext")
 
 
 def run_agentscope(script: Script, config: ParityConfig) -> ParityTrace:
