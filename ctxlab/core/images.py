@@ -4,8 +4,11 @@ AgentScope 2.0.11 enforces the cap before every reasoning step. It is two steps 
 engine can store the images between them without core doing I/O:
 
     cap = plan_image_cap(context, max_images)
-    urls = tuple(site.own_url or workspace_url(site.image) for site in cap.removed)  # engine
+    urls = tuple(site.own_url if site.own_url is not None else store(site.image) for site in cap.removed)
     context = apply_image_cap(context, cap, urls, texts)
+
+where `store` is the engine's: the URL a workspace saved the image at, or None (no workspace, or
+it gave no URL). A URL image is never stored, as in AgentScope, even when its URL is empty.
 
 Invariants:
 - Images are the data blocks whose media type starts with `image/`, found in context order: at the
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, assert_never
+from typing import NamedTuple, Protocol, assert_never
 
 from ctxlab.core.blocks import (
     Block,
@@ -100,21 +103,28 @@ def find_images(context: Sequence[Message]) -> tuple[ImageSite, ...]:
     return tuple(site for index, message in enumerate(context) for site in _message_images(index, message))
 
 
+class _Found(NamedTuple):
+    part: int | None
+    image: DataBlock
+
+
 def _message_images(index: int, message: Message) -> Iterator[ImageSite]:
     for position, block in enumerate(message.blocks):
-        for part, image in _block_images(block):
-            yield ImageSite(message=index, block=position, part=part, image=image, role=message.role)
+        for found in _block_images(block):
+            yield ImageSite(
+                message=index, block=position, part=found.part, image=found.image, role=message.role
+            )
 
 
-def _block_images(block: Block) -> Iterator[tuple[int | None, DataBlock]]:
+def _block_images(block: Block) -> Iterator[_Found]:
     match block:
         case DataBlock():
             if block.is_image:
-                yield None, block
+                yield _Found(part=None, image=block)
         case ToolResultBlock(output=parts) | HintBlock(hint=tuple() as parts):
             for part, sub in enumerate(parts):
                 if isinstance(sub, DataBlock) and sub.is_image:
-                    yield part, sub
+                    yield _Found(part=part, image=sub)
         case HintBlock() | TextBlock() | ThinkingBlock() | ToolCallBlock():
             return
         case _:
