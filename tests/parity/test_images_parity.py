@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import Any
 
@@ -14,7 +13,7 @@ from ctxlab.core.blocks import Block, DataBlock, HintBlock, Part, TextBlock, Too
 from ctxlab.core.images import apply_image_cap, plan_image_cap
 from ctxlab.core.messages import Message
 from ctxlab.texts import agentscope_texts
-from tests.parity.agents import RecordingOffloader, make_agent, normalized
+from tests.parity.agent import RecordingOffloader, minimal_agent, normalized, run
 from tests.parity.bridge import as_block, as_data, as_msg
 
 pytest.importorskip("agentscope", reason="the parity checks need the 'peers' extra")
@@ -59,7 +58,7 @@ offloaders = st.one_of(
 
 @functools.cache
 def image_agent() -> Any:
-    return make_agent()
+    return minimal_agent()
 
 
 def agentscope_cap(context: list[Message], max_images: int, offloader: Any) -> list[Any]:
@@ -68,7 +67,7 @@ def agentscope_cap(context: list[Message], max_images: int, offloader: Any) -> l
     agent = image_agent()
     agent.offloader = offloader
     agent.state.context = [as_msg(m) for m in context]
-    asyncio.run(agent._limit_context_images(ContextConfig(max_image_num=max_images)))
+    run(agent._limit_context_images(ContextConfig(max_image_num=max_images)))
     return [normalized(m.content) for m in agent.state.context]
 
 

@@ -3,7 +3,6 @@ own, and the whole acting path (accumulation, split, offload, reminder) through 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import Any
 
@@ -21,12 +20,13 @@ from ctxlab.core.toolresult import (
     truncation_reminder,
 )
 from ctxlab.texts import agentscope_texts
-from tests.parity.agents import (
+from tests.parity.agent import (
     RecordingOffloader,
-    fake_model,
-    make_agent,
+    minimal_agent,
     normalized,
     normalized_parts,
+    replying_agent,
+    run,
     scripted_tool,
 )
 from tests.parity.bridge import as_block, as_part
@@ -64,14 +64,14 @@ def outputs_and_limits(draw: st.DrawFn, merged: bool = False) -> tuple[tuple[Par
 
 @functools.cache
 def split_agent() -> Any:
-    return make_agent()
+    return minimal_agent()
 
 
 def agentscope_split(parts: tuple[Part, ...], limit: int) -> tuple[list[Any], list[Any] | None]:
     agent = split_agent()
     agent.context_config.tool_result_limit = limit
     block = as_block(ToolResultBlock(id="c1", name="read", output=parts))
-    kept, offloaded = asyncio.run(agent._split_tool_result_for_compression(block))
+    kept, offloaded = run(agent._split_tool_result_for_compression(block))
     return normalized(kept.output), None if offloaded is None else normalized(offloaded.output)
 
 
@@ -132,14 +132,9 @@ def run_tool_reply(content: list[Any], state: str, limit: int, offloader: Any) -
     from agentscope.message import ToolCallBlock, UserMsg
 
     steps = [[ToolCallBlock(id="c1", name="read", input="{}")], [AsText(text="done")]]
-    agent = make_agent(
-        model=fake_model(steps),
-        tools=[scripted_tool("read", content, state)],
-        offloader=offloader,
-        tool_result_limit=limit,
-        max_image_num=100,
-    )
-    asyncio.run(agent.reply(UserMsg(name="user", content="go")))
+    tools = [scripted_tool("read", content, state)]
+    agent = replying_agent(steps, tools, offloader, tool_result_limit=limit, max_image_num=100)
+    run(agent.reply(UserMsg(name="user", content="go")))
     return next(b for m in agent.state.context for b in m.content if b.type == "tool_result")
 
 
