@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ctxlab.core.templates import fill as fill  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.scenarios.config import SummarySchema, TextsName
 
 
@@ -71,17 +72,6 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "max_iters_hint": ("max_iters",),
 }
 """The placeholders each text must carry."""
-
-
-def fill(template: str, **values: object) -> str:
-    """Replace `{name}` for each given name; other braces stay as they are.
-
-    >>> fill("{a} and {b} and {c}", a=1, b="x")
-    '1 and x and {c}'
-    """
-    for name, value in values.items():
-        template = template.replace("{" + name + "}", str(value))
-    return template
 
 
 _CTXLAB_SUMMARY_TEMPLATE = (
