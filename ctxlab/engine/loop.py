@@ -23,6 +23,7 @@ from ctxlab.core.messages import Message
 from ctxlab.core.model import ModelRequest, ModelResponse
 from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.core.tokens import measure_all
+from ctxlab.core.toolresult import merge_text_parts
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
@@ -234,7 +235,11 @@ class Loop:
         """Run the calls in order and save each result after the strategy's per-result step."""
         for call in calls:
             acted = self._acting(state, call)
-            saved = self.strategy.on_tool_result(acted.state, acted.result, self.env)
+            saved = (
+                self.strategy.on_tool_result(acted.state, acted.result, self.env)
+                if acted.local
+                else acted.result
+            )
             state = append_to_reply(acted.state, (saved,), self.env.counter)
         return state
 
@@ -244,6 +249,9 @@ class Loop:
         if builtin is not None and self._scripted_result(call) is None:
             outcome = builtin.run(state, call, self.env, self.frame)
             return Acted(state=outcome.state, result=outcome.result)
+        scripted = self._scripted_result(call)
+        if scripted is None:
+            return Acted(state=state, result=unavailable_tool(call), local=False)
         return Acted(state=state, result=self.scripted_result(call))
 
     def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:
@@ -251,14 +259,21 @@ class Loop:
         return scripted if scripted is not None and scripted.result is not None else None
 
     def scripted_result(self, call: ToolCallBlock) -> ToolResultBlock:
-        """The scripted result of a call, or an error result for a tool the world lacks."""
+        """The scripted result of a call, its text chunks merged as a tool response merges them."""
         scripted = self._scripted_result(call)
-        if scripted is None or scripted.result is None:
-            text = f"Error: the tool {call.name!r} is not available."
-            return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=text),), state="error")
+        assert scripted is not None and scripted.result is not None
         return ToolResultBlock(
-            id=call.id, name=call.name, output=scripted.result, state="error" if scripted.error else "success"
+            id=call.id,
+            name=call.name,
+            output=merge_text_parts(scripted.result),
+            state="error" if scripted.error else "success",
         )
+
+
+def unavailable_tool(call: ToolCallBlock) -> ToolResultBlock:
+    """The error result the loop itself gives a call of a tool the world lacks (never truncated)."""
+    text = f"Error: the tool {call.name!r} is not available."
+    return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=text),), state="error")
 
 
 def _first_round_advance(turn: ScriptedTurn) -> float:

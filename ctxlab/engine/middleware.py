@@ -49,10 +49,15 @@ class Reasoned:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Acted:
-    """The state after running one tool call, and its result (before truncation and saving)."""
+    """The state after running one tool call, and its result (before truncation and saving).
+
+    `local` is False for results the loop makes itself (a call of a tool the world lacks): those
+    skip the strategy's per-result step, as AgentScope never truncates its own error results.
+    """
 
     state: EpisodeState
     result: ToolResultBlock
+    local: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

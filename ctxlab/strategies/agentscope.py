@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from ctxlab.core.blocks import ToolResultBlock
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.compression import CompressionSettings, compress_if_triggered
+from ctxlab.engine.content import cap_images, truncate_result
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Frame
 from ctxlab.engine.middleware import CompressRequest
@@ -73,6 +74,7 @@ class AgentScopeStrategy:
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
         """The image cap, then compression when triggered."""
+        state = cap_images(state, self.params.max_image_num, env, self.texts)
         settings = self.settings()
         if request.trigger_ratio is not None:
             settings = replace(settings, trigger_ratio=request.trigger_ratio)
@@ -90,8 +92,8 @@ class AgentScopeStrategy:
         return state
 
     def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
-        """The result as is."""
-        return result
+        """An oversized result cut at `tool_result_limit`, the rest offloaded, a reminder added."""
+        return truncate_result(result, self.params.tool_result_limit, env, self.texts)
 
     def describe(self) -> dict[str, object]:
         """The parameters, for results."""

@@ -1,0 +1,42 @@
+"""The lab's engine against the real agentscope 2.0.11 on generated workloads: identical call
+kinds, per-call input tokens under every counting convention, contexts after every compression,
+and summaries."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from ctxlab.core.script import Script
+from tests.parity.ch08 import ch08_workload
+from tests.parity.lab import run_lab, without_ids
+from tests.parity.spec import ParityConfig
+from tests.parity.trace import ParityTrace
+from tests.parity.workloads import parity_cases
+
+pytest.importorskip("agentscope", reason="parity needs the 'peers' extra")
+
+
+def compare(script: Script, config: ParityConfig) -> tuple[ParityTrace, ParityTrace]:
+    from tests.parity.driver import run_agentscope
+
+    theirs, ours = run_agentscope(script, config), run_lab(script, config)
+    assert (ours.error is None) == (theirs.error is None), (ours.error, theirs.error)
+    assert [c.kind for c in ours.calls] == [c.kind for c in theirs.calls]
+    for convention in ("messages", "preflight", "as_sent"):
+        assert ours.input_tokens(convention) == theirs.input_tokens(convention), convention  # type: ignore[arg-type]
+    assert len(ours.compressions) == len(theirs.compressions)
+    for mine, real in zip(ours.compressions, theirs.compressions, strict=True):
+        assert mine.before_call == real.before_call
+        assert without_ids(mine.context) == without_ids(real.context)
+        assert mine.summary == real.summary
+    if theirs.error is None:
+        assert without_ids(ours.final_context) == without_ids(theirs.final_context)
+        assert ours.final_summary == theirs.final_summary
+    return ours, theirs
+
+
+@settings(max_examples=60)
+@given(parity_cases(injection=False))
+def test_engine_matches_agentscope_without_injection(case: tuple[Script, ParityConfig]) -> None:
+    compare(*case)
