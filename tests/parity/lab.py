@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ctxlab.core.messages import Message
+from ctxlab.core.script import Script
 from ctxlab.core.summary import summary_text
 from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.engine.env import Env
@@ -22,8 +23,6 @@ from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import agentscope_texts
 from tests.parity.spec import ParityConfig
 from tests.parity.trace import Compression, MessageShape, ModelCall, ParityTrace, Tokens, shapes
-
-from ctxlab.core.script import Script
 
 
 @dataclass
