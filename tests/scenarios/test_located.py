@@ -1,0 +1,112 @@
+"""Located errors: every mistake in a scenario file names file, line, column, field and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxlab.scenarios.located import ScenarioError, load, parse_yaml, read_text
+
+
+class Inner(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    trigger_ratio: float = Field(default=0.8, gt=0, le=0.9)
+    reserve_ratio: float = 0.1
+
+
+class Outer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    items: list[Inner] = []
+    context: Inner = Inner()
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(ScenarioError) as caught:
+        load(path, Outer)
+    return [str(p) for p in caught.value.problems]
+
+
+def test_out_of_range_value_is_located(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: x\ncontext:\n  trigger_ratio: 1.0\n")
+    (message,) = problems(path)
+    assert message.startswith(f"{path}:3:3: context.trigger_ratio: 1.0 is invalid: ")
+    assert "less than or equal to 0.9" in message
+
+
+def test_unknown_key_suggests_the_nearest(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: x\nitems:\n  - triger_ratio: 0.5\n")
+    (message,) = problems(path)
+    assert (
+        f"{path}:3:5: items[0].triger_ratio: unknown key 'triger_ratio' (did you mean 'trigger_ratio'?)"
+        in message
+    )
+
+
+def test_wrong_type_and_missing_field(tmp_path: Path) -> None:
+    path = write(tmp_path, "context:\n  reserve_ratio: lots\n")
+    found = problems(path)
+    assert any(":1:1: name: is required but missing" in m for m in found)
+    assert any(":2:3: context.reserve_ratio: 'lots' is invalid" in m for m in found)
+
+
+def test_malformed_yaml_is_located(tmp_path: Path) -> None:
+    (message,) = problems(write(tmp_path, "name: x\ncontext: [1, 2\n"))
+    assert "invalid YAML" in message and ":3:" in message
+
+
+@pytest.mark.parametrize(
+    "tag", ["!!python/object/apply:os.system ['echo hi']", "!custom 3", "!!python/name:os.system"]
+)
+def test_object_tags_are_refused(tmp_path: Path, tag: str) -> None:
+    (message,) = problems(write(tmp_path, f"name: {tag}\n"))
+    assert "not allowed" in message or "invalid YAML" in message
+
+
+def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
+    (message,) = problems(write(tmp_path, "name: a\nname: b\n"))
+    assert ":2:1: name: appears twice" in message
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [(b"", "is empty"), (b"\x00\x01binary", "is binary"), (b"\xff\xfe bad", "not UTF-8")],
+)
+def test_files_that_are_not_yaml_text(tmp_path: Path, content: bytes, needle: str) -> None:
+    with pytest.raises(ScenarioError, match=needle):
+        read_text(write(tmp_path, content))
+
+
+def test_comment_only_file_is_empty(tmp_path: Path) -> None:
+    (message,) = problems(write(tmp_path, "   \n# only a comment\n"))
+    assert ":1:1: is empty" in message
+
+
+def test_directory_missing_and_huge_files(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="is a directory"):
+        read_text(tmp_path)
+    with pytest.raises(ScenarioError, match="no such file"):
+        read_text(tmp_path / "nope.yaml")
+    with pytest.raises(ScenarioError, match="over the 2,000,000-byte limit"):
+        read_text(write(tmp_path, b"a: 1\n" * 500_000))
+
+
+def test_valid_file_loads_with_positions(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: ok\nitems:\n  - trigger_ratio: 0.5\n")
+    assert load(path, Outer).items[0].trigger_ratio == 0.5
+    located = parse_yaml(path.read_text(), str(path))
+    assert located.where(("items", 0, "trigger_ratio")) == (3, 5)
+    assert located.where(("items", 0, "nothing", "deeper")) == (3, 5)
+
+
+def test_dates_stay_as_written(tmp_path: Path) -> None:
+    located = parse_yaml("start: 2026-01-01T00:00:00\n", "x")
+    assert located.data == {"start": "2026-01-01T00:00:00"}
