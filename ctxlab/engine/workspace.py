@@ -51,8 +51,7 @@ def _path_problem(path: str) -> str | None:
         return f"its length must be 1..{MAX_PATH_CHARS} characters"
     if "\x00" in path or "\\" in path:
         return "it contains NUL or a backslash"
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or ":" in pure.parts[0]:
+    if path.startswith("/") or ":" in path.split("/", maxsplit=1)[0]:
         return "it is absolute"
     if any(part in ("..", ".", "") for part in path.split("/")):
         return "it has '..', '.' or an empty segment"
@@ -108,15 +107,34 @@ class Workspace(Protocol):
 
 
 @dataclass(slots=True)
-class InMemoryWorkspace:
-    """A workspace in a dict: the engine's default; deterministic paths from counters."""
+class OffloadNames:
+    """Issues offload paths from per-kind counters: the same sequence in every workspace."""
 
-    files: dict[str, bytes] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
     def _next(self, kind: str) -> int:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         return self.counts[kind]
+
+    def context(self) -> str:
+        """`offload/context-NNNN.json`."""
+        return f"offload/context-{self._next('context'):04d}.json"
+
+    def tool_result(self) -> str:
+        """`offload/tool-result-NNNN.txt`."""
+        return f"offload/tool-result-{self._next('tool-result'):04d}.txt"
+
+    def data(self, media_type: str) -> str:
+        """`offload/image-NNNN<ext>` (without the `workspace://` prefix)."""
+        return f"offload/image-{self._next('image'):04d}{_extension(media_type)}"
+
+
+@dataclass(slots=True)
+class InMemoryWorkspace:
+    """A workspace in a dict: the engine's default; deterministic paths from counters."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    names: OffloadNames = field(default_factory=OffloadNames)
 
     def _store(self, path: str, payload: bytes) -> str:
         self.files[str(safe_path(path))] = payload
@@ -124,19 +142,15 @@ class InMemoryWorkspace:
 
     def offload_context(self, messages: tuple[Message, ...]) -> str:
         """Store a compressed span as JSON; returns `offload/context-NNNN.json`."""
-        path = f"offload/context-{self._next('context'):04d}.json"
-        return self._store(path, context_payload(messages))
+        return self._store(self.names.context(), context_payload(messages))
 
     def offload_tool_result(self, result: ToolResultBlock) -> str:
         """Store a tool-result remainder; returns `offload/tool-result-NNNN.txt`."""
-        path = f"offload/tool-result-{self._next('tool-result'):04d}.txt"
-        return self._store(path, tool_result_payload(result))
+        return self._store(self.names.tool_result(), tool_result_payload(result))
 
     def offload_data(self, block: DataBlock) -> str:
         """Store a data block; returns `workspace://offload/image-NNNN<ext>`."""
-        path = f"offload/image-{self._next('image'):04d}{_extension(block.media_type)}"
-        self._store(path, block.source.encode("utf-8"))
-        return DATA_URL_PREFIX + path
+        return DATA_URL_PREFIX + self._store(self.names.data(block.media_type), block.source.encode("utf-8"))
 
     def read(self, path: str) -> bytes:
         """The stored bytes.
