@@ -6,8 +6,8 @@ Invariants:
   (call ids, tool names, file names) ever becomes part of a path.
 - Reading accepts only relative POSIX paths inside the workspace: no absolute path, no `..`, no
   NUL, no backslash, no over-long name. `safe_path` is the one gate for every workspace.
-- Offloads round-trip byte for byte: a text-only tool result is stored as its UTF-8 text, anything
-  else as JSON that decodes to the same values.
+- Offloads round-trip byte for byte: a text-only tool-result remainder is stored as its UTF-8 text
+  (`.txt`), one holding data blocks as JSON parts (`.json`) that decode to the same values.
 """
 
 from __future__ import annotations
@@ -58,9 +58,14 @@ def _path_problem(path: str) -> str | None:
     return None
 
 
+def is_text_only(result: ToolResultBlock) -> bool:
+    """Whether a result holds only text parts."""
+    return all(isinstance(p, TextBlock) for p in result.output)
+
+
 def tool_result_payload(result: ToolResultBlock) -> bytes:
-    """What an offloaded tool-result remainder is stored as."""
-    if all(isinstance(p, TextBlock) for p in result.output):
+    """What an offloaded tool-result remainder is stored as: its text, or JSON parts with data."""
+    if is_text_only(result):
         return result.text.encode("utf-8")
     return json.dumps([encode_part(p) for p in result.output], ensure_ascii=False).encode("utf-8")
 
@@ -120,9 +125,10 @@ class OffloadNames:
         """`offload/context-NNNN.json`."""
         return f"offload/context-{self._next('context'):04d}.json"
 
-    def tool_result(self) -> str:
-        """`offload/tool-result-NNNN.txt`."""
-        return f"offload/tool-result-{self._next('tool-result'):04d}.txt"
+    def tool_result(self, result: ToolResultBlock) -> str:
+        """`offload/tool-result-NNNN.txt`, or `.json` when the remainder holds data blocks."""
+        extension = ".txt" if is_text_only(result) else ".json"
+        return f"offload/tool-result-{self._next('tool-result'):04d}{extension}"
 
     def data(self, media_type: str) -> str:
         """`offload/image-NNNN<ext>` (without the `workspace://` prefix)."""
@@ -145,8 +151,8 @@ class InMemoryWorkspace:
         return self._store(self.names.context(), context_payload(messages))
 
     def offload_tool_result(self, result: ToolResultBlock) -> str:
-        """Store a tool-result remainder; returns `offload/tool-result-NNNN.txt`."""
-        return self._store(self.names.tool_result(), tool_result_payload(result))
+        """Store a tool-result remainder; returns `offload/tool-result-NNNN.txt` (or `.json`)."""
+        return self._store(self.names.tool_result(result), tool_result_payload(result))
 
     def offload_data(self, block: DataBlock) -> str:
         """Store a data block; returns `workspace://offload/image-NNNN<ext>`."""

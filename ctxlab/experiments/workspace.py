@@ -59,7 +59,7 @@ class DirectoryWorkspace:
 
     def offload_tool_result(self, result: ToolResultBlock) -> str:
         """Store a tool-result remainder; returns its path."""
-        return self._store(self.names.tool_result(), tool_result_payload(result))
+        return self._store(self.names.tool_result(result), tool_result_payload(result))
 
     def offload_data(self, block: DataBlock) -> str:
         """Store a data block; returns its `workspace://` URL."""
