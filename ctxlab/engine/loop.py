@@ -146,9 +146,13 @@ class Loop:
         self.env.model_call = chain(layers["on_model_call"], "on_model_call", self.env.model.respond)
         self.env.compress = chain(layers["on_compress_context"], "on_compress_context", self.compress_impl)
 
+    def run_clock(self) -> VirtualClock:
+        """The clock at the start of the run."""
+        return VirtualClock(instant=self.script.start, timezone=self.script.timezone)
+
     def run(self) -> RunOutcome:
         """Every turn of the script, in order."""
-        state = EpisodeState(clock=VirtualClock(instant=self.script.start, timezone=self.script.timezone))
+        state = EpisodeState(clock=self.run_clock())
         for index, turn in enumerate(self.script.turns):
             state = self._reply(self.start_turn(state, index, turn), turn)
         recorder = self.env.recorder
