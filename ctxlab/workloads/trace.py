@@ -310,11 +310,9 @@ class _Mapper:
 
     def user(self, parts: tuple[Part, ...]) -> None:
         last = self.turns[-1] if self.turns else None
-        if last is not None and last.prelude:
+        if last is not None and (last.prelude or not last.replied):
             last.user.extend(parts)
-            last.prelude = False
-        elif last is not None and not last.replied:
-            last.user.extend(parts)
+            last.prelude = last.replied = False  # a prelude's reply goes on after its user message
         else:
             self.turns.append(_Turn(user=list(parts)))
 
