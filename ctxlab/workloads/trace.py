@@ -26,10 +26,8 @@ Invariants:
   with no unanswered call is dropped, a call with no result gets an empty one. Each such repair
   is listed in `notes`, and the source's own violations, computed with
   `ctxlab.core.protocol.violations` on the file's messages, are `source_violations`.
-- `script_transcript(script)` is the OpenAI view of a script replayed with no context
-  management; mapping it back gives the same script up to what a transcript cannot carry
-  (`transcript_form`): thinking, error flags, clock moves, names of data blocks, empty texts,
-  built-in tools' results, and images in tool results (the view sends them as a user message).
+- Mapping the transcript of a script (`ctxlab.workloads.transcript`) gives the script back, up
+  to what a transcript cannot carry.
 """
 
 from __future__ import annotations
@@ -42,19 +40,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxlab.core.blocks import (
-    Block,
     DataBlock,
     Part,
     TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
-    ToolResultBlock,
 )
-from ctxlab.core.messages import Message
 from ctxlab.core.protocol import RULES, Rule, Violation, violations
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.core.tools import ToolSchema
-from ctxlab.core.wire import Wire, to_openai
 
 WireRole = Literal["system", "user", "assistant", "tool"]
 _ROLES: dict[str, WireRole] = {
@@ -443,68 +435,3 @@ def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
     except json.JSONDecodeError as error:
         raise TraceError(str(path), error.lineno, f"not JSON ({error.msg} at column {error.colno})") from None
     return parse_tools(data, source=str(path))
-
-
-# ---------------------------------------------------------------------------------------------
-# The other direction
-
-
-def script_messages(script: Script) -> list[Message]:
-    """The stored messages of `script` replayed with no context management.
-
-    Built-in tools' results are unknown until they run and appear empty; every reply ends with
-    its final answer, even an empty one.
-    """
-    script = assign_call_ids(script)
-    out = (
-        [Message(role="system", blocks=(TextBlock(text=script.system_prompt),))]
-        if script.system_prompt
-        else []
-    )
-    for turn in script.turns:
-        out.append(Message(role="user", blocks=turn.user or (TextBlock(text=""),)))
-        blocks: list[Block] = []
-        for round_ in turn.rounds:
-            blocks.extend(_round_blocks(round_))
-        blocks.append(TextBlock(text=turn.final))
-        out.append(Message(role="assistant", blocks=tuple(blocks)))
-    return out
-
-
-def _round_blocks(round_: ScriptedRound) -> list[Block]:
-    blocks: list[Block] = [ThinkingBlock(thinking=round_.thinking)] if round_.thinking else []
-    if round_.text:
-        blocks.append(TextBlock(text=round_.text))
-    blocks.extend(ToolCallBlock(id=c.id or "", name=c.tool, input=c.input) for c in round_.calls)
-    blocks.extend(
-        ToolResultBlock(
-            id=c.id or "", name=c.tool, output=c.result or (), state="error" if c.error else "success"
-        )
-        for c in round_.calls
-    )
-    return blocks
-
-
-def script_transcript(script: Script) -> list[Wire]:
-    """The OpenAI chat messages of `script` replayed with no context management."""
-    return to_openai(script_messages(script))
-
-
-def transcript_form(script: Script) -> Script:
-    """`script` reduced to what an OpenAI transcript carries (see the module docstring)."""
-
-    def parts(items: tuple[Part, ...] | None) -> tuple[Part, ...]:
-        kept = (p for p in items or () if not (isinstance(p, TextBlock) and not p.text))
-        return tuple(replace(p, name=None) if isinstance(p, DataBlock) else p for p in kept)
-
-    def call(c: ScriptedCall) -> ScriptedCall:
-        return replace(c, result=parts(c.result), error=False)
-
-    def round_(r: ScriptedRound) -> ScriptedRound:
-        return ScriptedRound(text=r.text or None, calls=tuple(call(c) for c in r.calls))
-
-    turns = tuple(
-        ScriptedTurn(user=parts(t.user), rounds=tuple(round_(r) for r in t.rounds), final=t.final)
-        for t in script.turns
-    )
-    return replace(script, turns=turns)

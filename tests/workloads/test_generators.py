@@ -15,7 +15,7 @@ from ctxlab.workloads.format import BUILTIN_TOOLS
 from ctxlab.workloads.gen_agents import split_evenly
 from ctxlab.workloads.generators import GENERATORS, GeneratorSpec, generate, get_generator
 from ctxlab.workloads.problems import WorkloadError, describe_errors
-from ctxlab.workloads.trace import script_messages
+from ctxlab.workloads.transcript import script_messages
 
 ESTIMATOR = AgentScopeEstimator()
 SMALL = {"long_conversation": {"turns": 40}, "huge_read": {"tool_result_limit": 2000, "excess_tokens": 10}}

@@ -21,9 +21,8 @@ from ctxlab.workloads.trace import (
     map_wire,
     parse_tools,
     read_trace,
-    script_transcript,
-    transcript_form,
 )
+from ctxlab.workloads.transcript import script_transcript, transcript_form
 from tests.strategies import ALPHABET, tool_inputs, tool_lists
 
 TRACES = [
