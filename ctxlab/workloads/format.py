@@ -139,16 +139,23 @@ class ImageSpec(Spec):
     @field_validator("image")
     @classmethod
     def _media_type(cls, value: str) -> str:
-        kind, _, sub = value.partition("/")
-        if not kind or not sub or " " in value:
-            raise ValueError(
-                f"{value!r} is not a media type; write type/subtype, e.g. image/png or image/jpeg"
-            )
-        return value
+        return check_media_type(value)
 
     def part(self, seed: int, path: str) -> Part:
         """A deterministic data block for the item at `path`."""
         return image_block(self.image, seed=seed, path=path, source=self.source, name=self.name)
+
+
+def check_media_type(value: str) -> str:
+    """`value` if it reads as `type/subtype`; else a ValueError saying how to write one.
+
+    >>> check_media_type("image/png")
+    'image/png'
+    """
+    kind, _, sub = value.partition("/")
+    if not kind or not sub or " " in value:
+        raise ValueError(f"{value!r} is not a media type; write type/subtype, e.g. image/png or image/jpeg")
+    return value
 
 
 def _tagger(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:

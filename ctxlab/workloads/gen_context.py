@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ctxlab.core.blocks import Part, TextBlock
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
@@ -32,6 +32,7 @@ from ctxlab.workloads.build import (
     zh_query,
 )
 from ctxlab.workloads.filler import FillerKind, filler_tokens, image_block, item_rng
+from ctxlab.workloads.format import check_media_type
 
 
 class RetrievalParams(GeneratorParams):
@@ -299,6 +300,12 @@ class ImagesParams(GeneratorParams):
     )
     media_type: str = "image/png"
     source: Literal["url", "base64"] = "url"
+
+    @field_validator("media_type")
+    @classmethod
+    def _media_type(cls, value: str) -> str:
+        return check_media_type(value)
+
     caption_bytes: int = Field(default=120, ge=0)
     system_prompt_bytes: int = Field(default=300, ge=0)
     user_bytes: int = Field(default=150, ge=0)

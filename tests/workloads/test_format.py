@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from ctxlab.core.blocks import DataBlock, TextBlock, utf8_len
 from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.workloads.format import ScriptSpec, parse_script, script_problems
+from ctxlab.workloads.format import ProbeSpec, ScriptSpec, parse_script, script_problems
 from ctxlab.workloads.generators import generate
+from ctxlab.workloads.probes import plant
 from ctxlab.workloads.problems import WorkloadError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "design_example.yaml"
@@ -278,3 +279,11 @@ def test_the_model_is_frozen() -> None:
     with pytest.raises(Exception, match="frozen"):
         spec.turns = []  # type: ignore[misc]
     assert isinstance(spec, ScriptSpec)
+
+
+def test_the_design_examples_probe_lands_in_the_first_retrieval_result() -> None:
+    spec = ProbeSpec.model_validate({"key": "db-port", "value": "5432", "where": "turn 0 round 0"})
+    script = parse_script(example()).to_script(0)
+    planted = plant(script, [spec.probe()]).script
+    text = planted.turns[0].rounds[0].calls[0].result[0].text  # type: ignore[index,union-attr]
+    assert "\ndb-port: 5432\n" in text and utf8_len(text) == 6012 + len("db-port: 5432") + 1

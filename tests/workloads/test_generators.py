@@ -151,6 +151,8 @@ def test_images_exceed_max_image_num_by_default() -> None:
     caption, image = call.result
     assert isinstance(image, DataBlock) and image.kind == "base64" and image.media_type == "image/jpeg"
     assert isinstance(caption, TextBlock) and utf8_len(caption.text) == 9
+    with pytest.raises(WorkloadError, match=r"params\.media_type: 'png' is not a media type"):
+        generate("images", {"media_type": "png"})
 
 
 def test_task_list_drives_the_builtin_task_tools() -> None:
