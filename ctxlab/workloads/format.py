@@ -12,7 +12,8 @@ Invariants:
 - A call input mapping becomes `json.dumps(mapping, ensure_ascii=False)`, keys in file order.
 - A call without `result` runs the lab's built-in tool of that name, so it must name one; a call
   with `error: true` needs a result. When `tools` are declared, every call names a declared or a
-  built-in tool. Call ids, where given, are unique.
+  built-in tool. Call ids, where given, are unique. Every round has calls: a response without
+  tool calls ends the reply, so a call-less round would cut it short.
 """
 
 from __future__ import annotations
@@ -350,7 +351,7 @@ class ScriptSpec(Spec):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> ScriptSpec:
-        problems = [*_duplicate_tools(self), *_call_problems(self)]
+        problems = [*_duplicate_tools(self), *_empty_rounds(self), *_call_problems(self)]
         if problems:
             raise located_error("ScriptSpec", problems)
         return self
@@ -379,6 +380,18 @@ def _duplicate_tools(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
         if tool.name in seen:
             yield ("tools", i, "name"), f"tool {tool.name!r} is declared twice; keep one", tool.name
         seen.add(tool.name)
+
+
+def _empty_rounds(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
+    for t, turn in enumerate(spec.turns):
+        for r, round_ in enumerate(turn.rounds):
+            if not round_.calls:
+                message = (
+                    "a round without calls ends the reply (a response with no tool calls is the final "
+                    "answer), so the rounds after it and `final` would never be sent; add calls, or move "
+                    "its text into `final`"
+                )
+                yield ("turns", t, "rounds", r, "calls"), message, []
 
 
 def _call_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:

@@ -110,6 +110,7 @@ def test_text_forms_everywhere() -> None:
                             "text": {"bytes": 12},
                             "thinking": {"tokens": 3, "lang": "zh"},
                             "advance_seconds": 60,
+                            "calls": [{"tool": "TaskList"}],
                         }
                     ],
                     "final": {"bytes": 7, "kind": "log"},
@@ -219,6 +220,10 @@ def problems(data: Any) -> list[str]:
         (
             {"turns": [{"user": "u", "rounds": [{"calls": [{"tool": "x", "error": True}]}]}]},
             "turns[0].rounds[0].calls[0].error: error: true needs a result",
+        ),
+        (
+            {"turns": [{"user": "u", "rounds": [{"text": "thinking aloud"}]}]},
+            "turns[0].rounds[0].calls: a round without calls ends the reply",
         ),
         (
             {"turns": [{"user": "u", "advance_seconds": "soon"}]},
