@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ctxlab.core.blocks import (
     DataBlock,
@@ -192,7 +192,14 @@ def parse_message(wire: object) -> TraceMessage:
     )
 
 
-def read_jsonl(path: Path | str) -> list[tuple[int, dict[str, Any]]]:
+class JsonLine(NamedTuple):
+    """One parsed line of a JSONL file: its 1-based number and its value."""
+
+    number: int
+    value: Any
+
+
+def read_jsonl(path: Path | str) -> list[JsonLine]:
     """The JSON objects of a JSONL file with their 1-based line numbers; blank lines skipped.
 
     Raises:
@@ -208,7 +215,7 @@ def read_jsonl(path: Path | str) -> list[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            rows.append((number, json.loads(line)))
+            rows.append(JsonLine(number, json.loads(line)))
         except json.JSONDecodeError as error:
             raise TraceError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
     return rows
@@ -235,7 +242,7 @@ def read_trace(
             raise TraceError(str(path), number, str(error)) from None
     if not messages:
         raise TraceError(str(path), None, "the transcript has no messages")
-    found = tuple(violations([wire for _, wire in rows], rules))
+    found = tuple(violations([row.value for row in rows], rules))
     workload = map_messages(messages, tools=tools, name=name or Path(path).stem)
     return replace(workload, source_violations=found)
 
