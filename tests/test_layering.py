@@ -62,3 +62,9 @@ def test_the_checker_itself_catches_a_bad_import(tmp_path: Path) -> None:
     bad.write_text("import pandas\nfrom ctxlab.engine import loop\n", encoding="utf-8")
     assert imports(bad) == {"pandas", "ctxlab.engine"}
     assert layer_of("ctxlab.engine") == "engine"
+
+
+def test_workloads_build_on_core_only() -> None:
+    for path in modules("workloads"):
+        for name in imports(path):
+            assert layer_of(name) in {None, "core", "workloads"}, (path.name, name)

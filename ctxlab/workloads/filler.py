@@ -1,0 +1,404 @@
+"""Deterministic filler of an exact size: prose, code, JSON, logs, shell output, Chinese; images.
+
+Invariants:
+- Randomness comes only from a `random.Random` passed in, or from `item_rng(seed, path)`, which
+  derives an independent generator per item from a stable hash (BLAKE2b) of the seed and the
+  item's path; the global RNG and `hash()` are never used. Same seed and path give the same
+  text, on every run and every machine; editing one item never changes another.
+- `filler(kind, nbytes, rng)` is exactly `nbytes` UTF-8 bytes. Every kind but `zh` is pure
+  ASCII. `zh` is Chinese prose (3 bytes per CJK character) padded with at most two ASCII bytes.
+- `filler_tokens(kind, tokens, rng)` is exactly `4 * tokens` bytes, which `AgentScopeEstimator`
+  counts as exactly `tokens`, alone or joined with other multiples of 4 bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import itertools
+import json
+import random
+import string
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Literal, get_args
+
+from ctxlab.core.blocks import DataBlock, SourceKind
+from ctxlab.workloads import banks as b
+
+FillerKind = Literal["prose", "code", "json", "log", "shell", "zh"]
+FILLER_KINDS: tuple[FillerKind, ...] = get_args(FillerKind)
+BYTES_PER_TOKEN = 4
+"""ASCII bytes that `AgentScopeEstimator` counts as one token."""
+
+_LOG_START = dt.datetime(2026, 1, 1, 8, 0, tzinfo=dt.UTC)
+
+
+def derive_seed(seed: int, path: str) -> int:
+    """A 64-bit sub-seed for the item at `path`, stable across runs, processes and platforms.
+
+    >>> derive_seed(0, "turns[0].user") == derive_seed(0, "turns[0].user")
+    True
+    >>> derive_seed(0, "a") != derive_seed(1, "a") != derive_seed(0, "b")
+    True
+    """
+    digest = hashlib.blake2b(f"{seed}\x00{path}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def item_rng(seed: int, path: str) -> random.Random:
+    """An independent generator for the item at `path` of a workload seeded with `seed`."""
+    return random.Random(derive_seed(seed, path))
+
+
+def filler(kind: FillerKind, nbytes: int, rng: random.Random) -> str:
+    """Exactly `nbytes` UTF-8 bytes of filler text of `kind`.
+
+    >>> text = filler("prose", 40, random.Random(1))
+    >>> len(text.encode()), text.isascii()
+    (40, True)
+    >>> len(filler("zh", 10, random.Random(1)).encode())
+    10
+    """
+    if nbytes < 0:
+        raise ValueError(f"filler size {nbytes} is negative; give a size of 0 or more bytes")
+    if kind == "zh":
+        return _zh_exact(nbytes, rng)
+    return _take_ascii(_STREAMS[kind](rng), nbytes)
+
+
+def filler_tokens(kind: FillerKind, tokens: int, rng: random.Random) -> str:
+    """Filler that `AgentScopeEstimator` counts as exactly `tokens`: `4 * tokens` bytes.
+
+    >>> from ctxlab.core.tokens import AgentScopeEstimator
+    >>> AgentScopeEstimator().text_tokens(filler_tokens("zh", 7, random.Random(0)))
+    7
+    """
+    return filler(kind, BYTES_PER_TOKEN * tokens, rng)
+
+
+def filler_at(seed: int, path: str, kind: FillerKind, nbytes: int) -> str:
+    """`filler` for the item at `path`, with its own derived generator."""
+    return filler(kind, nbytes, item_rng(seed, path))
+
+
+def _take_ascii(stream: Iterator[str], nbytes: int) -> str:
+    pieces: list[str] = []
+    size = 0
+    while size < nbytes:
+        piece = next(stream)
+        pieces.append(piece)
+        size += len(piece)
+    return "".join(pieces)[:nbytes]
+
+
+def _zh_exact(nbytes: int, rng: random.Random) -> str:
+    pieces: list[str] = []
+    size = 0
+    stream = _zh(rng)
+    while size < nbytes:
+        piece = next(stream)
+        pieces.append(piece)
+        size += len(piece.encode("utf-8"))
+    text = "".join(pieces).encode("utf-8")[:nbytes].decode("utf-8", errors="ignore")
+    missing = nbytes - len(text.encode("utf-8"))  # 0, 1 or 2: a cut CJK character
+    return text + "".join(str(rng.randrange(10)) for _ in range(missing))
+
+
+# ---------------------------------------------------------------------------------------------
+# English prose
+
+
+_SENTENCES = (
+    "The {adj} {noun} {verb} the {noun2} {prep} the {adj2} {noun3}.",
+    "{connective}, each {noun} {adverb} {verb} its own {noun2}.",
+    "{name} said the {noun} {verb} {number} {noun2}s {prep} the {adj} {noun3}.",
+    "When the {noun} is {adj}, the {noun2} {verb} {an_adj2} {noun3}.",
+    "{An_adj} {noun} {adverb} {verb} the {noun2}, and the {noun3} follows.",
+    "Why does the {noun} keep the {adj} {noun2} {prep} the {noun3}?",
+)
+_FIELDS = tuple(frozenset(f for _, f, _, _ in string.Formatter().parse(t) if f) for t in _SENTENCES)
+_DRAWS: dict[str, Callable[[random.Random], object]] = {
+    "adj": lambda rng: rng.choice(b.ADJECTIVES),
+    "adj2": lambda rng: rng.choice(b.ADJECTIVES),
+    "noun": lambda rng: rng.choice(b.NOUNS),
+    "noun2": lambda rng: rng.choice(b.NOUNS),
+    "noun3": lambda rng: rng.choice(b.NOUNS),
+    "verb": lambda rng: rng.choice(b.VERBS),
+    "prep": lambda rng: rng.choice(b.PREPOSITIONS),
+    "adverb": lambda rng: rng.choice(b.ADVERBS),
+    "connective": lambda rng: rng.choice(b.CONNECTIVES),
+    "name": lambda rng: rng.choice(b.NAMES),
+    "number": lambda rng: rng.randrange(2, 90),
+    "an_adj2": lambda rng: _with_article(rng.choice(b.ADJECTIVES)),
+    "An_adj": lambda rng: _with_article(rng.choice(b.ADJECTIVES)).capitalize(),
+}
+
+
+def _with_article(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
+def _sentence(rng: random.Random) -> str:
+    k = rng.randrange(len(_SENTENCES))
+    return _SENTENCES[k].format(**{field: _DRAWS[field](rng) for field in sorted(_FIELDS[k])})
+
+
+def _prose(rng: random.Random) -> Iterator[str]:
+    while True:
+        sentences = [_sentence(rng) for _ in range(rng.randrange(3, 7))]
+        yield " ".join(sentences) + "\n\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Python code
+
+
+def _code_line(rng: random.Random, indent: str) -> str:
+    a, c = rng.choice(b.IDENTIFIERS), rng.choice(b.IDENTIFIERS)
+    values = {
+        "a": a,
+        "b": rng.choice(b.IDENTIFIERS),
+        "c": c if c != a else "items",
+        "key": rng.choice(b.IDENTIFIERS),
+        "n": rng.randrange(0, 100),
+        "msg": f"{rng.choice(b.CODE_VERBS)} %s",
+        "verb": rng.choice(b.CODE_VERBS),
+        "i": indent,
+    }
+    return indent + rng.choice(b.CODE_LINES).format(**values) + "\n"
+
+
+def _function(rng: random.Random, indent: str) -> str:
+    name = f"{rng.choice(b.CODE_VERBS)}_{rng.choice(b.NOUNS)}"
+    args = ", ".join(f"{a}: {rng.choice(b.TYPES)}" for a in rng.sample(b.IDENTIFIERS, rng.randrange(1, 4)))
+    args = "self, " + args if indent else args
+    doc = _sentence(rng)
+    body = "".join(_code_line(rng, indent + "    ") for _ in range(rng.randrange(3, 8)))
+    result = rng.choice(b.IDENTIFIERS)
+    return (
+        f'{indent}def {name}({args}) -> {rng.choice(b.TYPES)}:\n{indent}    """{doc}"""\n'
+        f"{body}{indent}    return {result}\n\n"
+    )
+
+
+def _code(rng: random.Random) -> Iterator[str]:
+    modules = sorted({"logging", *rng.sample(b.MODULES, 3)})
+    yield "".join(f"import {m}\n" for m in modules) + "\nlogger = logging.getLogger(__name__)\n\n\n"
+    while True:
+        if rng.random() < 0.25:
+            name = rng.choice(b.NOUNS).capitalize() + rng.choice(b.NOUNS).capitalize()
+            methods = "".join(_function(rng, "    ") for _ in range(rng.randrange(2, 4)))
+            yield f'class {name}:\n    """{_sentence(rng)}"""\n\n{methods}\n'
+        else:
+            yield _function(rng, "") + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+
+
+def _record(rng: random.Random, index: int) -> dict[str, object]:
+    first, last = rng.choice(b.NAMES), rng.choice(b.NAMES)
+    created = _LOG_START - dt.timedelta(minutes=rng.randrange(0, 500_000))
+    return {
+        "id": 10_000 + index * 7 + rng.randrange(7),
+        "name": f"{first} {last}",
+        "email": f"{first.lower()}.{last.lower()}@example.com",
+        "status": rng.choice(b.STATUSES),
+        "city": rng.choice(b.CITIES),
+        "total": round(rng.uniform(5, 900), 2),
+        "items": [
+            {"sku": f"{p[:2].upper()}-{rng.randrange(1000, 9999)}", "product": p, "qty": rng.randrange(1, 5)}
+            for p in rng.sample(b.PRODUCTS, rng.randrange(1, 4))
+        ],
+        "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _json(rng: random.Random) -> Iterator[str]:
+    yield '{\n  "count": ' + str(rng.randrange(20, 5000)) + ',\n  "results": [\n'
+    for index in itertools.count():
+        text = json.dumps(_record(rng, index), indent=2)
+        yield "    " + text.replace("\n", "\n    ") + ",\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Log lines
+
+
+def _log_event(rng: random.Random) -> str:
+    values = {
+        "key": f"{rng.choice(b.IDENTIFIERS)}:{rng.randrange(10**5)}",
+        "n": rng.randrange(1, 5000),
+        "id": f"{rng.getrandbits(32):08x}",
+        "small": rng.randrange(1, 6),
+        "table": rng.choice(b.NOUNS) + "s",
+        "ms": rng.randrange(1, 3000),
+        "path": f"/var/lib/{rng.choice(b.SERVICES)}/{rng.choice(b.FILE_STEMS)}.ckpt",
+    }
+    return rng.choice(b.LOG_EVENTS).format(**values)
+
+
+def _log(rng: random.Random) -> Iterator[str]:
+    now = _LOG_START + dt.timedelta(seconds=rng.randrange(86_400))
+    while True:
+        now += dt.timedelta(milliseconds=rng.randrange(1, 4000))
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+        service = f"{rng.choice(b.SERVICES)}-{rng.randrange(1, 9)}"
+        if rng.random() < 0.5:
+            route = f"/api/v1/{rng.choice(b.NOUNS)}s/{rng.randrange(1, 99999)}"
+            code, ms = rng.choice(b.HTTP_CODES), rng.randrange(1, 900)
+            event = f"{rng.choice(b.HTTP_METHODS)} {route} -> {code} in {ms}ms"
+        else:
+            event = _log_event(rng)
+        yield f"{stamp} {rng.choice(b.LEVELS):<5} [{service}] {event}\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Shell output
+
+
+def _file_name(rng: random.Random) -> str:
+    return f"{rng.choice(b.DIRS)}/{rng.choice(b.FILE_STEMS)}.{rng.choice(b.EXTENSIONS)}"
+
+
+def _ls(rng: random.Random) -> str:
+    lines = ["$ ls -la", f"total {rng.randrange(40, 400)}"]
+    for _ in range(rng.randrange(4, 12)):
+        day, hour, minute = rng.randrange(1, 29), rng.randrange(8, 19), rng.randrange(60)
+        date = f"{rng.choice(b.MONTHS)} {day:2d} {hour:02d}:{minute:02d}"
+        name = f"{rng.choice(b.FILE_STEMS)}.{rng.choice(b.EXTENSIONS)}"
+        lines.append(f"-rw-r--r--  1 dev  staff  {rng.randrange(90, 90_000):>6} {date} {name}")
+    return "\n".join(lines)
+
+
+def _git_status(rng: random.Random) -> str:
+    changed = "\n".join(f"\tmodified:   {_file_name(rng)}" for _ in range(rng.randrange(1, 5)))
+    branch = f"{rng.choice(b.CODE_VERBS)}-{rng.choice(b.NOUNS)}"
+    return f"$ git status\nOn branch {branch}\nChanges not staged:\n{changed}"
+
+
+def _git_log(rng: random.Random) -> str:
+    lines = [
+        f"{rng.getrandbits(28):07x} {rng.choice(b.CODE_VERBS).capitalize()} the {rng.choice(b.NOUNS)} "
+        f"{rng.choice(b.PREPOSITIONS)} {rng.choice(b.FILE_STEMS)}"
+        for _ in range(rng.randrange(3, 9))
+    ]
+    return "$ git log --oneline\n" + "\n".join(lines)
+
+
+def _pytest(rng: random.Random) -> str:
+    count = rng.randrange(3, 12)
+    module = f"tests/test_{rng.choice(b.FILE_STEMS)}.py"
+    lines = [f"$ python -m pytest {module} -q"]
+    for k in range(count):
+        outcome = "PASSED" if rng.random() < 0.85 else "FAILED"
+        name = f"test_{rng.choice(b.CODE_VERBS)}_{rng.choice(b.NOUNS)}"
+        lines.append(f"{module}::{name} {outcome} [{100 * (k + 1) // count:3d}%]")
+    lines.append(f"==== {count} tests in {rng.randrange(1, 900) / 100:.2f}s ====")
+    return "\n".join(lines)
+
+
+def _grep(rng: random.Random) -> str:
+    word = rng.choice(b.IDENTIFIERS)
+    lines = [f"$ grep -rn {word} src"]
+    for _ in range(rng.randrange(2, 8)):
+        line = _code_line(rng, "    ").rstrip("\n").split("\n")[0]
+        lines.append(f"{_file_name(rng)}:{rng.randrange(1, 900)}:{line}")
+    return "\n".join(lines)
+
+
+def _du(rng: random.Random) -> str:
+    lines = [f"{rng.randrange(4, 900)}K\t{d}" for d in rng.sample(b.DIRS, 4)]
+    return "$ du -sh *\n" + "\n".join(lines)
+
+
+_SHELL: dict[str, Callable[[random.Random], str]] = {
+    "ls": _ls,
+    "git_status": _git_status,
+    "git_log": _git_log,
+    "pytest": _pytest,
+    "grep": _grep,
+    "du": _du,
+}
+
+
+def _shell(rng: random.Random) -> Iterator[str]:
+    while True:
+        yield _SHELL[rng.choice(b.SHELL_COMMANDS)](rng) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Chinese prose
+
+
+def _zh_sentence(rng: random.Random) -> str:
+    head = rng.choice(b.ZH_CONNECTIVES) + "，" if rng.random() < 0.4 else ""
+    where = rng.choice(b.ZH_ADVERBIALS) if rng.random() < 0.5 else ""
+    subject = rng.choice(b.ZH_SUBJECTS)
+    if rng.random() < 0.25:
+        subject = f"{subject} {rng.choice(b.ZH_ASCII_TERMS)} "
+    body = f"{where}{subject}{rng.choice(b.ZH_VERBS)}{rng.choice(b.ZH_OBJECTS)}"
+    tail = "，" + rng.choice(b.ZH_CLAUSES) if rng.random() < 0.6 else ""
+    return f"{head}{body}{tail}。"
+
+
+def _zh(rng: random.Random) -> Iterator[str]:
+    while True:
+        yield "".join(_zh_sentence(rng) for _ in range(rng.randrange(2, 6))) + "\n\n"
+
+
+_STREAMS: dict[str, Callable[[random.Random], Iterator[str]]] = {
+    "prose": _prose,
+    "code": _code,
+    "json": _json,
+    "log": _log,
+    "shell": _shell,
+    "zh": _zh,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Images
+
+
+def image_block(
+    media_type: str, *, seed: int, path: str, source: SourceKind = "url", name: str | None = None
+) -> DataBlock:
+    """A deterministic image (or other data) block for the item at `path`.
+
+    A URL source points into the reserved `.invalid` domain; a base64 source carries a small
+    valid PNG for `image/png` and random bytes otherwise. Counters charge a flat amount per
+    data block, so the payload's size does not matter.
+
+    >>> image_block("image/png", seed=0, path="x").source.startswith("https://assets.ctxlab.invalid/")
+    True
+    """
+    rng = item_rng(seed, path)
+    if source == "url":
+        ext = media_type.partition("/")[2].partition("+")[0] or "bin"
+        url = f"https://assets.ctxlab.invalid/{rng.getrandbits(64):016x}.{ext}"
+        return DataBlock(media_type=media_type, source=url, kind="url", name=name)
+    payload = _png(rng) if media_type == "image/png" else rng.randbytes(48)
+    data = base64.b64encode(payload).decode("ascii")
+    return DataBlock(media_type=media_type, source=data, kind="base64", name=name)
+
+
+def _png(rng: random.Random) -> bytes:
+    """A 2x2 single-colour PNG."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    pixel = bytes(rng.randrange(256) for _ in range(3))
+    rows = b"".join(b"\x00" + pixel * 2 for _ in range(2))
+    header = struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows, 9))
+        + chunk(b"IEND", b"")
+    )

@@ -1,0 +1,457 @@
+"""The `script:` section of a scenario file (DESIGN.md §7) and its conversion to a core `Script`.
+
+Invariants:
+- Every model forbids unknown keys; an unknown key is reported at its own path with the allowed
+  keys and a "did you mean". A size form is recognised by its key (`text`, `bytes`, `tokens`,
+  `blocks`, `image`), and a value of no known form is reported once, with the forms allowed there.
+- `{bytes: N}` becomes exactly N UTF-8 bytes of filler; `{tokens: N}` exactly 4·N bytes, which
+  `AgentScopeEstimator` counts as N tokens (`lang: zh` too: Chinese padded with ASCII).
+- `ScriptSpec.to_script(seed)` is deterministic: each generated item draws from its own
+  generator derived from the seed and the item's field path (e.g. `turns[0].user`), so editing
+  one item never changes the text of another.
+- A call input mapping becomes `json.dumps(mapping, ensure_ascii=False)`, keys in file order.
+- A call without `result` runs the lab's built-in tool of that name, so it must name one; a call
+  with `error: true` needs a result. When `tools` are declared, every call names a declared or a
+  built-in tool. Call ids, where given, are unique. Every round has calls: a response without
+  tool calls ends the reply, so a call-less round would cut it short.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zoneinfo
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from ctxlab.core.blocks import Part, TextBlock
+from ctxlab.core.script import DEFAULT_START, Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.core.tools import ToolSchema
+from ctxlab.workloads.filler import FillerKind, filler_at, image_block
+from ctxlab.workloads.probes import Probe, ProbeKind, parse_where
+from ctxlab.workloads.problems import (
+    Loc,
+    Problem,
+    WorkloadError,
+    describe_errors,
+    did_you_mean,
+    located_error,
+)
+
+BUILTIN_TOOLS = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "CompressContext")
+"""Tools the lab itself runs when a scripted call has no `result`."""
+
+AsciiKind = Literal["prose", "code", "json", "log", "shell"]
+Lang = Literal["en", "zh"]
+Seconds = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class Spec(BaseModel):
+    """Base of every workload model: frozen, unknown keys rejected with a 'did you mean'."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        allowed = list(cls.model_fields)
+        unknown = [key for key in data if key not in cls.model_fields]
+        if unknown:
+            problems: list[tuple[Loc, str, object]] = [
+                (
+                    (str(key),),
+                    f"unknown key {key!r}{did_you_mean(str(key), allowed)}; "
+                    f"allowed here: {', '.join(allowed)}",
+                    data[key],
+                )
+                for key in unknown
+            ]
+            raise located_error(cls.__name__, problems)
+        return data
+
+
+class TextSpec(Spec):
+    """Literal text: `{text: "..."}`."""
+
+    text: str
+
+    def render(self, seed: int, path: str) -> str:
+        """The text itself."""
+        return self.text
+
+
+class _SizedSpec(Spec):
+    kind: AsciiKind = Field(default="prose", description="What the filler looks like.")
+    lang: Lang = Field(default="en", description="`zh`: Chinese prose (3 bytes per character).")
+
+    @model_validator(mode="after")
+    def _zh_is_prose(self) -> _SizedSpec:
+        if self.lang == "zh" and self.kind != "prose":
+            raise located_error(
+                type(self).__name__,
+                [(("kind",), f"lang: zh comes only as prose, not {self.kind!r}; drop `kind`", self.kind)],
+            )
+        return self
+
+    def _filler_kind(self) -> FillerKind:
+        return "zh" if self.lang == "zh" else self.kind
+
+
+class BytesSpec(_SizedSpec):
+    """Exactly `bytes` UTF-8 bytes of deterministic filler: `{bytes: N}`."""
+
+    bytes: int = Field(ge=0, description="Exact size in UTF-8 bytes.")
+
+    def render(self, seed: int, path: str) -> str:
+        """The filler for the item at `path`."""
+        return filler_at(seed, path, self._filler_kind(), self.bytes)
+
+
+class TokensSpec(_SizedSpec):
+    """Filler counted as exactly `tokens` by the AgentScope estimator (4·N bytes): `{tokens: N}`."""
+
+    tokens: int = Field(ge=0, description="Exact size in estimator tokens (4 bytes each).")
+
+    def render(self, seed: int, path: str) -> str:
+        """The filler for the item at `path`."""
+        return filler_at(seed, path, self._filler_kind(), 4 * self.tokens)
+
+
+class ImageSpec(Spec):
+    """An image (or other data) part: `{image: image/png}`."""
+
+    image: str = Field(description="Media type, e.g. image/png.")
+    source: Literal["url", "base64"] = Field(default="url", description="A URL or an inline payload.")
+    name: str | None = None
+
+    @field_validator("image")
+    @classmethod
+    def _media_type(cls, value: str) -> str:
+        return check_media_type(value)
+
+    def part(self, seed: int, path: str) -> Part:
+        """A deterministic data block for the item at `path`."""
+        return image_block(self.image, seed=seed, path=path, source=self.source, name=self.name)
+
+
+def check_media_type(value: str) -> str:
+    """`value` if it reads as `type/subtype`; else a ValueError saying how to write one.
+
+    >>> check_media_type("image/png")
+    'image/png'
+    """
+    kind, _, sub = value.partition("/")
+    if not kind or not sub or " " in value:
+        raise ValueError(f"{value!r} is not a media type; write type/subtype, e.g. image/png or image/jpeg")
+    return value
+
+
+def _tagger(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
+    def tag(value: Any) -> str | None:
+        if isinstance(value, str):
+            found = "string"
+        elif isinstance(value, dict):
+            found = next((f"{{{key}}}" for key in _FORM_KEYS if key in value), "")
+        else:
+            found = _FORM_CLASSES.get(type(value).__name__, "")
+        return found if found in allowed else None
+
+    return tag
+
+
+_FORM_KEYS = ("text", "bytes", "tokens", "blocks", "image")
+_FORM_CLASSES = {
+    "TextSpec": "{text}",
+    "BytesSpec": "{bytes}",
+    "TokensSpec": "{tokens}",
+    "BlocksSpec": "{blocks}",
+    "ImageSpec": "{image}",
+}
+_TEXT_FORMS = "a string, {text: ...}, {bytes: N} or {tokens: N} (optionally with lang: zh)"
+
+PartForm = Annotated[
+    Annotated[str, Tag("string")]
+    | Annotated[TextSpec, Tag("{text}")]
+    | Annotated[BytesSpec, Tag("{bytes}")]
+    | Annotated[TokensSpec, Tag("{tokens}")]
+    | Annotated[ImageSpec, Tag("{image}")],
+    Discriminator(
+        _tagger(("string", "{text}", "{bytes}", "{tokens}", "{image}")),
+        custom_error_type="ctxlab_form",
+        custom_error_message=f"a block must be {_TEXT_FORMS}, or {{image: media/type}}",
+    ),
+]
+
+
+class BlocksSpec(Spec):
+    """Several parts in order: `{blocks: [{bytes: 10}, {image: image/png}]}`."""
+
+    blocks: list[PartForm] = Field(min_length=1)
+
+    def parts(self, seed: int, path: str) -> tuple[Part, ...]:
+        """The parts, each generated at its own path `path.blocks[i]`."""
+        return tuple(_part(block, seed, f"{path}.blocks[{i}]") for i, block in enumerate(self.blocks))
+
+
+TextForm = Annotated[
+    Annotated[str, Tag("string")]
+    | Annotated[TextSpec, Tag("{text}")]
+    | Annotated[BytesSpec, Tag("{bytes}")]
+    | Annotated[TokensSpec, Tag("{tokens}")],
+    Discriminator(
+        _tagger(("string", "{text}", "{bytes}", "{tokens}")),
+        custom_error_type="ctxlab_form",
+        custom_error_message=f"expected {_TEXT_FORMS}",
+    ),
+]
+ContentForm = Annotated[
+    Annotated[str, Tag("string")]
+    | Annotated[TextSpec, Tag("{text}")]
+    | Annotated[BytesSpec, Tag("{bytes}")]
+    | Annotated[TokensSpec, Tag("{tokens}")]
+    | Annotated[BlocksSpec, Tag("{blocks}")],
+    Discriminator(
+        _tagger(("string", "{text}", "{bytes}", "{tokens}", "{blocks}")),
+        custom_error_type="ctxlab_form",
+        custom_error_message=f"expected {_TEXT_FORMS}, or {{blocks: [...]}} "
+        "(text parts and {image: media/type})",
+    ),
+]
+
+
+def render_text(form: str | TextSpec | BytesSpec | TokensSpec, seed: int, path: str) -> str:
+    """The text of a text form for the item at `path`."""
+    return form if isinstance(form, str) else form.render(seed, path)
+
+
+def _part(form: str | TextSpec | BytesSpec | TokensSpec | ImageSpec, seed: int, path: str) -> Part:
+    if isinstance(form, ImageSpec):
+        return form.part(seed, path)
+    return TextBlock(text=render_text(form, seed, path))
+
+
+def render_parts(
+    form: str | TextSpec | BytesSpec | TokensSpec | BlocksSpec, seed: int, path: str
+) -> tuple[Part, ...]:
+    """The parts of a content form for the item at `path`."""
+    if isinstance(form, BlocksSpec):
+        return form.parts(seed, path)
+    return (TextBlock(text=render_text(form, seed, path)),)
+
+
+class ToolSpec(Spec):
+    """A flat tool schema; sent and counted in the `{"type": "function", ...}` form."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_schema(self) -> ToolSchema:
+        """The core tool schema."""
+        return ToolSchema.of(self.name, self.description, self.parameters)
+
+
+class CallSpec(Spec):
+    """One tool call of a round and what it returns; no `result` runs the built-in tool."""
+
+    tool: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+    result: ContentForm | None = None
+    error: bool = False
+    id: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _error_needs_result(self) -> CallSpec:
+        if self.error and self.result is None:
+            message = "error: true needs a result to mark as an error; add `result: {text: ...}`"
+            raise located_error("CallSpec", [(("error",), message, True)])
+        return self
+
+    def to_call(self, seed: int, path: str) -> ScriptedCall:
+        """The core call; the result is generated at `path.result`."""
+        result = None if self.result is None else render_parts(self.result, seed, f"{path}.result")
+        arguments = json.dumps(self.input, ensure_ascii=False)
+        return ScriptedCall(tool=self.tool, input=arguments, result=result, error=self.error, id=self.id)
+
+
+class RoundSpec(Spec):
+    """One model response: optional text and thinking, then the calls of one batch."""
+
+    text: TextForm | None = None
+    thinking: TextForm | None = None
+    advance_seconds: Seconds = 0.0
+    calls: list[CallSpec] = Field(default_factory=list)
+
+    def to_round(self, seed: int, path: str) -> ScriptedRound:
+        """The core round."""
+        return ScriptedRound(
+            text=None if self.text is None else render_text(self.text, seed, f"{path}.text"),
+            thinking=None if self.thinking is None else render_text(self.thinking, seed, f"{path}.thinking"),
+            calls=tuple(c.to_call(seed, f"{path}.calls[{i}]") for i, c in enumerate(self.calls)),
+            advance_seconds=self.advance_seconds,
+        )
+
+
+class TurnSpec(Spec):
+    """A user message, the rounds of the reply, and the final answer."""
+
+    user: ContentForm
+    advance_seconds: Seconds = 0.0
+    timezone: str | None = None
+    rounds: list[RoundSpec] = Field(default_factory=list)
+    final: TextForm = ""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        return None if value is None else check_timezone(value)
+
+    def to_turn(self, seed: int, path: str) -> ScriptedTurn:
+        """The core turn."""
+        return ScriptedTurn(
+            user=render_parts(self.user, seed, f"{path}.user"),
+            rounds=tuple(r.to_round(seed, f"{path}.rounds[{i}]") for i, r in enumerate(self.rounds)),
+            final=render_text(self.final, seed, f"{path}.final"),
+            advance_seconds=self.advance_seconds,
+            timezone=self.timezone,
+        )
+
+
+def check_timezone(name: str) -> str:
+    """`name` if it is a known IANA zone; else a ValueError with a suggestion."""
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        hint = did_you_mean(name, zoneinfo.available_timezones())
+        raise ValueError(
+            f"unknown timezone {name!r}{hint}; use an IANA name such as UTC or Asia/Shanghai"
+        ) from None
+    return name
+
+
+class ScriptSpec(Spec):
+    """The `script:` section: system prompt, tool schemas and turns."""
+
+    system_prompt: TextForm = ""
+    tools: list[ToolSpec] = Field(default_factory=list)
+    turns: list[TurnSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> ScriptSpec:
+        problems = [*_duplicate_tools(self), *_empty_rounds(self), *_call_problems(self)]
+        if problems:
+            raise located_error("ScriptSpec", problems)
+        return self
+
+    def calls(self) -> Iterator[tuple[Loc, CallSpec]]:
+        """Every call with its path, in order."""
+        for t, turn in enumerate(self.turns):
+            for r, round_ in enumerate(turn.rounds):
+                for c, call in enumerate(round_.calls):
+                    yield ("turns", t, "rounds", r, "calls", c), call
+
+    def to_script(self, seed: int, *, start: dt.datetime = DEFAULT_START, timezone: str = "UTC") -> Script:
+        """The core `Script`; all filler and images derived from `seed` and each item's path."""
+        return Script(
+            system_prompt=render_text(self.system_prompt, seed, "system_prompt"),
+            tools=tuple(tool.to_schema() for tool in self.tools),
+            turns=tuple(turn.to_turn(seed, f"turns[{i}]") for i, turn in enumerate(self.turns)),
+            start=start,
+            timezone=timezone,
+        )
+
+
+def _duplicate_tools(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
+    seen: set[str] = set()
+    for i, tool in enumerate(spec.tools):
+        if tool.name in seen:
+            yield ("tools", i, "name"), f"tool {tool.name!r} is declared twice; keep one", tool.name
+        seen.add(tool.name)
+
+
+def _empty_rounds(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
+    for t, turn in enumerate(spec.turns):
+        for r, round_ in enumerate(turn.rounds):
+            if not round_.calls:
+                message = (
+                    "a round without calls ends the reply (a response with no tool calls is the final "
+                    "answer), so the rounds after it and `final` would never be sent; add calls, or move "
+                    "its text into `final`"
+                )
+                yield ("turns", t, "rounds", r, "calls"), message, []
+
+
+def _call_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
+    declared = [tool.name for tool in spec.tools]
+    known = [*declared, *BUILTIN_TOOLS]
+    ids: set[str] = set()
+    for loc, call in spec.calls():
+        if call.result is None and call.tool not in BUILTIN_TOOLS:
+            message = (
+                f"call to {call.tool!r} has no result, and only built-in tools "
+                f"({', '.join(BUILTIN_TOOLS)}) run without one; add `result: {{text: ...}}` or `{{bytes: N}}`"
+            )
+            yield (*loc, "result"), message, None
+        elif declared and call.tool not in known:
+            message = (
+                f"tool {call.tool!r} is neither declared under `tools` nor built-in"
+                f"{did_you_mean(call.tool, known)}; declare it or fix the name"
+            )
+            yield (*loc, "tool"), message, call.tool
+        if call.id is not None and call.id in ids:
+            yield (*loc, "id"), f"call id {call.id!r} is used twice; ids must be unique in a script", call.id
+        if call.id is not None:
+            ids.add(call.id)
+
+
+def parse_script(data: object, *, source: str | None = None) -> ScriptSpec:
+    """Validate a `script:` mapping; errors name every bad field and how to fix it.
+
+    Raises:
+        WorkloadError: one `Problem` per bad field.
+    """
+    try:
+        return ScriptSpec.model_validate(data)
+    except ValidationError as error:
+        raise WorkloadError(describe_errors(error), source=source) from None
+
+
+def script_problems(data: object) -> tuple[Problem, ...]:
+    """The problems of a `script:` mapping; empty when it is valid."""
+    try:
+        ScriptSpec.model_validate(data)
+    except ValidationError as error:
+        return describe_errors(error)
+    return ()
+
+
+class ProbeSpec(Spec):
+    """A retention probe: `{key: db-port, value: "5432", where: "turn 0 round 0"}`."""
+
+    kind: ProbeKind = "fact"
+    key: str = Field(min_length=1)
+    value: str
+    where: str
+
+    @field_validator("where")
+    @classmethod
+    def _readable(cls, value: str) -> str:
+        parse_where(value)
+        return value
+
+    def probe(self) -> Probe:
+        """The core probe."""
+        return Probe(kind=self.kind, key=self.key, value=self.value, where=self.where)

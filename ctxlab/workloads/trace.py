@@ -1,0 +1,444 @@
+"""Replay of real transcripts: an OpenAI chat JSONL file mapped into a `Script` (DESIGN.md §5).
+
+One message per line: `role`, `content` (a string, null, or a list of parts), `tool_calls`,
+`tool_call_id`; other keys are ignored. The mapping:
+
+- Leading system (or developer) messages form the system prompt, joined by a blank line; a later
+  one is user text at its place.
+- Each user message starts a turn. A user (or later system) message that follows another with no
+  assistant message between joins that turn's user message as another part: the source made no
+  model call between them, so neither does the replay.
+- The assistant messages up to the next user message are the turn's reply. An assistant message
+  with calls is a round (its text, joined after any text-only messages before it, then its
+  calls); text-only messages after the last round are joined into the final answer. Texts are
+  joined with a blank line, empty ones skipped.
+- A `tool` message is the result of the earliest unanswered call with its id, wherever that
+  call is (a result after an intervening message still lands on its call).
+- Assistant messages before any user message are part of the first reply (of a turn with an
+  empty user message when the file has no user message at all).
+- A last user message with no reply is a turn with no rounds and an empty final answer: the
+  replay ends with one final model call.
+
+Invariants:
+- Call ids are the transcript's own. Where the source repeats an id, the later call is renamed
+  `<id>_dupN` (the first free N from 2), so ids are unique in the script as `Script` requires.
+- A transcript that breaks the protocol is mapped as faithfully as a `Script` allows: a result
+  with no unanswered call is dropped, a call with no result gets an empty one. Each such repair
+  is listed in `notes`, and the source's own violations, computed with
+  `ctxlab.core.protocol.violations` on the file's messages, are `source_violations`.
+- Mapping the transcript of a script (`ctxlab.workloads.transcript`) gives the script back, up
+  to what a transcript cannot carry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from ctxlab.core.blocks import (
+    DataBlock,
+    Part,
+    TextBlock,
+)
+from ctxlab.core.protocol import RULES, Rule, Violation, violations
+from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.core.tools import ToolSchema
+
+WireRole = Literal["system", "user", "assistant", "tool"]
+_ROLES: dict[str, WireRole] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+_TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
+_IMAGE_TYPES = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+}
+JOIN = "\n\n"
+"""Separator of assistant texts joined into one round text or final answer."""
+
+
+class TraceError(ValueError):
+    """A transcript or tool file that cannot be read: which file, which line, what is wrong."""
+
+    def __init__(self, source: str, line: int | None, message: str) -> None:
+        self.source, self.line, self.message = source, line, message
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceWorkload:
+    """A replayable transcript: the script, the source's own protocol violations, and its name."""
+
+    script: Script
+    source_violations: tuple[Violation, ...]
+    name: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceCall:
+    """A tool call as the transcript wrote it."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceMessage:
+    """One validated transcript message."""
+
+    role: WireRole
+    parts: tuple[Part, ...]
+    calls: tuple[TraceCall, ...] = ()
+    call_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text parts joined with nothing between."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextBlock))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and validating
+
+
+def _data_block(url: str) -> DataBlock:
+    if url.startswith("data:") and ";base64," in url:
+        header, payload = url[5:].split(";base64,", 1)
+        return DataBlock(media_type=header or "application/octet-stream", source=payload, kind="base64")
+    ext = url.rsplit("?", 1)[0].rsplit(".", 1)[-1].lower()
+    return DataBlock(media_type=_IMAGE_TYPES.get(ext, "image/*"), source=url, kind="url")
+
+
+def _part(item: object) -> Part:
+    if not isinstance(item, Mapping):
+        raise ValueError(f"a content part must be an object, got {type(item).__name__}")
+    kind = str(item.get("type"))
+    if kind in _TEXT_PARTS and isinstance(item.get(_TEXT_PARTS[kind]), str):
+        return TextBlock(text=item[_TEXT_PARTS[kind]])
+    if kind == "image_url":
+        image = item.get("image_url")
+        url = image.get("url") if isinstance(image, Mapping) else image
+        if isinstance(url, str):
+            return _data_block(url)
+    raise ValueError(f"unsupported content part {json.dumps(item)[:80]}; expected text or image_url parts")
+
+
+def _parts(content: object) -> tuple[Part, ...]:
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (TextBlock(text=content),)
+    if isinstance(content, list):
+        return tuple(_part(item) for item in content)
+    raise ValueError(f"'content' must be a string, null or a list of parts, got {type(content).__name__}")
+
+
+def _call(item: object, k: int) -> TraceCall:
+    function = item.get("function") if isinstance(item, Mapping) else None
+    if not isinstance(item, Mapping) or not isinstance(function, Mapping):
+        raise ValueError(f"tool_calls[{k}] must be an object with a 'function' object")
+    call_id, name, arguments = item.get("id"), function.get("name"), function.get("arguments", "")
+    if not isinstance(call_id, str) or not call_id:
+        raise ValueError(f"tool_calls[{k}] has no 'id' string")
+    if not isinstance(name, str):
+        raise ValueError(f"tool_calls[{k}].function has no 'name' string")
+    if isinstance(arguments, Mapping):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    if not isinstance(arguments, str):
+        raise ValueError(f"tool_calls[{k}].function.arguments must be a JSON string")
+    return TraceCall(id=call_id, name=name, arguments=arguments)
+
+
+def parse_message(wire: object) -> TraceMessage:
+    """A validated transcript message.
+
+    Raises:
+        ValueError: not a message (with what is wrong).
+    """
+    if not isinstance(wire, Mapping):
+        raise ValueError(f"not a message: expected a JSON object with a 'role', got {type(wire).__name__}")
+    if "role" not in wire:
+        raise ValueError("not a message: no 'role' field")
+    role = _ROLES.get(str(wire["role"]))
+    if role is None:
+        raise ValueError(
+            f"unknown role {wire['role']!r}; expected one of system, developer, user, assistant, tool"
+        )
+    calls = wire.get("tool_calls") or []
+    if not isinstance(calls, list) or (calls and role != "assistant"):
+        raise ValueError("'tool_calls' must be a list, on assistant messages only")
+    call_id = wire.get("tool_call_id")
+    if role == "tool" and not isinstance(call_id, str):
+        raise ValueError("a tool message needs a 'tool_call_id' string")
+    return TraceMessage(
+        role=role,
+        parts=_parts(wire.get("content")),
+        calls=tuple(_call(item, k) for k, item in enumerate(calls)),
+        call_id=call_id if role == "tool" else None,
+    )
+
+
+class JsonLine(NamedTuple):
+    """One parsed line of a JSONL file: its 1-based number and its value."""
+
+    number: int
+    value: Any
+
+
+def read_jsonl(path: Path | str) -> list[JsonLine]:
+    """The JSON objects of a JSONL file with their 1-based line numbers; blank lines skipped.
+
+    Raises:
+        TraceError: unreadable, not UTF-8, or a line that is not JSON.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TraceError(source, None, f"cannot read the transcript: {error}") from None
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(JsonLine(number, json.loads(line)))
+        except json.JSONDecodeError as error:
+            raise TraceError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
+    return rows
+
+
+def read_trace(
+    path: Path | str,
+    *,
+    tools: Sequence[ToolSchema] = (),
+    name: str | None = None,
+    rules: Iterable[Rule] = RULES,
+) -> TraceWorkload:
+    """The workload of a transcript file (named after the file unless `name` is given).
+
+    Raises:
+        TraceError: naming the file and line of the first bad message.
+    """
+    rows = read_jsonl(path)
+    messages = []
+    for number, wire in rows:
+        try:
+            messages.append(parse_message(wire))
+        except ValueError as error:
+            raise TraceError(str(path), number, str(error)) from None
+    if not messages:
+        raise TraceError(str(path), None, "the transcript has no messages")
+    found = tuple(violations([row.value for row in rows], rules))
+    workload = map_messages(messages, tools=tools, name=name or Path(path).stem)
+    return replace(workload, source_violations=found)
+
+
+# ---------------------------------------------------------------------------------------------
+# Mapping
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str
+    tool: str
+    input: str
+    result: tuple[Part, ...] | None = None
+
+
+@dataclass(slots=True)
+class _Round:
+    text: str
+    calls: list[_Call]
+
+
+@dataclass(slots=True)
+class _Turn:
+    user: list[Part]
+    rounds: list[_Round] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    replied: bool = False
+    prelude: bool = False
+
+    def freeze(self) -> ScriptedTurn:
+        rounds = tuple(
+            ScriptedRound(
+                text=round_.text or None,
+                calls=tuple(
+                    ScriptedCall(
+                        tool=c.tool,
+                        input=c.input,
+                        result=c.result if c.result is not None else (TextBlock(text=""),),
+                        id=c.id,
+                    )
+                    for c in round_.calls
+                ),
+            )
+            for round_ in self.rounds
+        )
+        return ScriptedTurn(user=tuple(self.user), rounds=rounds, final=_join(self.pending))
+
+
+def _join(texts: Iterable[str]) -> str:
+    return JOIN.join(text for text in texts if text)
+
+
+@dataclass(slots=True)
+class _Mapper:
+    """The mapping's state while it walks the messages (mutable, local to `map_messages`)."""
+
+    system: list[str] = field(default_factory=list)
+    turns: list[_Turn] = field(default_factory=list)
+    unanswered: dict[str, deque[_Call]] = field(default_factory=dict)
+    ids: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    started: bool = False
+
+    def user(self, parts: tuple[Part, ...]) -> None:
+        last = self.turns[-1] if self.turns else None
+        if last is not None and (last.prelude or not last.replied):
+            last.user.extend(parts)
+            last.prelude = last.replied = False  # a prelude's reply goes on after its user message
+        else:
+            self.turns.append(_Turn(user=list(parts)))
+
+    def assistant(self, message: TraceMessage, index: int) -> None:
+        if not self.turns:
+            self.turns.append(_Turn(user=[], prelude=True))
+        turn = self.turns[-1]
+        turn.replied = True
+        if not message.calls:
+            turn.pending.append(message.text)
+            return
+        calls = [_Call(id=self.fresh_id(c.id, index), tool=c.name, input=c.arguments) for c in message.calls]
+        for source, call in zip(message.calls, calls, strict=True):
+            self.unanswered.setdefault(source.id, deque()).append(call)
+        turn.rounds.append(_Round(text=_join([*turn.pending, message.text]), calls=calls))
+        turn.pending.clear()
+
+    def fresh_id(self, call_id: str, index: int) -> str:
+        fresh, n = call_id, 2
+        while fresh in self.ids:
+            fresh, n = f"{call_id}_dup{n}", n + 1
+        if fresh != call_id:
+            self.notes.append(f"message {index}: call id {call_id!r} repeats; replayed as {fresh!r}")
+        self.ids.add(fresh)
+        return fresh
+
+    def tool(self, message: TraceMessage, index: int) -> None:
+        call_id = message.call_id or ""
+        waiting = self.unanswered.get(call_id)
+        if not waiting:
+            self.notes.append(f"message {index}: result for {call_id!r} answers no unanswered call; dropped")
+            return
+        waiting.popleft().result = message.parts
+
+    def script(self, tools: Sequence[ToolSchema]) -> Script:
+        for waiting in self.unanswered.values():
+            for call in waiting:
+                self.notes.append(f"call {call.id!r} has no result in the source; replayed with an empty one")
+        return Script(
+            system_prompt=_join(self.system), tools=tuple(tools), turns=tuple(t.freeze() for t in self.turns)
+        )
+
+
+def map_messages(
+    messages: Sequence[TraceMessage], *, tools: Sequence[ToolSchema] = (), name: str = "trace"
+) -> TraceWorkload:
+    """The workload of validated transcript messages (see the module docstring for the rules).
+
+    `source_violations` is left empty here: it is computed on the raw file messages by
+    `read_trace` and `map_wire`.
+    """
+    mapper = _Mapper()
+    for index, message in enumerate(messages):
+        mapper.started = mapper.started or message.role != "system"
+        match message.role:
+            case "system" if not mapper.started:
+                mapper.system.append(message.text)
+            case "system" | "user":
+                mapper.user(message.parts)
+            case "assistant":
+                mapper.assistant(message, index)
+            case "tool":
+                mapper.tool(message, index)
+    return TraceWorkload(
+        script=mapper.script(tools), source_violations=(), name=name, notes=tuple(mapper.notes)
+    )
+
+
+def map_wire(
+    wires: Sequence[Mapping[str, Any]],
+    *,
+    tools: Sequence[ToolSchema] = (),
+    name: str = "trace",
+    rules: Iterable[Rule] = RULES,
+) -> TraceWorkload:
+    """The workload of OpenAI chat messages given as mappings, with their own violations.
+
+    Raises:
+        ValueError: a message that is not one, naming its 0-based index.
+    """
+    messages = []
+    for index, wire in enumerate(wires):
+        try:
+            messages.append(parse_message(wire))
+        except ValueError as error:
+            raise ValueError(f"message {index}: {error}") from None
+    workload = map_messages(messages, tools=tools, name=name)
+    return replace(workload, source_violations=tuple(violations(wires, rules)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool schemas
+
+
+def parse_tools(data: object, *, source: str = "<tools>") -> tuple[ToolSchema, ...]:
+    """Tool schemas from a JSON list of flat `{name, description, parameters}` or OpenAI-form
+    `{"type": "function", "function": {...}}` items.
+
+    Raises:
+        TraceError: not a list, or an item that is neither form (naming its index).
+    """
+    if not isinstance(data, list):
+        raise TraceError(source, None, f"expected a JSON list of tool schemas, got {type(data).__name__}")
+    schemas = []
+    for k, item in enumerate(data):
+        flat = item.get("function") if isinstance(item, Mapping) and item.get("type") == "function" else item
+        if not isinstance(flat, Mapping) or not isinstance(flat.get("name"), str):
+            raise TraceError(
+                source, None, f"item {k}: expected {{name, description, parameters}} or the OpenAI form"
+            )
+        parameters = flat.get("parameters", {"type": "object", "properties": {}})
+        if not isinstance(parameters, Mapping):
+            raise TraceError(source, None, f"item {k} ({flat['name']}): 'parameters' must be an object")
+        schemas.append(ToolSchema.of(flat["name"], str(flat.get("description", "")), parameters))
+    return tuple(schemas)
+
+
+def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
+    """Tool schemas from a JSON file (`--tools FILE`).
+
+    Raises:
+        TraceError: unreadable, not JSON, or not a list of schemas.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise TraceError(str(path), None, f"cannot read the tool schemas: {error}") from None
+    except json.JSONDecodeError as error:
+        raise TraceError(str(path), error.lineno, f"not JSON ({error.msg} at column {error.colno})") from None
+    return parse_tools(data, source=str(path))
