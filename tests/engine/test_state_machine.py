@@ -40,12 +40,21 @@ class EngineMachine(RuleBasedStateMachine):
     def start(self, trigger: float, limit: int) -> None:
         self.summarizer = FixedSummarizer(fields=FIELDS)
         self.workspace = InMemoryWorkspace()
-        self.env = Env(counter=EST, model=FunctionModel(lambda r: ModelResponse()), summarizer=self.summarizer,
-                       texts=CTXLAB_TEXTS, context_size=WINDOW, workspace=self.workspace)
+        self.env = Env(
+            counter=EST,
+            model=FunctionModel(lambda r: ModelResponse()),
+            summarizer=self.summarizer,
+            texts=CTXLAB_TEXTS,
+            context_size=WINDOW,
+            workspace=self.workspace,
+        )
         params = AgentScopeParams(trigger_ratio=trigger, tool_result_limit=limit)
-        self.loop = Loop(script=Script(system_prompt="system prompt", tools=(TOOL,)),
-                         strategy=AgentScopeStrategy(texts=CTXLAB_TEXTS, params=params), env=self.env,
-                         settings=RunSettings())
+        self.loop = Loop(
+            script=Script(system_prompt="system prompt", tools=(TOOL,)),
+            strategy=AgentScopeStrategy(texts=CTXLAB_TEXTS, params=params),
+            env=self.env,
+            settings=RunSettings(),
+        )
         self.state: EpisodeState | None = None
         self.turns = 0
         self.calls = 0
@@ -58,7 +67,9 @@ class EngineMachine(RuleBasedStateMachine):
         self.turns += 1
 
     def _before_call(self, state: EpisodeState) -> EpisodeState:
-        return self.loop.strategy.prepare(self.env.compress(state, CompressRequest()), self.env, self.loop.frame)
+        return self.loop.strategy.prepare(
+            self.env.compress(state, CompressRequest()), self.env, self.loop.frame
+        )
 
     @precondition(lambda self: self.state is not None)
     @rule(sizes=st.lists(st.integers(1, 3000), min_size=1, max_size=3), error=st.booleans())
@@ -71,8 +82,12 @@ class EngineMachine(RuleBasedStateMachine):
             calls.append(ToolCallBlock(id=f"c{self.calls}", name="retrieve", input=json.dumps({"n": size})))
         state = append_to_reply(state, tuple(calls), EST)
         for call, size in zip(calls, sizes, strict=True):
-            result = ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text="r" * size),),
-                                     state="error" if error else "success")
+            result = ToolResultBlock(
+                id=call.id,
+                name=call.name,
+                output=(TextBlock(text="r" * size),),
+                state="error" if error else "success",
+            )
             state = append_to_reply(state, (self.loop.strategy.on_tool_result(state, result, self.env),), EST)
         self.state = replace(state, cur_iter=state.cur_iter + 1, reply=replace(state.reply, has_usage=True))
 
