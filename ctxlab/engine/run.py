@@ -1,0 +1,64 @@
+"""The engine's entry point: run one script through one strategy with fake models.
+
+Invariant: the same inputs give the same `RunOutcome`, call for call (nothing reads the wall
+clock, a global random generator, or the environment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ctxlab.core.model import ChatModel
+from ctxlab.core.protocol import Rule
+from ctxlab.core.script import Script
+from ctxlab.core.tokens import AgentScopeEstimator, TokenCounter
+from ctxlab.engine.env import CacheMeter, Env
+from ctxlab.engine.loop import BuiltinTool, Loop, RunOutcome, RunSettings, Strategy
+from ctxlab.engine.middleware import Middleware
+from ctxlab.engine.workspace import Workspace
+from ctxlab.texts import Texts
+
+
+def run_script(
+    script: Script,
+    strategy: Strategy,
+    *,
+    model: ChatModel,
+    summarizer: ChatModel,
+    texts: Texts,
+    context_size: int,
+    counter: TokenCounter | None = None,
+    workspace: Workspace | None = None,
+    settings: RunSettings | None = None,
+    middlewares: Sequence[Middleware] = (),
+    builtins: Mapping[str, BuiltinTool] | None = None,
+    rules: tuple[Rule, ...] = ("openai", "anthropic"),
+    record_requests: bool = False,
+    breaker_limit: int = 0,
+    cache: CacheMeter | None = None,
+) -> RunOutcome:
+    """Run `script` (call ids assigned) and return every call, compression and the final state."""
+    env = Env(
+        counter=counter or AgentScopeEstimator(),
+        model=model,
+        summarizer=summarizer,
+        texts=texts,
+        context_size=context_size,
+        workspace=workspace,
+        rules=rules,
+        record_requests=record_requests,
+        breaker_limit=breaker_limit,
+        cache=cache,
+    )
+    loop_settings = settings or RunSettings(
+        max_iters_hint=texts.max_iters_hint, max_iters_source=texts.max_iters_source
+    )
+    loop = Loop(
+        script=script,
+        strategy=strategy,
+        env=env,
+        settings=loop_settings,
+        builtins=dict(builtins or {}),
+        middlewares=tuple(middlewares),
+    )
+    return loop.run()
