@@ -11,8 +11,9 @@ Invariants:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, assert_never
+from typing import Literal, NamedTuple, Protocol, assert_never
 
 ResultState = Literal["success", "error", "running"]
 SourceKind = Literal["url", "base64"]
@@ -100,12 +101,21 @@ Part = TextBlock | DataBlock
 """What a tool result or a multimodal hint holds."""
 
 
-def parts_tally(parts: tuple[Part, ...]) -> Tally:
-    """Sum of the tallies of `parts`."""
+class Sized(Protocol):
+    """Anything that caches its size as a tally (blocks, parts, messages)."""
+
+    @property
+    def tally(self) -> Tally:
+        """The cached size."""
+        ...
+
+
+def sum_tallies(items: Iterable[Sized]) -> Tally:
+    """Sum of the tallies of `items` (ZERO when empty)."""
     nbytes = ndata = 0
-    for part in parts:
-        nbytes += part.tally.nbytes
-        ndata += part.tally.ndata
+    for item in items:
+        nbytes += item.tally.nbytes
+        ndata += item.tally.ndata
     return Tally(nbytes, ndata)
 
 
@@ -121,7 +131,7 @@ class HintBlock:
         if isinstance(self.hint, str):
             _set_tally(self, Tally(utf8_len(self.hint), 0))
         else:
-            _set_tally(self, parts_tally(self.hint))
+            _set_tally(self, sum_tallies(self.hint))
 
     @property
     def text(self) -> str:
@@ -164,7 +174,7 @@ class ToolResultBlock:
     tally: Tally = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _set_tally(self, parts_tally(self.output))
+        _set_tally(self, sum_tallies(self.output))
 
     @property
     def text(self) -> str:

@@ -11,30 +11,20 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ctxlab.core.blocks import (
-    ZERO,
     Block,
     Part,
     Tally,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
+    sum_tallies,
 )
 
 Role = Literal["system", "user", "assistant"]
-
-
-def sum_tallies(items: Iterable[Block | Message]) -> Tally:
-    """Sum of the tallies of blocks or messages."""
-    nbytes = ndata = 0
-    for item in items:
-        nbytes += item.tally.nbytes
-        ndata += item.tally.ndata
-    return Tally(nbytes, ndata)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,8 +88,3 @@ def unfinished_calls(message: Message) -> tuple[ToolCallBlock, ...]:
     """
     answered = set(result_ids(message))
     return tuple(b for b in message.blocks if isinstance(b, ToolCallBlock) and b.id not in answered)
-
-
-def context_tally(messages: Sequence[Message]) -> Tally:
-    """Sum of the tallies of `messages` (ZERO when empty)."""
-    return sum_tallies(messages) if messages else ZERO

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxlab.core.blocks import Block, Tally
-from ctxlab.core.messages import Message, sum_tallies
+from ctxlab.core.blocks import Block, Tally, sum_tallies
+from ctxlab.core.messages import Message
 from ctxlab.core.tools import ToolSchema, tools_bytes
 
 DATA_BLOCK_TOKENS = 2000

@@ -135,16 +135,16 @@ class OffloadNames:
         return f"offload/image-{self._next('image'):04d}{_extension(media_type)}"
 
 
-@dataclass(slots=True)
-class InMemoryWorkspace:
-    """A workspace in a dict: the engine's default; deterministic paths from counters."""
+class NamedWorkspace:
+    """Offloading with `OffloadNames` paths; subclasses say where the bytes go (`_store`, `_load`)."""
 
-    files: dict[str, bytes] = field(default_factory=dict)
-    names: OffloadNames = field(default_factory=OffloadNames)
+    names: OffloadNames
 
     def _store(self, path: str, payload: bytes) -> str:
-        self.files[str(safe_path(path))] = payload
-        return path
+        raise NotImplementedError
+
+    def _load(self, path: str) -> bytes:
+        raise NotImplementedError
 
     def offload_context(self, messages: tuple[Message, ...]) -> str:
         """Store a compressed span as JSON; returns `offload/context-NNNN.json`."""
@@ -165,6 +165,21 @@ class InMemoryWorkspace:
             UnsafePathError: the path could escape the workspace.
             FileNotFoundError: nothing is stored there.
         """
+        return self._load(path)
+
+
+@dataclass(slots=True)
+class InMemoryWorkspace(NamedWorkspace):
+    """A workspace in a dict: the engine's default."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    names: OffloadNames = field(default_factory=OffloadNames)
+
+    def _store(self, path: str, payload: bytes) -> str:
+        self.files[str(safe_path(path))] = payload
+        return path
+
+    def _load(self, path: str) -> bytes:
         key = str(safe_path(path))
         if key not in self.files:
             raise FileNotFoundError(f"no offloaded file at {path!r}")

@@ -14,20 +14,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxlab.core.blocks import DataBlock, ToolResultBlock
-from ctxlab.core.messages import Message
-from ctxlab.engine.workspace import (
-    DATA_URL_PREFIX,
-    OffloadNames,
-    UnsafePathError,
-    context_payload,
-    safe_path,
-    tool_result_payload,
-)
+from ctxlab.engine.workspace import NamedWorkspace, OffloadNames, UnsafePathError, safe_path
 
 
 @dataclass(slots=True)
-class DirectoryWorkspace:
+class DirectoryWorkspace(NamedWorkspace):
     """Offloads files under `root`."""
 
     root: Path
@@ -53,23 +44,5 @@ class DirectoryWorkspace:
         self.written += len(payload)
         return path
 
-    def offload_context(self, messages: tuple[Message, ...]) -> str:
-        """Store a compressed span; returns its path."""
-        return self._store(self.names.context(), context_payload(messages))
-
-    def offload_tool_result(self, result: ToolResultBlock) -> str:
-        """Store a tool-result remainder; returns its path."""
-        return self._store(self.names.tool_result(result), tool_result_payload(result))
-
-    def offload_data(self, block: DataBlock) -> str:
-        """Store a data block; returns its `workspace://` URL."""
-        return DATA_URL_PREFIX + self._store(self.names.data(block.media_type), block.source.encode("utf-8"))
-
-    def read(self, path: str) -> bytes:
-        """The bytes stored at `path`.
-
-        Raises:
-            UnsafePathError: the path could escape the workspace.
-            FileNotFoundError: nothing is stored there.
-        """
+    def _load(self, path: str) -> bytes:
         return self._inside(path).read_bytes()

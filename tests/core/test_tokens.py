@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message, sum_tallies, text_message
+from ctxlab.core.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock, sum_tallies
+from ctxlab.core.messages import Message, text_message
 from ctxlab.core.tokens import AgentScopeEstimator, bytes_to_tokens
 from ctxlab.core.tools import ToolSchema, tools_bytes, tools_json
 from tests.parity.bridge import as_msg, as_tools
