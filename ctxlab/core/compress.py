@@ -23,6 +23,7 @@ pure steps over values, so a compression is applied all at once or not at all:
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, replace
 
@@ -76,8 +77,13 @@ class CompressionPlan:
     overflow: bool
 
 
+@functools.lru_cache(maxsize=64)
 def fixed_messages(system_prompt: str, summary: Summary) -> tuple[Message, ...]:
-    """The system prompt and the summary message (when there is a summary)."""
+    """The system prompt and the summary message (when there is a summary).
+
+    Memoised: a run asks for the same pair before every call, and returning the same objects lets
+    per-message caches (protocol checks, cache accounting) recognise the shared request prefix.
+    """
     carried = summary_message(summary)
     system = text_message("system", system_prompt)
     return (system,) if carried is None else (system, carried)

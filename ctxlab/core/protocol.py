@@ -15,13 +15,21 @@ Under every rule a call id used twice in one request is a violation, and so is a
 for one call. Each violation names the 0-based index into the OpenAI messages where the rule
 broke: the message that arrived while a call was unanswered (or the call's own message when the
 request ended first), the orphan result itself, or the message repeating an id.
+
+Each rule is a streaming checker: an immutable state fed one OpenAI message at a time, finished
+at the end of the request without being changed. `ProtocolMeter` keeps the state after every
+stored message of the previous request, so checking the next request costs O(what changed), not
+O(request).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ctxlab.core.messages import Message
+from ctxlab.core.wire import Wire, to_openai_one
 
 Rule = Literal["openai", "anthropic", "bedrock"]
 RULES: tuple[Rule, ...] = ("openai", "anthropic", "bedrock")
@@ -42,154 +50,238 @@ class Violation:
         return f"{self.rule}:{self.index}:{self.call_id}"
 
 
+class Checker(Protocol):
+    """A rule's streaming state: feed messages in order, then finish."""
+
+    def feed(self, index: int, wire: Mapping[str, Any]) -> Checker:
+        """The state after one more OpenAI message."""
+        ...
+
+    def finish(self) -> tuple[Violation, ...]:
+        """Every violation of the request that ends here."""
+        ...
+
+
 def violations(openai_messages: Sequence[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
     """All violations of `rules` in one request, rule by rule, in message order."""
     found: list[Violation] = []
     for rule in rules:
-        match rule:
-            case "openai":
-                found.extend(_check_openai(openai_messages))
-            case "anthropic" | "bedrock":
-                found.extend(_check_turns(openai_messages, rule))
+        checker = start(rule)
+        for index, wire in enumerate(openai_messages):
+            checker = checker.feed(index, wire)
+        found.extend(checker.finish())
     return found
 
 
-def _calls(wire: Mapping[str, Any]) -> list[str]:
-    return [str(c.get("id")) for c in wire.get("tool_calls") or ()]
+def start(rule: Rule) -> Checker:
+    """The empty state of a rule's checker."""
+    return _OpenAIChecker() if rule == "openai" else _TurnChecker(rule=rule)
 
 
-def _duplicate_ids(messages: Sequence[Mapping[str, Any]], rule: Rule) -> list[Violation]:
-    seen: set[str] = set()
-    found = []
-    for index, wire in enumerate(messages):
-        for call_id in _calls(wire):
-            if call_id in seen:
-                detail = f"call id {call_id!r} is used by more than one call in this request"
-                found.append(
-                    Violation(index=index, call_id=call_id, rule=rule, kind="duplicate_id", detail=detail)
-                )
-            seen.add(call_id)
-    return found
+def _calls(wire: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(c.get("id")) for c in wire.get("tool_calls") or ())
 
 
-def _check_openai(messages: Sequence[Mapping[str, Any]]) -> list[Violation]:
-    found = _duplicate_ids(messages, "openai")
-    open_calls: dict[str, int] = {}  # unanswered call id -> index of its assistant message
-    answered: set[str] = set()
-    seen: set[str] = set()
-    for index, wire in enumerate(messages):
+def _violation(index: int, call_id: str, rule: Rule, kind: Kind, detail: str) -> Violation:
+    return Violation(index=index, call_id=call_id, rule=rule, kind=kind, detail=detail)
+
+
+def _duplicates(
+    index: int, calls: tuple[str, ...], seen: frozenset[str], rule: Rule
+) -> tuple[Violation, ...]:
+    found, earlier = [], set(seen)
+    for call_id in calls:
+        if call_id in earlier:
+            detail = f"call id {call_id!r} is used by more than one call in this request"
+            found.append(_violation(index, call_id, rule, "duplicate_id", detail))
+        earlier.add(call_id)
+    return tuple(found)
+
+
+def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
+    return _violation(index, call_id, rule, "dangling_call", f"call {call_id!r} is not answered {when}")
+
+
+@dataclass(frozen=True, slots=True)
+class _OpenAIChecker:
+    open_calls: tuple[tuple[str, int], ...] = ()  # unanswered calls of the batch, with their index
+    answered: frozenset[str] = frozenset()
+    seen: frozenset[str] = frozenset()
+    found: tuple[Violation, ...] = ()
+
+    def feed(self, index: int, wire: Mapping[str, Any]) -> Checker:
+        calls = _calls(wire)
+        found = self.found + _duplicates(index, calls, self.seen, "openai")
         if wire.get("role") == "tool":
-            call_id = str(wire.get("tool_call_id"))
-            found.extend(_openai_result(index, call_id, open_calls, answered, seen))
-            continue
-        found.extend(_dangling(open_calls, index, "openai", "before the next non-tool message"))
-        open_calls, answered = {c: index for c in _calls(wire)}, set()
-        seen.update(open_calls)
-    for call_id, at in open_calls.items():
-        found.append(_dangling_one(call_id, at, "openai", "before the request ends"))
-    return found
+            return self._result(index, str(wire.get("tool_call_id")), found)
+        before = "before the next non-tool message"
+        found += tuple(_dangling(call_id, index, "openai", before) for call_id, _ in self.open_calls)
+        opened = tuple((c, index) for c in dict.fromkeys(calls))
+        return _OpenAIChecker(
+            open_calls=opened, answered=frozenset(), seen=self.seen | set(calls), found=found
+        )
 
+    def _result(self, index: int, call_id: str, found: tuple[Violation, ...]) -> Checker:
+        remaining = tuple(pair for pair in self.open_calls if pair[0] != call_id)
+        if len(remaining) < len(self.open_calls):
+            return _OpenAIChecker(remaining, self.answered | {call_id}, self.seen, found)
+        if call_id in self.answered:
+            kind: Kind = "duplicate_result"
+            detail = f"a second result for call {call_id!r}"
+        elif call_id in self.seen:
+            kind, detail = (
+                "orphan_result",
+                f"result for {call_id!r} arrives after an intervening non-tool message",
+            )
+        else:
+            kind, detail = "orphan_result", f"result for {call_id!r} has no call in this request"
+        return _OpenAIChecker(
+            self.open_calls,
+            self.answered,
+            self.seen,
+            (*found, _violation(index, call_id, "openai", kind, detail)),
+        )
 
-def _openai_result(
-    index: int, call_id: str, open_calls: dict[str, int], answered: set[str], seen: set[str]
-) -> list[Violation]:
-    if call_id in open_calls:
-        del open_calls[call_id]
-        answered.add(call_id)
-        return []
-    if call_id in answered:
-        detail = f"a second result for call {call_id!r}"
-        return [
-            Violation(index=index, call_id=call_id, rule="openai", kind="duplicate_result", detail=detail)
-        ]
-    if call_id in seen:
-        detail = f"result for {call_id!r} arrives after an intervening non-tool message"
-    else:
-        detail = f"result for {call_id!r} has no call in this request"
-    return [Violation(index=index, call_id=call_id, rule="openai", kind="orphan_result", detail=detail)]
-
-
-def _dangling(open_calls: Mapping[str, int], index: int, rule: Rule, when: str) -> list[Violation]:
-    return [_dangling_one(call_id, index, rule, when) for call_id in open_calls]
-
-
-def _dangling_one(call_id: str, index: int, rule: Rule, when: str) -> Violation:
-    detail = f"call {call_id!r} is not answered {when}"
-    return Violation(index=index, call_id=call_id, rule=rule, kind="dangling_call", detail=detail)
+    def finish(self) -> tuple[Violation, ...]:
+        ends = tuple(_dangling(c, at, "openai", "before the request ends") for c, at in self.open_calls)
+        return self.found + ends
 
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
     role: str
     first: int  # OpenAI index of the turn's first message
-    uses: tuple[tuple[int, str], ...]  # (OpenAI index, id)
-    results: tuple[tuple[int, str], ...]
+    uses: tuple[tuple[int, str], ...] = ()  # (OpenAI index, id)
+    results: tuple[tuple[int, str], ...] = ()
 
 
-def _turns(messages: Sequence[Mapping[str, Any]]) -> list[_Turn]:
-    """Anthropic turns: system dropped, tool and user messages in user turns, same roles merged."""
-    turns: list[_Turn] = []
-    for index, wire in enumerate(messages):
+@dataclass(frozen=True, slots=True)
+class _TurnChecker:
+    """Anthropic and Bedrock: turns merge consecutive same-role messages; a user turn is judged
+    against the assistant turn before it when it closes."""
+
+    rule: Rule
+    previous: _Turn | None = None
+    current: _Turn | None = None
+    seen: frozenset[str] = frozenset()
+    found: tuple[Violation, ...] = field(default=())
+
+    def feed(self, index: int, wire: Mapping[str, Any]) -> Checker:
         role = wire.get("role")
         if role == "system":
-            continue
+            return self
+        calls = _calls(wire)
+        found = self.found + _duplicates(index, calls, self.seen, self.rule)
         role = "assistant" if role == "assistant" else "user"
-        uses = tuple((index, c) for c in _calls(wire))
+        uses = tuple((index, c) for c in calls)
         results = ((index, str(wire.get("tool_call_id"))),) if wire.get("role") == "tool" else ()
-        if turns and turns[-1].role == role:
-            last = turns[-1]
-            turns[-1] = _Turn(role, last.first, last.uses + uses, last.results + results)
-        else:
-            turns.append(_Turn(role, index, uses, results))
-    return turns
+        seen = self.seen | set(calls)
+        current = self.current
+        if current is not None and current.role == role:
+            merged = _Turn(role, current.first, current.uses + uses, current.results + results)
+            return _TurnChecker(self.rule, self.previous, merged, seen, found)
+        found += self._close()
+        return _TurnChecker(self.rule, current, _Turn(role, index, uses, results), seen, found)
 
-
-def _check_turns(messages: Sequence[Mapping[str, Any]], rule: Rule) -> list[Violation]:
-    found = _duplicate_ids(messages, rule)
-    turns = _turns(messages)
-    for k, turn in enumerate(turns):
-        previous = turns[k - 1] if k > 0 and turns[k - 1].role == "assistant" else None
-        following = turns[k + 1] if k + 1 < len(turns) else None
-        if turn.role == "assistant" and rule == "anthropic":
-            found.extend(_unanswered_uses(turn, following))
-        if turn.role == "user":
-            found.extend(_turn_results(turn, previous, rule))
-    return sorted(found, key=lambda v: v.index)
-
-
-def _unanswered_uses(turn: _Turn, following: _Turn | None) -> list[Violation]:
-    answered = {call_id for _, call_id in following.results} if following else set()
-    at = following.first if following else None
-    when = "in the next user turn" if following else "before the request ends"
-    return [
-        _dangling_one(call_id, at if at is not None else index, "anthropic", when)
-        for index, call_id in turn.uses
-        if call_id not in answered
-    ]
-
-
-def _turn_results(turn: _Turn, previous: _Turn | None, rule: Rule) -> list[Violation]:
-    uses = {call_id for _, call_id in previous.uses} if previous else set()
-    found: list[Violation] = []
-    if rule == "bedrock":
-        if len(turn.results) > len(uses):
-            index, call_id = turn.results[len(uses)]
-            detail = f"{len(turn.results)} tool results answer {len(uses)} tool uses of the previous turn"
-            found.append(
-                Violation(index=index, call_id=call_id, rule=rule, kind="excess_results", detail=detail)
+    def _close(self) -> tuple[Violation, ...]:
+        """Violations settled when the current turn ends (a user turn is judged then)."""
+        turn = self.current
+        if turn is None or turn.role != "user":
+            return ()
+        before = self.previous if self.previous is not None and self.previous.role == "assistant" else None
+        judged = _judge_results(turn, before, self.rule)
+        if self.rule == "anthropic" and before is not None:
+            answered = {call_id for _, call_id in turn.results}
+            judged += tuple(
+                _dangling(c, turn.first, "anthropic", "in the next user turn")
+                for _, c in before.uses
+                if c not in answered
             )
-        return found
+        return judged
+
+    def finish(self) -> tuple[Violation, ...]:
+        ends = self._close()
+        turn = self.current
+        if self.rule == "anthropic" and turn is not None and turn.role == "assistant":
+            ends += tuple(_dangling(c, at, "anthropic", "before the request ends") for at, c in turn.uses)
+        return tuple(sorted(self.found + ends, key=lambda v: v.index))
+
+
+def _judge_results(turn: _Turn, before: _Turn | None, rule: Rule) -> tuple[Violation, ...]:
+    uses = {call_id for _, call_id in before.uses} if before else set()
+    if rule == "bedrock":
+        if len(turn.results) <= len(uses):
+            return ()
+        index, call_id = turn.results[len(uses)]
+        detail = f"{len(turn.results)} tool results answer {len(uses)} tool uses of the previous turn"
+        return (_violation(index, call_id, rule, "excess_results", detail),)
+    found: list[Violation] = []
     seen: set[str] = set()
     for index, call_id in turn.results:
         if call_id in seen:
-            detail = f"a second result for call {call_id!r}"
             found.append(
-                Violation(index=index, call_id=call_id, rule=rule, kind="duplicate_result", detail=detail)
+                _violation(index, call_id, rule, "duplicate_result", f"a second result for call {call_id!r}")
             )
         elif call_id not in uses:
             detail = f"result for {call_id!r} has no tool_use in the previous assistant turn"
-            found.append(
-                Violation(index=index, call_id=call_id, rule=rule, kind="orphan_result", detail=detail)
-            )
+            found.append(_violation(index, call_id, rule, "orphan_result", detail))
         seen.add(call_id)
-    return found
+    return tuple(found)
+
+
+@dataclass(slots=True)
+class _Step:
+    """The state after one stored message: its OpenAI messages counted, each rule's checker."""
+
+    message: Message | None
+    wire_count: int
+    checkers: tuple[Checker, ...]
+
+
+@dataclass(slots=True)
+class ProtocolMeter:
+    """Checks request after request, reusing the work on the stored messages they share.
+
+    Messages are compared by identity: a stored message is immutable, so the same object has the
+    same OpenAI view and leaves each checker in the same state.
+    """
+
+    rules: tuple[Rule, ...]
+    _steps: list[_Step] = field(default_factory=list)
+    _wires: dict[int, tuple[Message, tuple[Wire, ...]]] = field(default_factory=dict)
+
+    def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
+        """The violations of the request made of `messages` (stored messages, in order)."""
+        if not self._steps:
+            self._steps.append(_Step(None, 0, tuple(start(rule) for rule in self.rules)))
+        shared = self._shared_prefix(messages)
+        del self._steps[shared + 1 :]
+        for message in messages[shared:]:
+            self._steps.append(self._advance(self._steps[-1], message))
+        present = {id(m) for m in messages}
+        self._wires = {key: value for key, value in self._wires.items() if key in present}
+        return tuple(v for checker in self._steps[-1].checkers for v in checker.finish())
+
+    def _shared_prefix(self, messages: Sequence[Message]) -> int:
+        shared = 0
+        for step, message in zip(self._steps[1:], messages, strict=False):
+            if step.message is not message:
+                break
+            shared += 1
+        return shared
+
+    def _advance(self, step: _Step, message: Message) -> _Step:
+        wires = self.wire(message)
+        checkers = step.checkers
+        for offset, wire in enumerate(wires):
+            checkers = tuple(c.feed(step.wire_count + offset, wire) for c in checkers)
+        return _Step(message, step.wire_count + len(wires), checkers)
+
+    def wire(self, message: Message) -> tuple[Wire, ...]:
+        """The OpenAI view of one stored message (memoised by identity)."""
+        cached = self._wires.get(id(message))
+        if cached is not None and cached[0] is message:
+            return cached[1]
+        wires = tuple(to_openai_one(message))
+        self._wires[id(message)] = (message, wires)
+        return wires

@@ -108,16 +108,20 @@ def _tool_wire(result: ToolResultBlock) -> Wire:
     return {"role": "tool", "tool_call_id": result.id, "content": content}
 
 
+def to_openai_one(message: Message) -> list[Wire]:
+    """The OpenAI chat messages one stored message becomes (each stored message on its own)."""
+    out: list[Wire] = []
+    builder = _OpenAIBuilder(message.role, out, [], [], [])
+    for block in message.blocks:
+        builder.add(block)
+    builder.flush_media()
+    builder.flush()
+    return out
+
+
 def to_openai(messages: Sequence[Message]) -> list[Wire]:
     """The OpenAI chat messages a provider receives for `messages`."""
-    out: list[Wire] = []
-    for message in messages:
-        builder = _OpenAIBuilder(message.role, out, [], [], [])
-        for block in message.blocks:
-            builder.add(block)
-        builder.flush_media()
-        builder.flush()
-    return out
+    return [wire for message in messages for wire in to_openai_one(message)]
 
 
 def _anthropic_blocks(wire: Wire) -> Iterator[Wire]:

@@ -32,6 +32,8 @@ def truncate_result(result: ToolResultBlock, limit: int, env: Env, texts: Texts)
 
 def cap_images(state: EpisodeState, max_images: int, env: Env, texts: Texts) -> EpisodeState:
     """The state with only the newest `max_images` images; older ones become notices."""
+    if state.context_tally.ndata <= max(max_images, 0):
+        return state  # images are data blocks: no more of them than the tally counts
     cap = plan_image_cap(state.context, max_images)
     if not cap.removed:
         return state

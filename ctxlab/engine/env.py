@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 
 from ctxlab.core.messages import Message
 from ctxlab.core.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
-from ctxlab.core.protocol import Rule, violations
+from ctxlab.core.protocol import ProtocolMeter, Rule, Violation
 from ctxlab.core.summary import (
     ATTEMPT_CHOICES,
     StructuredOutputError,
@@ -100,6 +100,7 @@ class Env:
     cache: CacheMeter | None = None
     summary_invocations: int = 0
     consecutive_failures: int = 0
+    _meters: dict[CallKind, ProtocolMeter] = field(default_factory=dict)
 
     def reasoning(self, state: EpisodeState, request: ModelRequest, tokens: int) -> ModelResponse:
         """Send a reasoning request (through `model_call` when middlewares wrap it) and record it."""
@@ -166,8 +167,13 @@ class Env:
             attempt=attempt,
         )
 
+    def _violations(self, kind: CallKind, messages: tuple[Message, ...]) -> tuple[Violation, ...]:
+        meter = self._meters.get(kind)
+        if meter is None:
+            meter = self._meters[kind] = ProtocolMeter(self.rules)
+        return meter.check(messages)
+
     def _record(self, state: EpisodeState, kind: CallKind, sent: Sent, response: ModelResponse) -> None:
-        wire = to_openai(sent.messages)
         use = self.cache.observe(kind, sent.messages, sent.tools) if self.cache else CacheUse(0, 0)
         output = Message(role="assistant", blocks=response.blocks)
         record = CallRecord(
@@ -180,10 +186,10 @@ class Env:
             context_messages=len(state.context),
             summary_chars=len(summary_text(state.summary)),
             events=self.recorder.take_events(),
-            violations=tuple(violations(wire, self.rules)),
+            violations=self._violations(kind, sent.messages),
             cached_tokens=use.cached,
             cache_write_tokens=use.written,
-            request=_request_dump(wire, sent.tools) if self.record_requests else None,
+            request=_request_dump(to_openai(sent.messages), sent.tools) if self.record_requests else None,
         )
         self.recorder.calls.append(record)
 

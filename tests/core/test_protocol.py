@@ -97,3 +97,30 @@ def test_shared_transcripts_match_their_manifest(traces_dir: Path) -> None:
 @pytest.mark.parametrize("rule", RULES)
 def test_empty_request_is_valid(rule: str) -> None:
     assert violations([], [rule]) == []  # type: ignore[list-item]
+
+
+# --- the incremental meter equals a full check, request after request --------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ctxlab.core.messages import Message  # noqa: E402
+from ctxlab.core.protocol import ProtocolMeter  # noqa: E402
+from ctxlab.core.wire import to_openai  # noqa: E402
+from tests.strategies import messages as any_messages  # noqa: E402
+from tests.strategies import paired_histories  # noqa: E402
+
+
+@given(paired_histories(), st.lists(st.tuples(st.sampled_from(["append", "drop", "swap", "same"]), any_messages),
+                                    max_size=8))
+def test_meter_equals_a_full_check_after_any_edit(history: list[Message], edits: list[tuple[str, Message]]) -> None:
+    meter = ProtocolMeter(RULES)
+    request = list(history)
+    for op, message in edits:
+        if op == "append":
+            request.append(message)
+        elif op == "drop" and request:
+            request.pop(0)
+        elif op == "swap" and request:
+            request[-1] = message
+        assert list(meter.check(request)) == violations(to_openai(request), RULES)
