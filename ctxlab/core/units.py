@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, assert_never
 
 from ctxlab.core.blocks import (
+    ZERO,
     Block,
     DataBlock,
     HintBlock,
@@ -44,6 +45,7 @@ from ctxlab.core.blocks import (
 )
 from ctxlab.core.messages import Message
 from ctxlab.core.tokens import TokenCounter
+from ctxlab.core.tools import ToolSchema
 
 UnitKind = Literal["system", "user", "text", "calls", "result", "hint", "media"]
 WireRole = Literal["system", "user", "assistant", "tool"]
@@ -171,29 +173,11 @@ class _Segmenter:
         self.flush_media()
         self.flush(size)
         if self.units and self.pending < size:
-            last = self.units[-1]
-            self.units[-1] = ViewUnit(
-                index=last.index,
-                message=last.message,
-                start=last.start,
-                end=size,
-                kind=last.kind,
-                role=last.role,
-                blocks=last.blocks,
-                call_ids=last.call_ids,
-            )
+            self.units[-1] = replace(self.units[-1], end=size)
 
 
 def _plain_kind(role: WireRole) -> UnitKind:
-    match role:
-        case "system":
-            return "system"
-        case "user":
-            return "user"
-        case "assistant" | "tool":
-            return "text"
-        case _:
-            assert_never(role)
+    return "system" if role == "system" else "user" if role == "user" else "text"
 
 
 def view_units(messages: Sequence[Message]) -> tuple[ViewUnit, ...]:
@@ -339,6 +323,28 @@ def unseen_size(messages: Sequence[Message], units: Sequence[ViewUnit], counter:
     return _sum(
         counter.measure(b) for m, message in enumerate(messages) if m not in seen for b in message.blocks
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sizer:
+    """How a family sizes a request: the counter, the tools sent, and the size of everything the
+    request carries besides the stored context (system prompt, summary, ledger)."""
+
+    counter: TokenCounter
+    tools: tuple[ToolSchema, ...] = ()
+    overhead: Tally = ZERO
+
+    def tokens(self, context: Tally) -> int:
+        """Request tokens when the context has size `context`."""
+        return self.counter.total(self.overhead + context, self.tools)
+
+    def size(self, messages: Sequence[Message]) -> Tally:
+        """The counter's tally of `messages`."""
+        return context_size(messages, self.counter)
+
+    def count(self, messages: Sequence[Message]) -> int:
+        """Request tokens when the context is `messages`."""
+        return self.tokens(self.size(messages))
 
 
 def replace_blocks(
