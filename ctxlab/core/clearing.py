@@ -89,7 +89,7 @@ class AnthropicClearParams:
         trigger_kind: `input_tokens`, or `tool_uses` to count tool calls instead.
         keep: the most recent tool uses (call/result pairs) kept intact (API default 3).
         clear_at_least: when the edit would reclaim fewer tokens than this, it is not applied
-            (API default: none, here 0).
+            (API default: none).
         exclude_tools: tools whose uses are never cleared.
         clear_tool_inputs: also clear the call's input: every call (True) or these tools.
         placeholder: what a cleared result holds.
@@ -100,7 +100,7 @@ class AnthropicClearParams:
     trigger: int = 100_000
     trigger_kind: Literal["input_tokens", "tool_uses"] = "input_tokens"
     keep: int = 3
-    clear_at_least: int = 0
+    clear_at_least: int | None = None
     exclude_tools: tuple[str, ...] = ()
     clear_tool_inputs: bool | tuple[str, ...] = False
     placeholder: str = "[tool result cleared to free context]"
@@ -137,7 +137,7 @@ def clear_tool_uses(
             edits[ref] = _cleared_input(call)
             inputs.append(call.id)
     after = sizer.tokens(_edited_tally(messages, edits, sizer, tally))
-    if not edits or before - after < params.clear_at_least:
+    if not edits or (params.clear_at_least is not None and before - after < params.clear_at_least):
         return Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)
     return Clearing(
         messages=replace_blocks(messages, edits),

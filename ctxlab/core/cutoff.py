@@ -182,6 +182,14 @@ class CondenserParams:
     keep_first: int = 4
     max_tokens: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.max_size // 2 - self.keep_first - 1 <= 0:
+            raise ValueError(
+                f"condenser keep_first={self.keep_first} leaves no room for a tail with "
+                f"max_size={self.max_size}: keep_first must be below max_size // 2 - 1 "
+                "(as OpenHands checks); lower keep_first or raise max_size"
+            )
+
 
 def openhands_cut(
     messages: Sequence[Message],
