@@ -49,8 +49,7 @@ from ctxlab.core.tools import ToolSchema
 
 UnitKind = Literal["system", "user", "text", "calls", "result", "hint", "media"]
 WireRole = Literal["system", "user", "assistant", "tool"]
-ACCUMULATING: frozenset[UnitKind] = frozenset({"system", "user", "text", "calls"})
-"""Kinds whose view message gathers consecutive texts and calls of one stored message."""
+_ACCUMULATING: frozenset[UnitKind] = frozenset({"system", "user", "text", "calls"})  # gather texts and calls
 
 
 class BlockRef(NamedTuple):
@@ -121,19 +120,9 @@ class _Segmenter:
     def emit(
         self, kind: UnitKind, role: WireRole, end: int, shown: tuple[int, ...], ids: tuple[str, ...]
     ) -> None:
-        unit = ViewUnit(
-            index=self.next_index,
-            message=self.message,
-            start=self.pending,
-            end=end,
-            kind=kind,
-            role=role,
-            blocks=shown,
-            call_ids=ids,
-        )
-        self.units.append(unit)
-        self.next_index += 1
-        self.pending = end
+        here = {"index": self.next_index, "message": self.message, "start": self.pending}
+        self.units.append(ViewUnit(**here, end=end, kind=kind, role=role, blocks=shown, call_ids=ids))
+        self.next_index, self.pending = self.next_index + 1, end
 
     def flush(self, at: int) -> None:
         if self.shown:
@@ -248,11 +237,6 @@ def _protocol_unit(members: list[int], units: Sequence[ViewUnit]) -> ProtocolUni
         call_ids=head.call_ids,
         complete=all(call_id in answered for call_id in head.call_ids),
     )
-
-
-def protocol_index(groups: Sequence[ProtocolUnit]) -> dict[int, ProtocolUnit]:
-    """Map every view index to the protocol unit holding it."""
-    return {index: group for group in groups for index in group.units}
 
 
 def safe_cut(groups: Sequence[ProtocolUnit], at: int) -> int:
@@ -446,7 +430,7 @@ def _owned(message: Message, unit: ViewUnit, m: int, stripped: set[tuple[int, in
 
 def _would_merge(previous: ViewUnit, unit: ViewUnit) -> bool:
     """Would `unit` fold into the view message of `previous` were they adjacent in one message?"""
-    if previous.kind in ACCUMULATING and unit.kind in ACCUMULATING:
+    if previous.kind in _ACCUMULATING and unit.kind in _ACCUMULATING:
         return True
     return previous.kind == "media" and unit.kind == "result"
 
@@ -472,11 +456,13 @@ def split_context(messages: Sequence[Message], units: Sequence[ViewUnit], at: in
     head = list(messages[:m])
     tail = list(messages[m + 1 :])
     message = messages[m]
-    if start > 0:
+    if start == 0:
+        tail.insert(0, message)
+    elif start >= len(message.blocks):
+        head.append(message)
+    else:
         head.append(message.with_blocks(message.blocks[:start]))
         tail.insert(0, message.with_blocks(message.blocks[start:]))
-    else:
-        tail.insert(0, message)
     return ContextSplit(tuple(head), tuple(tail))
 
 
