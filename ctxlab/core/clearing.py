@@ -22,8 +22,8 @@ content changes), except the sliding window, which drops view messages. Sources,
 Invariants:
 - Every family but `slide_window` keeps each call and its result in place, so it never causes an
   `openai` or `anthropic` protocol violation.
-- Placeholders and notices are ctxlab's own wording; `{tool}`, `{lines}`, `{count}`, `{call_id}`,
-  `{path}` and `{preview}` are filled by plain replacement.
+- Placeholders and notices are ctxlab's own wording; their `{name}` placeholders are filled in one
+  pass (`templates.fill`), so a value holding braces is inserted as it is.
 - `mask_observations` and `elide_observations` are request views: apply them to the full stored
   history before each request (as OpenHands and SWE-agent do), not to their own output.
 """
@@ -36,6 +36,7 @@ from typing import Literal
 
 from ctxlab.core.blocks import Block, DataBlock, Tally, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages import Message
+from ctxlab.core.templates import fill
 from ctxlab.core.units import (
     BlockRef,
     Sizer,
@@ -323,8 +324,8 @@ def elide_observations(
 def _notice(result: ToolResultBlock, params: LastNObservationsParams) -> str:
     lines = sum(len(p.text.splitlines()) for p in result.output if isinstance(p, TextBlock))
     data = sum(1 for p in result.output if isinstance(p, DataBlock))
-    text = params.notice.replace("{lines}", str(lines))
-    return text + params.media_notice.replace("{count}", str(data)) if data else text
+    text = fill(params.notice, lines=lines)
+    return text + fill(params.media_notice, count=data) if data else text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -393,10 +394,11 @@ def apply_result_offload(
 ) -> ToolResultBlock:
     """`result` once its content is saved at `path` (default: the suggested one): the stub with
     a head and tail preview; images and other data stay."""
-    stub = (
-        params.stub.replace("{call_id}", offload.call_id)
-        .replace("{path}", path or offload.path)
-        .replace("{preview}", result_preview(offload.content, params))
+    stub = fill(
+        params.stub,
+        call_id=offload.call_id,
+        path=path or offload.path,
+        preview=result_preview(offload.content, params),
     )
     data = tuple(p for p in result.output if isinstance(p, DataBlock))
     return ToolResultBlock(
@@ -423,7 +425,7 @@ def result_preview(text: str, params: LargeResultParams = LargeResultParams()) -
     omitted = len(lines) - params.head_lines - params.tail_lines
     head = numbered(lines[: params.head_lines], 1)
     tail = numbered(lines[-params.tail_lines :], len(lines) - params.tail_lines + 1)
-    return f"{head}\n{params.marker.replace('{omitted}', str(omitted))}\n{tail}"
+    return f"{head}\n{fill(params.marker, omitted=omitted)}\n{tail}"
 
 
 def plan_result_offloads(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ctxlab.core.blocks import Block, TextBlock
 from ctxlab.core.messages import Message
+from ctxlab.core.templates import fill
 from ctxlab.core.units import (
     BlockRef,
     ViewUnit,
@@ -116,7 +117,7 @@ def microcompact(
         if key is None or latest[key] == k:
             continue
         result = result_block(messages, unit)
-        text = params.placeholder.replace("{tool}", key[0])
+        text = fill(params.placeholder, tool=key[0])
         if result.output != (TextBlock(text=text),):
             edits[result_ref(unit)] = with_output(result, text)
             superseded.append(result.id)

@@ -44,7 +44,7 @@ from ctxlab.core.blocks import (
     ToolResultBlock,
 )
 from ctxlab.core.messages import Message
-from ctxlab.core.tokens import TokenCounter
+from ctxlab.core.tokens import TokenCounter, measure_all
 from ctxlab.core.tools import ToolSchema
 
 UnitKind = Literal["system", "user", "text", "calls", "result", "hint", "media"]
@@ -298,15 +298,13 @@ def _sum(tallies: Iterable[Tally]) -> Tally:
 
 def context_size(messages: Sequence[Message], counter: TokenCounter) -> Tally:
     """The counter's tally of every block of `messages`."""
-    return _sum(counter.measure(b) for message in messages for b in message.blocks)
+    return measure_all(counter, messages)
 
 
 def unseen_size(messages: Sequence[Message], units: Sequence[ViewUnit], counter: TokenCounter) -> Tally:
     """The tally of stored messages that yield no view unit (thinking only, or empty)."""
     seen = {unit.message for unit in units}
-    return _sum(
-        counter.measure(b) for m, message in enumerate(messages) if m not in seen for b in message.blocks
-    )
+    return measure_all(counter, [message for m, message in enumerate(messages) if m not in seen])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
