@@ -114,6 +114,18 @@ def test_anthropic_clear_at_least_is_all_or_nothing() -> None:
     assert none.cleared == () and none.messages == tuple(msgs)
 
 
+def test_anthropic_clearing_that_grows_the_request_applies_only_without_a_minimum() -> None:
+    msgs = [user("go"), reply(call("a", "s"), result("a", "x", "s"), call("b", "s"), result("b", "y", "s"))]
+    grown = clear_tool_uses(msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, keep=0))
+    assert grown.cleared == ("a", "b") and grown.tokens_after > grown.tokens_before
+    assert (
+        clear_tool_uses(
+            msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, keep=0, clear_at_least=0)
+        ).cleared
+        == ()
+    )
+
+
 def test_anthropic_trigger_on_tool_uses() -> None:
     msgs = rounds(4)
     assert (
@@ -258,6 +270,14 @@ def test_deepagents_replaces_the_result_with_a_stub_and_a_head_and_tail_preview(
         and "     5\trow 4\n... [29990 lines omitted] ...\n 29996\trow 29995" in stub
     )
     assert stub.rstrip().endswith(" 30000\trow 29999")
+
+
+def test_the_stub_is_filled_in_one_pass() -> None:
+    big = result("id-{path}", "x" * 80_001, "bash")
+    plan = plan_result_offload(big)
+    assert plan is not None
+    text = apply_result_offload(big, plan, "/p").text
+    assert "tool call id-{path} was" in text and "saved at /p." in text
 
 
 def test_preview_shows_short_content_whole_and_clips_long_lines() -> None:
