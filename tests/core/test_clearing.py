@@ -1,0 +1,335 @@
+"""Clearing and masking families, deepagents' large-result eviction, the protocol-blind window."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.clearing import (
+    AnthropicClearParams,
+    LangChainClearParams,
+    LargeResultParams,
+    LastNObservationsParams,
+    ObservationMaskingParams,
+    SlidingWindowParams,
+    apply_result_offload,
+    clear_tool_results,
+    clear_tool_uses,
+    elide_observations,
+    mask_observations,
+    plan_result_offload,
+    plan_result_offloads,
+    result_preview,
+    slide_window,
+)
+from ctxlab.core.messages import Message, text_message
+from ctxlab.core.protocol import violations
+from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.units import BlockRef, Sizer, view_units
+from ctxlab.core.wire import to_openai
+from tests.zoo_strategies import IMAGE, agent_histories, call, lines, reply, result, user
+
+SIZER = Sizer(counter=AgentScopeEstimator())
+
+
+def outputs(msgs: tuple[Message, ...] | list[Message]) -> list[str]:
+    return [b.text for m in msgs for b in m.blocks if isinstance(b, ToolResultBlock)]
+
+
+def inputs(msgs: tuple[Message, ...]) -> list[str]:
+    return [b.input for m in msgs for b in m.blocks if isinstance(b, ToolCallBlock)]
+
+
+def rounds(count: int, size: int = 400, tool: str = "search") -> list[Message]:
+    """A user message, then `count` rounds of one call and a result of `size` bytes."""
+    blocks = []
+    for k in range(count):
+        blocks += [call(f"c{k}", tool, q=k), result(f"c{k}", str(k) * size, tool)]
+    return [user("go"), reply(*blocks, TextBlock(text="done"))]
+
+
+# Anthropic clear_tool_uses_20250919 -------------------------------------------------------
+
+
+def test_anthropic_clearing_waits_for_the_trigger() -> None:
+    msgs = rounds(6)
+    tokens = SIZER.count(msgs)
+    out = clear_tool_uses(msgs, sizer=SIZER, params=AnthropicClearParams(trigger=tokens))
+    assert (
+        out.cleared == () and out.messages == tuple(msgs) and out.tokens_before == out.tokens_after == tokens
+    )
+
+
+def test_anthropic_clearing_keeps_the_three_most_recent_tool_uses() -> None:
+    msgs = rounds(6)
+    out = clear_tool_uses(msgs, sizer=SIZER, params=AnthropicClearParams(trigger=10))
+    placeholder = AnthropicClearParams().placeholder
+    assert out.cleared == ("c0", "c1", "c2")
+    assert outputs(out.messages) == [placeholder] * 3 + ["3" * 400, "4" * 400, "5" * 400]
+    assert inputs(out.messages) == inputs(tuple(msgs))  # inputs stay by default
+    assert out.tokens_after == SIZER.count(out.messages) < out.tokens_before
+
+
+def test_anthropic_clearing_of_inputs_all_or_by_tool() -> None:
+    msgs = [
+        user("go"),
+        reply(
+            call("a", "grep", q=1), call("b", "bash", q=2), result("a", "x", "grep"), result("b", "y", "bash")
+        ),
+    ]
+    every = clear_tool_uses(
+        msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, keep=0, clear_tool_inputs=True)
+    )
+    assert inputs(every.messages) == ["{}", "{}"] and every.inputs_cleared == ("a", "b")
+    some = clear_tool_uses(
+        msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, keep=0, clear_tool_inputs=("bash",))
+    )
+    assert inputs(some.messages) == ['{"q": 1}', "{}"]
+
+
+def test_anthropic_excluded_tools_count_toward_keep_but_are_never_cleared() -> None:
+    msgs = [
+        user("go"),
+        reply(
+            *[
+                b
+                for k, t in enumerate(["memory", "s", "s", "s", "s"])
+                for b in (call(f"c{k}", t), result(f"c{k}", "r" * 100, t))
+            ]
+        ),
+    ]
+    out = clear_tool_uses(
+        msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, exclude_tools=("memory",))
+    )
+    assert out.cleared == ("c1",)
+
+
+def test_anthropic_clear_at_least_is_all_or_nothing() -> None:
+    msgs = rounds(5, size=400)  # clearing the 2 oldest reclaims about 2 × 100 tokens
+    assert clear_tool_uses(
+        msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, clear_at_least=150)
+    ).cleared == ("c0", "c1")
+    none = clear_tool_uses(msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, clear_at_least=500))
+    assert none.cleared == () and none.messages == tuple(msgs)
+
+
+def test_anthropic_clearing_that_grows_the_request_applies_only_without_a_minimum() -> None:
+    msgs = [user("go"), reply(call("a", "s"), result("a", "x", "s"), call("b", "s"), result("b", "y", "s"))]
+    grown = clear_tool_uses(msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, keep=0))
+    assert grown.cleared == ("a", "b") and grown.tokens_after > grown.tokens_before
+    assert (
+        clear_tool_uses(
+            msgs, sizer=SIZER, params=AnthropicClearParams(trigger=0, keep=0, clear_at_least=0)
+        ).cleared
+        == ()
+    )
+
+
+def test_anthropic_trigger_on_tool_uses() -> None:
+    msgs = rounds(4)
+    assert (
+        clear_tool_uses(
+            msgs, sizer=SIZER, params=AnthropicClearParams(trigger=4, trigger_kind="tool_uses")
+        ).cleared
+        == ()
+    )
+    assert clear_tool_uses(
+        msgs, sizer=SIZER, params=AnthropicClearParams(trigger=3, trigger_kind="tool_uses")
+    ).cleared == ("c0",)
+
+
+def test_anthropic_clearing_leaves_cleared_results_alone() -> None:
+    params = AnthropicClearParams(trigger=0, persist=True)
+    once = clear_tool_uses(rounds(5), sizer=SIZER, params=params)
+    again = clear_tool_uses(once.messages, sizer=SIZER, params=params)
+    assert again.cleared == () and again.messages == once.messages
+
+
+# LangChain ClearToolUsesEdit ------------------------------------------------------------------
+
+
+def test_langchain_clearing_fires_strictly_above_the_trigger() -> None:
+    msgs = rounds(5)
+    tokens = SIZER.count(msgs)
+    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=tokens)).cleared == ()
+    out = clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=tokens - 1))
+    assert out.cleared == ("c0", "c1") and outputs(out.messages)[:2] == ["[result cleared]"] * 2
+
+
+def test_langchain_clear_at_least_stops_early() -> None:
+    # the LangChain quirk: clear_at_least is where clearing stops, not a minimum to reach
+    msgs = rounds(8, size=400)
+    out = clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, clear_at_least=150))
+    assert out.cleared == ("c0", "c1")
+    assert len(clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0)).cleared) == 5
+
+
+def test_langchain_keep_and_inputs_and_exclusions() -> None:
+    msgs = rounds(4)
+    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=4)).cleared == ()
+    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=0)).cleared == (
+        "c0",
+        "c1",
+        "c2",
+        "c3",
+    )
+    out = clear_tool_results(
+        msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=2, clear_tool_inputs=True)
+    )
+    assert inputs(out.messages) == ["{}", "{}", '{"q": 2}', '{"q": 3}']
+    assert (
+        clear_tool_results(
+            msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, exclude_tools=("search",))
+        ).cleared
+        == ()
+    )
+
+
+def test_langchain_looks_for_the_call_in_the_nearest_assistant_message_only() -> None:
+    msgs = [
+        user("go"),
+        reply(call("a", "s"), id="r"),
+        reply(TextBlock(text="thinking aloud")),
+        reply(result("a", "x" * 400, "s")),
+        user("more"),
+    ]
+    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=0)).cleared == ()
+
+
+def test_langchain_clearing_is_stable_when_applied_again() -> None:
+    params = LangChainClearParams(trigger=0, persist=True)
+    once = clear_tool_results(rounds(5), sizer=SIZER, params=params)
+    assert clear_tool_results(once.messages, sizer=SIZER, params=params).cleared == ()
+
+
+# OpenHands observation masking and SWE-agent last_n_observations ------------------------------
+
+
+def test_openhands_masks_results_outside_the_attention_window_of_events() -> None:
+    msgs = rounds(4)  # view: user, (calls, result) × 4, text: 10 events
+    out = mask_observations(msgs, ObservationMaskingParams(attention_window=5))
+    assert out.cleared == ("c0", "c1")  # results at events 2 and 4; event 6 is inside the window
+    assert outputs(out.messages)[:2] == ["<observation masked>"] * 2
+    assert mask_observations(msgs).cleared == ()  # the default window is 100 events
+
+
+def test_swe_agent_keeps_the_last_n_and_never_the_task() -> None:
+    msgs = [
+        user("the task"),
+        reply(*[b for k in range(8) for b in (call(f"c{k}", "bash"), result(f"c{k}", lines(k + 1), "bash"))]),
+    ]
+    out = elide_observations(msgs)
+    assert out.cleared == ("c0", "c1", "c2")
+    assert outputs(out.messages)[:3] == [f"[earlier tool output elided: {k} lines]" for k in (1, 2, 3)]
+    assert outputs(out.messages)[3:] == outputs(msgs)[3:]
+
+
+def test_swe_agent_polling_moves_the_window_in_steps() -> None:
+    def elided(count: int) -> int:
+        msgs = [
+            user("t"),
+            reply(*[b for k in range(count) for b in (call(f"c{k}", "bash"), result(f"c{k}", "x", "bash"))]),
+        ]
+        return len(elide_observations(msgs, LastNObservationsParams(n=2, polling=3)).cleared)
+
+    assert [elided(k) for k in range(1, 9)] == [0, 0, 0, 0, 3, 3, 3, 6]  # keeps between n and n + polling
+
+
+def test_swe_agent_counts_attachments_and_spares_the_first_observation_without_a_task() -> None:
+    msgs = [reply(*[b for k in range(7) for b in (call(f"c{k}", "s"), result(f"c{k}", "a\nb", "s", IMAGE))])]
+    out = elide_observations(msgs, LastNObservationsParams(n=5))
+    assert out.cleared == ("c1",)  # c0 stands in for the task and is never elided
+    assert outputs(out.messages)[1] == "[earlier tool output elided: 2 lines] [1 attachments elided]"
+
+
+# deepagents eviction of large tool results ----------------------------------------------------
+
+
+def test_deepagents_evicts_results_over_80000_characters() -> None:
+    params = LargeResultParams()
+    small = result("a/b.c", "x" * 80_000, "bash")
+    assert plan_result_offload(small) is None
+    big = result("a/b.c", "x" * 80_001, "bash")
+    plan = plan_result_offload(big)
+    assert plan is not None and plan.path == "/large_tool_results/a_b_c" and plan.content == "x" * 80_001
+    assert plan_result_offload(result("r", "x" * 90_000, "read_file"), params) is None  # excluded tool
+
+
+def test_deepagents_replaces_the_result_with_a_stub_and_a_head_and_tail_preview() -> None:
+    text = "\n".join(f"row {k}" for k in range(30_000))
+    big = ToolResultBlock(id="c1", name="bash", output=(TextBlock(text=text), IMAGE), state="error")
+    plan = plan_result_offload(big)
+    assert plan is not None
+    out = apply_result_offload(big, plan, "/ws/large/c1")
+    assert out.id == "c1" and out.state == "error" and out.output[1] == IMAGE
+    stub = out.text
+    assert "c1" in stub and "/ws/large/c1" in stub
+    assert (
+        "     1\trow 0\n" in stub
+        and "     5\trow 4\n... [29990 lines omitted] ...\n 29996\trow 29995" in stub
+    )
+    assert stub.rstrip().endswith(" 30000\trow 29999")
+
+
+def test_the_stub_is_filled_in_one_pass() -> None:
+    big = result("id-{path}", "x" * 80_001, "bash")
+    plan = plan_result_offload(big)
+    assert plan is not None
+    text = apply_result_offload(big, plan, "/p").text
+    assert "tool call id-{path} was" in text and "saved at /p." in text
+
+
+def test_preview_shows_short_content_whole_and_clips_long_lines() -> None:
+    assert result_preview("a\nb") == "     1\ta\n     2\tb"
+    assert result_preview("y" * 2000) == "     1\t" + "y" * 1000
+
+
+def test_deepagents_scans_a_context_for_large_results() -> None:
+    msgs = [
+        reply(
+            call("a", "bash"), result("a", "x" * 90_000, "bash"), call("b", "bash"), result("b", "ok", "bash")
+        )
+    ]
+    [(ref, plan)] = plan_result_offloads(msgs)
+    assert ref == BlockRef(0, 1) and plan.call_id == "a"
+
+
+# the protocol-blind sliding window ------------------------------------------------------------
+
+
+def test_the_window_drops_view_messages_from_the_front_and_can_orphan() -> None:
+    msgs = [text_message("system", "s"), *rounds(3, size=400)]
+    budget = SIZER.count(msgs) - 2  # less than the user message and the first call
+    out = slide_window(msgs, sizer=SIZER, params=SlidingWindowParams(max_tokens=budget))
+    assert out.dropped == (1, 2)  # the user message and the first call; its result is now alone
+    assert [u.kind for u in view_units(out.messages)][:3] == ["system", "result", "calls"]
+    found = violations(to_openai(out.messages), ["openai", "anthropic"])
+    assert [(v.rule, v.kind, v.call_id) for v in found] == [
+        ("openai", "orphan_result", "c0"),
+        ("anthropic", "orphan_result", "c0"),
+    ]
+
+
+def test_the_window_keeps_system_messages_and_a_minimum() -> None:
+    msgs = [text_message("system", "s"), *rounds(2)]
+    out = slide_window(msgs, sizer=SIZER, params=SlidingWindowParams(max_tokens=0, min_messages=2))
+    assert [u.kind for u in view_units(out.messages)] == ["system", "text"]
+    blind = slide_window(msgs, sizer=SIZER, params=SlidingWindowParams(max_tokens=0, keep_system=False))
+    assert [u.kind for u in view_units(blind.messages)] == ["text"]
+
+
+@given(agent_histories(), st.integers(0, 3000))
+def test_the_lab_catches_exactly_the_orphans_the_window_makes(msgs: list[Message], budget: int) -> None:
+    units = view_units(msgs)
+    out = slide_window(msgs, sizer=SIZER, params=SlidingWindowParams(max_tokens=budget))
+    dropped = set(out.dropped)
+    declared_in_dropped = {c for u in units if u.kind == "calls" and u.index in dropped for c in u.call_ids}
+    orphans = [
+        u.call_ids[0]
+        for u in units
+        if u.kind == "result" and u.index not in dropped and u.call_ids[0] in declared_in_dropped
+    ]
+    found = violations(to_openai(out.messages), ["openai"])
+    assert [(v.kind, v.call_id) for v in found] == [("orphan_result", c) for c in orphans]
+    assert out.tokens == SIZER.count(out.messages)

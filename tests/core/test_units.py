@@ -1,0 +1,193 @@
+"""View units match `to_openai` message for message; edits by unit change exactly those messages."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.core.blocks import HintBlock, Tally, TextBlock, ThinkingBlock
+from ctxlab.core.messages import Message
+from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.units import (
+    BlockRef,
+    ProtocolUnit,
+    ViewUnit,
+    context_size,
+    drop_units,
+    protocol_units,
+    replace_blocks,
+    safe_cut,
+    split_context,
+    unit_tallies,
+    unseen_size,
+    view_units,
+)
+from ctxlab.core.wire import to_openai
+from tests.strategies import messages, paired_histories
+from tests.zoo_strategies import IMAGE, agent_histories, call, reply, result, user
+
+COUNTER = AgentScopeEstimator()
+contexts = st.one_of(st.lists(messages, max_size=6), paired_histories(), agent_histories())
+
+
+def kinds(msgs: list[Message]) -> list[tuple[str, int, int, int]]:
+    return [(u.kind, u.message, u.start, u.end) for u in view_units(msgs)]
+
+
+def media_straddles(units: tuple[ViewUnit, ...], cut: int) -> bool:
+    """True when a media message after `cut` shows images of a result before it."""
+    results = {(u.message, u.blocks[0]): u.index for u in units if u.kind == "result"}
+    return any(
+        u.kind == "media" and u.index >= cut and any(results[(u.message, i)] < cut for i in u.blocks)
+        for u in units
+    )
+
+
+def test_a_reply_splits_into_its_view_messages() -> None:
+    msgs = [
+        user("go"),
+        reply(
+            HintBlock(hint="<time>"),
+            ThinkingBlock(thinking="plan"),
+            TextBlock(text="two sources"),
+            call("a", "Read", path="x"),
+            call("b", "Read", path="y"),
+            result("a", "ra", "Read", IMAGE),
+            result("b", "rb"),
+            TextBlock(text="done"),
+        ),
+    ]
+    assert kinds(msgs) == [
+        ("user", 0, 0, 1),
+        ("hint", 1, 0, 1),
+        ("calls", 1, 1, 5),  # the thinking before the text belongs to the assistant message
+        ("result", 1, 5, 6),
+        ("result", 1, 6, 7),
+        ("media", 1, 7, 7),  # the images of the batch, owned by nobody
+        ("text", 1, 7, 8),
+    ]
+    units = view_units(msgs)
+    assert units[2].call_ids == ("a", "b") and units[3].call_ids == ("a",)
+    assert units[5].blocks == (5,)  # the result holding the image
+
+
+def test_hidden_blocks_join_the_next_unit_or_else_the_last() -> None:
+    msgs = [
+        reply(
+            ThinkingBlock(thinking="a"), TextBlock(text="t"), HintBlock(hint=()), ThinkingBlock(thinking="z")
+        )
+    ]
+    assert kinds(msgs) == [("text", 0, 0, 4)]
+    assert kinds([reply(ThinkingBlock(thinking="only"))]) == []  # a message no provider sees
+
+
+@given(contexts)
+def test_units_are_the_openai_view_message_for_message(msgs: list[Message]) -> None:
+    units = view_units(msgs)
+    wire = to_openai(msgs)
+    assert [u.role for u in units] == [w["role"] for w in wire]
+    assert [u.index for u in units] == list(range(len(wire)))
+    for unit in units:
+        if unit.kind != "media":
+            owned = Message(
+                role=msgs[unit.message].role, blocks=msgs[unit.message].blocks[unit.start : unit.end]
+            )
+            assert to_openai([owned])[0] == wire[unit.index]
+
+
+@given(contexts)
+def test_owned_ranges_partition_each_message(msgs: list[Message]) -> None:
+    units = view_units(msgs)
+    for m, message in enumerate(msgs):
+        ranges = [(u.start, u.end) for u in units if u.message == m]
+        if ranges:
+            bounds = [0] + [e for _, e in ranges]
+            assert [s for s, _ in ranges] == bounds[:-1]  # each unit starts where the last ended
+            assert bounds[-1] == len(message.blocks)
+
+
+@given(contexts)
+def test_unit_tallies_add_up_to_the_counter(msgs: list[Message]) -> None:
+    units = view_units(msgs)
+    total = unseen_size(msgs, units, COUNTER)
+    for tally in unit_tallies(msgs, units, COUNTER):
+        total = total + tally
+    assert total == context_size(msgs, COUNTER)
+    assert COUNTER.total(total, ()) == COUNTER.count(msgs, ())
+
+
+@given(contexts, st.data())
+def test_dropping_units_removes_exactly_those_view_messages(msgs: list[Message], data: st.DataObject) -> None:
+    units = view_units(msgs)
+    drop = data.draw(st.sets(st.sampled_from(range(len(units))))) if units else set()
+    out = drop_units(msgs, units, drop)
+    expected = [
+        w for w, u in zip(to_openai(msgs), units, strict=True) if u.index not in drop and u.kind != "media"
+    ]
+    got = [w for w, u in zip(to_openai(out), view_units(out), strict=True) if u.kind != "media"]
+    assert got == expected
+
+
+@given(contexts, st.data())
+def test_a_split_keeps_the_view_whole(msgs: list[Message], data: st.DataObject) -> None:
+    units = view_units(msgs)
+    cut = data.draw(st.integers(0, len(units)))
+    head, tail = split_context(msgs, units, cut)
+    if not media_straddles(units, cut):
+        assert to_openai(head) + to_openai(tail) == to_openai(msgs)
+        assert len(view_units(head)) == cut
+
+
+def test_dropping_a_hint_between_texts_splits_the_message_instead_of_merging() -> None:
+    msgs = [reply(TextBlock(text="a"), HintBlock(hint="h"), TextBlock(text="b"), id="r")]
+    out = drop_units(msgs, view_units(msgs), {1})
+    assert [m.blocks for m in out] == [(TextBlock(text="a"),), (TextBlock(text="b"),)]
+    assert [m.id for m in out] == ["r", "r"]
+    assert [w["content"] for w in to_openai(out)] == ["a", "b"]
+
+
+def test_images_travel_with_their_results() -> None:
+    msgs = [reply(call("a", "Read", path="x"), result("a", "ra", "Read", IMAGE), TextBlock(text="t"))]
+    units = view_units(msgs)
+    assert [u.kind for u in units] == ["calls", "result", "media", "text"]
+    no_media = drop_units(msgs, units, {2})
+    assert [u.kind for u in view_units(no_media)] == ["calls", "result", "text"]
+    assert no_media[0].blocks[1] == result("a", "ra")
+    no_result = drop_units(msgs, units, {1})
+    assert [u.kind for u in view_units(no_result)] == ["calls", "text"]
+
+
+def test_untouched_messages_stay_the_same_objects() -> None:
+    msgs = [user("a"), reply(TextBlock(text="b")), user("c")]
+    out = drop_units(msgs, view_units(msgs), {1})
+    assert out[0] is msgs[0] and out[1] is msgs[2]
+    edited = replace_blocks(msgs, {BlockRef(1, 0): TextBlock(text="B")})
+    assert edited[0] is msgs[0] and edited[2] is msgs[2] and edited[1].blocks == (TextBlock(text="B"),)
+
+
+def test_protocol_units_group_a_batch_with_its_results_and_images() -> None:
+    msgs = [
+        user("go"),
+        reply(call("a", "Read", path="x"), call("b", "Read", path="y"), result("a", "ra", "Read", IMAGE)),
+        reply(result("b", "rb"), result("zz", "orphan")),
+    ]
+    groups = protocol_units(view_units(msgs))
+    assert [(g.units, g.complete) for g in groups] == [((0,), True), ((1, 2, 3, 4), True), ((5,), True)]
+    pending = protocol_units(view_units(msgs[:2]))
+    assert [(g.units, g.complete) for g in pending] == [((0,), True), ((1, 2, 3), False)]
+
+
+def test_safe_cut_moves_back_to_the_start_of_a_straddling_unit() -> None:
+    groups = [ProtocolUnit(units=(0,)), ProtocolUnit(units=(1, 2, 4)), ProtocolUnit(units=(3,))]
+    assert [safe_cut(groups, k) for k in range(6)] == [0, 1, 1, 1, 1, 5]
+
+
+@given(agent_histories(), st.data())
+def test_safe_cuts_never_split_a_protocol_unit(msgs: list[Message], data: st.DataObject) -> None:
+    groups = protocol_units(view_units(msgs))
+    cut = safe_cut(groups, data.draw(st.integers(0, sum(len(g.units) for g in groups))))
+    assert all(g.last < cut or g.first >= cut for g in groups)
+
+
+def test_tallies_are_zero_sized_for_an_empty_context() -> None:
+    assert unit_tallies([], (), COUNTER) == () and context_size([], COUNTER) == Tally(0, 0)

@@ -1,0 +1,127 @@
+"""Contracts every context-management family shares, checked on generated well-formed histories.
+
+No family but the protocol-blind sliding window ever makes a request an `openai` or `anthropic`
+provider would reject, and every family keeps the stored context's own shape rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.core.blocks import ToolResultBlock
+from ctxlab.core.budget import PromptTrimParams, trim_prompt
+from ctxlab.core.clearing import (
+    AnthropicClearParams,
+    LangChainClearParams,
+    LargeResultParams,
+    LastNObservationsParams,
+    ObservationMaskingParams,
+    apply_result_offload,
+    clear_tool_results,
+    clear_tool_uses,
+    elide_observations,
+    mask_observations,
+    plan_result_offloads,
+)
+from ctxlab.core.cutoff import CondenserParams, ContextSize, SummaryParams, langchain_cut, openhands_cut
+from ctxlab.core.evict import evict
+from ctxlab.core.messages import Message
+from ctxlab.core.microcompact import microcompact
+from ctxlab.core.protocol import violations
+from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.units import Sizer, replace_blocks
+from ctxlab.core.wire import to_openai
+from tests.strategies import paired_histories
+from tests.zoo_strategies import agent_histories
+
+SIZER = Sizer(counter=AgentScopeEstimator())
+Family = Callable[[list[Message], int], list[tuple[Message, ...]]]
+
+
+def offload_all(msgs: list[Message], knob: int) -> list[tuple[Message, ...]]:
+    params = LargeResultParams(token_limit=knob // 20, exclude_tools=())
+    edits = {
+        ref: apply_result_offload(_result(msgs, ref), plan, None, params)
+        for ref, plan in plan_result_offloads(msgs, params)
+    }
+    return [replace_blocks(msgs, edits)]
+
+
+def _result(msgs: list[Message], ref: object) -> ToolResultBlock:
+    block = msgs[ref.message].blocks[ref.block]  # type: ignore[attr-defined]
+    assert isinstance(block, ToolResultBlock)
+    return block
+
+
+def cuts(msgs: list[Message], knob: int) -> list[tuple[Message, ...]]:
+    found = []
+    lc = langchain_cut(
+        msgs,
+        sizer=SIZER,
+        params=SummaryParams(trigger=(ContextSize("tokens", 0),), keep=ContextSize("tokens", knob)),
+    )
+    oh = openhands_cut(
+        msgs,
+        sizer=SIZER,
+        params=CondenserParams(max_size=2 * (knob % 3) + 4 + knob % 7, keep_first=knob % 3),
+        requested=knob % 2 == 0,
+    )
+    for cut in (lc, oh):
+        if cut is not None:
+            found += [cut.head, cut.summarize, cut.keep]
+    return found
+
+
+FAMILIES: dict[str, Family] = {
+    "microcompact": lambda m, k: [microcompact(m).messages],
+    "evict": lambda m, k: [evict(m, target=k, sizer=SIZER).messages],
+    "anthropic-clear": lambda m, k: [
+        clear_tool_uses(
+            m, sizer=SIZER, params=AnthropicClearParams(trigger=k, keep=k % 4, clear_tool_inputs=k % 2 == 0)
+        ).messages
+    ],
+    "langchain-clear": lambda m, k: [
+        clear_tool_results(
+            m,
+            sizer=SIZER,
+            params=LangChainClearParams(trigger=k, keep=k % 4, clear_at_least=k % 50, clear_tool_inputs=True),
+        ).messages
+    ],
+    "openhands-mask": lambda m, k: [
+        mask_observations(m, ObservationMaskingParams(attention_window=k % 9 + 1)).messages
+    ],
+    "swe-agent": lambda m, k: [
+        elide_observations(m, LastNObservationsParams(n=k % 6 + 1, polling=k % 3 + 1)).messages
+    ],
+    "deepagents-offload": offload_all,
+    "prompt-trim": lambda m, k: [
+        trim_prompt(m, limit=k, sizer=SIZER, params=PromptTrimParams(keep_last=k % 4)).messages
+    ],
+    "summary-cuts": cuts,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+@given(histories=st.one_of(agent_histories(), paired_histories()), knob=st.integers(0, 3000))
+def test_no_family_but_the_window_ever_breaks_the_protocol(
+    name: str, histories: list[Message], knob: int
+) -> None:
+    for context in FAMILIES[name](histories, knob):
+        assert violations(to_openai(context), ["openai", "anthropic"]) == [], name
+
+
+@pytest.mark.parametrize("name", sorted(set(FAMILIES) - {"summary-cuts", "evict", "prompt-trim"}))
+@given(histories=agent_histories(), knob=st.integers(0, 3000))
+def test_editing_families_keep_every_call_and_result_in_place(
+    name: str, histories: list[Message], knob: int
+) -> None:
+    [context] = FAMILIES[name](histories, knob)
+    assert [len(m.blocks) for m in context] == [len(m.blocks) for m in histories]
+    for old, new in zip(histories, context, strict=True):
+        assert [(type(a), getattr(a, "id", None)) for a in old.blocks] == [
+            (type(b), getattr(b, "id", None)) for b in new.blocks
+        ]
