@@ -111,9 +111,13 @@ from tests.strategies import messages as any_messages  # noqa: E402
 from tests.strategies import paired_histories  # noqa: E402
 
 
-@given(paired_histories(), st.lists(st.tuples(st.sampled_from(["append", "drop", "swap", "same"]), any_messages),
-                                    max_size=8))
-def test_meter_equals_a_full_check_after_any_edit(history: list[Message], edits: list[tuple[str, Message]]) -> None:
+@given(
+    paired_histories(),
+    st.lists(st.tuples(st.sampled_from(["append", "drop", "swap", "same"]), any_messages), max_size=8),
+)
+def test_meter_equals_a_full_check_after_any_edit(
+    history: list[Message], edits: list[tuple[str, Message]]
+) -> None:
     meter = ProtocolMeter(RULES)
     request = list(history)
     for op, message in edits:
