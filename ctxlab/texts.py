@@ -22,10 +22,14 @@ import importlib.util
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.core.templates import fill as fill  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.core.tools import ToolSchema
+
+if TYPE_CHECKING:
+    from ctxlab.core.inject import HintTexts
+    from ctxlab.core.tasks import TaskTexts
 from ctxlab.scenarios.config import SummarySchema, TextsName
 
 
@@ -508,3 +512,8 @@ def load_texts(name: TextsName) -> Texts:
 def text_names() -> tuple[str, ...]:
     """The field names of `Texts`."""
     return tuple(f.name for f in fields(Texts))
+
+
+if TYPE_CHECKING:  # Texts is what the core's task tools and runtime hints read.
+    _TASK_TEXTS: TaskTexts = CTXLAB_TEXTS
+    _HINT_TEXTS: HintTexts = CTXLAB_TEXTS

@@ -144,9 +144,7 @@ def task_create(board: Board, args: TaskCreateArgs, texts: TaskTexts) -> TaskOut
         description=args.description,
         metadata=args.metadata or (),
     )
-    return TaskOutcome(
-        board=(*board, task), text=fill(texts.task_created, id=task.id, subject=task.subject)
-    )
+    return TaskOutcome(board=(*board, task), text=fill(texts.task_created, id=task.id, subject=task.subject))
 
 
 def task_list(board: Board, args: TaskListArgs, texts: TaskTexts) -> TaskOutcome:
@@ -158,9 +156,7 @@ def task_list(board: Board, args: TaskListArgs, texts: TaskTexts) -> TaskOutcome
 
 def _list_line(task: Task, texts: TaskTexts) -> str:
     owner = fill(texts.task_list_owner, owner=task.owner) if task.owner else ""
-    blocked = (
-        fill(texts.task_list_blocked_by, ids=", ".join(task.blocked_by)) if task.blocked_by else ""
-    )
+    blocked = fill(texts.task_list_blocked_by, ids=", ".join(task.blocked_by)) if task.blocked_by else ""
     return fill(
         texts.task_list_line,
         id=task.id,
@@ -344,7 +340,5 @@ def run_task_tool(board: Board, name: str, input_json: str, texts: TaskTexts) ->
     try:
         args = parse_task_args(name, input_json)
     except ArgumentError as error:
-        return TaskOutcome(
-            board=board, text=fill(ARGUMENT_ERROR, tool=name, problem=error), state="error"
-        )
+        return TaskOutcome(board=board, text=fill(ARGUMENT_ERROR, tool=name, problem=error), state="error")
     return apply_task_args(board, args, texts)
