@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.core.templates import fill as fill  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.core.tools import ToolSchema
+from ctxlab.tool_schemas import CTXLAB_COMPRESS_TOOL, CTXLAB_TASK_TOOLS, agentscope_tool_schemas
 
 if TYPE_CHECKING:
     from ctxlab.core.inject import HintTexts
@@ -147,78 +148,6 @@ _CTXLAB_COMPRESSION_PROMPT = (
     "</system-hint>"
 )
 
-_ID_LIST = {"type": "array", "items": {"type": "string"}}
-_CTXLAB_TASK_TOOLS = (
-    ToolSchema.of(
-        "TaskCreate",
-        "Add a task to your task list. Keep a list when the work has three or more steps or the user "
-        "asks for several things: it tracks progress across a long session and survives context "
-        "compression. New tasks start as `pending`. Call TaskList first to avoid duplicates, and "
-        "TaskUpdate afterwards to record dependencies. Skip the list for a single simple step.",
-        {
-            "type": "object",
-            "properties": {
-                "subject": {
-                    "type": "string",
-                    "description": "A short imperative title, e.g. 'Run the tests'.",
-                },
-                "description": {"type": "string", "description": "What has to be done, in enough detail."},
-                "metadata": {"type": "object", "description": "Optional free-form data kept with the task."},
-            },
-            "required": ["subject", "description"],
-        },
-    ),
-    ToolSchema.of(
-        "TaskGet",
-        "Show one task in full: subject, state, details, owner, the tasks it waits for and the tasks "
-        "waiting for it, and its data. Check that it waits for nothing before you start it.",
-        {
-            "type": "object",
-            "properties": {
-                "task_id": {"type": "string", "description": "The task's id, as TaskList shows it."}
-            },
-            "required": ["task_id"],
-        },
-    ),
-    ToolSchema.of(
-        "TaskList",
-        "List every task with its id, subject, state, owner and the tasks it still waits for. Call it "
-        "when a task is done or after your context was compressed, then take the lowest-numbered "
-        "pending task that waits for nothing.",
-        {"type": "object", "properties": {}},
-    ),
-    ToolSchema.of(
-        "TaskUpdate",
-        "Change a task. `status`: `pending` -> `in_progress` (set it before you start) -> `completed` "
-        "(only when fully done; when stuck, keep it in progress and add a task for the blocker), or "
-        "`deleted` to remove it for good. Also: subject, description, owner, metadata (merged; a key "
-        "set to null is removed), `add_blocks` (tasks that wait for this one) and `add_blocked_by` "
-        "(tasks this one waits for).",
-        {
-            "type": "object",
-            "properties": {
-                "task_id": {"type": "string", "description": "The task to change."},
-                "subject": {"type": "string", "description": "A new title."},
-                "description": {"type": "string", "description": "New details."},
-                "add_blocks": {**_ID_LIST, "description": "Ids of tasks that wait for this one."},
-                "status": {"type": "string", "enum": ["pending", "in_progress", "completed", "deleted"]},
-                "add_blocked_by": {**_ID_LIST, "description": "Ids of tasks this one waits for."},
-                "owner": {"type": "string", "description": "Who works on the task."},
-                "metadata": {"type": "object", "description": "Keys to merge; null removes a key."},
-            },
-            "required": ["task_id"],
-        },
-    ),
-)
-_CTXLAB_COMPRESS_TOOL = ToolSchema.of(
-    "CompressContext",
-    "Replace the older part of this conversation with a summary you write, keeping the recent "
-    "messages as they are. Call it between tasks, when the finished work can be summarised without "
-    "losing details you still need, not in the middle of one. The context changes only once the "
-    "summary exists, and stays as it is when it is too short to be worth compressing.",
-    {"type": "object", "properties": {}},
-)
-
 CTXLAB_TEXTS = Texts(
     compression_prompt=_CTXLAB_COMPRESSION_PROMPT,
     summary_template=_CTXLAB_SUMMARY_TEMPLATE,
@@ -268,10 +197,10 @@ CTXLAB_TEXTS = Texts(
         "the final answer as text, without tool calls.</system-reminder>"
     ),
     max_iters_source='{"label": "System", "sublabel": "Last Step"}',
-    task_create_tool=_CTXLAB_TASK_TOOLS[0],
-    task_get_tool=_CTXLAB_TASK_TOOLS[1],
-    task_list_tool=_CTXLAB_TASK_TOOLS[2],
-    task_update_tool=_CTXLAB_TASK_TOOLS[3],
+    task_create_tool=CTXLAB_TASK_TOOLS[0],
+    task_get_tool=CTXLAB_TASK_TOOLS[1],
+    task_list_tool=CTXLAB_TASK_TOOLS[2],
+    task_update_tool=CTXLAB_TASK_TOOLS[3],
     task_created="Created task {id}: {subject}",
     task_list_empty="The task list is empty.",
     task_list_line="{id}: {subject} ({state}){owner}{blocked_by}",
@@ -292,7 +221,7 @@ CTXLAB_TEXTS = Texts(
     task_completed_suffix=(
         "\n\nThe task is done. Call TaskList to pick the next one and to see what it unblocked."
     ),
-    compress_tool=_CTXLAB_COMPRESS_TOOL,
+    compress_tool=CTXLAB_COMPRESS_TOOL,
     compress_succeeded="The context was compressed.",
     compress_unchanged="The context is too short to compress; nothing changed.",
     compress_failed="Error: compressing the context failed: {error}",
@@ -432,36 +361,6 @@ def _find(root: Path, spec: _Literal) -> str:
     return template
 
 
-def _schema_of(registered: Any) -> ToolSchema:
-    """Our schema value from what agentscope's toolkit sends for a registered tool."""
-    function = registered.get_tool_schema()["function"]
-    return ToolSchema(
-        name=function["name"],
-        description=function["description"],
-        parameters=json.dumps(function["parameters"], ensure_ascii=False),
-    )
-
-
-def _agentscope_tools() -> dict[str, Any]:
-    """The task tools' and the CompressContext tool's schemas, built by agentscope itself."""
-    from agentscope.agent import Agent
-    from agentscope.agent._agent import _COMPRESSION_TOOL_NAME
-    from agentscope.tool import FunctionTool, RegisteredTool, TaskCreate, TaskGet, TaskList, TaskUpdate
-
-    tasks = {
-        f"task_{verb}_tool": _schema_of(RegisteredTool(tool=tool()))
-        for verb, tool in (
-            ("create", TaskCreate),
-            ("get", TaskGet),
-            ("list", TaskList),
-            ("update", TaskUpdate),
-        )
-    }
-    # The agent wraps its bound method; the unbound one gives the same schema (`self` is skipped).
-    compress = FunctionTool(Agent._compress_context_tool, name=_COMPRESSION_TOOL_NAME)
-    return {**tasks, "compress_tool": _schema_of(RegisteredTool(tool=compress))}
-
-
 def _agentscope_root() -> Path:
     spec = importlib.util.find_spec("agentscope")
     if spec is None or spec.origin is None:
@@ -500,7 +399,7 @@ def agentscope_texts() -> Texts:
         injection_template=injection.template,
         tool_retries_hint=injection.tool_retries_hint,
         **inline,
-        **_agentscope_tools(),
+        **agentscope_tool_schemas(),
     )
 
 

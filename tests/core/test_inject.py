@@ -425,3 +425,36 @@ def test_ctxlab_wording_wraps_the_fields() -> None:
         gauge=GAUGE,
     )
     assert hint is not None and CTXLAB_TEXTS.injection_template.split("{runtime_state}")[0] in str(hint.hint)
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+
+def test_params_mirror_the_injection_config() -> None:
+    from dataclasses import fields
+
+    from ctxlab.scenarios.config import DEFAULT_INJECTION_SOURCE as CONFIG_SOURCE
+    from ctxlab.scenarios.config import DEFAULT_TASK_TOOL_NAMES, InjectionConfig
+
+    config = InjectionConfig()
+    params = InjectionParams()
+    names = {f.name for f in fields(InjectionParams)}
+    assert names == set(InjectionConfig.model_fields) - {"context_buffer_ratio"}  # passed in force
+    for name in names - {"task_tool_names", "extra_fields"}:
+        assert getattr(params, name) == getattr(config, name), name
+    assert params.task_tool_names == tuple(config.task_tool_names) == DEFAULT_TASK_TOOL_NAMES
+    assert params.extra_fields == tuple(config.extra_fields.items())
+    assert DEFAULT_INJECTION_SOURCE == CONFIG_SOURCE
+
+
+def test_params_defaults_are_agentscopes() -> None:
+    pytest.importorskip("agentscope")
+    from agentscope.agent import InjectionConfig as AsInjectionConfig
+
+    theirs = AsInjectionConfig()
+    params = InjectionParams()
+    for name in ("inject_runtime_state", "timezone", "time_format", "time_interval", "tool_retries_limit"):
+        assert getattr(params, name) == getattr(theirs, name), name
+    assert params.injection_source == theirs.injection_source
+    assert list(params.task_tool_names) == theirs.task_tool_names
+    assert dict(params.extra_fields) == theirs.extra_fields
