@@ -10,6 +10,8 @@ Invariants:
 - `summary_template` is the exception: it is rendered with `str.format(**fields)`, as AgentScope
   renders it, so literal braces in it must be doubled.
 - Both text sets have the same fields and the same placeholders (checked by tests).
+- Tool schemas keep the tool names the lab dispatches on (`TaskCreate`, ..., `CompressContext`);
+  only their descriptions differ between the text sets.
 """
 
 from __future__ import annotations
@@ -20,9 +22,15 @@ import importlib.util
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.core.templates import fill as fill  # noqa: PLC0414 (an explicit re-export)
+from ctxlab.core.tools import ToolSchema
+from ctxlab.tool_schemas import CTXLAB_COMPRESS_TOOL, CTXLAB_TASK_TOOLS, agentscope_tool_schemas
+
+if TYPE_CHECKING:
+    from ctxlab.core.inject import HintTexts
+    from ctxlab.core.tasks import TaskTexts
 from ctxlab.scenarios.config import SummarySchema, TextsName
 
 
@@ -49,6 +57,34 @@ class Texts:
     context_length_compress_suffix: str  # {tool}
     max_iters_hint: str  # {max_iters}
     max_iters_source: str
+    # The task tools: schemas, replies, and the TaskList / TaskGet formats
+    task_create_tool: ToolSchema
+    task_get_tool: ToolSchema
+    task_list_tool: ToolSchema
+    task_update_tool: ToolSchema
+    task_created: str  # {id} {subject}
+    task_list_empty: str
+    task_list_line: str  # {id} {state} {subject} {owner} {blocked_by}
+    task_list_owner: str  # {owner}; the {owner} piece of a line, only when the task has an owner
+    task_list_blocked_by: str  # {ids}; the {blocked_by} piece, only when something blocks the task
+    task_get_not_found: str
+    task_get_header: str  # {id} {subject}
+    task_get_status: str  # {state}
+    task_get_description: str  # {description}
+    task_get_owner: str  # {owner}
+    task_get_blocked_by: str  # {ids}
+    task_get_blocks: str  # {ids}
+    task_get_metadata: str  # {metadata}
+    task_update_not_found: str  # {id}
+    task_deleted: str  # {id}
+    task_updated: str  # {id} {fields}
+    task_not_updated: str  # {id}
+    task_completed_suffix: str
+    # The CompressContext tool: schema and replies
+    compress_tool: ToolSchema
+    compress_succeeded: str
+    compress_unchanged: str
+    compress_failed: str  # {error}
 
     def schema(self) -> dict[str, Any]:
         """The summary schema as a mapping."""
@@ -70,6 +106,22 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "context_length_hint": ("count", "trigger"),
     "context_length_compress_suffix": ("tool",),
     "max_iters_hint": ("max_iters",),
+    "task_created": ("id", "subject"),
+    "task_list_line": ("id", "state", "subject", "owner", "blocked_by"),
+    "task_list_owner": ("owner",),
+    "task_list_blocked_by": ("ids",),
+    "task_get_header": ("id", "subject"),
+    "task_get_status": ("state",),
+    "task_get_description": ("description",),
+    "task_get_owner": ("owner",),
+    "task_get_blocked_by": ("ids",),
+    "task_get_blocks": ("ids",),
+    "task_get_metadata": ("metadata",),
+    "task_update_not_found": ("id",),
+    "task_deleted": ("id",),
+    "task_updated": ("id", "fields"),
+    "task_not_updated": ("id",),
+    "compress_failed": ("error",),
 }
 """The placeholders each text must carry."""
 
@@ -145,6 +197,34 @@ CTXLAB_TEXTS = Texts(
         "the final answer as text, without tool calls.</system-reminder>"
     ),
     max_iters_source='{"label": "System", "sublabel": "Last Step"}',
+    task_create_tool=CTXLAB_TASK_TOOLS[0],
+    task_get_tool=CTXLAB_TASK_TOOLS[1],
+    task_list_tool=CTXLAB_TASK_TOOLS[2],
+    task_update_tool=CTXLAB_TASK_TOOLS[3],
+    task_created="Created task {id}: {subject}",
+    task_list_empty="The task list is empty.",
+    task_list_line="{id}: {subject} ({state}){owner}{blocked_by}",
+    task_list_owner=", owner {owner}",
+    task_list_blocked_by=", waiting for {ids}",
+    task_get_not_found="Error: there is no task with this id. Call TaskList to see the ids.",
+    task_get_header="Task {id}: {subject}",
+    task_get_status="State: {state}",
+    task_get_description="Details: {description}",
+    task_get_owner="Assigned to: {owner}",
+    task_get_blocked_by="Waiting for: {ids}",
+    task_get_blocks="Holding up: {ids}",
+    task_get_metadata="Data: {metadata}",
+    task_update_not_found="Error: there is no task {id}. Call TaskList to see the ids.",
+    task_deleted="Deleted task {id}.",
+    task_updated="Updated task {id}: {fields}.",
+    task_not_updated="Task {id} is unchanged: give at least one field with a new value.",
+    task_completed_suffix=(
+        "\n\nThe task is done. Call TaskList to pick the next one and to see what it unblocked."
+    ),
+    compress_tool=CTXLAB_COMPRESS_TOOL,
+    compress_succeeded="The context was compressed.",
+    compress_unchanged="The context is too short to compress; nothing changed.",
+    compress_failed="Error: compressing the context failed: {error}",
 )
 
 
@@ -186,6 +266,46 @@ _INLINE: dict[str, _Literal] = {
         "model/_base.py", "**MUST** call the tool", (("func_name", "func_name"),)
     ),
     "summary_tool_description": _Literal("model/_base.py", "Call this function to generate", fstring=False),
+    "compress_succeeded": _Literal(_AGENT, "Context compressed successfully", fstring=False),
+    "compress_unchanged": _Literal(_AGENT, "not long enough to compress,", fstring=False),
+    "compress_failed": _Literal(_AGENT, "Context compression failed: ", (("e", "error"),)),
+}
+
+_TASK = "tool/_task/"
+_CREATE, _LIST, _GET, _UPDATE = (_TASK + f"_{verb}_task.py" for verb in ("create", "list", "get", "update"))
+_INLINE_TASKS: dict[str, _Literal] = {
+    "task_created": _Literal(
+        _CREATE, "created successfully", (("next_id", "id"), ("task.subject", "subject"))
+    ),
+    "task_list_empty": _Literal(_LIST, "No tasks available", fstring=False),
+    "task_list_line": _Literal(
+        _LIST,
+        "] {task.subject}",
+        (
+            ("task.id", "id"),
+            ("task.state", "state"),
+            ("task.subject", "subject"),
+            ("owner", "owner"),
+            ("blocked", "blocked_by"),
+        ),
+    ),
+    "task_list_owner": _Literal(_LIST, "({task.owner})", (("task.owner", "owner"),)),
+    "task_list_blocked_by": _Literal(_LIST, "[blocked by ", (("', '.join(task.blocked_by)", "ids"),)),
+    "task_get_not_found": _Literal(_GET, "Task not found", fstring=False),
+    "task_get_header": _Literal(_GET, "Task (id=", (("task.id", "id"), ("task.subject", "subject"))),
+    "task_get_status": _Literal(_GET, "Status: ", (("task.state", "state"),)),
+    "task_get_description": _Literal(_GET, "Description: ", (("task.description", "description"),)),
+    "task_get_owner": _Literal(_GET, "Owner: ", (("task.owner", "owner"),)),
+    "task_get_blocked_by": _Literal(_GET, "Blocked by: ", (("blocked_by_str", "ids"),)),
+    "task_get_blocks": _Literal(_GET, "Blocks: ", (("blocks_str", "ids"),)),
+    "task_get_metadata": _Literal(_GET, "Metadata: ", (("task.metadata", "metadata"),)),
+    "task_update_not_found": _Literal(_UPDATE, "does not exist.", (("task_id", "id"),)),
+    "task_deleted": _Literal(_UPDATE, "has been deleted.", (("task_id", "id"),)),
+    "task_updated": _Literal(
+        _UPDATE, "Update task (id=", (("task_id", "id"), ("', '.join(updated_fields)", "fields"))
+    ),
+    "task_not_updated": _Literal(_UPDATE, "No updates were made", (("task_id", "id"),)),
+    "task_completed_suffix": _Literal(_UPDATE, "Task completed. Call TaskList", fstring=False),
 }
 
 
@@ -255,8 +375,10 @@ def _agentscope_root() -> Path:
 def agentscope_texts() -> Texts:
     """AgentScope 2.0.11's default texts, read from the installed package.
 
-    Config defaults come from `ContextConfig()` and `InjectionConfig()`; texts written inline in
-    the agent and model code are located in their source by a marker substring.
+    Config defaults come from `ContextConfig()` and `InjectionConfig()`; tool schemas from the
+    task tools and the agent's CompressContext method as agentscope's toolkit renders them; texts
+    written inline in the agent, model and task-tool code are located in their source by a marker
+    substring.
 
     Raises:
         ModuleNotFoundError: agentscope is not installed.
@@ -266,7 +388,7 @@ def agentscope_texts() -> Texts:
     from agentscope.agent import ContextConfig, InjectionConfig
 
     context, injection = ContextConfig(), InjectionConfig()
-    inline = {name: _find(root, spec) for name, spec in _INLINE.items()}
+    inline: dict[str, Any] = {name: _find(root, spec) for name, spec in (_INLINE | _INLINE_TASKS).items()}
     inline["structured_output_instruction"] = fill(
         inline["structured_output_instruction"], func_name="generate_structured_output"
     )
@@ -277,6 +399,7 @@ def agentscope_texts() -> Texts:
         injection_template=injection.template,
         tool_retries_hint=injection.tool_retries_hint,
         **inline,
+        **agentscope_tool_schemas(),
     )
 
 
@@ -288,3 +411,8 @@ def load_texts(name: TextsName) -> Texts:
 def text_names() -> tuple[str, ...]:
     """The field names of `Texts`."""
     return tuple(f.name for f in fields(Texts))
+
+
+if TYPE_CHECKING:  # Texts is what the core's task tools and runtime hints read.
+    _TASK_TEXTS: TaskTexts = CTXLAB_TEXTS
+    _HINT_TEXTS: HintTexts = CTXLAB_TEXTS

@@ -1,0 +1,460 @@
+"""Runtime-state hints: every rule of AgentScope's injection, named, with edge cases."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from ctxlab.core.blocks import Block, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.inject import (
+    DEFAULT_INJECTION_SOURCE,
+    ContextGauge,
+    InjectionParams,
+    current_time_text,
+    needs_input_tokens,
+    recorded_time,
+    repeated_tool_error,
+    resolve_timezone,
+    runtime_hint,
+    runtime_injection,
+)
+from ctxlab.core.messages import Message, text_message
+from ctxlab.core.tasks import Board, Task
+from ctxlab.core.tools import ToolSchema
+from ctxlab.texts import CTXLAB_TEXTS
+
+
+@dataclass(frozen=True, slots=True)
+class Plain:
+    """Hint texts that show their placeholders plainly."""
+
+    injection_template: str = "[{runtime_state}]"
+    tool_retries_hint: str = "{tool_name} x{count}"
+    tasks_hint: str = "ip={in_progress} p={pending}"
+    context_length_hint: str = "n={count} at={trigger}"
+    context_length_compress_suffix: str = " call {tool}"
+    compress_tool: ToolSchema = CTXLAB_TEXTS.compress_tool
+
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+AGENT = "agent"
+SOURCE = DEFAULT_INJECTION_SOURCE
+GAUGE = ContextGauge(
+    input_tokens=0, trigger_ratio=0.8, buffer_ratio=0.2, context_size=4000, compression_tool_enabled=False
+)
+
+
+def inject(
+    messages: list[Message] | None = None,
+    *,
+    board: Board = (),
+    now: dt.datetime = T0,
+    cur_iter: int = 1,
+    params: InjectionParams | None = None,
+    gauge: ContextGauge = GAUGE,
+    **param_changes: Any,
+) -> str | None:
+    """The injected hint text, or None."""
+    hint = runtime_hint(
+        messages=messages if messages is not None else [text_message("user", "hi")],
+        board=board,
+        now=now,
+        params=replace(params or InjectionParams(), **param_changes),
+        texts=Plain(),
+        agent_name=AGENT,
+        cur_iter=cur_iter,
+        gauge=gauge,
+    )
+    return None if hint is None else str(hint.hint)
+
+
+def reply(*blocks: Block, name: str = AGENT, role: str = "assistant") -> Message:
+    return Message(role=role, blocks=blocks, name=name)  # type: ignore[arg-type]
+
+
+def own(text: str) -> HintBlock:
+    return HintBlock(hint=text, source=SOURCE)
+
+
+def time_hint(stamp: str, zone: str | None = "UTC") -> HintBlock:
+    text = f"<current-time>{stamp}</current-time>"
+    return own(text + (f"\n<timezone>{zone}</timezone>" if zone else ""))
+
+
+def after(messages: list[Message], minutes: float) -> str | None:
+    return inject(messages, now=T0 + dt.timedelta(minutes=minutes))
+
+
+HISTORY = [text_message("user", "hi"), reply(time_hint("2026-01-01T00:00:00"))]
+TIME_ONLY = "[<current-time>2026-01-01T00:00:00</current-time>\n<timezone>UTC</timezone>]"
+
+
+# --- time -------------------------------------------------------------------------------------
+
+
+def test_time_is_injected_when_none_is_recorded() -> None:
+    assert inject() == TIME_ONLY
+    injection = runtime_injection(
+        messages=[],
+        board=(),
+        now=T0,
+        params=InjectionParams(),
+        texts=Plain(),
+        agent_name=AGENT,
+        cur_iter=1,
+        gauge=GAUGE,
+    )
+    assert injection is not None and injection.causes == ("current-time",)
+    assert injection.block.source == SOURCE
+    assert injection.fields == (("current-time", "2026-01-01T00:00:00"), ("timezone", "UTC"))
+
+
+def test_interval_boundaries_are_inclusive() -> None:
+    assert after(HISTORY, 0) is None
+    assert after(HISTORY, 30) is None  # exactly the 0.5 h interval
+    assert after(HISTORY, 30 + 1 / 60_000) is not None  # one microsecond more
+    assert inject(HISTORY, now=T0 + dt.timedelta(hours=2), time_interval=2.0) is None
+
+
+def test_quirk_time_interval_zero_injects_unless_the_clock_stood_still() -> None:
+    assert inject(HISTORY, time_interval=0.0) is None
+    assert inject(HISTORY, now=T0 + dt.timedelta(microseconds=1), time_interval=0.0) is not None
+
+
+def test_quirk_a_clock_that_went_backwards_reinjects() -> None:
+    hint = after(HISTORY, -1)
+    assert hint == "[<current-time>2025-12-31T23:59:00</current-time>\n<timezone>UTC</timezone>]"
+
+
+def test_quirk_seconds_are_truncated_so_elapsed_counts_from_the_written_second() -> None:
+    late = dt.datetime(2026, 1, 1, 0, 0, 59, 900000, tzinfo=dt.UTC)
+    first = inject(now=late)
+    assert first is not None and "<current-time>2026-01-01T00:00:59</current-time>" in first
+    history = [text_message("user", "hi"), reply(own(first))]
+    assert inject(history, now=late + dt.timedelta(minutes=30)) is not None  # 30 min 0.9 s after the mark
+
+
+def test_timezone_change_mid_conversation_uses_the_recorded_zone() -> None:
+    # 08:00 in Shanghai is 00:00 UTC; ten minutes later, now configured in UTC.
+    history = [text_message("user", "hi"), reply(time_hint("2026-01-01T08:00:00", "Asia/Shanghai"))]
+    assert inject(history, now=T0 + dt.timedelta(minutes=10)) is None
+    # Without the zone next to it the recorded time is read in the configured zone: 8 h ahead.
+    bare = [text_message("user", "hi"), reply(time_hint("2026-01-01T08:00:00", None))]
+    assert inject(bare, now=T0 + dt.timedelta(minutes=10)) is not None
+    assert inject(bare, now=T0 + dt.timedelta(minutes=10), timezone="Asia/Shanghai") is None
+
+
+def test_now_is_written_in_the_configured_zone() -> None:
+    hint = inject(timezone="Asia/Shanghai")
+    assert hint == "[<current-time>2026-01-01T08:00:00</current-time>\n<timezone>Asia/Shanghai</timezone>]"
+
+
+def test_quirk_an_invalid_zone_falls_back_to_utc_but_is_written_as_given() -> None:
+    assert inject(timezone="Mars/Base") == (
+        "[<current-time>2026-01-01T00:00:00</current-time>\n<timezone>Mars/Base</timezone>]"
+    )
+    assert resolve_timezone("") is dt.UTC
+
+
+def test_quirk_a_date_less_format_parses_to_1900_and_reinjects_every_step() -> None:
+    history = [text_message("user", "hi"), reply(time_hint("00:00"))]
+    assert (
+        inject(history, time_format="%H:%M")
+        == "[<current-time>00:00</current-time>\n<timezone>UTC</timezone>]"
+    )
+    recorded = recorded_time("<current-time>00:00</current-time>", InjectionParams(time_format="%H:%M"))
+    assert recorded is not None and recorded.year == 1900
+
+
+def test_quirk_a_time_that_does_not_parse_reinjects() -> None:
+    history = [text_message("user", "hi"), reply(time_hint("2026-01-01T00:00:00"))]
+    assert inject(history, time_format="%Y/%m/%d %H:%M") is not None
+    broken = [text_message("user", "hi"), reply(own("<current-time>2026-01-01T00:00:00"))]
+    assert inject(broken) is not None
+
+
+def test_an_aware_format_keeps_its_own_offset() -> None:
+    params = InjectionParams(time_format="%Y-%m-%dT%H:%M:%S%z", timezone="Asia/Shanghai")
+    history = [text_message("user", "hi"), reply(time_hint("2026-01-01T00:00:00+0000", "Asia/Shanghai"))]
+    assert inject(history, params=params, now=T0 + dt.timedelta(minutes=10)) is None
+
+
+def test_quirk_dst_fall_back_compares_wall_clocks_and_reinjects_spuriously() -> None:
+    # 02:50 CEST (fold 0) is 00:50 UTC; 20 minutes later it is 02:10 CET. Python subtracts two
+    # times of the same zone by wall clock: -40 minutes, so the time is injected again.
+    history = [text_message("user", "hi"), reply(time_hint("2026-10-25T02:50:00", "Europe/Berlin"))]
+    now = dt.datetime(2026, 10, 25, 1, 10, tzinfo=dt.UTC)
+    assert inject(history, now=now, timezone="Europe/Berlin") is not None
+    assert inject(history, now=now, timezone="UTC") is None  # different zones: true elapsed time
+
+
+def test_only_own_hints_in_assistant_messages_record_a_time() -> None:
+    stamp = "<current-time>2026-01-01T00:00:00</current-time>"
+    assert inject([reply(HintBlock(hint=stamp, source="other"))]) is not None
+    assert inject([reply(own(stamp), role="user", name="user")]) is not None
+    assert inject([reply(TextBlock(text=stamp))]) is not None
+    assert inject([reply(own(stamp), name="another-agent")]) is None  # any agent's hint counts
+
+
+def test_the_newest_hint_that_records_a_time_is_used() -> None:
+    history = [
+        reply(time_hint("2026-01-01T00:00:00")),
+        reply(own("<tasks>...</tasks>")),
+        reply(time_hint("2025-12-31T22:00:00")),
+    ]
+    assert inject(history[:2]) is None
+    assert after(history, 0) is not None  # the newest time is two hours old
+
+
+def test_a_hint_given_as_parts_is_read_as_its_text() -> None:
+    parts = (TextBlock(text="<current-time>2026-01-01T00:00:00</current-"), TextBlock(text="time>"))
+    assert inject([reply(HintBlock(hint=parts, source=SOURCE))]) is None
+
+
+def test_naive_now_is_refused() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        inject(now=dt.datetime(2026, 1, 1))
+
+
+def test_current_time_text_for_the_compression_prompt() -> None:
+    params = InjectionParams(timezone="Asia/Shanghai")
+    assert current_time_text(T0, params) == "2026-01-01T08:00:00 (Asia/Shanghai)"
+
+
+# --- tasks ------------------------------------------------------------------------------------
+
+OPEN: Board = (
+    Task(id="1", subject="a", description="", state="in_progress"),
+    Task(id="2", subject="b", description=""),
+    Task(id="3", subject="c", description=""),
+    Task(id="4", subject="d", description="", state="completed"),
+)
+
+
+def call(name: str, call_id: str = "c1", arguments: str = "{}") -> ToolCallBlock:
+    return ToolCallBlock(id=call_id, name=name, input=arguments)
+
+
+def test_tasks_hint_when_open_tasks_are_not_in_context() -> None:
+    assert inject(HISTORY, board=OPEN) == "[<tasks>ip=1 p=2</tasks>]"
+    assert inject(HISTORY, board=OPEN[3:]) is None  # only completed tasks
+
+
+def test_any_task_tool_call_in_an_assistant_message_tells_of_tasks() -> None:
+    failed = ToolResultBlock(id="c1", name="TaskList", output=(TextBlock(text="boom"),), state="error")
+    assert inject([*HISTORY, reply(call("TaskList"), failed)], board=OPEN) is None
+    assert inject([*HISTORY, reply(call("TaskGet"), name="helper")], board=OPEN) is None
+    assert inject([*HISTORY, reply(call("Read"))], board=OPEN) == "[<tasks>ip=1 p=2</tasks>]"
+    assert inject([*HISTORY, reply(call("Plan"))], board=OPEN, task_tool_names=("Plan",)) is None
+
+
+def test_tasks_hint_returns_after_the_task_calls_are_compressed_away() -> None:
+    with_calls = [text_message("user", "go"), reply(time_hint("2026-01-01T00:00:00"), call("TaskCreate"))]
+    assert inject(with_calls, board=OPEN) is None
+    compressed = [reply(time_hint("2026-01-01T00:00:00"))]  # the summary replaced the calls
+    first = inject(compressed, board=OPEN)
+    assert first == "[<tasks>ip=1 p=2</tasks>]"
+    assert inject([*compressed, reply(own(first))], board=OPEN) is None  # said once
+
+
+def test_quirk_an_extra_field_named_tasks_hides_the_tasks_hint() -> None:
+    hint = inject(extra_fields=(("tasks", "none"),))
+    assert hint is not None and "<tasks>none</tasks>" in hint
+    assert inject([reply(own(hint))], board=OPEN) is None
+
+
+def test_quirk_scan_stops_once_time_and_tasks_are_settled() -> None:
+    # A stale time hint older than a newer one is never read.
+    history = [reply(own("<current-time>garbage</current-time>")), reply(time_hint("2026-01-01T00:00:00"))]
+    assert inject(history) is None
+
+
+# --- context length ---------------------------------------------------------------------------
+
+
+def gauge(tokens: int | None, tool: bool = False, **changes: Any) -> ContextGauge:
+    return replace(GAUGE, input_tokens=tokens, compression_tool_enabled=tool, **changes)
+
+
+def test_quirk_context_length_is_strictly_above_the_float_zone_start() -> None:
+    # (0.8 - 0.2) * 4000 is 2400.0000000000005 in floating point.
+    assert inject(HISTORY, cur_iter=0, gauge=gauge(2400)) is None
+    assert (
+        inject(HISTORY, cur_iter=0, gauge=gauge(2401)) == "[<context-length>n=2401 at=3200</context-length>]"
+    )
+    exact = gauge(1000, trigger_ratio=0.5, buffer_ratio=0.25)  # 0.25 * 4000 is exactly 1000.0
+    assert inject(HISTORY, cur_iter=0, gauge=exact) is None
+    assert inject(HISTORY, cur_iter=0, gauge=replace(exact, input_tokens=1001)) is not None
+
+
+def test_context_length_is_checked_only_at_the_first_step_of_a_reply() -> None:
+    assert inject(HISTORY, cur_iter=1, gauge=gauge(3900)) is None
+    assert inject(HISTORY, cur_iter=1, gauge=gauge(None)) is None
+    with pytest.raises(ValueError, match="input_tokens is needed"):
+        inject(HISTORY, cur_iter=0, gauge=gauge(None))
+    assert needs_input_tokens(InjectionParams(inject_runtime_state=False), 0) is False
+
+
+def test_the_trigger_shown_is_truncated() -> None:
+    hint = inject(HISTORY, cur_iter=0, gauge=gauge(3000, trigger_ratio=0.77, context_size=3333))
+    assert hint == "[<context-length>n=3000 at=2566</context-length>]"
+
+
+def test_compress_now_suffix_needs_the_tool_and_no_task_in_progress() -> None:
+    aware = [*HISTORY, reply(call("TaskList"))]
+    suffix = "[<context-length>n=2500 at=3200 call CompressContext</context-length>]"
+    assert inject(aware, cur_iter=0, gauge=gauge(2500, tool=True)) == suffix
+    assert inject(aware, cur_iter=0, gauge=gauge(2500, tool=True), board=OPEN[1:]) == suffix  # pending only
+    assert inject(aware, cur_iter=0, gauge=gauge(2500, tool=True), board=OPEN) == (
+        "[<context-length>n=2500 at=3200</context-length>]"
+    )
+
+
+# --- repeated tool errors ---------------------------------------------------------------------
+
+
+def failing(*inputs: str, name: str = "flaky", states: str = "") -> Message:
+    blocks: list[Block] = []
+    for i, raw in enumerate(inputs):
+        state = {"s": "success", "e": "error"}[states[i]] if states else "error"
+        blocks.append(ToolCallBlock(id=f"c{i}", name=name, input=raw))
+        blocks.append(ToolResultBlock(id=f"c{i}", name=name, output=(TextBlock(text="x"),), state=state))  # type: ignore[arg-type]
+    return reply(time_hint("2026-01-01T00:00:00"), *blocks)
+
+
+def streak(message: Message, limit: int = 3) -> tuple[str, int] | None:
+    found = repeated_tool_error([text_message("user", "hi"), message], AGENT, limit)
+    return None if found is None else (found.tool_name, found.count)
+
+
+def test_three_identical_failures_give_the_hint_and_the_count_grows() -> None:
+    assert streak(failing("{}", "{}")) is None
+    assert streak(failing("{}", "{}", "{}")) == ("flaky", 3)
+    assert inject([text_message("user", "hi"), failing("{}", "{}", "{}", "{}")]) == (
+        "[<tool-error>flaky x4</tool-error>]"
+    )
+    assert streak(failing("{}", "{}", "{}"), limit=4) is None
+
+
+def test_arguments_are_compared_after_json_normalisation() -> None:
+    assert streak(failing('{"a": 1, "b": [2]}', '{"b":[2],"a":1}', ' {"a": 1, "b": [2]} ')) == ("flaky", 3)
+    assert streak(failing('{"a": 1}', '{"a": 1.0}', '{"a": 1}')) is None
+
+
+def test_quirk_invalid_json_arguments_are_compared_stripped() -> None:
+    assert streak(failing('{"a": ', ' {"a": ', '{"a":  \n')) == ("flaky", 3)
+    assert streak(failing('{"a":1', '{"a": 1', '{"a": 1')) is None  # only the ends are stripped
+
+
+def test_only_the_newest_run_of_equal_arguments_counts() -> None:
+    assert streak(failing('{"a": 2}', '{"a": 1}', '{"a": 1}', '{"a": 1}')) == ("flaky", 3)
+    assert streak(failing('{"a": 1}', '{"a": 1}', '{"a": 2}', '{"a": 1}')) is None
+
+
+def test_a_success_or_another_tool_breaks_the_streak() -> None:
+    assert streak(failing("{}", "{}", "{}", "{}", states="eees")) is None
+    assert streak(failing("{}", "{}", "{}", "{}", states="esee")) is None
+    mixed = failing("{}", "{}", "{}")
+    other = ToolResultBlock(id="z", name="other", output=(), state="error")
+    assert streak(mixed.appended(ToolCallBlock(id="z", name="other", input="{}"), other)) is None
+
+
+def test_quirk_a_result_without_its_call_compares_as_empty_arguments() -> None:
+    blocks = [ToolResultBlock(id=f"r{i}", name="flaky", output=(), state="error") for i in range(3)]
+    assert streak(reply(*blocks)) == ("flaky", 3)
+
+
+def test_tool_errors_are_read_only_from_this_agents_last_message() -> None:
+    message = failing("{}", "{}", "{}")
+    assert streak(replace(message, name="helper")) is None
+    assert repeated_tool_error([message, text_message("user", "again")], AGENT, 3) is None
+
+
+def test_quirk_the_tool_name_is_filled_before_the_count() -> None:
+    message = reply(
+        *[ToolCallBlock(id=f"c{i}", name="{count}", input="{}") for i in range(3)],
+        *[ToolResultBlock(id=f"c{i}", name="{count}", output=(), state="error") for i in range(3)],
+    )
+    history = [text_message("user", "hi"), reply(time_hint("2026-01-01T00:00:00")), message]
+    assert inject(history) == "[<tool-error>3 x3</tool-error>]"
+    assert inject(history, tool_retries_hint="<{tool_name}|{count}>") == "[<tool-error><3|3></tool-error>]"
+
+
+# --- assembly ---------------------------------------------------------------------------------
+
+
+def test_all_lines_in_order() -> None:
+    history = [text_message("user", "hi"), failing("{}", "{}", "{}")]
+    hint = inject(history, board=OPEN, cur_iter=0, now=T0 + dt.timedelta(hours=1), gauge=gauge(3000))
+    assert hint == (
+        "[<current-time>2026-01-01T01:00:00</current-time>\n<timezone>UTC</timezone>\n"
+        "<tasks>ip=1 p=2</tasks>\n<context-length>n=3000 at=3200</context-length>\n"
+        "<tool-error>flaky x3</tool-error>]"
+    )
+
+
+def test_extra_fields_never_trigger_but_ride_along() -> None:
+    extras = (("mode", "plan"), ("timezone", "Asia/Tokyo"))
+    assert inject(HISTORY, extra_fields=extras) is None
+    assert inject(extra_fields=extras) == (
+        "[<current-time>2026-01-01T00:00:00</current-time>\n<timezone>Asia/Tokyo</timezone>\n<mode>plan</mode>]"
+    )
+
+
+def test_the_template_is_filled_with_replace_keeping_other_braces() -> None:
+    hint = inject(template='{"x": 1} {runtime_state} {runtime_state}')
+    assert hint == '{"x": 1} ' + TIME_ONLY[1:-1] + " " + TIME_ONLY[1:-1]
+
+
+def test_switched_off_injects_nothing() -> None:
+    assert inject(inject_runtime_state=False, cur_iter=0, gauge=gauge(None)) is None
+
+
+def test_ctxlab_wording_wraps_the_fields() -> None:
+    hint = runtime_hint(
+        messages=[],
+        board=(),
+        now=T0,
+        params=InjectionParams(),
+        texts=CTXLAB_TEXTS,
+        agent_name=AGENT,
+        cur_iter=1,
+        gauge=GAUGE,
+    )
+    assert hint is not None and CTXLAB_TEXTS.injection_template.split("{runtime_state}")[0] in str(hint.hint)
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+
+def test_params_mirror_the_injection_config() -> None:
+    from dataclasses import fields
+
+    from ctxlab.scenarios.config import DEFAULT_INJECTION_SOURCE as CONFIG_SOURCE
+    from ctxlab.scenarios.config import DEFAULT_TASK_TOOL_NAMES, InjectionConfig
+
+    config = InjectionConfig()
+    params = InjectionParams()
+    names = {f.name for f in fields(InjectionParams)}
+    assert names == set(InjectionConfig.model_fields) - {"context_buffer_ratio"}  # passed in force
+    for name in names - {"task_tool_names", "extra_fields"}:
+        assert getattr(params, name) == getattr(config, name), name
+    assert params.task_tool_names == tuple(config.task_tool_names) == DEFAULT_TASK_TOOL_NAMES
+    assert params.extra_fields == tuple(config.extra_fields.items())
+    assert DEFAULT_INJECTION_SOURCE == CONFIG_SOURCE
+
+
+def test_params_defaults_are_agentscopes() -> None:
+    pytest.importorskip("agentscope")
+    from agentscope.agent import InjectionConfig as AsInjectionConfig
+
+    theirs = AsInjectionConfig()
+    params = InjectionParams()
+    for name in ("inject_runtime_state", "timezone", "time_format", "time_interval", "tool_retries_limit"):
+        assert getattr(params, name) == getattr(theirs, name), name
+    assert params.injection_source == theirs.injection_source
+    assert list(params.task_tool_names) == theirs.task_tool_names
+    assert dict(params.extra_fields) == theirs.extra_fields
