@@ -15,7 +15,6 @@ its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.compress import ReplyMark, fixed_messages, unfinished_call_ids
@@ -24,9 +23,9 @@ from ctxlab.core.model import ModelRequest, ModelResponse
 from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.core.tokens import measure_all
 from ctxlab.core.toolresult import merge_text_parts
-from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
+from ctxlab.engine.hooks import BuiltinTool, Frame, RunSettings, Strategy
 from ctxlab.engine.middleware import (
     HOOKS,
     Acted,
@@ -43,66 +42,6 @@ from ctxlab.engine.middleware import (
 from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, issue_id
 from ctxlab.engine.trace import CallRecord, CompressionRecord
 from ctxlab.texts import fill
-
-
-class Strategy(Protocol):
-    """What a context-management strategy does at the loop's hook points."""
-
-    name: str
-
-    def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
-        """The tool schemas sent with reasoning requests."""
-        ...
-
-    def system_prompt(self, base: str) -> str:
-        """The system prompt as sent (strategies may add to it)."""
-        ...
-
-    def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
-        """The compression step before each reasoning call (wrapped by `on_compress_context`)."""
-        ...
-
-    def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
-        """Steps after compression and before the call (runtime-state injection, ...)."""
-        ...
-
-    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
-        """The result as saved (truncation and offload, ...)."""
-        ...
-
-
-class BuiltinTool(Protocol):
-    """A tool the lab runs itself (task tools, the compression tool)."""
-
-    def run(self, state: EpisodeState, call: ToolCallBlock, env: Env, frame: Frame) -> BuiltinOutcome:
-        """Run the call; returns the new state and the result block."""
-        ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BuiltinOutcome:
-    """A built-in tool's new state and result."""
-
-    state: EpisodeState
-    result: ToolResultBlock
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunSettings:
-    """Loop settings that do not belong to a strategy."""
-
-    max_iters: int = 50
-    max_iters_hint: str = ""
-    max_iters_source: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Frame:
-    """What every request of a run shares: the system prompt as sent, the tools, the settings."""
-
-    system_prompt: str
-    tools: tuple[ToolSchema, ...]
-    settings: RunSettings
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,6 +72,7 @@ class Loop:
 
     def __post_init__(self) -> None:
         self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
+        self.builtins = {**self.strategy.builtins(), **self.builtins}
         layers = {hook: bucket(self.middlewares, hook) for hook in HOOKS}
         prompt = transform_prompt(layers["on_system_prompt"], self.script.system_prompt)
         self.frame = Frame(
@@ -168,6 +108,7 @@ class Loop:
         clock = state.clock.advanced(turn.advance_seconds + _first_round_advance(turn))
         if turn.timezone:
             clock = clock.in_zone(turn.timezone)
+            state = replace(state, timezone=turn.timezone)
         message_id, state = issue_id(state, "msg")
         user = Message(role="user", blocks=turn.user, id=message_id, name="user")
         state = append_message(replace(state, clock=clock, turn=index), user, self.env.counter)

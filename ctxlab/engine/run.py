@@ -13,7 +13,8 @@ from ctxlab.core.protocol import Rule
 from ctxlab.core.script import Script
 from ctxlab.core.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.engine.env import CacheMeter, Env
-from ctxlab.engine.loop import BuiltinTool, Loop, RunOutcome, RunSettings, Strategy
+from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
+from ctxlab.engine.loop import Loop, RunOutcome
 from ctxlab.engine.middleware import Middleware
 from ctxlab.engine.workspace import Workspace
 from ctxlab.texts import Texts

@@ -17,6 +17,7 @@ from ctxlab.core.blocks import ZERO, Block, Tally
 from ctxlab.core.compress import ReplyMark
 from ctxlab.core.messages import Message
 from ctxlab.core.summary import Summary
+from ctxlab.core.tasks import Board
 from ctxlab.core.tokens import TokenCounter, measure_all
 from ctxlab.engine.clock import IdGen, VirtualClock
 
@@ -27,7 +28,11 @@ NO_IDS = IdGen()
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EpisodeState:
-    """Summary, context, reply bookkeeping, clock and ids of one run."""
+    """Summary, context, reply bookkeeping, task board, clock and ids of one run.
+
+    `timezone` is the zone a turn of the workload moved to (None until one does); strategies that
+    show the time use it over their configured zone.
+    """
 
     summary: Summary = ""
     context: tuple[Message, ...] = ()
@@ -36,6 +41,8 @@ class EpisodeState:
     cur_iter: int = 0
     turn: int = -1
     read_cache: frozenset[str] = frozenset()
+    tasks: Board = ()
+    timezone: str | None = None
     clock: VirtualClock
     ids: IdGen = NO_IDS
 

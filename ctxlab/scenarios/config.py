@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ctxlab.core.inject import InjectionParams
+
 RUNTIME_STATE_PLACEHOLDER = "{runtime_state}"
 DEFAULT_TASK_TOOL_NAMES = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
 DEFAULT_INJECTION_SOURCE = '{"label": "System", "sublabel": "Runtime State"}'
@@ -227,3 +229,19 @@ def time_format_has_date(time_format: str) -> bool:
 
 
 TextsName = Literal["ctxlab", "agentscope"]
+
+
+def injection_params(config: InjectionConfig) -> InjectionParams:
+    """The core values of an `InjectionConfig` (the deprecated buffer is resolved elsewhere)."""
+    return InjectionParams(
+        inject_runtime_state=config.inject_runtime_state,
+        timezone=config.timezone,
+        time_format=config.time_format,
+        time_interval=config.time_interval,
+        tool_retries_limit=config.tool_retries_limit,
+        tool_retries_hint=config.tool_retries_hint,
+        template=config.template,
+        injection_source=config.injection_source,
+        task_tool_names=tuple(config.task_tool_names),
+        extra_fields=tuple(config.extra_fields.items()),
+    )

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.inject import InjectionParams
 from ctxlab.core.model import ModelError, ModelResponse
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.compression import SummaryFailedError
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import Loop, RunSettings
+from ctxlab.engine.hooks import RunSettings
+from ctxlab.engine.loop import Loop
 from ctxlab.engine.middleware import Middleware
 from ctxlab.models.scripted import ScriptedModel, ScriptModel, UnexpectedModelCall
 from ctxlab.models.summarizers import FixedSummarizer
@@ -22,6 +26,8 @@ FIELDS = dict.fromkeys(
     ("task_overview", "current_state", "important_discoveries", "next_steps", "context_to_preserve"), "x"
 )
 TOOL = ToolSchema.of("retrieve", "Retrieve.", {"type": "object"})
+QUIET = AgentScopeParams(injection=InjectionParams(inject_runtime_state=False))
+"""The preset without runtime-state hints: these tests look at the loop's mechanics."""
 
 
 def text(t: str) -> tuple[TextBlock, ...]:
@@ -54,7 +60,7 @@ def run(
         texts=CTXLAB_TEXTS,
         context_size=window,
     )
-    strategy = AgentScopeStrategy(texts=CTXLAB_TEXTS, params=params or AgentScopeParams())
+    strategy = AgentScopeStrategy(texts=CTXLAB_TEXTS, params=params or QUIET)
     settings = RunSettings(
         max_iters=max_iters,
         max_iters_hint=CTXLAB_TEXTS.max_iters_hint,
@@ -149,7 +155,7 @@ def test_when_every_invocation_fails_the_truncation_text_becomes_the_summary() -
 
 def test_a_raising_summarizer_makes_one_attempt() -> None:
     summarizer = FixedSummarizer(fields=FIELDS, fail_on=frozenset({1}), fail_mode="raise")
-    params = AgentScopeParams(trigger_ratio=0.5)
+    params = replace(QUIET, trigger_ratio=0.5)
     outcome = run(big_script(), window=3000, summarizer=summarizer, params=params).run()
     assert not outcome.compressions[0].overflow  # so no retry follows
     kinds = [c.kind for c in outcome.calls]
@@ -159,7 +165,7 @@ def test_a_raising_summarizer_makes_one_attempt() -> None:
 
 def test_without_fallback_a_failed_summary_raises_and_keeps_the_context() -> None:
     summarizer = FixedSummarizer(fields=FIELDS, fail_on=frozenset({1, 2}), fail_mode="raise")
-    params = AgentScopeParams(compression_fallback_to_truncation=False)
+    params = replace(QUIET, compression_fallback_to_truncation=False)
     with pytest.raises(SummaryFailedError, match="summarizer unavailable"):
         run(big_script(), window=3000, summarizer=summarizer, params=params).run()
 

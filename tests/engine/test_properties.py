@@ -14,7 +14,8 @@ from ctxlab.core.summary import summary_text
 from ctxlab.core.tokens import AgentScopeEstimator, bytes_to_tokens
 from ctxlab.engine.compression import SummaryFailedError
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import Loop, RunOutcome, RunSettings
+from ctxlab.engine.hooks import RunSettings
+from ctxlab.engine.loop import Loop, RunOutcome
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer

@@ -19,7 +19,8 @@ from ctxlab.core.script import Script, ScriptedTurn
 from ctxlab.core.tokens import AgentScopeEstimator, measure_all
 from ctxlab.core.wire import to_openai
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import Loop, RunSettings
+from ctxlab.engine.hooks import RunSettings
+from ctxlab.engine.loop import Loop
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import EpisodeState, append_to_reply
 from ctxlab.engine.workspace import InMemoryWorkspace

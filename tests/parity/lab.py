@@ -13,12 +13,14 @@ from ctxlab.core.script import Script
 from ctxlab.core.summary import summary_text
 from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import Loop, RunSettings
+from ctxlab.engine.hooks import RunSettings
+from ctxlab.engine.loop import Loop
 from ctxlab.engine.middleware import CompressNext, CompressRequest, Middleware
 from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.scenarios.config import effective_buffer_ratio, injection_params
 from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import agentscope_texts
 from tests.parity.spec import ParityConfig
@@ -48,13 +50,13 @@ def params_of(config: ParityConfig) -> AgentScopeParams:
     return AgentScopeParams(
         trigger_ratio=c.trigger_ratio,
         reserve_ratio=c.reserve_ratio,
-        context_buffer_ratio=c.context_buffer_ratio,
+        context_buffer_ratio=effective_buffer_ratio(c, i),
         tool_result_limit=c.tool_result_limit,
         max_image_num=c.max_image_num,
         compression_fallback_to_truncation=c.compression_fallback_to_truncation,
         compression_tool_enabled=c.compression_tool_enabled,
-        time_format=i.time_format,
-        timezone=i.timezone,
+        injection=injection_params(i),
+        task_tools=config.task_tools,
     )
 
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 
 from ctxlab.core.script import Script
+from tests.parity.ch08 import ch08_workload
 from tests.parity.lab import run_lab, without_ids
 from tests.parity.spec import ParityConfig
 from tests.parity.trace import ParityTrace
@@ -39,3 +40,17 @@ def compare(script: Script, config: ParityConfig) -> tuple[ParityTrace, ParityTr
 @given(parity_cases(injection=False))
 def test_engine_matches_agentscope_without_injection(case: tuple[Script, ParityConfig]) -> None:
     compare(*case)
+
+
+@settings(max_examples=60)
+@given(parity_cases(agent=True))
+def test_engine_matches_agentscope_with_injection_task_tools_and_the_compression_tool(
+    case: tuple[Script, ParityConfig],
+) -> None:
+    compare(*case)
+
+
+@pytest.mark.parametrize("window", [1_000_000, 4000])
+def test_the_book_experiment_on_both_sides(window: int) -> None:
+    ours, theirs = compare(*ch08_workload(window))
+    assert ours.input_tokens("messages") == theirs.input_tokens("messages")

@@ -1,6 +1,8 @@
 """Hypothesis strategies for parity workloads: scripts and configurations that stress the
 AgentScope pipeline (parallel calls, huge and error results, images, CJK, several replies,
-small windows, varied trigger/reserve/limits, summary failures)."""
+small windows, varied trigger/reserve/limits, summary failures) and, with `agent=True`, the rest
+of the agent: runtime-state injection (zones, formats, intervals, clock jumps and zone moves,
+repeated failures), task tools and the CompressContext tool."""
 
 from __future__ import annotations
 
@@ -43,6 +45,36 @@ def results(draw: st.DrawFn, window: int) -> tuple[Part, ...]:
     return tuple(parts)
 
 
+TASK_CALLS = (
+    ("TaskCreate", {"subject": "Collect sources", "description": "Find three papers."}),
+    ("TaskCreate", {"subject": "写总结", "description": "汇总结果。"}),
+    ("TaskUpdate", {"task_id": "1", "status": "in_progress"}),
+    ("TaskUpdate", {"task_id": "1", "status": "completed"}),
+    ("TaskUpdate", {"task_id": "2", "add_blocked_by": ["1"], "owner": "me"}),
+    ("TaskUpdate", {"task_id": "2", "status": "deleted"}),
+    ("TaskList", {}),
+    ("TaskGet", {"task_id": "1"}),
+)
+
+
+@st.composite
+def agent_round(draw: st.DrawFn, window: int, tasks: bool, compress_tool: bool) -> ScriptedRound:
+    """A round of built-in tools: task calls, the compression tool, or a retried failure."""
+    options = ["retry"] + (["tasks"] if tasks else []) + (["compress"] if compress_tool else [])
+    kind = draw(st.sampled_from(options))
+    if kind == "tasks":
+        picked = draw(st.lists(st.sampled_from(TASK_CALLS), min_size=1, max_size=3))
+        calls = tuple(
+            ScriptedCall(tool=name, input=json.dumps(args, ensure_ascii=False)) for name, args in picked
+        )
+    elif kind == "compress":
+        calls = (ScriptedCall(tool="CompressContext", input="{}"),)
+    else:
+        failure = (TextBlock(text="ConnectionError: timed out"),)
+        calls = (ScriptedCall(tool="retrieve", input='{"query": "same"}', result=failure, error=True),)
+    return ScriptedRound(calls=calls)
+
+
 @st.composite
 def rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
     calls = []
@@ -60,19 +92,40 @@ def rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
     return ScriptedRound(text=text, calls=tuple(calls))
 
 
+ZONES = ("UTC", "Asia/Shanghai", "America/New_York")
+
+
 @st.composite
-def parity_cases(draw: st.DrawFn, injection: bool = False) -> tuple[Script, ParityConfig]:
+def injection_configs(draw: st.DrawFn) -> InjectionConfig:
+    return InjectionConfig(
+        timezone=draw(st.sampled_from(ZONES)),
+        time_format=draw(st.sampled_from(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%H:%M"])),
+        time_interval=draw(st.sampled_from([0.0, 0.5, 2.0])),
+        tool_retries_limit=draw(st.sampled_from([3, 4])),
+        extra_fields=draw(st.sampled_from([{}, {"user": "Ada"}])),
+    )
+
+
+@st.composite
+def parity_cases(
+    draw: st.DrawFn, injection: bool = False, agent: bool = False
+) -> tuple[Script, ParityConfig]:
     window = draw(st.integers(1500, 20000))
+    tasks, compress_tool = agent and draw(st.booleans()), agent and draw(st.integers(0, 3)) == 0
     turns = []
     for _ in range(draw(st.integers(1, 3))):
         user = TextBlock(text=draw(texts(max_bytes=300)))
-        turn_rounds = tuple(draw(rounds(window)) for _ in range(draw(st.integers(0, 5))))
+        plain = st.builds(lambda r: r, rounds(window))
+        special = agent_round(window, tasks, compress_tool)
+        pick = st.one_of(plain, special) if agent else plain
+        turn_rounds = tuple(draw(pick) for _ in range(draw(st.integers(0, 5))))
         turns.append(
             ScriptedTurn(
                 user=(user,),
                 rounds=turn_rounds,
                 final=draw(texts(max_bytes=100)),
-                advance_seconds=draw(st.sampled_from([0, 600, 3600])),
+                advance_seconds=draw(st.sampled_from([0, 600, 3600, -7200] if agent else [0, 600, 3600])),
+                timezone=draw(st.sampled_from([None, None, "Europe/Paris"])) if agent else None,
             )
         )
     script = assign_call_ids(
@@ -83,14 +136,18 @@ def parity_cases(draw: st.DrawFn, injection: bool = False) -> tuple[Script, Pari
     context = ContextConfig(
         trigger_ratio=trigger,
         reserve_ratio=reserve,
+        context_buffer_ratio=draw(st.sampled_from([b for b in (0.0, 0.1, 0.2, 0.3) if b < trigger])),
         tool_result_limit=draw(st.sampled_from([50000, 2000, 500, 100])),
         max_image_num=draw(st.sampled_from([5, 1, 0])),
-        compression_fallback_to_truncation=draw(st.integers(0, 3)) > 0,
+        compression_fallback_to_truncation=compress_tool or draw(st.integers(0, 3)) > 0,
+        compression_tool_enabled=compress_tool,
     )
+    inject = draw(injection_configs()) if injection or agent else InjectionConfig(inject_runtime_state=False)
     config = ParityConfig(
         context_size=window,
         context=context,
-        injection=InjectionConfig(inject_runtime_state=injection),
+        injection=inject,
+        task_tools=tasks,
         max_iters=draw(st.sampled_from([50, 2])),
         fail_on=frozenset(draw(st.lists(st.integers(1, 4), max_size=2))),
         fail_mode=draw(st.sampled_from(["no_tool_call", "raise"])),

@@ -11,7 +11,8 @@ import pytest
 from ctxlab.core.script import Script, assign_call_ids
 from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import Loop, RunSettings
+from ctxlab.engine.hooks import RunSettings
+from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy

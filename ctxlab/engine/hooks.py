@@ -1,0 +1,82 @@
+"""What plugs into the loop: strategies, built-in tools, and what every request shares.
+
+A strategy is data plus steps at the loop's hook points: the tools it sends, the system prompt,
+the compression step (wrapped by `on_compress_context`), the steps after it (injection), and the
+per-result step (truncation). Built-in tools are tools the lab runs itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.tools import ToolSchema
+from ctxlab.engine.env import Env
+from ctxlab.engine.middleware import CompressRequest
+from ctxlab.engine.state import EpisodeState
+
+
+class Strategy(Protocol):
+    """What a context-management strategy does at the loop's hook points."""
+
+    name: str
+
+    def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        """The tool schemas sent with reasoning requests."""
+        ...
+
+    def system_prompt(self, base: str) -> str:
+        """The system prompt as sent (strategies may add to it)."""
+        ...
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
+        """The compression step before each reasoning call (wrapped by `on_compress_context`)."""
+        ...
+
+    def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
+        """Steps after compression and before the call (runtime-state injection, ...)."""
+        ...
+
+    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
+        """The result as saved (truncation and offload, ...)."""
+        ...
+
+    def builtins(self) -> Mapping[str, BuiltinTool]:
+        """The tools this strategy runs itself, by name (task tools, the compression tool)."""
+        ...
+
+
+class BuiltinTool(Protocol):
+    """A tool the lab runs itself (task tools, the compression tool)."""
+
+    def run(self, state: EpisodeState, call: ToolCallBlock, env: Env, frame: Frame) -> BuiltinOutcome:
+        """Run the call; returns the new state and the result block."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuiltinOutcome:
+    """A built-in tool's new state and result."""
+
+    state: EpisodeState
+    result: ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """Loop settings that do not belong to a strategy."""
+
+    max_iters: int = 50
+    max_iters_hint: str = ""
+    max_iters_source: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Frame:
+    """What every request of a run shares: the system prompt as sent, the tools, the settings."""
+
+    system_prompt: str
+    tools: tuple[ToolSchema, ...]
+    settings: RunSettings
