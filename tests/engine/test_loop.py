@@ -182,3 +182,36 @@ def test_unknown_tool_gets_an_error_result() -> None:
     outcome = run(s, model=ScriptedModel([ModelResponse(blocks=(call,)), ModelResponse.of_text("ok")])).run()
     result = next(b for b in outcome.state.context[-1].blocks if isinstance(b, ToolResultBlock))
     assert result.state == "error" and "not available" in result.text
+
+
+def test_a_compression_is_all_or_nothing() -> None:
+    # A summary template naming a field the summary lacks raises while applying: the state the
+    # compression started from is returned untouched by the failure, and nothing was offloaded.
+    from ctxlab.core.messages import text_message
+    from ctxlab.engine.compression import CompressionSettings, compress_if_triggered
+    from ctxlab.engine.state import EpisodeState, append_message
+    from ctxlab.engine.workspace import InMemoryWorkspace
+
+    workspace = InMemoryWorkspace()
+    env = Env(
+        counter=AgentScopeEstimator(),
+        model=ScriptedModel([]),
+        summarizer=FixedSummarizer(fields=FIELDS),
+        texts=CTXLAB_TEXTS,
+        context_size=1000,
+        workspace=workspace,
+    )
+    start = EpisodeState(clock=run(script()).run_clock())
+    state = append_message(start, text_message("user", "u" * 4000), env.counter)
+    settings = CompressionSettings(
+        compression_prompt="P", summary_template="{no_such_field}", summary_schema=CTXLAB_TEXTS.summary_schema
+    )
+    before = (state.summary, state.context, state.context_tally)
+    with pytest.raises(KeyError, match="no_such_field"):
+        compress_if_triggered(state, env, settings, system_prompt="s", tools=())
+    assert (state.summary, state.context, state.context_tally) == before
+    assert workspace.files == {} and env.recorder.compressions == []
+    applied = compress_if_triggered(
+        state, env, replace(settings, summary_template="{task_overview}"), system_prompt="s", tools=()
+    )
+    assert applied.summary.startswith("x") and list(workspace.files) == ["offload/context-0001.json"]
