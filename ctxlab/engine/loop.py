@@ -14,6 +14,7 @@ its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 
 from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
@@ -197,7 +198,11 @@ class Loop:
         scripted = self._scripted_result(call)
         if scripted is None:
             return Acted(state=state, result=unavailable_tool(call), local=False)
-        return Acted(state=state, result=self.scripted_result(call))
+        result = self.scripted_result(call)
+        read = read_path(call) if result.state == "success" else None
+        if read is not None:  # a file read successfully is in the read cache until compressed away
+            state = replace(state, read_cache=state.read_cache | {read})
+        return Acted(state=state, result=result)
 
     def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:
         scripted = self._scripted.get(call.id)
@@ -213,6 +218,18 @@ class Loop:
             output=merge_text_parts(scripted.result),
             state="error" if scripted.error else "success",
         )
+
+
+def read_path(call: ToolCallBlock, read_tool: str = "Read") -> str | None:
+    """The `file_path` of a call named exactly `read_tool`, when its input names one."""
+    if call.name != read_tool:
+        return None
+    try:
+        arguments = json.loads(call.input)
+    except json.JSONDecodeError:
+        return None
+    path = arguments.get("file_path") if isinstance(arguments, dict) else None
+    return path if isinstance(path, str) else None
 
 
 def unavailable_tool(call: ToolCallBlock) -> ToolResultBlock:

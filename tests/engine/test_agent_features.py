@@ -268,3 +268,23 @@ def test_a_summarizer_with_a_small_window_overflows() -> None:
         summarizer=small,
     )
     assert not outcome.compressions[0].summary_ok
+
+
+def test_read_cache_holds_read_files_until_their_reads_are_compressed_away() -> None:
+    steps = [
+        call("r1", "Read", '{"file_path": "a.py"}'),
+        call("r2", "Read", '{"file_path": "b.py"}'),
+        answer(),
+        answer(),
+    ]
+    outcome, _ = play(
+        [turn(), turn("q" * 9600)],
+        steps,
+        params=AgentScopeParams(trigger_ratio=0.5),
+        window=4000,
+        results={"r1": "A" * 40, "r2": "B" * 40},
+    )
+    assert outcome.compressions  # the second turn compressed the first reply away...
+    assert outcome.state.read_cache == frozenset()  # ...so both files need a fresh read
+    small, _ = play([turn()], steps[:3], results={"r1": "A", "r2": "B"})
+    assert small.state.read_cache == frozenset({"a.py", "b.py"})
