@@ -56,6 +56,15 @@ class SummaryOutcome:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TextSummary:
+    """The text of a free-text summary call, or why there is none."""
+
+    text: str | None
+    error: Exception | None = None
+    skipped: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Sent:
     """A request as recorded: its messages, tools, and token counts by convention."""
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages import Message
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.env import Env
 from ctxlab.engine.middleware import CompressRequest
@@ -33,6 +34,12 @@ class Strategy(Protocol):
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
         """The compression step before each reasoning call (wrapped by `on_compress_context`)."""
+        ...
+
+    def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
+        """The context as the next request shows it: `state.context` itself unless the strategy
+        edits only what is sent (clearing that is not persisted, masking, prompt-only trimming).
+        Returning the very same tuple when nothing changes keeps counting O(1)."""
         ...
 
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:

@@ -154,10 +154,12 @@ class Loop:
         return (*fixed_messages(self.frame.system_prompt, state.summary), *state.context)
 
     def reason(self, state: EpisodeState, tool_choice: str) -> ModelResponse:
-        """One reasoning call."""
-        messages = self.request_messages(state)
-        fixed = measure_all(self.env.counter, messages[: len(messages) - len(state.context)])
-        tokens = self.env.counter.total(fixed + state.context_tally, self.frame.tools)
+        """One reasoning call, with the strategy's request-only view of the context."""
+        context = self.strategy.view(state, self.env, self.frame)
+        fixed_part = fixed_messages(self.frame.system_prompt, state.summary)
+        messages = (*fixed_part, *context)
+        size = state.context_tally if context is state.context else measure_all(self.env.counter, context)
+        tokens = self.env.counter.total(measure_all(self.env.counter, fixed_part) + size, self.frame.tools)
         request = ModelRequest(
             kind="reasoning",
             messages=messages,

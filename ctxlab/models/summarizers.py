@@ -1,9 +1,12 @@
 """Fake summarizers: models that answer summary requests, and the ways they fail.
 
 Invariants:
-- A summarizer answers with a `generate_structured_output` call holding the five fields as JSON,
-  unless the request's summarizer invocation is listed in `fail_on` (1-based, counting
-  invocations of the run; every attempt of a failing invocation fails).
+- A summarizer answers with a `generate_structured_output` call holding the five fields as JSON
+  when the request offers that tool, and with the fields as free text when it offers no tool
+  (the summary requests of the LangChain, OpenHands and nonoka families), unless the request's
+  summarizer invocation is listed in `fail_on` (1-based, counting invocations of the run; every
+  attempt of a failing invocation fails). In free-text mode every failure but `raise` and
+  `overflow` answers blank text, which the engine treats as a failed summary.
 - Failure modes: `no_tool_call` (text instead of the call), `empty` (no blocks at all),
   `malformed` (the call's input is not JSON), `missing_field` (a required field is absent) — all
   structured-output errors, so AgentScope's attempt ladder moves on — and `raise` (a provider
@@ -25,6 +28,22 @@ FailMode = Literal["no_tool_call", "empty", "malformed", "missing_field", "raise
 FIELDS = ("task_overview", "current_state", "important_discoveries", "next_steps", "context_to_preserve")
 
 
+def summary_text_of(fields: Mapping[str, str]) -> str:
+    r"""The fields as a free-text summary: one `Heading: text` paragraph per field.
+
+    >>> summary_text_of({"task_overview": "Fix the bug.", "next_steps": "Test."})
+    'Task overview: Fix the bug.\n\nNext steps: Test.'
+    """
+    return "\n\n".join(f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in fields.items())
+
+
+def answer_with(fields: Mapping[str, str], request: ModelRequest) -> ModelResponse:
+    """A structured-output call when the request offers the schema tool, else free text."""
+    if request.tools:
+        return summary_call(fields)
+    return ModelResponse(blocks=(TextBlock(text=summary_text_of(fields)),))
+
+
 def summary_call(fields: Mapping[str, str], call_id: str = "summary") -> ModelResponse:
     """A structured-output answer with `fields`."""
     payload = json.dumps(dict(fields), ensure_ascii=False)
@@ -35,7 +54,8 @@ def failed_answer(mode: FailMode, request: ModelRequest) -> ModelResponse:
     """The answer (or the exception) of a failing summary attempt."""
     match mode:
         case "no_tool_call":
-            return ModelResponse(blocks=(TextBlock(text="I cannot produce that."),))
+            text = "I cannot produce that." if request.tools else " "
+            return ModelResponse(blocks=(TextBlock(text=text),))
         case "empty":
             return ModelResponse()
         case "malformed":
@@ -69,7 +89,7 @@ class FixedSummarizer:
             return failed_answer("overflow", request)
         if request.invocation in self.fail_on:
             return failed_answer(self.fail_mode, request)
-        return summary_call(self.fields)
+        return answer_with(self.fields, request)
 
     def params(self) -> dict[str, object]:
         """The summarizer's parameters, for results."""

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from ctxlab.core.blocks import ToolResultBlock
 from ctxlab.core.compress import fixed_messages
 from ctxlab.core.inject import ContextGauge, InjectionParams, needs_input_tokens, runtime_injection
+from ctxlab.core.messages import Message
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.builtins import CompressTool, task_tools
 from ctxlab.engine.compression import CompressionSettings, compress_if_triggered
@@ -102,6 +103,10 @@ class AgentScopeStrategy:
             tools=frame.tools,
             instructions=request.instructions,
         )
+
+    def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
+        """The stored context: AgentScope sends what it stores."""
+        return state.context
 
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
         """Runtime-state injection, appended to the reply as a hint."""
