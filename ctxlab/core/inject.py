@@ -30,6 +30,7 @@ Invariants:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -190,8 +191,11 @@ def _scan(messages: Sequence[Message], params: InjectionParams, has_open_tasks: 
     return _Scan(last_time_text=last_time_text, aware_of_tasks=aware)
 
 
+@functools.lru_cache(maxsize=256)
 def recorded_time(text: str, params: InjectionParams) -> dt.datetime | None:
     """The time an earlier hint recorded, aware, or None when it cannot be read back.
+
+    Memoised: the same hint is read back before every call until a newer one replaces it.
 
     >>> recorded_time("<current-time>2026-01-01T08:00:00</current-time><timezone>Asia/Shanghai</timezone>",
     ...     InjectionParams()).isoformat()

@@ -89,13 +89,20 @@ def _violation(index: int, call_id: str, rule: Rule, kind: Kind, detail: str) ->
 def _duplicates(
     index: int, calls: tuple[str, ...], seen: frozenset[str], rule: Rule
 ) -> tuple[Violation, ...]:
-    found, earlier = [], set(seen)
+    if not calls:
+        return ()
+    found, here = [], set()
     for call_id in calls:
-        if call_id in earlier:
+        if call_id in seen or call_id in here:
             detail = f"call id {call_id!r} is used by more than one call in this request"
             found.append(_violation(index, call_id, rule, "duplicate_id", detail))
-        earlier.add(call_id)
+        here.add(call_id)
     return tuple(found)
+
+
+def _with(seen: frozenset[str], calls: tuple[str, ...]) -> frozenset[str]:
+    # Copying the set only when calls arrive keeps a feed O(calls), not O(request).
+    return seen | frozenset(calls) if calls else seen
 
 
 def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
@@ -175,7 +182,7 @@ class _TurnChecker:
         role = "assistant" if role == "assistant" else "user"
         uses = tuple((index, c) for c in calls)
         results = ((index, str(wire.get("tool_call_id"))),) if wire.get("role") == "tool" else ()
-        seen = self.seen | set(calls)
+        seen = _with(self.seen, calls)
         current = self.current
         if current is not None and current.role == role:
             merged = _Turn(role, current.first, current.uses + uses, current.results + results)

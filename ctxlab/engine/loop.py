@@ -138,7 +138,9 @@ class Loop:
             state = self.act(state, response.calls)
             if not unfinished_call_ids(state.context, state.reply.reply_id):
                 state = replace(state, cur_iter=state.cur_iter + 1)
-            state = replace(state, clock=state.clock.advanced(_round_advance(turn, state.cur_iter)))
+            advance = _round_advance(turn, state.cur_iter)
+            if advance:
+                state = replace(state, clock=state.clock.advanced(advance))
 
     def compress_impl(self, state: EpisodeState, request: CompressRequest) -> EpisodeState:
         """The strategy's compression step."""
@@ -177,6 +179,8 @@ class Loop:
         """Append the response's blocks to the reply message; the reply now carries usage."""
         if response.blocks:
             state = append_to_reply(state, response.blocks, self.env.counter)
+        if state.reply.has_usage:
+            return state
         return replace(state, reply=replace(state.reply, has_usage=True))
 
     def act(self, state: EpisodeState, calls: tuple[ToolCallBlock, ...]) -> EpisodeState:

@@ -110,7 +110,9 @@ class AgentScopeStrategy:
 
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
         """Runtime-state injection, appended to the reply as a hint."""
-        params = replace(self.params.injection, timezone=self.timezone(state))
+        params = self.params.injection
+        if state.timezone is not None and state.timezone != params.timezone:
+            params = replace(params, timezone=state.timezone)
         tokens = None
         if needs_input_tokens(params, state.cur_iter):
             fixed = env.counter.measure_message  # the system prompt and summary, then the context
