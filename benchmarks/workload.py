@@ -1,0 +1,46 @@
+"""The benchmark workload: replies of one `retrieve` call with a 4,000-byte result, then an answer.
+
+Window 32,768 and AgentScope's defaults, as issue 9 fixes them, so the real agent and the lab
+run the very same script.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ctxlab.core.blocks import TextBlock
+from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.core.tools import ToolSchema
+
+WINDOW = 32_768
+RESULT_BYTES = 4_000
+TOOL = ToolSchema.of(
+    "retrieve",
+    "Retrieve passages matching a query.",
+    {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+)
+PASSAGE = "Context engineering keeps long-running agents inside their window. "
+
+
+def replies(n: int) -> Script:
+    """`n` replies: each one retrieve call (4,000-byte result) and a final answer."""
+    body = (PASSAGE * (RESULT_BYTES // len(PASSAGE) + 1))[:RESULT_BYTES]
+    turns = tuple(
+        ScriptedTurn(
+            user=(TextBlock(text=f"Question {i}: what do the sources say?"),),
+            rounds=(
+                ScriptedRound(
+                    calls=(
+                        ScriptedCall(
+                            tool="retrieve",
+                            input=json.dumps({"query": f"question {i}"}),
+                            result=(TextBlock(text=body),),
+                        ),
+                    )
+                ),
+            ),
+            final=f"Answer {i}.",
+        )
+        for i in range(n)
+    )
+    return assign_call_ids(Script(system_prompt="You are a research assistant.", tools=(TOOL,), turns=turns))
