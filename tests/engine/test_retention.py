@@ -8,16 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock
+from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.clearing import SlidingWindowParams, slide_window
+from ctxlab.core.compress import fixed_messages
 from ctxlab.core.retention import Probe, ProbeState, RetentionSnapshot
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.tokens import AgentScopeEstimator, measure_all
 from ctxlab.core.tools import ToolSchema
+from ctxlab.core.units import Sizer
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import RunOutcome
+from ctxlab.engine.loop import Frame, RunOutcome
+from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.retention import LedgerKeeper, ledger_of, reread_tokens
 from ctxlab.engine.run import run_script
-from ctxlab.engine.state import EpisodeState
+from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.tools import ReadOffloaded
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.workspace import DirectoryWorkspace
@@ -250,3 +254,42 @@ def test_a_fact_cut_off_a_tool_result_is_in_the_tool_result_file() -> None:
     assert fact.status == "offload" and fact.offloads == ("offload/tool-result-0001.txt",)
     remainder = workspace.read("offload/tool-result-0001.txt").decode()
     assert fact.reread_tokens == reread_tokens(AgentScopeEstimator(), remainder)
+
+
+@dataclass(frozen=True)
+class SlidingWindow:
+    """A protocol-blind window over `ctxlab.core.clearing.slide_window` (the lab has no
+    sliding-window preset yet; this is the smallest strategy that runs it)."""
+
+    max_tokens: int
+    name: str = "sliding-window"
+
+    def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        return script_tools
+
+    def system_prompt(self, base: str) -> str:
+        return base
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
+        overhead = measure_all(env.counter, fixed_messages(frame.system_prompt, state.summary))
+        sizer = Sizer(counter=env.counter, tools=frame.tools, overhead=overhead)
+        window = slide_window(
+            state.context, sizer=sizer, params=SlidingWindowParams(max_tokens=self.max_tokens)
+        )
+        return with_context(state, window.messages, env.counter) if window.dropped else state
+
+    def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
+        return state
+
+    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
+        return result
+
+
+def test_under_the_protocol_blind_sliding_window_the_fact_is_lost_for_good() -> None:
+    workspace = InMemoryWorkspace()
+    outcome = run(1.0, workspace, strategy=SlidingWindow(max_tokens=2000))
+    assert outcome.compressions == () and workspace.paths() == ()  # nothing summarised or saved
+    statuses = [s.state_of("db-port").status for s in outcome.retention if "db-port" not in s.pending]
+    assert statuses and set(statuses) == {"lost"}
+    final = outcome.retention[-1]
+    assert final.final and final.scores.facts.lost == 1 and final.scores.facts.offload_share == 0.0
