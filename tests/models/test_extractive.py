@@ -26,6 +26,7 @@ from ctxlab.core.summary import (
 from ctxlab.models.extractive import ExtractiveSummarizer, keeps
 from ctxlab.models.summarizers import FIELDS, FailMode, FixedSummarizer
 from ctxlab.texts import CTXLAB_TEXTS, Texts, fill
+from tests.strategies import paired_histories
 
 TEXTS = CTXLAB_TEXTS
 TOOL = summary_tool(TEXTS.summary_schema, TEXTS.summary_tool_description)
@@ -298,3 +299,30 @@ def test_params_and_validation() -> None:
         ExtractiveSummarizer(rule_recall=1.5)
     with pytest.raises(ValueError, match="field_chars"):
         ExtractiveSummarizer(field_chars=0)
+
+
+@given(
+    history=paired_histories(),
+    cap=st.integers(1, 300),
+    recall=st.sampled_from([0.0, 0.5, 1.0]),
+    seed=st.integers(0, 3),
+)
+def test_any_history_gives_capped_deterministic_fields_without_forgotten_probes(
+    history: list[Message], cap: int, recall: float, seed: int
+) -> None:
+    planted = (text_message("user", f"intro\n{FACT.text}\n{RULE.text}\n{ARTIFACT.text}", id="p0"), *history)
+    summarizer = ExtractiveSummarizer(
+        probes=PROBES,
+        fact_recall=recall,
+        rule_recall=recall,
+        artifact_recall=recall,
+        seed=seed,
+        field_chars=cap,
+    )
+    fields = fields_of(summarizer, request(span=planted))
+    assert fields == fields_of(summarizer, request(span=planted))
+    assert set(fields) == set(FIELDS)
+    for value in fields.values():
+        assert len(value) <= cap or value == "(none)"
+        for probe in PROBES:
+            assert summarizer.remembered(probe) or not probe_found(probe, value)
