@@ -20,7 +20,7 @@ from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.script import Script
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import BuiltinOutcome, Frame
+from ctxlab.engine.hooks import BuiltinOutcome, Frame
 from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.workspace import UnsafePathError, safe_path
 from ctxlab.texts import Texts, fill

@@ -17,7 +17,8 @@ from ctxlab.core.tokens import AgentScopeEstimator, measure_all
 from ctxlab.core.tools import ToolSchema
 from ctxlab.core.units import Sizer
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import Frame, RunOutcome
+from ctxlab.engine.hooks import BuiltinTool, Frame
+from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.retention import LedgerKeeper, ledger_of, reread_tokens
 from ctxlab.engine.run import run_script
@@ -283,6 +284,9 @@ class SlidingWindow:
 
     def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
         return result
+
+    def builtins(self) -> dict[str, BuiltinTool]:
+        return {}
 
 
 def test_under_the_protocol_blind_sliding_window_the_fact_is_lost_for_good() -> None:

@@ -4,20 +4,17 @@ re-reads an offloaded file when a needed probe is not visible, deterministically
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.compress import fixed_messages
 from ctxlab.core.messages import Message, text_message
 from ctxlab.core.model import ModelRequest
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.core.tools import ToolSchema
-from ctxlab.engine.env import Env
-from ctxlab.engine.loop import BuiltinOutcome, Frame, RunOutcome
+from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.run import run_script
-from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.extractive import ExtractiveSummarizer
@@ -162,28 +159,20 @@ def test_params() -> None:
 # Runs through the agentscope preset -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScriptedTaskList:
-    """A TaskList built-in with a fixed answer (the lab's task tools are not needed for this)."""
-
-    text: str
-
-    def run(self, state: EpisodeState, call: ToolCallBlock, env: Env, frame: Frame) -> BuiltinOutcome:
-        return BuiltinOutcome(
-            state=state,
-            result=ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=self.text),)),
-        )
-
-
 def read_call(path: str, size: int = 2400) -> ScriptedCall:
     text = filler_at(0, path, "code", size)
     return ScriptedCall(tool="Read", input=f'{{"file_path": "{path}"}}', result=(TextBlock(text=text),))
 
 
+def builtin_call(tool: str, **args: str) -> ScriptedCall:
+    """A call the lab's own task tools answer."""
+    return ScriptedCall(tool=tool, input=json.dumps(args))
+
+
 def task_workload(closed: bool) -> Script:
-    rounds = [ScriptedRound(calls=(task_call("TaskCreate", subject="Ship the release", description="d"),))]
+    rounds = [ScriptedRound(calls=(builtin_call("TaskCreate", subject="Ship the release", description="d"),))]
     if closed:
-        rounds.append(ScriptedRound(calls=(task_call("TaskUpdate", task_id="1", status="completed"),)))
+        rounds.append(ScriptedRound(calls=(builtin_call("TaskUpdate", task_id="1", status="completed"),)))
     rounds += [ScriptedRound(calls=(read_call(f"src/m{i}.py"),)) for i in range(6)]
     turn = ScriptedTurn(user=(TextBlock(text="Release it."),), rounds=tuple(rounds), final="Released.")
     tools = (ToolSchema.of("Read", "Read.", {"type": "object"}),)
@@ -195,12 +184,11 @@ def run_tasks(closed: bool) -> tuple[RunOutcome, PolicyModel]:
     model = PolicyModel(script=script)
     outcome = run_script(
         script,
-        AgentScopeStrategy(texts=TEXTS),
+        AgentScopeStrategy(texts=TEXTS, params=AgentScopeParams(task_tools=True)),
         model=model,
         summarizer=ExtractiveSummarizer(),
         texts=TEXTS,
-        context_size=4000,
-        builtins={"TaskList": ScriptedTaskList("1: Ship the release (pending)")},
+        context_size=5000,
     )
     return outcome, model
 
@@ -220,7 +208,10 @@ def test_after_a_compression_it_lists_its_open_tasks_first() -> None:
         for b in m.blocks
         if isinstance(b, ToolResultBlock) and b.name == "TaskList"
     ]
-    assert listed and listed[-1].text == "1: Ship the release (pending)"
+    assert listed and listed[-1].text == fill(
+        TEXTS.task_list_line, id="1", subject="Ship the release", state="pending", owner="", blocked_by=""
+    )
+    assert "- Ship the release" in str(outcome.compressions[0].summary)  # the summary's next steps
 
 
 def test_no_relist_once_its_tasks_are_done() -> None:
