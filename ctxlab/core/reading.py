@@ -8,6 +8,8 @@ Invariants:
 - A summary request is, in order: the system prompt, the old summary (optional), the messages to
   compress, an optional assistant message of instruction hints (no id), and the compression
   prompt as the last user message (as sent, with the structured-output instruction added to it).
+  Reading is lenient: without a leading system message there is no system prompt and no old
+  summary, and without a final user message there is no prompt.
 - Reading a template back never fills anything: `placeholder_values(fill(t, name=v), ...)`
   returns `v` when the rest of the template does not occur inside `v`.
 """
@@ -55,6 +57,17 @@ def request_summary(messages: Sequence[Message]) -> str:
     return message_text(messages[1]) if is_summary_message(messages, 1) else ""
 
 
+def without_summary(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """A request's messages without its summary message.
+
+    >>> from ctxlab.core.messages import text_message
+    >>> request = (text_message("system", "s"), text_message("user", "S"), text_message("user", "u", id="m1"))
+    >>> [message_text(m) for m in without_summary(request)]
+    ['s', 'u']
+    """
+    return tuple(m for i, m in enumerate(messages) if not is_summary_message(messages, i))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryRequestParts:
     """A summary request taken apart (see the module docstring)."""
@@ -67,24 +80,21 @@ class SummaryRequestParts:
 
 
 def read_summary_request(messages: Sequence[Message]) -> SummaryRequestParts:
-    """The parts of a summary request.
-
-    Raises:
-        ValueError: the request does not end with the prompt's user message after a system prompt.
-    """
-    if len(messages) < 2 or messages[0].role != "system" or messages[-1].role != "user":
-        raise ValueError("a summary request is the system prompt, ..., the prompt as a user message")
-    start = 2 if is_summary_message(messages, 1) else 1
-    body = list(messages[start:-1])
+    """The parts of a summary request (read leniently, see the module docstring)."""
+    system = bool(messages) and messages[0].role == "system"
+    carried = system and len(messages) > 2 and is_summary_message(messages, 1)  # not the prompt itself
+    start = 2 if carried else int(system)
+    prompted = len(messages) > start and messages[-1].role == "user"
+    body = list(messages[start : len(messages) - 1 if prompted else len(messages)])
     instructions: tuple[HintBlock, ...] = ()
     if body and _is_instruction_message(body[-1]):
         instructions = tuple(b for b in body.pop().blocks if isinstance(b, HintBlock))
     return SummaryRequestParts(
-        system_prompt=message_text(messages[0]),
-        old_summary=request_summary(messages),
+        system_prompt=message_text(messages[0]) if system else "",
+        old_summary=request_summary(messages) if carried else "",
         compressed=tuple(body),
         instructions=instructions,
-        prompt=message_text(messages[-1]),
+        prompt=message_text(messages[-1]) if prompted else "",
     )
 
 

@@ -4,7 +4,9 @@
 system prompt, a user turn, a model response or a tool result, before any truncation), and
 after every compression step that changed the state it takes a `RetentionSnapshot`: each
 delivered probe located in the visible context, the summary, the strategy's ledger and the
-workspace's files (`ctxlab.core.retention`).
+workspace's files (`ctxlab.core.retention`). The visible context is read from the next
+reasoning request itself, so a strategy's request-only view and the hints injected after the
+compression count as they are sent.
 
 Strategies that keep an evidence ledger beside the context expose it by implementing
 `LedgerKeeper.ledger_text`; the tracker searches that text as the ledger.
@@ -13,6 +15,9 @@ Invariants:
 - The tracker only observes: every hook passes its inputs and outputs through unchanged.
 - A snapshot's `before_call` is the index of the model call it precedes; the compression step
   runs before the reasoning call, after any summary calls it made.
+- A compression no request follows (the run ended, or another compression came first) is
+  snapshot from its state: the stored context mid-run; at the end, through `view` (the
+  strategy's request-only view, which `run_script` installs), as is the final snapshot.
 - Offloaded files never change once written (paths come from counters), so each is read and
   counted once per run.
 - The re-read cost of a file is the counter's tokens of a tool result holding its text, which is
@@ -21,12 +26,14 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock, text_pieces
-from ctxlab.core.reading import visible_text
+from ctxlab.core.messages import Message, text_message
+from ctxlab.core.model import ModelRequest, ModelResponse
+from ctxlab.core.reading import visible_text, without_summary
 from ctxlab.core.retention import OffloadText, Probe, RetentionSnapshot, Sources, probe_found, take_snapshot
 from ctxlab.core.script import ScriptedTurn
 from ctxlab.core.summary import summary_text
@@ -37,6 +44,7 @@ from ctxlab.engine.middleware import (
     CompressNext,
     CompressRequest,
     Middleware,
+    ModelNext,
     Reasoned,
     ReasoningNext,
     ReplyNext,
@@ -61,6 +69,11 @@ def no_ledger(state: EpisodeState) -> str:
     return ""
 
 
+def stored_context(state: EpisodeState) -> tuple[Message, ...]:
+    """The context as stored."""
+    return state.context
+
+
 def ledger_of(strategy: object) -> Callable[[EpisodeState], str]:
     """The strategy's ledger reader, or `no_ledger`."""
     return strategy.ledger_text if isinstance(strategy, LedgerKeeper) else no_ledger
@@ -76,7 +89,8 @@ def reread_tokens(counter: TokenCounter, text: str) -> int:
 class RetentionTracker(Middleware):
     """Records retention snapshots of `probes` during a run (see the module docstring).
 
-    Call `start(system_prompt)` before the run and `finish(state)` after it.
+    Call `start(system_prompt)` before the run and `finish(state)` after it; set `view` to the
+    strategy's request-only view when it has one.
     """
 
     probes: tuple[Probe, ...]
@@ -85,6 +99,8 @@ class RetentionTracker(Middleware):
     workspace: Workspace | None = None
     ledger: Callable[[EpisodeState], str] = no_ledger
     system_prompt: str = ""
+    view: Callable[[EpisodeState], tuple[Message, ...]] = stored_context
+    pending: EpisodeState | None = None
     snapshots: list[RetentionSnapshot] = field(default_factory=list)
     delivered: dict[str, int] = field(default_factory=dict)
     files: dict[str, OffloadText] = field(default_factory=dict)
@@ -124,16 +140,45 @@ class RetentionTracker(Middleware):
     def on_compress_context(
         self, state: EpisodeState, request: CompressRequest, next: CompressNext
     ) -> EpisodeState:
-        """A snapshot after every compression step that changed the state."""
+        """After a compression step that changed the state, a snapshot is due at the next request."""
         after = next(state, request)
         if after is not state:
-            self.snapshots.append(self.snapshot(after))
+            self.flush(stored_context)
+            self.pending = after
         return after
 
-    def snapshot(self, state: EpisodeState, *, final: bool = False) -> RetentionSnapshot:
-        """Where every delivered probe is in `state` and the workspace."""
+    def on_model_call(self, request: ModelRequest, next: ModelNext) -> ModelResponse:
+        """The due snapshot, of what this request shows."""
+        if self.pending is not None:
+            state, self.pending = self.pending, None
+            self.snapshots.append(self.locate(without_summary(request.messages), state))
+        return next(request)
+
+    def flush(self, view: Callable[[EpisodeState], tuple[Message, ...]]) -> None:
+        """Take a due snapshot from its state, the context read through `view`."""
+        if self.pending is not None:
+            state, self.pending = self.pending, None
+            self.snapshots.append(self.snapshot(state, view=view))
+
+    def snapshot(
+        self,
+        state: EpisodeState,
+        *,
+        view: Callable[[EpisodeState], tuple[Message, ...]] | None = None,
+        final: bool = False,
+    ) -> RetentionSnapshot:
+        """Where every delivered probe is in `state` (its context through `view`, by default the
+        tracker's) and the workspace."""
+        shown = (text_message("system", self.system_prompt), *(view or self.view)(state))
+        return self.locate(shown, state, final=final)
+
+    def locate(
+        self, shown: Sequence[Message], state: EpisodeState, *, final: bool = False
+    ) -> RetentionSnapshot:
+        """Where every delivered probe is: `shown` is the visible context (system prompt included,
+        summary excluded); the summary and the ledger come from `state`."""
         sources = Sources(
-            context=f"{self.system_prompt}\n\n{visible_text(state.context)}",
+            context=visible_text(shown),
             summary=summary_text(state.summary),
             ledger=self.ledger(state),
             offloads=self.offloads(),
@@ -161,5 +206,6 @@ class RetentionTracker(Middleware):
 
     def finish(self, state: EpisodeState) -> tuple[RetentionSnapshot, ...]:
         """Every snapshot of the run, the final one (of `state`) last."""
+        self.flush(self.view)
         self.snapshots.append(self.snapshot(state, final=True))
         return tuple(self.snapshots)

@@ -83,5 +83,6 @@ def run_script(
     if tracker is None:
         return loop.run()
     tracker.start(loop.frame.system_prompt)
+    tracker.view = lambda state: strategy.view(state, env, loop.frame)
     outcome = loop.run()
     return replace(outcome, retention=tracker.finish(outcome.state))

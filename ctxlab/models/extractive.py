@@ -1,7 +1,8 @@
 """The `extractive` summarizer: a deterministic fake that fills the five summary fields by
 extracting from the summary request, with a configurable recall of planted probes.
 
-What goes where (from the compressed messages, never from the system prompt or the prompt):
+What goes where (from the compressed messages, never from the system prompt or the prompt; the
+probes from anywhere in the request):
 - `task_overview`: the user requests, in order.
 - `current_state`: the tool calls seen, as the tool's name and its main argument (a path, a
   command, a query, ...), once each; then the offloaded files the span's reminders name.
@@ -19,7 +20,11 @@ Invariants:
   (lines holding it are dropped), and one kept once is kept in every later summary.
 - Each field is at most `field_chars` characters: whole lines are kept while they fit (the
   newest for `current_state`, the first for the others); a single longer line is cut.
-- Failure modes (`fail_on`, `fail_mode`, `window`) are `FixedSummarizer`'s, shared code.
+- Failure modes (`fail_on`, `fail_mode`, `window`) are `FixedSummarizer`'s, shared code; so is
+  the answer's form: a structured-output call when the request offers the schema tool, the
+  fields as free text when it offers none.
+- A request that embeds the conversation as text in its prompt (instead of as messages) gives
+  only probes in `context_to_preserve`: the other fields read messages.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from ctxlab.core.reading import (
     visible_text,
 )
 from ctxlab.core.retention import Probe, probe_found
-from ctxlab.models.summarizers import FailMode, scheduled_failure, summary_call
+from ctxlab.models.summarizers import FailMode, answer_with, scheduled_failure
 from ctxlab.texts import CTXLAB_TEXTS, Texts
 
 MAIN_ARGUMENTS = ("file_path", "command", "cmd", "query", "q", "pattern", "url", "path", "subject", "task_id")
@@ -222,7 +227,7 @@ class ExtractiveSummarizer:
         failed = scheduled_failure(
             request, fail_on=self.fail_on, fail_mode=self.fail_mode, window=self.window
         )
-        return summary_call(self.summarize(request.messages)) if failed is None else failed
+        return answer_with(self.summarize(request.messages), request) if failed is None else failed
 
     def recall(self, probe: Probe) -> float:
         """The recall of the probe's kind."""
@@ -236,7 +241,7 @@ class ExtractiveSummarizer:
     def summarize(self, messages: Sequence[Message]) -> dict[str, str]:
         """The five fields for a summary request's messages."""
         parts = read_summary_request(messages)
-        seen = visible_text(messages[:-1])
+        seen = visible_text(messages)
         kept = [p for p in self.probes if probe_found(p, seen) and self.remembered(p)]
         forgotten = [p for p in self.probes if not self.remembered(p)]
         span = parts.compressed

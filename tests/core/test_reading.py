@@ -69,9 +69,16 @@ def test_a_summary_request_reads_back_into_its_parts(old: str, hints: tuple[Hint
         assert parts.prompt.startswith("Summarise now.")
 
 
-def test_a_request_without_a_prompt_is_refused() -> None:
-    with pytest.raises(ValueError, match="summary request"):
-        read_summary_request((text_message("system", "s"),))
+def test_other_shapes_are_read_leniently() -> None:
+    bare = read_summary_request((text_message("system", "s"),))
+    assert (bare.system_prompt, bare.old_summary, bare.compressed, bare.prompt) == ("s", "", (), "")
+    no_system = read_summary_request((*SPAN, text_message("user", "Summarise.")))
+    assert (no_system.system_prompt, no_system.compressed, no_system.prompt) == ("", SPAN, "Summarise.")
+    no_prompt = read_summary_request((text_message("system", "s"), *SPAN[1:]))
+    assert (no_prompt.compressed, no_prompt.prompt) == (SPAN[1:], "")
+    assert read_summary_request(()).compressed == ()
+    prompt_only = read_summary_request((text_message("system", "s"), text_message("user", "Summarise.")))
+    assert (prompt_only.old_summary, prompt_only.prompt) == ("", "Summarise.")  # the prompt, not a summary
 
 
 @pytest.mark.parametrize("texts", text_sets())

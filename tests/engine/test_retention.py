@@ -3,7 +3,7 @@ compression, under the extractive summarizer's recall, with and without a worksp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -11,19 +11,31 @@ import pytest
 from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.clearing import SlidingWindowParams, slide_window
 from ctxlab.core.compress import fixed_messages
-from ctxlab.core.retention import Probe, ProbeState, RetentionSnapshot
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.core.messages import Message, text_message
+from ctxlab.core.model import ModelRequest, ModelResponse
+from ctxlab.core.reading import visible_text
+from ctxlab.core.retention import Probe, ProbeState, RetentionSnapshot, probe_found
+from ctxlab.core.script import (
+    DEFAULT_START,
+    Script,
+    ScriptedCall,
+    ScriptedRound,
+    ScriptedTurn,
+    assign_call_ids,
+)
 from ctxlab.core.tokens import AgentScopeEstimator, measure_all
 from ctxlab.core.tools import ToolSchema
 from ctxlab.core.units import Sizer
+from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.middleware import CompressRequest
-from ctxlab.engine.retention import LedgerKeeper, ledger_of, reread_tokens
+from ctxlab.engine.retention import LedgerKeeper, RetentionTracker, ledger_of, reread_tokens
 from ctxlab.engine.run import run_script
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.tools import ReadOffloaded
+from ctxlab.engine.trace import Recorder
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.extractive import ExtractiveSummarizer
@@ -279,6 +291,9 @@ class SlidingWindow:
         )
         return with_context(state, window.messages, env.counter) if window.dropped else state
 
+    def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
+        return state.context
+
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
         return state
 
@@ -297,3 +312,62 @@ def test_under_the_protocol_blind_sliding_window_the_fact_is_lost_for_good() -> 
     assert statuses and set(statuses) == {"lost"}
     final = outcome.retention[-1]
     assert final.final and final.scores.facts.lost == 1 and final.scores.facts.offload_share == 0.0
+
+
+@dataclass(frozen=True)
+class MaskedResults(AgentScopeStrategy):
+    """The agentscope preset sending every tool result as a placeholder (a request-only view)."""
+
+    def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
+        masked = ToolResultBlock(id="", name="", output=(TextBlock(text="[masked]"),))
+        return tuple(
+            m.with_blocks(
+                tuple(
+                    ToolResultBlock(id=b.id, name=b.name, output=masked.output)
+                    if isinstance(b, ToolResultBlock)
+                    else b
+                    for b in m.blocks
+                )
+            )
+            for m in state.context
+        )
+
+
+def test_the_visible_context_is_what_the_request_shows() -> None:
+    stored = run(0.0, None)
+    masked = run(0.0, None, strategy=MaskedResults(texts=CTXLAB_TEXTS))
+    assert stored.retention[-1].state_of("region").status == "context"
+    assert masked.retention[-1].state_of("region").status == "lost"  # stored, but never sent
+    region = next(p for p in PROBES if p.key == "region")
+    assert probe_found(region, visible_text(masked.state.context))
+
+
+def test_a_due_snapshot_reads_the_next_request() -> None:
+    tracker = RetentionTracker(probes=(FACT,), counter=AgentScopeEstimator(), recorder=Recorder())
+    tracker.start("system")
+    tracker.deliver((FACT.text,))
+    before = EpisodeState(clock=VirtualClock(instant=DEFAULT_START))
+    after = replace(before, summary="S")
+    assert tracker.on_compress_context(before, CompressRequest(), lambda s, r: after) is after
+    assert tracker.snapshots == [] and tracker.pending is after
+    shown = (*fixed_messages("system", "S"), text_message("user", f"hint {FACT.text}", id="m1"))
+    request = ModelRequest(kind="reasoning", messages=shown, tools=())
+    tracker.on_model_call(request, lambda r: ModelResponse())
+    (snap,) = tracker.snapshots
+    assert snap.state_of("db-port").places == ("context",)  # from the request, not the state
+    assert tracker.on_compress_context(after, CompressRequest(), lambda s, r: s) is after
+    assert tracker.pending is None  # an unchanged state is no compression
+    final = tracker.finish(after)
+    assert len(final) == 2 and final[-1].final and final[-1].state_of("db-port").status == "lost"
+
+
+def test_a_compression_no_request_followed_is_snapshot_from_its_state() -> None:
+    tracker = RetentionTracker(probes=(FACT,), counter=AgentScopeEstimator(), recorder=Recorder())
+    tracker.deliver((FACT.text,))
+    state = EpisodeState(clock=VirtualClock(instant=DEFAULT_START))
+    first, second = replace(state, summary=f"S {FACT.text}"), replace(state, summary="T")
+    tracker.on_compress_context(state, CompressRequest(), lambda s, r: first)
+    tracker.on_compress_context(first, CompressRequest(), lambda s, r: second)
+    snaps = tracker.finish(second)
+    assert [s.state_of("db-port").status for s in snaps] == ["summary", "lost", "lost"]
+    assert [s.final for s in snaps] == [False, False, True]

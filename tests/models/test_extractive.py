@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -24,7 +25,7 @@ from ctxlab.core.summary import (
     with_offload_reminder,
 )
 from ctxlab.models.extractive import ExtractiveSummarizer, keeps
-from ctxlab.models.summarizers import FIELDS, FailMode, FixedSummarizer
+from ctxlab.models.summarizers import FIELDS, FailMode, FixedSummarizer, summary_text_of
 from ctxlab.texts import CTXLAB_TEXTS, Texts, fill
 from tests.strategies import paired_histories
 
@@ -326,3 +327,20 @@ def test_any_history_gives_capped_deterministic_fields_without_forgotten_probes(
         assert len(value) <= cap or value == "(none)"
         for probe in PROBES:
             assert summarizer.remembered(probe) or not probe_found(probe, value)
+
+
+def test_a_request_without_the_schema_tool_gets_the_fields_as_free_text() -> None:
+    summarizer = ExtractiveSummarizer(probes=PROBES)
+    structured = fields_of(summarizer)
+    free = summarizer.respond(replace(request(), tools=(), tool_choice="auto"))
+    assert free.calls == () and free.text == summary_text_of(structured)
+    failing = ExtractiveSummarizer(fail_on=frozenset({1}), fail_mode="empty")
+    assert failing.respond(replace(request(), tools=())).text == ""
+
+
+def test_a_conversation_embedded_in_the_prompt_still_shows_its_probes() -> None:
+    prompt = f"Summarise this conversation:\nuser: do it\ntool: {FACT.text}"
+    messages = (text_message("system", "s"), text_message("user", prompt))
+    fields = ExtractiveSummarizer(probes=PROBES).summarize(messages)
+    assert fields["context_to_preserve"] == FACT.text
+    assert fields["task_overview"] == "(none)"
