@@ -85,6 +85,11 @@ class Texts:
     compress_succeeded: str
     compress_unchanged: str
     compress_failed: str  # {error}
+    # The built-in Read tool for offloaded files (ctxlab.engine.tools)
+    read_tool_description: str
+    read_tool_path_description: str
+    read_tool_missing: str  # {path}
+    read_tool_refused: str  # {path}
 
     def schema(self) -> dict[str, Any]:
         """The summary schema as a mapping."""
@@ -122,6 +127,8 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "task_updated": ("id", "fields"),
     "task_not_updated": ("id",),
     "compress_failed": ("error",),
+    "read_tool_missing": ("path",),
+    "read_tool_refused": ("path",),
 }
 """The placeholders each text must carry."""
 
@@ -225,6 +232,16 @@ CTXLAB_TEXTS = Texts(
     compress_succeeded="The context was compressed.",
     compress_unchanged="The context is too short to compress; nothing changed.",
     compress_failed="Error: compressing the context failed: {error}",
+    read_tool_description=(
+        "Read back a file that was saved out of your context: an earlier part of the conversation "
+        "or the rest of a cut tool result. Pass the path a reminder gave you; the whole file is "
+        "returned as text."
+    ),
+    read_tool_path_description="The path exactly as the reminder gave it.",
+    read_tool_missing="Error: nothing is saved at '{path}'.",
+    read_tool_refused=(
+        "Error: '{path}' is not a path inside the workspace; pass the relative path a reminder gave you."
+    ),
 )
 
 
@@ -239,6 +256,7 @@ class _Literal:
 
 
 _AGENT = "agent/_agent.py"
+_READ = "tool/_builtin/_read.py"
 _INLINE: dict[str, _Literal] = {
     "truncated_summary": _Literal(_AGENT, "Some earlier messages were truncated", fstring=False),
     "context_offload_reminder": _Literal(_AGENT, "The compressed context", (("path", "path"),)),
@@ -269,6 +287,13 @@ _INLINE: dict[str, _Literal] = {
     "compress_succeeded": _Literal(_AGENT, "Context compressed successfully", fstring=False),
     "compress_unchanged": _Literal(_AGENT, "not long enough to compress,", fstring=False),
     "compress_failed": _Literal(_AGENT, "Context compression failed: ", (("e", "error"),)),
+    # The Read tool: AgentScope's own `Read` texts (its description without the image and PDF
+    # bullets, which our offload reader does not serve); its "must be an absolute path" error is
+    # the closest it has to refusing a path outside the workspace.
+    "read_tool_description": _Literal(_READ, "Reads a file from the local filesystem", fstring=False),
+    "read_tool_path_description": _Literal(_READ, "The absolute path to the file to read", fstring=False),
+    "read_tool_missing": _Literal(_READ, "File does not exist", (("file_path", "path"),)),
+    "read_tool_refused": _Literal(_READ, "must be an absolute path, got", (("file_path", "path"),)),
 }
 
 _TASK = "tool/_task/"

@@ -21,6 +21,7 @@ from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBl
 from ctxlab.core.compress import ReplyMark, fixed_messages, unfinished_call_ids
 from ctxlab.core.messages import Message
 from ctxlab.core.model import ModelRequest, ModelResponse
+from ctxlab.core.retention import RetentionSnapshot
 from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.core.tokens import measure_all
 from ctxlab.core.toolresult import merge_text_parts
@@ -47,12 +48,14 @@ from ctxlab.texts import fill
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunOutcome:
-    """A finished run: every call and compression, the final state, and the warnings."""
+    """A finished run: every call and compression, the final state, the warnings, and the
+    retention snapshots (after each compression and at the end; empty without probes)."""
 
     calls: tuple[CallRecord, ...]
     compressions: tuple[CompressionRecord, ...]
     state: EpisodeState
     warnings: tuple[str, ...] = ()
+    retention: tuple[RetentionSnapshot, ...] = ()
 
 
 @dataclass(slots=True)

@@ -110,6 +110,10 @@ class Workspace(Protocol):
         """The bytes stored at `path` (a path or URL this workspace returned)."""
         ...
 
+    def paths(self) -> tuple[str, ...]:
+        """Every path stored so far, sorted (data files without the `workspace://` prefix)."""
+        ...
+
 
 @dataclass(slots=True)
 class OffloadNames:
@@ -184,6 +188,10 @@ class InMemoryWorkspace(NamedWorkspace):
         if key not in self.files:
             raise FileNotFoundError(f"no offloaded file at {path!r}")
         return self.files[key]
+
+    def paths(self) -> tuple[str, ...]:
+        """Every path stored so far, sorted."""
+        return tuple(sorted(self.files))
 
     def total_bytes(self) -> int:
         """Bytes stored so far."""

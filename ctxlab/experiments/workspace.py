@@ -46,3 +46,13 @@ class DirectoryWorkspace(NamedWorkspace):
 
     def _load(self, path: str) -> bytes:
         return self._inside(path).read_bytes()
+
+    def paths(self) -> tuple[str, ...]:
+        """Every file stored under the root so far, as sorted relative POSIX paths."""
+        found = []
+        for folder, _dirs, names in os.walk(self.root):  # symlinked folders are not entered
+            for name in names:
+                path = Path(folder, name)
+                if not name.endswith(".part") and path.resolve().is_relative_to(self.root):
+                    found.append(path.relative_to(self.root).as_posix())
+        return tuple(sorted(found))

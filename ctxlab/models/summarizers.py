@@ -72,6 +72,21 @@ def failed_answer(mode: FailMode, request: ModelRequest) -> ModelResponse:
             )
 
 
+def scheduled_failure(
+    request: ModelRequest, *, fail_on: frozenset[int], fail_mode: FailMode, window: int | None
+) -> ModelResponse | None:
+    """The failing answer `request` gets (over `window`, or an invocation in `fail_on`), or None.
+
+    Raises:
+        ModelError: the failure is `raise`, or the request overflows `window`.
+    """
+    if window is not None and request.input_tokens > window:
+        return failed_answer("overflow", request)
+    if request.invocation in fail_on:
+        return failed_answer(fail_mode, request)
+    return None
+
+
 @dataclass(slots=True)
 class FixedSummarizer:
     """Answers every summary request with the given field texts."""
@@ -85,11 +100,10 @@ class FixedSummarizer:
     def respond(self, request: ModelRequest) -> ModelResponse:
         """The fixed summary, or a failure on the listed invocations or over the window."""
         self.requests.append(request)
-        if self.window is not None and request.input_tokens > self.window:
-            return failed_answer("overflow", request)
-        if request.invocation in self.fail_on:
-            return failed_answer(self.fail_mode, request)
-        return answer_with(self.fields, request)
+        failed = scheduled_failure(
+            request, fail_on=self.fail_on, fail_mode=self.fail_mode, window=self.window
+        )
+        return answer_with(self.fields, request) if failed is None else failed
 
     def params(self) -> dict[str, object]:
         """The summarizer's parameters, for results."""

@@ -1,7 +1,8 @@
 """Retention probes: facts, rules and artifacts planted into a script at named places.
 
-A probe is a `key` and a `value` the lab later looks for after every compression (the visible
-context, the summary, the ledger, offloaded files). This module holds the data and the planting.
+A probe (`ctxlab.core.retention.Probe`) is a `key` and a `value` the lab later looks for after
+every compression (the visible context, the summary, the ledger, offloaded files). This module
+parses where probes go and plants them.
 
 `where` names a place in the script (indexes are 0-based; negative ones count from the end):
 `system`, `turn T` or `turn T user`, `turn T final`, `turn T round R` (the result of the
@@ -23,32 +24,12 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ctxlab.core.blocks import Part, TextBlock
+from ctxlab.core.retention import Probe as Probe  # noqa: PLC0414 (the value lives in core)
+from ctxlab.core.retention import ProbeKind as ProbeKind  # noqa: PLC0414
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.workloads.problems import Problem, WorkloadError
 
-ProbeKind = Literal["fact", "rule", "artifact"]
 Target = Literal["system", "user", "final", "round", "text", "result"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Probe:
-    """A planted fact (`db-port: 5432`), rule (a user constraint) or artifact (a path, error, id)."""
-
-    kind: ProbeKind
-    key: str
-    value: str
-    where: str
-
-    @property
-    def text(self) -> str:
-        """The line planted into the script: `key: value`, or the rule's own words.
-
-        >>> Probe(kind="fact", key="db-port", value="5432", where="turn 0").text
-        'db-port: 5432'
-        >>> Probe(kind="rule", key="no-coauthor", value="Never add Co-Authored-By.", where="turn 0").text
-        'Never add Co-Authored-By.'
-        """
-        return self.value if self.kind == "rule" else f"{self.key}: {self.value}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
