@@ -16,10 +16,10 @@ for one call. Each violation names the 0-based index into the OpenAI messages wh
 broke: the message that arrived while a call was unanswered (or the call's own message when the
 request ended first), the orphan result itself, or the message repeating an id.
 
-Each rule is a streaming checker: an immutable state fed one OpenAI message at a time, finished
-at the end of the request without being changed. `ProtocolMeter` keeps the state after every
-stored message of the previous request, so checking the next request costs O(what changed), not
-O(request).
+Cost: each rule is a small immutable checker fed one OpenAI message at a time; the call ids seen
+so far live in one `CallIds` register shared by the rules, updated in place and rolled back by
+message. `ProtocolMeter` keeps the checkers' state after every stored message of the previous
+request, so checking the next request costs O(what changed), and one request costs O(its size).
 """
 
 from __future__ import annotations
@@ -50,27 +50,60 @@ class Violation:
         return f"{self.rule}:{self.index}:{self.call_id}"
 
 
+def _violation(index: int, call_id: str, rule: Rule, kind: Kind, detail: str) -> Violation:
+    return Violation(index=index, call_id=call_id, rule=rule, kind=kind, detail=detail)
+
+
+@dataclass(slots=True)
+class CallIds:
+    """Where each call id is used in the request so far: id -> OpenAI indexes, in order."""
+
+    places: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, index: int, calls: Sequence[str]) -> None:
+        """Record the calls of the message at `index`."""
+        for call_id in calls:
+            self.places.setdefault(call_id, []).append(index)
+
+    def remove(self, calls: Sequence[str]) -> None:
+        """Forget the latest use of each of `calls` (undoing `add`)."""
+        for call_id in calls:
+            places = self.places[call_id]
+            places.pop()
+            if not places:
+                del self.places[call_id]
+
+    def called_before(self, call_id: str, index: int) -> bool:
+        """Whether `call_id` was called by a message before `index`."""
+        places = self.places.get(call_id)
+        return places is not None and places[0] < index
+
+    def duplicates(self, rule: Rule) -> list[Violation]:
+        """A violation at every use of an id after its first."""
+        return [
+            _violation(
+                index, call_id, rule, "duplicate_id", f"call id {call_id!r} is used by more than one call"
+            )
+            for call_id, places in self.places.items()
+            for index in places[1:]
+        ]
+
+
 class Checker(Protocol):
     """A rule's streaming state: feed messages in order, then finish."""
 
-    def feed(self, index: int, wire: Mapping[str, Any]) -> Checker:
-        """The state after one more OpenAI message."""
+    @property
+    def rule(self) -> Rule:
+        """The rule it checks."""
+        ...
+
+    def feed(self, index: int, wire: Mapping[str, Any], ids: CallIds) -> Checker:
+        """The state after one more OpenAI message (`ids` already holds the earlier calls)."""
         ...
 
     def finish(self) -> tuple[Violation, ...]:
-        """Every violation of the request that ends here."""
+        """The violations this rule found, other than repeated ids."""
         ...
-
-
-def violations(openai_messages: Sequence[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
-    """All violations of `rules` in one request, rule by rule, in message order."""
-    found: list[Violation] = []
-    for rule in rules:
-        checker = start(rule)
-        for index, wire in enumerate(openai_messages):
-            checker = checker.feed(index, wire)
-        found.extend(checker.finish())
-    return found
 
 
 def start(rule: Rule) -> Checker:
@@ -78,31 +111,27 @@ def start(rule: Rule) -> Checker:
     return _OpenAIChecker() if rule == "openai" else _TurnChecker(rule=rule)
 
 
+def violations(openai_messages: Sequence[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
+    """All violations of `rules` in one request, rule by rule, in message order."""
+    ids = CallIds()
+    checkers = [start(rule) for rule in rules]
+    for index, wire in enumerate(openai_messages):
+        checkers = [c.feed(index, wire, ids) for c in checkers]
+        ids.add(index, _calls(wire))
+    return _report(checkers, ids)
+
+
+def _report(checkers: Sequence[Checker], ids: CallIds) -> list[Violation]:
+    found: list[Violation] = []
+    for checker in checkers:
+        merged = [*ids.duplicates(checker.rule), *checker.finish()]
+        found.extend(sorted(merged, key=lambda v: (v.index, v.kind != "duplicate_id")))
+    return found
+
+
 def _calls(wire: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(str(c.get("id")) for c in wire.get("tool_calls") or ())
-
-
-def _violation(index: int, call_id: str, rule: Rule, kind: Kind, detail: str) -> Violation:
-    return Violation(index=index, call_id=call_id, rule=rule, kind=kind, detail=detail)
-
-
-def _duplicates(
-    index: int, calls: tuple[str, ...], seen: frozenset[str], rule: Rule
-) -> tuple[Violation, ...]:
-    if not calls:
-        return ()
-    found, here = [], set()
-    for call_id in calls:
-        if call_id in seen or call_id in here:
-            detail = f"call id {call_id!r} is used by more than one call in this request"
-            found.append(_violation(index, call_id, rule, "duplicate_id", detail))
-        here.add(call_id)
-    return tuple(found)
-
-
-def _with(seen: frozenset[str], calls: tuple[str, ...]) -> frozenset[str]:
-    # Copying the set only when calls arrive keeps a feed O(calls), not O(request).
-    return seen | frozenset(calls) if calls else seen
+    calls = wire.get("tool_calls")
+    return tuple(str(c.get("id")) for c in calls) if calls else ()
 
 
 def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
@@ -113,41 +142,33 @@ def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
 class _OpenAIChecker:
     open_calls: tuple[tuple[str, int], ...] = ()  # unanswered calls of the batch, with their index
     answered: frozenset[str] = frozenset()
-    seen: frozenset[str] = frozenset()
     found: tuple[Violation, ...] = ()
+    rule: Rule = "openai"
 
-    def feed(self, index: int, wire: Mapping[str, Any]) -> Checker:
-        calls = _calls(wire)
-        found = self.found + _duplicates(index, calls, self.seen, "openai")
+    def feed(self, index: int, wire: Mapping[str, Any], ids: CallIds) -> Checker:
         if wire.get("role") == "tool":
-            return self._result(index, str(wire.get("tool_call_id")), found)
+            return self._result(index, str(wire.get("tool_call_id")), ids)
         before = "before the next non-tool message"
-        found += tuple(_dangling(call_id, index, "openai", before) for call_id, _ in self.open_calls)
-        opened = tuple((c, index) for c in dict.fromkeys(calls))
-        return _OpenAIChecker(
-            open_calls=opened, answered=frozenset(), seen=self.seen | set(calls), found=found
-        )
+        found = self.found + tuple(_dangling(c, index, "openai", before) for c, _ in self.open_calls)
+        opened = tuple((c, index) for c in dict.fromkeys(_calls(wire)))
+        return _OpenAIChecker(opened, frozenset(), found)
 
-    def _result(self, index: int, call_id: str, found: tuple[Violation, ...]) -> Checker:
+    def _result(self, index: int, call_id: str, ids: CallIds) -> Checker:
         remaining = tuple(pair for pair in self.open_calls if pair[0] != call_id)
         if len(remaining) < len(self.open_calls):
-            return _OpenAIChecker(remaining, self.answered | {call_id}, self.seen, found)
+            return _OpenAIChecker(remaining, self.answered | {call_id}, self.found)
         if call_id in self.answered:
             kind: Kind = "duplicate_result"
             detail = f"a second result for call {call_id!r}"
-        elif call_id in self.seen:
+        elif ids.called_before(call_id, index):
             kind, detail = (
                 "orphan_result",
                 f"result for {call_id!r} arrives after an intervening non-tool message",
             )
         else:
             kind, detail = "orphan_result", f"result for {call_id!r} has no call in this request"
-        return _OpenAIChecker(
-            self.open_calls,
-            self.answered,
-            self.seen,
-            (*found, _violation(index, call_id, "openai", kind, detail)),
-        )
+        found = (*self.found, _violation(index, call_id, "openai", kind, detail))
+        return _OpenAIChecker(self.open_calls, self.answered, found)
 
     def finish(self) -> tuple[Violation, ...]:
         ends = tuple(_dangling(c, at, "openai", "before the request ends") for c, at in self.open_calls)
@@ -170,25 +191,21 @@ class _TurnChecker:
     rule: Rule
     previous: _Turn | None = None
     current: _Turn | None = None
-    seen: frozenset[str] = frozenset()
-    found: tuple[Violation, ...] = field(default=())
+    found: tuple[Violation, ...] = ()
 
-    def feed(self, index: int, wire: Mapping[str, Any]) -> Checker:
+    def feed(self, index: int, wire: Mapping[str, Any], ids: CallIds) -> Checker:
         role = wire.get("role")
         if role == "system":
             return self
-        calls = _calls(wire)
-        found = self.found + _duplicates(index, calls, self.seen, self.rule)
         role = "assistant" if role == "assistant" else "user"
-        uses = tuple((index, c) for c in calls)
+        uses = tuple((index, c) for c in _calls(wire))
         results = ((index, str(wire.get("tool_call_id"))),) if wire.get("role") == "tool" else ()
-        seen = _with(self.seen, calls)
         current = self.current
         if current is not None and current.role == role:
             merged = _Turn(role, current.first, current.uses + uses, current.results + results)
-            return _TurnChecker(self.rule, self.previous, merged, seen, found)
-        found += self._close()
-        return _TurnChecker(self.rule, current, _Turn(role, index, uses, results), seen, found)
+            return _TurnChecker(self.rule, self.previous, merged, self.found)
+        found = self.found + self._close()
+        return _TurnChecker(self.rule, current, _Turn(role, index, uses, results), found)
 
     def _close(self) -> tuple[Violation, ...]:
         """Violations settled when the current turn ends (a user turn is judged then)."""
@@ -199,10 +216,9 @@ class _TurnChecker:
         judged = _judge_results(turn, before, self.rule)
         if self.rule == "anthropic" and before is not None:
             answered = {call_id for _, call_id in turn.results}
+            when = "in the next user turn"
             judged += tuple(
-                _dangling(c, turn.first, "anthropic", "in the next user turn")
-                for _, c in before.uses
-                if c not in answered
+                _dangling(c, turn.first, "anthropic", when) for _, c in before.uses if c not in answered
             )
         return judged
 
@@ -238,9 +254,10 @@ def _judge_results(turn: _Turn, before: _Turn | None, rule: Rule) -> tuple[Viola
 
 @dataclass(slots=True)
 class _Step:
-    """The state after one stored message: its OpenAI messages counted, each rule's checker."""
+    """The state after one stored message: its calls, OpenAI messages counted, each checker."""
 
     message: Message | None
+    calls: tuple[str, ...]
     wire_count: int
     checkers: tuple[Checker, ...]
 
@@ -255,19 +272,21 @@ class ProtocolMeter:
 
     rules: tuple[Rule, ...]
     _steps: list[_Step] = field(default_factory=list)
+    _ids: CallIds = field(default_factory=CallIds)
     _wires: dict[int, tuple[Message, tuple[Wire, ...]]] = field(default_factory=dict)
 
     def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
         """The violations of the request made of `messages` (stored messages, in order)."""
         if not self._steps:
-            self._steps.append(_Step(None, 0, tuple(start(rule) for rule in self.rules)))
+            self._steps.append(_Step(None, (), 0, tuple(start(rule) for rule in self.rules)))
         shared = self._shared_prefix(messages)
-        del self._steps[shared + 1 :]
+        while len(self._steps) > shared + 1:
+            self._ids.remove(self._steps.pop().calls)
         for message in messages[shared:]:
             self._steps.append(self._advance(self._steps[-1], message))
         present = {id(m) for m in messages}
         self._wires = {key: value for key, value in self._wires.items() if key in present}
-        return tuple(v for checker in self._steps[-1].checkers for v in checker.finish())
+        return tuple(_report(self._steps[-1].checkers, self._ids))
 
     def _shared_prefix(self, messages: Sequence[Message]) -> int:
         shared = 0
@@ -279,10 +298,14 @@ class ProtocolMeter:
 
     def _advance(self, step: _Step, message: Message) -> _Step:
         wires = self.wire(message)
-        checkers = step.checkers
+        checkers, calls = step.checkers, list[str]()
         for offset, wire in enumerate(wires):
-            checkers = tuple(c.feed(step.wire_count + offset, wire) for c in checkers)
-        return _Step(message, step.wire_count + len(wires), checkers)
+            index = step.wire_count + offset
+            checkers = tuple(c.feed(index, wire, self._ids) for c in checkers)
+            here = _calls(wire)
+            self._ids.add(index, here)
+            calls.extend(here)
+        return _Step(message, tuple(calls), step.wire_count + len(wires), checkers)
 
     def wire(self, message: Message) -> tuple[Wire, ...]:
         """The OpenAI view of one stored message (memoised by identity)."""

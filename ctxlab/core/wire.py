@@ -244,27 +244,37 @@ def from_openai(wires: Sequence[Mapping[str, Any]]) -> list[Message]:
 def events(messages: Sequence[Message]) -> list[tuple[str, str]]:
     """The order-relevant facts of `messages`: texts, calls and results (for round trips).
 
-    Thinking is omitted (it has no OpenAI field); hints appear as text; empty texts, which no
-    provider sees, are omitted.
+    In order, except that the texts and calls one provider message carries are listed texts
+    first: an OpenAI assistant message has one content and one list of calls, so a text that
+    followed a call in the stored reply arrives before it. Thinking is omitted (it has no
+    OpenAI field); hints appear as text; empty texts, which no provider sees, are omitted.
     """
     facts: list[tuple[str, str]] = []
     for message in messages:
+        texts: list[tuple[str, str]] = []
+        calls: list[tuple[str, str]] = []
         for block in message.blocks:
             match block:
                 case TextBlock(text=text):
-                    facts.append(("text", text))
-                case HintBlock():
-                    facts.extend(("text", p.text) for p in _hint_texts(block))
+                    texts.append(("text", text))
                 case ToolCallBlock():
-                    facts.append(("call", f"{block.id}:{block.name}:{block.input}"))
-                case ToolResultBlock():
-                    facts.append(("result", block.id))
-                    facts.extend(("text", p.text) for p in block.output if isinstance(p, TextBlock))
+                    calls.append(("call", f"{block.id}:{block.name}:{block.input}"))
+                case HintBlock() | ToolResultBlock():
+                    facts += texts + calls + _standalone_facts(block)
+                    texts, calls = [], []
                 case ThinkingBlock() | DataBlock():
                     pass
                 case _:
                     assert_never(block)
+        facts += texts + calls
     return [fact for fact in facts if fact != ("text", "")]
+
+
+def _standalone_facts(block: HintBlock | ToolResultBlock) -> list[tuple[str, str]]:
+    """A hint or a result: each becomes a provider message of its own."""
+    if isinstance(block, HintBlock):
+        return [("text", p.text) for p in _hint_texts(block)]
+    return [("result", block.id), *(("text", p.text) for p in block.output if isinstance(p, TextBlock))]
 
 
 def _hint_texts(block: HintBlock) -> tuple[TextBlock, ...]:

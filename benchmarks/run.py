@@ -1,0 +1,145 @@
+"""`make bench`: how fast ctxlab simulates, against the real agent loop and against itself.
+
+Prints a table of every figure with its goal and writes `benchmarks/results.json`. Ratios are
+measured side by side in one run (absolute times vary by machine); each timing is the best of a
+few repetitions, so a busy machine slows both sides alike.
+
+1. Against the real loop: the same 200-reply workload through `agentscope.agent.Agent` 2.0.11
+   (the parity driver) and through ctxlab's `agentscope` preset with protocol checks and cache
+   accounting on: time per model call, and whole process including start-up.
+2. Flat and linear cost: per-call time late in a 5,000-reply run against early in it, and the
+   cost of one compression as the context doubles from 2,500 to 20,000 blocks.
+3. Sweeps: 64 runs on 2 worker processes against 1.
+4. Memory: peak RSS of a 10,000-call run without request recording.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+
+from benchmarks.measures import (  # noqa: E402
+    compression_scaling,
+    lab_per_call,
+    per_call_profile,
+    real_per_call,
+    sweep_speedup,
+)
+
+RESULTS = ROOT / "benchmarks" / "results.json"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure and its goal."""
+
+    name: str
+    value: float
+    goal: str
+    met: bool
+    unit: str = ""
+
+    def row(self) -> str:
+        mark = "ok " if self.met else "MISS"
+        return f"{mark}  {self.name:<58} {self.value:>10.2f} {self.unit:<6} goal {self.goal}"
+
+
+def best(repeats: int, measure: Callable[[], float]) -> float:
+    """The smallest of `repeats` measurements."""
+    return min(measure() for _ in range(repeats))
+
+
+def process_seconds(code: str) -> float:
+    """Wall time of a fresh Python process running `code` (start-up included)."""
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env=env, capture_output=True)
+    return time.perf_counter() - start
+
+
+def peak_rss_mb(code: str) -> float:
+    """Peak resident memory of a fresh process running `code`, in MB."""
+    probe = code + "\nimport resource, sys\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+LAB_200 = "from benchmarks.measures import lab_run; lab_run(200)"
+REAL_200 = "from benchmarks.measures import real_run; real_run(200)"
+LAB_10K = "from benchmarks.measures import lab_run; lab_run(5000)"
+
+
+def against_the_real_loop() -> list[Figure]:
+    lab, real = best(3, lambda: lab_per_call(200)), best(2, lambda: real_per_call(200))
+    lab_proc, real_proc = (
+        best(3, lambda: process_seconds(LAB_200)),
+        best(2, lambda: process_seconds(REAL_200)),
+    )
+    return [
+        Figure("ctxlab per model call", lab * 1e6, "<= 50", lab * 1e6 <= 50, "us"),
+        Figure("agentscope per model call", real * 1e6, "(reference)", True, "us"),
+        Figure("per-call speed-up over the real loop", real / lab, ">= 30x", real / lab >= 30, "x"),
+        Figure(
+            "whole-process speed-up (start-up included)",
+            real_proc / lab_proc,
+            ">= 10x",
+            real_proc / lab_proc >= 10,
+            "x",
+        ),
+    ]
+
+
+def flat_and_linear() -> list[Figure]:
+    profile = per_call_profile(5000)
+    late_over_early = profile.late / profile.early
+    doublings = compression_scaling((2500, 5000, 10000, 20000))
+    worst = max(doublings)
+    return [
+        Figure(
+            "per-call time, calls 9,900-10,000 over 100-200",
+            late_over_early,
+            "<= 1.5x",
+            late_over_early <= 1.5,
+            "x",
+        ),
+        Figure("one compression, cost per doubling of blocks (worst)", worst, "<= 2.3x", worst <= 2.3, "x"),
+    ]
+
+
+def sweeps() -> list[Figure]:
+    speedup = sweep_speedup(64)
+    return [Figure("64-run sweep, 2 workers over 1", speedup, ">= 1.7x", speedup >= 1.7, "x")]
+
+
+def memory() -> list[Figure]:
+    peak = peak_rss_mb(LAB_10K)
+    return [Figure("peak RSS of a 10,000-call run", peak, "< 300", peak < 300, "MB")]
+
+
+def main() -> int:
+    figures: list[Figure] = []
+    for section in (against_the_real_loop, flat_and_linear, sweeps, memory):
+        figures.extend(section())
+    print("\n".join(f.row() for f in figures))
+    data = [f.__dict__ for f in figures]
+    RESULTS.write_text(
+        json.dumps({"cpus": os.cpu_count(), "figures": data}, indent=2) + "\n", encoding="utf-8"
+    )
+    print(f"\nwritten {RESULTS.relative_to(ROOT)}")
+    return 0 if all(f.met for f in figures) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
