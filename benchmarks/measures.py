@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from dataclasses import dataclass
@@ -94,7 +95,7 @@ def per_call_profile(n: int) -> Profile:
     """Median time per call over calls 100-200 and over the last hundred (9,900-10,000)."""
     times: list[float] = []
     lab_run(n, middlewares=(_Stopwatch(times),))
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     return Profile(early=statistics.median(gaps[100:200]), late=statistics.median(gaps[-100:]))
 
 
@@ -142,7 +143,7 @@ def compression_seconds(blocks: int) -> float:
 def compression_scaling(sizes: tuple[int, ...]) -> list[float]:
     """Cost ratio of one compression at each doubling of the context's blocks."""
     seconds = [compression_seconds(n) for n in sizes]
-    return [b / a for a, b in zip(seconds, seconds[1:], strict=False)]
+    return [b / a for a, b in itertools.pairwise(seconds)]
 
 
 def sweep_speedup(runs: int) -> float:
