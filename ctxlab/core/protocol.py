@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ctxlab.core.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages import Message
-from ctxlab.core.wire import Wire, to_openai_one
 
 Rule = Literal["openai", "anthropic", "bedrock"]
 RULES: tuple[Rule, ...] = ("openai", "anthropic", "bedrock")
@@ -59,18 +59,23 @@ class CallIds:
     """Where each call id is used in the request so far: id -> OpenAI indexes, in order."""
 
     places: dict[str, list[int]] = field(default_factory=dict)
+    repeated: int = 0  # uses beyond the first, over all ids
 
     def add(self, index: int, calls: Sequence[str]) -> None:
         """Record the calls of the message at `index`."""
         for call_id in calls:
-            self.places.setdefault(call_id, []).append(index)
+            places = self.places.setdefault(call_id, [])
+            self.repeated += bool(places)
+            places.append(index)
 
     def remove(self, calls: Sequence[str]) -> None:
         """Forget the latest use of each of `calls` (undoing `add`)."""
         for call_id in calls:
             places = self.places[call_id]
             places.pop()
-            if not places:
+            if places:
+                self.repeated -= 1
+            else:
                 del self.places[call_id]
 
     def called_before(self, call_id: str, index: int) -> bool:
@@ -80,6 +85,8 @@ class CallIds:
 
     def duplicates(self, rule: Rule) -> list[Violation]:
         """A violation at every use of an id after its first."""
+        if self.repeated == 0:
+            return []
         return [
             _violation(
                 index, call_id, rule, "duplicate_id", f"call id {call_id!r} is used by more than one call"
@@ -97,7 +104,7 @@ class Checker(Protocol):
         """The rule it checks."""
         ...
 
-    def feed(self, index: int, wire: Mapping[str, Any], ids: CallIds) -> Checker:
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
         """The state after one more OpenAI message (`ids` already holds the earlier calls)."""
         ...
 
@@ -116,22 +123,70 @@ def violations(openai_messages: Sequence[Mapping[str, Any]], rules: Iterable[Rul
     ids = CallIds()
     checkers = [start(rule) for rule in rules]
     for index, wire in enumerate(openai_messages):
-        checkers = [c.feed(index, wire, ids) for c in checkers]
-        ids.add(index, _calls(wire))
+        fact = fact_of(wire)
+        checkers = [c.feed(index, fact, ids) for c in checkers]
+        ids.add(index, fact.calls)
     return _report(checkers, ids)
 
 
 def _report(checkers: Sequence[Checker], ids: CallIds) -> list[Violation]:
     found: list[Violation] = []
     for checker in checkers:
-        merged = [*ids.duplicates(checker.rule), *checker.finish()]
-        found.extend(sorted(merged, key=lambda v: (v.index, v.kind != "duplicate_id")))
+        own, repeated = checker.finish(), ids.duplicates(checker.rule)
+        if repeated:
+            found.extend(sorted([*repeated, *own], key=lambda v: (v.index, v.kind != "duplicate_id")))
+        else:
+            found.extend(own)
     return found
 
 
-def _calls(wire: Mapping[str, Any]) -> tuple[str, ...]:
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """What the rules read from one OpenAI message: its role, its call ids, the call it answers."""
+
+    role: str
+    calls: tuple[str, ...] = ()
+    answers: str | None = None
+
+
+def facts_of_message(message: Message) -> tuple[Fact, ...]:
+    """The facts of a stored message's OpenAI view, read straight from its blocks.
+
+    Equals `tuple(fact_of(w) for w in to_openai_one(message))` (a property test holds them
+    together) without building the provider messages: the meter's hot path.
+    """
+    out: list[Fact] = []
+    role, parts, calls, media = message.role, False, list[str](), False
+    for block in message.blocks:
+        if media and not isinstance(block, ToolResultBlock):
+            out.append(Fact("user"))
+            media = False
+        if isinstance(block, TextBlock | DataBlock):
+            parts = True
+        elif isinstance(block, ToolCallBlock):
+            calls.append(block.id)
+        elif isinstance(block, HintBlock | ToolResultBlock):
+            if parts or calls:
+                out.append(Fact(role, tuple(calls)))
+            parts, calls = False, []
+            if isinstance(block, ToolResultBlock):
+                out.append(Fact("tool", (), block.id))
+                media = media or any(isinstance(p, DataBlock) for p in block.output)
+            elif block.hint != ():
+                out.append(Fact("user"))
+    if media:
+        out.append(Fact("user"))
+    if parts or calls:
+        out.append(Fact(role, tuple(calls)))
+    return tuple(out)
+
+
+def fact_of(wire: Mapping[str, Any]) -> Fact:
+    """The facts of one OpenAI message."""
     calls = wire.get("tool_calls")
-    return tuple(str(c.get("id")) for c in calls) if calls else ()
+    ids = tuple(str(c.get("id")) for c in calls) if calls else ()
+    role = str(wire.get("role"))
+    return Fact(role, ids, str(wire.get("tool_call_id")) if role == "tool" else None)
 
 
 def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
@@ -145,12 +200,12 @@ class _OpenAIChecker:
     found: tuple[Violation, ...] = ()
     rule: Rule = "openai"
 
-    def feed(self, index: int, wire: Mapping[str, Any], ids: CallIds) -> Checker:
-        if wire.get("role") == "tool":
-            return self._result(index, str(wire.get("tool_call_id")), ids)
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
+        if fact.answers is not None:
+            return self._result(index, fact.answers, ids)
         before = "before the next non-tool message"
         found = self.found + tuple(_dangling(c, index, "openai", before) for c, _ in self.open_calls)
-        opened = tuple((c, index) for c in dict.fromkeys(_calls(wire)))
+        opened = tuple((c, index) for c in dict.fromkeys(fact.calls))
         return _OpenAIChecker(opened, frozenset(), found)
 
     def _result(self, index: int, call_id: str, ids: CallIds) -> Checker:
@@ -193,13 +248,12 @@ class _TurnChecker:
     current: _Turn | None = None
     found: tuple[Violation, ...] = ()
 
-    def feed(self, index: int, wire: Mapping[str, Any], ids: CallIds) -> Checker:
-        role = wire.get("role")
-        if role == "system":
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
+        if fact.role == "system":
             return self
-        role = "assistant" if role == "assistant" else "user"
-        uses = tuple((index, c) for c in _calls(wire))
-        results = ((index, str(wire.get("tool_call_id"))),) if wire.get("role") == "tool" else ()
+        role = "assistant" if fact.role == "assistant" else "user"
+        uses = tuple((index, c) for c in fact.calls)
+        results = ((index, fact.answers),) if fact.answers is not None else ()
         current = self.current
         if current is not None and current.role == role:
             merged = _Turn(role, current.first, current.uses + uses, current.results + results)
@@ -273,10 +327,12 @@ class ProtocolMeter:
     rules: tuple[Rule, ...]
     _steps: list[_Step] = field(default_factory=list)
     _ids: CallIds = field(default_factory=CallIds)
-    _wires: dict[int, tuple[Message, tuple[Wire, ...]]] = field(default_factory=dict)
+    _facts: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
 
     def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
         """The violations of the request made of `messages` (stored messages, in order)."""
+        if not self.rules:
+            return ()
         if not self._steps:
             self._steps.append(_Step(None, (), 0, tuple(start(rule) for rule in self.rules)))
         shared = self._shared_prefix(messages)
@@ -284,8 +340,9 @@ class ProtocolMeter:
             self._ids.remove(self._steps.pop().calls)
         for message in messages[shared:]:
             self._steps.append(self._advance(self._steps[-1], message))
-        present = {id(m) for m in messages}
-        self._wires = {key: value for key, value in self._wires.items() if key in present}
+        if len(self._facts) > 2 * len(messages) + 16:  # forget views of messages long gone
+            present = {id(m) for m in messages}
+            self._facts = {key: value for key, value in self._facts.items() if key in present}
         return tuple(_report(self._steps[-1].checkers, self._ids))
 
     def _shared_prefix(self, messages: Sequence[Message]) -> int:
@@ -297,21 +354,20 @@ class ProtocolMeter:
         return shared
 
     def _advance(self, step: _Step, message: Message) -> _Step:
-        wires = self.wire(message)
+        facts = self.facts(message)
         checkers, calls = step.checkers, list[str]()
-        for offset, wire in enumerate(wires):
+        for offset, fact in enumerate(facts):
             index = step.wire_count + offset
-            checkers = tuple(c.feed(index, wire, self._ids) for c in checkers)
-            here = _calls(wire)
-            self._ids.add(index, here)
-            calls.extend(here)
-        return _Step(message, tuple(calls), step.wire_count + len(wires), checkers)
+            checkers = tuple(c.feed(index, fact, self._ids) for c in checkers)
+            self._ids.add(index, fact.calls)
+            calls.extend(fact.calls)
+        return _Step(message, tuple(calls), step.wire_count + len(facts), checkers)
 
-    def wire(self, message: Message) -> tuple[Wire, ...]:
-        """The OpenAI view of one stored message (memoised by identity)."""
-        cached = self._wires.get(id(message))
+    def facts(self, message: Message) -> tuple[Fact, ...]:
+        """The facts of one stored message's OpenAI view (memoised by identity)."""
+        cached = self._facts.get(id(message))
         if cached is not None and cached[0] is message:
             return cached[1]
-        wires = tuple(to_openai_one(message))
-        self._wires[id(message)] = (message, wires)
-        return wires
+        facts = facts_of_message(message)
+        self._facts[id(message)] = (message, facts)
+        return facts

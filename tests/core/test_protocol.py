@@ -128,3 +128,11 @@ def test_meter_equals_a_full_check_after_any_edit(
         elif op == "swap" and request:
             request[-1] = message
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
+
+
+@given(any_messages)
+def test_facts_read_from_blocks_equal_the_facts_of_the_openai_view(message: Message) -> None:
+    from ctxlab.core.protocol import fact_of, facts_of_message
+    from ctxlab.core.wire import to_openai_one
+
+    assert facts_of_message(message) == tuple(fact_of(w) for w in to_openai_one(message))
