@@ -1,24 +1,447 @@
-"""The `ctxlab` command line."""
+"""The `ctxlab` command line (DESIGN.md §6); `python -m ctxlab` is the same.
+
+Exit codes: 0 ok; 1 a run failed (its results are still written, marked failed); 2 bad input.
+
+Invariants:
+- Bad input (a scenario, trace or option that cannot be used) exits 2 with located messages on
+  stderr, no traceback, and writes nothing: every input is loaded and checked before any run.
+- Warnings go to stderr; results and summaries to stdout; `--quiet` keeps stdout empty.
+- A progress bar is shown only when stderr is a terminal.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 from ctxlab import __version__
+from ctxlab.scenarios.load import LoadedScenario, load_located, load_scenario
+from ctxlab.scenarios.located import Located, Problem, ScenarioError, parse_yaml
+
+EXAMPLES_RUN = """examples:
+  ctxlab run scenarios/*.yaml                       every scenario, results in results/<name>/
+  ctxlab run scenarios/trigger-reserve-sweep.yaml --workers 2 --out /tmp/results
+  ctxlab run big-sweep.yaml --executor dask --scheduler tcp://10.0.0.5:8786
+"""
+EXAMPLES_REPLAY = """examples:
+  ctxlab replay session.jsonl --context-size 32000
+  ctxlab replay session.jsonl --tools tools.json --set context.trigger_ratio=0.6 --record-requests
+  ctxlab replay session.jsonl --preset none --set model.context_size=8000
+"""
+EPILOG = """examples:
+  ctxlab validate scenarios/*.yaml
+  ctxlab run scenarios/*.yaml --out results
+  ctxlab replay session.jsonl --context-size 32000
+  ctxlab plot results
+  ctxlab presets -v
+  ctxlab schema
+
+exit codes: 0 ok, 1 a run failed, 2 bad input (a located message, nothing written)
+"""
+REPLAY_CONTEXT_SIZE = 128_000
+
+
+class BadInput(Exception):
+    """Input that cannot be used; the messages say where and how to fix it."""
+
+    def __init__(self, messages: Sequence[str]) -> None:
+        super().__init__("\n".join(messages))
+        self.messages = tuple(messages)
+
+
+def _problem_text(problem: Problem) -> str:
+    if problem.file == REPLAY_SOURCE:
+        return f"ctxlab replay: {problem.field}: {problem.message}" if problem.field else problem.message
+    return str(problem)
+
+
+def _load_all(paths: Sequence[str]) -> list[LoadedScenario]:
+    loaded: list[LoadedScenario] = []
+    messages: list[str] = []
+    for path in paths:
+        try:
+            loaded.append(load_scenario(Path(path)))
+        except ScenarioError as error:
+            messages.extend(_problem_text(p) for p in error.problems)
+    names: dict[str, str] = {}
+    for item in loaded:
+        if item.name in names:
+            messages.append(
+                f"{item.source}:1:1: name: {item.name!r} is also the name of {names[item.name]}; both would "
+                "write the same results folder, so give each scenario its own name"
+            )
+        names.setdefault(item.name, item.source)
+    if messages:
+        raise BadInput(messages)
+    return loaded
+
+
+def _warn(loaded: Sequence[LoadedScenario], err: TextIO) -> None:
+    for item in loaded:
+        for warning in item.warnings:
+            print(_problem_text(warning), file=err)
+
+
+def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Check scenario files; print one line per file."""
+    from ctxlab.experiments.grid import expand
+
+    loaded = _load_all(args.scenarios)
+    _warn(loaded, err)
+    for item in loaded:
+        runs = len(expand(item))
+        print(f"ok: {item.source}: {item.name}, {runs} run{'s' if runs != 1 else ''}", file=out)
+    return 0
+
+
+def _out_dir(value: str) -> Path:
+    out = Path(value)
+    if out.exists() and not out.is_dir():
+        raise BadInput([f"--out {value}: is a file; give a folder for the results"])
+    return out
+
+
+def _execute(loaded: Sequence[LoadedScenario], args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run every scenario, write its folder and the index; 1 when a run failed."""
+    from ctxlab.analysis.figures import plot_folder
+    from ctxlab.analysis.report import write_index
+    from ctxlab.experiments.executors import run_all
+    from ctxlab.experiments.grid import expand
+    from ctxlab.experiments.results import write_scenario
+
+    root = _out_dir(args.out)
+    record = True if args.record_requests else None
+    plans = [(item, expand(item, record_requests=record)) for item in loaded]
+    configs = [config for _, plan in plans for config in plan]
+    with _progress(len(configs), quiet=args.quiet, err=err) as tick:
+        results = run_all(
+            configs, executor=args.executor, workers=args.workers, scheduler=args.scheduler, on_done=tick
+        )
+    failed = 0
+    start = 0
+    for item, plan in plans:
+        own = results[start : start + len(plan)]
+        start += len(plan)
+        written = write_scenario(root, item, plan, own, plot=None if args.no_plots else plot_folder)
+        failed += written.failed
+        if written.plot_error:
+            failed += 1
+            print(f"{item.source}: the figures could not be drawn: {written.plot_error}", file=err)
+        if not args.quiet:
+            print(_summary(written.folder, own), file=out)
+        for result in own:
+            if result.status == "failed":
+                print(f"{item.source}: run {result.run_id} failed: {result.error}", file=err)
+    index = write_index(root)
+    if not args.quiet:
+        print(f"index: {index}", file=out)
+    return 1 if failed else 0
+
+
+def _summary(folder: Path, results: Sequence[Any]) -> str:
+    failed = sum(1 for r in results if r.status == "failed")
+    peaks = [
+        r.measures.get("peak_input_tokens")
+        for r in results
+        if r.measures.get("peak_input_tokens") is not None
+    ]
+    peak = f", peak input {max(peaks):,} tokens" if peaks else ""
+    status = f", {failed} FAILED" if failed else ""
+    return f"{folder}/: {len(results)} run{'s' if len(results) != 1 else ''}{status}{peak}"
+
+
+class _progress:
+    """A tqdm bar on a terminal; a no-op otherwise (never written to a pipe or a file)."""
+
+    def __init__(self, total: int, *, quiet: bool, err: TextIO) -> None:
+        self.bar: Any = None
+        if not quiet and total > 1 and err.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="run", desc="running", file=err, leave=False)
+
+    def __enter__(self) -> Any:
+        return self.tick
+
+    def tick(self, result: Any) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run scenario files and write their results."""
+    loaded = _load_all(args.scenarios)
+    _out_dir(args.out)
+    if not args.quiet:
+        _warn(loaded, err)
+    return _execute(loaded, args, out, err)
+
+
+REPLAY_SOURCE = "<replay>"
+_ROOT_KEYS = {
+    "name",
+    "description",
+    "seed",
+    "workload",
+    "model",
+    "prices",
+    "strategies",
+    "sweep",
+    "record_requests",
+}
+
+
+def _replay_name(trace: Path) -> str:
+    """A scenario name from a file name.
+
+    >>> _replay_name(Path("runs/2024 session.v2.jsonl"))
+    '2024-session-v2'
+    """
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", trace.stem).strip("-_") or "replay"
+    return name if name[0].isalnum() else f"r{name}"
+
+
+def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
+    from ctxlab.scenarios.schema import Scenario, entry_model
+    from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
+
+    trace = Path(args.trace)
+    workload: dict[str, Any] = {"path": str(trace.resolve())}
+    if args.tools:
+        workload["tools"] = str(Path(args.tools).resolve())
+    doc: dict[str, Any] = {
+        "name": _replay_name(trace),
+        "description": f"Replay of {trace.name} through the {args.preset} preset.",
+        "workload": {"trace": workload},
+        "model": {"context_size": args.context_size},
+        "strategies": [{"preset": args.preset}],
+        "record_requests": bool(args.record_requests),
+    }
+    messages: list[str] = []
+    for setting in args.set:
+        path, equals, text = setting.partition("=")
+        if not equals or not path:
+            messages.append(f"--set {setting}: write PATH=VALUE, e.g. context.trigger_ratio=0.6")
+            continue
+        if path.split(".", 1)[0] not in _ROOT_KEYS:
+            path = f"strategies.{args.preset}.{path}"
+        try:
+            value = parse_yaml(text or "''", f"--set {setting}").data
+            doc = set_at(doc, resolve(path, doc, Scenario, entry_model), value)
+        except SweepPathError as error:
+            messages.append(f"--set {setting}: {path!r} names nothing: {error}")
+        except ScenarioError as error:
+            messages.extend(f"--set {setting}: {p.message}" for p in error.problems)
+    if messages:
+        raise BadInput(messages)
+    return doc
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Replay one transcript through a preset."""
+    _out_dir(args.out)
+    doc = _replay_document(args)
+    try:
+        loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}), Path.cwd())
+    except ScenarioError as error:
+        raise BadInput([_problem_text(p) for p in error.problems]) from None
+    if not args.quiet:
+        _warn([loaded], err)
+    args.executor, args.workers, args.scheduler, args.no_plots = "local", 1, None, False
+    return _execute([loaded], args, out, err)
+
+
+def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Redraw the figures of a results folder (one scenario's, or a root of several)."""
+    from ctxlab.analysis.figures import plot_folder
+    from ctxlab.analysis.report import write_index
+    from ctxlab.analysis.results import result_folders
+
+    root = Path(args.results)
+    folders = result_folders(root) if root.is_dir() else []
+    if not folders:
+        raise BadInput(
+            [f"{root}: no results here (no manifest.json in it or its subfolders); run `ctxlab run` first"]
+        )
+    for folder in folders:
+        written = plot_folder(folder)
+        print(f"{folder}/figures/: {len(written)} files", file=out)
+    if folders != [root]:
+        print(f"index: {write_index(root)}", file=out)
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """One line per preset: its name, then its parameters with their defaults."""
+    from ctxlab.scenarios.registry import PRESETS
+
+    width = max(len(name) for name in PRESETS)
+    for preset in PRESETS.values():
+        params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in preset.defaults().items())
+        print(f"{preset.name:<{width}}  {params or '(no parameters)'}", file=out)
+        if args.verbose:
+            print(f"{'':<{width}}  {preset.summary}", file=out)
+            print(f"{'':<{width}}  source: {preset.source}", file=out)
+            for note in preset.notes:
+                print(f"{'':<{width}}  note: {note}", file=out)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Write the JSON Schema of scenario files."""
+    from ctxlab.scenarios.schema import scenario_json_schema
+
+    path = Path(args.out)
+    if path.is_dir():
+        raise BadInput([f"--out {path}: is a folder; give the schema file's path"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(scenario_json_schema(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}", file=out)
+    return 0
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="results", metavar="DIR", help="results root (default: results)")
+    parser.add_argument(
+        "--record-requests", action="store_true", help="write every request to requests/<run_id>.jsonl.gz"
+    )
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `ctxlab` command."""
+    raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="ctxlab",
-        description="A deterministic lab for context engineering.",
+        description="A deterministic lab for context engineering: run scenario files, replay transcripts, "
+        "and measure what every context-management strategy sends.",
+        epilog=EPILOG,
+        formatter_class=raw,
     )
     parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = commands.add_parser(
+        "validate",
+        help="check scenario files",
+        description="Check scenario files: exit 0, or 2 with every problem located.",
+    )
+    validate.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    validate.set_defaults(handler=cmd_validate)
+
+    run = commands.add_parser(
+        "run",
+        help="run scenario files",
+        epilog=EXAMPLES_RUN,
+        formatter_class=raw,
+        description="Run scenario files; each writes <out>/<name>/, and <out>/index.md links them.",
+    )
+    run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    run.add_argument(
+        "--workers", type=_positive, default=None, metavar="N", help="worker processes (default: cores)"
+    )
+    run.add_argument(
+        "--executor", choices=("local", "dask"), default="local", help="local processes or a Dask cluster"
+    )
+    run.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDR",
+        help="Dask scheduler, e.g. tcp://host:8786 (default: a LocalCluster)",
+    )
+    run.add_argument("--no-plots", action="store_true", help="skip the figures")
+    _add_run_options(run)
+    run.set_defaults(handler=cmd_run)
+
+    replay = commands.add_parser(
+        "replay",
+        help="replay a transcript (OpenAI chat JSONL)",
+        epilog=EXAMPLES_REPLAY,
+        formatter_class=raw,
+        description="Replay a transcript through a preset; writes <out>/<trace name>/.",
+    )
+    replay.add_argument("trace", metavar="TRACE.jsonl")
+    replay.add_argument(
+        "--preset", default="agentscope", help="the strategy (default: agentscope; see `ctxlab presets`)"
+    )
+    replay.add_argument(
+        "--context-size",
+        type=_positive,
+        default=REPLAY_CONTEXT_SIZE,
+        metavar="N",
+        help=f"the window in tokens (default: {REPLAY_CONTEXT_SIZE:,})",
+    )
+    replay.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="set a scenario field; a path outside the top-level keys is the strategy's "
+        "(context.trigger_ratio=0.6); repeatable",
+    )
+    replay.add_argument(
+        "--tools", default=None, metavar="FILE", help="tool schemas (a JSON list) the transcript used"
+    )
+    _add_run_options(replay)
+    replay.set_defaults(handler=cmd_replay)
+
+    plot = commands.add_parser(
+        "plot",
+        help="redraw the figures of results",
+        description="Redraw the figures of "
+        "a results folder (one scenario's, or a root of several, whose index.md is rewritten).",
+    )
+    plot.add_argument("results", metavar="RESULTS_DIR")
+    plot.set_defaults(handler=cmd_plot)
+
+    presets = commands.add_parser("presets", help="list the presets and their parameters")
+    presets.add_argument("-v", "--verbose", action="store_true", help="add each preset's summary and source")
+    presets.set_defaults(handler=cmd_presets)
+
+    schema = commands.add_parser("schema", help="write the JSON Schema of scenario files")
+    schema.add_argument(
+        "--out",
+        default="scenarios/scenario.schema.json",
+        metavar="PATH",
+        help="where to write it (default: scenarios/scenario.schema.json)",
+    )
+    schema.set_defaults(handler=cmd_schema)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the command; returns the exit code (0 ok, 1 a run failed, 2 bad input)."""
-    build_parser().parse_args(argv)
-    return 0
+    out, err = out or sys.stdout, err or sys.stderr
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args, out, err)
+    except BadInput as bad:
+        for message in bad.messages:
+            print(message, file=err)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: results being written were discarded; earlier results are untouched", file=err)
+        return 130
+    except OSError as error:
+        print(f"ctxlab: {error}", file=err)
+        return 1
+    return code

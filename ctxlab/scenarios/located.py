@@ -12,8 +12,9 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +36,7 @@ class Problem:
     column: int
     field: str
     message: str
+    path: PathKey = dataclasses.field(default=(), compare=False)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}:{self.column}"
@@ -197,38 +199,104 @@ def _dotted(path: PathKey) -> str:
     return out
 
 
-def validate(located: Located, model: type[M], context: Mapping[str, Any] | None = None) -> M:
+Clean = Callable[[PathKey], PathKey]
+"""Turns pydantic's error path into the document's (drops union tags)."""
+Keys = Callable[[PathKey], "Sequence[str] | None"]
+"""The keys allowed at a document path, when the caller knows better than the model's annotations."""
+
+
+def validate(
+    located: Located,
+    model: type[M],
+    context: Mapping[str, Any] | None = None,
+    *,
+    clean: Clean | None = None,
+    keys: Keys | None = None,
+) -> M:
     """The document as `model`, or a ScenarioError listing every located problem."""
     try:
         return model.model_validate(located.data, context=dict(context or {}))
     except ValidationError as bad:
-        raise ScenarioError([_problem(located, error, model) for error in bad.errors()]) from bad
+        raise ScenarioError(problems_of(located, bad, model, clean=clean, keys=keys)) from bad
 
 
-def _problem(located: Located, error: Any, model: type[BaseModel]) -> Problem:
-    path: PathKey = tuple(k for k in error["loc"] if isinstance(k, str | int))
-    line, column = located.where(path)
-    message = _message(error, path, located, model)
-    return Problem(located.file, line, column, _dotted(path), message)
+def problems_of(
+    located: Located,
+    error: ValidationError,
+    model: type[BaseModel],
+    *,
+    clean: Clean | None = None,
+    keys: Keys | None = None,
+) -> list[Problem]:
+    """One located problem per pydantic error (duplicates dropped, order kept)."""
+    out: list[Problem] = []
+    for item in error.errors():
+        path: PathKey = tuple(k for k in item["loc"] if isinstance(k, str | int))
+        path = clean(path) if clean else path
+        line, column = located.where(path)
+        message = _message(item, path, located, model, keys)
+        problem = Problem(located.file, line, column, _dotted(path), message, path)
+        if problem not in out:
+            out.append(problem)
+    return out
 
 
-def _message(error: Any, path: PathKey, located: Located, model: type[BaseModel]) -> str:
+def _message(error: Any, path: PathKey, located: Located, model: type[BaseModel], keys: Keys | None) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        return f"unknown key {path[-1]!r}{_did_you_mean(path, located, model)}; remove it or fix its spelling"
+        known = keys(path[:-1]) if keys else None
+        allowed = _allowed_keys(model, path[:-1]) if known is None else list(known)
+        close = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
+        mean = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown key {path[-1]!r}{mean}; remove it or fix its spelling"
     if kind == "missing":
         return "is required but missing; add it"
+    text = str(error["msg"]).removeprefix("Value error, ")
     value = error.get("input")
+    if kind.startswith("ctxlab_") or (kind == "value_error" and isinstance(value, dict)):
+        return text  # ctxlab's own messages (and cross-field rules) name the values, the rule and the fix
     shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
-    text = str(error["msg"])
-    text = text.removeprefix("Value error, ")
-    return f"{shown} is invalid: {text}"
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    bound = _bound_message(kind, error.get("ctx") or {})
+    if bound:
+        return f"{shown} {bound}"
+    hint = _HINTS.get(kind)
+    return f"{shown} is invalid: {text}" + (f"; {hint}" if hint else "")
 
 
-def _did_you_mean(path: PathKey, located: Located, model: type[BaseModel]) -> str:
-    siblings = _allowed_keys(model, path[:-1])
-    match = difflib.get_close_matches(str(path[-1]), siblings, n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+def _bound_message(kind: str, ctx: Mapping[str, Any]) -> str | None:
+    """`is above the maximum 0.9; use 0.9 or less`, for pydantic's bound errors."""
+    match kind:
+        case "greater_than":
+            return f"is not above the minimum {ctx['gt']}; use a value above {ctx['gt']}"
+        case "greater_than_equal":
+            return f"is below the minimum {ctx['ge']}; use {ctx['ge']} or more"
+        case "less_than":
+            return f"is not below the maximum {ctx['lt']}; use a value below {ctx['lt']}"
+        case "less_than_equal":
+            return f"is above the maximum {ctx['le']}; use {ctx['le']} or less"
+        case "too_short":
+            return f"has too few items; at least {ctx.get('min_length')} needed"
+        case "literal_error":
+            return f"is not allowed; use {ctx.get('expected')}"
+        case _:
+            return None
+
+
+_HINTS = {
+    "int_type": "use a whole number",
+    "int_parsing": "use a whole number",
+    "int_from_float": "use a whole number",
+    "float_type": "use a number",
+    "float_parsing": "use a number",
+    "bool_type": "use true or false",
+    "bool_parsing": "use true or false",
+    "string_type": "use a string (quote it if it looks like a number or a date)",
+    "list_type": "use a list ([...] or '- item' lines)",
+    "dict_type": "use a mapping ({key: value})",
+    "model_type": "use a mapping ({key: value})",
+    "model_attributes_type": "use a mapping ({key: value})",
+}
 
 
 def _allowed_keys(model: type[BaseModel], path: PathKey) -> list[str]:

@@ -1,0 +1,351 @@
+"""Figures of runs: the sawtooth, overlays, cumulative tokens and cost, cache hits, sweep heatmaps.
+
+Each function takes DataFrames (as `load_results` gives them) and returns a matplotlib `Figure`;
+nothing here shows a window or touches pyplot's global state, so the functions work the same in
+scripts, tests and notebooks (a notebook displays the returned figure).
+
+Invariants:
+- Every figure has a title, axis labels with units, and a legend or colour bar for what it
+  encodes; token axes use thousands separators.
+- `save` writes PNG and SVG whose bytes depend only on the figure: no software version or date
+  in the metadata, a fixed SVG id salt.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ParamSpec, cast
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from ctxlab.experiments.measures import call_cost
+
+STYLE: dict[str, Any] = {
+    "svg.hashsalt": "ctxlab",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.fontsize": 8,
+    "legend.framealpha": 0.85,
+}
+"""The style every figure is drawn and saved with."""
+
+P = ParamSpec("P")
+THOUSANDS = FuncFormatter(lambda value, _: f"{value:,.0f}")
+REASONING, SUMMARY, COMPRESSION = "#1f77b4", "#d62728", "#7f7f7f"
+WINDOW, TRIGGER, RESERVE = "#222222", "#ff7f0e", "#2ca02c"
+METRICS = {
+    "peak_input_tokens": "peak input tokens",
+    "compressions": "compressions",
+    "cost": "cost (price units)",
+}
+"""The default metrics of sweep figures, with their axis labels."""
+
+
+def styled(draw: Callable[P, Figure]) -> Callable[P, Figure]:
+    """Draw under `STYLE` (rcParams apply when axes and artists are made, so the whole function)."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> Figure:
+        with mpl.rc_context(cast(Any, STYLE)):
+            return draw(*args, **kwargs)
+
+    return wrapper
+
+
+def _figure(width: float, height: float) -> Figure:
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def save(figure: Figure, folder: Path, stem: str) -> list[Path]:
+    """Write `<stem>.png` and `<stem>.svg` into `folder`; returns both paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    png, svg = folder / f"{stem}.png", folder / f"{stem}.svg"
+    with mpl.rc_context(cast(Any, STYLE)):
+        figure.savefig(png, dpi=110, metadata={"Software": None})
+        figure.savefig(svg, metadata={"Date": None, "Creator": None})
+    return [png, svg]
+
+
+def _compression_calls(calls: pd.DataFrame) -> list[int]:
+    """Indexes of calls made right after a compression."""
+    events = calls["events"].fillna("")
+    return [
+        int(i) for i, e in zip(calls["call_index"], events, strict=True) if "compressed" in str(e).split(";")
+    ]
+
+
+def _zone_lines(axes: Any, window: int, trigger: float | None, reserve: float | None) -> None:
+    axes.axhline(window, color=WINDOW, linewidth=1.2, label=f"window {window:,}")
+    if trigger is not None:
+        axes.axhline(
+            trigger * window,
+            color=TRIGGER,
+            linestyle="--",
+            linewidth=1,
+            label=f"trigger {trigger:g} × window",
+        )
+    if reserve is not None:
+        axes.axhline(
+            reserve * window,
+            color=RESERVE,
+            linestyle=":",
+            linewidth=1.2,
+            label=f"reserve {reserve:g} × window",
+        )
+
+
+@styled
+def sawtooth(
+    calls: pd.DataFrame,
+    *,
+    title: str,
+    window: int,
+    trigger: float | None = None,
+    reserve: float | None = None,
+) -> Figure:
+    """Input tokens per call of one run, with the window, trigger and reserve lines.
+
+    Reasoning and summary calls are marked apart; a dashed vertical line marks each compression.
+    """
+    figure = _figure(8, 4.2)
+    axes = figure.add_subplot()
+    x, y = calls["call_index"].astype(int), calls["input_tokens"].astype(float)
+    axes.plot(x, y, color=REASONING, linewidth=1, alpha=0.6)
+    kinds = calls["kind"].astype(str)
+    for kind, color, marker, label in (
+        ("reasoning", REASONING, "o", "reasoning call"),
+        ("summary", SUMMARY, "v", "summary call"),
+    ):
+        mask = (kinds == kind).to_numpy()
+        if mask.any():
+            axes.scatter(x[mask], y[mask], color=color, marker=marker, s=22, zorder=3, label=label)
+    for position, index in enumerate(_compression_calls(calls)):
+        axes.axvline(
+            index - 0.5,
+            color=COMPRESSION,
+            linestyle="--",
+            linewidth=0.9,
+            label="compression" if position == 0 else None,
+        )
+    _zone_lines(axes, window, trigger, reserve)
+    axes.set_title(title)
+    axes.set_xlabel("model call (0-based, in order)")
+    axes.set_ylabel("input tokens per call")
+    axes.yaxis.set_major_formatter(THOUSANDS)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    return figure
+
+
+@styled
+def overlay(calls: pd.DataFrame, labels: dict[str, str], *, title: str, window: int | None = None) -> Figure:
+    """Input tokens per call of several runs on one workload, one line each."""
+    figure = _figure(8, 4.2)
+    axes = figure.add_subplot()
+    for run_id, label in labels.items():
+        run = calls[calls["run_id"] == run_id]
+        axes.plot(
+            run["call_index"].astype(int),
+            run["input_tokens"].astype(float),
+            marker=".",
+            linewidth=1.2,
+            label=label,
+        )
+    if window is not None:
+        axes.axhline(window, color=WINDOW, linewidth=1.2, label=f"window {window:,}")
+    axes.set_title(title)
+    axes.set_xlabel("model call (0-based, in order)")
+    axes.set_ylabel("input tokens per call")
+    axes.yaxis.set_major_formatter(THOUSANDS)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    return figure
+
+
+def call_costs(calls: pd.DataFrame, prices: dict[str, float]) -> pd.Series:
+    """The cost of each call (the same function the run totals use)."""
+    cached = calls["cached_tokens"]
+    values = [
+        call_cost(int(i), None if pd.isna(c) else int(c), int(o), prices)
+        for i, c, o in zip(calls["input_tokens"], cached, calls["output_tokens"], strict=True)
+    ]
+    return pd.Series(values, index=calls.index, dtype="float64")
+
+
+@styled
+def cumulative(
+    calls: pd.DataFrame, labels: dict[str, str], *, title: str, prices: dict[str, float]
+) -> Figure:
+    """Cumulative input tokens and cumulative cost over the calls of several runs."""
+    figure = _figure(10, 4)
+    tokens_axes, cost_axes = figure.subplots(1, 2)
+    for run_id, label in labels.items():
+        run = calls[calls["run_id"] == run_id]
+        x = run["call_index"].astype(int)
+        tokens_axes.plot(x, run["input_tokens"].astype(float).cumsum(), linewidth=1.4, label=label)
+        cost_axes.plot(x, call_costs(run, prices).cumsum(), linewidth=1.4, label=label)
+    tokens_axes.set_title("cumulative input tokens")
+    tokens_axes.set_ylabel("input tokens (sum so far)")
+    tokens_axes.yaxis.set_major_formatter(THOUSANDS)
+    cost_axes.set_title("cumulative cost")
+    cost_axes.set_ylabel("cost (price units, per-million prices)")
+    for axes in (tokens_axes, cost_axes):
+        axes.set_xlabel("model call (0-based, in order)")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_ylim(bottom=0)
+    cost_axes.legend(loc="upper left", fontsize=7)
+    figure.suptitle(title)
+    return figure
+
+
+@styled
+def cache_hit_rates(runs: pd.DataFrame, labels: dict[str, str], *, title: str) -> Figure:
+    """The cache hit rate of each run, as bars."""
+    figure = _figure(max(5, 1 + 0.7 * len(labels)), 3.8)
+    axes = figure.add_subplot()
+    rates = [float(runs.loc[runs["run_id"] == r, "cache_hit_rate"].iloc[0]) for r in labels]
+    bars = axes.bar(range(len(labels)), rates, color=REASONING)
+    axes.bar_label(bars, labels=[f"{r:.0%}" for r in rates], fontsize=8)
+    axes.set_xticks(range(len(labels)), list(labels.values()), rotation=20, ha="right")
+    axes.set_ylim(0, 1.05)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
+    axes.set_ylabel("cached share of input tokens")
+    axes.set_title(title)
+    return figure
+
+
+@styled
+def retention(calls: pd.DataFrame, labels: dict[str, str], column: str, *, title: str) -> Figure:
+    """A retention measure over the calls of several runs (share of planted items recoverable)."""
+    figure = _figure(8, 4)
+    axes = figure.add_subplot()
+    for run_id, label in labels.items():
+        run = calls[calls["run_id"] == run_id]
+        axes.step(run["call_index"].astype(int), run[column].astype(float), where="post", label=label)
+    axes.set_ylim(0, 1.05)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
+    axes.set_xlabel("model call (0-based, in order)")
+    axes.set_ylabel("planted items recoverable")
+    axes.set_title(title)
+    axes.legend(loc="lower left")
+    return figure
+
+
+def _grid_values(runs: pd.DataFrame, column: str) -> list[Any]:
+    return sorted(runs[column].dropna().unique().tolist())
+
+
+@styled
+def heatmap(
+    runs: pd.DataFrame, x: str, y: str, *, title: str, metrics: dict[str, str] | None = None
+) -> Figure:
+    """One panel per metric: the metric over the grid of two swept parameters (cells annotated)."""
+    metrics = metrics or METRICS
+    xs, ys = _grid_values(runs, x), _grid_values(runs, y)
+    figure = _figure(4.2 * len(metrics), 3.9)
+    for axes, (metric, label) in zip(
+        np.atleast_1d(figure.subplots(1, len(metrics))), metrics.items(), strict=True
+    ):
+        grid = np.full((len(ys), len(xs)), np.nan)
+        for _, row in runs.iterrows():
+            if row["status"] == "ok" and not pd.isna(row[metric]):
+                grid[ys.index(row[y]), xs.index(row[x])] = float(row[metric])
+        image = axes.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+        for (i, j), value in np.ndenumerate(grid):
+            text = "failed" if np.isnan(value) else _short_number(value)
+            light = not np.isnan(value) and image.norm(value) > 0.55  # viridis is light at its top end
+            axes.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="black" if light or np.isnan(value) else "white",
+            )
+        axes.set_xticks(range(len(xs)), [value_text(v) for v in xs])
+        axes.set_yticks(range(len(ys)), [value_text(v) for v in ys])
+        axes.set_xlabel(x.removeprefix("param."))
+        axes.set_ylabel(y.removeprefix("param."))
+        axes.set_title(label)
+        axes.grid(False)
+        figure.colorbar(image, ax=axes, shrink=0.85, label=label)
+    figure.suptitle(title)
+    return figure
+
+
+@styled
+def sweep_lines(runs: pd.DataFrame, x: str, *, title: str, metrics: dict[str, str] | None = None) -> Figure:
+    """One panel per metric: the metric against one swept parameter (numbers in order, other
+    values in the order they were swept)."""
+    metrics = metrics or METRICS
+    ok = runs[runs["status"] == "ok"]
+    values = list(dict.fromkeys(ok[x].tolist()))
+    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in values)
+    if numeric:
+        values = sorted(values)
+    figure = _figure(4 * len(metrics), 3.6)
+    for axes, (metric, label) in zip(
+        np.atleast_1d(figure.subplots(1, len(metrics))), metrics.items(), strict=True
+    ):
+        ys = [float(ok.loc[ok[x] == v, metric].iloc[0]) for v in values]
+        xs = [float(v) for v in values] if numeric else list(range(len(values)))
+        axes.plot(xs, ys, marker="o", linewidth=1.4, color=REASONING)
+        if not numeric:
+            axes.set_xticks(xs, [value_text(v) for v in values], rotation=20, ha="right")
+            axes.set_xlim(-0.5, len(values) - 0.5)
+        axes.set_xlabel(x.removeprefix("param."))
+        axes.set_ylabel(label)
+        axes.set_title(label)
+        if metric != "cost":
+            axes.yaxis.set_major_formatter(THOUSANDS)
+    figure.suptitle(title)
+    return figure
+
+
+def _short_number(value: float) -> str:
+    """Cell text: integers with separators, small values with 3 significant digits.
+
+    >>> _short_number(12345.0), _short_number(0.01234), _short_number(3.0)
+    ('12,345', '0.0123', '3')
+    """
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:.3g}"
+
+
+def run_label(row: pd.Series, columns: Sequence[str]) -> str:
+    """`strategy (name=value, ...)` with the given parameter columns' short names."""
+    parts = [
+        f"{c.rsplit('.', 1)[-1]}={value_text(row[c])}" for c in columns if c in row and not pd.isna(row[c])
+    ]
+    return f"{row['strategy']} ({', '.join(parts)})" if parts else str(row["strategy"])
+
+
+def value_text(value: Any) -> str:
+    """A parameter value as a label shows it.
+
+    >>> value_text(0.8), value_text(100000), value_text(True), value_text("memory")
+    ('0.8', '100,000', 'True', 'memory')
+    """
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if isinstance(value, numbers.Real):
+        return f"{float(value):g}"
+    return str(value)

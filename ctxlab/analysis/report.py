@@ -1,0 +1,127 @@
+"""`<out>/index.md`: every scenario's key numbers and figures on one page.
+
+Invariants:
+- One section per results folder under the root, sorted by scenario name; the page depends only
+  on the results files (never on the wall clock), so the same results give the same page.
+- Links are relative to the root, so the folder can be moved or published as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ctxlab.analysis.plots import value_text
+from ctxlab.analysis.results import Results, load_results, result_folders
+
+EMBEDDED = ("overlay", "cumulative", "heatmap", "sweep", "cache-hit-rate", "retention")
+"""Figure kinds shown inline; per-run sawtooth plots are shown inline only for small scenarios."""
+
+MAX_INLINE_SAWTOOTH = 3
+
+
+def _cell(value: Any) -> str:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return value_text(value).replace("|", "\\|")
+
+
+def _table(results: Results) -> list[str]:
+    runs = results.runs
+    swept = results.swept_columns()
+    columns = [
+        ("run", "run_id"),
+        ("strategy", "strategy"),
+        *[(c.removeprefix("param."), c) for c in swept],
+        ("calls", "calls"),
+        ("peak input tokens", "peak_input_tokens"),
+        ("total input tokens", "total_input_tokens"),
+        ("compressions", "compressions"),
+        ("cost", "cost"),
+        ("violations (openai/anthropic)", "violations"),
+        ("over-window calls", "over_window_calls"),
+        ("status", "status"),
+    ]
+    lines = ["| " + " | ".join(title for title, _ in columns) + " |", "|" + "---|" * len(columns)]
+    for _, row in runs.iterrows():
+        cells = []
+        for _, column in columns:
+            if column == "violations":
+                cells.append(f"{_cell(row['violations_openai'])}/{_cell(row['violations_anthropic'])}")
+            elif column == "status" and row["status"] != "ok":
+                cells.append(f"**{row['status']}**: {_cell(row['error'])[:120]}")
+            else:
+                cells.append(_cell(row[column]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _figures(results: Results, root: Path) -> list[str]:
+    folder = results.folder / "figures"
+    if not folder.is_dir():
+        return ["_No figures (run without `--no-plots`, or `ctxlab plot` the folder)._"]
+    pngs = sorted(folder.glob("*.png"))
+    link = {p: Path(os.path.relpath(p, root)).as_posix() for p in pngs}
+    inline = [p for p in pngs if p.stem.split("-")[0] in EMBEDDED or p.stem.startswith("cache-hit-rate")]
+    sawtooth = [p for p in pngs if p.stem.startswith("sawtooth-")]
+    if len(sawtooth) <= MAX_INLINE_SAWTOOTH:
+        inline = sawtooth + inline
+        sawtooth = []
+    lines = [f"![{p.stem}]({link[p]})" for p in inline]
+    if sawtooth:
+        lines.append(
+            "Sawtooth per run: "
+            + ", ".join(f"[{p.stem.removeprefix('sawtooth-')}]({link[p]})" for p in sawtooth)
+        )
+    return lines
+
+
+def section(results: Results, root: Path) -> list[str]:
+    """The index section of one scenario."""
+    manifest = results.manifest
+    base = Path(os.path.relpath(results.folder, root)).as_posix()
+    failed = int((results.runs["status"] != "ok").sum())
+    lines = [f"## {results.name}", ""]
+    if manifest.get("description"):
+        lines += [str(manifest["description"]), ""]
+    files = " · ".join(f"[{name}]({base}/{name})" for name in ("runs.csv", "calls.csv", "manifest.json"))
+    count = f"{len(results.runs)} runs" + (f" (**{failed} failed**)" if failed else "")
+    lines += [
+        f"`{manifest.get('source', '')}` · {count} · {files}",
+        "",
+        *_table(results),
+        "",
+    ]
+    for warning in manifest.get("warnings", []):
+        lines.append(f"- {warning}")
+    unmeasured = sorted(set(manifest.get("unmeasured", {}).values()))
+    if unmeasured:
+        lines.append("- Not measured yet: " + "; ".join(unmeasured) + ".")
+    lines += ["", *_figures(results, root), ""]
+    return lines
+
+
+def write_index(root: Path) -> Path:
+    """Write `<root>/index.md` over every results folder under `root`."""
+    lines = [
+        "# ctxlab results",
+        "",
+        "Written by `ctxlab run` (regenerate figures with `ctxlab plot`). One section per scenario: the "
+        "key numbers of every run, then its figures (PNG, with an SVG beside each). Token counts are the "
+        "lab's own; cost is in the scenario's price units per million tokens.",
+        "",
+    ]
+    folders = result_folders(root)
+    lines += [f"- [{f.name}](#{f.name.lower()})" for f in folders] + [""]
+    for folder in folders:
+        lines += section(load_results(folder), root)
+    path = root / "index.md"
+    temporary = root / f".index.md.tmp-{os.getpid()}"
+    temporary.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+    return path

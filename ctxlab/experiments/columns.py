@@ -1,0 +1,119 @@
+"""The columns of `runs` and `calls` (DESIGN.md §8): names, types, and what each one means.
+
+One table serves the writers (order and types of the CSV and Parquet files), the manifest (which
+describes every column), and the README.
+
+Invariants:
+- Column order is fixed here; `param.<path>` columns go between `seed` and `calls`.
+- Types are `string`, `int`, `float` or `bool`; an empty cell means "not measured" or "not
+  applicable", and the manifest's `unmeasured` says which and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ColumnType = Literal["string", "int", "float", "bool"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Column:
+    """One column of a results table."""
+
+    name: str
+    type: ColumnType
+    meaning: str
+
+
+RUN_HEAD = (
+    Column(name="run_id", type="string", meaning="`<strategy>-<config_hash>`"),
+    Column(name="strategy", type="string", meaning="the strategy's name in the scenario"),
+    Column(
+        name="config_hash",
+        type="string",
+        meaning="sha256 of the run's resolved config (canonical JSON), 12 hex",
+    ),
+    Column(name="seed", type="int", meaning="the scenario's seed"),
+)
+"""Columns before the `param.*` columns."""
+
+RUN_MEASURES = (
+    Column(name="calls", type="int", meaning="model calls, summary attempts included"),
+    Column(name="summary_calls", type="int", meaning="summary calls (each attempt counts)"),
+    Column(name="peak_input_tokens", type="int", meaning="largest input_tokens of any call"),
+    Column(name="final_input_tokens", type="int", meaning="input_tokens of the last call"),
+    Column(name="total_input_tokens", type="int", meaning="sum of input_tokens over all calls"),
+    Column(name="total_cached_tokens", type="int", meaning="sum of cached_tokens"),
+    Column(name="cache_hit_rate", type="float", meaning="total_cached_tokens / total_input_tokens"),
+    Column(
+        name="cost",
+        type="float",
+        meaning="sum of the calls' cost under the scenario's prices (per million tokens)",
+    ),
+    Column(name="compressions", type="int", meaning="compressions applied (summary or fallback)"),
+    Column(name="offloaded_bytes", type="int", meaning="bytes written to the workspace"),
+    Column(name="truncations", type="int", meaning="tool results cut at the tool-result limit"),
+    Column(name="injections", type="int", meaning="runtime-state hints injected"),
+    Column(
+        name="violations_openai", type="int", meaning="OpenAI tool-call rule violations over all requests"
+    ),
+    Column(
+        name="violations_anthropic",
+        type="int",
+        meaning="Anthropic tool-use rule violations over all requests",
+    ),
+    Column(name="source_violations", type="int", meaning="violations in a replayed transcript itself"),
+    Column(name="over_window_calls", type="int", meaning="calls whose input_tokens exceed context_size"),
+    Column(
+        name="retention_facts", type="float", meaning="share of planted facts still recoverable at the end"
+    ),
+    Column(
+        name="retention_rules", type="float", meaning="share of planted rules still recoverable at the end"
+    ),
+    Column(name="retention_artifacts", type="float", meaning="share of planted artifacts still recoverable"),
+    Column(name="loop_warnings", type="int", meaning="futile or looping compactions detected"),
+    Column(name="status", type="string", meaning="`ok`, or `failed` when the run raised"),
+    Column(name="error", type="string", meaning="the exception of a failed run (`Type: message`)"),
+)
+"""Columns after the `param.*` columns."""
+
+CALL_COLUMNS = (
+    Column(name="run_id", type="string", meaning="the run"),
+    Column(name="call_index", type="int", meaning="0-based, in call order"),
+    Column(name="kind", type="string", meaning="`reasoning` or `summary`"),
+    Column(name="turn", type="int", meaning="0-based user turn"),
+    Column(name="iteration", type="int", meaning="0-based iteration of the reply"),
+    Column(
+        name="input_tokens",
+        type="int",
+        meaning="request tokens; summary calls under `model.summary_token_count`, reasoning calls as "
+        "messages + tools",
+    ),
+    Column(name="cached_tokens", type="int", meaning="leading request tokens shared with an earlier request"),
+    Column(name="output_tokens", type="int", meaning="the counter's count of the fake model's answer"),
+    Column(
+        name="context_messages",
+        type="int",
+        meaning="messages in the context (system prompt and summary excluded)",
+    ),
+    Column(name="summary_chars", type="int", meaning="characters of the summary in force"),
+    Column(name="over_window", type="bool", meaning="input_tokens above context_size"),
+    Column(
+        name="events", type="string", meaning="`;`-joined context events since the previous call, in order"
+    ),
+    Column(name="violations", type="string", meaning="`;`-joined `rule:index:call_id` of the request"),
+)
+
+UNMEASURED: dict[str, str] = {
+    "retention_facts": "retention probes' recoverability is not measured yet",
+    "retention_rules": "retention probes' recoverability is not measured yet",
+    "retention_artifacts": "retention probes' recoverability is not measured yet",
+    "loop_warnings": "loop and no-progress detection is not wired into runs yet",
+}
+"""Columns left empty in every row, and why (the manifest repeats this)."""
+
+CACHE_UNMEASURED = "prompt-cache accounting is not wired into runs yet; cost is billed without caching"
+"""Why `cached_tokens`, `total_cached_tokens` and `cache_hit_rate` are empty when no cache meter runs."""
+
+CACHE_COLUMNS = ("cached_tokens", "total_cached_tokens", "cache_hit_rate")

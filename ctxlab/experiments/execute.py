@@ -1,0 +1,241 @@
+"""Executing one run config: build the workload, models, strategy and workspace, run, measure.
+
+`execute` is what every executor calls, in this process, a local worker process or a Dask
+worker; its input and output are plain picklable data.
+
+Invariants:
+- `execute` never raises for a problem of the run: a run that raises (while building or while
+  running) comes back `failed` with `Type: message` as its error, the calls recorded before the
+  failure, and the traceback for the manifest. Other runs are not affected.
+- The result depends only on the config: no wall clock, no global random state, no file outside
+  a per-run temporary folder (the `directory` workspace, removed afterwards). Request files are
+  gzip streams with no timestamp and no file name, so their bytes are the same on every worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import tempfile
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ctxlab.core.script import assign_call_ids
+from ctxlab.core.tokens import AgentScopeEstimator, TokenCounter
+from ctxlab.engine.env import CacheMeter, Env
+from ctxlab.engine.loop import Loop, RunSettings
+from ctxlab.engine.trace import CallRecord
+from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
+from ctxlab.experiments.grid import RunConfig
+from ctxlab.experiments.measures import call_row, run_measures
+from ctxlab.experiments.workspace import DirectoryWorkspace
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.scenarios.presets import StrategyEntry, WorkspaceKind
+from ctxlab.scenarios.registry import build_strategy
+from ctxlab.scenarios.schema import ModelSpec, PricesSpec, StrategyField, Tokenizer, Workload, WorkloadSpec
+from ctxlab.texts import load_texts
+
+Status = Literal["ok", "failed"]
+
+
+class RunSpec(BaseModel):
+    """A resolved run config, validated again where it runs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int
+    workload: WorkloadSpec
+    model: ModelSpec
+    prices: PricesSpec
+    strategy: StrategyField
+    files: dict[str, str] = {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """What one run produced, as plain data."""
+
+    run_id: str
+    index: int
+    status: Status
+    error: str = ""
+    traceback: str = ""
+    measures: dict[str, Any] = field(default_factory=dict)
+    calls: tuple[dict[str, Any], ...] = ()
+    requests_gz: bytes | None = None
+    cache_metered: bool = False
+
+
+def cache_meter(counter: TokenCounter) -> CacheMeter | None:
+    """The prompt-cache meter of a run; None until prompt-cache accounting is wired in.
+
+    This is the one switch: once it returns a meter, `cached_tokens`, `total_cached_tokens`,
+    `cache_hit_rate` and the cached-aware cost fill in (see `measures.call_cost`).
+    """
+    return None
+
+
+def counter_for(tokenizer: Tokenizer) -> TokenCounter:
+    """The token counter a scenario names."""
+    if tokenizer == "agentscope":
+        return AgentScopeEstimator()
+    from ctxlab.tokenizers import BpeCounter
+
+    return BpeCounter(tokenizer)
+
+
+@contextlib.contextmanager
+def workspace_for(kind: WorkspaceKind) -> Iterator[Workspace | None]:
+    """The run's workspace; a `directory` one lives in a temporary folder removed afterwards."""
+    if kind == "none":
+        yield None
+    elif kind == "memory":
+        yield InMemoryWorkspace()
+    else:
+        with tempfile.TemporaryDirectory(prefix="ctxlab-workspace-") as root:
+            yield DirectoryWorkspace(root=Path(root))
+
+
+def offloaded_bytes(workspace: Workspace | None) -> int:
+    """Bytes a workspace has stored."""
+    if isinstance(workspace, InMemoryWorkspace):
+        return workspace.total_bytes()
+    if isinstance(workspace, DirectoryWorkspace):
+        return workspace.written
+    return 0
+
+
+@dataclass(slots=True)
+class _Run:
+    """One run being set up and executed (the records survive a failure)."""
+
+    spec: RunSpec
+    workload: Workload
+    env: Env
+    loop: Loop
+
+
+def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) -> _Run:
+    workload = spec.workload.build(spec.seed, spec.files)
+    script = assign_call_ids(workload.script)
+    entry: StrategyEntry = spec.strategy
+    texts = load_texts(entry.texts)
+    counter = counter_for(spec.model.tokenizer)
+    env = Env(
+        counter=counter,
+        model=ScriptModel(script),
+        summarizer=spec.model.summarizer.build(),
+        texts=texts,
+        context_size=spec.model.context_size,
+        workspace=workspace,
+        record_requests=record_requests,
+        cache=cache_meter(counter),
+    )
+    settings = RunSettings(
+        max_iters=entry.react.max_iters,
+        max_iters_hint=texts.max_iters_hint,
+        max_iters_source=texts.max_iters_source,
+    )
+    loop = Loop(script=script, strategy=build_strategy(entry, texts), env=env, settings=settings)
+    return _Run(spec=spec, workload=workload, env=env, loop=loop)
+
+
+def execute(config: RunConfig) -> RunResult:
+    """Run one config; never raises for the run's own failures (they come back `failed`)."""
+    try:
+        spec = RunSpec.model_validate({**config.config, "files": config.files})
+    except Exception as error:  # a config that no longer validates is this run's failure
+        return _failed(config, error, ())
+    with workspace_for(spec.strategy.workspace) as workspace:
+        try:
+            run = _prepare(spec, workspace, config.record_requests)
+        except Exception as error:
+            return _failed(config, error, ())
+        try:
+            run.loop.run()
+        except Exception as error:
+            return _failed(config, error, tuple(run.env.recorder.calls), run, workspace)
+        return _result(config, run, workspace, "ok")
+
+
+def _rows(config: RunConfig, run: _Run, calls: tuple[CallRecord, ...]) -> tuple[dict[str, Any], ...]:
+    metered = run.env.cache is not None
+    return tuple(
+        call_row(
+            config.run_id,
+            record,
+            convention=run.spec.model.summary_token_count,
+            context_size=run.spec.model.context_size,
+            cache_metered=metered,
+        )
+        for record in calls
+    )
+
+
+def _result(
+    config: RunConfig,
+    run: _Run,
+    workspace: Workspace | None,
+    status: Status,
+    *,
+    error: BaseException | None = None,
+    calls: tuple[CallRecord, ...] | None = None,
+) -> RunResult:
+    records = tuple(run.env.recorder.calls) if calls is None else calls
+    rows = _rows(config, run, records)
+    measures = run_measures(
+        rows,
+        prices=run.spec.prices.model_dump(),
+        compressions=len(run.env.recorder.compressions),
+        offloaded_bytes=offloaded_bytes(workspace),
+        source_violations=run.workload.source_violations,
+    )
+    return RunResult(
+        run_id=config.run_id,
+        index=config.index,
+        status=status,
+        error=_error_text(error) if error else "",
+        traceback="".join(traceback.format_exception(error)) if error else "",
+        measures=measures,
+        calls=rows,
+        requests_gz=request_file(records) if config.record_requests else None,
+        cache_metered=run.env.cache is not None,
+    )
+
+
+def _failed(
+    config: RunConfig,
+    error: BaseException,
+    calls: tuple[CallRecord, ...],
+    run: _Run | None = None,
+    workspace: Workspace | None = None,
+) -> RunResult:
+    if run is not None:
+        return _result(config, run, workspace, "failed", error=error, calls=calls)
+    return RunResult(
+        run_id=config.run_id,
+        index=config.index,
+        status="failed",
+        error=_error_text(error),
+        traceback="".join(traceback.format_exception(error)),
+    )
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def request_file(calls: tuple[CallRecord, ...]) -> bytes:
+    """`requests/<run_id>.jsonl.gz`: one line per call, gzip without timestamp or name."""
+    lines = []
+    for record in calls:
+        request = record.request or {"messages": [], "tools": []}
+        line = {"call_index": record.call_index, "kind": record.kind, **request}
+        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return gzip.compress("".join(lines).encode("utf-8"), compresslevel=6, mtime=0)

@@ -1,0 +1,127 @@
+"""Executors: run configs in this process, on a local process pool, or on a Dask cluster.
+
+Invariants:
+- Results come back in the order of the configs, whatever order they finish in, so the files
+  written from them are byte-identical for any executor and any number of workers.
+- A run that raises is a `failed` result (see `execute`); a worker that dies fails the runs it
+  held, with the reason, and the other runs go on.
+- `on_done` is called once per finished run, in completion order (for a progress bar only).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from ctxlab.experiments.execute import RunResult, execute
+from ctxlab.experiments.grid import RunConfig
+
+ExecutorName = Literal["local", "dask"]
+OnDone = Callable[[RunResult], None]
+
+
+def default_workers() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not every platform has affinity
+        return os.cpu_count() or 1
+
+
+def run_all(
+    configs: Sequence[RunConfig],
+    *,
+    executor: ExecutorName = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    on_done: OnDone | None = None,
+) -> list[RunResult]:
+    """Execute every config; results in config order."""
+    workers = workers or default_workers()
+    if executor == "dask":
+        return _dask(configs, workers, scheduler, on_done)
+    if workers == 1 or len(configs) <= 1:
+        return _inline(configs, on_done)
+    return _pool(configs, workers, on_done)
+
+
+def _inline(configs: Sequence[RunConfig], on_done: OnDone | None) -> list[RunResult]:
+    results = []
+    for config in configs:
+        result = execute(config)
+        if on_done:
+            on_done(result)
+        results.append(result)
+    return results
+
+
+def _lost(config: RunConfig, reason: BaseException) -> RunResult:
+    return RunResult(
+        run_id=config.run_id,
+        index=config.index,
+        status="failed",
+        error=f"the worker running it failed: {type(reason).__name__}: {reason}",
+    )
+
+
+def _pool(configs: Sequence[RunConfig], workers: int, on_done: OnDone | None) -> list[RunResult]:
+    # forkserver: workers never inherit threads (a progress bar's, a Dask client's) from this process
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    results: list[RunResult | None] = [None] * len(configs)
+    with cf.ProcessPoolExecutor(max_workers=min(workers, len(configs)), mp_context=context) as pool:
+        futures = {pool.submit(execute, config): position for position, config in enumerate(configs)}
+        for future in cf.as_completed(futures):
+            position = futures[future]
+            try:
+                result = future.result()
+            except Exception as reason:
+                result = _lost(configs[position], reason)
+            results[position] = result
+            if on_done:
+                on_done(result)
+    return [r for r in results if r is not None]
+
+
+def _dask(
+    configs: Sequence[RunConfig], workers: int, scheduler: str | None, on_done: OnDone | None
+) -> list[RunResult]:
+    try:
+        import distributed
+    except ModuleNotFoundError as missing:
+        raise ModuleNotFoundError(
+            "--executor dask needs dask.distributed; install the 'dask' extra (pip install 'ctxlab[dask]')"
+        ) from missing
+    dask: Any = distributed  # untyped package
+    cluster: Any = None
+    if scheduler is None:
+        cluster = dask.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+    client = dask.Client(cluster if cluster is not None else scheduler)
+    try:
+        futures = client.map(execute, list(configs), pure=False)
+        positions = {future.key: position for position, future in enumerate(futures)}
+        results: list[RunResult | None] = [None] * len(configs)
+        for future in dask.as_completed(futures):
+            position = positions[future.key]
+            try:
+                result = future.result()
+            except Exception as reason:
+                result = _lost(configs[position], reason)
+            results[position] = result
+            if on_done:
+                on_done(result)
+        return [r for r in results if r is not None]
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,113 @@
+"""From a run's records to the rows of `calls` and `runs` (DESIGN.md §8), and the cost of a call.
+
+Invariants:
+- A call's `input_tokens` is its count under the scenario's `summary_token_count` for summary
+  calls, and messages + tools for reasoning calls (the same under every convention).
+- Peaks and totals include summary calls. Counts of events and violations are over all calls.
+- `call_cost` is the one place cost is computed. Without a cache meter (`cached` None) every
+  input token is billed at the input price; with one, cached tokens at `cached_read` and the
+  rest of the input at `cache_write` (uncached input is written to the cache).
+- Nothing is invented: a measure the run did not take is None (an empty cell).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ctxlab.engine.trace import CallRecord, Convention
+
+PER_MILLION = 1_000_000
+
+
+def call_input_tokens(record: CallRecord, convention: Convention) -> int:
+    """A call's input tokens as the results report them."""
+    return record.tokens[convention] if record.kind == "summary" else record.tokens["as_sent"]
+
+
+def call_cost(
+    input_tokens: int, cached_tokens: int | None, output_tokens: int, prices: dict[str, float]
+) -> float:
+    """The cost of one call under `prices` (per million tokens).
+
+    >>> prices = {"input": 1.0, "cached_read": 0.1, "cache_write": 1.25, "output": 4.0}
+    >>> call_cost(1_000_000, None, 0, prices), call_cost(1_000_000, 600_000, 0, prices)
+    (1.0, 0.56)
+    """
+    if cached_tokens is None:
+        billed = input_tokens * prices["input"]
+    else:
+        cached = min(cached_tokens, input_tokens)
+        billed = cached * prices["cached_read"] + (input_tokens - cached) * prices["cache_write"]
+    return (billed + output_tokens * prices["output"]) / PER_MILLION
+
+
+def call_row(
+    run_id: str, record: CallRecord, *, convention: Convention, context_size: int, cache_metered: bool
+) -> dict[str, Any]:
+    """One row of `calls`."""
+    tokens = call_input_tokens(record, convention)
+    return {
+        "run_id": run_id,
+        "call_index": record.call_index,
+        "kind": record.kind,
+        "turn": record.turn,
+        "iteration": record.iteration,
+        "input_tokens": tokens,
+        "cached_tokens": min(record.cached_tokens, tokens) if cache_metered else None,
+        "output_tokens": record.output_tokens,
+        "context_messages": record.context_messages,
+        "summary_chars": record.summary_chars,
+        "over_window": tokens > context_size,
+        "events": ";".join(record.events),
+        "violations": ";".join(f"{v.rule}:{v.index}:{v.call_id}" for v in record.violations),
+    }
+
+
+def _count_events(rows: Sequence[dict[str, Any]], predicate: Any) -> int:
+    return sum(1 for row in rows for event in str(row["events"]).split(";") if event and predicate(event))
+
+
+def _count_violations(rows: Sequence[dict[str, Any]], rule: str) -> int:
+    return sum(1 for row in rows for v in str(row["violations"]).split(";") if v.startswith(f"{rule}:"))
+
+
+def run_measures(
+    rows: Sequence[dict[str, Any]],
+    *,
+    prices: dict[str, float],
+    compressions: int,
+    offloaded_bytes: int,
+    source_violations: int,
+) -> dict[str, Any]:
+    """The measured columns of one `runs` row, from its call rows."""
+    tokens = [int(row["input_tokens"]) for row in rows]
+    metered = bool(rows) and rows[0]["cached_tokens"] is not None
+    cached = sum(int(row["cached_tokens"]) for row in rows) if metered else None
+    total = sum(tokens)
+    cost = sum(
+        call_cost(int(row["input_tokens"]), row["cached_tokens"], int(row["output_tokens"]), prices)
+        for row in rows
+    )
+    return {
+        "calls": len(rows),
+        "summary_calls": sum(1 for row in rows if row["kind"] == "summary"),
+        "peak_input_tokens": max(tokens) if tokens else None,
+        "final_input_tokens": tokens[-1] if tokens else None,
+        "total_input_tokens": total,
+        "total_cached_tokens": cached,
+        "cache_hit_rate": (cached / total if total else 0.0) if cached is not None else None,
+        "cost": cost,
+        "compressions": compressions,
+        "offloaded_bytes": offloaded_bytes,
+        "truncations": _count_events(rows, lambda e: e == "truncated"),
+        "injections": _count_events(rows, lambda e: e.startswith("injected")),
+        "violations_openai": _count_violations(rows, "openai"),
+        "violations_anthropic": _count_violations(rows, "anthropic"),
+        "source_violations": source_violations,
+        "over_window_calls": sum(1 for row in rows if row["over_window"]),
+        "retention_facts": None,
+        "retention_rules": None,
+        "retention_artifacts": None,
+        "loop_warnings": None,
+    }

@@ -1,0 +1,236 @@
+"""Writing a scenario's results folder (DESIGN.md §8), all at once or not at all.
+
+`<out>/<scenario>/` holds `manifest.json`, `runs.csv`/`.parquet`, `calls.csv`/`.parquet`,
+`requests/<run_id>.jsonl.gz` (when requests are recorded) and `figures/`.
+
+Invariants:
+- Everything is written into a temporary sibling folder (`.<scenario>.tmp-<pid>`) that replaces
+  the results folder only once complete. A failed or interrupted write removes (or leaves
+  behind, when killed) only the temporary folder: the previous results stay untouched.
+- Only `manifest.json` may differ between two runs of the same scenario: it alone holds a
+  creation time, versions and the git commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ctxlab
+from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, UNMEASURED
+from ctxlab.experiments.execute import RunResult
+from ctxlab.experiments.grid import RunConfig
+from ctxlab.experiments.tables import Table, calls_table, runs_table, write_csv, write_parquet
+from ctxlab.scenarios.load import LoadedScenario
+from ctxlab.scenarios.registry import PRESETS
+
+DEPENDENCIES = (
+    "pydantic",
+    "PyYAML",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "matplotlib",
+    "agentscope",
+    "bpe-openai",
+    "dask",
+)
+Plotter = Callable[[Path], object]
+"""Draws the figures of a results folder into its `figures/` (called on the temporary folder)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Written:
+    """A results folder and what is in it."""
+
+    folder: Path
+    runs: int
+    failed: int
+    plot_error: str | None = None
+
+
+def versions() -> dict[str, str | None]:
+    """Installed versions of ctxlab's dependencies (None: not installed)."""
+    found: dict[str, str | None] = {"python": platform.python_version(), "ctxlab": ctxlab.__version__}
+    for name in DEPENDENCIES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def git_commit() -> dict[str, Any] | None:
+    """The commit of the ctxlab checkout and whether it has changes; None outside a git checkout."""
+    root = Path(ctxlab.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": head, "dirty": bool(status.strip())}
+
+
+def _columns(table: Table) -> dict[str, str]:
+    return {c.name: f"{c.type}: {c.meaning}" for c in table.columns}
+
+
+def unmeasured(results: Sequence[RunResult]) -> dict[str, str]:
+    """Columns left empty in every row, and why."""
+    out = dict(UNMEASURED)
+    if not any(r.cache_metered for r in results):
+        out.update(dict.fromkeys(CACHE_COLUMNS, CACHE_UNMEASURED))
+    return out
+
+
+def manifest(
+    loaded: LoadedScenario,
+    configs: Sequence[RunConfig],
+    results: Sequence[RunResult],
+    runs: Table,
+    calls: Table,
+) -> dict[str, Any]:
+    """The manifest: the resolved scenario, versions, commit, seed, and one entry per run."""
+    scenario = loaded.scenario
+    return {
+        "scenario": scenario.name,
+        "description": scenario.description,
+        "source": loaded.source,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),  # noqa: TID251 (the manifest's creation time, the one place a wall clock may appear)
+        "versions": versions(),
+        "git": git_commit(),
+        "seed": scenario.seed,
+        "resolved_scenario": scenario.model_dump(mode="json"),
+        "sweep": [{"path": axis.key, "values": list(axis.values)} for axis in loaded.axes],
+        "counting": {
+            "summary_calls": scenario.model.summary_token_count,
+            "reasoning_calls": "messages + tools",
+            "cost": "per call: input_tokens (and cached tokens, when measured) and output_tokens at the "
+            "scenario's prices per million tokens",
+        },
+        "prices": scenario.prices.model_dump(mode="json"),
+        "runs": [
+            {
+                "run_id": config.run_id,
+                "strategy": config.strategy,
+                "config_hash": config.config_hash,
+                "status": result.status,
+                "params": config.params,
+                "model": config.config["model"],
+                "strategy_settings": config.config["strategy"],
+                **(
+                    {"error": result.error, "traceback": result.traceback}
+                    if result.status == "failed"
+                    else {}
+                ),
+            }
+            for config, result in zip(configs, results, strict=True)
+        ],
+        "warnings": [str(w) for w in loaded.warnings],
+        "notes": {p.name: list(p.notes) for p in PRESETS.values() if p.notes and _uses(scenario, p.name)},
+        "unmeasured": unmeasured(results),
+        "columns": {"runs": _columns(runs), "calls": _columns(calls)},
+    }
+
+
+def _uses(scenario: Any, preset: str) -> bool:
+    return any(entry.preset == preset for entry in scenario.strategies)
+
+
+def write_scenario(
+    out: Path,
+    loaded: LoadedScenario,
+    configs: Sequence[RunConfig],
+    results: Sequence[RunResult],
+    *,
+    plot: Plotter | None = None,
+) -> Written:
+    """Write `<out>/<scenario>/` atomically; returns what was written.
+
+    Raises:
+        OSError: the folder could not be written (the previous results are kept).
+    """
+    final = out / loaded.name
+    temporary = out / f".{loaded.name}.tmp-{os.getpid()}"
+    shutil.rmtree(temporary, ignore_errors=True)
+    temporary.mkdir(parents=True)
+    plot_error = None
+    try:
+        _fill(temporary, loaded, configs, results)
+        if plot is not None:
+            plot_error = _plot(plot, temporary)
+        _swap(temporary, final)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    failed = sum(1 for r in results if r.status == "failed")
+    return Written(folder=final, runs=len(results), failed=failed, plot_error=plot_error)
+
+
+def _plot(plot: Plotter, folder: Path) -> str | None:
+    """Draw the figures; a drawing error leaves the tables written and is returned, not raised."""
+    try:
+        plot(folder)
+    except Exception as error:
+        shutil.rmtree(folder / "figures", ignore_errors=True)
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def _fill(
+    folder: Path, loaded: LoadedScenario, configs: Sequence[RunConfig], results: Sequence[RunResult]
+) -> None:
+    runs, calls = runs_table(configs, results), calls_table(results)
+    for name, table in (("runs", runs), ("calls", calls)):
+        write_csv(table, folder / f"{name}.csv")
+        write_parquet(table, folder / f"{name}.parquet")
+    recorded = [r for r in results if r.requests_gz is not None]
+    if recorded:
+        (folder / "requests").mkdir()
+        for result in recorded:
+            assert result.requests_gz is not None
+            (folder / "requests" / f"{result.run_id}.jsonl.gz").write_bytes(result.requests_gz)
+    text = json.dumps(manifest(loaded, configs, results, runs, calls), indent=2, ensure_ascii=False)
+    (folder / "manifest.json").write_text(text + "\n", encoding="utf-8")
+
+
+def _swap(temporary: Path, final: Path) -> None:
+    """Put `temporary` in place of `final`; the old folder is removed only after the rename."""
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        os.rename(final, old)
+    try:
+        os.rename(temporary, final)
+    except BaseException:
+        if old.exists() and not final.exists():
+            os.rename(old, final)
+        raise
+    with suppress(FileNotFoundError):
+        shutil.rmtree(old)
+
+
+def replace_folder(temporary: Path, final: Path) -> None:
+    """Public form of the swap, for regenerated parts of a results folder (figures)."""
+    _swap(temporary, final)

@@ -1,0 +1,220 @@
+"""Loading a scenario file: the located document, the validated scenario, its sweep grid, warnings.
+
+Invariants:
+- Nothing is run or written: loading reads the scenario file and the files it names, and either
+  returns a `LoadedScenario` or raises `ScenarioError` with every problem located at
+  `file:line:col`, the field path, the value, the rule and the fix.
+- Every grid point is validated as a whole scenario, so a combination that breaks a cross-field
+  rule (a swept trigger below the reserve) fails at load time. Its problem is located at the
+  sweep value that caused it, and says which combination it was.
+- Points are in grid order (`ctxlab.scenarios.sweep.grid`); a scenario without a sweep has one.
+- Warnings (legal but suspicious settings) are located the same way and never stop a load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ctxlab.scenarios.located import (
+    Located,
+    PathKey,
+    Problem,
+    ScenarioError,
+    parse_yaml,
+    problems_of,
+    read_text,
+    validate,
+)
+from ctxlab.scenarios.registry import PRESETS, SUMMARIZERS
+from ctxlab.scenarios.schema import Scenario, entry_model
+from ctxlab.scenarios.sweep import Axis, describe, fields_at, grid, resolve, set_at
+from ctxlab.workloads.problems import UNION_TAGS, WorkloadError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioPoint:
+    """One grid point: the swept values it sets, its document, and the scenario it validates to."""
+
+    index: int
+    picks: tuple[int, ...]
+    assignments: tuple[tuple[str, Any], ...]
+    document: dict[str, Any]
+    scenario: Scenario
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedScenario:
+    """A validated scenario file and everything needed to run it without reading files again."""
+
+    source: str
+    base_dir: Path
+    scenario: Scenario
+    document: dict[str, Any]
+    axes: tuple[Axis, ...]
+    points: tuple[ScenarioPoint, ...]
+    warnings: tuple[Problem, ...]
+    files: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        """The scenario's name (its results folder)."""
+        return self.scenario.name
+
+
+def clean_loc(path: PathKey) -> PathKey:
+    """pydantic's error path as a document path: union tags dropped.
+
+    >>> clean_loc(("strategies", 0, "agentscope", "context", "trigger_ratio"))
+    ('strategies', 0, 'context', 'trigger_ratio')
+    >>> clean_loc(("workload", "script", "turns", 0, "user", "{bytes}", "bytes"))
+    ('workload', 'script', 'turns', 0, 'user', 'bytes')
+    """
+    out: list[str | int] = []
+    for key in path:
+        after_entry = len(out) == 2 and out[0] == "strategies" and key in PRESETS
+        after_summarizer = tuple(out) == ("model", "summarizer") and key in SUMMARIZERS
+        if key in UNION_TAGS or after_entry or after_summarizer:
+            continue
+        out.append(key)
+    return tuple(out)
+
+
+def load_scenario(path: Path) -> LoadedScenario:
+    """Read, parse and validate one scenario file and its whole grid.
+
+    Raises:
+        ScenarioError: every problem found, located.
+    """
+    located = parse_yaml(read_text(path), str(path))
+    return load_located(located, path.parent)
+
+
+def load_located(located: Located, base_dir: Path) -> LoadedScenario:
+    """Validate a parsed document whose relative file paths start at `base_dir`."""
+    if not isinstance(located.data, dict):
+        kind = type(located.data).__name__
+        raise ScenarioError([Problem(located.file, 1, 1, "", f"is a {kind}, not a mapping of scenario keys")])
+    context: dict[str, Any] = {"base_dir": base_dir, "files": {}}
+    doc: dict[str, Any] = located.data
+
+    def keys(path: PathKey) -> Sequence[str] | None:
+        return fields_at(path, doc, Scenario, entry_model)
+
+    scenario = validate(located, Scenario, context, clean=clean_loc, keys=keys)
+    axes = tuple(
+        Axis(key=key, loc=resolve(key, doc, Scenario, entry_model), values=tuple(values))
+        for key, values in scenario.sweep.items()
+    )
+    points = _points(located, scenario, axes, context)
+    _check_workloads(located, points, axes, context["files"])
+    warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
+    return LoadedScenario(
+        source=located.file,
+        base_dir=base_dir,
+        scenario=scenario,
+        document=doc,
+        axes=axes,
+        points=points,
+        warnings=tuple(warnings),
+        files=dict(context["files"]),
+    )
+
+
+def _points(
+    located: Located, scenario: Scenario, axes: tuple[Axis, ...], context: dict[str, Any]
+) -> tuple[ScenarioPoint, ...]:
+    if not axes:
+        return (ScenarioPoint(index=0, picks=(), assignments=(), document=located.data, scenario=scenario),)
+    points: list[ScenarioPoint] = []
+    problems: list[Problem] = []
+    for point in grid(axes):
+        doc: dict[str, Any] = located.data
+        assignments = tuple(
+            (axis.key, axis.values[pick]) for axis, pick in zip(axes, point.picks, strict=True)
+        )
+        for axis, pick in zip(axes, point.picks, strict=True):
+            doc = set_at(doc, axis.loc, axis.values[pick])
+        try:
+            validated = Scenario.model_validate(doc, context=context)
+        except ValidationError as error:
+            at_point = Located(file=located.file, data=doc, positions=located.positions)
+            found = problems_of(at_point, error, Scenario, clean=clean_loc)
+            problems.extend(_relocate(p, located, axes, point.picks) for p in found)
+            continue
+        points.append(
+            ScenarioPoint(
+                index=point.index,
+                picks=point.picks,
+                assignments=assignments,
+                document=doc,
+                scenario=validated,
+            )
+        )
+    if problems:
+        raise ScenarioError(_dedupe(problems))
+    return tuple(points)
+
+
+def _check_workloads(
+    located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], files: dict[str, str]
+) -> None:
+    """Build each distinct workload once, so a probe that cannot be planted fails at load time."""
+    seen: set[str] = set()
+    problems: list[Problem] = []
+    for point in points:
+        workload, seed = point.scenario.workload, point.scenario.seed
+        key = f"{seed}:{workload.model_dump_json()}"
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            workload.build(seed, files)
+        except WorkloadError as error:
+            for found in error.problems:
+                path: PathKey = ("workload", *found.loc)
+                line, column = located.where(path)
+                problem = Problem(located.file, line, column, describe(path), found.message, path)
+                problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
+    if problems:
+        raise ScenarioError(_dedupe(problems))
+
+
+def _related(a: PathKey, b: PathKey) -> bool:
+    shorter = min(len(a), len(b))
+    return a[:shorter] == b[:shorter]
+
+
+def _relocate(problem: Problem, located: Located, axes: tuple[Axis, ...], picks: tuple[int, ...]) -> Problem:
+    """A grid point's problem, located at the (first) sweep value that caused it."""
+    related = [
+        (axis, pick) for axis, pick in zip(axes, picks, strict=True) if _related(problem.path, axis.loc)
+    ]
+    if not related:
+        return problem
+    axis, pick = related[0]
+    line, column = located.where(("sweep", axis.key, pick))
+    combination = ", ".join(f"{a.key} = {a.values[p]!r}" for a, p in related)
+    message = f"with {combination}: {problem.field or describe(problem.path)}: {problem.message}"
+    return Problem(located.file, line, column, f"sweep.{axis.key}[{pick}]", message, ("sweep", axis.key))
+
+
+def _warnings(located: Located, point: ScenarioPoint, axes: tuple[Axis, ...]) -> Iterator[Problem]:
+    for i, entry in enumerate(point.scenario.strategies):
+        for warning in entry.warnings():
+            path: PathKey = ("strategies", i, *warning.loc)
+            line, column = located.where(path)
+            problem = Problem(located.file, line, column, describe(path), f"warning: {warning.message}", path)
+            yield _relocate(problem, located, axes, point.picks) if axes else problem
+
+
+def _dedupe(problems: Iterator[Problem] | Sequence[Problem]) -> list[Problem]:
+    out: list[Problem] = []
+    for problem in problems:
+        if problem not in out:
+            out.append(problem)
+    return out

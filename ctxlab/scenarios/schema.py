@@ -1,0 +1,388 @@
+"""The scenario file (DESIGN.md §7) as pydantic models: workload, model, prices, strategies, sweep.
+
+Invariants:
+- Every model forbids unknown keys, at every depth; the JSON Schema for editors is generated
+  from these models (`scenario_json_schema`), so the two never disagree.
+- The strategy and summarizer unions are built from the registry (`ctxlab.scenarios.registry`):
+  a new preset needs no change here. An unknown preset or summarizer kind is reported at its
+  own field with the known names and a "did you mean".
+- A workload has exactly one source: `script`, `generator` or `trace`. Trace and tool files are
+  read relative to the scenario's folder when a `base_dir` is in the validation context, and
+  their texts are kept in the context's `files` (a missing or unreadable file is a load error).
+- Every sweep path names a field (checked against these models with the document's own
+  strategy names and generator), and every sweep list holds one or more distinct values.
+- Strategy names are unique within a scenario.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zoneinfo
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from ctxlab.core.script import Script
+from ctxlab.engine.trace import Convention
+from ctxlab.scenarios.presets import NAME_PATTERN, StrategyEntry
+from ctxlab.scenarios.registry import PRESETS, SUMMARIZERS, preset_problem, summarizer_problem
+from ctxlab.scenarios.summarizers import FixedSummarizerSpec
+from ctxlab.scenarios.sweep import SweepPathError, resolve
+from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
+from ctxlab.workloads.generators import GeneratorSpec
+from ctxlab.workloads.probes import Planted, Probe, plant
+from ctxlab.workloads.problems import Loc, Problem, WorkloadError, located_error
+from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, map_wire, parse_tools, read_trace
+
+MAX_GRID_POINTS = 10_000
+"""More points than this is a mistake in a scenario file (or belongs in a script of its own)."""
+
+Tokenizer = Literal["agentscope", "o200k_base", "cl100k_base"]
+
+
+def _tagger(field: str, default: str | None = None) -> Any:
+    def tag(value: Any) -> str | None:
+        if isinstance(value, dict):
+            found = value.get(field, default)
+            return found if isinstance(found, str) else None
+        return getattr(value, field, None)
+
+    return tag
+
+
+def _registry_union(models: dict[str, type[BaseModel]], field: str, default: str | None = None) -> Any:
+    """The models of a registry as one union told apart by `field` (the model itself when alone)."""
+    if len(models) == 1:
+        return next(iter(models.values()))
+    members = tuple(Annotated[model, Tag(name)] for name, model in models.items())
+    return Annotated[Union[members], Discriminator(_tagger(field, default))]  # noqa: UP007 (built at run time)
+
+
+if TYPE_CHECKING:
+    StrategyField = StrategyEntry
+    SummarizerField = FixedSummarizerSpec
+else:
+    StrategyField = _registry_union({p.name: p.params for p in PRESETS.values()}, "preset")
+    SummarizerField = _registry_union({s.name: s.params for s in SUMMARIZERS.values()}, "kind", "fixed")
+
+
+class Section(BaseModel):
+    """Base of the scenario's own sections: frozen, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClockSpec(Section):
+    """When the virtual clock starts, and in which zone."""
+
+    start: dt.datetime = Field(
+        default=dt.datetime(2026, 1, 1),
+        description="ISO date and time; without an offset it is read in `timezone`.",
+    )
+    timezone: str = Field(default="UTC", description="IANA zone, e.g. UTC or Asia/Shanghai.")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        return check_timezone(value)
+
+    def aware_start(self) -> dt.datetime:
+        """The start with its zone (a start without an offset is read in `timezone`)."""
+        if self.start.tzinfo is not None:
+            return self.start
+        return self.start.replace(tzinfo=zoneinfo.ZoneInfo(self.timezone))
+
+
+class TraceSpec(Section):
+    """A transcript to replay: OpenAI chat JSONL, one message per line."""
+
+    path: str = Field(min_length=1, description="The JSONL file, relative to the scenario's folder.")
+    tools: str | None = Field(
+        default=None, description="A JSON file of tool schemas (transcripts do not carry them)."
+    )
+    name: str | None = Field(default=None, description="The workload's name; default: the file's stem.")
+
+    @model_validator(mode="after")
+    def _readable(self, info: ValidationInfo) -> TraceSpec:
+        context = info.context or {}
+        if "base_dir" not in context:
+            return self
+        base, files = Path(context["base_dir"]), context.setdefault("files", {})
+        checked = context.setdefault("checked", set())
+        if (self.path, self.tools) in checked:
+            return self
+        problems = _file_problems(self, base, files)
+        if problems:
+            raise located_error("TraceSpec", problems)
+        checked.add((self.path, self.tools))
+        return self
+
+
+def _file_problems(trace: TraceSpec, base: Path, files: dict[str, str]) -> list[tuple[Loc, str, object]]:
+    """Read the trace and tools files once each; the problems, located at their fields."""
+    wanted = [("path", trace.path)] + ([("tools", trace.tools)] if trace.tools else [])
+    for field, written in wanted:
+        full = base / written
+        if written in files:
+            continue
+        if not full.is_file():
+            return [
+                (
+                    (field,),
+                    f"no such file {str(full)!r}; paths are relative to the scenario's folder",
+                    written,
+                )
+            ]
+        try:
+            files[written] = full.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            return [((field,), f"cannot read {str(full)!r}: {error}", written)]
+    try:
+        tools = load_tools(base / trace.tools) if trace.tools else ()
+        read_trace(base / trace.path, tools=tools)
+    except TraceError as error:
+        field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
+        return [((field,), f"cannot replay: {error}", getattr(trace, field))]
+    return []
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """A built workload: the script (probes planted, clock set), its probes, and the source's own
+    protocol violations (a replayed transcript's; none for scripts and generators)."""
+
+    script: Script
+    probes: tuple[Probe, ...]
+    source_violations: int
+
+
+class WorkloadSpec(Section):
+    """What the user and the tools say: exactly one of `script`, `generator` or `trace`."""
+
+    clock: ClockSpec = Field(default_factory=ClockSpec, description="The virtual clock's start.")
+    probes: list[ProbeSpec] = Field(default_factory=list, description="Facts, rules and artifacts to plant.")
+    script: ScriptSpec | None = Field(default=None, description="Turns, rounds and tool calls written out.")
+    generator: GeneratorSpec | None = Field(default=None, description="A named, seeded generator.")
+    trace: TraceSpec | None = Field(default=None, description="A real transcript to replay.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> WorkloadSpec:
+        given = [name for name in ("script", "generator", "trace") if getattr(self, name) is not None]
+        if len(given) == 1:
+            return self
+        loc: Loc = (given[1],) if given else ()
+        message = (
+            f"a workload has exactly one source, but {' and '.join(given)} are both given; keep one"
+            if given
+            else "a workload needs one source: script, generator or trace; add one"
+        )
+        raise located_error("WorkloadSpec", [(loc, message, None)])
+
+    def build(self, seed: int, files: Mapping[str, str]) -> Workload:
+        """The workload's script for `seed`, reading trace and tool files from `files` (their texts).
+
+        Raises:
+            WorkloadError: a probe cannot be planted; problems are located inside this section.
+        """
+        start, zone = self.clock.aware_start(), self.clock.timezone
+        violations = 0
+        probes: tuple[Probe, ...] = ()
+        if self.script is not None:
+            script = self.script.to_script(seed, start=start, timezone=zone)
+        elif self.generator is not None:
+            planted = _prefixed(lambda: self.generator.generate(seed), ("generator",))  # type: ignore[union-attr]
+            script, probes = replace(planted.script, start=start, timezone=zone), planted.probes
+        else:
+            assert self.trace is not None
+            replayed = replay_trace(self.trace, files)
+            script, violations = (
+                replace(replayed.script, start=start, timezone=zone),
+                len(replayed.source_violations),
+            )
+        planted = _prefixed(lambda: plant(script, [p.probe() for p in self.probes]), ())
+        return Workload(script=planted.script, probes=probes + planted.probes, source_violations=violations)
+
+
+def _prefixed(build: Callable[[], Planted], prefix: Loc) -> Planted:
+    try:
+        return build()
+    except WorkloadError as error:
+        problems = [Problem(loc=(*prefix, *p.loc), message=p.message) for p in error.problems]
+        raise WorkloadError(problems) from None
+
+
+def replay_trace(trace: TraceSpec, files: Mapping[str, str]) -> TraceWorkload:
+    """The workload of a transcript whose text (and tool file's text) is in `files`."""
+    rows = [json.loads(line) for line in files[trace.path].splitlines() if line.strip()]
+    tools = parse_tools(json.loads(files[trace.tools]), source=trace.tools) if trace.tools else ()
+    return map_wire(rows, tools=tools, name=trace.name or Path(trace.path).stem)
+
+
+class ModelSpec(Section):
+    """The fake model's window, the summarizer, and how summary calls are counted."""
+
+    context_size: int = Field(gt=0, description="The window in tokens.")
+    summarizer: SummarizerField = Field(
+        default_factory=FixedSummarizerSpec, description="Which fake summarizer answers summary requests."
+    )
+    summary_token_count: Convention = Field(
+        default="as_sent",
+        description="Which count of a summary request is its input_tokens: as_sent (what the provider "
+        "receives), preflight (AgentScope's own estimate) or messages (the messages alone).",
+    )
+    tokenizer: Tokenizer = Field(
+        default="agentscope",
+        description="How tokens are counted: agentscope (its byte estimate) or a real BPE encoding "
+        "(needs the tokenizers extra).",
+    )
+
+    @field_validator("summarizer", mode="before")
+    @classmethod
+    def _known_kind(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            problem = summarizer_problem(value.get("kind", "fixed"))
+            if problem:
+                raise located_error("ModelSpec", [(("kind",), problem, value.get("kind"))])
+        return value
+
+
+class PricesSpec(Section):
+    """Prices per million tokens (relative units by default: input 1)."""
+
+    input: float = Field(default=1.0, ge=0, description="Uncached input, per million tokens.")
+    cached_read: float = Field(default=0.1, ge=0, description="Input read from the prompt cache.")
+    cache_write: float = Field(default=1.25, ge=0, description="Input written to the prompt cache.")
+    output: float = Field(default=4.0, ge=0, description="Output tokens.")
+
+
+def entry_model(entry: object) -> type[StrategyEntry]:
+    """The model of a raw strategy entry (by its preset; the common one when unknown)."""
+    preset = entry.get("preset") if isinstance(entry, dict) else None
+    return PRESETS[preset].params if isinstance(preset, str) and preset in PRESETS else StrategyEntry
+
+
+class Scenario(Section):
+    """One scenario file: a workload, a model, and the strategies to run on it."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        title="ctxlab scenario",
+        json_schema_extra={"description": "A ctxlab scenario (DESIGN.md §7). Run it with `ctxlab run FILE`."},
+    )
+
+    name: str = Field(pattern=NAME_PATTERN, description="Results go to <out>/<name>/.")
+    description: str = Field(default="", description="What this scenario asks, in one sentence.")
+    seed: int = Field(default=0, ge=0, description="Seeds every generated text.")
+    workload: WorkloadSpec
+    model: ModelSpec
+    prices: PricesSpec = Field(default_factory=PricesSpec)
+    strategies: list[StrategyField] = Field(
+        min_length=1, description="One or more strategies, each run on the same workload."
+    )
+    sweep: dict[str, list[Any]] = Field(
+        default_factory=dict,
+        description="Dotted path -> values; every combination is run (the last path varies fastest).",
+    )
+    record_requests: bool = Field(
+        default=False, description="Write every request to requests/<run_id>.jsonl.gz."
+    )
+
+    @field_validator("strategies", mode="before")
+    @classmethod
+    def _known_presets(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        problems: list[tuple[Loc, str, object]] = []
+        for i, entry in enumerate(value):
+            if isinstance(entry, dict) and "preset" in entry:
+                problem = preset_problem(entry["preset"])
+                if problem:
+                    problems.append(((i, "preset"), problem, entry["preset"]))
+        if problems:
+            raise located_error("Scenario", problems)
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sweep_paths(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("sweep"), dict):
+            return data
+        problems = list(sweep_problems(data))
+        if problems:
+            raise located_error("Scenario", problems)
+        return data
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Scenario:
+        seen: dict[str, int] = {}
+        problems: list[tuple[Loc, str, object]] = []
+        for i, entry in enumerate(self.strategies):
+            if entry.name in seen:
+                message = (
+                    f"strategy name {entry.name!r} is also strategies[{seen[entry.name]}]'s; give each "
+                    "strategy its own `name`"
+                )
+                problems.append((("strategies", i, "name"), message, entry.name))
+            seen.setdefault(entry.name, i)
+        if problems:
+            raise located_error("Scenario", problems)
+        return self
+
+
+def sweep_problems(data: dict[str, Any]) -> list[tuple[Loc, str, object]]:
+    """Problems of the raw `sweep:` section: paths that name nothing, empty or repeated values."""
+    problems: list[tuple[Loc, str, object]] = []
+    size = 1
+    for key, values in data["sweep"].items():
+        try:
+            resolve(str(key), data, Scenario, entry_model)
+        except SweepPathError as error:
+            problems.append((("sweep", key), f"sweep path {key!r} names nothing: {error}", key))
+            continue
+        if not isinstance(values, list):
+            continue  # the field's type check reports it
+        if not values:
+            problems.append((("sweep", key), "has no values; list one or more", values))
+        repeated = _first_repeat(values)
+        if repeated is not None:
+            problems.append(
+                (("sweep", key, repeated), "repeats an earlier value; list each value once", None)
+            )
+        size *= max(len(values), 1)
+    if size > MAX_GRID_POINTS:
+        message = (
+            f"the sweep has {size:,} combinations, over the limit of {MAX_GRID_POINTS:,}; sweep fewer values"
+        )
+        problems.append((("sweep",), message, None))
+    return problems
+
+
+def _first_repeat(values: list[Any]) -> int | None:
+    seen: set[str] = set()
+    for i, value in enumerate(values):
+        key = json.dumps(value, sort_keys=True, default=str)
+        if key in seen:
+            return i
+        seen.add(key)
+    return None
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files, for editors (`ctxlab schema`)."""
+    schema = Scenario.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

@@ -1,0 +1,50 @@
+"""The `none` preset: no context management at all, the baseline every strategy is measured against.
+
+Nothing is truncated, offloaded, capped, compressed or injected: every request carries the whole
+conversation, so its input tokens grow without bound and the run shows when a window would
+overflow (`over_window` calls) and what managing the context saves.
+
+Invariant: the context is exactly what the loop appended; this strategy never edits it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctxlab.core.blocks import ToolResultBlock
+from ctxlab.core.tools import ToolSchema
+from ctxlab.engine.env import Env
+from ctxlab.engine.loop import Frame
+from ctxlab.engine.middleware import CompressRequest
+from ctxlab.engine.state import EpisodeState
+
+
+@dataclass(frozen=True, slots=True)
+class NoStrategy:
+    """The `none` preset: every hook passes its input through unchanged."""
+
+    name: str = "none"
+
+    def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        """The script's tools."""
+        return script_tools
+
+    def system_prompt(self, base: str) -> str:
+        """The base prompt."""
+        return base
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
+        """Never compresses."""
+        return state
+
+    def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
+        """Injects nothing."""
+        return state
+
+    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
+        """Keeps every result whole."""
+        return result
+
+    def describe(self) -> dict[str, object]:
+        """No parameters."""
+        return {}
