@@ -110,7 +110,7 @@ def _execute(loaded: Sequence[LoadedScenario], args: argparse.Namespace, out: Te
     """Run every scenario, write its folder and the index; 1 when a run failed."""
     from ctxlab.analysis.figures import plot_folder
     from ctxlab.analysis.report import write_index
-    from ctxlab.experiments.executors import run_all
+    from ctxlab.experiments.executors import ExecutorUnavailableError, run_all
     from ctxlab.experiments.grid import expand
     from ctxlab.experiments.results import write_scenario
 
@@ -119,9 +119,12 @@ def _execute(loaded: Sequence[LoadedScenario], args: argparse.Namespace, out: Te
     plans = [(item, expand(item, record_requests=record)) for item in loaded]
     configs = [config for _, plan in plans for config in plan]
     with _progress(len(configs), quiet=args.quiet, err=err) as tick:
-        results = run_all(
-            configs, executor=args.executor, workers=args.workers, scheduler=args.scheduler, on_done=tick
-        )
+        try:
+            results = run_all(
+                configs, executor=args.executor, workers=args.workers, scheduler=args.scheduler, on_done=tick
+            )
+        except ExecutorUnavailableError as unavailable:
+            raise BadInput([str(unavailable)]) from None
     failed = 0
     start = 0
     for item, plan in plans:

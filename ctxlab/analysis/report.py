@@ -72,12 +72,10 @@ def _figures(results: Results, root: Path) -> list[str]:
     if len(sawtooth) <= MAX_INLINE_SAWTOOTH:
         inline = sawtooth + inline
         sawtooth = []
-    lines = [f"![{p.stem}]({link[p]})" for p in inline]
+    lines = [line for p in inline for line in (f"![{p.stem}]({link[p]})", "")]
     if sawtooth:
-        lines.append(
-            "Sawtooth per run: "
-            + ", ".join(f"[{p.stem.removeprefix('sawtooth-')}]({link[p]})" for p in sawtooth)
-        )
+        runs = ", ".join(f"[{p.stem.removeprefix('sawtooth-')}]({link[p]})" for p in sawtooth)
+        lines += [f"Sawtooth per run: {runs}", ""]
     return lines
 
 

@@ -16,6 +16,8 @@ from typing import Any
 import pandas as pd
 
 _DTYPES: dict[str, Any] = {"string": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}
+LISTS = ("events", "violations")
+"""`;`-joined columns: an empty cell is an empty list, not a missing value."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,6 +68,8 @@ def _frame(folder: Path, name: str, columns: dict[str, str]) -> pd.DataFrame:
                 )
             elif dtype != "string":
                 frame[column] = pd.to_numeric(source).astype(dtype)
+            elif column in LISTS:
+                frame[column] = source.fillna("")
     return frame
 
 

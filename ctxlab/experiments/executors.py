@@ -21,6 +21,12 @@ from ctxlab.experiments.execute import RunResult, execute
 from ctxlab.experiments.grid import RunConfig
 
 ExecutorName = Literal["local", "dask"]
+
+
+class ExecutorUnavailableError(RuntimeError):
+    """The executor asked for cannot run here (a missing extra, an unreachable scheduler)."""
+
+
 OnDone = Callable[[RunResult], None]
 
 
@@ -92,10 +98,10 @@ def _dask(
 ) -> list[RunResult]:
     try:
         import distributed
-    except ModuleNotFoundError as missing:
-        raise ModuleNotFoundError(
+    except ModuleNotFoundError:
+        raise ExecutorUnavailableError(
             "--executor dask needs dask.distributed; install the 'dask' extra (pip install 'ctxlab[dask]')"
-        ) from missing
+        ) from None
     dask: Any = distributed  # untyped package
     cluster: Any = None
     if scheduler is None:
@@ -106,7 +112,12 @@ def _dask(
             dashboard_address=None,
             silence_logs=logging.ERROR,
         )
-    client = dask.Client(cluster if cluster is not None else scheduler)
+    try:
+        client = dask.Client(cluster if cluster is not None else scheduler, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as unreachable:
+        if cluster is not None:
+            cluster.close()
+        raise ExecutorUnavailableError(f"--scheduler {scheduler}: cannot connect ({unreachable})") from None
     try:
         futures = client.map(execute, list(configs), pure=False)
         positions = {future.key: position for position, future in enumerate(futures)}

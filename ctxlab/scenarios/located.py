@@ -253,8 +253,8 @@ def _message(error: Any, path: PathKey, located: Located, model: type[BaseModel]
         return "is required but missing; add it"
     text = str(error["msg"]).removeprefix("Value error, ")
     value = error.get("input")
-    if kind.startswith("ctxlab_") or (kind == "value_error" and isinstance(value, dict)):
-        return text  # ctxlab's own messages (and cross-field rules) name the values, the rule and the fix
+    if kind.startswith("ctxlab_") or kind == "value_error":
+        return text  # ctxlab's own validators' messages name the value, the rule and the fix
     shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     bound = _bound_message(kind, error.get("ctx") or {})

@@ -47,7 +47,7 @@ class Preset:
         """The preset's own parameters and their defaults, by dotted path (common settings left out)."""
         entry = self.params.model_validate({"preset": self.name})
         dumped = entry.model_dump(mode="json", exclude=set(StrategyEntry.model_fields))
-        return dict(flatten(dumped))
+        return dict(flatten(dumped)) if dumped else {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -382,7 +382,25 @@ def _first_repeat(values: list[Any]) -> int | None:
 
 
 def scenario_json_schema() -> dict[str, Any]:
-    """The JSON Schema of scenario files, for editors (`ctxlab schema`)."""
+    """The JSON Schema of scenario files, for editors (`ctxlab schema`).
+
+    A strategy entry is chosen by its `preset` (if/then per preset rather than pydantic's
+    `oneOf`), so an editor reports the mistake inside the entry instead of "matches no schema".
+    """
     schema = Scenario.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["properties"]["strategies"]["items"] = {
+        "type": "object",
+        "required": ["preset"],
+        "properties": {
+            "preset": {"enum": list(PRESETS), "description": "Which preset (see `ctxlab presets`)."}
+        },
+        "allOf": [
+            {
+                "if": {"properties": {"preset": {"const": name}}, "required": ["preset"]},
+                "then": {"$ref": f"#/$defs/{preset.params.__name__}"},
+            }
+            for name, preset in PRESETS.items()
+        ],
+    }
     return schema

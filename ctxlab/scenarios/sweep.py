@@ -108,6 +108,7 @@ def _step(annotation: Any, segment: str, value: Any) -> tuple[Any, str | int]:
     members = _members(annotation)
     if len(members) > 1:
         return _union_step(members, segment, value)
+    annotation = members[0]
     origin = typing.get_origin(annotation)
     if annotation is Any:
         return Any, int(segment) if isinstance(value, list) and segment.isdigit() else segment

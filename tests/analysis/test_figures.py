@@ -1,0 +1,107 @@
+"""Loading results, the figures a results folder gets (byte-stable), and the index page."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ctxlab.analysis import load_results
+from ctxlab.analysis.figures import plot_folder
+from ctxlab.analysis.plots import sawtooth, value_text
+from ctxlab.cli import main
+from tests.scenarios.files import SWEPT, write
+
+
+@pytest.fixture(scope="module")
+def results_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("figures")
+    path = write(folder, SWEPT)
+    code = main(
+        ["run", str(path), "--out", str(folder / "out"), "--workers", "1"],
+        out=io.StringIO(),
+        err=io.StringIO(),
+    )
+    assert code == 0
+    return folder / "out"
+
+
+def test_every_kind_of_figure_is_drawn_as_png_and_svg(results_root: Path) -> None:
+    figures = results_root / "swept" / "figures"
+    stems = sorted({p.stem for p in figures.iterdir()})
+    runs = load_results(results_root / "swept").runs
+    assert [s for s in stems if s.startswith("sawtooth-")] == sorted(f"sawtooth-{r}" for r in runs["run_id"])
+    assert {"overlay", "cumulative", "heatmap-agentscope", "sweep-none"} <= set(stems)
+    for stem in stems:
+        assert (figures / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        svg = (figures / f"{stem}.svg").read_text(encoding="utf-8")
+        assert "<svg" in svg and "<dc:date>" not in svg and "Matplotlib v" not in svg
+
+
+def test_redrawing_gives_the_same_bytes(results_root: Path) -> None:
+    folder = results_root / "swept"
+    before = {p.name: p.read_bytes() for p in (folder / "figures").iterdir()}
+    written = plot_folder(folder)
+    assert sorted(p.name for p in written) == sorted(before)
+    assert {p.name: p.read_bytes() for p in (folder / "figures").iterdir()} == before
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_csv_and_parquet_load_to_the_same_frames(results_root: Path, tmp_path: Path) -> None:
+    folder = results_root / "swept"
+    copy = tmp_path / "swept"
+    copy.mkdir()
+    for name in ("manifest.json", "runs.csv", "calls.csv"):
+        (copy / name).write_bytes((folder / name).read_bytes())
+    typed, from_csv = load_results(folder), load_results(copy)
+    pd.testing.assert_frame_equal(typed.runs, from_csv.runs, check_dtype=False)
+    pd.testing.assert_frame_equal(typed.calls, from_csv.calls, check_dtype=False)
+    assert str(typed.runs["peak_input_tokens"].dtype) == "Int64"
+    assert str(from_csv.calls["over_window"].dtype) == "boolean"
+    assert typed.swept_columns() == ["param.model.context_size", "param.strategy.context.trigger_ratio"]
+
+
+def test_the_index_links_every_scenario_and_existing_files(results_root: Path) -> None:
+    text = (results_root / "index.md").read_text(encoding="utf-8")
+    assert (
+        "## swept" in text
+        and "| run | strategy | model.context_size | strategy.context.trigger_ratio |" in text
+    )
+    links = re.findall(r"\]\(([^)#]+)\)", text)
+    assert links and all((results_root / link).is_file() for link in links)
+    assert "![heatmap-agentscope](swept/figures/heatmap-agentscope.png)" in text
+
+
+def test_sawtooth_marks_summary_calls_compressions_and_the_zones() -> None:
+    calls = pd.DataFrame(
+        {
+            "run_id": ["r"] * 4,
+            "call_index": [0, 1, 2, 3],
+            "kind": ["reasoning", "reasoning", "summary", "reasoning"],
+            "input_tokens": [100, 3300, 3400, 300],
+            "events": ["", "", "", "compressed"],
+        }
+    )
+    figure = sawtooth(calls, title="t", window=4000, trigger=0.8, reserve=0.1)
+    labels = figure.axes[0].get_legend_handles_labels()[1]
+    assert labels == [
+        "reasoning call",
+        "summary call",
+        "compression",
+        "window 4,000",
+        "trigger 0.8 × window",
+        "reserve 0.1 × window",
+    ]
+    assert figure.axes[0].get_ylabel() == "input tokens per call"
+
+
+def test_value_text() -> None:
+    assert [value_text(v) for v in (0.25, 128000, False, "o200k_base")] == [
+        "0.25",
+        "128,000",
+        "False",
+        "o200k_base",
+    ]

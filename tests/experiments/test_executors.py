@@ -1,0 +1,83 @@
+"""The same scenario gives byte-identical runs.csv, calls.csv and request files with one worker, two
+worker processes and a Dask LocalCluster; results come back in grid order."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from ctxlab.cli import main
+from ctxlab.experiments.executors import run_all
+from ctxlab.experiments.grid import expand
+from ctxlab.scenarios.load import load_scenario
+from tests.scenarios.files import write
+
+SCENARIO = """\
+name: determinism
+workload:
+  generator: {name: parallel_batches, params: {turns: 2, rounds: 3, fan_out: 6, result_bytes: 900}}
+model:
+  context_size: 6000
+  summarizer: {fail_on: [2], fail_mode: malformed}
+strategies:
+  - name: agentscope
+    preset: agentscope
+    workspace: directory
+  - name: small-results
+    preset: agentscope
+    texts: ctxlab
+    context: {tool_result_limit: 150}
+  - name: none
+    preset: none
+sweep:
+  strategies.agentscope.context.reserve_ratio: [0.05, 0.3]
+  model.context_size: [6000, 9000]
+record_requests: true
+"""
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """Every byte-stable result file, by path relative to the folder."""
+    names = ["runs.csv", "calls.csv", *sorted(f"requests/{p.name}" for p in (folder / "requests").iterdir())]
+    return {name: (folder / name).read_bytes() for name in names}
+
+
+def run(tmp_path: Path, name: str, *options: str) -> dict[str, bytes]:
+    path = write(tmp_path, SCENARIO)
+    out = tmp_path / name
+    code = main(
+        ["run", str(path), "--out", str(out), "--no-plots", "--quiet", *options],
+        out=io.StringIO(),
+        err=io.StringIO(),
+    )
+    assert code == 0
+    return files(out / "determinism")
+
+
+@pytest.fixture(scope="module")
+def one_worker(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    return run(tmp_path_factory.mktemp("one"), "one", "--workers", "1")
+
+
+def test_two_worker_processes_give_the_same_bytes(tmp_path: Path, one_worker: dict[str, bytes]) -> None:
+    assert run(tmp_path, "two", "--workers", "2") == one_worker
+    assert len(one_worker) == 2 + 8  # agentscope at 4 points; `small-results` and `none` once per window
+
+
+def test_a_dask_local_cluster_gives_the_same_bytes(tmp_path: Path, one_worker: dict[str, bytes]) -> None:
+    pytest.importorskip("distributed")
+    assert run(tmp_path, "dask", "--executor", "dask", "--workers", "2") == one_worker
+
+
+def test_rerunning_gives_the_same_bytes(tmp_path: Path, one_worker: dict[str, bytes]) -> None:
+    assert run(tmp_path, "again", "--workers", "1") == one_worker
+
+
+def test_results_come_back_in_config_order_whatever_finishes_first(tmp_path: Path) -> None:
+    configs = expand(load_scenario(write(tmp_path, SCENARIO)))
+    done: list[str] = []
+    results = run_all(configs, workers=2, on_done=lambda r: done.append(r.run_id))
+    assert [r.run_id for r in results] == [c.run_id for c in configs]
+    assert sorted(done) == sorted(c.run_id for c in configs)

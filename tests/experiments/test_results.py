@@ -1,0 +1,278 @@
+"""Result files (DESIGN.md §8): columns, counting conventions, cost, request files, failed runs and
+atomic writes; grid expansion and run ids."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxlab.experiments import results as results_module
+from ctxlab.experiments.execute import execute
+from ctxlab.experiments.grid import canonical_json, config_hash, expand
+from ctxlab.experiments.measures import call_cost
+from ctxlab.experiments.results import write_scenario
+from ctxlab.scenarios.load import load_scenario
+from tests.scenarios.files import SWEPT, TINY, write
+
+RUN_COLUMNS = [
+    "calls",
+    "summary_calls",
+    "peak_input_tokens",
+    "final_input_tokens",
+    "total_input_tokens",
+    "total_cached_tokens",
+    "cache_hit_rate",
+    "cost",
+    "compressions",
+    "offloaded_bytes",
+    "truncations",
+    "injections",
+    "violations_openai",
+    "violations_anthropic",
+    "source_violations",
+    "over_window_calls",
+    "retention_facts",
+    "retention_rules",
+    "retention_artifacts",
+    "loop_warnings",
+    "status",
+    "error",
+]
+CALL_COLUMNS = [
+    "run_id",
+    "call_index",
+    "kind",
+    "turn",
+    "iteration",
+    "input_tokens",
+    "cached_tokens",
+    "output_tokens",
+    "context_messages",
+    "summary_chars",
+    "over_window",
+    "events",
+    "violations",
+]
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def run_to(tmp_path: Path, text: str, *, record: bool | None = None) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    loaded = load_scenario(write(tmp_path, text))
+    configs = expand(loaded, record_requests=record)
+    written = write_scenario(tmp_path / "out", loaded, configs, [execute(c) for c in configs])
+    return written.folder
+
+
+def test_grid_expansion_order_ids_and_dedupe(tmp_path: Path) -> None:
+    loaded = load_scenario(write(tmp_path, SWEPT))
+    configs = expand(loaded)
+    # 4 points x 2 strategies, but `none` differs only by context_size: 2 of its 4 runs are dropped
+    assert [c.strategy for c in configs] == [
+        "agentscope",
+        "none",
+        "agentscope",
+        "agentscope",
+        "none",
+        "agentscope",
+    ]
+    assert [c.index for c in configs] == list(range(6))
+    for config in configs:
+        digest = hashlib.sha256(canonical_json(config.config).encode()).hexdigest()[:12]
+        assert config.config_hash == digest == config_hash(config.config)
+        assert config.run_id == f"{config.strategy}-{digest}"
+    assert configs[0].params["model.context_size"] == 4000
+    assert configs[0].params["strategy.context.trigger_ratio"] == 0.6
+    assert "strategy.context.trigger_ratio" not in configs[1].params  # another strategy's setting
+
+
+def test_config_hash_ignores_names_and_file_location(tmp_path: Path) -> None:
+    a = expand(load_scenario(write(tmp_path, TINY, "a.yaml")))[0]
+    (tmp_path / "sub").mkdir()
+    renamed = TINY.replace("name: tiny", "name: other").replace("Four retrieval", "Some")
+    b = expand(load_scenario(write(tmp_path / "sub", renamed, "b.yaml")))[0]
+    assert a.config_hash == b.config_hash
+    changed = expand(load_scenario(write(tmp_path, TINY.replace("4000", "4001"), "c.yaml")))[0]
+    assert changed.config_hash != a.config_hash
+
+
+def test_generator_defaults_are_part_of_the_config(tmp_path: Path) -> None:
+    config = expand(load_scenario(write(tmp_path, TINY)))[0].config
+    assert config["workload"]["generator"]["params"]["result_bytes"] == 6012
+    assert config["strategy"]["context"]["trigger_ratio"] == 0.8
+
+
+def test_result_columns_are_the_designs(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, SWEPT)
+    with (folder / "runs.csv").open(encoding="utf-8") as f:
+        header = f.readline().strip().split(",")
+    assert header[:4] == ["run_id", "strategy", "config_hash", "seed"]
+    params = [h for h in header[4:] if h.startswith("param.")]
+    assert params[:2] == ["param.model.context_size", "param.strategy.context.trigger_ratio"]
+    assert header[4 + len(params) :] == RUN_COLUMNS
+    with (folder / "calls.csv").open(encoding="utf-8") as f:
+        assert f.readline().strip().split(",") == CALL_COLUMNS
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "calls.csv",
+        "calls.parquet",
+        "manifest.json",
+        "requests",
+        "runs.csv",
+        "runs.parquet",
+    ]
+
+
+def test_runs_measures_agree_with_their_calls(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, SWEPT)
+    calls = rows(folder / "calls.csv")
+    for run in rows(folder / "runs.csv"):
+        own = [c for c in calls if c["run_id"] == run["run_id"]]
+        tokens = [int(c["input_tokens"]) for c in own]
+        assert int(run["calls"]) == len(own) and [int(c["call_index"]) for c in own] == list(range(len(own)))
+        assert int(run["summary_calls"]) == sum(c["kind"] == "summary" for c in own)
+        assert int(run["peak_input_tokens"]) == max(tokens) and int(run["final_input_tokens"]) == tokens[-1]
+        assert int(run["total_input_tokens"]) == sum(tokens)
+        assert int(run["over_window_calls"]) == sum(c["over_window"] == "true" for c in own)
+        prices = {"input": 1.0, "cached_read": 0.1, "cache_write": 1.25, "output": 4.0}
+        cost = sum(call_cost(int(c["input_tokens"]), None, int(c["output_tokens"]), prices) for c in own)
+        assert float(run["cost"]) == pytest.approx(cost)
+        # not measured yet: empty cells, and the manifest says why
+        assert run["total_cached_tokens"] == run["cache_hit_rate"] == run["retention_facts"] == ""
+        assert run["status"] == "ok" and run["error"] == ""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert "retention_facts" in manifest["unmeasured"] and "cache_hit_rate" in manifest["unmeasured"]
+    assert all(c["cached_tokens"] == "" for c in calls)
+
+
+def test_compressions_are_marked_on_the_call_after_them(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, TINY)
+    calls = rows(folder / "calls.csv")
+    (run,) = rows(folder / "runs.csv")
+    marked = [i for i, c in enumerate(calls) if "compressed" in c["events"].split(";")]
+    assert len(marked) == int(run["compressions"]) > 0
+    assert all(calls[i - 1]["kind"] == "summary" and calls[i]["kind"] == "reasoning" for i in marked)
+
+
+@pytest.mark.parametrize("convention", ["messages", "preflight", "as_sent"])
+def test_summary_token_count_chooses_the_summary_calls_input_tokens(tmp_path: Path, convention: str) -> None:
+    base = rows(
+        run_to(tmp_path / "base", TINY.replace("4000", "4000\n  summary_token_count: messages")) / "calls.csv"
+    )
+    text = TINY.replace("4000", f"4000\n  summary_token_count: {convention}")
+    calls = rows(run_to(tmp_path / convention, text) / "calls.csv")
+    for before, after in zip(base, calls, strict=True):
+        if after["kind"] == "reasoning" or convention == "messages":
+            assert after["input_tokens"] == before["input_tokens"]
+        else:  # preflight adds the schema tool; as_sent adds the instruction too
+            assert int(after["input_tokens"]) > int(before["input_tokens"])
+
+
+def test_request_files_hold_every_call_as_sent(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, TINY, record=True)
+    (run,) = rows(folder / "runs.csv")
+    path = folder / "requests" / f"{run['run_id']}.jsonl.gz"
+    raw = path.read_bytes()
+    assert raw[4:8] == b"\x00\x00\x00\x00"  # gzip mtime 0: the same bytes on every machine
+    lines = [json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines()]
+    assert [line["call_index"] for line in lines] == list(range(int(run["calls"])))
+    assert [set(line) for line in lines] == [{"call_index", "kind", "messages", "tools"}] * len(lines)
+    summary = next(line for line in lines if line["kind"] == "summary")
+    assert [t["function"]["name"] for t in summary["tools"]] == ["generate_structured_output"]
+    assert lines[0]["messages"][0]["role"] == "system"
+
+
+def test_a_run_that_raises_is_recorded_failed_and_the_others_go_on(tmp_path: Path) -> None:
+    text = SWEPT.replace(
+        "  - name: none\n",
+        "  - name: strict\n    preset: agentscope\n"
+        "    context: {compression_fallback_to_truncation: false}\n  - name: none\n",
+    )
+    text = text.replace("model:\n", "model:\n  summarizer: {fail_on: [1, 2], fail_mode: raise}\n")
+    folder = run_to(tmp_path, text)
+    runs = rows(folder / "runs.csv")
+    failed = [r for r in runs if r["status"] == "failed"]
+    assert failed and all(r["strategy"] == "strict" for r in failed)
+    assert all(r["error"].startswith("SummaryFailedError: the summary failed") for r in failed)
+    assert {r["status"] for r in runs if r["strategy"] != "strict"} == {"ok"}
+    calls = rows(folder / "calls.csv")
+    assert all(any(c["run_id"] == r["run_id"] for c in calls) for r in failed)  # calls before the failure
+    manifest = json.loads((folder / "manifest.json").read_text())
+    entry = next(e for e in manifest["runs"] if e["status"] == "failed")
+    assert "Traceback" in entry["traceback"] and entry["error"].startswith("SummaryFailedError")
+
+
+def test_a_config_that_no_longer_validates_fails_only_its_run(tmp_path: Path) -> None:
+    config = expand(load_scenario(write(tmp_path, TINY)))[0]
+    broken = dataclasses.replace(config, config={**config.config, "model": {"context_size": 0}})
+    result = execute(broken)
+    assert result.status == "failed" and result.error.startswith("ValidationError") and result.calls == ()
+
+
+def test_a_failed_write_leaves_the_previous_results_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = run_to(tmp_path, TINY)
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+    def broken(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(results_module, "write_parquet", broken)
+    with pytest.raises(OSError, match="disk full"):
+        run_to(tmp_path, TINY.replace("4000", "5000"))
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["tiny"]  # no temporary folder left
+
+
+def test_an_interrupted_write_leaves_the_previous_results_untouched(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, TINY)
+    before = (folder / "runs.csv").read_bytes()
+    loaded = load_scenario(write(tmp_path, TINY.replace("4000", "5000")))
+    configs = expand(loaded)
+
+    def interrupt(_: Path) -> None:
+        raise KeyboardInterrupt
+
+    results = [execute(c) for c in configs]
+    with pytest.raises(KeyboardInterrupt):
+        write_scenario(tmp_path / "out", loaded, configs, results, plot=interrupt)
+    assert (folder / "runs.csv").read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["tiny"]
+
+
+def test_a_plot_error_keeps_the_tables_and_is_reported(tmp_path: Path) -> None:
+    loaded = load_scenario(write(tmp_path, TINY))
+    configs = expand(loaded)
+
+    def broken(_: Path) -> None:
+        raise ValueError("no figure")
+
+    written = write_scenario(tmp_path / "out", loaded, configs, [execute(c) for c in configs], plot=broken)
+    assert written.plot_error == "ValueError: no figure"
+    assert (written.folder / "runs.csv").is_file() and not (written.folder / "figures").exists()
+
+
+def test_the_manifest_describes_the_scenario_and_every_run(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, SWEPT)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["scenario"] == "swept" and manifest["seed"] == 0
+    assert manifest["versions"]["ctxlab"] and manifest["versions"]["pydantic"]
+    assert manifest["resolved_scenario"]["model"]["summary_token_count"] == "as_sent"
+    assert [a["path"] for a in manifest["sweep"]] == [
+        "model.context_size",
+        "strategies.agentscope.context.trigger_ratio",
+    ]
+    runs = rows(folder / "runs.csv")
+    assert [e["run_id"] for e in manifest["runs"]] == [r["run_id"] for r in runs]
+    assert all(e["config_hash"] == e["run_id"].rsplit("-", 1)[1] for e in manifest["runs"])
+    assert set(manifest["columns"]["calls"]) == set(CALL_COLUMNS)

@@ -1,0 +1,186 @@
+"""The bad-input corpus: every mistake exits 2 through the CLI with a located message, no traceback,
+and writes nothing."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ctxlab.cli import main
+from tests.scenarios.files import SWEPT, TINY, write
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _replace(old: str, new: str) -> Callable[[Path], Path]:
+    assert old in TINY or old in SWEPT
+
+    def make(folder: Path) -> Path:
+        base = TINY if old in TINY else SWEPT
+        return write(folder, base.replace(old, new))
+
+    return make
+
+
+def _raw(content: bytes) -> Callable[[Path], Path]:
+    return lambda folder: write(folder, content)
+
+
+def _directory(folder: Path) -> Path:
+    (folder / "dir.yaml").mkdir()
+    return folder / "dir.yaml"
+
+
+def _missing_trace(folder: Path) -> Path:
+    return write(
+        folder, TINY.replace("generator: {name: retrieval, params: {rounds: 4}}", "trace: {path: gone.jsonl}")
+    )
+
+
+CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "unknown key": (
+        _replace("  - preset: agentscope\n", "  - preset: agentscope\n    contxt: {trigger_ratio: 0.5}\n"),
+        ":9:5: strategies[0].contxt: unknown key 'contxt' (did you mean 'context'?)",
+    ),
+    "wrong type": (
+        _replace("context_size: 4000", "context_size: lots"),
+        ":6:3: model.context_size: 'lots' is invalid: Input should be a valid integer",
+    ),
+    "out-of-range ratio": (
+        _replace("  - preset: agentscope\n", "  - preset: agentscope\n    context: {trigger_ratio: 1.0}\n"),
+        ":9:15: strategies[0].context.trigger_ratio: 1.0 is above the maximum 0.9; use 0.9 or less",
+    ),
+    "reserve at or above trigger": (
+        _replace(
+            "  - preset: agentscope\n",
+            "  - preset: agentscope\n    context: {trigger_ratio: 0.5, reserve_ratio: 0.5}\n",
+        ),
+        "strategies[0].context: reserve_ratio 0.5 must be below trigger_ratio 0.5",
+    ),
+    "bad template": (
+        _replace(
+            "  - preset: agentscope\n", "  - preset: agentscope\n    injection: {template: 'Now: {time}'}\n"
+        ),
+        "strategies[0].injection.template: template 'Now: {time}' lacks the '{runtime_state}' placeholder",
+    ),
+    "unknown preset": (
+        _replace("  - preset: agentscope\n", "  - preset: agentscop\n"),
+        ":8:5: strategies[0].preset: unknown preset 'agentscop' (did you mean 'agentscope'?); "
+        "known: agentscope, none",
+    ),
+    "unknown generator": (
+        _replace("name: retrieval", "name: retreival"),
+        "workload.generator.name: unknown generator 'retreival' (did you mean 'retrieval'?)",
+    ),
+    "sweep path that names nothing": (
+        _replace("model.context_size: [4000, 6000]", "model.context_sise: [4000, 6000]"),
+        ":12:3: sweep.model.context_sise: sweep path 'model.context_sise' names nothing: under model: "
+        "'context_sise' is not a field here (did you mean 'context_size'?)",
+    ),
+    "sweep of an unknown strategy": (
+        _replace("strategies.agentscope.context", "strategies.agentscop.context"),
+        "no strategy is named 'agentscop' (did you mean 'agentscope'?)",
+    ),
+    "missing trace file": (_missing_trace, ":4:11: workload.trace.path: no such file"),
+    "malformed YAML": (_raw(b"name: x\nmodel: {context_size: 4000\n"), ":3:1: invalid YAML"),
+    "empty file": (_raw(b""), ":1:1: is empty"),
+    "comments only": (_raw(b"# nothing here\n"), ":1:1: is empty"),
+    "a directory": (_directory, ":1:1: is a directory"),
+    "a binary file": (_raw(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), ":1:1: is binary"),
+    "a huge file": (
+        _raw(b"# padding\n" * 250_000),
+        ":1:1: is 2,500,000 bytes, over the 2,000,000-byte limit",
+    ),
+    "an object tag": (
+        _raw(b"name: !!python/object/apply:os.system ['echo hacked']\n"),
+        "the YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed",
+    ),
+    "a custom tag": (_raw(b"name: !include other.yaml\n"), "the YAML tag '!include' is not allowed"),
+    "a list instead of a mapping": (_raw(b"- name: x\n"), ":1:1: is a list, not a mapping of scenario keys"),
+    "unknown summarizer kind": (
+        _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
+        "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
+    ),
+}
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("case", sorted(CORPUS))
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_bad_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str, command: str) -> None:
+    make, needle = CORPUS[case]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    path = make(folder)
+    results = tmp_path / "results"
+    args = [command, str(path)] + (["--out", str(results)] if command == "run" else [])
+    before = sorted(p.name for p in folder.iterdir())
+    code, out, err = run_cli(*args)
+    assert code == 2, err
+    assert needle in err, err
+    assert err.startswith(str(path) + ":"), err
+    assert "Traceback" not in err and out == ""
+    assert not results.exists()
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_every_problem_of_every_file_is_reported_before_anything_runs(tmp_path: Path) -> None:
+    good = write(tmp_path, TINY, "good.yaml")
+    bad = write(tmp_path, TINY.replace("context_size: 4000", "context_size: -1"), "bad.yaml")
+    worse = write(tmp_path, b"", "empty.yaml")
+    code, _, err = run_cli("run", str(good), str(bad), str(worse), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert f"{bad}:6:3: model.context_size: -1 is not above the minimum 0" in err
+    assert f"{worse}:1:1: is empty" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_two_scenarios_with_one_name_are_refused(tmp_path: Path) -> None:
+    first, second = write(tmp_path, TINY, "a.yaml"), write(tmp_path, TINY, "b.yaml")
+    code, _, err = run_cli("run", str(first), str(second), "--out", str(tmp_path / "out"))
+    assert code == 2 and f"{second}:1:1: name: 'tiny' is also the name of {first}" in err
+
+
+def test_an_out_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, TINY)
+    target = write(tmp_path, b"x", "results")
+    code, _, err = run_cli("run", str(path), "--out", str(target))
+    assert code == 2 and "is a file; give a folder" in err
+
+
+def test_a_date_less_time_format_runs_with_a_warning(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        TINY.replace(
+            "  - preset: agentscope\n", "  - preset: agentscope\n    injection: {time_format: '%H:%M'}\n"
+        ),
+    )
+    code, out, err = run_cli("validate", str(path))
+    assert code == 0 and "ok:" in out
+    assert f"{path}:9:17: strategies[0].injection.time_format: warning: '%H:%M' has no full date" in err
+
+
+def test_the_installed_command_prints_no_traceback(tmp_path: Path) -> None:
+    path = write(tmp_path, b"name: !!python/object/apply:os.system ['touch pwned']\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxlab", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2 and "is not allowed" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "pwned").exists()

@@ -1,0 +1,51 @@
+"""Every scenario file in the repository loads, is named after its file, reads only files inside
+the repository, explains itself, and meets the JSON Schema editors use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ctxlab.experiments.grid import expand
+from ctxlab.scenarios.load import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = sorted((ROOT / "scenarios").rglob("*.yaml"))
+NAMES = [str(p.relative_to(ROOT / "scenarios")) for p in SCENARIOS]
+
+
+def test_there_are_scenarios_and_extended_ones() -> None:
+    assert len([p for p in SCENARIOS if p.parent.name == "scenarios"]) >= 10
+    assert any(p.parent.name == "extended" for p in SCENARIOS)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=NAMES)
+def test_scenario_file_loads_and_is_self_contained(path: Path) -> None:
+    loaded = load_scenario(path)
+    assert loaded.name == path.stem
+    assert loaded.scenario.description
+    assert loaded.warnings == ()
+    for written in loaded.files:
+        assert (path.parent / written).resolve().is_relative_to(ROOT), written
+    assert expand(loaded)
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# yaml-language-server: $schema=")
+    assert sum(line.lstrip().startswith("#") for line in text.splitlines()) >= 3  # it explains its choices
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=NAMES)
+def test_scenario_file_meets_the_json_schema(path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "scenarios" / "scenario.schema.json").read_text(encoding="utf-8"))
+    errors = list(
+        jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))
+    )
+    assert errors == []
+
+
+def test_main_scenarios_stay_small_enough_for_make_experiments() -> None:
+    runs = sum(len(expand(load_scenario(p))) for p in SCENARIOS if p.parent.name == "scenarios")
+    assert runs <= 80

@@ -1,0 +1,258 @@
+"""The scenario schema, the registry of names, sweep paths and loading whole grids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxlab.core.tools import ToolSchema
+from ctxlab.scenarios.load import load_scenario
+from ctxlab.scenarios.located import ScenarioError
+from ctxlab.scenarios.presets import AgentScopeEntry, NoneEntry
+from ctxlab.scenarios.registry import PRESETS, SUMMARIZERS, build_strategy, preset_problem
+from ctxlab.scenarios.schema import Scenario, entry_model
+from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
+from ctxlab.strategies.agentscope import AgentScopeStrategy
+from ctxlab.strategies.none import NoStrategy
+from ctxlab.texts import CTXLAB_TEXTS
+from tests.scenarios.files import SWEPT, TINY, write
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    return [str(p) for p in caught.value.problems]
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry
+
+
+def test_every_preset_builds_a_strategy_named_after_its_entry() -> None:
+    for name, preset in PRESETS.items():
+        entry = preset.params.model_validate({"preset": name, "name": f"my-{name}"})
+        strategy = build_strategy(entry, CTXLAB_TEXTS)
+        assert strategy.name == f"my-{name}"
+        assert strategy.tools((ToolSchema.of("t", "", {}),))[0].name == "t"
+        assert preset.summary and preset.source
+
+
+def test_agentscope_entry_maps_every_context_field_onto_the_strategy() -> None:
+    entry = AgentScopeEntry.model_validate(
+        {
+            "preset": "agentscope",
+            "context": {
+                "trigger_ratio": 0.7,
+                "reserve_ratio": 0.2,
+                "tool_result_limit": 900,
+                "max_image_num": 2,
+            },
+            "injection": {"time_format": "%Y-%m-%d %H:%M", "timezone": "Asia/Shanghai"},
+        }
+    )
+    strategy = build_strategy(entry, CTXLAB_TEXTS)
+    assert isinstance(strategy, AgentScopeStrategy)
+    p = strategy.params
+    assert (p.trigger_ratio, p.reserve_ratio, p.tool_result_limit, p.max_image_num) == (0.7, 0.2, 900, 2)
+    assert (p.time_format, p.timezone) == ("%Y-%m-%d %H:%M", "Asia/Shanghai")
+
+
+def test_none_preset_changes_nothing() -> None:
+    strategy = build_strategy(NoneEntry.model_validate({"preset": "none"}), CTXLAB_TEXTS)
+    assert isinstance(strategy, NoStrategy) and strategy.system_prompt("p") == "p"
+
+
+def test_defaults_are_the_sources() -> None:
+    defaults = PRESETS["agentscope"].defaults()
+    assert defaults["context.trigger_ratio"] == 0.8
+    assert defaults["context.reserve_ratio"] == 0.1
+    assert defaults["context.tool_result_limit"] == 50000
+    assert defaults["context.max_image_num"] == 5
+    assert defaults["injection.time_interval"] == 0.5
+    assert PRESETS["none"].defaults() == {}
+
+
+def test_unknown_and_planned_names() -> None:
+    assert preset_problem("agentscope") is None
+    assert "did you mean 'agentscope'" in str(preset_problem("agentscop"))
+    assert "planned but not implemented yet" in str(preset_problem("nonoka"))
+    assert list(SUMMARIZERS) == ["fixed"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema rules
+
+
+def test_a_tiny_scenario_loads_with_defaults(tmp_path: Path) -> None:
+    loaded = load_scenario(write(tmp_path, TINY))
+    scenario = loaded.scenario
+    assert scenario.name == "tiny" and scenario.seed == 0
+    assert scenario.strategies[0].name == "agentscope"
+    assert scenario.model.summary_token_count == "as_sent"
+    assert scenario.prices.input == 1.0 and scenario.prices.output == 4.0
+    assert len(loaded.points) == 1 and loaded.warnings == ()
+
+
+def test_strategy_names_must_differ(tmp_path: Path) -> None:
+    text = TINY.replace("  - preset: agentscope\n", "  - preset: agentscope\n  - preset: agentscope\n")
+    (message,) = problems(write(tmp_path, text))
+    assert ":9:5: strategies[1].name: strategy name 'agentscope' is also strategies[0]'s" in message
+
+
+def test_a_workload_has_exactly_one_source(tmp_path: Path) -> None:
+    both = TINY.replace("workload:\n", "workload:\n  script: {turns: [{user: hi}]}\n")
+    (message,) = problems(write(tmp_path, both))
+    assert ":5:3: workload.generator: a workload has exactly one source, but script and generator" in message
+    none = TINY.replace("  generator: {name: retrieval, params: {rounds: 4}}\n", "  probes: []\n")
+    assert any("a workload needs one source" in m for m in problems(write(tmp_path, none)))
+
+
+def test_unknown_key_inside_the_right_preset_suggests_from_that_preset(tmp_path: Path) -> None:
+    text = TINY + "  - {preset: none, texts: ctxlab, contxt: {}}\n"
+    (message,) = problems(write(tmp_path, text))
+    assert "strategies[1].contxt: unknown key 'contxt'" in message
+    assert "did you mean" not in message  # `none` has no `context`
+    text = TINY.replace("  - preset: agentscope\n", "  - {preset: agentscope, contxt: {}}\n")
+    (message,) = problems(write(tmp_path, text))
+    assert "did you mean 'context'?" in message
+
+
+def test_summary_template_must_render_the_schema_fields(tmp_path: Path) -> None:
+    text = TINY.replace(
+        "  - preset: agentscope\n", "  - preset: agentscope\n    context: {summary_template: '# {task}'}\n"
+    )
+    (message,) = problems(write(tmp_path, text))
+    assert "strategies[0].context.summary_template" in message and "{task}" in message
+
+
+def test_buffer_must_sit_below_the_trigger_when_injection_is_on(tmp_path: Path) -> None:
+    text = TINY.replace(
+        "  - preset: agentscope\n",
+        "  - preset: agentscope\n"
+        "    context: {trigger_ratio: 0.5, reserve_ratio: 0.1, context_buffer_ratio: 0.6}\n",
+    )
+    (message,) = problems(write(tmp_path, text))
+    assert "strategies[0].context.context_buffer_ratio: context_buffer_ratio 0.6 must be below" in message
+
+
+def test_unknown_timezone_is_refused_with_a_suggestion(tmp_path: Path) -> None:
+    text = TINY.replace(
+        "  - preset: agentscope\n", "  - preset: agentscope\n    injection: {timezone: Asia/Shanghia}\n"
+    )
+    (message,) = problems(write(tmp_path, text))
+    assert "injection.timezone" in message and "did you mean 'Asia/Shanghai'" in message
+
+
+def test_a_date_less_time_format_loads_with_a_located_warning(tmp_path: Path) -> None:
+    text = TINY.replace(
+        "  - preset: agentscope\n", "  - preset: agentscope\n    injection: {time_format: '%H:%M'}\n"
+    )
+    path = write(tmp_path, text)
+    (warning,) = load_scenario(path).warnings
+    assert str(warning).startswith(
+        f"{path}:9:17: strategies[0].injection.time_format: warning: '%H:%M' has no"
+    )
+
+
+def test_summarizer_fields_are_checked(tmp_path: Path) -> None:
+    text = TINY.replace(
+        "  context_size: 4000\n", "  context_size: 4000\n  summarizer: {fields: {task_overveiw: x}}\n"
+    )
+    (message,) = problems(write(tmp_path, text))
+    assert "did you mean 'task_overview'" in message
+    text = TINY.replace("  context_size: 4000\n", "  context_size: 4000\n  summarizer: {kind: extractive}\n")
+    (message,) = problems(write(tmp_path, text))
+    assert "model.summarizer.kind: summarizer kind 'extractive' is planned but not implemented yet" in message
+
+
+def test_a_probe_that_cannot_be_planted_fails_at_load(tmp_path: Path) -> None:
+    text = TINY.replace("workload:\n", "workload:\n  probes: [{key: port, value: '5432', where: turn 3}]\n")
+    (message,) = problems(write(tmp_path, text))
+    assert ":4:39: workload.probes[0].where: cannot plant at 'turn 3'" in message
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweep paths
+
+
+DOC = {
+    "workload": {"generator": {"name": "retrieval"}, "script": {"turns": [{"user": {"bytes": 3}}]}},
+    "model": {"context_size": 10},
+    "strategies": [{"preset": "agentscope", "name": "a"}, {"preset": "none"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "loc"),
+    [
+        ("model.context_size", ("model", "context_size")),
+        ("seed", ("seed",)),
+        ("strategies.a.context.trigger_ratio", ("strategies", 0, "context", "trigger_ratio")),
+        ("strategies.a.injection.time_format", ("strategies", 0, "injection", "time_format")),
+        ("strategies.none.workspace", ("strategies", 1, "workspace")),
+        ("workload.generator.params.rounds", ("workload", "generator", "params", "rounds")),
+        ("workload.script.turns.0.user.bytes", ("workload", "script", "turns", 0, "user", "bytes")),
+        ("model.summarizer.fail_on", ("model", "summarizer", "fail_on")),
+        ("prices.output", ("prices", "output")),
+    ],
+)
+def test_sweep_paths_resolve_to_document_paths(key: str, loc: tuple[str | int, ...]) -> None:
+    assert resolve(key, DOC, Scenario, entry_model) == loc
+
+
+@pytest.mark.parametrize(
+    ("key", "needle"),
+    [
+        ("model.context_sise", "'context_sise' is not a field here (did you mean 'context_size'?)"),
+        ("strategies.b.context.trigger_ratio", "no strategy is named 'b'"),
+        ("strategies.none.context.trigger_ratio", "'context' is not a field here"),
+        ("workload.generator.params.roundz", "did you mean 'rounds'?"),
+        ("workload.script.turns.3.user", "item 3 does not exist (the list has 1)"),
+        ("model.context_size.x", "single value"),
+        ("strategies.a.preset", "cannot be swept"),
+        ("name", "cannot be swept"),
+        ("strategies.a", "sweep a setting of a strategy"),
+        ("model..x", "empty part"),
+    ],
+)
+def test_sweep_paths_that_name_nothing(key: str, needle: str) -> None:
+    with pytest.raises(SweepPathError, match=None) as caught:
+        resolve(key, DOC, Scenario, entry_model)
+    assert needle in str(caught.value)
+
+
+def test_set_at_copies_and_creates_missing_sections() -> None:
+    out = set_at(DOC, ("strategies", 0, "context", "trigger_ratio"), 0.5)
+    assert out["strategies"][0]["context"] == {"trigger_ratio": 0.5}
+    assert "context" not in DOC["strategies"][0]  # type: ignore[index]
+
+
+def test_grid_points_are_in_sweep_order_last_axis_fastest(tmp_path: Path) -> None:
+    loaded = load_scenario(write(tmp_path, SWEPT))
+    assert [dict(p.assignments) for p in loaded.points] == [
+        {"model.context_size": 4000, "strategies.agentscope.context.trigger_ratio": 0.6},
+        {"model.context_size": 4000, "strategies.agentscope.context.trigger_ratio": 0.8},
+        {"model.context_size": 6000, "strategies.agentscope.context.trigger_ratio": 0.6},
+        {"model.context_size": 6000, "strategies.agentscope.context.trigger_ratio": 0.8},
+    ]
+    assert [p.scenario.strategies[0].context.trigger_ratio for p in loaded.points] == [0.6, 0.8, 0.6, 0.8]  # type: ignore[attr-defined]
+
+
+def test_a_combination_that_breaks_a_rule_is_located_at_its_sweep_value(tmp_path: Path) -> None:
+    text = SWEPT.replace("trigger_ratio: [0.6, 0.8]", "trigger_ratio: [0.05, 0.8]")
+    path = write(tmp_path, text)
+    (message,) = problems(path)
+    assert message.startswith(f"{path}:13:49: sweep.strategies.agentscope.context.trigger_ratio[0]: with ")
+    assert (
+        "strategies.agentscope.context.trigger_ratio = 0.05: strategies[0].context: reserve_ratio 0.1"
+        in message
+    )
+
+
+def test_sweep_lists_need_distinct_values(tmp_path: Path) -> None:
+    path = write(tmp_path, SWEPT.replace("[4000, 6000]", "[4000, 4000]"))
+    (message,) = problems(path)
+    assert "sweep.model.context_size[1]: repeats an earlier value" in message
+    path = write(tmp_path, SWEPT.replace("[4000, 6000]", "[]"))
+    assert any("has no values" in m for m in problems(path))

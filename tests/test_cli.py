@@ -1,0 +1,181 @@
+"""The `ctxlab` command end to end: run, replay, plot, presets, schema, help and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxlab.cli import main
+from ctxlab.scenarios.registry import PRESETS
+from ctxlab.scenarios.schema import scenario_json_schema
+from tests.scenarios.files import TINY, write
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "scenarios" / "data"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_small_scenario_end_to_end(tmp_path: Path) -> None:
+    path = write(tmp_path, TINY)
+    code, out, err = run_cli("run", str(path), "--out", str(tmp_path / "results"), "--workers", "1")
+    assert code == 0, err
+    folder = tmp_path / "results" / "tiny"
+    assert f"{folder}/: 1 run, peak input" in out and f"index: {tmp_path / 'results' / 'index.md'}" in out
+    assert err == ""  # no progress bar when stderr is not a terminal
+    (run,) = list(csv.DictReader((folder / "runs.csv").open(encoding="utf-8")))
+    assert run["status"] == "ok" and int(run["compressions"]) >= 1 and run["violations_openai"] == "0"
+    assert (folder / "figures" / f"sawtooth-{run['run_id']}.png").is_file()
+    assert "## tiny" in (tmp_path / "results" / "index.md").read_text(encoding="utf-8")
+
+
+def test_quiet_prints_nothing_and_record_requests_writes_request_files(tmp_path: Path) -> None:
+    path = write(tmp_path, TINY)
+    out_dir = tmp_path / "results"
+    code, out, err = run_cli(
+        "run", str(path), "--out", str(out_dir), "--quiet", "--no-plots", "--record-requests"
+    )
+    assert (code, out, err) == (0, "", "")
+    assert len(list((out_dir / "tiny" / "requests").iterdir())) == 1
+    assert not (out_dir / "tiny" / "figures").exists()
+
+
+def test_a_failed_run_exits_1_with_its_error(tmp_path: Path) -> None:
+    text = TINY.replace(
+        "  - preset: agentscope\n",
+        "  - preset: agentscope\n    context: {compression_fallback_to_truncation: false}\n",
+    )
+    text = text.replace(
+        "context_size: 4000", "context_size: 4000\n  summarizer: {fail_on: [1, 2], fail_mode: empty}"
+    )
+    code, _, err = run_cli("run", str(write(tmp_path, text)), "--out", str(tmp_path / "r"), "--no-plots")
+    assert code == 1 and "failed: SummaryFailedError" in err
+    assert (tmp_path / "r" / "tiny" / "runs.csv").is_file()
+
+
+def test_replay_a_transcript_with_settings(tmp_path: Path) -> None:
+    code, _out, err = run_cli(
+        "replay",
+        str(DATA / "support-session.jsonl"),
+        "--tools",
+        str(DATA / "support-tools.json"),
+        "--context-size",
+        "1600",
+        "--set",
+        "context.trigger_ratio=0.7",
+        "--set",
+        "model.summarizer.fail_on=[1]",
+        "--out",
+        str(tmp_path),
+        "--record-requests",
+    )
+    assert code == 0, err
+    folder = tmp_path / "support-session"
+    (run,) = list(csv.DictReader((folder / "runs.csv").open(encoding="utf-8")))
+    assert run["param.strategy.context.trigger_ratio"] == "0.7" and run["source_violations"] == "3"
+    assert run["param.model.summarizer.fail_on"] == "[1]"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["resolved_scenario"]["model"]["context_size"] == 1600
+    assert (folder / "requests").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("setting", "needle"),
+    [
+        (
+            "context.trigger_ration=0.5",
+            "names nothing: under strategies.agentscope.context: 'trigger_ration'",
+        ),
+        ("context.trigger_ratio=1.5", "strategies[0].context.trigger_ratio: 1.5 is above the maximum 0.9"),
+        ("context.trigger_ratio", "write PATH=VALUE"),
+        ("context.trigger_ratio=!!python/name:os.system", "is not allowed"),
+    ],
+)
+def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) -> None:
+    code, _, err = run_cli(
+        "replay", str(DATA / "support-session.jsonl"), "--set", setting, "--out", str(tmp_path / "o")
+    )
+    assert code == 2 and needle in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
+    code, _, err = run_cli("replay", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o"))
+    assert code == 2 and "workload.trace.path: no such file" in err and not (tmp_path / "o").exists()
+
+
+def test_replay_of_a_shared_transcript(tmp_path: Path, traces_dir: Path) -> None:
+    trace = sorted(traces_dir.glob("*.jsonl"))[0]
+    code, _, err = run_cli("replay", str(trace), "--context-size", "8000", "--out", str(tmp_path), "--quiet")
+    assert code == 0, err
+    (run,) = list(csv.DictReader(next(tmp_path.glob("*/runs.csv")).open(encoding="utf-8")))
+    assert run["violations_openai"] == run["violations_anthropic"] == "0"
+
+
+def test_plot_regenerates_and_refuses_what_is_not_results(tmp_path: Path) -> None:
+    path = write(tmp_path, TINY)
+    run_cli("run", str(path), "--out", str(tmp_path / "results"), "--no-plots", "--quiet")
+    code, out, _ = run_cli("plot", str(tmp_path / "results"))
+    assert code == 0 and "figures/: 2 files" in out
+    assert (tmp_path / "results" / "tiny" / "figures").is_dir()
+    code, _, err = run_cli("plot", str(tmp_path / "nothing"))
+    assert code == 2 and "no results here" in err
+
+
+def test_presets_prints_one_line_per_preset() -> None:
+    code, out, _ = run_cli("presets")
+    lines = out.splitlines()
+    assert code == 0 and [line.split()[0] for line in lines] == list(PRESETS)
+    assert "context.trigger_ratio=0.8" in lines[0] and "context.reserve_ratio=0.1" in lines[0]
+    code, out, _ = run_cli("presets", "--verbose")
+    assert "source: agentscope 2.0.11" in out
+
+
+def test_the_committed_schema_is_the_generated_one(tmp_path: Path) -> None:
+    target = tmp_path / "scenario.schema.json"
+    code, _, _ = run_cli("schema", "--out", str(target))
+    assert code == 0
+    assert target.read_text(encoding="utf-8") == (ROOT / "scenarios" / "scenario.schema.json").read_text(
+        encoding="utf-8"
+    )
+    assert json.loads(target.read_text())["title"] == "ctxlab scenario"
+    assert scenario_json_schema()["properties"]["strategies"]["items"]["properties"]["preset"][
+        "enum"
+    ] == list(PRESETS)
+
+
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_help_shows_examples(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    help_text = capsys.readouterr().out
+    assert "examples:" in help_text and f"ctxlab {command} " in help_text
+
+
+def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxlab", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0 and "exit codes: 0 ok, 1 a run failed, 2 bad input" in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxlab"], capture_output=True, text=True, env=env, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
