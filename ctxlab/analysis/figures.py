@@ -5,7 +5,8 @@
   swept `workload.*` path and seed), when there are 2 to `MAX_OVERLAY_RUNS` of them; each line
   is labelled with its strategy and the other swept values.
 - `cache-hit-rate[-k]`: the same groups, when cached tokens were measured.
-- `retention[-k]`: the same groups, when retention was measured.
+- `retention[-k]`: the same groups, when probes were planted: the share of each kind still
+  visible after every compression and at the end (from the manifest's snapshots).
 - `heatmap-<strategy>[-k]`: a strategy swept over two or more paths: the first two are the axes,
   one figure per combination of the others; `sweep-<strategy>`: swept over one path.
 
@@ -113,11 +114,14 @@ def _groups(results: Results, keep: Any) -> None:
                 plots.cache_hit_rates(group, labels, title=f"{results.name}: cache hit rate{where}"),
                 f"cache-hit-rate{suffix}",
             )
-        if "retention_facts" in calls and calls["retention_facts"].notna().any():
-            figure = plots.retention(
-                calls, labels, "retention_facts", title=f"{results.name}: facts retained{where}"
+        snapshots = {labels[r]: results.run_settings(r).get("retention", []) for r in labels}
+        if any(
+            s.get(k) is not None for run in snapshots.values() for s in run for k in plots.RETENTION_KINDS
+        ):
+            keep(
+                plots.retention(snapshots, title=f"{results.name}: retention of planted items{where}"),
+                f"retention{suffix}",
             )
-            keep(figure, f"retention{suffix}")
 
 
 def _common_window(results: Results, run_ids: list[str]) -> int | None:

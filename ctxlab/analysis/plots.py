@@ -228,20 +228,32 @@ def cache_hit_rates(runs: pd.DataFrame, labels: dict[str, str], *, title: str) -
     return figure
 
 
+RETENTION_KINDS = ("facts", "rules", "artifacts")
+
+
 @styled
-def retention(calls: pd.DataFrame, labels: dict[str, str], column: str, *, title: str) -> Figure:
-    """A retention measure over the calls of several runs (share of planted items recoverable)."""
-    figure = _figure(8, 4)
-    axes = figure.add_subplot()
-    for run_id, label in labels.items():
-        run = calls[calls["run_id"] == run_id]
-        axes.step(run["call_index"].astype(int), run[column].astype(float), where="post", label=label)
-    axes.set_ylim(0, 1.05)
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
-    axes.set_xlabel("model call (0-based, in order)")
-    axes.set_ylabel("planted items recoverable")
-    axes.set_title(title)
-    axes.legend(loc="lower left")
+def retention(snapshots: dict[str, list[dict[str, Any]]], *, title: str) -> Figure:
+    """Share of planted items visible without a re-read, after each compression and at the end;
+    one panel per probe kind that was planted, one line per run."""
+    kinds = [
+        k for k in RETENTION_KINDS if any(s.get(k) is not None for run in snapshots.values() for s in run)
+    ]
+    figure = _figure(4.2 * max(len(kinds), 1), 3.8)
+    panels = np.atleast_1d(figure.subplots(1, max(len(kinds), 1), sharex=True))
+    for axes, kind in zip(panels, kinds, strict=False):
+        for label, run in snapshots.items():
+            points = [(int(s["before_call"]), float(s[kind])) for s in run if s.get(kind) is not None]
+            if points:
+                xs, ys = zip(*points, strict=True)
+                axes.step(xs, ys, where="post", marker="o", markersize=3, linewidth=1.3, label=label)
+        axes.set_ylim(-0.02, 1.05)
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_xlabel("model call it precedes (0-based)")
+        axes.set_ylabel(f"planted {kind} visible")
+        axes.set_title(f"{kind} retained")
+    figure.axes[0].legend(loc="lower left", fontsize=7)
+    figure.suptitle(f"{title}\nmeasured after each compression and at the end")
     return figure
 
 

@@ -22,7 +22,10 @@ from ctxlab.engine.state import EpisodeState
 class Strategy(Protocol):
     """What a context-management strategy does at the loop's hook points."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The strategy's name (read-only, so frozen dataclasses qualify)."""
+        ...
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The tool schemas sent with reasoning requests."""

@@ -66,13 +66,23 @@ RUN_MEASURES = (
     Column(name="source_violations", type="int", meaning="violations in a replayed transcript itself"),
     Column(name="over_window_calls", type="int", meaning="calls whose input_tokens exceed context_size"),
     Column(
-        name="retention_facts", type="float", meaning="share of planted facts still recoverable at the end"
+        name="retention_facts",
+        type="float",
+        meaning="share of the planted facts delivered so far that the last request still shows (context, "
+        "summary or ledger) without a re-read",
+    ),
+    Column(name="retention_rules", type="float", meaning="the same for planted rules (user constraints)"),
+    Column(
+        name="retention_artifacts",
+        type="float",
+        meaning="the same for planted artifacts (paths, errors, ids)",
     ),
     Column(
-        name="retention_rules", type="float", meaning="share of planted rules still recoverable at the end"
+        name="loop_warnings",
+        type="int",
+        meaning="compressions that reclaimed under 1% or left the request at or above the trigger (the next "
+        "call compresses again)",
     ),
-    Column(name="retention_artifacts", type="float", meaning="share of planted artifacts still recoverable"),
-    Column(name="loop_warnings", type="int", meaning="futile or looping compactions detected"),
     Column(name="status", type="string", meaning="`ok`, or `failed` when the run raised"),
     Column(name="error", type="string", meaning="the exception of a failed run (`Type: message`)"),
 )
@@ -105,15 +115,10 @@ CALL_COLUMNS = (
     Column(name="violations", type="string", meaning="`;`-joined `rule:index:call_id` of the request"),
 )
 
-UNMEASURED: dict[str, str] = {
-    "retention_facts": "retention probes' recoverability is not measured yet",
-    "retention_rules": "retention probes' recoverability is not measured yet",
-    "retention_artifacts": "retention probes' recoverability is not measured yet",
-    "loop_warnings": "loop and no-progress detection is not wired into runs yet",
-}
-"""Columns left empty in every row, and why (the manifest repeats this)."""
-
-CACHE_UNMEASURED = "prompt-cache accounting is not wired into runs yet; cost is billed without caching"
-"""Why `cached_tokens`, `total_cached_tokens` and `cache_hit_rate` are empty when no cache meter runs."""
+RETENTION_COLUMNS = ("retention_facts", "retention_rules", "retention_artifacts")
+NO_PROBES = "no probe of this kind is planted (workload.probes or a generator's probes), or the run failed"
+"""Why a retention column is empty in every row."""
 
 CACHE_COLUMNS = ("cached_tokens", "total_cached_tokens", "cache_hit_rate")
+CACHE_UNMEASURED = "no prompt-cache meter ran; cost is billed without caching"
+"""Why the cache columns are empty when no cache meter runs."""

@@ -26,10 +26,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxlab.core.retention import RetentionSnapshot
 from ctxlab.core.script import assign_call_ids
 from ctxlab.core.tokens import AgentScopeEstimator, TokenCounter
+from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import CacheMeter, Env
-from ctxlab.engine.loop import Loop, RunSettings
+from ctxlab.engine.hooks import RunSettings
+from ctxlab.engine.loop import Loop
+from ctxlab.engine.retention import RetentionTracker, ledger_of
 from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.grid import RunConfig
@@ -70,15 +74,14 @@ class RunResult:
     calls: tuple[dict[str, Any], ...] = ()
     requests_gz: bytes | None = None
     cache_metered: bool = False
+    retention: tuple[dict[str, Any], ...] = ()
+    probes: int = 0
 
 
 def cache_meter(counter: TokenCounter) -> CacheMeter | None:
-    """The prompt-cache meter of a run; None until prompt-cache accounting is wired in.
-
-    This is the one switch: once it returns a meter, `cached_tokens`, `total_cached_tokens`,
-    `cache_hit_rate` and the cached-aware cost fill in (see `measures.call_cost`).
-    """
-    return None
+    """The prompt-cache meter of a run (the one switch: None would leave the cache columns empty
+    and bill every input token at the input price, see `measures.call_cost`)."""
+    return PromptCacheMeter(counter)
 
 
 def counter_for(tokenizer: Tokenizer) -> TokenCounter:
@@ -119,6 +122,7 @@ class _Run:
     workload: Workload
     env: Env
     loop: Loop
+    tracker: RetentionTracker | None = None
 
 
 def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) -> _Run:
@@ -130,7 +134,7 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
     env = Env(
         counter=counter,
         model=ScriptModel(script),
-        summarizer=spec.model.summarizer.build(),
+        summarizer=spec.model.summarizer.build(texts=texts, probes=workload.probes, seed=spec.seed),
         texts=texts,
         context_size=spec.model.context_size,
         workspace=workspace,
@@ -142,8 +146,26 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
         max_iters_hint=texts.max_iters_hint,
         max_iters_source=texts.max_iters_source,
     )
-    loop = Loop(script=script, strategy=build_strategy(entry, texts), env=env, settings=settings)
-    return _Run(spec=spec, workload=workload, env=env, loop=loop)
+    strategy = build_strategy(entry, texts)
+    if not workload.probes:
+        return _Run(
+            spec=spec,
+            workload=workload,
+            env=env,
+            loop=Loop(script=script, strategy=strategy, env=env, settings=settings),
+        )
+    # as `run_script` does: the tracker is the outermost middleware and reads the strategy's view
+    tracker = RetentionTracker(
+        probes=workload.probes,
+        counter=counter,
+        recorder=env.recorder,
+        workspace=workspace,
+        ledger=ledger_of(strategy),
+    )
+    loop = Loop(script=script, strategy=strategy, env=env, settings=settings, middlewares=(tracker,))
+    tracker.start(loop.frame.system_prompt)
+    tracker.view = lambda state: strategy.view(state, env, loop.frame)
+    return _Run(spec=spec, workload=workload, env=env, loop=loop, tracker=tracker)
 
 
 def execute(config: RunConfig) -> RunResult:
@@ -158,10 +180,11 @@ def execute(config: RunConfig) -> RunResult:
         except Exception as error:
             return _failed(config, error, ())
         try:
-            run.loop.run()
+            outcome = run.loop.run()
+            snapshots = run.tracker.finish(outcome.state) if run.tracker else ()
         except Exception as error:
             return _failed(config, error, tuple(run.env.recorder.calls), run, workspace)
-        return _result(config, run, workspace, "ok")
+        return _result(config, run, workspace, "ok", snapshots=snapshots)
 
 
 def _rows(config: RunConfig, run: _Run, calls: tuple[CallRecord, ...]) -> tuple[dict[str, Any], ...]:
@@ -186,15 +209,17 @@ def _result(
     *,
     error: BaseException | None = None,
     calls: tuple[CallRecord, ...] | None = None,
+    snapshots: tuple[RetentionSnapshot, ...] = (),
 ) -> RunResult:
     records = tuple(run.env.recorder.calls) if calls is None else calls
     rows = _rows(config, run, records)
     measures = run_measures(
         rows,
         prices=run.spec.prices.model_dump(),
-        compressions=len(run.env.recorder.compressions),
+        compressions=run.env.recorder.compressions,
         offloaded_bytes=offloaded_bytes(workspace),
         source_violations=run.workload.source_violations,
+        retention=snapshots[-1].scores if snapshots and snapshots[-1].final else None,
     )
     return RunResult(
         run_id=config.run_id,
@@ -206,7 +231,25 @@ def _result(
         calls=rows,
         requests_gz=request_file(records) if config.record_requests else None,
         cache_metered=run.env.cache is not None,
+        retention=tuple(
+            snapshot_summary(s) for s in (snapshots or (run.tracker.snapshots if run.tracker else ()))
+        ),
+        probes=len(run.workload.probes),
     )
+
+
+def snapshot_summary(snapshot: RetentionSnapshot) -> dict[str, Any]:
+    """A retention snapshot as plain data: when, and the share of each kind retained."""
+    scores = snapshot.scores
+    out: dict[str, Any] = {
+        "before_call": snapshot.before_call,
+        "compressions": snapshot.compressions,
+        "final": snapshot.final,
+    }
+    for kind, score in (("facts", scores.facts), ("rules", scores.rules), ("artifacts", scores.artifacts)):
+        out[kind] = score.retention
+        out[f"{kind}_offload_only"] = score.offload_share
+    return out
 
 
 def _failed(

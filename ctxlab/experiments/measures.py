@@ -7,15 +7,19 @@ Invariants:
 - `call_cost` is the one place cost is computed. Without a cache meter (`cached` None) every
   input token is billed at the input price; with one, cached tokens at `cached_read` and the
   rest of the input at `cache_write` (uncached input is written to the cache).
-- Nothing is invented: a measure the run did not take is None (an empty cell).
+- Nothing is invented: a measure the run did not take is None (an empty cell): retention of a
+  kind no probe was planted for, cached tokens without a cache meter.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
-from ctxlab.engine.trace import CallRecord, Convention
+from ctxlab.core.progress import assess_compaction
+from ctxlab.core.retention import RetentionScores
+from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 
 PER_MILLION = 1_000_000
 
@@ -72,15 +76,32 @@ def _count_violations(rows: Sequence[dict[str, Any]], rule: str) -> int:
     return sum(1 for row in rows for v in str(row["violations"]).split(";") if v.startswith(f"{rule}:"))
 
 
+def loop_warnings(compressions: Sequence[CompressionRecord]) -> int:
+    """Compressions that cannot end the compaction: futile ones (under 1% reclaimed) and ones
+    that leave the request at or above the trigger, so the very next call compresses again."""
+    flagged = 0
+    for record in compressions:
+        progress = assess_compaction(
+            before=record.tokens_before,
+            after=record.tokens_after,
+            floor=record.floor_tokens,
+            trigger=math.ceil(record.threshold),
+        )
+        flagged += progress.flagged or record.tokens_after >= record.threshold
+    return flagged
+
+
 def run_measures(
     rows: Sequence[dict[str, Any]],
     *,
     prices: dict[str, float],
-    compressions: int,
+    compressions: Sequence[CompressionRecord],
     offloaded_bytes: int,
     source_violations: int,
+    retention: RetentionScores | None = None,
 ) -> dict[str, Any]:
-    """The measured columns of one `runs` row, from its call rows."""
+    """The measured columns of one `runs` row, from its call rows and compressions, and the final
+    retention snapshot's scores (None: no probe was planted, or the run did not finish)."""
     tokens = [int(row["input_tokens"]) for row in rows]
     metered = bool(rows) and rows[0]["cached_tokens"] is not None
     cached = sum(int(row["cached_tokens"]) for row in rows) if metered else None
@@ -98,7 +119,7 @@ def run_measures(
         "total_cached_tokens": cached,
         "cache_hit_rate": (cached / total if total else 0.0) if cached is not None else None,
         "cost": cost,
-        "compressions": compressions,
+        "compressions": len(compressions),
         "offloaded_bytes": offloaded_bytes,
         "truncations": _count_events(rows, lambda e: e == "truncated"),
         "injections": _count_events(rows, lambda e: e.startswith("injected")),
@@ -106,8 +127,8 @@ def run_measures(
         "violations_anthropic": _count_violations(rows, "anthropic"),
         "source_violations": source_violations,
         "over_window_calls": sum(1 for row in rows if row["over_window"]),
-        "retention_facts": None,
-        "retention_rules": None,
-        "retention_artifacts": None,
-        "loop_warnings": None,
+        "retention_facts": retention.facts.retention if retention else None,
+        "retention_rules": retention.rules.retention if retention else None,
+        "retention_artifacts": retention.artifacts.retention if retention else None,
+        "loop_warnings": loop_warnings(compressions),
     }

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import ctxlab
-from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, UNMEASURED
+from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
 from ctxlab.experiments.execute import RunResult
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.tables import Table, calls_table, runs_table, write_csv, write_parquet
@@ -99,7 +99,10 @@ def _columns(table: Table) -> dict[str, str]:
 
 def unmeasured(results: Sequence[RunResult]) -> dict[str, str]:
     """Columns left empty in every row, and why."""
-    out = dict(UNMEASURED)
+    out: dict[str, str] = {}
+    for column in RETENTION_COLUMNS:
+        if all(r.measures.get(column) is None for r in results):
+            out[column] = NO_PROBES
     if not any(r.cache_metered for r in results):
         out.update(dict.fromkeys(CACHE_COLUMNS, CACHE_UNMEASURED))
     return out
@@ -140,6 +143,7 @@ def manifest(
                 "params": config.params,
                 "model": config.config["model"],
                 "strategy_settings": config.config["strategy"],
+                "retention": list(result.retention),
                 **(
                     {"error": result.error, "traceback": result.traceback}
                     if result.status == "failed"

@@ -29,6 +29,8 @@ from ctxlab.scenarios.config import (
     ReActConfig,
     TextsName,
     check_agent_configs,
+    effective_buffer_ratio,
+    injection_params,
     time_format_has_date,
 )
 from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
@@ -122,30 +124,15 @@ class AgentScopeEntry(StrategyEntry):
         return self
 
     def warnings(self) -> tuple[EntryWarning, ...]:
-        """A time format without a date (AgentScope then re-injects the time at every step)."""
+        """A time format without a date while injection is on (AgentScope then re-injects the
+        time at every step)."""
         out: list[EntryWarning] = []
-        if not time_format_has_date(self.injection.time_format):
+        if self.injection.inject_runtime_state and not time_format_has_date(self.injection.time_format):
             out.append(
                 EntryWarning(
                     loc=("injection", "time_format"),
                     message=f"{self.injection.time_format!r} has no full date: the injected time parses "
                     "back to 1900-01-01, so AgentScope re-injects it at every step; add %Y-%m-%d",
-                )
-            )
-        if self.task_tools:
-            out.append(
-                EntryWarning(
-                    loc=("task_tools",),
-                    message="the built-in task tools are not implemented yet; calls to them get an "
-                    "'is not available' error result",
-                )
-            )
-        if self.context.compression_tool_enabled:
-            out.append(
-                EntryWarning(
-                    loc=("context", "compression_tool_enabled"),
-                    message="the CompressContext tool is not implemented yet; calls to it get an "
-                    "'is not available' error result",
                 )
             )
         return tuple(out)
@@ -183,15 +170,15 @@ def summary_template_problem(context: ContextConfig) -> str | None:
 
 
 def build_agentscope(entry: AgentScopeEntry, texts: Texts) -> AgentScopeStrategy:
-    """The `agentscope` strategy of an entry."""
-    context, injection = entry.context, entry.injection
+    """The `agentscope` strategy of an entry (the deprecated injection buffer resolved here)."""
+    context = entry.context
     schema = (
         None if context.summary_schema is None else json.dumps(context.summary_schema, ensure_ascii=False)
     )
     params = AgentScopeParams(
         trigger_ratio=context.trigger_ratio,
         reserve_ratio=context.reserve_ratio,
-        context_buffer_ratio=context.context_buffer_ratio,
+        context_buffer_ratio=effective_buffer_ratio(context, entry.injection),
         tool_result_limit=context.tool_result_limit,
         max_image_num=context.max_image_num,
         compression_fallback_to_truncation=context.compression_fallback_to_truncation,
@@ -199,8 +186,8 @@ def build_agentscope(entry: AgentScopeEntry, texts: Texts) -> AgentScopeStrategy
         compression_prompt=context.compression_prompt,
         summary_template=context.summary_template,
         summary_schema=schema,
-        time_format=injection.time_format,
-        timezone=injection.timezone,
+        injection=injection_params(entry.injection),
+        task_tools=entry.task_tools,
     )
     return AgentScopeStrategy(texts=texts, params=params, name=entry.name)
 

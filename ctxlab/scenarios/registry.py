@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ctxlab.engine.loop import Strategy
+from ctxlab.engine.hooks import Strategy
 from ctxlab.scenarios.presets import (
     AgentScopeEntry,
     NoneEntry,
@@ -26,7 +26,7 @@ from ctxlab.scenarios.presets import (
     build_agentscope,
     build_none,
 )
-from ctxlab.scenarios.summarizers import FixedSummarizerSpec
+from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
 from ctxlab.texts import Texts
 from ctxlab.workloads.generators import GENERATORS
 from ctxlab.workloads.problems import did_you_mean
@@ -65,14 +65,10 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="agentscope",
             summary="AgentScope 2.0.11: tool-result truncation and offload, image cap, structured-summary "
-            "compression with a protocol-aware split",
+            "compression with a protocol-aware split, runtime-state injection, task tools",
             source="agentscope 2.0.11, agent/_agent.py and agent/_config.py",
             params=AgentScopeEntry,
             build=build_agentscope,
-            notes=(
-                "runtime-state injection is not implemented yet: `injection` settings other than "
-                "time_format and timezone (the compression prompt's current time) have no effect",
-            ),
         ),
         Preset(
             name="none",
@@ -96,14 +92,22 @@ PLANNED_PRESETS = (
 """Presets DESIGN.md plans whose strategies are not built yet."""
 
 SUMMARIZERS: dict[str, SummarizerKind] = {
-    "fixed": SummarizerKind(
-        name="fixed",
-        summary="answers every summary request with the same field texts",
-        params=FixedSummarizerSpec,
-    ),
+    s.name: s
+    for s in (
+        SummarizerKind(
+            name="fixed",
+            summary="answers every summary request with the same field texts",
+            params=FixedSummarizerSpec,
+        ),
+        SummarizerKind(
+            name="extractive",
+            summary="fills the five fields from the compressed messages, keeping planted probes at a recall",
+            params=ExtractiveSummarizerSpec,
+        ),
+    )
 }
 
-PLANNED_SUMMARIZERS = ("extractive",)
+PLANNED_SUMMARIZERS: tuple[str, ...] = ()
 """Summarizer kinds DESIGN.md plans that are not built yet."""
 
 

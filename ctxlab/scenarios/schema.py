@@ -39,7 +39,7 @@ from ctxlab.core.script import Script
 from ctxlab.engine.trace import Convention
 from ctxlab.scenarios.presets import NAME_PATTERN, StrategyEntry
 from ctxlab.scenarios.registry import PRESETS, SUMMARIZERS, preset_problem, summarizer_problem
-from ctxlab.scenarios.summarizers import FixedSummarizerSpec
+from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
 from ctxlab.scenarios.sweep import SweepPathError, resolve
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
@@ -73,7 +73,7 @@ def _registry_union(models: dict[str, type[BaseModel]], field: str, default: str
 
 if TYPE_CHECKING:
     StrategyField = StrategyEntry
-    SummarizerField = FixedSummarizerSpec
+    SummarizerField = FixedSummarizerSpec | ExtractiveSummarizerSpec
 else:
     StrategyField = _registry_union({p.name: p.params for p in PRESETS.values()}, "preset")
     SummarizerField = _registry_union({s.name: s.params for s in SUMMARIZERS.values()}, "kind", "fixed")
@@ -381,26 +381,33 @@ def _first_repeat(values: list[Any]) -> int | None:
     return None
 
 
-def scenario_json_schema() -> dict[str, Any]:
-    """The JSON Schema of scenario files, for editors (`ctxlab schema`).
+def _chosen_by(field: str, models: dict[str, type[BaseModel]], default: str | None = None) -> dict[str, Any]:
+    """A JSON Schema object that applies the model named by `field` (if/then per name, rather
+    than pydantic's `oneOf`), so an editor reports a mistake inside the object, not "no match"."""
+    tag: dict[str, Any] = {"enum": list(models), "description": f"Which {field}."}
+    if default is not None:
+        tag["default"] = default
+    branches = []
+    for name, model in models.items():
+        condition: dict[str, Any] = {"properties": {field: {"const": name}}}
+        if name != default:
+            condition["required"] = [field]
+        branches.append({"if": condition, "then": {"$ref": f"#/$defs/{model.__name__}"}})
+    out: dict[str, Any] = {"type": "object", "properties": {field: tag}, "allOf": branches}
+    if default is None:
+        out["required"] = [field]
+    return out
 
-    A strategy entry is chosen by its `preset` (if/then per preset rather than pydantic's
-    `oneOf`), so an editor reports the mistake inside the entry instead of "matches no schema".
-    """
+
+def scenario_json_schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files, for editors (`ctxlab schema`)."""
     schema = Scenario.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["properties"]["strategies"]["items"] = {
-        "type": "object",
-        "required": ["preset"],
-        "properties": {
-            "preset": {"enum": list(PRESETS), "description": "Which preset (see `ctxlab presets`)."}
-        },
-        "allOf": [
-            {
-                "if": {"properties": {"preset": {"const": name}}, "required": ["preset"]},
-                "then": {"$ref": f"#/$defs/{preset.params.__name__}"},
-            }
-            for name, preset in PRESETS.items()
-        ],
-    }
+    schema["properties"]["strategies"]["items"] = _chosen_by(
+        "preset", {name: p.params for name, p in PRESETS.items()}
+    )
+    summarizer = schema["$defs"]["ModelSpec"]["properties"]["summarizer"]
+    description = summarizer.get("description", "")
+    chosen = _chosen_by("kind", {name: s.params for name, s in SUMMARIZERS.items()}, default="fixed")
+    schema["$defs"]["ModelSpec"]["properties"]["summarizer"] = {"description": description, **chosen}
     return schema

@@ -2,6 +2,9 @@
 
 Invariants:
 - `kind` selects the model (default `fixed`); unknown keys are refused.
+- `build(texts=, probes=, seed=)` makes the fake for one run: the extractive summarizer reads
+  summaries written with the strategy's texts, may remember the workload's probes, and picks
+  which ones with the scenario's seed.
 - `fail_on` lists 1-based summarizer invocations of the run that fail (every structured-output
   attempt of a failing invocation fails), `fail_mode` how they fail, `window` the summarizer's
   own window (a request above it overflows).
@@ -11,12 +14,17 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ctxlab.core.model import ChatModel
+from ctxlab.core.retention import Probe
+from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.scenarios.config import SUMMARY_FIELDS
+from ctxlab.texts import Texts
 from ctxlab.workloads.problems import did_you_mean
 
 DEFAULT_FIELDS: dict[str, str] = {
@@ -29,16 +37,11 @@ DEFAULT_FIELDS: dict[str, str] = {
 """The fixed summarizer's default answer: short, and the same in every run."""
 
 
-class FixedSummarizerSpec(BaseModel):
-    """A summarizer that answers every summary request with the same field texts."""
+class FailureSpec(BaseModel):
+    """How and when a fake summarizer fails (shared by every kind)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["fixed"] = "fixed"
-    fields: dict[str, str] = Field(
-        default_factory=dict,
-        description="Texts of the five summary fields; fields left out keep a short default.",
-    )
     fail_on: list[int] = Field(
         default_factory=list,
         description="1-based summarizer invocations of the run that fail (all their attempts).",
@@ -50,6 +53,23 @@ class FixedSummarizerSpec(BaseModel):
     )
     window: int | None = Field(
         default=None, gt=0, description="The summarizer's own window in tokens; a larger request overflows."
+    )
+
+    @field_validator("fail_on")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if any(k < 1 for k in value):
+            raise ValueError(f"{value} has a value below 1; invocations are counted from 1")
+        return value
+
+
+class FixedSummarizerSpec(FailureSpec):
+    """A summarizer that answers every summary request with the same field texts."""
+
+    kind: Literal["fixed"] = "fixed"
+    fields: dict[str, str] = Field(
+        default_factory=dict,
+        description="Texts of the five summary fields; fields left out keep a short default.",
     )
 
     @field_validator("fields")
@@ -64,17 +84,38 @@ class FixedSummarizerSpec(BaseModel):
             )
         return value
 
-    @field_validator("fail_on")
-    @classmethod
-    def _positive(cls, value: list[int]) -> list[int]:
-        if any(k < 1 for k in value):
-            raise ValueError(f"{value} has a value below 1; invocations are counted from 1")
-        return value
-
-    def build(self) -> FixedSummarizer:
-        """The fake summarizer."""
+    def build(self, *, texts: Texts, probes: Sequence[Probe], seed: int) -> ChatModel:
+        """The fake summarizer (texts, probes and seed play no part)."""
         return FixedSummarizer(
             fields={**DEFAULT_FIELDS, **self.fields},
+            fail_on=frozenset(self.fail_on),
+            fail_mode=self.fail_mode,
+            window=self.window,
+        )
+
+
+class ExtractiveSummarizerSpec(FailureSpec):
+    """A summarizer that fills the five fields from the compressed messages: user requests, calls
+    and files seen, errors, open tasks, and the planted probes it remembers (DESIGN.md §4)."""
+
+    kind: Literal["extractive"]
+    fact_recall: float = Field(default=1.0, ge=0, le=1, description="Share of planted facts it keeps.")
+    rule_recall: float = Field(default=1.0, ge=0, le=1, description="Share of planted rules it keeps.")
+    artifact_recall: float = Field(
+        default=1.0, ge=0, le=1, description="Share of planted artifacts it keeps."
+    )
+    field_chars: int = Field(default=800, ge=1, description="Each field's cap in characters.")
+
+    def build(self, *, texts: Texts, probes: Sequence[Probe], seed: int) -> ChatModel:
+        """The fake summarizer for one run: the workload's probes, the scenario's seed."""
+        return ExtractiveSummarizer.for_texts(
+            texts,
+            probes=tuple(probes),
+            fact_recall=self.fact_recall,
+            rule_recall=self.rule_recall,
+            artifact_recall=self.artifact_recall,
+            seed=seed,
+            field_chars=self.field_chars,
             fail_on=frozenset(self.fail_on),
             fail_mode=self.fail_mode,
             window=self.window,

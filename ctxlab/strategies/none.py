@@ -9,12 +9,14 @@ Invariant: the context is exactly what the loop appended; this strategy never ed
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ctxlab.core.blocks import ToolResultBlock
+from ctxlab.core.messages import Message
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.env import Env
-from ctxlab.engine.loop import Frame
+from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import EpisodeState
 
@@ -37,6 +39,10 @@ class NoStrategy:
         """Never compresses."""
         return state
 
+    def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
+        """The stored context, unedited."""
+        return state.context
+
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
         """Injects nothing."""
         return state
@@ -44,6 +50,10 @@ class NoStrategy:
     def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
         """Keeps every result whole."""
         return result
+
+    def builtins(self) -> Mapping[str, BuiltinTool]:
+        """No built-in tools."""
+        return {}
 
     def describe(self) -> dict[str, object]:
         """No parameters."""

@@ -144,14 +144,20 @@ def test_runs_measures_agree_with_their_calls(tmp_path: Path) -> None:
         assert int(run["total_input_tokens"]) == sum(tokens)
         assert int(run["over_window_calls"]) == sum(c["over_window"] == "true" for c in own)
         prices = {"input": 1.0, "cached_read": 0.1, "cache_write": 1.25, "output": 4.0}
-        cost = sum(call_cost(int(c["input_tokens"]), None, int(c["output_tokens"]), prices) for c in own)
+        cached = [int(c["cached_tokens"]) for c in own]
+        assert all(0 <= k <= t for k, t in zip(cached, tokens, strict=True)) and cached[0] == 0
+        cost = sum(
+            call_cost(t, k, int(c["output_tokens"]), prices)
+            for t, k, c in zip(tokens, cached, own, strict=True)
+        )
         assert float(run["cost"]) == pytest.approx(cost)
-        # not measured yet: empty cells, and the manifest says why
-        assert run["total_cached_tokens"] == run["cache_hit_rate"] == run["retention_facts"] == ""
-        assert run["status"] == "ok" and run["error"] == ""
+        assert int(run["total_cached_tokens"]) == sum(cached)
+        assert float(run["cache_hit_rate"]) == pytest.approx(sum(cached) / sum(tokens))
+        # no probes planted: empty retention cells, and the manifest says why
+        assert run["retention_facts"] == run["retention_rules"] == run["retention_artifacts"] == ""
+        assert run["loop_warnings"] == "0" and run["status"] == "ok" and run["error"] == ""
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert "retention_facts" in manifest["unmeasured"] and "cache_hit_rate" in manifest["unmeasured"]
-    assert all(c["cached_tokens"] == "" for c in calls)
+    assert set(manifest["unmeasured"]) == {"retention_facts", "retention_rules", "retention_artifacts"}
 
 
 def test_compressions_are_marked_on_the_call_after_them(tmp_path: Path) -> None:
@@ -276,3 +282,40 @@ def test_the_manifest_describes_the_scenario_and_every_run(tmp_path: Path) -> No
     assert [e["run_id"] for e in manifest["runs"]] == [r["run_id"] for r in runs]
     assert all(e["config_hash"] == e["run_id"].rsplit("-", 1)[1] for e in manifest["runs"])
     assert set(manifest["columns"]["calls"]) == set(CALL_COLUMNS)
+
+
+PROBED = TINY.replace(
+    "workload:\n",
+    "workload:\n"
+    "  probes:\n"
+    "    - {kind: rule, key: no-emoji, value: 'Never use emoji.', where: turn 0 user}\n"
+    "    - {kind: fact, key: port, value: '5433', where: turn 0 round 0}\n",
+).replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: extractive, rule_recall: 0.0}")
+
+
+def test_retention_of_planted_probes_is_measured(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, PROBED)
+    (run,) = rows(folder / "runs.csv")
+    assert int(run["compressions"]) >= 1
+    assert float(run["retention_facts"]) == 1.0  # the extractive summarizer keeps every fact it sees
+    assert float(run["retention_rules"]) == 0.0  # and no rule (rule_recall 0)
+    assert run["retention_artifacts"] == ""  # none planted
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert set(manifest["unmeasured"]) == {"retention_artifacts"}
+    (entry,) = manifest["runs"]
+    snapshots = entry["retention"]
+    assert snapshots[-1]["final"] and not any(s["final"] for s in snapshots[:-1])
+    assert len(snapshots) == int(run["compressions"]) + 1
+    assert snapshots[-1]["rules_offload_only"] == 1.0  # the compressed span went to the workspace
+
+
+def test_compressions_that_cannot_get_below_the_trigger_are_loop_warnings(tmp_path: Path) -> None:
+    text = """\
+name: overhead
+workload:
+  generator: {name: customer_service, params: {turns: 2, system_prompt_bytes: 14000}}
+model: {context_size: 4000}
+strategies: [{preset: agentscope}]
+"""
+    (run,) = rows(run_to(tmp_path, text) / "runs.csv")
+    assert int(run["compressions"]) > 2 and run["loop_warnings"] == run["compressions"]

@@ -48,14 +48,21 @@ def test_agentscope_entry_maps_every_context_field_onto_the_strategy() -> None:
                 "tool_result_limit": 900,
                 "max_image_num": 2,
             },
-            "injection": {"time_format": "%Y-%m-%d %H:%M", "timezone": "Asia/Shanghai"},
+            "injection": {
+                "time_format": "%Y-%m-%d %H:%M",
+                "timezone": "Asia/Shanghai",
+                "context_buffer_ratio": 0.1,
+            },
+            "task_tools": True,
         }
     )
     strategy = build_strategy(entry, CTXLAB_TEXTS)
     assert isinstance(strategy, AgentScopeStrategy)
     p = strategy.params
     assert (p.trigger_ratio, p.reserve_ratio, p.tool_result_limit, p.max_image_num) == (0.7, 0.2, 900, 2)
-    assert (p.time_format, p.timezone) == ("%Y-%m-%d %H:%M", "Asia/Shanghai")
+    assert (p.injection.time_format, p.injection.timezone) == ("%Y-%m-%d %H:%M", "Asia/Shanghai")
+    assert p.context_buffer_ratio == 0.1  # the deprecated injection override wins, as in AgentScope
+    assert p.task_tools and "TaskCreate" in strategy.builtins()
 
 
 def test_none_preset_changes_nothing() -> None:
@@ -77,7 +84,7 @@ def test_unknown_and_planned_names() -> None:
     assert preset_problem("agentscope") is None
     assert "did you mean 'agentscope'" in str(preset_problem("agentscop"))
     assert "planned but not implemented yet" in str(preset_problem("nonoka"))
-    assert list(SUMMARIZERS) == ["fixed"]
+    assert list(SUMMARIZERS) == ["fixed", "extractive"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,9 +168,16 @@ def test_summarizer_fields_are_checked(tmp_path: Path) -> None:
     )
     (message,) = problems(write(tmp_path, text))
     assert "did you mean 'task_overview'" in message
-    text = TINY.replace("  context_size: 4000\n", "  context_size: 4000\n  summarizer: {kind: extractive}\n")
+    text = TINY.replace("  context_size: 4000\n", "  context_size: 4000\n  summarizer: {kind: extractiv}\n")
     (message,) = problems(write(tmp_path, text))
-    assert "model.summarizer.kind: summarizer kind 'extractive' is planned but not implemented yet" in message
+    assert (
+        "model.summarizer.kind: unknown summarizer kind 'extractiv' (did you mean 'extractive'?)" in message
+    )
+    text = TINY.replace(
+        "  context_size: 4000\n", "  context_size: 4000\n  summarizer: {kind: extractive, fields: {}}\n"
+    )
+    (message,) = problems(write(tmp_path, text))
+    assert "model.summarizer.fields: unknown key 'fields'" in message
 
 
 def test_a_probe_that_cannot_be_planted_fails_at_load(tmp_path: Path) -> None:
