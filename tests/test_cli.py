@@ -179,3 +179,11 @@ def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
         [sys.executable, "-m", "ctxlab"], capture_output=True, text=True, env=env, cwd=tmp_path, check=False
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_the_readme_scenario_example_is_valid(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    code, out, err = run_cli("validate", str(write(tmp_path, example)))
+    assert code == 0, err
+    assert "my-scenario, 8 runs" in out  # agentscope and none once per window, early four times
