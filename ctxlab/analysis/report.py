@@ -97,9 +97,11 @@ def section(results: Results, root: Path) -> list[str]:
     ]
     for warning in manifest.get("warnings", []):
         lines.append(f"- {warning}")
-    unmeasured = sorted(set(manifest.get("unmeasured", {}).values()))
-    if unmeasured:
-        lines.append("- Not measured yet: " + "; ".join(unmeasured) + ".")
+    reasons: dict[str, list[str]] = {}
+    for column, reason in manifest.get("unmeasured", {}).items():
+        reasons.setdefault(reason, []).append(f"`{column}`")
+    for reason, columns in reasons.items():
+        lines.append(f"- Empty {', '.join(columns)}: {reason}.")
     lines += ["", *_figures(results, root), ""]
     return lines
 
