@@ -16,8 +16,9 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from ctxlab import __version__
 from ctxlab.scenarios.load import LoadedScenario, load_located, load_scenario
@@ -106,7 +107,20 @@ def _out_dir(value: str) -> Path:
     return out
 
 
-def _execute(loaded: Sequence[LoadedScenario], args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Execution:
+    """How `run` and `replay` execute and write: the options they share."""
+
+    out_dir: str
+    record_requests: bool = False
+    quiet: bool = False
+    plots: bool = True
+    executor: Literal["local", "dask"] = "local"
+    workers: int | None = None
+    scheduler: str | None = None
+
+
+def _execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: TextIO) -> int:
     """Run every scenario, write its folder and the index; 1 when a run failed."""
     from ctxlab.analysis.figures import plot_folder
     from ctxlab.analysis.report import write_index
@@ -114,14 +128,14 @@ def _execute(loaded: Sequence[LoadedScenario], args: argparse.Namespace, out: Te
     from ctxlab.experiments.grid import expand
     from ctxlab.experiments.results import write_scenario
 
-    root = _out_dir(args.out)
-    record = True if args.record_requests else None
+    root = _out_dir(how.out_dir)
+    record = True if how.record_requests else None
     plans = [(item, expand(item, record_requests=record)) for item in loaded]
     configs = [config for _, plan in plans for config in plan]
-    with _progress(len(configs), quiet=args.quiet, err=err) as tick:
+    with _Progress(len(configs), quiet=how.quiet, err=err) as tick:
         try:
             results = run_all(
-                configs, executor=args.executor, workers=args.workers, scheduler=args.scheduler, on_done=tick
+                configs, executor=how.executor, workers=how.workers, scheduler=how.scheduler, on_done=tick
             )
         except ExecutorUnavailableError as unavailable:
             raise BadInput([str(unavailable)]) from None
@@ -130,18 +144,18 @@ def _execute(loaded: Sequence[LoadedScenario], args: argparse.Namespace, out: Te
     for item, plan in plans:
         own = results[start : start + len(plan)]
         start += len(plan)
-        written = write_scenario(root, item, plan, own, plot=None if args.no_plots else plot_folder)
+        written = write_scenario(root, item, plan, own, plot=plot_folder if how.plots else None)
         failed += written.failed
         if written.plot_error:
             failed += 1
             print(f"{item.source}: the figures could not be drawn: {written.plot_error}", file=err)
-        if not args.quiet:
+        if not how.quiet:
             print(_summary(written.folder, own), file=out)
         for result in own:
             if result.status == "failed":
                 print(f"{item.source}: run {result.run_id} failed: {result.error}", file=err)
     index = write_index(root)
-    if not args.quiet:
+    if not how.quiet:
         print(f"index: {index}", file=out)
     return 1 if failed else 0
 
@@ -158,7 +172,7 @@ def _summary(folder: Path, results: Sequence[Any]) -> str:
     return f"{folder}/: {len(results)} run{'s' if len(results) != 1 else ''}{status}{peak}"
 
 
-class _progress:
+class _Progress:
     """A tqdm bar on a terminal; a no-op otherwise (never written to a pipe or a file)."""
 
     def __init__(self, total: int, *, quiet: bool, err: TextIO) -> None:
@@ -186,7 +200,16 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _out_dir(args.out)
     if not args.quiet:
         _warn(loaded, err)
-    return _execute(loaded, args, out, err)
+    how = Execution(
+        out_dir=args.out,
+        record_requests=args.record_requests,
+        quiet=args.quiet,
+        plots=not args.no_plots,
+        executor=args.executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+    )
+    return _execute(loaded, how, out, err)
 
 
 REPLAY_SOURCE = "<replay>"
@@ -252,6 +275,8 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Replay one transcript through a preset."""
     _out_dir(args.out)
+    if not Path(args.trace).is_file():
+        raise BadInput([f"{args.trace}: no such transcript file; give an OpenAI chat JSONL file"])
     doc = _replay_document(args)
     try:
         loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}), Path.cwd())
@@ -259,8 +284,8 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([_problem_text(p) for p in error.problems]) from None
     if not args.quiet:
         _warn([loaded], err)
-    args.executor, args.workers, args.scheduler, args.no_plots = "local", 1, None, False
-    return _execute([loaded], args, out, err)
+    how = Execution(out_dir=args.out, record_requests=args.record_requests, quiet=args.quiet, workers=1)
+    return _execute([loaded], how, out, err)
 
 
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -330,19 +355,11 @@ def _positive(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the `ctxlab` command."""
-    raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
-        prog="ctxlab",
-        description="A deterministic lab for context engineering: run scenario files, replay transcripts, "
-        "and measure what every context-management strategy sends.",
-        epilog=EPILOG,
-        formatter_class=raw,
-    )
-    parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+Commands = Any  # argparse's subparsers action (its type is private)
+RAW = argparse.RawDescriptionHelpFormatter
 
+
+def _add_validate(commands: Commands) -> None:
     validate = commands.add_parser(
         "validate",
         help="check scenario files",
@@ -351,11 +368,13 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     validate.set_defaults(handler=cmd_validate)
 
+
+def _add_run(commands: Commands) -> None:
     run = commands.add_parser(
         "run",
         help="run scenario files",
         epilog=EXAMPLES_RUN,
-        formatter_class=raw,
+        formatter_class=RAW,
         description="Run scenario files; each writes <out>/<name>/, and <out>/index.md links them.",
     )
     run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
@@ -375,11 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(run)
     run.set_defaults(handler=cmd_run)
 
+
+def _add_replay(commands: Commands) -> None:
     replay = commands.add_parser(
         "replay",
         help="replay a transcript (OpenAI chat JSONL)",
         epilog=EXAMPLES_REPLAY,
-        formatter_class=raw,
+        formatter_class=RAW,
         description="Replay a transcript through a preset; writes <out>/<trace name>/.",
     )
     replay.add_argument("trace", metavar="TRACE.jsonl")
@@ -407,19 +428,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(replay)
     replay.set_defaults(handler=cmd_replay)
 
+
+def _add_tools(commands: Commands) -> None:
     plot = commands.add_parser(
         "plot",
         help="redraw the figures of results",
-        description="Redraw the figures of "
-        "a results folder (one scenario's, or a root of several, whose index.md is rewritten).",
+        description="Redraw the figures of a results folder (one scenario's, or a root of several, "
+        "whose index.md is rewritten).",
     )
     plot.add_argument("results", metavar="RESULTS_DIR")
     plot.set_defaults(handler=cmd_plot)
-
     presets = commands.add_parser("presets", help="list the presets and their parameters")
     presets.add_argument("-v", "--verbose", action="store_true", help="add each preset's summary and source")
     presets.set_defaults(handler=cmd_presets)
-
     schema = commands.add_parser("schema", help="write the JSON Schema of scenario files")
     schema.add_argument(
         "--out",
@@ -428,6 +449,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write it (default: scenarios/scenario.schema.json)",
     )
     schema.set_defaults(handler=cmd_schema)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the `ctxlab` command."""
+    parser = argparse.ArgumentParser(
+        prog="ctxlab",
+        description="A deterministic lab for context engineering: run scenario files, replay transcripts, "
+        "and measure what every context-management strategy sends.",
+        epilog=EPILOG,
+        formatter_class=RAW,
+    )
+    parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_validate, _add_run, _add_replay, _add_tools):
+        add(commands)
     return parser
 
 

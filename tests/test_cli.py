@@ -112,7 +112,7 @@ def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) 
 
 def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o"))
-    assert code == 2 and "workload.trace.path: no such file" in err and not (tmp_path / "o").exists()
+    assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()
 
 
 def test_replay_of_a_shared_transcript(tmp_path: Path, traces_dir: Path) -> None:

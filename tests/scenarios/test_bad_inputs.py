@@ -43,6 +43,13 @@ def _missing_trace(folder: Path) -> Path:
     )
 
 
+def _malformed_trace(folder: Path) -> Path:
+    (folder / "t.jsonl").write_text('{"role": "user", "content": "hi"}\n{not json\n', encoding="utf-8")
+    return write(
+        folder, TINY.replace("generator: {name: retrieval, params: {rounds: 4}}", "trace: {path: t.jsonl}")
+    )
+
+
 CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "unknown key": (
         _replace("  - preset: agentscope\n", "  - preset: agentscope\n    contxt: {trigger_ratio: 0.5}\n"),
@@ -88,6 +95,11 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         "no strategy is named 'agentscop' (did you mean 'agentscope'?)",
     ),
     "missing trace file": (_missing_trace, ":4:11: workload.trace.path: no such file"),
+    "malformed trace file": (_malformed_trace, "workload.trace.path: cannot replay: "),
+    "bad generator parameter": (
+        _replace("params: {rounds: 4}", "params: {rounds: 0}"),
+        "workload.generator.params.rounds: Input should be greater than or equal to 1",
+    ),
     "malformed YAML": (_raw(b"name: x\nmodel: {context_size: 4000\n"), ":3:1: invalid YAML"),
     "empty file": (_raw(b""), ":1:1: is empty"),
     "comments only": (_raw(b"# nothing here\n"), ":1:1: is empty"),
