@@ -27,7 +27,6 @@ from ctxlab.scenarios.load import LoadedScenario, ScenarioPoint
 from ctxlab.scenarios.presets import StrategyEntry
 from ctxlab.scenarios.registry import flatten
 from ctxlab.scenarios.schema import Scenario
-from ctxlab.scenarios.sweep import strategy_name
 from ctxlab.workloads.generators import GENERATORS
 
 
@@ -162,8 +161,3 @@ def _set_params(doc: Mapping[str, Any], position: int) -> Iterator[tuple[str, An
     for section in ("generator", "trace", "clock"):
         if isinstance(workload.get(section), dict):
             yield from flatten(workload[section], f"workload.{section}")
-
-
-def strategy_names(loaded: LoadedScenario) -> list[str]:
-    """The strategy names of a loaded scenario, in file order."""
-    return [str(strategy_name(e)) for e in loaded.document.get("strategies", [])]
