@@ -50,7 +50,15 @@ METRICS = {
     "compressions": "compressions",
     "cost": "cost (price units)",
 }
-"""The default metrics of sweep figures, with their axis labels."""
+"""The default metrics of sweep heatmaps, with their axis labels."""
+LINE_METRICS = {
+    "peak_input_tokens": "peak input tokens",
+    "total_input_tokens": "total input tokens",
+    "compressions": "compressions",
+    "summary_calls": "summary calls",
+    "cost": "cost (price units)",
+}
+"""The default metrics of one-parameter sweep figures."""
 
 
 def styled(draw: Callable[P, Figure]) -> Callable[P, Figure]:
@@ -304,17 +312,18 @@ def heatmap(
 def sweep_lines(runs: pd.DataFrame, x: str, *, title: str, metrics: dict[str, str] | None = None) -> Figure:
     """One panel per metric: the metric against one swept parameter (numbers in order, other
     values in the order they were swept)."""
-    metrics = metrics or METRICS
+    metrics = metrics or LINE_METRICS
     ok = runs[runs["status"] == "ok"]
     values = list(dict.fromkeys(ok[x].tolist()))
     numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in values)
     if numeric:
         values = sorted(values)
-    figure = _figure(4 * len(metrics), 3.6)
+    figure = _figure(3.4 * len(metrics), 3.6)
     for axes, (metric, label) in zip(
         np.atleast_1d(figure.subplots(1, len(metrics))), metrics.items(), strict=True
     ):
         ys = [float(ok.loc[ok[x] == v, metric].iloc[0]) for v in values]
+        axes.set_ylim(bottom=0, top=max(ys) * 1.1 if max(ys, default=0) > 0 else 1)
         xs = [float(v) for v in values] if numeric else list(range(len(values)))
         axes.plot(xs, ys, marker="o", linewidth=1.4, color=REASONING)
         if not numeric:
@@ -324,6 +333,7 @@ def sweep_lines(runs: pd.DataFrame, x: str, *, title: str, metrics: dict[str, st
         axes.set_ylabel(label)
         axes.set_title(label)
         if metric != "cost":
+            axes.yaxis.set_major_locator(MaxNLocator(integer=True))
             axes.yaxis.set_major_formatter(THOUSANDS)
     figure.suptitle(title)
     return figure
