@@ -270,3 +270,22 @@ def test_sweep_lists_need_distinct_values(tmp_path: Path) -> None:
     assert "sweep.model.context_size[1]: repeats an earlier value" in message
     path = write(tmp_path, SWEPT.replace("[4000, 6000]", "[]"))
     assert any("has no values" in m for m in problems(path))
+
+
+def test_the_design_example_loads_and_runs_verbatim() -> None:
+    from ctxlab.experiments.execute import execute
+    from ctxlab.experiments.grid import expand
+
+    loaded = load_scenario(Path(__file__).parent / "design_example.yaml")
+    assert [dict(p.assignments)["model.context_size"] for p in loaded.points] == [
+        1000000,
+        1000000,
+        4000,
+        4000,
+    ]
+    results = [execute(config) for config in expand(loaded)]
+    assert [r.status for r in results] == ["ok"] * 4
+    for result in results:
+        assert result.measures["violations_openai"] == result.measures["violations_anthropic"] == 0
+        assert result.measures["retention_facts"] is not None  # the db-port probe is measured
+        assert any("injected:" in row["events"] for row in result.calls)
