@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 
 from ctxlab.analysis import plots
 from ctxlab.analysis.results import Results, load_results
+from ctxlab.experiments.results import replace_folder
 
 MAX_SAWTOOTH_RUNS = 16
 MAX_OVERLAY_RUNS = 8
@@ -168,11 +169,7 @@ def plot_folder(folder: Path) -> list[Path]:
     try:
         written = draw_figures(results, temporary)
         temporary.mkdir(exist_ok=True)
-        old = folder / f".figures.old-{os.getpid()}"
-        if final.exists():
-            os.rename(final, old)
-        os.rename(temporary, final)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_folder(temporary, final)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise

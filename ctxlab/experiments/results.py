@@ -236,5 +236,5 @@ def _swap(temporary: Path, final: Path) -> None:
 
 
 def replace_folder(temporary: Path, final: Path) -> None:
-    """Public form of the swap, for regenerated parts of a results folder (figures)."""
+    """Put the complete folder `temporary` in place of `final` (for redrawn figures too)."""
     _swap(temporary, final)
