@@ -49,3 +49,17 @@ def test_scenario_file_meets_the_json_schema(path: Path) -> None:
 def test_main_scenarios_stay_small_enough_for_make_experiments() -> None:
     runs = sum(len(expand(load_scenario(p))) for p in SCENARIOS if p.parent.name == "scenarios")
     assert runs <= 80
+
+
+MAIN = [p for p in SCENARIOS if p.parent.name == "scenarios"]
+
+
+@pytest.mark.parametrize("path", MAIN, ids=[p.stem for p in MAIN])
+def test_scenario_runs_are_deterministic(path: Path) -> None:
+    from ctxlab.experiments.execute import execute
+
+    first = expand(load_scenario(path))[0]
+    once, again = execute(first), execute(first)
+    assert once.status == again.status == "ok", once.error
+    assert once.calls == again.calls
+    assert once.measures == again.measures
