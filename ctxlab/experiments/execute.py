@@ -139,6 +139,7 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
         context_size=spec.model.context_size,
         workspace=workspace,
         record_requests=record_requests,
+        breaker_limit=entry.summary_breaker,
         cache=cache_meter(counter),
     )
     settings = RunSettings(

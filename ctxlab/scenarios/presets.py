@@ -76,6 +76,13 @@ class StrategyEntry(BaseModel):
         "`none` (truncate without saving).",
     )
     react: ReActConfig = Field(default_factory=ReActConfig, description="Loop limits.")
+    summary_breaker: int = Field(
+        default=0,
+        ge=0,
+        description="Summary circuit breaker: after this many summaries in a row fail, stop calling the "
+        "summarizer and use the strategy's fallback for the rest of the run; a success resets the count. "
+        "0: no breaker (AgentScope has none); nonoka and Claude Code use 3.",
+    )
 
     @model_validator(mode="before")
     @classmethod

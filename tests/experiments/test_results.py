@@ -319,3 +319,28 @@ strategies: [{preset: agentscope}]
 """
     (run,) = rows(run_to(tmp_path, text) / "runs.csv")
     assert int(run["compressions"]) > 2 and run["loop_warnings"] == run["compressions"]
+
+
+BREAKER = """\
+name: breaker
+description: A summarizer that always fails, with and without the circuit breaker.
+workload:
+  generator: {name: retrieval, params: {rounds: 12}}
+model:
+  context_size: 4000
+  summarizer: {kind: fixed, fail_on: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], fail_mode: raise}
+strategies:
+  - {name: open, preset: agentscope}
+  - {name: guarded, preset: agentscope, summary_breaker: 3}
+"""
+
+
+def test_the_summary_breaker_stops_calling_a_failing_summarizer(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, BREAKER)
+    runs = {r["strategy"]: r for r in rows(folder / "runs.csv")}
+    open_summaries, guarded_summaries = (
+        int(runs["open"]["summary_calls"]),
+        int(runs["guarded"]["summary_calls"]),
+    )
+    assert guarded_summaries == 3 < open_summaries
+    assert runs["guarded"]["compressions"] == runs["open"]["compressions"]
