@@ -13,6 +13,7 @@ Invariants:
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,7 +35,9 @@ def _encoding(name: str) -> Any:
             "real tokenizers need the bpe-openai package; install the 'tokenizers' extra "
             "(pip install 'ctxlab[tokenizers]')"
         ) from missing
-    return bpe_openai.get_encoding(name)
+    with warnings.catch_warnings():  # the package reads its data through a deprecated API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return bpe_openai.get_encoding(name)
 
 
 @dataclass(frozen=True, slots=True)
