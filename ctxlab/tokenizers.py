@@ -28,15 +28,16 @@ EncodingName = Literal["o200k_base", "cl100k_base"]
 
 @functools.cache
 def _encoding(name: str) -> Any:
-    try:
-        import bpe_openai
-    except ModuleNotFoundError as missing:
-        raise ModuleNotFoundError(
-            "real tokenizers need the bpe-openai package; install the 'tokenizers' extra "
-            "(pip install 'ctxlab[tokenizers]')"
-        ) from missing
-    with warnings.catch_warnings():  # the package reads its data through a deprecated API
+    # The package reads its data through a deprecated importlib API, at import and on loading.
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ModuleNotFoundError as missing:
+            raise ModuleNotFoundError(
+                "real tokenizers need the bpe-openai package; install the 'tokenizers' extra "
+                "(pip install 'ctxlab[tokenizers]')"
+            ) from missing
         return bpe_openai.get_encoding(name)
 
 
