@@ -8,7 +8,10 @@ summary circuit breaker.
 Invariants:
 - Every request is recorded before the next one is sent, with the lab's own token counts.
 - A summary invocation makes at most `len(ATTEMPT_CHOICES)` calls; only structured-output
-  errors move to the next attempt; a model error ends the invocation at once.
+  errors move to the next attempt; a model error ends the invocation at once. A free-text
+  invocation (`summarize_text`) is one call; a blank answer or a model error is a failure.
+- Every call is metered by `cache` (a `PromptCacheMeter` unless another meter is given), so
+  each record carries its cached and cache-write tokens.
 - With a breaker of N, after N consecutive failed invocations no summarizer is called again in
   the run (the caller's fallback is used); a success resets the count. N = 0 means no breaker.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from ctxlab.core.messages import Message
 from ctxlab.core.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
@@ -32,6 +35,8 @@ from ctxlab.core.summary import (
 from ctxlab.core.tokens import TokenCounter
 from ctxlab.core.tools import ToolSchema
 from ctxlab.core.wire import to_openai
+from ctxlab.engine.cache import CacheUse as CacheUse  # noqa: PLC0414 (an explicit re-export)
+from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.middleware import CompressNext, CompressRequest
 from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.trace import CallRecord, Convention, Recorder
@@ -73,20 +78,17 @@ class Sent:
     tokens: dict[Convention, int]
 
 
-class CacheUse(NamedTuple):
-    """Prompt-cache figures of one request."""
-
-    cached: int
-    written: int
-
-
 class CacheMeter(Protocol):
-    """Prompt-cache accounting over the recorded requests."""
+    """Prompt-cache accounting over the recorded requests (`PromptCacheMeter` by default)."""
 
     def observe(
-        self, kind: CallKind, messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]
+        self,
+        kind: CallKind,
+        messages: tuple[Message, ...],
+        tools: tuple[ToolSchema, ...],
+        output_tokens: int = 0,
     ) -> CacheUse:
-        """Cached and cache-write tokens of one request."""
+        """Cached and cache-write tokens of one request whose answer has `output_tokens`."""
         ...
 
 
@@ -111,6 +113,10 @@ class Env:
     consecutive_failures: int = 0
     _meters: dict[CallKind, ProtocolMeter] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.cache is None:  # every run is metered; pass a meter to change prices or caching
+            self.cache = PromptCacheMeter(self.counter)
+
     def reasoning(self, state: EpisodeState, request: ModelRequest, tokens: int) -> ModelResponse:
         """Send a reasoning request (through `model_call` when middlewares wrap it) and record it."""
         call = self.model_call or self.model.respond
@@ -131,6 +137,42 @@ class Env:
         outcome = self._attempts(state, request, schema)
         self.consecutive_failures = 0 if outcome.fields is not None else self.consecutive_failures + 1
         return outcome
+
+    def summarize_text(self, state: EpisodeState, messages: tuple[Message, ...]) -> TextSummary:
+        """One free-text summarizer invocation: a single call with `messages` and no tools.
+
+        A blank answer or a model error is a failed summary; the breaker counts it.
+        """
+        if self.breaker_limit and self.consecutive_failures >= self.breaker_limit:
+            return TextSummary(text=None, skipped=True)
+        self.summary_invocations += 1
+        tokens = self.counter.count(messages, ())
+        sent = Sent(messages=messages, tools=(), tokens=dict.fromkeys(CONVENTIONS_ALL, tokens))
+        request = ModelRequest(
+            kind="summary",
+            messages=messages,
+            tools=(),
+            tool_choice="none",
+            call_index=self.recorder.next_call_index,
+            context_size=self.context_size,
+            input_tokens=tokens,
+            turn=state.turn,
+            iteration=state.cur_iter,
+            invocation=self.summary_invocations,
+        )
+        try:
+            response = self.summarizer.respond(request)
+        except ModelError as failure:
+            self._record(state, "summary", sent, ModelResponse())
+            self.consecutive_failures += 1
+            return TextSummary(text=None, error=failure)
+        self._record(state, "summary", sent, response)
+        text = response.text
+        if not text.strip():
+            self.consecutive_failures += 1
+            return TextSummary(text=None, error=ValueError("the summarizer answered blank text"))
+        self.consecutive_failures = 0
+        return TextSummary(text=text)
 
     def _attempts(
         self, state: EpisodeState, request: SummaryRequest, schema: Mapping[str, Any]
@@ -183,15 +225,19 @@ class Env:
         return meter.check(messages)
 
     def _record(self, state: EpisodeState, kind: CallKind, sent: Sent, response: ModelResponse) -> None:
-        use = self.cache.observe(kind, sent.messages, sent.tools) if self.cache else CacheUse(0, 0)
-        output = Message(role="assistant", blocks=response.blocks)
+        output_tokens = self.counter.count([Message(role="assistant", blocks=response.blocks)], ())
+        use = (
+            self.cache.observe(kind, sent.messages, sent.tools, output_tokens)
+            if self.cache
+            else CacheUse(0, 0)
+        )
         record = CallRecord(
             call_index=self.recorder.next_call_index,
             kind=kind,
             turn=state.turn,
             iteration=state.cur_iter,
             tokens=sent.tokens,
-            output_tokens=self.counter.count([output], ()),
+            output_tokens=output_tokens,
             context_messages=len(state.context),
             summary_chars=len(summary_text(state.summary)),
             events=self.recorder.take_events(),
