@@ -5,12 +5,16 @@ Invariants:
   replace the old ones in one step. A summary template that raises, or a failed summary with the
   truncation fallback off, leaves the state exactly as it was (nothing is offloaded either).
 - The compressed span is offloaded only when a workspace exists, after the summary is rendered.
-- Every compression is recorded, with the fallbacks it took.
+- Every compression is recorded, with the fallbacks it took, and judged for progress: one that
+  reclaims under 1% of the request, or whose result (system prompt, tools, new summary, reserved
+  tail: everything it kept) is still at or above the trigger, is flagged with a `loop_warning`.
+  It is only flagged: AgentScope compresses again at the next check, and so does this preset.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -27,9 +31,11 @@ from ctxlab.core.compress import (
     reserved_read_paths,
     unfinished_call_ids,
 )
+from ctxlab.core.progress import assess_compaction
 from ctxlab.core.summary import Summary, render_summary, summary_tool, with_offload_reminder
 from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.env import Env, SummaryOutcome
+from ctxlab.engine.progress import flag_progress
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.trace import CompressionRecord
 from ctxlab.texts import fill
@@ -185,5 +191,14 @@ def _record(step: _Step, env: Env, offloaded: Offloaded, after: TriggerCheck) ->
             offload_path=offloaded.path,
             summary=offloaded.summary,
             tokens_after=after.tokens,
+            floor_tokens=after.tokens,
         )
     )
+    # Everything the compression kept is its floor: only a new compression can go lower.
+    progress = assess_compaction(
+        before=step.before.tokens,
+        after=after.tokens,
+        floor=after.tokens,
+        trigger=math.ceil(step.before.threshold),
+    )
+    flag_progress(env, progress, "agentscope")

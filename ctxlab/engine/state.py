@@ -6,12 +6,15 @@ Invariants:
 - Everything one reply produces goes into one assistant message whose id is `reply.reply_id`:
   appending creates that message when the last message is not it.
 - A compression replaces `summary`, `context` and `reply` together, or nothing changes.
+- `memos` hold a strategy's own values beside the context (an evidence ledger, a circuit
+  breaker), by key; they are frozen values replaced with the state, so a compression that
+  updates them is all or nothing too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from ctxlab.core.blocks import ZERO, Block, Tally
 from ctxlab.core.compress import ReplyMark
@@ -24,6 +27,7 @@ from ctxlab.engine.clock import IdGen, VirtualClock
 AGENT_NAME = "agent"
 NO_REPLY = ReplyMark(reply_id="", has_usage=False, name=AGENT_NAME)
 NO_IDS = IdGen()
+M = TypeVar("M")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,7 +35,8 @@ class EpisodeState:
     """Summary, context, reply bookkeeping, task board, clock and ids of one run.
 
     `timezone` is the zone a turn of the workload moved to (None until one does); strategies that
-    show the time use it over their configured zone.
+    show the time use it over their configured zone. `memos` are the strategy's own values by
+    key (see `memo` and `with_memo`).
     """
 
     summary: Summary = ""
@@ -45,6 +50,7 @@ class EpisodeState:
     timezone: str | None = None
     clock: VirtualClock
     ids: IdGen = NO_IDS
+    memos: tuple[tuple[str, object], ...] = ()
 
 
 def with_context(state: EpisodeState, context: tuple[Message, ...], counter: TokenCounter) -> EpisodeState:
@@ -84,3 +90,27 @@ def issue_id(state: EpisodeState, prefix: str) -> Minted:
     """A fresh id and the state that has issued it."""
     issued = state.ids.issue(prefix)
     return Minted(issued.id, replace(state, ids=issued.ids))
+
+
+def memo(state: EpisodeState, key: str, default: M) -> M:
+    """The strategy value kept under `key`, or `default` when there is none of its type.
+
+    >>> from ctxlab.engine.clock import VirtualClock
+    >>> from ctxlab.core.script import DEFAULT_START
+    >>> s = with_memo(EpisodeState(clock=VirtualClock(instant=DEFAULT_START)), "strikes", 2)
+    >>> memo(s, "strikes", 0), memo(s, "other", 0)
+    (2, 0)
+    """
+    for name, value in state.memos:
+        if name == key and isinstance(value, type(default)):
+            return value
+    return default
+
+
+def with_memo(state: EpisodeState, key: str, value: object) -> EpisodeState:
+    """The state keeping `value` under `key` (replacing the previous one, keys in first-set order)."""
+    if any(name == key for name, _ in state.memos):
+        memos = tuple((name, value if name == key else old) for name, old in state.memos)
+    else:
+        memos = (*state.memos, (key, value))
+    return replace(state, memos=memos)
