@@ -219,7 +219,7 @@ def evict(
             exceeded=False,
         )
     tallies = unit_tallies(messages, units, sizer.counter)
-    blocked = _blocked(messages, units, protected, params)
+    blocked = blocked_units(messages, units, protected, params)
     evicted: list[int] = []
     for group in protocol_units(units):
         if sizer.tokens(tally) <= target:
@@ -249,10 +249,14 @@ def _ledger_size(ledger: Ledger, sizer: Sizer, params: EvictParams) -> Tally:
     return ZERO if message is None else sizer.size((message,))
 
 
-def _blocked(
-    messages: Sequence[Message], units: Sequence[ViewUnit], protected: frozenset[str], params: EvictParams
+def blocked_units(
+    messages: Sequence[Message],
+    units: Sequence[ViewUnit],
+    protected: frozenset[str] = frozenset(),
+    params: EvictParams = EvictParams(),
 ) -> set[int]:
-    """View indices eviction must not touch."""
+    """View indices eviction must not touch: system units, the latest user message, units of
+    protected messages, and the first user message when `protect_first_user`."""
     users = [u.index for u in units if u.kind == "user"]
     blocked = {u.index for u in units if u.kind == "system" or messages[u.message].id in protected}
     if users:
