@@ -2,7 +2,8 @@
 
 Nothing is truncated, offloaded, capped, compressed or injected: every request carries the whole
 conversation, so its input tokens grow without bound and the run shows when a window would
-overflow (`over_window` calls) and what managing the context saves.
+overflow and what managing the context saves. Appending only, it is also the best case for the
+prompt cache: every request shares all but its newest messages with the previous one.
 
 Invariant: the context is exactly what the loop appended; this strategy never edits it.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ctxlab.core.blocks import ToolResultBlock
 from ctxlab.core.messages import Message
@@ -19,6 +21,15 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import EpisodeState
+from ctxlab.strategies.steps import PresetInfo
+from ctxlab.texts import Texts
+
+SOURCE = "ctxlab (no context management)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoneParams:
+    """The `none` preset has no parameters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +51,7 @@ class NoStrategy:
         return state
 
     def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
-        """The stored context, unedited."""
+        """The stored context, as it is."""
         return state.context
 
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
@@ -55,6 +66,24 @@ class NoStrategy:
         """No built-in tools."""
         return {}
 
-    def describe(self) -> dict[str, object]:
+    def params(self) -> dict[str, Any]:
         """No parameters."""
         return {}
+
+    def describe(self) -> dict[str, Any]:
+        """The name and source; no parameters."""
+        return {"name": self.name, "source": SOURCE, "params": {}}
+
+
+def build(params: NoneParams, texts: Texts) -> NoStrategy:
+    """The `none` strategy."""
+    return NoStrategy()
+
+
+PRESET = PresetInfo(
+    name="none",
+    summary="no context management: the whole conversation in every request (the baseline)",
+    source=SOURCE,
+    params=NoneParams,
+    build=build,
+)
