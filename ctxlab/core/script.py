@@ -10,6 +10,8 @@ Invariants:
   when given and `call-0001`, `call-0002`, ... otherwise; both the lab and the AgentScope parity
   driver use these ids, so their requests match.
 - The clock starts at `start` (timezone-aware); `advance_seconds` moves it before a turn or round.
+- `documents` and `artifacts` are the world's library and artifact store, served by the built-in
+  `read_document` and `fetch_artifact` tools (the built-in library when `documents` is empty).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from ctxlab.core.artifacts import Artifact
 from ctxlab.core.blocks import Part
+from ctxlab.core.documents import Document
 from ctxlab.core.tools import ToolSchema
 
 DEFAULT_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -59,13 +63,16 @@ class ScriptedTurn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Script:
-    """A whole workload: system prompt, tool schemas, turns, and when the clock starts."""
+    """A whole workload: system prompt, tool schemas, turns, when the clock starts, and the
+    world's documents and artifacts."""
 
     system_prompt: str
     tools: tuple[ToolSchema, ...] = ()
     turns: tuple[ScriptedTurn, ...] = ()
     start: dt.datetime = DEFAULT_START
     timezone: str = "UTC"
+    documents: tuple[Document, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
 
     def calls(self) -> Iterator[ScriptedCall]:
         """Every call of the script, in order."""

@@ -43,6 +43,7 @@ from ctxlab.engine.middleware import (
 )
 from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, issue_id
 from ctxlab.engine.trace import CallRecord, CompressionRecord
+from ctxlab.engine.world import world_tools
 from ctxlab.texts import fill
 
 
@@ -76,7 +77,7 @@ class Loop:
 
     def __post_init__(self) -> None:
         self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
-        self.builtins = {**self.strategy.builtins(), **self.builtins}
+        self.builtins = {**world_tools(self.script), **self.strategy.builtins(), **self.builtins}
         layers = {hook: bucket(self.middlewares, hook) for hook in HOOKS}
         prompt = transform_prompt(layers["on_system_prompt"], self.script.system_prompt)
         self.frame = Frame(
