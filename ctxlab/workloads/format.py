@@ -49,7 +49,15 @@ from ctxlab.workloads.problems import (
     located_error,
 )
 
-BUILTIN_TOOLS = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "CompressContext")
+BUILTIN_TOOLS = (
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "CompressContext",
+    "read_document",
+    "fetch_artifact",
+)
 """Tools the lab itself runs when a scripted call has no `result`."""
 
 AsciiKind = Literal["prose", "code", "json", "log", "shell"]

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from ctxlab.core.script import Script
-from ctxlab.workloads import gen_agents, gen_context
+from ctxlab.workloads import gen_agents, gen_context, gen_select
 from ctxlab.workloads.build import GeneratorParams
 from ctxlab.workloads.format import Spec
 from ctxlab.workloads.probes import Planted, plant
@@ -81,6 +81,10 @@ GENERATORS: dict[str, Generator] = {
         _entry("swe_loop", gen_agents.SweLoopParams, gen_agents.swe_loop),
         _entry("customer_service", gen_agents.CustomerServiceParams, gen_agents.customer_service),
         _entry("long_conversation", gen_agents.LongConversationParams, gen_agents.long_conversation),
+        _entry("documents_inline", gen_select.DocumentsParams, gen_select.documents_inline),
+        _entry("documents_jit", gen_select.DocumentsParams, gen_select.documents_jit),
+        _entry("artifacts_inline", gen_select.ArtifactsParams, gen_select.artifacts_inline),
+        _entry("artifacts_by_reference", gen_select.ArtifactsParams, gen_select.artifacts_by_reference),
     )
 }
 
