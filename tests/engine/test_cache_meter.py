@@ -1,0 +1,144 @@
+"""Prompt-cache accounting wired into every run (DESIGN.md §8) through `PromptCacheMeter`."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+import ctxlab.engine.cache as cache_module
+from ctxlab.core.cache import CacheState, Prices, account, request_view
+from ctxlab.core.messages import Message
+from ctxlab.core.script import Script, ScriptedRound
+from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.engine.cache import PromptCacheMeter
+from ctxlab.engine.env import Env
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.strategies import agentscope, none
+from ctxlab.strategies.anthropic import PRESET as ANTHROPIC
+from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.workloads.generators import generate
+from tests.parity.lab import params_of
+from tests.parity.spec import ParityConfig
+from tests.parity.workloads import parity_cases
+from tests.strategies.runs import FIELDS, one_turn, run, text, tool_call
+
+COUNTER = AgentScopeEstimator()
+
+
+def test_every_run_is_metered_by_default() -> None:
+    env = Env(
+        counter=COUNTER,
+        model=ScriptModel(Script(system_prompt="")),
+        summarizer=FixedSummarizer(fields=FIELDS),
+        texts=CTXLAB_TEXTS,
+        context_size=1000,
+    )
+    assert isinstance(env.cache, PromptCacheMeter)
+
+
+def test_an_appending_run_caches_each_previous_request_whole() -> None:
+    script = one_turn(*(ScriptedRound(calls=(tool_call("retrieve", "{}", text(4000)),)) for _ in range(6)))
+    ran = run(none.NoStrategy(), script)
+    calls = ran.outcome.calls
+    for previous, current in zip(calls, calls[1:], strict=False):
+        assert current.cached_tokens == previous.tokens["as_sent"]
+        assert current.cache_write_tokens == current.tokens["as_sent"] - previous.tokens["as_sent"]
+    assert calls[0].cached_tokens == 0
+    totals = ran.meter.totals
+    assert totals.calls == len(calls) and totals.cached_tokens == sum(c.cached_tokens for c in calls)
+    assert totals.hit_rate == pytest.approx(totals.cached_tokens / totals.input_tokens)
+    assert [u.output_tokens for u in ran.meter.usages] == [c.output_tokens for c in calls]
+    assert totals.cost == pytest.approx(sum(u.cost for u in ran.meter.usages))
+
+
+def pure_replay(
+    env_calls: list[tuple[str, tuple[Message, ...], tuple[object, ...], int]],
+) -> list[tuple[int, int]]:
+    state = CacheState()
+    figures = []
+    for kind, messages, tools, output in env_calls:
+        step = account(
+            state,
+            request_view(messages, COUNTER, tools),  # type: ignore[arg-type]
+            kind=kind,  # type: ignore[arg-type]
+            output_tokens=output,
+            counter=COUNTER,
+        )
+        state = step.state
+        figures.append((step.usage.cached_tokens, step.usage.written_tokens))
+    return figures
+
+
+class Spy(PromptCacheMeter):
+    """A meter that remembers each request, to replay it through the pure function."""
+
+    seen: list[tuple[str, tuple[Message, ...], tuple[object, ...], int]]
+
+    def observe(self, kind, messages, tools, output_tokens=0):  # type: ignore[no-untyped-def]
+        self.seen.append((kind, messages, tools, output_tokens))
+        return super().observe(kind, messages, tools, output_tokens)
+
+
+@settings(max_examples=40)
+@given(parity_cases())
+def test_the_meter_equals_the_pure_accounting_on_every_call(case: tuple[Script, ParityConfig]) -> None:
+    script, config = case
+    from ctxlab.engine.run import run_script
+    from ctxlab.engine.workspace import InMemoryWorkspace
+
+    spy = Spy(COUNTER)
+    spy.seen = []
+    outcome = run_script(
+        script,
+        agentscope.AgentScopeStrategy(texts=CTXLAB_TEXTS, params=params_of(config)),
+        model=ScriptModel(script),
+        summarizer=FixedSummarizer(fields=dict(config.summary_fields)),
+        texts=CTXLAB_TEXTS,
+        context_size=config.context_size,
+        workspace=InMemoryWorkspace(),
+        cache=spy,
+    )
+    assert [(c.cached_tokens, c.cache_write_tokens) for c in outcome.calls] == pure_replay(spy.seen)
+    for call, usage in zip(outcome.calls, spy.usages, strict=True):
+        assert usage.input_tokens == call.tokens["as_sent"]  # the meter counts what was recorded
+        assert 0 <= call.cached_tokens <= call.tokens["as_sent"]
+
+
+def test_each_stored_message_is_converted_once_while_it_is_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    converted: list[int] = []
+    real = cache_module.to_openai_one
+
+    def counting(message: Message):  # type: ignore[no-untyped-def]
+        converted.append(id(message))
+        return real(message)
+
+    monkeypatch.setattr(cache_module, "to_openai_one", counting)
+    script = generate("long_conversation", {"turns": 40}, seed=0).script
+    ran = run(none.NoStrategy(), script)
+    sent = ran.sent()
+    expected = len(sent[0])
+    for previous, current in zip(sent, sent[1:], strict=False):
+        known = {id(m) for m in previous}
+        expected += sum(1 for m in current if id(m) not in known)
+    assert len(converted) == expected  # new message objects only: O(change) per call
+    assert len(converted) < sum(len(s) for s in sent) / 5
+
+
+def test_clearing_breaks_the_prefix_where_the_edit_starts() -> None:
+    rounds = [ScriptedRound(calls=(tool_call("retrieve", f'{{"q": {k}}}', text(12_000)),)) for k in range(12)]
+    params = ANTHROPIC.params(trigger=20_000, keep=1)
+    ran = run(ANTHROPIC.build(params, CTXLAB_TEXTS), one_turn(*rounds))
+    edited = [c for c in ran.outcome.calls if c.tokens["as_sent"] < 20_000 and c.call_index > 5]
+    assert edited and all(c.cached_tokens < c.tokens["as_sent"] - 3000 for c in edited)
+    assert ran.meter.totals.hit_rate < run(none.NoStrategy(), one_turn(*rounds)).meter.totals.hit_rate
+
+
+def test_a_meter_without_caching_bills_every_input_token() -> None:
+    meter = PromptCacheMeter(COUNTER, prices=Prices(input=2.0), caching=False)
+    message = Message(role="user", blocks=text(400))
+    meter.observe("reasoning", (message,), ())
+    use = meter.observe("reasoning", (message,), ())
+    assert use == (0, 0) and meter.totals.cost == pytest.approx(2 * 100 * 2.0 / 1e6)

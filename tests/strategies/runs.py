@@ -1,0 +1,134 @@
+"""Running presets through the engine in tests: one call, its outcome and its cache meter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxlab.core.blocks import Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages import Message
+from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.engine.cache import PromptCacheMeter
+from ctxlab.engine.hooks import RunSettings, Strategy
+from ctxlab.engine.loop import RunOutcome
+from ctxlab.engine.run import run_script
+from ctxlab.engine.workspace import InMemoryWorkspace
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.models.summarizers import FailMode, FixedSummarizer
+from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.workloads.build import schemas
+
+COUNTER = AgentScopeEstimator()
+FIELDS = {
+    "task_overview": "Fix the parser.",
+    "current_state": "Tests run.",
+    "important_discoveries": "Port 5432.",
+    "next_steps": "Commit.",
+    "context_to_preserve": "No Co-Authored-By.",
+}
+TOOLS = schemas("Read", "grep", "bash", "retrieve")
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """A finished run, its meter, workspace and summarizer."""
+
+    outcome: RunOutcome
+    meter: PromptCacheMeter
+    workspace: InMemoryWorkspace
+    summarizer: FixedSummarizer
+    model: ScriptModel
+
+    def reasoning(self) -> list[int]:
+        """Input tokens of each reasoning call."""
+        return [c.tokens["as_sent"] for c in self.outcome.calls if c.kind == "reasoning"]
+
+    def total(self) -> int:
+        """Input tokens of every call."""
+        return sum(c.tokens["as_sent"] for c in self.outcome.calls)
+
+    def events(self) -> list[str]:
+        """Every event of the run, in order."""
+        return [e for c in self.outcome.calls for e in c.events]
+
+    def violations(self) -> list[str]:
+        """Every protocol violation of the run."""
+        return [str(v) for c in self.outcome.calls for v in c.violations]
+
+    def sent(self) -> list[tuple[Message, ...]]:
+        """The messages of each reasoning request the model received."""
+        return [r.messages for r in self.model.requests]
+
+
+def run(
+    strategy: Strategy,
+    script: Script,
+    *,
+    window: int = 200_000,
+    fail_on: Sequence[int] = (),
+    fail_mode: FailMode = "no_tool_call",
+    workspace: bool = True,
+    max_iters: int = 200,
+) -> Ran:
+    """Run `script` (ids assigned here) through `strategy` with the fixed summarizer."""
+    script = assign_call_ids(script)
+    meter = PromptCacheMeter(COUNTER)
+    model = ScriptModel(script)
+    summarizer = FixedSummarizer(fields=FIELDS, fail_on=frozenset(fail_on), fail_mode=fail_mode)
+    files = InMemoryWorkspace()
+    outcome = run_script(
+        script,
+        strategy,
+        model=model,
+        summarizer=summarizer,
+        texts=CTXLAB_TEXTS,
+        context_size=window,
+        workspace=files if workspace else None,
+        settings=RunSettings(
+            max_iters=max_iters,
+            max_iters_hint=CTXLAB_TEXTS.max_iters_hint,
+            max_iters_source=CTXLAB_TEXTS.max_iters_source,
+        ),
+        cache=meter,
+    )
+    return Ran(outcome=outcome, meter=meter, workspace=files, summarizer=summarizer, model=model)
+
+
+def text(size: int, tag: str = "r") -> tuple[Part, ...]:
+    """One text part of `size` ASCII bytes (size // 4 tokens when size is a multiple of 4)."""
+    return (TextBlock(text=(tag * size)[:size]),)
+
+
+def lines(count: int, width: int = 79, tag: str = "l") -> tuple[Part, ...]:
+    """`count` lines of `width` bytes joined by newlines."""
+    return (TextBlock(text="\n".join((f"{tag}{k:05d}" * width)[:width] for k in range(count))),)
+
+
+def tool_call(
+    tool: str, arguments: str, result: tuple[Part, ...] | None, error: bool = False
+) -> ScriptedCall:
+    """A scripted call."""
+    return ScriptedCall(tool=tool, input=arguments, result=result, error=error)
+
+
+def one_turn(
+    *rounds: ScriptedRound, system: str = "You are a careful agent.", user: str = "Do it."
+) -> Script:
+    """A script of one turn of `rounds`."""
+    turn = ScriptedTurn(user=(TextBlock(text=user),), rounds=rounds, final="Done.")
+    return Script(system_prompt=system, tools=TOOLS, turns=(turn,))
+
+
+def turns(*rounds_per_turn: tuple[ScriptedRound, ...], system: str = "You are a careful agent.") -> Script:
+    """A script of several turns."""
+    made = tuple(
+        ScriptedTurn(user=(TextBlock(text=f"Question {t}."),), rounds=rounds, final=f"Answer {t}.")
+        for t, rounds in enumerate(rounds_per_turn)
+    )
+    return Script(system_prompt=system, tools=TOOLS, turns=made)
+
+
+def results_of(ran: Ran) -> list[ToolResultBlock]:
+    """The result blocks of the final stored context, in order."""
+    return [b for m in ran.outcome.state.context for b in m.blocks if isinstance(b, ToolResultBlock)]

@@ -1,0 +1,131 @@
+"""The clearing and masking presets through the engine: anthropic-clear, langchain-clear,
+swe-agent, openhands masking, and the protocol-blind sliding window."""
+
+from __future__ import annotations
+
+from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.clearing import (
+    AnthropicClearParams,
+    LangChainClearParams,
+    LastNObservationsParams,
+    ObservationMaskingParams,
+)
+from ctxlab.core.messages import Message
+from ctxlab.core.script import ScriptedRound
+from ctxlab.strategies import anthropic, langchain, openhands, sliding_window, swe_agent
+from ctxlab.strategies.openhands import CondenserSettings, OpenHandsParams
+from ctxlab.texts import CTXLAB_TEXTS
+from tests.strategies.runs import one_turn, results_of, run, text, tool_call
+
+CLEARED = AnthropicClearParams().placeholder
+
+
+def search(k: int, tool: str = "retrieve", size: int = 4000) -> ScriptedRound:
+    return ScriptedRound(calls=(tool_call(tool, f'{{"query": "q{k}"}}', text(size, tag=str(k % 10))),))
+
+
+def shown(messages: tuple[Message, ...]) -> list[str]:
+    return [b.text for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)]
+
+
+def calls_in(messages: tuple[Message, ...]) -> list[str]:
+    return [b.input for m in messages for b in m.blocks if isinstance(b, ToolCallBlock)]
+
+
+def test_anthropic_clearing_edits_each_request_past_the_trigger_and_keeps_the_history() -> None:
+    strategy = anthropic.build(AnthropicClearParams(trigger=5000), CTXLAB_TEXTS)
+    ran = run(strategy, one_turn(*(search(k) for k in range(10))))
+    assert all(r.text != CLEARED for r in results_of(ran))  # the client keeps full results
+    last = shown(ran.sent()[-1])
+    assert last[:-3] == [CLEARED] * 7 and CLEARED not in last[-3:]  # all but the 3 newest
+    # 1,000-token results: the history passes 5,000 tokens at the 5th result; from then on every
+    # request (calls 5 to 10) clears one more result than the previous one.
+    assert [c.call_index for c in ran.outcome.calls if "cleared" in c.events] == [5, 6, 7, 8, 9, 10]
+    assert max(ran.reasoning()[5:]) < 3500
+    assert ran.violations() == []
+
+
+def test_anthropic_clearing_skips_excluded_tools_and_can_clear_inputs() -> None:
+    params = AnthropicClearParams(trigger=3000, exclude_tools=("grep",), clear_tool_inputs=True)
+    rounds = [search(k, "grep" if k % 3 == 0 else "retrieve") for k in range(8)]
+    ran = run(anthropic.build(params, CTXLAB_TEXTS), one_turn(*rounds))
+    sent = ran.sent()[-1]
+    results = [b for m in sent for b in m.blocks if isinstance(b, ToolResultBlock)]
+    for k, result in enumerate(results[:-3]):
+        assert (result.text == CLEARED) == (k % 3 != 0)
+    assert calls_in(sent)[:-3] == ['{"query": "q0"}', "{}", "{}", '{"query": "q3"}', "{}"]
+
+
+def test_clear_at_least_holds_the_edit_back_until_it_reclaims_enough() -> None:
+    params = AnthropicClearParams(trigger=3000, clear_at_least=4500)
+    ran = run(anthropic.build(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(8))))
+    first = next(i for i, c in enumerate(ran.outcome.calls) if "cleared" in c.events)
+    cleared_counts = [shown(sent).count(CLEARED) for sent in ran.sent()]
+    assert cleared_counts[first] >= 5 and set(cleared_counts[:first]) == {0}  # ≥ 4500 tokens at once
+    assert ran.reasoning()[first - 1] > 3000  # over the trigger but not worth clearing yet
+
+
+def test_persisted_clearing_edits_the_stored_history_so_it_grows_back_before_clearing_again() -> None:
+    params = AnthropicClearParams(trigger=5000, persist=True)
+    ran = run(anthropic.build(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(16))))
+    stored = [r.text for r in results_of(ran)]
+    assert CLEARED in stored
+    assert ran.events().count("cleared") < 16 - 5
+    assert ran.violations() == []
+
+
+def test_langchain_clearing_is_request_only_and_runs_again_every_turn() -> None:
+    """langchain #37815: the edit never reaches the stored state, so every request redoes it."""
+    params = LangChainClearParams(trigger=5000)
+    ran = run(langchain.build_clear(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(10))))
+    placeholder = params.placeholder
+    assert all(r.text != placeholder for r in results_of(ran))
+    assert shown(ran.sent()[-1]).count(placeholder) == 7
+    persisted = run(
+        langchain.build_clear(LangChainClearParams(trigger=5000, persist=True), CTXLAB_TEXTS),
+        one_turn(*(search(k) for k in range(10))),
+    )
+    assert [r.text for r in results_of(persisted)].count(placeholder) >= 4  # PR #39265
+
+
+def test_langchain_clear_at_least_stops_once_enough_is_reclaimed() -> None:
+    params = LangChainClearParams(trigger=5000, clear_at_least=1500)
+    ran = run(langchain.build_clear(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(10))))
+    first = next(s for s in ran.sent() if params.placeholder in str(s))
+    assert shown(first).count(params.placeholder) == 2  # 2 × 1,000 tokens ≥ 1,500: stop there
+
+
+def test_swe_agent_shows_only_the_last_5_observations() -> None:
+    ran = run(swe_agent.PRESET.strategy(), one_turn(*(search(k) for k in range(9))))
+    last = shown(ran.sent()[-1])
+    assert ["elided" in t for t in last] == [True] * 4 + [False] * 5
+    assert last[0] == LastNObservationsParams().notice.replace("{lines}", "1")
+    assert all("elided" not in r.text for r in results_of(ran))
+
+
+def test_openhands_masks_observations_outside_the_attention_window() -> None:
+    params = OpenHandsParams(
+        masking=ObservationMaskingParams(attention_window=6), condenser=CondenserSettings()
+    )
+    ran = run(openhands.build(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(8))))
+    last = shown(ran.sent()[-1])
+    masked = ObservationMaskingParams().placeholder
+    assert last.count(masked) == 5 and masked not in last[-3:]  # 6 events: 3 calls and 3 results
+    assert "cleared" in ran.events() and ran.violations() == []
+
+
+def test_the_sliding_window_orphans_results_and_the_lab_reports_it() -> None:
+    rounds = [
+        ScriptedRound(
+            calls=(
+                tool_call("retrieve", '{"query": "a"}', text(2000, "a")),
+                tool_call("retrieve", '{"query": "b"}', text(2000, "b")),
+            )
+        )
+        for _ in range(6)
+    ]
+    ran = run(sliding_window.PRESET.strategy(), one_turn(*rounds), window=3100)
+    assert "dropped" in ran.events() and max(ran.reasoning()) <= 3100
+    rules = {v.rule for c in ran.outcome.calls for v in c.violations}
+    assert rules == {"openai", "anthropic"}, "a protocol-blind window must orphan something here"
+    assert all(len(b.text) == 2000 for b in results_of(ran))  # the stored history is whole

@@ -1,0 +1,118 @@
+"""Every zoo preset: its source's defaults, its description, and one it can be built from."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ctxlab.core.cutoff import ContextSize
+from ctxlab.strategies.steps import StepStrategy
+from ctxlab.strategies.zoo import PRESETS, preset
+from ctxlab.texts import CTXLAB_TEXTS
+
+DEFAULTS = {
+    "nonoka": {
+        "budget": {"max_tokens": 8192, "reserve_output_tokens": 4096, "compaction_buffer_tokens": 2048},
+        "evict.max_bytes": 12 * 1024,
+        "evict.preview_chars": 800,
+        "evict.preview_side": 360,
+        "microcompact.command_chars": 200,
+        "summarize": False,
+        "summary_failure_limit": 3,
+        "trim.keep_last": 2,
+    },
+    "anthropic-clear": {
+        "trigger": 100_000,
+        "keep": 3,
+        "clear_at_least": None,
+        "exclude_tools": (),
+        "clear_tool_inputs": False,
+        "persist": False,
+    },
+    "langchain-clear": {
+        "trigger": 100_000,
+        "clear_at_least": 0,
+        "keep": 3,
+        "clear_tool_inputs": False,
+        "exclude_tools": (),
+        "persist": False,
+    },
+    "langchain-summary": {
+        "keep": ContextSize("messages", 20),
+        "trigger": (ContextSize("fraction", 0.85),),
+        "trim_tokens_to_summarize": 4000,
+        "keep_on_failure": False,
+    },
+    "deepagents": {
+        "large_results.token_limit": 20_000,
+        "large_results.chars_per_token": 4,
+        "large_results.head_lines": 5,
+        "large_results.tail_lines": 5,
+        "summary.trigger": (ContextSize("fraction", 0.85),),
+        "summary.keep": ContextSize("fraction", 0.10),
+        "summary.offload_history": True,
+    },
+    "openhands": {
+        "condenser.condenser.max_size": 120,
+        "condenser.condenser.keep_first": 4,
+        "condenser.max_event_length": 10_000,
+        "masking.attention_window": 100,
+    },
+    "openhands-hybrid": {"masking.n": 10, "condenser.condenser.max_size": 120},
+    "swe-agent": {"n": 5, "polling": 1},
+    "sliding-window": {"max_tokens": None, "keep_system": True, "persist": False},
+    "none": {},
+}
+
+
+def field_at(params: object, path: str) -> object:
+    value = params
+    for part in path.split("."):
+        value = getattr(value, part)
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value  # type: ignore[arg-type]
+
+
+def test_every_family_of_the_design_table_has_a_preset() -> None:
+    names = [p.name for p in PRESETS]
+    assert names == list(DEFAULTS) and len(set(names)) == len(names)
+    with pytest.raises(KeyError, match="known: nonoka"):
+        preset("nonok")
+
+
+@pytest.mark.parametrize("name", list(DEFAULTS))
+def test_each_preset_uses_its_sources_defaults(name: str) -> None:
+    info = preset(name)
+    params = info.params()
+    for path, expected in DEFAULTS[name].items():
+        assert field_at(params, path) == expected, path
+    assert dataclasses.is_dataclass(params) and info.defaults() == dataclasses.asdict(params)
+    assert type(params).__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", list(DEFAULTS))
+def test_each_strategy_describes_its_parameters_and_source(name: str) -> None:
+    info = preset(name)
+    strategy = info.build(info.params(), CTXLAB_TEXTS)
+    assert strategy.name == name
+    described = strategy.describe()  # type: ignore[attr-defined]
+    assert described == {"name": name, "source": info.source, "params": info.defaults()}
+    assert strategy.params() == info.defaults()  # type: ignore[attr-defined]
+    assert info.summary and info.source and name in info.describe()
+
+
+def test_sources_name_what_they_follow() -> None:
+    sources = {p.name: p.source for p in PRESETS}
+    assert "nonoka/core/memory.py" in sources["nonoka"]
+    assert "clear_tool_uses_20250919" in sources["anthropic-clear"]
+    assert "ClearToolUsesEdit" in sources["langchain-clear"]
+    assert "SummarizationMiddleware" in sources["langchain-summary"]
+    assert "filesystem.py" in sources["deepagents"]
+    assert "LLMSummarizing" in sources["openhands"] and "Complexity Trap" in sources["openhands-hybrid"]
+    assert "LastNObservations" in sources["swe-agent"] and "#33245" in sources["sliding-window"]
+
+
+def test_presets_build_with_other_parameters() -> None:
+    info = preset("anthropic-clear")
+    strategy = info.strategy(info.params(trigger=5, keep=1))
+    assert isinstance(strategy, StepStrategy) and strategy.params()["trigger"] == 5

@@ -1,0 +1,282 @@
+"""For every zoo preset but the sliding-window baseline, no request breaks the `openai` or
+`anthropic` rules, on random scripts and on the generators; the baseline's orphans are all
+reported, each where it happens."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from ctxlab.core.blocks import DataBlock, Part, TextBlock
+from ctxlab.core.budget import BudgetParams
+from ctxlab.core.clearing import (
+    AnthropicClearParams,
+    LangChainClearParams,
+    LargeResultParams,
+    LastNObservationsParams,
+    ObservationMaskingParams,
+)
+from ctxlab.core.cutoff import CondenserParams, ContextSize
+from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.core.wire import to_openai
+from ctxlab.engine.hooks import Strategy
+from ctxlab.strategies import (
+    anthropic,
+    deepagents,
+    langchain,
+    none,
+    nonoka,
+    openhands,
+    sliding_window,
+    swe_agent,
+)
+from ctxlab.strategies.deepagents import DeepAgentsParams
+from ctxlab.strategies.langchain import LangChainSummaryParams
+from ctxlab.strategies.nonoka import NonokaParams
+from ctxlab.strategies.openhands import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.strategies.sliding_window import WindowParams
+from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.workloads.generators import GENERATORS, generate
+from tests.strategies.runs import TOOLS, run
+
+PATHS = ("src/app.py", "README.md", "config.yaml")
+IMAGE = DataBlock(media_type="image/png", source="https://example.com/plot.png")
+
+
+@st.composite
+def scripted_call(draw: st.DrawFn, window: int) -> ScriptedCall:
+    tool = draw(st.sampled_from(["Read", "grep", "bash", "retrieve"]))
+    arguments: dict[str, str] = {
+        "Read": {"file_path": draw(st.sampled_from(PATHS))},
+        "grep": {"pattern": draw(st.sampled_from(["TODO", "def main"])), "path": "src"},
+        "bash": {"command": draw(st.sampled_from(["pytest -q", "ls"]))},
+        "retrieve": {"query": draw(st.sampled_from(["a", "b", "c"]))},
+    }[tool]
+    share = draw(st.sampled_from([0.01, 0.05, 0.15, 0.4]))
+    count = max(1, int(window * 4 * share) // 40)
+    parts: list[Part] = [TextBlock(text="\n".join(f"{tool}{k:04d}".ljust(39, ".") for k in range(count)))]
+    if draw(st.integers(0, 6)) == 0:
+        parts.append(IMAGE)
+    return ScriptedCall(
+        tool=tool, input=json.dumps(arguments), result=tuple(parts), error=draw(st.integers(0, 6)) == 0
+    )
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> tuple[Script, int]:
+    window = draw(st.integers(1500, 12_000))
+    made = []
+    for t in range(draw(st.integers(1, 3))):
+        rounds = tuple(
+            ScriptedRound(
+                text=draw(st.one_of(st.none(), st.just(f"Step {t}.{r}."))),
+                calls=tuple(draw(scripted_call(window)) for _ in range(draw(st.integers(1, 3)))),
+            )
+            for r in range(draw(st.integers(0, 6)))
+        )
+        user = "Task: " + "u" * draw(st.integers(10, 400))
+        made.append(ScriptedTurn(user=(TextBlock(text=user),), rounds=rounds, final=f"Answer {t}."))
+    system = "You are careful. " * draw(st.integers(1, 40))
+    return Script(system_prompt=system, tools=TOOLS, turns=tuple(made)), window
+
+
+def nonoka_for(draw: st.DrawFn, window: int) -> Strategy:
+    budget = BudgetParams(
+        max_tokens=window, reserve_output_tokens=window // 2, compaction_buffer_tokens=window // 4
+    )
+    return nonoka.build(NonokaParams(budget=budget, summarize=draw(st.booleans())), CTXLAB_TEXTS)
+
+
+def anthropic_for(draw: st.DrawFn, window: int) -> Strategy:
+    params = AnthropicClearParams(
+        trigger=window // 2,
+        keep=draw(st.integers(0, 3)),
+        clear_at_least=draw(st.sampled_from([None, 0, window // 8])),
+        exclude_tools=draw(st.sampled_from([(), ("grep",)])),
+        clear_tool_inputs=draw(st.sampled_from([False, True, ("bash",)])),
+        persist=draw(st.booleans()),
+    )
+    return anthropic.build(params, CTXLAB_TEXTS)
+
+
+def langchain_clear_for(draw: st.DrawFn, window: int) -> Strategy:
+    params = LangChainClearParams(
+        trigger=window // 2,
+        keep=draw(st.integers(0, 3)),
+        clear_at_least=draw(st.sampled_from([0, window // 8])),
+        clear_tool_inputs=draw(st.booleans()),
+        persist=draw(st.booleans()),
+    )
+    return langchain.build_clear(params, CTXLAB_TEXTS)
+
+
+def summary_for(draw: st.DrawFn) -> LangChainSummaryParams:
+    keep = draw(
+        st.sampled_from(
+            [ContextSize("messages", 2), ContextSize("messages", 20), ContextSize("fraction", 0.1)]
+        )
+    )
+    return LangChainSummaryParams(
+        trigger=(ContextSize("fraction", draw(st.sampled_from([0.3, 0.5, 0.85]))),),
+        keep=keep,
+        keep_on_failure=draw(st.booleans()),
+    )
+
+
+def langchain_summary_for(draw: st.DrawFn, window: int) -> Strategy:
+    return langchain.build_summary(summary_for(draw), CTXLAB_TEXTS)
+
+
+def deepagents_for(draw: st.DrawFn, window: int) -> Strategy:
+    large = LargeResultParams(token_limit=draw(st.sampled_from([50, 400, 20_000])), exclude_tools=())
+    params = DeepAgentsParams(large_results=large, summary=summary_for(draw))
+    return deepagents.build(params, CTXLAB_TEXTS)
+
+
+def condenser_for(draw: st.DrawFn) -> CondenserSettings:
+    max_size = draw(st.integers(6, 30))
+    keep_first = draw(st.integers(0, max_size // 2 - 2))
+    return CondenserSettings(condenser=CondenserParams(max_size=max_size, keep_first=keep_first))
+
+
+def openhands_for(draw: st.DrawFn, window: int) -> Strategy:
+    masking = draw(st.sampled_from([None, ObservationMaskingParams(attention_window=4)]))
+    return openhands.build(OpenHandsParams(masking=masking, condenser=condenser_for(draw)), CTXLAB_TEXTS)
+
+
+def hybrid_for(draw: st.DrawFn, window: int) -> Strategy:
+    masking = LastNObservationsParams(n=draw(st.integers(0, 5)), polling=draw(st.integers(1, 3)))
+    return openhands.build_hybrid(HybridParams(masking=masking, condenser=condenser_for(draw)), CTXLAB_TEXTS)
+
+
+def swe_agent_for(draw: st.DrawFn, window: int) -> Strategy:
+    params = LastNObservationsParams(n=draw(st.integers(0, 5)), polling=draw(st.integers(1, 3)))
+    return swe_agent.build(params, CTXLAB_TEXTS)
+
+
+def none_for(draw: st.DrawFn, window: int) -> Strategy:
+    return none.NoStrategy()
+
+
+CONFIGURED = {
+    "nonoka": nonoka_for,
+    "anthropic-clear": anthropic_for,
+    "langchain-clear": langchain_clear_for,
+    "langchain-summary": langchain_summary_for,
+    "deepagents": deepagents_for,
+    "openhands": openhands_for,
+    "openhands-hybrid": hybrid_for,
+    "swe-agent": swe_agent_for,
+    "none": none_for,
+}
+
+
+@pytest.mark.parametrize("name", list(CONFIGURED))
+@settings(max_examples=25)
+@given(data=st.data(), workload=workloads())
+def test_no_request_breaks_the_provider_rules(
+    name: str, data: st.DataObject, workload: tuple[Script, int]
+) -> None:
+    script, window = workload
+    strategy = CONFIGURED[name](data.draw, window)
+    fail_on = data.draw(st.lists(st.integers(1, 4), max_size=2))
+    ran = run(
+        strategy,
+        script,
+        window=window,
+        fail_on=fail_on,
+        fail_mode=data.draw(st.sampled_from(["raise", "empty"])),
+    )
+    event(f"{name}: " + ",".join(sorted(set(ran.events()) - {"loop_warning"})))  # what the example exercised
+    assert ran.violations() == []
+
+
+SMALL = {
+    "long_conversation": {"turns": 30},
+    "huge_read": {"tool_result_limit": 3000, "excess_tokens": 500},
+    "task_list": {"tasks": 3},
+}
+
+
+def fixed(name: str, window: int) -> Strategy:
+    """Each preset with settings that make it act on a small window."""
+    half = window // 2
+    summary = LangChainSummaryParams(trigger=(ContextSize("fraction", 0.5),), keep=ContextSize("messages", 5))
+    condenser = CondenserSettings(condenser=CondenserParams(max_size=12, keep_first=2))
+    budget = BudgetParams(max_tokens=window, reserve_output_tokens=half, compaction_buffer_tokens=window // 4)
+    match name:
+        case "nonoka":
+            return nonoka.build(NonokaParams(budget=budget, summarize=True), CTXLAB_TEXTS)
+        case "anthropic-clear":
+            return anthropic.build(AnthropicClearParams(trigger=half, persist=True), CTXLAB_TEXTS)
+        case "langchain-clear":
+            return langchain.build_clear(LangChainClearParams(trigger=half), CTXLAB_TEXTS)
+        case "langchain-summary":
+            return langchain.build_summary(summary, CTXLAB_TEXTS)
+        case "deepagents":
+            large = LargeResultParams(token_limit=400, exclude_tools=())
+            return deepagents.build(DeepAgentsParams(large_results=large, summary=summary), CTXLAB_TEXTS)
+        case "openhands":
+            masking = ObservationMaskingParams(attention_window=6)
+            return openhands.build(OpenHandsParams(masking=masking, condenser=condenser), CTXLAB_TEXTS)
+        case "openhands-hybrid":
+            hybrid = HybridParams(masking=LastNObservationsParams(n=2), condenser=condenser)
+            return openhands.build_hybrid(hybrid, CTXLAB_TEXTS)
+        case "swe-agent":
+            return swe_agent.build(LastNObservationsParams(n=2), CTXLAB_TEXTS)
+        case _:
+            return none.NoStrategy()
+
+
+@pytest.mark.parametrize("generator", sorted(GENERATORS))
+@pytest.mark.parametrize("name", [p for p in CONFIGURED if p != "none"])
+def test_no_request_breaks_the_provider_rules_on_the_generators(name: str, generator: str) -> None:
+    script = generate(generator, SMALL.get(generator), seed=0).script
+    ran = run(fixed(name, 6000), script, window=6000)
+    assert ran.violations() == [], (name, generator)
+
+
+def orphans(messages: list[dict[str, Any]]) -> set[str]:
+    """Call ids a request leaves unpaired, found without the lab's checker: results whose call is
+    not in the assistant batch right before them, and calls not answered right after."""
+    bad: set[str] = set()
+    open_calls: set[str] = set()
+    for message in messages:
+        if message["role"] == "tool":
+            if message["tool_call_id"] not in open_calls:
+                bad.add(message["tool_call_id"])
+            open_calls.discard(message["tool_call_id"])
+            continue
+        bad |= open_calls
+        open_calls = (
+            {c["id"] for c in message.get("tool_calls") or ()} if message["role"] == "assistant" else set()
+        )
+    return bad | open_calls
+
+
+@settings(max_examples=40)
+@given(data=st.data(), workload=workloads())
+def test_every_orphan_of_the_sliding_window_is_reported(
+    data: st.DataObject, workload: tuple[Script, int]
+) -> None:
+    script, window = workload
+    params = WindowParams(
+        max_tokens=data.draw(st.integers(window // 4, window)), persist=data.draw(st.booleans())
+    )
+    ran = run(sliding_window.build(params, CTXLAB_TEXTS), script, window=window)
+    for sent, call in zip(ran.sent(), [c for c in ran.outcome.calls if c.kind == "reasoning"], strict=True):
+        found = orphans(to_openai(sent))
+        reported = {v.call_id for v in call.violations if v.rule == "openai"}
+        assert found == reported
+
+
+def test_the_sliding_window_baseline_does_orphan_on_a_generator() -> None:
+    ran = run(sliding_window.PRESET.strategy(), generate("parallel_batches", seed=0).script, window=3000)
+    assert ran.violations() and {v.rule for c in ran.outcome.calls for v in c.violations} >= {
+        "openai",
+        "anthropic",
+    }

@@ -1,0 +1,160 @@
+"""The summarizing presets through the engine: langchain-summary, deepagents (with large-result
+eviction), the OpenHands condenser and the masking + summary hybrid."""
+
+from __future__ import annotations
+
+import json
+
+from ctxlab.core.blocks import ToolResultBlock
+from ctxlab.core.clearing import LargeResultParams
+from ctxlab.core.codec import decode_messages
+from ctxlab.core.cutoff import CondenserParams, ContextSize
+from ctxlab.core.script import ScriptedRound
+from ctxlab.core.units import view_units
+from ctxlab.models.summarizers import summary_text_of
+from ctxlab.strategies import deepagents, langchain, openhands
+from ctxlab.strategies.langchain import LangChainSummaryParams
+from ctxlab.strategies.openhands import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.texts import CTXLAB_TEXTS
+from tests.strategies.runs import FIELDS, lines, one_turn, results_of, run, text, tool_call
+
+PREFIX = "Summary of the conversation to date:\n\n"
+
+
+def search(k: int, size: int = 4000) -> ScriptedRound:
+    return ScriptedRound(calls=(tool_call("retrieve", f'{{"query": "q{k}"}}', text(size, tag=str(k % 10))),))
+
+
+KEEP_20 = ContextSize("messages", 20)
+
+
+def summary(trigger: float, keep: ContextSize = KEEP_20, **kw: object) -> LangChainSummaryParams:
+    return LangChainSummaryParams(trigger=(ContextSize("fraction", trigger),), keep=keep, **kw)  # type: ignore[arg-type]
+
+
+def test_langchain_summarizes_all_but_the_last_20_messages_into_a_user_message() -> None:
+    ran = run(
+        langchain.build_summary(summary(0.5), CTXLAB_TEXTS),
+        one_turn(*(search(k, 400) for k in range(20))),
+        window=4000,
+    )
+    (call,) = [c for c in ran.outcome.calls if c.kind == "summary"][:1]
+    assert call.tokens["messages"] > 0 and "compressed" in ran.events()
+    state = ran.outcome.state
+    assert state.summary == PREFIX + summary_text_of(FIELDS)
+    after = next(s for s in ran.sent() if len(s) > 1 and s[1].blocks[0].text.startswith(PREFIX))  # type: ignore[union-attr]
+    assert after[1].role == "user"
+    kept = view_units(after[2:])
+    assert len(kept) <= 20 and kept[0].kind in ("calls", "user")  # the cut never starts on a result
+    assert ran.violations() == []
+
+
+def test_the_summary_request_trims_the_span_to_its_last_4000_tokens_and_carries_the_old_summary() -> None:
+    ran = run(
+        langchain.build_summary(summary(0.5, ContextSize("messages", 4)), CTXLAB_TEXTS),
+        one_turn(*(search(k, 8000) for k in range(12))),
+        window=20_000,
+    )
+    requests = ran.summarizer.requests
+    assert len(requests) >= 2
+    assert all(r.input_tokens <= 4000 + 400 for r in requests)  # the span cut to 4,000 tokens + prompt
+    second = requests[1].messages[0].blocks[0].text  # type: ignore[union-attr]
+    assert PREFIX in second  # the previous summary is summarized with the span, as LangChain does
+
+
+def test_a_failed_summary_still_cuts_the_span_with_an_error_notice() -> None:
+    """The inspected LangChain turns a summarizer exception into the summary text."""
+    ran = run(
+        langchain.build_summary(summary(0.5), CTXLAB_TEXTS),
+        one_turn(*(search(k, 400) for k in range(20))),
+        window=4000,
+        fail_on=(1,),
+        fail_mode="raise",
+    )
+    first = next(c for c in ran.outcome.compressions)
+    assert not first.summary_ok and "the summary request failed" in str(first.summary)
+    assert "summary_failed" in ran.events()
+    kept = run(
+        langchain.build_summary(summary(0.5, keep_on_failure=True), CTXLAB_TEXTS),
+        one_turn(*(search(k, 400) for k in range(20))),
+        window=4000,
+        fail_on=(1,),
+        fail_mode="raise",
+    )
+    assert kept.outcome.compressions[0].summary_ok  # the failed attempt changed nothing
+
+
+def test_deepagents_evicts_a_large_result_to_a_file_with_a_head_and_tail_preview() -> None:
+    big = ScriptedRound(
+        calls=(tool_call("retrieve", '{"query": "all"}', lines(1200, width=79)),)
+    )  # 96,000 chars
+    small = ScriptedRound(calls=(tool_call("retrieve", '{"query": "one"}', lines(10, width=79)),))
+    ran = run(deepagents.PRESET.strategy(), one_turn(big, small))
+    stub, kept = results_of(ran)
+    assert kept.text == lines(10, width=79)[0].text  # type: ignore[union-attr]
+    (path,) = ran.workspace.files
+    assert ran.workspace.read(path).decode("utf-8") == lines(1200, width=79)[0].text  # type: ignore[union-attr]
+    assert f"saved at {path}" in stub.text and "... [1190 lines omitted] ..." in stub.text
+    preview = stub.text.split("lines:\n\n", 1)[1].splitlines()
+    assert [p.split("\t")[0].strip() for p in preview if "\t" in p] == [
+        *map(str, range(1, 6)),
+        *map(str, range(1196, 1201)),
+    ]
+    assert ran.events() == ["offloaded"]
+
+
+def test_deepagents_does_not_evict_excluded_tools_or_results_at_the_limit() -> None:
+    at_limit = LargeResultParams().token_limit * 4
+    rounds = [
+        ScriptedRound(calls=(tool_call("read_file", '{"path": "a"}', text(at_limit + 10)),)),
+        ScriptedRound(calls=(tool_call("retrieve", "{}", text(at_limit)),)),
+    ]
+    ran = run(deepagents.PRESET.strategy(), one_turn(*rounds))
+    assert [len(r.text) for r in results_of(ran)] == [at_limit + 10, at_limit] and not ran.workspace.files
+
+
+def test_deepagents_summarizes_at_085_keeping_010_and_saves_the_history() -> None:
+    ran = run(deepagents.PRESET.strategy(), one_turn(*(search(k) for k in range(12))), window=8000)
+    (compression, *_) = ran.outcome.compressions
+    assert compression.offload_path is not None and compression.tokens_before >= 0.85 * 8000
+    saved = decode_messages(json.loads(ran.workspace.read(compression.offload_path)))
+    assert saved and f"saved at '{compression.offload_path}'" in str(compression.summary)
+    assert compression.tokens_after < 0.85 * 8000 and ran.violations() == []
+
+
+def test_openhands_condenses_over_max_size_keeping_the_first_events_and_half_the_view() -> None:
+    params = OpenHandsParams(
+        masking=None, condenser=CondenserSettings(condenser=CondenserParams(max_size=10, keep_first=2))
+    )
+    ran = run(openhands.build(params, CTXLAB_TEXTS), one_turn(*(search(k, 400) for k in range(12))))
+    assert "compressed" in ran.events() and ran.violations() == []
+    for sent in ran.sent():
+        events = view_units(sent[1:])  # system prompt excluded; the summary counts as an event
+        assert len(events) <= 10 + 1
+    first = ran.summarizer.requests[0].messages[0].blocks[0].text  # type: ignore[union-attr]
+    assert "<previous_notes>\n\n</previous_notes>" in first and "tool result call-0001" not in first
+    second = ran.summarizer.requests[1].messages[0].blocks[0].text  # type: ignore[union-attr]
+    assert summary_text_of(FIELDS) in second  # the previous summary is fed back
+    context = ran.outcome.state.context
+    assert context[0].role == "user"  # the first events stay
+
+
+def test_openhands_cuts_each_forgotten_event_to_max_event_length() -> None:
+    params = OpenHandsParams(
+        masking=None,
+        condenser=CondenserSettings(
+            condenser=CondenserParams(max_size=6, keep_first=1), max_event_length=100
+        ),
+    )
+    ran = run(openhands.build(params, CTXLAB_TEXTS), one_turn(*(search(k, 4000) for k in range(6))))
+    request = ran.summarizer.requests[0].messages[0].blocks[0].text  # type: ignore[union-attr]
+    assert "characters left out]" in request and len(request) < 2000
+
+
+def test_the_hybrid_masks_during_accumulation_and_summarizes_when_the_view_is_long() -> None:
+    params = HybridParams(condenser=CondenserSettings(condenser=CondenserParams(max_size=30, keep_first=2)))
+    ran = run(openhands.build_hybrid(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(24))))
+    events = ran.events()
+    assert "cleared" in events and "compressed" in events and ran.violations() == []
+    last = [b for m in ran.sent()[-1] for b in m.blocks if isinstance(b, ToolResultBlock)]
+    assert sum("elided" not in r.text for r in last) <= 10
