@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 
@@ -21,7 +23,7 @@ from ctxlab.workloads.generators import generate
 from tests.parity.lab import params_of
 from tests.parity.spec import ParityConfig
 from tests.parity.workloads import parity_cases
-from tests.strategies.runs import FIELDS, one_turn, run, text, tool_call
+from tests.zoo.runs import FIELDS, one_turn, run, text, tool_call
 
 COUNTER = AgentScopeEstimator()
 
@@ -41,7 +43,7 @@ def test_an_appending_run_caches_each_previous_request_whole() -> None:
     script = one_turn(*(ScriptedRound(calls=(tool_call("retrieve", "{}", text(4000)),)) for _ in range(6)))
     ran = run(none.NoStrategy(), script)
     calls = ran.outcome.calls
-    for previous, current in zip(calls, calls[1:], strict=False):
+    for previous, current in itertools.pairwise(calls):
         assert current.cached_tokens == previous.tokens["as_sent"]
         assert current.cache_write_tokens == current.tokens["as_sent"] - previous.tokens["as_sent"]
     assert calls[0].cached_tokens == 0
@@ -120,7 +122,7 @@ def test_each_stored_message_is_converted_once_while_it_is_remembered(
     ran = run(none.NoStrategy(), script)
     sent = ran.sent()
     expected = len(sent[0])
-    for previous, current in zip(sent, sent[1:], strict=False):
+    for previous, current in itertools.pairwise(sent):
         known = {id(m) for m in previous}
         expected += sum(1 for m in current if id(m) not in known)
     assert len(converted) == expected  # new message objects only: O(change) per call

@@ -17,7 +17,7 @@ from ctxlab.models.scripted import FunctionModel, ScriptModel
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS
-from tests.strategies.runs import COUNTER, FIELDS, one_turn, run, text, tool_call
+from tests.zoo.runs import COUNTER, FIELDS, one_turn, run, text, tool_call
 
 STATE = EpisodeState(clock=VirtualClock(instant=DEFAULT_START))
 REQUEST = (text_message("user", "Summarize: ..."),)

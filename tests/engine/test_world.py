@@ -11,7 +11,7 @@ from ctxlab.core.library import builtin_library
 from ctxlab.core.script import ScriptedRound
 from ctxlab.strategies.none import NoStrategy
 from ctxlab.workloads.generators import generate
-from tests.strategies.runs import one_turn, results_of, run, tool_call
+from tests.zoo.runs import one_turn, results_of, run, tool_call
 
 
 def read_call(**arguments: object) -> ScriptedRound:

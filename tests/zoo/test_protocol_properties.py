@@ -41,7 +41,7 @@ from ctxlab.strategies.openhands import CondenserSettings, HybridParams, OpenHan
 from ctxlab.strategies.sliding_window import WindowParams
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.generators import GENERATORS, generate
-from tests.strategies.runs import TOOLS, run
+from tests.zoo.runs import TOOLS, run
 
 PATHS = ("src/app.py", "README.md", "config.yaml")
 IMAGE = DataBlock(media_type="image/png", source="https://example.com/plot.png")

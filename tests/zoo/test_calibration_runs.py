@@ -23,7 +23,7 @@ from ctxlab.core.tools import tools_bytes
 from ctxlab.strategies import anthropic, none, swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.build import schemas
-from tests.strategies.runs import run
+from tests.zoo.runs import run
 
 OBSERVATION = "\n".join("o" * 39 for _ in range(84))  # 84 lines, 3,359 bytes
 OBSERVATION += "o"  # 3,360 bytes: 840 tokens

@@ -14,7 +14,7 @@ from ctxlab.engine.progress import LOOP_WARNING
 from ctxlab.strategies.nonoka import PRESET, NonokaParams, artifact_id
 from ctxlab.strategies.steps import COMPACTION_STOPPED
 from ctxlab.texts import CTXLAB_TEXTS
-from tests.strategies.runs import Ran, one_turn, results_of, run, text, tool_call, turns
+from tests.zoo.runs import Ran, one_turn, results_of, run, text, tool_call, turns
 
 HEADER = "[Evidence ledger: tool calls evicted from the context]\n"
 

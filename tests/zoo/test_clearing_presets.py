@@ -15,7 +15,7 @@ from ctxlab.core.script import ScriptedRound
 from ctxlab.strategies import anthropic, langchain, openhands, sliding_window, swe_agent
 from ctxlab.strategies.openhands import CondenserSettings, OpenHandsParams
 from ctxlab.texts import CTXLAB_TEXTS
-from tests.strategies.runs import one_turn, results_of, run, text, tool_call
+from tests.zoo.runs import one_turn, results_of, run, text, tool_call
 
 CLEARED = AnthropicClearParams().placeholder
 

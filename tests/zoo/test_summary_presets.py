@@ -16,7 +16,7 @@ from ctxlab.strategies import deepagents, langchain, openhands
 from ctxlab.strategies.langchain import LangChainSummaryParams
 from ctxlab.strategies.openhands import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.texts import CTXLAB_TEXTS
-from tests.strategies.runs import FIELDS, lines, one_turn, results_of, run, text, tool_call
+from tests.zoo.runs import FIELDS, lines, one_turn, results_of, run, text, tool_call
 
 PREFIX = "Summary of the conversation to date:\n\n"
 

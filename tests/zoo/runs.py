@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.blocks import Part, TextBlock, ToolResultBlock
@@ -10,7 +10,7 @@ from ctxlab.core.messages import Message
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.engine.cache import PromptCacheMeter
-from ctxlab.engine.hooks import RunSettings, Strategy
+from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.run import run_script
 from ctxlab.engine.workspace import InMemoryWorkspace
@@ -70,6 +70,7 @@ def run(
     fail_mode: FailMode = "no_tool_call",
     workspace: bool = True,
     max_iters: int = 200,
+    builtins: Mapping[str, BuiltinTool] | None = None,
 ) -> Ran:
     """Run `script` (ids assigned here) through `strategy` with the fixed summarizer."""
     script = assign_call_ids(script)
@@ -91,6 +92,7 @@ def run(
             max_iters_source=CTXLAB_TEXTS.max_iters_source,
         ),
         cache=meter,
+        builtins=builtins,
     )
     return Ran(outcome=outcome, meter=meter, workspace=files, summarizer=summarizer, model=model)
 

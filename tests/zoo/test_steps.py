@@ -13,7 +13,7 @@ from ctxlab.strategies.langchain import LangChainSummaryParams, SummarizeOldest
 from ctxlab.strategies.steps import COMPACTION_STOPPED, StepStrategy
 from ctxlab.strategies.swe_agent import LastNObservations
 from ctxlab.texts import CTXLAB_TEXTS
-from tests.strategies.runs import COUNTER, run, text, tool_call, turns
+from tests.zoo.runs import COUNTER, run, text, tool_call, turns
 
 
 def retrieve(k: int, size: int = 400) -> ScriptedRound:
