@@ -72,14 +72,25 @@ class CondenserSettings:
     """The LLM-summarizing condenser's settings (the prompt is ctxlab's own).
 
     Attributes:
-        condenser: `max_size`, `keep_first`, `max_tokens` (SDK: 120, 4, none).
+        max_size: condense when the view holds more events than this (SDK: 120).
+        keep_first: events always kept at the start (SDK: 4).
+        max_tokens: also condense when the request is above this many tokens (SDK: off).
         max_event_length: each forgotten event is cut to this many characters in the prompt.
         prompt: the summary request; `{previous_summary}` and `{conversation}`.
     """
 
-    condenser: CondenserParams = field(default_factory=CondenserParams)
+    max_size: int = 120
+    keep_first: int = 4
+    max_tokens: int | None = None
     max_event_length: int = 10_000
     prompt: str = CONDENSER_PROMPT
+
+    def __post_init__(self) -> None:
+        self.cut()  # OpenHands' own check: keep_first must leave room for a tail
+
+    def cut(self) -> CondenserParams:
+        """The cutoff's settings."""
+        return CondenserParams(max_size=self.max_size, keep_first=self.keep_first, max_tokens=self.max_tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +108,7 @@ class CondenseEvents(Step):
         cut = openhands_cut(
             state.context,
             sizer=sizer,
-            params=self.settings.condenser,
+            params=self.settings.cut(),
             summary_present=bool(state.summary),
             requested=before > env.context_size,
         )
@@ -110,7 +121,7 @@ class CondenseEvents(Step):
             max_event_chars=self.settings.max_event_length,
         )
         outcome = env.summarize_text(state, request)
-        trigger = self.settings.condenser.max_tokens or env.context_size
+        trigger = self.settings.max_tokens or env.context_size
         if outcome.text is None:
             env.recorder.event("summary_failed")
             return Stepped(
@@ -123,7 +134,7 @@ class CondenseEvents(Step):
             env,
             before=before,
             after=after,
-            threshold=self.settings.condenser.max_size,
+            threshold=trigger,
             compressed=len(cut.summarize),
             kept=len(cut.head) + len(cut.keep),
             summary_ok=True,

@@ -20,7 +20,7 @@ from ctxlab.core.clearing import (
     LastNObservationsParams,
     ObservationMaskingParams,
 )
-from ctxlab.core.cutoff import CondenserParams, ContextSize
+from ctxlab.core.cutoff import ContextSize
 from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.core.wire import to_openai
 from ctxlab.engine.hooks import Strategy
@@ -140,7 +140,7 @@ def deepagents_for(draw: st.DrawFn, window: int) -> Strategy:
 def condenser_for(draw: st.DrawFn) -> CondenserSettings:
     max_size = draw(st.integers(6, 30))
     keep_first = draw(st.integers(0, max_size // 2 - 2))
-    return CondenserSettings(condenser=CondenserParams(max_size=max_size, keep_first=keep_first))
+    return CondenserSettings(max_size=max_size, keep_first=keep_first)
 
 
 def openhands_for(draw: st.DrawFn, window: int) -> Strategy:
@@ -206,7 +206,7 @@ def fixed(name: str, window: int) -> Strategy:
     """Each preset with settings that make it act on a small window."""
     half = window // 2
     summary = LangChainSummaryParams(trigger=(ContextSize("fraction", 0.5),), keep=ContextSize("messages", 5))
-    condenser = CondenserSettings(condenser=CondenserParams(max_size=12, keep_first=2))
+    condenser = CondenserSettings(max_size=12, keep_first=2)
     budget = BudgetParams(max_tokens=window, reserve_output_tokens=half, compaction_buffer_tokens=window // 4)
     match name:
         case "nonoka":

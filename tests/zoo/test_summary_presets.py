@@ -8,7 +8,7 @@ import json
 from ctxlab.core.blocks import ToolResultBlock
 from ctxlab.core.clearing import LargeResultParams
 from ctxlab.core.codec import decode_messages
-from ctxlab.core.cutoff import CondenserParams, ContextSize
+from ctxlab.core.cutoff import ContextSize
 from ctxlab.core.script import ScriptedRound
 from ctxlab.core.units import view_units
 from ctxlab.models.summarizers import summary_text_of
@@ -123,9 +123,7 @@ def test_deepagents_summarizes_at_085_keeping_010_and_saves_the_history() -> Non
 
 
 def test_openhands_condenses_over_max_size_keeping_the_first_events_and_half_the_view() -> None:
-    params = OpenHandsParams(
-        masking=None, condenser=CondenserSettings(condenser=CondenserParams(max_size=10, keep_first=2))
-    )
+    params = OpenHandsParams(masking=None, condenser=CondenserSettings(max_size=10, keep_first=2))
     ran = run(openhands.build(params, CTXLAB_TEXTS), one_turn(*(search(k, 400) for k in range(12))))
     assert "compressed" in ran.events() and ran.violations() == []
     for sent in ran.sent():
@@ -142,9 +140,7 @@ def test_openhands_condenses_over_max_size_keeping_the_first_events_and_half_the
 def test_openhands_cuts_each_forgotten_event_to_max_event_length() -> None:
     params = OpenHandsParams(
         masking=None,
-        condenser=CondenserSettings(
-            condenser=CondenserParams(max_size=6, keep_first=1), max_event_length=100
-        ),
+        condenser=CondenserSettings(max_size=6, keep_first=1, max_event_length=100),
     )
     ran = run(openhands.build(params, CTXLAB_TEXTS), one_turn(*(search(k, 4000) for k in range(6))))
     request = ran.summarizer.requests[0].messages[0].blocks[0].text  # type: ignore[union-attr]
@@ -152,7 +148,7 @@ def test_openhands_cuts_each_forgotten_event_to_max_event_length() -> None:
 
 
 def test_the_hybrid_masks_during_accumulation_and_summarizes_when_the_view_is_long() -> None:
-    params = HybridParams(condenser=CondenserSettings(condenser=CondenserParams(max_size=30, keep_first=2)))
+    params = HybridParams(condenser=CondenserSettings(max_size=30, keep_first=2))
     ran = run(openhands.build_hybrid(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(24))))
     events = ran.events()
     assert "cleared" in events and "compressed" in events and ran.violations() == []
