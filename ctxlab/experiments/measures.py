@@ -13,12 +13,11 @@ Invariants:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from ctxlab.core.progress import assess_compaction
 from ctxlab.core.retention import RetentionScores
+from ctxlab.engine.progress import LOOP_WARNING
 from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 
 PER_MILLION = 1_000_000
@@ -76,19 +75,11 @@ def _count_violations(rows: Sequence[dict[str, Any]], rule: str) -> int:
     return sum(1 for row in rows for v in str(row["violations"]).split(";") if v.startswith(f"{rule}:"))
 
 
-def loop_warnings(compressions: Sequence[CompressionRecord]) -> int:
-    """Compressions that cannot end the compaction: futile ones (under 1% reclaimed) and ones
-    that leave the request at or above the trigger, so the very next call compresses again."""
-    flagged = 0
-    for record in compressions:
-        progress = assess_compaction(
-            before=record.tokens_before,
-            after=record.tokens_after,
-            floor=record.floor_tokens,
-            trigger=math.ceil(record.threshold),
-        )
-        flagged += progress.flagged or record.tokens_after >= record.threshold
-    return flagged
+def loop_warnings(rows: Sequence[dict[str, Any]]) -> int:
+    """Compactions the engine flagged (`loop_warning` events): futile ones (under 1% reclaimed)
+    and ones whose floor is at or above the trigger, so the next check compacts again. Each
+    strategy judges its own compactions against its own trigger (`ctxlab.engine.progress`)."""
+    return _count_events(rows, lambda e: e == LOOP_WARNING)
 
 
 def run_measures(
@@ -130,5 +121,5 @@ def run_measures(
         "retention_facts": retention.facts.retention if retention else None,
         "retention_rules": retention.rules.retention if retention else None,
         "retention_artifacts": retention.artifacts.retention if retention else None,
-        "loop_warnings": loop_warnings(compressions),
+        "loop_warnings": loop_warnings(rows),
     }

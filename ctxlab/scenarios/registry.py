@@ -27,6 +27,8 @@ from ctxlab.scenarios.presets import (
     build_none,
 )
 from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
+from ctxlab.scenarios.zoo import entry_builder, entry_model
+from ctxlab.strategies.zoo import PRESETS as ZOO
 from ctxlab.texts import Texts
 from ctxlab.workloads.generators import GENERATORS
 from ctxlab.workloads.problems import did_you_mean
@@ -70,6 +72,17 @@ PRESETS: dict[str, Preset] = {
             params=AgentScopeEntry,
             build=build_agentscope,
         ),
+        *(
+            Preset(
+                name=info.name,
+                summary=info.summary,
+                source=info.source,
+                params=entry_model(info),
+                build=entry_builder(info),
+            )
+            for info in ZOO
+            if info.name != "none"
+        ),
         Preset(
             name="none",
             summary="no context management: the whole conversation in every request (the baseline)",
@@ -80,15 +93,7 @@ PRESETS: dict[str, Preset] = {
     )
 }
 
-PLANNED_PRESETS = (
-    "nonoka",
-    "anthropic-clear",
-    "langchain-summary",
-    "deepagents",
-    "openhands",
-    "swe-agent",
-    "sliding-window",
-)
+PLANNED_PRESETS: tuple[str, ...] = ()
 """Presets DESIGN.md plans whose strategies are not built yet."""
 
 SUMMARIZERS: dict[str, SummarizerKind] = {

@@ -79,7 +79,7 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "unknown preset": (
         _replace("  - preset: agentscope\n", "  - preset: agentscop\n"),
         ":8:5: strategies[0].preset: unknown preset 'agentscop' (did you mean 'agentscope'?); "
-        "known: agentscope, none",
+        "known: agentscope, nonoka, anthropic-clear",
     ),
     "unknown generator": (
         _replace("name: retrieval", "name: retreival"),

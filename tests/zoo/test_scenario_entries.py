@@ -1,0 +1,105 @@
+"""The zoo presets in scenario files: entries made from the parameter dataclasses, sweeps over
+nested parameters, load-time checks, and runs with their loop warnings counted."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from ctxlab.cli import main
+from ctxlab.scenarios.load import ScenarioError, load_scenario
+from ctxlab.scenarios.registry import PRESETS, build_strategy
+from ctxlab.scenarios.zoo import attribute_docs, entry_params
+from ctxlab.strategies.nonoka import NonokaParams
+from ctxlab.strategies.steps import StepStrategy
+from ctxlab.strategies.zoo import PRESETS as ZOO
+from ctxlab.texts import CTXLAB_TEXTS
+from tests.scenarios.files import write
+
+ZOO_SCENARIO = """\
+name: zoo
+description: Two zoo presets and a sweep over a nested parameter.
+workload:
+  generator: {name: swe_loop, params: {turns: 2, cycles: 3}}
+model:
+  context_size: 8000
+strategies:
+  - name: nk
+    preset: nonoka
+    budget: {max_tokens: 8000, reserve_output_tokens: 4000, compaction_buffer_tokens: 2000}
+  - name: floor
+    preset: langchain-summary
+    keep: [messages, 2]
+sweep:
+  strategies.nk.budget.max_tokens: [6000, 8000]
+"""
+
+
+@pytest.mark.parametrize("info", ZOO, ids=[p.name for p in ZOO])
+def test_an_entry_with_defaults_gives_the_dataclass_defaults_back(info: object) -> None:
+    name = info.name  # type: ignore[attr-defined]
+    entry = PRESETS[name].params.model_validate({"preset": name, "name": "mine"})
+    if name != "none":
+        assert entry_params(entry) == info.params()  # type: ignore[attr-defined]
+    strategy = build_strategy(entry, CTXLAB_TEXTS)
+    assert strategy.name == "mine"
+
+
+def test_nested_parameters_and_their_descriptions_come_from_the_dataclass() -> None:
+    entry = PRESETS["nonoka"].params.model_validate(
+        {"preset": "nonoka", "budget": {"max_tokens": 16_000}, "evict": {"max_bytes": 4096}}
+    )
+    params = entry_params(entry)
+    assert isinstance(params, NonokaParams)
+    assert (params.budget.max_tokens, params.budget.reserve_output_tokens, params.evict.max_bytes) == (
+        16_000,
+        4096,
+        4096,
+    )
+    schema = PRESETS["nonoka"].params.model_json_schema()
+    assert "window" in str(schema) and attribute_docs(NonokaParams)["summarize"].startswith(
+        "ask the summarizer"
+    )
+    assert PRESETS["nonoka"].defaults()["budget.max_tokens"] == 8192
+
+
+def test_unknown_keys_and_broken_rules_fail_at_load_time(tmp_path: Path) -> None:
+    bad = ZOO_SCENARIO.replace("compaction_buffer_tokens: 2000", "compaction_bufer_tokens: 2000")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(write(tmp_path, bad))
+    assert "compaction_bufer_tokens" in str(caught.value.problems[0])
+    oh = "  - {name: oh, preset: openhands, condenser: {max_size: 6, keep_first: 3}}\n"
+    broken = ZOO_SCENARIO.replace("sweep:\n", oh + "sweep:\n")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(write(tmp_path, broken))
+    assert "leaves no room for a tail" in str(caught.value.problems[0])
+
+
+def test_a_zoo_scenario_runs_sweeps_and_counts_loop_warnings(tmp_path: Path) -> None:
+    loaded = load_scenario(write(tmp_path, ZOO_SCENARIO))
+    assert len(loaded.points) == 2  # the sweep varies `nk`; `floor` runs once
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["run", str(tmp_path / "scenario.yaml"), "--out", str(tmp_path / "r"), "--no-plots"], out=out, err=err
+    )
+    assert code == 0, err.getvalue()
+    rows = list(csv.DictReader((tmp_path / "r" / "zoo" / "runs.csv").open(encoding="utf-8")))
+    assert sorted(r["strategy"] for r in rows) == ["floor", "nk", "nk"]
+    assert {r["param.strategy.budget.max_tokens"] for r in rows if r["strategy"] == "nk"} == {
+        "6000",
+        "8000",
+    }
+    assert all(r["status"] == "ok" and r["violations_openai"] == "0" for r in rows)
+    assert all(r["cache_hit_rate"] for r in rows)
+    calls = list(csv.DictReader((tmp_path / "r" / "zoo" / "calls.csv").open(encoding="utf-8")))
+    for row in rows:
+        events = [e for c in calls if c["run_id"] == row["run_id"] for e in c["events"].split(";")]
+        assert int(row["loop_warnings"]) == events.count("loop_warning")
+
+
+def test_zoo_strategies_are_step_strategies() -> None:
+    entry = PRESETS["openhands-hybrid"].params.model_validate({"preset": "openhands-hybrid"})
+    assert isinstance(build_strategy(entry, CTXLAB_TEXTS), StepStrategy)
