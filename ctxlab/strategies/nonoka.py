@@ -40,11 +40,13 @@ from typing import ClassVar, NamedTuple
 from ctxlab.core.blocks import ZERO, ToolResultBlock
 from ctxlab.core.budget import BudgetParams, PromptTrimParams, trim_prompt, zones
 from ctxlab.core.evict import (
+    Eviction,
     EvictParams,
     Ledger,
     ResultFacts,
     blocked_units,
     evict,
+    ledger_items,
     render_ledger,
 )
 from ctxlab.core.freetext import summary_request
@@ -169,6 +171,16 @@ def artifact_id(text: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
+class Evicted(NamedTuple):
+    """The state after eviction, nonoka's memo, the request's tokens, its floor, units evicted."""
+
+    state: EpisodeState
+    memo: NonokaMemo
+    tokens: int
+    floor: int
+    units: int
+
+
 class Summarized(NamedTuple):
     """The state after a summary attempt, and whether one was made and succeeded."""
 
@@ -189,7 +201,7 @@ class Compact(Step):
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """Summary (optional) then eviction when the request is over the trigger."""
         p = self.params
-        target, trigger, _ = zones(p.budget)
+        trigger = zones(p.budget).trigger
         kept = memo(state, self.key, NonokaMemo(summaries=Breaker(limit=p.summary_failure_limit)))
         ledger_size = ZERO if kept.message is None else env.counter.measure_message(kept.message)
         before = request_sizer(state, env, frame).tokens(state.context_tally + ledger_size)
@@ -202,11 +214,30 @@ class Compact(Step):
             summaries = summaries.record(summarized.ok) if summarized.attempted else summaries
             if summaries.tripped and not kept.summaries.tripped:
                 env.recorder.event("summary_disabled")
-        state = summarized.state
+        evicted = self._evict(summarized.state, env, frame, kept)
+        new = with_memo(evicted.state, self.key, replace(evicted.memo, summaries=summaries))
+        record_compaction(
+            env,
+            before=before,
+            after=evicted.tokens,
+            threshold=trigger,
+            compressed=evicted.units,
+            kept=len(new.context),
+            summary_ok=summarized.ok,
+            summary=new.summary,
+            floor=evicted.floor,
+        )
+        done = Compaction(before=before, after=evicted.tokens, floor=evicted.floor, trigger=trigger + 1)
+        return Stepped(state=new, compaction=done)
+
+    def _evict(self, state: EpisodeState, env: Env, frame: Frame, kept: NonokaMemo) -> Evicted:
+        """The deterministic compactor: oldest protocol units out, the ledger updated."""
+        p = self.params
         sizer = request_sizer(state, env, frame)
         protected = frozenset(p.protected_ids)
         facts = result_facts(state.context, p.microcompact.shell_tools)
-        evicted = evict(
+        target = zones(p.budget).target
+        done = evict(
             state.context,
             target=target,
             sizer=sizer,
@@ -216,28 +247,23 @@ class Compact(Step):
             params=p.evict,
         )
         floor = evict(state.context, target=0, sizer=sizer, protected=protected, params=p.evict).tokens_after
-        if evicted.evicted:
+        if done.evicted:
             env.recorder.event("evicted")
-        if not evicted.ledger.items and (kept.ledger.items or evicted.evicted):
+        if not done.ledger.items and (kept.ledger.items or self._leaves_items(state, done, facts)):
             env.recorder.event("ledger_dropped")
-        message = kept.message if evicted.ledger == kept.ledger else render_ledger(evicted.ledger, p.evict)
-        new = with_context(state, evicted.messages, env.counter)
-        new = with_memo(
-            new, self.key, NonokaMemo(ledger=evicted.ledger, message=message, summaries=summaries)
-        )
-        record_compaction(
-            env,
-            before=before,
-            after=evicted.tokens_after,
-            threshold=trigger,
-            compressed=len(evicted.evicted),
-            kept=len(new.context),
-            summary_ok=summarized.ok,
-            summary=new.summary,
+        message = kept.message if done.ledger == kept.ledger else render_ledger(done.ledger, p.evict)
+        return Evicted(
+            state=with_context(state, done.messages, env.counter),
+            memo=NonokaMemo(ledger=done.ledger, message=message, summaries=kept.summaries),
+            tokens=done.tokens_after,
             floor=floor,
+            units=len(done.evicted),
         )
-        done = Compaction(before=before, after=evicted.tokens_after, floor=floor, trigger=trigger + 1)
-        return Stepped(state=new, compaction=done)
+
+    def _leaves_items(self, state: EpisodeState, done: Eviction, facts: dict[str, ResultFacts]) -> bool:
+        """Whether the evicted units would have left ledger items (results or user messages)."""
+        units = view_units(state.context)
+        return bool(ledger_items(state.context, [units[i] for i in done.evicted], facts, self.params.evict))
 
     def _summarize(self, state: EpisodeState, env: Env) -> Summarized:
         """The oldest ~⅓ of the chat (whole evictable protocol units) replaced by a summary."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ctxlab.core.blocks import ToolResultBlock
@@ -46,7 +46,7 @@ from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.progress import flag_progress
 from ctxlab.engine.state import EpisodeState, memo, with_memo
 from ctxlab.engine.trace import CompressionRecord
-from ctxlab.texts import Texts
+from ctxlab.texts import CTXLAB_TEXTS, Texts
 
 VIEW_KEY = "view"
 PROGRESS_KEY = "progress"
@@ -292,14 +292,7 @@ class PresetInfo(Generic[P]):
 
     def strategy(self, params: P | None = None, texts: Texts | None = None) -> Strategy:
         """The strategy with `params` (default: the source's) and `texts` (default: ctxlab's)."""
-        from ctxlab.texts import CTXLAB_TEXTS
-
         return self.build(self.params() if params is None else params, texts or CTXLAB_TEXTS)
-
-
-def with_name(strategy: StepStrategy, name: str) -> StepStrategy:
-    """The same strategy under another name (a scenario may name its strategies)."""
-    return replace(strategy, name=name)
 
 
 def record_compaction(
