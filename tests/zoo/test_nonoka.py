@@ -143,3 +143,37 @@ def test_without_the_futile_breaker_the_floor_makes_every_call_compact_again() -
     strategy = replace(PRESET.strategy(), futile_limit=0)  # type: ignore[type-var]
     ran = run(strategy, script)
     assert ran.events().count(LOOP_WARNING) == len(ran.outcome.calls)
+
+
+def test_a_fact_in_an_evicted_result_stays_in_the_ledger_until_the_ledger_is_dropped() -> None:
+    from ctxlab.core.retention import Probe
+    from ctxlab.core.script import assign_call_ids
+    from ctxlab.engine.run import run_script
+    from ctxlab.models.scripted import ScriptModel
+    from ctxlab.models.summarizers import FixedSummarizer
+    from tests.zoo.runs import FIELDS
+
+    fact = (TextBlock(text="db-port: 5432\n" + "p" * 5986),)
+    rounds = [
+        ScriptedRound(calls=(tool_call("bash", '{"command": "cat cfg"}', fact),)),
+        *(bash(k) for k in range(1, 8)),
+    ]
+    script = assign_call_ids(one_turn(*rounds))
+    probe = Probe(kind="fact", key="db-port", value="5432", where="turn 0 round 0")
+    outcome = run_script(
+        script,
+        PRESET.strategy(),
+        model=ScriptModel(script),
+        summarizer=FixedSummarizer(fields=FIELDS),
+        texts=CTXLAB_TEXTS,
+        context_size=200_000,
+        probes=(probe,),
+    )
+    delivered = [s for s in outcome.retention if "db-port" not in s.pending]
+    places = [s.state_of("db-port").places for s in delivered]
+    # Evicted at the first compaction, the fact is in the ledger (sent as a system message, so
+    # visible in the request too); the next eviction overflows the target with the ledger, which
+    # nonoka then drops whole, and the fact with it.
+    assert places == [("context", "ledger"), (), (), ()]
+    dropped = [c for c in outcome.calls if "ledger_dropped" in c.events]
+    assert dropped and dropped[0].call_index == delivered[1].before_call
