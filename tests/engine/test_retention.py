@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.clearing import SlidingWindowParams, slide_window
 from ctxlab.core.compress import fixed_messages
 from ctxlab.core.messages import Message, text_message
 from ctxlab.core.model import ModelRequest, ModelResponse
@@ -23,17 +22,16 @@ from ctxlab.core.script import (
     ScriptedTurn,
     assign_call_ids,
 )
-from ctxlab.core.tokens import AgentScopeEstimator, measure_all
+from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.core.tools import ToolSchema
-from ctxlab.core.units import Sizer
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
-from ctxlab.engine.hooks import BuiltinTool, Frame
+from ctxlab.engine.hooks import Frame
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.retention import LedgerKeeper, RetentionTracker, ledger_of, reread_tokens
 from ctxlab.engine.run import run_script
-from ctxlab.engine.state import EpisodeState, with_context
+from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.tools import ReadOffloaded
 from ctxlab.engine.trace import Recorder
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
@@ -41,6 +39,7 @@ from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.strategies.zoo import preset
 from ctxlab.texts import CTXLAB_TEXTS, Texts
 from ctxlab.workloads.filler import filler_at
 from ctxlab.workloads.probes import plant
@@ -269,44 +268,10 @@ def test_a_fact_cut_off_a_tool_result_is_in_the_tool_result_file() -> None:
     assert fact.reread_tokens == reread_tokens(AgentScopeEstimator(), remainder)
 
 
-@dataclass(frozen=True)
-class SlidingWindow:
-    """A protocol-blind window over `ctxlab.core.clearing.slide_window` (the lab has no
-    sliding-window preset yet; this is the smallest strategy that runs it)."""
-
-    max_tokens: int
-    name: str = "sliding-window"
-
-    def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
-        return script_tools
-
-    def system_prompt(self, base: str) -> str:
-        return base
-
-    def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
-        overhead = measure_all(env.counter, fixed_messages(frame.system_prompt, state.summary))
-        sizer = Sizer(counter=env.counter, tools=frame.tools, overhead=overhead)
-        window = slide_window(
-            state.context, sizer=sizer, params=SlidingWindowParams(max_tokens=self.max_tokens)
-        )
-        return with_context(state, window.messages, env.counter) if window.dropped else state
-
-    def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
-        return state.context
-
-    def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
-        return state
-
-    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
-        return result
-
-    def builtins(self) -> dict[str, BuiltinTool]:
-        return {}
-
-
 def test_under_the_protocol_blind_sliding_window_the_fact_is_lost_for_good() -> None:
     workspace = InMemoryWorkspace()
-    outcome = run(1.0, workspace, strategy=SlidingWindow(max_tokens=2000))
+    window = preset("sliding-window")
+    outcome = run(1.0, workspace, strategy=window.strategy(window.params(max_tokens=2000, persist=True)))
     assert outcome.compressions == () and workspace.paths() == ()  # nothing summarised or saved
     statuses = [s.state_of("db-port").status for s in outcome.retention if "db-port" not in s.pending]
     assert statuses and set(statuses) == {"lost"}

@@ -1,0 +1,81 @@
+"""Every shared transcript replays under every preset (but the protocol-blind baseline) at 8k,
+32k and 128k windows without a single strategy-caused protocol violation, while the one
+transcript that breaks the protocol itself keeps reporting that as its source's own."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from ctxlab.core.script import Script, assign_call_ids
+from ctxlab.engine.run import run_script
+from ctxlab.engine.workspace import InMemoryWorkspace
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.strategies.agentscope import AgentScopeStrategy
+from ctxlab.strategies.zoo import PRESETS
+from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.workloads.trace import TraceWorkload, read_trace
+from tests.workloads.test_trace import KIMI, TRACES
+
+FIELDS = dict.fromkeys(
+    ("task_overview", "current_state", "important_discoveries", "next_steps", "context_to_preserve"),
+    "Carry on from the transcript.",
+)
+WINDOWS = (8_000, 32_000, 128_000)
+PRESET_NAMES = ("agentscope", *(p.name for p in PRESETS if p.name not in {"sliding-window"}))
+
+
+@cache
+def workload(traces: Path, name: str) -> TraceWorkload:
+    return read_trace(traces / name)
+
+
+def strategy(name: str):  # type: ignore[no-untyped-def]
+    if name == "agentscope":
+        return AgentScopeStrategy(texts=CTXLAB_TEXTS)
+    info = next(p for p in PRESETS if p.name == name)
+    return info.strategy()
+
+
+def replay(script: Script, preset: str, window: int) -> list[str]:
+    script = assign_call_ids(script)
+    outcome = run_script(
+        script,
+        strategy(preset),
+        model=ScriptModel(script),
+        summarizer=FixedSummarizer(fields=FIELDS),
+        texts=CTXLAB_TEXTS,
+        context_size=window,
+        workspace=InMemoryWorkspace(),
+    )
+    assert outcome.calls
+    return [str(v) for c in outcome.calls for v in c.violations]
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_transcript_replays_without_a_strategy_caused_violation(
+    traces_dir: Path, preset: str, window: int
+) -> None:
+    for name in TRACES:
+        assert replay(workload(traces_dir, name).script, preset, window) == [], (name, preset, window)
+
+
+def test_the_source_anomaly_is_reported_as_the_sources_own(traces_dir: Path) -> None:
+    kimi = workload(traces_dir, KIMI)
+    assert [str(v) for v in kimi.source_violations] == [
+        "openai:21:write_todos:14",
+        "openai:22:write_todos:14",
+    ]
+    assert replay(kimi.script, "agentscope", 8_000) == []  # the lab's own requests are clean
+
+
+@pytest.mark.parametrize("window", [8_000])
+def test_the_baseline_does_break_the_protocol_on_a_real_transcript(traces_dir: Path, window: int) -> None:
+    found = [
+        v for name in TRACES for v in replay(workload(traces_dir, name).script, "sliding-window", window)
+    ]
+    assert found  # the lab catches what the protocol-blind window does
