@@ -121,7 +121,8 @@ def manifest(
         "scenario": scenario.name,
         "description": scenario.description,
         "source": loaded.source,
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),  # noqa: TID251 (the manifest's creation time, the one place a wall clock may appear)
+        # provenance: the manifest's creation time is the one place a wall clock may appear
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),  # noqa: TID251 # provenance
         "versions": versions(),
         "git": git_commit(),
         "seed": scenario.seed,

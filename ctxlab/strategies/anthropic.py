@@ -22,12 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ctxlab.core.clearing import AnthropicClearParams, clear_tool_uses
+from ctxlab.core.clearing import AnthropicClearParams, Clearing, clear_tool_uses
 from ctxlab.core.messages import Message
-from ctxlab.engine.env import Env
-from ctxlab.engine.hooks import Frame
-from ctxlab.engine.state import EpisodeState, with_context
-from ctxlab.strategies.steps import Compaction, Edit, PresetInfo, Step, Stepped, StepStrategy, request_sizer
+from ctxlab.core.units import Sizer
+from ctxlab.strategies.steps import PersistableClearing, PresetInfo, StepStrategy
 from ctxlab.texts import Texts
 
 SOURCE = (
@@ -37,35 +35,25 @@ SOURCE = (
 
 
 @dataclass(frozen=True, slots=True)
-class ClearToolUses(Step):
+class ClearToolUses(PersistableClearing):
     """Anthropic's clearing: request-only by default, stored with `persist`."""
 
     params: AnthropicClearParams
     key: ClassVar[str] = "clear_tool_uses"
-    edits: ClassVar[bool] = True
 
-    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
-        """With `persist`, the clearing edits the stored history."""
-        if not self.params.persist:
-            return Stepped(state=state)
-        cleared = clear_tool_uses(state.context, sizer=request_sizer(state, env, frame), params=self.params)
-        if not cleared.cleared:
-            return Stepped(state=state)
-        env.recorder.event("cleared")
-        done = Compaction(
-            before=cleared.tokens_before,
-            after=cleared.tokens_after,
-            floor=cleared.tokens_after,
-            trigger=self.params.trigger,
-        )
-        return Stepped(state=with_context(state, cleared.messages, env.counter), compaction=done)
+    @property
+    def persist(self) -> bool:
+        """Whether the clearing is kept in the stored history."""
+        return self.params.persist
 
-    def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
-        """Without `persist`, each request is cleared from the full history."""
-        if self.params.persist:
-            return Edit(messages=messages)
-        cleared = clear_tool_uses(messages, sizer=request_sizer(state, env, frame), params=self.params)
-        return Edit(messages=cleared.messages, cleared=frozenset(cleared.cleared))
+    @property
+    def trigger(self) -> int:
+        """The request size the clearing waits for."""
+        return self.params.trigger
+
+    def clear(self, messages: tuple[Message, ...], sizer: Sizer) -> Clearing:
+        """`clear_tool_uses` with this step's parameters."""
+        return clear_tool_uses(messages, sizer=sizer, params=self.params)
 
 
 def build(params: AnthropicClearParams, texts: Texts) -> StepStrategy:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar, NamedTuple
 
 from ctxlab.core.budget import PromptTrimParams, trim_prompt
-from ctxlab.core.clearing import LangChainClearParams, clear_tool_results
+from ctxlab.core.clearing import Clearing, LangChainClearParams, clear_tool_results
 from ctxlab.core.cutoff import LANGCHAIN_KEEP, ContextSize, SummaryParams, langchain_cut
 from ctxlab.core.freetext import summary_request
 from ctxlab.core.messages import Message, summary_message
@@ -45,7 +45,7 @@ from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.strategies.steps import (
     Compaction,
-    Edit,
+    PersistableClearing,
     PresetInfo,
     Step,
     Stepped,
@@ -68,37 +68,26 @@ SUMMARY_PROMPT = (
 
 
 @dataclass(frozen=True, slots=True)
-class ClearToolResults(Step):
-    """LangChain's `ClearToolUsesEdit`: request-only by default, stored with `persist`."""
+class ClearToolResults(PersistableClearing):
+    """LangChain's `ClearToolUsesEdit`: request-only by default (every request is edited anew,
+    langchain #37815), stored with `persist`."""
 
     params: LangChainClearParams
     key: ClassVar[str] = "clear_tool_results"
-    edits: ClassVar[bool] = True
 
-    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
-        """With `persist`, the edit is kept in the stored history."""
-        if not self.params.persist:
-            return Stepped(state=state)
-        cleared = clear_tool_results(
-            state.context, sizer=request_sizer(state, env, frame), params=self.params
-        )
-        if not cleared.cleared:
-            return Stepped(state=state)
-        env.recorder.event("cleared")
-        done = Compaction(
-            before=cleared.tokens_before,
-            after=cleared.tokens_after,
-            floor=cleared.tokens_after,
-            trigger=self.params.trigger,
-        )
-        return Stepped(state=with_context(state, cleared.messages, env.counter), compaction=done)
+    @property
+    def persist(self) -> bool:
+        """Whether the edit is kept in the stored history."""
+        return self.params.persist
 
-    def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
-        """Without `persist`, every request is edited anew (langchain #37815)."""
-        if self.params.persist:
-            return Edit(messages=messages)
-        cleared = clear_tool_results(messages, sizer=request_sizer(state, env, frame), params=self.params)
-        return Edit(messages=cleared.messages, cleared=frozenset(cleared.cleared))
+    @property
+    def trigger(self) -> int:
+        """The request size the edit waits for."""
+        return self.params.trigger
+
+    def clear(self, messages: tuple[Message, ...], sizer: Sizer) -> Clearing:
+        """`clear_tool_results` with this step's parameters."""
+        return clear_tool_results(messages, sizer=sizer, params=self.params)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ctxlab.core.blocks import ToolResultBlock
+from ctxlab.core.clearing import Clearing
 from ctxlab.core.compress import fixed_messages
 from ctxlab.core.messages import Message
 from ctxlab.core.progress import FUTILE_COMPACTION_LIMIT, Breaker, ProgressParams, assess_compaction
@@ -44,7 +45,7 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinTool, Frame, Strategy
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.progress import flag_progress
-from ctxlab.engine.state import EpisodeState, memo, with_memo
+from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
 from ctxlab.engine.trace import CompressionRecord
 from ctxlab.texts import CTXLAB_TEXTS, Texts
 
@@ -113,6 +114,52 @@ class Step:
     def ledger_text(self, state: EpisodeState) -> str:
         """A ledger the step keeps beside the context ('' when none)."""
         return ""
+
+
+class PersistableClearing(Step):
+    """A clearing family's step: each request is cleared from the full history (request-only, as
+    the providers' own context editing does), or, with `persist`, the clearing edits the stored
+    history. Subclasses say how to clear (`clear`) and what their trigger is (`trigger`)."""
+
+    __slots__ = ()
+    edits: ClassVar[bool] = True
+
+    @property
+    def persist(self) -> bool:
+        """Whether the clearing is kept in the stored history."""
+        raise NotImplementedError
+
+    @property
+    def trigger(self) -> int:
+        """The request size (tokens) the clearing waits for."""
+        raise NotImplementedError
+
+    def clear(self, messages: tuple[Message, ...], sizer: Sizer) -> Clearing:
+        """The family's clearing of `messages`."""
+        raise NotImplementedError
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
+        """With `persist`, the clearing edits the stored history."""
+        if not self.persist:
+            return Stepped(state=state)
+        cleared = self.clear(state.context, request_sizer(state, env, frame))
+        if not cleared.cleared:
+            return Stepped(state=state)
+        env.recorder.event("cleared")
+        done = Compaction(
+            before=cleared.tokens_before,
+            after=cleared.tokens_after,
+            floor=cleared.tokens_after,
+            trigger=self.trigger,
+        )
+        return Stepped(state=with_context(state, cleared.messages, env.counter), compaction=done)
+
+    def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
+        """Without `persist`, each request is cleared anew from the full history."""
+        if self.persist:
+            return Edit(messages=messages)
+        cleared = self.clear(messages, request_sizer(state, env, frame))
+        return Edit(messages=cleared.messages, cleared=frozenset(cleared.cleared))
 
 
 def unit_keys(messages: tuple[Message, ...], indices: tuple[int, ...]) -> frozenset[str]:
