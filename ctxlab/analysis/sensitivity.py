@@ -1,0 +1,131 @@
+"""Where compression works, loops or fails, over swept windows, triggers and reserves.
+
+Each run is put in one regime, the first that applies:
+
+- `fails`: the run did not finish;
+- `loops`: a compression left the request at or above the trigger (or reclaimed almost
+  nothing), so the next call compresses again (the run's `loop_warnings`);
+- `over window`: some request, often the summary request itself, is larger than the window,
+  which a provider that enforces the window rejects;
+- `thrashes`: a compression before at least half of the reasoning calls;
+- `ok`: none of these.
+
+Invariant: the regime depends only on the run's row (status, loop warnings, over-window calls,
+compressions and calls), so the same results always give the same map.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pandas as pd
+
+from ctxlab.analysis.results import Results
+
+REGIMES = ("fails", "loops", "over window", "thrashes", "ok")
+THRASH_SHARE = 0.5
+
+
+def regime(row: pd.Series) -> str:
+    """The regime of one run (see the module docstring).
+
+    >>> regime(pd.Series({"status": "ok", "loop_warnings": 0, "over_window_calls": 2,
+    ...     "compressions": 1, "calls": 10, "summary_calls": 1}))
+    'over window'
+    """
+    reasoning = int(row["calls"]) - int(row["summary_calls"])
+    if row["status"] != "ok":
+        return "fails"
+    if int(_value(row, "loop_warnings")) > 0:
+        return "loops"
+    if int(row["over_window_calls"]) > 0:
+        return "over window"
+    if reasoning and int(row["compressions"]) >= THRASH_SHARE * reasoning:
+        return "thrashes"
+    return "ok"
+
+
+def _value(row: pd.Series, column: str) -> Any:
+    value = row.get(column, 0)
+    return 0 if pd.isna(value) else value
+
+
+def regimes(results: Results) -> pd.DataFrame:
+    """One row per run: window, trigger and reserve (from its settings; empty for a strategy
+    without them), the counts that decide its regime, and the regime."""
+    rows = []
+    for _, run in results.runs.iterrows():
+        settings = results.run_settings(str(run["run_id"]))
+        context = settings["strategy_settings"].get("context") or {}
+        reasoning = int(run["calls"]) - int(run["summary_calls"])
+        rows.append(
+            {
+                "scenario": results.name,
+                "run_id": run["run_id"],
+                "strategy": run["strategy"],
+                "window": int(settings["model"]["context_size"]),
+                "trigger": context.get("trigger_ratio"),
+                "reserve": context.get("reserve_ratio"),
+                "reasoning calls": reasoning,
+                "summary calls": int(run["summary_calls"]),
+                "compressions": int(run["compressions"]),
+                "compression rate": int(run["compressions"]) / reasoning if reasoning else float("nan"),
+                "over window": int(run["over_window_calls"]),
+                "loop warnings": int(_value(run, "loop_warnings")),
+                "peak tokens": run["peak_input_tokens"],
+                "cost": float(run["cost"]),
+                "status": run["status"],
+                "regime": regime(run),
+            }
+        )
+    return pd.DataFrame(rows).sort_values("window", kind="stable").reset_index(drop=True)
+
+
+def describe(table: pd.DataFrame) -> list[str]:
+    """Per scenario and window: how many runs fall in each regime, as Markdown bullets."""
+    lines = []
+    for (scenario, window), group in table.groupby(["scenario", "window"], sort=False):
+        counts = group["regime"].value_counts()
+        parts = [f"{counts[r]} {r}" for r in REGIMES if r in counts]
+        worst = group[group["regime"] != "ok"]
+        detail = ""
+        if len(worst):
+            over = int(group["over window"].max())
+            loops = int(group["loop warnings"].max())
+            rate = float(group["compression rate"].max())
+            detail = (
+                f" — at worst {over} requests over the window, {loops} looping compressions, and a "
+                f"compression before {rate:.0%} of reasoning calls"
+            )
+        runs = f"{len(group)} run" + ("s" if len(group) != 1 else "")
+        lines.append(f"- **{scenario}, window {window:,}** ({runs}): {', '.join(parts)}{detail}.")
+    return lines
+
+
+def where(table: pd.DataFrame, regime_name: str) -> list[str]:
+    """Where a regime occurs, per scenario and window, as short phrases: `every setting`, the
+    triggers at which every reserve falls in it, or the (trigger, reserve) cells."""
+    phrases = []
+    for (scenario, window), group in table.groupby(["scenario", "window"], sort=False):
+        hit = group[group["regime"] == regime_name]
+        if hit.empty:
+            continue
+        if len(hit) == len(group):
+            phrases.append(f"{scenario} at window {window:,} (every setting)")
+            continue
+        everywhere = group.groupby("trigger", sort=True)["regime"].agg(
+            lambda c: bool((c == regime_name).all())
+        )
+        whole = [float(cast(Any, t)) for t, flag in everywhere.items() if flag]
+        rest = hit[~hit["trigger"].isin(whole)]
+        parts = [f"trigger {t:g}" for t in whole]
+        parts += [f"trigger {r['trigger']:g} with reserve {r['reserve']:g}" for r in rest.to_dict("records")]
+        phrases.append(f"{scenario} at window {window:,} ({', '.join(parts)})")
+    return phrases
+
+
+def best_settings(table: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario and window, the cheapest run in the `ok` regime (ties: fewer compressions)."""
+    ok = table[table["regime"] == "ok"].sort_values(["cost", "compressions", "run_id"], kind="stable")
+    best = ok.groupby(["scenario", "window"], sort=False).head(1)
+    return best.sort_values(["scenario", "window"], kind="stable").reset_index(drop=True)

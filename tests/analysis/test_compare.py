@@ -1,0 +1,99 @@
+"""Strategy comparison: the table copies the runs' measures, `safe` follows its definition, and
+the picks and the answer follow from the table alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from ctxlab.analysis import compare
+from ctxlab.analysis.results import Results
+
+
+def test_table_copies_the_runs_and_marks_safe_runs(retrieval_results: Results, json_results: Results) -> None:
+    table = compare.strategy_table([retrieval_results, json_results])
+    assert len(table) == len(retrieval_results.runs) + len(json_results.runs)
+    own = table[table["workload"] == "retrieval"].reset_index(drop=True)
+    runs = retrieval_results.runs
+    assert own["total tokens"].tolist() == runs["total_input_tokens"].tolist()
+    assert own["over window"].tolist() == runs["over_window_calls"].tolist()
+    assert own["preset"].tolist() == ["agentscope", "agentscope", "none"]
+    assert (own["peak share"] == runs["peak_input_tokens"] / 6000).all()
+    expected = (table["status"] == "ok") & (table["over window"] == 0) & (table["violations"] == 0)
+    assert table["safe"].tolist() == expected.tolist()
+    assert not own.loc[own["strategy"] == "none", "safe"].item()  # the whole history outgrows the window
+    for _, group in table.groupby("workload"):
+        assert group.loc[group["safe"], "cost vs best"].min() == pytest.approx(1.0)
+
+
+def test_the_pick_is_the_cheapest_safe_run(retrieval_results: Results, json_results: Results) -> None:
+    table = compare.strategy_table([retrieval_results, json_results])
+    for pick in compare.picks(table):
+        group = table[table["workload"] == pick.workload]
+        cheapest = group[group["safe"]].sort_values(["cost", "total tokens", "strategy"]).iloc[0]
+        assert pick.strategy == cheapest["strategy"]
+        assert pick.cost == cheapest["cost"]
+        assert len(pick.unsafe) == int((~group["safe"]).sum())
+    answer = "\n".join(compare.answer(table))
+    assert "Ruled out: " in answer and "`none` (2 requests over the window)" in answer
+
+
+def _row(workload: str, strategy: str, cost: float, *, safe: bool = True, **extra: Any) -> dict[str, Any]:
+    row = {
+        "workload": workload,
+        "strategy": strategy,
+        "preset": strategy,
+        "cost": cost,
+        "total tokens": int(cost * 1000),
+        "peak share": 0.5,
+        "cache hit rate": 0.9,
+        "retention": 1.0,
+        "status": "ok",
+        "over window": 0 if safe else 3,
+        "violations": 0,
+        "safe": safe,
+    }
+    return row | extra
+
+
+def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    table = pd.DataFrame(rows)
+    best = table[table["safe"]].groupby("workload")["cost"].min()
+    table["cost vs best"] = table["cost"] / table["workload"].map(best)
+    return table
+
+
+def test_start_from_the_strategy_safe_everywhere_at_the_lowest_relative_cost() -> None:
+    table = _table(
+        [
+            _row("a", "x", 1.0),
+            _row("a", "y", 1.2),
+            _row("b", "x", 2.2),
+            _row("b", "y", 2.0),
+            _row("b", "z", 1.0, safe=False),
+        ]
+    )
+    lines = compare.answer(table)
+    assert lines[0].startswith("- **a**: `x` — cost 1.0000")
+    assert "Ruled out: `z` (3 requests over the window)" in lines[1]
+    assert lines[-1].startswith("- **Start from `x`**: safe on all 2 workloads, at 1.05×")
+
+
+def test_no_strategy_safe_everywhere_names_the_best_and_where_it_failed() -> None:
+    table = _table([_row("a", "x", 1.0), _row("b", "x", 1.0, safe=False), _row("b", "y", 2.0)])
+    last = compare.answer(table)[-1]
+    assert last.startswith("- **No strategy was safe on all 2 workloads.** `x` was safe on 1")
+    assert "b: `x` (3 requests over the window)" in last
+
+
+def test_a_workload_without_a_safe_run_names_the_closest() -> None:
+    table = _table([_row("a", "x", 1.0, safe=False, **{"over window": 1}), _row("a", "y", 0.5, safe=False)])
+    (line,) = compare.answer(table)  # one workload: no line over all workloads
+    assert "no strategy was safe" in line and "Closest: `x`" in line
+
+
+def test_costlier_than_the_baseline_is_said_so() -> None:
+    table = _table([_row("a", "x", 1.2, preset="agentscope"), _row("a", "none", 1.0, safe=False)])
+    assert "20% more than sending everything" in compare.answer(table)[0]

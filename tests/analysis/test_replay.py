@@ -1,0 +1,82 @@
+"""Running scenarios from Python: documents, one run again, transcripts through every preset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxlab.analysis import replay
+from ctxlab.analysis.results import Results
+from ctxlab.scenarios.located import ScenarioError
+from ctxlab.scenarios.registry import PRESETS
+
+ROOT = Path(__file__).resolve().parents[2]
+TRANSCRIPT = ROOT / "scenarios" / "data" / "support-session.jsonl"
+TOOLS = TRANSCRIPT.with_name("support-tools.json")
+MEASURES = ["calls", "summary_calls", "peak_input_tokens", "total_input_tokens", "cost", "retention_facts"]
+
+
+def test_rerun_keeps_everything_the_run_depended_on(retrieval_results: Results, scratch: Path) -> None:
+    for _, row in retrieval_results.runs.iterrows():
+        again = replay.rerun(retrieval_results, str(row["run_id"]), scratch)
+        assert again.runs["run_id"].tolist() == [row["run_id"]]  # the same settings, the same id
+        assert again.runs[MEASURES].iloc[0].tolist() == row[MEASURES].tolist()
+        assert replay.read_requests(again, str(row["run_id"]))
+
+
+def test_rerun_with_a_tokenizer_changes_only_the_counter(retrieval_results: Results, scratch: Path) -> None:
+    run_id = str(retrieval_results.runs["run_id"].iloc[0])
+    document = replay.rerun_document(retrieval_results, run_id, tokenizer="cl100k_base")
+    assert document["model"]["tokenizer"] == "cl100k_base"
+    assert document["strategies"] == [retrieval_results.run_settings(run_id)["strategy_settings"]]
+    again = replay.rerun(retrieval_results, run_id, scratch, tokenizer="cl100k_base")
+    assert again.runs["run_id"].item() != run_id
+    assert again.run_settings(again.runs["run_id"].item())["model"]["tokenizer"] == "cl100k_base"
+
+
+def test_a_swept_workload_parameter_is_kept(scratch: Path) -> None:
+    document = {
+        "name": "swept-rounds",
+        "workload": {"generator": {"name": "retrieval", "params": {"rounds": 2}}},
+        "model": {"context_size": 50000},
+        "strategies": [{"name": "none", "preset": "none"}],
+        "sweep": {"workload.generator.params.rounds": [2, 3]},
+    }
+    results = replay.run_document(document, scratch)
+    longer = results.runs.iloc[1]
+    again = replay.rerun(results, str(longer["run_id"]), scratch / "again")
+    assert again.runs["calls"].item() == longer["calls"] == 4
+
+
+def test_a_bad_document_is_refused_with_located_problems(scratch: Path) -> None:
+    with pytest.raises(ScenarioError, match="context_size"):
+        replay.run_document(
+            {
+                "name": "bad",
+                "workload": {"generator": {"name": "retrieval"}},
+                "model": {"context_size": -1},
+                "strategies": [{"preset": "none"}],
+            },
+            scratch,
+        )
+
+
+def test_a_transcript_goes_through_every_preset(scratch: Path) -> None:
+    results = replay.replay_transcript(TRANSCRIPT, scratch, tools=TOOLS)
+    assert results.name == "support-session"
+    assert results.runs["strategy"].tolist() == list(PRESETS)
+    unmanaged = replay.run_document(
+        replay.transcript_document(TRANSCRIPT, context_size=10**9, tools=TOOLS, presets=["none"]),
+        scratch / "u",
+    )
+    peak = int(unmanaged.runs["peak_input_tokens"].item())
+    window = int(results.run_settings(results.runs["run_id"].iloc[0])["model"]["context_size"])
+    assert window == round(peak * replay.REPLAY_SHARE / 100) * 100
+    assert (results.runs["source_violations"] == results.runs["source_violations"].iloc[0]).all()
+
+
+def test_requests_that_were_not_recorded_are_named(scratch: Path) -> None:
+    results = replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=["none"])
+    with pytest.raises(FileNotFoundError, match="no recorded requests"):
+        replay.read_requests(results, str(results.runs["run_id"].item()))
