@@ -5,8 +5,9 @@ Invariants:
   share of the window, cost relative to the cheapest safe run of the same workload, the mean of
   the retention kinds that were measured).
 - A run is *safe* when it finished, sent no request over its window and broke no provider rule
-  (OpenAI or Anthropic). Picks are made among safe runs only: the lowest cost, then the fewest
-  input tokens, then the name, so the same table always gives the same pick.
+  (OpenAI or Anthropic). Picks are made among safe runs only: the highest retention (unmeasured
+  counts lowest), then the lowest cost, the fewest input tokens, the name, so the same table
+  always gives the same pick.
 """
 
 from __future__ import annotations
@@ -74,51 +75,52 @@ def _retention(runs: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pick:
-    """The strategy picked for one workload, and the runs ruled out."""
+    """The strategy picked for one workload, a cheaper safe one that keeps less, and the runs
+    ruled out."""
 
     workload: str
-    strategy: str | None
-    preset: str | None
-    cost: float
-    total_tokens: int
-    peak_share: float
-    cache_hit_rate: float
-    retention: float
+    pick: pd.Series | None
+    cheaper: pd.Series | None
     unsafe: tuple[str, ...]
     baseline_cost: float | None
     """Cost of the `none` preset on the same workload, when it ran."""
+
+    @property
+    def strategy(self) -> str | None:
+        """The picked strategy's name (None: no run was safe)."""
+        return None if self.pick is None else str(self.pick["strategy"])
+
+
+ORDER = ["retention key", "cost", "total tokens", "strategy"]
+
+
+def _ranked(safe: pd.DataFrame) -> pd.DataFrame:
+    keyed = safe.assign(**{"retention key": -safe["retention"].fillna(-1.0)})
+    return keyed.sort_values(ORDER, kind="stable")
 
 
 def picks(table: pd.DataFrame) -> list[Pick]:
     """The pick of each workload (in the table's order)."""
     out = []
     for workload, group in table.groupby("workload", sort=False):
-        safe = group[group["safe"]].sort_values(["cost", "total tokens", "strategy"], kind="stable")
-        unsafe = tuple(_why_unsafe(row) for _, row in group[~group["safe"]].iterrows())
+        safe = group[group["safe"]]
+        ranked = _ranked(safe)
+        best = ranked.iloc[0] if len(ranked) else None
+        cheapest = safe.sort_values(["cost", "total tokens", "strategy"], kind="stable")
+        cheaper = None
+        if best is not None and cheapest.iloc[0]["strategy"] != best["strategy"]:
+            cheaper = cheapest.iloc[0]
         baseline = group[group["preset"] == "none"]
-        best = safe.iloc[0] if len(safe) else None
         out.append(
             Pick(
                 workload=str(workload),
-                strategy=None if best is None else str(best["strategy"]),
-                preset=None if best is None else str(best["preset"]),
-                cost=math_or_nan(best, "cost"),
-                total_tokens=0 if best is None else int(best["total tokens"]),
-                peak_share=math_or_nan(best, "peak share"),
-                cache_hit_rate=math_or_nan(best, "cache hit rate"),
-                retention=math_or_nan(best, "retention"),
-                unsafe=unsafe,
+                pick=best,
+                cheaper=cheaper,
+                unsafe=tuple(_why_unsafe(row) for _, row in group[~group["safe"]].iterrows()),
                 baseline_cost=float(baseline["cost"].iloc[0]) if len(baseline) else None,
             )
         )
     return out
-
-
-def math_or_nan(row: pd.Series | None, column: str) -> float:
-    """A row's value as a float; NaN when there is no row or no value."""
-    if row is None or pd.isna(row[column]):
-        return float("nan")
-    return float(row[column])
 
 
 def _why_unsafe(row: pd.Series) -> str:
@@ -133,18 +135,25 @@ def _why_unsafe(row: pd.Series) -> str:
 
 
 def overall(table: pd.DataFrame) -> pd.DataFrame:
-    """Per strategy name: on how many workloads it ran and was safe, and its mean cost relative to
-    the cheapest safe run of each workload (over the workloads where it was safe), best first."""
+    """Per strategy name: on how many workloads it ran and was safe, and over the workloads where
+    it was safe, its mean retention and its mean cost relative to the cheapest safe run; most
+    workloads safe first, then retention, then cost."""
     grouped = table.groupby("strategy", sort=False)
+    safe = table[table["safe"]].groupby("strategy")
     frame = pd.DataFrame(
         {
             "workloads": grouped["workload"].nunique(),
             "safe on": grouped["safe"].sum().astype(int),
-            "mean cost vs best": table[table["safe"]].groupby("strategy")["cost vs best"].mean(),
+            "mean retention": safe["retention"].mean(),
+            "mean cost vs best": safe["cost vs best"].mean(),
         }
     )
     frame.index.name = "strategy"
-    return frame.sort_values(["safe on", "mean cost vs best"], ascending=[False, True], kind="stable")
+    frame["retention key"] = -frame["mean retention"].fillna(-1.0)
+    ordered = frame.sort_values(
+        ["safe on", "retention key", "mean cost vs best"], ascending=[False, True, True]
+    )
+    return ordered.drop(columns="retention key")
 
 
 def plural(count: int, noun: str) -> str:
@@ -165,33 +174,46 @@ def percent(value: float) -> str:
     return "not measured" if pd.isna(value) else f"{value:.0%}"
 
 
+def _compared(row: pd.Series, baseline: float | None) -> str:
+    if not baseline or row["preset"] == "none":
+        return ""
+    change = float(row["cost"]) / baseline - 1
+    return f", {abs(change):.0%} {'less' if change <= 0 else 'more'} than sending everything (`none`)"
+
+
+def _pick_line(pick: Pick) -> str:
+    row = pick.pick
+    assert row is not None
+    line = (
+        f"- **{pick.workload}**: `{row['strategy']}` — retention {percent(row['retention'])}, cost "
+        f"{row['cost']:.4f}{_compared(row, pick.baseline_cost)}; peak at {row['peak share']:.0%} of the "
+        f"window, {row['cache hit rate']:.0%} of input tokens from the cache."
+    )
+    if pick.cheaper is not None:
+        cheaper = pick.cheaper
+        saving = 1 - float(cheaper["cost"]) / float(row["cost"])
+        line += (
+            f" `{cheaper['strategy']}` costs {saving:.0%} less ({cheaper['cost']:.4f}) and is safe too, but "
+            f"keeps {percent(cheaper['retention'])} of what was planted."
+        )
+    if pick.unsafe:
+        line += f" Ruled out: {'; '.join(pick.unsafe)}."
+    return line
+
+
 def answer(table: pd.DataFrame) -> list[str]:
-    """The answer in words, one Markdown bullet per workload, then the strategy to start from."""
+    """The answer in words: one Markdown bullet per workload, then the strategy to start from."""
     lines = []
     for pick in picks(table):
-        if pick.strategy is None:
+        if pick.pick is None:
+            group = table[table["workload"] == pick.workload]
             lines.append(
-                f"- **{pick.workload}**: no strategy was safe: "
-                + "; ".join(pick.unsafe)
-                + ". "
-                + _closest(table[table["workload"] == pick.workload])
+                f"- **{pick.workload}**: no strategy was safe: {'; '.join(pick.unsafe)}. {_closest(group)}"
             )
-            continue
-        saving = ""
-        if pick.baseline_cost and pick.preset != "none":
-            change = pick.cost / pick.baseline_cost - 1
-            saving = (
-                f", {abs(change):.0%} {'less' if change <= 0 else 'more'} than sending everything (`none`)"
-            )
-        ruled_out = f" Ruled out: {'; '.join(pick.unsafe)}." if pick.unsafe else ""
-        lost = " (the rest is not visible without re-reading a file)" if pick.retention < 1 else ""
-        lines.append(
-            f"- **{pick.workload}**: `{pick.strategy}` — cost {pick.cost:.4f}{saving}; peak at "
-            f"{pick.peak_share:.0%} of the window, {pick.cache_hit_rate:.0%} of input tokens from the cache, "
-            f"retention {percent(pick.retention)}{lost}.{ruled_out}"
-        )
+        else:
+            lines.append(_pick_line(pick))
     if table["workload"].nunique() > 1:
-        lines.append(_overall_line(table))
+        lines.extend(_overall_lines(table))
     return lines
 
 
@@ -206,26 +228,30 @@ def _closest(group: pd.DataFrame) -> str:
     )
 
 
-def _overall_line(table: pd.DataFrame) -> str:
-    """The strategy to start from: safe on every workload, the lowest mean relative cost; else
-    the one safe on the most workloads, and where it was not."""
+def _overall_lines(table: pd.DataFrame) -> list[str]:
+    """The strategy to start from (safe everywhere it ran, on the most workloads, then the best
+    retention and cost), and the cheapest where safe when that is another one."""
     ranking = overall(table)
     count = table["workload"].nunique()
-    everywhere = ranking[(ranking["workloads"] == count) & (ranking["safe on"] == count)]
-    if len(everywhere):
-        return (
-            f"- **Start from `{everywhere.index[0]}`**: safe on all {count} workloads, at "
-            f"{everywhere['mean cost vs best'].iloc[0]:.2f}× the cost of the cheapest safe run of each, "
-            "on average."
+    everywhere = ranking[(ranking["safe on"] == ranking["workloads"]) & (ranking["workloads"] >= 2)]
+    if everywhere.empty:
+        return [f"- **No strategy was safe on two workloads or more** of the {count}: pick per workload."]
+    top = everywhere[everywhere["workloads"] == everywhere["workloads"].max()]
+    name, row = str(top.index[0]), top.iloc[0]
+    lines = [
+        f"- **Start from `{name}`**: safe on all {int(row['workloads'])} workloads it ran on (of {count}), "
+        f"retention {percent(row['mean retention'])} on average, at {row['mean cost vs best']:.2f}× the cost "
+        "of the cheapest safe run of each."
+    ]
+    cheap = ranking[ranking["workloads"] >= 2].sort_values("mean cost vs best", kind="stable")
+    if len(cheap) and str(cheap.index[0]) != name:
+        other, values = str(cheap.index[0]), cheap.iloc[0]
+        unsafe = table[(table["strategy"] == other) & ~table["safe"]]
+        where = "; ".join(f"{r['workload']}: {_why_unsafe(r)}" for _, r in unsafe.iterrows())
+        lines.append(
+            f"- The cheapest where it was safe is `{other}` ({values['mean cost vs best']:.2f}× on average, "
+            f"retention {percent(values['mean retention'])})"
+            + (f", but it was unsafe on {where}" if where else "")
+            + "."
         )
-    ranking = ranking.sort_values(["safe on", "workloads"], ascending=False, kind="stable")
-    best = str(ranking.index[0])
-    unsafe = table[(table["strategy"] == best) & ~table["safe"]]
-    where = "; ".join(f"{row['workload']}: {_why_unsafe(row)}" for _, row in unsafe.iterrows())
-    missing = count - int(ranking["workloads"].iloc[0])
-    absent = f", and did not run on {missing}" if missing else ""
-    return (
-        f"- **No strategy was safe on all {count} workloads.** `{best}` was safe on "
-        f"{int(ranking['safe on'].iloc[0])}{absent}" + (f" (unsafe on {where})" if where else "") + "; "
-        "pick per workload as above."
-    )
+    return lines

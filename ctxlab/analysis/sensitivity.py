@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from ctxlab.analysis.compare import plural
 from ctxlab.analysis.results import Results
 
 REGIMES = ("fails", "loops", "over window", "thrashes", "ok")
@@ -90,15 +91,16 @@ def describe(table: pd.DataFrame) -> list[str]:
         worst = group[group["regime"] != "ok"]
         detail = ""
         if len(worst):
-            over = int(group["over window"].max())
-            loops = int(group["loop warnings"].max())
+            over = plural(int(group["over window"].max()), "request")
+            loops = plural(int(group["loop warnings"].max()), "looping compression")
             rate = float(group["compression rate"].max())
             detail = (
-                f" — at worst {over} requests over the window, {loops} looping compressions, and a "
-                f"compression before {rate:.0%} of reasoning calls"
+                f" — at worst {over} over the window, {loops}, and a compression before {rate:.0%} of "
+                "reasoning calls"
             )
-        runs = f"{len(group)} run" + ("s" if len(group) != 1 else "")
-        lines.append(f"- **{scenario}, window {window:,}** ({runs}): {', '.join(parts)}{detail}.")
+        lines.append(
+            f"- **{scenario}, window {window:,}** ({plural(len(group), 'run')}): {', '.join(parts)}{detail}."
+        )
     return lines
 
 
@@ -124,8 +126,11 @@ def where(table: pd.DataFrame, regime_name: str) -> list[str]:
     return phrases
 
 
-def best_settings(table: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario and window, the cheapest run in the `ok` regime (ties: fewer compressions)."""
-    ok = table[table["regime"] == "ok"].sort_values(["cost", "compressions", "run_id"], kind="stable")
+def best_settings(table: pd.DataFrame, *, min_runs: int = 2) -> pd.DataFrame:
+    """Per scenario and window with a choice (at least `min_runs` runs), the cheapest run in the
+    `ok` regime (ties: fewer compressions, then the run id)."""
+    sizes = table.groupby(["scenario", "window"])["run_id"].transform("size")
+    ok = table[(table["regime"] == "ok") & (sizes >= min_runs)]
+    ok = ok.sort_values(["cost", "compressions", "run_id"], kind="stable")
     best = ok.groupby(["scenario", "window"], sort=False).head(1)
     return best.sort_values(["scenario", "window"], kind="stable").reset_index(drop=True)

@@ -28,13 +28,17 @@ def test_table_copies_the_runs_and_marks_safe_runs(retrieval_results: Results, j
         assert group.loc[group["safe"], "cost vs best"].min() == pytest.approx(1.0)
 
 
-def test_the_pick_is_the_cheapest_safe_run(retrieval_results: Results, json_results: Results) -> None:
+def test_the_pick_keeps_the_most_then_costs_the_least(
+    retrieval_results: Results, json_results: Results
+) -> None:
     table = compare.strategy_table([retrieval_results, json_results])
     for pick in compare.picks(table):
         group = table[table["workload"] == pick.workload]
-        cheapest = group[group["safe"]].sort_values(["cost", "total tokens", "strategy"]).iloc[0]
-        assert pick.strategy == cheapest["strategy"]
-        assert pick.cost == cheapest["cost"]
+        safe = group[group["safe"]]
+        best = safe[safe["retention"] == safe["retention"].max()].sort_values(
+            ["cost", "total tokens", "strategy"]
+        )
+        assert pick.strategy == best.iloc[0]["strategy"]
         assert len(pick.unsafe) == int((~group["safe"]).sum())
     answer = "\n".join(compare.answer(table))
     assert "Ruled out: " in answer and "`none` (2 requests over the window)" in answer
@@ -65,7 +69,21 @@ def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return table
 
 
-def test_start_from_the_strategy_safe_everywhere_at_the_lowest_relative_cost() -> None:
+def test_retention_comes_before_cost_and_the_cheaper_one_is_named() -> None:
+    table = _table([_row("a", "x", 2.0), _row("a", "y", 1.0, retention=0.5), _row("a", "z", 0.5, safe=False)])
+    (line,) = compare.answer(table)
+    assert line.startswith("- **a**: `x` — retention 100%, cost 2.0000")
+    assert "`y` costs 50% less (1.0000) and is safe too, but keeps 50% of what was planted." in line
+    assert line.endswith("Ruled out: `z` (3 requests over the window).")
+
+
+def test_unmeasured_retention_ranks_below_measured() -> None:
+    table = _table([_row("a", "x", 1.0, retention=float("nan")), _row("a", "y", 2.0, retention=0.0)])
+    assert compare.picks(table)[0].strategy == "y"
+    assert "retention not measured" in compare.answer(table.iloc[[0]])[0]
+
+
+def test_start_from_the_strategy_safe_on_the_most_workloads() -> None:
     table = _table(
         [
             _row("a", "x", 1.0),
@@ -73,19 +91,21 @@ def test_start_from_the_strategy_safe_everywhere_at_the_lowest_relative_cost() -
             _row("b", "x", 2.2),
             _row("b", "y", 2.0),
             _row("b", "z", 1.0, safe=False),
+            _row("c", "x", 1.0, safe=False),
+            _row("c", "y", 1.5),
         ]
     )
     lines = compare.answer(table)
-    assert lines[0].startswith("- **a**: `x` — cost 1.0000")
-    assert "Ruled out: `z` (3 requests over the window)" in lines[1]
-    assert lines[-1].startswith("- **Start from `x`**: safe on all 2 workloads, at 1.05×")
+    assert lines[-2].startswith("- **Start from `y`**: safe on all 3 workloads it ran on (of 3)")
+    assert lines[-1].startswith("- The cheapest where it was safe is `x` (1.05× on average")
+    assert lines[-1].endswith("but it was unsafe on c: `x` (3 requests over the window).")
 
 
-def test_no_strategy_safe_everywhere_names_the_best_and_where_it_failed() -> None:
+def test_no_strategy_safe_on_two_workloads() -> None:
     table = _table([_row("a", "x", 1.0), _row("b", "x", 1.0, safe=False), _row("b", "y", 2.0)])
-    last = compare.answer(table)[-1]
-    assert last.startswith("- **No strategy was safe on all 2 workloads.** `x` was safe on 1")
-    assert "b: `x` (3 requests over the window)" in last
+    assert compare.answer(table)[-1].startswith(
+        "- **No strategy was safe on two workloads or more** of the 2"
+    )
 
 
 def test_a_workload_without_a_safe_run_names_the_closest() -> None:
