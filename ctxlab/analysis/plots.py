@@ -72,6 +72,13 @@ def styled(draw: Callable[P, Figure]) -> Callable[P, Figure]:
     return wrapper
 
 
+def line_colours(count: int) -> list[Any]:
+    """Distinct colours for `count` lines: matplotlib's ten, or twenty when there are more lines
+    (every preset on one workload is eleven), repeating only past twenty."""
+    palette = mpl.colormaps["tab10" if count <= 10 else "tab20"].colors  # type: ignore[attr-defined]
+    return [palette[i % len(palette)] for i in range(count)]
+
+
 def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
@@ -163,7 +170,7 @@ def overlay(calls: pd.DataFrame, labels: dict[str, str], *, title: str, window: 
     """Input tokens per call of several runs on one workload, one line each."""
     figure = _figure(8, 4.2)
     axes = figure.add_subplot()
-    for run_id, label in labels.items():
+    for (run_id, label), colour in zip(labels.items(), line_colours(len(labels)), strict=True):
         run = calls[calls["run_id"] == run_id]
         axes.plot(
             run["call_index"].astype(int),
@@ -171,6 +178,7 @@ def overlay(calls: pd.DataFrame, labels: dict[str, str], *, title: str, window: 
             marker=".",
             linewidth=1.2,
             label=label,
+            color=colour,
         )
     if window is not None:
         axes.axhline(window, color=WINDOW, linewidth=1.2, label=f"window {window:,}")
@@ -201,11 +209,13 @@ def cumulative(
     """Cumulative input tokens and cumulative cost over the calls of several runs."""
     figure = _figure(10, 4)
     tokens_axes, cost_axes = figure.subplots(1, 2)
-    for run_id, label in labels.items():
+    for (run_id, label), colour in zip(labels.items(), line_colours(len(labels)), strict=True):
         run = calls[calls["run_id"] == run_id]
         x = run["call_index"].astype(int)
-        tokens_axes.plot(x, run["input_tokens"].astype(float).cumsum(), linewidth=1.4, label=label)
-        cost_axes.plot(x, call_costs(run, prices).cumsum(), linewidth=1.4, label=label)
+        tokens_axes.plot(
+            x, run["input_tokens"].astype(float).cumsum(), linewidth=1.4, label=label, color=colour
+        )
+        cost_axes.plot(x, call_costs(run, prices).cumsum(), linewidth=1.4, label=label, color=colour)
     tokens_axes.set_title("cumulative input tokens")
     tokens_axes.set_ylabel("input tokens (sum so far)")
     tokens_axes.yaxis.set_major_formatter(THOUSANDS)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from ctxlab.analysis import charts, compare, estimator, sensitivity
+from ctxlab.analysis import charts, compare, estimator, plots, sensitivity
 from ctxlab.analysis.notebooks import figure_png
 from ctxlab.analysis.results import Results
 
@@ -50,3 +50,8 @@ def test_estimator_figures(retrieval_results: Results) -> None:
     )
     labels = figure.axes[0].get_legend_handles_labels()[1]
     assert {"estimate", "o200k_base", "compression", "window 6,000", "trigger"} <= set(labels)
+
+
+def test_every_preset_on_one_workload_gets_its_own_colour() -> None:
+    assert len(set(plots.line_colours(11))) == 11
+    assert plots.line_colours(3) == plots.line_colours(10)[:3]
