@@ -26,24 +26,27 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxlab.core.model import ChatModel
 from ctxlab.core.retention import RetentionSnapshot
-from ctxlab.core.script import assign_call_ids
+from ctxlab.core.script import Script, assign_call_ids
 from ctxlab.core.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import CacheMeter, Env
-from ctxlab.engine.hooks import RunSettings
+from ctxlab.engine.hooks import BuiltinTool, RunSettings
 from ctxlab.engine.loop import Loop
 from ctxlab.engine.retention import RetentionTracker, ledger_of
+from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.measures import call_row, run_measures
 from ctxlab.experiments.workspace import DirectoryWorkspace
+from ctxlab.models.policy import Need, PolicyModel
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.scenarios.presets import StrategyEntry, WorkspaceKind
 from ctxlab.scenarios.registry import build_strategy
 from ctxlab.scenarios.schema import ModelSpec, PricesSpec, StrategyField, Tokenizer, Workload, WorkloadSpec
-from ctxlab.texts import load_texts
+from ctxlab.texts import Texts, load_texts
 
 Status = Literal["ok", "failed"]
 
@@ -125,15 +128,43 @@ class _Run:
     tracker: RetentionTracker | None = None
 
 
+def agent_for(spec: RunSpec, script: Script, workload: Workload, texts: Texts) -> Agent:
+    """The fake agent a run's `model.agent` asks for, with the tools it needs."""
+    agent = spec.model.agent
+    if agent.kind == "script":
+        return Agent(model=ScriptModel(script), script=script, builtins={})
+    needs = tuple(Need(key=n.key, turn=n.turn, round=n.round) for n in agent.needs)
+    script = with_read_tool(script, texts)
+    model = PolicyModel.for_texts(
+        script,
+        texts,
+        probes=tuple(workload.probes),
+        needs=needs,
+        relist_after_compression=agent.relist_after_compression,
+        max_rereads=agent.max_rereads,
+    )
+    return Agent(model=model, script=script, builtins={READ_TOOL: ReadOffloaded(texts)})
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """The agent's model, the script it plays, and the built-in tools it needs."""
+
+    model: ChatModel
+    script: Script
+    builtins: dict[str, BuiltinTool]
+
+
 def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) -> _Run:
     workload = spec.workload.build(spec.seed, spec.files)
-    script = assign_call_ids(workload.script)
     entry: StrategyEntry = spec.strategy
     texts = load_texts(entry.texts)
+    agent = agent_for(spec, assign_call_ids(workload.script), workload, texts)
+    script = agent.script
     counter = counter_for(spec.model.tokenizer)
     env = Env(
         counter=counter,
-        model=ScriptModel(script),
+        model=agent.model,
         summarizer=spec.model.summarizer.build(texts=texts, probes=workload.probes, seed=spec.seed),
         texts=texts,
         context_size=spec.model.context_size,
@@ -153,7 +184,7 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
             spec=spec,
             workload=workload,
             env=env,
-            loop=Loop(script=script, strategy=strategy, env=env, settings=settings),
+            loop=Loop(script=script, strategy=strategy, env=env, settings=settings, builtins=agent.builtins),
         )
     # as `run_script` does: the tracker is the outermost middleware and reads the strategy's view
     tracker = RetentionTracker(
@@ -163,7 +194,14 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
         workspace=workspace,
         ledger=ledger_of(strategy),
     )
-    loop = Loop(script=script, strategy=strategy, env=env, settings=settings, middlewares=(tracker,))
+    loop = Loop(
+        script=script,
+        strategy=strategy,
+        env=env,
+        settings=settings,
+        builtins=agent.builtins,
+        middlewares=(tracker,),
+    )
     tracker.start(loop.frame.system_prompt)
     tracker.view = lambda state: strategy.view(state, env, loop.frame)
     return _Run(spec=spec, workload=workload, env=env, loop=loop, tracker=tracker)

@@ -231,9 +231,37 @@ def replay_trace(trace: TraceSpec, files: Mapping[str, str]) -> TraceWorkload:
     return map_wire(rows, tools=tools, name=trace.name or Path(trace.path).stem)
 
 
+class NeedSpec(Section):
+    """A planted probe the agent needs before a round: when it is gone, the agent looks for it."""
+
+    key: str = Field(description="The probe's key (it must be planted in workload.probes).")
+    turn: int = Field(ge=0, description="The turn (0-based) that needs it.")
+    round: int = Field(default=0, ge=0, description="Needed before this round of the turn (0-based).")
+
+
+class AgentSpec(Section):
+    """How the fake agent answers reasoning calls.
+
+    `script` plays the workload as written. `policy` plays it too, and reacts to what compression
+    did: after a compression while tasks are open it first calls TaskList, and when a needed probe
+    is no longer in the request it reads the offloaded file that holds it back (a built-in `Read`
+    tool), so a run shows tokens per task as well as tokens per request.
+    """
+
+    kind: Literal["script", "policy"] = Field(default="script", description="script or policy.")
+    needs: list[NeedSpec] = Field(
+        default_factory=list, description="policy: probes the agent needs, and when."
+    )
+    relist_after_compression: bool = Field(
+        default=True, description="policy: call TaskList after a compression while tasks are open."
+    )
+    max_rereads: int = Field(default=3, ge=0, description="policy: offloaded files read per missing probe.")
+
+
 class ModelSpec(Section):
     """The fake model's window, the summarizer, and how summary calls are counted."""
 
+    agent: AgentSpec = Field(default_factory=AgentSpec, description="How the agent answers reasoning calls.")
     context_size: int = Field(gt=0, description="The window in tokens.")
     summarizer: SummarizerField = Field(
         default_factory=FixedSummarizerSpec, description="Which fake summarizer answers summary requests."
@@ -325,6 +353,32 @@ class Scenario(Section):
         if problems:
             raise located_error("Scenario", problems)
         return data
+
+    @model_validator(mode="after")
+    def _needs_name_probes(self) -> Scenario:
+        agent = self.model.agent
+        if agent.kind != "policy":
+            return self
+        keys = {p.key for p in self.workload.probes}
+        if self.workload.generator is not None:
+            keys |= {
+                str(p.get("key"))
+                for p in self.workload.generator.params.get("probes", [])
+                if isinstance(p, dict)
+            }
+        problems: list[tuple[Loc, str, object]] = [
+            (
+                ("model", "agent", "needs", i, "key"),
+                f"names no planted probe; plant it in workload.probes "
+                f"(planted: {', '.join(sorted(keys)) or 'none'})",
+                need.key,
+            )
+            for i, need in enumerate(agent.needs)
+            if need.key not in keys
+        ]
+        if problems:
+            raise located_error("Scenario", problems)
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> Scenario:
