@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
+from ctxlab import text_cache
 from ctxlab.core.tools import ToolSchema, tools_json
 from ctxlab.scenarios.config import SUMMARY_FIELDS
-from ctxlab.texts import CTXLAB_TEXTS, PLACEHOLDERS, Texts, agentscope_texts, fill, load_texts, text_names
+from ctxlab.texts import (
+    CTXLAB_TEXTS,
+    PLACEHOLDERS,
+    Texts,
+    agentscope_texts,
+    fill,
+    load_texts,
+    text_names,
+    texts_as_json,
+    texts_from_json,
+)
 
 
 def task_tools(texts: Texts) -> list[ToolSchema]:
@@ -89,3 +102,69 @@ def test_agentscope_texts_differ_from_ours() -> None:
 
 def test_fill_leaves_other_braces() -> None:
     assert fill('{"a": {x}}', x=1) == '{"a": 1}'
+
+
+def test_our_summary_schema_is_the_config_model_s_json_schema() -> None:
+    from ctxlab.scenarios.config import SummarySchema
+
+    assert CTXLAB_TEXTS.summary_schema == json.dumps(SummarySchema.model_json_schema(), ensure_ascii=False)
+
+
+def test_a_text_set_reads_back_from_json_unchanged() -> None:
+    for texts in (CTXLAB_TEXTS, *([agentscope_texts()] if importlib.util.find_spec("agentscope") else [])):
+        data = json.loads(json.dumps(texts_as_json(texts), ensure_ascii=False))
+        assert texts_from_json(data) == texts
+    with pytest.raises(KeyError):
+        texts_from_json({})
+    with pytest.raises(TypeError):
+        texts_from_json({**texts_as_json(CTXLAB_TEXTS), "tasks_hint": 3})
+
+
+def test_agentscope_texts_from_the_cache_are_the_package_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("agentscope")
+    from ctxlab.agentscope_source import package_root, read_agentscope_texts
+
+    monkeypatch.setenv("CTXLAB_CACHE_DIR", str(tmp_path))
+    agentscope_texts.cache_clear()
+    try:
+        first = agentscope_texts()  # read from the package, then stored
+        assert len(list(tmp_path.glob("agentscope-texts-*.json"))) == 1
+        agentscope_texts.cache_clear()
+        assert agentscope_texts() == first == read_agentscope_texts(package_root())
+        for entry in tmp_path.glob("agentscope-texts-*.json"):
+            entry.write_text('{"broken', encoding="utf-8")  # a torn write reads as no entry
+        agentscope_texts.cache_clear()
+        assert agentscope_texts() == first
+    finally:
+        agentscope_texts.cache_clear()
+
+
+def test_the_cache_key_follows_the_package_files_and_the_reader(tmp_path: Path) -> None:
+    package, reader = tmp_path / "pkg", tmp_path / "reader.py"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "a.py").write_text("A = 1\n")
+    reader.write_text("# reader\n")
+    key = text_cache.fingerprint(package, [reader])
+    assert text_cache.fingerprint(package, [reader]) == key
+    (package / "sub" / "a.py").write_text("A = 22\n")
+    changed = text_cache.fingerprint(package, [reader])
+    assert changed != key
+    reader.write_text("# reader, changed\n")
+    assert text_cache.fingerprint(package, [reader]) not in {key, changed}
+
+
+def test_the_cache_stores_and_loads_and_shrugs_at_an_unwritable_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXLAB_CACHE_DIR", str(tmp_path / "cache"))
+    assert text_cache.load("x", "k") is None
+    text_cache.store("x", "k", {"a": "中"})
+    assert text_cache.load("x", "k") == {"a": "中"}
+    assert not list((tmp_path / "cache").glob("*.tmp"))
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("CTXLAB_CACHE_DIR", str(blocked / "cache"))  # a file where a folder should be
+    text_cache.store("x", "k", {"a": "b"})
+    assert text_cache.load("x", "k") is None

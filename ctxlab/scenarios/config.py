@@ -14,11 +14,13 @@ Field names, defaults and per-field limits follow `agentscope.agent.ContextConfi
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ctxlab.core.inject import InjectionParams
+from ctxlab.texts import SUMMARY_FIELD_DESCRIPTIONS
+from ctxlab.texts import TextsName as TextsName  # noqa: PLC0414 (an explicit re-export)
 
 RUNTIME_STATE_PLACEHOLDER = "{runtime_state}"
 DEFAULT_TASK_TOOL_NAMES = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
@@ -30,23 +32,11 @@ class SummarySchema(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    task_overview: str = Field(
-        description="What the user asked for: the core request, how success is judged, "
-        "and every constraint or rule the user stated, word for word."
-    )
-    current_state: str = Field(
-        description="What is done so far: completed steps, and the files, paths and artifacts "
-        "created or changed."
-    )
-    important_discoveries: str = Field(
-        description="What was learned: technical constraints, decisions and their reasons, "
-        "errors met and how they were fixed, approaches that failed."
-    )
-    next_steps: str = Field(description="What remains: concrete next actions, blockers, and their priority.")
-    context_to_preserve: str = Field(
-        description="What must not be forgotten: user preferences, domain details, promises made, "
-        "and work still running (with its id and purpose)."
-    )
+    task_overview: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["task_overview"])
+    current_state: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["current_state"])
+    important_discoveries: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["important_discoveries"])
+    next_steps: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["next_steps"])
+    context_to_preserve: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["context_to_preserve"])
 
 
 SUMMARY_FIELDS = tuple(SummarySchema.model_fields)
@@ -226,9 +216,6 @@ def time_format_has_date(time_format: str) -> bool:
     except ValueError:
         return False
     return parsed.date() == probe.date()
-
-
-TextsName = Literal["ctxlab", "agentscope"]
 
 
 def injection_params(config: InjectionConfig) -> InjectionParams:
