@@ -157,9 +157,19 @@ def _cached(
 ) -> int:
     shared = shared_prefix(earlier.wire, request.wire)
     same_tools = earlier.tools == request.tools
-    if not shared and not (same_tools and request.tools):
+    return prefix_tokens(
+        counter, shared=shared, size=prefix[shared], tools=request.tools, same_tools=same_tools
+    )
+
+
+def prefix_tokens(
+    counter: TokenCounter, *, shared: int, size: Tally, tools: tuple[ToolSchema, ...], same_tools: bool
+) -> int:
+    """Tokens a request can read from an earlier one: its first `shared` messages (of size
+    `size`), and its tools when they are the earlier request's; nothing when neither is shared."""
+    if not shared and not (same_tools and tools):
         return 0
-    return counter.total(prefix[shared], request.tools if same_tools else ())
+    return counter.total(size, tools if same_tools else ())
 
 
 def account(
@@ -183,7 +193,35 @@ def account(
     input_tokens = counter.total(prefix[-1] + request.unseen, request.tools)
     earlier = [state.reasoning] if kind == "reasoning" else [state.reasoning, state.summary]
     cached = max((_cached(counter, request, prefix, e) for e in earlier if e is not None), default=0)
-    cached = min(cached, input_tokens) if caching else 0
+    usage = settle(
+        kind=kind,
+        input_tokens=input_tokens,
+        cached_tokens=cached,
+        output_tokens=output_tokens,
+        prices=prices,
+        caching=caching,
+    )
+    state = replace(state, totals=add_usage(state.totals, usage, prices))
+    return CacheStep(state=_remember(state, request, prefix, kind) if caching else state, usage=usage)
+
+
+def settle(
+    *,
+    kind: CallKind,
+    input_tokens: int,
+    cached_tokens: int,
+    output_tokens: int,
+    prices: Prices,
+    caching: bool = True,
+) -> CallUsage:
+    """The usage and cost of one call whose shared prefix holds `cached_tokens` tokens.
+
+    Without caching nothing is read or written and every input token is billed at the input price.
+
+    >>> settle(kind="reasoning", input_tokens=100, cached_tokens=60, output_tokens=0, prices=Prices()).cost
+    5.6e-05
+    """
+    cached = min(cached_tokens, input_tokens) if caching else 0
     written = input_tokens - cached if caching else 0
     cost = (
         cached * prices.cached_read
@@ -191,7 +229,7 @@ def account(
         + (0 if caching else input_tokens * prices.input)
         + output_tokens * prices.output
     ) / PER
-    usage = CallUsage(
+    return CallUsage(
         kind=kind,
         input_tokens=input_tokens,
         cached_tokens=cached,
@@ -199,11 +237,10 @@ def account(
         output_tokens=output_tokens,
         cost=cost,
     )
-    state = replace(state, totals=_add(state.totals, usage, prices))
-    return CacheStep(state=_remember(state, request, prefix, kind) if caching else state, usage=usage)
 
 
-def _add(totals: CacheTotals, usage: CallUsage, prices: Prices) -> CacheTotals:
+def add_usage(totals: CacheTotals, usage: CallUsage, prices: Prices) -> CacheTotals:
+    """`totals` with one more call."""
     return CacheTotals(
         calls=totals.calls + 1,
         input_tokens=totals.input_tokens + usage.input_tokens,

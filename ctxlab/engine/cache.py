@@ -1,37 +1,36 @@
-"""Prompt-cache accounting for every run: the engine's `CacheMeter` over `core.cache.account`.
+"""Prompt-cache accounting for every run: the engine's `CacheMeter`, `core.cache.account` kept
+incrementally.
 
-The figures are exactly `ctxlab.core.cache.account`'s (DESIGN.md §8): a request's cached tokens
-are those of the longest run of leading OpenAI-view messages (and identical tools) it shares
-with the previous reasoning request (for a summary request, the larger of that and the previous
-summary request); its other input tokens are written to the cache; cost uses `Prices`.
+The figures are exactly `ctxlab.core.cache.account`'s (DESIGN.md §8, and a property test replays
+every call of a run through it): a request's cached tokens are those of the longest run of
+leading OpenAI-view messages (and identical tools) it shares with the previous reasoning request
+(for a summary request, the larger of that and the previous summary request); its other input
+tokens are written to the cache; cost uses `Prices`.
 
 Invariants:
-- Each stored message object is converted to its view messages and sized once: pieces are kept
-  by identity while a remembered request holds the message, and dropped after. Observing a
-  request converts only the messages it did not share with the remembered ones, so a run that
-  appends pays O(new messages) conversions per call (plus pointer work over the request).
+- The last request of each kind is kept as running lists (its stored messages, the view messages
+  each one yields, the cumulative size of every view prefix). The next request keeps the lists up
+  to the first stored message that is not the same object and rebuilds only the rest; the shared
+  view prefix is found from there on. A run that appends pays O(new messages) Python work per
+  call (plus a C-speed identity scan of the request).
+- Each stored message object is converted to its view messages and sized once while a kept
+  request holds it (pieces are looked up by identity and holding them keeps the object alive).
 - Every observed call is kept as a `CallUsage`, in call order; `totals` sums them.
 - A meter belongs to one run: `observe` must see the run's calls in order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+import operator
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ctxlab.core.blocks import ZERO, Tally
-from ctxlab.core.cache import (
-    CacheState,
-    CacheTotals,
-    CallKind,
-    CallUsage,
-    Prices,
-    RequestView,
-    account,
-)
+from ctxlab.core.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
 from ctxlab.core.messages import Message
-from ctxlab.core.tokens import TokenCounter
+from ctxlab.core.tokens import TokenCounter, measure_all
 from ctxlab.core.tools import ToolSchema
 from ctxlab.core.units import unit_tallies, view_units
 from ctxlab.core.wire import to_openai_one
@@ -50,9 +49,68 @@ class _Piece:
     when it yields no view message at all."""
 
     message: Message
-    wire: tuple[dict[str, Any], ...]
+    wire: tuple[Mapping[str, Any], ...]
     sizes: tuple[Tally, ...]
     unseen: Tally
+
+
+@dataclass(slots=True)
+class _Kept:
+    """The last request of one kind, as lists the next request of that kind truncates and extends.
+
+    `ends[i]` is the number of view messages of `messages[: i + 1]`; `prefix[k]` the size of the
+    first `k` view messages; `hidden[i]` the size of the messages among the first `i` that yield
+    no view message.
+    """
+
+    messages: list[Message] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    wire: list[Mapping[str, Any]] = field(default_factory=list)
+    prefix: list[Tally] = field(default_factory=lambda: [ZERO])
+    hidden: list[Tally] = field(default_factory=lambda: [ZERO])
+    tools: tuple[ToolSchema, ...] = ()
+
+    def truncate(self, kept: int) -> None:
+        """Keep the first `kept` stored messages."""
+        wire = self.ends[kept - 1] if kept else 0
+        del self.messages[kept:], self.ends[kept:], self.hidden[kept + 1 :]
+        del self.wire[wire:], self.prefix[wire + 1 :]
+
+    def extend(self, piece: _Piece) -> None:
+        """Add one stored message at the end."""
+        self.messages.append(piece.message)
+        self.wire.extend(piece.wire)
+        total = self.prefix[-1]
+        for size in piece.sizes:
+            total = total + size
+            self.prefix.append(total)
+        self.ends.append(len(self.wire))
+        self.hidden.append(self.hidden[-1] + piece.unseen)
+
+
+class _Read(NamedTuple):
+    """A request's input tokens and how many of them it can read from the cache."""
+
+    input_tokens: int
+    cached: int
+
+
+class _Shared(NamedTuple):
+    """What a request shares with an earlier one: leading view messages, and whether the tools."""
+
+    views: int
+    same_tools: bool
+
+
+def same_leading(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items of `a` and `b` are the very same objects (at C speed).
+
+    >>> x, y = object(), object()
+    >>> same_leading([x, y, x], [x, y, y]), same_leading([x], [x, y])
+    (2, 1)
+    """
+    differ = itertools.compress(itertools.count(), map(operator.is_not, a, b))
+    return next(differ, min(len(a), len(b)))
 
 
 @dataclass(slots=True)
@@ -63,17 +121,17 @@ class PromptCacheMeter:
         counter: the run's token counter.
         prices: prices per million tokens for the cost.
         caching: False meters a provider without prompt caching (nothing cached or written).
-        state: the accounting state after the last observed call.
+        totals: sums over the observed calls (hit rate, cost, ...).
         usages: every observed call's usage, in call order.
     """
 
     counter: TokenCounter
     prices: Prices = field(default_factory=Prices)
     caching: bool = True
-    state: CacheState = field(default_factory=CacheState)
+    totals: CacheTotals = field(default_factory=CacheTotals)
     usages: list[CallUsage] = field(default_factory=list)
+    _kept: dict[str, _Kept] = field(default_factory=dict)
     _pieces: dict[int, _Piece] = field(default_factory=dict)
-    _live: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def observe(
         self,
@@ -83,31 +141,65 @@ class PromptCacheMeter:
         output_tokens: int = 0,
     ) -> CacheUse:
         """Account one call: its cached and written tokens (its usage is kept in `usages`)."""
-        pieces = [self._piece(m) for m in messages]
-        view = RequestView(
-            wire=tuple(w for p in pieces for w in p.wire),
-            sizes=tuple(s for p in pieces for s in p.sizes),
-            unseen=sum((p.unseen for p in pieces), ZERO),
-            tools=tools,
-        )
-        step = account(
-            self.state,
-            view,
+        if self.caching:
+            input_tokens, cached = self._compare(kind, messages, tools)
+        else:
+            input_tokens, cached = self.counter.total(measure_all(self.counter, messages), tools), 0
+        usage = settle(
             kind=kind,
+            input_tokens=input_tokens,
+            cached_tokens=cached,
             output_tokens=output_tokens,
-            counter=self.counter,
             prices=self.prices,
             caching=self.caching,
         )
-        self.state = step.state
-        self.usages.append(step.usage)
-        self._forget(kind, messages)
-        return CacheUse(step.usage.cached_tokens, step.usage.written_tokens)
+        self.totals = add_usage(self.totals, usage, self.prices)
+        self.usages.append(usage)
+        return CacheUse(usage.cached_tokens, usage.written_tokens)
 
-    @property
-    def totals(self) -> CacheTotals:
-        """Sums over the observed calls (hit rate, cost, ...)."""
-        return self.state.totals
+    def _compare(self, kind: CallKind, messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> _Read:
+        """Input and cached tokens of a request, which becomes the kept request of its kind."""
+        names = ("reasoning",) if kind == "reasoning" else ("reasoning", "summary")
+        earlier = [
+            _Shared(self._shared(self._kept[name], messages), self._kept[name].tools == tools)
+            for name in names
+            if name in self._kept
+        ]
+        kept = self._kept.setdefault(kind, _Kept())
+        kept.truncate(same_leading(kept.messages, messages))
+        for message in messages[len(kept.messages) :]:
+            kept.extend(self._piece(message))
+        kept.tools = tools
+        self._forget()
+        input_tokens = self.counter.total(kept.prefix[-1] + kept.hidden[-1], tools)
+        cached = max(
+            (
+                prefix_tokens(
+                    self.counter,
+                    shared=e.views,
+                    size=kept.prefix[e.views],
+                    tools=tools,
+                    same_tools=e.same_tools,
+                )
+                for e in earlier
+            ),
+            default=0,
+        )
+        return _Read(input_tokens, cached)
+
+    def _shared(self, earlier: _Kept, messages: tuple[Message, ...]) -> int:
+        """How many leading view messages the request of `messages` shares with `earlier`."""
+        same = same_leading(earlier.messages, messages)
+        at = earlier.ends[same - 1] if same else 0
+        for message in messages[same:]:
+            for wire in self._piece(message).wire:
+                if at == len(earlier.wire):
+                    return at
+                old = earlier.wire[at]
+                if wire is not old and wire != old:
+                    return at
+                at += 1
+        return at
 
     def _piece(self, message: Message) -> _Piece:
         piece = self._pieces.get(id(message))
@@ -123,9 +215,9 @@ class PromptCacheMeter:
         self._pieces[id(message)] = piece
         return piece
 
-    def _forget(self, kind: str, messages: Sequence[Message]) -> None:
-        """Keep pieces only for messages of the last request of each kind."""
-        self._live[kind] = tuple(id(m) for m in messages)
-        live = {i for ids in self._live.values() for i in ids}
-        for key in [k for k in self._pieces if k not in live]:
-            del self._pieces[key]
+    def _forget(self) -> None:
+        """Drop pieces of messages no kept request holds, once they outnumber the kept ones."""
+        live = sum(len(kept.messages) for kept in self._kept.values())
+        if len(self._pieces) > 2 * live + 64:
+            ids = {id(m) for kept in self._kept.values() for m in kept.messages}
+            self._pieces = {key: piece for key, piece in self._pieces.items() if key in ids}
