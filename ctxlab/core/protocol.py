@@ -17,9 +17,10 @@ broke: the message that arrived while a call was unanswered (or the call's own m
 request ended first), the orphan result itself, or the message repeating an id.
 
 Cost: each rule is a small immutable checker fed one OpenAI message at a time; the call ids seen
-so far live in one `CallIds` register shared by the rules, updated in place and rolled back by
-message. `ProtocolMeter` keeps the checkers' state after every stored message of the previous
-request, so checking the next request costs O(what changed), and one request costs O(its size).
+so far live in one `CallIds` register shared by the rules, updated in place and rolled back
+message by message. `ProtocolMeter` keeps the checkers' state after every OpenAI message of the
+previous request, so checking the next request costs O(what changed) (plus a C-speed identity
+scan of the stored messages), and one request costs O(its size).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ctxlab.core.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message
+from ctxlab.core.messages import Message, equal_leading, same_leading
 
 Rule = Literal["openai", "anthropic", "bedrock"]
 RULES: tuple[Rule, ...] = ("openai", "anthropic", "bedrock")
@@ -307,67 +308,63 @@ def _judge_results(turn: _Turn, before: _Turn | None, rule: Rule) -> tuple[Viola
 
 
 @dataclass(slots=True)
-class _Step:
-    """The state after one stored message: its calls, OpenAI messages counted, each checker."""
-
-    message: Message | None
-    calls: tuple[str, ...]
-    wire_count: int
-    checkers: tuple[Checker, ...]
-
-
-@dataclass(slots=True)
 class ProtocolMeter:
-    """Checks request after request, reusing the work on the stored messages they share.
+    """Checks request after request, reusing the work on what they share.
 
-    Messages are compared by identity: a stored message is immutable, so the same object has the
-    same OpenAI view and leaves each checker in the same state.
+    Kept from the previous request: its stored messages, the facts of its OpenAI view, and each
+    checker's state after every fact. A request keeps them up to the first stored message that is
+    not the same object (a stored message is immutable, so the same object has the same facts),
+    then up to the first fact that differs (a message that grew by appended blocks keeps the facts
+    it had), and feeds only the rest.
     """
 
     rules: tuple[Rule, ...]
-    _steps: list[_Step] = field(default_factory=list)
+    _messages: list[Message] = field(default_factory=list)
+    _ends: list[int] = field(default_factory=list)  # facts of the first i + 1 messages
+    _facts: list[Fact] = field(default_factory=list)
+    _states: list[tuple[Checker, ...]] = field(default_factory=list)  # after each fact; [0]: none yet
     _ids: CallIds = field(default_factory=CallIds)
-    _facts: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
+    _views: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
 
     def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
         """The violations of the request made of `messages` (stored messages, in order)."""
         if not self.rules:
             return ()
-        if not self._steps:
-            self._steps.append(_Step(None, (), 0, tuple(start(rule) for rule in self.rules)))
-        shared = self._shared_prefix(messages)
-        while len(self._steps) > shared + 1:
-            self._ids.remove(self._steps.pop().calls)
-        for message in messages[shared:]:
-            self._steps.append(self._advance(self._steps[-1], message))
-        if len(self._facts) > 2 * len(messages) + 16:  # forget views of messages long gone
+        if not self._states:
+            self._states.append(tuple(start(rule) for rule in self.rules))
+        same = same_leading(self._messages, messages)
+        del self._messages[same:], self._ends[same:]
+        at = self._ends[-1] if same else 0
+        facts = [fact for message in messages[same:] for fact in self._track(message)]
+        kept = at + equal_leading(self._facts[at:], facts)
+        while len(self._facts) > kept:
+            self._ids.remove(self._facts.pop().calls)
+            self._states.pop()
+        for fact in facts[kept - at :]:
+            self._feed(fact)
+        if len(self._views) > 2 * len(messages) + 16:  # forget views of messages long gone
             present = {id(m) for m in messages}
-            self._facts = {key: value for key, value in self._facts.items() if key in present}
-        return tuple(_report(self._steps[-1].checkers, self._ids))
+            self._views = {key: value for key, value in self._views.items() if key in present}
+        return tuple(_report(self._states[-1], self._ids))
 
-    def _shared_prefix(self, messages: Sequence[Message]) -> int:
-        shared = 0
-        for step, message in zip(self._steps[1:], messages, strict=False):
-            if step.message is not message:
-                break
-            shared += 1
-        return shared
-
-    def _advance(self, step: _Step, message: Message) -> _Step:
+    def _track(self, message: Message) -> tuple[Fact, ...]:
+        """The message's facts, the message now kept after the ones before it."""
         facts = self.facts(message)
-        checkers, calls = step.checkers, list[str]()
-        for offset, fact in enumerate(facts):
-            index = step.wire_count + offset
-            checkers = tuple(c.feed(index, fact, self._ids) for c in checkers)
-            self._ids.add(index, fact.calls)
-            calls.extend(fact.calls)
-        return _Step(message, tuple(calls), step.wire_count + len(facts), checkers)
+        self._ends.append((self._ends[-1] if self._ends else 0) + len(facts))
+        self._messages.append(message)
+        return facts
+
+    def _feed(self, fact: Fact) -> None:
+        index = len(self._facts)
+        self._states.append(tuple(c.feed(index, fact, self._ids) for c in self._states[-1]))
+        self._ids.add(index, fact.calls)
+        self._facts.append(fact)
 
     def facts(self, message: Message) -> tuple[Fact, ...]:
         """The facts of one stored message's OpenAI view (memoised by identity)."""
-        cached = self._facts.get(id(message))
+        cached = self._views.get(id(message))
         if cached is not None and cached[0] is message:
             return cached[1]
         facts = facts_of_message(message)
-        self._facts[id(message)] = (message, facts)
+        self._views[id(message)] = (message, facts)
         return facts

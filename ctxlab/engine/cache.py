@@ -21,15 +21,13 @@ Invariants:
 
 from __future__ import annotations
 
-import itertools
-import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ctxlab.core.blocks import ZERO, Tally
 from ctxlab.core.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
-from ctxlab.core.messages import Message
+from ctxlab.core.messages import Message, same_leading
 from ctxlab.core.tokens import TokenCounter, measure_all
 from ctxlab.core.tools import ToolSchema
 from ctxlab.core.units import unit_tallies, view_units
@@ -100,17 +98,6 @@ class _Shared(NamedTuple):
 
     views: int
     same_tools: bool
-
-
-def same_leading(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many leading items of `a` and `b` are the very same objects (at C speed).
-
-    >>> x, y = object(), object()
-    >>> same_leading([x, y, x], [x, y, y]), same_leading([x], [x, y])
-    (2, 1)
-    """
-    differ = itertools.compress(itertools.count(), map(operator.is_not, a, b))
-    return next(differ, min(len(a), len(b)))
 
 
 @dataclass(slots=True)

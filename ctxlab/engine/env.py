@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from ctxlab.core.messages import Message
 from ctxlab.core.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
-from ctxlab.core.protocol import ProtocolMeter, Rule, Violation
+from ctxlab.core.protocol import ProtocolMeter, Rule
 from ctxlab.core.summary import (
     ATTEMPT_CHOICES,
     StructuredOutputError,
@@ -111,11 +111,14 @@ class Env:
     cache: CacheMeter | None = None
     summary_invocations: int = 0
     consecutive_failures: int = 0
-    _meters: dict[CallKind, ProtocolMeter] = field(default_factory=dict)
+    _protocol: ProtocolMeter = field(init=False)
 
     def __post_init__(self) -> None:
         if self.cache is None:  # every run is metered; pass a meter to change prices or caching
             self.cache = PromptCacheMeter(self.counter)
+        # One meter for both kinds: a summary request starts with the span the last reasoning
+        # request held, so it is checked from where that one left off.
+        self._protocol = ProtocolMeter(self.rules)
 
     def reasoning(self, state: EpisodeState, request: ModelRequest, tokens: int) -> ModelResponse:
         """Send a reasoning request (through `model_call` when middlewares wrap it) and record it."""
@@ -218,12 +221,6 @@ class Env:
             attempt=attempt,
         )
 
-    def _violations(self, kind: CallKind, messages: tuple[Message, ...]) -> tuple[Violation, ...]:
-        meter = self._meters.get(kind)
-        if meter is None:
-            meter = self._meters[kind] = ProtocolMeter(self.rules)
-        return meter.check(messages)
-
     def _record(self, state: EpisodeState, kind: CallKind, sent: Sent, response: ModelResponse) -> None:
         output_tokens = self.counter.count([Message(role="assistant", blocks=response.blocks)], ())
         use = (
@@ -241,7 +238,7 @@ class Env:
             context_messages=len(state.context),
             summary_chars=len(summary_text(state.summary)),
             events=self.recorder.take_events(),
-            violations=self._violations(kind, sent.messages),
+            violations=self._protocol.check(sent.messages),
             cached_tokens=use.cached,
             cache_write_tokens=use.written,
             request=_request_dump(to_openai(sent.messages), sent.tools) if self.record_requests else None,

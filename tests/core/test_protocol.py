@@ -113,7 +113,9 @@ from tests.strategies import paired_histories  # noqa: E402
 
 @given(
     paired_histories(),
-    st.lists(st.tuples(st.sampled_from(["append", "drop", "swap", "same"]), any_messages), max_size=8),
+    st.lists(
+        st.tuples(st.sampled_from(["append", "drop", "swap", "grow", "same"]), any_messages), max_size=8
+    ),
 )
 def test_meter_equals_a_full_check_after_any_edit(
     history: list[Message], edits: list[tuple[str, Message]]
@@ -127,6 +129,8 @@ def test_meter_equals_a_full_check_after_any_edit(
             request.pop(0)
         elif op == "swap" and request:
             request[-1] = message
+        elif op == "grow" and request:  # the reply message, a new object with blocks appended
+            request[-1] = request[-1].appended(*message.blocks)
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
 
 
