@@ -17,19 +17,22 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any, NamedTuple, assert_never
 
 from ctxlab.core.blocks import (
+    ZERO,
     Block,
     DataBlock,
     HintBlock,
     Part,
+    Tally,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
 )
 from ctxlab.core.messages import Message
+from ctxlab.core.tokens import TokenCounter
 
 Wire = dict[str, Any]
 
@@ -117,6 +120,57 @@ def to_openai_one(message: Message) -> list[Wire]:
     builder.flush_media()
     builder.flush()
     return out
+
+
+class ViewSizes(NamedTuple):
+    """The size of each message of a stored message's OpenAI view, and its size when it has none."""
+
+    sizes: tuple[Tally, ...]
+    unseen: Tally
+
+
+def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
+    """The counter's size of each message of `to_openai_one(message)`, in one pass over its blocks.
+
+    Equal to `units.unit_tallies` over the message's view units (a property test holds them
+    together): a view message owns its blocks and the hidden ones before it (thinking, empty
+    hints), the last one also those after it; images a batch of results returned count in the
+    batch's media message, not in the results. A message with no view message is `unseen` whole.
+    """
+    sizes: list[Tally] = []
+    pending, media = ZERO, ZERO
+    shown = has_media = False
+    for block in message.blocks:
+        size = counter.measure(block)
+        if has_media and not isinstance(block, ToolResultBlock):
+            sizes.append(media)  # the media message owns no block of its own
+            media, has_media = ZERO, False
+        if isinstance(block, TextBlock | DataBlock | ToolCallBlock):
+            pending, shown = pending + size, True
+        elif isinstance(block, ThinkingBlock):
+            pending = pending + size
+        else:
+            if shown:
+                sizes.append(pending)
+                pending, shown = ZERO, False
+            pending = pending + size
+            if isinstance(block, ToolResultBlock):
+                images = [counter.measure(p) for p in block.output if isinstance(p, DataBlock)]
+                data = sum(images, ZERO)
+                sizes.append(pending - data)
+                pending, media, has_media = ZERO, media + data, has_media or bool(images)
+            elif isinstance(block.hint, str) or block.hint:
+                sizes.append(pending)
+                pending = ZERO
+    if has_media:
+        sizes.append(media)
+    if shown:
+        sizes.append(pending)
+    elif sizes:
+        sizes[-1] = sizes[-1] + pending
+    else:
+        return ViewSizes((), counter.measure_message(message))
+    return ViewSizes(tuple(sizes), ZERO)
 
 
 def to_openai(messages: Sequence[Message]) -> list[Wire]:

@@ -30,8 +30,7 @@ from ctxlab.core.cache import CacheTotals, CallKind, CallUsage, Prices, add_usag
 from ctxlab.core.messages import Message, same_leading
 from ctxlab.core.tokens import TokenCounter, measure_all
 from ctxlab.core.tools import ToolSchema
-from ctxlab.core.units import unit_tallies, view_units
-from ctxlab.core.wire import to_openai_one
+from ctxlab.core.wire import to_openai_one, view_sizes
 
 
 class CacheUse(NamedTuple):
@@ -192,12 +191,9 @@ class PromptCacheMeter:
         piece = self._pieces.get(id(message))
         if piece is not None and piece.message is message:
             return piece
-        units = view_units((message,))
+        sized = view_sizes(message, self.counter)
         piece = _Piece(
-            message=message,
-            wire=tuple(to_openai_one(message)),
-            sizes=unit_tallies((message,), units, self.counter),
-            unseen=ZERO if units else self.counter.measure_message(message),
+            message=message, wire=tuple(to_openai_one(message)), sizes=sized.sizes, unseen=sized.unseen
         )
         self._pieces[id(message)] = piece
         return piece

@@ -82,3 +82,17 @@ def test_openai_round_trip_keeps_texts_calls_and_results_in_order(msgs: list[Mes
 def test_well_formed_history_has_no_violations(history: list[Message]) -> None:
     wire = to_openai([text_message("system", "s"), *history])
     assert violations(wire, ["openai", "anthropic", "bedrock"]) == []
+
+
+@given(messages)
+def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
+    from ctxlab.core.tokens import AgentScopeEstimator
+    from ctxlab.core.units import unit_tallies, view_units
+    from ctxlab.core.wire import to_openai_one, view_sizes
+
+    counter = AgentScopeEstimator()
+    units = view_units((message,))
+    found = view_sizes(message, counter)
+    assert found.sizes == unit_tallies((message,), units, counter)
+    assert len(found.sizes) == len(to_openai_one(message))
+    assert found.unseen == (counter.measure_message(message) if not units else (0, 0))
