@@ -11,7 +11,9 @@ Invariants:
   it then records a time if its text contains `<current-time>` and tells of tasks if it contains
   `<tasks>` (substrings, so a template or extra field that contains them interferes, as in
   AgentScope). A call of any task tool, whatever its outcome, also tells of tasks. The scan stops
-  once both are settled.
+  once both are settled, so what it finds is the newest own hint that records a time and whether
+  any message tells of tasks: `scan_hints` computes that as a fold from the oldest message, which
+  `HintScanner` resumes after the messages a context shares with the previous one.
 - Time is injected when no time is recorded, when the recorded one cannot be parsed back with
   `time_format`, or unless `0 <= elapsed hours <= time_interval` (so a clock that went backwards
   re-injects). A naive recorded time takes the zone written next to it in `<timezone>`, or the
@@ -34,12 +36,12 @@ import functools
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ctxlab.core.blocks import HintBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message
+from ctxlab.core.messages import Message, same_leading
 from ctxlab.core.task_args import TASK_TOOL_NAMES
 from ctxlab.core.tasks import Board, task_counts
 from ctxlab.core.templates import fill
@@ -164,31 +166,61 @@ def needs_input_tokens(params: InjectionParams, cur_iter: int) -> bool:
     return params.inject_runtime_state and cur_iter == 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Scan:
-    last_time_text: str | None
-    aware_of_tasks: bool
+@dataclass(frozen=True, slots=True)
+class HintScan:
+    """What the earlier messages tell: the newest own hint that records a time (its text), and
+    whether any tells of tasks."""
 
-
-def _scan(messages: Sequence[Message], params: InjectionParams, has_open_tasks: bool) -> _Scan:
-    """The newest own hint that records a time, and whether the context already tells of tasks."""
     last_time_text: str | None = None
-    aware = not has_open_tasks
-    for message in reversed(messages):
-        if last_time_text is not None and aware:
-            break
-        if message.role != "assistant":
-            continue
-        for block in reversed(message.blocks):
-            if isinstance(block, HintBlock) and block.source == params.injection_source:
-                text = block.text
-                if last_time_text is None and "<current-time>" in text:
-                    last_time_text = text
-                if "<tasks>" in text:
-                    aware = True
-            elif isinstance(block, ToolCallBlock) and block.name in params.task_tool_names:
-                aware = True
-    return _Scan(last_time_text=last_time_text, aware_of_tasks=aware)
+    told_tasks: bool = False
+
+
+def scan_message(scan: HintScan, message: Message, params: InjectionParams) -> HintScan:
+    """The scan of a context after one more (newer) message."""
+    if message.role != "assistant":
+        return scan
+    last_time_text, told = scan.last_time_text, scan.told_tasks
+    for block in message.blocks:
+        if isinstance(block, HintBlock) and block.source == params.injection_source:
+            text = block.text
+            if "<current-time>" in text:
+                last_time_text = text
+            told = told or "<tasks>" in text
+        elif isinstance(block, ToolCallBlock) and block.name in params.task_tool_names:
+            told = True
+    if last_time_text is scan.last_time_text and told == scan.told_tasks:
+        return scan
+    return HintScan(last_time_text, told)
+
+
+def scan_hints(messages: Sequence[Message], params: InjectionParams) -> HintScan:
+    """The scan of `messages`, oldest first."""
+    scan = HintScan()
+    for message in messages:
+        scan = scan_message(scan, message, params)
+    return scan
+
+
+@dataclass(slots=True)
+class HintScanner:
+    """`scan_hints` context after context, resuming after the messages shared by identity.
+
+    Stored messages are immutable, so the same object adds the same to the scan; a context that
+    appends to the previous one costs O(new messages) (plus a C-speed identity scan).
+    """
+
+    params: InjectionParams
+    _messages: list[Message] = field(default_factory=list)
+    _scans: list[HintScan] = field(default_factory=lambda: [HintScan()])  # after each message
+
+    def scan(self, messages: Sequence[Message]) -> HintScan:
+        """`scan_hints(messages, params)`."""
+        same = same_leading(self._messages, messages)
+        del self._messages[same:], self._scans[same + 1 :]
+        for message in messages[same:]:
+            self._scans.append(scan_message(self._scans[-1], message, self.params))
+            self._messages.append(message)
+        return self._scans[-1]
 
 
 @functools.lru_cache(maxsize=256)
@@ -284,18 +316,22 @@ def runtime_injection(
     agent_name: str,
     cur_iter: int,
     gauge: ContextGauge,
+    scan: HintScan | None = None,
 ) -> Injection | None:
-    """The hint to append before this reasoning step, or None (rules: module docstring)."""
+    """The hint to append before this reasoning step, or None (rules: module docstring).
+
+    `scan` may carry `scan_hints(messages, params)` (a `HintScanner` keeps it across calls).
+    """
     if not params.inject_runtime_state:
         return None
     now_local = local_now(now, params.timezone)
     counts = task_counts(board)
-    scan = _scan(messages, params, counts["pending"] > 0 or counts["in_progress"] > 0)
+    scan = scan_hints(messages, params) if scan is None else scan
     fields: dict[str, str] = {}
     if time_due(scan.last_time_text, now_local, params):
         fields["current-time"] = now_local.strftime(params.time_format)
         fields["timezone"] = params.timezone
-    if not scan.aware_of_tasks:
+    if (counts["pending"] > 0 or counts["in_progress"] > 0) and not scan.told_tasks:
         fields["tasks"] = fill(texts.tasks_hint, in_progress=counts["in_progress"], pending=counts["pending"])
     if cur_iter == 0 and (line := context_length_line(gauge, counts["in_progress"], texts)) is not None:
         fields["context-length"] = line

@@ -18,10 +18,11 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ctxlab.core.inject import HintScan, HintScanner, InjectionParams
 from ctxlab.core.messages import Message
 from ctxlab.core.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
 from ctxlab.core.protocol import ProtocolMeter, Rule
@@ -112,6 +113,7 @@ class Env:
     summary_invocations: int = 0
     consecutive_failures: int = 0
     _protocol: ProtocolMeter = field(init=False)
+    _hint_scanners: dict[tuple[str, tuple[str, ...]], HintScanner] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.cache is None:  # every run is metered; pass a meter to change prices or caching
@@ -119,6 +121,14 @@ class Env:
         # One meter for both kinds: a summary request starts with the span the last reasoning
         # request held, so it is checked from where that one left off.
         self._protocol = ProtocolMeter(self.rules)
+
+    def scan_hints(self, messages: Sequence[Message], params: InjectionParams) -> HintScan:
+        """`core.inject.scan_hints(messages, params)`, kept incrementally over the run."""
+        key = (params.injection_source, params.task_tool_names)
+        scanner = self._hint_scanners.get(key)
+        if scanner is None:
+            scanner = self._hint_scanners[key] = HintScanner(params)
+        return scanner.scan(messages)
 
     def reasoning(self, state: EpisodeState, request: ModelRequest, tokens: int) -> ModelResponse:
         """Send a reasoning request (through `model_call` when middlewares wrap it) and record it."""

@@ -136,6 +136,7 @@ class AgentScopeStrategy:
             agent_name=AGENT_NAME,
             cur_iter=state.cur_iter,
             gauge=gauge,
+            scan=env.scan_hints(state.context, params),
         )
         if injection is None:
             return state

@@ -458,3 +458,71 @@ def test_params_defaults_are_agentscopes() -> None:
     assert params.injection_source == theirs.injection_source
     assert list(params.task_tool_names) == theirs.task_tool_names
     assert dict(params.extra_fields) == theirs.extra_fields
+
+
+# --- the scan as a fold, and resumed ----------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ctxlab.core.inject import HintScan, HintScanner, scan_hints  # noqa: E402
+
+_HINT_TEXTS = st.sampled_from(
+    [
+        "<current-time>2026-01-01T00:00:00</current-time>",
+        "<tasks>ip=1 p=0</tasks>",
+        "plain",
+        "<current-time>x",
+    ]
+)
+_SCAN_BLOCKS = st.one_of(
+    st.builds(HintBlock, hint=_HINT_TEXTS, source=st.sampled_from([SOURCE, "other", None])),
+    st.builds(
+        ToolCallBlock, id=st.just("c"), name=st.sampled_from(["TaskList", "Read"]), input=st.just("{}")
+    ),
+    st.builds(TextBlock, text=_HINT_TEXTS),
+)
+_SCAN_MESSAGES = st.builds(
+    Message, role=st.sampled_from(["user", "assistant"]), blocks=st.lists(_SCAN_BLOCKS, max_size=4).map(tuple)
+)
+
+
+def newest_first_scan(messages: list[Message], params: InjectionParams) -> HintScan:
+    """The scan as AgentScope writes it: newest message and block first, stopping once settled."""
+    last: str | None = None
+    told = False
+    for message in reversed(messages):
+        if last is not None and told:
+            break
+        if message.role != "assistant":
+            continue
+        for block in reversed(message.blocks):
+            if isinstance(block, HintBlock) and block.source == params.injection_source:
+                if last is None and "<current-time>" in block.text:
+                    last = block.text
+                told = told or "<tasks>" in block.text
+            elif isinstance(block, ToolCallBlock) and block.name in params.task_tool_names:
+                told = True
+    return HintScan(last, told)
+
+
+@given(
+    st.lists(_SCAN_MESSAGES, max_size=6), st.lists(st.tuples(st.integers(0, 3), _SCAN_MESSAGES), max_size=6)
+)
+def test_the_fold_equals_the_newest_first_scan_and_resumes_after_any_edit(
+    history: list[Message], edits: list[tuple[int, Message]]
+) -> None:
+    params = InjectionParams()
+    scanner = HintScanner(params)
+    request = list(history)
+    for op, message in [(0, history[0] if history else text_message("user", "x")), *edits]:
+        if op == 0:
+            request.append(message)
+        elif op == 1 and request:
+            request.pop(0)
+        elif op == 2 and request:
+            request[-1] = request[-1].appended(*message.blocks)
+        elif op == 3 and request:
+            request[-1] = message
+        assert scan_hints(request, params) == newest_first_scan(request, params)
+        assert scanner.scan(request) == scan_hints(request, params)
