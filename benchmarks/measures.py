@@ -11,6 +11,7 @@ from benchmarks.workload import WINDOW, replies
 from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages import Message, text_message
 from ctxlab.core.model import ModelRequest, ModelResponse
+from ctxlab.core.script import Script
 from ctxlab.core.tokens import AgentScopeEstimator
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import RunOutcome
@@ -32,9 +33,10 @@ FIELDS = {
 }
 
 
-def lab_run(n: int, middlewares: tuple[Middleware, ...] = ()) -> RunOutcome:
-    """The `n`-reply workload through the `agentscope` preset (AgentScope's texts and defaults)."""
-    script, texts = replies(n), load_texts("agentscope")
+def lab_run(n: int, middlewares: tuple[Middleware, ...] = (), script: Script | None = None) -> RunOutcome:
+    """The `n`-reply workload (or `script`, built already) through the `agentscope` preset
+    (AgentScope's texts and defaults)."""
+    script, texts = script or replies(n), load_texts("agentscope")
     return run_script(
         script,
         AgentScopeStrategy(texts=texts),
@@ -48,14 +50,16 @@ def lab_run(n: int, middlewares: tuple[Middleware, ...] = ()) -> RunOutcome:
 
 
 def lab_per_call(n: int) -> float:
-    """CPU seconds per model call of the lab on `n` replies."""
+    """CPU seconds per model call of the lab on `n` replies (the script, the input of both sides,
+    is built before the clock starts)."""
+    script = replies(n)
     start = time.process_time()
-    outcome = lab_run(n)
+    outcome = lab_run(n, script=script)
     return (time.process_time() - start) / len(outcome.calls)
 
 
-def real_run(n: int) -> int:
-    """The `n`-reply workload through the real agent; returns its number of model calls.
+def real_run(n: int, script: Script | None = None) -> int:
+    """The `n`-reply workload (or `script`) through the real agent; returns its number of model calls.
 
     AgentScope's own logger is quieted to warnings: its two INFO lines per compression would
     only interleave with the table.
@@ -63,20 +67,18 @@ def real_run(n: int) -> int:
     import logging
 
     from tests.parity.driver import run_agentscope
-
-    logging.getLogger("as").setLevel(logging.WARNING)
     from tests.parity.spec import ParityConfig
 
-    trace = run_agentscope(
-        replies(n), ParityConfig(context_size=WINDOW, summary_fields=FIELDS, workspace="memory")
-    )
-    return len(trace.calls)
+    logging.getLogger("as").setLevel(logging.WARNING)
+    config = ParityConfig(context_size=WINDOW, summary_fields=FIELDS, workspace="memory")
+    return len(run_agentscope(script or replies(n), config).calls)
 
 
 def real_per_call(n: int) -> float:
-    """CPU seconds per model call of the real agent on `n` replies."""
+    """CPU seconds per model call of the real agent on `n` replies (the script built beforehand)."""
+    script = replies(n)
     start = time.process_time()
-    calls = real_run(n)
+    calls = real_run(n, script)
     return (time.process_time() - start) / calls
 
 

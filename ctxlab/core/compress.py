@@ -23,12 +23,12 @@ pure steps over values, so a compression is applied all at once or not at all:
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, replace
 
 from ctxlab.core.blocks import HintBlock, Tally, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message, summary_message, text_message
+from ctxlab.core.messages import Message
+from ctxlab.core.messages import fixed_messages as fixed_messages  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.core.split import Split, SplitInput, split_context
 from ctxlab.core.summary import Summary, SummaryRequest, build_summary_request
 from ctxlab.core.tokens import TokenCounter, measure_all
@@ -75,18 +75,6 @@ class CompressionPlan:
     request: SummaryRequest
     preflight_tokens: int
     overflow: bool
-
-
-@functools.lru_cache(maxsize=64)
-def fixed_messages(system_prompt: str, summary: Summary) -> tuple[Message, ...]:
-    """The system prompt and the summary message (when there is a summary).
-
-    Memoised: a run asks for the same pair before every call, and returning the same objects lets
-    per-message caches (protocol checks, cache accounting) recognise the shared request prefix.
-    """
-    carried = summary_message(summary)
-    system = text_message("system", system_prompt)
-    return (system,) if carried is None else (system, carried)
 
 
 def check_trigger(

@@ -11,6 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from collections.abc import Sequence
@@ -68,6 +69,19 @@ def summary_message(summary: str | tuple[Part, ...]) -> Message | None:
     if isinstance(summary, str):
         return text_message("user", summary)
     return Message(role="user", blocks=summary)
+
+
+@functools.lru_cache(maxsize=64)
+def fixed_messages(system_prompt: str, summary: str | tuple[Part, ...]) -> tuple[Message, ...]:
+    """The system prompt and the summary message (when there is a summary).
+
+    Memoised: a run asks for the same pair before every call, and returning the same objects lets
+    per-message caches (protocol checks, cache accounting) recognise the shared request prefix,
+    the summary request's included.
+    """
+    carried = summary_message(summary)
+    system = text_message("system", system_prompt)
+    return (system,) if carried is None else (system, carried)
 
 
 def call_ids(message: Message) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.core.blocks import Block, HintBlock, Part, TextBlock, ToolCallBlock
-from ctxlab.core.messages import Message, summary_message, text_message
+from ctxlab.core.messages import Message, fixed_messages, text_message
 from ctxlab.core.tools import ToolSchema
 
 SUMMARY_TOOL = "generate_structured_output"
@@ -63,10 +63,7 @@ def build_summary_request(
     schema_tool: ToolSchema,
 ) -> SummaryRequest:
     """The summary request in AgentScope's order (see the module docstring)."""
-    head = [text_message("system", system_prompt)]
-    carried = summary_message(old_summary)
-    if carried is not None:
-        head.append(carried)
+    head = fixed_messages(system_prompt, old_summary)
     hints = [Message(role="assistant", blocks=tuple(instructions))] if instructions else []
     messages = (*head, *compress, *hints, text_message("user", prompt))
     return SummaryRequest(messages=messages, schema_tool=schema_tool)

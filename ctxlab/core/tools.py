@@ -9,13 +9,14 @@ Invariants:
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.core.blocks import utf8_len
+
+_ITEM = '{{"type": "function", "function": {}}}'
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,6 +27,7 @@ class ToolSchema:
     description: str
     parameters: str = '{"type": "object", "properties": {}}'
     function_json: str = field(init=False, repr=False, compare=False)
+    item_bytes: int = field(init=False, repr=False, compare=False)  # of its entry in `tools_json`
 
     def __post_init__(self) -> None:
         params = json.dumps(json.loads(self.parameters), ensure_ascii=False)
@@ -36,6 +38,7 @@ class ToolSchema:
             f'"parameters": {params}}}'
         )
         object.__setattr__(self, "function_json", function)
+        object.__setattr__(self, "item_bytes", utf8_len(_ITEM.format(function)))
 
     @classmethod
     def of(cls, name: str, description: str, parameters: Mapping[str, Any]) -> ToolSchema:
@@ -64,16 +67,20 @@ def tools_json(tools: Sequence[ToolSchema]) -> str:
     >>> tools_json([ToolSchema.of("f", "d", {})])
     '[{"type": "function", "function": {"name": "f", "description": "d", "parameters": {}}}]'
     """
-    items = ", ".join(f'{{"type": "function", "function": {t.function_json}}}' for t in tools)
+    items = ", ".join(_ITEM.format(t.function_json) for t in tools)
     return f"[{items}]"
 
 
-@functools.lru_cache(maxsize=256)
 def tools_bytes(tools: tuple[ToolSchema, ...]) -> int:
     """UTF-8 bytes of `tools_json(tools)`, or 0 for an empty list (an empty list is not sent).
 
-    Cached: a run sends the same few tool lists over and over.
+    From each schema's own entry size: the list's brackets and the `", "` between entries add
+    2 bytes each, so no JSON text is built or hashed per request.
+
+    >>> tools = (ToolSchema.of("f", "d", {}), ToolSchema.of("中", "d", {}))
+    >>> tools_bytes(tools) == len(tools_json(tools).encode()), tools_bytes(())
+    (True, 0)
     """
     if not tools:
         return 0
-    return utf8_len(tools_json(tools))
+    return sum([t.item_bytes for t in tools]) + 2 * len(tools)

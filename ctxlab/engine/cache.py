@@ -73,6 +73,18 @@ class _Kept:
         del self.messages[kept:], self.ends[kept:], self.hidden[kept + 1 :]
         del self.wire[wire:], self.prefix[wire + 1 :]
 
+    def head(self, kept: int) -> _Kept:
+        """A copy of the first `kept` stored messages."""
+        wire = self.ends[kept - 1] if kept else 0
+        return _Kept(
+            messages=self.messages[:kept],
+            ends=self.ends[:kept],
+            wire=self.wire[:wire],
+            prefix=self.prefix[: wire + 1],
+            hidden=self.hidden[: kept + 1],
+            tools=self.tools,
+        )
+
     def extend(self, piece: _Piece) -> None:
         """Add one stored message at the end."""
         self.messages.append(piece.message)
@@ -118,6 +130,7 @@ class PromptCacheMeter:
     usages: list[CallUsage] = field(default_factory=list)
     _kept: dict[str, _Kept] = field(default_factory=dict)
     _pieces: dict[int, _Piece] = field(default_factory=dict)
+    _limit: int = 64  # pieces held before the next look for dead ones
 
     def observe(
         self,
@@ -145,14 +158,14 @@ class PromptCacheMeter:
 
     def _compare(self, kind: CallKind, messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> _Read:
         """Input and cached tokens of a request, which becomes the kept request of its kind."""
+        same = {name: same_leading(kept.messages, messages) for name, kept in self._kept.items()}
         names = ("reasoning",) if kind == "reasoning" else ("reasoning", "summary")
         earlier = [
-            _Shared(self._shared(self._kept[name], messages), self._kept[name].tools == tools)
+            _Shared(self._shared(self._kept[name], messages, same[name]), self._kept[name].tools == tools)
             for name in names
             if name in self._kept
         ]
-        kept = self._kept.setdefault(kind, _Kept())
-        kept.truncate(same_leading(kept.messages, messages))
+        kept = self._rebase(kind, same)
         for message in messages[len(kept.messages) :]:
             kept.extend(self._piece(message))
         kept.tools = tools
@@ -173,9 +186,22 @@ class PromptCacheMeter:
         )
         return _Read(input_tokens, cached)
 
-    def _shared(self, earlier: _Kept, messages: tuple[Message, ...]) -> int:
-        """How many leading view messages the request of `messages` shares with `earlier`."""
-        same = same_leading(earlier.messages, messages)
+    def _rebase(self, kind: CallKind, same: dict[str, int]) -> _Kept:
+        """The kept request of `kind`, cut to the longest run of leading messages a kept request
+        shares with the new one (copied from the other kind's when that one shares more: a summary
+        request starts with the span the last reasoning request held)."""
+        own = self._kept.get(kind)
+        source = max(same, key=lambda name: same[name], default=None)
+        if own is not None and (source is None or same[kind] >= same[source]):
+            own.truncate(same[kind])
+            return own
+        own = self._kept[source].head(same[source]) if source is not None else _Kept()
+        self._kept[kind] = own
+        return own
+
+    def _shared(self, earlier: _Kept, messages: tuple[Message, ...], same: int) -> int:
+        """How many leading view messages the request of `messages` shares with `earlier`, whose
+        first `same` stored messages are the request's."""
         at = earlier.ends[same - 1] if same else 0
         for message in messages[same:]:
             for wire in self._piece(message).wire:
@@ -200,7 +226,10 @@ class PromptCacheMeter:
 
     def _forget(self) -> None:
         """Drop pieces of messages no kept request holds, once they outnumber the kept ones."""
+        if len(self._pieces) <= self._limit:
+            return
         live = sum(len(kept.messages) for kept in self._kept.values())
         if len(self._pieces) > 2 * live + 64:
             ids = {id(m) for kept in self._kept.values() for m in kept.messages}
             self._pieces = {key: piece for key, piece in self._pieces.items() if key in ids}
+        self._limit = 2 * max(live, len(self._pieces)) + 64
