@@ -15,7 +15,7 @@ its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.compress import ReplyMark, fixed_messages, unfinished_call_ids
@@ -41,7 +41,7 @@ from ctxlab.engine.middleware import (
     chain,
     transform_prompt,
 )
-from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, issue_id
+from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, evolve
 from ctxlab.engine.trace import CallRecord, CompressionRecord
 from ctxlab.engine.world import world_tools
 from ctxlab.texts import fill
@@ -109,17 +109,26 @@ class Loop:
         )
 
     def start_turn(self, state: EpisodeState, index: int, turn: ScriptedTurn) -> EpisodeState:
-        """Move the clock, append the user message, start a new reply."""
-        clock = state.clock.advanced(turn.advance_seconds + _first_round_advance(turn))
+        """Move the clock, append the user message, start a new reply (one new state)."""
+        advance = turn.advance_seconds + _first_round_advance(turn)
+        clock = state.clock.advanced(advance) if advance else state.clock
+        timezone = state.timezone
         if turn.timezone:
-            clock = clock.in_zone(turn.timezone)
-            state = replace(state, timezone=turn.timezone)
-        message_id, state = issue_id(state, "msg")
-        user = Message(role="user", blocks=turn.user, id=message_id, name="user")
-        state = append_message(replace(state, clock=clock, turn=index), user, self.env.counter)
-        reply_id, state = issue_id(state, "reply")
-        reply = ReplyMark(reply_id=reply_id, has_usage=False, name=AGENT_NAME)
-        return replace(state, reply=reply, cur_iter=0)
+            clock, timezone = clock.in_zone(turn.timezone), turn.timezone
+        message = state.ids.issue("msg")
+        reply = message.ids.issue("reply")
+        user = Message(role="user", blocks=turn.user, id=message.id, name="user")
+        return append_message(
+            state,
+            user,
+            self.env.counter,
+            clock=clock,
+            timezone=timezone,
+            turn=index,
+            ids=reply.ids,
+            reply=ReplyMark(reply_id=reply.id, has_usage=False, name=AGENT_NAME),
+            cur_iter=0,
+        )
 
     def reply_impl(self, state: EpisodeState, turn: ScriptedTurn) -> EpisodeState:
         """Iterate until a response has no tool calls (or the forced last step)."""
@@ -138,13 +147,13 @@ class Loop:
             if not reasoned.saved and response.blocks:
                 state = append_to_reply(state, response.blocks, self.env.counter)
             if not response.calls or forced:
-                return replace(state, cur_iter=state.cur_iter + 1)
+                return evolve(state, cur_iter=state.cur_iter + 1)
             state = self.act(state, response.calls)
             if not unfinished_call_ids(state.context, state.reply.reply_id):
-                state = replace(state, cur_iter=state.cur_iter + 1)
+                state = evolve(state, cur_iter=state.cur_iter + 1)
             advance = _round_advance(turn, state.cur_iter)
             if advance:
-                state = replace(state, clock=state.clock.advanced(advance))
+                state = evolve(state, clock=state.clock.advanced(advance))
 
     def compress_impl(self, state: EpisodeState, request: CompressRequest) -> EpisodeState:
         """The strategy's compression step."""
@@ -181,11 +190,12 @@ class Loop:
 
     def save_response(self, state: EpisodeState, response: ModelResponse) -> EpisodeState:
         """Append the response's blocks to the reply message; the reply now carries usage."""
+        reply = state.reply
+        if not reply.has_usage:
+            reply = ReplyMark(reply_id=reply.reply_id, has_usage=True, name=reply.name)
         if response.blocks:
-            state = append_to_reply(state, response.blocks, self.env.counter)
-        if state.reply.has_usage:
-            return state
-        return replace(state, reply=replace(state.reply, has_usage=True))
+            return append_to_reply(state, response.blocks, self.env.counter, reply=reply)
+        return state if reply is state.reply else evolve(state, reply=reply)
 
     def act(self, state: EpisodeState, calls: tuple[ToolCallBlock, ...]) -> EpisodeState:
         """Run the calls in order and save each result after the strategy's per-result step."""
@@ -211,7 +221,7 @@ class Loop:
         result = self.scripted_result(call)
         read = read_path(call) if result.state == "success" else None
         if read is not None:  # a file read successfully is in the read cache until compressed away
-            state = replace(state, read_cache=state.read_cache | {read})
+            state = evolve(state, read_cache=state.read_cache | {read})
         return Acted(state=state, result=result)
 
     def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:

@@ -215,3 +215,18 @@ def test_a_compression_is_all_or_nothing() -> None:
         state, env, replace(settings, summary_template="{task_overview}"), system_prompt="s", tools=()
     )
     assert applied.summary.startswith("x") and list(workspace.files) == ["offload/context-0001.json"]
+
+
+def test_evolve_is_dataclass_replace() -> None:
+    import datetime as dt
+
+    from ctxlab.core.messages import text_message
+    from ctxlab.engine.clock import VirtualClock
+    from ctxlab.engine.state import EpisodeState, evolve
+
+    state = EpisodeState(clock=VirtualClock(instant=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)), turn=3)
+    changes = {"context": (text_message("user", "hi"),), "cur_iter": 2, "memos": (("k", 1),)}
+    assert evolve(state, **changes) == replace(state, **changes)  # type: ignore[arg-type]
+    assert evolve(state) == state and evolve(state) is not state
+    with pytest.raises(TypeError, match="no field 'turns'"):
+        evolve(state, turns=1)
