@@ -204,6 +204,8 @@ class _OpenAIChecker:
     def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
         if fact.answers is not None:
             return self._result(index, fact.answers, ids)
+        if not self.open_calls and not fact.calls and not self.answered:
+            return self  # nothing open, nothing opened: the common text message
         before = "before the next non-tool message"
         found = self.found + tuple(_dangling(c, index, "openai", before) for c, _ in self.open_calls)
         opened = tuple((c, index) for c in dict.fromkeys(fact.calls))
@@ -257,6 +259,8 @@ class _TurnChecker:
         results = ((index, fact.answers),) if fact.answers is not None else ()
         current = self.current
         if current is not None and current.role == role:
+            if not uses and not results:
+                return self  # one more message of the same turn that neither calls nor answers
             merged = _Turn(role, current.first, current.uses + uses, current.results + results)
             return _TurnChecker(self.rule, self.previous, merged, self.found)
         found = self.found + self._close()
@@ -282,6 +286,8 @@ class _TurnChecker:
         turn = self.current
         if self.rule == "anthropic" and turn is not None and turn.role == "assistant":
             ends += tuple(_dangling(c, at, "anthropic", "before the request ends") for at, c in turn.uses)
+        if not ends and not self.found:
+            return ()
         return tuple(sorted(self.found + ends, key=lambda v: v.index))
 
 
