@@ -1,0 +1,72 @@
+"""The benchmark harness compares like with like; no test here reads a clock's value."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.measures import compression_timer, lab_run, plain_pass_timer
+from benchmarks.run import Figure, best_in_turn
+from benchmarks.sweep import AXES, sweep_configs
+from benchmarks.workload import RESULT_BYTES, WINDOW, replies
+
+
+def test_the_workload_is_one_retrieve_call_of_4000_bytes_then_an_answer_per_reply() -> None:
+    script = replies(3)
+    assert len(script.turns) == 3
+    for turn in script.turns:
+        (round_,) = turn.rounds
+        (call,) = round_.calls
+        assert call.tool == "retrieve" and call.result is not None
+        assert sum(len(part.text.encode()) for part in call.result if hasattr(part, "text")) == RESULT_BYTES
+        assert turn.final
+
+
+def test_the_lab_side_compresses_within_the_window_and_sends_only_well_formed_requests() -> None:
+    outcome = lab_run(60)
+    assert len(outcome.calls) >= 120  # a tool round and an answer per reply, and summary calls
+    assert outcome.compressions, "60 replies of 1,000 tokens must overflow 80% of 32,768"
+    assert all(not call.violations for call in outcome.calls)
+    assert max(call.tokens["as_sent"] for call in outcome.calls) < WINDOW
+
+
+def test_unmetered_runs_make_the_same_calls() -> None:
+    metered, bare = lab_run(30), lab_run(30, metered=False)
+    assert [c.tokens for c in metered.calls] == [c.tokens for c in bare.calls]
+    assert all(c.cached_tokens == 0 for c in bare.calls)
+    assert any(c.cached_tokens for c in metered.calls)
+
+
+def test_both_sides_run_the_same_workload_call_for_call() -> None:
+    pytest.importorskip("agentscope", reason="the real loop needs the 'peers' extra")
+    from benchmarks.measures import real_run
+
+    assert real_run(25) == len(lab_run(25).calls)
+
+
+def test_the_compression_timer_times_a_real_compression_each_time() -> None:
+    once = compression_timer(400)  # asserts inside that the state was compressed
+    assert once() > 0 and once() > 0
+    assert plain_pass_timer(400)() >= 0
+
+
+def test_best_in_turn_keeps_each_measures_smallest_value() -> None:
+    values = iter([3.0, 10.0, 1.0, 20.0, 2.0, 5.0])
+    calls: list[str] = []
+
+    def take(name: str) -> float:
+        calls.append(name)
+        return next(values)
+
+    assert best_in_turn(3, lambda: take("a"), lambda: take("b")) == [1.0, 5.0]
+    assert calls == ["a", "b"] * 3  # in turn, round after round
+
+
+def test_the_sweep_is_64_distinct_runs() -> None:
+    configs = sweep_configs(64, replies=2)
+    assert len(configs) == 64 == len(AXES["model.context_size"]) ** 3
+    assert len({c.run_id for c in configs}) == 64
+
+
+def test_a_figure_row_says_whether_its_goal_is_met() -> None:
+    assert Figure("x", 2.0, ">= 1.7x", True, "x").row().startswith("ok ")
+    assert Figure("y", 1.0, ">= 1.7x", False, "x").row().startswith("MISS")
