@@ -210,12 +210,12 @@ def plain_pass_timer(blocks: int) -> Callable[[], float]:
     return once
 
 
-def best_times(timers: list[Callable[[], float]], rounds: int = 10) -> list[float]:
-    """Each timer's best time over `rounds` rounds, the timers run in turn in every round: a
-    machine that slows for a while (a neighbour on a shared host) slows them all alike."""
-    best = [float("inf")] * len(timers)
+def best_in_turn(rounds: int, *measures: Callable[[], float]) -> list[float]:
+    """Each measure's smallest value over `rounds` rounds, the measures taken in turn in every
+    round, so that a slow spell of a shared machine (a neighbour on the host) falls on all alike."""
+    best = [float("inf")] * len(measures)
     for _ in range(rounds):
-        best = [min(b, timer()) for b, timer in zip(best, timers, strict=True)]
+        best = [min(b, measure()) for b, measure in zip(best, measures, strict=True)]
     return best
 
 
@@ -228,7 +228,7 @@ def compression_scaling(sizes: tuple[int, ...]) -> tuple[list[float], list[float
     """Cost ratios at each doubling of the context's blocks: of one compression, and of a plain
     `json.dumps` of the same contexts (the machine's own, timed in the same rounds)."""
     timers = [compression_timer(n) for n in sizes] + [plain_pass_timer(n) for n in sizes]
-    best = best_times(timers)
+    best = best_in_turn(10, *timers)
     return doublings(best[: len(sizes)]), doublings(best[len(sizes) :])
 
 
@@ -238,8 +238,7 @@ def sweep_speedup(runs: int, rounds: int = 3) -> float:
     two-worker sweep, so one quiet moment each is the fair comparison)."""
     from benchmarks.sweep import sweep_seconds
 
-    one = two = float("inf")
-    for _ in range(rounds):
-        one = min(one, sweep_seconds(runs, workers=1))
-        two = min(two, sweep_seconds(runs, workers=2))
+    one, two = best_in_turn(
+        rounds, lambda: sweep_seconds(runs, workers=1), lambda: sweep_seconds(runs, workers=2)
+    )
     return one / two

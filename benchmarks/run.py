@@ -22,7 +22,6 @@ import os
 import resource
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from benchmarks.measures import (  # noqa: E402
+    best_in_turn,
     compression_scaling,
     lab_per_call,
     per_call_profile,
@@ -53,15 +53,6 @@ class Figure:
     def row(self) -> str:
         mark = "ok " if self.met else "MISS"
         return f"{mark}  {self.name:<58} {self.value:>10.2f} {self.unit:<6} goal {self.goal}"
-
-
-def best_in_turn(rounds: int, *measures: Callable[[], float]) -> list[float]:
-    """Each measure's smallest value over `rounds` rounds, the measures taken in turn in every
-    round, so that a slow spell of a shared machine falls on both sides of a ratio."""
-    best = [float("inf")] * len(measures)
-    for _ in range(rounds):
-        best = [min(b, measure()) for b, measure in zip(best, measures, strict=True)]
-    return best
 
 
 def process_seconds(code: str) -> float:

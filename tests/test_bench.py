@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.measures import compression_timer, lab_run, plain_pass_timer
-from benchmarks.run import Figure, best_in_turn
+from benchmarks.measures import best_in_turn, compression_timer, lab_run, plain_pass_timer
+from benchmarks.run import Figure
 from benchmarks.sweep import AXES, sweep_configs
 from benchmarks.workload import RESULT_BYTES, WINDOW, replies
 
