@@ -143,16 +143,27 @@ def context_of(blocks: int) -> tuple[Message, ...]:
     return tuple(messages)
 
 
+def paused_seconds(work: Callable[[], object]) -> float:
+    """CPU seconds of `work`, the cyclic garbage collector paused while the clock runs, as
+    `timeit` does: its full collections walk every live object of the process, so they would
+    charge the work for the size of the heap the benchmark itself built."""
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.process_time()
+        work()
+        return time.process_time() - start
+    finally:
+        gc.enable()
+
+
 def compression_timer(blocks: int) -> Callable[[], float]:
     """A function timing one compression of a context of `blocks` blocks, in CPU seconds.
 
     Every call compresses the same state in a fresh `Env` whose meters have seen the context as
     the last reasoning request, as they have in a run, so the work measured is the same each
     time and is what a run pays: the split, the summary call (metered from the span the
-    reasoning request held), the offload and the new state. The cyclic garbage
-    collector is paused while the clock runs, as `timeit` does: its full collections walk every
-    live object of the process, so they would charge one compression for the size of the heap
-    the benchmark itself built.
+    reasoning request held), the offload and the new state (timed by `paused_seconds`).
     """
     from ctxlab.core.script import DEFAULT_START
     from ctxlab.engine.clock import VirtualClock
@@ -178,15 +189,13 @@ def compression_timer(blocks: int) -> Callable[[], float]:
             workspace=InMemoryWorkspace(),
         )
         env.reasoning(state, ModelRequest(kind="reasoning", messages=request, tools=()), 0)
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.process_time()
-            compressed = compress_if_triggered(state, env, settings, system_prompt="s", tools=())
-            seconds = time.process_time() - start
-        finally:
-            gc.enable()
-        assert compressed is not state, "the context must be over the trigger"
+        compressed: list[EpisodeState] = []
+        seconds = paused_seconds(
+            lambda: compressed.append(
+                compress_if_triggered(state, env, settings, system_prompt="s", tools=())
+            )
+        )
+        assert compressed[0] is not state, "the context must be over the trigger"
         return seconds
 
     return once
@@ -197,17 +206,7 @@ def plain_pass_timer(blocks: int) -> Callable[[], float]:
     machine's own cost of one pass over that much data, for reading the compression's ratios."""
     data = encode_messages(context_of(blocks))
 
-    def once() -> float:
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.process_time()
-            json.dumps(data)
-            return time.process_time() - start
-        finally:
-            gc.enable()
-
-    return once
+    return lambda: paused_seconds(lambda: json.dumps(data))
 
 
 def best_in_turn(rounds: int, *measures: Callable[[], float]) -> list[float]:
