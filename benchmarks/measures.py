@@ -11,22 +11,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchmarks.workload import WINDOW, replies
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.codec import encode_messages
-from ctxlab.core.messages import Message, fixed_messages, text_message
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.script import Script
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.codec import encode_messages
+from ctxlab.core.messages.message import Message, fixed_messages, text_message
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.world.script import Script
 from ctxlab.engine.cache import CacheUse
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.middleware import Middleware, ModelNext
-from ctxlab.engine.run import run_script
+from ctxlab.engine.session import run_script
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptedModel, ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeStrategy
 from ctxlab.texts import load_texts
 
 FIELDS = {
@@ -165,9 +165,9 @@ def compression_timer(blocks: int) -> Callable[[], float]:
     time and is what a run pays: the split, the summary call (metered from the span the
     reasoning request held), the offload and the new state (timed by `paused_seconds`).
     """
-    from ctxlab.core.script import DEFAULT_START
+    from ctxlab.core.world.script import DEFAULT_START
     from ctxlab.engine.clock import VirtualClock
-    from ctxlab.engine.compression import CompressionSettings, compress_if_triggered
+    from ctxlab.presets.agentscope.compression import CompressionSettings, compress_if_triggered
 
     texts = load_texts("agentscope")
     counter = AgentScopeEstimator()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from ctxlab.core.blocks import TextBlock
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 
 WINDOW = 32_768
 RESULT_BYTES = 4_000

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from ctxlab import __version__
-from ctxlab.scenarios.load import LoadedScenario, load_located, load_scenario
+from ctxlab.scenarios.load import LoadedScenario, load_located, load_scenario, scenario_name
 from ctxlab.scenarios.located import Located, Problem, ScenarioError, parse_yaml
 
 EXAMPLES_RUN = """examples:
@@ -124,34 +123,36 @@ def _execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err:
     """Run every scenario, write its folder and the index; 1 when a run failed."""
     from ctxlab.analysis.figures import plot_folder
     from ctxlab.analysis.report import write_index
-    from ctxlab.experiments.executors import ExecutorUnavailableError, run_all
+    from ctxlab.experiments.executors import ExecutorUnavailableError
     from ctxlab.experiments.grid import expand
-    from ctxlab.experiments.results import write_scenario
+    from ctxlab.experiments.run import run_scenarios
 
     root = _out_dir(how.out_dir)
-    record = True if how.record_requests else None
-    plans = [(item, expand(item, record_requests=record)) for item in loaded]
-    configs = [config for _, plan in plans for config in plan]
-    with _Progress(len(configs), quiet=how.quiet, err=err) as tick:
+    total = sum(len(expand(item)) for item in loaded)
+    with _Progress(total, quiet=how.quiet, err=err) as tick:
         try:
-            results = run_all(
-                configs, executor=how.executor, workers=how.workers, scheduler=how.scheduler, on_done=tick
+            runs = run_scenarios(
+                loaded,
+                root,
+                record_requests=True if how.record_requests else None,
+                executor=how.executor,
+                workers=how.workers,
+                scheduler=how.scheduler,
+                on_done=tick,
+                plot=plot_folder if how.plots else None,
             )
         except ExecutorUnavailableError as unavailable:
             raise BadInput([str(unavailable)]) from None
     failed = 0
-    start = 0
-    for item, plan in plans:
-        own = results[start : start + len(plan)]
-        start += len(plan)
-        written = write_scenario(root, item, plan, own, plot=plot_folder if how.plots else None)
+    for run in runs:
+        item, written = run.scenario, run.written
         failed += written.failed
         if written.plot_error:
             failed += 1
             print(f"{item.source}: the figures could not be drawn: {written.plot_error}", file=err)
         if not how.quiet:
-            print(_summary(written.folder, own), file=out)
-        for result in own:
+            print(_summary(written.folder, run.results), file=out)
+        for result in run.results:
             if result.status == "failed":
                 print(f"{item.source}: run {result.run_id} failed: {result.error}", file=err)
     index = write_index(root)
@@ -226,16 +227,6 @@ _ROOT_KEYS = {
 }
 
 
-def _replay_name(trace: Path) -> str:
-    """A scenario name from a file name.
-
-    >>> _replay_name(Path("runs/2024 session.v2.jsonl"))
-    '2024-session-v2'
-    """
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", trace.stem).strip("-_") or "replay"
-    return name if name[0].isalnum() else f"r{name}"
-
-
 def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     from ctxlab.scenarios.schema import Scenario, entry_model
     from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
@@ -245,7 +236,7 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     if args.tools:
         workload["tools"] = str(Path(args.tools).resolve())
     doc: dict[str, Any] = {
-        "name": _replay_name(trace),
+        "name": scenario_name(trace),
         "description": f"Replay of {trace.name} through the {args.preset} preset.",
         "workload": {"trace": workload},
         "model": {"context_size": args.context_size},
@@ -310,11 +301,12 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_presets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """One line per preset: its name, then its parameters with their defaults."""
-    from ctxlab.scenarios.registry import PRESETS
+    from ctxlab.presets.registry import PRESETS, entry_defaults
 
     width = max(len(name) for name in PRESETS)
     for preset in PRESETS.values():
-        params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in preset.defaults().items())
+        defaults = entry_defaults(preset.name).items()
+        params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in defaults)
         print(f"{preset.name:<{width}}  {params or '(no parameters)'}", file=out)
         if args.verbose:
             print(f"{'':<{width}}  {preset.summary}", file=out)

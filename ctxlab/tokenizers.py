@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.core.blocks import Block, Tally, data_parts, text_pieces
-from ctxlab.core.messages import Message
-from ctxlab.core.tokens import DATA_BLOCK_TOKENS, measure_all
-from ctxlab.core.tools import ToolSchema, tools_json
+from ctxlab.core.messages.blocks import Block, Tally, data_parts, text_pieces
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import DATA_BLOCK_TOKENS, measure_all
+from ctxlab.core.messages.tools import ToolSchema, tools_json
 
 EncodingName = Literal["o200k_base", "cl100k_base"]
 

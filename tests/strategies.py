@@ -6,7 +6,7 @@ import json
 
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import (
+from ctxlab.core.messages.blocks import (
     Block,
     DataBlock,
     HintBlock,
@@ -16,8 +16,8 @@ from ctxlab.core.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages import Message
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tools import ToolSchema
 
 # Mixed scripts: ASCII, Latin accents, CJK, emoji (4-byte UTF-8), and newlines.
 ALPHABET = st.sampled_from([*'abc xyz{}"\\\n\t', "é", "ß", "中", "文", "字", "😀", "🚀", "한", "ア"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab.cli import main
-from ctxlab.scenarios.registry import PRESETS
+from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.schema import scenario_json_schema
 from tests.scenarios.files import TINY, write
 

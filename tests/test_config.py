@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from ctxlab.scenarios.config import (
+from ctxlab.presets.agentscope.config import (
     ContextConfig,
     InjectionConfig,
     SummarySchema,

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab import text_cache
-from ctxlab.core.tools import ToolSchema, tools_json
-from ctxlab.scenarios.config import SUMMARY_FIELDS
+from ctxlab.core.messages.tools import ToolSchema, tools_json
+from ctxlab.presets.agentscope.config import SUMMARY_FIELDS
 from ctxlab.texts import (
     CTXLAB_TEXTS,
-    PLACEHOLDERS,
     Texts,
     agentscope_texts,
     fill,
@@ -22,6 +20,8 @@ from ctxlab.texts import (
     texts_as_json,
     texts_from_json,
 )
+from ctxlab.texts import cache as text_cache
+from ctxlab.texts.base import PLACEHOLDERS
 
 
 def task_tools(texts: Texts) -> list[ToolSchema]:
@@ -105,7 +105,7 @@ def test_fill_leaves_other_braces() -> None:
 
 
 def test_our_summary_schema_is_the_config_model_s_json_schema() -> None:
-    from ctxlab.scenarios.config import SummarySchema
+    from ctxlab.presets.agentscope.config import SummarySchema
 
     assert CTXLAB_TEXTS.summary_schema == json.dumps(SummarySchema.model_json_schema(), ensure_ascii=False)
 
@@ -124,7 +124,7 @@ def test_agentscope_texts_from_the_cache_are_the_package_s(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("agentscope")
-    from ctxlab.agentscope_source import package_root, read_agentscope_texts
+    from ctxlab.texts.agentscope import package_root, read_agentscope_texts
 
     monkeypatch.setenv("CTXLAB_CACHE_DIR", str(tmp_path))
     agentscope_texts.cache_clear()

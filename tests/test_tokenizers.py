@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxlab.core.blocks import Block, DataBlock, Tally, TextBlock, ToolResultBlock
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import Block, DataBlock, Tally, TextBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.tokenizers import BpeCounter
 
 pytest.importorskip("bpe_openai", reason="needs the 'tokenizers' extra")

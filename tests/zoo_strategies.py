@@ -12,7 +12,7 @@ import json
 
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import (
+from ctxlab.core.messages.blocks import (
     Block,
     DataBlock,
     HintBlock,
@@ -23,7 +23,7 @@ from ctxlab.core.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages import Message, text_message
+from ctxlab.core.messages.message import Message, text_message
 
 PATHS = ("src/app.py", "README.md", "config.yaml")
 PATTERNS = ("TODO", "def main")

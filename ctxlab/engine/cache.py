@@ -1,7 +1,7 @@
 """Prompt-cache accounting for every run: the engine's `CacheMeter`, `core.cache.account` kept
 incrementally.
 
-The figures are exactly `ctxlab.core.cache.account`'s (DESIGN.md §8, and a property test replays
+The figures are exactly `ctxlab.core.wire.cache.account`'s (DESIGN.md §8, and a property test replays
 every call of a run through it): a request's cached tokens are those of the longest run of
 leading OpenAI-view messages (and identical tools) it shares with the previous reasoning request
 (for a summary request, the larger of that and the previous summary request); its other input
@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ctxlab.core.blocks import ZERO, Tally
-from ctxlab.core.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
-from ctxlab.core.messages import Message, same_leading
-from ctxlab.core.tokens import TokenCounter, measure_all
-from ctxlab.core.tools import ToolSchema
-from ctxlab.core.wire import to_openai_one, view_sizes
+from ctxlab.core.messages.blocks import ZERO, Tally
+from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.tokens import TokenCounter, measure_all
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
+from ctxlab.core.wire.views import to_openai_one, view_sizes
 
 
 class CacheUse(NamedTuple):

@@ -22,20 +22,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ctxlab.core.inject import HintScan, HintScanner, InjectionParams
-from ctxlab.core.messages import Message
-from ctxlab.core.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
-from ctxlab.core.protocol import ProtocolMeter, Rule
-from ctxlab.core.summary import (
+from ctxlab.core.agentscope.inject import HintScan, HintScanner, InjectionParams
+from ctxlab.core.agentscope.summary import (
     ATTEMPT_CHOICES,
     StructuredOutputError,
     SummaryRequest,
     read_summary_fields,
     summary_text,
 )
-from ctxlab.core.tokens import TokenCounter
-from ctxlab.core.tools import ToolSchema
-from ctxlab.core.wire import to_openai
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
+from ctxlab.core.messages.tokens import TokenCounter
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.protocol import ProtocolMeter, Rule
+from ctxlab.core.wire.views import to_openai
 from ctxlab.engine.cache import CacheUse as CacheUse  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.middleware import CompressNext, CompressRequest

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.script import ScriptedTurn
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.world.script import ScriptedTurn
 from ctxlab.engine.middleware import (
     Acted,
     ActingNext,

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import EpisodeState

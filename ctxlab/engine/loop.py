@@ -17,14 +17,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.compress import ReplyMark, fixed_messages, unfinished_call_ids
-from ctxlab.core.messages import Message
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.retention import RetentionSnapshot
-from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
-from ctxlab.core.tokens import measure_all
-from ctxlab.core.toolresult import merge_text_parts
+from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages, unfinished_call_ids
+from ctxlab.core.agentscope.toolresult import merge_text_parts
+from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.messages.tokens import measure_all
+from ctxlab.core.world.retention import RetentionSnapshot
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinTool, Frame, RunSettings, Strategy

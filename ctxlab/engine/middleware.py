@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from ctxlab.core.blocks import HintBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.script import ScriptedTurn
+from ctxlab.core.messages.blocks import HintBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.world.script import ScriptedTurn
 
 if TYPE_CHECKING:
     from ctxlab.engine.state import EpisodeState

@@ -1,6 +1,6 @@
 """Flagging compactions that cannot make progress: the `loop_warning` event and run warnings.
 
-A compaction is judged by `ctxlab.core.progress.assess_compaction`: futile when it reclaims under
+A compaction is judged by `ctxlab.core.compaction.progress.assess_compaction`: futile when it reclaims under
 1% of the request, and hopeless by design when its floor (system prompt, tools, summary, the tail
 it must keep) is at or above the trigger, so the next check fires again (landscape §3 B:
 hermes-agent #53008, kimi-code #2498, pipecat #5505, OpenHands #8630).
@@ -15,7 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
-from ctxlab.core.progress import CompactionProgress
+from ctxlab.core.compaction.progress import CompactionProgress
 from ctxlab.engine.env import Env
 
 LOOP_WARNING = "loop_warning"
@@ -25,7 +25,7 @@ LOOP_WARNING = "loop_warning"
 def progress_warning(progress: CompactionProgress, who: str, call_index: int) -> str:
     """The warning line for a flagged compaction.
 
-    >>> from ctxlab.core.progress import assess_compaction
+    >>> from ctxlab.core.compaction.progress import assess_compaction
     >>> p = assess_compaction(before=10_000, after=9_990, floor=9_000, trigger=8_000)
     >>> for line in progress_warning(p, "nonoka", 7).replace(", so", ";").split("; "): print(line)
     call 7: nonoka compaction reclaimed 10 of 10000 tokens (0.1%), under the minimum

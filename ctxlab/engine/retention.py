@@ -4,7 +4,7 @@
 system prompt, a user turn, a model response or a tool result, before any truncation), and
 after every compression step that changed the state it takes a `RetentionSnapshot`: each
 delivered probe located in the visible context, the summary, the strategy's ledger and the
-workspace's files (`ctxlab.core.retention`). The visible context is read from the next
+workspace's files (`ctxlab.core.world.retention`). The visible context is read from the next
 reasoning request itself, so a strategy's request-only view and the hints injected after the
 compression count as they are sent.
 
@@ -17,7 +17,7 @@ Invariants:
   runs before the reasoning call, after any summary calls it made.
 - A compression no request follows (the run ended, or another compression came first) is
   snapshot from its state: the stored context mid-run; at the end, through `view` (the
-  strategy's request-only view, which `run_script` installs), as is the final snapshot.
+  strategy's request-only view, which the session passes in), as is the final snapshot.
 - Offloaded files never change once written (paths come from counters), so each is read and
   counted once per run.
 - The re-read cost of a file is the counter's tokens of a tool result holding its text, which is
@@ -30,14 +30,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock, text_pieces
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.reading import visible_text, without_summary
-from ctxlab.core.retention import OffloadText, Probe, RetentionSnapshot, Sources, probe_found, take_snapshot
-from ctxlab.core.script import ScriptedTurn
-from ctxlab.core.summary import summary_text
-from ctxlab.core.tokens import TokenCounter
+from ctxlab.core.agentscope.summary import summary_text
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock, text_pieces
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.messages.tokens import TokenCounter
+from ctxlab.core.world.reading import visible_text, without_summary
+from ctxlab.core.world.retention import (
+    OffloadText,
+    Probe,
+    RetentionSnapshot,
+    Sources,
+    probe_found,
+    take_snapshot,
+)
+from ctxlab.core.world.script import ScriptedTurn
 from ctxlab.engine.middleware import (
     Acted,
     ActingNext,
@@ -89,7 +96,7 @@ def reread_tokens(counter: TokenCounter, text: str) -> int:
 class RetentionTracker(Middleware):
     """Records retention snapshots of `probes` during a run (see the module docstring).
 
-    Call `start(system_prompt)` before the run and `finish(state)` after it; set `view` to the
+    Call `start(system_prompt)` before the run and `finish(state, view)` after it, with the
     strategy's request-only view when it has one.
     """
 
@@ -99,7 +106,6 @@ class RetentionTracker(Middleware):
     workspace: Workspace | None = None
     ledger: Callable[[EpisodeState], str] = no_ledger
     system_prompt: str = ""
-    view: Callable[[EpisodeState], tuple[Message, ...]] = stored_context
     pending: EpisodeState | None = None
     snapshots: list[RetentionSnapshot] = field(default_factory=list)
     delivered: dict[str, int] = field(default_factory=dict)
@@ -164,12 +170,12 @@ class RetentionTracker(Middleware):
         self,
         state: EpisodeState,
         *,
-        view: Callable[[EpisodeState], tuple[Message, ...]] | None = None,
+        view: Callable[[EpisodeState], tuple[Message, ...]] = stored_context,
         final: bool = False,
     ) -> RetentionSnapshot:
         """Where every delivered probe is in `state` (its context through `view`, by default the
-        tracker's) and the workspace."""
-        shown = (text_message("system", self.system_prompt), *(view or self.view)(state))
+        stored one) and the workspace."""
+        shown = (text_message("system", self.system_prompt), *view(state))
         return self.locate(shown, state, final=final)
 
     def locate(
@@ -204,8 +210,10 @@ class RetentionTracker(Middleware):
                 )
         return tuple(self.files.values())
 
-    def finish(self, state: EpisodeState) -> tuple[RetentionSnapshot, ...]:
-        """Every snapshot of the run, the final one (of `state`) last."""
-        self.flush(self.view)
-        self.snapshots.append(self.snapshot(state, final=True))
+    def finish(
+        self, state: EpisodeState, view: Callable[[EpisodeState], tuple[Message, ...]] = stored_context
+    ) -> tuple[RetentionSnapshot, ...]:
+        """Every snapshot of the run, the final one (of `state`, its context through `view`) last."""
+        self.flush(view)
+        self.snapshots.append(self.snapshot(state, view=view, final=True))
         return tuple(self.snapshots)

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import NamedTuple, TypeVar
 
-from ctxlab.core.blocks import ZERO, Block, Tally
-from ctxlab.core.compress import ReplyMark
-from ctxlab.core.messages import Message
-from ctxlab.core.summary import Summary
-from ctxlab.core.tasks import Board
-from ctxlab.core.tokens import TokenCounter, measure_all
+from ctxlab.core.agentscope.compress import ReplyMark
+from ctxlab.core.agentscope.summary import Summary
+from ctxlab.core.agentscope.tasks import Board
+from ctxlab.core.messages.blocks import ZERO, Block, Tally
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.engine.clock import IdGen, VirtualClock
 
 AGENT_NAME = "agent"
@@ -122,7 +122,7 @@ def memo(state: EpisodeState, key: str, default: M) -> M:
     """The strategy value kept under `key`, or `default` when there is none of its type.
 
     >>> from ctxlab.engine.clock import VirtualClock
-    >>> from ctxlab.core.script import DEFAULT_START
+    >>> from ctxlab.core.world.script import DEFAULT_START
     >>> s = with_memo(EpisodeState(clock=VirtualClock(instant=DEFAULT_START)), "strikes", 2)
     >>> memo(s, "strikes", 0), memo(s, "other", 0)
     (2, 0)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.script import Script
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinOutcome, Frame
 from ctxlab.engine.state import EpisodeState

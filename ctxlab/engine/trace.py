@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.core.model import CallKind
-from ctxlab.core.protocol import Violation
-from ctxlab.core.summary import Summary
+from ctxlab.core.agentscope.summary import Summary
+from ctxlab.core.messages.model import CallKind
+from ctxlab.core.wire.protocol import Violation
 
 Convention = Literal["as_sent", "preflight", "messages"]
 CONVENTIONS: tuple[Convention, ...] = ("as_sent", "preflight", "messages")

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Protocol
 
-from ctxlab.core.blocks import DataBlock, TextBlock, ToolResultBlock
-from ctxlab.core.codec import encode_messages, encode_part
-from ctxlab.core.messages import Message
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
+from ctxlab.core.messages.codec import encode_messages, encode_part
+from ctxlab.core.messages.message import Message
 
 MAX_PATH_CHARS = 255
 DATA_URL_PREFIX = "workspace://"

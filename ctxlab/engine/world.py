@@ -1,8 +1,8 @@
 """The fake world's built-in tools of the Select layer: the document reader and artifact fetching.
 
-`read_document` answers the four reader actions (`ctxlab.core.documents`) over the script's
+`read_document` answers the four reader actions (`ctxlab.core.world.documents`) over the script's
 documents, or the built-in library when the script has none; `fetch_artifact` returns the
-payload of one of the script's artifacts by id (`ctxlab.core.artifacts`). Both run whenever a
+payload of one of the script's artifacts by id (`ctxlab.core.world.artifacts`). Both run whenever a
 scripted call to them has no result, like the task tools.
 
 Invariants:
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxlab.core.artifacts import FETCH_ARTIFACT, Artifact, fetch
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.documents import MAX_DIRECT_CHARS, READ_DOCUMENT, Document, answer_text, is_error, read
-from ctxlab.core.library import builtin_library
-from ctxlab.core.microcompact import parse_arguments
-from ctxlab.core.script import Script
+from ctxlab.core.compaction.microcompact import parse_arguments
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.world.artifacts import FETCH_ARTIFACT, Artifact, fetch
+from ctxlab.core.world.documents import MAX_DIRECT_CHARS, READ_DOCUMENT, Document, answer_text, is_error, read
+from ctxlab.core.world.library import builtin_library
+from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinOutcome, BuiltinTool, Frame
 from ctxlab.engine.state import EpisodeState

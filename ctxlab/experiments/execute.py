@@ -26,15 +26,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxlab.core.model import ChatModel
-from ctxlab.core.retention import RetentionSnapshot
-from ctxlab.core.script import Script, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator, TokenCounter
+from ctxlab.core.messages.model import ChatModel
+from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
+from ctxlab.core.world.retention import RetentionSnapshot
+from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import CacheMeter, Env
 from ctxlab.engine.hooks import BuiltinTool, RunSettings
-from ctxlab.engine.loop import Loop
-from ctxlab.engine.retention import RetentionTracker, ledger_of
+from ctxlab.engine.retention import RetentionTracker
+from ctxlab.engine.session import Session, assemble
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
@@ -43,8 +43,8 @@ from ctxlab.experiments.measures import call_row, run_measures
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
 from ctxlab.models.scripted import ScriptModel
-from ctxlab.scenarios.presets import StrategyEntry, WorkspaceKind
-from ctxlab.scenarios.registry import build_strategy
+from ctxlab.presets.entries import StrategyEntry, WorkspaceKind
+from ctxlab.presets.registry import build_strategy
 from ctxlab.scenarios.schema import ModelSpec, PricesSpec, StrategyField, Tokenizer, Workload, WorkloadSpec
 from ctxlab.texts import Texts, load_texts
 
@@ -117,17 +117,6 @@ def offloaded_bytes(workspace: Workspace | None) -> int:
     return 0
 
 
-@dataclass(slots=True)
-class _Run:
-    """One run being set up and executed (the records survive a failure)."""
-
-    spec: RunSpec
-    workload: Workload
-    env: Env
-    loop: Loop
-    tracker: RetentionTracker | None = None
-
-
 def agent_for(spec: RunSpec, script: Script, workload: Workload, texts: Texts) -> Agent:
     """The fake agent a run's `model.agent` asks for, with the tools it needs."""
     agent = spec.model.agent
@@ -160,51 +149,45 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
     entry: StrategyEntry = spec.strategy
     texts = load_texts(entry.texts)
     agent = agent_for(spec, assign_call_ids(workload.script), workload, texts)
-    script = agent.script
     counter = counter_for(spec.model.tokenizer)
-    env = Env(
-        counter=counter,
+    session = assemble(
+        agent.script,
+        build_strategy(entry, texts),
         model=agent.model,
         summarizer=spec.model.summarizer.build(texts=texts, probes=workload.probes, seed=spec.seed),
         texts=texts,
         context_size=spec.model.context_size,
+        counter=counter,
         workspace=workspace,
+        settings=RunSettings(
+            max_iters=entry.react.max_iters,
+            max_iters_hint=texts.max_iters_hint,
+            max_iters_source=texts.max_iters_source,
+        ),
+        builtins=agent.builtins,
         record_requests=record_requests,
         breaker_limit=entry.summary_breaker,
         cache=cache_meter(counter),
-    )
-    settings = RunSettings(
-        max_iters=entry.react.max_iters,
-        max_iters_hint=texts.max_iters_hint,
-        max_iters_source=texts.max_iters_source,
-    )
-    strategy = build_strategy(entry, texts)
-    if not workload.probes:
-        return _Run(
-            spec=spec,
-            workload=workload,
-            env=env,
-            loop=Loop(script=script, strategy=strategy, env=env, settings=settings, builtins=agent.builtins),
-        )
-    # as `run_script` does: the tracker is the outermost middleware and reads the strategy's view
-    tracker = RetentionTracker(
         probes=workload.probes,
-        counter=counter,
-        recorder=env.recorder,
-        workspace=workspace,
-        ledger=ledger_of(strategy),
     )
-    loop = Loop(
-        script=script,
-        strategy=strategy,
-        env=env,
-        settings=settings,
-        builtins=agent.builtins,
-        middlewares=(tracker,),
-    )
-    tracker.start(loop.frame.system_prompt)
-    tracker.view = lambda state: strategy.view(state, env, loop.frame)
-    return _Run(spec=spec, workload=workload, env=env, loop=loop, tracker=tracker)
+    return _Run(spec=spec, workload=workload, session=session)
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One run set up: its spec, workload and session (the records survive a failure)."""
+
+    spec: RunSpec
+    workload: Workload
+    session: Session
+
+    @property
+    def env(self) -> Env:
+        return self.session.env
+
+    @property
+    def tracker(self) -> RetentionTracker | None:
+        return self.session.tracker
 
 
 def execute(config: RunConfig) -> RunResult:
@@ -219,8 +202,7 @@ def execute(config: RunConfig) -> RunResult:
         except Exception as error:
             return _failed(config, error, ())
         try:
-            outcome = run.loop.run()
-            snapshots = run.tracker.finish(outcome.state) if run.tracker else ()
+            snapshots = run.session.run().retention
         except Exception as error:
             return _failed(config, error, tuple(run.env.recorder.calls), run, workspace)
         return _result(config, run, workspace, "ok", snapshots=snapshots)

@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxlab.presets.entries import StrategyEntry
+from ctxlab.presets.registry import flatten
 from ctxlab.scenarios.load import LoadedScenario, ScenarioPoint
-from ctxlab.scenarios.presets import StrategyEntry
-from ctxlab.scenarios.registry import flatten
 from ctxlab.scenarios.schema import Scenario
 from ctxlab.workloads.generators import GENERATORS
 

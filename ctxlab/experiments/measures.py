@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ctxlab.core.retention import RetentionScores
+from ctxlab.core.world.retention import RetentionScores
 from ctxlab.engine.progress import LOOP_WARNING
 from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 

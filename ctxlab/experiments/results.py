@@ -31,8 +31,8 @@ from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBE
 from ctxlab.experiments.execute import RunResult
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.tables import Table, calls_table, runs_table, write_csv, write_parquet
+from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.load import LoadedScenario
-from ctxlab.scenarios.registry import PRESETS
 
 DEPENDENCIES = (
     "pydantic",

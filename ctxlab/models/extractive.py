@@ -15,7 +15,7 @@ probes from anywhere in the request):
 
 Invariants:
 - Deterministic: the same request gives the same answer, in any order of requests. A probe the
-  request shows (`ctxlab.core.retention.probe_found`) is kept iff a stable hash of
+  request shows (`ctxlab.core.world.retention.probe_found`) is kept iff a stable hash of
   `(seed, key)` falls below the recall of its kind; a probe not kept leaves no line in any field
   (lines holding it are dropped), and one kept once is kept in every later summary.
 - Each field is at most `field_chars` characters: whole lines are kept while they fit (the
@@ -36,17 +36,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.reading import (
+from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.world.reading import (
     format_fields,
     message_text,
     placeholder_values,
     read_summary_request,
     visible_text,
 )
-from ctxlab.core.retention import Probe, probe_found
+from ctxlab.core.world.retention import Probe, probe_found
 from ctxlab.models.summarizers import FailMode, answer_with, scheduled_failure
 from ctxlab.texts import CTXLAB_TEXTS, Texts
 

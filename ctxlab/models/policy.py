@@ -30,12 +30,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.reading import is_summary_message, message_text, placeholder_values, request_summary
-from ctxlab.core.reading import visible_text as request_text
-from ctxlab.core.retention import Probe, probe_found
-from ctxlab.core.script import Script, ScriptedRound, ScriptedTurn
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.world.reading import is_summary_message, message_text, placeholder_values, request_summary
+from ctxlab.core.world.reading import visible_text as request_text
+from ctxlab.core.world.retention import Probe, probe_found
+from ctxlab.core.world.script import Script, ScriptedRound, ScriptedTurn
 from ctxlab.models.scripted import round_response
 from ctxlab.texts import CTXLAB_TEXTS, Texts
 

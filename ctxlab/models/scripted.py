@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ctxlab.core.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.script import Script, ScriptedRound
+from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.world.script import Script, ScriptedRound
 
 Step = ModelResponse | Callable[[ModelRequest], ModelResponse] | BaseException
 

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock
-from ctxlab.core.model import ContextOverflowError, ModelError, ModelRequest, ModelResponse
-from ctxlab.core.summary import SUMMARY_TOOL
+from ctxlab.core.agentscope.summary import SUMMARY_TOOL
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
+from ctxlab.core.messages.model import ContextOverflowError, ModelError, ModelRequest, ModelResponse
 
 FailMode = Literal["no_tool_call", "empty", "malformed", "missing_field", "raise", "overflow"]
 FIELDS = ("task_overview", "current_state", "important_discoveries", "next_steps", "context_to_preserve")

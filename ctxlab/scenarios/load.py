@@ -13,6 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ctxlab.presets.registry import PRESETS
+from ctxlab.problems import UNION_TAGS, WorkloadError
 from ctxlab.scenarios.located import (
     Located,
     PathKey,
@@ -30,10 +33,9 @@ from ctxlab.scenarios.located import (
     read_text,
     validate,
 )
-from ctxlab.scenarios.registry import PRESETS, SUMMARIZERS
+from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, describe, fields_at, grid, resolve, set_at
-from ctxlab.workloads.problems import UNION_TAGS, WorkloadError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,3 +220,13 @@ def _dedupe(problems: Iterator[Problem] | Sequence[Problem]) -> list[Problem]:
         if problem not in out:
             out.append(problem)
     return out
+
+
+def scenario_name(path: Path) -> str:
+    """A scenario name from a file name (letters, digits, `-` and `_`).
+
+    >>> scenario_name(Path("runs/2024 session.v2.jsonl"))
+    '2024-session-v2'
+    """
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-_") or "transcript"
+    return name if name[0].isalnum() else f"t{name}"

@@ -1,55 +1,21 @@
-"""The registry of names a scenario may use: presets, summarizer kinds, workload generators.
-
-Adding a preset is one entry in `PRESETS`: its parameter model (a `StrategyEntry` subclass with
-the source's defaults), a one-line summary, the source it follows, and its `build` function.
-The scenario schema, `ctxlab presets` and the JSON Schema for editors are all generated from it.
+"""The names a scenario may use: presets (`ctxlab.presets.registry`), summarizer kinds, generators.
 
 Invariants:
 - Names are unique; an unknown name fails with the known names and a "did you mean"; a name
-  DESIGN.md plans but ctxlab does not implement yet says so instead.
-- `Preset.build(entry, texts)` returns an engine `Strategy` named after the entry.
+  the lab plans but does not implement yet says so instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel
 
-from ctxlab.engine.hooks import Strategy
-from ctxlab.scenarios.presets import (
-    AgentScopeEntry,
-    NoneEntry,
-    StrategyEntry,
-    build_agentscope,
-    build_none,
-)
+from ctxlab.presets.registry import PRESETS
+from ctxlab.problems import did_you_mean
 from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
-from ctxlab.scenarios.zoo import entry_builder, entry_model
-from ctxlab.strategies.zoo import PRESETS as ZOO
-from ctxlab.texts import Texts
 from ctxlab.workloads.generators import GENERATORS
-from ctxlab.workloads.problems import did_you_mean
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Preset:
-    """A named strategy: its parameters with the source's defaults, and how to build it."""
-
-    name: str
-    summary: str
-    source: str
-    params: type[StrategyEntry]
-    build: Callable[[Any, Texts], Strategy]
-    notes: tuple[str, ...] = ()
-
-    def defaults(self) -> dict[str, Any]:
-        """The preset's own parameters and their defaults, by dotted path (common settings left out)."""
-        entry = self.params.model_validate({"preset": self.name})
-        dumped = entry.model_dump(mode="json", exclude=set(StrategyEntry.model_fields))
-        return dict(flatten(dumped)) if dumped else {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,40 +27,8 @@ class SummarizerKind:
     params: type[BaseModel]
 
 
-PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset(
-            name="agentscope",
-            summary="AgentScope 2.0.11: tool-result truncation and offload, image cap, structured-summary "
-            "compression with a protocol-aware split, runtime-state injection, task tools",
-            source="agentscope 2.0.11, agent/_agent.py and agent/_config.py",
-            params=AgentScopeEntry,
-            build=build_agentscope,
-        ),
-        *(
-            Preset(
-                name=info.name,
-                summary=info.summary,
-                source=info.source,
-                params=entry_model(info),
-                build=entry_builder(info),
-            )
-            for info in ZOO
-            if info.name != "none"
-        ),
-        Preset(
-            name="none",
-            summary="no context management: the whole conversation in every request (the baseline)",
-            source="ctxlab",
-            params=NoneEntry,
-            build=build_none,
-        ),
-    )
-}
-
 PLANNED_PRESETS: tuple[str, ...] = ()
-"""Presets DESIGN.md plans whose strategies are not built yet."""
+"""Presets planned whose strategies are not built yet."""
 
 SUMMARIZERS: dict[str, SummarizerKind] = {
     s.name: s
@@ -113,7 +47,7 @@ SUMMARIZERS: dict[str, SummarizerKind] = {
 }
 
 PLANNED_SUMMARIZERS: tuple[str, ...] = ()
-"""Summarizer kinds DESIGN.md plans that are not built yet."""
+"""Summarizer kinds planned that are not built yet."""
 
 
 def unknown_name(what: str, name: object, known: Iterable[str], planned: Iterable[str] = ()) -> str:
@@ -148,21 +82,3 @@ def summarizer_problem(kind: object) -> str | None:
 def generator_names() -> tuple[str, ...]:
     """The workload generators' names."""
     return tuple(GENERATORS)
-
-
-def build_strategy(entry: StrategyEntry, texts: Texts) -> Strategy:
-    """The engine strategy of a validated entry."""
-    return PRESETS[entry.preset].build(entry, texts)
-
-
-def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Leaves of nested mappings by dotted path; lists and empty mappings are leaves.
-
-    >>> list(flatten({"a": {"b": 1, "c": [2]}, "d": {}}))
-    [('a.b', 1), ('a.c', [2]), ('d', {})]
-    """
-    if isinstance(value, dict) and value:
-        for key, item in value.items():
-            yield from flatten(item, f"{prefix}.{key}" if prefix else str(key))
-    else:
-        yield prefix, value

@@ -35,16 +35,17 @@ from pydantic import (
     model_validator,
 )
 
-from ctxlab.core.script import Script
+from ctxlab.core.world.script import Script
 from ctxlab.engine.trace import Convention
-from ctxlab.scenarios.presets import NAME_PATTERN, StrategyEntry
-from ctxlab.scenarios.registry import PRESETS, SUMMARIZERS, preset_problem, summarizer_problem
+from ctxlab.presets.entries import NAME_PATTERN, StrategyEntry
+from ctxlab.presets.registry import ENTRIES
+from ctxlab.problems import Loc, Problem, WorkloadError, located_error
+from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem, summarizer_problem
 from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
 from ctxlab.scenarios.sweep import SweepPathError, resolve
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
 from ctxlab.workloads.probes import Planted, Probe, plant
-from ctxlab.workloads.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, map_wire, parse_tools, read_trace
 
 MAX_GRID_POINTS = 10_000
@@ -75,7 +76,7 @@ if TYPE_CHECKING:
     StrategyField = StrategyEntry
     SummarizerField = FixedSummarizerSpec | ExtractiveSummarizerSpec
 else:
-    StrategyField = _registry_union({p.name: p.params for p in PRESETS.values()}, "preset")
+    StrategyField = _registry_union(dict(ENTRIES), "preset")
     SummarizerField = _registry_union({s.name: s.params for s in SUMMARIZERS.values()}, "kind", "fixed")
 
 
@@ -299,7 +300,7 @@ class PricesSpec(Section):
 def entry_model(entry: object) -> type[StrategyEntry]:
     """The model of a raw strategy entry (by its preset; the common one when unknown)."""
     preset = entry.get("preset") if isinstance(entry, dict) else None
-    return PRESETS[preset].params if isinstance(preset, str) and preset in PRESETS else StrategyEntry
+    return ENTRIES[preset] if isinstance(preset, str) and preset in ENTRIES else StrategyEntry
 
 
 class Scenario(Section):
@@ -457,9 +458,7 @@ def scenario_json_schema() -> dict[str, Any]:
     """The JSON Schema of scenario files, for editors (`ctxlab schema`)."""
     schema = Scenario.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["properties"]["strategies"]["items"] = _chosen_by(
-        "preset", {name: p.params for name, p in PRESETS.items()}
-    )
+    schema["properties"]["strategies"]["items"] = _chosen_by("preset", dict(ENTRIES))
     summarizer = schema["$defs"]["ModelSpec"]["properties"]["summarizer"]
     description = summarizer.get("description", "")
     chosen = _chosen_by("kind", {name: s.params for name, s in SUMMARIZERS.items()}, default="fixed")

@@ -19,13 +19,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ctxlab.core.model import ChatModel
-from ctxlab.core.retention import Probe
+from ctxlab.core.messages.model import ChatModel
+from ctxlab.core.world.retention import Probe
 from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
-from ctxlab.scenarios.config import SUMMARY_FIELDS
+from ctxlab.presets.agentscope.config import SUMMARY_FIELDS
+from ctxlab.problems import did_you_mean
 from ctxlab.texts import Texts
-from ctxlab.workloads.problems import did_you_mean
 
 DEFAULT_FIELDS: dict[str, str] = {
     "task_overview": "The user's request, how success is judged, and every rule they stated.",

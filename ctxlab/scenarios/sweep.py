@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ctxlab.problems import Loc, did_you_mean, format_loc
 from ctxlab.workloads.generators import GENERATORS, GeneratorSpec
-from ctxlab.workloads.problems import Loc, did_you_mean, format_loc
 
 FIXED_PATHS = {"name", "description", "sweep", "record_requests"}
 """Top-level fields that describe the scenario itself and cannot be swept."""

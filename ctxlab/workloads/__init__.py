@@ -9,10 +9,10 @@ Invariants:
 - The same input and seed give an identical `Script`, in any process, on any machine.
 """
 
+from ctxlab.problems import Problem, WorkloadError
 from ctxlab.workloads.format import BUILTIN_TOOLS, ProbeSpec, ScriptSpec, parse_script
 from ctxlab.workloads.generators import GENERATORS, Generator, GeneratorSpec, generate, get_generator
 from ctxlab.workloads.probes import Planted, Probe, plant
-from ctxlab.workloads.problems import Problem, WorkloadError
 from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, map_wire, read_trace
 from ctxlab.workloads.transcript import script_messages, script_transcript
 

@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ctxlab.core.blocks import Part, TextBlock
-from ctxlab.core.script import ScriptedCall
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import Part, TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import ScriptedCall
 from ctxlab.workloads import banks as b
 from ctxlab.workloads.filler import FillerKind, filler_at
 from ctxlab.workloads.format import ProbeSpec, Spec

@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Literal, get_args
 
-from ctxlab.core.blocks import DataBlock, SourceKind
+from ctxlab.core.messages.blocks import DataBlock, SourceKind
 from ctxlab.workloads import banks as b
 
 FillerKind = Literal["prose", "code", "json", "log", "shell", "zh"]
@@ -72,7 +72,7 @@ def filler(kind: FillerKind, nbytes: int, rng: random.Random) -> str:
 def filler_tokens(kind: FillerKind, tokens: int, rng: random.Random) -> str:
     """Filler that `AgentScopeEstimator` counts as exactly `tokens`: `4 * tokens` bytes.
 
-    >>> from ctxlab.core.tokens import AgentScopeEstimator
+    >>> from ctxlab.core.messages.tokens import AgentScopeEstimator
     >>> AgentScopeEstimator().text_tokens(filler_tokens("zh", 7, random.Random(0)))
     7
     """

@@ -35,12 +35,10 @@ from pydantic import (
     model_validator,
 )
 
-from ctxlab.core.blocks import Part, TextBlock
-from ctxlab.core.script import DEFAULT_START, Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.core.tools import ToolSchema
-from ctxlab.workloads.filler import FillerKind, filler_at, image_block
-from ctxlab.workloads.probes import Probe, ProbeKind, parse_where
-from ctxlab.workloads.problems import (
+from ctxlab.core.messages.blocks import Part, TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import DEFAULT_START, Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.problems import (
     Loc,
     Problem,
     WorkloadError,
@@ -48,6 +46,8 @@ from ctxlab.workloads.problems import (
     did_you_mean,
     located_error,
 )
+from ctxlab.workloads.filler import FillerKind, filler_at, image_block
+from ctxlab.workloads.probes import Probe, ProbeKind, parse_where
 
 BUILTIN_TOOLS = (
     "TaskCreate",

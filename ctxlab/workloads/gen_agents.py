@@ -19,8 +19,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from ctxlab.core.blocks import TextBlock, utf8_len
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.core.messages.blocks import TextBlock, utf8_len
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.workloads.build import (
     BankTool,
     GeneratorParams,

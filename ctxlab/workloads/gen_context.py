@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ctxlab.core.blocks import Part, TextBlock
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import Part, TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.workloads.build import (
     BankTool,
     GeneratorParams,

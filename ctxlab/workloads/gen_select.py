@@ -26,12 +26,12 @@ from typing import Any
 
 from pydantic import Field
 
-from ctxlab.core.artifacts import FETCH_ARTIFACT, Artifact, fetch_schema, reference_text
-from ctxlab.core.blocks import TextBlock
-from ctxlab.core.documents import MAX_DIRECT_CHARS, READ_DOCUMENT, Document, reader_schema
-from ctxlab.core.library import builtin_library
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.artifacts import FETCH_ARTIFACT, Artifact, fetch_schema, reference_text
+from ctxlab.core.world.documents import MAX_DIRECT_CHARS, READ_DOCUMENT, Document, reader_schema
+from ctxlab.core.world.library import builtin_library
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.workloads.build import GeneratorParams, call, final_text, sized_text
 
 QUESTIONS: tuple[tuple[str, str, str], ...] = (

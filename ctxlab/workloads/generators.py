@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
-from ctxlab.core.script import Script
+from ctxlab.core.world.script import Script
+from ctxlab.problems import Problem, WorkloadError, describe_errors, did_you_mean, located_error
 from ctxlab.workloads import gen_agents, gen_context, gen_select
 from ctxlab.workloads.build import GeneratorParams
 from ctxlab.workloads.format import Spec
 from ctxlab.workloads.probes import Planted, plant
-from ctxlab.workloads.problems import Problem, WorkloadError, describe_errors, did_you_mean, located_error
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,6 +1,6 @@
 """Retention probes: facts, rules and artifacts planted into a script at named places.
 
-A probe (`ctxlab.core.retention.Probe`) is a `key` and a `value` the lab later looks for after
+A probe (`ctxlab.core.world.retention.Probe`) is a `key` and a `value` the lab later looks for after
 every compression (the visible context, the summary, the ledger, offloaded files). This module
 parses where probes go and plants them.
 
@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ctxlab.core.blocks import Part, TextBlock
-from ctxlab.core.retention import Probe as Probe  # noqa: PLC0414 (the value lives in core)
-from ctxlab.core.retention import ProbeKind as ProbeKind  # noqa: PLC0414
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.workloads.problems import Problem, WorkloadError
+from ctxlab.core.messages.blocks import Part, TextBlock
+from ctxlab.core.world.retention import Probe as Probe  # noqa: PLC0414 (the value lives in core)
+from ctxlab.core.world.retention import ProbeKind as ProbeKind  # noqa: PLC0414
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.problems import Problem, WorkloadError
 
 Target = Literal["system", "user", "final", "round", "text", "result"]
 

@@ -25,7 +25,7 @@ Invariants:
 - A transcript that breaks the protocol is mapped as faithfully as a `Script` allows: a result
   with no unanswered call is dropped, a call with no result gets an empty one. Each such repair
   is listed in `notes`, and the source's own violations, computed with
-  `ctxlab.core.protocol.violations` on the file's messages, are `source_violations`.
+  `ctxlab.core.wire.protocol.violations` on the file's messages, are `source_violations`.
 - Mapping the transcript of a script (`ctxlab.workloads.transcript`) gives the script back, up
   to what a transcript cannot carry.
 """
@@ -39,14 +39,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from ctxlab.core.blocks import (
+from ctxlab.core.messages.blocks import (
     DataBlock,
     Part,
     TextBlock,
 )
-from ctxlab.core.protocol import RULES, Rule, Violation, violations
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.protocol import RULES, Rule, Violation, violations
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 
 WireRole = Literal["system", "user", "assistant", "tool"]
 _ROLES: dict[str, WireRole] = {

@@ -3,7 +3,7 @@
 Invariants:
 - `script_transcript(script)` is what a provider would receive at the end of the script if
   nothing were compressed, cleared or injected: the system prompt, each turn's user message,
-  and each reply split the way `ctxlab.core.wire.to_openai` splits it.
+  and each reply split the way `ctxlab.core.wire.views.to_openai` splits it.
 - Mapping that transcript back (`ctxlab.workloads.trace.map_wire`) gives the same script up to
   what a transcript cannot carry (`transcript_form`): thinking, error flags, clock moves, names
   of data blocks, empty texts, built-in tools' results (unknown until they run, so empty here),
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ctxlab.core.blocks import (
+from ctxlab.core.messages.blocks import (
     Block,
     DataBlock,
     Part,
@@ -23,9 +23,9 @@ from ctxlab.core.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages import Message
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.wire import Wire, to_openai
+from ctxlab.core.messages.message import Message
+from ctxlab.core.wire.views import Wire, to_openai
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 
 
 def script_messages(script: Script) -> list[Message]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ctxlab.analysis.replay import run_document
 from ctxlab.analysis.results import Results
+from ctxlab.replay import run_document
 
 
 def retrieval(name: str, *, context_size: int, rounds: int, kind: str = "prose") -> dict[str, Any]:

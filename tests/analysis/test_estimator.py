@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from ctxlab.analysis import estimator
-from ctxlab.analysis.replay import rerun
 from ctxlab.analysis.results import Results
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.replay import rerun
 
 pytest.importorskip("bpe_openai")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.analysis import replay
+from ctxlab import replay
 from ctxlab.analysis.results import Results
+from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.located import ScenarioError
-from ctxlab.scenarios.registry import PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPT = ROOT / "scenarios" / "data" / "support-session.jsonl"

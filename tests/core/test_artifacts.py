@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.artifacts import Artifact, fetch, fetch_schema, reference, reference_text
+from ctxlab.core.world.artifacts import Artifact, fetch, fetch_schema, reference, reference_text
 
 
 def artifact(payload: str, artifact_id: str = "art-1") -> Artifact:

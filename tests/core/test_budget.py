@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import Tally, TextBlock
-from ctxlab.core.budget import (
+from ctxlab.core.compaction.budget import (
     BudgetParams,
     PromptTrimParams,
     Zones,
@@ -15,11 +14,12 @@ from ctxlab.core.budget import (
     zone_of,
     zones,
 )
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.protocol import violations
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.units import Sizer, view_units
-from ctxlab.core.wire import to_openai
+from ctxlab.core.messages.blocks import Tally, TextBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import Sizer, view_units
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import agent_histories, call, reply, result, user
 
 COUNTER = AgentScopeEstimator()

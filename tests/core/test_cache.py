@@ -8,8 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import ZERO, TextBlock, ThinkingBlock
-from ctxlab.core.cache import (
+from ctxlab.core.compaction.clearing import AnthropicClearParams, clear_tool_uses
+from ctxlab.core.compaction.microcompact import microcompact
+from ctxlab.core.messages.blocks import ZERO, TextBlock, ThinkingBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.messages.units import Sizer
+from ctxlab.core.wire.cache import (
     CacheState,
     CacheStep,
     Prices,
@@ -18,12 +24,6 @@ from ctxlab.core.cache import (
     request_view,
     shared_prefix,
 )
-from ctxlab.core.clearing import AnthropicClearParams, clear_tool_uses
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.microcompact import microcompact
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.tools import ToolSchema
-from ctxlab.core.units import Sizer
 from tests.zoo_strategies import agent_histories, reply, user
 
 COUNTER = AgentScopeEstimator()

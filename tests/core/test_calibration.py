@@ -15,16 +15,16 @@ total is computed twice: from the family's output, and by hand from the formula.
 
 from __future__ import annotations
 
-from ctxlab.core.blocks import Block, TextBlock, ToolCallBlock
-from ctxlab.core.clearing import (
+from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LastNObservationsParams,
     clear_tool_uses,
     elide_observations,
 )
-from ctxlab.core.messages import Message
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.units import Sizer
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import Sizer
 from tests.zoo_strategies import reply, result, user
 
 COUNTER = AgentScopeEstimator()

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.clearing import (
+from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LangChainClearParams,
     LargeResultParams,
@@ -23,11 +22,12 @@ from ctxlab.core.clearing import (
     result_preview,
     slide_window,
 )
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.protocol import violations
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.units import BlockRef, Sizer, view_units
-from ctxlab.core.wire import to_openai
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import BlockRef, Sizer, view_units
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import IMAGE, agent_histories, call, lines, reply, result, user
 
 SIZER = Sizer(counter=AgentScopeEstimator())

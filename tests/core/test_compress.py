@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.compress import (
+from ctxlab.core.agentscope.compress import (
     CompressionInput,
     EmptyContextError,
     ReplyMark,
@@ -19,15 +18,16 @@ from ctxlab.core.compress import (
     reserved_read_paths,
     unfinished_call_ids,
 )
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.summary import (
+from ctxlab.core.agentscope.summary import (
     StructuredOutputError,
     read_summary_fields,
     summary_tool,
     with_instruction,
     with_offload_reminder,
 )
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
 
 EST = AgentScopeEstimator()
 SCHEMA = {"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}}

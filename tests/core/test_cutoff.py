@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import TextBlock
-from ctxlab.core.cutoff import (
+from ctxlab.core.compaction.cutoff import (
     DEEPAGENTS_SUMMARY,
     CondenserParams,
     ContextSize,
@@ -16,11 +15,12 @@ from ctxlab.core.cutoff import (
     langchain_cut,
     openhands_cut,
 )
-from ctxlab.core.messages import Message
-from ctxlab.core.protocol import violations
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.units import Sizer, view_units
-from ctxlab.core.wire import to_openai
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import Sizer, view_units
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import agent_histories, call, reply, result, user
 
 SIZER = Sizer(counter=AgentScopeEstimator())

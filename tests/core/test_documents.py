@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.documents import (
+from ctxlab.core.world.documents import (
     MAX_DIRECT_CHARS,
     MAX_HEADINGS,
     Document,
@@ -22,7 +22,7 @@ from ctxlab.core.documents import (
     section,
     section_text,
 )
-from ctxlab.core.library import builtin_library
+from ctxlab.core.world.library import builtin_library
 
 GUIDE = Document(
     id="guide",

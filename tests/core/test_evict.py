@@ -7,8 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, utf8_len
-from ctxlab.core.evict import (
+from ctxlab.core.compaction.evict import (
     EvictParams,
     Ledger,
     LedgerCall,
@@ -21,11 +20,12 @@ from ctxlab.core.evict import (
     preview,
     render_ledger,
 )
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.protocol import violations
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.units import Sizer, protocol_units, view_units
-from ctxlab.core.wire import to_openai
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, utf8_len
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import Sizer, protocol_units, view_units
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import agent_histories, call, reply, result, user
 
 SIZER = Sizer(counter=AgentScopeEstimator())

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from ctxlab.core.blocks import DataBlock, HintBlock, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.freetext import clip, summary_request, transcript
-from ctxlab.core.messages import Message, text_message
+from ctxlab.core.compaction.freetext import clip, summary_request, transcript
+from ctxlab.core.messages.blocks import (
+    DataBlock,
+    HintBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxlab.core.messages.message import Message, text_message
 
 
 def test_the_transcript_follows_the_openai_view() -> None:

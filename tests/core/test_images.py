@@ -6,16 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import (
+from ctxlab.core.agentscope.images import ImageCap, apply_image_cap, find_images, image_notice, plan_image_cap
+from ctxlab.core.messages.blocks import (
     DataBlock,
     HintBlock,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.images import ImageCap, apply_image_cap, find_images, image_notice, plan_image_cap
-from ctxlab.core.messages import Message
-from ctxlab.core.tokens import DATA_BLOCK_TOKENS, AgentScopeEstimator
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import DATA_BLOCK_TOKENS, AgentScopeEstimator
 from ctxlab.texts import CTXLAB_TEXTS, fill
 from tests.strategies import messages
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from ctxlab.core.blocks import Block, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.inject import (
+from ctxlab.core.agentscope.inject import (
     DEFAULT_INJECTION_SOURCE,
     ContextGauge,
     InjectionParams,
@@ -21,9 +20,10 @@ from ctxlab.core.inject import (
     runtime_hint,
     runtime_injection,
 )
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.tasks import Board, Task
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.agentscope.tasks import Board, Task
+from ctxlab.core.messages.blocks import Block, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.texts import CTXLAB_TEXTS
 
 
@@ -433,8 +433,8 @@ def test_ctxlab_wording_wraps_the_fields() -> None:
 def test_params_mirror_the_injection_config() -> None:
     from dataclasses import fields
 
-    from ctxlab.scenarios.config import DEFAULT_INJECTION_SOURCE as CONFIG_SOURCE
-    from ctxlab.scenarios.config import DEFAULT_TASK_TOOL_NAMES, InjectionConfig
+    from ctxlab.presets.agentscope.config import DEFAULT_INJECTION_SOURCE as CONFIG_SOURCE
+    from ctxlab.presets.agentscope.config import DEFAULT_TASK_TOOL_NAMES, InjectionConfig
 
     config = InjectionConfig()
     params = InjectionParams()
@@ -465,7 +465,7 @@ def test_params_defaults_are_agentscopes() -> None:
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from ctxlab.core.inject import HintScan, HintScanner, scan_hints  # noqa: E402
+from ctxlab.core.agentscope.inject import HintScan, HintScanner, scan_hints  # noqa: E402
 
 _HINT_TEXTS = st.sampled_from(
     [

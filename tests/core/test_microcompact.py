@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message
-from ctxlab.core.microcompact import MicrocompactParams, microcompact, parse_arguments, superseding_key
-from ctxlab.core.protocol import violations
-from ctxlab.core.units import view_units
-from ctxlab.core.wire import to_openai
+from ctxlab.core.compaction.microcompact import (
+    MicrocompactParams,
+    microcompact,
+    parse_arguments,
+    superseding_key,
+)
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.units import view_units
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import IMAGE, agent_histories, call, reply, result, user
 
 P = MicrocompactParams()

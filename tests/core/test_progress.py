@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ctxlab.core.messages import text_message
-from ctxlab.core.progress import (
+from ctxlab.core.compaction.progress import (
     FUTILE_COMPACTION_LIMIT,
     SUMMARY_FAILURE_LIMIT,
     Breaker,
@@ -11,8 +10,9 @@ from ctxlab.core.progress import (
     assess_compaction,
     compaction_floor,
 )
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.message import text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
 
 
 def test_a_compaction_reclaiming_under_one_percent_is_futile() -> None:

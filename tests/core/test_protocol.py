@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ctxlab.core.protocol import RULES, violations
+from ctxlab.core.wire.protocol import RULES, violations
 
 KIMI = "deerflow_kimi-k2.5_caren-landing-page_b83fbb2a.jsonl"
 
@@ -104,9 +104,9 @@ def test_empty_request_is_valid(rule: str) -> None:
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from ctxlab.core.messages import Message  # noqa: E402
-from ctxlab.core.protocol import ProtocolMeter  # noqa: E402
-from ctxlab.core.wire import to_openai  # noqa: E402
+from ctxlab.core.messages.message import Message  # noqa: E402
+from ctxlab.core.wire.protocol import ProtocolMeter  # noqa: E402
+from ctxlab.core.wire.views import to_openai  # noqa: E402
 from tests.strategies import messages as any_messages  # noqa: E402
 from tests.strategies import paired_histories  # noqa: E402
 
@@ -136,7 +136,7 @@ def test_meter_equals_a_full_check_after_any_edit(
 
 @given(any_messages)
 def test_facts_read_from_blocks_equal_the_facts_of_the_openai_view(message: Message) -> None:
-    from ctxlab.core.protocol import fact_of, facts_of_message
-    from ctxlab.core.wire import to_openai_one
+    from ctxlab.core.wire.protocol import fact_of, facts_of_message
+    from ctxlab.core.wire.views import to_openai_one
 
     assert facts_of_message(message) == tuple(fact_of(w) for w in to_openai_one(message))

@@ -6,18 +6,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.compress import fixed_messages
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.reading import (
+from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.agentscope.summary import build_summary_request, render_summary, summary_tool
+from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.world.reading import (
     format_fields,
     placeholder_values,
     read_summary_request,
     request_summary,
     visible_text,
 )
-from ctxlab.core.summary import build_summary_request, render_summary, summary_tool
-from ctxlab.scenarios.config import SUMMARY_FIELDS
+from ctxlab.presets.agentscope.config import SUMMARY_FIELDS
 from ctxlab.texts import CTXLAB_TEXTS, Texts, agentscope_texts, fill
 
 TOOL = summary_tool("{}", "Summarise.")

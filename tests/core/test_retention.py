@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.retention import (
+from ctxlab.core.world.retention import (
     KindScore,
     OffloadText,
     Probe,

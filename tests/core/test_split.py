@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.compress import fixed_messages
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.protocol import violations
-from ctxlab.core.split import Split, SplitError, SplitInput, split_context
-from ctxlab.core.tokens import AgentScopeEstimator, measure_all
-from ctxlab.core.tools import ToolSchema
-from ctxlab.core.wire import to_openai
+from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.agentscope.split import Split, SplitError, SplitInput, split_context
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator, measure_all
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
 from tests.strategies import paired_histories
 
 EST = AgentScopeEstimator()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.task_args import (
+from ctxlab.core.agentscope.task_args import (
     TASK_TOOL_NAMES,
     ArgumentError,
     TaskCreateArgs,
@@ -19,7 +19,7 @@ from ctxlab.core.task_args import (
     metadata_of,
     parse_task_args,
 )
-from ctxlab.core.tasks import (
+from ctxlab.core.agentscope.tasks import (
     Board,
     Task,
     TaskOutcome,
@@ -31,7 +31,8 @@ from ctxlab.core.tasks import (
     task_list,
     task_update,
 )
-from ctxlab.texts import CTXLAB_TEXTS, PLACEHOLDERS
+from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.texts.base import PLACEHOLDERS
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.templates import fill
+from ctxlab.core.messages.templates import fill
 
 values = st.lists(st.sampled_from(["{", "}", "a", "b", "{a}", "{b}", "{c}"]), max_size=6).map("".join)
 

@@ -8,10 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock, sum_tallies
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.tokens import AgentScopeEstimator, bytes_to_tokens
-from ctxlab.core.tools import ToolSchema, tools_bytes, tools_json
+from ctxlab.core.messages.blocks import (
+    DataBlock,
+    HintBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    sum_tallies,
+)
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator, bytes_to_tokens
+from ctxlab.core.messages.tools import ToolSchema, tools_bytes, tools_json
 from tests.parity.bridge import as_msg, as_tools
 from tests.strategies import messages, tool_lists
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, Part, TextBlock, ToolResultBlock
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.toolresult import (
+from ctxlab.core.agentscope.toolresult import (
     ResultSplit,
     attach_reminder,
     merge_text_parts,
@@ -15,6 +13,8 @@ from ctxlab.core.toolresult import (
     split_tool_result,
     truncation_reminder,
 )
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.strategies import ALPHABET
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import HintBlock, Tally, TextBlock, ThinkingBlock
-from ctxlab.core.messages import Message
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.units import (
+from ctxlab.core.messages.blocks import HintBlock, Tally, TextBlock, ThinkingBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import (
     BlockRef,
     ProtocolUnit,
     ViewUnit,
@@ -22,7 +22,7 @@ from ctxlab.core.units import (
     unseen_size,
     view_units,
 )
-from ctxlab.core.wire import to_openai
+from ctxlab.core.wire.views import to_openai
 from tests.strategies import messages, paired_histories
 from tests.zoo_strategies import IMAGE, agent_histories, call, reply, result, user
 

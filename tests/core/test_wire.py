@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import (
+from ctxlab.core.messages.blocks import (
     DataBlock,
     HintBlock,
     TextBlock,
@@ -13,9 +13,9 @@ from ctxlab.core.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.protocol import violations
-from ctxlab.core.wire import events, from_openai, to_anthropic, to_openai
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import events, from_openai, to_anthropic, to_openai
 from tests.strategies import messages, paired_histories
 
 
@@ -86,9 +86,9 @@ def test_well_formed_history_has_no_violations(history: list[Message]) -> None:
 
 @given(messages)
 def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
-    from ctxlab.core.tokens import AgentScopeEstimator
-    from ctxlab.core.units import unit_tallies, view_units
-    from ctxlab.core.wire import to_openai_one, view_sizes
+    from ctxlab.core.messages.tokens import AgentScopeEstimator
+    from ctxlab.core.messages.units import unit_tallies, view_units
+    from ctxlab.core.wire.views import to_openai_one, view_sizes
 
     counter = AgentScopeEstimator()
     units = view_units((message,))

@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import ToolResultBlock
-from ctxlab.core.budget import PromptTrimParams, trim_prompt
-from ctxlab.core.clearing import (
+from ctxlab.core.compaction.budget import PromptTrimParams, trim_prompt
+from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LangChainClearParams,
     LargeResultParams,
@@ -27,14 +26,21 @@ from ctxlab.core.clearing import (
     mask_observations,
     plan_result_offloads,
 )
-from ctxlab.core.cutoff import CondenserParams, ContextSize, SummaryParams, langchain_cut, openhands_cut
-from ctxlab.core.evict import evict
-from ctxlab.core.messages import Message
-from ctxlab.core.microcompact import microcompact
-from ctxlab.core.protocol import violations
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.units import Sizer, replace_blocks
-from ctxlab.core.wire import to_openai
+from ctxlab.core.compaction.cutoff import (
+    CondenserParams,
+    ContextSize,
+    SummaryParams,
+    langchain_cut,
+    openhands_cut,
+)
+from ctxlab.core.compaction.evict import evict
+from ctxlab.core.compaction.microcompact import microcompact
+from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import Sizer, replace_blocks
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
 from tests.strategies import paired_histories
 from tests.zoo_strategies import agent_histories
 

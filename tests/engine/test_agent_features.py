@@ -9,18 +9,18 @@ from dataclasses import replace
 
 import pytest
 
-from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.inject import InjectionParams
-from ctxlab.core.model import ModelResponse
-from ctxlab.core.script import Script, ScriptedTurn
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.agentscope.inject import InjectionParams
+from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.model import ModelResponse
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedTurn
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop, RunOutcome
 from ctxlab.models.scripted import ScriptedModel, Step
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 
 FIELDS = dict.fromkeys(
@@ -53,7 +53,7 @@ def play(
     breaker: int = 0,
 ) -> tuple[RunOutcome, ScriptedModel]:
     """Run turns answered by `steps`; tool calls get `results[id]` (or "ok") unless built in."""
-    from ctxlab.core.script import ScriptedCall, ScriptedRound
+    from ctxlab.core.world.script import ScriptedCall, ScriptedRound
 
     model = ScriptedModel(list(steps))
     calls = [

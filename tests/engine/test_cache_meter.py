@@ -8,16 +8,17 @@ import pytest
 from hypothesis import given, settings
 
 import ctxlab.engine.cache as cache_module
-from ctxlab.core.cache import CacheState, Prices, account, request_view
-from ctxlab.core.messages import Message
-from ctxlab.core.script import Script, ScriptedRound
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.cache import CacheState, Prices, account, request_view
+from ctxlab.core.world.script import Script, ScriptedRound
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import Env
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies import agentscope, none
-from ctxlab.strategies.anthropic import PRESET as ANTHROPIC
+from ctxlab.presets.agentscope import strategy as agentscope
+from ctxlab.presets.anthropic.preset import PRESET as ANTHROPIC
+from ctxlab.presets.none import preset as none
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.generators import generate
 from tests.parity.lab import params_of
@@ -86,7 +87,7 @@ class Spy(PromptCacheMeter):
 @given(parity_cases())
 def test_the_meter_equals_the_pure_accounting_on_every_call(case: tuple[Script, ParityConfig]) -> None:
     script, config = case
-    from ctxlab.engine.run import run_script
+    from ctxlab.engine.session import run_script
     from ctxlab.engine.workspace import InMemoryWorkspace
 
     spy = Spy(COUNTER)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from ctxlab.core.inject import InjectionParams
-from ctxlab.core.messages import text_message
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.progress import assess_compaction
-from ctxlab.core.script import DEFAULT_START, Script, ScriptedRound
+from ctxlab.core.agentscope.inject import InjectionParams
+from ctxlab.core.compaction.progress import assess_compaction
+from ctxlab.core.messages.message import text_message
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.world.script import DEFAULT_START, Script, ScriptedRound
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
 from ctxlab.engine.progress import LOOP_WARNING, flag_progress, progress_warning
 from ctxlab.engine.state import EpisodeState
 from ctxlab.models.scripted import FunctionModel, ScriptModel
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import COUNTER, FIELDS, one_turn, run, text, tool_call
 

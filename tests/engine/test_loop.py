@@ -6,20 +6,20 @@ from dataclasses import replace
 
 import pytest
 
-from ctxlab.core.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.inject import InjectionParams
-from ctxlab.core.model import ModelError, ModelResponse
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.tools import ToolSchema
-from ctxlab.engine.compression import SummaryFailedError
+from ctxlab.core.agentscope.inject import InjectionParams
+from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.model import ModelError, ModelResponse
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
 from ctxlab.engine.middleware import Middleware
 from ctxlab.models.scripted import ScriptedModel, ScriptModel, UnexpectedModelCall
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.agentscope.compression import SummaryFailedError
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 
 FIELDS = dict.fromkeys(
@@ -187,10 +187,10 @@ def test_unknown_tool_gets_an_error_result() -> None:
 def test_a_compression_is_all_or_nothing() -> None:
     # A summary template naming a field the summary lacks raises while applying: the state the
     # compression started from is returned untouched by the failure, and nothing was offloaded.
-    from ctxlab.core.messages import text_message
-    from ctxlab.engine.compression import CompressionSettings, compress_if_triggered
+    from ctxlab.core.messages.message import text_message
     from ctxlab.engine.state import EpisodeState, append_message
     from ctxlab.engine.workspace import InMemoryWorkspace
+    from ctxlab.presets.agentscope.compression import CompressionSettings, compress_if_triggered
 
     workspace = InMemoryWorkspace()
     env = Env(
@@ -220,7 +220,7 @@ def test_a_compression_is_all_or_nothing() -> None:
 def test_evolve_is_dataclass_replace() -> None:
     import datetime as dt
 
-    from ctxlab.core.messages import text_message
+    from ctxlab.core.messages.message import text_message
     from ctxlab.engine.clock import VirtualClock
     from ctxlab.engine.state import EpisodeState, evolve
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.script import ScriptedRound
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.world.script import ScriptedRound
 from ctxlab.engine.examples import TokenBudget, Tracer
 from ctxlab.engine.middleware import (
     Acted,

@@ -7,19 +7,19 @@ import re
 
 from hypothesis import given, settings
 
-from ctxlab.core.blocks import TextBlock, ToolResultBlock
-from ctxlab.core.codec import decode_messages, decode_part
-from ctxlab.core.script import Script
-from ctxlab.core.summary import summary_text
-from ctxlab.core.tokens import AgentScopeEstimator, bytes_to_tokens
-from ctxlab.engine.compression import SummaryFailedError
+from ctxlab.core.agentscope.summary import summary_text
+from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
+from ctxlab.core.messages.codec import decode_messages, decode_part
+from ctxlab.core.messages.tokens import AgentScopeEstimator, bytes_to_tokens
+from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop, RunOutcome
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeStrategy
+from ctxlab.presets.agentscope.compression import SummaryFailedError
+from ctxlab.presets.agentscope.strategy import AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.lab import params_of
 from tests.parity.spec import ParityConfig

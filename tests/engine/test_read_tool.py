@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.core.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import text_message
-from ctxlab.core.model import ModelResponse
-from ctxlab.core.script import Script, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import text_message
+from ctxlab.core.messages.model import ModelResponse
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.world.script import Script, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.env import Env
-from ctxlab.engine.run import run_script
+from ctxlab.engine.session import run_script
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, read_tool_schema, requested_path, with_read_tool
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.scripted import ScriptedModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS, fill
 from tests.engine.test_workspace import UNSAFE
 

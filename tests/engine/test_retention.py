@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.compress import fixed_messages
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.model import ModelRequest, ModelResponse
-from ctxlab.core.reading import visible_text
-from ctxlab.core.retention import Probe, ProbeState, RetentionSnapshot, probe_found
-from ctxlab.core.script import (
+from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.reading import visible_text
+from ctxlab.core.world.retention import Probe, ProbeState, RetentionSnapshot, probe_found
+from ctxlab.core.world.script import (
     DEFAULT_START,
     Script,
     ScriptedCall,
@@ -22,15 +24,13 @@ from ctxlab.core.script import (
     ScriptedTurn,
     assign_call_ids,
 )
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.tools import ToolSchema
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.retention import LedgerKeeper, RetentionTracker, ledger_of, reread_tokens
-from ctxlab.engine.run import run_script
+from ctxlab.engine.session import run_script
 from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.tools import ReadOffloaded
 from ctxlab.engine.trace import Recorder
@@ -38,8 +38,8 @@ from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.scripted import ScriptModel
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
-from ctxlab.strategies.zoo import preset
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.registry import preset
 from ctxlab.texts import CTXLAB_TEXTS, Texts
 from ctxlab.workloads.filler import filler_at
 from ctxlab.workloads.probes import plant

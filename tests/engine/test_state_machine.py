@@ -10,14 +10,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.codec import decode_messages
-from ctxlab.core.compress import fixed_messages
-from ctxlab.core.model import ModelResponse
-from ctxlab.core.protocol import violations
-from ctxlab.core.script import Script, ScriptedTurn
-from ctxlab.core.tokens import AgentScopeEstimator, measure_all
-from ctxlab.core.wire import to_openai
+from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.codec import decode_messages
+from ctxlab.core.messages.model import ModelResponse
+from ctxlab.core.messages.tokens import AgentScopeEstimator, measure_all
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
+from ctxlab.core.world.script import Script, ScriptedTurn
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
@@ -26,7 +26,7 @@ from ctxlab.engine.state import EpisodeState, append_to_reply
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import FunctionModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.engine.test_loop import FIELDS, TOOL
 

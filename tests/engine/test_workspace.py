@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, TextBlock, ToolResultBlock
-from ctxlab.core.codec import decode_messages, encode_messages
-from ctxlab.core.messages import Message
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
+from ctxlab.core.messages.codec import decode_messages, encode_messages
+from ctxlab.core.messages.message import Message
 from ctxlab.engine.workspace import InMemoryWorkspace, UnsafePathError, safe_path
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from tests.strategies import messages, parts, texts

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from ctxlab.core.artifacts import Artifact, reference_text
-from ctxlab.core.documents import MAX_DIRECT_CHARS, Document
-from ctxlab.core.library import builtin_library
-from ctxlab.core.script import ScriptedRound
-from ctxlab.strategies.none import NoStrategy
+from ctxlab.core.world.artifacts import Artifact, reference_text
+from ctxlab.core.world.documents import MAX_DIRECT_CHARS, Document
+from ctxlab.core.world.library import builtin_library
+from ctxlab.core.world.script import ScriptedRound
+from ctxlab.presets.none.preset import NoStrategy
 from ctxlab.workloads.generators import generate
 from tests.zoo.runs import one_turn, results_of, run, tool_call
 

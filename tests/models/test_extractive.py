@@ -11,11 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.model import ContextOverflowError, ModelError, ModelRequest
-from ctxlab.core.retention import Probe, probe_found
-from ctxlab.core.summary import (
+from ctxlab.core.agentscope.summary import (
     SUMMARY_TOOL,
     StructuredOutputError,
     build_summary_request,
@@ -24,6 +20,10 @@ from ctxlab.core.summary import (
     summary_tool,
     with_offload_reminder,
 )
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.model import ContextOverflowError, ModelError, ModelRequest
+from ctxlab.core.world.retention import Probe, probe_found
 from ctxlab.models.extractive import ExtractiveSummarizer, keeps
 from ctxlab.models.summarizers import FIELDS, FailMode, FixedSummarizer, summary_text_of
 from ctxlab.texts import CTXLAB_TEXTS, Texts, fill

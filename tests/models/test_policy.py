@@ -7,20 +7,20 @@ import json
 
 import pytest
 
-from ctxlab.core.blocks import TextBlock, ToolResultBlock
-from ctxlab.core.compress import fixed_messages
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.model import ModelRequest
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.model import ModelRequest
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.loop import RunOutcome
-from ctxlab.engine.run import run_script
+from ctxlab.engine.session import run_script
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.policy import Need, PolicyEvent, PolicyModel
 from ctxlab.models.scripted import ScriptModel
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS, fill
 from ctxlab.workloads.filler import filler_at
 from ctxlab.workloads.probes import plant

@@ -9,8 +9,8 @@ from collections.abc import Coroutine
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
-from ctxlab.core.blocks import Part
-from ctxlab.core.messages import Message
+from ctxlab.core.messages.blocks import Part
+from ctxlab.core.messages.message import Message
 from tests.parity.bridge import as_msg
 
 T = TypeVar("T")

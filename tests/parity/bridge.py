@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from ctxlab.core.blocks import (
+from ctxlab.core.messages.blocks import (
     Block,
     DataBlock,
     HintBlock,
@@ -16,8 +16,8 @@ from ctxlab.core.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages import Message
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tools import ToolSchema
 
 
 def as_data(block: DataBlock) -> Any:

@@ -51,9 +51,9 @@ not have (and 258 would not hold), and no task tools (their schemas are 8360 B).
 
 from __future__ import annotations
 
-from ctxlab.core.blocks import TextBlock
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from tests.parity.spec import ParityConfig
 
 SYSTEM_PROMPT = "You are a research helper."  # 26 B

@@ -30,10 +30,10 @@ from agentscope.message import Msg, UserMsg
 from agentscope.middleware import MiddlewareBase
 from agentscope.tool import TaskCreate, TaskGet, TaskList, TaskUpdate, ToolBase, Toolkit
 
-from ctxlab.core.blocks import TextBlock
-from ctxlab.core.script import Script, ScriptedCall, ScriptedTurn
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.engine.state import AGENT_NAME
-from ctxlab.scenarios.config import DEFAULT_TASK_TOOL_NAMES
+from ctxlab.presets.agentscope.config import DEFAULT_TASK_TOOL_NAMES
 from tests.parity.bridge import as_part, from_msg
 from tests.parity.fakes import CURRENT_CALL, Progress, RecordingOffloader, ScriptedChatModel, ScriptedTool
 from tests.parity.frozen import ClockCell, deterministic_agentscope, start_clock

@@ -30,12 +30,12 @@ from agentscope.permission import PermissionBehavior, PermissionContext, Permiss
 from agentscope.tool import ToolBase, ToolChoice, ToolChunk
 from pydantic import AnyUrl
 
-from ctxlab.core.blocks import Block, DataBlock, ToolResultBlock, data_parts, text_pieces
-from ctxlab.core.messages import Message
-from ctxlab.core.model import CallKind
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import Block, DataBlock, ToolResultBlock, data_parts, text_pieces
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.model import CallKind
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound
 from ctxlab.engine.workspace import InMemoryWorkspace
 from tests.parity.bridge import as_part, from_block, from_msg
 from tests.parity.spec import ParityConfig

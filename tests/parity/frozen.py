@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from unittest import mock
 from zoneinfo import ZoneInfo
 
-from ctxlab.core.script import Script
+from ctxlab.core.world.script import Script
 from ctxlab.engine.clock import VirtualClock
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxlab.core.messages import Message
-from ctxlab.core.script import Script
-from ctxlab.core.summary import summary_text
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.agentscope.summary import summary_text
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
@@ -20,8 +20,8 @@ from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.scenarios.config import effective_buffer_ratio, injection_params
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.agentscope.config import effective_buffer_ratio, injection_params
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import agentscope_texts
 from tests.parity.spec import ParityConfig
 from tests.parity.trace import Compression, MessageShape, ModelCall, ParityTrace, Tokens, shapes

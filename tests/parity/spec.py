@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from ctxlab.scenarios.config import SUMMARY_FIELDS, ContextConfig, InjectionConfig
+from ctxlab.presets.agentscope.config import SUMMARY_FIELDS, ContextConfig, InjectionConfig
 
 FailMode = Literal["no_tool_call", "raise"]
 """How a failing summarizer invocation fails.

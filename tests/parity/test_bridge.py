@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given
 
-from ctxlab.core.blocks import Block, data_parts
-from ctxlab.core.messages import Message
+from ctxlab.core.messages.blocks import Block, data_parts
+from ctxlab.core.messages.message import Message
 from tests.parity.bridge import as_block, as_msg, from_block, from_msg
 from tests.strategies import blocks, messages
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxlab.core.blocks import ToolResultBlock, utf8_len
-from ctxlab.core.tools import tools_bytes
-from ctxlab.scenarios.config import ContextConfig, InjectionConfig
+from ctxlab.core.messages.blocks import ToolResultBlock, utf8_len
+from ctxlab.core.messages.tools import tools_bytes
+from ctxlab.presets.agentscope.config import ContextConfig, InjectionConfig
 from tests.parity.ch08 import (
     RESULT_BYTES,
     RETRIEVE,

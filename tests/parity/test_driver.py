@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from ctxlab.core.blocks import DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.tools import ToolSchema
-from ctxlab.scenarios.config import ContextConfig
+from ctxlab.core.messages.blocks import DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.presets.agentscope.config import ContextConfig
 from tests.parity.ch08 import RETRIEVE, WINDOWS, ch08_workload
 from tests.parity.spec import ParityConfig, WorkspaceKind
 from tests.parity.trace import BlockShape, MessageShape, ModelCall, Offload, ParityTrace, TaskRecord

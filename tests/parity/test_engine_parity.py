@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from ctxlab.core.script import Script
+from ctxlab.core.world.script import Script
 from tests.parity.ch08 import ch08_workload
 from tests.parity.lab import run_lab, without_ids
 from tests.parity.spec import ParityConfig

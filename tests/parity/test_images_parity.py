@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import Block, DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
-from ctxlab.core.images import apply_image_cap, plan_image_cap
-from ctxlab.core.messages import Message
+from ctxlab.core.agentscope.images import apply_image_cap, plan_image_cap
+from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
 from ctxlab.texts import agentscope_texts
 from tests.parity.agent import RecordingOffloader, minimal_agent, normalized, run
 from tests.parity.bridge import as_block, as_data, as_msg

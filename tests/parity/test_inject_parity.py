@@ -20,10 +20,10 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import Block, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.inject import ContextGauge, InjectionParams, resolve_timezone, runtime_injection
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.tasks import Task
+from ctxlab.core.agentscope.inject import ContextGauge, InjectionParams, resolve_timezone, runtime_injection
+from ctxlab.core.agentscope.tasks import Task
+from ctxlab.core.messages.blocks import Block, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
 from ctxlab.texts import agentscope_texts
 from tests.parity.bridge import as_msg
 

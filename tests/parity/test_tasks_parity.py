@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.task_args import metadata_dict, metadata_of
-from ctxlab.core.tasks import Board, Task, run_task_tool
+from ctxlab.core.agentscope.task_args import metadata_dict, metadata_of
+from ctxlab.core.agentscope.tasks import Board, Task, run_task_tool
 from ctxlab.texts import agentscope_texts
 
 pytest.importorskip("agentscope")

@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, Part, TextBlock, ToolResultBlock
-from ctxlab.core.tokens import AgentScopeEstimator
-from ctxlab.core.toolresult import (
+from ctxlab.core.agentscope.toolresult import (
     attach_reminder,
     merge_text_parts,
     parts_tokens,
     split_tool_result,
     truncation_reminder,
 )
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.texts import agentscope_texts
 from tests.parity.agent import (
     RecordingOffloader,

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock, block_kind
-from ctxlab.core.messages import Message
-from ctxlab.core.model import CallKind
-from ctxlab.core.wire import to_openai
+from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock, block_kind
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.model import CallKind
+from ctxlab.core.wire.views import to_openai
 from ctxlab.engine.trace import Convention
 
 OffloadKind = Literal["context", "tool_result", "data"]
@@ -53,7 +53,7 @@ class MessageShape:
 def shape(message: Message) -> MessageShape:
     """The shape of `message`.
 
-    >>> from ctxlab.core.blocks import TextBlock
+    >>> from ctxlab.core.messages.blocks import TextBlock
     >>> shape(Message(role="assistant", id="r1", blocks=(TextBlock(text="hi"),)))
     MessageShape(role='assistant', id='r1', blocks=(BlockShape(kind='text', tool_id=None),))
     """

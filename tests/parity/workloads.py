@@ -10,10 +10,10 @@ import json
 
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, Part, TextBlock
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tools import ToolSchema
-from ctxlab.scenarios.config import ContextConfig, InjectionConfig
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.presets.agentscope.config import ContextConfig, InjectionConfig
 from tests.parity.spec import ParityConfig
 
 TOOLS = (

@@ -6,15 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.presets.agentscope.entry import AgentScopeEntry
+from ctxlab.presets.agentscope.strategy import AgentScopeStrategy
+from ctxlab.presets.none.preset import NoStrategy
+from ctxlab.presets.registry import ENTRIES, PRESETS, build_strategy, entry_defaults
 from ctxlab.scenarios.load import load_scenario
 from ctxlab.scenarios.located import ScenarioError
-from ctxlab.scenarios.presets import AgentScopeEntry, NoneEntry
-from ctxlab.scenarios.registry import PRESETS, SUMMARIZERS, build_strategy, preset_problem
+from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
-from ctxlab.strategies.agentscope import AgentScopeStrategy
-from ctxlab.strategies.none import NoStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.scenarios.files import SWEPT, TINY, write
 
@@ -31,7 +32,7 @@ def problems(path: Path) -> list[str]:
 
 def test_every_preset_builds_a_strategy_named_after_its_entry() -> None:
     for name, preset in PRESETS.items():
-        entry = preset.params.model_validate({"preset": name, "name": f"my-{name}"})
+        entry = ENTRIES[name].model_validate({"preset": name, "name": f"my-{name}"})
         strategy = build_strategy(entry, CTXLAB_TEXTS)
         assert strategy.name == f"my-{name}"
         assert strategy.tools((ToolSchema.of("t", "", {}),))[0].name == "t"
@@ -66,18 +67,18 @@ def test_agentscope_entry_maps_every_context_field_onto_the_strategy() -> None:
 
 
 def test_none_preset_changes_nothing() -> None:
-    strategy = build_strategy(NoneEntry.model_validate({"preset": "none"}), CTXLAB_TEXTS)
+    strategy = build_strategy(ENTRIES["none"].model_validate({"preset": "none"}), CTXLAB_TEXTS)
     assert isinstance(strategy, NoStrategy) and strategy.system_prompt("p") == "p"
 
 
 def test_defaults_are_the_sources() -> None:
-    defaults = PRESETS["agentscope"].defaults()
+    defaults = entry_defaults("agentscope")
     assert defaults["context.trigger_ratio"] == 0.8
     assert defaults["context.reserve_ratio"] == 0.1
     assert defaults["context.tool_result_limit"] == 50000
     assert defaults["context.max_image_num"] == 5
     assert defaults["injection.time_interval"] == 0.5
-    assert PRESETS["none"].defaults() == {}
+    assert entry_defaults("none") == {}
 
 
 def test_unknown_and_planned_names() -> None:

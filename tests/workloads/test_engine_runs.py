@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.core.script import Script, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.generators import GENERATORS, generate
 from ctxlab.workloads.trace import read_trace

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import TextBlock, utf8_len
-from ctxlab.core.messages import Message
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.blocks import TextBlock, utf8_len
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.workloads.filler import (
     FILLER_KINDS,
     derive_seed,

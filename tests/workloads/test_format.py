@@ -11,12 +11,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, TextBlock, utf8_len
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, utf8_len
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.problems import WorkloadError
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, parse_script, script_problems
 from ctxlab.workloads.generators import generate
 from ctxlab.workloads.probes import plant
-from ctxlab.workloads.problems import WorkloadError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "design_example.yaml"
 ESTIMATOR = AgentScopeEstimator()

@@ -8,13 +8,13 @@ from itertools import pairwise
 import pytest
 from pydantic import ValidationError
 
-from ctxlab.core.blocks import DataBlock, TextBlock, utf8_len
-from ctxlab.core.script import Script, ScriptedCall, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, utf8_len
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.world.script import Script, ScriptedCall, assign_call_ids
+from ctxlab.problems import WorkloadError, describe_errors
 from ctxlab.workloads.format import BUILTIN_TOOLS
 from ctxlab.workloads.gen_agents import split_evenly
 from ctxlab.workloads.generators import GENERATORS, GeneratorSpec, generate, get_generator
-from ctxlab.workloads.problems import WorkloadError, describe_errors
 from ctxlab.workloads.transcript import script_messages
 
 ESTIMATOR = AgentScopeEstimator()

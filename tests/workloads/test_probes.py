@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, TextBlock, utf8_len
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, utf8_len
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.problems import WorkloadError
 from ctxlab.workloads.format import ProbeSpec
 from ctxlab.workloads.probes import Place, Probe, insert_line, parse_where, plant, plant_one
-from ctxlab.workloads.problems import WorkloadError
 
 IMAGE = DataBlock(media_type="image/png", source="https://x.invalid/a.png")
 SCRIPT = Script(

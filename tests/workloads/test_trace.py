@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, Part, TextBlock, utf8_len
-from ctxlab.core.protocol import RULES, violations
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tools import ToolSchema
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, utf8_len
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.protocol import RULES, violations
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.workloads.trace import (
     JOIN,
     TraceError,

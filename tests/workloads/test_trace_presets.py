@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.core.script import Script, assign_call_ids
-from ctxlab.engine.run import run_script
+from ctxlab.core.world.script import Script, assign_call_ids
+from ctxlab.engine.session import run_script
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies.agentscope import AgentScopeStrategy
-from ctxlab.strategies.zoo import PRESETS
+from ctxlab.presets.registry import PRESETS
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.trace import TraceWorkload, read_trace
 from tests.workloads.test_trace import KIMI, TRACES
@@ -25,7 +24,7 @@ FIELDS = dict.fromkeys(
     "Carry on from the transcript.",
 )
 WINDOWS = (8_000, 32_000, 128_000)
-PRESET_NAMES = ("agentscope", *(p.name for p in PRESETS if p.name not in {"sliding-window"}))
+PRESET_NAMES = tuple(name for name in PRESETS if name != "sliding-window")
 
 
 @cache
@@ -34,10 +33,7 @@ def workload(traces: Path, name: str) -> TraceWorkload:
 
 
 def strategy(name: str):  # type: ignore[no-untyped-def]
-    if name == "agentscope":
-        return AgentScopeStrategy(texts=CTXLAB_TEXTS)
-    info = next(p for p in PRESETS if p.name == name)
-    return info.strategy()
+    return PRESETS[name].strategy()
 
 
 def replay(script: Script, preset: str, window: int) -> list[str]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ctxlab.core.blocks import Part, TextBlock, ToolResultBlock
-from ctxlab.core.messages import Message
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.core.tokens import AgentScopeEstimator
+from ctxlab.core.messages.blocks import Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
 from ctxlab.engine.loop import RunOutcome
-from ctxlab.engine.run import run_script
+from ctxlab.engine.session import run_script
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FailMode, FixedSummarizer

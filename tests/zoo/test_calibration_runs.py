@@ -16,11 +16,13 @@ Every size is a multiple of 4 bytes where it matters, so the estimator's roundin
 
 from __future__ import annotations
 
-from ctxlab.core.blocks import TextBlock
-from ctxlab.core.clearing import AnthropicClearParams, LastNObservationsParams
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.core.tools import tools_bytes
-from ctxlab.strategies import anthropic, none, swe_agent
+from ctxlab.core.compaction.clearing import AnthropicClearParams, LastNObservationsParams
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import tools_bytes
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.presets.anthropic import preset as anthropic
+from ctxlab.presets.none import preset as none
+from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.build import schemas
 from tests.zoo.runs import run

@@ -3,17 +3,21 @@ swe-agent, openhands masking, and the protocol-blind sliding window."""
 
 from __future__ import annotations
 
-from ctxlab.core.blocks import ToolCallBlock, ToolResultBlock
-from ctxlab.core.clearing import (
+from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LangChainClearParams,
     LastNObservationsParams,
     ObservationMaskingParams,
 )
-from ctxlab.core.messages import Message
-from ctxlab.core.script import ScriptedRound
-from ctxlab.strategies import anthropic, langchain, openhands, sliding_window, swe_agent
-from ctxlab.strategies.openhands import CondenserSettings, OpenHandsParams
+from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.world.script import ScriptedRound
+from ctxlab.presets.anthropic import preset as anthropic
+from ctxlab.presets.langchain import preset as langchain
+from ctxlab.presets.openhands import preset as openhands
+from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
+from ctxlab.presets.sliding_window import preset as sliding_window
+from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import one_turn, results_of, run, text, tool_call
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from ctxlab.core.artifacts import Artifact, reference_text
-from ctxlab.core.blocks import TextBlock, ToolResultBlock
-from ctxlab.core.budget import BudgetParams
-from ctxlab.core.script import ScriptedRound
+from ctxlab.core.compaction.budget import BudgetParams
+from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
+from ctxlab.core.world.artifacts import Artifact, reference_text
+from ctxlab.core.world.script import ScriptedRound
 from ctxlab.engine.progress import LOOP_WARNING
-from ctxlab.strategies.nonoka import PRESET, NonokaParams, artifact_id
-from ctxlab.strategies.steps import COMPACTION_STOPPED
+from ctxlab.presets.nonoka.preset import PRESET, NonokaParams, artifact_id
+from ctxlab.presets.steps import COMPACTION_STOPPED
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import Ran, one_turn, results_of, run, text, tool_call, turns
 
@@ -146,9 +146,9 @@ def test_without_the_futile_breaker_the_floor_makes_every_call_compact_again() -
 
 
 def test_a_fact_in_an_evicted_result_stays_in_the_ledger_until_the_ledger_is_dropped() -> None:
-    from ctxlab.core.retention import Probe
-    from ctxlab.core.script import assign_call_ids
-    from ctxlab.engine.run import run_script
+    from ctxlab.core.world.retention import Probe
+    from ctxlab.core.world.script import assign_call_ids
+    from ctxlab.engine.session import run_script
     from ctxlab.models.scripted import ScriptModel
     from ctxlab.models.summarizers import FixedSummarizer
     from tests.zoo.runs import FIELDS

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from ctxlab.core.cutoff import ContextSize
-from ctxlab.strategies.steps import StepStrategy
-from ctxlab.strategies.zoo import PRESETS, preset
+from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.presets.registry import PRESETS, preset
+from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 
 DEFAULTS = {
@@ -74,9 +74,9 @@ def field_at(params: object, path: str) -> object:
 
 
 def test_every_family_of_the_design_table_has_a_preset() -> None:
-    names = [p.name for p in PRESETS]
-    assert names == list(DEFAULTS) and len(set(names)) == len(names)
-    with pytest.raises(KeyError, match="known: nonoka"):
+    names = list(PRESETS)
+    assert names == ["agentscope", *DEFAULTS] and len(set(names)) == len(names)
+    with pytest.raises(KeyError, match="known: agentscope, nonoka"):
         preset("nonok")
 
 
@@ -102,7 +102,7 @@ def test_each_strategy_describes_its_parameters_and_source(name: str) -> None:
 
 
 def test_sources_name_what_they_follow() -> None:
-    sources = {p.name: p.source for p in PRESETS}
+    sources = {p.name: p.source for p in PRESETS.values()}
     assert "nonoka/core/memory.py" in sources["nonoka"]
     assert "clear_tool_uses_20250919" in sources["anthropic-clear"]
     assert "ClearToolUsesEdit" in sources["langchain-clear"]

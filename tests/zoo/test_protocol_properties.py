@@ -11,34 +11,32 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.core.blocks import DataBlock, Part, TextBlock
-from ctxlab.core.budget import BudgetParams
-from ctxlab.core.clearing import (
+from ctxlab.core.compaction.budget import BudgetParams
+from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LangChainClearParams,
     LargeResultParams,
     LastNObservationsParams,
     ObservationMaskingParams,
 )
-from ctxlab.core.cutoff import ContextSize
-from ctxlab.core.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.core.wire import to_openai
+from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
+from ctxlab.core.wire.views import to_openai
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.engine.hooks import Strategy
-from ctxlab.strategies import (
-    anthropic,
-    deepagents,
-    langchain,
-    none,
-    nonoka,
-    openhands,
-    sliding_window,
-    swe_agent,
-)
-from ctxlab.strategies.deepagents import DeepAgentsParams
-from ctxlab.strategies.langchain import LangChainSummaryParams
-from ctxlab.strategies.nonoka import NonokaParams
-from ctxlab.strategies.openhands import CondenserSettings, HybridParams, OpenHandsParams
-from ctxlab.strategies.sliding_window import WindowParams
+from ctxlab.presets.anthropic import preset as anthropic
+from ctxlab.presets.deepagents import preset as deepagents
+from ctxlab.presets.deepagents.preset import DeepAgentsParams
+from ctxlab.presets.langchain import preset as langchain
+from ctxlab.presets.langchain.preset import LangChainSummaryParams
+from ctxlab.presets.none import preset as none
+from ctxlab.presets.nonoka import preset as nonoka
+from ctxlab.presets.nonoka.preset import NonokaParams
+from ctxlab.presets.openhands import preset as openhands
+from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.sliding_window import preset as sliding_window
+from ctxlab.presets.sliding_window.preset import WindowParams
+from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.generators import GENERATORS, generate
 from tests.zoo.runs import TOOLS, run

@@ -15,17 +15,17 @@ import json
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from ctxlab.core.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.clearing import LargeResultParams
-from ctxlab.core.compress import ReplyMark, fixed_messages
-from ctxlab.core.cutoff import ContextSize
-from ctxlab.core.inject import InjectionParams
-from ctxlab.core.messages import Message, text_message
-from ctxlab.core.microcompact import parse_arguments
-from ctxlab.core.protocol import violations
-from ctxlab.core.script import DEFAULT_START, ScriptedRound
-from ctxlab.core.units import split_context, view_units
-from ctxlab.core.wire import to_openai
+from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages
+from ctxlab.core.agentscope.inject import InjectionParams
+from ctxlab.core.compaction.clearing import LargeResultParams
+from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.compaction.microcompact import parse_arguments
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.units import split_context, view_units
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.wire.views import to_openai
+from ctxlab.core.world.script import DEFAULT_START, ScriptedRound
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinOutcome, Frame, RunSettings, Strategy
@@ -35,11 +35,14 @@ from ctxlab.engine.state import EpisodeState, append_to_reply, with_context
 from ctxlab.engine.tools import ReadOffloaded
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.strategies import deepagents, langchain, nonoka, sliding_window
-from ctxlab.strategies.agentscope import AgentScopeParams, AgentScopeStrategy
-from ctxlab.strategies.deepagents import DeepAgentsParams
-from ctxlab.strategies.langchain import LangChainSummaryParams
-from ctxlab.strategies.steps import COMPACTION_STOPPED, Step, Stepped, StepStrategy
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.deepagents import preset as deepagents
+from ctxlab.presets.deepagents.preset import DeepAgentsParams
+from ctxlab.presets.langchain import preset as langchain
+from ctxlab.presets.langchain.preset import LangChainSummaryParams
+from ctxlab.presets.nonoka import preset as nonoka
+from ctxlab.presets.sliding_window import preset as sliding_window
+from ctxlab.presets.steps import COMPACTION_STOPPED, Step, Stepped, StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import COUNTER, FIELDS, one_turn, results_of, run, text, tool_call, turns
 

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from ctxlab.cli import main
+from ctxlab.presets.entries import attribute_docs, entry_params
+from ctxlab.presets.nonoka.preset import NonokaParams
+from ctxlab.presets.registry import ENTRIES, PRESETS, build_strategy, entry_defaults, params_of
+from ctxlab.presets.steps import StepStrategy
 from ctxlab.scenarios.load import ScenarioError, load_scenario
-from ctxlab.scenarios.registry import PRESETS, build_strategy
-from ctxlab.scenarios.zoo import attribute_docs, entry_params
-from ctxlab.strategies.nonoka import NonokaParams
-from ctxlab.strategies.steps import StepStrategy
-from ctxlab.strategies.zoo import PRESETS as ZOO
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.scenarios.files import write
 
@@ -38,18 +37,17 @@ sweep:
 """
 
 
-@pytest.mark.parametrize("info", ZOO, ids=[p.name for p in ZOO])
+@pytest.mark.parametrize("info", list(PRESETS.values()), ids=list(PRESETS))
 def test_an_entry_with_defaults_gives_the_dataclass_defaults_back(info: object) -> None:
     name = info.name  # type: ignore[attr-defined]
-    entry = PRESETS[name].params.model_validate({"preset": name, "name": "mine"})
-    if name != "none":
-        assert entry_params(entry) == info.params()  # type: ignore[attr-defined]
+    entry = ENTRIES[name].model_validate({"preset": name, "name": "mine"})
+    assert params_of(entry) == info.params()  # type: ignore[attr-defined]
     strategy = build_strategy(entry, CTXLAB_TEXTS)
     assert strategy.name == "mine"
 
 
 def test_nested_parameters_and_their_descriptions_come_from_the_dataclass() -> None:
-    entry = PRESETS["nonoka"].params.model_validate(
+    entry = ENTRIES["nonoka"].model_validate(
         {"preset": "nonoka", "budget": {"max_tokens": 16_000}, "evict": {"max_bytes": 4096}}
     )
     params = entry_params(entry)
@@ -59,11 +57,11 @@ def test_nested_parameters_and_their_descriptions_come_from_the_dataclass() -> N
         4096,
         4096,
     )
-    schema = PRESETS["nonoka"].params.model_json_schema()
+    schema = ENTRIES["nonoka"].model_json_schema()
     assert "window" in str(schema) and attribute_docs(NonokaParams)["summarize"].startswith(
         "ask the summarizer"
     )
-    assert PRESETS["nonoka"].defaults()["budget.max_tokens"] == 8192
+    assert entry_defaults("nonoka")["budget.max_tokens"] == 8192
 
 
 def test_unknown_keys_and_broken_rules_fail_at_load_time(tmp_path: Path) -> None:
@@ -101,5 +99,5 @@ def test_a_zoo_scenario_runs_sweeps_and_counts_loop_warnings(tmp_path: Path) -> 
 
 
 def test_zoo_strategies_are_step_strategies() -> None:
-    entry = PRESETS["openhands-hybrid"].params.model_validate({"preset": "openhands-hybrid"})
+    entry = ENTRIES["openhands-hybrid"].model_validate({"preset": "openhands-hybrid"})
     assert isinstance(build_strategy(entry, CTXLAB_TEXTS), StepStrategy)

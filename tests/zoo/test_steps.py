@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from ctxlab.core.blocks import ToolResultBlock
-from ctxlab.core.clearing import LastNObservationsParams
-from ctxlab.core.cutoff import ContextSize
-from ctxlab.core.script import ScriptedRound
+from ctxlab.core.compaction.clearing import LastNObservationsParams
+from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.world.script import ScriptedRound
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame, RunSettings
 from ctxlab.engine.progress import LOOP_WARNING
-from ctxlab.strategies.langchain import LangChainSummaryParams, SummarizeOldest
-from ctxlab.strategies.steps import COMPACTION_STOPPED, StepStrategy
-from ctxlab.strategies.swe_agent import LastNObservations
+from ctxlab.presets.langchain.preset import LangChainSummaryParams, SummarizeOldest
+from ctxlab.presets.steps import COMPACTION_STOPPED, StepStrategy
+from ctxlab.presets.swe_agent.preset import LastNObservations
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import COUNTER, run, text, tool_call, turns
 

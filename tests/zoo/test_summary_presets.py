@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 
-from ctxlab.core.blocks import ToolResultBlock
-from ctxlab.core.clearing import LargeResultParams
-from ctxlab.core.codec import decode_messages
-from ctxlab.core.cutoff import ContextSize
-from ctxlab.core.script import ScriptedRound
-from ctxlab.core.units import view_units
+from ctxlab.core.compaction.clearing import LargeResultParams
+from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.messages.codec import decode_messages
+from ctxlab.core.messages.units import view_units
+from ctxlab.core.world.script import ScriptedRound
 from ctxlab.models.summarizers import summary_text_of
-from ctxlab.strategies import deepagents, langchain, openhands
-from ctxlab.strategies.langchain import LangChainSummaryParams
-from ctxlab.strategies.openhands import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.deepagents import preset as deepagents
+from ctxlab.presets.langchain import preset as langchain
+from ctxlab.presets.langchain.preset import LangChainSummaryParams
+from ctxlab.presets.openhands import preset as openhands
+from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import FIELDS, lines, one_turn, results_of, run, text, tool_call
 

@@ -1,0 +1,131 @@
+"""Messages and the pairing facts between tool calls and their results.
+
+Invariants:
+- A message is immutable; `tally` is the sum of its blocks' tallies, computed once.
+- Everything one reply produces lives in one assistant message in time order (hints, text,
+  thinking, calls, results). A round of parallel calls is stored calls-first:
+  `[A, B, C, resA, resB, resC]`, so a call and its result never span two messages.
+- The summary is not a context message: it travels beside the context and is sent as a user
+  message right after the system prompt.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ctxlab.core.messages.blocks import (
+    Block,
+    Part,
+    Tally,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    sum_tallies,
+)
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One message: a role, its blocks in order, an id, and an optional sender name."""
+
+    role: Role
+    blocks: tuple[Block, ...]
+    id: str = ""
+    name: str | None = None
+    tally: Tally = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tally", sum_tallies(self.blocks))
+
+    def appended(self, *blocks: Block) -> Message:
+        """A copy with `blocks` added at the end."""
+        return Message(role=self.role, blocks=self.blocks + blocks, id=self.id, name=self.name)
+
+    def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
+        """A copy holding `blocks` instead."""
+        return Message(role=self.role, blocks=blocks, id=self.id, name=self.name)
+
+
+def text_message(role: Role, text: str, *, id: str = "", name: str | None = None) -> Message:
+    """A message of one text block.
+
+    >>> text_message("user", "hi").blocks
+    (TextBlock(text='hi'),)
+    """
+    return Message(role=role, blocks=(TextBlock(text=text),), id=id, name=name)
+
+
+def summary_message(summary: str | tuple[Part, ...]) -> Message | None:
+    """The user message that carries the summary, or None when there is no summary."""
+    if not summary:
+        return None
+    if isinstance(summary, str):
+        return text_message("user", summary)
+    return Message(role="user", blocks=summary)
+
+
+@functools.lru_cache(maxsize=64)
+def fixed_messages(system_prompt: str, summary: str | tuple[Part, ...]) -> tuple[Message, ...]:
+    """The system prompt and the summary message (when there is a summary).
+
+    Memoised: a run asks for the same pair before every call, and returning the same objects lets
+    per-message caches (protocol checks, cache accounting) recognise the shared request prefix,
+    the summary request's included.
+    """
+    carried = summary_message(summary)
+    system = text_message("system", system_prompt)
+    return (system,) if carried is None else (system, carried)
+
+
+def call_ids(message: Message) -> tuple[str, ...]:
+    """Ids of the tool calls in `message`, in order."""
+    return tuple(b.id for b in message.blocks if isinstance(b, ToolCallBlock))
+
+
+def result_ids(message: Message) -> tuple[str, ...]:
+    """Ids of the tool results in `message`, in order."""
+    return tuple(b.id for b in message.blocks if isinstance(b, ToolResultBlock))
+
+
+def unfinished_calls(message: Message) -> tuple[ToolCallBlock, ...]:
+    """Calls in `message` that have no result in it (yet).
+
+    >>> from ctxlab.core.messages.blocks import ToolCallBlock as C, ToolResultBlock as R
+    >>> m = Message(role="assistant", blocks=(C(id="a", name="t", input="{}"),
+    ...     C(id="b", name="t", input="{}"), R(id="a", name="t", output=())))
+    >>> [c.id for c in unfinished_calls(m)]
+    ['b']
+    """
+    answered = set(result_ids(message))
+    return tuple(b for b in message.blocks if isinstance(b, ToolCallBlock) and b.id not in answered)
+
+
+def same_leading(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items of `a` and `b` are the very same objects.
+
+    Stored messages are immutable, so a meter that remembers the previous request resumes after
+    the messages it shares by identity; the scan runs at C speed.
+
+    >>> x, y = text_message("user", "x"), text_message("user", "y")
+    >>> same_leading([x, y, x], [x, y, y]), same_leading([x], [x, y]), same_leading([], [x])
+    (2, 1, 0)
+    """
+    differ = itertools.compress(itertools.count(), map(operator.is_not, a, b))
+    return next(differ, min(len(a), len(b)))
+
+
+def equal_leading(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items of `a` and `b` are equal.
+
+    >>> equal_leading([1, 2, 3], [1, 2, 4]), equal_leading([1], [1, 2])
+    (2, 1)
+    """
+    differ = itertools.compress(itertools.count(), map(operator.ne, a, b))
+    return next(differ, min(len(a), len(b)))

@@ -1,0 +1,491 @@
+"""View units and protocol units: the stored context seen as the messages a provider receives.
+
+Stored context keeps one assistant message per reply, its hints, texts, calls and results in time
+order (`[A, B, resA, resB, text, C, resC]`). Families that think in messages count on the OpenAI
+view (`wire.to_openai`): an assistant message for texts and calls, one `tool` message per result,
+a user message per hint, and a user message for the images a batch of results returned. This
+module maps each view message back to the blocks it comes from, so that every family edits the
+stored context and never a throwaway view.
+
+Invariants:
+- `view_units(messages)` has exactly one unit per message of `to_openai(messages)`, in order, with
+  the same role; `unit.index` is its position in that view.
+- Within a stored message that yields any unit, the units' owned ranges `[start, end)` partition
+  the message's blocks in order. Blocks no provider sees (thinking, hints without parts) belong to
+  the next unit of their message, or to the last one when none follows. A media unit owns no
+  block: its images live in the results it lists in `blocks`.
+- A protocol unit is a call batch with every result answering it (and the media of those
+  results); every other view unit is a protocol unit of its own. Protocol units partition the
+  view and are ordered by their first unit.
+- `drop_units(m, u, d)` returns a context whose view is the view of `m` without the units `d`:
+  a stored message is split in two where removing units between two assistant parts would
+  otherwise merge them. Images travel with their results: dropping a result drops its images from
+  the media message, and dropping a media unit strips the images from its results.
+- Edits keep every untouched message as the same object, so the engine's running tallies and the
+  cache's prefix comparison stay cheap.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal, NamedTuple, assert_never
+
+from ctxlab.core.messages.blocks import (
+    ZERO,
+    Block,
+    DataBlock,
+    HintBlock,
+    Tally,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import TokenCounter, measure_all
+from ctxlab.core.messages.tools import ToolSchema
+
+UnitKind = Literal["system", "user", "text", "calls", "result", "hint", "media"]
+WireRole = Literal["system", "user", "assistant", "tool"]
+_ACCUMULATING: frozenset[UnitKind] = frozenset({"system", "user", "text", "calls"})  # gather texts and calls
+
+
+class BlockRef(NamedTuple):
+    """Where a block lives: stored message index, block index within it."""
+
+    message: int
+    block: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ViewUnit:
+    """One OpenAI-view message and the stored blocks it comes from.
+
+    Attributes:
+        index: position in `to_openai(messages)`.
+        message: index of the stored message it comes from.
+        start: first block the unit owns (what dropping it removes).
+        end: one past the last block it owns.
+        kind: system / user / text (assistant text) / calls (assistant call batch, maybe with
+            text) / result / hint / media (images returned by a batch of results).
+        role: the view message's role.
+        blocks: indices of the blocks it shows; for media, the results holding its images.
+        call_ids: ids of the calls a `calls` unit declares, or the call a `result` answers.
+    """
+
+    index: int
+    message: int
+    start: int
+    end: int
+    kind: UnitKind
+    role: WireRole
+    blocks: tuple[int, ...]
+    call_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProtocolUnit:
+    """View units that must stay or go together: a call batch with its results, or one unit."""
+
+    units: tuple[int, ...]
+    call_ids: tuple[str, ...] = ()
+    complete: bool = True
+
+    @property
+    def first(self) -> int:
+        """The earliest view index of the unit."""
+        return self.units[0]
+
+    @property
+    def last(self) -> int:
+        """The latest view index of the unit."""
+        return self.units[-1]
+
+
+@dataclass(slots=True)
+class _Segmenter:
+    """Walks one stored message the way `to_openai` does, recording units (mutable, local)."""
+
+    message: int
+    role: WireRole
+    next_index: int
+    units: list[ViewUnit] = field(default_factory=list)
+    pending: int = 0
+    shown: list[int] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+    media: list[int] = field(default_factory=list)
+
+    def emit(
+        self, kind: UnitKind, role: WireRole, end: int, shown: tuple[int, ...], ids: tuple[str, ...]
+    ) -> None:
+        here = {"index": self.next_index, "message": self.message, "start": self.pending}
+        self.units.append(ViewUnit(**here, end=end, kind=kind, role=role, blocks=shown, call_ids=ids))
+        self.next_index, self.pending = self.next_index + 1, end
+
+    def flush(self, at: int) -> None:
+        if self.shown:
+            kind = "calls" if self.calls else _plain_kind(self.role)
+            self.emit(kind, self.role, at, tuple(self.shown), tuple(self.calls))
+        self.shown, self.calls = [], []
+
+    def flush_media(self) -> None:
+        if self.media:
+            self.emit("media", "user", self.pending, tuple(self.media), ())
+            self.media = []
+
+    def add(self, i: int, block: Block) -> None:
+        if not isinstance(block, ToolResultBlock):
+            self.flush_media()
+        match block:
+            case TextBlock() | DataBlock():
+                self.shown.append(i)
+            case ThinkingBlock():
+                pass
+            case ToolCallBlock(id=call_id):
+                self.shown.append(i)
+                self.calls.append(call_id)
+            case HintBlock():
+                self.flush(i)
+                if isinstance(block.hint, str) or block.hint:
+                    self.emit("hint", "user", i + 1, (i,), ())
+            case ToolResultBlock(id=call_id):
+                self.flush(i)
+                self.emit("result", "tool", i + 1, (i,), (call_id,))
+                if any(isinstance(p, DataBlock) for p in block.output):
+                    self.media.append(i)
+            case _:
+                assert_never(block)
+
+    def finish(self, size: int) -> None:
+        self.flush_media()
+        self.flush(size)
+        if self.units and self.pending < size:
+            self.units[-1] = replace(self.units[-1], end=size)
+
+
+def _plain_kind(role: WireRole) -> UnitKind:
+    return "system" if role == "system" else "user" if role == "user" else "text"
+
+
+def view_units(messages: Sequence[Message]) -> tuple[ViewUnit, ...]:
+    """One unit per message of `to_openai(messages)`, in order.
+
+    >>> from ctxlab.core.messages.message import text_message
+    >>> from ctxlab.core.messages.blocks import ToolCallBlock as C, ToolResultBlock as R
+    >>> reply = Message(role="assistant", blocks=(C(id="a", name="t", input="{}"),
+    ...     R(id="a", name="t", output=()), TextBlock(text="done")))
+    >>> [(u.kind, u.start, u.end) for u in view_units([text_message("user", "go"), reply])]
+    [('user', 0, 1), ('calls', 0, 1), ('result', 1, 2), ('text', 2, 3)]
+    """
+    units: list[ViewUnit] = []
+    for m, message in enumerate(messages):
+        segmenter = _Segmenter(message=m, role=message.role, next_index=len(units))
+        for i, block in enumerate(message.blocks):
+            segmenter.add(i, block)
+        segmenter.finish(len(message.blocks))
+        units.extend(segmenter.units)
+    return tuple(units)
+
+
+def protocol_units(units: Sequence[ViewUnit]) -> tuple[ProtocolUnit, ...]:
+    """Group view units into protocol units, ordered by their first view index.
+
+    A result joins the latest earlier call batch that declared its id; a media unit joins the
+    group of its last result; a result with no call, and every other unit, stands alone.
+    """
+    groups: list[list[int]] = []
+    declared: dict[str, int] = {}  # call id -> group
+    result_group: dict[tuple[int, int], int] = {}  # (message, block) -> group
+    for unit in units:
+        match unit.kind:
+            case "calls":
+                group = _new_group(groups, unit.index)
+                declared.update((call_id, group) for call_id in unit.call_ids)
+            case "result":
+                group = _join(groups, declared.get(unit.call_ids[0], -1), unit.index)
+                result_group[(unit.message, unit.blocks[0])] = group
+            case "media":
+                _join(groups, result_group.get((unit.message, unit.blocks[-1]), -1), unit.index)
+            case "system" | "user" | "text" | "hint":
+                _new_group(groups, unit.index)
+            case _:
+                assert_never(unit.kind)
+    return tuple(_protocol_unit(members, units) for members in groups)
+
+
+def _new_group(groups: list[list[int]], index: int) -> int:
+    groups.append([index])
+    return len(groups) - 1
+
+
+def _join(groups: list[list[int]], group: int, index: int) -> int:
+    if group < 0:
+        return _new_group(groups, index)
+    groups[group].append(index)
+    return group
+
+
+def _protocol_unit(members: list[int], units: Sequence[ViewUnit]) -> ProtocolUnit:
+    head = units[members[0]]
+    if head.kind != "calls":
+        return ProtocolUnit(units=tuple(members))
+    answered = {units[i].call_ids[0] for i in members if units[i].kind == "result"}
+    return ProtocolUnit(
+        units=tuple(members),
+        call_ids=head.call_ids,
+        complete=all(call_id in answered for call_id in head.call_ids),
+    )
+
+
+def safe_cut(groups: Sequence[ProtocolUnit], at: int) -> int:
+    """The largest cut at or before `at` that no protocol unit straddles.
+
+    A cut at `k` keeps view units `[0, k)` on one side and `[k, n)` on the other. A unit that
+    starts before the cut and reaches past it moves the cut back to its first unit, repeatedly.
+
+    >>> safe_cut([ProtocolUnit(units=(0,)), ProtocolUnit(units=(1, 2, 3))], 2)
+    1
+    """
+    cut = at
+    moved = True
+    while moved:
+        moved = False
+        for group in groups:
+            if group.first < cut <= group.last:
+                cut, moved = group.first, True
+    return cut
+
+
+def unit_tallies(
+    messages: Sequence[Message], units: Sequence[ViewUnit], counter: TokenCounter
+) -> tuple[Tally, ...]:
+    """The size of each view unit under `counter`, hidden blocks included.
+
+    A result's images count in its media unit, not in the result, so the tallies add up to the
+    counter's tally of every message that yields a unit.
+    """
+    tallies: list[Tally] = []
+    for unit in units:
+        blocks = messages[unit.message].blocks
+        owned = _sum(counter.measure(b) for b in blocks[unit.start : unit.end])
+        if unit.kind == "media":
+            owned = owned + _data_tally(counter, (blocks[i] for i in unit.blocks))
+        elif unit.kind == "result":
+            owned = owned - _data_tally(counter, (blocks[unit.blocks[0]],))
+        tallies.append(owned)
+    return tuple(tallies)
+
+
+def _data_tally(counter: TokenCounter, results: Iterable[Block]) -> Tally:
+    return _sum(
+        counter.measure(part)
+        for block in results
+        if isinstance(block, ToolResultBlock)
+        for part in block.output
+        if isinstance(part, DataBlock)
+    )
+
+
+def _sum(tallies: Iterable[Tally]) -> Tally:
+    nbytes = ndata = 0
+    for tally in tallies:
+        nbytes += tally.nbytes
+        ndata += tally.ndata
+    return Tally(nbytes, ndata)
+
+
+def context_size(messages: Sequence[Message], counter: TokenCounter) -> Tally:
+    """The counter's tally of every block of `messages`."""
+    return measure_all(counter, messages)
+
+
+def unseen_size(messages: Sequence[Message], units: Sequence[ViewUnit], counter: TokenCounter) -> Tally:
+    """The tally of stored messages that yield no view unit (thinking only, or empty)."""
+    seen = {unit.message for unit in units}
+    return measure_all(counter, [message for m, message in enumerate(messages) if m not in seen])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sizer:
+    """How a family sizes a request: the counter, the tools sent, and the size of everything the
+    request carries besides the stored context (system prompt, summary, ledger)."""
+
+    counter: TokenCounter
+    tools: tuple[ToolSchema, ...] = ()
+    overhead: Tally = ZERO
+
+    def tokens(self, context: Tally) -> int:
+        """Request tokens when the context has size `context`."""
+        return self.counter.total(self.overhead + context, self.tools)
+
+    def size(self, messages: Sequence[Message]) -> Tally:
+        """The counter's tally of `messages`."""
+        return context_size(messages, self.counter)
+
+    def count(self, messages: Sequence[Message]) -> int:
+        """Request tokens when the context is `messages`."""
+        return self.tokens(self.size(messages))
+
+
+def replace_blocks(
+    messages: Sequence[Message], replacements: Mapping[BlockRef, Block]
+) -> tuple[Message, ...]:
+    """`messages` with the referenced blocks replaced; untouched messages stay the same objects."""
+    by_message: dict[int, dict[int, Block]] = {}
+    for ref, block in replacements.items():
+        by_message.setdefault(ref.message, {})[ref.block] = block
+    out = list(messages)
+    for m, edits in by_message.items():
+        old = messages[m].blocks
+        out[m] = messages[m].with_blocks(tuple(edits.get(i, b) for i, b in enumerate(old)))
+    return tuple(out)
+
+
+def without_data(result: ToolResultBlock) -> ToolResultBlock:
+    """`result` with its images and other data parts removed."""
+    output = tuple(p for p in result.output if not isinstance(p, DataBlock))
+    return ToolResultBlock(id=result.id, name=result.name, output=output, state=result.state)
+
+
+def with_output(result: ToolResultBlock, text: str) -> ToolResultBlock:
+    """`result` whose whole output is `text` (id, name and state kept)."""
+    return ToolResultBlock(id=result.id, name=result.name, output=(TextBlock(text=text),), state=result.state)
+
+
+def drop_units(
+    messages: Sequence[Message], units: Sequence[ViewUnit], drop: Collection[int]
+) -> tuple[Message, ...]:
+    """`messages` without the view units `drop` (view indices), edited in the stored context.
+
+    The view of the result is the view of `messages` without those units, except that images
+    follow their results (see the module invariants). Nothing here keeps calls and results
+    together: a protocol-blind drop can orphan a result, on purpose.
+    """
+    dropped = set(drop)
+    if not dropped:
+        return tuple(messages)
+    dropped.update(_orphaned_media(units, dropped))
+    stripped = {
+        (unit.message, i)
+        for unit in units
+        if unit.kind == "media" and unit.index in dropped
+        for i in unit.blocks
+    }
+    touched = {u.message for u in units if u.index in dropped} | {m for m, _ in stripped}
+    pieces = {
+        m: _rebuild(messages[m], m, tuple(group), dropped, stripped) if m in touched else [messages[m]]
+        for m, group in itertools.groupby(units, key=lambda u: u.message)
+    }
+    out: list[Message] = []
+    for m, message in enumerate(messages):
+        out.extend(pieces.get(m, [message]))
+    return tuple(out)
+
+
+def _orphaned_media(units: Sequence[ViewUnit], dropped: set[int]) -> list[int]:
+    """Media units all of whose results are dropped: they vanish from the view with them."""
+    results = {(u.message, u.blocks[0]): u.index for u in units if u.kind == "result"}
+    return [
+        u.index
+        for u in units
+        if u.kind == "media" and all(results[(u.message, i)] in dropped for i in u.blocks)
+    ]
+
+
+def _rebuild(
+    message: Message,
+    m: int,
+    group: tuple[ViewUnit, ...],
+    dropped: set[int],
+    stripped: set[tuple[int, int]],
+) -> list[Message]:
+    """The stored pieces message `m` becomes once `dropped` units are gone."""
+    pieces: list[list[Block]] = [[]]
+    previous: ViewUnit | None = None
+    gap = False
+    for unit in group:
+        if unit.index in dropped:
+            gap = True
+            continue
+        if previous is not None and gap and _would_merge(previous, unit):
+            pieces.append([])
+        pieces[-1].extend(_owned(message, unit, m, stripped))
+        previous, gap = unit, False
+    return [message.with_blocks(tuple(blocks)) for blocks in pieces if blocks]
+
+
+def _owned(message: Message, unit: ViewUnit, m: int, stripped: set[tuple[int, int]]) -> list[Block]:
+    blocks: list[Block] = []
+    for i in range(unit.start, unit.end):
+        block = message.blocks[i]
+        if (m, i) in stripped and isinstance(block, ToolResultBlock):
+            block = without_data(block)
+        blocks.append(block)
+    return blocks
+
+
+def _would_merge(previous: ViewUnit, unit: ViewUnit) -> bool:
+    """Would `unit` fold into the view message of `previous` were they adjacent in one message?"""
+    if previous.kind in _ACCUMULATING and unit.kind in _ACCUMULATING:
+        return True
+    return previous.kind == "media" and unit.kind == "result"
+
+
+class ContextSplit(NamedTuple):
+    """A stored context cut at a view unit: `head` holds units before the cut, `tail` the rest."""
+
+    head: tuple[Message, ...]
+    tail: tuple[Message, ...]
+
+
+def split_context(messages: Sequence[Message], units: Sequence[ViewUnit], at: int) -> ContextSplit:
+    """Cut `messages` before view unit `at` (0 ≤ at ≤ len(units)), splitting a stored message.
+
+    Stored messages that yield no unit go to the side of their position. The views of the two
+    sides add up to the whole view unless the cut falls inside a run of results whose images form
+    one media message: the images stay with their results.
+    """
+    if at >= len(units):
+        return ContextSplit(tuple(messages), ())
+    unit = units[at]
+    m, start = unit.message, unit.start
+    head = list(messages[:m])
+    tail = list(messages[m + 1 :])
+    message = messages[m]
+    if start == 0:
+        tail.insert(0, message)
+    elif start >= len(message.blocks):
+        head.append(message)
+    else:
+        head.append(message.with_blocks(message.blocks[:start]))
+        tail.insert(0, message.with_blocks(message.blocks[start:]))
+    return ContextSplit(tuple(head), tuple(tail))
+
+
+def call_blocks(messages: Sequence[Message]) -> dict[str, tuple[BlockRef, ToolCallBlock]]:
+    """Every call by id (a later declaration of the same id wins), with where it lives."""
+    calls: dict[str, tuple[BlockRef, ToolCallBlock]] = {}
+    for m, message in enumerate(messages):
+        for i, block in enumerate(message.blocks):
+            if isinstance(block, ToolCallBlock):
+                calls[block.id] = (BlockRef(m, i), block)
+    return calls
+
+
+def result_block(messages: Sequence[Message], unit: ViewUnit) -> ToolResultBlock:
+    """The result block a `result` unit shows."""
+    block = messages[unit.message].blocks[unit.blocks[0]]
+    assert isinstance(block, ToolResultBlock), f"view unit {unit.index} is a {unit.kind}, not a result"
+    return block
+
+
+def result_ref(unit: ViewUnit) -> BlockRef:
+    """Where the result block of a `result` unit lives."""
+    return BlockRef(unit.message, unit.blocks[0])
+
+
+def tally_after(tally: Tally, counter: TokenCounter, old: Iterable[Block], new: Iterable[Block]) -> Tally:
+    """`tally` once the blocks `old` are replaced by `new` (O(changed blocks))."""
+    return tally - _sum(counter.measure(b) for b in old) + _sum(counter.measure(b) for b in new)

@@ -1,0 +1,376 @@
+"""Protocol checks: would a provider reject this request's tool calls and results?
+
+`violations(openai_messages, rules)` checks the OpenAI view of one request under each rule:
+
+- `openai`: a `tool` message answers a call of the nearest preceding assistant batch, with only
+  `tool` messages between; every call of a batch is answered before the next non-tool message and
+  before the request ends.
+- `anthropic`: on the Anthropic view (consecutive same-role turns merged, tool results in user
+  turns), each `tool_use` is answered by a `tool_result` in the very next user turn, and no
+  result appears without its use in the turn before.
+- `bedrock`: on the same view, the results of a user turn never outnumber the uses of the turn
+  before.
+
+Under every rule a call id used twice in one request is a violation, and so is a second result
+for one call. Each violation names the 0-based index into the OpenAI messages where the rule
+broke: the message that arrived while a call was unanswered (or the call's own message when the
+request ended first), the orphan result itself, or the message repeating an id.
+
+Cost: each rule is a small immutable checker fed one OpenAI message at a time; the call ids seen
+so far live in one `CallIds` register shared by the rules, updated in place and rolled back
+message by message. `ProtocolMeter` keeps the checkers' state after every OpenAI message of the
+previous request, so checking the next request costs O(what changed) (plus a C-speed identity
+scan of the stored messages), and one request costs O(its size).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ctxlab.core.messages.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, equal_leading, same_leading
+
+Rule = Literal["openai", "anthropic", "bedrock"]
+RULES: tuple[Rule, ...] = ("openai", "anthropic", "bedrock")
+Kind = Literal["orphan_result", "dangling_call", "duplicate_id", "duplicate_result", "excess_results"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Violation:
+    """One broken rule: where (`index` into the OpenAI messages), which call, which rule, why."""
+
+    index: int
+    call_id: str
+    rule: Rule
+    kind: Kind
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}:{self.index}:{self.call_id}"
+
+
+def _violation(index: int, call_id: str, rule: Rule, kind: Kind, detail: str) -> Violation:
+    return Violation(index=index, call_id=call_id, rule=rule, kind=kind, detail=detail)
+
+
+@dataclass(slots=True)
+class CallIds:
+    """Where each call id is used in the request so far: id -> OpenAI indexes, in order."""
+
+    places: dict[str, list[int]] = field(default_factory=dict)
+    repeated: int = 0  # uses beyond the first, over all ids
+
+    def add(self, index: int, calls: Sequence[str]) -> None:
+        """Record the calls of the message at `index`."""
+        for call_id in calls:
+            places = self.places.setdefault(call_id, [])
+            self.repeated += bool(places)
+            places.append(index)
+
+    def remove(self, calls: Sequence[str]) -> None:
+        """Forget the latest use of each of `calls` (undoing `add`)."""
+        for call_id in calls:
+            places = self.places[call_id]
+            places.pop()
+            if places:
+                self.repeated -= 1
+            else:
+                del self.places[call_id]
+
+    def called_before(self, call_id: str, index: int) -> bool:
+        """Whether `call_id` was called by a message before `index`."""
+        places = self.places.get(call_id)
+        return places is not None and places[0] < index
+
+    def duplicates(self, rule: Rule) -> list[Violation]:
+        """A violation at every use of an id after its first."""
+        if self.repeated == 0:
+            return []
+        return [
+            _violation(
+                index, call_id, rule, "duplicate_id", f"call id {call_id!r} is used by more than one call"
+            )
+            for call_id, places in self.places.items()
+            for index in places[1:]
+        ]
+
+
+class Checker(Protocol):
+    """A rule's streaming state: feed messages in order, then finish."""
+
+    @property
+    def rule(self) -> Rule:
+        """The rule it checks."""
+        ...
+
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
+        """The state after one more OpenAI message (`ids` already holds the earlier calls)."""
+        ...
+
+    def finish(self) -> tuple[Violation, ...]:
+        """The violations this rule found, other than repeated ids."""
+        ...
+
+
+def start(rule: Rule) -> Checker:
+    """The empty state of a rule's checker."""
+    return _OpenAIChecker() if rule == "openai" else _TurnChecker(rule=rule)
+
+
+def violations(openai_messages: Sequence[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
+    """All violations of `rules` in one request, rule by rule, in message order."""
+    ids = CallIds()
+    checkers = [start(rule) for rule in rules]
+    for index, wire in enumerate(openai_messages):
+        fact = fact_of(wire)
+        checkers = [c.feed(index, fact, ids) for c in checkers]
+        ids.add(index, fact.calls)
+    return _report(checkers, ids)
+
+
+def _report(checkers: Sequence[Checker], ids: CallIds) -> list[Violation]:
+    found: list[Violation] = []
+    for checker in checkers:
+        own, repeated = checker.finish(), ids.duplicates(checker.rule)
+        if repeated:
+            found.extend(sorted([*repeated, *own], key=lambda v: (v.index, v.kind != "duplicate_id")))
+        else:
+            found.extend(own)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """What the rules read from one OpenAI message: its role, its call ids, the call it answers."""
+
+    role: str
+    calls: tuple[str, ...] = ()
+    answers: str | None = None
+
+
+def facts_of_message(message: Message) -> tuple[Fact, ...]:
+    """The facts of a stored message's OpenAI view, read straight from its blocks.
+
+    Equals `tuple(fact_of(w) for w in to_openai_one(message))` (a property test holds them
+    together) without building the provider messages: the meter's hot path.
+    """
+    out: list[Fact] = []
+    role, parts, calls, media = message.role, False, list[str](), False
+    for block in message.blocks:
+        if media and not isinstance(block, ToolResultBlock):
+            out.append(Fact("user"))
+            media = False
+        if isinstance(block, TextBlock | DataBlock):
+            parts = True
+        elif isinstance(block, ToolCallBlock):
+            calls.append(block.id)
+        elif isinstance(block, HintBlock | ToolResultBlock):
+            if parts or calls:
+                out.append(Fact(role, tuple(calls)))
+            parts, calls = False, []
+            if isinstance(block, ToolResultBlock):
+                out.append(Fact("tool", (), block.id))
+                media = media or any(isinstance(p, DataBlock) for p in block.output)
+            elif block.hint != ():
+                out.append(Fact("user"))
+    if media:
+        out.append(Fact("user"))
+    if parts or calls:
+        out.append(Fact(role, tuple(calls)))
+    return tuple(out)
+
+
+def fact_of(wire: Mapping[str, Any]) -> Fact:
+    """The facts of one OpenAI message."""
+    calls = wire.get("tool_calls")
+    ids = tuple(str(c.get("id")) for c in calls) if calls else ()
+    role = str(wire.get("role"))
+    return Fact(role, ids, str(wire.get("tool_call_id")) if role == "tool" else None)
+
+
+def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
+    return _violation(index, call_id, rule, "dangling_call", f"call {call_id!r} is not answered {when}")
+
+
+@dataclass(frozen=True, slots=True)
+class _OpenAIChecker:
+    open_calls: tuple[tuple[str, int], ...] = ()  # unanswered calls of the batch, with their index
+    answered: frozenset[str] = frozenset()
+    found: tuple[Violation, ...] = ()
+    rule: Rule = "openai"
+
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
+        if fact.answers is not None:
+            return self._result(index, fact.answers, ids)
+        if not self.open_calls and not fact.calls and not self.answered:
+            return self  # nothing open, nothing opened: the common text message
+        before = "before the next non-tool message"
+        found = self.found + tuple(_dangling(c, index, "openai", before) for c, _ in self.open_calls)
+        opened = tuple((c, index) for c in dict.fromkeys(fact.calls))
+        return _OpenAIChecker(opened, frozenset(), found)
+
+    def _result(self, index: int, call_id: str, ids: CallIds) -> Checker:
+        remaining = tuple(pair for pair in self.open_calls if pair[0] != call_id)
+        if len(remaining) < len(self.open_calls):
+            return _OpenAIChecker(remaining, self.answered | {call_id}, self.found)
+        if call_id in self.answered:
+            kind: Kind = "duplicate_result"
+            detail = f"a second result for call {call_id!r}"
+        elif ids.called_before(call_id, index):
+            kind, detail = (
+                "orphan_result",
+                f"result for {call_id!r} arrives after an intervening non-tool message",
+            )
+        else:
+            kind, detail = "orphan_result", f"result for {call_id!r} has no call in this request"
+        found = (*self.found, _violation(index, call_id, "openai", kind, detail))
+        return _OpenAIChecker(self.open_calls, self.answered, found)
+
+    def finish(self) -> tuple[Violation, ...]:
+        ends = tuple(_dangling(c, at, "openai", "before the request ends") for c, at in self.open_calls)
+        return self.found + ends
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    role: str
+    first: int  # OpenAI index of the turn's first message
+    uses: tuple[tuple[int, str], ...] = ()  # (OpenAI index, id)
+    results: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _TurnChecker:
+    """Anthropic and Bedrock: turns merge consecutive same-role messages; a user turn is judged
+    against the assistant turn before it when it closes."""
+
+    rule: Rule
+    previous: _Turn | None = None
+    current: _Turn | None = None
+    found: tuple[Violation, ...] = ()
+
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
+        if fact.role == "system":
+            return self
+        role = "assistant" if fact.role == "assistant" else "user"
+        uses = tuple((index, c) for c in fact.calls)
+        results = ((index, fact.answers),) if fact.answers is not None else ()
+        current = self.current
+        if current is not None and current.role == role:
+            if not uses and not results:
+                return self  # one more message of the same turn that neither calls nor answers
+            merged = _Turn(role, current.first, current.uses + uses, current.results + results)
+            return _TurnChecker(self.rule, self.previous, merged, self.found)
+        found = self.found + self._close()
+        return _TurnChecker(self.rule, current, _Turn(role, index, uses, results), found)
+
+    def _close(self) -> tuple[Violation, ...]:
+        """Violations settled when the current turn ends (a user turn is judged then)."""
+        turn = self.current
+        if turn is None or turn.role != "user":
+            return ()
+        before = self.previous if self.previous is not None and self.previous.role == "assistant" else None
+        judged = _judge_results(turn, before, self.rule)
+        if self.rule == "anthropic" and before is not None:
+            answered = {call_id for _, call_id in turn.results}
+            when = "in the next user turn"
+            judged += tuple(
+                _dangling(c, turn.first, "anthropic", when) for _, c in before.uses if c not in answered
+            )
+        return judged
+
+    def finish(self) -> tuple[Violation, ...]:
+        ends = self._close()
+        turn = self.current
+        if self.rule == "anthropic" and turn is not None and turn.role == "assistant":
+            ends += tuple(_dangling(c, at, "anthropic", "before the request ends") for at, c in turn.uses)
+        if not ends and not self.found:
+            return ()
+        return tuple(sorted(self.found + ends, key=lambda v: v.index))
+
+
+def _judge_results(turn: _Turn, before: _Turn | None, rule: Rule) -> tuple[Violation, ...]:
+    uses = {call_id for _, call_id in before.uses} if before else set()
+    if rule == "bedrock":
+        if len(turn.results) <= len(uses):
+            return ()
+        index, call_id = turn.results[len(uses)]
+        detail = f"{len(turn.results)} tool results answer {len(uses)} tool uses of the previous turn"
+        return (_violation(index, call_id, rule, "excess_results", detail),)
+    found: list[Violation] = []
+    seen: set[str] = set()
+    for index, call_id in turn.results:
+        if call_id in seen:
+            found.append(
+                _violation(index, call_id, rule, "duplicate_result", f"a second result for call {call_id!r}")
+            )
+        elif call_id not in uses:
+            detail = f"result for {call_id!r} has no tool_use in the previous assistant turn"
+            found.append(_violation(index, call_id, rule, "orphan_result", detail))
+        seen.add(call_id)
+    return tuple(found)
+
+
+@dataclass(slots=True)
+class ProtocolMeter:
+    """Checks request after request, reusing the work on what they share.
+
+    Kept from the previous request: its stored messages, the facts of its OpenAI view, and each
+    checker's state after every fact. A request keeps them up to the first stored message that is
+    not the same object (a stored message is immutable, so the same object has the same facts),
+    then up to the first fact that differs (a message that grew by appended blocks keeps the facts
+    it had), and feeds only the rest.
+    """
+
+    rules: tuple[Rule, ...]
+    _messages: list[Message] = field(default_factory=list)
+    _ends: list[int] = field(default_factory=list)  # facts of the first i + 1 messages
+    _facts: list[Fact] = field(default_factory=list)
+    _states: list[tuple[Checker, ...]] = field(default_factory=list)  # after each fact; [0]: none yet
+    _ids: CallIds = field(default_factory=CallIds)
+    _views: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
+
+    def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
+        """The violations of the request made of `messages` (stored messages, in order)."""
+        if not self.rules:
+            return ()
+        if not self._states:
+            self._states.append(tuple(start(rule) for rule in self.rules))
+        same = same_leading(self._messages, messages)
+        del self._messages[same:], self._ends[same:]
+        at = self._ends[-1] if same else 0
+        facts = [fact for message in messages[same:] for fact in self._track(message)]
+        kept = at + equal_leading(self._facts[at:], facts)
+        while len(self._facts) > kept:
+            self._ids.remove(self._facts.pop().calls)
+            self._states.pop()
+        for fact in facts[kept - at :]:
+            self._feed(fact)
+        if len(self._views) > 2 * len(messages) + 16:  # forget views of messages long gone
+            present = {id(m) for m in messages}
+            self._views = {key: value for key, value in self._views.items() if key in present}
+        return tuple(_report(self._states[-1], self._ids))
+
+    def _track(self, message: Message) -> tuple[Fact, ...]:
+        """The message's facts, the message now kept after the ones before it."""
+        facts = self.facts(message)
+        self._ends.append((self._ends[-1] if self._ends else 0) + len(facts))
+        self._messages.append(message)
+        return facts
+
+    def _feed(self, fact: Fact) -> None:
+        index = len(self._facts)
+        self._states.append(tuple(c.feed(index, fact, self._ids) for c in self._states[-1]))
+        self._ids.add(index, fact.calls)
+        self._facts.append(fact)
+
+    def facts(self, message: Message) -> tuple[Fact, ...]:
+        """The facts of one stored message's OpenAI view (memoised by identity)."""
+        cached = self._views.get(id(message))
+        if cached is not None and cached[0] is message:
+            return cached[1]
+        facts = facts_of_message(message)
+        self._views[id(message)] = (message, facts)
+        return facts

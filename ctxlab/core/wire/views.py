@@ -1,0 +1,337 @@
+"""Views of a request in provider formats: `to_openai`, `to_anthropic`, and back `from_openai`.
+
+Invariants:
+- `to_openai` yields what an OpenAI-compatible chat endpoint would receive for the stored
+  messages, split the way AgentScope's formatter splits them: inside an assistant message, text
+  and calls accumulate into one assistant message; a tool result becomes a `tool` message
+  (flushing what accumulated); a hint becomes a standalone user message at its place; images a
+  tool returned follow the batch's tool messages as one user message; thinking is dropped.
+- `to_anthropic` yields `(system, messages)` with strictly alternating roles: tool results and
+  user text share user turns (results first), calls are `tool_use` blocks of assistant turns.
+- `from_openai(to_openai(x))` keeps every text, call and result in order (see `events`); thinking
+  is dropped and hints come back as user text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, assert_never
+
+from ctxlab.core.messages.blocks import (
+    ZERO,
+    Block,
+    DataBlock,
+    HintBlock,
+    Part,
+    Tally,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tokens import TokenCounter
+
+Wire = dict[str, Any]
+
+
+def _data_part(block: DataBlock) -> Wire:
+    url = block.source if block.kind == "url" else f"data:{block.media_type};base64,{block.source}"
+    if block.is_image:
+        return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "file", "file": {"file_data": url, "media_type": block.media_type}}
+
+
+def _content(parts: Sequence[Part]) -> str | list[Wire]:
+    """A lone text is sent as a string; anything else as a list of parts."""
+    if len(parts) == 1 and isinstance(parts[0], TextBlock):
+        return parts[0].text
+    return [{"type": "text", "text": p.text} if isinstance(p, TextBlock) else _data_part(p) for p in parts]
+
+
+def _call_wire(call: ToolCallBlock) -> Wire:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.input},
+    }
+
+
+@dataclass(slots=True)
+class _OpenAIBuilder:
+    """Accumulates one stored message's blocks into OpenAI messages (mutable, local only)."""
+
+    role: str
+    out: list[Wire]
+    parts: list[Part]
+    calls: list[ToolCallBlock]
+    media: list[Part]
+
+    def flush(self) -> None:
+        if self.parts or self.calls:
+            wire: Wire = {"role": self.role, "content": _content(self.parts) if self.parts else None}
+            if self.calls:
+                wire["tool_calls"] = [_call_wire(c) for c in self.calls]
+            self.out.append(wire)
+        self.parts, self.calls = [], []
+
+    def flush_media(self) -> None:
+        if self.media:
+            self.out.append({"role": "user", "content": _content(self.media)})
+            self.media = []
+
+    def add(self, block: Block) -> None:
+        if not isinstance(block, ToolResultBlock):
+            self.flush_media()
+        match block:
+            case TextBlock() | DataBlock():
+                self.parts.append(block)
+            case ThinkingBlock():
+                pass
+            case ToolCallBlock():
+                self.calls.append(block)
+            case HintBlock():
+                self.flush()
+                hint = (TextBlock(text=block.hint),) if isinstance(block.hint, str) else block.hint
+                if hint:
+                    self.out.append({"role": "user", "content": _content(hint)})
+            case ToolResultBlock():
+                self.flush()
+                self.out.append(_tool_wire(block))
+                self.media.extend(p for p in block.output if isinstance(p, DataBlock))
+            case _:
+                assert_never(block)
+
+
+def _tool_wire(result: ToolResultBlock) -> Wire:
+    texts = [p for p in result.output if isinstance(p, TextBlock)]
+    content: str | list[Wire] = _content(texts) if texts else ""
+    return {"role": "tool", "tool_call_id": result.id, "content": content}
+
+
+def to_openai_one(message: Message) -> list[Wire]:
+    """The OpenAI chat messages one stored message becomes (each stored message on its own)."""
+    out: list[Wire] = []
+    builder = _OpenAIBuilder(message.role, out, [], [], [])
+    for block in message.blocks:
+        builder.add(block)
+    builder.flush_media()
+    builder.flush()
+    return out
+
+
+class ViewSizes(NamedTuple):
+    """The size of each message of a stored message's OpenAI view, and its size when it has none."""
+
+    sizes: tuple[Tally, ...]
+    unseen: Tally
+
+
+def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
+    """The counter's size of each message of `to_openai_one(message)`, in one pass over its blocks.
+
+    Equal to `units.unit_tallies` over the message's view units (a property test holds them
+    together): a view message owns its blocks and the hidden ones before it (thinking, empty
+    hints), the last one also those after it; images a batch of results returned count in the
+    batch's media message, not in the results. A message with no view message is `unseen` whole.
+    """
+    sizes: list[Tally] = []
+    pending, media = ZERO, ZERO
+    shown = has_media = False
+    for block in message.blocks:
+        size = counter.measure(block)
+        if has_media and not isinstance(block, ToolResultBlock):
+            sizes.append(media)  # the media message owns no block of its own
+            media, has_media = ZERO, False
+        if isinstance(block, TextBlock | DataBlock | ToolCallBlock):
+            pending, shown = pending + size, True
+        elif isinstance(block, ThinkingBlock):
+            pending = pending + size
+        else:
+            if shown:
+                sizes.append(pending)
+                pending, shown = ZERO, False
+            pending = pending + size
+            if isinstance(block, ToolResultBlock):
+                images = [counter.measure(p) for p in block.output if isinstance(p, DataBlock)]
+                data = sum(images, ZERO)
+                sizes.append(pending - data)
+                pending, media, has_media = ZERO, media + data, has_media or bool(images)
+            elif isinstance(block.hint, str) or block.hint:
+                sizes.append(pending)
+                pending = ZERO
+    if has_media:
+        sizes.append(media)
+    if shown:
+        sizes.append(pending)
+    elif sizes:
+        sizes[-1] = sizes[-1] + pending
+    else:
+        return ViewSizes((), counter.measure_message(message))
+    return ViewSizes(tuple(sizes), ZERO)
+
+
+def to_openai(messages: Sequence[Message]) -> list[Wire]:
+    """The OpenAI chat messages a provider receives for `messages`."""
+    return [wire for message in messages for wire in to_openai_one(message)]
+
+
+def _anthropic_blocks(wire: Wire) -> Iterator[Wire]:
+    """Anthropic content blocks for one OpenAI message."""
+    if wire["role"] == "tool":
+        yield {
+            "type": "tool_result",
+            "tool_use_id": wire["tool_call_id"],
+            "content": _wire_text(wire.get("content")),
+        }
+        return
+    yield from _anthropic_content(wire.get("content"))
+    for call in wire.get("tool_calls") or ():
+        yield {
+            "type": "tool_use",
+            "id": call["id"],
+            "name": call["function"]["name"],
+            "input": _arguments(call["function"]["arguments"]),
+        }
+
+
+def _anthropic_content(content: object) -> Iterator[Wire]:
+    if isinstance(content, str):
+        if content:
+            yield {"type": "text", "text": content}
+        return
+    for part in content if isinstance(content, list) else ():
+        if part.get("type") == "text":
+            yield {"type": "text", "text": part["text"]}
+        elif part.get("type") == "image_url":
+            yield {"type": "image", "source": {"type": "url", "url": part["image_url"]["url"]}}
+        else:
+            yield {"type": "document", "source": {"type": "url", "url": str(part.get("file"))}}
+
+
+def _arguments(raw: str) -> object:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return {"raw": raw}
+
+
+def to_anthropic(messages: Sequence[Message]) -> tuple[str, list[Wire]]:
+    """`(system, messages)` as the Anthropic Messages API receives them.
+
+    System messages become the system text; consecutive turns of one role merge (as the API
+    itself merges them); within a user turn, tool results come before text.
+    """
+    system: list[str] = []
+    turns: list[Wire] = []
+    for wire in to_openai(messages):
+        if wire["role"] == "system":
+            system.append(_wire_text(wire.get("content")))
+            continue
+        role = "assistant" if wire["role"] == "assistant" else "user"
+        blocks = list(_anthropic_blocks(wire))
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    for turn in turns:
+        if turn["role"] == "user":
+            turn["content"].sort(key=lambda b: b["type"] != "tool_result")
+    return "\n".join(system), turns
+
+
+def _wire_text(content: object) -> str:
+    """The text of an OpenAI content field (string, list of parts, or None)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def _wire_parts(content: object) -> tuple[Part, ...]:
+    if isinstance(content, str):
+        return (TextBlock(text=content),) if content else ()
+    parts: list[Part] = []
+    for part in content if isinstance(content, list) else ():
+        if part.get("type") == "text":
+            parts.append(TextBlock(text=part["text"]))
+        elif part.get("type") == "image_url":
+            parts.append(DataBlock(media_type="image/*", source=part["image_url"]["url"]))
+    return tuple(parts)
+
+
+def from_openai(wires: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Stored messages for OpenAI chat messages.
+
+    Each OpenAI message becomes one stored message; a `tool` message becomes an assistant
+    message holding one result. Hints cannot be told from user text and come back as user text.
+    """
+    names: dict[str, str] = {}
+    out: list[Message] = []
+    for wire in wires:
+        role = wire.get("role")
+        if role == "tool":
+            call_id = str(wire.get("tool_call_id", ""))
+            output = _wire_parts(wire.get("content"))
+            result = ToolResultBlock(id=call_id, name=names.get(call_id, ""), output=output)
+            out.append(Message(role="assistant", blocks=(result,)))
+            continue
+        blocks: list[Block] = list(_wire_parts(wire.get("content")))
+        for call in wire.get("tool_calls") or ():
+            function = call.get("function", {})
+            names[str(call.get("id"))] = str(function.get("name", ""))
+            blocks.append(
+                ToolCallBlock(
+                    id=str(call.get("id")),
+                    name=str(function.get("name", "")),
+                    input=str(function.get("arguments", "")),
+                )
+            )
+        stored_role = role if role in ("system", "user", "assistant") else "user"
+        out.append(Message(role=stored_role, blocks=tuple(blocks)))  # type: ignore[arg-type]
+    return out
+
+
+def events(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """The order-relevant facts of `messages`: texts, calls and results (for round trips).
+
+    In order, except that the texts and calls one provider message carries are listed texts
+    first: an OpenAI assistant message has one content and one list of calls, so a text that
+    followed a call in the stored reply arrives before it. Thinking is omitted (it has no
+    OpenAI field); hints appear as text; empty texts, which no provider sees, are omitted.
+    """
+    facts: list[tuple[str, str]] = []
+    for message in messages:
+        texts: list[tuple[str, str]] = []
+        calls: list[tuple[str, str]] = []
+        for block in message.blocks:
+            match block:
+                case TextBlock(text=text):
+                    texts.append(("text", text))
+                case ToolCallBlock():
+                    calls.append(("call", f"{block.id}:{block.name}:{block.input}"))
+                case HintBlock() | ToolResultBlock():
+                    facts += texts + calls + _standalone_facts(block)
+                    texts, calls = [], []
+                case ThinkingBlock() | DataBlock():
+                    pass
+                case _:
+                    assert_never(block)
+        facts += texts + calls
+    return [fact for fact in facts if fact != ("text", "")]
+
+
+def _standalone_facts(block: HintBlock | ToolResultBlock) -> list[tuple[str, str]]:
+    """A hint or a result: each becomes a provider message of its own."""
+    if isinstance(block, HintBlock):
+        return [("text", p.text) for p in _hint_texts(block)]
+    return [("result", block.id), *(("text", p.text) for p in block.output if isinstance(p, TextBlock))]
+
+
+def _hint_texts(block: HintBlock) -> tuple[TextBlock, ...]:
+    if isinstance(block.hint, str):
+        return (TextBlock(text=block.hint),)
+    return tuple(p for p in block.hint if isinstance(p, TextBlock))

@@ -1,0 +1,105 @@
+"""A scripted workload as plain values: turns, the rounds of each reply, and tool results.
+
+Invariants:
+- A turn is one user message and one reply: the reply's rounds in order (each round is one model
+  response: optional thinking and text, then zero or more tool calls run as one batch), then a
+  final answer.
+- A call whose `result` is None runs the lab's built-in tool of that name (the task tools,
+  `CompressContext`); any other call returns its scripted result, as an error when `error`.
+- After `assign_call_ids`, every call has an id, unique in the script, taken from the script
+  when given and `call-0001`, `call-0002`, ... otherwise; both the lab and the AgentScope parity
+  driver use these ids, so their requests match.
+- The clock starts at `start` (timezone-aware); `advance_seconds` moves it before a turn or round.
+- `documents` and `artifacts` are the world's library and artifact store, served by the built-in
+  `read_document` and `fetch_artifact` tools (the built-in library when `documents` is empty).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from ctxlab.core.messages.blocks import Part
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.artifacts import Artifact
+from ctxlab.core.world.documents import Document
+
+DEFAULT_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedCall:
+    """One tool call of a round and what the tool returns."""
+
+    tool: str
+    input: str = "{}"
+    result: tuple[Part, ...] | None = None
+    error: bool = False
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedRound:
+    """One model response: optional thinking and text, then the tool calls of one batch."""
+
+    text: str | None = None
+    thinking: str | None = None
+    calls: tuple[ScriptedCall, ...] = ()
+    advance_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedTurn:
+    """A user message, the rounds of the reply, and its final answer."""
+
+    user: tuple[Part, ...]
+    rounds: tuple[ScriptedRound, ...] = ()
+    final: str = ""
+    advance_seconds: float = 0.0
+    timezone: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Script:
+    """A whole workload: system prompt, tool schemas, turns, when the clock starts, and the
+    world's documents and artifacts."""
+
+    system_prompt: str
+    tools: tuple[ToolSchema, ...] = ()
+    turns: tuple[ScriptedTurn, ...] = ()
+    start: dt.datetime = DEFAULT_START
+    timezone: str = "UTC"
+    documents: tuple[Document, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+
+    def calls(self) -> Iterator[ScriptedCall]:
+        """Every call of the script, in order."""
+        for turn in self.turns:
+            for round_ in turn.rounds:
+                yield from round_.calls
+
+
+def assign_call_ids(script: Script) -> Script:
+    """The script with an id on every call: the given one, else the next free `call-NNNN`.
+
+    >>> s = Script(system_prompt="", turns=(ScriptedTurn(user=(), rounds=(
+    ...     ScriptedRound(calls=(ScriptedCall(tool="a"), ScriptedCall(tool="b", id="x"))),)),))
+    >>> [c.id for c in assign_call_ids(s).calls()]
+    ['call-0001', 'x']
+    """
+    taken = {call.id for call in script.calls() if call.id is not None}
+    fresh = (f"call-{n:04d}" for n in itertools.count(1) if f"call-{n:04d}" not in taken)
+
+    def with_id(call: ScriptedCall) -> ScriptedCall:
+        return call if call.id is not None else replace(call, id=next(fresh))
+
+    turns = tuple(
+        replace(
+            turn,
+            rounds=tuple(replace(r, calls=tuple(with_id(c) for c in r.calls)) for r in turn.rounds),
+        )
+        for turn in script.turns
+    )
+    return replace(script, turns=turns)

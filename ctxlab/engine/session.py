@@ -1,0 +1,113 @@
+"""A session: one run assembled from typed values, the one way every caller builds a run.
+
+`assemble` wires the environment, the loop and, when probes are planted, the retention tracker
+(the outermost middleware, started with the system prompt as sent, finished through the
+strategy's request-only view). `Session.run` runs it; `run_script` does both. The executors,
+the tests, the benchmarks and `ctxlab.replay` all go through here.
+
+Invariant: the same inputs give the same `RunOutcome`, call for call (nothing reads the wall
+clock, a global random generator, or the environment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.model import ChatModel
+from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
+from ctxlab.core.wire.protocol import Rule
+from ctxlab.core.world.retention import Probe
+from ctxlab.core.world.script import Script
+from ctxlab.engine.env import CacheMeter, Env
+from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
+from ctxlab.engine.loop import Loop, RunOutcome
+from ctxlab.engine.middleware import Middleware
+from ctxlab.engine.retention import RetentionTracker, ledger_of
+from ctxlab.engine.state import EpisodeState
+from ctxlab.engine.workspace import Workspace
+from ctxlab.texts import Texts
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Session:
+    """One assembled run: its environment (and so its records), its loop, and its retention
+    tracker when probes are planted."""
+
+    env: Env
+    loop: Loop
+    tracker: RetentionTracker | None = None
+
+    def view(self, state: EpisodeState) -> tuple[Message, ...]:
+        """The strategy's request-only view of `state`'s context."""
+        return self.loop.strategy.view(state, self.env, self.loop.frame)
+
+    def run(self) -> RunOutcome:
+        """Run every turn; with probes, the outcome carries every retention snapshot."""
+        outcome = self.loop.run()
+        if self.tracker is None:
+            return outcome
+        return replace(outcome, retention=self.tracker.finish(outcome.state, self.view))
+
+
+def assemble(
+    script: Script,
+    strategy: Strategy,
+    *,
+    model: ChatModel,
+    summarizer: ChatModel,
+    texts: Texts,
+    context_size: int,
+    counter: TokenCounter | None = None,
+    workspace: Workspace | None = None,
+    settings: RunSettings | None = None,
+    middlewares: Sequence[Middleware] = (),
+    builtins: Mapping[str, BuiltinTool] | None = None,
+    rules: tuple[Rule, ...] = ("openai", "anthropic"),
+    record_requests: bool = False,
+    breaker_limit: int = 0,
+    cache: CacheMeter | None = None,
+    probes: Sequence[Probe] = (),
+) -> Session:
+    """The session of `script` (call ids assigned) under `strategy`, with fake models."""
+    env = Env(
+        counter=counter or AgentScopeEstimator(),
+        model=model,
+        summarizer=summarizer,
+        texts=texts,
+        context_size=context_size,
+        workspace=workspace,
+        rules=rules,
+        record_requests=record_requests,
+        breaker_limit=breaker_limit,
+        cache=cache,
+    )
+    tracker = None
+    if probes:
+        tracker = RetentionTracker(
+            probes=tuple(probes),
+            counter=env.counter,
+            recorder=env.recorder,
+            workspace=workspace,
+            ledger=ledger_of(strategy),
+        )
+        middlewares = (tracker, *middlewares)
+    loop = Loop(
+        script=script,
+        strategy=strategy,
+        env=env,
+        settings=settings
+        or RunSettings(max_iters_hint=texts.max_iters_hint, max_iters_source=texts.max_iters_source),
+        builtins=dict(builtins or {}),
+        middlewares=tuple(middlewares),
+    )
+    if tracker is not None:
+        tracker.start(loop.frame.system_prompt)
+    return Session(env=env, loop=loop, tracker=tracker)
+
+
+def run_script(script: Script, strategy: Strategy, **options: Any) -> RunOutcome:
+    """Assemble and run: every call, compression and the final state (`assemble`'s options)."""
+    return assemble(script, strategy, **options).run()

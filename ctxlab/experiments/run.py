@@ -1,0 +1,62 @@
+"""Loaded scenarios to results folders: expand, run, write. The one path `ctxlab run`, `ctxlab
+replay` and `ctxlab.replay` (the notebooks) all take.
+
+Invariants:
+- Every scenario's grid runs in one batch on the chosen executor; results come back in config
+  order whatever the executor or worker count, so each folder's bytes are the same.
+- Each folder is written atomically (`write_scenario`); a scenario whose figures fail to draw
+  still has its tables, and says why in `Written.plot_error`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxlab.experiments.execute import RunResult
+from ctxlab.experiments.executors import ExecutorName, OnDone, run_all
+from ctxlab.experiments.grid import expand
+from ctxlab.experiments.results import Plotter, Written, write_scenario
+from ctxlab.scenarios.load import LoadedScenario
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioRun:
+    """One scenario's folder as written, and the results of its runs in grid order."""
+
+    scenario: LoadedScenario
+    written: Written
+    results: tuple[RunResult, ...]
+
+
+def run_scenarios(
+    loaded: Sequence[LoadedScenario],
+    out: Path,
+    *,
+    record_requests: bool | None = None,
+    executor: ExecutorName = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    on_done: OnDone | None = None,
+    plot: Plotter | None = None,
+) -> list[ScenarioRun]:
+    """Run every scenario's grid and write `out/<name>/` for each, in the order given.
+
+    `record_requests` None keeps each scenario's own setting; True or False overrides it.
+
+    Raises:
+        ExecutorUnavailableError: the executor cannot be used here.
+        OSError: a folder could not be written (the previous results are kept).
+    """
+    plans = [(item, expand(item, record_requests=record_requests)) for item in loaded]
+    configs = [config for _, plan in plans for config in plan]
+    results = run_all(configs, executor=executor, workers=workers, scheduler=scheduler, on_done=on_done)
+    runs: list[ScenarioRun] = []
+    start = 0
+    for item, plan in plans:
+        own = tuple(results[start : start + len(plan)])
+        start += len(plan)
+        written = write_scenario(out, item, plan, own, plot=plot)
+        runs.append(ScenarioRun(scenario=item, written=written, results=own))
+    return runs

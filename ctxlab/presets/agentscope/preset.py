@@ -1,0 +1,27 @@
+"""The `agentscope` preset as the registry lists it."""
+
+from __future__ import annotations
+
+from ctxlab.presets.agentscope.entry import AgentScopeEntry, agentscope_params
+from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
+from ctxlab.presets.preset import Preset
+from ctxlab.texts import Texts
+
+SOURCE = "agentscope 2.0.11, agent/_agent.py and agent/_config.py"
+
+
+def build(params: AgentScopeParams, texts: Texts) -> AgentScopeStrategy:
+    """The `agentscope` strategy."""
+    return AgentScopeStrategy(texts=texts, params=params)
+
+
+PRESET = Preset(
+    name="agentscope",
+    summary="AgentScope 2.0.11: tool-result truncation and offload, image cap, structured-summary "
+    "compression with a protocol-aware split, runtime-state injection, task tools",
+    source=SOURCE,
+    params=AgentScopeParams,
+    build=build,
+    entry=AgentScopeEntry,
+    from_entry=agentscope_params,
+)

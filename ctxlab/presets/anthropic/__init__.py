@@ -1,0 +1,1 @@
+"""The anthropic-clear preset: Anthropic's context editing, clearing old tool uses."""

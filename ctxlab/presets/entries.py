@@ -1,0 +1,217 @@
+"""Scenario entries of the presets: what every entry has, and entries made from parameter dataclasses.
+
+`StrategyEntry` holds the settings every strategy has (name, preset, texts, workspace, loop
+limits, summary breaker). A preset with a frozen dataclass of parameters (the source's defaults)
+gets its entry generated: a `StrategyEntry` with one field per dataclass field,
+nested dataclasses becoming nested models, so a scenario sets `budget: {max_tokens: 16000}` for
+`nonoka` and a sweep addresses `strategies.<name>.budget.max_tokens`.
+
+Invariants:
+- An entry's fields, types and defaults are the dataclass's (descriptions come from the
+  dataclass's `Attributes:` docstring section); unknown keys are rejected at every level.
+- `entry_params(entry)` rebuilds the dataclass value from a validated entry: the defaults give
+  the dataclass's own defaults back exactly. The dataclass's own checks run when the entry is
+  validated, so a broken rule fails at load time.
+- A built strategy is named after its entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+import types
+import typing
+from typing import Any, Literal, Union, cast
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+from ctxlab.presets.preset import Preset
+from ctxlab.problems import Loc
+from ctxlab.texts import TextsName
+
+
+class ReActConfig(BaseModel):
+    """Loop limits (AgentScope's `ReActConfig.max_iters`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_iters: int = Field(default=50, gt=0, description="Rounds per reply before a forced answer.")
+
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
+"""Strategy and scenario names: a word that is safe in a path, a run id and a sweep path."""
+
+WorkspaceKind = Literal["memory", "directory", "none"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class EntryWarning:
+    """A legal but suspicious setting, at its path inside the entry."""
+
+    loc: Loc
+    message: str
+
+
+class StrategyEntry(BaseModel):
+    """What every strategy entry has, whatever its preset."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(
+        default="",
+        pattern=r"^$|" + NAME_PATTERN,
+        description="The strategy's name in sweep paths (`strategies.<name>.…`), run ids and results. "
+        "Default: the preset's name.",
+    )
+    preset: str = Field(description="Which preset (see `ctxlab presets`).")
+    texts: TextsName = Field(
+        default="ctxlab",
+        description="Prompt and hint texts: `ctxlab` (the lab's own) or `agentscope` (AgentScope's exact "
+        "strings, read from the installed package).",
+    )
+    workspace: WorkspaceKind = Field(
+        default="memory",
+        description="Where offloads go: `memory`, `directory` (files in a temporary folder per run) or "
+        "`none` (truncate without saving).",
+    )
+    react: ReActConfig = Field(default_factory=ReActConfig, description="Loop limits.")
+    summary_breaker: int = Field(
+        default=0,
+        ge=0,
+        description="Summary circuit breaker: after this many summaries in a row fail, stop calling the "
+        "summarizer and use the strategy's fallback for the rest of the run; a success resets the count. "
+        "0: no breaker (AgentScope has none); nonoka and Claude Code use 3.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("name") and isinstance(data.get("preset"), str):
+            return {**data, "name": data["preset"]}
+        return data
+
+    def warnings(self) -> tuple[EntryWarning, ...]:
+        """Legal but suspicious settings of this entry."""
+        return ()
+
+
+ATTRIBUTE = re.compile(r"^\s{8}(\w+): (.*)$")
+
+
+class ParamsModel(BaseModel):
+    """A nested group of preset parameters: frozen, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def attribute_docs(cls: type) -> dict[str, str]:
+    """Field descriptions from a Google-style `Attributes:` section of `cls`'s docstring.
+
+    >>> from ctxlab.core.compaction.budget import BudgetParams
+    >>> attribute_docs(BudgetParams)["max_tokens"]
+    "the model's window."
+    """
+    docs: dict[str, str] = {}
+    current = None
+    section = False
+    for line in (inspect.getdoc(cls) or "").splitlines():
+        if line.strip() == "Attributes:":
+            section = True
+            continue
+        if not section:
+            continue
+        match = ATTRIBUTE.match("    " + line)
+        if match:
+            current = match.group(1)
+            docs[current] = match.group(2).strip()
+        elif line.startswith("        ") and current:
+            docs[current] += " " + line.strip()
+        elif line.strip():
+            current = None
+    return docs
+
+
+def _model_type(hint: Any) -> Any:
+    """The pydantic-side type of a dataclass field's type."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return params_model(hint)
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        return Union[tuple(_model_type(arg) for arg in typing.get_args(hint))]  # noqa: UP007
+    return hint
+
+
+def _model_value(value: Any) -> Any:
+    """A dataclass default as the model's default."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return params_model(type(value)).model_validate(_as_fields(value))
+    return value
+
+
+def _as_fields(value: Any) -> dict[str, Any]:
+    return {f.name: _model_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+
+
+def _fields(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    docs = attribute_docs(cls)
+    made: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+        field = Field(default=_model_value(default), description=docs.get(f.name))
+        made[f.name] = (_model_type(hints[f.name]), field)
+    return made
+
+
+@functools.cache
+def params_model(cls: type) -> type[ParamsModel]:
+    """The model of a parameter dataclass (cached: one model per dataclass)."""
+    model = create_model(cls.__name__, __base__=ParamsModel, __doc__=inspect.getdoc(cls), **_fields(cls))
+    _DATACLASS_OF[model] = cls
+    return model
+
+
+_DATACLASS_OF: dict[type[BaseModel], type] = {}
+
+
+def _back(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        cls = _DATACLASS_OF[type(value)]
+        return cls(**{f.name: _back(getattr(value, f.name)) for f in dataclasses.fields(cls)})
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_back(item) for item in value)
+    return value
+
+
+def entry_model(info: Preset[Any]) -> type[StrategyEntry]:
+    """The scenario entry of a zoo preset."""
+    words = re.split(r"[-_]", info.name)
+    fields = _fields(info.params)
+    preset: Any = Literal[info.name]
+    model = create_model(
+        "".join(w.capitalize() for w in words) + "Entry",
+        __base__=StrategyEntry,
+        __doc__=f"{info.summary} (source: {info.source}).",
+        __validators__={"_parameters_hold": cast(Any, model_validator(mode="after")(_parameters_hold))},
+        preset=(preset, ...),
+        **fields,
+    )
+    _DATACLASS_OF[model] = info.params
+    return model
+
+
+def _parameters_hold(entry: StrategyEntry) -> StrategyEntry:
+    """The dataclass's own checks (e.g. OpenHands' room for a tail) run at load time.
+
+    Raises:
+        ValueError: the parameters break a rule of the preset's dataclass.
+    """
+    entry_params(entry)
+    return entry
+
+
+def entry_params(entry: StrategyEntry) -> Any:
+    """The preset's parameter dataclass from a validated entry."""
+    cls = _DATACLASS_OF[type(entry)]
+    return cls(**{f.name: _back(getattr(entry, f.name)) for f in dataclasses.fields(cls)})

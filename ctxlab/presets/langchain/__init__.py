@@ -1,0 +1,1 @@
+"""The LangChain presets: langchain-clear (clearing old tool results) and langchain-summary."""

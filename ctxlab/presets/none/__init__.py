@@ -1,0 +1,1 @@
+"""The none preset: no context management, the baseline."""

@@ -1,0 +1,1 @@
+"""The OpenHands presets: the summarizing condenser and its masking hybrid."""

@@ -1,0 +1,69 @@
+"""A preset: a named family of settings with its source's defaults, and how to build its strategy.
+
+Every preset is described the same way and listed in `ctxlab.presets.registry`: its name, a
+one-line summary, the source it follows (package and version), its frozen parameter dataclass
+with that source's defaults, and `build(params, texts)`, which makes the engine `Strategy`.
+
+Its scenario entry is generated from the parameter dataclass (`ctxlab.presets.entries`), unless
+the source's own configuration has a shape worth keeping: then `entry` is a hand-written entry
+model and `from_entry` turns a validated entry into the parameters (the `agentscope` preset,
+whose entry nests AgentScope's `ContextConfig` and `InjectionConfig` as AgentScope names them).
+
+Invariants:
+- `params()` are the source's defaults; `strategy()` builds with them and the lab's texts.
+- `entry` and `from_entry` are given together or not at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ctxlab.engine.hooks import Strategy
+from ctxlab.texts import CTXLAB_TEXTS, Texts
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Preset(Generic[P]):
+    """A named preset.
+
+    Attributes:
+        name: the name scenarios and `ctxlab presets` use.
+        summary: what it does, in one line.
+        source: the package, version and modules it follows.
+        params: its frozen parameter dataclass; `params()` is the source's defaults.
+        build: the strategy from parameters and the run's texts.
+        notes: what a results manifest says of it (declared deviations, for example).
+        entry: a hand-written scenario entry model, or None to generate one from `params`.
+        from_entry: the parameters of a validated hand-written entry.
+    """
+
+    name: str
+    summary: str
+    source: str
+    params: type[P]
+    build: Callable[[P, Texts], Strategy]
+    notes: tuple[str, ...] = ()
+    entry: type | None = None
+    from_entry: Callable[[Any], P] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.entry is None) != (self.from_entry is None):
+            raise ValueError(f"preset {self.name!r}: give `entry` and `from_entry` together")
+
+    def defaults(self) -> dict[str, Any]:
+        """The default parameters as plain values."""
+        made = self.params()
+        return dataclasses.asdict(made) if dataclasses.is_dataclass(made) else {}  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        """One line: the name, the summary and the source."""
+        return f"{self.name}: {self.summary} (source: {self.source})"
+
+    def strategy(self, params: P | None = None, texts: Texts | None = None) -> Strategy:
+        """The strategy with `params` (default: the source's) and `texts` (default: ctxlab's)."""
+        return self.build(self.params() if params is None else params, texts or CTXLAB_TEXTS)

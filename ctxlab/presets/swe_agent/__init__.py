@@ -1,0 +1,1 @@
+"""The swe-agent preset: SWE-agent's last-N-observations history processor."""
