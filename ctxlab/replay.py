@@ -16,7 +16,6 @@ Invariants:
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -142,18 +141,3 @@ def replay_transcript(
     size = context_size or replay_window(transcript, out, tools=tools)
     document = transcript_document(transcript, context_size=size, tools=tools, presets=presets)
     return run_document(document, out)
-
-
-def read_requests(results: Results, run_id: str) -> list[dict[str, Any]]:
-    """The recorded requests of a run (`requests/<run_id>.jsonl.gz`), in call order.
-
-    Raises:
-        FileNotFoundError: the run's requests were not recorded.
-    """
-    import gzip
-
-    path = results.folder / "requests" / f"{run_id}.jsonl.gz"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no recorded requests; run with record_requests (or `rerun`)")
-    lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
-    return [json.loads(line) for line in lines if line]

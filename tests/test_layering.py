@@ -1,4 +1,9 @@
-"""DESIGN.md's import rules: core is pure stdlib; engine, models and the edges import one way."""
+"""The import rules of docs/architecture.md (Layers): each layer imports only those below it.
+
+core is pure stdlib and its subpackages import one way; the engine, models, texts and workloads
+build on core; presets on those; scenarios, experiments, analysis and the command line are the
+edges. Preset families never import each other: only the registry knows them all.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,17 @@ import ast
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "ctxlab"
 STDLIB = set(sys.stdlib_module_names)
+FAMILY_SHARED = {"steps", "preset", "entries", "registry"}
+BORROWED = {("deepagents", "langchain"), ("openhands", "swe_agent")}
+"""Steps one family still borrows from another, until the parity work gives each its own."""
 
 
 def imports(path: Path) -> set[str]:
-    """Top-level and `ctxlab.<layer>` names a module imports (absolute imports only)."""
+    """Every module name a file imports (absolute imports only)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -23,13 +33,42 @@ def imports(path: Path) -> set[str]:
     return names
 
 
-def layer_of(name: str) -> str | None:
+def part(name: str, depth: int) -> str | None:
+    """The `depth`-th dotted part of a ctxlab module name (1: its layer), or None outside ctxlab.
+
+    >>> part("ctxlab.core.wire.views", 1), part("ctxlab.core.wire.views", 2), part("numpy", 1)
+    ('core', 'wire', None)
+    """
     parts = name.split(".")
-    return parts[1] if parts[0] == "ctxlab" and len(parts) > 1 else None
+    if parts[0] != "ctxlab":
+        return None
+    return parts[depth] if len(parts) > depth else ""
 
 
-def modules(layer: str) -> list[Path]:
-    return sorted((PACKAGE / layer).rglob("*.py"))
+def modules(*where: str) -> list[Path]:
+    return sorted((PACKAGE.joinpath(*where)).rglob("*.py"))
+
+
+def ctxlab_layers(path: Path) -> set[str]:
+    return {layer for name in imports(path) if (layer := part(name, 1)) is not None}
+
+
+CORE_ALLOWED = {
+    "messages": {"messages"},
+    "wire": {"messages", "wire"},
+    "world": {"messages", "wire", "world"},
+    "agentscope": {"messages", "wire", "world", "agentscope"},
+    "compaction": {"messages", "wire", "world", "compaction"},
+}
+
+LAYERS_ALLOWED = {
+    "texts": {"core", "texts"},
+    "engine": {"core", "texts", "engine"},
+    "models": {"core", "texts", "models"},
+    "workloads": {"core", "problems", "workloads"},
+    "presets": {"core", "engine", "texts", "problems", "workloads", "presets"},
+    "scenarios": {"core", "engine", "models", "texts", "problems", "workloads", "presets", "scenarios"},
+}
 
 
 def test_core_imports_only_stdlib_and_itself() -> None:
@@ -39,32 +78,60 @@ def test_core_imports_only_stdlib_and_itself() -> None:
             assert top in STDLIB or name.startswith("ctxlab.core"), f"{path.name} imports {name}"
 
 
-def test_engine_does_not_import_the_edges() -> None:
-    for path in modules("engine"):
+@pytest.mark.parametrize("package", sorted(CORE_ALLOWED))
+def test_core_packages_import_one_way(package: str) -> None:
+    for path in modules("core", package):
+        used = {part(name, 2) for name in imports(path) if part(name, 1) == "core"}
+        assert used <= CORE_ALLOWED[package], (path.name, used - CORE_ALLOWED[package])
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS_ALLOWED))
+def test_each_layer_imports_only_those_below_it(layer: str) -> None:
+    for path in modules(layer):
+        extra = ctxlab_layers(path) - LAYERS_ALLOWED[layer]
+        assert not extra, (path.relative_to(PACKAGE), extra)
+
+
+def test_a_text_reader_imports_only_the_package_it_reads() -> None:
+    for path in modules("texts"):
         for name in imports(path):
-            assert layer_of(name) not in {"scenarios", "experiments", "analysis", "cli"}, (path.name, name)
+            top = name.split(".")[0]
+            assert top in STDLIB or top in {"ctxlab", path.stem}, (path.name, name)
 
 
-def test_models_do_not_import_the_engine() -> None:
-    for path in modules("models"):
+def test_preset_families_never_import_each_other() -> None:
+    families = [p.name for p in (PACKAGE / "presets").iterdir() if (p / "__init__.py").is_file()]
+    assert {"agentscope", "none", "nonoka"} <= set(families)
+    for family in families:
+        for path in modules("presets", family):
+            for name in imports(path):
+                if part(name, 1) == "presets":
+                    used = part(name, 2)
+                    own = used == family or used in FAMILY_SHARED - {"registry"}
+                    assert own or (family, used) in BORROWED, (path.name, name)
+
+
+def test_shared_preset_modules_import_no_family() -> None:
+    for shared in FAMILY_SHARED - {"registry"}:
+        for name in imports(PACKAGE / "presets" / f"{shared}.py"):
+            if part(name, 1) == "presets":
+                assert part(name, 2) in FAMILY_SHARED, (shared, name)
+
+
+def test_analysis_runs_nothing() -> None:
+    for path in modules("analysis"):
+        assert not ctxlab_layers(path) & {"cli", "replay", "engine", "presets"}, path.name
         for name in imports(path):
-            assert layer_of(name) not in {"engine", "experiments", "analysis", "cli"}, (path.name, name)
+            assert name not in {"ctxlab.experiments.run", "ctxlab.experiments.executors"}, (path.name, name)
 
 
-def test_strategies_do_not_import_the_edges() -> None:
-    for path in modules("strategies"):
-        for name in imports(path):
-            assert layer_of(name) not in {"experiments", "analysis", "cli"}, (path.name, name)
+def test_experiments_do_not_import_analysis_or_the_command_line() -> None:
+    for path in modules("experiments"):
+        assert not ctxlab_layers(path) & {"analysis", "cli", "replay"}, path.name
 
 
 def test_the_checker_itself_catches_a_bad_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import pandas\nfrom ctxlab.engine import loop\n", encoding="utf-8")
     assert imports(bad) == {"pandas", "ctxlab.engine"}
-    assert layer_of("ctxlab.engine") == "engine"
-
-
-def test_workloads_build_on_core_only() -> None:
-    for path in modules("workloads"):
-        for name in imports(path):
-            assert layer_of(name) in {None, "core", "workloads"}, (path.name, name)
+    assert ctxlab_layers(bad) == {"engine"}

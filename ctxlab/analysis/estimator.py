@@ -23,11 +23,10 @@ from typing import Any
 
 import pandas as pd
 
-from ctxlab.analysis.results import Results
+from ctxlab.analysis.results import Results, read_requests
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import from_openai
-from ctxlab.replay import read_requests
 from ctxlab.workloads.filler import FILLER_KINDS, FillerKind, filler_at
 
 ENCODINGS = ("o200k_base", "cl100k_base")

@@ -8,6 +8,7 @@ Invariants:
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,3 +102,16 @@ def result_folders(root: Path | str) -> list[Path]:
     if (root / "manifest.json").is_file():
         return [root]
     return sorted(p.parent for p in root.glob("*/manifest.json") if not p.parent.name.startswith("."))
+
+
+def read_requests(results: Results, run_id: str) -> list[dict[str, Any]]:
+    """The recorded requests of a run (`requests/<run_id>.jsonl.gz`), in call order.
+
+    Raises:
+        FileNotFoundError: the run's requests were not recorded.
+    """
+    path = results.folder / "requests" / f"{run_id}.jsonl.gz"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no recorded requests; run with record_requests (or `rerun`)")
+    lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
+    return [json.loads(line) for line in lines if line]

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.texts.base import Texts, fill
-from ctxlab.texts.tool_schemas import agentscope_tool_schemas
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,3 +204,37 @@ def read_agentscope_texts(root: Path) -> Texts:
         **inline,
         **agentscope_tool_schemas(),
     )
+
+
+def _schema_of(registered: Any) -> ToolSchema:
+    """Our schema value from what agentscope's toolkit sends for a registered tool."""
+    function = registered.get_tool_schema()["function"]
+    return ToolSchema(
+        name=function["name"],
+        description=function["description"],
+        parameters=json.dumps(function["parameters"], ensure_ascii=False),
+    )
+
+
+def agentscope_tool_schemas() -> dict[str, Any]:
+    """AgentScope's task tool and CompressContext schemas, built by the installed package itself,
+    keyed by their `Texts` field names.
+
+    The agent wraps its bound `_compress_context_tool` method; the unbound function gives the same
+    schema (agentscope skips `self`).
+    """
+    from agentscope.agent import Agent
+    from agentscope.agent._agent import _COMPRESSION_TOOL_NAME
+    from agentscope.tool import FunctionTool, RegisteredTool, TaskCreate, TaskGet, TaskList, TaskUpdate
+
+    tasks = {
+        f"task_{verb}_tool": _schema_of(RegisteredTool(tool=tool()))
+        for verb, tool in (
+            ("create", TaskCreate),
+            ("get", TaskGet),
+            ("list", TaskList),
+            ("update", TaskUpdate),
+        )
+    }
+    compress = FunctionTool(Agent._compress_context_tool, name=_COMPRESSION_TOOL_NAME)
+    return {**tasks, "compress_tool": _schema_of(RegisteredTool(tool=compress))}

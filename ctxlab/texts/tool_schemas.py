@@ -1,8 +1,8 @@
 """Schemas of the lab's built-in tools (the four task tools and `CompressContext`).
 
 `ctxlab` wording is written here; AgentScope's schemas are built at run time by the installed
-`agentscope` package (its task tools and the agent's compression method, rendered by its toolkit),
-never stored in this project.
+`agentscope` package (its task tools and the agent's compression method, rendered by its toolkit:
+`ctxlab.texts.agentscope`), never stored in this project.
 
 Invariants:
 - Both sets use the names the lab dispatches on and the argument names `ctxlab.core.agentscope.task_args`
@@ -12,9 +12,6 @@ Invariants:
 """
 
 from __future__ import annotations
-
-import json
-from typing import Any
 
 from ctxlab.core.messages.tools import ToolSchema
 
@@ -89,37 +86,3 @@ CTXLAB_COMPRESS_TOOL = ToolSchema.of(
     "summary exists, and stays as it is when it is too short to be worth compressing.",
     {"type": "object", "properties": {}},
 )
-
-
-def _schema_of(registered: Any) -> ToolSchema:
-    """Our schema value from what agentscope's toolkit sends for a registered tool."""
-    function = registered.get_tool_schema()["function"]
-    return ToolSchema(
-        name=function["name"],
-        description=function["description"],
-        parameters=json.dumps(function["parameters"], ensure_ascii=False),
-    )
-
-
-def agentscope_tool_schemas() -> dict[str, Any]:
-    """AgentScope's task tool and CompressContext schemas, built by the installed package itself,
-    keyed by their `Texts` field names.
-
-    The agent wraps its bound `_compress_context_tool` method; the unbound function gives the same
-    schema (agentscope skips `self`).
-    """
-    from agentscope.agent import Agent
-    from agentscope.agent._agent import _COMPRESSION_TOOL_NAME
-    from agentscope.tool import FunctionTool, RegisteredTool, TaskCreate, TaskGet, TaskList, TaskUpdate
-
-    tasks = {
-        f"task_{verb}_tool": _schema_of(RegisteredTool(tool=tool()))
-        for verb, tool in (
-            ("create", TaskCreate),
-            ("get", TaskGet),
-            ("list", TaskList),
-            ("update", TaskUpdate),
-        )
-    }
-    compress = FunctionTool(Agent._compress_context_tool, name=_COMPRESSION_TOOL_NAME)
-    return {**tasks, "compress_tool": _schema_of(RegisteredTool(tool=compress))}

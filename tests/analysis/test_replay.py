@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab import replay
-from ctxlab.analysis.results import Results
+from ctxlab.analysis.results import Results, read_requests
 from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.located import ScenarioError
 
@@ -22,7 +22,7 @@ def test_rerun_keeps_everything_the_run_depended_on(retrieval_results: Results, 
         again = replay.rerun(retrieval_results, str(row["run_id"]), scratch)
         assert again.runs["run_id"].tolist() == [row["run_id"]]  # the same settings, the same id
         assert again.runs[MEASURES].iloc[0].tolist() == row[MEASURES].tolist()
-        assert replay.read_requests(again, str(row["run_id"]))
+        assert read_requests(again, str(row["run_id"]))
 
 
 def test_rerun_with_a_tokenizer_changes_only_the_counter(retrieval_results: Results, scratch: Path) -> None:
@@ -79,4 +79,4 @@ def test_a_transcript_goes_through_every_preset(scratch: Path) -> None:
 def test_requests_that_were_not_recorded_are_named(scratch: Path) -> None:
     results = replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=["none"])
     with pytest.raises(FileNotFoundError, match="no recorded requests"):
-        replay.read_requests(results, str(results.runs["run_id"].item()))
+        read_requests(results, str(results.runs["run_id"].item()))

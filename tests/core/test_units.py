@@ -17,7 +17,7 @@ from ctxlab.core.messages.units import (
     protocol_units,
     replace_blocks,
     safe_cut,
-    split_context,
+    split_at_unit,
     unit_tallies,
     unseen_size,
     view_units,
@@ -132,7 +132,7 @@ def test_dropping_units_removes_exactly_those_view_messages(msgs: list[Message],
 def test_a_split_keeps_the_view_whole(msgs: list[Message], data: st.DataObject) -> None:
     units = view_units(msgs)
     cut = data.draw(st.integers(0, len(units)))
-    head, tail = split_context(msgs, units, cut)
+    head, tail = split_at_unit(msgs, units, cut)
     if not media_straddles(units, cut):
         assert to_openai(head) + to_openai(tail) == to_openai(msgs)
         assert len(view_units(head)) == cut

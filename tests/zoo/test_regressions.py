@@ -22,7 +22,7 @@ from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.compaction.microcompact import parse_arguments
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.messages.units import split_context, view_units
+from ctxlab.core.messages.units import split_at_unit, view_units
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import DEFAULT_START, ScriptedRound
@@ -73,7 +73,7 @@ class NaiveKeepLast(Step):
         )
         if tokens < self.trigger or len(units) <= self.keep:
             return Stepped(state=state)
-        kept = split_context(state.context, units, len(units) - self.keep).tail
+        kept = split_at_unit(state.context, units, len(units) - self.keep).tail
         return Stepped(state=with_context(state, kept, env.counter))
 
 

@@ -33,7 +33,7 @@ from ctxlab.core.messages.units import (
     ViewUnit,
     protocol_units,
     safe_cut,
-    split_context,
+    split_at_unit,
     unit_tallies,
     view_units,
 )
@@ -113,7 +113,7 @@ def langchain_cut(
     cut = safe_cut(protocol_units(units), cut)
     if cut <= 0:
         return None
-    head, tail = split_context(messages, units, cut)
+    head, tail = split_at_unit(messages, units, cut)
     return SummaryCut(head=(), summarize=head, keep=tail, start=0, end=cut)
 
 
@@ -250,6 +250,6 @@ def _safe_start(groups: Sequence[ProtocolUnit], start: int) -> int:
 
 
 def _three_way(messages: Sequence[Message], units: Sequence[ViewUnit], start: int, end: int) -> SummaryCut:
-    left, keep = split_context(messages, units, end)
-    head, middle = split_context(left, view_units(left), start)
+    left, keep = split_at_unit(messages, units, end)
+    head, middle = split_at_unit(left, view_units(left), start)
     return SummaryCut(head=head, summarize=middle, keep=keep, start=start, end=end)

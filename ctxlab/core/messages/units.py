@@ -440,7 +440,7 @@ class ContextSplit(NamedTuple):
     tail: tuple[Message, ...]
 
 
-def split_context(messages: Sequence[Message], units: Sequence[ViewUnit], at: int) -> ContextSplit:
+def split_at_unit(messages: Sequence[Message], units: Sequence[ViewUnit], at: int) -> ContextSplit:
     """Cut `messages` before view unit `at` (0 ≤ at ≤ len(units)), splitting a stored message.
 
     Stored messages that yield no unit go to the side of their position. The views of the two

@@ -104,7 +104,7 @@ def compress_if_triggered(
         inp, env.counter, prompt=prompt, schema_tool=schema_tool, instructions=instructions
     )
     outcome = _summarize(state, plan, inp, env, settings)
-    return _apply(_Step(state=state, inp=inp, before=check, plan=plan, outcome=outcome), env, settings)
+    return _apply(_InFlight(state=state, inp=inp, before=check, plan=plan, outcome=outcome), env, settings)
 
 
 def _time_text(state: EpisodeState, settings: CompressionSettings) -> str:
@@ -125,7 +125,7 @@ def _summarize(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Step:
+class _InFlight:
     """One compression in flight: what it read, planned and got from the summarizer."""
 
     state: EpisodeState
@@ -135,7 +135,7 @@ class _Step:
     outcome: SummaryOutcome
 
 
-def _apply(step: _Step, env: Env, settings: CompressionSettings) -> EpisodeState:
+def _apply(step: _InFlight, env: Env, settings: CompressionSettings) -> EpisodeState:
     fields = step.outcome.fields
     if fields is None and not settings.fallback_to_truncation:
         raise SummaryFailedError(
@@ -172,7 +172,7 @@ def _offload(summary: Summary, plan: CompressionPlan, env: Env) -> Offloaded:
     return Offloaded(with_offload_reminder(summary, reminder), path)
 
 
-def _record(step: _Step, env: Env, offloaded: Offloaded, after: TriggerCheck) -> None:
+def _record(step: _InFlight, env: Env, offloaded: Offloaded, after: TriggerCheck) -> None:
     env.recorder.event("compressed")
     if offloaded.path is not None:
         env.recorder.event("offloaded")
