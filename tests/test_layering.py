@@ -64,7 +64,12 @@ def test_the_checker_itself_catches_a_bad_import(tmp_path: Path) -> None:
     assert layer_of("ctxlab.engine") == "engine"
 
 
-def test_workloads_build_on_core_only() -> None:
+def test_workloads_build_on_core_and_the_problems_module_only() -> None:
     for path in modules("workloads"):
         for name in imports(path):
-            assert layer_of(name) in {None, "core", "workloads"}, (path.name, name)
+            assert layer_of(name) in {None, "core", "workloads", "problems"}, (path.name, name)
+
+
+def test_the_problems_module_imports_no_other_layer() -> None:
+    for name in imports(PACKAGE / "problems.py"):
+        assert layer_of(name) is None, name

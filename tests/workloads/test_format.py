@@ -183,7 +183,10 @@ def problems(data: Any) -> list[str]:
             {"turns": [{"user": {"bytes": -3}}]},
             "turns[0].user.bytes: -3 is below the minimum 0; use 0 or more",
         ),
-        ({"turns": [{"user": {"bytes": "many"}}]}, "turns[0].user.bytes: 'many' is invalid: Input should be a valid integer"),
+        (
+            {"turns": [{"user": {"bytes": "many"}}]},
+            "turns[0].user.bytes: 'many' is invalid: Input should be a valid integer",
+        ),
         ({"turns": [{"user": 5}]}, "turns[0].user: expected a string"),
         ({"turns": [{"user": "u", "final": 3}]}, "turns[0].final: expected a string"),
         (
