@@ -6,8 +6,9 @@ Invariants:
   file, the problem also carries its `Position` and reads
   `file:line:col: field.path: the bad value, the rule it breaks, how to fix it`.
 - Every pydantic error is worded by `explain`, with the one hint table `HINTS`; unknown keys are
-  worded by `unknown_key` and close names suggested by `did_you_mean`, whichever layer finds them,
-  so the same mistake reads the same in a strategy, a script or a generator's parameters.
+  worded by `unknown_key`, unknown names (a preset, a generator) by `unknown_name`, and close
+  names suggested by `did_you_mean`, whichever layer finds them, so the same mistake reads the
+  same in a strategy, a script or a generator's parameters.
 - Messages ctxlab writes itself (error types `ctxlab_*` and validators' `ValueError`s) already
   name the value, the rule and the fix, and are kept as written.
 - `InputError` is the one error carrying problems: a `ScenarioError`'s problems all carry their
@@ -54,6 +55,21 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_name(what: str, name: object, known: Iterable[str], planned: Iterable[str] = ()) -> str:
+    """The message for a name not in a registry (a preset, a generator, a summarizer kind).
+
+    >>> unknown_name("preset", "agentscop", ["agentscope", "none"])
+    "unknown preset 'agentscop' (did you mean 'agentscope'?); known: agentscope, none"
+    >>> unknown_name("preset", "nonoka", ["none"], ["nonoka"])
+    "preset 'nonoka' is planned but not implemented yet; known: none"
+    """
+    known = list(known)
+    listed = ", ".join(known)
+    if name in set(planned):
+        return f"{what} {name!r} is planned but not implemented yet; known: {listed}"
+    return f"unknown {what} {name!r}{did_you_mean(str(name), known)}; known: {listed}"
 
 
 def unknown_key(key: object, allowed: Sequence[str]) -> str:
