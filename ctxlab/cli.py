@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from ctxlab import __version__
+from ctxlab.problems import Problem, ScenarioError
 from ctxlab.scenarios.load import LoadedScenario, load_located, load_scenario, scenario_name
-from ctxlab.scenarios.located import Located, Problem, ScenarioError, parse_yaml
+from ctxlab.scenarios.located import Located, parse_yaml
 
 EXAMPLES_RUN = """examples:
   ctxlab run scenarios/*.yaml                       every scenario, results in results/<name>/
@@ -55,8 +56,8 @@ class BadInput(Exception):
 
 
 def _problem_text(problem: Problem) -> str:
-    if problem.file == REPLAY_SOURCE:
-        return f"ctxlab replay: {problem.field}: {problem.message}" if problem.field else problem.message
+    if problem.at is not None and problem.at.file == REPLAY_SOURCE:
+        return f"ctxlab replay: {problem.field}: {problem.message}" if problem.loc else problem.message
     return str(problem)
 
 

@@ -1,22 +1,29 @@
-"""Located, actionable errors for workload input: field path, value, rule, and how to fix it.
+"""Problems with input: one `Problem`, one wording, for scenario files and workloads alike.
 
 Invariants:
-- A `Problem` names its field by `loc` (the path of keys and list indexes from the section's
-  root, as pydantic reports it, with union tags removed) and says what is wrong and how to fix
-  it. A loader that knows where each path sits in a file can prefix `file:line:col`.
-- `describe_errors` turns every pydantic error into one `Problem`; the messages ctxlab writes
-  itself (unknown keys, bad forms, cross-field rules) already say how to fix them and are kept.
+- A `Problem` names its field by `loc` (keys and list indexes from the input's root, union tags
+  removed) and says what is wrong and how to fix it; once a loader knows where `loc` sits in a
+  file, the problem also carries its `Position` and reads
+  `file:line:col: field.path: the bad value, the rule it breaks, how to fix it`.
+- Every pydantic error is worded by `explain`, with the one hint table `HINTS`; unknown keys are
+  worded by `unknown_key`, unknown names (a preset, a generator) by `unknown_name`, and close
+  names suggested by `did_you_mean`, whichever layer finds them, so the same mistake reads the
+  same in a strategy, a script or a generator's parameters.
+- Messages ctxlab writes itself (error types `ctxlab_*` and validators' `ValueError`s) already
+  name the value, the rule and the fix, and are kept as written.
+- `InputError` is the one error carrying problems: a `ScenarioError`'s problems all carry their
+  position in a file, a `WorkloadError`'s are located by field path only.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 Loc = tuple[str | int, ...]
 
@@ -50,24 +57,64 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def unknown_name(what: str, name: object, known: Iterable[str], planned: Iterable[str] = ()) -> str:
+    """The message for a name not in a registry (a preset, a generator, a summarizer kind).
+
+    >>> unknown_name("preset", "agentscop", ["agentscope", "none"])
+    "unknown preset 'agentscop' (did you mean 'agentscope'?); known: agentscope, none"
+    >>> unknown_name("preset", "nonoka", ["none"], ["nonoka"])
+    "preset 'nonoka' is planned but not implemented yet; known: none"
+    """
+    known = list(known)
+    listed = ", ".join(known)
+    if name in set(planned):
+        return f"{what} {name!r} is planned but not implemented yet; known: {listed}"
+    return f"unknown {what} {name!r}{did_you_mean(str(name), known)}; known: {listed}"
+
+
+def unknown_key(key: object, allowed: Sequence[str]) -> str:
+    """The message for a key that is not allowed where it is written.
+
+    >>> unknown_key("reslt", ["tool", "result"])
+    "unknown key 'reslt' (did you mean 'result'?); remove it or fix its spelling; allowed here: tool, result"
+    """
+    listed = f"; allowed here: {', '.join(allowed)}" if allowed else ""
+    return f"unknown key {key!r}{did_you_mean(str(key), allowed)}; remove it or fix its spelling{listed}"
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where in an input file a problem is: the file's name, 1-based line and column."""
+
+    file: str
+    line: int = 1
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Problem:
-    """One thing wrong with workload input, at one field."""
+    """One thing wrong with input, at one field; `at` is its position once a loader knows it."""
 
     loc: Loc
     message: str
+    at: Position | None = None
 
     @property
-    def path(self) -> str:
+    def field(self) -> str:
         """The field path, e.g. `turns[0].user`."""
         return format_loc(self.loc)
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        if self.at is None:
+            return f"{self.field}: {self.message}"
+        return f"{self.at}: {self.field}: {self.message}" if self.loc else f"{self.at}: {self.message}"
 
 
-class WorkloadError(ValueError):
-    """Workload input that cannot be used; `problems` says where and why."""
+class InputError(ValueError):
+    """Input that cannot be used; `problems` says where and why, one line each."""
 
     def __init__(self, problems: Sequence[Problem], *, source: str | None = None) -> None:
         self.problems = tuple(problems)
@@ -76,8 +123,15 @@ class WorkloadError(ValueError):
         super().__init__("\n".join(prefix + str(p) for p in self.problems))
 
 
-_HINTS: dict[str, str] = {
-    "missing": "this field is required; add it",
+class ScenarioError(InputError):
+    """A scenario file that cannot be used; every problem carries its position in the file."""
+
+
+class WorkloadError(InputError):
+    """Workload input that cannot be used; problems are at field paths from the workload's root."""
+
+
+HINTS: Mapping[str, str] = {
     "int_type": "use a whole number",
     "int_parsing": "use a whole number",
     "int_from_float": "use a whole number",
@@ -86,47 +140,126 @@ _HINTS: dict[str, str] = {
     "bool_type": "use true or false",
     "bool_parsing": "use true or false",
     "string_type": "use a string (quote it in YAML if it looks like a number or a date)",
-    "list_type": "use a list (`[...]` or `- item` lines)",
-    "dict_type": "use a mapping (`{key: value}`)",
-    "model_type": "use a mapping (`{key: value}`)",
-    "dataclass_type": "use a mapping (`{key: value}`)",
-    "literal_error": "use one of the allowed values",
-    "greater_than_equal": "use a larger value",
-    "greater_than": "use a larger value",
-    "less_than_equal": "use a smaller value",
-    "less_than": "use a smaller value",
-    "too_short": "add items",
-    "too_long": "remove items",
-    "extra_forbidden": "remove it or fix its spelling",
+    "list_type": "use a list ([...] or '- item' lines)",
+    "dict_type": "use a mapping ({key: value})",
+    "model_type": "use a mapping ({key: value})",
+    "model_attributes_type": "use a mapping ({key: value})",
+    "dataclass_type": "use a mapping ({key: value})",
 }
+"""How to fix a value of the wrong type, by pydantic error type."""
 
 
-def _message(error: Any) -> str:
-    kind = str(error["type"])
-    message = str(error["msg"])
-    if kind.startswith("ctxlab_"):
-        return message
-    if kind.startswith("value_error"):
-        message = message.removeprefix("Value error, ")
-        return message
-    value = error.get("input")
-    shown = "" if kind == "missing" else f" (got {_short(value)})"
-    hint = _HINTS.get(kind)
-    return f"{message}{shown}" + (f"; {hint}" if hint else "")
+def explain(error: ErrorDetails, allowed: Sequence[str] = ()) -> str:
+    """One pydantic error as a message: the value, the rule, the fix (`allowed`: keys allowed here)."""
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return unknown_key(error["loc"][-1] if error["loc"] else "", allowed)
+    if kind == "missing":
+        return "is required but missing; add it"
+    text = str(error["msg"]).removeprefix("Value error, ")
+    if kind.startswith("ctxlab_") or kind == "value_error":
+        return text
+    shown = _shown(error.get("input"))
+    bound = _bound(kind, error.get("ctx") or {})
+    if bound:
+        return f"{shown} {bound}"
+    hint = HINTS.get(kind)
+    return f"{shown} is invalid: {text}" + (f"; {hint}" if hint else "")
 
 
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def _shown(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def describe_errors(error: ValidationError, *, prefix: Loc = ()) -> tuple[Problem, ...]:
-    """One `Problem` per pydantic error, with union tags removed from the paths."""
-    problems = []
+def _bound(kind: str, ctx: Mapping[str, Any]) -> str | None:
+    """`is above the maximum 0.9; use 0.9 or less`, for pydantic's bound errors."""
+    match kind:
+        case "greater_than":
+            return f"is not above the minimum {ctx['gt']}; use a value above {ctx['gt']}"
+        case "greater_than_equal":
+            return f"is below the minimum {ctx['ge']}; use {ctx['ge']} or more"
+        case "less_than":
+            return f"is not below the maximum {ctx['lt']}; use a value below {ctx['lt']}"
+        case "less_than_equal":
+            return f"is above the maximum {ctx['le']}; use {ctx['le']} or less"
+        case "too_short":
+            return f"has too few items; at least {ctx.get('min_length')} needed"
+        case "too_long":
+            return f"has too many items; at most {ctx.get('max_length')} allowed"
+        case "literal_error":
+            return f"is not allowed; use {ctx.get('expected')}"
+        case _:
+            return None
+
+
+Clean = Callable[[Loc], Loc]
+"""Turns pydantic's error path into the input's own (drops union tags)."""
+Keys = Callable[[Loc], "Sequence[str] | None"]
+"""The keys allowed at a path, when the caller knows better than the model's annotations."""
+
+
+def drop_union_tags(loc: Loc) -> Loc:
+    """pydantic's error path without the size-form union tags.
+
+    >>> drop_union_tags(("turns", 0, "user", "{bytes}", "bytes"))
+    ('turns', 0, 'user', 'bytes')
+    """
+    return tuple(key for key in loc if key not in UNION_TAGS)
+
+
+def describe_errors(
+    error: ValidationError,
+    model: type[BaseModel] | None = None,
+    *,
+    prefix: Loc = (),
+    clean: Clean = drop_union_tags,
+    keys: Keys | None = None,
+) -> tuple[Problem, ...]:
+    """One `Problem` per pydantic error (duplicates dropped, order kept), at `prefix` + its path.
+
+    An unknown key's allowed keys come from `keys`, else from `model`'s fields at that path.
+    """
+    out: list[Problem] = []
     for item in error.errors():
-        loc = prefix + tuple(p for p in item["loc"] if p not in UNION_TAGS)
-        problems.append(Problem(loc=loc, message=_message(item)))
-    return tuple(problems)
+        loc = clean(tuple(k for k in item["loc"] if isinstance(k, str | int)))
+        allowed = _allowed(loc[:-1], model, keys) if item["type"] == "extra_forbidden" else ()
+        problem = Problem(loc=(*prefix, *loc), message=explain(item, allowed))
+        if problem not in out:
+            out.append(problem)
+    return tuple(out)
+
+
+def _allowed(loc: Loc, model: type[BaseModel] | None, keys: Keys | None) -> Sequence[str]:
+    known = keys(loc) if keys else None
+    if known is not None:
+        return known
+    return allowed_keys(model, loc) if model else ()
+
+
+def allowed_keys(model: type[BaseModel], loc: Loc) -> list[str]:
+    """Field names allowed at `loc` in `model`, followed through nested models and lists."""
+    current: Any = model
+    for key in loc:
+        if isinstance(key, int):
+            continue
+        field = getattr(current, "model_fields", {}).get(key)
+        if field is None:
+            return []
+        current = _inner_model(field.annotation)
+        if current is None:
+            return []
+    return list(getattr(current, "model_fields", {}))
+
+
+def _inner_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        inner = _inner_model(arg)
+        if inner is not None:
+            return inner
+    return None
 
 
 def located_error(title: str, problems: Sequence[tuple[Loc, str, object]]) -> ValidationError:

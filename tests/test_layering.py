@@ -135,3 +135,8 @@ def test_the_checker_itself_catches_a_bad_import(tmp_path: Path) -> None:
     bad.write_text("import pandas\nfrom ctxlab.engine import loop\n", encoding="utf-8")
     assert imports(bad) == {"pandas", "ctxlab.engine"}
     assert ctxlab_layers(bad) == {"engine"}
+
+
+def test_the_problems_module_imports_no_other_layer() -> None:
+    for name in imports(PACKAGE / "problems.py"):
+        assert part(name, 1) is None, name

@@ -28,7 +28,7 @@ from typing import Any, Literal, Union, cast
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from ctxlab.presets.preset import Preset
-from ctxlab.problems import Loc
+from ctxlab.problems import Problem
 from ctxlab.texts import TextsName
 
 
@@ -44,14 +44,6 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 """Strategy and scenario names: a word that is safe in a path, a run id and a sweep path."""
 
 WorkspaceKind = Literal["memory", "directory", "none"]
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class EntryWarning:
-    """A legal but suspicious setting, at its path inside the entry."""
-
-    loc: Loc
-    message: str
 
 
 class StrategyEntry(BaseModel):
@@ -92,8 +84,8 @@ class StrategyEntry(BaseModel):
             return {**data, "name": data["preset"]}
         return data
 
-    def warnings(self) -> tuple[EntryWarning, ...]:
-        """Legal but suspicious settings of this entry."""
+    def warnings(self) -> tuple[Problem, ...]:
+        """Legal but suspicious settings of this entry, at their paths inside it."""
         return ()
 
 

@@ -22,20 +22,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ctxlab.presets.registry import PRESETS
-from ctxlab.problems import UNION_TAGS, WorkloadError
-from ctxlab.scenarios.located import (
-    Located,
-    PathKey,
-    Problem,
-    ScenarioError,
-    parse_yaml,
-    problems_of,
-    read_text,
-    validate,
-)
+from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
+from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.schema import Scenario, entry_model
-from ctxlab.scenarios.sweep import Axis, describe, fields_at, grid, resolve, set_at
+from ctxlab.scenarios.sweep import Axis, fields_at, grid, resolve, set_at
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +59,7 @@ class LoadedScenario:
         return self.scenario.name
 
 
-def clean_loc(path: PathKey) -> PathKey:
+def clean_loc(path: Loc) -> Loc:
     """pydantic's error path as a document path: union tags dropped.
 
     >>> clean_loc(("strategies", 0, "agentscope", "context", "trigger_ratio"))
@@ -100,11 +91,12 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     """Validate a parsed document whose relative file paths start at `base_dir`."""
     if not isinstance(located.data, dict):
         kind = type(located.data).__name__
-        raise ScenarioError([Problem(located.file, 1, 1, "", f"is a {kind}, not a mapping of scenario keys")])
+        message = f"is a {kind}, not a mapping of scenario keys"
+        raise ScenarioError([located.locate(Problem(loc=(), message=message))])
     context: dict[str, Any] = {"base_dir": base_dir, "files": {}}
     doc: dict[str, Any] = located.data
 
-    def keys(path: PathKey) -> Sequence[str] | None:
+    def keys(path: Loc) -> Sequence[str] | None:
         return fields_at(path, doc, Scenario, entry_model)
 
     scenario = validate(located, Scenario, context, clean=clean_loc, keys=keys)
@@ -145,8 +137,8 @@ def _points(
             validated = Scenario.model_validate(doc, context=context)
         except ValidationError as error:
             at_point = Located(file=located.file, data=doc, positions=located.positions)
-            found = problems_of(at_point, error, Scenario, clean=clean_loc)
-            problems.extend(_relocate(p, located, axes, point.picks) for p in found)
+            found = describe_errors(error, Scenario, clean=clean_loc)
+            problems.extend(_relocate(at_point.locate(p), located, axes, point.picks) for p in found)
             continue
         points.append(
             ScenarioPoint(
@@ -178,15 +170,13 @@ def _check_workloads(
             workload.build(seed, files)
         except WorkloadError as error:
             for found in error.problems:
-                path: PathKey = ("workload", *found.loc)
-                line, column = located.where(path)
-                problem = Problem(located.file, line, column, describe(path), found.message, path)
+                problem = located.locate(Problem(loc=("workload", *found.loc), message=found.message))
                 problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
     if problems:
         raise ScenarioError(_dedupe(problems))
 
 
-def _related(a: PathKey, b: PathKey) -> bool:
+def _related(a: Loc, b: Loc) -> bool:
     shorter = min(len(a), len(b))
     return a[:shorter] == b[:shorter]
 
@@ -194,23 +184,21 @@ def _related(a: PathKey, b: PathKey) -> bool:
 def _relocate(problem: Problem, located: Located, axes: tuple[Axis, ...], picks: tuple[int, ...]) -> Problem:
     """A grid point's problem, located at the (first) sweep value that caused it."""
     related = [
-        (axis, pick) for axis, pick in zip(axes, picks, strict=True) if _related(problem.path, axis.loc)
+        (axis, pick) for axis, pick in zip(axes, picks, strict=True) if _related(problem.loc, axis.loc)
     ]
     if not related:
         return problem
     axis, pick = related[0]
-    line, column = located.where(("sweep", axis.key, pick))
     combination = ", ".join(f"{a.key} = {a.values[p]!r}" for a, p in related)
-    message = f"with {combination}: {problem.field or describe(problem.path)}: {problem.message}"
-    return Problem(located.file, line, column, f"sweep.{axis.key}[{pick}]", message, ("sweep", axis.key))
+    message = f"with {combination}: {problem.field}: {problem.message}"
+    return located.locate(Problem(loc=("sweep", axis.key, pick), message=message))
 
 
 def _warnings(located: Located, point: ScenarioPoint, axes: tuple[Axis, ...]) -> Iterator[Problem]:
     for i, entry in enumerate(point.scenario.strategies):
         for warning in entry.warnings():
-            path: PathKey = ("strategies", i, *warning.loc)
-            line, column = located.where(path)
-            problem = Problem(located.file, line, column, describe(path), f"warning: {warning.message}", path)
+            path: Loc = ("strategies", i, *warning.loc)
+            problem = located.locate(Problem(loc=path, message=f"warning: {warning.message}"))
             yield _relocate(problem, located, axes, point.picks) if axes else problem
 
 

@@ -7,13 +7,12 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
 from ctxlab.presets.registry import PRESETS
-from ctxlab.problems import did_you_mean
+from ctxlab.problems import unknown_name
 from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
 from ctxlab.workloads.generators import GENERATORS
 
@@ -48,21 +47,6 @@ SUMMARIZERS: dict[str, SummarizerKind] = {
 
 PLANNED_SUMMARIZERS: tuple[str, ...] = ()
 """Summarizer kinds planned that are not built yet."""
-
-
-def unknown_name(what: str, name: object, known: Iterable[str], planned: Iterable[str] = ()) -> str:
-    """The message for a name not in a registry.
-
-    >>> unknown_name("preset", "agentscop", ["agentscope", "none"])
-    "unknown preset 'agentscop' (did you mean 'agentscope'?); known: agentscope, none"
-    >>> unknown_name("preset", "nonoka", ["none"], ["nonoka"])
-    "preset 'nonoka' is planned but not implemented yet; known: none"
-    """
-    known = list(known)
-    listed = ", ".join(known)
-    if name in set(planned):
-        return f"{what} {name!r} is planned but not implemented yet; known: {listed}"
-    return f"unknown {what} {name!r}{did_you_mean(str(name), known)}; known: {listed}"
 
 
 def preset_problem(name: object) -> str | None:

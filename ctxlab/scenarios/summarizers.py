@@ -24,7 +24,7 @@ from ctxlab.core.world.retention import Probe
 from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.presets.agentscope.config import SUMMARY_FIELDS
-from ctxlab.problems import did_you_mean
+from ctxlab.problems import unknown_name
 from ctxlab.texts import Texts
 
 DEFAULT_FIELDS: dict[str, str] = {
@@ -77,11 +77,7 @@ class FixedSummarizerSpec(FailureSpec):
     def _known_fields(cls, value: dict[str, str]) -> dict[str, str]:
         unknown = [key for key in value if key not in SUMMARY_FIELDS]
         if unknown:
-            key = unknown[0]
-            raise ValueError(
-                f"unknown summary field {key!r}{did_you_mean(key, SUMMARY_FIELDS)}; "
-                f"the fields are {', '.join(SUMMARY_FIELDS)}"
-            )
+            raise ValueError(unknown_name("summary field", unknown[0], SUMMARY_FIELDS))
         return value
 
     def build(self, *, texts: Texts, probes: Sequence[Probe], seed: int) -> ChatModel:

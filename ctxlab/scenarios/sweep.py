@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ctxlab.problems import Loc, did_you_mean, format_loc
+from ctxlab.problems import Loc, did_you_mean
 from ctxlab.workloads.generators import GENERATORS, GeneratorSpec
 
 FIXED_PATHS = {"name", "description", "sweep", "record_requests"}
@@ -243,11 +243,6 @@ def grid_size(axes: Sequence[Axis]) -> int:
     for axis in axes:
         size *= len(axis.values)
     return size
-
-
-def describe(loc: Loc) -> str:
-    """A document path as written in messages (`strategies[0].context.trigger_ratio`)."""
-    return format_loc(loc)
 
 
 def fields_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entry_model: Any) -> list[str] | None:

@@ -45,6 +45,7 @@ from ctxlab.problems import (
     describe_errors,
     did_you_mean,
     located_error,
+    unknown_key,
 )
 from ctxlab.workloads.filler import FillerKind, filler_at, image_block
 from ctxlab.workloads.probes import Probe, ProbeKind, parse_where
@@ -79,13 +80,7 @@ class Spec(BaseModel):
         unknown = [key for key in data if key not in cls.model_fields]
         if unknown:
             problems: list[tuple[Loc, str, object]] = [
-                (
-                    (str(key),),
-                    f"unknown key {key!r}{did_you_mean(str(key), allowed)}; "
-                    f"allowed here: {', '.join(allowed)}",
-                    data[key],
-                )
-                for key in unknown
+                ((str(key),), unknown_key(key, allowed), data[key]) for key in unknown
             ]
             raise located_error(cls.__name__, problems)
         return data

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from ctxlab.core.world.script import Script
-from ctxlab.problems import Problem, WorkloadError, describe_errors, did_you_mean, located_error
+from ctxlab.problems import Problem, WorkloadError, describe_errors, located_error, unknown_name
 from ctxlab.workloads import gen_agents, gen_context, gen_select
 from ctxlab.workloads.build import GeneratorParams
 from ctxlab.workloads.format import Spec
@@ -91,7 +91,7 @@ GENERATORS: dict[str, Generator] = {
 
 def unknown_generator(name: str) -> str:
     """The message for an unknown generator name."""
-    return f"unknown generator {name!r}{did_you_mean(name, GENERATORS)}; known: {', '.join(GENERATORS)}"
+    return unknown_name("generator", name, GENERATORS)
 
 
 def get_generator(name: str) -> Generator:

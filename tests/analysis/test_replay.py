@@ -9,7 +9,7 @@ import pytest
 from ctxlab import replay
 from ctxlab.analysis.results import Results, read_requests
 from ctxlab.presets.registry import PRESETS
-from ctxlab.scenarios.located import ScenarioError
+from ctxlab.problems import ScenarioError
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPT = ROOT / "scenarios" / "data" / "support-session.jsonl"

@@ -98,7 +98,7 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "malformed trace file": (_malformed_trace, "workload.trace.path: cannot replay: "),
     "bad generator parameter": (
         _replace("params: {rounds: 4}", "params: {rounds: 0}"),
-        "workload.generator.params.rounds: Input should be greater than or equal to 1",
+        "workload.generator.params.rounds: 0 is below the minimum 1; use 1 or more",
     ),
     "malformed YAML": (_raw(b"name: x\nmodel: {context_size: 4000\n"), ":3:1: invalid YAML"),
     "empty file": (_raw(b""), ":1:1: is empty"),

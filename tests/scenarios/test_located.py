@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxlab.scenarios.located import ScenarioError, load, parse_yaml, read_text
+from ctxlab.problems import ScenarioError
+from ctxlab.scenarios.located import load, parse_yaml, read_text
 
 
 class Inner(BaseModel):

@@ -11,8 +11,8 @@ from ctxlab.presets.agentscope.entry import AgentScopeEntry
 from ctxlab.presets.agentscope.strategy import AgentScopeStrategy
 from ctxlab.presets.none.preset import NoStrategy
 from ctxlab.presets.registry import ENTRIES, PRESETS, build_strategy, entry_defaults
+from ctxlab.problems import ScenarioError
 from ctxlab.scenarios.load import load_scenario
-from ctxlab.scenarios.located import ScenarioError
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at

@@ -181,9 +181,12 @@ def problems(data: Any) -> list[str]:
         ({"turns": [{"user": {"byts": 3}}]}, "turns[0].user: expected a string, {text: ...}, {bytes: N}"),
         (
             {"turns": [{"user": {"bytes": -3}}]},
-            "turns[0].user.bytes: Input should be greater than or equal to 0 (got -3)",
+            "turns[0].user.bytes: -3 is below the minimum 0; use 0 or more",
         ),
-        ({"turns": [{"user": {"bytes": "many"}}]}, "turns[0].user.bytes: Input should be a valid integer"),
+        (
+            {"turns": [{"user": {"bytes": "many"}}]},
+            "turns[0].user.bytes: 'many' is invalid: Input should be a valid integer",
+        ),
         ({"turns": [{"user": 5}]}, "turns[0].user: expected a string"),
         ({"turns": [{"user": "u", "final": 3}]}, "turns[0].final: expected a string"),
         (
@@ -192,7 +195,7 @@ def problems(data: Any) -> list[str]:
         ),
         (
             {"turns": [{"user": "u", "rounds": {"calls": []}}]},
-            "turns[0].rounds: Input should be a valid list",
+            "turns[0].rounds: {'calls': []} is invalid: Input should be a valid list",
         ),
         (
             {"turns": [{"user": "u", "timezone": "Europe/Pariss"}]},
@@ -207,8 +210,8 @@ def problems(data: Any) -> list[str]:
             {"turns": [{"user": {"tokens": 3, "lang": "zh", "kind": "code"}}]},
             "turns[0].user.kind: lang: zh comes only as prose",
         ),
-        ({"turns": []}, "turns: List should have at least 1 item"),
-        ({}, "turns: Field required; this field is required"),
+        ({"turns": []}, "turns: [] has too few items; at least 1 needed"),
+        ({}, "turns: is required but missing; add it"),
         (
             {"sytem_prompt": "s", "turns": [{"user": "u"}]},
             "sytem_prompt: unknown key 'sytem_prompt' (did you mean 'system_prompt'?)",
@@ -227,7 +230,7 @@ def problems(data: Any) -> list[str]:
         ),
         (
             {"turns": [{"user": "u", "advance_seconds": "soon"}]},
-            "turns[0].advance_seconds: Input should be a valid number",
+            "turns[0].advance_seconds: 'soon' is invalid: Input should be a valid number",
         ),
     ],
 )
@@ -274,7 +277,7 @@ def test_parse_script_raises_one_located_problem_per_field() -> None:
             {"turns": [{"user": {"bytes": -1}}, {"user": "u", "extra": 1}]}, source="scenarios/x.yaml"
         )
     error = caught.value
-    assert [p.path for p in error.problems] == ["turns[0].user.bytes", "turns[1].extra"]
+    assert [p.field for p in error.problems] == ["turns[0].user.bytes", "turns[1].extra"]
     assert str(error).startswith("scenarios/x.yaml: turns[0].user.bytes: ")
     assert error.problems[1].loc == ("turns", 1, "extra")
 

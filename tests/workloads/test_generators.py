@@ -111,7 +111,7 @@ def test_parallel_batches_fan_out_up_to_twelve() -> None:
         assert [c.tool for c in round_.calls[:4]] == ["web_search", "fetch_page", "Read", "web_search"]
         assert {utf8_len(result_text(c)) for c in round_.calls} == {333}
         assert round_.text is not None and utf8_len(round_.text) == 80
-    with pytest.raises(WorkloadError, match=r"params\.fan_out: Input should be less than or equal to 12"):
+    with pytest.raises(WorkloadError, match=r"params\.fan_out: 13 is above the maximum 12; use 12 or less"):
         generate("parallel_batches", {"fan_out": 13})
 
 
@@ -235,7 +235,7 @@ def test_unknown_names_and_bad_parameters_are_located() -> None:
         WorkloadError, match=r"name: unknown generator 'retreival' \(did you mean 'retrieval'\?\)"
     ):
         generate("retreival")
-    with pytest.raises(WorkloadError, match=r"params\.rounds: Input should be greater than or equal to 1"):
+    with pytest.raises(WorkloadError, match=r"params\.rounds: 0 is below the minimum 1; use 1 or more"):
         generate("retrieval", {"rounds": 0})
     with pytest.raises(
         WorkloadError, match=r"params\.round: unknown key 'round' \(did you mean 'rounds'\?\)"
@@ -257,7 +257,7 @@ def test_generator_spec_validates_name_and_params_at_load_time() -> None:
         ({"name": "swe-loop"}, "name: unknown generator 'swe-loop' (did you mean 'swe_loop'?)"),
         (
             {"name": "swe_loop", "params": {"cycles": -1}},
-            "params.cycles: Input should be greater than or equal to 1",
+            "params.cycles: -1 is below the minimum 1; use 1 or more",
         ),
     ]:
         with pytest.raises(ValidationError) as caught:

@@ -26,8 +26,8 @@ from ctxlab.presets.agentscope.config import (
     time_format_has_date,
 )
 from ctxlab.presets.agentscope.strategy import AgentScopeParams
-from ctxlab.presets.entries import EntryWarning, StrategyEntry
-from ctxlab.problems import Loc, located_error
+from ctxlab.presets.entries import StrategyEntry
+from ctxlab.problems import Loc, Problem, located_error
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.format import check_timezone
 
@@ -66,13 +66,13 @@ class AgentScopeEntry(StrategyEntry):
             raise located_error("AgentScopeEntry", problems)
         return self
 
-    def warnings(self) -> tuple[EntryWarning, ...]:
+    def warnings(self) -> tuple[Problem, ...]:
         """A time format without a date while injection is on (AgentScope then re-injects the
         time at every step)."""
-        out: list[EntryWarning] = []
+        out: list[Problem] = []
         if self.injection.inject_runtime_state and not time_format_has_date(self.injection.time_format):
             out.append(
-                EntryWarning(
+                Problem(
                     loc=("injection", "time_format"),
                     message=f"{self.injection.time_format!r} has no full date: the injected time parses "
                     "back to 1900-01-01, so AgentScope re-injects it at every step; add %Y-%m-%d",
