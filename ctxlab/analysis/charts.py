@@ -140,17 +140,16 @@ def fill_at_trigger(frame: pd.DataFrame, *, trigger: float, title: str) -> Figur
 def estimate_vs_real(
     counts: pd.DataFrame, encodings: Sequence[str], *, window: int, trigger: float | None, title: str
 ) -> Figure:
-    """Per call of a run the estimate decided: what the estimate counted, and what each real
-    encoding counts for the same request; window and trigger lines, compressions marked."""
+    """Per call of a run the estimate decided (`estimator.recount`'s rows): what the estimate
+    counted, and what each real encoding counts for the same request; window and trigger lines,
+    compressions (its `compressed` column) marked."""
     figure = Figure(figsize=(8, 4.2), layout="constrained")
     axes = figure.add_subplot()
     x = counts["call_index"].astype(int)
     axes.plot(x, counts["estimate"], color=plots.REASONING, marker=".", linewidth=1.3, label="estimate")
     for name, colour in zip(encodings, ENCODING_COLOURS, strict=False):
         axes.plot(x, counts[name], color=colour, marker=".", linewidth=1, label=name)
-    for position, index in enumerate(
-        i for i, e in zip(x, counts["events"], strict=True) if "compressed" in str(e).split(";")
-    ):
+    for position, index in enumerate(x[counts["compressed"].astype(bool)]):
         axes.axvline(
             index - 0.5,
             color=plots.COMPRESSION,

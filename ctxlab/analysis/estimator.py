@@ -23,10 +23,11 @@ from typing import Any
 
 import pandas as pd
 
-from ctxlab.analysis.results import Results, read_requests
+from ctxlab.analysis.results import Results, has_event, read_requests
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import from_openai
+from ctxlab.engine.events import EventKind
 from ctxlab.workloads.filler import FILLER_KINDS, FillerKind, filler_at
 
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -146,10 +147,12 @@ def _schema(tool: dict[str, Any]) -> ToolSchema:
 
 def recount(results: Results, run_id: str, counters: dict[str, TokenCounter]) -> pd.DataFrame:
     """Each recorded request of a run counted again: one row per call with the recorded
-    `input_tokens`, the estimate of the request as sent (`estimate`), and one column per counter."""
+    `input_tokens`, whether a compression came right before it (`compressed`), the estimate of the
+    request as sent (`estimate`), and one column per counter."""
     calls = results.calls[results.calls["run_id"] == run_id]
-    recorded = dict(zip(calls["call_index"].astype(int), calls["input_tokens"].astype(int), strict=True))
-    events = dict(zip(calls["call_index"].astype(int), calls["events"].astype(str), strict=True))
+    indexes = calls["call_index"].astype(int)
+    recorded = dict(zip(indexes, calls["input_tokens"].astype(int), strict=True))
+    compressed = dict(zip(indexes, has_event(calls, results.events, EventKind.COMPRESSED), strict=True))
     estimator = AgentScopeEstimator()
     rows = []
     for request in read_requests(results, run_id):
@@ -160,7 +163,7 @@ def recount(results: Results, run_id: str, counters: dict[str, TokenCounter]) ->
             "call_index": index,
             "kind": request["kind"],
             "recorded": recorded[index],
-            "events": events[index],
+            "compressed": compressed[index],
             "estimate": estimator.count(messages, tools),
         }
         for name, counter in counters.items():
@@ -210,12 +213,9 @@ class Timing:
 
 
 def timing(calls: pd.DataFrame, *, tokens: str, window: int) -> Timing:
-    """Compressions and request sizes of one run's calls, measured by column `tokens`."""
-    compressed = [
-        int(i)
-        for i, e in zip(calls["call_index"], calls["events"], strict=True)
-        if "compressed" in str(e).split(";")
-    ]
+    """Compressions and request sizes of one run's calls as `recount` gives them (its
+    `compressed` column), measured by column `tokens`."""
+    compressed = [int(i) for i in calls.loc[calls["compressed"].astype(bool), "call_index"]]
     sizes = calls[tokens].astype("int64")
     return Timing(
         compressions=len(compressed),

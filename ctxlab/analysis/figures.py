@@ -62,6 +62,7 @@ def _sawtooth(results: Results, row: pd.Series) -> Figure | None:
         title += " (failed)"
     return plots.sawtooth(
         calls,
+        results.events,
         title=title,
         window=int(settings["model"]["context_size"]),
         trigger=context.get("trigger_ratio"),

@@ -25,6 +25,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from ctxlab.analysis.results import has_event
+from ctxlab.engine.events import EventKind
 from ctxlab.experiments.measures import call_cost
 
 STYLE: dict[str, Any] = {
@@ -93,12 +95,10 @@ def save(figure: Figure, folder: Path, stem: str) -> list[Path]:
     return [png, svg]
 
 
-def _compression_calls(calls: pd.DataFrame) -> list[int]:
+def _compression_calls(calls: pd.DataFrame, events: pd.DataFrame) -> list[int]:
     """Indexes of calls made right after a compression."""
-    events = calls["events"].fillna("")
-    return [
-        int(i) for i, e in zip(calls["call_index"], events, strict=True) if "compressed" in str(e).split(";")
-    ]
+    compressed = has_event(calls, events, EventKind.COMPRESSED)
+    return [int(i) for i in calls.loc[compressed, "call_index"]]
 
 
 def _zone_lines(axes: Any, window: int, trigger: float | None, reserve: float | None) -> None:
@@ -124,6 +124,7 @@ def _zone_lines(axes: Any, window: int, trigger: float | None, reserve: float | 
 @styled
 def sawtooth(
     calls: pd.DataFrame,
+    events: pd.DataFrame,
     *,
     title: str,
     window: int,
@@ -132,7 +133,8 @@ def sawtooth(
 ) -> Figure:
     """Input tokens per call of one run, with the window, trigger and reserve lines.
 
-    Reasoning and summary calls are marked apart; a dashed vertical line marks each compression.
+    Reasoning and summary calls are marked apart; a dashed vertical line marks each compression
+    (a `compressed` row of `events`, the results' events table).
     """
     figure = _figure(8, 4.2)
     axes = figure.add_subplot()
@@ -146,7 +148,7 @@ def sawtooth(
         mask = (kinds == kind).to_numpy()
         if mask.any():
             axes.scatter(x[mask], y[mask], color=color, marker=marker, s=22, zorder=3, label=label)
-    for position, index in enumerate(_compression_calls(calls)):
+    for position, index in enumerate(_compression_calls(calls, events)):
         axes.axvline(
             index - 0.5,
             color=COMPRESSION,

@@ -1,9 +1,13 @@
-"""Loading a results folder into pandas: the manifest, `runs` and `calls`.
+"""Loading a results folder into pandas: the manifest, `runs`, `calls` and `events`, and which
+calls had an event of a kind.
 
 Invariants:
 - Parquet is read when present (typed, nullable columns); otherwise CSV, with the same column
   types restored from the manifest's column descriptions.
-- Nothing is recomputed here: the frames hold exactly what the run wrote.
+- Nothing is recomputed here: the frames hold exactly what the run wrote. The one exception is a
+  folder written before the `events` table existed: its events are read from `calls.events`.
+- Figures and analyses ask which calls had an event through `has_event` over `events`; nothing
+  outside this loader and the writer takes `calls.events` apart.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from ctxlab.engine.events import EventKind
 
 _DTYPES: dict[str, Any] = {"string": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}
 LISTS = ("events", "violations")
@@ -29,6 +35,8 @@ class Results:
     manifest: dict[str, Any]
     runs: pd.DataFrame
     calls: pd.DataFrame
+    events: pd.DataFrame
+    """One row per context event: `run_id`, `call_index`, `order`, `kind`, `detail`."""
 
     @property
     def name(self) -> str:
@@ -88,12 +96,44 @@ def load_results(folder: Path | str) -> Results:
         )
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     columns = manifest.get("columns", {})
+    calls = _frame(folder, "calls", columns.get("calls", {}))
+    written = (folder / "events.parquet").is_file() or (folder / "events.csv").is_file()
     return Results(
         folder=folder,
         manifest=manifest,
         runs=_frame(folder, "runs", columns.get("runs", {})),
-        calls=_frame(folder, "calls", columns.get("calls", {})),
+        calls=calls,
+        events=_frame(folder, "events", columns.get("events", {})) if written else _events_of(calls),
     )
+
+
+def _events_of(calls: pd.DataFrame) -> pd.DataFrame:
+    """The `events` table of a folder written before it existed, from `calls.events`."""
+    cells = zip(calls["run_id"], calls["call_index"], calls["events"], strict=True)
+    rows = [
+        {"run_id": run_id, "call_index": index, "order": order, "kind": kind, "detail": detail or pd.NA}
+        for run_id, index, cell in cells
+        for order, (kind, _, detail) in enumerate(t.partition(":") for t in str(cell).split(";") if t)
+    ]
+    frame = pd.DataFrame(rows, columns=["run_id", "call_index", "order", "kind", "detail"])
+    types = {"call_index": "Int64", "order": "Int64", "kind": "string", "detail": "string"}
+    return frame.astype({"run_id": "string", **types})
+
+
+def has_event(calls: pd.DataFrame, events: pd.DataFrame, kind: EventKind) -> pd.Series:
+    """Per row of `calls`, whether its call had an event of `kind` (matched on `run_id` and
+    `call_index`; `events` may hold other runs too).
+
+    >>> calls = pd.DataFrame({"run_id": ["a", "a", "b"], "call_index": [0, 1, 1]})
+    >>> events = pd.DataFrame({"run_id": ["a", "b"], "call_index": [1, 1],
+    ...     "kind": ["compressed", "cleared"]})
+    >>> has_event(calls, events, EventKind.COMPRESSED).tolist()
+    [False, True, False]
+    """
+    chosen = events[events["kind"] == kind.value]
+    keys = set(zip(chosen["run_id"], chosen["call_index"].astype(int), strict=True))
+    pairs = zip(calls["run_id"], calls["call_index"].astype(int), strict=True)
+    return pd.Series([pair in keys for pair in pairs], index=calls.index, dtype=bool)
 
 
 def result_folders(root: Path | str) -> list[Path]:

@@ -1,11 +1,11 @@
 """The teeth of a sawtooth: what each compression of a run did, call by call.
 
 A tooth is the climb of input tokens up to a compression, the summary request(s) sent to make
-it, and the drop after it. `teeth` lists them from one run's calls table; `describe` says each
-in words.
+it, and the drop after it. `teeth` lists them from one run's calls and the results' events;
+`describe` says each in words.
 
 Invariants:
-- A tooth ends at the first reasoning call whose events include `compressed`; the summary calls
+- A tooth ends at the first reasoning call with a `compressed` event; the summary calls
   since the previous reasoning call are its summary attempts (none when the strategy edits the
   context without a summary).
 - Shares are of the run's window; a summary request above the window is one a provider that
@@ -18,31 +18,38 @@ from typing import Any
 
 import pandas as pd
 
+from ctxlab.analysis.results import has_event
+from ctxlab.engine.events import EventKind
 
-def _compressed(events: Any) -> bool:
-    return "compressed" in str(events if isinstance(events, str) else "").split(";")
+_COMPRESSED = "_compressed"
 
 
-def teeth(calls: pd.DataFrame, *, window: int) -> pd.DataFrame:
+def _marked(calls: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """The calls in call order, each marked with whether a compression came right before it."""
+    marked = calls.assign(**{_COMPRESSED: has_event(calls, events, EventKind.COMPRESSED)})
+    return marked.sort_values("call_index")
+
+
+def teeth(calls: pd.DataFrame, events: pd.DataFrame, *, window: int) -> pd.DataFrame:
     """One row per compression of one run's calls (in call order): the peak reasoning call before
-    it, its summary attempts, and the first call after it.
+    it, its summary attempts, and the first call after it. `events` is the results' events table.
 
-    >>> calls = pd.DataFrame({"call_index": [0, 1, 2, 3], "kind": ["reasoning", "reasoning",
-    ...     "summary", "reasoning"], "input_tokens": [100, 3100, 4700, 190],
-    ...     "events": ["", "", "", "compressed"]})
+    >>> calls = pd.DataFrame({"run_id": "r", "call_index": [0, 1, 2, 3], "kind": ["reasoning",
+    ...     "reasoning", "summary", "reasoning"], "input_tokens": [100, 3100, 4700, 190]})
+    >>> events = pd.DataFrame({"run_id": ["r"], "call_index": [3], "kind": ["compressed"]})
     >>> columns = ["peak_call", "peak_tokens", "summary_tokens", "after_tokens"]
-    >>> teeth(calls, window=4000)[columns].values.tolist()
+    >>> teeth(calls, events, window=4000)[columns].values.tolist()
     [[1, 3100, 4700, 190]]
     """
     rows: list[dict[str, Any]] = []
     peak: tuple[int, int] | None = None
     summaries: list[int] = []
-    for call in calls.sort_values("call_index").to_dict("records"):
+    for call in _marked(calls, events).to_dict("records"):
         tokens, index = int(call["input_tokens"]), int(call["call_index"])
         if call["kind"] == "summary":
             summaries.append(tokens)
             continue
-        if _compressed(call["events"]):
+        if call[_COMPRESSED]:
             rows.append(_tooth(len(rows) + 1, peak, summaries, (index, tokens), window))
         summaries = []
         peak = (index, tokens)
@@ -111,18 +118,19 @@ def describe(table: pd.DataFrame, *, window: int, trigger: float | None) -> list
     return lines
 
 
-def growth(calls: pd.DataFrame) -> int:
+def growth(calls: pd.DataFrame, events: pd.DataFrame) -> int:
     """The median growth of input tokens from one reasoning call to the next, between
-    compressions (0 when the context never grew).
+    compressions (0 when the context never grew). `events` is the results' events table.
 
-    >>> calls = pd.DataFrame({"call_index": [0, 1, 2], "kind": ["reasoning"] * 3,
-    ...     "input_tokens": [88, 1596, 3104], "events": ["", "", ""]})
-    >>> growth(calls)
+    >>> calls = pd.DataFrame({"run_id": "r", "call_index": [0, 1, 2], "kind": ["reasoning"] * 3,
+    ...     "input_tokens": [88, 1596, 3104]})
+    >>> growth(calls, pd.DataFrame(columns=["run_id", "call_index", "kind"]))
     1508
     """
-    reasoning = calls[calls["kind"] == "reasoning"].sort_values("call_index")
+    marked = _marked(calls, events)
+    reasoning = marked[marked["kind"] == "reasoning"]
     tokens = reasoning["input_tokens"].astype("int64").tolist()
-    fresh = [not _compressed(e) for e in reasoning["events"]]
+    fresh = [not compressed for compressed in reasoning[_COMPRESSED]]
     steps = [b - a for a, b, ok in zip(tokens, tokens[1:], fresh[1:], strict=False) if ok and b > a]
     return int(pd.Series(steps).median()) if steps else 0
 

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from ctxlab.core.compaction.progress import CompactionProgress
 from ctxlab.engine.env import Env
-
-LOOP_WARNING = "loop_warning"
-"""The event a flagged compaction adds to the next call."""
+from ctxlab.engine.events import EventKind
 
 
 def progress_warning(progress: CompactionProgress, who: str, call_index: int) -> str:
@@ -50,6 +48,6 @@ def flag_progress(env: Env, progress: CompactionProgress, who: str) -> bool:
     """Record a `loop_warning` and a warning when `progress` is flagged; True when it is."""
     if not progress.flagged:
         return False
-    env.recorder.event(LOOP_WARNING)
+    env.recorder.event(EventKind.LOOP_WARNING)
     env.recorder.warnings.append(progress_warning(progress, who, env.recorder.next_call_index))
     return True

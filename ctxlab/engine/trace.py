@@ -6,7 +6,8 @@ Invariants:
 - Token counts are the lab's own counter's; for summary calls all three counting conventions are
   kept (`messages`, `preflight`, `as_sent`, DESIGN.md §8); reasoning calls count messages + tools,
   the same under every convention.
-- `events` of a call are the context events since the previous call, in order.
+- `events` of a call are the context events since the previous call, in order; only typed
+  `Event`s are recorded.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from ctxlab.core.agentscope.summary import Summary
 from ctxlab.core.messages.model import CallKind
 from ctxlab.core.wire.protocol import Violation
+from ctxlab.engine.events import Event, EventKind
 
 Convention = Literal["as_sent", "preflight", "messages"]
 CONVENTIONS: tuple[Convention, ...] = ("as_sent", "preflight", "messages")
@@ -34,7 +36,7 @@ class CallRecord:
     output_tokens: int
     context_messages: int
     summary_chars: int
-    events: tuple[str, ...] = ()
+    events: tuple[Event, ...] = ()
     violations: tuple[Violation, ...] = ()
     cached_tokens: int = 0
     cache_write_tokens: int = 0
@@ -70,14 +72,19 @@ class Recorder:
 
     calls: list[CallRecord] = field(default_factory=list)
     compressions: list[CompressionRecord] = field(default_factory=list)
-    pending_events: list[str] = field(default_factory=list)
+    pending_events: list[Event] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def event(self, name: str) -> None:
-        """Note a context event; it is attached to the next call."""
-        self.pending_events.append(name)
+    def event(self, kind: EventKind, detail: str = "") -> None:
+        """Note a context event; it is attached to the next call.
 
-    def take_events(self) -> tuple[str, ...]:
+        Raises:
+            TypeError: `kind` is not an `EventKind`.
+            ValueError: the detail does not fit the kind (`Event`'s invariants).
+        """
+        self.pending_events.append(Event(kind, detail))
+
+    def take_events(self) -> tuple[Event, ...]:
         """The events since the last call, clearing them."""
         events, self.pending_events = tuple(self.pending_events), []
         return events

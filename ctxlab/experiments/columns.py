@@ -1,4 +1,4 @@
-"""The columns of `runs` and `calls` (DESIGN.md §8): names, types, and what each one means.
+"""The columns of `runs`, `calls` and `events` (DESIGN.md §8): names, types, and what each one means.
 
 One table serves the writers (order and types of the CSV and Parquet files), the manifest (which
 describes every column), and the README.
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from ctxlab.engine.events import EventKind
 
 ColumnType = Literal["string", "int", "float", "bool"]
 
@@ -110,10 +112,32 @@ CALL_COLUMNS = (
     Column(name="summary_chars", type="int", meaning="characters of the summary in force"),
     Column(name="over_window", type="bool", meaning="input_tokens above context_size"),
     Column(
-        name="events", type="string", meaning="`;`-joined context events since the previous call, in order"
+        name="events",
+        type="string",
+        meaning="`;`-joined context events since the previous call, in order (one row each in `events`)",
     ),
     Column(name="violations", type="string", meaning="`;`-joined `rule:index:call_id` of the request"),
 )
+
+EVENT_COLUMNS = (
+    Column(name="run_id", type="string", meaning="the run"),
+    Column(
+        name="call_index", type="int", meaning="the call the event is attached to (it happened before it)"
+    ),
+    Column(name="order", type="int", meaning="0-based position among the call's events"),
+    Column(
+        name="kind",
+        type="string",
+        meaning="the event's kind: one of " + ", ".join(f"`{kind.value}`" for kind in EventKind),
+    ),
+    Column(
+        name="detail",
+        type="string",
+        meaning="what an `injected` event told (`current-time`, `tasks`, `context-length`, `tool-error`); "
+        "empty for every other kind",
+    ),
+)
+"""One row per context event: runs in config order, calls in call order, events in order."""
 
 RETENTION_COLUMNS = ("retention_facts", "retention_rules", "retention_artifacts")
 NO_PROBES = "no probe of this kind is planted (workload.probes or a generator's probes), or the run failed"

@@ -39,7 +39,7 @@ from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.grid import RunConfig
-from ctxlab.experiments.measures import call_row, run_measures
+from ctxlab.experiments.measures import call_row, event_rows, run_measures
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
 from ctxlab.models.scripted import ScriptModel
@@ -75,6 +75,7 @@ class RunResult:
     traceback: str = ""
     measures: dict[str, Any] = field(default_factory=dict)
     calls: tuple[dict[str, Any], ...] = ()
+    events: tuple[dict[str, Any], ...] = ()
     requests_gz: bytes | None = None
     cache_metered: bool = False
     retention: tuple[dict[str, Any], ...] = ()
@@ -234,8 +235,10 @@ def _result(
 ) -> RunResult:
     records = tuple(run.env.recorder.calls) if calls is None else calls
     rows = _rows(config, run, records)
+    events = tuple(row for record in records for row in event_rows(config.run_id, record))
     measures = run_measures(
         rows,
+        events=events,
         prices=run.spec.prices.model_dump(),
         compressions=run.env.recorder.compressions,
         offloaded_bytes=offloaded_bytes(workspace),
@@ -250,6 +253,7 @@ def _result(
         traceback="".join(traceback.format_exception(error)) if error else "",
         measures=measures,
         calls=rows,
+        events=events,
         requests_gz=request_file(records) if config.record_requests else None,
         cache_metered=run.env.cache is not None,
         retention=tuple(

@@ -1,9 +1,12 @@
-"""From a run's records to the rows of `calls` and `runs` (DESIGN.md §8), and the cost of a call.
+"""From a run's records to the rows of `calls`, `events` and `runs` (DESIGN.md §8), and the cost
+of a call.
 
 Invariants:
 - A call's `input_tokens` is its count under the scenario's `summary_token_count` for summary
   calls, and messages + tools for reasoning calls (the same under every convention).
-- Peaks and totals include summary calls. Counts of events and violations are over all calls.
+- Peaks and totals include summary calls. Counts of events and violations are over all calls;
+  events are counted from the `events` rows, never from the `;`-joined `calls.events` text.
+- A call's `events` cell and its `events` rows hold the same events in the same order.
 - `call_cost` is the one place cost is computed. Without a cache meter (`cached` None) every
   input token is billed at the input price; with one, cached tokens at `cached_read` and the
   rest of the input at `cache_write` (uncached input is written to the cache).
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxlab.core.world.retention import RetentionScores
-from ctxlab.engine.progress import LOOP_WARNING
+from ctxlab.engine.events import EventKind, joined
 from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 
 PER_MILLION = 1_000_000
@@ -62,37 +65,52 @@ def call_row(
         "context_messages": record.context_messages,
         "summary_chars": record.summary_chars,
         "over_window": tokens > context_size,
-        "events": ";".join(record.events),
+        "events": joined(record.events),
         "violations": ";".join(f"{v.rule}:{v.index}:{v.call_id}" for v in record.violations),
     }
 
 
-def _count_events(rows: Sequence[dict[str, Any]], predicate: Any) -> int:
-    return sum(1 for row in rows for event in str(row["events"]).split(";") if event and predicate(event))
+def event_rows(run_id: str, record: CallRecord) -> tuple[dict[str, Any], ...]:
+    """The rows of `events` for one call: one per event, `order` 0-based within the call."""
+    return tuple(
+        {
+            "run_id": run_id,
+            "call_index": record.call_index,
+            "order": order,
+            "kind": event.kind.value,
+            "detail": event.detail or None,
+        }
+        for order, event in enumerate(record.events)
+    )
+
+
+def _count_events(events: Sequence[dict[str, Any]], kind: EventKind) -> int:
+    return sum(1 for row in events if row["kind"] == kind)
 
 
 def _count_violations(rows: Sequence[dict[str, Any]], rule: str) -> int:
     return sum(1 for row in rows for v in str(row["violations"]).split(";") if v.startswith(f"{rule}:"))
 
 
-def loop_warnings(rows: Sequence[dict[str, Any]]) -> int:
+def loop_warnings(events: Sequence[dict[str, Any]]) -> int:
     """Compactions the engine flagged (`loop_warning` events): futile ones (under 1% reclaimed)
     and ones whose floor is at or above the trigger, so the next check compacts again. Each
     strategy judges its own compactions against its own trigger (`ctxlab.engine.progress`)."""
-    return _count_events(rows, lambda e: e == LOOP_WARNING)
+    return _count_events(events, EventKind.LOOP_WARNING)
 
 
 def run_measures(
     rows: Sequence[dict[str, Any]],
     *,
+    events: Sequence[dict[str, Any]],
     prices: dict[str, float],
     compressions: Sequence[CompressionRecord],
     offloaded_bytes: int,
     source_violations: int,
     retention: RetentionScores | None = None,
 ) -> dict[str, Any]:
-    """The measured columns of one `runs` row, from its call rows and compressions, and the final
-    retention snapshot's scores (None: no probe was planted, or the run did not finish)."""
+    """The measured columns of one `runs` row, from its call and event rows and compressions, and
+    the final retention snapshot's scores (None: no probe was planted, or the run did not finish)."""
     tokens = [int(row["input_tokens"]) for row in rows]
     metered = bool(rows) and rows[0]["cached_tokens"] is not None
     cached = sum(int(row["cached_tokens"]) for row in rows) if metered else None
@@ -112,8 +130,8 @@ def run_measures(
         "cost": cost,
         "compressions": len(compressions),
         "offloaded_bytes": offloaded_bytes,
-        "truncations": _count_events(rows, lambda e: e == "truncated"),
-        "injections": _count_events(rows, lambda e: e.startswith("injected")),
+        "truncations": _count_events(events, EventKind.TRUNCATED),
+        "injections": _count_events(events, EventKind.INJECTED),
         "violations_openai": _count_violations(rows, "openai"),
         "violations_anthropic": _count_violations(rows, "anthropic"),
         "source_violations": source_violations,
@@ -121,5 +139,5 @@ def run_measures(
         "retention_facts": retention.facts.retention if retention else None,
         "retention_rules": retention.rules.retention if retention else None,
         "retention_artifacts": retention.artifacts.retention if retention else None,
-        "loop_warnings": loop_warnings(rows),
+        "loop_warnings": loop_warnings(events),
     }

@@ -1,7 +1,7 @@
 """Writing a scenario's results folder (DESIGN.md §8), all at once or not at all.
 
 `<out>/<scenario>/` holds `manifest.json`, `runs.csv`/`.parquet`, `calls.csv`/`.parquet`,
-`requests/<run_id>.jsonl.gz` (when requests are recorded) and `figures/`.
+`events.csv`/`.parquet`, `requests/<run_id>.jsonl.gz` (when requests are recorded) and `figures/`.
 
 Invariants:
 - Everything is written into a temporary sibling folder (`.<scenario>.tmp-<pid>`) that replaces
@@ -20,7 +20,7 @@ import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,14 @@ import ctxlab
 from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
 from ctxlab.experiments.execute import RunResult
 from ctxlab.experiments.grid import RunConfig
-from ctxlab.experiments.tables import Table, calls_table, runs_table, write_csv, write_parquet
+from ctxlab.experiments.tables import (
+    Table,
+    calls_table,
+    events_table,
+    runs_table,
+    write_csv,
+    write_parquet,
+)
 from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.load import LoadedScenario
 
@@ -112,10 +119,10 @@ def manifest(
     loaded: LoadedScenario,
     configs: Sequence[RunConfig],
     results: Sequence[RunResult],
-    runs: Table,
-    calls: Table,
+    tables: Mapping[str, Table],
 ) -> dict[str, Any]:
-    """The manifest: the resolved scenario, versions, commit, seed, and one entry per run."""
+    """The manifest: the resolved scenario, versions, commit, seed, one entry per run, and what
+    every column of `tables` (by file name: `runs`, `calls`, `events`) means."""
     scenario = loaded.scenario
     return {
         "scenario": scenario.name,
@@ -156,7 +163,7 @@ def manifest(
         "warnings": [str(w) for w in loaded.warnings],
         "notes": {p.name: list(p.notes) for p in PRESETS.values() if p.notes and _uses(scenario, p.name)},
         "unmeasured": unmeasured(results),
-        "columns": {"runs": _columns(runs), "calls": _columns(calls)},
+        "columns": {name: _columns(table) for name, table in tables.items()},
     }
 
 
@@ -207,8 +214,12 @@ def _plot(plot: Plotter, folder: Path) -> str | None:
 def _fill(
     folder: Path, loaded: LoadedScenario, configs: Sequence[RunConfig], results: Sequence[RunResult]
 ) -> None:
-    runs, calls = runs_table(configs, results), calls_table(results)
-    for name, table in (("runs", runs), ("calls", calls)):
+    tables = {
+        "runs": runs_table(configs, results),
+        "calls": calls_table(results),
+        "events": events_table(results),
+    }
+    for name, table in tables.items():
         write_csv(table, folder / f"{name}.csv")
         write_parquet(table, folder / f"{name}.parquet")
     recorded = [r for r in results if r.requests_gz is not None]
@@ -217,7 +228,7 @@ def _fill(
         for result in recorded:
             assert result.requests_gz is not None
             (folder / "requests" / f"{result.run_id}.jsonl.gz").write_bytes(result.requests_gz)
-    text = json.dumps(manifest(loaded, configs, results, runs, calls), indent=2, ensure_ascii=False)
+    text = json.dumps(manifest(loaded, configs, results, tables), indent=2, ensure_ascii=False)
     (folder / "manifest.json").write_text(text + "\n", encoding="utf-8")
 
 

@@ -1,8 +1,8 @@
-"""The `runs` and `calls` tables: rows from run results, written as CSV and Parquet.
+"""The `runs`, `calls` and `events` tables: rows from run results, written as CSV and Parquet.
 
 Invariants:
-- Rows follow the configs' order (grid order), calls within a run in call order: never the
-  order runs finished in.
+- Rows follow the configs' order (grid order), calls within a run in call order, events within a
+  call in the order they happened: never the order runs finished in.
 - CSV bytes depend only on the values: `\\n` line ends, empty cell for a missing value, `true` /
   `false`, integers in decimal, floats as Python's shortest round-trip text, lists and mappings
   as compact JSON. The Parquet file holds the same values with typed columns.
@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxlab.experiments.columns import CALL_COLUMNS, RUN_HEAD, RUN_MEASURES, Column, ColumnType
+from ctxlab.experiments.columns import (
+    CALL_COLUMNS,
+    EVENT_COLUMNS,
+    RUN_HEAD,
+    RUN_MEASURES,
+    Column,
+    ColumnType,
+)
 from ctxlab.experiments.execute import RunResult
 from ctxlab.experiments.grid import RunConfig
 
@@ -88,6 +95,11 @@ def runs_table(configs: Sequence[RunConfig], results: Sequence[RunResult]) -> Ta
 def calls_table(results: Sequence[RunResult]) -> Table:
     """One row per model call, runs in config order."""
     return Table(columns=CALL_COLUMNS, rows=tuple(row for result in results for row in result.calls))
+
+
+def events_table(results: Sequence[RunResult]) -> Table:
+    """One row per context event, runs in config order."""
+    return Table(columns=EVENT_COLUMNS, rows=tuple(row for result in results for row in result.events))
 
 
 def _cell(value: Any) -> str:

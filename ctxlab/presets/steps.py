@@ -45,6 +45,7 @@ from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import Sizer, view_units
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.progress import flag_progress
@@ -53,7 +54,6 @@ from ctxlab.engine.trace import CompressionRecord
 
 VIEW_KEY = "view"
 PROGRESS_KEY = "progress"
-COMPACTION_STOPPED = "compaction_stopped"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +93,7 @@ class Step:
 
     __slots__ = ()
     key: ClassVar[str] = "step"
-    event: ClassVar[str] = "cleared"
+    event: ClassVar[EventKind] = EventKind.CLEARED
     edits: ClassVar[bool] = False
     stoppable: ClassVar[bool] = False
 
@@ -147,7 +147,7 @@ class PersistableClearing(Step):
         cleared = self.clear(state.context, request_sizer(state, env, frame))
         if not cleared.cleared:
             return Stepped(state=state)
-        env.recorder.event("cleared")
+        env.recorder.event(EventKind.CLEARED)
         done = Compaction(
             before=cleared.tokens_before,
             after=cleared.tokens_after,
@@ -255,7 +255,7 @@ class StepStrategy:
         breaker = guard.breaker.record(not flagged)
         stops = self.futile_limit and any(s.stoppable for s in self.steps)
         if breaker.tripped and not guard.breaker.tripped and stops:
-            env.recorder.event(COMPACTION_STOPPED)
+            env.recorder.event(EventKind.COMPACTION_STOPPED)
             env.recorder.warnings.append(
                 f"call {env.recorder.next_call_index}: {self.name} stops compacting after "
                 f"{breaker.limit} futile compactions in a row, until the next user turn"

@@ -35,6 +35,7 @@ from ctxlab.core.compaction.progress import assess_compaction
 from ctxlab.core.messages.blocks import HintBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env, SummaryOutcome
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.progress import flag_progress
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.trace import CompressionRecord
@@ -118,7 +119,7 @@ def _summarize(
     schema = json.loads(settings.summary_schema)
     outcome = env.summarize(state, plan.request, schema)
     if outcome.fields is None and not outcome.skipped and plan.overflow:
-        env.recorder.event("overflow_retry")
+        env.recorder.event(EventKind.OVERFLOW_RETRY)
         retry = overflow_retry_request(plan, inp, env.counter)
         outcome = env.summarize(state, retry, schema)
     return outcome
@@ -173,9 +174,9 @@ def _offload(summary: Summary, plan: CompressionPlan, env: Env) -> Offloaded:
 
 
 def _record(step: _InFlight, env: Env, offloaded: Offloaded, after: TriggerCheck) -> None:
-    env.recorder.event("compressed")
+    env.recorder.event(EventKind.COMPRESSED)
     if offloaded.path is not None:
-        env.recorder.event("offloaded")
+        env.recorder.event(EventKind.OFFLOADED)
     ok = step.outcome.fields is not None
     env.recorder.compressions.append(
         CompressionRecord(

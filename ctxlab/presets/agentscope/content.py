@@ -13,6 +13,7 @@ from ctxlab.core.agentscope.images import apply_image_cap, plan_image_cap
 from ctxlab.core.agentscope.toolresult import attach_reminder, split_tool_result, truncation_reminder
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.texts import Texts
 
@@ -22,11 +23,11 @@ def truncate_result(result: ToolResultBlock, limit: int, env: Env, texts: Texts)
     split = split_tool_result(result, limit, env.counter)
     if split is None:
         return result
-    env.recorder.event("truncated")
+    env.recorder.event(EventKind.TRUNCATED)
     path = None
     if env.workspace is not None:
         path = env.workspace.offload_tool_result(split.offloaded)
-        env.recorder.event("offloaded")
+        env.recorder.event(EventKind.OFFLOADED)
     return attach_reminder(split.kept, truncation_reminder(texts, path))
 
 
@@ -43,8 +44,8 @@ def cap_images(state: EpisodeState, max_images: int, env: Env, texts: Texts) -> 
             urls.append(site.own_url)
         elif env.workspace is not None:
             urls.append(env.workspace.offload_data(site.image))
-            env.recorder.event("offloaded")
+            env.recorder.event(EventKind.OFFLOADED)
         else:
             urls.append(None)
-    env.recorder.event("images_removed")
+    env.recorder.event(EventKind.IMAGES_REMOVED)
     return with_context(state, apply_image_cap(state.context, cap, urls, texts), env.counter)

@@ -22,6 +22,7 @@ from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_to_reply
@@ -141,7 +142,7 @@ class AgentScopeStrategy:
         if injection is None:
             return state
         for cause in injection.causes:
-            env.recorder.event(f"injected:{cause}")
+            env.recorder.event(EventKind.INJECTED, cause)
         return append_to_reply(state, (injection.block,), env.counter)
 
     def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:

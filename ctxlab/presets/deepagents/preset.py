@@ -27,6 +27,7 @@ from ctxlab.core.compaction.clearing import LargeResultParams, apply_result_offl
 from ctxlab.core.compaction.cutoff import DEEPAGENTS_SUMMARY
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.state import EpisodeState
 from ctxlab.presets.langchain.preset import LangChainSummaryParams, SummarizeOldest
 from ctxlab.presets.preset import Preset
@@ -54,7 +55,7 @@ class EvictLargeResults(Step):
             return result
         saved = ToolResultBlock(id=result.id, name=result.name, output=(TextBlock(text=offload.content),))
         path = env.workspace.offload_tool_result(saved)
-        env.recorder.event("offloaded")
+        env.recorder.event(EventKind.OFFLOADED)
         return apply_result_offload(result, offload, path, self.params)
 
 

@@ -41,6 +41,7 @@ from ctxlab.core.messages.message import Message, summary_message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import Sizer
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.presets.preset import Preset
@@ -174,10 +175,10 @@ class SummarizeOldest(Step):
         if p.offload_history and env.workspace is not None:
             path = env.workspace.offload_context(cut.summarize)
             text += fill(p.history_reminder, path=path)
-            env.recorder.event("offloaded")
+            env.recorder.event(EventKind.OFFLOADED)
         new = replace(with_context(state, cut.keep, env.counter), summary=text)
         after = request_sizer(new, env, frame).tokens(new.context_tally)
-        env.recorder.event("compressed")
+        env.recorder.event(EventKind.COMPRESSED)
         record_compaction(
             env,
             before=before,
@@ -211,7 +212,7 @@ class SummarizeOldest(Step):
         outcome = env.summarize_text(state, request)
         if outcome.text is not None:
             return Written(fill(p.summary_prefix, summary=outcome.text), ok=True)
-        env.recorder.event("summary_failed")
+        env.recorder.event(EventKind.SUMMARY_FAILED)
         if p.keep_on_failure:
             return None
         why = "skipped after repeated failures" if outcome.skipped else str(outcome.error)

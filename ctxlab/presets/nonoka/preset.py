@@ -58,6 +58,7 @@ from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.units import drop_units, protocol_units, view_units
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
 from ctxlab.presets.preset import Preset
@@ -136,7 +137,7 @@ class Microcompact(Step):
         done = microcompact(state.context, self.params)
         if not done.superseded:
             return Stepped(state=state)
-        env.recorder.event("microcompacted")
+        env.recorder.event(EventKind.MICROCOMPACTED)
         return Stepped(state=with_context(state, done.messages, env.counter))
 
 
@@ -213,7 +214,7 @@ class Compact(Step):
             summarized = self._summarize(state, env)
             summaries = summaries.record(summarized.ok) if summarized.attempted else summaries
             if summaries.tripped and not kept.summaries.tripped:
-                env.recorder.event("summary_disabled")
+                env.recorder.event(EventKind.SUMMARY_DISABLED)
         evicted = self._evict(summarized.state, env, frame, kept)
         new = with_memo(evicted.state, self.key, replace(evicted.memo, summaries=summaries))
         record_compaction(
@@ -248,9 +249,9 @@ class Compact(Step):
         )
         floor = evict(state.context, target=0, sizer=sizer, protected=protected, params=p.evict).tokens_after
         if done.evicted:
-            env.recorder.event("evicted")
+            env.recorder.event(EventKind.EVICTED)
         if not done.ledger.items and (kept.ledger.items or self._leaves_items(state, done, facts)):
-            env.recorder.event("ledger_dropped")
+            env.recorder.event(EventKind.LEDGER_DROPPED)
         message = kept.message if done.ledger == kept.ledger else render_ledger(done.ledger, p.evict)
         return Evicted(
             state=with_context(state, done.messages, env.counter),
@@ -284,9 +285,9 @@ class Compact(Step):
         request = summary_request(p.summary_prompt, span, previous_summary=summary_text(state.summary))
         outcome = env.summarize_text(state, request)
         if outcome.text is None:
-            env.recorder.event("summary_failed")
+            env.recorder.event(EventKind.SUMMARY_FAILED)
             return Summarized(state=state, attempted=not outcome.skipped, ok=False)
-        env.recorder.event("compressed")
+        env.recorder.event(EventKind.COMPRESSED)
         rest = drop_units(state.context, units, chosen)
         summary = fill(p.summary_heading, summary=outcome.text)
         return Summarized(
@@ -310,7 +311,7 @@ class TrimPrompt(Step):
 
     params: NonokaParams
     key: ClassVar[str] = "prompt_trim"
-    event: ClassVar[str] = "trimmed"
+    event: ClassVar[EventKind] = EventKind.TRIMMED
     edits: ClassVar[bool] = True
 
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:

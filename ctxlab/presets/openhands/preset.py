@@ -38,6 +38,7 @@ from ctxlab.core.compaction.cutoff import CondenserParams, openhands_cut
 from ctxlab.core.compaction.freetext import summary_request
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.presets.preset import Preset
@@ -123,13 +124,13 @@ class CondenseEvents(Step):
         outcome = env.summarize_text(state, request)
         trigger = self.settings.max_tokens or env.context_size
         if outcome.text is None:
-            env.recorder.event("summary_failed")
+            env.recorder.event(EventKind.SUMMARY_FAILED)
             return Stepped(
                 state=state, compaction=Compaction(before=before, after=before, floor=0, trigger=trigger)
             )
         new = replace(with_context(state, (*cut.head, *cut.keep), env.counter), summary=outcome.text)
         after = request_sizer(new, env, frame).tokens(new.context_tally)
-        env.recorder.event("compressed")
+        env.recorder.event(EventKind.COMPRESSED)
         record_compaction(
             env,
             before=before,

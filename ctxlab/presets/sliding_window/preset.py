@@ -24,6 +24,7 @@ from typing import ClassVar
 from ctxlab.core.compaction.clearing import SlidingWindowParams, slide_window
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.presets.preset import Preset
@@ -64,7 +65,7 @@ class SlideWindow(Step):
 
     params: WindowParams
     key: ClassVar[str] = "sliding_window"
-    event: ClassVar[str] = "dropped"
+    event: ClassVar[EventKind] = EventKind.DROPPED
     edits: ClassVar[bool] = True
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
