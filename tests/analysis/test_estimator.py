@@ -66,6 +66,8 @@ def test_recounting_with_the_estimate_gives_back_what_was_recorded(retrieval_res
         calls = retrieval_results.calls[retrieval_results.calls["run_id"] == run_id]
         assert counts["call_index"].tolist() == calls["call_index"].tolist()
         assert counts["estimate again"].tolist() == counts["estimate"].tolist() == counts["recorded"].tolist()
+        compressions = retrieval_results.runs.set_index("run_id").loc[run_id, "compressions"]
+        assert counts["compressed"].sum() == compressions
         big = counts[counts["estimate"] > 1000]  # mostly prose results: the estimate counts too many
         assert len(big) and (big["o200k"] < big["estimate"]).all()
 
@@ -79,7 +81,7 @@ def test_trigger_fill_and_what_if() -> None:
 
 def test_timing_of_calls() -> None:
     calls = pd.DataFrame(
-        {"call_index": [0, 1, 2, 3], "events": ["", "", "compressed", ""], "t": [100, 5000, 200, 900]}
+        {"call_index": [0, 1, 2, 3], "compressed": [False, False, True, False], "t": [100, 5000, 200, 900]}
     )
     timing = estimator.timing(calls, tokens="t", window=4000)
     assert (timing.compressions, timing.first_compression, timing.over_window) == (1, 2, 1)

@@ -82,10 +82,10 @@ def test_sawtooth_marks_summary_calls_compressions_and_the_zones() -> None:
             "call_index": [0, 1, 2, 3],
             "kind": ["reasoning", "reasoning", "summary", "reasoning"],
             "input_tokens": [100, 3300, 3400, 300],
-            "events": ["", "", "", "compressed"],
         }
     )
-    figure = sawtooth(calls, title="t", window=4000, trigger=0.8, reserve=0.1)
+    events = pd.DataFrame({"run_id": ["r"], "call_index": [3], "kind": ["compressed"]})
+    figure = sawtooth(calls, events, title="t", window=4000, trigger=0.8, reserve=0.1)
     labels = figure.axes[0].get_legend_handles_labels()[1]
     assert labels == [
         "reasoning call",

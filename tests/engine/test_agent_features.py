@@ -100,7 +100,7 @@ def hints(outcome: RunOutcome) -> list[str]:
 
 
 def events(outcome: RunOutcome) -> list[str]:
-    return [e for c in outcome.calls for e in c.events]
+    return [str(e) for c in outcome.calls for e in c.events]
 
 
 # --- time ---------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.world.script import DEFAULT_START, Script, ScriptedRound
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
-from ctxlab.engine.progress import LOOP_WARNING, flag_progress, progress_warning
+from ctxlab.engine.events import Event, EventKind
+from ctxlab.engine.progress import flag_progress, progress_warning
 from ctxlab.engine.state import EpisodeState
 from ctxlab.models.scripted import FunctionModel, ScriptModel
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
@@ -74,7 +75,7 @@ def test_a_flagged_compaction_adds_a_loop_warning_and_a_located_warning() -> Non
     assert not flag_progress(
         e, assess_compaction(before=10_000, after=4_000, floor=1_000, trigger=8_000), "lab"
     )
-    assert e.recorder.pending_events == [LOOP_WARNING]
+    assert e.recorder.pending_events == [Event(EventKind.LOOP_WARNING)]
     assert e.recorder.warnings == [progress_warning(futile, "lab", 0)]
     assert "0.5%" in e.recorder.warnings[0] and "floor" not in e.recorder.warnings[0]
 
@@ -90,7 +91,7 @@ def test_agentscope_flags_a_compaction_whose_floor_is_at_the_trigger_and_compres
     ran = run(AgentScopeStrategy(texts=CTXLAB_TEXTS, params=QUIET), script, window=1000)
     compressions = ran.outcome.compressions
     assert len(compressions) >= 4  # every call compresses again
-    assert ran.events().count(LOOP_WARNING) == len(compressions)
+    assert ran.events().count(EventKind.LOOP_WARNING) == len(compressions)
     assert all("at or above the trigger 800" in w for w in ran.outcome.warnings)
     assert all(c.floor_tokens == c.tokens_after >= 800 for c in compressions)
 
@@ -98,5 +99,5 @@ def test_agentscope_flags_a_compaction_whose_floor_is_at_the_trigger_and_compres
 def test_agentscope_compressions_that_land_under_the_trigger_are_not_flagged() -> None:
     rounds = [ScriptedRound(calls=(tool_call("retrieve", "{}", text(2000)),)) for _ in range(6)]
     ran = run(AgentScopeStrategy(texts=CTXLAB_TEXTS, params=QUIET), one_turn(*rounds), window=2000)
-    assert ran.outcome.compressions and LOOP_WARNING not in ran.events()
+    assert ran.outcome.compressions and EventKind.LOOP_WARNING not in ran.events()
     assert ran.outcome.warnings == ()

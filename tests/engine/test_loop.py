@@ -13,6 +13,7 @@ from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
 from ctxlab.engine.middleware import Middleware
@@ -141,7 +142,8 @@ def test_failed_invocation_makes_three_attempts_and_the_overflow_retry_one_more_
     assert [c.call_index for c in summaries[:4]] == list(
         range(summaries[0].call_index, summaries[0].call_index + 4)
     )
-    assert "overflow_retry" in summaries[3].events and "overflow_retry" not in summaries[2].events
+    retry = Event(EventKind.OVERFLOW_RETRY)
+    assert retry in summaries[3].events and retry not in summaries[2].events
     assert outcome.compressions[0].summary_ok
 
 

@@ -26,6 +26,7 @@ from ctxlab.core.world.script import (
 )
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.middleware import CompressRequest
@@ -185,7 +186,7 @@ def test_a_snapshot_precedes_the_reasoning_call_after_its_compression() -> None:
     assert len(compressions) == len(outcome.compressions)
     for snap, record in zip(compressions, outcome.compressions, strict=True):
         call = outcome.calls[snap.before_call]
-        assert call.kind == "reasoning" and "compressed" in call.events
+        assert call.kind == "reasoning" and Event(EventKind.COMPRESSED) in call.events
         assert record.before_call == snap.before_call
         assert outcome.calls[snap.before_call - 1].kind == "summary"
 

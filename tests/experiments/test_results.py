@@ -1,5 +1,5 @@
-"""Result files (DESIGN.md §8): columns, counting conventions, cost, request files, failed runs and
-atomic writes; grid expansion and run ids."""
+"""Result files (DESIGN.md §8): columns, the events table, counting conventions, cost, request
+files, failed runs and atomic writes; grid expansion and run ids."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ import hashlib
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from ctxlab.analysis.results import load_results
+from ctxlab.engine.events import EventKind
 from ctxlab.experiments import results as results_module
 from ctxlab.experiments.execute import execute
 from ctxlab.experiments.grid import canonical_json, config_hash, expand
@@ -59,6 +62,7 @@ CALL_COLUMNS = [
     "events",
     "violations",
 ]
+EVENT_COLUMNS = ["run_id", "call_index", "order", "kind", "detail"]
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -122,9 +126,15 @@ def test_result_columns_are_the_designs(tmp_path: Path) -> None:
     assert header[4 + len(params) :] == RUN_COLUMNS
     with (folder / "calls.csv").open(encoding="utf-8") as f:
         assert f.readline().strip().split(",") == CALL_COLUMNS
+    with (folder / "events.csv").open(encoding="utf-8") as f:
+        assert f.readline().strip().split(",") == EVENT_COLUMNS
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert list(manifest["columns"]["events"]) == EVENT_COLUMNS
     assert sorted(p.name for p in folder.iterdir()) == [
         "calls.csv",
         "calls.parquet",
+        "events.csv",
+        "events.parquet",
         "manifest.json",
         "requests",
         "runs.csv",
@@ -164,9 +174,37 @@ def test_compressions_are_marked_on_the_call_after_them(tmp_path: Path) -> None:
     folder = run_to(tmp_path, TINY)
     calls = rows(folder / "calls.csv")
     (run,) = rows(folder / "runs.csv")
-    marked = [i for i, c in enumerate(calls) if "compressed" in c["events"].split(";")]
+    marked = [int(e["call_index"]) for e in rows(folder / "events.csv") if e["kind"] == EventKind.COMPRESSED]
     assert len(marked) == int(run["compressions"]) > 0
     assert all(calls[i - 1]["kind"] == "summary" and calls[i]["kind"] == "reasoning" for i in marked)
+
+
+def test_the_events_table_holds_each_calls_events_in_order(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, SWEPT)
+    joined: dict[tuple[str, str], list[str]] = {}
+    for event in rows(folder / "events.csv"):
+        own = joined.setdefault((event["run_id"], event["call_index"]), [])
+        assert int(event["order"]) == len(own) and event["kind"] in set(EventKind)
+        own.append(f"{event['kind']}:{event['detail']}" if event["detail"] else event["kind"])
+    calls = rows(folder / "calls.csv")
+    assert {(c["run_id"], c["call_index"]): c["events"] for c in calls if c["events"]} == {
+        key: ";".join(texts) for key, texts in joined.items()
+    }
+    injected = [e for e in rows(folder / "events.csv") if e["kind"] == EventKind.INJECTED]
+    assert injected and all(e["detail"] for e in injected)
+    runs = rows(folder / "runs.csv")
+    assert sum(int(r["injections"]) for r in runs) == len(injected)
+
+
+def test_the_events_table_loads_the_same_from_parquet_csv_and_an_older_folder(tmp_path: Path) -> None:
+    folder = run_to(tmp_path, SWEPT)
+    typed = load_results(folder).events
+    assert len(typed) and list(typed.columns) == EVENT_COLUMNS
+    assert str(typed["call_index"].dtype) == "Int64" and str(typed["kind"].dtype) == "string"
+    (folder / "events.parquet").unlink()
+    pd.testing.assert_frame_equal(load_results(folder).events, typed)
+    (folder / "events.csv").unlink()  # written before the events table existed
+    pd.testing.assert_frame_equal(load_results(folder).events, typed)
 
 
 @pytest.mark.parametrize("convention", ["messages", "preflight", "as_sent"])

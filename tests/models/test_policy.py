@@ -13,6 +13,7 @@ from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelRequest
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.session import run_script
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
@@ -199,7 +200,7 @@ def test_after_a_compression_it_lists_its_open_tasks_first() -> None:
     relists = [e for e in model.events if e.kind == "task_list"]
     assert len(relists) == len(outcome.compressions)
     for event in relists:
-        assert "compressed" in outcome.calls[event.call_index].events
+        assert Event(EventKind.COMPRESSED) in outcome.calls[event.call_index].events
     reasoning = [c for c in outcome.calls if c.kind == "reasoning"]
     assert len(reasoning) == 7 + 1 + len(relists)  # scripted rounds, the final answer, the extras
     listed = [
@@ -254,7 +255,7 @@ def test_a_needed_fact_that_was_offloaded_is_read_back() -> None:
     # tool-result limit (1,000) with the rest offloaded again.
     before, after = outcome.calls[read.call_index], outcome.calls[found.call_index]
     assert 1000 < after.tokens["as_sent"] - before.tokens["as_sent"] < 1100
-    assert after.events == ("truncated", "offloaded")
+    assert after.events == (Event(EventKind.TRUNCATED), Event(EventKind.OFFLOADED))
     per_task = sum(c.tokens["as_sent"] for c in outcome.calls)
     assert per_task > sum(c.tokens["as_sent"] for c in baseline.calls) + 1000
     assert outcome.retention[-1].state_of("db-port").status == "context"

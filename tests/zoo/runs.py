@@ -49,8 +49,8 @@ class Ran:
         return sum(c.tokens["as_sent"] for c in self.outcome.calls)
 
     def events(self) -> list[str]:
-        """Every event of the run, in order."""
-        return [e for c in self.outcome.calls for e in c.events]
+        """Every event of the run as the results show it (`kind` or `kind:detail`), in order."""
+        return [str(e) for c in self.outcome.calls for e in c.events]
 
     def violations(self) -> list[str]:
         """Every protocol violation of the run."""

@@ -12,6 +12,7 @@ from ctxlab.core.compaction.clearing import (
 from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.world.script import ScriptedRound
+from ctxlab.engine.events import Event, EventKind
 from ctxlab.presets.anthropic import preset as anthropic
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.openhands import preset as openhands
@@ -22,6 +23,7 @@ from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import one_turn, results_of, run, text, tool_call
 
 CLEARED = AnthropicClearParams().placeholder
+CLEARED_EVENT = Event(EventKind.CLEARED)
 
 
 def search(k: int, tool: str = "retrieve", size: int = 4000) -> ScriptedRound:
@@ -44,7 +46,7 @@ def test_anthropic_clearing_edits_each_request_past_the_trigger_and_keeps_the_hi
     assert last[:-3] == [CLEARED] * 7 and CLEARED not in last[-3:]  # all but the 3 newest
     # 1,000-token results: the history passes 5,000 tokens at the 5th result; from then on every
     # request (calls 5 to 10) clears one more result than the previous one.
-    assert [c.call_index for c in ran.outcome.calls if "cleared" in c.events] == [5, 6, 7, 8, 9, 10]
+    assert [c.call_index for c in ran.outcome.calls if CLEARED_EVENT in c.events] == [5, 6, 7, 8, 9, 10]
     assert max(ran.reasoning()[5:]) < 3500
     assert ran.violations() == []
 
@@ -63,7 +65,7 @@ def test_anthropic_clearing_skips_excluded_tools_and_can_clear_inputs() -> None:
 def test_clear_at_least_holds_the_edit_back_until_it_reclaims_enough() -> None:
     params = AnthropicClearParams(trigger=3000, clear_at_least=4500)
     ran = run(anthropic.build(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(8))))
-    first = next(i for i, c in enumerate(ran.outcome.calls) if "cleared" in c.events)
+    first = next(i for i, c in enumerate(ran.outcome.calls) if CLEARED_EVENT in c.events)
     cleared_counts = [shown(sent).count(CLEARED) for sent in ran.sent()]
     assert cleared_counts[first] >= 5 and set(cleared_counts[:first]) == {0}  # ≥ 4500 tokens at once
     assert ran.reasoning()[first - 1] > 3000  # over the trigger but not worth clearing yet

@@ -10,9 +10,8 @@ from ctxlab.core.compaction.budget import BudgetParams
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.world.artifacts import Artifact, reference_text
 from ctxlab.core.world.script import ScriptedRound
-from ctxlab.engine.progress import LOOP_WARNING
+from ctxlab.engine.events import Event, EventKind
 from ctxlab.presets.nonoka.preset import PRESET, NonokaParams, artifact_id
-from ctxlab.presets.steps import COMPACTION_STOPPED
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import Ran, one_turn, results_of, run, text, tool_call, turns
 
@@ -41,7 +40,7 @@ def test_over_6144_tokens_whole_units_are_evicted_down_to_4096_and_the_ledger_ke
     sizes = ran.reasoning()
     assert sizes == [297, 1803, 3310, 4816, 3761, 5268, 3310, 4816, 3761]
     assert max(sizes) <= 6144  # checked before every call: over the trigger means compacted first
-    after = [c.tokens["as_sent"] for c in ran.outcome.calls if "evicted" in c.events]
+    after = [c.tokens["as_sent"] for c in ran.outcome.calls if Event(EventKind.EVICTED) in c.events]
     assert after and all(size <= 4096 for size in after)
     assert ran.violations() == []
     system, ledger, user, *_ = ran.sent()[-1]
@@ -59,7 +58,7 @@ def test_over_6144_tokens_whole_units_are_evicted_down_to_4096_and_the_ledger_ke
 
 def test_the_ledger_is_dropped_whole_when_the_request_would_still_be_over_the_target() -> None:
     ran = run(PRESET.strategy(), one_turn(*(bash(k) for k in range(8))))
-    (dropped,) = [c for c in ran.outcome.calls if "ledger_dropped" in c.events]
+    (dropped,) = [c for c in ran.outcome.calls if Event(EventKind.LEDGER_DROPPED) in c.events]
     assert dropped.call_index == 6 and all(m.role != "system" for m in ran.sent()[6][1:])
 
 
@@ -133,8 +132,8 @@ def test_a_fixed_floor_over_the_trigger_is_flagged_and_compaction_stops_until_th
         tuple(bash(k, 400) for k in range(5)), tuple(bash(k, 400) for k in range(5, 10)), system="s" * 26_000
     )
     ran = run(PRESET.strategy(), script)
-    warnings = ran.events().count(LOOP_WARNING)
-    assert warnings == 4 and ran.events().count(COMPACTION_STOPPED) == 2
+    warnings = ran.events().count(EventKind.LOOP_WARNING)
+    assert warnings == 4 and ran.events().count(EventKind.COMPACTION_STOPPED) == 2
     assert all("at or above the trigger 6145" in w for w in ran.outcome.warnings if "floor" in w)
 
 
@@ -142,7 +141,7 @@ def test_without_the_futile_breaker_the_floor_makes_every_call_compact_again() -
     script = turns(tuple(bash(k, 400) for k in range(5)), system="s" * 26_000)
     strategy = replace(PRESET.strategy(), futile_limit=0)  # type: ignore[type-var]
     ran = run(strategy, script)
-    assert ran.events().count(LOOP_WARNING) == len(ran.outcome.calls)
+    assert ran.events().count(EventKind.LOOP_WARNING) == len(ran.outcome.calls)
 
 
 def test_a_fact_in_an_evicted_result_stays_in_the_ledger_until_the_ledger_is_dropped() -> None:
@@ -175,5 +174,5 @@ def test_a_fact_in_an_evicted_result_stays_in_the_ledger_until_the_ledger_is_dro
     # visible in the request too); the next eviction overflows the target with the ledger, which
     # nonoka then drops whole, and the fact with it.
     assert places == [("context", "ledger"), (), (), ()]
-    dropped = [c for c in outcome.calls if "ledger_dropped" in c.events]
+    dropped = [c for c in outcome.calls if Event(EventKind.LEDGER_DROPPED) in c.events]
     assert dropped and dropped[0].call_index == delivered[1].before_call

@@ -28,9 +28,9 @@ from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import DEFAULT_START, ScriptedRound
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import BuiltinOutcome, Frame, RunSettings, Strategy
 from ctxlab.engine.middleware import CompressRequest
-from ctxlab.engine.progress import LOOP_WARNING
 from ctxlab.engine.state import EpisodeState, append_to_reply, with_context
 from ctxlab.engine.tools import ReadOffloaded
 from ctxlab.models.scripted import ScriptModel
@@ -42,7 +42,7 @@ from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.preset import LangChainSummaryParams
 from ctxlab.presets.nonoka import preset as nonoka
 from ctxlab.presets.sliding_window import preset as sliding_window
-from ctxlab.presets.steps import COMPACTION_STOPPED, Step, Stepped, StepStrategy
+from ctxlab.presets.steps import Step, Stepped, StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import COUNTER, FIELDS, one_turn, results_of, run, text, tool_call, turns
 
@@ -149,11 +149,11 @@ def test_a_fixed_floor_over_the_trigger_loops_under_agentscope_and_stops_under_t
     looping = run(AgentScopeStrategy(texts=CTXLAB_TEXTS, params=quiet), script, window=1000)
     reasoning = [c for c in looping.outcome.calls if c.kind == "reasoning"]
     assert len(looping.outcome.compressions) == len(reasoning)  # a summary before every call
-    assert looping.events().count(LOOP_WARNING) == len(reasoning)
+    assert looping.events().count(EventKind.LOOP_WARNING) == len(reasoning)
     summary = LangChainSummaryParams(trigger=(ContextSize("fraction", 0.8),), keep=ContextSize("messages", 2))
     stopping = run(langchain.build_summary(summary, CTXLAB_TEXTS), script, window=1000)
     assert len([c for c in stopping.outcome.calls if c.kind == "summary"]) == 2
-    assert stopping.events().count(COMPACTION_STOPPED) == 1
+    assert stopping.events().count(EventKind.COMPACTION_STOPPED) == 1
 
 
 @dataclass(frozen=True, slots=True)

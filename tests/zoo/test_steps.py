@@ -7,13 +7,15 @@ from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.engine.env import Env
+from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.hooks import Frame, RunSettings
-from ctxlab.engine.progress import LOOP_WARNING
 from ctxlab.presets.langchain.preset import LangChainSummaryParams, SummarizeOldest
-from ctxlab.presets.steps import COMPACTION_STOPPED, StepStrategy
+from ctxlab.presets.steps import StepStrategy
 from ctxlab.presets.swe_agent.preset import LastNObservations
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import COUNTER, run, text, tool_call, turns
+
+CLEARED = Event(EventKind.CLEARED)
 
 
 def retrieve(k: int, size: int = 400) -> ScriptedRound:
@@ -25,7 +27,7 @@ def test_a_request_only_edit_records_its_event_only_when_it_clears_something_new
     ran = run(strategy, turns((retrieve(0), retrieve(1), retrieve(2)), ()))
     # Turn 1's calls see 0, 1, 2, 3 results; the first observation (the task) is never elided,
     # so with n = 1 the 2nd and 3rd calls elide one more each; turn 2's call elides nothing new.
-    assert [c.events for c in ran.outcome.calls] == [(), (), ("cleared",), ("cleared",), ()]
+    assert [c.events for c in ran.outcome.calls] == [(), (), (CLEARED,), (CLEARED,), ()]
     stored = [b for m in ran.outcome.state.context for b in m.blocks]
     assert all("elided" not in getattr(b, "text", "") for b in stored)  # the history keeps everything
     shown = [b for m in ran.sent()[-1] for b in m.blocks if isinstance(b, ToolResultBlock)]
@@ -72,7 +74,8 @@ def test_futile_compactions_are_flagged_then_stopped_until_the_next_turn() -> No
     ran = run(failing_summary(), script, fail_on=range(1, 100))
     summaries = [c for c in ran.outcome.calls if c.kind == "summary"]
     assert [c.turn for c in summaries] == [0, 0, 1, 1]  # two tries per turn, then stopped
-    assert ran.events().count(LOOP_WARNING) == 4 and ran.events().count(COMPACTION_STOPPED) == 2
+    events = ran.events()
+    assert events.count(EventKind.LOOP_WARNING) == 4 and events.count(EventKind.COMPACTION_STOPPED) == 2
     assert any("stops compacting after 2 futile compactions" in w for w in ran.outcome.warnings)
 
 
@@ -84,11 +87,12 @@ def test_without_the_breaker_a_futile_compaction_repeats_at_every_call() -> None
     reasoning = [c for c in ran.outcome.calls if c.kind == "reasoning"]
     summaries = [c for c in ran.outcome.calls if c.kind == "summary"]
     assert len(summaries) >= len(reasoning) - 3  # every call past the trigger asks again
-    assert COMPACTION_STOPPED not in ran.events()
+    assert EventKind.COMPACTION_STOPPED not in ran.events()
 
 
 def test_a_successful_compaction_resets_the_strikes() -> None:
     script = turns(tuple(retrieve(k) for k in range(8)))
     ran = run(failing_summary(), script, fail_on=(1,))  # one failure, then summaries succeed
-    assert ran.events().count(LOOP_WARNING) == 1 and COMPACTION_STOPPED not in ran.events()
+    events = ran.events()
+    assert events.count(EventKind.LOOP_WARNING) == 1 and EventKind.COMPACTION_STOPPED not in events
     assert ran.events().count("compressed") >= 2
