@@ -24,10 +24,10 @@ from typing import Any
 import pandas as pd
 
 from ctxlab.analysis.results import Results, has_event, read_requests
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import from_openai
-from ctxlab.engine.events import EventKind
 from ctxlab.workloads.filler import FILLER_KINDS, FillerKind, filler_at
 
 ENCODINGS = ("o200k_base", "cl100k_base")

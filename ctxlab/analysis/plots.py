@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ctxlab.analysis.results import has_event
-from ctxlab.engine.events import EventKind
+from ctxlab.core.events import EventKind
 from ctxlab.experiments.measures import call_cost
 
 STYLE: dict[str, Any] = {

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from ctxlab.engine.events import EventKind
+from ctxlab.core.events import EventKind
 
 _DTYPES: dict[str, Any] = {"string": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}
 LISTS = ("events", "violations")

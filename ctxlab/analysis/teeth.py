@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ctxlab.analysis.results import has_event
-from ctxlab.engine.events import EventKind
+from ctxlab.core.events import EventKind
 
 _COMPRESSED = "_compressed"
 

@@ -16,8 +16,8 @@ Invariants:
 from __future__ import annotations
 
 from ctxlab.core.compaction.progress import CompactionProgress
+from ctxlab.core.events import EventKind
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 
 
 def progress_warning(progress: CompactionProgress, who: str, call_index: int) -> str:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxlab.core.agentscope.summary import Summary
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.model import CallKind
 from ctxlab.core.wire.protocol import Violation
-from ctxlab.engine.events import Event, EventKind
 
 Convention = Literal["as_sent", "preflight", "messages"]
 CONVENTIONS: tuple[Convention, ...] = ("as_sent", "preflight", "messages")

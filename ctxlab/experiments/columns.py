@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxlab.engine.events import EventKind
+from ctxlab.core.events import EventKind
 
 ColumnType = Literal["string", "int", "float", "bool"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ctxlab.core.events import EventKind, joined
 from ctxlab.core.world.retention import RetentionScores
-from ctxlab.engine.events import EventKind, joined
 from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 
 PER_MILLION = 1_000_000

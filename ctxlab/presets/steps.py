@@ -39,13 +39,13 @@ from ctxlab.core.compaction.progress import (
     ProgressParams,
     assess_compaction,
 )
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import Sizer, view_units
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.progress import flag_progress

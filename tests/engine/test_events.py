@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.engine import events as events_module
-from ctxlab.engine.events import DETAILED, Event, EventKind, joined
+from ctxlab.core import events as events_module
+from ctxlab.core.events import DETAILED, Event, EventKind, joined
 from ctxlab.engine.trace import Recorder
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ctxlab"

@@ -6,12 +6,12 @@ import pytest
 
 from ctxlab.core.agentscope.inject import InjectionParams
 from ctxlab.core.compaction.progress import assess_compaction
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.message import text_message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.world.script import DEFAULT_START, Script, ScriptedRound
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.progress import flag_progress, progress_warning
 from ctxlab.engine.state import EpisodeState
 from ctxlab.models.scripted import FunctionModel, ScriptModel

@@ -7,13 +7,13 @@ from dataclasses import replace
 import pytest
 
 from ctxlab.core.agentscope.inject import InjectionParams
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.model import ModelError, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
 from ctxlab.engine.middleware import Middleware

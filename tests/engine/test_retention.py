@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
@@ -26,7 +27,6 @@ from ctxlab.core.world.script import (
 )
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.middleware import CompressRequest

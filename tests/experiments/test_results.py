@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from ctxlab.analysis.results import load_results
-from ctxlab.engine.events import EventKind
+from ctxlab.core.events import EventKind
 from ctxlab.experiments import results as results_module
 from ctxlab.experiments.execute import execute
 from ctxlab.experiments.grid import canonical_json, config_hash, expand

@@ -8,12 +8,12 @@ import json
 import pytest
 
 from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelRequest
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.loop import RunOutcome
 from ctxlab.engine.session import run_script
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool

@@ -9,10 +9,10 @@ from ctxlab.core.compaction.clearing import (
     LastNObservationsParams,
     ObservationMaskingParams,
 )
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.world.script import ScriptedRound
-from ctxlab.engine.events import Event, EventKind
 from ctxlab.presets.anthropic import preset as anthropic
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.openhands import preset as openhands

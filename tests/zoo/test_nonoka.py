@@ -7,10 +7,10 @@ import json
 from dataclasses import replace
 
 from ctxlab.core.compaction.budget import BudgetParams
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.world.artifacts import Artifact, reference_text
 from ctxlab.core.world.script import ScriptedRound
-from ctxlab.engine.events import Event, EventKind
 from ctxlab.presets.nonoka.preset import PRESET, NonokaParams, artifact_id
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import Ran, one_turn, results_of, run, text, tool_call, turns

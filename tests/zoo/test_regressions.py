@@ -20,6 +20,7 @@ from ctxlab.core.agentscope.inject import InjectionParams
 from ctxlab.core.compaction.clearing import LargeResultParams
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.compaction.microcompact import parse_arguments
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.units import split_at_unit, view_units
@@ -28,7 +29,6 @@ from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import DEFAULT_START, ScriptedRound
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import BuiltinOutcome, Frame, RunSettings, Strategy
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import EpisodeState, append_to_reply, with_context

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ctxlab.core.compaction.clearing import LastNObservationsParams
 from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import Event, EventKind
 from ctxlab.engine.hooks import Frame, RunSettings
 from ctxlab.presets.langchain.preset import LangChainSummaryParams, SummarizeOldest
 from ctxlab.presets.steps import StepStrategy

@@ -32,10 +32,10 @@ from ctxlab.core.agentscope.compress import (
 )
 from ctxlab.core.agentscope.summary import Summary, render_summary, summary_tool, with_offload_reminder
 from ctxlab.core.compaction.progress import assess_compaction
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import HintBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env, SummaryOutcome
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.progress import flag_progress
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.trace import CompressionRecord

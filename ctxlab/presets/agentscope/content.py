@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from ctxlab.core.agentscope.images import apply_image_cap, plan_image_cap
 from ctxlab.core.agentscope.toolresult import attach_reminder, split_tool_result, truncation_reminder
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.texts import Texts
 

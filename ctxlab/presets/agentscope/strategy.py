@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ctxlab.core.agentscope.compress import fixed_messages
 from ctxlab.core.agentscope.inject import ContextGauge, InjectionParams, needs_input_tokens, runtime_injection
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_to_reply

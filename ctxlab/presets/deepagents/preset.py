@@ -25,9 +25,9 @@ from typing import ClassVar
 
 from ctxlab.core.compaction.clearing import LargeResultParams, apply_result_offload, plan_result_offload
 from ctxlab.core.compaction.cutoff import DEEPAGENTS_SUMMARY
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.state import EpisodeState
 from ctxlab.presets.langchain.preset import LangChainSummaryParams, SummarizeOldest
 from ctxlab.presets.preset import Preset

@@ -37,11 +37,11 @@ from ctxlab.core.compaction.budget import PromptTrimParams, trim_prompt
 from ctxlab.core.compaction.clearing import Clearing, LangChainClearParams, clear_tool_results
 from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize, SummaryParams, langchain_cut
 from ctxlab.core.compaction.freetext import summary_request
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.message import Message, summary_message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import Sizer
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.presets.preset import Preset

@@ -36,9 +36,9 @@ from ctxlab.core.compaction.clearing import (
 )
 from ctxlab.core.compaction.cutoff import CondenserParams, openhands_cut
 from ctxlab.core.compaction.freetext import summary_request
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.presets.preset import Preset

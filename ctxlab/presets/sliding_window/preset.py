@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ctxlab.core.compaction.clearing import SlidingWindowParams, slide_window
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
-from ctxlab.engine.events import EventKind
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.presets.preset import Preset

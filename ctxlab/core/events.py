@@ -3,7 +3,8 @@
 An event is a kind and, for the kinds that need one, a detail (`injected` says which runtime
 state it injected). Events are recorded between model calls and attached to the next call
 (`ctxlab.engine.trace`); the results write them as `;`-joined text in `calls.events` and one row
-each in the `events` table.
+each in the `events` table. The vocabulary is pure (stdlib only), so the engine and the presets
+that record events and the analyses that read them use the same names.
 
 Invariants:
 - Every event the lab records is an `EventKind`; nothing else reaches the recorder.
