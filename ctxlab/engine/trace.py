@@ -6,8 +6,7 @@ Invariants:
 - Token counts are the lab's own counter's; for summary calls all three counting conventions are
   kept (`messages`, `preflight`, `as_sent`, DESIGN.md §8); reasoning calls count messages + tools,
   the same under every convention.
-- `events` of a call are the context events since the previous call, in order; only typed
-  `Event`s are recorded.
+- `events` of a call are the context events since the previous call, in order.
 """
 
 from __future__ import annotations
@@ -76,7 +75,8 @@ class Recorder:
     warnings: list[str] = field(default_factory=list)
 
     def event(self, kind: EventKind, detail: str = "") -> None:
-        """Note a context event; it is attached to the next call.
+        """Note a context event, typed (`EventKind` and its detail, nothing else); it is attached to
+        the next call.
 
         Raises:
             TypeError: `kind` is not an `EventKind`.

@@ -1,4 +1,5 @@
-"""The columns of `runs`, `calls` and `events` (DESIGN.md §8): names, types, and what each one means.
+"""The columns of `runs`, `calls` and `events` (docs/architecture.md, Results): names, types, and
+what each one means.
 
 One table serves the writers (order and types of the CSV and Parquet files), the manifest (which
 describes every column), and the README.

@@ -1,5 +1,5 @@
-"""From a run's records to the rows of `calls`, `events` and `runs` (DESIGN.md §8), and the cost
-of a call.
+"""From a run's records to the rows of `calls`, `events` and `runs` (docs/architecture.md,
+Results), and the cost of a call.
 
 Invariants:
 - A call's `input_tokens` is its count under the scenario's `summary_token_count` for summary

@@ -1,5 +1,5 @@
-"""Result files (DESIGN.md §8): columns, the events table, counting conventions, cost, request
-files, failed runs and atomic writes; grid expansion and run ids."""
+"""Result files (docs/architecture.md, Results): columns, the events table, counting conventions,
+cost, request files, failed runs and atomic writes; grid expansion and run ids."""
 
 from __future__ import annotations
 
