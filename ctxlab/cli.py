@@ -122,7 +122,7 @@ class Execution:
 
 def _execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: TextIO) -> int:
     """Run every scenario, write its folder and the index; 1 when a run failed."""
-    from ctxlab.analysis.figures import plot_folder
+    from ctxlab.analysis.folder_figures import plot_folder
     from ctxlab.analysis.report import write_index
     from ctxlab.experiments.executors import ExecutorUnavailableError
     from ctxlab.experiments.grid import expand
@@ -282,7 +282,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Redraw the figures of a results folder (one scenario's, or a root of several)."""
-    from ctxlab.analysis.figures import plot_folder
+    from ctxlab.analysis.folder_figures import plot_folder
     from ctxlab.analysis.report import write_index
     from ctxlab.analysis.results import result_folders
 

@@ -8,6 +8,9 @@ Invariants:
   (OpenAI or Anthropic). Picks are made among safe runs only: the highest retention (unmeasured
   counts lowest), then the lowest cost, the fewest input tokens, the name, so the same table
   always gives the same pick.
+
+Figures: `strategy_costs` draws the strategies per workload; like `plots`, it takes frames and
+returns a `Figure`.
 """
 
 from __future__ import annotations
@@ -15,8 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
+from ctxlab.analysis import plots
 from ctxlab.analysis.results import Results
 
 RETENTION = ("retention_facts", "retention_rules", "retention_artifacts")
@@ -255,3 +262,36 @@ def _overall_lines(table: pd.DataFrame) -> list[str]:
             + "."
         )
     return lines
+
+
+SAFE, UNSAFE = plots.REASONING, "#b0b0b0"
+
+
+@plots.styled
+def strategy_costs(table: pd.DataFrame, *, title: str) -> Figure:
+    """One panel per workload: each strategy's cost as a bar, grey when the run was unsafe (over
+    the window, a protocol violation, or failed), labelled with its peak share of the window."""
+    workloads = list(dict.fromkeys(table["workload"]))
+    height = max(2.0, 0.45 * table.groupby("workload").size().max() + 1.2)
+    figure = Figure(figsize=(4.2 * len(workloads), height), layout="constrained")
+    panels = np.atleast_1d(figure.subplots(1, len(workloads), squeeze=False)[0])
+    for axes, workload in zip(panels, workloads, strict=True):
+        rows = table[table["workload"] == workload].sort_values("cost", ascending=False, kind="stable")
+        colours = [SAFE if safe else UNSAFE for safe in rows["safe"]]
+        bars = axes.barh(range(len(rows)), rows["cost"], color=colours)
+        labels = [
+            f"peak {p:.0%}" + ("" if s else " — unsafe")
+            for p, s in zip(rows["peak share"], rows["safe"], strict=True)
+        ]
+        axes.bar_label(bars, labels=labels, fontsize=7, padding=2)
+        axes.set_yticks(range(len(rows)), rows["strategy"].tolist())
+        axes.set_xlim(0, float(rows["cost"].max()) * 1.6 or 1)
+        axes.set_xlabel("cost (price units)")
+        axes.set_title(workload)
+    figure.legend(
+        handles=[Patch(color=SAFE, label="safe"), Patch(color=UNSAFE, label="unsafe")],
+        loc="outside lower center",
+        ncols=2,
+    )
+    figure.suptitle(title)
+    return figure

@@ -10,6 +10,9 @@ Invariants:
 - Counting a recorded request with `AgentScopeEstimator` gives back the recorded input tokens
   (requests are stored as the provider receives them; nothing the estimate counts is lost).
 - Generated samples depend only on their kind, size and seed.
+
+Figures: `estimate_errors`, `fill_at_trigger` and `estimate_vs_real` draw the estimate against
+real tokenizers; like `plots`, each takes frames and returns a `Figure`.
 """
 
 from __future__ import annotations
@@ -21,8 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from ctxlab.analysis import plots
 from ctxlab.analysis.results import Results, has_event, read_requests
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
@@ -255,3 +262,85 @@ def decided_by(estimated: Results, real: dict[str, Results], *, workload: str) -
             }
         )
     return pd.DataFrame(rows)
+
+
+PERCENT = FuncFormatter(lambda value, _: f"{value:.0%}")
+ENCODING_COLOURS = ("#d62728", "#9467bd", "#8c564b")
+
+
+@plots.styled
+def estimate_errors(counts: pd.DataFrame, encodings: Sequence[str], *, title: str) -> Figure:
+    """One panel per encoding: the error of the byte estimate on each sample, by kind of text."""
+    kinds = list(dict.fromkeys(counts["kind"]))
+    figure = Figure(figsize=(max(6.0, 0.9 * len(kinds) + 1.5), 3.4 * len(encodings)), layout="constrained")
+    panels = figure.subplots(len(encodings), 1, squeeze=False)[:, 0]
+    for axes, name in zip(panels, encodings, strict=True):
+        errors = [counts.loc[counts["kind"] == k, f"error {name}"].dropna().to_numpy() for k in kinds]
+        axes.boxplot(errors, positions=range(len(kinds)), widths=0.5, showfliers=False)
+        for position, values in enumerate(errors):
+            offsets = (np.arange(len(values)) % 7 - 3) * 0.04  # a fixed spread, no random jitter
+            axes.scatter(position + offsets, values, s=8, alpha=0.6, color=plots.REASONING, zorder=3)
+        axes.axhspan(-0.4, -0.2, color=plots.SUMMARY, alpha=0.08, label="estimate 20–40% low")
+        axes.axhspan(0.2, 0.4, color=plots.RESERVE, alpha=0.08, label="estimate 20–40% high")
+        axes.axhline(0, color=plots.WINDOW, linewidth=0.8)
+        axes.set_xticks(range(len(kinds)), kinds, rotation=15, ha="right")
+        axes.yaxis.set_major_formatter(PERCENT)
+        axes.set_ylabel("estimate / real − 1")
+        axes.set_title(f"against {name}")
+        axes.legend(loc="upper right", fontsize=7)
+    figure.suptitle(title)
+    return figure
+
+
+@plots.styled
+def fill_at_trigger(frame: pd.DataFrame, *, trigger: float, title: str) -> Figure:
+    """The real share of the window at which the trigger fires, against the estimate's error."""
+    figure = Figure(figsize=(6, 3.6), layout="constrained")
+    axes = figure.add_subplot()
+    axes.plot(frame["error"], frame["real fill at the trigger"], marker="o", color=plots.REASONING)
+    axes.axhline(1.0, color=plots.WINDOW, linewidth=1.2, label="the window")
+    axes.axhline(trigger, color=plots.TRIGGER, linestyle="--", linewidth=1, label=f"trigger {trigger:g}")
+    axes.axvspan(-1, -(1 - trigger), color=plots.SUMMARY, alpha=0.08, label="fires over the window")
+    axes.set_xlim(float(frame["error"].min()) - 0.05, float(frame["error"].max()) + 0.05)
+    axes.set_ylim(0, max(1.1, float(frame["real fill at the trigger"].max()) * 1.05))
+    axes.xaxis.set_major_formatter(PERCENT)
+    axes.yaxis.set_major_formatter(PERCENT)
+    axes.set_xlabel("error of the estimate (estimate / real − 1)")
+    axes.set_ylabel("real fill of the window when it fires")
+    axes.legend(loc="upper right")
+    axes.set_title(title)
+    return figure
+
+
+@plots.styled
+def estimate_vs_real(
+    counts: pd.DataFrame, encodings: Sequence[str], *, window: int, trigger: float | None, title: str
+) -> Figure:
+    """Per call of a run the estimate decided (`estimator.recount`'s rows): what the estimate
+    counted, and what each real encoding counts for the same request; window and trigger lines,
+    compressions (its `compressed` column) marked."""
+    figure = Figure(figsize=(8, 4.2), layout="constrained")
+    axes = figure.add_subplot()
+    x = counts["call_index"].astype(int)
+    axes.plot(x, counts["estimate"], color=plots.REASONING, marker=".", linewidth=1.3, label="estimate")
+    for name, colour in zip(encodings, ENCODING_COLOURS, strict=False):
+        axes.plot(x, counts[name], color=colour, marker=".", linewidth=1, label=name)
+    for position, index in enumerate(x[counts["compressed"].astype(bool)]):
+        axes.axvline(
+            index - 0.5,
+            color=plots.COMPRESSION,
+            linestyle="--",
+            linewidth=0.9,
+            label="compression" if position == 0 else None,
+        )
+    axes.axhline(window, color=plots.WINDOW, linewidth=1.2, label=f"window {window:,}")
+    if trigger is not None:
+        axes.axhline(trigger * window, color=plots.TRIGGER, linestyle="--", linewidth=1, label="trigger")
+    axes.set_xlabel("model call (0-based, in order)")
+    axes.set_ylabel("input tokens per call")
+    axes.yaxis.set_major_formatter(plots.THOUSANDS)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    axes.set_title(title)
+    return figure

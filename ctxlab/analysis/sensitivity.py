@@ -12,14 +12,22 @@ Each run is put in one regime, the first that applies:
 
 Invariant: the regime depends only on the run's row (status, loop warnings, over-window calls,
 compressions and calls), so the same results always give the same map.
+
+Figures: `regime_map` draws the regimes of a sweep; like `plots`, it takes frames and returns a
+`Figure`.
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
+from ctxlab.analysis import plots
 from ctxlab.analysis.compare import plural
 from ctxlab.analysis.results import Results
 
@@ -134,3 +142,43 @@ def best_settings(table: pd.DataFrame, *, min_runs: int = 2) -> pd.DataFrame:
     ok = ok.sort_values(["cost", "compressions", "run_id"], kind="stable")
     best = ok.groupby(["scenario", "window"], sort=False).head(1)
     return best.sort_values(["scenario", "window"], kind="stable").reset_index(drop=True)
+
+
+REGIME_COLOURS = {
+    "fails": "#7f0000",
+    "loops": "#d62728",
+    "over window": "#ff7f0e",
+    "thrashes": "#ffd92f",
+    "ok": "#2ca02c",
+}
+
+
+@plots.styled
+def regime_map(table: pd.DataFrame, *, x: str, y: str, facet: str, title: str) -> Figure:
+    """One panel per value of `facet`: the regime of each (`x`, `y`) cell, coloured, with the
+    run's compressions written in it."""
+    facets = sorted(table[facet].dropna().unique().tolist())
+    xs, ys = sorted(table[x].dropna().unique()), sorted(table[y].dropna().unique())
+    figure = Figure(figsize=(max(5.5, 3.3 * len(facets) + 1), 3.4), layout="constrained")
+    panels = figure.subplots(1, len(facets), squeeze=False)[0]
+    cmap = ListedColormap([REGIME_COLOURS[r] for r in REGIMES])
+    for axes, value in zip(panels, facets, strict=True):
+        grid = np.full((len(ys), len(xs)), np.nan)
+        for row in table[table[facet] == value].itertuples(index=False):
+            i, j = ys.index(getattr(row, y)), xs.index(getattr(row, x))
+            grid[i, j] = REGIMES.index(row.regime)
+            axes.text(j, i, f"{row.compressions}", ha="center", va="center", fontsize=7)
+        axes.imshow(grid, origin="lower", aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(REGIMES) - 0.5)
+        axes.set_xticks(range(len(xs)), [plots.value_text(v) for v in xs])
+        axes.set_yticks(range(len(ys)), [plots.value_text(v) for v in ys])
+        axes.set_xlabel(x)
+        axes.set_ylabel(y)
+        axes.set_title(f"{facet} {plots.value_text(value)}")
+        axes.grid(False)
+    figure.legend(
+        handles=[Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES],
+        loc="outside right center",
+        title="regime (cell: compressions)",
+    )
+    figure.suptitle(title)
+    return figure

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from ctxlab.analysis import load_results
-from ctxlab.analysis.figures import plot_folder
+from ctxlab.analysis.folder_figures import plot_folder
 from ctxlab.analysis.plots import sawtooth, value_text
 from ctxlab.cli import main
 from tests.scenarios.files import SWEPT, write

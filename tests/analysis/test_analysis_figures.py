@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from ctxlab.analysis import charts, compare, estimator, plots, sensitivity
+from ctxlab.analysis import compare, estimator, plots, sensitivity
 from ctxlab.analysis.notebooks import figure_png
 from ctxlab.analysis.results import Results
 
@@ -22,7 +22,7 @@ def _same_twice(draw: Callable[[], Figure]) -> Figure:
 
 def test_strategy_costs(retrieval_results: Results, json_results: Results) -> None:
     table = compare.strategy_table([retrieval_results, json_results])
-    figure = _same_twice(lambda: charts.strategy_costs(table, title="costs"))
+    figure = _same_twice(lambda: compare.strategy_costs(table, title="costs"))
     assert [a.get_title() for a in figure.axes] == ["retrieval", "retrieval-json"]
 
 
@@ -31,7 +31,7 @@ def test_regime_map_one_panel_per_window(retrieval_results: Results) -> None:
     table.loc[3:, "window"] = 8000
     table = table.dropna(subset=["trigger"])
     figure = _same_twice(
-        lambda: charts.regime_map(table, x="trigger", y="reserve", facet="window", title="r")
+        lambda: sensitivity.regime_map(table, x="trigger", y="reserve", facet="window", title="r")
     )
     assert [a.get_title() for a in figure.axes] == ["window 6,000", "window 8,000"]
 
@@ -39,14 +39,16 @@ def test_regime_map_one_panel_per_window(retrieval_results: Results) -> None:
 def test_estimator_figures(retrieval_results: Results) -> None:
     pytest.importorskip("bpe_openai")
     counts = estimator.count_samples(estimator.generated_samples(["prose", "json"], [512], [0, 1]))
-    _same_twice(lambda: charts.estimate_errors(counts, estimator.ENCODINGS, title="errors"))
-    _same_twice(lambda: charts.fill_at_trigger(estimator.what_if(0.8), trigger=0.8, title="fill"))
+    _same_twice(lambda: estimator.estimate_errors(counts, estimator.ENCODINGS, title="errors"))
+    _same_twice(lambda: estimator.fill_at_trigger(estimator.what_if(0.8), trigger=0.8, title="fill"))
     run_id = str(retrieval_results.runs["run_id"].iloc[0])
     recounted = estimator.recount(
         retrieval_results, run_id, {"o200k_base": estimator.bpe_counter("o200k_base")}
     )
     figure = _same_twice(
-        lambda: charts.estimate_vs_real(recounted, ["o200k_base"], window=6000, trigger=0.5, title="replay")
+        lambda: estimator.estimate_vs_real(
+            recounted, ["o200k_base"], window=6000, trigger=0.5, title="replay"
+        )
     )
     labels = figure.axes[0].get_legend_handles_labels()[1]
     assert {"estimate", "o200k_base", "compression", "window 6,000", "trigger"} <= set(labels)
