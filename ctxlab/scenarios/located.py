@@ -86,12 +86,20 @@ def read_text(path: Path) -> str:
     return text
 
 
+FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader where PyYAML was built with it: the same nodes and marks, much faster."""
+
+
 def parse_yaml(text: str, file: str) -> Located:
-    """Parse one YAML document with the safe loader, keeping node positions."""
+    """Parse one YAML document with the safe loader, keeping node positions.
+
+    The document is composed by libyaml when available; a document it rejects is composed again
+    by the pure-Python loader, whose messages say more, so the error reads the same either way.
+    """
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as bad:
-        raise _yaml_error(bad, file) from bad
+        node = yaml.compose(text, Loader=FAST_LOADER)
+    except yaml.MarkedYAMLError:
+        node = _compose_slowly(text, file)
     if node is None:
         raise _refuse(file, "is empty (only blank lines or comments); see scenarios/*.yaml")
     positions: dict[Loc, tuple[int, int]] = {}
@@ -100,6 +108,13 @@ def parse_yaml(text: str, file: str) -> Located:
     except yaml.MarkedYAMLError as bad:
         raise _yaml_error(bad, file) from bad
     return Located(file=file, data=data, positions=positions)
+
+
+def _compose_slowly(text: str, file: str) -> yaml.Node | None:
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as bad:
+        raise _yaml_error(bad, file) from bad
 
 
 def _yaml_error(bad: yaml.MarkedYAMLError, file: str) -> ScenarioError:

@@ -195,9 +195,23 @@ class WorkloadSpec(Section):
     def build(self, seed: int, files: Mapping[str, str]) -> Workload:
         """The workload's script for `seed`, reading trace and tool files from `files` (their texts).
 
+        Building is a pure function of its inputs, so the last few workloads built in this process
+        are kept: loading checks a workload by building it, and the run in the same process that
+        follows (or the next strategy on the same workload) takes the same value back.
+
         Raises:
             WorkloadError: a probe cannot be planted; problems are located inside this section.
         """
+        key = (seed, self.model_dump_json(), tuple(sorted(files.items())))
+        built = _BUILT.get(key)
+        if built is None:
+            built = self._build(seed, files)
+            _BUILT[key] = built
+            while len(_BUILT) > BUILT_KEPT:
+                del _BUILT[next(iter(_BUILT))]
+        return built
+
+    def _build(self, seed: int, files: Mapping[str, str]) -> Workload:
         start, zone = self.clock.aware_start(), self.clock.timezone
         violations = 0
         probes: tuple[Probe, ...] = ()
@@ -215,6 +229,11 @@ class WorkloadSpec(Section):
             )
         planted = _prefixed(lambda: plant(script, [p.probe() for p in self.probes]), ())
         return Workload(script=planted.script, probes=probes + planted.probes, source_violations=violations)
+
+
+BUILT_KEPT = 4
+"""How many built workloads a process keeps (`WorkloadSpec.build`)."""
+_BUILT: dict[tuple[int, str, tuple[tuple[str, str], ...]], Workload] = {}
 
 
 def _prefixed(build: Callable[[], Planted], prefix: Loc) -> Planted:
