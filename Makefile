@@ -2,8 +2,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS := dev,peers,tokenizers,dask,notebooks
-STAMP := $(VENV)/.installed
+# `make experiments` installs only what the shipped scenarios need (AgentScope's texts for ch08);
+# the tools, the peers the parity tests drive and the notebooks' extras come with `make test`.
+RUN_EXTRAS := agentscope
+DEV_EXTRAS := dev,peers,tokenizers,dask,notebooks
+RUN_STAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-dev
 OUT ?= results
 WORKERS ?=
 
@@ -11,9 +15,13 @@ WORKERS ?=
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(RUN_STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[$(RUN_EXTRAS)]"
+	@touch $@
+
+$(STAMP): $(RUN_STAMP)
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[$(DEV_EXTRAS)]"
 	@touch $@
 
 LINTED := ctxlab tests $(wildcard benchmarks)
@@ -31,10 +39,10 @@ test: lint typecheck
 test-thorough: $(STAMP)
 	$(BIN)/python -m pytest --hypothesis-profile=thorough
 
-experiments: $(STAMP)
+experiments: $(RUN_STAMP)
 	$(BIN)/ctxlab run scenarios/*.yaml --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))
 
-experiments-extended: $(STAMP)
+experiments-extended: $(RUN_STAMP)
 	$(BIN)/ctxlab run scenarios/extended/*.yaml --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))
 
 notebooks: $(STAMP)
