@@ -14,8 +14,6 @@ from tests.parity.spec import ParityConfig
 from tests.parity.trace import ParityTrace
 from tests.parity.workloads import parity_cases
 
-pytest.importorskip("agentscope", reason="parity needs the 'peers' extra")
-
 
 def compare(script: Script, config: ParityConfig) -> tuple[ParityTrace, ParityTrace]:
     from tests.parity.driver import run_agentscope

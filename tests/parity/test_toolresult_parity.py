@@ -32,7 +32,6 @@ from tests.parity.agent import (
 from tests.parity.bridge import as_block, as_part
 from tests.strategies import ALPHABET
 
-pytest.importorskip("agentscope", reason="the parity checks need the 'peers' extra")
 ESTIMATOR = AgentScopeEstimator()
 
 long_texts = st.one_of(

@@ -9,11 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from ctxlab.cli import main
 
-pytest.importorskip("agentscope", reason="texts: agentscope needs the 'peers' extra")
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "ch08-retrieval.yaml"
 
 
