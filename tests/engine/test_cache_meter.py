@@ -1,4 +1,4 @@
-"""Prompt-cache accounting wired into every run (DESIGN.md §8) through `PromptCacheMeter`."""
+"""Prompt-cache accounting wired into every run (docs/architecture.md, Results) through `PromptCacheMeter`."""
 
 from __future__ import annotations
 
