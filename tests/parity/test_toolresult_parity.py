@@ -7,7 +7,7 @@ import functools
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.agentscope.toolresult import (
@@ -158,7 +158,6 @@ reply_parts = st.lists(
 ).map(tuple)
 
 
-@settings(max_examples=25)
 @given(reply_parts, st.integers(-2, 2100), st.sampled_from(["success", "error"]), st.booleans())
 def test_acting_path_equals_agentscope(
     parts: tuple[Part, ...], limit: int, state: str, with_offloader: bool
