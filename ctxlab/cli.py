@@ -1,4 +1,4 @@
-"""The `ctxlab` command line (DESIGN.md §6); `python -m ctxlab` is the same.
+"""The `ctxlab` command line (README.md, The `ctxlab` command); `python -m ctxlab` is the same.
 
 Exit codes: 0 ok; 1 a run failed (its results are still written, marked failed); 2 bad input.
 

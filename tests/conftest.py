@@ -1,4 +1,4 @@
-"""Shared test set-up: Hypothesis profiles and the location of the shared transcripts."""
+"""Shared test set-up: Hypothesis profiles and the location of the vendored real transcripts."""
 
 from __future__ import annotations
 
@@ -26,14 +26,10 @@ settings.register_profile("dev", deadline=None, max_examples=30)
 if "HYPOTHESIS_PROFILE" in os.environ:  # the --hypothesis-profile option wins otherwise
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("CTXLAB_SHARED", ROOT.parent / "shared"))
-TRACES = SHARED / "traces"
+TRACES = Path(__file__).resolve().parent / "data" / "traces"
 
 
 @pytest.fixture
 def traces_dir() -> Path:
-    """The shared real transcripts; tests using them skip where the folder is absent."""
-    if not TRACES.is_dir():
-        pytest.skip(f"shared transcripts not found at {TRACES} (set CTXLAB_SHARED to its parent)")
+    """The six real transcripts vendored in tests/data/traces (provenance and licences: NOTICE.md there)."""
     return TRACES

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from benchmarks.measures import best_in_turn, compression_timer, lab_run, plain_pass_timer
 from benchmarks.run import Figure
 from benchmarks.sweep import AXES, sweep_configs
@@ -37,7 +35,6 @@ def test_unmetered_runs_make_the_same_calls() -> None:
 
 
 def test_both_sides_run_the_same_workload_call_for_call() -> None:
-    pytest.importorskip("agentscope", reason="the real loop needs the 'peers' extra")
     from benchmarks.measures import real_run
 
     assert real_run(25) == len(lab_run(25).calls)

@@ -115,7 +115,7 @@ def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()
 
 
-def test_replay_of_a_shared_transcript(tmp_path: Path, traces_dir: Path) -> None:
+def test_replay_of_a_vendored_transcript(tmp_path: Path, traces_dir: Path) -> None:
     trace = sorted(traces_dir.glob("*.jsonl"))[0]
     code, _, err = run_cli("replay", str(trace), "--context-size", "8000", "--out", str(tmp_path), "--quiet")
     assert code == 0, err

@@ -25,14 +25,16 @@ NON_TEXT = (
 
 
 def test_context_defaults_equal_agentscope() -> None:
-    agent = pytest.importorskip("agentscope.agent")
+    from agentscope import agent
+
     ours, theirs = ContextConfig(), agent.ContextConfig()
     for name in NON_TEXT:
         assert getattr(ours, name) == getattr(theirs, name), name
 
 
 def test_injection_defaults_equal_agentscope() -> None:
-    agent = pytest.importorskip("agentscope.agent")
+    from agentscope import agent
+
     ours, theirs = InjectionConfig(), agent.InjectionConfig()
     for name in (
         "inject_runtime_state",
@@ -49,7 +51,8 @@ def test_injection_defaults_equal_agentscope() -> None:
 
 
 def test_summary_fields_equal_agentscope() -> None:
-    config = pytest.importorskip("agentscope.agent._config")
+    from agentscope.agent import _config as config
+
     assert list(SummarySchema.model_fields) == list(config.SummarySchema.model_fields)
 
 

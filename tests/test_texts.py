@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -61,7 +60,6 @@ def test_ctxlab_texts_are_complete() -> None:
 
 
 def test_agentscope_texts_load_with_the_documented_sizes() -> None:
-    pytest.importorskip("agentscope")
     texts = agentscope_texts()
     check_placeholders(texts)
     assert load_texts("agentscope") is texts
@@ -80,7 +78,6 @@ def test_agentscope_texts_load_with_the_documented_sizes() -> None:
 
 
 def test_agentscope_tool_schemas_are_what_its_toolkit_sends() -> None:
-    pytest.importorskip("agentscope")
     import asyncio
 
     from agentscope.tool import TaskCreate, TaskGet, TaskList, TaskUpdate, Toolkit
@@ -93,7 +90,6 @@ def test_agentscope_tool_schemas_are_what_its_toolkit_sends() -> None:
 
 
 def test_agentscope_texts_differ_from_ours() -> None:
-    pytest.importorskip("agentscope")
     theirs = agentscope_texts()
     for name in text_names():
         if name not in {"summary_schema"}:
@@ -111,7 +107,7 @@ def test_our_summary_schema_is_the_config_model_s_json_schema() -> None:
 
 
 def test_a_text_set_reads_back_from_json_unchanged() -> None:
-    for texts in (CTXLAB_TEXTS, *([agentscope_texts()] if importlib.util.find_spec("agentscope") else [])):
+    for texts in (CTXLAB_TEXTS, agentscope_texts()):
         data = json.loads(json.dumps(texts_as_json(texts), ensure_ascii=False))
         assert texts_from_json(data) == texts
     with pytest.raises(KeyError):
@@ -123,7 +119,6 @@ def test_a_text_set_reads_back_from_json_unchanged() -> None:
 def test_agentscope_texts_from_the_cache_are_the_package_s(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("agentscope")
     from ctxlab.texts.agentscope import package_root, read_agentscope_texts
 
     monkeypatch.setenv("CTXLAB_CACHE_DIR", str(tmp_path))

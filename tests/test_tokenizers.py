@@ -9,8 +9,6 @@ from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.tokenizers import BpeCounter
 
-pytest.importorskip("bpe_openai", reason="needs the 'tokenizers' extra")
-
 
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
 def test_counts_text_tools_and_data(encoding: str) -> None:

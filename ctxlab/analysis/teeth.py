@@ -153,7 +153,7 @@ def fitting_trigger(table: pd.DataFrame, *, window: int) -> float | None:
 
 
 def series(calls: pd.DataFrame) -> str:
-    """Input tokens per call in order, summary calls in brackets (the seed book's notation).
+    """Input tokens per call in order, summary calls in brackets (the ch08 book's notation).
 
     >>> calls = pd.DataFrame({"call_index": [0, 1, 2], "kind": ["reasoning", "summary", "reasoning"],
     ...     "input_tokens": [3104, 4743, 187]})

@@ -2,8 +2,9 @@
 
 A compaction is judged by `ctxlab.core.compaction.progress.assess_compaction`: futile when it reclaims under
 1% of the request, and hopeless by design when its floor (system prompt, tools, summary, the tail
-it must keep) is at or above the trigger, so the next check fires again (landscape §3 B:
-hermes-agent #53008, kimi-code #2498, pipecat #5505, OpenHands #8630).
+it must keep) is at or above the trigger, so the next check fires again (as users report in
+NousResearch/hermes-agent #53008, MoonshotAI/kimi-code PR #2498, pipecat PR #5505 and
+OpenHands/OpenHands #8630).
 
 Invariants:
 - A flagged compaction adds one `loop_warning` event to the next call and one line to

@@ -4,8 +4,8 @@ Invariants:
 - One `CallRecord` per model API call, in call order, with 0-based `call_index`; each attempt of a
   summary invocation is its own record.
 - Token counts are the lab's own counter's; for summary calls all three counting conventions are
-  kept (`messages`, `preflight`, `as_sent`, DESIGN.md §8); reasoning calls count messages + tools,
-  the same under every convention.
+  kept (`messages`, `preflight`, `as_sent`; docs/architecture.md, Counting conventions);
+  reasoning calls count messages + tools, the same under every convention.
 - `events` of a call are the context events since the previous call, in order.
 """
 

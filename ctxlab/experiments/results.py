@@ -1,4 +1,4 @@
-"""Writing a scenario's results folder (DESIGN.md §8), all at once or not at all.
+"""Writing a scenario's results folder (docs/architecture.md, Results), all at once or not at all.
 
 `<out>/<scenario>/` holds `manifest.json`, `runs.csv`/`.parquet`, `calls.csv`/`.parquet`,
 `events.csv`/`.parquet`, `requests/<run_id>.jsonl.gz` (when requests are recorded) and `figures/`.

@@ -1,4 +1,5 @@
-"""The scenario file (DESIGN.md §7) as pydantic models: workload, model, prices, strategies, sweep.
+"""The scenario file (README.md, Scenario files) as pydantic models: workload, model, prices,
+strategies, sweep.
 
 Invariants:
 - Every model forbids unknown keys, at every depth; the JSON Schema for editors is generated
@@ -329,7 +330,9 @@ class Scenario(Section):
         extra="forbid",
         frozen=True,
         title="ctxlab scenario",
-        json_schema_extra={"description": "A ctxlab scenario (DESIGN.md §7). Run it with `ctxlab run FILE`."},
+        json_schema_extra={
+            "description": "A ctxlab scenario (README.md, Scenario files). Run it with `ctxlab run FILE`."
+        },
     )
 
     name: str = Field(pattern=NAME_PATTERN, description="Results go to <out>/<name>/.")

@@ -92,7 +92,8 @@ class FixedSummarizerSpec(FailureSpec):
 
 class ExtractiveSummarizerSpec(FailureSpec):
     """A summarizer that fills the five fields from the compressed messages: user requests, calls
-    and files seen, errors, open tasks, and the planted probes it remembers (DESIGN.md §4)."""
+    and files seen, errors, open tasks, and the planted probes it remembers (docs/architecture.md,
+    Fake models)."""
 
     kind: Literal["extractive"]
     fact_recall: float = Field(default=1.0, ge=0, le=1, description="Share of planted facts it keeps.")

@@ -1,4 +1,5 @@
-"""Workloads: what the fake model and the user say, as core `Script` values (DESIGN.md §5).
+"""Workloads: what the fake model and the user say, as core `Script` values (docs/architecture.md,
+Workloads).
 
 Three sources, one result: a `script:` section of a scenario (`format`), a named generator
 (`generators`), or a replayed transcript (`trace`). Filler text is exact in size and

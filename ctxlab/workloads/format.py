@@ -1,4 +1,5 @@
-"""The `script:` section of a scenario file (DESIGN.md §7) and its conversion to a core `Script`.
+"""The `script:` section of a scenario file (README.md, Scenario files) and its conversion to a
+core `Script`.
 
 Invariants:
 - Every model forbids unknown keys; an unknown key is reported at its own path with the allowed

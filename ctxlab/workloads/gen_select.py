@@ -1,4 +1,4 @@
-"""Generators of the Select layer (seed 001): put it in the context, or fetch it just in time.
+"""Generators of the Select layer (what enters the context): put it in, or fetch it just in time.
 
 Two pairs of generators run the same tasks two ways:
 - `documents_inline` puts the whole document library into the system prompt and answers each

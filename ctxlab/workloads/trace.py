@@ -1,4 +1,5 @@
-"""Replay of real transcripts: an OpenAI chat JSONL file mapped into a `Script` (DESIGN.md §5).
+"""Replay of real transcripts: an OpenAI chat JSONL file mapped into a `Script`
+(docs/architecture.md, Workloads).
 
 One message per line: `role`, `content` (a string, null, or a list of parts), `tool_calls`,
 `tool_call_id`; other keys are ignored. The mapping:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pandas as pd
-import pytest
 from matplotlib.figure import Figure
 
 from ctxlab.analysis import compare, estimator, plots, sensitivity
@@ -37,7 +36,6 @@ def test_regime_map_one_panel_per_window(retrieval_results: Results) -> None:
 
 
 def test_estimator_figures(retrieval_results: Results) -> None:
-    pytest.importorskip("bpe_openai")
     counts = estimator.count_samples(estimator.generated_samples(["prose", "json"], [512], [0, 1]))
     _same_twice(lambda: estimator.estimate_errors(counts, estimator.ENCODINGS, title="errors"))
     _same_twice(lambda: estimator.fill_at_trigger(estimator.what_if(0.8), trigger=0.8, title="fill"))

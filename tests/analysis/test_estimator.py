@@ -14,8 +14,6 @@ from ctxlab.analysis.results import Results
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.replay import rerun
 
-pytest.importorskip("bpe_openai")
-
 
 def test_generated_samples_have_their_size_and_do_not_change() -> None:
     samples = estimator.generated_samples(sizes=[300, 2000], seeds=[0, 1])

@@ -25,10 +25,6 @@ from ctxlab.analysis.notebooks import (
 )
 from ctxlab.cli import main as ctxlab_main
 
-pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-pytest.importorskip("bpe_openai")  # the estimator notebook counts with real tokenizers
-
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SCENARIOS = sorted((Path(__file__).parent / "notebook_scenarios").glob("*.yaml"))

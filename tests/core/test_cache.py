@@ -1,4 +1,5 @@
-"""Prompt-cache accounting (DESIGN.md §8): shared prefixes, writes, summary requests, cost."""
+"""Prompt-cache accounting (docs/architecture.md, Results): shared prefixes, writes, summary
+requests, cost."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Calibration shapes as pure arithmetic on hand-built contexts (landscape §2.1, §2.3).
+"""Calibration shapes as pure arithmetic on hand-built contexts (published figures: JetBrains'
+"The Complexity Trap", arXiv:2508.21433; anthropic.com/news/context-management).
 
 The end-to-end calibration runs use the engine; these checks only fix the shape each family
 must produce on the published workloads, so that a family that drifts shows here first:

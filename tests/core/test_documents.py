@@ -1,4 +1,5 @@
-"""The four-level document reader (seed 001, Select): catalog, resolve, section, search."""
+"""The four-level document reader (the Select layer's just-in-time retrieval): catalog, resolve,
+section, search."""
 
 from __future__ import annotations
 

@@ -448,7 +448,6 @@ def test_params_mirror_the_injection_config() -> None:
 
 
 def test_params_defaults_are_agentscopes() -> None:
-    pytest.importorskip("agentscope")
     from agentscope.agent import InjectionConfig as AsInjectionConfig
 
     theirs = AsInjectionConfig()

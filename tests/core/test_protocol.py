@@ -1,4 +1,4 @@
-"""The protocol checker finds each kind of violation, and reads the shared transcripts right."""
+"""The protocol checker finds each kind of violation, and reads the vendored real transcripts right."""
 
 from __future__ import annotations
 

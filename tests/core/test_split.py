@@ -204,7 +204,6 @@ def agentscope_split(history: list[Message], budget: float, summary: str, reply_
 
 @given(paired_histories(), shares, st.sampled_from(["", "old summary 旧摘要"]), st.booleans())
 def test_split_equals_agentscope(history: list[Message], share: float, summary: str, running: bool) -> None:
-    pytest.importorskip("agentscope")
     from tests.parity.agent import our_signature, signature
 
     unfinished: frozenset[str] = frozenset()

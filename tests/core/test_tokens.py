@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,7 +21,6 @@ from ctxlab.core.messages.tools import ToolSchema, tools_bytes, tools_json
 from tests.parity.bridge import as_msg, as_tools
 from tests.strategies import messages, tool_lists
 
-agentscope = pytest.importorskip("agentscope", reason="the parity checks need the 'peers' extra")
 ESTIMATOR = AgentScopeEstimator()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from hypothesis import given, settings
+from hypothesis import given
 
 from ctxlab.core.agentscope.summary import summary_text
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
@@ -58,7 +58,6 @@ def run_case(script: Script, config: ParityConfig) -> tuple[RunOutcome | None, E
         return None, env
 
 
-@settings(max_examples=150)
 @given(parity_cases())
 def test_no_request_breaks_the_openai_or_anthropic_rules(case: tuple[Script, ParityConfig]) -> None:
     _, env = run_case(*case)
@@ -69,7 +68,6 @@ def test_no_request_breaks_the_openai_or_anthropic_rules(case: tuple[Script, Par
 PATH = re.compile(r"'(offload/tool-result-\d{4}\.(txt|json))'")
 
 
-@settings(max_examples=100)
 @given(parity_cases())
 def test_every_offloaded_byte_reads_back(case: tuple[Script, ParityConfig]) -> None:
     script, config = case
@@ -99,7 +97,6 @@ def test_every_offloaded_byte_reads_back(case: tuple[Script, ParityConfig]) -> N
             assert kept + payload == originals[block.id]
 
 
-@settings(max_examples=150)
 @given(parity_cases())
 def test_after_a_successful_compression_the_request_is_under_the_trigger_when_the_summary_fits(
     case: tuple[Script, ParityConfig],

@@ -145,7 +145,6 @@ def test_the_loop_runs_the_read_tool_for_unscripted_calls() -> None:
 
 
 def test_agentscope_words_its_read_tool_with_its_own_read_texts() -> None:
-    pytest.importorskip("agentscope")
     from ctxlab.texts import agentscope_texts
 
     texts = agentscope_texts()

@@ -110,7 +110,6 @@ def text_sets() -> list[str]:
 
 def load(name: str) -> Texts:
     if name == "agentscope":
-        pytest.importorskip("agentscope")
         from ctxlab.texts import agentscope_texts
 
         return agentscope_texts()

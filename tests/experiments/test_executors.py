@@ -67,7 +67,6 @@ def test_two_worker_processes_give_the_same_bytes(tmp_path: Path, one_worker: di
 
 
 def test_a_dask_local_cluster_gives_the_same_bytes(tmp_path: Path, one_worker: dict[str, bytes]) -> None:
-    pytest.importorskip("distributed")
     assert run(tmp_path, "dask", "--executor", "dask", "--workers", "2") == one_worker
 
 

@@ -220,7 +220,6 @@ def test_an_old_summary_it_cannot_read_is_carried_whole() -> None:
 
 
 def test_recursion_with_agentscope_texts() -> None:
-    pytest.importorskip("agentscope")
     from ctxlab.texts import agentscope_texts
 
     texts = agentscope_texts()

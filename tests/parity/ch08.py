@@ -1,4 +1,4 @@
-"""The book experiment of ch08 (seed 002, section 8.5.1) reconstructed as a ctxlab script.
+"""The book experiment of ch08 (section 8.5.1) reconstructed as a ctxlab script.
 
 The book runs six retrieval rounds in one reply with a fake model, once with a 1,000,000-token
 window (compression never triggers) and once with a 4,000-token window and trigger 0.8, and prints

@@ -10,8 +10,6 @@ from ctxlab.core.messages.message import Message
 from tests.parity.bridge import as_block, as_msg, from_block, from_msg
 from tests.strategies import blocks, messages
 
-pytest.importorskip("agentscope", reason="the bridge converts to agentscope objects ('peers' extra)")
-
 
 def faithful(block: Block) -> bool:
     """A data block given as a URL must look like one: agentscope keeps anything else as base64."""

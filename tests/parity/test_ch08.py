@@ -18,8 +18,8 @@ from tests.parity.ch08 import (
     ch08_workload,
 )
 
-TIME_HINT_BYTES = 272  # AgentScope's default injection of the time alone (reference §2.3)
-TEMPLATE_CHARS = 166  # AgentScope's default summary template without its fields (reference §2.2)
+TIME_HINT_BYTES = 272  # AgentScope's default injection of the time alone (InjectionConfig)
+TEMPLATE_CHARS = 166  # AgentScope's default summary template without its fields (ContextConfig)
 
 
 def test_fixed_sizes_fit_the_first_call() -> None:

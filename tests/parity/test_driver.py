@@ -18,12 +18,9 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.presets.agentscope.config import ContextConfig
 from tests.parity.ch08 import RETRIEVE, WINDOWS, ch08_workload
+from tests.parity.driver import check_script, run_agentscope
 from tests.parity.spec import ParityConfig, WorkspaceKind
 from tests.parity.trace import BlockShape, MessageShape, ModelCall, Offload, ParityTrace, TaskRecord
-
-pytest.importorskip("agentscope", reason="the parity driver runs the real agent ('peers' extra)")
-
-from tests.parity.driver import check_script, run_agentscope
 
 ESTIMATOR = AgentScopeEstimator()
 TRUNCATED_SUMMARY = "<system-info>Some earlier messages were truncated for limited context.</system-info>"

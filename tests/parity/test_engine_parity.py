@@ -5,7 +5,7 @@ and summaries."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 from ctxlab.core.world.script import Script
 from tests.parity.ch08 import ch08_workload
@@ -13,8 +13,6 @@ from tests.parity.lab import run_lab, without_ids
 from tests.parity.spec import ParityConfig
 from tests.parity.trace import ParityTrace
 from tests.parity.workloads import parity_cases
-
-pytest.importorskip("agentscope", reason="parity needs the 'peers' extra")
 
 
 def compare(script: Script, config: ParityConfig) -> tuple[ParityTrace, ParityTrace]:
@@ -36,13 +34,11 @@ def compare(script: Script, config: ParityConfig) -> tuple[ParityTrace, ParityTr
     return ours, theirs
 
 
-@settings(max_examples=60)
 @given(parity_cases(injection=False))
 def test_engine_matches_agentscope_without_injection(case: tuple[Script, ParityConfig]) -> None:
     compare(*case)
 
 
-@settings(max_examples=60)
 @given(parity_cases(agent=True))
 def test_engine_matches_agentscope_with_injection_task_tools_and_the_compression_tool(
     case: tuple[Script, ParityConfig],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,8 +14,6 @@ from ctxlab.core.messages.message import Message
 from ctxlab.texts import agentscope_texts
 from tests.parity.agent import RecordingOffloader, minimal_agent, normalized, run
 from tests.parity.bridge import as_block, as_data, as_msg
-
-pytest.importorskip("agentscope", reason="the parity checks need the 'peers' extra")
 
 # URLs as pydantic prints them back (AgentScope reads a URL source through `str(AnyUrl)`).
 URLS = ["https://example.com/a.png", "workspace://img/b.png"]

@@ -16,7 +16,6 @@ import json
 from typing import Any
 from unittest import mock
 
-import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -26,8 +25,6 @@ from ctxlab.core.messages.blocks import Block, HintBlock, TextBlock, ToolCallBlo
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.texts import agentscope_texts
 from tests.parity.bridge import as_msg
-
-pytest.importorskip("agentscope")
 
 AGENT = "agent"
 T0 = dt.datetime(2026, 10, 25, 0, 40, tzinfo=dt.UTC)  # near the Berlin fall-back hour

@@ -13,15 +13,12 @@ import asyncio
 import json
 from typing import Any
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.agentscope.task_args import metadata_dict, metadata_of
 from ctxlab.core.agentscope.tasks import Board, Task, run_task_tool
 from ctxlab.texts import agentscope_texts
-
-pytest.importorskip("agentscope")
 
 # Hypothesis draws the first values of a sampled list most often: the ids that usually exist first.
 IDS = st.sampled_from(["1", "2", "3", "1", "2", "4", "x", " 2", "02", "-1", "5"])

@@ -7,7 +7,7 @@ import functools
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.agentscope.toolresult import (
@@ -32,7 +32,6 @@ from tests.parity.agent import (
 from tests.parity.bridge import as_block, as_part
 from tests.strategies import ALPHABET
 
-pytest.importorskip("agentscope", reason="the parity checks need the 'peers' extra")
 ESTIMATOR = AgentScopeEstimator()
 
 long_texts = st.one_of(
@@ -159,7 +158,6 @@ reply_parts = st.lists(
 ).map(tuple)
 
 
-@settings(max_examples=25)
 @given(reply_parts, st.integers(-2, 2100), st.sampled_from(["success", "error"]), st.booleans())
 def test_acting_path_equals_agentscope(
     parts: tuple[Part, ...], limit: int, state: str, with_offloader: bool

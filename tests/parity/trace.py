@@ -27,7 +27,8 @@ OffloadKind = Literal["context", "tool_result", "data"]
 
 
 class Tokens(NamedTuple):
-    """Input tokens of one call under the three counting conventions (DESIGN.md §8)."""
+    """Input tokens of one call under the three counting conventions (docs/architecture.md,
+    Counting conventions)."""
 
     messages: int
     preflight: int

@@ -38,7 +38,8 @@ def test_scenario_file_loads_and_is_self_contained(path: Path) -> None:
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=NAMES)
 def test_scenario_file_meets_the_json_schema(path: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     schema = json.loads((ROOT / "scenarios" / "scenario.schema.json").read_text(encoding="utf-8"))
     errors = list(
         jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))

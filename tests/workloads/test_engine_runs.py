@@ -71,7 +71,6 @@ def test_replayed_transcripts_run(traces_dir: Path, name: str) -> None:
 @pytest.mark.parametrize("window", [1_000_000, 4_000])
 def test_the_retrieval_generator_is_the_ch08_workload(window: int) -> None:
     """With the book's tool schema, the generated workload gives the ch08 reconstruction's series."""
-    pytest.importorskip("agentscope")
     from tests.parity.ch08 import RETRIEVE, ch08_workload
     from tests.parity.lab import run_lab
 

@@ -124,7 +124,7 @@ def test_image_blocks_are_deterministic_urls_or_valid_png_payloads() -> None:
     assert len(base64.b64decode(other.source)) == 48
 
 
-# Bytes per o200k token of real text of each kind (measured on the shared transcripts and on
+# Bytes per o200k token of real text of each kind (measured on the transcripts in tests/data/traces and on
 # public text): the filler should fall in the same range, so real-tokenizer runs look realistic.
 REALISTIC_BYTES_PER_TOKEN = {
     "prose": (4.3, 6.0),
@@ -138,7 +138,6 @@ REALISTIC_BYTES_PER_TOKEN = {
 
 @pytest.mark.parametrize("kind", FILLER_KINDS)
 def test_filler_tokenizes_like_real_text_of_its_kind(kind: str) -> None:
-    pytest.importorskip("bpe_openai")
     from ctxlab.tokenizers import BpeCounter
 
     text = filler(kind, 30000, random.Random(11))  # type: ignore[arg-type]

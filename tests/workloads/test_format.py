@@ -1,4 +1,4 @@
-"""The script file format: the DESIGN.md §7 example, size forms, conversion, and located errors."""
+"""The script file format: the example scenario's script, size forms, conversion, and located errors."""
 
 from __future__ import annotations
 

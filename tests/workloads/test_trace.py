@@ -1,4 +1,4 @@
-"""Trace replay: the six shared transcripts, protocol breaks, bad files, tool files, round trips."""
+"""Trace replay: the six vendored real transcripts, protocol breaks, bad files, tool files, round trips."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def script_bytes(script: Script) -> int:
 
 
 @pytest.mark.parametrize("name", TRACES)
-def test_shared_transcripts_map_call_for_call_and_text_for_text(traces_dir: Path, name: str) -> None:
+def test_vendored_transcripts_map_call_for_call_and_text_for_text(traces_dir: Path, name: str) -> None:
     wires = lines(traces_dir / name)
     workload = read_trace(traces_dir / name)
     script = workload.script

@@ -1,4 +1,4 @@
-"""Every shared transcript replays under every preset (but the protocol-blind baseline) at 8k,
+"""Every vendored real transcript replays under every preset (but the protocol-blind baseline) at 8k,
 32k and 128k windows without a single strategy-caused protocol violation, while the one
 transcript that breaks the protocol itself keeps reporting that as its source's own."""
 

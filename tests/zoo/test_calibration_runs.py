@@ -1,4 +1,6 @@
-"""Calibration through the engine against the published shapes (landscape §2.1, §2.3, §2.4).
+"""Calibration through the engine against published shapes: JetBrains' "The Complexity Trap"
+(arXiv:2508.21433), Anthropic's context-management announcement (anthropic.com/news/
+context-management) and Manus's blog on the KV-cache hit rate (2025-07-18).
 
 Every size is a multiple of 4 bytes where it matters, so the estimator's rounding
 (`(bytes + 2) // 4` on the whole request) is exact and each total can be written by hand:

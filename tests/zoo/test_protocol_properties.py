@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.budget import BudgetParams
@@ -174,7 +174,6 @@ CONFIGURED = {
 
 
 @pytest.mark.parametrize("name", list(CONFIGURED))
-@settings(max_examples=25)
 @given(data=st.data(), workload=workloads())
 def test_no_request_breaks_the_provider_rules(
     name: str, data: st.DataObject, workload: tuple[Script, int]
@@ -256,7 +255,6 @@ def orphans(messages: list[dict[str, Any]]) -> set[str]:
     return bad | open_calls
 
 
-@settings(max_examples=40)
 @given(data=st.data(), workload=workloads())
 def test_every_orphan_of_the_sliding_window_is_reported(
     data: st.DataObject, workload: tuple[Script, int]

@@ -1,4 +1,4 @@
-"""Regressions for the failures users report (landscape §3), each shown failing under the naive
+"""Regressions for the failures users report in public issues, each shown failing under the naive
 strategy and passing under the right one:
 
 - a split parallel batch (agentscope #2090, QwenPaw #5986): a cut inside `[A, B, resA, resB]`;

@@ -1,10 +1,11 @@
 """No-progress and loop detection for compactions, and a circuit breaker value.
 
-Sources: the failure reports in the landscape (§3 B): hermes-agent #53008 (each cycle reclaimed
-under 0.5%, fixed by stopping after 2 ineffective attempts), kimi-code #2498 and pipecat #5505
-(fixed overhead at or above the threshold keeps the trigger always true), OpenHands #8630
-(endless condensation); the 3-failure summary breaker of nonoka (`memory.py` l.482, l.593–607)
-and Claude Code (`MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES = 3`, reverse-engineered).
+Sources: users' reports of compaction loops: NousResearch/hermes-agent #53008 (each cycle reclaimed
+under 0.5%, fixed by stopping after 2 ineffective attempts), MoonshotAI/kimi-code PR #2498 and
+pipecat PR #5505 (fixed overhead at or above the threshold keeps the trigger always true),
+OpenHands/OpenHands #8630 (endless condensation); the 3-failure summary breaker of nonoka
+(`memory.py` l.482, l.593–607) and Claude Code (`MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES = 3`,
+reverse-engineered).
 
 Invariants:
 - A compaction is flagged `futile` when it reclaims less than `min_reclaim_ratio` of the tokens

@@ -1,4 +1,4 @@
-"""Prompt-cache accounting (DESIGN.md §8): cached, written and output tokens, and their cost.
+"""Prompt-cache accounting (docs/architecture.md, Results): cached, written and output tokens, and their cost.
 
 A request's cached tokens are the tokens of the longest run of leading OpenAI-view messages (and
 identical tools) it shares with an earlier request of the run: the previous reasoning request,

@@ -1,9 +1,9 @@
 """Artifact references of the Select / Write layers: the payload stays out of the context.
 
-Source: seed 001 (§3 a ii and c i): a workflow's intermediate products (requirements, raw data,
-chart data, a report) are kept as artifacts in a store, and the model is handed a small
-reference (id, kind, schema, checksum, size, producer) instead of the payload, so it neither
-fills its context with them nor rewrites them in passing; it fetches a payload only when it
+The idea is the Select layer's artifact references: a workflow's intermediate products
+(requirements, raw data, chart data, a report) are kept as artifacts in a store, and the model is
+handed a small reference (id, kind, schema, checksum, size, producer) instead of the payload, so it
+neither fills its context with them nor rewrites them in passing; it fetches a payload only when it
 needs to read one.
 
 Invariants:

@@ -1,6 +1,6 @@
 """The four-level document reader of the Select layer: catalog, resolve, section, search.
 
-Source: seed 001 (§3 a i, just-in-time retrieval): instead of putting a document library into
+The idea is the Select layer's just-in-time retrieval: instead of putting a document library into
 the context, the agent gets a reader tool and pulls in only what it needs. Level 1 lists the
 documents (`catalog`); level 2 returns a document's metadata and section list, with its text only
 when it is at most `MAX_DIRECT_CHARS` characters long (`resolve`); level 3 returns one section,

@@ -21,6 +21,7 @@ from typing import NamedTuple
 from ctxlab.core.agentscope.compress import (
     CompressionInput,
     CompressionPlan,
+    EmptyContextError,
     TriggerCheck,
     apply_compression,
     check_trigger,
@@ -92,7 +93,8 @@ def compress_if_triggered(
     """Compress when the request reaches the trigger; otherwise return the state unchanged.
 
     Raises:
-        ctxlab.core.agentscope.compress.EmptyContextError: over the trigger with nothing to compress.
+        ctxlab.core.agentscope.compress.EmptyContextError: over the trigger with nothing to compress
+            (AgentScope's message; a note says where, and what the count was).
         SummaryFailedError: the summary failed and the truncation fallback is off.
     """
     inp = compression_input(state, system_prompt, tools, env, settings)
@@ -101,11 +103,25 @@ def compress_if_triggered(
         return state
     prompt = fill(settings.compression_prompt, current_time=_time_text(state, settings))
     schema_tool = summary_tool(settings.summary_schema, env.texts.summary_tool_description)
-    plan = plan_compression(
-        inp, env.counter, prompt=prompt, schema_tool=schema_tool, instructions=instructions
-    )
+    try:
+        plan = plan_compression(
+            inp, env.counter, prompt=prompt, schema_tool=schema_tool, instructions=instructions
+        )
+    except EmptyContextError as error:
+        error.add_note(_empty_context_note(state, env, check))
+        raise
     outcome = _summarize(state, plan, inp, env, settings)
     return _apply(_InFlight(state=state, inp=inp, before=check, plan=plan, outcome=outcome), env, settings)
+
+
+def _empty_context_note(state: EpisodeState, env: Env, check: TriggerCheck) -> str:
+    """Where the compression was refused and why, beside AgentScope's own words (the message)."""
+    return (
+        f"before call {env.recorder.next_call_index} (turn {state.turn}, iteration "
+        f"{state.cur_iter}; 0-based, as in calls.csv): the context is empty, and the system prompt, "
+        f"summary and tool schemas alone count {check.tokens} tokens, at or above the trigger "
+        f"({check.threshold} tokens); AgentScope raises here too, and leaves its state as it was"
+    )
 
 
 def _time_text(state: EpisodeState, settings: CompressionSettings) -> str:

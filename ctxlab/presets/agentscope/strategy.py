@@ -1,7 +1,7 @@
 """The `agentscope` preset: AgentScope 2.0.11's context engineering, step for step.
 
-Source: agentscope 2.0.11, `agentscope/agent/_agent.py` and `_config.py` (see
-`reference/agentscope-algorithms.md`). Defaults are AgentScope's: trigger 0.8, reserve 0.1,
+Source: agentscope 2.0.11, `agentscope/agent/_agent.py` and `_config.py` (tests/parity/CHECKLIST.md
+says where each behaviour is tested). Defaults are AgentScope's: trigger 0.8, reserve 0.1,
 buffer 0.2, tool_result_limit 50000, max_image_num 5, fallback to truncation on, runtime-state
 injection on (UTC, every 0.5 h), no task tools, no compression tool.
 

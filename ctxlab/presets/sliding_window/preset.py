@@ -1,6 +1,6 @@
 """The `sliding-window` preset: a protocol-blind baseline that drops the oldest messages.
 
-Source: the pattern users report breaking (landscape §3 A): LangChain
+Source: the pattern users report breaking (tool results orphaned by trimming): LangChain
 `trim_messages(strategy="last")` without `start_on="human"` returns a leading `ToolMessage`
 without its `AIMessage(tool_calls)` (langchain #33245), the OpenAI Agents SDK's
 `SessionSettings(limit=n)` cuts between a call and its output (openai-agents-python #4322).
