@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO, get_args
 
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.problems import unknown_name
@@ -44,6 +44,18 @@ from ctxlab.workloads.importers import (
 from ctxlab.workloads.importers.base import Entry, Report, Wire, json_entries
 from ctxlab.workloads.trace import TraceError, TraceWorkload, map_wire, read_trace
 
+ImportFormat = Literal[
+    "codex",
+    "claude-code",
+    "openhands",
+    "swe-agent",
+    "mini-swe-agent",
+    "langgraph",
+    "anthropic-messages",
+    "openai-responses",
+    "openai-chat",
+]
+"""The formats' names, in detection order (the registry below lists the same)."""
 DETECT_ENTRIES = 8
 """How many entries detection looks at."""
 OPENAI_CHAT = "openai-chat"
@@ -122,6 +134,9 @@ FORMATS: dict[str, Format] = {
         ),
     )
 }
+
+
+assert tuple(FORMATS) == get_args(ImportFormat)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -308,6 +323,7 @@ __all__ = [
     "FORMATS",
     "OPENAI_CHAT",
     "Format",
+    "ImportFormat",
     "Imported",
     "Report",
     "check_format",
