@@ -305,14 +305,24 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])
     if target.resolve() == source.resolve():
         raise BadInput([f"--out {target}: is the transcript itself; give another path"])
+    tools_out = Path(args.tools_out) if args.tools_out else None
+    if tools_out is not None and tools_out.is_dir():
+        raise BadInput([f"--tools-out {tools_out}: is a folder; give the JSON file's path"])
     try:
         fmt, count, report = write_jsonl(source, target, args.format)
     except TraceError as error:
         raise BadInput([str(error)]) from None
     for warning in report.warnings():
         print(f"{source}: warning: {warning}", file=err)
+    if tools_out is not None:
+        schemas = [schema.as_openai() for schema in report.tools]
+        tools_out.write_text(json.dumps(schemas, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if not args.quiet:
         print(f"{target}: {count} messages from {source} ({fmt})", file=out)
+        if report.tools and tools_out is None:
+            print(
+                f"the file declares {len(report.tools)} tool schemas; --tools-out FILE writes them", file=out
+            )
     return 0
 
 
@@ -485,6 +495,12 @@ def _add_import(commands: Commands) -> None:
     )
     command.add_argument("transcript", metavar="TRANSCRIPT")
     command.add_argument("--out", required=True, metavar="FILE.jsonl", help="where to write the JSONL")
+    command.add_argument(
+        "--tools-out",
+        default=None,
+        metavar="FILE.json",
+        help="also write the tool schemas the file declares (the JSON list `replay --tools` reads)",
+    )
     _add_format_option(command)
     command.add_argument("--quiet", action="store_true", help="print nothing but errors and warnings")
     command.set_defaults(handler=cmd_import)
