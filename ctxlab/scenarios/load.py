@@ -93,7 +93,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         kind = type(located.data).__name__
         message = f"is a {kind}, not a mapping of scenario keys"
         raise ScenarioError([located.locate(Problem(loc=(), message=message))])
-    context: dict[str, Any] = {"base_dir": base_dir, "files": {}}
+    context: dict[str, Any] = {"base_dir": base_dir, "files": {}, "trace_warnings": {}}
     doc: dict[str, Any] = located.data
 
     def keys(path: Loc) -> Sequence[str] | None:
@@ -107,7 +107,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     points = _points(located, scenario, axes, context)
     _check_workloads(located, points, axes, context["files"])
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
-    warnings += _trace_warnings(located, scenario, context.get("trace_warnings", {}))
+    warnings += _trace_warnings(located, scenario, context["trace_warnings"])
     return LoadedScenario(
         source=located.file,
         base_dir=base_dir,

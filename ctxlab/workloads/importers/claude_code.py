@@ -32,11 +32,12 @@ KINDS = frozenset({"user", "assistant", "system"}) | SKIPPED
 
 
 def is_claude_code(values: list[object]) -> bool:
-    """Entries of a session log: typed lines with Claude Code's envelope."""
+    """Entries of a session log: typed lines with Claude Code's envelope (a later line of an
+    unknown type is the importer's error to report, not a reason to doubt the format)."""
     typed = [v for v in values if isinstance(v, Mapping) and v.get("type") in KINDS]
     return (
         bool(typed)
-        and len(typed) == len(values)
+        and typed[0] is values[0]
         and any("sessionId" in v or "leafUuid" in v or "uuid" in v for v in typed)
     )
 

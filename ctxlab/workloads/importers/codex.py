@@ -25,10 +25,9 @@ KINDS = SKIPPED | {"response_item"}
 
 
 def is_codex(values: list[object]) -> bool:
-    """Entries of a rollout: typed lines with a `payload`."""
-    return bool(values) and all(
-        isinstance(v, Mapping) and v.get("type") in KINDS and "payload" in v for v in values
-    )
+    """Entries of a rollout: typed lines with a `payload` (the first line decides)."""
+    first = values[0] if values else None
+    return isinstance(first, Mapping) and first.get("type") in KINDS and "payload" in first
 
 
 def read_codex(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
