@@ -96,7 +96,15 @@ def openhands(path: Path) -> list[Wire]:
         meta = e.get("tool_call_metadata")
         if "observation" in e:
             if meta:
-                out.append({"role": "tool", "tool_call_id": meta["tool_call_id"], "content": e["content"]})
+                error = e["observation"] == "error"
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": meta["tool_call_id"],
+                        "content": e["content"],
+                        "is_error": error,
+                    }
+                )
             continue
         action = e["action"]
         if action == "system":
@@ -111,7 +119,10 @@ def openhands(path: Path) -> list[Wire]:
                 _call(c["id"], c["function"]["name"], c["function"]["arguments"])
                 for c in message["tool_calls"]
             ]
-            out.append({"role": "assistant", "content": message["content"] or "", "tool_calls": listed})
+            wire = {"role": "assistant", "content": message["content"] or "", "tool_calls": listed}
+            if message.get("reasoning_content"):
+                wire["reasoning_content"] = message["reasoning_content"]
+            out.append(wire)
         elif action == "message" and e["source"] == "user":
             out.append(
                 {"role": "user", "content": instruction if instruction is not None else e["args"]["content"]}
@@ -134,6 +145,9 @@ def langgraph(path: Path) -> list[Wire]:
             wire["tool_calls"] = [_call(c["id"], c["name"], c["args"]) for c in m["tool_calls"]]
         if m["type"] == "tool":
             wire["tool_call_id"] = m["tool_call_id"]
+            wire["is_error"] = m.get("status") == "error"
+        if m["type"] == "ai":
+            wire["reasoning_content"] = m["additional_kwargs"].get("reasoning_content", "")
         out.append(wire)
     return out
 
@@ -148,7 +162,10 @@ def _anthropic_user(content: Any) -> list[Wire]:
             result = b["content"]
             if isinstance(result, list):
                 result = "".join(x["text"] for x in result)
-            out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": result})
+            error = b.get("is_error", False)
+            out.append(
+                {"role": "tool", "tool_call_id": b["tool_use_id"], "content": result, "is_error": error}
+            )
         elif b["type"] == "text":
             parts.append({"type": "text", "text": b["text"]})
         elif b["type"] == "image":
@@ -174,7 +191,9 @@ def claude_code(path: Path) -> list[Wire]:
             wire = by_id[message["id"]] = {"role": "assistant", "content": "", "tool_calls": []}
             out.append(wire)
         for b in message["content"]:
-            if b["type"] == "text":
+            if b["type"] == "thinking":
+                wire["reasoning_content"] = wire.get("reasoning_content", "") + b["thinking"]
+            elif b["type"] == "text":
                 wire["content"] += b["text"]
             elif b["type"] == "tool_use":
                 wire["tool_calls"].append(_call(b["id"], b["name"], b["input"]))
@@ -183,9 +202,12 @@ def claude_code(path: Path) -> list[Wire]:
 
 def _responses_items(items: list[Any]) -> list[Wire]:
     out: list[Wire] = []
+    reasoning = ""
     for item in items:
         kind = item.get("type", "message")
         last = out[-1] if out else None
+        if kind == "reasoning":
+            reasoning = "\n\n".join(s["text"] for s in item["summary"])
         if kind == "message":
             parts = item["content"]
             if isinstance(parts, list):
@@ -205,7 +227,10 @@ def _responses_items(items: list[Any]) -> list[Wire]:
             if last is not None and last["role"] == "assistant":
                 last.setdefault("tool_calls", []).append(new)
             else:
-                out.append({"role": "assistant", "content": "", "tool_calls": [new]})
+                out.append(
+                    {"role": "assistant", "content": "", "tool_calls": [new], "reasoning_content": reasoning}
+                )
+                reasoning = ""
         elif kind in {"function_call_output", "custom_tool_call_output"}:
             out.append({"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]})
     return out
@@ -224,8 +249,10 @@ def anthropic_messages(path: Path) -> list[Wire]:
             out.extend(_anthropic_user(m["content"]))
         else:
             text = "".join(b["text"] for b in m["content"] if b["type"] == "text")
+            thinking = "".join(b["thinking"] for b in m["content"] if b["type"] == "thinking")
             calls = [_call(b["id"], b["name"], b["input"]) for b in m["content"] if b["type"] == "tool_use"]
-            out.append({"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})})
+            extra = {"tool_calls": calls} if calls else {}
+            out.append({"role": "assistant", "content": text, "reasoning_content": thinking, **extra})
     return out
 
 

@@ -23,7 +23,7 @@ from ctxlab.scenarios.load import load_scenario
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.importers import FORMATS, import_file, import_lines, read_any
 from ctxlab.workloads.trace import TraceWorkload, map_wire, read_trace
-from ctxlab.workloads.transcript import script_transcript
+from ctxlab.workloads.transcript import script_transcript, transcript_form
 from tests.workloads.independent import CONVERSIONS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
@@ -192,7 +192,8 @@ def test_langgraph_matches_the_hand_conversion_of_the_same_thread(traces_dir: Pa
     """The shared transcript `deerflow_kimi-k2.5_caren-landing-page_b83fbb2a.jsonl` was converted by
     hand from the same deer-flow thread."""
     hand = read_trace(traces_dir / "deerflow_kimi-k2.5_caren-landing-page_b83fbb2a.jsonl")
-    assert workload("langgraph/deerflow-b83fbb2a-thread.json").script == hand.script
+    imported = workload("langgraph/deerflow-b83fbb2a-thread.json").script
+    assert transcript_form(imported) == transcript_form(hand.script)  # the hand conversion has no reasoning
 
 
 def test_claude_code_merges_message_ids_keeps_sidechains_apart_and_skips_summaries() -> None:
@@ -215,6 +216,9 @@ def test_claude_code_merges_message_ids_keeps_sidechains_apart_and_skips_summari
     assert first["content"] == "I'll run the test and read the parser."
     assert first["reasoning_content"] == "Run the failing test first, then read the parser."
     assert "toolu_S1" not in json.dumps(imported.messages)
+    script = workload("claude-code/session.jsonl").script
+    assert script.turns[0].rounds[0].thinking == first["reasoning_content"]  # thinking, not text
+    assert [(c.id, c.error) for c in script.calls()][:2] == [("toolu_01", True), ("toolu_02", False)]
     assert imported.messages[9]["content"][1]["type"] == "image_url"
     assert imported.warnings == (
         "skipped 1 file-history-snapshot entry (not part of the conversation)",
@@ -265,6 +269,25 @@ def test_request_logs_give_the_last_request_and_its_response() -> None:
     ]
     assert responses.messages[5]["content"][1]["type"] == "image_url"
     assert [t.name for t in responses.tools] == ["search_flights"]
+
+
+def test_reasoning_and_error_results_reach_the_script() -> None:
+    wires = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "reasoning_content": "first look"},
+        {
+            "role": "assistant",
+            "content": "Looking.",
+            "reasoning_content": "then call",
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "denied", "is_error": True},
+        {"role": "assistant", "content": "Done.", "reasoning_content": "after the last round"},
+    ]
+    (turn,) = map_wire(wires).script.turns
+    (round_,) = turn.rounds
+    assert round_.thinking == "first look\n\nthen call" and round_.text == "Looking."
+    assert round_.calls[0].error and turn.final == "Done."
 
 
 def test_the_labs_own_transcript_round_trips_through_the_openai_chat_importer() -> None:
@@ -418,3 +441,21 @@ def test_import_writes_the_files_tool_schemas_for_replay(tmp_path: Path) -> None
     )
     assert code == 0
     assert [t["function"]["name"] for t in json.loads(tools.read_text(encoding="utf-8"))] == ["get_weather"]
+
+
+@pytest.mark.parametrize(
+    ("wire", "expected"),
+    [
+        (
+            {"role": "assistant", "content": "", "reasoning_content": 3},
+            "'reasoning_content' must be a string",
+        ),
+        (
+            {"role": "tool", "tool_call_id": "a", "content": "", "is_error": "yes"},
+            "'is_error' must be true or false",
+        ),
+    ],
+)
+def test_reasoning_and_error_keys_are_checked(wire: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ValueError, match=expected):
+        map_wire([wire])

@@ -11,7 +11,7 @@ Mapping rules (also Claude Code's):
   `input_schema`) are the tool schemas (server tools without a schema are skipped and counted).
 - A user message's `tool_result` blocks are tool messages, in order, before the message's text
   and images (a user message of results alone gives no user message); a result's content is its
-  text, or its text and image parts.
+  text, or its text and image parts; `is_error` makes it an error result.
 - An assistant message's `text` blocks join its text, `tool_use` blocks are its calls (`input`
   JSON-encoded), `thinking` is reasoning (kept apart), `redacted_thinking` is counted and skipped.
 - Images (`image` with a base64 or URL source) are image parts; other blocks (documents, server
@@ -95,7 +95,7 @@ def user_blocks(value: object, calls: Calls, report: Report, line: int | None) -
         kind = field_of(block, "type")
         if kind == "tool_result":
             call_id = calls.answer(block.get("tool_use_id"), line)
-            yield tool(call_id, _result(block.get("content"), report))
+            yield tool(call_id, _result(block.get("content"), report), error=block.get("is_error") is True)
         elif kind == "text":
             parts.append(text_part(text_of(block.get("text"))))
         elif kind == "image" and (image := _image(block)) is not None:

@@ -9,8 +9,8 @@ Invariants:
 - A file is JSONL when its first non-blank line is a JSON value on its own; otherwise it is one
   JSON document, read whole (its entry is numbered with the line it starts on).
 - Every error is a `TraceError` naming the file and the line of the entry at fault.
-- Reasoning and thinking never join message text: they go to the `reasoning_content` key, which
-  the replay ignores (OpenAI chat has no field for them).
+- Reasoning and thinking never join message text: they go to the `reasoning_content` key, and a
+  result that is an error has `is_error: true` (`ctxlab.workloads.trace` reads both).
 """
 
 from __future__ import annotations
@@ -151,9 +151,12 @@ def assistant(text: str, calls: Iterable[Wire] = (), reasoning: str = "") -> Wir
     return wire
 
 
-def tool(call_id: str, body: str | list[Wire]) -> Wire:
-    """A tool result message."""
-    return {"role": "tool", "tool_call_id": call_id, "content": body}
+def tool(call_id: str, body: str | list[Wire], *, error: bool = False) -> Wire:
+    """A tool result message; `is_error` only on an error."""
+    wire: Wire = {"role": "tool", "tool_call_id": call_id, "content": body}
+    if error:
+        wire["is_error"] = True
+    return wire
 
 
 def schema(name: object, description: object, parameters: object) -> ToolSchema | None:

@@ -9,7 +9,7 @@ tool messages.
 Mapping rules:
 - `human` is a user message, `system` a system message (one after the first message is user text
   at its place, as for every format), `ai` an assistant message with its tool calls (`args`
-  JSON-encoded), `tool` the result of its call.
+  JSON-encoded), `tool` the result of its call (an error result when its `status` is `error`).
 - Text parts join the text; image parts (`image_url`, or `image` with a URL or base64 data) are
   image parts; `thinking`/`reasoning` parts and `additional_kwargs.reasoning_content` are
   reasoning, kept apart from the text.
@@ -108,7 +108,8 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
                     report.skip("invalid_tool_calls")
                 yield assistant(body if isinstance(body, str) else "", listed, reasoning)
             elif kind == "tool":
-                yield tool(calls.answer(fields.get("tool_call_id"), number), body)
+                error = fields.get("status") == "error"
+                yield tool(calls.answer(fields.get("tool_call_id"), number), body, error=error)
             elif kind == "remove":
                 report.skip("remove")
             else:

@@ -15,7 +15,7 @@ Mapping rules:
   the further actions of the same response add nothing. Without a model response, the action's
   own call (its `function_name`, `tool_call_id` and `args`) is used.
 - An observation with `tool_call_metadata` is the result of that call: its raw `content`, with
-  no added exit-code line.
+  no added exit-code line (an `error` observation is an error result).
 - An agent `message` action without metadata is assistant text.
 - Recalls, state changes, condensation events and observations without a call are not part of
   what the model was sent as messages: they are skipped and counted. Only the first record of an
@@ -143,7 +143,8 @@ def _events(events: Sequence[Any], number: int, report: Report, instruction: str
 def _observation(event: Mapping[str, Any], calls: Calls, number: int) -> Iterator[Wire]:
     metadata = event.get("tool_call_metadata")
     if isinstance(metadata, Mapping) and metadata.get("tool_call_id"):
-        yield tool(calls.answer(metadata["tool_call_id"], number), text_of(event.get("content")))
+        error = event.get("observation") == "error"
+        yield tool(calls.answer(metadata["tool_call_id"], number), text_of(event.get("content")), error=error)
     else:
         calls.report.skip(f"observation:{event['observation']}")
 
