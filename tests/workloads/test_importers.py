@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.load import load_scenario
 from ctxlab.texts import CTXLAB_TEXTS
-from ctxlab.workloads.importers import FORMATS, import_file, import_lines, read_any
+from ctxlab.workloads.importers import DETECT_ENTRIES, FORMATS, import_file, import_lines, read_any, stream
 from ctxlab.workloads.trace import TraceWorkload, map_wire, read_trace
 from ctxlab.workloads.transcript import script_transcript, transcript_form
 from tests.workloads.independent import CONVERSIONS
@@ -459,3 +460,51 @@ def test_import_writes_the_files_tool_schemas_for_replay(tmp_path: Path) -> None
 def test_reasoning_and_error_keys_are_checked(wire: dict[str, Any], expected: str) -> None:
     with pytest.raises(ValueError, match=expected):
         map_wire([wire])
+
+
+def test_importers_stream_a_message_at_a_time() -> None:
+    """A message is given as soon as it is complete: reading stops where the consumer stops, so a
+    long log never has to be in memory at once."""
+    read = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal read
+        for n in range(10**9):
+            read += 1
+            yield _claude(uuid=f"u{n}", message={"role": "user", "content": f"message {n}"})
+            read += 1
+            yield json.dumps(
+                {
+                    "type": "assistant",
+                    "isSidechain": False,
+                    "uuid": f"a{n}",
+                    "message": {
+                        "id": f"m{n}",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "ok"}],
+                    },
+                }
+            )
+
+    name, messages, _ = stream(lines(), "<endless>")
+    assert name == "claude-code"
+    taken = [next(messages) for _ in range(3)]
+    assert [m["role"] for m in taken] == ["user", "assistant", "user"]
+    assert read <= DETECT_ENTRIES + 4
+
+
+def test_replay_writes_the_import_warnings_into_the_manifest(tmp_path: Path) -> None:
+    code, _, err = run_cli(
+        "replay",
+        str(DATA / "claude-code/session.jsonl"),
+        "--preset",
+        "none",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    )
+    assert code == 0, err
+    manifest = json.loads(next(tmp_path.glob("*/manifest.json")).read_text(encoding="utf-8"))
+    assert any("skipped 4 sub-agent (isSidechain) entries" in w for w in manifest["warnings"]), manifest[
+        "warnings"
+    ]
