@@ -87,9 +87,43 @@ def mini_swe_agent(path: Path) -> list[Wire]:
     return out
 
 
+def openhands_sdk(events: list[Any], instruction: str) -> list[Wire]:
+    out: list[Wire] = [{"role": "user", "content": instruction}]
+    responses: dict[str, Wire] = {}
+    for e in events:
+        if e["kind"] == "MessageEvent":
+            text = "".join(p["text"] for p in e["llm_message"]["content"])
+            if e["source"] == "agent":
+                out.append({"role": "assistant", "content": text})
+            elif out[1:]:  # the first user message is the instruction, already placed
+                out.append({"role": "user", "content": text})
+        elif e["kind"] == "ActionEvent":
+            new = _call(e["tool_call_id"], e["tool_name"], e["tool_call"]["arguments"])
+            if e["llm_response_id"] in responses:
+                responses[e["llm_response_id"]]["tool_calls"].append(new)
+                continue
+            text = "".join(p["text"] for p in e["thought"])
+            wire = responses[e["llm_response_id"]] = {
+                "role": "assistant",
+                "content": text,
+                "tool_calls": [new],
+            }
+            out.append(wire)
+        elif e["kind"] == "ObservationEvent":
+            observation = e["observation"]
+            output = observation["output"] if "output" in observation else observation.get("message", "")
+            error = bool(observation.get("error"))
+            out.append(
+                {"role": "tool", "tool_call_id": e["tool_call_id"], "content": output, "is_error": error}
+            )
+    return out
+
+
 def openhands(path: Path) -> list[Wire]:
     data = _lines(path)[0] if path.suffix == ".jsonl" else _load(path)
     events, instruction = (data["history"], data["instruction"]) if isinstance(data, dict) else (data, None)
+    if events and "kind" in events[0]:
+        return openhands_sdk(events, instruction)
     out: list[Wire] = []
     answered_responses: set[str] = set()
     for e in events:

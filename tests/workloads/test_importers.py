@@ -37,6 +37,8 @@ FIXTURES: dict[str, str] = {
     "openhands/basic.json": "openhands",
     "openhands/basic_interactions.json": "openhands",
     "openhands/multi-swe-bench-output.jsonl": "openhands",
+    "openhands/sdk-output-meeting-topics.jsonl": "openhands",
+    "openhands/sdk-output-risky-code-website.jsonl": "openhands",
     "langgraph/deerflow-b83fbb2a-thread.json": "langgraph",
     "claude-code/session.jsonl": "claude-code",
     "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl": "codex",
@@ -177,6 +179,16 @@ def test_openhands_first_user_message_is_the_instruction_and_results_are_raw_out
     assert [t.name for t in imported.tools] == ["execute_bash", "think", "finish", "str_replace_editor"]
     assert "skipped 1 action:recall entry (not part of the conversation)" in imported.warnings
     assert workload(name).script.tools == imported.tools  # the file's schemas are the workload's
+
+
+def test_openhands_sdk_events_match_the_hand_conversion_of_the_same_record(traces_dir: Path) -> None:
+    """The shared transcript `openhands_gpt-4o_tac-safety-meeting-topics.jsonl` was converted by
+    hand from the same record; it left out the final `finish` call, which has no result."""
+    hand = read_trace(traces_dir / "openhands_gpt-4o_tac-safety-meeting-topics.jsonl")
+    imported = import_file(DATA / "openhands/sdk-output-meeting-topics.jsonl").messages
+    assert imported[-1]["tool_calls"][0]["function"]["name"] == "finish"
+    assert transcript_form(map_wire(imported[:-1]).script) == transcript_form(hand.script)
+    assert imported[2]["is_error"] is True  # the editor's error, its output (empty) the result
 
 
 def test_langgraph_reasoning_never_joins_the_text_and_parallel_calls_stay_one_message() -> None:

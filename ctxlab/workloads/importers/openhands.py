@@ -20,12 +20,22 @@ Mapping rules:
 - Recalls, state changes, condensation events and observations without a call are not part of
   what the model was sent as messages: they are skipped and counted. Only the first record of an
   evaluation output is read (each record is its own session); the rest are counted.
+
+The OpenHands agent SDK writes its events with a `kind` instead (`SystemPromptEvent`,
+`MessageEvent`, `ActionEvent`, `ObservationEvent`, `AgentErrorEvent`, `UserRejectObservation`,
+`Condensation`, ...), mapped by the same rules: the actions of one `llm_response_id` are one
+assistant message (its `thought` the text, `reasoning_content` the reasoning, each `tool_call` a
+call); an observation's result is its raw `output` (or its `content` text), an error when the
+observation says so; an agent error or a user's rejection is the error result of its call; the
+instruction is the first user message, placed first when the history has none before the agent
+acts.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.workloads.importers.base import (
@@ -72,7 +82,9 @@ KNOWN_ACTIONS = frozenset(
 
 
 def _is_event(value: object) -> bool:
-    return isinstance(value, Mapping) and ("action" in value or "observation" in value) and "source" in value
+    if not isinstance(value, Mapping) or "source" not in value:
+        return False
+    return "action" in value or "observation" in value or str(value.get("kind", "")).endswith("Event")
 
 
 def is_event_stream(value: object) -> bool:
@@ -94,12 +106,18 @@ def read_openhands(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
             continue
         first = False
         if is_record(value):
-            instruction = value.get("instruction")
-            yield from _events(value["history"], number, report, text_of(instruction) or None)
+            instruction = text_of(value.get("instruction")) or None
+            yield from _dispatch(value["history"], number, report, instruction)
         elif is_event_stream(value):
-            yield from _events(value, number, report, None)
+            yield from _dispatch(value, number, report, None)
         else:
             raise report.error(number, "not an OpenHands record (instruction, history) or event list")
+
+
+def _dispatch(events: Sequence[Any], number: int, report: Report, instruction: str | None) -> Iterator[Wire]:
+    """Events with a `kind` are the agent SDK's; the others the classic event stream's."""
+    sdk = bool(events) and isinstance(events[0], Mapping) and "kind" in events[0]
+    yield from (_sdk_events if sdk else _events)(events, number, report, instruction)
 
 
 def _events(events: Sequence[Any], number: int, report: Report, instruction: str | None) -> Iterator[Wire]:
@@ -193,3 +211,109 @@ def _response(event: Mapping[str, Any], metadata: Mapping[str, Any], seen: set[s
     arguments = json.dumps(args, ensure_ascii=False) if isinstance(args, Mapping) else "{}"
     single = call(str(metadata.get("tool_call_id")), str(metadata.get("function_name")), arguments)
     return assistant(text_of(field_of(args, "thought")), [single])
+
+
+SDK_SKIPPED = frozenset(
+    {
+        "Condensation",
+        "CondensationRequest",
+        "CondensationSummaryEvent",
+        "ConversationStateUpdateEvent",
+        "PauseEvent",
+    }
+)
+
+
+def _sdk_text(parts: object) -> str:
+    """The text of a list of `TextContent` parts (or a string)."""
+    if isinstance(parts, str):
+        return parts
+    return "".join(text_of(field_of(p, "text")) for p in parts) if isinstance(parts, list) else ""
+
+
+def _sdk_output(observation: object) -> str:
+    output = field_of(observation, "output")
+    if isinstance(output, str):
+        return output
+    found = field_of(observation, "content")
+    return _sdk_text(found) if found is not None else text_of(field_of(observation, "message"))
+
+
+@dataclass(slots=True)
+class _Sdk:
+    """Maps agent-SDK events one at a time, holding back the actions of one model response."""
+
+    report: Report
+    calls: Calls
+    number: int
+    instruction: str | None
+    held: tuple[object, Wire] | None = None
+
+    def flush(self) -> Iterator[Wire]:
+        if self.held is not None:
+            yield self.held[1]
+        self.held = None
+
+    def first_user(self, text: str) -> Wire:
+        """The first user message is the record's instruction."""
+        message = user(self.instruction if self.instruction is not None else text)
+        self.instruction = None
+        return message
+
+    def action(self, event: Mapping[str, Any]) -> Iterator[Wire]:
+        if self.instruction is not None:
+            yield self.first_user("")
+        call_id = self.calls.declare(str(event.get("tool_call_id")))
+        arguments = field_of(event, "tool_call", "arguments") or "{}"
+        made = call(call_id, str(event.get("tool_name")), arguments)
+        response = event.get("llm_response_id")
+        if self.held is not None and self.held[0] == response:
+            self.held[1]["tool_calls"].append(made)
+            return
+        yield from self.flush()
+        text = _sdk_text(event.get("thought"))
+        self.held = (response, assistant(text, [made], text_of(event.get("reasoning_content"))))
+
+    def other(self, event: Mapping[str, Any], kind: object, index: int) -> Iterator[Wire]:
+        yield from self.flush()
+        if kind == "ObservationEvent":
+            observation = event.get("observation")
+            flag = field_of(observation, "error")
+            error = flag not in (None, False, "") or field_of(observation, "is_error") is True
+            call_id = self.calls.answer(event.get("tool_call_id"), self.number)
+            yield tool(call_id, _sdk_output(observation), error=error)
+        elif kind in {"AgentErrorEvent", "UserRejectObservation"}:
+            reason = text_of(event.get("error")) or text_of(event.get("rejection_reason"))
+            yield tool(self.calls.answer(event.get("tool_call_id"), self.number), reason, error=True)
+        elif kind == "MessageEvent":
+            message = event.get("llm_message")
+            text = _sdk_text(field_of(message, "content"))
+            if event.get("source") == "user":
+                yield self.first_user(text)
+            else:
+                yield assistant(text, (), text_of(field_of(message, "reasoning_content")))
+        elif kind == "SystemPromptEvent":
+            yield _system(
+                {"args": {"content": _sdk_text(event.get("system_prompt")), "tools": event.get("tools")}},
+                self.report,
+            )
+        elif kind in SDK_SKIPPED:
+            self.report.skip(str(kind))
+        else:
+            raise self.report.error(self.number, f"event {index}: unknown event kind {kind!r}")
+
+
+def _sdk_events(
+    events: Sequence[Any], number: int, report: Report, instruction: str | None
+) -> Iterator[Wire]:
+    """The messages of agent-SDK events (see the module docstring)."""
+    mapper = _Sdk(report=report, calls=Calls(report), number=number, instruction=instruction)
+    for index, event in enumerate(events):
+        if not isinstance(event, Mapping):
+            raise report.error(number, f"event {index} is not an object")
+        kind = event.get("kind")
+        if kind == "ActionEvent":
+            yield from mapper.action(event)
+        else:
+            yield from mapper.other(event, kind, index)
+    yield from mapper.flush()
