@@ -177,7 +177,7 @@ def test_openhands_first_user_message_is_the_instruction_and_results_are_raw_out
     )
     assert result["content"] == observation["content"] and "exit code" not in result["content"]
     assert [t.name for t in imported.tools] == ["execute_bash", "think", "finish", "str_replace_editor"]
-    assert "skipped 1 action:recall entry (not part of the conversation)" in imported.warnings
+    assert "skipped 1 × action:recall (not replayed)" in imported.warnings
     assert workload(name).script.tools == imported.tools  # the file's schemas are the workload's
 
 
@@ -234,10 +234,10 @@ def test_claude_code_merges_message_ids_keeps_sidechains_apart_and_skips_summari
     assert [(c.id, c.error) for c in script.calls()][:2] == [("toolu_01", True), ("toolu_02", False)]
     assert imported.messages[9]["content"][1]["type"] == "image_url"
     assert imported.warnings == (
-        "skipped 1 file-history-snapshot entry (not part of the conversation)",
-        "skipped 4 sub-agent (isSidechain) entries (not part of the conversation)",
-        "skipped 1 summary entry (not part of the conversation)",
-        "skipped 1 system:compact_boundary entry (not part of the conversation)",
+        "skipped 1 × file-history-snapshot (not replayed)",
+        "skipped 4 × isSidechain sub-agent line (not replayed)",
+        "skipped 1 × summary (not replayed)",
+        "skipped 1 × system:compact_boundary (not replayed)",
     )
 
 
@@ -253,7 +253,7 @@ def test_codex_keeps_environment_context_as_user_text_and_ignores_event_copies()
     assert json.loads(patch["function"]["arguments"])["input"].startswith("*** Begin Patch")
     texts = [m["content"] for m in imported.messages if m["role"] == "assistant" and m["content"]]
     assert texts == ["Added `--done`: `todo --done` now lists only finished tasks.", "All 12 tests pass."]
-    assert "skipped 6 event_msg entries (not part of the conversation)" in imported.warnings
+    assert "skipped 6 × event_msg (not replayed)" in imported.warnings
 
 
 def test_request_logs_give_the_last_request_and_its_response() -> None:
@@ -269,7 +269,7 @@ def test_request_logs_give_the_last_request_and_its_response() -> None:
     ]
     assert anthropic.messages[2]["content"] == "Let me check both cities."
     assert [t.name for t in anthropic.tools] == ["get_weather"]
-    assert "skipped 1 earlier request entry (not part of the conversation)" in anthropic.warnings
+    assert "skipped 1 × earlier request (not replayed)" in anthropic.warnings
     responses = import_file(DATA / "openai-responses/requests.jsonl")
     assert [m["role"] for m in responses.messages] == [
         "system",
@@ -421,7 +421,7 @@ def test_a_trace_workload_of_another_format_names_what_it_skipped_in_its_warning
     )
     loaded = load_scenario(scenario)
     warnings = [str(w) for w in loaded.warnings]
-    expected = f"{scenario}:4:5: workload.trace.path: warning: skipped 4 sub-agent (isSidechain) entries"
+    expected = f"{scenario}:4:5: workload.trace.path: warning: skipped 4 × isSidechain sub-agent line"
     assert any(w.startswith(expected) for w in warnings), warnings
 
 
@@ -517,6 +517,6 @@ def test_replay_writes_the_import_warnings_into_the_manifest(tmp_path: Path) -> 
     )
     assert code == 0, err
     manifest = json.loads(next(tmp_path.glob("*/manifest.json")).read_text(encoding="utf-8"))
-    assert any("skipped 4 sub-agent (isSidechain) entries" in w for w in manifest["warnings"]), manifest[
+    assert any("skipped 4 × isSidechain sub-agent line" in w for w in manifest["warnings"]), manifest[
         "warnings"
     ]

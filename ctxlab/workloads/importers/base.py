@@ -48,10 +48,7 @@ class Report:
 
     def warnings(self) -> list[str]:
         """One line per skipped kind, then the notes."""
-        counted = [
-            f"skipped {n} {kind} entr{'y' if n == 1 else 'ies'} (not part of the conversation)"
-            for kind, n in sorted(self.skipped.items())
-        ]
+        counted = [f"skipped {n} × {kind} (not replayed)" for kind, n in sorted(self.skipped.items())]
         return counted + self.notes
 
 

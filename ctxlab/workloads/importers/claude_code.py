@@ -58,7 +58,7 @@ def read_claude_code(entries: Iterator[Entry], report: Report) -> Iterator[Wire]
             report.skip(f"{kind}:{subtype}" if kind == "system" and subtype else str(kind))
             continue
         if value.get("isSidechain"):
-            report.skip("sub-agent (isSidechain)")
+            report.skip("isSidechain sub-agent line")
             continue
         message = value.get("message")
         if not isinstance(message, Mapping):
