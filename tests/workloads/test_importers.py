@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
 
 from ctxlab.cli import main
+from ctxlab.core.wire.views import to_anthropic
 from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.session import run_script
 from ctxlab.engine.workspace import InMemoryWorkspace
@@ -24,8 +26,9 @@ from ctxlab.scenarios.load import load_scenario
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.importers import DETECT_ENTRIES, FORMATS, import_file, import_lines, read_any, stream
 from ctxlab.workloads.trace import TraceWorkload, map_wire, read_trace
-from ctxlab.workloads.transcript import script_transcript, transcript_form
+from ctxlab.workloads.transcript import script_messages, script_transcript, transcript_form
 from tests.workloads.independent import CONVERSIONS
+from tests.workloads.test_trace import scripts
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 FIXTURES: dict[str, str] = {
@@ -520,3 +523,16 @@ def test_replay_writes_the_import_warnings_into_the_manifest(tmp_path: Path) -> 
     assert any("skipped 4 × isSidechain sub-agent line" in w for w in manifest["warnings"]), manifest[
         "warnings"
     ]
+
+
+@given(scripts)
+def test_an_anthropic_request_of_a_script_imports_to_a_script_that_renders_the_same_request(
+    script: Script,
+) -> None:
+    """Round trip through the lab's own Anthropic rendering: import the request a script's replay
+    would send with no management, and the imported script renders that request again."""
+    system, turns = to_anthropic(script_messages(script))
+    request = {"model": "m", "max_tokens": 1024, "system": system, "messages": turns}
+    imported = import_lines([json.dumps(request, ensure_ascii=False)], "<request>", "anthropic-messages")
+    back = map_wire(imported.messages).script
+    assert to_anthropic(script_messages(back)) == (system, turns)

@@ -113,10 +113,12 @@ def data_url(media_type: str, payload: str) -> str:
 
 
 def content(parts: list[Wire]) -> str | list[Wire]:
-    """Parts as OpenAI content: a plain string when all parts are text (joined with nothing
-    between), else the list of parts."""
-    if all(p["type"] == "text" for p in parts):
-        return "".join(p["text"] for p in parts)
+    """Parts as OpenAI content: a plain string for one text part ('' for none), else the list of
+    parts (the source's parts stay apart)."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return str(parts[0]["text"])
     return parts
 
 
