@@ -34,10 +34,16 @@ EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --tools tools.json --set context.trigger_ratio=0.6 --record-requests
   ctxlab replay session.jsonl --preset none --set model.context_size=8000
 """
+EXAMPLES_IMPORT = """examples:
+  ctxlab import ~/.claude/projects/-home-me-app/4f1c2d0e.jsonl --out session.jsonl
+  ctxlab import run.traj --out session.jsonl        a SWE-agent trajectory
+  ctxlab import requests.jsonl --format anthropic-messages --out session.jsonl
+"""
 EPILOG = """examples:
   ctxlab validate scenarios/*.yaml
   ctxlab run scenarios/*.yaml --out results
   ctxlab replay session.jsonl --context-size 32000
+  ctxlab import run.traj --out session.jsonl
   ctxlab plot results
   ctxlab presets -v
   ctxlab schema
@@ -236,6 +242,8 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     workload: dict[str, Any] = {"path": str(trace.resolve())}
     if args.tools:
         workload["tools"] = str(Path(args.tools).resolve())
+    if args.format:
+        workload["format"] = args.format
     doc: dict[str, Any] = {
         "name": scenario_name(trace),
         "description": f"Replay of {trace.name} through the {args.preset} preset.",
@@ -268,7 +276,12 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Replay one transcript through a preset."""
     _out_dir(args.out)
     if not Path(args.trace).is_file():
-        raise BadInput([f"{args.trace}: no such transcript file; give an OpenAI chat JSONL file"])
+        raise BadInput(
+            [
+                f"{args.trace}: no such transcript file; give a transcript "
+                "(`ctxlab import --help` lists the formats)"
+            ]
+        )
     doc = _replay_document(args)
     try:
         loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}), Path.cwd())
@@ -278,6 +291,39 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _warn([loaded], err)
     how = Execution(out_dir=args.out, record_requests=args.record_requests, quiet=args.quiet, workers=1)
     return _execute([loaded], how, out, err)
+
+
+def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Convert a transcript of any supported format to the OpenAI chat JSONL the lab replays."""
+    from ctxlab.workloads.importers import write_jsonl
+    from ctxlab.workloads.trace import TraceError
+
+    source, target = Path(args.transcript), Path(args.out)
+    if not source.is_file():
+        raise BadInput([f"{source}: no such transcript file"])
+    if target.is_dir():
+        raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])
+    if target.resolve() == source.resolve():
+        raise BadInput([f"--out {target}: is the transcript itself; give another path"])
+    tools_out = Path(args.tools_out) if args.tools_out else None
+    if tools_out is not None and tools_out.is_dir():
+        raise BadInput([f"--tools-out {tools_out}: is a folder; give the JSON file's path"])
+    try:
+        fmt, count, report = write_jsonl(source, target, args.format)
+    except TraceError as error:
+        raise BadInput([str(error)]) from None
+    for warning in report.warnings():
+        print(f"{source}: warning: {warning}", file=err)
+    if tools_out is not None:
+        schemas = [schema.as_openai() for schema in report.tools]
+        tools_out.write_text(json.dumps(schemas, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not args.quiet:
+        print(f"{target}: {count} messages from {source} ({fmt})", file=out)
+        if report.tools and tools_out is None:
+            print(
+                f"the file declares {len(report.tools)} tool schemas; --tools-out FILE writes them", file=out
+            )
+    return 0
 
 
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -391,12 +437,12 @@ def _add_run(commands: Commands) -> None:
 def _add_replay(commands: Commands) -> None:
     replay = commands.add_parser(
         "replay",
-        help="replay a transcript (OpenAI chat JSONL)",
+        help="replay a transcript (OpenAI chat JSONL or any format `import` reads)",
         epilog=EXAMPLES_REPLAY,
         formatter_class=RAW,
         description="Replay a transcript through a preset; writes <out>/<trace name>/.",
     )
-    replay.add_argument("trace", metavar="TRACE.jsonl")
+    replay.add_argument("trace", metavar="TRACE")
     replay.add_argument(
         "--preset", default="agentscope", help="the strategy (default: agentscope; see `ctxlab presets`)"
     )
@@ -418,8 +464,46 @@ def _add_replay(commands: Commands) -> None:
     replay.add_argument(
         "--tools", default=None, metavar="FILE", help="tool schemas (a JSON list) the transcript used"
     )
+    _add_format_option(replay)
     _add_run_options(replay)
     replay.set_defaults(handler=cmd_replay)
+
+
+def _add_format_option(parser: argparse.ArgumentParser) -> None:
+    from ctxlab.workloads.importers import FORMATS
+
+    parser.add_argument(
+        "--format",
+        choices=list(FORMATS),
+        default=None,
+        help="the transcript's format (default: detected from its content)",
+    )
+
+
+def _add_import(commands: Commands) -> None:
+    from ctxlab.workloads.importers import FORMATS
+
+    formats = "\n".join(f"  {name:<20}{fmt.summary}" for name, fmt in FORMATS.items())
+    command = commands.add_parser(
+        "import",
+        help="convert an agent's transcript to OpenAI chat JSONL",
+        epilog=f"formats (detected from the content):\n{formats}\n\n{EXAMPLES_IMPORT}",
+        formatter_class=RAW,
+        description="Read a transcript your agent wrote and write the OpenAI chat JSONL the lab replays "
+        "(one message a line), to inspect or edit it. Nothing is written when the file cannot be read; "
+        "entries that are not part of the conversation are counted on stderr.",
+    )
+    command.add_argument("transcript", metavar="TRANSCRIPT")
+    command.add_argument("--out", required=True, metavar="FILE.jsonl", help="where to write the JSONL")
+    command.add_argument(
+        "--tools-out",
+        default=None,
+        metavar="FILE.json",
+        help="also write the tool schemas the file declares (the JSON list `replay --tools` reads)",
+    )
+    _add_format_option(command)
+    command.add_argument("--quiet", action="store_true", help="print nothing but errors and warnings")
+    command.set_defaults(handler=cmd_import)
 
 
 def _add_tools(commands: Commands) -> None:
@@ -455,7 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_validate, _add_run, _add_replay, _add_tools):
+    for add in (_add_validate, _add_run, _add_replay, _add_import, _add_tools):
         add(commands)
     return parser
 

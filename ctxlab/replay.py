@@ -104,12 +104,16 @@ def transcript_document(
     tools: Path | None = None,
     presets: Iterable[str] | None = None,
     name: str | None = None,
+    fmt: str | None = None,
 ) -> dict[str, Any]:
-    """A scenario replaying an OpenAI chat JSONL transcript through presets at their defaults
-    (every registered preset unless named)."""
+    """A scenario replaying a transcript through presets at their defaults (every registered
+    preset unless named). The transcript is OpenAI chat JSONL or any format `ctxlab import`
+    reads, detected from its content unless `fmt` names it."""
     trace: dict[str, Any] = {"path": str(transcript.resolve())}
     if tools is not None:
         trace["tools"] = str(tools.resolve())
+    if fmt is not None:
+        trace["format"] = fmt
     return {
         "name": name or scenario_name(transcript),
         "description": f"{transcript.name} replayed through every preset at its defaults.",
@@ -119,11 +123,11 @@ def transcript_document(
     }
 
 
-def replay_window(transcript: Path, out: Path, *, tools: Path | None = None) -> int:
+def replay_window(transcript: Path, out: Path, *, tools: Path | None = None, fmt: str | None = None) -> int:
     """A window the transcript must be managed in: `REPLAY_SHARE` of its peak request with no
     management, rounded to hundreds (at least 100)."""
     probe = transcript_document(
-        transcript, context_size=10**9, tools=tools, presets=["none"], name="transcript-unmanaged"
+        transcript, context_size=10**9, tools=tools, presets=["none"], name="transcript-unmanaged", fmt=fmt
     )
     peak = int(run_document(probe, out).runs["peak_input_tokens"].max())
     return max(100, round(peak * REPLAY_SHARE / 100) * 100)
@@ -136,8 +140,10 @@ def replay_transcript(
     context_size: int | None = None,
     tools: Path | None = None,
     presets: Iterable[str] | None = None,
+    fmt: str | None = None,
 ) -> Results:
-    """Replay a transcript through presets; without a window, `replay_window` chooses one."""
-    size = context_size or replay_window(transcript, out, tools=tools)
-    document = transcript_document(transcript, context_size=size, tools=tools, presets=presets)
+    """Replay a transcript (any supported format) through presets; without a window,
+    `replay_window` chooses one."""
+    size = context_size or replay_window(transcript, out, tools=tools, fmt=fmt)
+    document = transcript_document(transcript, context_size=size, tools=tools, presets=presets, fmt=fmt)
     return run_document(document, out)

@@ -14,7 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,7 +93,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         kind = type(located.data).__name__
         message = f"is a {kind}, not a mapping of scenario keys"
         raise ScenarioError([located.locate(Problem(loc=(), message=message))])
-    context: dict[str, Any] = {"base_dir": base_dir, "files": {}}
+    context: dict[str, Any] = {"base_dir": base_dir, "files": {}, "trace_warnings": {}}
     doc: dict[str, Any] = located.data
 
     def keys(path: Loc) -> Sequence[str] | None:
@@ -107,6 +107,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     points = _points(located, scenario, axes, context)
     _check_workloads(located, points, axes, context["files"])
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
+    warnings += _trace_warnings(located, scenario, context["trace_warnings"])
     return LoadedScenario(
         source=located.file,
         base_dir=base_dir,
@@ -200,6 +201,19 @@ def _warnings(located: Located, point: ScenarioPoint, axes: tuple[Axis, ...]) ->
             path: Loc = ("strategies", i, *warning.loc)
             problem = located.locate(Problem(loc=path, message=f"warning: {warning.message}"))
             yield _relocate(problem, located, axes, point.picks) if axes else problem
+
+
+def _trace_warnings(
+    located: Located, scenario: Scenario, found: Mapping[str, Sequence[str]]
+) -> list[Problem]:
+    """What the transcript's importer skipped or repaired, at the trace's path."""
+    trace = scenario.workload.trace
+    if trace is None:
+        return []
+    loc: Loc = ("workload", "trace", "path")
+    return [
+        located.locate(Problem(loc=loc, message=f"warning: {note}")) for note in found.get(trace.path, ())
+    ]
 
 
 def _dedupe(problems: Iterator[Problem] | Sequence[Problem]) -> list[Problem]:

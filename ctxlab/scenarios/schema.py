@@ -30,9 +30,11 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    SerializerFunctionWrapHandler,
     Tag,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -46,8 +48,9 @@ from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummariz
 from ctxlab.scenarios.sweep import SweepPathError, resolve
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
+from ctxlab.workloads.importers import ImportFormat, detect_file, read_any, replay_text
 from ctxlab.workloads.probes import Planted, Probe, plant
-from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, map_wire, parse_tools, read_trace
+from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools
 
 MAX_GRID_POINTS = 10_000
 """More points than this is a mistake in a scenario file (or belongs in a script of its own)."""
@@ -109,13 +112,26 @@ class ClockSpec(Section):
 
 
 class TraceSpec(Section):
-    """A transcript to replay: OpenAI chat JSONL, one message per line."""
+    """A transcript to replay: OpenAI chat JSONL, or any format `ctxlab import` reads (detected
+    from the file's content unless `format` is given)."""
 
-    path: str = Field(min_length=1, description="The JSONL file, relative to the scenario's folder.")
+    path: str = Field(min_length=1, description="The transcript file, relative to the scenario's folder.")
     tools: str | None = Field(
-        default=None, description="A JSON file of tool schemas (transcripts do not carry them)."
+        default=None,
+        description="A JSON file of tool schemas; default: the file's own, else inferred from the calls.",
     )
     name: str | None = Field(default=None, description="The workload's name; default: the file's stem.")
+    format: ImportFormat | None = Field(
+        default=None, description="The transcript's format; default: detected from its content."
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_default_format(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `format` key when detected, so results written before formats existed keep their hashes."""
+        data: dict[str, Any] = handler(self)
+        if data.get("format") is None:
+            data.pop("format", None)
+        return data
 
     @model_validator(mode="after")
     def _readable(self, info: ValidationInfo) -> TraceSpec:
@@ -126,15 +142,18 @@ class TraceSpec(Section):
         checked = context.setdefault("checked", set())
         if (self.path, self.tools) in checked:
             return self
-        problems = _file_problems(self, base, files)
+        problems = _file_problems(self, base, files, context.setdefault("trace_warnings", {}))
         if problems:
             raise located_error("TraceSpec", problems)
         checked.add((self.path, self.tools))
         return self
 
 
-def _file_problems(trace: TraceSpec, base: Path, files: dict[str, str]) -> list[tuple[Loc, str, object]]:
-    """Read the trace and tools files once each; the problems, located at their fields."""
+def _file_problems(
+    trace: TraceSpec, base: Path, files: dict[str, str], warnings: dict[str, tuple[str, ...]]
+) -> list[tuple[Loc, str, object]]:
+    """Read the trace and tools files once each; the problems, located at their fields. What an
+    importer could not map (not for the lab's own OpenAI chat JSONL) goes to `warnings`, by path."""
     wanted = [("path", trace.path)] + ([("tools", trace.tools)] if trace.tools else [])
     for field, written in wanted:
         full = base / written
@@ -154,7 +173,9 @@ def _file_problems(trace: TraceSpec, base: Path, files: dict[str, str]) -> list[
             return [((field,), f"cannot read {str(full)!r}: {error}", written)]
     try:
         tools = load_tools(base / trace.tools) if trace.tools else ()
-        read_trace(base / trace.path, tools=tools)
+        replayed = read_any(base / trace.path, fmt=trace.format, tools=tools)
+        if not detect_file(base / trace.path, trace.format)[1]:
+            warnings[trace.path] = replayed.notes
     except TraceError as error:
         field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
         return [((field,), f"cannot replay: {error}", getattr(trace, field))]
@@ -247,9 +268,9 @@ def _prefixed(build: Callable[[], Planted], prefix: Loc) -> Planted:
 
 def replay_trace(trace: TraceSpec, files: Mapping[str, str]) -> TraceWorkload:
     """The workload of a transcript whose text (and tool file's text) is in `files`."""
-    rows = [json.loads(line) for line in files[trace.path].splitlines() if line.strip()]
     tools = parse_tools(json.loads(files[trace.tools]), source=trace.tools) if trace.tools else ()
-    return map_wire(rows, tools=tools, name=trace.name or Path(trace.path).stem)
+    name = trace.name or Path(trace.path).stem
+    return replay_text(files[trace.path], trace.path, fmt=trace.format, tools=tools, name=name)
 
 
 class NeedSpec(Section):

@@ -2,8 +2,9 @@
 Workloads).
 
 Three sources, one result: a `script:` section of a scenario (`format`), a named generator
-(`generators`), or a replayed transcript (`trace`). Filler text is exact in size and
-deterministic (`filler`); retention probes are planted at named places (`probes`).
+(`generators`), or a replayed transcript (`trace`; agents' own logs read by `importers`).
+Filler text is exact in size and deterministic (`filler`); retention probes are planted at named
+places (`probes`).
 
 Invariants:
 - Everything here is an edge module over `ctxlab.core`: it may use pydantic, never the engine.

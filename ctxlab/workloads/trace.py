@@ -2,7 +2,9 @@
 (docs/architecture.md, Workloads).
 
 One message per line: `role`, `content` (a string, null, or a list of parts), `tool_calls`,
-`tool_call_id`; other keys are ignored. The mapping:
+`tool_call_id`, and two keys the importers write where a source has them: `reasoning_content`
+(an assistant's reasoning, as DeepSeek's API names it) and `is_error` (a tool result that is an
+error); other keys are ignored. The mapping:
 
 - Leading system (or developer) messages form the system prompt, joined by a blank line; a later
   one is user text at its place.
@@ -14,7 +16,11 @@ One message per line: `role`, `content` (a string, null, or a list of parts), `t
   calls); text-only messages after the last round are joined into the final answer. Texts are
   joined with a blank line, empty ones skipped.
 - A `tool` message is the result of the earliest unanswered call with its id, wherever that
-  call is (a result after an intervening message still lands on its call).
+  call is (a result after an intervening message still lands on its call); `is_error: true`
+  makes it an error result.
+- An assistant message's `reasoning_content` is the thinking of the round its calls make (with
+  that of text-only messages before it, joined like texts); it never joins the text. Reasoning
+  after a turn's last round has no round to go with and is not replayed.
 - Assistant messages before any user message are part of the first reply (of a turn with an
   empty user message when the file has no user message at all).
 - A last user message with no reply is a turn with no rounds and an empty final answer: the
@@ -105,6 +111,8 @@ class TraceMessage:
     parts: tuple[Part, ...]
     calls: tuple[TraceCall, ...] = ()
     call_id: str | None = None
+    reasoning: str = ""
+    error: bool = False
 
     @property
     def text(self) -> str:
@@ -185,11 +193,19 @@ def parse_message(wire: object) -> TraceMessage:
     call_id = wire.get("tool_call_id")
     if role == "tool" and not isinstance(call_id, str):
         raise ValueError("a tool message needs a 'tool_call_id' string")
+    reasoning = wire.get("reasoning_content")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise ValueError("'reasoning_content' must be a string")
+    error = wire.get("is_error", False)
+    if not isinstance(error, bool):
+        raise ValueError("'is_error' must be true or false")
     return TraceMessage(
         role=role,
         parts=_parts(wire.get("content")),
         calls=tuple(_call(item, k) for k, item in enumerate(calls)),
         call_id=call_id if role == "tool" else None,
+        reasoning=reasoning or "" if role == "assistant" else "",
+        error=error and role == "tool",
     )
 
 
@@ -258,12 +274,14 @@ class _Call:
     tool: str
     input: str
     result: tuple[Part, ...] | None = None
+    error: bool = False
 
 
 @dataclass(slots=True)
 class _Round:
     text: str
     calls: list[_Call]
+    thinking: str = ""
 
 
 @dataclass(slots=True)
@@ -271,6 +289,7 @@ class _Turn:
     user: list[Part]
     rounds: list[_Round] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
     replied: bool = False
     prelude: bool = False
 
@@ -278,11 +297,13 @@ class _Turn:
         rounds = tuple(
             ScriptedRound(
                 text=round_.text or None,
+                thinking=round_.thinking or None,
                 calls=tuple(
                     ScriptedCall(
                         tool=c.tool,
                         input=c.input,
                         result=c.result if c.result is not None else (TextBlock(text=""),),
+                        error=c.error,
                         id=c.id,
                     )
                     for c in round_.calls
@@ -321,14 +342,18 @@ class _Mapper:
             self.turns.append(_Turn(user=[], prelude=True))
         turn = self.turns[-1]
         turn.replied = True
+        turn.reasoning.append(message.reasoning)
         if not message.calls:
             turn.pending.append(message.text)
             return
         calls = [_Call(id=self.fresh_id(c.id, index), tool=c.name, input=c.arguments) for c in message.calls]
         for source, call in zip(message.calls, calls, strict=True):
             self.unanswered.setdefault(source.id, deque()).append(call)
-        turn.rounds.append(_Round(text=_join([*turn.pending, message.text]), calls=calls))
+        turn.rounds.append(
+            _Round(text=_join([*turn.pending, message.text]), calls=calls, thinking=_join(turn.reasoning))
+        )
         turn.pending.clear()
+        turn.reasoning.clear()
 
     def fresh_id(self, call_id: str, index: int) -> str:
         fresh, n = call_id, 2
@@ -345,7 +370,8 @@ class _Mapper:
         if not waiting:
             self.notes.append(f"message {index}: result for {call_id!r} answers no unanswered call; dropped")
             return
-        waiting.popleft().result = message.parts
+        answered = waiting.popleft()
+        answered.result, answered.error = message.parts, message.error
 
     def script(self, tools: Sequence[ToolSchema]) -> Script:
         for waiting in self.unanswered.values():

@@ -1,0 +1,339 @@
+"""Importers: the transcripts agents write, read as the OpenAI chat messages the lab replays.
+
+One module per format, each a generator from JSON entries to OpenAI chat messages (`base`);
+this registry names them, detects a file's format from its content, and maps the messages into
+a replayable workload with `ctxlab.workloads.trace.map_wire`.
+
+Invariants:
+- A format is detected from the first entries of the file (`DETECT_ENTRIES`), never from its
+  name; `format=` forces one. The lab's own OpenAI chat JSONL takes exactly the path it took
+  before importers existed (`read_trace`), so its workloads do not change.
+- Importers stream: a file is read a line at a time (a single-JSON format as one document), and
+  `write_jsonl` writes each message as it comes.
+- A file that cannot be imported raises `TraceError` at its `file:line` (the format not
+  recognised, a line that is not JSON or is cut short, an unknown entry kind, a tool result
+  without its call); entry kinds an importer skips by rule are counted in `Imported.warnings`.
+- The source's own protocol breaks are computed on the imported messages (`source_violations`),
+  for every format alike.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal, TextIO, get_args
+
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.problems import unknown_name
+from ctxlab.workloads.importers import (
+    anthropic,
+    claude_code,
+    codex,
+    langgraph,
+    openai_chat,
+    openhands,
+    responses,
+    swe_agent,
+)
+from ctxlab.workloads.importers.base import Entry, Report, Wire, json_entries
+from ctxlab.workloads.trace import TraceError, TraceWorkload, map_wire, read_trace
+
+ImportFormat = Literal[
+    "codex",
+    "claude-code",
+    "openhands",
+    "swe-agent",
+    "mini-swe-agent",
+    "langgraph",
+    "anthropic-messages",
+    "openai-responses",
+    "openai-chat",
+]
+"""The formats' names, in detection order (the registry below lists the same)."""
+DETECT_ENTRIES = 8
+"""How many entries detection looks at."""
+OPENAI_CHAT = "openai-chat"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Format:
+    """An importable format: its name, what it is, how to recognise it, how to read it."""
+
+    name: str
+    summary: str
+    detect: Callable[[list[object]], bool]
+    read: Callable[[Iterator[Entry], Report], Iterator[Wire]]
+
+
+def _first(test: Callable[[object], bool]) -> Callable[[list[object]], bool]:
+    return lambda values: bool(values) and test(values[0])
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format(
+            name="codex",
+            summary="Codex CLI rollout (JSONL of response_item / event_msg lines)",
+            detect=codex.is_codex,
+            read=codex.read_codex,
+        ),
+        Format(
+            name="claude-code",
+            summary="Claude Code session log (~/.claude/projects/*/*.jsonl)",
+            detect=claude_code.is_claude_code,
+            read=claude_code.read_claude_code,
+        ),
+        Format(
+            name="openhands",
+            summary="OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
+            detect=_first(lambda v: openhands.is_record(v) or openhands.is_event_stream(v)),
+            read=openhands.read_openhands,
+        ),
+        Format(
+            name="swe-agent",
+            summary="SWE-agent trajectory (.traj)",
+            detect=_first(swe_agent.is_swe_agent),
+            read=swe_agent.read_swe_agent,
+        ),
+        Format(
+            name="mini-swe-agent",
+            summary="mini-swe-agent trajectory (messages JSON)",
+            detect=_first(lambda v: swe_agent.mini_messages(v) is not None),
+            read=swe_agent.read_mini,
+        ),
+        Format(
+            name="langgraph",
+            summary="LangGraph / LangChain thread (values.messages of human/ai/tool messages)",
+            detect=_first(lambda v: langgraph.thread_messages(v) is not None),
+            read=langgraph.read_langgraph,
+        ),
+        Format(
+            name="anthropic-messages",
+            summary="Anthropic Messages API request log (JSON or JSONL of requests)",
+            detect=lambda values: bool(values) and anthropic.is_messages_request(values[-1]),
+            read=anthropic.read_anthropic_log,
+        ),
+        Format(
+            name="openai-responses",
+            summary="OpenAI Responses API request log (JSON or JSONL of requests)",
+            detect=lambda values: bool(values) and responses.is_responses_request(values[-1]),
+            read=responses.read_responses_log,
+        ),
+        Format(
+            name=OPENAI_CHAT,
+            summary="OpenAI chat messages, one a line (the lab's replay format)",
+            detect=openai_chat.is_openai_chat,
+            read=openai_chat.read_openai_chat,
+        ),
+    )
+}
+
+
+assert tuple(FORMATS) == get_args(ImportFormat)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Imported:
+    """A transcript imported: its format, its OpenAI chat messages, the tool schemas the file
+    carries, and what could not be mapped (skipped entry kinds, counted; notes)."""
+
+    format: str
+    messages: tuple[Wire, ...]
+    tools: tuple[ToolSchema, ...]
+    warnings: tuple[str, ...]
+
+
+def check_format(name: str) -> str:
+    """`name` if it is a format.
+
+    Raises:
+        ValueError: an unknown format, with the known ones.
+    """
+    if name not in FORMATS:
+        raise ValueError(unknown_name("format", name, FORMATS))
+    return name
+
+
+def _detect(head: list[Entry], source: str) -> str:
+    values = [entry.value for entry in head]
+    for fmt in FORMATS.values():
+        if fmt.detect(values):
+            return fmt.name
+    line = head[0].number if head else None
+    raise TraceError(
+        source,
+        line,
+        f"the format is not recognised; known formats: {', '.join(FORMATS)} "
+        "(force one with --format, or `format:` in a trace workload)",
+    )
+
+
+def stream(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, Iterator[Wire], Report]:
+    """The format of a file's lines, its messages (lazily), and the report they fill.
+
+    Raises:
+        TraceError: the format is not recognised (reading errors come from the iterator).
+    """
+    entries = json_entries(lines, source)
+    head = list(itertools.islice(entries, DETECT_ENTRIES))
+    name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
+    report = Report(source=source)
+    return name, FORMATS[name].read(itertools.chain(head, entries), report), report
+
+
+@contextmanager
+def open_lines(path: Path | str) -> Iterator[Iterator[str]]:
+    """A file's lines, read lazily, newlines stripped.
+
+    Raises:
+        TraceError: the file cannot be read or is not UTF-8.
+    """
+    source = str(path)
+    try:
+        handle: TextIO = Path(path).open(encoding="utf-8")  # noqa: SIM115 (closed by the with below)
+    except OSError as error:
+        raise TraceError(source, None, f"cannot read the transcript: {error}") from None
+
+    def lines() -> Iterator[str]:
+        try:
+            for line in handle:
+                yield line.rstrip("\n")
+        except UnicodeDecodeError as error:
+            raise TraceError(source, None, f"cannot read the transcript: {error}") from None
+
+    with handle:
+        yield lines()
+
+
+def import_lines(lines: Iterable[str], source: str, fmt: str | None = None) -> Imported:
+    """A transcript's lines imported whole.
+
+    Raises:
+        TraceError: located at the first problem.
+    """
+    name, messages, report = stream(lines, source, fmt)
+    listed = tuple(messages)
+    return Imported(
+        format=name, messages=listed, tools=tuple(report.tools), warnings=tuple(report.warnings())
+    )
+
+
+def import_file(path: Path | str, fmt: str | None = None) -> Imported:
+    """A transcript file imported whole (see `import_lines`)."""
+    with open_lines(path) as lines:
+        return import_lines(lines, str(path), fmt)
+
+
+def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, bool]:
+    """A file's format (`fmt` when given), and whether it is the lab's own OpenAI chat JSONL,
+    which takes `read_trace`'s path.
+
+    Raises:
+        TraceError: the format is not recognised, or the first entries are not JSON.
+    """
+    entries = json_entries(lines, source)
+    head = list(itertools.islice(entries, DETECT_ENTRIES))
+    name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
+    return name, name == OPENAI_CHAT and not (head and isinstance(head[0].value, list))
+
+
+def detect_file(path: Path | str, fmt: str | None = None) -> tuple[str, bool]:
+    """`sniff` on a file."""
+    with open_lines(path) as lines:
+        return sniff(lines, str(path), fmt)
+
+
+def write_jsonl(path: Path | str, out: Path | str, fmt: str | None = None) -> tuple[str, int, Report]:
+    """Import `path` and write its OpenAI chat JSONL to `out`, a message at a time; nothing is
+    written unless the whole file imports. Returns the format, the message count, the report.
+
+    Raises:
+        TraceError: located at the first problem; `out` is left as it was.
+    """
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    count = 0
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as sink, open_lines(path) as lines:
+            name, messages, report = stream(lines, str(path), fmt)
+            for message in messages:
+                sink.write(json.dumps(message, ensure_ascii=False) + "\n")
+                count += 1
+        if count == 0:
+            raise TraceError(str(path), None, "the transcript has no messages")
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return name, count, report
+
+
+def workload_of(
+    imported: Imported, *, tools: Sequence[ToolSchema] = (), name: str, source: str
+) -> TraceWorkload:
+    """The replayable workload of imported messages: the given tool schemas, else the file's.
+
+    Raises:
+        TraceError: the transcript has no messages.
+    """
+    if not imported.messages:
+        raise TraceError(source, None, "the transcript has no messages")
+    try:
+        workload = map_wire(imported.messages, tools=tuple(tools) or imported.tools, name=name)
+    except ValueError as error:
+        raise TraceError(source, None, str(error)) from None
+    return replace(workload, notes=imported.warnings + workload.notes)
+
+
+def read_any(
+    path: Path | str, *, fmt: str | None = None, tools: Sequence[ToolSchema] = (), name: str | None = None
+) -> TraceWorkload:
+    """The workload of a transcript file of any supported format (see the module docstring).
+
+    Raises:
+        TraceError: naming the file and line of the first problem.
+    """
+    name = name or Path(path).stem
+    chosen, native = detect_file(path, fmt)
+    if native:
+        return read_trace(path, tools=tools, name=name)
+    return workload_of(import_file(path, chosen), tools=tools, name=name, source=str(path))
+
+
+def replay_text(
+    text: str, source: str, *, fmt: str | None = None, tools: Sequence[ToolSchema] = (), name: str
+) -> TraceWorkload:
+    """The workload of a transcript given as its text (a scenario's `files`), any format."""
+    chosen, native = sniff(text.splitlines(), source, fmt)
+    if native:
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return map_wire(rows, tools=tools, name=name)
+    return workload_of(import_lines(text.splitlines(), source, chosen), tools=tools, name=name, source=source)
+
+
+__all__ = [
+    "FORMATS",
+    "OPENAI_CHAT",
+    "Format",
+    "ImportFormat",
+    "Imported",
+    "Report",
+    "check_format",
+    "detect_file",
+    "import_file",
+    "import_lines",
+    "read_any",
+    "replay_text",
+    "sniff",
+    "stream",
+    "workload_of",
+    "write_jsonl",
+]

@@ -1,0 +1,205 @@
+"""What every importer shares: reading JSON entries lazily, the report of what was not mapped,
+and building OpenAI chat messages (the lab's replay format).
+
+Invariants:
+- An importer is a generator: it reads `Entry` values one at a time and yields OpenAI chat
+  messages (`Wire`) as soon as they are complete, so memory is bounded by the largest entry
+  (a JSONL line, or the whole document of a single-JSON format) and by the one message an
+  importer may hold back to merge (Claude Code lines sharing a `message.id`).
+- A file is JSONL when its first non-blank line is a JSON value on its own; otherwise it is one
+  JSON document, read whole (its entry is numbered with the line it starts on).
+- Every error is a `TraceError` naming the file and the line of the entry at fault.
+- Reasoning and thinking never join message text: they go to the `reasoning_content` key, and a
+  result that is an error has `is_error: true` (`ctxlab.workloads.trace` reads both).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.workloads.trace import JsonLine, TraceError
+
+Wire = dict[str, Any]
+Entry = JsonLine
+
+
+@dataclass(slots=True)
+class Report:
+    """What an import found besides messages: tool schemas the file carries, entry kinds it
+    skipped (counted by kind), and remarks on choices the mapping made."""
+
+    source: str
+    tools: list[ToolSchema] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    def skip(self, kind: str) -> None:
+        """Count one skipped entry of `kind`."""
+        self.skipped[kind] += 1
+
+    def error(self, line: int | None, message: str) -> TraceError:
+        """A located error to raise."""
+        return TraceError(self.source, line, message)
+
+    def warnings(self) -> list[str]:
+        """One line per skipped kind, then the notes."""
+        counted = [f"skipped {n} × {kind} (not replayed)" for kind, n in sorted(self.skipped.items())]
+        return counted + self.notes
+
+
+def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
+    """The JSON values of a JSONL file (one per non-blank line), or its one JSON document.
+
+    Raises:
+        TraceError: a line (or the document) that is not JSON; a cut-short last line says so.
+    """
+    numbered = enumerate(lines, start=1)
+    first, line = next(((n, text) for n, text in numbered if text.strip()), (0, ""))
+    if not first:
+        return
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as line_error:
+        rest = "\n".join(text for _, text in numbered)
+        try:
+            document = json.loads(line + "\n" + rest)
+        except json.JSONDecodeError as error:
+            if error.lineno == 1:
+                raise TraceError(source, first, _not_json(line_error)) from None
+            raise TraceError(source, first + error.lineno - 1, _not_json(error)) from None
+        yield Entry(first, document)
+        return
+    yield Entry(first, value)
+    pending: tuple[int, json.JSONDecodeError] | None = None
+    for number, text in numbered:
+        if not text.strip():
+            continue
+        if pending is not None:
+            raise TraceError(source, pending[0], _not_json(pending[1]))
+        try:
+            yield Entry(number, json.loads(text))
+        except json.JSONDecodeError as error:
+            pending = (number, error)
+    if pending is not None:
+        raise TraceError(source, pending[0], f"the last line is cut short: {_not_json(pending[1])}")
+
+
+def _not_json(error: json.JSONDecodeError) -> str:
+    return f"not JSON ({error.msg} at column {error.colno})"
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenAI chat messages
+
+
+def text_part(text: str) -> Wire:
+    """An OpenAI text content part."""
+    return {"type": "text", "text": text}
+
+
+def image_part(url: str) -> Wire:
+    """An OpenAI image content part (a URL or a `data:` URL)."""
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def data_url(media_type: str, payload: str) -> str:
+    """A `data:` URL of a base64 payload."""
+    return f"data:{media_type};base64,{payload}"
+
+
+def content(parts: list[Wire]) -> str | list[Wire]:
+    """Parts as OpenAI content: a plain string for one text part ('' for none), else the list of
+    parts (the source's parts stay apart)."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return str(parts[0]["text"])
+    return parts
+
+
+def call(call_id: str, name: str, arguments: object) -> Wire:
+    """An OpenAI tool call; arguments that are not a string are JSON-encoded."""
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def system(text: str) -> Wire:
+    """A system message."""
+    return {"role": "system", "content": text}
+
+
+def user(body: str | list[Wire]) -> Wire:
+    """A user message."""
+    return {"role": "user", "content": body}
+
+
+def assistant(text: str, calls: Iterable[Wire] = (), reasoning: str = "") -> Wire:
+    """An assistant message; `reasoning` is kept apart from the text."""
+    wire: Wire = {"role": "assistant", "content": text}
+    listed = list(calls)
+    if listed:
+        wire["tool_calls"] = listed
+    if reasoning:
+        wire["reasoning_content"] = reasoning
+    return wire
+
+
+def tool(call_id: str, body: str | list[Wire], *, error: bool = False) -> Wire:
+    """A tool result message; `is_error` only on an error."""
+    wire: Wire = {"role": "tool", "tool_call_id": call_id, "content": body}
+    if error:
+        wire["is_error"] = True
+    return wire
+
+
+def schema(name: object, description: object, parameters: object) -> ToolSchema | None:
+    """A tool schema from a file's declaration, or None when it is not one."""
+    if not isinstance(name, str) or not name:
+        return None
+    params = parameters if isinstance(parameters, Mapping) else {"type": "object", "properties": {}}
+    return ToolSchema.of(name, description if isinstance(description, str) else "", params)
+
+
+class Calls:
+    """The call ids an importer has declared, to reject a result without its call."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.ids: set[str] = set()
+
+    def declare(self, call_id: str) -> str:
+        """Record a declared call id; returns it."""
+        self.ids.add(call_id)
+        return call_id
+
+    def answer(self, call_id: object, line: int | None) -> str:
+        """The id of a result, which must answer a declared call.
+
+        Raises:
+            TraceError: the result has no call before it.
+        """
+        if not isinstance(call_id, str) or call_id not in self.ids:
+            raise self.report.error(
+                line, f"a tool result for {call_id!r} has no call before it; the file is cut or out of order"
+            )
+        return call_id
+
+
+def field_of(value: object, *keys: str) -> Any:
+    """`value[k1][k2]...`, or None where a key is missing or a value is not a mapping."""
+    for key in keys:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def text_of(value: object) -> str:
+    """A string field's value, '' for anything else (null, missing)."""
+    return value if isinstance(value, str) else ""

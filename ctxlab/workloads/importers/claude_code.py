@@ -1,0 +1,92 @@
+"""Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`), as OpenAI chat
+messages.
+
+Each line is an entry with a `type`. `user` and `assistant` entries wrap an Anthropic Messages
+`message` (content blocks: `text`, `thinking`, `tool_use`, `tool_result`, `image`), with
+`uuid`/`parentUuid` links, `isSidechain` for a sub-agent's lines and `isCompactSummary` for the
+summary written after a compaction; `summary` lines title a session; `system` lines carry
+notices such as compaction boundaries (`subtype: compact_boundary`); further bookkeeping kinds
+(`file-history-snapshot`, `queue-operation`, ...) hold no conversation.
+
+Mapping rules (content blocks as in `anthropic`):
+- Assistant lines that share a `message.id` are one message: Claude Code writes one line per
+  content block of a streamed response, and the tool results of its first calls may come
+  between them; those results follow the merged message.
+- Sub-agent lines (`isSidechain: true`) stay out of the main conversation: they are the
+  sub-agent's own transcript, whose outcome the main conversation receives as its tool's result.
+- `summary` lines are not messages; `system` lines (compaction boundaries among them) and the
+  bookkeeping kinds are skipped and counted in the warnings. The summary message after a
+  compaction stays a user message, as Claude Code sent it.
+- Any other `type` is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
+from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of
+
+SKIPPED = frozenset({"summary", "file-history-snapshot", "queue-operation", "attachment", "progress"})
+KINDS = frozenset({"user", "assistant", "system"}) | SKIPPED
+
+
+def is_claude_code(values: list[object]) -> bool:
+    """Entries of a session log: typed lines with Claude Code's envelope (a later line of an
+    unknown type is the importer's error to report, not a reason to doubt the format)."""
+    typed = [v for v in values if isinstance(v, Mapping) and v.get("type") in KINDS]
+    return (
+        bool(typed)
+        and typed[0] is values[0]
+        and any("sessionId" in v or "leafUuid" in v or "uuid" in v for v in typed)
+    )
+
+
+def read_claude_code(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The main conversation of a session log (see the module docstring)."""
+    calls = Calls(report)
+    pending: tuple[str, AssistantParts] | None = None
+    held: list[Wire] = []  # results that came between lines of the pending message
+    for number, value in entries:
+        kind = field_of(value, "type")
+        if not isinstance(value, Mapping) or kind not in KINDS:
+            raise report.error(
+                number, f"unknown entry type {kind!r}; expected one of {', '.join(sorted(KINDS))}"
+            )
+        if kind in SKIPPED or kind == "system":
+            subtype = value.get("subtype")
+            report.skip(f"{kind}:{subtype}" if kind == "system" and subtype else str(kind))
+            continue
+        if value.get("isSidechain"):
+            report.skip("isSidechain sub-agent line")
+            continue
+        message = value.get("message")
+        if not isinstance(message, Mapping):
+            raise report.error(number, f"a {kind} entry without a 'message' object")
+        if kind == "assistant":
+            mid = message.get("id")
+            if pending is not None and mid is not None and pending[0] == mid:
+                add_assistant_blocks(pending[1], message.get("content"), calls, report)
+                continue
+            yield from _flush(pending, held)
+            parts = AssistantParts()
+            add_assistant_blocks(parts, message.get("content"), calls, report)
+            pending = (str(mid), parts) if mid is not None else None
+            if pending is None:
+                yield parts.wire()
+            continue
+        wires = list(user_blocks(message.get("content"), calls, report, number))
+        if pending is not None and all(w["role"] == "tool" for w in wires):
+            held.extend(wires)
+            continue
+        yield from _flush(pending, held)
+        pending = None
+        yield from wires
+    yield from _flush(pending, held)
+
+
+def _flush(pending: tuple[str, AssistantParts] | None, held: list[Wire]) -> Iterator[Wire]:
+    if pending is not None:
+        yield pending[1].wire()
+    yield from held
+    held.clear()

@@ -1,0 +1,319 @@
+"""OpenHands event streams and evaluation outputs, as OpenAI chat messages.
+
+An event stream is a JSON list of events; an evaluation output (`output.jsonl`) holds one record
+per line, each with the task's `instruction` and its `history` of events. An event is an action
+(`action`: `message`, `run`, `edit`, ...) or an observation (`observation`: `run`, `read`, ...),
+from a `source` (`user`, `agent`, `environment`). Function-calling agents attach
+`tool_call_metadata` to both: the tool call's id and the model response that made it.
+
+Mapping rules:
+- The `system` action is the system prompt; its `args.tools` are the tool schemas.
+- A record's first user message is its `instruction`; other user `message` actions are user
+  messages (their `image_urls` image parts).
+- An agent action with `tool_call_metadata` is the assistant message of its model response (the
+  response's text, reasoning apart, and all its tool calls, so parallel calls stay one message);
+  the further actions of the same response add nothing. Without a model response, the action's
+  own call (its `function_name`, `tool_call_id` and `args`) is used.
+- An observation with `tool_call_metadata` is the result of that call: its raw `content`, with
+  no added exit-code line (an `error` observation is an error result).
+- An agent `message` action without metadata is assistant text.
+- Recalls, state changes, condensation events and observations without a call are not part of
+  what the model was sent as messages: they are skipped and counted. Only the first record of an
+  evaluation output is read (each record is its own session); the rest are counted.
+
+The OpenHands agent SDK writes its events with a `kind` instead (`SystemPromptEvent`,
+`MessageEvent`, `ActionEvent`, `ObservationEvent`, `AgentErrorEvent`, `UserRejectObservation`,
+`Condensation`, ...), mapped by the same rules: the actions of one `llm_response_id` are one
+assistant message (its `thought` the text, `reasoning_content` the reasoning, each `tool_call` a
+call); an observation's result is its raw `output` (or its `content` text), an error when the
+observation says so; an agent error or a user's rejection is the error result of its call; the
+instruction is the first user message, placed first when the history has none before the agent
+acts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlab.workloads.importers.base import (
+    Calls,
+    Entry,
+    Report,
+    Wire,
+    assistant,
+    call,
+    field_of,
+    image_part,
+    schema,
+    system,
+    text_of,
+    text_part,
+    tool,
+    user,
+)
+
+SKIPPED_ACTIONS = frozenset(
+    {"recall", "change_agent_state", "condensation", "condensation_request", "null", "pause", "resume"}
+)
+KNOWN_ACTIONS = frozenset(
+    {
+        "system",
+        "message",
+        "run",
+        "run_ipython",
+        "read",
+        "write",
+        "edit",
+        "browse",
+        "browse_interactive",
+        "think",
+        "finish",
+        "reject",
+        "delegate",
+        "call_tool_mcp",
+        "mcp",
+        "task_tracking",
+        "loop_recovery",
+    }
+)
+
+
+def _is_event(value: object) -> bool:
+    if not isinstance(value, Mapping) or "source" not in value:
+        return False
+    return "action" in value or "observation" in value or str(value.get("kind", "")).endswith("Event")
+
+
+def is_event_stream(value: object) -> bool:
+    """A JSON list of OpenHands events."""
+    return isinstance(value, list) and bool(value) and all(_is_event(e) for e in value[:5])
+
+
+def is_record(value: object) -> bool:
+    """An evaluation output record: `instruction` and a `history` of events."""
+    return isinstance(value, Mapping) and isinstance(value.get("history"), list) and "instruction" in value
+
+
+def read_openhands(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The messages of an event stream or of the first record of an evaluation output."""
+    first = True
+    for number, value in entries:
+        if not first:
+            report.skip("further evaluation record")
+            continue
+        first = False
+        if is_record(value):
+            instruction = text_of(value.get("instruction")) or None
+            yield from _dispatch(value["history"], number, report, instruction)
+        elif is_event_stream(value):
+            yield from _dispatch(value, number, report, None)
+        else:
+            raise report.error(number, "not an OpenHands record (instruction, history) or event list")
+
+
+def _dispatch(events: Sequence[Any], number: int, report: Report, instruction: str | None) -> Iterator[Wire]:
+    """Events with a `kind` are the agent SDK's; the others the classic event stream's."""
+    sdk = bool(events) and isinstance(events[0], Mapping) and "kind" in events[0]
+    yield from (_sdk_events if sdk else _events)(events, number, report, instruction)
+
+
+def _events(events: Sequence[Any], number: int, report: Report, instruction: str | None) -> Iterator[Wire]:
+    calls = Calls(report)
+    responses: set[str] = set()
+    for index, event in enumerate(events):
+        if not isinstance(event, Mapping):
+            raise report.error(number, f"event {index} is not an object")
+        metadata = event.get("tool_call_metadata")
+        if "observation" in event:
+            yield from _observation(event, calls, number)
+            continue
+        kind, source = event.get("action"), event.get("source")
+        if kind in SKIPPED_ACTIONS:
+            report.skip(f"action:{kind}")
+        elif kind == "system":
+            yield _system(event, report)
+        elif isinstance(metadata, Mapping):
+            wire = _response(event, metadata, responses)
+            if wire is not None:
+                for item in wire.get("tool_calls", []):
+                    calls.declare(item["id"])
+                yield wire
+        elif kind == "message" and source == "user":
+            text = instruction if instruction is not None else _message_text(event)
+            instruction = None
+            images = [image_part(str(u)) for u in field_of(event, "args", "image_urls") or []]
+            yield user([text_part(text), *images] if images else text)
+        elif kind in {"message", "finish"} and source == "agent":
+            yield assistant(_message_text(event))
+        elif kind in KNOWN_ACTIONS:
+            raise report.error(
+                number,
+                f"event {index}: a {kind!r} action without tool_call_metadata (an OpenHands agent "
+                "without function calling) cannot be mapped to a tool call",
+            )
+        else:
+            raise report.error(number, f"event {index}: unknown action {kind!r}")
+
+
+def _observation(event: Mapping[str, Any], calls: Calls, number: int) -> Iterator[Wire]:
+    metadata = event.get("tool_call_metadata")
+    if isinstance(metadata, Mapping) and metadata.get("tool_call_id"):
+        error = event.get("observation") == "error"
+        yield tool(calls.answer(metadata["tool_call_id"], number), text_of(event.get("content")), error=error)
+    else:
+        calls.report.skip(f"observation:{event['observation']}")
+
+
+def _system(event: Mapping[str, Any], report: Report) -> Wire:
+    for item in field_of(event, "args", "tools") or []:
+        function = item.get("function", item) if isinstance(item, Mapping) else {}
+        found = schema(function.get("name"), function.get("description"), function.get("parameters"))
+        if found is not None:
+            report.tools.append(found)
+    return system(text_of(field_of(event, "args", "content")) or text_of(event.get("message")))
+
+
+def _message_text(event: Mapping[str, Any]) -> str:
+    args = event.get("args")
+    found = field_of(args, "content")
+    if isinstance(found, str):
+        return found
+    return text_of(field_of(args, "final_thought")) or text_of(event.get("message"))
+
+
+def _response(event: Mapping[str, Any], metadata: Mapping[str, Any], seen: set[str]) -> Wire | None:
+    """The assistant message of the action's model response, None when already given."""
+    response = metadata.get("model_response")
+    rid = field_of(response, "id")
+    message = None
+    choices = field_of(response, "choices")
+    if isinstance(choices, list) and choices:
+        message = field_of(choices[0], "message")
+    if isinstance(message, Mapping):
+        if isinstance(rid, str):
+            if rid in seen:
+                return None
+            seen.add(rid)
+        calls = [
+            call(
+                str(item.get("id")),
+                str(field_of(item, "function", "name")),
+                field_of(item, "function", "arguments") or "{}",
+            )
+            for item in message.get("tool_calls") or []
+            if isinstance(item, Mapping)
+        ]
+        return assistant(text_of(message.get("content")), calls, text_of(message.get("reasoning_content")))
+    args = event.get("args")
+    arguments = json.dumps(args, ensure_ascii=False) if isinstance(args, Mapping) else "{}"
+    single = call(str(metadata.get("tool_call_id")), str(metadata.get("function_name")), arguments)
+    return assistant(text_of(field_of(args, "thought")), [single])
+
+
+SDK_SKIPPED = frozenset(
+    {
+        "Condensation",
+        "CondensationRequest",
+        "CondensationSummaryEvent",
+        "ConversationStateUpdateEvent",
+        "PauseEvent",
+    }
+)
+
+
+def _sdk_text(parts: object) -> str:
+    """The text of a list of `TextContent` parts (or a string)."""
+    if isinstance(parts, str):
+        return parts
+    return "".join(text_of(field_of(p, "text")) for p in parts) if isinstance(parts, list) else ""
+
+
+def _sdk_output(observation: object) -> str:
+    output = field_of(observation, "output")
+    if isinstance(output, str):
+        return output
+    found = field_of(observation, "content")
+    return _sdk_text(found) if found is not None else text_of(field_of(observation, "message"))
+
+
+@dataclass(slots=True)
+class _Sdk:
+    """Maps agent-SDK events one at a time, holding back the actions of one model response."""
+
+    report: Report
+    calls: Calls
+    number: int
+    instruction: str | None
+    held: tuple[object, Wire] | None = None
+
+    def flush(self) -> Iterator[Wire]:
+        if self.held is not None:
+            yield self.held[1]
+        self.held = None
+
+    def first_user(self, text: str) -> Wire:
+        """The first user message is the record's instruction."""
+        message = user(self.instruction if self.instruction is not None else text)
+        self.instruction = None
+        return message
+
+    def action(self, event: Mapping[str, Any]) -> Iterator[Wire]:
+        if self.instruction is not None:
+            yield self.first_user("")
+        call_id = self.calls.declare(str(event.get("tool_call_id")))
+        arguments = field_of(event, "tool_call", "arguments") or "{}"
+        made = call(call_id, str(event.get("tool_name")), arguments)
+        response = event.get("llm_response_id")
+        if self.held is not None and self.held[0] == response:
+            self.held[1]["tool_calls"].append(made)
+            return
+        yield from self.flush()
+        text = _sdk_text(event.get("thought"))
+        self.held = (response, assistant(text, [made], text_of(event.get("reasoning_content"))))
+
+    def other(self, event: Mapping[str, Any], kind: object, index: int) -> Iterator[Wire]:
+        yield from self.flush()
+        if kind == "ObservationEvent":
+            observation = event.get("observation")
+            flag = field_of(observation, "error")
+            error = flag not in (None, False, "") or field_of(observation, "is_error") is True
+            call_id = self.calls.answer(event.get("tool_call_id"), self.number)
+            yield tool(call_id, _sdk_output(observation), error=error)
+        elif kind in {"AgentErrorEvent", "UserRejectObservation"}:
+            reason = text_of(event.get("error")) or text_of(event.get("rejection_reason"))
+            yield tool(self.calls.answer(event.get("tool_call_id"), self.number), reason, error=True)
+        elif kind == "MessageEvent":
+            message = event.get("llm_message")
+            text = _sdk_text(field_of(message, "content"))
+            if event.get("source") == "user":
+                yield self.first_user(text)
+            else:
+                yield assistant(text, (), text_of(field_of(message, "reasoning_content")))
+        elif kind == "SystemPromptEvent":
+            yield _system(
+                {"args": {"content": _sdk_text(event.get("system_prompt")), "tools": event.get("tools")}},
+                self.report,
+            )
+        elif kind in SDK_SKIPPED:
+            self.report.skip(str(kind))
+        else:
+            raise self.report.error(self.number, f"event {index}: unknown event kind {kind!r}")
+
+
+def _sdk_events(
+    events: Sequence[Any], number: int, report: Report, instruction: str | None
+) -> Iterator[Wire]:
+    """The messages of agent-SDK events (see the module docstring)."""
+    mapper = _Sdk(report=report, calls=Calls(report), number=number, instruction=instruction)
+    for index, event in enumerate(events):
+        if not isinstance(event, Mapping):
+            raise report.error(number, f"event {index} is not an object")
+        kind = event.get("kind")
+        if kind == "ActionEvent":
+            yield from mapper.action(event)
+        else:
+            yield from mapper.other(event, kind, index)
+    yield from mapper.flush()

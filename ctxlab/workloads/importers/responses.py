@@ -1,0 +1,177 @@
+"""OpenAI Responses items (shared by Codex CLI rollouts) and OpenAI Responses API request logs,
+as OpenAI chat messages.
+
+A request log is a JSON request, a JSON list of requests, or JSONL with one request a line, each
+possibly wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); the last request
+holds the conversation (its `instructions` and `input`), earlier ones are counted and skipped,
+and a logged response's `output` items end it.
+
+Mapping rules for items (also Codex's):
+- A `message` item (or an item with only `role` and `content`) is a message of its role;
+  `developer` is `system` (one after the first message is user text at its place, as for every
+  format); `input_text`/`output_text` parts join the text, `input_image` parts are image parts.
+- `function_call` items are calls of the assistant message they follow (an assistant message
+  and the calls after it are one message, so parallel calls stay together); `custom_tool_call`
+  is a call with arguments `{"input": "<its input>"}`, `local_shell_call` a call of
+  `local_shell` with its `action` as arguments.
+- `function_call_output`, `custom_tool_call_output` and `local_shell_call_output` items are the
+  results of their `call_id`s: the output string as recorded (a structured output's text).
+- `reasoning` items are reasoning (their summary text) of the next assistant message, kept apart
+  from its text. Other items (web searches, ...) are counted and skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlab.workloads.importers.anthropic import unwrap
+from ctxlab.workloads.importers.base import (
+    Calls,
+    Entry,
+    Report,
+    Wire,
+    assistant,
+    call,
+    content,
+    field_of,
+    image_part,
+    schema,
+    system,
+    text_of,
+    text_part,
+    tool,
+    user,
+)
+
+CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+
+
+@dataclass(slots=True)
+class ItemMapper:
+    """Maps Responses items one at a time, holding back the assistant message being built."""
+
+    report: Report
+    calls: Calls
+    texts: list[str] = field(default_factory=list)
+    listed: list[Wire] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    open: bool = False
+
+    def flush(self) -> Iterator[Wire]:
+        """The assistant message being built, if any."""
+        if self.open:
+            yield assistant("\n\n".join(self.texts), self.listed, "\n\n".join(self.reasoning))
+        self.texts, self.listed, self.reasoning, self.open = [], [], [], False
+
+    def item(self, item: object, line: int | None) -> Iterator[Wire]:
+        """The messages completed by one item."""
+        if not isinstance(item, Mapping):
+            raise self.report.error(line, f"an item must be an object, got {type(item).__name__}")
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            yield from self._message(item, line)
+        elif kind == "reasoning":
+            if self.listed:
+                yield from self.flush()
+            summary = item.get("summary") or []
+            self.reasoning.extend(text_of(field_of(s, "text")) for s in summary if isinstance(s, Mapping))
+        elif kind in CALLS:
+            self.open = True
+            call_id = self.calls.declare(str(item.get("call_id") or item.get("id")))
+            if kind == "function_call":
+                self.listed.append(call(call_id, str(item.get("name")), item.get("arguments") or "{}"))
+            elif kind == "custom_tool_call":
+                self.listed.append(
+                    call(call_id, str(item.get("name")), {"input": text_of(item.get("input"))})
+                )
+            else:
+                self.listed.append(call(call_id, "local_shell", item.get("action") or {}))
+        elif kind in OUTPUTS:
+            yield from self.flush()
+            call_id = self.calls.answer(item.get("call_id"), line)
+            yield tool(call_id, _output(item.get("output")))
+        else:
+            self.report.skip(f"item {kind!r}")
+
+    def _message(self, item: Mapping[str, Any], line: int | None) -> Iterator[Wire]:
+        role = item.get("role")
+        parts = self._parts(item.get("content"))
+        if role == "assistant":
+            if self.listed:
+                yield from self.flush()
+            self.open = True
+            self.texts.append(parts if isinstance(parts, str) else "")
+            return
+        yield from self.flush()
+        if role in {"system", "developer"}:
+            yield system(parts if isinstance(parts, str) else "")
+        elif role == "user":
+            yield user(parts)
+        else:
+            raise self.report.error(line, f"unknown message role {role!r}")
+
+    def _parts(self, value: object) -> str | list[Wire]:
+        if not isinstance(value, list):
+            return text_of(value)
+        parts: list[Wire] = []
+        for part in value:
+            kind = field_of(part, "type")
+            if kind in {"input_text", "output_text", "text"}:
+                parts.append(text_part(text_of(part.get("text"))))
+            elif kind == "input_image" and isinstance(part.get("image_url"), str):
+                parts.append(image_part(part["image_url"]))
+            else:
+                self.report.skip(f"content part {kind!r}")
+        return content(parts)
+
+
+def _output(value: object) -> str | list[Wire]:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return _output(value.get("content") or value.get("output"))
+    if isinstance(value, list):
+        texts = [text_of(field_of(p, "text")) for p in value]
+        return "".join(texts)
+    return ""
+
+
+def is_responses_request(value: object) -> bool:
+    """An OpenAI Responses request: `model` and `input` (or `instructions`)."""
+    request, _ = unwrap(value[-1] if isinstance(value, list) and value else value)
+    return bool(request) and "input" in request and ("model" in request or "instructions" in request)  # type: ignore[operator]
+
+
+def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The conversation of the last request of a log (see the module docstring)."""
+    last: tuple[int, object] | None = None
+    for number, value in entries:
+        for item in value if isinstance(value, list) else [value]:
+            if last is not None:
+                report.skip("earlier request")
+            last = (number, item)
+    if last is None:
+        return
+    number, value = last
+    request, response = unwrap(value)
+    if request is None or "input" not in request:
+        raise report.error(number, "not an OpenAI Responses request: expected an object with 'input'")
+    for item in request.get("tools") or []:
+        found = schema(field_of(item, "name"), field_of(item, "description"), field_of(item, "parameters"))
+        if found is None or field_of(item, "type") != "function":
+            report.skip(f"tool of type {field_of(item, 'type')!r}")
+        else:
+            report.tools.append(found)
+    if isinstance(request.get("instructions"), str) and request["instructions"]:
+        yield system(request["instructions"])
+    mapper = ItemMapper(report, Calls(report))
+    given = request["input"]
+    items: list[Any] = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
+    if isinstance(response, Mapping):
+        items.extend(response.get("output") or [])
+    for item in items:
+        yield from mapper.item(item, number)
+    yield from mapper.flush()

@@ -1,0 +1,181 @@
+"""SWE-agent trajectories (`.traj`) and mini-swe-agent trajectories, as OpenAI chat messages.
+
+A SWE-agent `.traj` is one JSON object whose `history` lists what the model was sent: messages
+with `role`, `content`, and, with function calling, `tool_calls` on actions and `tool_call_ids`
+on observations (older files write both as Python literals in a string). A mini-swe-agent
+trajectory is a JSON list of messages, or an object with `messages` (`trajectory_format`
+`mini-swe-agent-*`).
+
+Mapping rules:
+- System messages are system messages; user messages are user messages, demonstrations
+  (`is_demo`) included, since the model was sent them (they are counted in the notes).
+- An action with `tool_calls` is an assistant message with those calls, its text the message's
+  `content`; an observation with `tool_call_ids` is the result of each (the first id gets the
+  content, any further id an empty result, noted).
+- An action written as text (no function calling) is one call per step of the tool
+  `swe_agent_action` with arguments `{"action": "<the action text>"}`; the assistant text is the
+  step's `thought` (the response without the action). The user message that follows it is its
+  observation, the call's result. mini-swe-agent steps follow the same rule: the action is the
+  last fenced `bash` (or `mswea_bash_command`) block of the response, the text the response
+  without that block. Call ids are `step-<index in history>`.
+- A response with no action (a format error) is assistant text; the message after it is user
+  text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ctxlab.workloads.importers.base import (
+    Calls,
+    Entry,
+    Report,
+    Wire,
+    assistant,
+    call,
+    content,
+    image_part,
+    system,
+    text_of,
+    text_part,
+    tool,
+    user,
+)
+
+ACTION_TOOL = "swe_agent_action"
+BASH_BLOCK = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
+
+
+def is_swe_agent(value: object) -> bool:
+    """A `.traj` object: a `history` list of role messages."""
+    history = value.get("history") if isinstance(value, Mapping) else None
+    return (
+        isinstance(history, list)
+        and bool(history)
+        and all(isinstance(m, Mapping) and "role" in m for m in history[:5])
+        and "instruction" not in value  # type: ignore[operator]
+    )
+
+
+def mini_messages(value: object) -> list[Any] | None:
+    """The messages of a mini-swe-agent trajectory, or None when `value` is not one."""
+    if isinstance(value, Mapping):
+        messages = value.get("messages")
+        marked = str(value.get("trajectory_format", "")).startswith("mini-swe-agent")
+        return messages if isinstance(messages, list) and (marked or "info" in value) else None
+    if isinstance(value, list) and value and all(isinstance(m, Mapping) and "role" in m for m in value):
+        texts = (m.get("content") for m in value if m.get("role") == "assistant")
+        return value if any(isinstance(t, str) and BASH_BLOCK.search(t) for t in texts) else None
+    return None
+
+
+def _listed(value: object) -> list[Any]:
+    """A list field, also when an older file wrote it as a Python literal in a string."""
+    if isinstance(value, str) and value.strip():
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return []
+    return list(value) if isinstance(value, list) else []
+
+
+def _body(value: object) -> str | list[Wire]:
+    """A message's content: a string, or text and image parts."""
+    if isinstance(value, list):
+        parts: list[Wire] = []
+        for item in value:
+            if isinstance(item, Mapping) and item.get("type") == "image_url":
+                url = item.get("image_url")
+                parts.append(image_part(str(url.get("url") if isinstance(url, Mapping) else url)))
+            elif isinstance(item, Mapping):
+                parts.append(text_part(text_of(item.get("text"))))
+        return content(parts)
+    return text_of(value)
+
+
+def read_swe_agent(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The messages of a SWE-agent `.traj` (see the module docstring)."""
+    for number, value in entries:
+        if not is_swe_agent(value):
+            raise report.error(number, "not a SWE-agent trajectory: expected an object with a 'history' list")
+        yield from _history(value["history"], number, report, mini=False)
+
+
+def read_mini(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The messages of a mini-swe-agent trajectory (see the module docstring)."""
+    for number, value in entries:
+        messages = mini_messages(value)
+        if messages is None:
+            raise report.error(number, "not a mini-swe-agent trajectory: expected a list of messages")
+        yield from _history(messages, number, report, mini=True)
+
+
+def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool) -> Iterator[Wire]:
+    calls = Calls(report)
+    waiting: str | None = None  # the id of a text action whose observation comes next
+    demos = 0
+    for index, message in enumerate(history):
+        if not isinstance(message, Mapping):
+            raise report.error(number, f"history[{index}] is not a message object")
+        role = message.get("role")
+        if waiting is not None and role in {"user", "tool"} and not message.get("tool_call_ids"):
+            yield tool(calls.answer(waiting, number), _body(message.get("content")))
+            waiting = None
+            continue
+        waiting = None
+        if role == "system":
+            yield system(text_of(message.get("content")))
+        elif role == "user":
+            demos += bool(message.get("is_demo"))
+            yield user(_body(message.get("content")))
+        elif role == "assistant":
+            wire, waiting = _action(message, index, mini=mini)
+            for item in wire.get("tool_calls", []):
+                calls.declare(item["id"])
+            yield wire
+        elif role == "tool":
+            ids = _listed(message.get("tool_call_ids")) or [message.get("tool_call_id")]
+            body = _body(message.get("content"))
+            for k, call_id in enumerate(ids):
+                yield tool(calls.answer(call_id, number), body if k == 0 else "")
+            if len(ids) > 1:
+                report.notes.append(
+                    f"history[{index}]: one observation for {len(ids)} calls; the first has it"
+                )
+        else:
+            raise report.error(number, f"history[{index}]: unknown role {role!r}")
+    if demos:
+        report.notes.append(
+            f"{demos} demonstration message(s) (is_demo) kept as user text: the model was sent them"
+        )
+
+
+def _action(message: Mapping[str, Any], index: int, *, mini: bool) -> tuple[Wire, str | None]:
+    """The assistant message of a step, and the id of its text action when it has one."""
+    listed = _listed(message.get("tool_calls"))
+    text = _body(message.get("content"))
+    text = text if isinstance(text, str) else ""
+    if listed:
+        calls = []
+        for item in listed:
+            function = item.get("function", {}) if isinstance(item, Mapping) else {}
+            calls.append(
+                call(str(item.get("id")), str(function.get("name")), function.get("arguments", "{}"))
+            )
+        return assistant(text, calls), None
+    if mini:
+        blocks = list(BASH_BLOCK.finditer(text))
+        if not blocks:
+            return assistant(text), None
+        last = blocks[-1]
+        action, text = last.group(1), (text[: last.start()] + text[last.end() :]).strip()
+    else:
+        action = text_of(message.get("action"))
+        if not action.strip():
+            return assistant(text), None
+        text = text_of(message["thought"]) if isinstance(message.get("thought"), str) else text
+    call_id = f"step-{index}"
+    return assistant(text, [call(call_id, ACTION_TOOL, {"action": action})]), call_id

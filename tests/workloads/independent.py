@@ -1,0 +1,309 @@
+"""Independent conversions of each importer fixture's source to OpenAI chat messages.
+
+Written from issue 19's mapping rules and each format's documentation, without the importers'
+code: whole-file reads, no streaming, no shared helpers. The tests compare what `ctxlab import`
+writes with these, message by message, once both are mapped into the lab's script.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Wire = dict[str, Any]
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _lines(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _call(call_id: str, name: str, arguments: Any) -> Wire:
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def swe_agent(path: Path) -> list[Wire]:
+    out: list[Wire] = []
+    observation_for = None
+    for index, m in enumerate(_load(path)["history"]):
+        role, text = m["role"], m["content"]
+        if observation_for and role == "user":
+            out.append({"role": "tool", "tool_call_id": observation_for, "content": text})
+            observation_for = None
+            continue
+        observation_for = None
+        calls = m.get("tool_calls")
+        if isinstance(calls, str):
+            calls = ast.literal_eval(calls)
+        if role == "assistant" and calls:
+            listed = [_call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls]
+            out.append({"role": "assistant", "content": text, "tool_calls": listed})
+        elif role == "assistant" and (m.get("action") or "").strip():
+            observation_for = f"step-{index}"
+            action = _call(observation_for, "swe_agent_action", {"action": m["action"]})
+            out.append({"role": "assistant", "content": m.get("thought", text), "tool_calls": [action]})
+        elif role == "tool":
+            ids = m["tool_call_ids"]
+            ids = ast.literal_eval(ids) if isinstance(ids, str) else ids
+            out.extend(
+                {"role": "tool", "tool_call_id": i, "content": text if k == 0 else ""}
+                for k, i in enumerate(ids)
+            )
+        else:
+            out.append({"role": role, "content": text})
+    return out
+
+
+def mini_swe_agent(path: Path) -> list[Wire]:
+    data = _load(path)
+    messages = data["messages"] if isinstance(data, dict) else data
+    out: list[Wire] = []
+    observation_for = None
+    for index, m in enumerate(messages):
+        text = m["content"]
+        if observation_for and m["role"] == "user":
+            out.append({"role": "tool", "tool_call_id": observation_for, "content": text})
+            observation_for = None
+            continue
+        observation_for = None
+        found = re.findall(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", text, re.DOTALL)
+        if m["role"] == "assistant" and found:
+            observation_for = f"step-{index}"
+            block = text.rindex("```", 0, text.rindex("```"))
+            thought = (text[:block] + text[text.rindex("```") + 3 :]).strip()
+            action = _call(observation_for, "swe_agent_action", {"action": found[-1]})
+            out.append({"role": "assistant", "content": thought, "tool_calls": [action]})
+        else:
+            out.append({"role": m["role"], "content": text})
+    return out
+
+
+def openhands_sdk(events: list[Any], instruction: str) -> list[Wire]:
+    out: list[Wire] = [{"role": "user", "content": instruction}]
+    responses: dict[str, Wire] = {}
+    for e in events:
+        if e["kind"] == "MessageEvent":
+            text = "".join(p["text"] for p in e["llm_message"]["content"])
+            if e["source"] == "agent":
+                out.append({"role": "assistant", "content": text})
+            elif out[1:]:  # the first user message is the instruction, already placed
+                out.append({"role": "user", "content": text})
+        elif e["kind"] == "ActionEvent":
+            new = _call(e["tool_call_id"], e["tool_name"], e["tool_call"]["arguments"])
+            if e["llm_response_id"] in responses:
+                responses[e["llm_response_id"]]["tool_calls"].append(new)
+                continue
+            text = "".join(p["text"] for p in e["thought"])
+            wire = responses[e["llm_response_id"]] = {
+                "role": "assistant",
+                "content": text,
+                "tool_calls": [new],
+            }
+            out.append(wire)
+        elif e["kind"] == "ObservationEvent":
+            observation = e["observation"]
+            output = observation["output"] if "output" in observation else observation.get("message", "")
+            error = bool(observation.get("error"))
+            out.append(
+                {"role": "tool", "tool_call_id": e["tool_call_id"], "content": output, "is_error": error}
+            )
+    return out
+
+
+def openhands(path: Path) -> list[Wire]:
+    data = _lines(path)[0] if path.suffix == ".jsonl" else _load(path)
+    events, instruction = (data["history"], data["instruction"]) if isinstance(data, dict) else (data, None)
+    if events and "kind" in events[0]:
+        return openhands_sdk(events, instruction)
+    out: list[Wire] = []
+    answered_responses: set[str] = set()
+    for e in events:
+        meta = e.get("tool_call_metadata")
+        if "observation" in e:
+            if meta:
+                error = e["observation"] == "error"
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": meta["tool_call_id"],
+                        "content": e["content"],
+                        "is_error": error,
+                    }
+                )
+            continue
+        action = e["action"]
+        if action == "system":
+            out.append({"role": "system", "content": e["args"]["content"]})
+        elif meta:
+            response = meta["model_response"]
+            if response["id"] in answered_responses:
+                continue
+            answered_responses.add(response["id"])
+            message = response["choices"][0]["message"]
+            listed = [
+                _call(c["id"], c["function"]["name"], c["function"]["arguments"])
+                for c in message["tool_calls"]
+            ]
+            wire = {"role": "assistant", "content": message["content"] or "", "tool_calls": listed}
+            if message.get("reasoning_content"):
+                wire["reasoning_content"] = message["reasoning_content"]
+            out.append(wire)
+        elif action == "message" and e["source"] == "user":
+            out.append(
+                {"role": "user", "content": instruction if instruction is not None else e["args"]["content"]}
+            )
+            instruction = None
+        elif action == "message":
+            out.append({"role": "assistant", "content": e["args"]["content"]})
+    return out
+
+
+def langgraph(path: Path) -> list[Wire]:
+    roles = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
+    out: list[Wire] = []
+    for m in _load(path)["values"]["messages"]:
+        body = m["content"]
+        if isinstance(body, list):
+            body = "".join(p["text"] for p in body if p.get("type") == "text")
+        wire: Wire = {"role": roles[m["type"]], "content": body}
+        if m["type"] == "ai" and m.get("tool_calls"):
+            wire["tool_calls"] = [_call(c["id"], c["name"], c["args"]) for c in m["tool_calls"]]
+        if m["type"] == "tool":
+            wire["tool_call_id"] = m["tool_call_id"]
+            wire["is_error"] = m.get("status") == "error"
+        if m["type"] == "ai":
+            wire["reasoning_content"] = m["additional_kwargs"].get("reasoning_content", "")
+        out.append(wire)
+    return out
+
+
+def _anthropic_user(content: Any) -> list[Wire]:
+    if isinstance(content, str):
+        return [{"role": "user", "content": content}]
+    out: list[Wire] = []
+    parts: list[Wire] = []
+    for b in content:
+        if b["type"] == "tool_result":
+            result = b["content"]
+            if isinstance(result, list):
+                result = "".join(x["text"] for x in result)
+            error = b.get("is_error", False)
+            out.append(
+                {"role": "tool", "tool_call_id": b["tool_use_id"], "content": result, "is_error": error}
+            )
+        elif b["type"] == "text":
+            parts.append({"type": "text", "text": b["text"]})
+        elif b["type"] == "image":
+            url = f"data:{b['source']['media_type']};base64,{b['source']['data']}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    if parts:
+        out.append({"role": "user", "content": parts})
+    return out
+
+
+def claude_code(path: Path) -> list[Wire]:
+    out: list[Wire] = []
+    by_id: dict[str, Wire] = {}
+    for line in _lines(path):
+        if line["type"] not in {"user", "assistant"} or line["isSidechain"]:
+            continue
+        message = line["message"]
+        if line["type"] == "user":
+            out.extend(_anthropic_user(message["content"]))
+            continue
+        wire = by_id.get(message["id"])
+        if wire is None:
+            wire = by_id[message["id"]] = {"role": "assistant", "content": "", "tool_calls": []}
+            out.append(wire)
+        for b in message["content"]:
+            if b["type"] == "thinking":
+                wire["reasoning_content"] = wire.get("reasoning_content", "") + b["thinking"]
+            elif b["type"] == "text":
+                wire["content"] += b["text"]
+            elif b["type"] == "tool_use":
+                wire["tool_calls"].append(_call(b["id"], b["name"], b["input"]))
+    return out
+
+
+def _responses_items(items: list[Any]) -> list[Wire]:
+    out: list[Wire] = []
+    reasoning = ""
+    for item in items:
+        kind = item.get("type", "message")
+        last = out[-1] if out else None
+        if kind == "reasoning":
+            reasoning = "\n\n".join(s["text"] for s in item["summary"])
+        if kind == "message":
+            parts = item["content"]
+            if isinstance(parts, list):
+                texts = [p for p in parts if p["type"] != "input_image"]
+                images = [p for p in parts if p["type"] == "input_image"]
+                if images:
+                    parts = [{"type": "text", "text": p["text"]} for p in texts] + [
+                        {"type": "image_url", "image_url": {"url": p["image_url"]}} for p in images
+                    ]
+                else:
+                    parts = "".join(p["text"] for p in texts)
+            role = {"developer": "system"}.get(item["role"], item["role"])
+            out.append({"role": role, "content": parts})
+        elif kind in {"function_call", "custom_tool_call"}:
+            arguments = item["arguments"] if kind == "function_call" else {"input": item["input"]}
+            new = _call(item["call_id"], item["name"], arguments)
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(new)
+            else:
+                out.append(
+                    {"role": "assistant", "content": "", "tool_calls": [new], "reasoning_content": reasoning}
+                )
+                reasoning = ""
+        elif kind in {"function_call_output", "custom_tool_call_output"}:
+            out.append({"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]})
+    return out
+
+
+def codex(path: Path) -> list[Wire]:
+    return _responses_items([line["payload"] for line in _lines(path) if line["type"] == "response_item"])
+
+
+def anthropic_messages(path: Path) -> list[Wire]:
+    last = _lines(path)[-1]
+    request = last["request"]
+    out: list[Wire] = [{"role": "system", "content": "".join(b["text"] for b in request["system"])}]
+    for m in [*request["messages"], last["response"]]:
+        if m["role"] == "user":
+            out.extend(_anthropic_user(m["content"]))
+        else:
+            text = "".join(b["text"] for b in m["content"] if b["type"] == "text")
+            thinking = "".join(b["thinking"] for b in m["content"] if b["type"] == "thinking")
+            calls = [_call(b["id"], b["name"], b["input"]) for b in m["content"] if b["type"] == "tool_use"]
+            extra = {"tool_calls": calls} if calls else {}
+            out.append({"role": "assistant", "content": text, "reasoning_content": thinking, **extra})
+    return out
+
+
+def openai_responses(path: Path) -> list[Wire]:
+    last = _lines(path)[-1]
+    request = last["request"]
+    items = [*request["input"], *last["response"]["output"]]
+    return [{"role": "system", "content": request["instructions"]}, *_responses_items(items)]
+
+
+CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
+    "swe-agent": swe_agent,
+    "mini-swe-agent": mini_swe_agent,
+    "openhands": openhands,
+    "langgraph": langgraph,
+    "claude-code": claude_code,
+    "codex": codex,
+    "anthropic-messages": anthropic_messages,
+    "openai-responses": openai_responses,
+}
