@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Sequence
@@ -121,6 +122,7 @@ class Execution:
     record_requests: bool = False
     quiet: bool = False
     plots: bool = True
+    svg: bool = False
     executor: Literal["local", "dask"] = "local"
     workers: int | None = None
     scheduler: str | None = None
@@ -146,7 +148,7 @@ def _execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err:
                 workers=how.workers,
                 scheduler=how.scheduler,
                 on_done=tick,
-                plot=plot_folder if how.plots else None,
+                plot=functools.partial(plot_folder, svg=how.svg) if how.plots else None,
             )
         except ExecutorUnavailableError as unavailable:
             raise BadInput([str(unavailable)]) from None
@@ -213,6 +215,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         record_requests=args.record_requests,
         quiet=args.quiet,
         plots=not args.no_plots,
+        svg=args.svg,
         executor=args.executor,
         workers=args.workers,
         scheduler=args.scheduler,
@@ -339,8 +342,8 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             [f"{root}: no results here (no manifest.json in it or its subfolders); run `ctxlab run` first"]
         )
     for folder in folders:
-        written = plot_folder(folder)
-        print(f"{folder}/figures/: {len(written)} files", file=out)
+        written = plot_folder(folder, svg=args.svg)
+        print(f"{folder}/figures/: {len(written)} file{'' if len(written) == 1 else 's'}", file=out)
     if folders != [root]:
         print(f"index: {write_index(root)}", file=out)
     return 0
@@ -430,6 +433,7 @@ def _add_run(commands: Commands) -> None:
         help="Dask scheduler, e.g. tcp://host:8786 (default: a LocalCluster)",
     )
     run.add_argument("--no-plots", action="store_true", help="skip the figures")
+    run.add_argument("--svg", action="store_true", help="draw every figure as SVG too (PNG only by default)")
     _add_run_options(run)
     run.set_defaults(handler=cmd_run)
 
@@ -514,6 +518,7 @@ def _add_tools(commands: Commands) -> None:
         "whose index.md is rewritten).",
     )
     plot.add_argument("results", metavar="RESULTS_DIR")
+    plot.add_argument("--svg", action="store_true", help="draw every figure as SVG too (PNG only by default)")
     plot.set_defaults(handler=cmd_plot)
     presets = commands.add_parser("presets", help="list the presets and their parameters")
     presets.add_argument("-v", "--verbose", action="store_true", help="add each preset's summary and source")

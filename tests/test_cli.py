@@ -127,7 +127,7 @@ def test_plot_regenerates_and_refuses_what_is_not_results(tmp_path: Path) -> Non
     path = write(tmp_path, TINY)
     run_cli("run", str(path), "--out", str(tmp_path / "results"), "--no-plots", "--quiet")
     code, out, _ = run_cli("plot", str(tmp_path / "results"))
-    assert code == 0 and "figures/: 2 files" in out
+    assert code == 0 and "figures/: 1 file\n" in out
     assert (tmp_path / "results" / "tiny" / "figures").is_dir()
     code, _, err = run_cli("plot", str(tmp_path / "nothing"))
     assert code == 2 and "no results here" in err

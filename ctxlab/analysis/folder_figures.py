@@ -33,12 +33,13 @@ MAX_OVERLAY_RUNS = 8
 MAX_HEATMAPS = 12
 
 
-def draw_figures(results: Results, folder: Path) -> list[Path]:
-    """Draw every figure of `results` into `folder`; returns the files written, in order."""
+def draw_figures(results: Results, folder: Path, *, svg: bool = False) -> list[Path]:
+    """Draw every figure of `results` into `folder` (PNG, and SVG with `svg`); returns the files
+    written, in order."""
     written: list[Path] = []
 
     def keep(figure: Figure, stem: str) -> None:
-        written.extend(plots.save(figure, folder, stem))
+        written.extend(plots.save(figure, folder, stem, svg=svg))
 
     runs = results.runs
     if len(runs) <= MAX_SAWTOOTH_RUNS:
@@ -161,14 +162,14 @@ def _heatmaps(name: str, strategy: str, runs: pd.DataFrame, dims: list[str], kee
         keep(plots.heatmap(subset, x, y, title=title), f"heatmap-{strategy}{suffix}")
 
 
-def plot_folder(folder: Path) -> list[Path]:
+def plot_folder(folder: Path, *, svg: bool = False) -> list[Path]:
     """Draw the figures of the results in `folder` into `folder/figures/` (replaced as a whole)."""
     results = load_results(folder)
     final = folder / "figures"
     temporary = folder / f".figures.tmp-{os.getpid()}"
     shutil.rmtree(temporary, ignore_errors=True)
     try:
-        written = draw_figures(results, temporary)
+        written = draw_figures(results, temporary, svg=svg)
         temporary.mkdir(exist_ok=True)
         replace_folder(temporary, final)
     except BaseException:

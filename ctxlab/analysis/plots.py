@@ -7,7 +7,7 @@ scripts, tests and notebooks (a notebook displays the returned figure).
 Invariants:
 - Every figure has a title, axis labels with units, and a legend or colour bar for what it
   encodes; token axes use thousands separators.
-- `save` writes PNG and SVG whose bytes depend only on the figure: no software version or date
+- `save` writes PNG (and SVG on request) whose bytes depend only on the figure: no software version or date
   in the metadata, a fixed SVG id salt.
 """
 
@@ -85,14 +85,16 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def save(figure: Figure, folder: Path, stem: str) -> list[Path]:
-    """Write `<stem>.png` and `<stem>.svg` into `folder`; returns both paths."""
+def save(figure: Figure, folder: Path, stem: str, *, svg: bool = False) -> list[Path]:
+    """Write `<stem>.png` (and `<stem>.svg` when asked) into `folder`; returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    png, svg = folder / f"{stem}.png", folder / f"{stem}.svg"
+    written = [folder / f"{stem}.png"]
     with mpl.rc_context(cast(Any, STYLE)):
-        figure.savefig(png, dpi=110, metadata={"Software": None})
-        figure.savefig(svg, metadata={"Date": None, "Creator": None})
-    return [png, svg]
+        figure.savefig(written[0], dpi=110, metadata={"Software": None})
+        if svg:
+            written.append(folder / f"{stem}.svg")
+            figure.savefig(written[1], metadata={"Date": None, "Creator": None})
+    return written
 
 
 def _compression_calls(calls: pd.DataFrame, events: pd.DataFrame) -> list[int]:

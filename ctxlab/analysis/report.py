@@ -112,8 +112,8 @@ def write_index(root: Path) -> Path:
         "# ctxlab results",
         "",
         "Written by `ctxlab run` (regenerate figures with `ctxlab plot`). One section per scenario: the "
-        "key numbers of every run, then its figures (PNG, with an SVG beside each). Token counts are the "
-        "lab's own; cost is in the scenario's price units per million tokens.",
+        "key numbers of every run, then its figures (PNG; an SVG beside each with `--svg`). Token counts "
+        "are the lab's own; cost is in the scenario's price units per million tokens.",
         "",
     ]
     folders = result_folders(root)

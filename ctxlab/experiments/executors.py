@@ -15,10 +15,13 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ctxlab.experiments.execute import RunResult, execute
 from ctxlab.experiments.grid import RunConfig
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 ExecutorName = Literal["local", "dask"]
 
@@ -74,12 +77,25 @@ def _lost(config: RunConfig, reason: BaseException) -> RunResult:
     )
 
 
-def _pool(configs: Sequence[RunConfig], workers: int, on_done: OnDone | None) -> list[RunResult]:
+def _context() -> multiprocessing.context.BaseContext:
     # forkserver: workers never inherit threads (a progress bar's, a Dask client's) from this process
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
+    return multiprocessing.get_context(method)
+
+
+def map_in_processes(work: Callable[[T], R], items: Sequence[T], workers: int | None = None) -> list[R]:
+    """`work` over `items`, in local worker processes when there are several of both; results in
+    the order of `items`. An exception in `work` is raised here. `work` must be picklable."""
+    workers = min(workers or default_workers(), len(items))
+    if workers <= 1:
+        return [work(item) for item in items]
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        return list(pool.map(work, items))
+
+
+def _pool(configs: Sequence[RunConfig], workers: int, on_done: OnDone | None) -> list[RunResult]:
     results: list[RunResult | None] = [None] * len(configs)
-    with cf.ProcessPoolExecutor(max_workers=min(workers, len(configs)), mp_context=context) as pool:
+    with cf.ProcessPoolExecutor(max_workers=min(workers, len(configs)), mp_context=_context()) as pool:
         futures = {pool.submit(execute, config): position for position, config in enumerate(configs)}
         for future in cf.as_completed(futures):
             position = futures[future]

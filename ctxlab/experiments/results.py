@@ -14,6 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib.metadata
 import json
 import os
@@ -24,11 +25,12 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import ctxlab
 from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
 from ctxlab.experiments.execute import RunResult
+from ctxlab.experiments.executors import map_in_processes
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.tables import (
     Table,
@@ -184,21 +186,55 @@ def write_scenario(
     Raises:
         OSError: the folder could not be written (the previous results are kept).
     """
-    final = out / loaded.name
-    temporary = out / f".{loaded.name}.tmp-{os.getpid()}"
-    shutil.rmtree(temporary, ignore_errors=True)
-    temporary.mkdir(parents=True)
-    plot_error = None
+    (written,) = write_scenarios(out, [Outcome(loaded, tuple(configs), tuple(results))], plot=plot)
+    return written
+
+
+class Outcome(NamedTuple):
+    """A scenario and what its runs gave, in grid order."""
+
+    loaded: LoadedScenario
+    configs: tuple[RunConfig, ...]
+    results: tuple[RunResult, ...]
+
+
+def write_scenarios(
+    out: Path, outcomes: Sequence[Outcome], *, plot: Plotter | None = None, workers: int | None = 1
+) -> list[Written]:
+    """Write `<out>/<scenario>/` for each outcome, each folder atomically; returns what was written.
+
+    Tables are written here; figures, most of the work, are drawn in up to `workers` worker
+    processes side by side (their bytes do not depend on the process), and each folder is put in
+    place only once it is complete.
+
+    Raises:
+        OSError: a folder could not be written (the previous results of those not yet in place are
+            kept).
+    """
+    temporaries = [out / f".{o.loaded.name}.tmp-{os.getpid()}" for o in outcomes]
     try:
-        _fill(temporary, loaded, configs, results)
+        for temporary, outcome in zip(temporaries, outcomes, strict=True):
+            shutil.rmtree(temporary, ignore_errors=True)
+            temporary.mkdir(parents=True)
+            _fill(temporary, *outcome)
+        errors: list[str | None] = [None] * len(outcomes)
         if plot is not None:
-            plot_error = _plot(plot, temporary)
-        _swap(temporary, final)
+            errors = map_in_processes(functools.partial(_plot, plot), temporaries, workers)
+        for temporary, outcome in zip(temporaries, outcomes, strict=True):
+            _swap(temporary, out / outcome.loaded.name)
     except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
+        for temporary in temporaries:
+            shutil.rmtree(temporary, ignore_errors=True)
         raise
-    failed = sum(1 for r in results if r.status == "failed")
-    return Written(folder=final, runs=len(results), failed=failed, plot_error=plot_error)
+    return [
+        Written(
+            folder=out / o.loaded.name,
+            runs=len(o.results),
+            failed=sum(1 for r in o.results if r.status == "failed"),
+            plot_error=error,
+        )
+        for o, error in zip(outcomes, errors, strict=True)
+    ]
 
 
 def _plot(plot: Plotter, folder: Path) -> str | None:

@@ -5,7 +5,8 @@ Invariants:
 - Every scenario's grid runs in one batch on the chosen executor; results come back in config
   order whatever the executor or worker count, so each folder's bytes are the same.
 - Each folder is written atomically (`write_scenario`); a scenario whose figures fail to draw
-  still has its tables, and says why in `Written.plot_error`.
+  still has its tables, and says why in `Written.plot_error`. With figures, folders are written
+  in worker processes side by side; their bytes do not depend on which process wrote them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from ctxlab.experiments.execute import RunResult
 from ctxlab.experiments.executors import ExecutorName, OnDone, run_all
 from ctxlab.experiments.grid import expand
-from ctxlab.experiments.results import Plotter, Written, write_scenario
+from ctxlab.experiments.results import Outcome, Plotter, Written, write_scenarios
 from ctxlab.scenarios.load import LoadedScenario
 
 
@@ -52,11 +53,14 @@ def run_scenarios(
     plans = [(item, expand(item, record_requests=record_requests)) for item in loaded]
     configs = [config for _, plan in plans for config in plan]
     results = run_all(configs, executor=executor, workers=workers, scheduler=scheduler, on_done=on_done)
-    runs: list[ScenarioRun] = []
+    outcomes: list[Outcome] = []
     start = 0
     for item, plan in plans:
         own = tuple(results[start : start + len(plan)])
         start += len(plan)
-        written = write_scenario(out, item, plan, own, plot=plot)
-        runs.append(ScenarioRun(scenario=item, written=written, results=own))
-    return runs
+        outcomes.append(Outcome(item, plan, own))
+    written = write_scenarios(out, outcomes, plot=plot, workers=workers)
+    return [
+        ScenarioRun(scenario=o.loaded, written=w, results=o.results)
+        for o, w in zip(outcomes, written, strict=True)
+    ]

@@ -21,7 +21,7 @@ def results_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("figures")
     path = write(folder, SWEPT)
     code = main(
-        ["run", str(path), "--out", str(folder / "out"), "--workers", "1"],
+        ["run", str(path), "--out", str(folder / "out"), "--workers", "1", "--svg"],
         out=io.StringIO(),
         err=io.StringIO(),
     )
@@ -44,7 +44,7 @@ def test_every_kind_of_figure_is_drawn_as_png_and_svg(results_root: Path) -> Non
 def test_redrawing_gives_the_same_bytes(results_root: Path) -> None:
     folder = results_root / "swept"
     before = {p.name: p.read_bytes() for p in (folder / "figures").iterdir()}
-    written = plot_folder(folder)
+    written = plot_folder(folder, svg=True)
     assert sorted(p.name for p in written) == sorted(before)
     assert {p.name: p.read_bytes() for p in (folder / "figures").iterdir()} == before
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]
@@ -105,3 +105,21 @@ def test_value_text() -> None:
         "False",
         "o200k_base",
     ]
+
+
+def test_figures_are_png_only_unless_svg_is_asked_for(tmp_path: Path) -> None:
+    path = write(tmp_path, SWEPT)
+    code = main(["run", str(path), "--out", str(tmp_path / "out"), "--workers", "1"], out=io.StringIO())
+    figures = tmp_path / "out" / "swept" / "figures"
+    assert code == 0 and {p.suffix for p in figures.iterdir()} == {".png"}
+
+
+def test_figures_drawn_in_worker_processes_are_the_same_bytes(results_root: Path, tmp_path: Path) -> None:
+    first = write(tmp_path, SWEPT, "first.yaml")
+    second = write(tmp_path, SWEPT.replace("name: swept", "name: other"), "second.yaml")
+    code = main(["run", str(first), str(second), "--out", str(tmp_path / "out"), "--workers", "2", "--svg"])
+    assert code == 0
+    alone = {p.name: p.read_bytes() for p in (results_root / "swept" / "figures").iterdir()}
+    side_by_side = {p.name: p.read_bytes() for p in (tmp_path / "out" / "swept" / "figures").iterdir()}
+    assert side_by_side == alone
+    assert sorted(p.name for p in (tmp_path / "out" / "other" / "figures").iterdir()) == sorted(alone)
