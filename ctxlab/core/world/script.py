@@ -12,6 +12,9 @@ Invariants:
 - The clock starts at `start` (timezone-aware); `advance_seconds` moves it before a turn or round.
 - `documents` and `artifacts` are the world's library and artifact store, served by the built-in
   `read_document` and `fetch_artifact` tools (the built-in library when `documents` is empty).
+- `tools` are the basic tools, always offered; `tool_groups` hold the tools offered only while
+  their group is active, and `skills` the instructions read through the skill viewer
+  (`ctxlab.core.world.toolkit`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ctxlab.core.messages.blocks import Part
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.artifacts import Artifact
 from ctxlab.core.world.documents import Document
+from ctxlab.core.world.toolkit import Skill, ToolGroup
 
 DEFAULT_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -63,8 +67,8 @@ class ScriptedTurn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Script:
-    """A whole workload: system prompt, tool schemas, turns, when the clock starts, and the
-    world's documents and artifacts."""
+    """A whole workload: system prompt, tool schemas, turns, when the clock starts, the world's
+    documents and artifacts, and the tool groups and skills of its toolkit."""
 
     system_prompt: str
     tools: tuple[ToolSchema, ...] = ()
@@ -73,6 +77,8 @@ class Script:
     timezone: str = "UTC"
     documents: tuple[Document, ...] = ()
     artifacts: tuple[Artifact, ...] = ()
+    tool_groups: tuple[ToolGroup, ...] = ()
+    skills: tuple[Skill, ...] = ()
 
     def calls(self) -> Iterator[ScriptedCall]:
         """Every call of the script, in order."""
