@@ -302,12 +302,13 @@ def toolkit_templates() -> dict[str, Any]:
     Raises:
         LookupError: a rendered template does not have the 2.0.11 layout.
     """
-    from agentscope.tool import RegisteredTool
-    from agentscope.tool._builtin import ResetTools, SkillViewer
     # The toolkit module's own template class (jinja2's), so the package renders its templates.
-    from agentscope.tool._toolkit import DEFAULT_META_TOOL_RESPONSE_TEMPLATE, DEFAULT_SKILL_INSTRUCTION, Template
+    from agentscope.tool import RegisteredTool, _toolkit
+    from agentscope.tool._builtin import ResetTools, SkillViewer
 
-    meta, skill = Template(DEFAULT_META_TOOL_RESPONSE_TEMPLATE), Template(DEFAULT_SKILL_INSTRUCTION)
+    template = _toolkit.Template  # type: ignore[attr-defined]
+    meta = template(_toolkit.DEFAULT_META_TOOL_RESPONSE_TEMPLATE)
+    skill = template(_toolkit.DEFAULT_SKILL_INSTRUCTION)
     a, b, i, j = (_MARK + c + _MARK for c in "abij")
     active_head, active_tail = _cut(meta.render(groups=[_Group(a, None)]), a)
     separator = _between(meta.render(groups=[_Group(a, None), _Group(b, None)]), a, b)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from ctxlab.core.messages.tools import ToolSchema
 
 BASIC_GROUP = "basic"
+SKILL_VIEWER = "Skill"
+"""The skill viewer's name (AgentScope's `SkillViewer.name`), in every text set."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
