@@ -14,6 +14,12 @@ request, a compression check and an injection count only what is offered; the sy
 carries the skill listing; a call to a tool of an inactive group is answered with the
 inactive-group error (never truncated, like the loop's other own errors) and never runs.
 
+A call with a `delegate` script runs a sub-agent (`spawn` builds its loop: its own environment,
+so its calls are recorded apart from the parent's): the sub-agent plays the script in a context of
+its own, and only its final answer returns, as the delegating call's result, which then passes the
+parent's per-result step like any tool result. The parent's requests never hold the sub-agent's
+messages; `subagents` keeps each sub-agent's loop, in the order they ran.
+
 Invariants: compression runs only before a model call; a round's calls are stored before all of
 its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
 """
@@ -21,12 +27,13 @@ its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages, unfinished_call_ids
 from ctxlab.core.agentscope.toolkit import ACTIVE_GROUPS, inactive_refusal, offered_tools, with_skills
 from ctxlab.core.agentscope.toolresult import merge_text_parts
-from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import HintBlock, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import measure_all
@@ -82,6 +89,8 @@ class Loop:
     _reply: ReplyNext = field(init=False)
     _reasoning: ReasoningNext = field(init=False)
     _acting: ActingNext = field(init=False)
+    spawn: Callable[[Script], Loop] | None = None
+    subagents: list[Loop] = field(default_factory=list)
     _basic_tools: tuple[ToolSchema, ...] = field(init=False)
     _active: tuple[str, ...] = field(init=False, default=())
 
@@ -251,6 +260,9 @@ class Loop:
                 id=call.id, name=call.name, output=(TextBlock(text=refusal),), state="error"
             )
             return Acted(state=state, result=result, local=False)
+        task = self._scripted.get(call.id)
+        if task is not None and task.delegate is not None:
+            return Acted(state=state, result=self.delegate(call, task.delegate))
         builtin = self.builtins.get(call.name)
         if builtin is not None and self._scripted_result(call) is None:
             outcome = builtin.run(state, call, self.env, self.frame)
@@ -266,6 +278,19 @@ class Loop:
             state = evolve(state, read_cache=state.read_cache | {read})
         return Acted(state=state, result=result)
 
+    def delegate(self, call: ToolCallBlock, script: Script) -> ToolResultBlock:
+        """Run a sub-agent on `script`; its final answer is the call's result.
+
+        Raises:
+            ValueError: the run was assembled without a way to build sub-agents.
+        """
+        if self.spawn is None:
+            raise ValueError(f"call {call.id} delegates to a sub-agent, but this run cannot start one")
+        child = self.spawn(script)
+        self.subagents.append(child)
+        outcome = child.run()
+        return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=final_answer(outcome)),))
+
     def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:
         scripted = self._scripted.get(call.id)
         return scripted if scripted is not None and scripted.result is not None else None
@@ -280,6 +305,30 @@ class Loop:
             output=merge_text_parts(scripted.result),
             state="error" if scripted.error else "success",
         )
+
+
+def final_answer(outcome: RunOutcome) -> str:
+    """The text of a run's last response: the text blocks that end its last reply message, after
+    its last call, result or hint ('' when the context does not end with a reply)."""
+    context = outcome.state.context
+    if not context or context[-1].role != "assistant":
+        return ""
+    texts: list[str] = []
+    for block in reversed(context[-1].blocks):
+        if isinstance(block, ThinkingBlock):
+            continue
+        if not isinstance(block, TextBlock):
+            break
+        texts.append(block.text)
+    return "".join(reversed(texts))
+
+
+def all_subagents(loop: Loop) -> list[Loop]:
+    """Every sub-agent a run started, its sub-agents' included, depth first in the order they ran."""
+    found: list[Loop] = []
+    for child in loop.subagents:
+        found += [child, *all_subagents(child)]
+    return found
 
 
 def read_path(call: ToolCallBlock, read_tool: str = "Read") -> str | None:

@@ -319,19 +319,32 @@ class CallSpec(Spec):
     result: ContentForm | None = None
     error: bool = False
     id: str | None = Field(default=None, min_length=1)
+    delegate: ScriptSpec | None = Field(
+        default=None,
+        description="A sub-agent's script, run in a context of its own; its final answer is the result.",
+    )
 
     @model_validator(mode="after")
     def _error_needs_result(self) -> CallSpec:
         if self.error and self.result is None:
             message = "error: true needs a result to mark as an error; add `result: {text: ...}`"
             raise located_error("CallSpec", [(("error",), message, True)])
+        if self.delegate is not None and self.result is not None:
+            message = "a delegated call's result is the sub-agent's final answer; drop `result`"
+            raise located_error("CallSpec", [(("result",), message, None)])
         return self
 
     def to_call(self, seed: int, path: str) -> ScriptedCall:
-        """The core call; the result is generated at `path.result`."""
+        """The core call; the result is generated at `path.result`, a sub-agent's script under
+        `path.delegate`."""
         result = None if self.result is None else render_parts(self.result, seed, f"{path}.result")
         arguments = json.dumps(self.input, ensure_ascii=False)
-        return ScriptedCall(tool=self.tool, input=arguments, result=result, error=self.error, id=self.id)
+        delegate = None
+        if self.delegate is not None:
+            delegate = self.delegate.to_script(seed, prefix=f"{path}.delegate.")
+        return ScriptedCall(
+            tool=self.tool, input=arguments, result=result, error=self.error, id=self.id, delegate=delegate
+        )
 
 
 class RoundSpec(Spec):
@@ -418,16 +431,19 @@ class ScriptSpec(Spec):
                 for c, call in enumerate(round_.calls):
                     yield ("turns", t, "rounds", r, "calls", c), call
 
-    def to_script(self, seed: int, *, start: dt.datetime = DEFAULT_START, timezone: str = "UTC") -> Script:
-        """The core `Script`; all filler and images derived from `seed` and each item's path."""
+    def to_script(
+        self, seed: int, *, start: dt.datetime = DEFAULT_START, timezone: str = "UTC", prefix: str = ""
+    ) -> Script:
+        """The core `Script`; all filler and images derived from `seed` and each item's path
+        (`prefix` is the path of a sub-agent's script inside its parent's)."""
         return Script(
-            system_prompt=render_text(self.system_prompt, seed, "system_prompt"),
+            system_prompt=render_text(self.system_prompt, seed, f"{prefix}system_prompt"),
             tools=tuple(tool.to_schema() for tool in self.tools),
-            turns=tuple(turn.to_turn(seed, f"turns[{i}]") for i, turn in enumerate(self.turns)),
+            turns=tuple(turn.to_turn(seed, f"{prefix}turns[{i}]") for i, turn in enumerate(self.turns)),
             start=start,
             timezone=timezone,
             tool_groups=tuple(group.to_group() for group in self.tool_groups),
-            skills=tuple(skill.to_skill(seed, f"skills[{i}]") for i, skill in enumerate(self.skills)),
+            skills=tuple(skill.to_skill(seed, f"{prefix}skills[{i}]") for i, skill in enumerate(self.skills)),
         )
 
     def builtin_tools(self) -> tuple[str, ...]:
@@ -516,7 +532,7 @@ def _call_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
     known = [*declared, *builtins]
     ids: set[str] = set()
     for loc, call in spec.calls():
-        if call.result is None and call.tool not in builtins:
+        if call.result is None and call.delegate is None and call.tool not in builtins:
             message = (
                 f"call to {call.tool!r} has no result, and only built-in tools "
                 f"({', '.join(builtins)}) run without one; add `result: {{text: ...}}` or `{{bytes: N}}`"
@@ -532,6 +548,9 @@ def _call_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
             yield (*loc, "id"), f"call id {call.id!r} is used twice; ids must be unique in a script", call.id
         if call.id is not None:
             ids.add(call.id)
+
+
+CallSpec.model_rebuild()
 
 
 def parse_script(data: object, *, source: str | None = None) -> ScriptSpec:

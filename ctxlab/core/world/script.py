@@ -6,6 +6,8 @@ Invariants:
   final answer.
 - A call whose `result` is None runs the lab's built-in tool of that name (the task tools,
   `CompressContext`); any other call returns its scripted result, as an error when `error`.
+- A call with a `delegate` script is a sub-agent's task: the sub-agent plays that script in a
+  context of its own, and only its final answer comes back as the call's result.
 - After `assign_call_ids`, every call has an id, unique in the script, taken from the script
   when given and `call-0001`, `call-0002`, ... otherwise; both the lab and the AgentScope parity
   driver use these ids, so their requests match.
@@ -35,13 +37,15 @@ DEFAULT_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScriptedCall:
-    """One tool call of a round and what the tool returns."""
+    """One tool call of a round and what the tool returns; with `delegate`, a sub-agent plays that
+    script in its own context and its final answer is the result."""
 
     tool: str
     input: str = "{}"
     result: tuple[Part, ...] | None = None
     error: bool = False
     id: str | None = None
+    delegate: Script | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +103,8 @@ def assign_call_ids(script: Script) -> Script:
     fresh = (f"call-{n:04d}" for n in itertools.count(1) if f"call-{n:04d}" not in taken)
 
     def with_id(call: ScriptedCall) -> ScriptedCall:
+        if call.delegate is not None:  # a sub-agent's script numbers its own calls
+            call = replace(call, delegate=assign_call_ids(call.delegate))
         return call if call.id is not None else replace(call, id=next(fresh))
 
     turns = tuple(
