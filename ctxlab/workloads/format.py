@@ -321,6 +321,7 @@ class CallSpec(Spec):
     id: str | None = Field(default=None, min_length=1)
     delegate: ScriptSpec | None = Field(
         default=None,
+        exclude_if=lambda value: value is None,  # absent from dumps, so config hashes stay as they were
         description="A sub-agent's script, run in a context of its own; its final answer is the result.",
     )
 
@@ -407,8 +408,9 @@ class ScriptSpec(Spec):
 
     system_prompt: TextForm = ""
     tools: list[ToolSpec] = Field(default_factory=list)
-    tool_groups: list[ToolGroupSpec] = Field(default_factory=list)
-    skills: list[SkillSpec] = Field(default_factory=list)
+    # Left out of dumps when empty, so the config hashes of scripts without them stay as they were.
+    tool_groups: list[ToolGroupSpec] = Field(default_factory=list, exclude_if=lambda value: not value)
+    skills: list[SkillSpec] = Field(default_factory=list, exclude_if=lambda value: not value)
     turns: list[TurnSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
