@@ -8,6 +8,18 @@ the strategy's per-result step before it is saved → `cur_iter` advances once t
 unfinished call. A response without tool calls ends the reply; at `cur_iter == max_iters` the
 next call is forced to answer without tools.
 
+With tool groups or skills (`ctxlab.core.agentscope.toolkit`), the frame's tools are the ones
+offered while the state's active groups are active: the frame is refreshed after every call, so a
+request, a compression check and an injection count only what is offered; the system prompt
+carries the skill listing; a call to a tool of an inactive group is answered with the
+inactive-group error (never truncated, like the loop's other own errors) and never runs.
+
+A call with a `delegate` script runs a sub-agent (`spawn` builds its loop: its own environment,
+so its calls are recorded apart from the parent's): the sub-agent plays the script in a context of
+its own, and only its final answer returns, as the delegating call's result, which then passes the
+parent's per-result step like any tool result. The parent's requests never hold the sub-agent's
+messages; `subagents` keeps each sub-agent's loop, in the order they ran.
+
 Invariants: compression runs only before a model call; a round's calls are stored before all of
 its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
 """
@@ -15,14 +27,17 @@ its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages, unfinished_call_ids
+from ctxlab.core.agentscope.toolkit import ACTIVE_GROUPS, inactive_refusal, offered_tools, with_skills
 from ctxlab.core.agentscope.toolresult import merge_text_parts
-from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import HintBlock, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import measure_all
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.retention import RetentionSnapshot
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.engine.clock import VirtualClock
@@ -41,7 +56,7 @@ from ctxlab.engine.middleware import (
     chain,
     transform_prompt,
 )
-from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, evolve
+from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_message, append_to_reply, evolve, memo
 from ctxlab.engine.trace import CallRecord, CompressionRecord
 from ctxlab.engine.world import world_tools
 from ctxlab.texts import fill
@@ -74,15 +89,22 @@ class Loop:
     _reply: ReplyNext = field(init=False)
     _reasoning: ReasoningNext = field(init=False)
     _acting: ActingNext = field(init=False)
+    spawn: Callable[[Script], Loop] | None = None
+    subagents: list[Loop] = field(default_factory=list)
+    _basic_tools: tuple[ToolSchema, ...] = field(init=False)
+    _active: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
         self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
-        self.builtins = {**world_tools(self.script), **self.strategy.builtins(), **self.builtins}
+        viewer = self.env.texts.skill_tool.name
+        self.builtins = {**world_tools(self.script, viewer), **self.strategy.builtins(), **self.builtins}
         layers = {hook: bucket(self.middlewares, hook) for hook in HOOKS}
-        prompt = transform_prompt(layers["on_system_prompt"], self.script.system_prompt)
+        base = with_skills(self.script.system_prompt, self.script.skills, self.env.texts)
+        prompt = transform_prompt(layers["on_system_prompt"], base)
+        self._basic_tools = self.strategy.tools(self.script.tools)
         self.frame = Frame(
             system_prompt=self.strategy.system_prompt(prompt),
-            tools=self.strategy.tools(self.script.tools),
+            tools=self.offered(()),
             settings=self.settings,
         )
         self._reply = chain(layers["on_reply"], "on_reply", self.reply_impl)
@@ -90,6 +112,23 @@ class Loop:
         self._acting = chain(layers["on_acting"], "on_acting", self.acting_impl)
         self.env.model_call = chain(layers["on_model_call"], "on_model_call", self.env.model.respond)
         self.env.compress = chain(layers["on_compress_context"], "on_compress_context", self.compress_impl)
+
+    def offered(self, active: tuple[str, ...]) -> tuple[ToolSchema, ...]:
+        """The tools offered while the groups `active` are active (the strategy's tools when the
+        script has no groups or skills)."""
+        script = self.script
+        if not (script.tool_groups or script.skills):
+            return self._basic_tools
+        return offered_tools(self._basic_tools, script.tool_groups, script.skills, active, self.env.texts)
+
+    def sync_tools(self, state: EpisodeState) -> None:
+        """Refresh the frame's tools when the state's active groups changed."""
+        if not self.script.tool_groups:
+            return
+        active = memo(state, ACTIVE_GROUPS, ())
+        if active != self._active:
+            self._active = active
+            self.frame = replace(self.frame, tools=self.offered(active))
 
     def run_clock(self) -> VirtualClock:
         """The clock at the start of the run."""
@@ -207,22 +246,50 @@ class Loop:
                 else acted.result
             )
             state = append_to_reply(acted.state, (saved,), self.env.counter)
+            self.sync_tools(state)
         return state
 
     def acting_impl(self, state: EpisodeState, call: ToolCallBlock) -> Acted:
-        """Run one call: a built-in tool, or the world's scripted result."""
+        """Run one call: a built-in tool, or the world's scripted result (a tool of an inactive
+        group does not run)."""
+        refusal = inactive_refusal(
+            self.script.tool_groups, call.name, memo(state, ACTIVE_GROUPS, ()), self.env.texts
+        )
+        if refusal is not None:
+            result = ToolResultBlock(
+                id=call.id, name=call.name, output=(TextBlock(text=refusal),), state="error"
+            )
+            return Acted(state=state, result=result, local=False)
+        task = self._scripted.get(call.id)
+        if task is not None and task.delegate is not None:
+            return Acted(state=state, result=self.delegate(call, task.delegate))
         builtin = self.builtins.get(call.name)
         if builtin is not None and self._scripted_result(call) is None:
             outcome = builtin.run(state, call, self.env, self.frame)
             return Acted(state=outcome.state, result=outcome.result)
         scripted = self._scripted_result(call)
         if scripted is None:
-            return Acted(state=state, result=unavailable_tool(call), local=False)
+            return Acted(
+                state=state, result=unavailable_tool(call, self.env.texts.tool_not_found), local=False
+            )
         result = self.scripted_result(call)
         read = read_path(call) if result.state == "success" else None
         if read is not None:  # a file read successfully is in the read cache until compressed away
             state = evolve(state, read_cache=state.read_cache | {read})
         return Acted(state=state, result=result)
+
+    def delegate(self, call: ToolCallBlock, script: Script) -> ToolResultBlock:
+        """Run a sub-agent on `script`; its final answer is the call's result.
+
+        Raises:
+            ValueError: the run was assembled without a way to build sub-agents.
+        """
+        if self.spawn is None:
+            raise ValueError(f"call {call.id} delegates to a sub-agent, but this run cannot start one")
+        child = self.spawn(script)
+        self.subagents.append(child)
+        outcome = child.run()
+        return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=final_answer(outcome)),))
 
     def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:
         scripted = self._scripted.get(call.id)
@@ -240,6 +307,30 @@ class Loop:
         )
 
 
+def final_answer(outcome: RunOutcome) -> str:
+    """The text of a run's last response: the text blocks that end its last reply message, after
+    its last call, result or hint ('' when the context does not end with a reply)."""
+    context = outcome.state.context
+    if not context or context[-1].role != "assistant":
+        return ""
+    texts: list[str] = []
+    for block in reversed(context[-1].blocks):
+        if isinstance(block, ThinkingBlock):
+            continue
+        if not isinstance(block, TextBlock):
+            break
+        texts.append(block.text)
+    return "".join(reversed(texts))
+
+
+def all_subagents(loop: Loop) -> list[Loop]:
+    """Every sub-agent a run started, its sub-agents' included, depth first in the order they ran."""
+    found: list[Loop] = []
+    for child in loop.subagents:
+        found += [child, *all_subagents(child)]
+    return found
+
+
 def read_path(call: ToolCallBlock, read_tool: str = "Read") -> str | None:
     """The `file_path` of a call named exactly `read_tool`, when its input names one."""
     if call.name != read_tool:
@@ -252,9 +343,10 @@ def read_path(call: ToolCallBlock, read_tool: str = "Read") -> str | None:
     return path if isinstance(path, str) else None
 
 
-def unavailable_tool(call: ToolCallBlock) -> ToolResultBlock:
-    """The error result the loop itself gives a call of a tool the world lacks (never truncated)."""
-    text = f"Error: the tool {call.name!r} is not available."
+def unavailable_tool(call: ToolCallBlock, template: str) -> ToolResultBlock:
+    """The error result the loop itself gives a call of a tool the world lacks (never truncated),
+    worded by the run's `tool_not_found` text."""
+    text = fill(template, tool=call.name)
     return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=text),), state="error")
 
 

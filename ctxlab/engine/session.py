@@ -11,7 +11,7 @@ clock, a global random generator, or the environment).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -70,8 +70,14 @@ def assemble(
     breaker_limit: int = 0,
     cache: CacheMeter | None = None,
     probes: Sequence[Probe] = (),
+    subagent_model: Callable[[Script], ChatModel] | None = None,
 ) -> Session:
-    """The session of `script` (call ids assigned) under `strategy`, with fake models."""
+    """The session of `script` (call ids assigned) under `strategy`, with fake models.
+
+    `subagent_model` gives the model of a sub-agent for its script; a sub-agent is a nested
+    session with the same strategy, summarizer, texts, window, counter, workspace and settings,
+    its own records and prompt-cache meter, and no probes.
+    """
     env = Env(
         counter=counter or AgentScopeEstimator(),
         model=model,
@@ -94,6 +100,27 @@ def assemble(
             ledger=ledger_of(strategy),
         )
         middlewares = (tracker, *middlewares)
+
+    def spawn(sub: Script) -> Loop:
+        assert subagent_model is not None
+        child = assemble(
+            sub,
+            strategy,
+            model=subagent_model(sub),
+            summarizer=summarizer,
+            texts=texts,
+            context_size=context_size,
+            counter=env.counter,
+            workspace=workspace,
+            settings=settings,
+            builtins=builtins,
+            rules=rules,
+            record_requests=record_requests,
+            breaker_limit=breaker_limit,
+            subagent_model=subagent_model,
+        )
+        return child.loop
+
     loop = Loop(
         script=script,
         strategy=strategy,
@@ -102,6 +129,7 @@ def assemble(
         or RunSettings(max_iters_hint=texts.max_iters_hint, max_iters_source=texts.max_iters_source),
         builtins=dict(builtins or {}),
         middlewares=tuple(middlewares),
+        spawn=spawn if subagent_model is not None else None,
     )
     if tracker is not None:
         tracker.start(loop.frame.system_prompt)

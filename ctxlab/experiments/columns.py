@@ -88,6 +88,17 @@ RUN_MEASURES = (
     ),
     Column(name="status", type="string", meaning="`ok`, or `failed` when the run raised"),
     Column(name="error", type="string", meaning="the exception of a failed run (`Type: message`)"),
+    Column(
+        name="subagent_calls",
+        type="int",
+        meaning="model calls made by sub-agents (delegated calls), summary attempts included; not in `calls`",
+    ),
+    Column(
+        name="subagent_input_tokens",
+        type="int",
+        meaning="sum of input_tokens over the sub-agents' calls; not in `total_input_tokens`",
+    ),
+    Column(name="subagent_cost", type="float", meaning="the sub-agents' calls' cost; not in `cost`"),
 )
 """Columns after the `param.*` columns."""
 

@@ -33,6 +33,7 @@ from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import CacheMeter, Env
 from ctxlab.engine.hooks import BuiltinTool, RunSettings
+from ctxlab.engine.loop import all_subagents
 from ctxlab.engine.retention import RetentionTracker
 from ctxlab.engine.session import Session, assemble
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
@@ -170,6 +171,7 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
         breaker_limit=entry.summary_breaker,
         cache=cache_meter(counter),
         probes=workload.probes,
+        subagent_model=ScriptModel,
     )
     return _Run(spec=spec, workload=workload, session=session)
 
@@ -236,6 +238,7 @@ def _result(
     records = tuple(run.env.recorder.calls) if calls is None else calls
     rows = _rows(config, run, records)
     events = tuple(row for record in records for row in event_rows(config.run_id, record))
+    sub_records = tuple(c for child in all_subagents(run.session.loop) for c in child.env.recorder.calls)
     measures = run_measures(
         rows,
         events=events,
@@ -244,6 +247,7 @@ def _result(
         offloaded_bytes=offloaded_bytes(workspace),
         source_violations=run.workload.source_violations,
         retention=snapshots[-1].scores if snapshots and snapshots[-1].final else None,
+        subagent_rows=_rows(config, run, sub_records),
     )
     return RunResult(
         run_id=config.run_id,

@@ -108,9 +108,13 @@ def run_measures(
     offloaded_bytes: int,
     source_violations: int,
     retention: RetentionScores | None = None,
+    subagent_rows: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The measured columns of one `runs` row, from its call and event rows and compressions, and
-    the final retention snapshot's scores (None: no probe was planted, or the run did not finish)."""
+    the final retention snapshot's scores (None: no probe was planted, or the run did not finish).
+
+    `subagent_rows` are the call rows of the run's sub-agents: counted apart, never in the
+    parent's totals, peaks or cost."""
     tokens = [int(row["input_tokens"]) for row in rows]
     metered = bool(rows) and rows[0]["cached_tokens"] is not None
     cached = sum(int(row["cached_tokens"]) for row in rows) if metered else None
@@ -140,4 +144,10 @@ def run_measures(
         "retention_rules": retention.rules.retention if retention else None,
         "retention_artifacts": retention.artifacts.retention if retention else None,
         "loop_warnings": loop_warnings(events),
+        "subagent_calls": len(subagent_rows),
+        "subagent_input_tokens": sum(int(row["input_tokens"]) for row in subagent_rows),
+        "subagent_cost": sum(
+            call_cost(int(row["input_tokens"]), row["cached_tokens"], int(row["output_tokens"]), prices)
+            for row in subagent_rows
+        ),
     }

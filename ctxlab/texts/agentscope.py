@@ -75,6 +75,27 @@ _INLINE: dict[str, _Literal] = {
     "read_tool_refused": _Literal(_READ, "must be an absolute path, got", (("file_path", "path"),)),
 }
 
+_TOOLKIT = "tool/_toolkit.py"
+_INLINE_TOOLKIT: dict[str, _Literal] = {
+    # `check_tool_available`'s wording, the one the agent's acting step returns.
+    "tool_group_inactive": _Literal(
+        _TOOLKIT,
+        "{all_tools[tool_name].group}",
+        (
+            ("tool_name", "tool"),
+            ("all_tools[tool_name].group", "group"),
+            ("self.builtin_meta_tool.tool.name", "meta_tool"),
+        ),
+    ),
+    "tool_groups_invalid": _Literal(
+        "tool/_builtin/_meta.py",
+        "Invalid group name(s)",
+        (("', '.join(unexist_groups)", "names"), ("', '.join(cur_groups)", "available")),
+    ),
+    "skill_not_found": _Literal("tool/_builtin/_skill.py", "SkillNotFoundError", (("skill", "skill"),)),
+    "tool_not_found": _Literal(_TOOLKIT, "named '{tool_name}'", (("tool_name", "tool"),)),
+}
+
 _TASK = "tool/_task/"
 _CREATE, _LIST, _GET, _UPDATE = (_TASK + f"_{verb}_task.py" for verb in ("create", "list", "get", "update"))
 _INLINE_TASKS: dict[str, _Literal] = {
@@ -191,7 +212,8 @@ def read_agentscope_texts(root: Path) -> Texts:
     from agentscope.agent import ContextConfig, InjectionConfig
 
     context, injection = ContextConfig(), InjectionConfig()
-    inline: dict[str, Any] = {name: _find(root, spec) for name, spec in (_INLINE | _INLINE_TASKS).items()}
+    literals = _INLINE | _INLINE_TASKS | _INLINE_TOOLKIT
+    inline: dict[str, Any] = {name: _find(root, spec) for name, spec in literals.items()}
     inline["structured_output_instruction"] = fill(
         inline["structured_output_instruction"], func_name="generate_structured_output"
     )
@@ -203,6 +225,7 @@ def read_agentscope_texts(root: Path) -> Texts:
         tool_retries_hint=injection.tool_retries_hint,
         **inline,
         **agentscope_tool_schemas(),
+        **toolkit_templates(),
     )
 
 
@@ -238,3 +261,118 @@ def agentscope_tool_schemas() -> dict[str, Any]:
     }
     compress = FunctionTool(Agent._compress_context_tool, name=_COMPRESSION_TOOL_NAME)
     return {**tasks, "compress_tool": _schema_of(RegisteredTool(tool=compress))}
+
+
+_MARK = "\x00"
+"""Marks a value in a rendered template; no text of the package contains it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    name: str
+    instructions: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Skill:
+    name: str
+    description: str
+    dir: str
+
+
+def _between(text: str, start: str, end: str) -> str:
+    head = text.index(start) + len(start)
+    return text[head : text.index(end, head)]
+
+
+def _cut(whole: str, inner: str) -> tuple[str, str]:
+    """`whole` split around `inner`, which it must contain once."""
+    if whole.count(inner) != 1:
+        raise LookupError("agentscope's toolkit templates are not the 2.0.11 the texts were mapped on")
+    head, tail = whole.split(inner)
+    return head, tail
+
+
+def toolkit_templates() -> dict[str, Any]:
+    """The toolkit's texts: the activation tool's description and answers and the skill listing,
+    by rendering the package's own templates with marked values and reading the pieces between
+    the marks (so the pieces fill back to exactly what the template renders); the skill viewer's
+    schema as the toolkit sends it.
+
+    Raises:
+        LookupError: a rendered template does not have the 2.0.11 layout.
+    """
+    # The toolkit module's own template class (jinja2's), so the package renders its templates.
+    from agentscope.tool import RegisteredTool, _toolkit
+    from agentscope.tool._builtin import ResetTools, SkillViewer
+
+    template = _toolkit.Template  # type: ignore[attr-defined]
+    meta = template(_toolkit.DEFAULT_META_TOOL_RESPONSE_TEMPLATE)
+    skill = template(_toolkit.DEFAULT_SKILL_INSTRUCTION)
+    a, b, i, j = (_MARK + c + _MARK for c in "abij")
+    active_head, active_tail = _cut(meta.render(groups=[_Group(a, None)]), a)
+    separator = _between(meta.render(groups=[_Group(a, None), _Group(b, None)]), a, b)
+    # Activated groups with empty instructions open the section with no entry in it.
+    opened = meta.render(groups=[_Group(a, ""), _Group(b, "")])
+    names = active_head + a + separator + b + active_tail
+    section = _repeated(opened, meta.render(groups=[_Group(a, i), _Group(b, j)]), names)
+    listing = _repeated(
+        skill.render(skills=[], skill_viewer=a),
+        skill.render(skills=[_Skill(name=i, description=b, dir=j)] * 2, skill_viewer=a),
+        "",
+    )
+    viewer = SkillViewer(get_skills_method=_no_skills)
+    return {
+        "reset_tools_description": ResetTools.description,
+        "tool_groups_none": meta.render(groups=[]),
+        "tool_groups_active": active_head + "{names}" + active_tail,
+        "tool_groups_separator": separator,
+        "tool_groups_instructions": section.head + "{groups}" + section.tail,
+        "tool_group_instructions": section.entry.replace(a, "{name}").replace(i, "{instructions}"),
+        "skill_tool": _schema_of(RegisteredTool(tool=viewer)),
+        "skill_instruction": (listing.head + "{skills}" + listing.tail).replace(a, "{viewer}"),
+        "skill_entry": listing.entry.replace(i, "{name}").replace(b, "{description}").replace(j, "{dir}"),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Loop:
+    """A template's text around a loop, and one pass of the loop (with the marks of its first item)."""
+
+    head: str
+    entry: str
+    tail: str
+
+
+def _repeated(none: str, two: str, skip: str) -> _Loop:
+    """The loop of a template rendered with no item (`none`) and with two items (`two`) whose
+    second item's marks are the first's with the letters moved on (a→b, i→j) or equal; `skip`
+    is a prefix both renderings share that lies outside the loop.
+
+    Where the loop's text meets the text after it, the split is not unique (both may end the
+    same way); every split fills back to the same rendering, and the one taken keeps the longest
+    tail, so an item's text starts where the template's item does.
+    """
+    if not (none.startswith(skip) and two.startswith(skip)):
+        raise LookupError("agentscope's toolkit templates are not the 2.0.11 the texts were mapped on")
+    none, two = none[len(skip) :], two[len(skip) :]
+    n = 0  # the longest common suffix: the loop's text then starts where the item's own text does
+    while n < min(len(none), len(two)) and none[-1 - n] == two[-1 - n]:
+        n += 1
+    head, tail = none[: len(none) - n], none[len(none) - n :]
+    if not two.startswith(head):
+        raise LookupError("agentscope's toolkit templates are not the 2.0.11 the texts were mapped on")
+    n = len(head)
+    entries = two[n : len(two) - len(tail)]
+    half = len(entries) // 2
+    first, second = entries[:half], entries[half:]
+    moved = first.replace(_MARK + "a" + _MARK, _MARK + "b" + _MARK).replace(
+        _MARK + "i" + _MARK, _MARK + "j" + _MARK
+    )
+    if len(entries) % 2 or second not in (first, moved):
+        raise LookupError("agentscope's toolkit templates are not the 2.0.11 the texts were mapped on")
+    return _Loop(head=head, entry=first, tail=tail)
+
+
+async def _no_skills(groups: list[str] | None = None) -> dict[str, Any]:
+    return {}

@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ctxlab.core.messages.templates import fill as fill  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.texts.tool_schemas import CTXLAB_COMPRESS_TOOL, CTXLAB_TASK_TOOLS
+from ctxlab.texts.tool_schemas import CTXLAB_COMPRESS_TOOL, CTXLAB_SKILL_TOOL, CTXLAB_TASK_TOOLS
 
 if TYPE_CHECKING:
     from ctxlab.core.agentscope.inject import HintTexts
     from ctxlab.core.agentscope.tasks import TaskTexts
+    from ctxlab.core.agentscope.toolkit import ToolkitTexts
 
 TextsName = Literal["ctxlab", "agentscope"]
 
@@ -88,6 +89,20 @@ class Texts:
     read_tool_path_description: str
     read_tool_missing: str  # {path}
     read_tool_refused: str  # {path}
+    tool_not_found: str  # {tool}; a call of a tool the run does not have
+    # Tool groups and skills (ctxlab.core.agentscope.toolkit)
+    reset_tools_description: str
+    tool_groups_none: str
+    tool_groups_active: str  # {names}
+    tool_groups_separator: str
+    tool_groups_instructions: str  # {groups}
+    tool_group_instructions: str  # {name} {instructions}
+    tool_group_inactive: str  # {tool} {group} {meta_tool}
+    tool_groups_invalid: str  # {names} {available}
+    skill_tool: ToolSchema
+    skill_not_found: str  # {skill}
+    skill_instruction: str  # {viewer} {skills}
+    skill_entry: str  # {name} {description} {dir}
 
     def schema(self) -> dict[str, Any]:
         """The summary schema as a mapping."""
@@ -127,6 +142,15 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "compress_failed": ("error",),
     "read_tool_missing": ("path",),
     "read_tool_refused": ("path",),
+    "tool_not_found": ("tool",),
+    "tool_groups_active": ("names",),
+    "tool_groups_instructions": ("groups",),
+    "tool_group_instructions": ("name", "instructions"),
+    "tool_group_inactive": ("tool", "group", "meta_tool"),
+    "tool_groups_invalid": ("names", "available"),
+    "skill_not_found": ("skill",),
+    "skill_instruction": ("viewer", "skills"),
+    "skill_entry": ("name", "description", "dir"),
 }
 """The placeholders each text must carry."""
 
@@ -275,6 +299,30 @@ CTXLAB_TEXTS = Texts(
     read_tool_refused=(
         "Error: '{path}' is not a path inside the workspace; pass the relative path a reminder gave you."
     ),
+    tool_not_found="Error: the tool '{tool}' is not available.",
+    reset_tools_description=(
+        "Choose which tool groups are active. Give every group you need as true; a group you leave "
+        "out or set to false is switched off, whatever it was before. Keep only the groups the "
+        "current step needs: the tools of an inactive group are not shown to you and cost no "
+        "context. The answer lists the active groups and how to use their tools."
+    ),
+    tool_groups_none="No tool group is active now.",
+    tool_groups_active="Active tool groups: {names}.",
+    tool_groups_separator="; ",
+    tool_groups_instructions="\nHow to use them:{groups}",
+    tool_group_instructions="\n- {name}: {instructions}",
+    tool_group_inactive=(
+        "Error: the tool '{tool}' belongs to the inactive group '{group}'; activate the group with "
+        "'{meta_tool}' first."
+    ),
+    tool_groups_invalid="Error: no tool group is named {names}; the groups are: {available}.",
+    skill_tool=CTXLAB_SKILL_TOOL,
+    skill_not_found="Error: there is no skill named '{skill}'.",
+    skill_instruction=(
+        "<skills>\nSkills are instructions for particular kinds of work. Before you follow one, "
+        "read it with the `{viewer}` tool; a skill is not a tool you can call.{skills}\n</skills>"
+    ),
+    skill_entry="\n- {name} (in {dir}): {description}",
 )
 
 
@@ -316,3 +364,4 @@ def text_names() -> tuple[str, ...]:
 if TYPE_CHECKING:  # Texts is what the core's task tools and runtime hints read.
     _TASK_TEXTS: TaskTexts = CTXLAB_TEXTS
     _HINT_TEXTS: HintTexts = CTXLAB_TEXTS
+    _TOOLKIT_TEXTS: ToolkitTexts = CTXLAB_TEXTS

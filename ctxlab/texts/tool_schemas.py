@@ -1,4 +1,4 @@
-"""Schemas of the lab's built-in tools (the four task tools and `CompressContext`).
+"""Schemas of the lab's built-in tools (the four task tools, `CompressContext`, the skill viewer).
 
 `ctxlab` wording is written here; AgentScope's schemas are built at run time by the installed
 `agentscope` package (its task tools and the agent's compression method, rendered by its toolkit:
@@ -85,4 +85,14 @@ CTXLAB_COMPRESS_TOOL = ToolSchema.of(
     "losing details you still need, not in the middle of one. The context changes only once the "
     "summary exists, and stays as it is when it is too short to be worth compressing.",
     {"type": "object", "properties": {}},
+)
+CTXLAB_SKILL_TOOL = ToolSchema.of(
+    "Skill",
+    "Read a skill: the full instructions of one of the skills listed in the system prompt. Read "
+    "a skill before you follow it.",
+    {
+        "type": "object",
+        "properties": {"skill": {"type": "string", "description": "The skill's name, as listed."}},
+        "required": ["skill"],
+    },
 )

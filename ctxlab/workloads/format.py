@@ -12,7 +12,9 @@ Invariants:
   one item never changes the text of another.
 - A call input mapping becomes `json.dumps(mapping, ensure_ascii=False)`, keys in file order.
 - A call without `result` runs the lab's built-in tool of that name, so it must name one; a call
-  with `error: true` needs a result. When `tools` are declared, every call names a declared or a
+  with `error: true` needs a result. `reset_tools` (with `tool_groups`) and `Skill` (with
+  `skills`) are built in and carry no result; a call of a group's tool carries one, which the
+  lab ignores while the group is inactive. When `tools` are declared, every call names a declared or a
   built-in tool. Call ids, where given, are unique. Every round has calls: a response without
   tool calls ends the reply, so a call-less round would cut it short.
 """
@@ -36,9 +38,11 @@ from pydantic import (
     model_validator,
 )
 
+from ctxlab.core.agentscope.toolkit import RESET_TOOLS
 from ctxlab.core.messages.blocks import Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import DEFAULT_START, Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.core.world.toolkit import BASIC_GROUP, SKILL_VIEWER, Skill, ToolGroup
 from ctxlab.problems import (
     Loc,
     Problem,
@@ -268,6 +272,46 @@ class ToolSpec(Spec):
         return ToolSchema.of(self.name, self.description, self.parameters)
 
 
+class ToolGroupSpec(Spec):
+    """A tool group: its tools are offered only while the agent has it active (`reset_tools`)."""
+
+    name: str = Field(min_length=1)
+    description: str = Field(description="What the group is for; the activation tool shows it.")
+    instructions: str | None = Field(
+        default=None,
+        description='Shown when the group is activated; `""` differs from absent as in AgentScope '
+        "(an empty text still opens the instruction section).",
+    )
+    tools: list[ToolSpec] = Field(min_length=1)
+
+    def to_group(self) -> ToolGroup:
+        """The core tool group."""
+        return ToolGroup(
+            name=self.name,
+            description=self.description,
+            instructions=self.instructions,
+            tools=tuple(tool.to_schema() for tool in self.tools),
+        )
+
+
+class SkillSpec(Spec):
+    """A skill: listed in the system prompt, its markdown read through the `Skill` viewer."""
+
+    name: str = Field(min_length=1)
+    description: str
+    markdown: TextForm
+    dir: str | None = Field(default=None, description="The folder the listing names (default skills/<name>).")
+
+    def to_skill(self, seed: int, path: str) -> Skill:
+        """The core skill; generated markdown is drawn at `path.markdown`."""
+        return Skill(
+            name=self.name,
+            description=self.description,
+            markdown=render_text(self.markdown, seed, f"{path}.markdown"),
+            dir=self.dir if self.dir is not None else f"skills/{self.name}",
+        )
+
+
 class CallSpec(Spec):
     """One tool call of a round and what it returns; no `result` runs the built-in tool."""
 
@@ -276,19 +320,33 @@ class CallSpec(Spec):
     result: ContentForm | None = None
     error: bool = False
     id: str | None = Field(default=None, min_length=1)
+    delegate: ScriptSpec | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,  # absent from dumps, so config hashes stay as they were
+        description="A sub-agent's script, run in a context of its own; its final answer is the result.",
+    )
 
     @model_validator(mode="after")
     def _error_needs_result(self) -> CallSpec:
         if self.error and self.result is None:
             message = "error: true needs a result to mark as an error; add `result: {text: ...}`"
             raise located_error("CallSpec", [(("error",), message, True)])
+        if self.delegate is not None and self.result is not None:
+            message = "a delegated call's result is the sub-agent's final answer; drop `result`"
+            raise located_error("CallSpec", [(("result",), message, None)])
         return self
 
     def to_call(self, seed: int, path: str) -> ScriptedCall:
-        """The core call; the result is generated at `path.result`."""
+        """The core call; the result is generated at `path.result`, a sub-agent's script under
+        `path.delegate`."""
         result = None if self.result is None else render_parts(self.result, seed, f"{path}.result")
         arguments = json.dumps(self.input, ensure_ascii=False)
-        return ScriptedCall(tool=self.tool, input=arguments, result=result, error=self.error, id=self.id)
+        delegate = None
+        if self.delegate is not None:
+            delegate = self.delegate.to_script(seed, prefix=f"{path}.delegate.")
+        return ScriptedCall(
+            tool=self.tool, input=arguments, result=result, error=self.error, id=self.id, delegate=delegate
+        )
 
 
 class RoundSpec(Spec):
@@ -351,11 +409,20 @@ class ScriptSpec(Spec):
 
     system_prompt: TextForm = ""
     tools: list[ToolSpec] = Field(default_factory=list)
+    # Left out of dumps when empty, so the config hashes of scripts without them stay as they were.
+    tool_groups: list[ToolGroupSpec] = Field(default_factory=list, exclude_if=lambda value: not value)
+    skills: list[SkillSpec] = Field(default_factory=list, exclude_if=lambda value: not value)
     turns: list[TurnSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> ScriptSpec:
-        problems = [*_duplicate_tools(self), *_empty_rounds(self), *_call_problems(self)]
+        problems = [
+            *_duplicate_tools(self),
+            *_group_problems(self),
+            *_empty_rounds(self),
+            *_call_problems(self),
+            *_toolkit_call_problems(self),
+        ]
         if problems:
             raise located_error("ScriptSpec", problems)
         return self
@@ -367,14 +434,28 @@ class ScriptSpec(Spec):
                 for c, call in enumerate(round_.calls):
                     yield ("turns", t, "rounds", r, "calls", c), call
 
-    def to_script(self, seed: int, *, start: dt.datetime = DEFAULT_START, timezone: str = "UTC") -> Script:
-        """The core `Script`; all filler and images derived from `seed` and each item's path."""
+    def to_script(
+        self, seed: int, *, start: dt.datetime = DEFAULT_START, timezone: str = "UTC", prefix: str = ""
+    ) -> Script:
+        """The core `Script`; all filler and images derived from `seed` and each item's path
+        (`prefix` is the path of a sub-agent's script inside its parent's)."""
         return Script(
-            system_prompt=render_text(self.system_prompt, seed, "system_prompt"),
+            system_prompt=render_text(self.system_prompt, seed, f"{prefix}system_prompt"),
             tools=tuple(tool.to_schema() for tool in self.tools),
-            turns=tuple(turn.to_turn(seed, f"turns[{i}]") for i, turn in enumerate(self.turns)),
+            turns=tuple(turn.to_turn(seed, f"{prefix}turns[{i}]") for i, turn in enumerate(self.turns)),
             start=start,
             timezone=timezone,
+            tool_groups=tuple(group.to_group() for group in self.tool_groups),
+            skills=tuple(skill.to_skill(seed, f"{prefix}skills[{i}]") for i, skill in enumerate(self.skills)),
+        )
+
+    def builtin_tools(self) -> tuple[str, ...]:
+        """The tools the lab runs for a call without `result`: the fixed ones, `reset_tools` when
+        there are groups, `Skill` when there are skills."""
+        return (
+            *BUILTIN_TOOLS,
+            *((RESET_TOOLS,) if self.tool_groups else ()),
+            *((SKILL_VIEWER,) if self.skills else ()),
         )
 
 
@@ -384,6 +465,56 @@ def _duplicate_tools(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
         if tool.name in seen:
             yield ("tools", i, "name"), f"tool {tool.name!r} is declared twice; keep one", tool.name
         seen.add(tool.name)
+
+
+def _group_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
+    names: set[str] = set()
+    tools = {tool.name for tool in spec.tools}
+    for g, group in enumerate(spec.tool_groups):
+        if group.name == BASIC_GROUP:
+            message = (
+                "the basic group is the script's own `tools`, always active; give the group another name"
+            )
+            yield ("tool_groups", g, "name"), message, group.name
+        elif group.name in names:
+            yield (
+                ("tool_groups", g, "name"),
+                f"tool group {group.name!r} is declared twice; keep one",
+                group.name,
+            )
+        names.add(group.name)
+        for t, tool in enumerate(group.tools):
+            if tool.name in tools:
+                message = (
+                    f"tool {tool.name!r} is declared already (in `tools` or a group); a tool has one place"
+                )
+                yield ("tool_groups", g, "tools", t, "name"), message, tool.name
+            tools.add(tool.name)
+    skills: set[str] = set()
+    for k, skill in enumerate(spec.skills):
+        if skill.name in skills:
+            yield ("skills", k, "name"), f"skill {skill.name!r} is declared twice; keep one", skill.name
+        skills.add(skill.name)
+
+
+def _toolkit_call_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
+    """Activation and viewer calls are answered by the lab's toolkit, with inputs it can read."""
+    toolkit = {RESET_TOOLS} if spec.tool_groups else set()
+    toolkit |= {SKILL_VIEWER} if spec.skills else set()
+    for loc, call in spec.calls():
+        if call.tool not in toolkit:
+            continue
+        if call.result is not None:
+            message = f"the lab's toolkit answers {call.tool!r} calls itself; drop `result`"
+            yield (*loc, "result"), message, None
+        if call.tool == RESET_TOOLS:
+            for key, value in call.input.items():
+                if not isinstance(value, bool):
+                    message = f"reset_tools takes true or false per group, not {value!r}; write {key}: true"
+                    yield (*loc, "input", key), message, value
+        elif not isinstance(call.input.get("skill"), str):
+            message = "the Skill viewer needs the skill's name: input: {skill: <name>}"
+            yield (*loc, "input"), message, call.input
 
 
 def _empty_rounds(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
@@ -399,14 +530,15 @@ def _empty_rounds(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
 
 
 def _call_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
-    declared = [tool.name for tool in spec.tools]
-    known = [*declared, *BUILTIN_TOOLS]
+    declared = [tool.name for tool in spec.tools] + [t.name for g in spec.tool_groups for t in g.tools]
+    builtins = spec.builtin_tools()
+    known = [*declared, *builtins]
     ids: set[str] = set()
     for loc, call in spec.calls():
-        if call.result is None and call.tool not in BUILTIN_TOOLS:
+        if call.result is None and call.delegate is None and call.tool not in builtins:
             message = (
                 f"call to {call.tool!r} has no result, and only built-in tools "
-                f"({', '.join(BUILTIN_TOOLS)}) run without one; add `result: {{text: ...}}` or `{{bytes: N}}`"
+                f"({', '.join(builtins)}) run without one; add `result: {{text: ...}}` or `{{bytes: N}}`"
             )
             yield (*loc, "result"), message, None
         elif declared and call.tool not in known:
@@ -419,6 +551,9 @@ def _call_problems(spec: ScriptSpec) -> Iterator[tuple[Loc, str, object]]:
             yield (*loc, "id"), f"call id {call.id!r} is used twice; ids must be unique in a script", call.id
         if call.id is not None:
             ids.add(call.id)
+
+
+CallSpec.model_rebuild()
 
 
 def parse_script(data: object, *, source: str | None = None) -> ScriptSpec:

@@ -19,7 +19,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from ctxlab.core.world.script import Script
 from ctxlab.problems import Problem, WorkloadError, describe_errors, located_error, unknown_name
-from ctxlab.workloads import gen_agents, gen_context, gen_select
+from ctxlab.workloads import gen_agents, gen_context, gen_isolate, gen_select
 from ctxlab.workloads.build import GeneratorParams
 from ctxlab.workloads.format import Spec
 from ctxlab.workloads.probes import Planted, plant
@@ -85,6 +85,8 @@ GENERATORS: dict[str, Generator] = {
         _entry("documents_jit", gen_select.DocumentsParams, gen_select.documents_jit),
         _entry("artifacts_inline", gen_select.ArtifactsParams, gen_select.artifacts_inline),
         _entry("artifacts_by_reference", gen_select.ArtifactsParams, gen_select.artifacts_by_reference),
+        _entry("many_tools", gen_isolate.ManyToolsParams, gen_isolate.many_tools),
+        _entry("delegated_research", gen_isolate.DelegatedResearchParams, gen_isolate.delegated_research),
     )
 }
 

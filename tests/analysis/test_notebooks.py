@@ -56,13 +56,14 @@ def _outputs(notebook: Any) -> list[dict[str, Any]]:
     return [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
 
 
-def test_there_are_the_five_notebooks() -> None:
+def test_there_are_the_six_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01-sawtooth.ipynb",
         "02-strategies.ipynb",
         "03-sensitivity.ipynb",
         "04-estimator.ipynb",
         "05-real-traces.ipynb",
+        "06-isolate.ipynb",
     ]
 
 

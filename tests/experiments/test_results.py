@@ -46,6 +46,9 @@ RUN_COLUMNS = [
     "loop_warnings",
     "status",
     "error",
+    "subagent_calls",
+    "subagent_input_tokens",
+    "subagent_cost",
 ]
 CALL_COLUMNS = [
     "run_id",

@@ -28,7 +28,8 @@ from typing import Any
 from agentscope.agent import Agent, ContextConfig, InjectionConfig, ReActConfig
 from agentscope.message import Msg, UserMsg
 from agentscope.middleware import MiddlewareBase
-from agentscope.tool import TaskCreate, TaskGet, TaskList, TaskUpdate, ToolBase, Toolkit
+from agentscope.skill import Skill
+from agentscope.tool import TaskCreate, TaskGet, TaskList, TaskUpdate, ToolBase, ToolGroup, Toolkit
 
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedTurn
@@ -42,7 +43,7 @@ from tests.parity.trace import Compression, ParityTrace, TaskRecord, shapes
 
 __all__ = ["ParityConfig", "ParityTrace", "run_agentscope"]
 
-BUILTIN_TOOLS = (*DEFAULT_TASK_TOOL_NAMES, "CompressContext")
+BUILTIN_TOOLS = (*DEFAULT_TASK_TOOL_NAMES, "CompressContext", "reset_tools", "Skill")
 
 
 def run_agentscope(script: Script, config: ParityConfig) -> ParityTrace:
@@ -136,6 +137,26 @@ def scripted_tools(script: Script) -> list[ToolBase]:
     return [ScriptedTool(schema, calls) for schema in script.tools]
 
 
+def toolkit_of(script: Script, basic: list[ToolBase]) -> Toolkit:
+    """AgentScope's toolkit for the script: `basic` in the basic group with the script's skills,
+    then one `ToolGroup` per script group (its tools scripted like the basic ones)."""
+    calls: dict[str, ScriptedCall] = {c.id: c for c in script.calls() if c.id is not None}
+    skills = [
+        Skill(name=s.name, description=s.description, dir=s.dir, markdown=s.markdown, updated_at=0.0)
+        for s in script.skills
+    ]
+    groups = [
+        ToolGroup(
+            name=g.name,
+            description=g.description,
+            instructions=g.instructions,
+            tools=[ScriptedTool(schema, calls) for schema in g.tools],
+        )
+        for g in script.tool_groups
+    ]
+    return Toolkit(tools=basic, skills_or_loaders=skills, tool_groups=groups)
+
+
 def build_agent(
     script: Script,
     config: ParityConfig,
@@ -152,7 +173,7 @@ def build_agent(
         name=AGENT_NAME,
         system_prompt=script.system_prompt,
         model=model,
-        toolkit=Toolkit(tools=tools),
+        toolkit=toolkit_of(script, tools),
         middlewares=middlewares,
         offloader=offloader,
         # None fields are the texts left to AgentScope's defaults.

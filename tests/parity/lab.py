@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 
 from ctxlab.core.agentscope.summary import summary_text
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
-from ctxlab.engine.middleware import CompressNext, CompressRequest, Middleware
+from ctxlab.engine.middleware import CompressNext, CompressRequest, Middleware, ModelNext
 from ctxlab.engine.state import EpisodeState
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
@@ -42,6 +43,17 @@ class _Compressions(Middleware):
         if len(self.env.recorder.compressions) > before:
             self.seen.append((self.env.recorder.next_call_index, out.context, summary_text(out.summary)))
         return out
+
+
+@dataclass
+class _Requests(Middleware):
+    """Records the tools and messages of every reasoning request."""
+
+    seen: list[tuple[tuple[str, ...], tuple[Message, ...]]] = field(default_factory=list)
+
+    def on_model_call(self, request: ModelRequest, next: ModelNext) -> ModelResponse:
+        self.seen.append((tuple(t.name for t in request.tools), request.messages))
+        return next(request)
 
 
 def params_of(config: ParityConfig) -> AgentScopeParams:
@@ -75,6 +87,7 @@ def run_lab(script: Script, config: ParityConfig) -> ParityTrace:
         workspace=InMemoryWorkspace() if config.workspace == "memory" else None,
     )
     recorder = _Compressions(env=env)
+    requests = _Requests()
     settings = RunSettings(
         max_iters=config.max_iters,
         max_iters_hint=texts.max_iters_hint,
@@ -85,7 +98,7 @@ def run_lab(script: Script, config: ParityConfig) -> ParityTrace:
         strategy=AgentScopeStrategy(texts=texts, params=params_of(config)),
         env=env,
         settings=settings,
-        middlewares=(recorder,),
+        middlewares=(recorder, requests),
     )
     error = None
     try:
@@ -93,17 +106,20 @@ def run_lab(script: Script, config: ParityConfig) -> ParityTrace:
         final = outcome.state
     except Exception as failure:  # the driver records the agent's error the same way
         error, final = f"{type(failure).__name__}", None
-    calls = tuple(
-        ModelCall(
-            kind=c.kind,
-            tokens=Tokens(c.tokens["messages"], c.tokens["preflight"], c.tokens["as_sent"]),
-            tools=(),
-            request=(),
-            turn=c.turn,
-            iteration=c.iteration,
+    reasoning = iter(requests.seen)
+    calls = []
+    for c in env.recorder.calls:
+        tools, request = next(reasoning) if c.kind == "reasoning" else ((), ())
+        calls.append(
+            ModelCall(
+                kind=c.kind,
+                tokens=Tokens(c.tokens["messages"], c.tokens["preflight"], c.tokens["as_sent"]),
+                tools=tools,
+                request=request,
+                turn=c.turn,
+                iteration=c.iteration,
+            )
         )
-        for c in env.recorder.calls
-    )
     compressions = tuple(
         Compression(
             before_call=at, trigger="auto", context=shapes(context), messages=context, summary=summary
@@ -111,7 +127,7 @@ def run_lab(script: Script, config: ParityConfig) -> ParityTrace:
         for at, context, summary in recorder.seen
     )
     return ParityTrace(
-        calls=calls,
+        calls=tuple(calls),
         compressions=compressions,
         final_context=shapes(final.context) if final else (),
         final_messages=final.context if final else (),

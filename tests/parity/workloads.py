@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.core.world.toolkit import Skill, ToolGroup
 from ctxlab.presets.agentscope.config import ContextConfig, InjectionConfig
 from tests.parity.spec import ParityConfig
 
@@ -151,6 +152,129 @@ def parity_cases(
         max_iters=draw(st.sampled_from([50, 2])),
         fail_on=frozenset(draw(st.lists(st.integers(1, 4), max_size=2))),
         fail_mode=draw(st.sampled_from(["no_tool_call", "raise"])),
+        workspace=draw(st.sampled_from(["memory", "none"])),
+    )
+    return script, config
+
+
+GROUP_NAMES = ("browser", "database", "files", "mail", "shell", "vision")
+INSTRUCTIONS = (None, "", "Open pages one at a time; quote the URL you used.", "只读查询；不要修改数据。")
+
+
+@st.composite
+def tool_groups(draw: st.DrawFn) -> tuple[ToolGroup, ...]:
+    """One to four groups of one to three tools each, with absent, empty or real instructions."""
+    names = draw(st.lists(st.sampled_from(GROUP_NAMES), min_size=1, max_size=4, unique=True))
+    groups = []
+    for name in names:
+        tools = tuple(
+            ToolSchema.of(
+                f"{name}_{n}",
+                f"Tool {n} of the {name} group.",
+                {
+                    "type": "object",
+                    "properties": {"arg": {"type": "string", "description": "What to act on."}},
+                },
+            )
+            for n in range(draw(st.integers(1, 3)))
+        )
+        description = draw(st.sampled_from([f"Tools for {name} work.", f"{name} 相关的工具。"]))
+        groups.append(
+            ToolGroup(
+                name=name,
+                description=description,
+                instructions=draw(st.sampled_from(INSTRUCTIONS)),
+                tools=tools,
+            )
+        )
+    return tuple(groups)
+
+
+@st.composite
+def skills(draw: st.DrawFn) -> tuple[Skill, ...]:
+    """Zero to two skills with markdown of a few hundred bytes."""
+    count = draw(st.integers(0, 2))
+    return tuple(
+        Skill(
+            name=f"skill-{n}",
+            description=draw(st.sampled_from(["Write a release note.", "按模板写周报。"])),
+            markdown=f"# Skill {n}\n" + draw(texts(max_bytes=800)),
+            dir=f"skills/skill-{n}",
+        )
+        for n in range(count)
+    )
+
+
+@st.composite
+def toolkit_round(
+    draw: st.DrawFn, window: int, groups: tuple[ToolGroup, ...], skill_set: tuple[Skill, ...]
+) -> ScriptedRound:
+    """An activation (alone in its batch), a skill view (alone), or calls of group tools that may
+    be inactive, next to a basic call."""
+    kind = draw(st.sampled_from(["reset", "reset", "group", "group", "skill"]))
+    if kind == "reset":
+        chosen = draw(st.lists(st.sampled_from([g.name for g in groups]), unique=True))
+        arguments: dict[str, bool] = {name: draw(st.booleans()) for name in chosen}
+        if draw(st.integers(0, 7)) == 0:
+            arguments["no_such_group"] = True
+        return ScriptedRound(calls=(ScriptedCall(tool="reset_tools", input=json.dumps(arguments)),))
+    if kind == "skill":
+        names = [s.name for s in skill_set] + ["missing-skill"]
+        wanted = draw(st.sampled_from(names))
+        return ScriptedRound(calls=(ScriptedCall(tool="Skill", input=json.dumps({"skill": wanted})),))
+    tools = [t.name for g in groups for t in g.tools]
+    calls = [
+        ScriptedCall(tool=name, input=json.dumps({"arg": f"a{n}"}), result=draw(results(window)))
+        for n, name in enumerate(draw(st.lists(st.sampled_from(tools), min_size=1, max_size=2)))
+    ]
+    if draw(st.booleans()):
+        calls.append(ScriptedCall(tool="retrieve", input='{"query": "q"}', result=draw(results(window))))
+    return ScriptedRound(text=draw(st.one_of(st.none(), texts(max_bytes=120))), calls=tuple(calls))
+
+
+@st.composite
+def toolkit_cases(draw: st.DrawFn) -> tuple[Script, ParityConfig]:
+    """Workloads with tool groups and skills: activations and deactivations, unknown group names,
+    calls of inactive tools, skill views (also of unknown skills), under compression, truncation
+    and runtime-state injection."""
+    window = draw(st.integers(2000, 30000))
+    groups, skill_set = draw(tool_groups()), draw(skills())
+    turns = []
+    for _ in range(draw(st.integers(1, 3))):
+        mixed = st.one_of(
+            rounds(window), toolkit_round(window, groups, skill_set), toolkit_round(window, groups, skill_set)
+        )
+        turns.append(
+            ScriptedTurn(
+                user=(TextBlock(text=draw(texts(max_bytes=300))),),
+                rounds=tuple(draw(mixed) for _ in range(draw(st.integers(1, 6)))),
+                final=draw(texts(max_bytes=100)),
+                advance_seconds=draw(st.sampled_from([0, 600, 3600])),
+            )
+        )
+    script = assign_call_ids(
+        Script(
+            system_prompt=draw(texts(max_bytes=600)),
+            tools=TOOLS,
+            turns=tuple(turns),
+            tool_groups=groups,
+            skills=skill_set,
+        )
+    )
+    trigger = draw(st.sampled_from([0.5, 0.7, 0.8, 0.9]))
+    context = ContextConfig(
+        trigger_ratio=trigger,
+        reserve_ratio=draw(st.sampled_from([r for r in (0.05, 0.1, 0.3) if r < trigger])),
+        tool_result_limit=draw(st.sampled_from([50000, 2000, 300])),
+        compression_tool_enabled=draw(st.integers(0, 4)) == 0,
+    )
+    inject = draw(injection_configs()) if draw(st.booleans()) else InjectionConfig(inject_runtime_state=False)
+    config = ParityConfig(
+        context_size=window,
+        context=context,
+        injection=inject,
+        task_tools=draw(st.booleans()),
+        max_iters=draw(st.sampled_from([50, 3])),
         workspace=draw(st.sampled_from(["memory", "none"])),
     )
     return script, config

@@ -10,9 +10,9 @@ import pytest
 
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.world.script import Script, assign_call_ids
-from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
+from ctxlab.engine.session import assemble
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
@@ -33,13 +33,6 @@ SMALL = {
 
 def run(script: Script, window: int) -> Loop:
     script = assign_call_ids(script)
-    env = Env(
-        counter=AgentScopeEstimator(),
-        model=ScriptModel(script),
-        summarizer=FixedSummarizer(fields=FIELDS),
-        texts=CTXLAB_TEXTS,
-        context_size=window,
-    )
     settings = RunSettings(
         max_iters=200,
         max_iters_hint=CTXLAB_TEXTS.max_iters_hint,
@@ -47,7 +40,17 @@ def run(script: Script, window: int) -> Loop:
     )
     params = AgentScopeParams(tool_result_limit=3000)
     strategy = AgentScopeStrategy(texts=CTXLAB_TEXTS, params=params)
-    return Loop(script=script, strategy=strategy, env=env, settings=settings)
+    return assemble(
+        script,
+        strategy,
+        model=ScriptModel(script),
+        summarizer=FixedSummarizer(fields=FIELDS),
+        texts=CTXLAB_TEXTS,
+        context_size=window,
+        counter=AgentScopeEstimator(),
+        settings=settings,
+        subagent_model=ScriptModel,  # delegated_research's searches run in sub-agents
+    ).loop
 
 
 def check_run(script: Script, window: int) -> None:

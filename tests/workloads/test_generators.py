@@ -8,6 +8,7 @@ from itertools import pairwise
 import pytest
 from pydantic import ValidationError
 
+from ctxlab.core.agentscope.toolkit import RESET_TOOLS
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, utf8_len
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.world.script import Script, ScriptedCall, assign_call_ids
@@ -42,10 +43,14 @@ def test_every_generator_is_deterministic_and_seed_sensitive(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(GENERATORS))
 def test_every_generator_declares_the_tools_it_calls_and_leaves_only_builtins_unscripted(name: str) -> None:
     script = generate(name, SMALL.get(name), seed=0).script
-    declared = {t.name for t in script.tools}
+    declared = {t.name for t in script.tools} | {t.name for g in script.tool_groups for t in g.tools}
+    builtins = {*BUILTIN_TOOLS, *((RESET_TOOLS,) if script.tool_groups else ())}
     for call in script.calls():
-        assert call.tool in declared or call.tool in BUILTIN_TOOLS, (name, call.tool)
-        assert (call.result is None) == (call.tool in BUILTIN_TOOLS), (name, call.tool)
+        assert call.tool in declared or call.tool in builtins, (name, call.tool)
+        assert (call.result is None) == (call.tool in builtins or call.delegate is not None), (
+            name,
+            call.tool,
+        )
         json.loads(call.input)
     assert len({c.id for c in assign_call_ids(script).calls()}) == len(list(script.calls()))
 

@@ -6,12 +6,17 @@ Invariants:
   final answer.
 - A call whose `result` is None runs the lab's built-in tool of that name (the task tools,
   `CompressContext`); any other call returns its scripted result, as an error when `error`.
+- A call with a `delegate` script is a sub-agent's task: the sub-agent plays that script in a
+  context of its own, and only its final answer comes back as the call's result.
 - After `assign_call_ids`, every call has an id, unique in the script, taken from the script
   when given and `call-0001`, `call-0002`, ... otherwise; both the lab and the AgentScope parity
   driver use these ids, so their requests match.
 - The clock starts at `start` (timezone-aware); `advance_seconds` moves it before a turn or round.
 - `documents` and `artifacts` are the world's library and artifact store, served by the built-in
   `read_document` and `fetch_artifact` tools (the built-in library when `documents` is empty).
+- `tools` are the basic tools, always offered; `tool_groups` hold the tools offered only while
+  their group is active, and `skills` the instructions read through the skill viewer
+  (`ctxlab.core.world.toolkit`).
 """
 
 from __future__ import annotations
@@ -25,19 +30,22 @@ from ctxlab.core.messages.blocks import Part
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.artifacts import Artifact
 from ctxlab.core.world.documents import Document
+from ctxlab.core.world.toolkit import Skill, ToolGroup
 
 DEFAULT_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScriptedCall:
-    """One tool call of a round and what the tool returns."""
+    """One tool call of a round and what the tool returns; with `delegate`, a sub-agent plays that
+    script in its own context and its final answer is the result."""
 
     tool: str
     input: str = "{}"
     result: tuple[Part, ...] | None = None
     error: bool = False
     id: str | None = None
+    delegate: Script | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,8 +71,8 @@ class ScriptedTurn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Script:
-    """A whole workload: system prompt, tool schemas, turns, when the clock starts, and the
-    world's documents and artifacts."""
+    """A whole workload: system prompt, tool schemas, turns, when the clock starts, the world's
+    documents and artifacts, and the tool groups and skills of its toolkit."""
 
     system_prompt: str
     tools: tuple[ToolSchema, ...] = ()
@@ -73,6 +81,8 @@ class Script:
     timezone: str = "UTC"
     documents: tuple[Document, ...] = ()
     artifacts: tuple[Artifact, ...] = ()
+    tool_groups: tuple[ToolGroup, ...] = ()
+    skills: tuple[Skill, ...] = ()
 
     def calls(self) -> Iterator[ScriptedCall]:
         """Every call of the script, in order."""
@@ -93,6 +103,8 @@ def assign_call_ids(script: Script) -> Script:
     fresh = (f"call-{n:04d}" for n in itertools.count(1) if f"call-{n:04d}" not in taken)
 
     def with_id(call: ScriptedCall) -> ScriptedCall:
+        if call.delegate is not None:  # a sub-agent's script numbers its own calls
+            call = replace(call, delegate=assign_call_ids(call.delegate))
         return call if call.id is not None else replace(call, id=next(fresh))
 
     turns = tuple(
