@@ -28,7 +28,7 @@ from typing import Any
 
 import ctxlab
 from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
-from ctxlab.experiments.execute import RunResult
+from ctxlab.experiments.execute import RunResult, request_file_name
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.tables import Table, calls_table, runs_table, write_csv, write_parquet
 from ctxlab.presets.registry import PRESETS
@@ -216,7 +216,8 @@ def _fill(
         (folder / "requests").mkdir()
         for result in recorded:
             assert result.requests_gz is not None
-            (folder / "requests" / f"{result.run_id}.jsonl.gz").write_bytes(result.requests_gz)
+            name = request_file_name(result.run_id, result.requests_wire)
+            (folder / "requests" / name).write_bytes(result.requests_gz)
     text = json.dumps(manifest(loaded, configs, results, runs, calls), indent=2, ensure_ascii=False)
     (folder / "manifest.json").write_text(text + "\n", encoding="utf-8")
 
