@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import HintBlock, Tally, TextBlock, ThinkingBlock
+from ctxlab.core.messages.blocks import DataBlock, HintBlock, Tally, TextBlock, ThinkingBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.units import (
@@ -191,3 +193,47 @@ def test_safe_cuts_never_split_a_protocol_unit(msgs: list[Message], data: st.Dat
 
 def test_tallies_are_zero_sized_for_an_empty_context() -> None:
     assert unit_tallies([], (), COUNTER) == () and context_size([], COUNTER) == Tally(0, 0)
+
+
+def view_without(msgs: list[Message], units: tuple[ViewUnit, ...], drop: set[int]) -> list[dict[str, Any]]:
+    """The oracle: the view of `msgs` without the units `drop`, in order; a media message shows
+    the images of its results that stay, and is gone when none stays."""
+    kept = {(u.message, u.blocks[0]) for u in units if u.kind == "result" and u.index not in drop}
+    out: list[dict[str, Any]] = []
+    for wire, unit in zip(to_openai(msgs), units, strict=True):
+        if unit.index in drop:
+            continue
+        if unit.kind != "media":
+            out.append(wire)
+            continue
+        blocks = msgs[unit.message].blocks
+        images = tuple(
+            part
+            for i in unit.blocks
+            if (unit.message, i) in kept
+            for part in getattr(blocks[i], "output", ())
+            if isinstance(part, DataBlock)
+        )
+        if images:
+            out.extend(to_openai([Message(role="user", blocks=images)]))
+    return out
+
+
+@given(contexts, st.data())
+def test_dropping_units_keeps_the_views_order_media_included(
+    msgs: list[Message], data: st.DataObject
+) -> None:
+    units = view_units(msgs)
+    drawn = data.draw(st.sets(st.sampled_from(range(len(units))))) if units else set()
+    for drop in [drawn, *({i} for i in range(len(units)))]:  # the drawn set and every single unit
+        assert to_openai(drop_units(msgs, units, drop)) == view_without(msgs, units, drop), drop
+
+
+def test_dropping_a_later_call_keeps_an_earlier_results_images_before_the_next_result() -> None:
+    first = (call("a", "Read", path="x"), result("a", "ra", "Read", IMAGE))
+    msgs = [reply(*first, call("b", "grep"), result("b", "rb"))]
+    units = view_units(msgs)
+    assert [u.kind for u in units] == ["calls", "result", "media", "calls", "result"]
+    out = drop_units(msgs, units, {3})
+    assert [w["role"] for w in to_openai(out)] == ["assistant", "tool", "user", "tool"]
+    assert to_openai(out) == view_without(msgs, units, {3})
