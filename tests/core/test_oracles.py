@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from hypothesis import given, settings
+from hypothesis import given
 
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
@@ -87,7 +87,6 @@ def assert_rules_equal_their_oracles(messages: list[Message]) -> None:
     assert kinds([f"{v.kind}:{v.call_id}" for v in on_view]) == kinds(oracles["anthropic"])
 
 
-@settings(max_examples=25)
 @given(paired_histories())
 def test_each_rule_alone_equals_its_oracle_on_every_neighbour(history: list[Message]) -> None:
     for neighbour in neighbours(history):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.agentscope.compress import fixed_messages
@@ -245,7 +245,6 @@ def test_a_tie_stops_the_message_scan_before_a_message_ending_in_a_zero_token_bl
     assert split.reserve == (last,)
 
 
-@settings(max_examples=25)
 @given(paired_histories(), st.lists(st.booleans(), min_size=8, max_size=8), st.sampled_from(["", "旧摘要"]))
 def test_split_equals_agentscope_at_every_exact_tie(
     history: list[Message], zero_tails: list[bool], summary: str
