@@ -17,9 +17,14 @@ the whole request and checks every rule by index, the way the provider's documen
 
 from __future__ import annotations
 
+import gzip
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ctxlab.engine.trace import CallRecord
+from ctxlab.experiments.execute import request_file
 
 Wire = Mapping[str, Any]
 
@@ -113,3 +118,22 @@ def bedrock_problems(turns: Sequence[Wire]) -> list[str]:
         if len(results) > len(offered):
             problems.append(f"excess_results:{results[len(offered)]['tool_use_id']}")
     return problems
+
+
+def recorded_anthropic(calls: Sequence[CallRecord]) -> list[tuple[list[str], list[str]]]:
+    """Each call's request as recorded in the Anthropic view (`requests/<run_id>.anthropic.jsonl.gz`):
+    its form problems (tools included) and its broken tool rules."""
+    lines = gzip.decompress(request_file(tuple(calls), "anthropic")).decode("utf-8").splitlines()
+    found: list[tuple[list[str], list[str]]] = []
+    for line in lines:
+        request = json.loads(line)
+        assert set(request) == {"call_index", "kind", "system", "messages", "tools"}
+        shape = anthropic_shape(request["system"], request["messages"])
+        shape += [f"tool {t.get('name')!r}" for t in request["tools"] if not _tool_ok(t)]
+        found.append((shape, anthropic_problems(request["messages"])))
+    return found
+
+
+def _tool_ok(tool: Mapping[str, Any]) -> bool:
+    schema = tool.get("input_schema")
+    return set(tool) == {"name", "description", "input_schema"} and isinstance(schema, dict)
