@@ -237,3 +237,17 @@ def test_dropping_a_later_call_keeps_an_earlier_results_images_before_the_next_r
     out = drop_units(msgs, units, {3})
     assert [w["role"] for w in to_openai(out)] == ["assistant", "tool", "user", "tool"]
     assert to_openai(out) == view_without(msgs, units, {3})
+
+
+@given(contexts)
+def test_every_split_keeps_every_block_in_order_and_protocol_units_partition_the_view(
+    msgs: list[Message],
+) -> None:
+    units = view_units(msgs)
+    blocks = [b for m in msgs for b in m.blocks if m.blocks]
+    for cut in range(len(units) + 1):  # a cut at a media unit too, where the views need not add up
+        head, tail = split_at_unit(msgs, units, cut)
+        assert [b for m in (*head, *tail) for b in m.blocks] == blocks
+    groups = protocol_units(units)
+    assert sorted(i for g in groups for i in g.units) == list(range(len(units)))
+    assert [g.first for g in groups] == sorted(g.first for g in groups)

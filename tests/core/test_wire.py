@@ -96,3 +96,22 @@ def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
     assert found.sizes == unit_tallies((message,), units, counter)
     assert len(found.sizes) == len(to_openai_one(message))
     assert found.unseen == (counter.measure_message(message) if not units else (0, 0))
+
+
+IMAGE = DataBlock(media_type="image/png", source="https://x/p.png")
+
+
+def test_from_openai_names_results_after_their_calls_and_keeps_images() -> None:
+    msgs = [
+        Message(role="system", blocks=(TextBlock(text="s"),)),
+        Message(role="user", blocks=(TextBlock(text="u"),)),
+        Message(role="assistant", blocks=(call("a"), result("a", TextBlock(text="r"), IMAGE))),
+    ]
+    back = from_openai([*to_openai(msgs), {"role": "tool", "tool_call_id": "zz", "content": "late"}])
+    assert [m.role for m in back] == ["system", "user", "assistant", "assistant", "user", "assistant"]
+    assert [b.name for m in back for b in m.blocks if isinstance(b, ToolCallBlock | ToolResultBlock)] == [
+        "retrieve",
+        "retrieve",
+        "",
+    ]
+    assert back[4].blocks == (DataBlock(media_type="image/*", source=IMAGE.source),)
