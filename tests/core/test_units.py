@@ -7,12 +7,22 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import DataBlock, HintBlock, Tally, TextBlock, ThinkingBlock
+from ctxlab.core.messages.blocks import (
+    DataBlock,
+    HintBlock,
+    Tally,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
     BlockRef,
     ProtocolUnit,
+    Sizer,
     ViewUnit,
     context_size,
     drop_units,
@@ -20,9 +30,11 @@ from ctxlab.core.messages.units import (
     replace_blocks,
     safe_cut,
     split_at_unit,
+    tally_after,
     unit_tallies,
     unseen_size,
     view_units,
+    with_output,
 )
 from ctxlab.core.wire.views import to_openai
 from tests.strategies import messages, paired_histories
@@ -251,3 +263,30 @@ def test_every_split_keeps_every_block_in_order_and_protocol_units_partition_the
     groups = protocol_units(units)
     assert sorted(i for g in groups for i in g.units) == list(range(len(units)))
     assert [g.first for g in groups] == sorted(g.first for g in groups)
+
+
+@given(contexts)
+def test_each_unit_shows_its_own_blocks_and_has_its_roles_kind(msgs: list[Message]) -> None:
+    shown = (TextBlock, DataBlock, ToolCallBlock)
+    plain = {"system": "system", "user": "user", "assistant": "text"}
+    for unit in view_units(msgs):
+        blocks = msgs[unit.message].blocks
+        if unit.kind in ("system", "user", "text", "calls"):
+            assert unit.blocks == tuple(
+                i for i in range(unit.start, unit.end) if isinstance(blocks[i], shown)
+            )
+            assert unit.kind == ("calls" if unit.call_ids else plain[msgs[unit.message].role])
+
+
+def test_sizer_edits_and_tallies() -> None:
+    tools = (ToolSchema.of(name="t", description="d", parameters={"type": "object"}),)
+    sizer = Sizer(counter=COUNTER, tools=tools, overhead=Tally(400, 0))
+    assert sizer.tokens(Tally(40, 0)) == COUNTER.total(Tally(440, 0), tools)
+    old, new = [TextBlock(text="a" * 80)], [TextBlock(text="b" * 8), TextBlock(text="c" * 4)]
+    assert tally_after(Tally(100, 0), COUNTER, old, new) == Tally(100, 0) - COUNTER.measure(old[0]) + Tally(
+        12, 0
+    )
+    base = ToolResultBlock(id="x", name="t", output=(IMAGE,), state="error")
+    assert with_output(base, "short") == ToolResultBlock(
+        id="x", name="t", output=(TextBlock(text="short"),), state="error"
+    )

@@ -15,7 +15,7 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.wire.protocol import violations
-from ctxlab.core.wire.views import events, from_openai, to_anthropic, to_openai
+from ctxlab.core.wire.views import anthropic_tool, events, from_openai, to_anthropic, to_openai
 from tests.strategies import messages, paired_histories
 
 
@@ -115,3 +115,13 @@ def test_from_openai_names_results_after_their_calls_and_keeps_images() -> None:
         "",
     ]
     assert back[4].blocks == (DataBlock(media_type="image/*", source=IMAGE.source),)
+
+
+def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:
+    tool = {
+        "type": "function",
+        "function": {"name": "t", "description": "d", "parameters": {"type": "object"}},
+    }
+    assert anthropic_tool(tool) == {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    bare = anthropic_tool({"type": "function", "function": {"name": "t"}})
+    assert bare == {"name": "t", "description": "", "input_schema": {"type": "object"}}
