@@ -81,8 +81,8 @@ def assert_rules_equal_their_oracles(messages: list[Message]) -> None:
         assert ProtocolMeter(rules=(rule,)).check(messages) == tuple(found)
     on_view = anthropic_violations(turns)
     on_wires = violations(wires, ["anthropic"])
-    assert kinds([f"{v.kind}:{v.call_id}" for v in on_view]) == kinds(
-        [f"{v.kind}:{v.call_id}" for v in on_wires]
+    assert kinds([f"{v.kind}:{v.call_id}:{v.detail}" for v in on_view]) == kinds(
+        [f"{v.kind}:{v.call_id}:{v.detail}" for v in on_wires]
     )
     assert kinds([f"{v.kind}:{v.call_id}" for v in on_view]) == kinds(oracles["anthropic"])
 
