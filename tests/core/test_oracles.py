@@ -153,3 +153,10 @@ def test_messages_of_empty_texts_have_no_turn() -> None:
     assert anthropic_shape(system, turns) == []
     assert violations(to_openai(messages), ["anthropic", "bedrock"]) == []
     assert [v.kind for v in violations(to_openai(messages), ["openai"])] == ["dangling_call", "orphan_result"]
+
+
+def test_on_the_anthropic_view_a_violation_names_its_turn() -> None:
+    messages = [user("go"), reply(call("a", "Read", path="x"), id="r1"), user("?"), reply(call("b", "grep"))]
+    _, turns = to_anthropic(messages)
+    found = [(v.index, v.kind, v.call_id) for v in anthropic_violations(turns)]
+    assert found == [(2, "dangling_call", "a"), (3, "dangling_call", "b")]
