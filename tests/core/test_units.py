@@ -16,7 +16,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
@@ -290,3 +290,8 @@ def test_sizer_edits_and_tallies() -> None:
     assert with_output(base, "short") == ToolResultBlock(
         id="x", name="t", output=(TextBlock(text="short"),), state="error"
     )
+
+
+def test_plain_messages_have_their_roles_kind() -> None:
+    msgs = [text_message("system", "s"), user("u"), reply(TextBlock(text="a"))]
+    assert [u.kind for u in view_units(msgs)] == ["system", "user", "text"]
