@@ -160,3 +160,16 @@ def test_on_the_anthropic_view_a_violation_names_its_turn() -> None:
     _, turns = to_anthropic(messages)
     found = [(v.index, v.kind, v.call_id) for v in anthropic_violations(turns)]
     assert found == [(2, "dangling_call", "a"), (3, "dangling_call", "b")]
+
+
+def test_a_repeated_call_id_reads_the_same_on_both_views() -> None:
+    messages = [
+        user("go"),
+        reply(call("a", "Read", path="x"), result("a", "ra"), call("a", "Read", path="y"), result("a", "rb")),
+    ]
+    wires = to_openai(messages)
+    _, turns = to_anthropic(messages)
+    on_view = [(v.kind, v.call_id, v.detail) for v in anthropic_violations(turns)]
+    on_wires = [(v.kind, v.call_id, v.detail) for v in violations(wires, ["anthropic"])]
+    assert ("duplicate_id", "a", "call id 'a' is used by more than one call") in on_view
+    assert sorted(on_view) == sorted(on_wires)
