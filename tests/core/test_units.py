@@ -295,3 +295,11 @@ def test_sizer_edits_and_tallies() -> None:
 def test_plain_messages_have_their_roles_kind() -> None:
     msgs = [text_message("system", "s"), user("u"), reply(TextBlock(text="a"))]
     assert [u.kind for u in view_units(msgs)] == ["system", "user", "text"]
+
+
+def test_a_cut_at_the_media_unit_ending_a_message_keeps_the_message_before_it() -> None:
+    msgs = [reply(call("a", "Read", path="x"), result("a", "ra", "Read", IMAGE)), user("next")]
+    units = view_units(msgs)
+    assert [(u.kind, u.start) for u in units][2] == ("media", 2)
+    head, tail = split_at_unit(msgs, units, 2)
+    assert head == (msgs[0],) and tail == (msgs[1],)
