@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-dev
 OUT ?= results
 WORKERS ?=
 
-.PHONY: setup test test-thorough lint typecheck experiments experiments-extended notebooks bench clean
+.PHONY: setup test test-thorough mutation lint typecheck experiments experiments-extended notebooks bench clean
 
 setup: $(STAMP)
 
@@ -39,6 +39,14 @@ test: lint typecheck
 test-thorough: $(STAMP)
 	$(BIN)/python -m pytest --hypothesis-profile=thorough
 
+# Mutation testing of the modules that guard requests ([tool.mutmut] in pyproject.toml); slow, so
+# not part of `make test`. The score and every survivor's reason are in docs/mutation.md.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[mutation]"
+	rm -rf mutants
+	$(BIN)/mutmut run $(if $(WORKERS),--max-children $(WORKERS))
+	$(BIN)/mutmut results --all true
+
 experiments: $(RUN_STAMP)
 	$(BIN)/ctxlab run scenarios/*.yaml --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))
 
@@ -53,4 +61,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants

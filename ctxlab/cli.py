@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from ctxlab import __version__
+from ctxlab.core.wire.views import WireName
 from ctxlab.problems import Problem, ScenarioError
 from ctxlab.scenarios.load import LoadedScenario, load_located, load_scenario, scenario_name
 from ctxlab.scenarios.located import Located, parse_yaml
@@ -120,6 +121,7 @@ class Execution:
 
     out_dir: str
     record_requests: bool = False
+    wire: WireName = "openai"
     quiet: bool = False
     plots: bool = True
     svg: bool = False
@@ -144,6 +146,7 @@ def _execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err:
                 loaded,
                 root,
                 record_requests=True if how.record_requests else None,
+                wire=how.wire,
                 executor=how.executor,
                 workers=how.workers,
                 scheduler=how.scheduler,
@@ -213,6 +216,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     how = Execution(
         out_dir=args.out,
         record_requests=args.record_requests,
+        wire=args.wire,
         quiet=args.quiet,
         plots=not args.no_plots,
         svg=args.svg,
@@ -292,7 +296,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([_problem_text(p) for p in error.problems]) from None
     if not args.quiet:
         _warn([loaded], err)
-    how = Execution(out_dir=args.out, record_requests=args.record_requests, quiet=args.quiet, workers=1)
+    how = Execution(
+        out_dir=args.out, record_requests=args.record_requests, wire=args.wire, quiet=args.quiet, workers=1
+    )
     return _execute([loaded], how, out, err)
 
 
@@ -383,6 +389,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="results", metavar="DIR", help="results root (default: results)")
     parser.add_argument(
         "--record-requests", action="store_true", help="write every request to requests/<run_id>.jsonl.gz"
+    )
+    parser.add_argument(
+        "--wire",
+        choices=("openai", "anthropic"),
+        default="openai",
+        help="the API form requests are recorded in (anthropic: requests/<run_id>.anthropic.jsonl.gz)",
     )
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
 

@@ -23,6 +23,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile("dev", deadline=None, max_examples=30)
+settings.register_profile(  # `make mutation`: one test run per mutant, so fewer examples, same each time
+    "mutation",
+    derandomize=True,
+    deadline=None,
+    max_examples=20,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 if "HYPOTHESIS_PROFILE" in os.environ:  # the --hypothesis-profile option wins otherwise
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 

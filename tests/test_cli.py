@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -15,6 +16,7 @@ import pytest
 from ctxlab.cli import main
 from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.schema import scenario_json_schema
+from tests.oracles import anthropic_problems, anthropic_shape
 from tests.scenarios.files import TINY, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +51,22 @@ def test_quiet_prints_nothing_and_record_requests_writes_request_files(tmp_path:
     assert (code, out, err) == (0, "", "")
     assert len(list((out_dir / "tiny" / "requests").iterdir())) == 1
     assert not (out_dir / "tiny" / "figures").exists()
+
+
+def test_record_requests_in_the_anthropic_view(tmp_path: Path) -> None:
+    out_dir = tmp_path / "results"
+    args = ("run", str(write(tmp_path, TINY)), "--out", str(out_dir), "--quiet", "--no-plots")
+    code, _, err = run_cli(*args, "--record-requests", "--wire", "anthropic")
+    assert code == 0, err
+    (recorded,) = (out_dir / "tiny" / "requests").iterdir()
+    assert recorded.name.endswith(".anthropic.jsonl.gz")
+    lines = gzip.decompress(recorded.read_bytes()).decode("utf-8").splitlines()
+    for line in lines:
+        request = json.loads(line)
+        assert list(request) == ["call_index", "kind", "system", "messages", "tools"]
+        assert anthropic_shape(request["system"], request["messages"]) == []
+        assert anthropic_problems(request["messages"]) == []
+    assert any(json.loads(line)["tools"] for line in lines)
 
 
 def test_a_failed_run_exits_1_with_its_error(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxlab.core.messages.model import ChatModel
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
+from ctxlab.core.wire.views import WireName, anthropic_of_openai, anthropic_tool
 from ctxlab.core.world.retention import RetentionSnapshot
 from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
@@ -78,6 +79,7 @@ class RunResult:
     calls: tuple[dict[str, Any], ...] = ()
     events: tuple[dict[str, Any], ...] = ()
     requests_gz: bytes | None = None
+    requests_wire: WireName = "openai"
     cache_metered: bool = False
     retention: tuple[dict[str, Any], ...] = ()
     probes: int = 0
@@ -258,7 +260,8 @@ def _result(
         measures=measures,
         calls=rows,
         events=events,
-        requests_gz=request_file(records) if config.record_requests else None,
+        requests_gz=request_file(records, config.wire) if config.record_requests else None,
+        requests_wire=config.wire,
         cache_metered=run.env.cache is not None,
         retention=tuple(
             snapshot_summary(s) for s in (snapshots or (run.tracker.snapshots if run.tracker else ()))
@@ -303,11 +306,25 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def request_file(calls: tuple[CallRecord, ...]) -> bytes:
-    """`requests/<run_id>.jsonl.gz`: one line per call, gzip without timestamp or name."""
+def request_file(calls: tuple[CallRecord, ...], wire: WireName = "openai") -> bytes:
+    """`requests/<run_id>.jsonl.gz` (`<run_id>.anthropic.jsonl.gz` for the Anthropic form): one
+    line per call, gzip without timestamp or name.
+
+    The OpenAI form holds `messages` and `tools` as an OpenAI-compatible endpoint receives them;
+    the Anthropic form holds `system`, `messages` and `tools` as the Messages API receives them.
+    """
     lines = []
     for record in calls:
         request = record.request or {"messages": [], "tools": []}
+        if wire == "anthropic":
+            system, turns = anthropic_of_openai(request["messages"])
+            tools = [anthropic_tool(tool) for tool in request["tools"]]
+            request = {"system": system, "messages": turns, "tools": tools}
         line = {"call_index": record.call_index, "kind": record.kind, **request}
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     return gzip.compress("".join(lines).encode("utf-8"), compresslevel=6, mtime=0)
+
+
+def request_file_name(run_id: str, wire: WireName) -> str:
+    """The name of a run's request file in `requests/`."""
+    return f"{run_id}.jsonl.gz" if wire == "openai" else f"{run_id}.{wire}.jsonl.gz"

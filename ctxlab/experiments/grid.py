@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxlab.core.wire.views import WireName
 from ctxlab.presets.entries import StrategyEntry
 from ctxlab.presets.registry import flatten
 from ctxlab.scenarios.load import LoadedScenario, ScenarioPoint
@@ -43,6 +44,7 @@ class RunConfig:
     params: dict[str, Any]
     files: dict[str, str] = field(default_factory=dict)
     record_requests: bool = False
+    wire: WireName = "openai"
 
 
 def canonical_json(value: Any) -> str:
@@ -86,10 +88,13 @@ def _used_files(scenario: Scenario) -> list[str]:
     return [trace.path] + ([trace.tools] if trace.tools else [])
 
 
-def expand(loaded: LoadedScenario, *, record_requests: bool | None = None) -> tuple[RunConfig, ...]:
+def expand(
+    loaded: LoadedScenario, *, record_requests: bool | None = None, wire: WireName = "openai"
+) -> tuple[RunConfig, ...]:
     """The runs of a loaded scenario, in grid order, duplicates dropped.
 
-    `record_requests` overrides the scenario's setting when given.
+    `record_requests` overrides the scenario's setting when given; `wire` is the API form the
+    requests are recorded in.
     """
     runs: list[RunConfig] = []
     seen: set[str] = set()
@@ -113,6 +118,7 @@ def expand(loaded: LoadedScenario, *, record_requests: bool | None = None) -> tu
                     params=run_params(point, position, entry.name),
                     files={path: loaded.files[path] for path in _used_files(point.scenario)},
                     record_requests=record,
+                    wire=wire,
                 )
             )
     return tuple(runs)

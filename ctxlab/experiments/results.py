@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import ctxlab
 from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
-from ctxlab.experiments.execute import RunResult
+from ctxlab.experiments.execute import RunResult, request_file_name
 from ctxlab.experiments.executors import map_in_processes
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.tables import (
@@ -263,7 +263,8 @@ def _fill(
         (folder / "requests").mkdir()
         for result in recorded:
             assert result.requests_gz is not None
-            (folder / "requests" / f"{result.run_id}.jsonl.gz").write_bytes(result.requests_gz)
+            name = request_file_name(result.run_id, result.requests_wire)
+            (folder / "requests" / name).write_bytes(result.requests_gz)
     text = json.dumps(manifest(loaded, configs, results, tables), indent=2, ensure_ascii=False)
     (folder / "manifest.json").write_text(text + "\n", encoding="utf-8")
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxlab.core.wire.views import WireName
 from ctxlab.experiments.execute import RunResult
 from ctxlab.experiments.executors import ExecutorName, OnDone, run_all
 from ctxlab.experiments.grid import expand
@@ -36,6 +37,7 @@ def run_scenarios(
     out: Path,
     *,
     record_requests: bool | None = None,
+    wire: WireName = "openai",
     executor: ExecutorName = "local",
     workers: int | None = None,
     scheduler: str | None = None,
@@ -44,13 +46,14 @@ def run_scenarios(
 ) -> list[ScenarioRun]:
     """Run every scenario's grid and write `out/<name>/` for each, in the order given.
 
-    `record_requests` None keeps each scenario's own setting; True or False overrides it.
+    `record_requests` None keeps each scenario's own setting; True or False overrides it. `wire`
+    is the API form requests are recorded in (`requests/<run_id>.anthropic.jsonl.gz` for Anthropic).
 
     Raises:
         ExecutorUnavailableError: the executor cannot be used here.
         OSError: a folder could not be written (the previous results are kept).
     """
-    plans = [(item, expand(item, record_requests=record_requests)) for item in loaded]
+    plans = [(item, expand(item, record_requests=record_requests, wire=wire)) for item in loaded]
     configs = [config for _, plan in plans for config in plan]
     results = run_all(configs, executor=executor, workers=workers, scheduler=scheduler, on_done=on_done)
     outcomes: list[Outcome] = []

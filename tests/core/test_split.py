@@ -217,3 +217,43 @@ def test_split_equals_agentscope(history: list[Message], share: float, summary: 
     theirs = agentscope_split(history, budget, summary, reply_id)
     assert our_signature(ours.compress) == signature(theirs[0])
     assert our_signature(ours.reserve) == signature(theirs[1])
+
+
+# --- exact ties: the budget equal to a suffix's count -----------------------------------------
+
+
+def tie_budgets(history: list[Message], summary: str) -> list[float]:
+    """The request count of every suffix of `history`: budgets that tie the message-level scan."""
+    fixed = measure_all(EST, fixed_messages(SYSTEM, summary))
+    return [float(EST.total(fixed + measure_all(EST, history[k:]), ())) for k in range(len(history))]
+
+
+def with_zero_tails(history: list[Message], where: list[bool]) -> list[Message]:
+    """`history` with an empty text (zero tokens) closing the messages `where` marks."""
+    return [m.appended(TextBlock(text="")) if mark else m for m, mark in zip(history, where, strict=False)]
+
+
+def test_a_tie_stops_the_message_scan_before_a_message_ending_in_a_zero_token_block() -> None:
+    # The budget equals the count of [system, last]: `>=` stops there and keeps `last` whole; `>`
+    # would go one message further and reserve the reply's empty text as well.
+    reply_message = Message(role="assistant", id="r1", name="agent", blocks=(TextBlock(text="t" * 40),))
+    last = text_message("user", "v" * 40, id="u2")
+    history = [USER, reply_message.appended(TextBlock(text="")), last]
+    split = do_split(history, budget=tie_budgets(history, "")[2])
+    assert split.compress == tuple(history[:2])
+    assert split.reserve == (last,)
+
+
+@given(paired_histories(), st.lists(st.booleans(), min_size=8, max_size=8), st.sampled_from(["", "旧摘要"]))
+def test_split_equals_agentscope_at_every_exact_tie(
+    history: list[Message], zero_tails: list[bool], summary: str
+) -> None:
+    pytest.importorskip("agentscope")
+    from tests.parity.agent import our_signature, signature
+
+    history = with_zero_tails(history, zero_tails)
+    for budget in tie_budgets(history, summary):
+        ours = do_split(history, budget=budget, summary=summary)
+        theirs = agentscope_split(history, budget, summary, None)
+        assert our_signature(ours.compress) == signature(theirs[0]), budget
+        assert our_signature(ours.reserve) == signature(theirs[1]), budget

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import HintBlock, Tally, TextBlock, ThinkingBlock
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.blocks import (
+    DataBlock,
+    HintBlock,
+    Tally,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
     BlockRef,
     ProtocolUnit,
+    Sizer,
     ViewUnit,
     context_size,
     drop_units,
@@ -18,9 +30,11 @@ from ctxlab.core.messages.units import (
     replace_blocks,
     safe_cut,
     split_at_unit,
+    tally_after,
     unit_tallies,
     unseen_size,
     view_units,
+    with_output,
 )
 from ctxlab.core.wire.views import to_openai
 from tests.strategies import messages, paired_histories
@@ -191,3 +205,101 @@ def test_safe_cuts_never_split_a_protocol_unit(msgs: list[Message], data: st.Dat
 
 def test_tallies_are_zero_sized_for_an_empty_context() -> None:
     assert unit_tallies([], (), COUNTER) == () and context_size([], COUNTER) == Tally(0, 0)
+
+
+def view_without(msgs: list[Message], units: tuple[ViewUnit, ...], drop: set[int]) -> list[dict[str, Any]]:
+    """The oracle: the view of `msgs` without the units `drop`, in order; a media message shows
+    the images of its results that stay, and is gone when none stays."""
+    kept = {(u.message, u.blocks[0]) for u in units if u.kind == "result" and u.index not in drop}
+    out: list[dict[str, Any]] = []
+    for wire, unit in zip(to_openai(msgs), units, strict=True):
+        if unit.index in drop:
+            continue
+        if unit.kind != "media":
+            out.append(wire)
+            continue
+        blocks = msgs[unit.message].blocks
+        images = tuple(
+            part
+            for i in unit.blocks
+            if (unit.message, i) in kept
+            for part in getattr(blocks[i], "output", ())
+            if isinstance(part, DataBlock)
+        )
+        if images:
+            out.extend(to_openai([Message(role="user", blocks=images)]))
+    return out
+
+
+@given(contexts, st.data())
+def test_dropping_units_keeps_the_views_order_media_included(
+    msgs: list[Message], data: st.DataObject
+) -> None:
+    units = view_units(msgs)
+    drawn = data.draw(st.sets(st.sampled_from(range(len(units))))) if units else set()
+    for drop in [drawn, *({i} for i in range(len(units)))]:  # the drawn set and every single unit
+        assert to_openai(drop_units(msgs, units, drop)) == view_without(msgs, units, drop), drop
+
+
+def test_dropping_a_later_call_keeps_an_earlier_results_images_before_the_next_result() -> None:
+    first = (call("a", "Read", path="x"), result("a", "ra", "Read", IMAGE))
+    msgs = [reply(*first, call("b", "grep"), result("b", "rb"))]
+    units = view_units(msgs)
+    assert [u.kind for u in units] == ["calls", "result", "media", "calls", "result"]
+    out = drop_units(msgs, units, {3})
+    assert [w["role"] for w in to_openai(out)] == ["assistant", "tool", "user", "tool"]
+    assert to_openai(out) == view_without(msgs, units, {3})
+
+
+@given(contexts)
+def test_every_split_keeps_every_block_in_order_and_protocol_units_partition_the_view(
+    msgs: list[Message],
+) -> None:
+    units = view_units(msgs)
+    blocks = [b for m in msgs for b in m.blocks if m.blocks]
+    for cut in range(len(units) + 1):  # a cut at a media unit too, where the views need not add up
+        head, tail = split_at_unit(msgs, units, cut)
+        assert [b for m in (*head, *tail) for b in m.blocks] == blocks
+    groups = protocol_units(units)
+    assert sorted(i for g in groups for i in g.units) == list(range(len(units)))
+    assert [g.first for g in groups] == sorted(g.first for g in groups)
+
+
+@given(contexts)
+def test_each_unit_shows_its_own_blocks_and_has_its_roles_kind(msgs: list[Message]) -> None:
+    shown = (TextBlock, DataBlock, ToolCallBlock)
+    plain = {"system": "system", "user": "user", "assistant": "text"}
+    for unit in view_units(msgs):
+        blocks = msgs[unit.message].blocks
+        if unit.kind in ("system", "user", "text", "calls"):
+            assert unit.blocks == tuple(
+                i for i in range(unit.start, unit.end) if isinstance(blocks[i], shown)
+            )
+            assert unit.kind == ("calls" if unit.call_ids else plain[msgs[unit.message].role])
+
+
+def test_sizer_edits_and_tallies() -> None:
+    tools = (ToolSchema.of(name="t", description="d", parameters={"type": "object"}),)
+    sizer = Sizer(counter=COUNTER, tools=tools, overhead=Tally(400, 0))
+    assert sizer.tokens(Tally(40, 0)) == COUNTER.total(Tally(440, 0), tools)
+    old, new = [TextBlock(text="a" * 80)], [TextBlock(text="b" * 8), TextBlock(text="c" * 4)]
+    assert tally_after(Tally(100, 0), COUNTER, old, new) == Tally(100, 0) - COUNTER.measure(old[0]) + Tally(
+        12, 0
+    )
+    base = ToolResultBlock(id="x", name="t", output=(IMAGE,), state="error")
+    assert with_output(base, "short") == ToolResultBlock(
+        id="x", name="t", output=(TextBlock(text="short"),), state="error"
+    )
+
+
+def test_plain_messages_have_their_roles_kind() -> None:
+    msgs = [text_message("system", "s"), user("u"), reply(TextBlock(text="a"))]
+    assert [u.kind for u in view_units(msgs)] == ["system", "user", "text"]
+
+
+def test_a_cut_at_the_media_unit_ending_a_message_keeps_the_message_before_it() -> None:
+    msgs = [reply(call("a", "Read", path="x"), result("a", "ra", "Read", IMAGE)), user("next")]
+    units = view_units(msgs)
+    assert [(u.kind, u.start) for u in units][2] == ("media", 2)
+    head, tail = split_at_unit(msgs, units, 2)
+    assert head == (msgs[0],) and tail == (msgs[1],)

@@ -15,7 +15,7 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.wire.protocol import violations
-from ctxlab.core.wire.views import events, from_openai, to_anthropic, to_openai
+from ctxlab.core.wire.views import anthropic_tool, events, from_openai, to_anthropic, to_openai
 from tests.strategies import messages, paired_histories
 
 
@@ -96,3 +96,32 @@ def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
     assert found.sizes == unit_tallies((message,), units, counter)
     assert len(found.sizes) == len(to_openai_one(message))
     assert found.unseen == (counter.measure_message(message) if not units else (0, 0))
+
+
+IMAGE = DataBlock(media_type="image/png", source="https://x/p.png")
+
+
+def test_from_openai_names_results_after_their_calls_and_keeps_images() -> None:
+    msgs = [
+        Message(role="system", blocks=(TextBlock(text="s"),)),
+        Message(role="user", blocks=(TextBlock(text="u"),)),
+        Message(role="assistant", blocks=(call("a"), result("a", TextBlock(text="r"), IMAGE))),
+    ]
+    back = from_openai([*to_openai(msgs), {"role": "tool", "tool_call_id": "zz", "content": "late"}])
+    assert [m.role for m in back] == ["system", "user", "assistant", "assistant", "user", "assistant"]
+    assert [b.name for m in back for b in m.blocks if isinstance(b, ToolCallBlock | ToolResultBlock)] == [
+        "retrieve",
+        "retrieve",
+        "",
+    ]
+    assert back[4].blocks == (DataBlock(media_type="image/*", source=IMAGE.source),)
+
+
+def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:
+    tool = {
+        "type": "function",
+        "function": {"name": "t", "description": "d", "parameters": {"type": "object"}},
+    }
+    assert anthropic_tool(tool) == {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    bare = anthropic_tool({"type": "function", "function": {"name": "t"}})
+    assert bare == {"name": "t", "description": "", "input_schema": {"type": "object"}}

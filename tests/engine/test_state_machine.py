@@ -110,9 +110,20 @@ class EngineMachine(RuleBasedStateMachine):
         self.turns += 1
 
     def _before_call(self, state: EpisodeState) -> EpisodeState:
-        return self.loop.strategy.prepare(
-            self.env.compress(state, CompressRequest()), self.env, self.loop.frame
-        )
+        return self.loop.strategy.prepare(self._compress(state, CompressRequest()), self.env, self.loop.frame)
+
+    def _compress(self, state: EpisodeState, request: CompressRequest) -> EpisodeState:
+        """`env.compress`, checking that a span it offloads decodes to exactly what left the context."""
+        before = set(self.workspace.files)
+        after = self.env.compress(state, request)
+        for path in sorted(set(self.workspace.files) - before):
+            if path.startswith("offload/context-"):
+                span = decode_messages(json.loads(self.workspace.read(path)))
+                kept = [b for m in after.context for b in m.blocks]
+                assert [b for m in span for b in m.blocks] + kept == [
+                    b for m in state.context for b in m.blocks
+                ]
+        return after
 
     @precondition(lambda self: self.state is not None)
     @rule(sizes=st.lists(st.integers(1, 3000), min_size=1, max_size=3), error=st.booleans())
@@ -147,7 +158,7 @@ class EngineMachine(RuleBasedStateMachine):
         assert self.state is not None
         compressions = len(self.env.recorder.compressions)
         try:
-            self.state = self.env.compress(self.state, CompressRequest(trigger_ratio=ratio))
+            self.state = self._compress(self.state, CompressRequest(trigger_ratio=ratio))
         except EmptyContextError:
             # Nothing to compress: AgentScope raises here too, and the state stays as it was.
             assert not self.state.context and len(self.env.recorder.compressions) == compressions

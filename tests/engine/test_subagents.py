@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, text_pieces
@@ -108,7 +108,6 @@ def run(script: Script, window: int) -> tuple[Loop, Requests]:
     return session.loop, requests
 
 
-@settings(max_examples=40)
 @given(delegating_scripts())
 def test_sub_agents_stay_in_their_own_context_and_every_request_passes_the_protocol_checks(
     case: tuple[Script, int],

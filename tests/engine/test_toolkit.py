@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 from ctxlab.core.agentscope.toolkit import ACTIVE_GROUPS, RESET_TOOLS, inactive_refusal
 from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock, text_pieces
@@ -69,7 +69,6 @@ def run_watched(script: Script, config: ParityConfig) -> Watch:
     return watch
 
 
-@settings(max_examples=40)
 @given(toolkit_cases())
 def test_a_tool_of_an_inactive_group_never_runs_and_only_active_schemas_are_sent(
     case: tuple[Script, ParityConfig],

@@ -6,7 +6,7 @@ with the same context."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import event, given
 
 from ctxlab.core.messages.blocks import ToolResultBlock, block_kind, text_pieces
 from ctxlab.core.messages.message import Message
@@ -23,7 +23,6 @@ def contents(messages: tuple[Message, ...]) -> list[tuple[str, list[tuple[str, t
     return [(m.role, [(block_kind(b), tuple(text_pieces(b))) for b in m.blocks]) for m in messages]
 
 
-@settings(max_examples=60)
 @given(toolkit_cases())
 def test_tool_groups_and_skills_match_agentscope_call_for_call(case: tuple[Script, ParityConfig]) -> None:
     ours, theirs = compare(*case)

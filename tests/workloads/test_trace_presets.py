@@ -17,6 +17,7 @@ from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.registry import PRESETS
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.trace import TraceWorkload, read_trace
+from tests.oracles import recorded_anthropic
 from tests.workloads.test_trace import KIMI, TRACES
 
 FIELDS = dict.fromkeys(
@@ -46,8 +47,13 @@ def replay(script: Script, preset: str, window: int) -> list[str]:
         texts=CTXLAB_TEXTS,
         context_size=window,
         workspace=InMemoryWorkspace(),
+        record_requests=True,
     )
     assert outcome.calls
+    for call, (shape, broken) in zip(outcome.calls, recorded_anthropic(outcome.calls), strict=True):
+        assert shape == [], (preset, window, call.call_index)  # each request as the Messages API receives it
+        rule = {v.call_id for v in call.violations if v.rule == "anthropic"}
+        assert {p.split(":", 1)[1] for p in broken} == rule, (preset, window, call.call_index)
     return [str(v) for c in outcome.calls for v in c.violations]
 
 

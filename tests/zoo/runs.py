@@ -71,6 +71,7 @@ def run(
     workspace: bool = True,
     max_iters: int = 200,
     builtins: Mapping[str, BuiltinTool] | None = None,
+    record_requests: bool = False,
 ) -> Ran:
     """Run `script` (ids assigned here) through `strategy` with the fixed summarizer."""
     script = assign_call_ids(script)
@@ -93,6 +94,7 @@ def run(
         ),
         cache=meter,
         builtins=builtins,
+        record_requests=record_requests,
     )
     return Ran(outcome=outcome, meter=meter, workspace=files, summarizer=summarizer, model=model)
 

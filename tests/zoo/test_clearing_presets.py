@@ -3,17 +3,26 @@ swe-agent, openhands masking, and the protocol-blind sliding window."""
 
 from __future__ import annotations
 
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LangChainClearParams,
+    LargeResultParams,
     LastNObservationsParams,
     ObservationMaskingParams,
+    plan_result_offload,
 )
 from ctxlab.core.events import Event, EventKind
-from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.presets.anthropic import preset as anthropic
+from ctxlab.presets.deepagents import preset as deepagents
+from ctxlab.presets.deepagents.preset import DeepAgentsParams
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
@@ -21,6 +30,7 @@ from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import one_turn, results_of, run, text, tool_call
+from tests.zoo_strategies import IMAGE
 
 CLEARED = AnthropicClearParams().placeholder
 CLEARED_EVENT = Event(EventKind.CLEARED)
@@ -135,3 +145,36 @@ def test_the_sliding_window_orphans_results_and_the_lab_reports_it() -> None:
     rules = {v.rule for c in ran.outcome.calls for v in c.violations}
     assert rules == {"openai", "anthropic"}, "a protocol-blind window must orphan something here"
     assert all(len(b.text) == 2000 for b in results_of(ran))  # the stored history is whole
+
+
+# deepagents eviction: what is saved is exactly what the source saves --------------------------
+
+multi_part = st.lists(
+    st.one_of(st.builds(TextBlock, text=st.text("ab\n中", min_size=0, max_size=300)), st.just(IMAGE)),
+    min_size=1,
+    max_size=5,
+)
+
+
+@given(multi_part)
+def test_deepagents_saves_a_multi_part_result_joined_by_newlines(output: list[Part]) -> None:
+    """deepagents evicts the result's text parts joined by newlines (images stay in context); the
+    tool's output reaches it with adjacent texts already one part, as the engine's tools return."""
+    params = DeepAgentsParams(large_results=LargeResultParams(token_limit=10, exclude_tools=()))
+    script = one_turn(ScriptedRound(calls=(tool_call("bash", '{"command": "ls"}', tuple(output)),)))
+    ran = run(deepagents.build(params, CTXLAB_TEXTS), script)
+    runs = itertools.groupby(output, key=lambda p: isinstance(p, TextBlock))
+    texts = ["".join(p.text for p in run if isinstance(p, TextBlock)) for is_text, run in runs if is_text]
+    joined = "\n".join(texts)
+    saved = [ran.workspace.read(path).decode("utf-8") for path in ran.workspace.files]
+    assert saved == ([joined] if len(joined) > 40 else [])
+    [kept] = results_of(ran)
+    assert [p for p in kept.output if isinstance(p, DataBlock)] == [p for p in output if p == IMAGE]
+
+
+def test_deepagents_joins_text_image_text_with_a_newline() -> None:
+    big = ToolResultBlock(
+        id="c1", name="bash", output=(TextBlock(text="a" * 50_000), IMAGE, TextBlock(text="b" * 50_000))
+    )
+    plan = plan_result_offload(big)
+    assert plan is not None and plan.content == "a" * 50_000 + "\n" + "b" * 50_000

@@ -39,6 +39,7 @@ from ctxlab.presets.sliding_window.preset import WindowParams
 from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.generators import GENERATORS, generate
+from tests.oracles import recorded_anthropic
 from tests.zoo.runs import TOOLS, run
 
 PATHS = ("src/app.py", "README.md", "config.yaml")
@@ -187,9 +188,11 @@ def test_no_request_breaks_the_provider_rules(
         window=window,
         fail_on=fail_on,
         fail_mode=data.draw(st.sampled_from(["raise", "empty"])),
+        record_requests=True,
     )
     event(f"{name}: " + ",".join(sorted(set(ran.events()) - {"loop_warning"})))  # what the example exercised
     assert ran.violations() == []
+    assert all(found == ([], []) for found in recorded_anthropic(ran.outcome.calls))
 
 
 SMALL = {
@@ -233,8 +236,9 @@ def fixed(name: str, window: int) -> Strategy:
 @pytest.mark.parametrize("name", [p for p in CONFIGURED if p != "none"])
 def test_no_request_breaks_the_provider_rules_on_the_generators(name: str, generator: str) -> None:
     script = generate(generator, SMALL.get(generator), seed=0).script
-    ran = run(fixed(name, 6000), script, window=6000)
+    ran = run(fixed(name, 6000), script, window=6000, record_requests=True)
     assert ran.violations() == [], (name, generator)
+    assert all(found == ([], []) for found in recorded_anthropic(ran.outcome.calls)), (name, generator)
 
 
 def orphans(messages: list[dict[str, Any]]) -> set[str]:
@@ -263,11 +267,16 @@ def test_every_orphan_of_the_sliding_window_is_reported(
     params = WindowParams(
         max_tokens=data.draw(st.integers(window // 4, window)), persist=data.draw(st.booleans())
     )
-    ran = run(sliding_window.build(params, CTXLAB_TEXTS), script, window=window)
+    ran = run(sliding_window.build(params, CTXLAB_TEXTS), script, window=window, record_requests=True)
     for sent, call in zip(ran.sent(), [c for c in ran.outcome.calls if c.kind == "reasoning"], strict=True):
         found = orphans(to_openai(sent))
         reported = {v.call_id for v in call.violations if v.rule == "openai"}
         assert found == reported
+    for call, (shape, broken) in zip(ran.outcome.calls, recorded_anthropic(ran.outcome.calls), strict=True):
+        assert shape == []  # as sent, in form, even when the baseline breaks the tool rules
+        assert {p.split(":", 1)[1] for p in broken} == {
+            v.call_id for v in call.violations if v.rule == "anthropic"
+        }
 
 
 def test_the_sliding_window_baseline_does_orphan_on_a_generator() -> None:

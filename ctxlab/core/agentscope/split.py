@@ -129,7 +129,13 @@ def _orphans(blocks: tuple[Block, ...], cut: int) -> dict[str, int]:
 
 
 def _fix_orphans(blocks: tuple[Block, ...], cut: int, unfinished: tuple[int, ...]) -> int:
-    """Move the cut until no reserved result lacks its call."""
+    """Move the cut until no reserved result lacks its call.
+
+    Terminates: without an unfinished call every step sets the cut to the last orphan, which
+    lies after it, so the cut strictly rises within the message. A step before an unfinished
+    call moves it back instead, and AgentScope's own loop can then cycle; `_MAX_FIX_STEPS` turns
+    that into a `SplitError` (more steps than the message has blocks cannot be needed otherwise).
+    """
     for _ in range(_MAX_FIX_STEPS):
         orphans = _orphans(blocks, cut)
         if not orphans:

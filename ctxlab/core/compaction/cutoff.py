@@ -239,7 +239,12 @@ def _forgotten_units(view: range, keep_first: int, summary_present: bool) -> lis
 
 
 def _safe_start(groups: Sequence[ProtocolUnit], start: int) -> int:
-    """Move `start` forward past every protocol unit that begins before it and reaches it."""
+    """Move `start` forward past every protocol unit that begins before it and reaches it.
+
+    Terminates: every move sets `start` to a unit's `last + 1`, which is above it (the unit
+    reaches it), so `start` strictly rises and never passes the last view index + 1: at most
+    that many moves.
+    """
     moved = True
     while moved:
         moved = False

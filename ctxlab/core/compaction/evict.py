@@ -153,7 +153,10 @@ def preview(text: str, params: EvictParams = EvictParams()) -> str:
 
 
 def capped(items: Sequence[LedgerItem], params: EvictParams = EvictParams()) -> tuple[LedgerItem, ...]:
-    """The newest items whose rendered ledger fits `max_bytes` (oldest dropped first)."""
+    """The newest items whose rendered ledger fits `max_bytes` (oldest dropped first).
+
+    Terminates: each step drops one more item (`start` rises by one, up to `len(items)`).
+    """
     sizes = [utf8_len(item_json(item)) for item in items]
     total = utf8_len(params.header) + 2 + sum(sizes) + max(len(sizes) - 1, 0)
     start = 0

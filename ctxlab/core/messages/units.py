@@ -245,6 +245,9 @@ def safe_cut(groups: Sequence[ProtocolUnit], at: int) -> int:
     A cut at `k` keeps view units `[0, k)` on one side and `[k, n)` on the other. A unit that
     starts before the cut and reaches past it moves the cut back to its first unit, repeatedly.
 
+    Terminates: every move sets the cut to a unit's `first`, a view index below the cut, so the
+    cut strictly falls and stays ≥ 0: at most `at` moves, `at + 1` passes over the groups.
+
     >>> safe_cut([ProtocolUnit(units=(0,)), ProtocolUnit(units=(1, 2, 3))], 2)
     1
     """

@@ -5,9 +5,10 @@
 - `openai`: a `tool` message answers a call of the nearest preceding assistant batch, with only
   `tool` messages between; every call of a batch is answered before the next non-tool message and
   before the request ends.
-- `anthropic`: on the Anthropic view (consecutive same-role turns merged, tool results in user
-  turns), each `tool_use` is answered by a `tool_result` in the very next user turn, and no
-  result appears without its use in the turn before.
+- `anthropic`: on the Anthropic view (`views.anthropic_of_openai`: messages of empty texts left
+  out, consecutive same-role turns merged, tool results in user turns), each `tool_use` is
+  answered by a `tool_result` in the very next user turn, and no result appears without its use
+  in the turn before (`anthropic_violations` reads the same rule off that view itself).
 - `bedrock`: on the same view, the results of a user turn never outnumber the uses of the turn
   before.
 
@@ -143,11 +144,13 @@ def _report(checkers: Sequence[Checker], ids: CallIds) -> list[Violation]:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """What the rules read from one OpenAI message: its role, its call ids, the call it answers."""
+    """What the rules read from one OpenAI message: its role, its call ids, the call it answers,
+    and whether the Anthropic view shows it (a message of empty texts has no Anthropic turn)."""
 
     role: str
     calls: tuple[str, ...] = ()
     answers: str | None = None
+    shown: bool = True
 
 
 def facts_of_message(message: Message) -> tuple[Fact, ...]:
@@ -157,29 +160,35 @@ def facts_of_message(message: Message) -> tuple[Fact, ...]:
     together) without building the provider messages: the meter's hot path.
     """
     out: list[Fact] = []
-    role, parts, calls, media = message.role, False, list[str](), False
+    role, parts, shown, calls, media = message.role, False, False, list[str](), False
     for block in message.blocks:
         if media and not isinstance(block, ToolResultBlock):
             out.append(Fact("user"))
             media = False
         if isinstance(block, TextBlock | DataBlock):
-            parts = True
+            parts, shown = True, shown or _visible(block)
         elif isinstance(block, ToolCallBlock):
             calls.append(block.id)
         elif isinstance(block, HintBlock | ToolResultBlock):
             if parts or calls:
-                out.append(Fact(role, tuple(calls)))
-            parts, calls = False, []
+                out.append(Fact(role, tuple(calls), shown=shown or bool(calls)))
+            parts, shown, calls = False, False, []
             if isinstance(block, ToolResultBlock):
                 out.append(Fact("tool", (), block.id))
                 media = media or any(isinstance(p, DataBlock) for p in block.output)
-            elif block.hint != ():
-                out.append(Fact("user"))
+            elif isinstance(block.hint, str):
+                out.append(Fact("user", shown=bool(block.hint)))
+            elif block.hint:
+                out.append(Fact("user", shown=any(_visible(p) for p in block.hint)))
     if media:
         out.append(Fact("user"))
     if parts or calls:
-        out.append(Fact(role, tuple(calls)))
+        out.append(Fact(role, tuple(calls), shown=shown or bool(calls)))
     return tuple(out)
+
+
+def _visible(part: TextBlock | DataBlock) -> bool:
+    return isinstance(part, DataBlock) or bool(part.text)
 
 
 def fact_of(wire: Mapping[str, Any]) -> Fact:
@@ -187,7 +196,16 @@ def fact_of(wire: Mapping[str, Any]) -> Fact:
     calls = wire.get("tool_calls")
     ids = tuple(str(c.get("id")) for c in calls) if calls else ()
     role = str(wire.get("role"))
-    return Fact(role, ids, str(wire.get("tool_call_id")) if role == "tool" else None)
+    answers = str(wire.get("tool_call_id")) if role == "tool" else None
+    return Fact(role, ids, answers, shown=bool(ids) or role == "tool" or _shows(wire.get("content")))
+
+
+def _shows(content: object) -> bool:
+    """Whether an OpenAI content field holds anything but empty texts."""
+    if isinstance(content, str):
+        return bool(content)
+    parts = content if isinstance(content, list) else ()
+    return any(part.get("type") != "text" or bool(part.get("text")) for part in parts)
 
 
 def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
@@ -252,8 +270,8 @@ class _TurnChecker:
     found: tuple[Violation, ...] = ()
 
     def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
-        if fact.role == "system":
-            return self
+        if fact.role == "system" or not fact.shown:
+            return self  # no Anthropic turn: the system text, or a message of empty texts
         role = "assistant" if fact.role == "assistant" else "user"
         uses = tuple((index, c) for c in fact.calls)
         results = ((index, fact.answers),) if fact.answers is not None else ()
@@ -311,6 +329,48 @@ def _judge_results(turn: _Turn, before: _Turn | None, rule: Rule) -> tuple[Viola
             found.append(_violation(index, call_id, rule, "orphan_result", detail))
         seen.add(call_id)
     return tuple(found)
+
+
+def anthropic_violations(turns: Sequence[Mapping[str, Any]]) -> list[Violation]:
+    """The `anthropic` rule read off the Anthropic view itself (`views.anthropic_of_openai`).
+
+    `index` is the turn's position. A `tool_use` not answered in the next turn dangles there (at
+    its own turn when the request ends first); a `tool_result` whose use is not in the turn
+    before is an orphan, a second one for a use a duplicate; an id used twice is a duplicate id.
+    The same violations, kind and call for kind and call, as `violations(wires, ["anthropic"])`
+    finds on the OpenAI messages the turns come from (a property test holds them together).
+    """
+    found: list[Violation] = []
+    seen: set[str] = set()
+    previous: list[str] = []
+    for index, turn in enumerate(turns):
+        blocks = [b for b in turn.get("content", ()) if isinstance(b, Mapping)]
+        uses = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+        results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
+        found += _turn_results(index, results, previous)
+        when = "in the next user turn"
+        found += [_dangling(c, index, "anthropic", when) for c in previous if c not in results]
+        for call_id in uses:
+            if call_id in seen:
+                detail = f"call id {call_id!r} is used by more than one call"
+                found.append(_violation(index, call_id, "anthropic", "duplicate_id", detail))
+            seen.add(call_id)
+        previous = uses if turn.get("role") == "assistant" else []
+    last = len(turns) - 1
+    found += [_dangling(c, last, "anthropic", "before the request ends") for c in previous]
+    return found
+
+
+def _turn_results(index: int, results: Sequence[str], uses: Sequence[str]) -> list[Violation]:
+    found: list[Violation] = []
+    for position, call_id in enumerate(results):
+        if call_id in results[:position]:
+            detail = f"a second result for call {call_id!r}"
+            found.append(_violation(index, call_id, "anthropic", "duplicate_result", detail))
+        elif call_id not in uses:
+            detail = f"result for {call_id!r} has no tool_use in the previous assistant turn"
+            found.append(_violation(index, call_id, "anthropic", "orphan_result", detail))
+    return found
 
 
 @dataclass(slots=True)

@@ -6,8 +6,9 @@ Invariants:
   and calls accumulate into one assistant message; a tool result becomes a `tool` message
   (flushing what accumulated); a hint becomes a standalone user message at its place; images a
   tool returned follow the batch's tool messages as one user message; thinking is dropped.
-- `to_anthropic` yields `(system, messages)` with strictly alternating roles: tool results and
-  user text share user turns (results first), calls are `tool_use` blocks of assistant turns.
+- `to_anthropic` yields `(system, messages)` the Messages API accepts in form: strictly
+  alternating roles, no empty turn or text, tool results and user text sharing user turns
+  (results first), calls as `tool_use` blocks (input always an object) of assistant turns.
 - `from_openai(to_openai(x))` keeps every text, call and result in order (see `events`); thinking
   is dropped and hints come back as user text.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, assert_never
+from typing import Any, Literal, NamedTuple, assert_never
 
 from ctxlab.core.messages.blocks import (
     ZERO,
@@ -35,6 +36,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter
 
 Wire = dict[str, Any]
+WireName = Literal["openai", "anthropic"]  # which API's form a request is recorded in
 
 
 def _data_part(block: DataBlock) -> Wire:
@@ -178,7 +180,7 @@ def to_openai(messages: Sequence[Message]) -> list[Wire]:
     return [wire for message in messages for wire in to_openai_one(message)]
 
 
-def _anthropic_blocks(wire: Wire) -> Iterator[Wire]:
+def _anthropic_blocks(wire: Mapping[str, Any]) -> Iterator[Wire]:
     """Anthropic content blocks for one OpenAI message."""
     if wire["role"] == "tool":
         yield {
@@ -198,40 +200,64 @@ def _anthropic_blocks(wire: Wire) -> Iterator[Wire]:
 
 
 def _anthropic_content(content: object) -> Iterator[Wire]:
+    """Text, image and document blocks; empty texts are left out (the API rejects them)."""
     if isinstance(content, str):
         if content:
             yield {"type": "text", "text": content}
         return
     for part in content if isinstance(content, list) else ():
         if part.get("type") == "text":
-            yield {"type": "text", "text": part["text"]}
+            if part["text"]:
+                yield {"type": "text", "text": part["text"]}
         elif part.get("type") == "image_url":
-            yield {"type": "image", "source": {"type": "url", "url": part["image_url"]["url"]}}
+            yield {"type": "image", "source": _source(part["image_url"]["url"])}
         else:
-            yield {"type": "document", "source": {"type": "url", "url": str(part.get("file"))}}
+            yield {"type": "document", "source": _source(str(part.get("file", {}).get("file_data", "")))}
 
 
-def _arguments(raw: str) -> object:
+def _source(url: str) -> Wire:
+    """An Anthropic source: a `data:` URL becomes base64 data, anything else stays a URL."""
+    head, comma, data = url.partition(",")
+    if url.startswith("data:") and comma and head.endswith(";base64"):
+        return {"type": "base64", "media_type": head[5 : -len(";base64")], "data": data}
+    return {"type": "url", "url": url}
+
+
+def _arguments(raw: str) -> dict[str, object]:
+    """A call's input object; arguments that are not a JSON object are kept whole under `raw`."""
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except json.JSONDecodeError:
         return {"raw": raw}
+    return value if isinstance(value, dict) else {"raw": raw}
 
 
 def to_anthropic(messages: Sequence[Message]) -> tuple[str, list[Wire]]:
-    """`(system, messages)` as the Anthropic Messages API receives them.
+    """`(system, messages)` as the Anthropic Messages API receives them (see `anthropic_of_openai`)."""
+    return anthropic_of_openai(to_openai(messages))
 
-    System messages become the system text; consecutive turns of one role merge (as the API
-    itself merges them); within a user turn, tool results come before text.
+
+def anthropic_of_openai(wires: Sequence[Mapping[str, Any]]) -> tuple[str, list[Wire]]:
+    """`(system, messages)` of the Anthropic Messages API for a request's OpenAI messages.
+
+    System messages become the system text; a message with no Anthropic block (only empty
+    texts) is left out; consecutive turns of one role merge (as the API itself merges them);
+    within a user turn, tool results come before everything else, in their order.
+
+    Invariants: roles alternate; every turn has a block; `tool_result` blocks lead their user
+    turn. Whether every `tool_use` is answered in the next user turn is the `anthropic` rule's
+    question (`protocol.anthropic_violations`), not something a view can repair.
     """
     system: list[str] = []
     turns: list[Wire] = []
-    for wire in to_openai(messages):
+    for wire in wires:
         if wire["role"] == "system":
             system.append(_wire_text(wire.get("content")))
             continue
         role = "assistant" if wire["role"] == "assistant" else "user"
         blocks = list(_anthropic_blocks(wire))
+        if not blocks:
+            continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:
@@ -240,6 +266,16 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str, list[Wire]]:
         if turn["role"] == "user":
             turn["content"].sort(key=lambda b: b["type"] != "tool_result")
     return "\n".join(system), turns
+
+
+def anthropic_tool(openai_tool: Mapping[str, Any]) -> Wire:
+    """An OpenAI `{"type": "function", ...}` tool as the Anthropic API's tool definition."""
+    function = openai_tool["function"]
+    return {
+        "name": function["name"],
+        "description": function.get("description", ""),
+        "input_schema": function.get("parameters", {"type": "object"}),
+    }
 
 
 def _wire_text(content: object) -> str:
