@@ -13,6 +13,9 @@ the exception, timed on the wall clock because its work happens in worker proces
    cost of one compression as the context doubles from 2,500 to 20,000 blocks.
 3. Sweeps: 64 runs on 2 worker processes against 1.
 4. Memory: peak RSS of a 10,000-call run without request recording.
+5. The user's path: the same workload written as a 2,000-reply scenario file and run with
+   `ctxlab run FILE --no-plots --quiet`, whole process against the real loop's whole process on
+   2,000 replies, and the share of ctxlab's time spent loading and building the workload.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from benchmarks.measures import (  # noqa: E402
+    FIELDS,
     best_in_turn,
     compression_scaling,
     lab_per_call,
@@ -36,6 +41,7 @@ from benchmarks.measures import (  # noqa: E402
     real_per_call,
     sweep_speedup,
 )
+from benchmarks.workload import scenario_file  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results.json"
 
@@ -131,9 +137,45 @@ def memory() -> list[Figure]:
     return [Figure("peak RSS of a 10,000-call run", peak, "< 300", peak < 300, "MB")]
 
 
+USER_REPLIES = 2000
+
+
+def the_users_path() -> list[Figure]:
+    with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder:
+        path = Path(folder) / "bench.yaml"
+        path.write_text(scenario_file(USER_REPLIES, FIELDS), encoding="utf-8")
+        argv = ["run", str(path), "--no-plots", "--quiet", "--out", folder]
+        run = f"from ctxlab.cli import main; main({argv!r})"
+        load = (
+            "from pathlib import Path; from ctxlab.scenarios.load import load_scenario; "
+            f"load_scenario(Path({str(path)!r}))"
+        )
+        real = f"from benchmarks.measures import real_run; real_run({USER_REPLIES})"
+        lab_proc, load_proc, real_proc = best_in_turn(
+            2, lambda: process_seconds(run), lambda: process_seconds(load), lambda: process_seconds(real)
+        )
+    share = load_proc / lab_proc
+    return [
+        Figure(
+            "scenario file, whole-process speed-up (2,000 replies)",
+            real_proc / lab_proc,
+            ">= 10x",
+            real_proc / lab_proc >= 10,
+            "x",
+        ),
+        Figure(
+            "  loading and building the workload, share of ctxlab's time",
+            share * 100,
+            "< 20",
+            share < 0.2,
+            "%",
+        ),
+    ]
+
+
 def main() -> int:
     figures: list[Figure] = []
-    for section in (against_the_real_loop, flat_and_linear, sweeps, memory):
+    for section in (against_the_real_loop, flat_and_linear, sweeps, memory, the_users_path):
         figures.extend(section())
     print("\n".join(f.row() for f in figures))
     data = [f.__dict__ for f in figures]

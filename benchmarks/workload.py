@@ -44,3 +44,33 @@ def replies(n: int) -> Script:
         for i in range(n)
     )
     return assign_call_ids(Script(system_prompt="You are a research assistant.", tools=(TOOL,), turns=turns))
+
+
+def scenario_file(n: int, fields: dict[str, str]) -> str:
+    """The same `n` replies as a user writes them: a scenario file whose results are `{bytes: N}`
+    filler, run with AgentScope's texts and a fixed summarizer answering `fields`."""
+    tool = json.dumps(
+        {"name": TOOL.name, "description": TOOL.description, "parameters": json.loads(TOOL.parameters)}
+    )
+    lines = [
+        "name: bench-user-path",
+        "description: Replies of one retrieve call with a 4,000-byte result, then an answer.",
+        "workload:",
+        "  script:",
+        '    system_prompt: "You are a research assistant."',
+        f"    tools: [{tool}]",
+        "    turns:",
+    ]
+    for i in range(n):
+        lines += [
+            f'      - user: "Question {i}: what do the sources say?"',
+            f"        rounds: [{{calls: [{{tool: retrieve, input: {{query: question {i}}}, "
+            f"result: {{bytes: {RESULT_BYTES}}}}}]}}]",
+            f'        final: "Answer {i}."',
+        ]
+    summarizer = json.dumps({"kind": "fixed", "fields": fields})
+    lines += [
+        f"model: {{context_size: {WINDOW}, summarizer: {summarizer}}}",
+        "strategies: [{name: agentscope, preset: agentscope, texts: agentscope}]",
+    ]
+    return "\n".join(lines) + "\n"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from benchmarks.measures import best_in_turn, compression_timer, lab_run, plain_pass_timer
 from benchmarks.run import Figure
 from benchmarks.sweep import AXES, sweep_configs
 from benchmarks.workload import RESULT_BYTES, WINDOW, replies
+from ctxlab.experiments.execute import execute
 
 
 def test_the_workload_is_one_retrieve_call_of_4000_bytes_then_an_answer_per_reply() -> None:
@@ -67,3 +70,22 @@ def test_the_sweep_is_64_distinct_runs() -> None:
 def test_a_figure_row_says_whether_its_goal_is_met() -> None:
     assert Figure("x", 2.0, ">= 1.7x", True, "x").row().startswith("ok ")
     assert Figure("y", 1.0, ">= 1.7x", False, "x").row().startswith("MISS")
+
+
+def test_the_scenario_file_is_the_same_workload_as_the_script(tmp_path: Path) -> None:
+    from benchmarks.measures import FIELDS
+    from benchmarks.workload import scenario_file
+    from ctxlab.experiments.grid import expand
+    from ctxlab.scenarios.load import load_scenario
+
+    path = tmp_path / "bench.yaml"
+    path.write_text(scenario_file(25, FIELDS), encoding="utf-8")
+    (config,) = expand(load_scenario(path))
+    result = execute(config)
+    assert result.status == "ok" and len(result.calls) == len(lab_run(25).calls)
+    built = load_scenario(path).scenario.workload.build(0, {})
+    for mine, theirs in zip(built.script.turns, replies(25).turns, strict=True):
+        assert (mine.user, mine.final) == (theirs.user, theirs.final)
+        ((call,),), ((expected,),) = [r.calls for r in mine.rounds], [r.calls for r in theirs.rounds]
+        assert (call.tool, call.input) == (expected.tool, expected.input)
+        assert sum(len(p.text.encode()) for p in call.result if hasattr(p, "text")) == RESULT_BYTES
