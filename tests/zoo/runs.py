@@ -95,6 +95,7 @@ def run(
         cache=meter,
         builtins=builtins,
         record_requests=record_requests,
+        subagent_model=ScriptModel,  # generators that delegate run their sub-tasks in sub-agents
     )
     return Ran(outcome=outcome, meter=meter, workspace=files, summarizer=summarizer, model=model)
 
