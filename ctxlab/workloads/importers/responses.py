@@ -37,6 +37,7 @@ from ctxlab.workloads.importers.base import (
     content,
     field_of,
     image_part,
+    last_request,
     schema,
     system,
     text_of,
@@ -147,12 +148,7 @@ def is_responses_request(value: object) -> bool:
 
 def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The conversation of the last request of a log (see the module docstring)."""
-    last: tuple[int, object] | None = None
-    for number, value in entries:
-        for item in value if isinstance(value, list) else [value]:
-            if last is not None:
-                report.skip("earlier request")
-            last = (number, item)
+    last = last_request(entries, report)
     if last is None:
         return
     number, value = last
