@@ -95,6 +95,7 @@ def run(
         cache=meter,
         builtins=builtins,
         record_requests=record_requests,
+        subagent_model=ScriptModel,
     )
     return Ran(outcome=outcome, meter=meter, workspace=files, summarizer=summarizer, model=model)
 
