@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from tests.parity.workloads import CJK, PROSE, TOOLS
-
-pytest.importorskip("langchain", reason="parity needs the 'peers' extra")
-
 from tests.parity.lc_driver import LCConfig, LCTrace, run_langchain
 from tests.parity.lc_lab import run_lab
+from tests.parity.workloads import CJK, PROSE, TOOLS
 
 
 def compare(script: Script, config: LCConfig) -> tuple[LCTrace, LCTrace]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langchain_core.messages.utils import (
+    count_tokens_approximately,
+    get_buffer_string,
+    trim_messages,
+)
 
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
@@ -21,15 +25,6 @@ from ctxlab.presets.langchain.view import (
     trim_last,
     xml_transcript,
 )
-
-pytest.importorskip("langchain_core", reason="parity needs the 'peers' extra")
-
-from langchain_core.messages.utils import (
-    count_tokens_approximately,
-    get_buffer_string,
-    trim_messages,
-)
-
 from tests.parity.lc_bridge import from_langchain, to_langchain
 
 TEXT = st.text(alphabet=st.sampled_from([*"abc xyz<>&\"'\n{}", "上", "下", "é", "\t"]), max_size=120)

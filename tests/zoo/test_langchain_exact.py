@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import pytest
@@ -80,7 +79,6 @@ def test_the_family_loop_limit_applies_unless_the_scenario_sets_one() -> None:
     assert loop_limit(entry(react={"max_iters": 7}), strategy) == 7
 
 
-@pytest.mark.skipif(not importlib.util.find_spec("langchain"), reason="needs the 'peers' extra")
 def test_texts_langchain_reads_the_package_s_strings() -> None:
     strategy = PRESETS["langchain-summary"].build(entry_params(entry()), load_texts("langchain"))
     texts = strategy.steps[0].texts  # type: ignore[attr-defined]
