@@ -355,6 +355,27 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+PEER_PACKAGES: dict[str, tuple[str, ...]] = {
+    "agentscope": ("agentscope",),
+    "langchain-clear": ("langchain", "langchain-core"),
+    "langchain-summary": ("langchain", "langchain-core"),
+}
+"""The packages a preset is checked against call for call, by preset."""
+
+
+def installed(packages: Sequence[str]) -> str:
+    """The installed versions of `packages` ("name version", or "name not installed")."""
+    from importlib import metadata
+
+    shown = []
+    for name in packages:
+        try:
+            shown.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            shown.append(f"{name} not installed")
+    return ", ".join(shown)
+
+
 def cmd_presets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """One line per preset: its name, then its parameters with their defaults."""
     from ctxlab.presets.registry import PRESETS, entry_defaults
@@ -367,6 +388,8 @@ def cmd_presets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.verbose:
             print(f"{'':<{width}}  {preset.summary}", file=out)
             print(f"{'':<{width}}  source: {preset.source}", file=out)
+            if preset.name in PEER_PACKAGES:
+                print(f"{'':<{width}}  installed: {installed(PEER_PACKAGES[preset.name])}", file=out)
             for note in preset.notes:
                 print(f"{'':<{width}}  note: {note}", file=out)
     return 0

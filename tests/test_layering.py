@@ -15,8 +15,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ctxlab"
 STDLIB = set(sys.stdlib_module_names)
-FAMILY_SHARED = {"steps", "preset", "entries", "registry"}
-BORROWED = {("deepagents", "langchain"), ("openhands", "swe_agent")}
+FAMILY_SHARED = {"steps", "preset", "entries", "registry", "freetext"}
+BORROWED = {("openhands", "swe_agent")}
 """Steps one family still borrows from another, until the parity work gives each its own."""
 
 
@@ -109,6 +109,16 @@ def test_preset_families_never_import_each_other() -> None:
                     used = part(name, 2)
                     own = used == family or used in FAMILY_SHARED - {"registry"}
                     assert own or (family, used) in BORROWED, (path.name, name)
+
+
+PURE_FAMILY_MODULES = (("langchain", "view"),)
+"""A family's pure modules: like core, the standard library and `ctxlab.core` only."""
+
+
+@pytest.mark.parametrize(("family", "module"), PURE_FAMILY_MODULES)
+def test_a_family_s_pure_modules_import_only_stdlib_and_core(family: str, module: str) -> None:
+    for name in imports(PACKAGE / "presets" / family / f"{module}.py"):
+        assert name.split(".")[0] in STDLIB or name.startswith("ctxlab.core"), (module, name)
 
 
 def test_shared_preset_modules_import_no_family() -> None:

@@ -28,7 +28,8 @@ class EventKind(StrEnum):
 
     SUMMARY_FAILED = "summary_failed"
     """A summary call gave no usable summary; the strategy kept or cut the context without one.
-    LangChain and DeepAgents, OpenHands' condenser, Nonoka."""
+    DeepAgents (the shared free-text step), OpenHands' condenser, Nonoka; LangChain's summary
+    raises instead, after its retries."""
 
     SUMMARY_DISABLED = "summary_disabled"
     """After its limit of failed summaries in a row, the strategy stops asking for summaries and
@@ -39,7 +40,7 @@ class EventKind(StrEnum):
 
     OFFLOADED = "offloaded"
     """Content left the context for a workspace file (a cut tool result's rest, compressed
-    messages, a large result replaced by a stub). AgentScope, LangChain, DeepAgents."""
+    messages, a large result replaced by a stub). AgentScope, DeepAgents."""
 
     TRUNCATED = "truncated"
     """A tool result was cut at the tool-result limit. AgentScope."""
@@ -53,7 +54,7 @@ class EventKind(StrEnum):
 
     CLEARED = "cleared"
     """Tool results (or their calls) were replaced by placeholders, in the stored context or
-    newly in the request. Anthropic's clearing, SWE-agent, OpenHands' masking."""
+    newly in the request. Anthropic's and LangChain's clearing, SWE-agent, OpenHands' masking."""
 
     DROPPED = "dropped"
     """The request newly leaves out messages that fall outside the window. Sliding window."""

@@ -45,6 +45,8 @@ from ctxlab.engine.workspace import Workspace
 from ctxlab.texts import Texts
 
 ModelCall = Callable[[ModelRequest], ModelResponse]
+RequestCounter = Callable[[tuple[Message, ...], tuple[ToolSchema, ...]], int]
+"""A strategy's own count of a request (messages as sent, tools), recorded beside the lab's."""
 
 
 def _no_compression(state: EpisodeState, request: CompressRequest) -> EpisodeState:
@@ -110,6 +112,7 @@ class Env:
     model_call: ModelCall | None = None
     compress: CompressNext = field(default=_no_compression)
     cache: CacheMeter | None = None
+    strategy_counter: RequestCounter | None = None
     summary_invocations: int = 0
     consecutive_failures: int = 0
     _protocol: ProtocolMeter = field(init=False)
@@ -151,14 +154,18 @@ class Env:
         self.consecutive_failures = 0 if outcome.fields is not None else self.consecutive_failures + 1
         return outcome
 
-    def summarize_text(self, state: EpisodeState, messages: tuple[Message, ...]) -> TextSummary:
+    def summarize_text(
+        self, state: EpisodeState, messages: tuple[Message, ...], *, retry: bool = False
+    ) -> TextSummary:
         """One free-text summarizer invocation: a single call with `messages` and no tools.
 
-        A blank answer or a model error is a failed summary; the breaker counts it.
+        A blank answer or a model error is a failed summary; the breaker counts it. With `retry`
+        the call is another attempt of the last invocation (its number is not advanced).
         """
         if self.breaker_limit and self.consecutive_failures >= self.breaker_limit:
             return TextSummary(text=None, skipped=True)
-        self.summary_invocations += 1
+        if not retry or not self.summary_invocations:
+            self.summary_invocations += 1
         tokens = self.counter.count(messages, ())
         sent = Sent(messages=messages, tools=(), tokens=dict.fromkeys(CONVENTIONS_ALL, tokens))
         request = ModelRequest(
@@ -252,6 +259,11 @@ class Env:
             cached_tokens=use.cached,
             cache_write_tokens=use.written,
             request=_request_dump(to_openai(sent.messages), sent.tools) if self.record_requests else None,
+            strategy_tokens=(
+                self.strategy_counter(sent.messages, sent.tools)
+                if self.strategy_counter is not None and kind == "reasoning"
+                else None
+            ),
         )
         self.recorder.calls.append(record)
 

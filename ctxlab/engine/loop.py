@@ -112,6 +112,8 @@ class Loop:
         self._acting = chain(layers["on_acting"], "on_acting", self.acting_impl)
         self.env.model_call = chain(layers["on_model_call"], "on_model_call", self.env.model.respond)
         self.env.compress = chain(layers["on_compress_context"], "on_compress_context", self.compress_impl)
+        if self.env.strategy_counter is None:  # the strategy's own count, recorded beside the lab's
+            self.env.strategy_counter = getattr(self.strategy, "request_counter", None)
 
     def offered(self, active: tuple[str, ...]) -> tuple[ToolSchema, ...]:
         """The tools offered while the groups `active` are active (the strategy's tools when the

@@ -40,6 +40,7 @@ class CallRecord:
     cached_tokens: int = 0
     cache_write_tokens: int = 0
     request: dict[str, Any] | None = None
+    strategy_tokens: int | None = None
 
     def input_tokens(self, convention: Convention) -> int:
         """Input tokens under a counting convention."""

@@ -33,7 +33,7 @@ from ctxlab.core.world.retention import RetentionSnapshot
 from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import CacheMeter, Env
-from ctxlab.engine.hooks import BuiltinTool, RunSettings
+from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
 from ctxlab.engine.loop import all_subagents
 from ctxlab.engine.retention import RetentionTracker
 from ctxlab.engine.session import Session, assemble
@@ -148,15 +148,25 @@ class Agent:
     builtins: dict[str, BuiltinTool]
 
 
+def loop_limit(entry: StrategyEntry, strategy: Strategy) -> int:
+    """Rounds per reply: the scenario's `react.max_iters` when it sets one, else the family's own
+    limit when the strategy has one (LangChain's is far above any workload), else the default."""
+    own = getattr(strategy, "max_iters", None)
+    if "max_iters" in entry.react.model_fields_set or not isinstance(own, int):
+        return entry.react.max_iters
+    return own
+
+
 def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) -> _Run:
     workload = spec.workload.build(spec.seed, spec.files)
     entry: StrategyEntry = spec.strategy
     texts = load_texts(entry.texts)
     agent = agent_for(spec, assign_call_ids(workload.script), workload, texts)
     counter = counter_for(spec.model.tokenizer)
+    strategy = build_strategy(entry, texts)
     session = assemble(
         agent.script,
-        build_strategy(entry, texts),
+        strategy,
         model=agent.model,
         summarizer=spec.model.summarizer.build(texts=texts, probes=workload.probes, seed=spec.seed),
         texts=texts,
@@ -164,7 +174,7 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
         counter=counter,
         workspace=workspace,
         settings=RunSettings(
-            max_iters=entry.react.max_iters,
+            max_iters=loop_limit(entry, strategy),
             max_iters_hint=texts.max_iters_hint,
             max_iters_source=texts.max_iters_source,
         ),

@@ -60,6 +60,7 @@ def call_row(
         "turn": record.turn,
         "iteration": record.iteration,
         "input_tokens": tokens,
+        "strategy_tokens": record.strategy_tokens,
         "cached_tokens": min(record.cached_tokens, tokens) if cache_metered else None,
         "output_tokens": record.output_tokens,
         "context_messages": record.context_messages,

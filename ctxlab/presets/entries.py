@@ -60,8 +60,9 @@ class StrategyEntry(BaseModel):
     preset: str = Field(description="Which preset (see `ctxlab presets`).")
     texts: TextsName = Field(
         default="ctxlab",
-        description="Prompt and hint texts: `ctxlab` (the lab's own) or `agentscope` (AgentScope's exact "
-        "strings, read from the installed package).",
+        description="Prompt and hint texts: `ctxlab` (the lab's own), `agentscope` (AgentScope's exact "
+        "strings, read from the installed package) or `langchain` (the LangChain family's strings, read "
+        "from the installed langchain).",
     )
     workspace: WorkspaceKind = Field(
         default="memory",

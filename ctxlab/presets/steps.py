@@ -45,7 +45,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import Sizer, view_units
-from ctxlab.engine.env import Env
+from ctxlab.engine.env import Env, RequestCounter
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.progress import flag_progress
@@ -213,6 +213,9 @@ class StepStrategy:
         futile_limit: consecutive flagged compactions before the stoppable steps are skipped
             (0: never skip, only flag).
         progress: when a compaction counts as futile.
+        max_iters: the family's own loop limit (rounds per reply), used unless the scenario sets
+            `react.max_iters`; None: the scenario's default.
+        request_counter: the family's own count of a request, recorded as `strategy_tokens`.
     """
 
     name: str
@@ -221,6 +224,8 @@ class StepStrategy:
     source: str = "ctxlab"
     futile_limit: int = FUTILE_COMPACTION_LIMIT
     progress: ProgressParams = field(default_factory=ProgressParams)
+    max_iters: int | None = None
+    request_counter: RequestCounter | None = None
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The script's tools after every step's additions."""

@@ -1,6 +1,6 @@
 """Text sets: the lab's own wording, and each package's strings read from the installed package.
 
-`load_texts(name)` gives the set a strategy names (`texts: ctxlab | agentscope`). Reading a
+`load_texts(name)` gives the set a strategy names (`texts: ctxlab | agentscope | langchain`). Reading a
 package's strings imports it, which takes seconds, so what was read is kept in the user's cache
 folder (`ctxlab.texts.cache`), keyed by the installed package's files and by the reader's own
 code; importing this package imports no other package.
@@ -8,6 +8,7 @@ code; importing this package imports no other package.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -66,5 +67,8 @@ def agentscope_texts() -> Texts:
 
 
 def load_texts(name: TextsName) -> Texts:
-    """The named text set."""
+    """The named text set (`langchain`: the lab's, marked so the LangChain family reads its
+    package's own strings at run time, `ctxlab.texts.langchain`)."""
+    if name == "langchain":
+        return dataclasses.replace(CTXLAB_TEXTS, family="langchain")
     return CTXLAB_TEXTS if name == "ctxlab" else agentscope_texts()

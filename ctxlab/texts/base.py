@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ctxlab.core.agentscope.tasks import TaskTexts
     from ctxlab.core.agentscope.toolkit import ToolkitTexts
 
-TextsName = Literal["ctxlab", "agentscope"]
+TextsName = Literal["ctxlab", "agentscope", "langchain"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +89,8 @@ class Texts:
     read_tool_path_description: str
     read_tool_missing: str  # {path}
     read_tool_refused: str  # {path}
+    # Which set this is: a family's strategies read their own package's strings under its name
+    family: str = "ctxlab"
     tool_not_found: str  # {tool}; a call of a tool the run does not have
     # Tool groups and skills (ctxlab.core.agentscope.toolkit)
     reset_tools_description: str
@@ -357,8 +359,8 @@ def texts_from_json(data: dict[str, Any]) -> Texts:
 
 
 def text_names() -> tuple[str, ...]:
-    """The field names of `Texts`."""
-    return tuple(f.name for f in fields(Texts))
+    """The field names of `Texts` that hold texts (not the set's `family`)."""
+    return tuple(f.name for f in fields(Texts) if f.name != "family")
 
 
 if TYPE_CHECKING:  # Texts is what the core's task tools and runtime hints read.

@@ -57,6 +57,7 @@ CALL_COLUMNS = [
     "turn",
     "iteration",
     "input_tokens",
+    "strategy_tokens",
     "cached_tokens",
     "output_tokens",
     "context_messages",

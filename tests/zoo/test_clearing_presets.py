@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
-    LangChainClearParams,
     LargeResultParams,
     LastNObservationsParams,
     ObservationMaskingParams,
@@ -24,11 +23,13 @@ from ctxlab.presets.anthropic import preset as anthropic
 from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.deepagents.preset import DeepAgentsParams
 from ctxlab.presets.langchain import preset as langchain
+from ctxlab.presets.langchain.exact import LangChainClearParams
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
 from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS
 from tests.zoo.runs import one_turn, results_of, run, text, tool_call
 from tests.zoo_strategies import IMAGE
 
@@ -94,7 +95,7 @@ def test_langchain_clearing_is_request_only_and_runs_again_every_turn() -> None:
     """langchain #37815: the edit never reaches the stored state, so every request redoes it."""
     params = LangChainClearParams(trigger=5000)
     ran = run(langchain.build_clear(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(10))))
-    placeholder = params.placeholder
+    placeholder = CTXLAB_LANGCHAIN_TEXTS.placeholder
     assert all(r.text != placeholder for r in results_of(ran))
     assert shown(ran.sent()[-1]).count(placeholder) == 7
     persisted = run(
@@ -107,8 +108,9 @@ def test_langchain_clearing_is_request_only_and_runs_again_every_turn() -> None:
 def test_langchain_clear_at_least_stops_once_enough_is_reclaimed() -> None:
     params = LangChainClearParams(trigger=5000, clear_at_least=1500)
     ran = run(langchain.build_clear(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(10))))
-    first = next(s for s in ran.sent() if params.placeholder in str(s))
-    assert shown(first).count(params.placeholder) == 2  # 2 × 1,000 tokens ≥ 1,500: stop there
+    placeholder = CTXLAB_LANGCHAIN_TEXTS.placeholder
+    first = next(s for s in ran.sent() if placeholder in str(s))
+    assert shown(first).count(placeholder) == 2  # 2 × 1,000 tokens ≥ 1,500: stop there
 
 
 def test_swe_agent_shows_only_the_last_5_observations() -> None:

@@ -36,13 +36,14 @@ DEFAULTS = {
         "keep": 3,
         "clear_tool_inputs": False,
         "exclude_tools": (),
+        "placeholder": None,
         "persist": False,
     },
     "langchain-summary": {
         "keep": ContextSize("messages", 20),
-        "trigger": (ContextSize("fraction", 0.85),),
+        "trigger": None,
         "trim_tokens_to_summarize": 4000,
-        "keep_on_failure": False,
+        "anthropic": False,
     },
     "deepagents": {
         "large_results.token_limit": 20_000,

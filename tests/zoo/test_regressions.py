@@ -38,6 +38,7 @@ from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.deepagents.preset import DeepAgentsParams
+from ctxlab.presets.freetext import FreeTextSummaryParams, SummarizeOldest
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.preset import LangChainSummaryParams
 from ctxlab.presets.nonoka import preset as nonoka
@@ -83,7 +84,7 @@ def test_a_parallel_batch_split_by_a_naive_cut_orphans_its_results_and_a_protoco
     assert naive.violations(), "a cut two messages from the end falls inside a batch"
     split = {v.call_id for c in naive.outcome.calls for v in c.violations if v.rule == "openai"}
     assert all(i.startswith("call-") for i in split)
-    summary = LangChainSummaryParams(trigger=(ContextSize("tokens", 3000),), keep=ContextSize("messages", 3))
+    summary = LangChainSummaryParams(trigger=ContextSize("tokens", 3000), keep=ContextSize("messages", 3))
     safe = run(langchain.build_summary(summary, CTXLAB_TEXTS), script)
     assert safe.violations() == [] and "compressed" in safe.events()  # the cut moves back to the call
     quiet = AgentScopeParams(injection=InjectionParams(inject_runtime_state=False))
@@ -135,11 +136,14 @@ def resume(strategy: Strategy) -> list[str]:
 
 
 def test_a_pending_call_summarized_away_leaves_its_result_orphaned_and_eviction_keeps_it() -> None:
-    everything = LangChainSummaryParams(
-        trigger=(ContextSize("tokens", 3000),), keep=ContextSize("messages", 0)
-    )
-    assert resume(langchain.build_summary(everything, CTXLAB_TEXTS)) != []  # ADK #4740's shape
+    keep_none = ContextSize("messages", 0)
+    everything = FreeTextSummaryParams(trigger=(ContextSize("tokens", 3000),), keep=keep_none)
+    summarizing = StepStrategy(name="summary", steps=(SummarizeOldest(everything),))
+    assert resume(summarizing) != []  # ADK #4740's shape
     assert resume(nonoka.PRESET.build(nonoka.NonokaParams(), CTXLAB_TEXTS)) == []
+    # LangChain keeps at least the last message (a keep of 0 is refused), so the pending call stays
+    tiny = LangChainSummaryParams(trigger=ContextSize("tokens", 3000), keep=ContextSize("tokens", 1))
+    assert resume(langchain.build_summary(tiny, CTXLAB_TEXTS)) == []
 
 
 def test_a_fixed_floor_over_the_trigger_loops_under_agentscope_and_stops_under_the_zoo_breaker() -> None:
@@ -150,8 +154,8 @@ def test_a_fixed_floor_over_the_trigger_loops_under_agentscope_and_stops_under_t
     reasoning = [c for c in looping.outcome.calls if c.kind == "reasoning"]
     assert len(looping.outcome.compressions) == len(reasoning)  # a summary before every call
     assert looping.events().count(EventKind.LOOP_WARNING) == len(reasoning)
-    summary = LangChainSummaryParams(trigger=(ContextSize("fraction", 0.8),), keep=ContextSize("messages", 2))
-    stopping = run(langchain.build_summary(summary, CTXLAB_TEXTS), script, window=1000)
+    summary = FreeTextSummaryParams(trigger=(ContextSize("fraction", 0.8),), keep=ContextSize("messages", 2))
+    stopping = run(StepStrategy(name="summary", steps=(SummarizeOldest(summary),)), script, window=1000)
     assert len([c for c in stopping.outcome.calls if c.kind == "summary"]) == 2
     assert stopping.events().count(EventKind.COMPACTION_STOPPED) == 1
 

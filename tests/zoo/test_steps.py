@@ -9,7 +9,7 @@ from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame, RunSettings
-from ctxlab.presets.langchain.preset import LangChainSummaryParams, SummarizeOldest
+from ctxlab.presets.freetext import FreeTextSummaryParams, SummarizeOldest
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.presets.swe_agent.preset import LastNObservations
 from ctxlab.texts import CTXLAB_TEXTS
@@ -48,7 +48,7 @@ def test_the_view_is_pure_and_the_context_itself_when_nothing_edits() -> None:
 
 
 def test_steps_compose_masking_and_summary() -> None:
-    summary = LangChainSummaryParams(trigger=(ContextSize("messages", 12),), keep=ContextSize("messages", 4))
+    summary = FreeTextSummaryParams(trigger=(ContextSize("messages", 12),), keep=ContextSize("messages", 4))
     strategy = StepStrategy(
         name="hybrid",
         steps=(SummarizeOldest(summary), LastNObservations(LastNObservationsParams(n=2))),
@@ -61,7 +61,7 @@ def test_steps_compose_masking_and_summary() -> None:
 
 
 def failing_summary() -> StepStrategy:
-    params = LangChainSummaryParams(
+    params = FreeTextSummaryParams(
         trigger=(ContextSize("messages", 4),), keep=ContextSize("messages", 2), keep_on_failure=True
     )
     return StepStrategy(name="stubborn", steps=(SummarizeOldest(params),))

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ctxlab.core.compaction.clearing import LargeResultParams
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.codec import decode_messages
+from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.units import view_units
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.models.summarizers import summary_text_of
 from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.langchain import preset as langchain
-from ctxlab.presets.langchain.preset import LangChainSummaryParams
+from ctxlab.presets.langchain.exact import LangChainSummaryParams as ExactSummaryParams
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS
 from tests.zoo.runs import FIELDS, lines, one_turn, results_of, run, text, tool_call
 
 PREFIX = "Summary of the conversation to date:\n\n"
@@ -30,60 +34,68 @@ def search(k: int, size: int = 4000) -> ScriptedRound:
 KEEP_20 = ContextSize("messages", 20)
 
 
-def summary(trigger: float, keep: ContextSize = KEEP_20, **kw: object) -> LangChainSummaryParams:
-    return LangChainSummaryParams(trigger=(ContextSize("fraction", trigger),), keep=keep, **kw)  # type: ignore[arg-type]
+def exact(trigger: float, keep: ContextSize = KEEP_20, **kw: object) -> ExactSummaryParams:
+    return ExactSummaryParams(trigger=ContextSize("fraction", trigger), keep=keep, **kw)  # type: ignore[arg-type]
 
 
-def test_langchain_summarizes_all_but_the_last_20_messages_into_a_user_message() -> None:
+def test_langchain_summarizes_all_but_the_last_20_messages_into_a_user_message_in_the_context() -> None:
     ran = run(
-        langchain.build_summary(summary(0.5), CTXLAB_TEXTS),
+        langchain.build_summary(exact(0.5), CTXLAB_TEXTS),
         one_turn(*(search(k, 400) for k in range(20))),
         window=4000,
     )
     (call,) = [c for c in ran.outcome.calls if c.kind == "summary"][:1]
     assert call.tokens["messages"] > 0 and "compressed" in ran.events()
     state = ran.outcome.state
-    assert state.summary == PREFIX + summary_text_of(FIELDS)
-    after = next(s for s in ran.sent() if len(s) > 1 and s[1].blocks[0].text.startswith(PREFIX))  # type: ignore[union-attr]
-    assert after[1].role == "user"
+    assert state.summary == ""  # the summary is a message in state, as LangChain keeps it
+    first = state.context[0]
+    assert first.role == "user" and first.blocks[0].text.startswith(PREFIX)  # type: ignore[union-attr]
+    after = next(s for s in ran.sent() if s[1].blocks[0].text.startswith(PREFIX))  # type: ignore[union-attr]
     kept = view_units(after[2:])
     assert len(kept) <= 20 and kept[0].kind in ("calls", "user")  # the cut never starts on a result
     assert ran.violations() == []
 
 
-def test_the_summary_request_trims_the_span_to_its_last_4000_tokens_and_carries_the_old_summary() -> None:
+def test_the_summary_message_is_summarized_again_with_the_next_span() -> None:
     ran = run(
-        langchain.build_summary(summary(0.5, ContextSize("messages", 4)), CTXLAB_TEXTS),
-        one_turn(*(search(k, 8000) for k in range(12))),
-        window=20_000,
+        langchain.build_summary(exact(0.5, ContextSize("messages", 4)), CTXLAB_TEXTS),
+        one_turn(*(search(k, 400) for k in range(30))),
+        window=4000,
     )
     requests = ran.summarizer.requests
     assert len(requests) >= 2
-    assert all(r.input_tokens <= 4000 + 400 for r in requests)  # the span cut to 4,000 tokens + prompt
     second = requests[1].messages[0].blocks[0].text  # type: ignore[union-attr]
-    assert PREFIX in second  # the previous summary is summarized with the span, as LangChain does
+    assert PREFIX.strip() in second and '<message type="human">' in second
 
 
-def test_a_failed_summary_still_cuts_the_span_with_an_error_notice() -> None:
-    """The inspected LangChain turns a summarizer exception into the summary text."""
+def test_a_trim_that_leaves_nothing_gives_the_fixed_text_without_a_summary_call() -> None:
+    """In one long tool loop the span's only human message is its first: when the span is over
+    `trim_tokens_to_summarize`, trimming to start on a human message keeps nothing."""
     ran = run(
-        langchain.build_summary(summary(0.5), CTXLAB_TEXTS),
-        one_turn(*(search(k, 400) for k in range(20))),
-        window=4000,
-        fail_on=(1,),
-        fail_mode="raise",
+        langchain.build_summary(exact(0.5, ContextSize("messages", 4)), CTXLAB_TEXTS),
+        one_turn(*(search(k, 8000) for k in range(12))),
+        window=20_000,
     )
-    first = next(c for c in ran.outcome.compressions)
-    assert not first.summary_ok and "the summary request failed" in str(first.summary)
-    assert "summary_failed" in ran.events()
-    kept = run(
-        langchain.build_summary(summary(0.5, keep_on_failure=True), CTXLAB_TEXTS),
-        one_turn(*(search(k, 400) for k in range(20))),
-        window=4000,
-        fail_on=(1,),
-        fail_mode="raise",
-    )
-    assert kept.outcome.compressions[0].summary_ok  # the failed attempt changed nothing
+    assert ran.summarizer.requests == [] and "compressed" in ran.events()
+    first = ran.outcome.state.context[0].blocks[0].text  # type: ignore[union-attr]
+    assert first == PREFIX + CTXLAB_LANGCHAIN_TEXTS.too_long
+
+
+def test_a_failed_summary_is_tried_three_times_and_then_fails_the_run() -> None:
+    with pytest.raises(ModelError):
+        run(
+            langchain.build_summary(exact(0.5), CTXLAB_TEXTS),
+            one_turn(*(search(k, 400) for k in range(20))),
+            window=4000,
+            fail_on=(1,),
+            fail_mode="raise",
+        )
+
+
+def test_without_a_trigger_langchain_never_summarizes() -> None:
+    loop = one_turn(*(search(k, 4000) for k in range(20)))
+    ran = run(langchain.SUMMARY_PRESET.strategy(), loop, window=4000)
+    assert ran.summarizer.requests == [] and "compressed" not in ran.events()
 
 
 def test_deepagents_evicts_a_large_result_to_a_file_with_a_head_and_tail_preview() -> None:

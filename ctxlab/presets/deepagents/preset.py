@@ -29,14 +29,14 @@ from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.engine.env import Env
 from ctxlab.engine.state import EpisodeState
-from ctxlab.presets.langchain.preset import LangChainSummaryParams, SummarizeOldest
+from ctxlab.presets.freetext import FreeTextSummaryParams, SummarizeOldest
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import Step, StepStrategy
 from ctxlab.texts import Texts
 
 SOURCE = "deepagents 23b83ad, middleware/filesystem.py and middleware/summarization.py"
 
-DEEPAGENTS_SUMMARY_PARAMS = LangChainSummaryParams(
+DEEPAGENTS_SUMMARY_PARAMS = FreeTextSummaryParams(
     trigger=DEEPAGENTS_SUMMARY.trigger, keep=DEEPAGENTS_SUMMARY.keep, offload_history=True
 )
 
@@ -64,7 +64,7 @@ class DeepAgentsParams:
     """deepagents' settings: large-result eviction and its summarization."""
 
     large_results: LargeResultParams = field(default_factory=LargeResultParams)
-    summary: LangChainSummaryParams = DEEPAGENTS_SUMMARY_PARAMS
+    summary: FreeTextSummaryParams = DEEPAGENTS_SUMMARY_PARAMS
 
 
 def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:

@@ -1,242 +1,108 @@
 """The LangChain presets: `langchain-clear` (`ClearToolUsesEdit`) and `langchain-summary`
-(`SummarizationMiddleware`).
+(`SummarizationMiddleware`), exact to langchain 1.5.0 (the steps are in
+`ctxlab.presets.langchain.exact`, LangChain's counter, trim and transcript in
+`ctxlab.presets.langchain.view`; both checked call for call against the installed package).
 
-Sources: langchain v1 `libs/langchain_v1/langchain/agents/middleware/context_editing.py` and
-`summarization.py`; reference docs reference.langchain.com `ClearToolUsesEdit` (trigger 100,000,
-clear_at_least 0, keep 3, clear_tool_inputs False, exclude_tools ()) and
-`SummarizationMiddleware` (trigger None, keep `("messages", 20)`, trim_tokens_to_summarize
-4000); the safe cutoff of PR #34609; langchain #37815 (request-only edits re-run every turn).
+Both decide with LangChain's own counter over the messages (`request_counter`, recorded as
+`strategy_tokens`), have no futile-compaction breaker, and carry LangGraph's loop limit instead
+of the 50-round cap. Under `texts: langchain` they use the package's own prompt, summary prefix,
+fixed texts and placeholder, read at run time (`ctxlab.texts.langchain`); otherwise the lab's
+wording. LangChain ships no summarization trigger, so `langchain-summary` never summarizes until
+one is set.
 
-`langchain-clear` edits the outgoing request only, as `ContextEditingMiddleware` does
-(`persist=False`); `persist=True` keeps the edit in the stored history, as PR #39265 does.
+`langchain-clear` edits the outgoing request only, as `ContextEditingMiddleware` does; the
+`persist` option (off) keeps the edit in the stored history, as PR #39265 does.
 
-`langchain-summary`: when a trigger holds, everything before the kept tail (moved back so no
-call loses its results) is summarized in one free-text call and replaced by the summary, sent
-as a user message that opens with "Summary of the conversation to date". The span is first
-trimmed to its last `trim_tokens_to_summarize` tokens (whole protocol units). The previous
-summary is summarized with the span, as LangChain summarizes its earlier summary message.
-Quirk kept (the inspected version): a failed summary call does not stop the cut; the summary
-becomes an error notice and the span is gone (`keep_on_failure=True` keeps the context instead).
+The lab's earlier free-text summary step, which the `deepagents` preset still uses, is shared in
+`ctxlab.presets.freetext`.
 
-Deviation: LangChain ships no default trigger (it never summarizes until one is set); the
-preset uses `("fraction", 0.85)`, as deepagents configures this middleware when the model's
-window is known. The summary travels beside the context (ctxlab's invariant), so message counts
-do not include it.
-
-Events: `cleared` (clearing), `compressed` (a summary replaced a span), `summary_failed`,
-`offloaded` (the span saved to the workspace, deepagents).
+Events: `cleared` (clearing), `compressed` (a summary replaced a span).
 """
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass, replace
-from typing import ClassVar, NamedTuple
-
-from ctxlab.core.compaction.budget import PromptTrimParams, trim_prompt
-from ctxlab.core.compaction.clearing import Clearing, LangChainClearParams, clear_tool_results
-from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize, SummaryParams, langchain_cut
-from ctxlab.core.compaction.freetext import summary_request
-from ctxlab.core.events import EventKind
-from ctxlab.core.messages.message import Message, summary_message
-from ctxlab.core.messages.templates import fill
-from ctxlab.core.messages.units import Sizer
-from ctxlab.engine.env import Env
-from ctxlab.engine.hooks import Frame
-from ctxlab.engine.state import EpisodeState, with_context
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.presets.langchain.exact import (
+    ClearExact,
+    LangChainClearParams,
+    LangChainSummaryParams,
+    SummarizeExact,
+)
+from ctxlab.presets.langchain.view import count_tokens, lc_view
 from ctxlab.presets.preset import Preset
-from ctxlab.presets.steps import (
-    Compaction,
-    PersistableClearing,
-    Step,
-    Stepped,
-    StepStrategy,
-    record_compaction,
-    request_sizer,
-)
+from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
+from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS, LangChainTexts
 
-CLEAR_SOURCE = "langchain v1 agents/middleware/context_editing.py (ClearToolUsesEdit)"
-SUMMARY_SOURCE = "langchain v1 agents/middleware/summarization.py (SummarizationMiddleware), PR #34609"
+__all__ = [
+    "CLEAR_PRESET",
+    "CLEAR_SOURCE",
+    "LANGGRAPH_LOOP_LIMIT",
+    "SUMMARY_PRESET",
+    "SUMMARY_SOURCE",
+    "LangChainClearParams",
+    "LangChainSummaryParams",
+    "build_clear",
+    "build_summary",
+    "counted_messages",
+]
 
-SUMMARY_PROMPT = (
-    "You are handing this conversation over to yourself. Read it and write the notes you need "
-    "to carry on the work once these messages are gone: the goal and every constraint the user "
-    "set, what was done and found (exact file paths, identifiers, commands, numbers and error "
-    "messages), what is still open, and what to do next. Write only the notes.\n\n"
-    "<conversation>\n{conversation}\n</conversation>"
-)
+CLEAR_SOURCE = "langchain 1.5.0 agents/middleware/context_editing.py (ClearToolUsesEdit)"
+SUMMARY_SOURCE = "langchain 1.5.0 agents/middleware/summarization.py (SummarizationMiddleware)"
 
-
-@dataclass(frozen=True, slots=True)
-class ClearToolResults(PersistableClearing):
-    """LangChain's `ClearToolUsesEdit`: request-only by default (every request is edited anew,
-    langchain #37815), stored with `persist`."""
-
-    params: LangChainClearParams
-    key: ClassVar[str] = "clear_tool_results"
-
-    @property
-    def persist(self) -> bool:
-        """Whether the edit is kept in the stored history."""
-        return self.params.persist
-
-    @property
-    def trigger(self) -> int:
-        """The request size the edit waits for."""
-        return self.params.trigger
-
-    def clear(self, messages: tuple[Message, ...], sizer: Sizer) -> Clearing:
-        """`clear_tool_results` with this step's parameters."""
-        return clear_tool_results(messages, sizer=sizer, params=self.params)
+LANGGRAPH_LOOP_LIMIT = 9_999
+"""The recursion limit `create_agent` sets: LangGraph supersteps, not rounds, and it raises
+rather than forcing an answer; as a round cap it is never reached by a workload."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LangChainSummaryParams:
-    """`SummarizationMiddleware` settings (wordings are ctxlab's own).
-
-    Attributes:
-        trigger: summarize when any condition holds (`>=`); LangChain has none by default.
-        keep: the tail kept verbatim (LangChain: the last 20 messages).
-        trim_tokens_to_summarize: the span sent to the summarizer is cut to its last this many
-            tokens, whole protocol units (LangChain: 4000; None: send it all).
-        prompt: the summary request; `{conversation}` is the span as text.
-        summary_prefix: the summary message; `{summary}` is the summarizer's text.
-        failure_text: the summary after a failed call; `{error}` says why.
-        keep_on_failure: keep the context when the summary fails (LangChain: False).
-        offload_history: save the summarized span to the workspace and name it in the summary
-            (deepagents; LangChain: False).
-        history_reminder: appended to the summary when the span is saved; `{path}`.
-    """
-
-    trigger: tuple[ContextSize, ...] = (ContextSize("fraction", 0.85),)
-    keep: ContextSize = LANGCHAIN_KEEP
-    trim_tokens_to_summarize: int | None = 4000
-    prompt: str = SUMMARY_PROMPT
-    summary_prefix: str = "Summary of the conversation to date:\n\n{summary}"
-    failure_text: str = "(No summary is available: the summary request failed: {error}.)"
-    keep_on_failure: bool = False
-    offload_history: bool = False
-    history_reminder: str = (
-        "\n\nThe full conversation before this summary is saved at '{path}'; read it there when "
-        "you need a detail the summary lacks."
-    )
+def counted_messages(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
+    """LangChain's approximate count of a request's messages (the system prompt and tools are not
+    counted), as both middlewares count them."""
+    return count_tokens(lc_view(messages[1:] if messages and messages[0].role == "system" else messages))
 
 
-def token_trigger(trigger: tuple[ContextSize, ...], context_size: int) -> int:
-    """The lowest token count at which a trigger holds (no token trigger: never).
+def _langchain_texts(texts: Texts) -> LangChainTexts:
+    """LangChain's own strings under `texts: langchain`, the lab's otherwise."""
+    if texts.family == "langchain":
+        from ctxlab.texts.langchain import langchain_texts
 
-    >>> token_trigger((ContextSize("messages", 50), ContextSize("fraction", 0.5)), 1000)
-    500
-    """
-    tokens = [
-        int(value) if kind == "tokens" else int(context_size * value)
-        for kind, value in trigger
-        if kind != "messages"
-    ]
-    return min(tokens, default=sys.maxsize)
-
-
-class Written(NamedTuple):
-    """The summary text a compaction installs, and whether the summarizer wrote it."""
-
-    text: str
-    ok: bool
-
-
-@dataclass(frozen=True, slots=True)
-class SummarizeOldest(Step):
-    """LangChain's summarization step (see the module docstring)."""
-
-    params: LangChainSummaryParams
-    key: ClassVar[str] = "summarization"
-    stoppable: ClassVar[bool] = True
-
-    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
-        """Summarize the span before the kept tail when a trigger holds."""
-        p = self.params
-        sizer = request_sizer(state, env, frame)
-        cut = langchain_cut(
-            state.context,
-            sizer=sizer,
-            params=SummaryParams(trigger=p.trigger, keep=p.keep),
-            context_size=env.context_size,
-        )
-        if cut is None:
-            return Stepped(state=state)
-        before = sizer.tokens(state.context_tally)
-        trigger = token_trigger(p.trigger, env.context_size)
-        written = self._summary_text(state, cut.summarize, env)
-        if written is None:
-            return Stepped(
-                state=state, compaction=Compaction(before=before, after=before, floor=0, trigger=trigger)
-            )
-        text, path = written.text, None
-        if p.offload_history and env.workspace is not None:
-            path = env.workspace.offload_context(cut.summarize)
-            text += fill(p.history_reminder, path=path)
-            env.recorder.event(EventKind.OFFLOADED)
-        new = replace(with_context(state, cut.keep, env.counter), summary=text)
-        after = request_sizer(new, env, frame).tokens(new.context_tally)
-        env.recorder.event(EventKind.COMPRESSED)
-        record_compaction(
-            env,
-            before=before,
-            after=after,
-            threshold=trigger,
-            compressed=len(cut.summarize),
-            kept=len(cut.keep),
-            summary_ok=written.ok,
-            summary=text,
-            offload_path=path,
-            floor=after,
-        )
-        return Stepped(
-            state=new, compaction=Compaction(before=before, after=after, floor=after, trigger=trigger)
-        )
-
-    def _summary_text(self, state: EpisodeState, span: tuple[Message, ...], env: Env) -> Written | None:
-        """The summary message's text (or the failure notice), or None to keep the context."""
-        p = self.params
-        shown = span
-        if p.trim_tokens_to_summarize is not None:
-            trimmed = trim_prompt(
-                span,
-                limit=p.trim_tokens_to_summarize,
-                sizer=Sizer(counter=env.counter),
-                params=PromptTrimParams(keep_last=0),
-            )
-            shown = trimmed.messages
-        carried = summary_message(state.summary)
-        request = summary_request(p.prompt, (carried, *shown) if carried else shown)
-        outcome = env.summarize_text(state, request)
-        if outcome.text is not None:
-            return Written(fill(p.summary_prefix, summary=outcome.text), ok=True)
-        env.recorder.event(EventKind.SUMMARY_FAILED)
-        if p.keep_on_failure:
-            return None
-        why = "skipped after repeated failures" if outcome.skipped else str(outcome.error)
-        return Written(fill(p.summary_prefix, summary=fill(p.failure_text, error=why)), ok=False)
+        return langchain_texts()
+    return CTXLAB_LANGCHAIN_TEXTS
 
 
 def build_clear(params: LangChainClearParams, texts: Texts) -> StepStrategy:
-    """The `langchain-clear` strategy."""
+    """The `langchain-clear` strategy: `ClearToolUsesEdit` as installed (no breaker)."""
+    step = ClearExact(params, texts=_langchain_texts(texts))
     return StepStrategy(
-        name="langchain-clear", steps=(ClearToolResults(params),), config=params, source=CLEAR_SOURCE
+        name="langchain-clear",
+        steps=(step,),
+        config=params,
+        source=CLEAR_SOURCE,
+        futile_limit=0,
+        max_iters=LANGGRAPH_LOOP_LIMIT,
+        request_counter=counted_messages,
     )
 
 
 def build_summary(params: LangChainSummaryParams, texts: Texts) -> StepStrategy:
-    """The `langchain-summary` strategy."""
+    """The `langchain-summary` strategy: `SummarizationMiddleware` as installed (no breaker)."""
+    step = SummarizeExact(params, texts=_langchain_texts(texts))
     return StepStrategy(
-        name="langchain-summary", steps=(SummarizeOldest(params),), config=params, source=SUMMARY_SOURCE
+        name="langchain-summary",
+        steps=(step,),
+        config=params,
+        source=SUMMARY_SOURCE,
+        futile_limit=0,
+        max_iters=LANGGRAPH_LOOP_LIMIT,
+        request_counter=counted_messages,
     )
 
 
 CLEAR_PRESET = Preset(
     name="langchain-clear",
-    summary="LangChain ClearToolUsesEdit: past 100k tokens, all but the 3 newest tool results cleared "
-    "in the outgoing request only",
+    summary="LangChain ClearToolUsesEdit: when the messages count over 100k tokens (LangChain's counter), "
+    "all but the 3 newest tool results cleared in the outgoing request only",
     source=CLEAR_SOURCE,
     params=LangChainClearParams,
     build=build_clear,
@@ -244,8 +110,8 @@ CLEAR_PRESET = Preset(
 
 SUMMARY_PRESET = Preset(
     name="langchain-summary",
-    summary="LangChain SummarizationMiddleware: at 0.85 of the window, all but the last 20 messages "
-    "replaced by a free-text summary, with a safe cutoff",
+    summary="LangChain SummarizationMiddleware: no trigger by default (set one); the span before the "
+    "last 20 messages trimmed to 4000 tokens and summarized into a user message in the context",
     source=SUMMARY_SOURCE,
     params=LangChainSummaryParams,
     build=build_summary,

@@ -1,0 +1,393 @@
+"""LangChain 1.5.0's `SummarizationMiddleware` and `ClearToolUsesEdit`, call for call.
+
+Both work on the LangChain view of the stored context (`ctxlab.presets.langchain.view`): one message per
+OpenAI message, counted with LangChain's approximate counter over the messages only (no system
+prompt, no tools), as the middleware counts them. Sources: langchain 1.5.0
+`agents/middleware/summarization.py` and `agents/middleware/context_editing.py`,
+langchain-core 1.8.3 `messages/utils.py`.
+
+Summarization, before every model call:
+- The trigger is a tuple of clauses, OR-ed; each clause maps `tokens` / `messages` /
+  `fraction` to a threshold, AND-ed; a clause holds when every count reaches its threshold
+  (`>=`; a fraction of the window, at least 1). No clause (the default): never.
+- The count is LangChain's with usage scaling (the scripted model reports no usage, so the
+  scaling never applies) and 3.3 characters per token for an Anthropic model.
+- The cut keeps the last `keep` messages (or the shortest tail within `keep` tokens, by
+  LangChain's binary search); a cut on a tool message moves back to the AI message that made
+  the call (or forward past the tool messages when there is none). A cut at 0: nothing happens.
+- The span is trimmed to its last `trim_tokens_to_summarize` tokens, starting on a human message
+  and maybe cutting one message to its last lines; when nothing is left the summary is the
+  package's fixed text and no model is called. Otherwise the prompt (the span as LangChain's
+  XML transcript) is sent as one user message; a failing call is retried (3 attempts in all)
+  and then the run fails.
+- The summary becomes a user message at the start of the context (a message in state: it
+  counts for later triggers and for `keep`, and is summarized again with the next span).
+- No futile-compaction breaker and no round cap: the family's loop limit is LangGraph's
+  recursion limit.
+
+Clearing edits each request anew (`ContextEditingMiddleware` deep-copies the messages): when
+the messages' count is above `trigger`, every tool result but the last `keep` is replaced by the
+placeholder, oldest first, unless its tool is excluded or its call is not in the nearest AI
+message before it; with `clear_at_least` > 0 it stops once that many tokens are reclaimed; with
+`clear_tool_inputs` the cleared call's arguments become `{}`. A result already holding the
+placeholder is not cleared again (it only happens with `persist`, an option off by default).
+
+Events: `compressed` (a summary replaced a span), `cleared` (clearing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar, Literal, cast
+
+from ctxlab.core.compaction.clearing import Clearing
+from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize
+from ctxlab.core.events import EventKind
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.model import ModelError
+from ctxlab.core.messages.units import (
+    BlockRef,
+    Sizer,
+    ViewUnit,
+    replace_blocks,
+    split_at_unit,
+    view_units,
+    with_output,
+)
+from ctxlab.engine.env import Env
+from ctxlab.engine.hooks import Frame
+from ctxlab.engine.state import EpisodeState, issue_id, with_context
+from ctxlab.presets.langchain.view import (
+    ANTHROPIC_CHARS_PER_TOKEN,
+    ApproxParams,
+    Counter,
+    LCMessage,
+    count_tokens,
+    lc_view,
+    trim_last,
+    xml_transcript,
+)
+from ctxlab.presets.steps import (
+    Compaction,
+    PersistableClearing,
+    Step,
+    Stepped,
+    record_compaction,
+)
+from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS, LangChainTexts
+
+Metric = Literal["tokens", "messages", "fraction"]
+Clause = dict[str, float]
+TriggerForm = ContextSize | Clause | tuple[ContextSize | Clause, ...]
+"""A trigger as LangChain takes it: one `(kind, value)`, one AND-clause mapping, or a list of
+either (OR)."""
+
+SUMMARY_ATTEMPTS = 3
+"""`Runnable.with_retry`'s attempts, as the middleware configures it."""
+FALLBACK_MESSAGES = 15
+"""What the middleware summarizes when trimming fails: the last 15 messages."""
+
+
+def clauses(trigger: TriggerForm | None) -> tuple[tuple[tuple[Metric, float], ...], ...]:
+    """The trigger as OR-ed clauses of AND-ed conditions.
+
+    >>> clauses(ContextSize("tokens", 4000))
+    ((('tokens', 4000),),)
+    >>> clauses(({"tokens": 4000, "messages": 10}, ContextSize("fraction", 0.8)))
+    ((('tokens', 4000), ('messages', 10)), (('fraction', 0.8),))
+
+    Raises:
+        ValueError: an unknown metric, a value out of range, or an empty clause.
+    """
+    if trigger is None:
+        return ()
+    single = isinstance(trigger, Mapping) or (bool(trigger) and isinstance(trigger[0], str))
+    items = cast(Sequence[ContextSize | Clause], (trigger,) if single else trigger)
+    out = []
+    for item in items:
+        pairs = list(item.items()) if isinstance(item, Mapping) else [(item[0], item[1])]
+        if not pairs:
+            raise ValueError("a trigger clause names at least one of tokens, messages, fraction")
+        out.append(tuple(_checked(str(kind), value, "trigger") for kind, value in pairs))
+    return tuple(out)
+
+
+def _checked(kind: str, value: float, where: str) -> tuple[Metric, float]:
+    if kind == "fraction":
+        if not 0 < value <= 1:
+            raise ValueError(f"a {where} fraction is in (0, 1], got {value}")
+    elif kind in {"tokens", "messages"}:
+        if value <= 0:
+            raise ValueError(f"{where} thresholds are above 0, got {value}")
+    else:
+        raise ValueError(f"{where} metric {kind!r} is not one of tokens, messages, fraction")
+    return cast(Metric, kind), value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LangChainSummaryParams:
+    """`SummarizationMiddleware` settings, with LangChain's defaults.
+
+    Attributes:
+        trigger: when to summarize: `[tokens, 4000]`, an AND clause `{tokens: 4000, messages: 50}`,
+            or a list of either (OR); none (the default): never.
+        keep: the tail kept verbatim: `[messages, 20]` (default), `[tokens, N]` or `[fraction, F]`.
+        trim_tokens_to_summarize: the span sent to the summarizer is trimmed to its last this many
+            tokens (4000; none: no trim).
+        anthropic: count with 3.3 characters per token, as for an Anthropic chat model.
+    """
+
+    trigger: TriggerForm | None = None
+    keep: ContextSize = LANGCHAIN_KEEP
+    trim_tokens_to_summarize: int | None = 4000
+    anthropic: bool = False
+
+    def __post_init__(self) -> None:
+        clauses(self.trigger)
+        _checked(self.keep.kind, self.keep.value, "keep")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LangChainClearParams:
+    """`ClearToolUsesEdit` settings, with LangChain's defaults.
+
+    Attributes:
+        trigger: clear when the messages count above this many tokens (100,000).
+        keep: the most recent tool results never cleared (3).
+        clear_at_least: when positive, stop once this many tokens are reclaimed (0: clear all).
+        clear_tool_inputs: also replace a cleared call's arguments by `{}`.
+        exclude_tools: tools whose results are never cleared.
+        placeholder: what a cleared result holds (none: the text set's, LangChain's `[cleared]`
+            under `texts: langchain`).
+        persist: keep the edit in the stored history (an option, off as LangChain works: each
+            request is edited anew from the full history).
+    """
+
+    trigger: int = 100_000
+    keep: int = 3
+    clear_at_least: int = 0
+    clear_tool_inputs: bool = False
+    exclude_tools: tuple[str, ...] = ()
+    placeholder: str | None = None
+    persist: bool = False
+
+
+def _window_threshold(window: int, value: float) -> int:
+    return max(1, int(window * value))
+
+
+def should_summarize(
+    rules: tuple[tuple[tuple[Metric, float], ...], ...], count: int, tokens: int, window: int
+) -> bool:
+    """Whether any clause holds (every condition of it reached)."""
+    for clause in rules:
+        held = True
+        for kind, value in clause:
+            if kind == "messages":
+                held = count >= value
+            elif kind == "tokens":
+                held = tokens >= value
+            else:
+                held = tokens >= _window_threshold(window, value)
+            if not held:
+                break
+        if held:
+            return True
+    return False
+
+
+def safe_cutoff_point(view: Sequence[LCMessage], cut: int) -> int:
+    """A cut on a tool message moves back to the AI message that made one of the calls at the
+    cut, or forward past the tool messages when none did."""
+    if cut >= len(view) or view[cut].kind != "tool":
+        return cut
+    ids = set()
+    end = cut
+    while end < len(view) and view[end].kind == "tool":
+        if view[end].tool_call_id:
+            ids.add(view[end].tool_call_id)
+        end += 1
+    for i in range(cut - 1, -1, -1):
+        message = view[i]
+        if message.kind == "ai" and ids & {c.id for c in message.tool_calls if c.id}:
+            return i
+    return end
+
+
+def keep_cutoff(
+    view: Sequence[LCMessage], keep: ContextSize, window: int, counter: Counter, plain: Counter
+) -> int:
+    """Where the kept tail starts (`_determine_cutoff_index`)."""
+    kind, value = keep
+    n = len(view)
+    if kind == "messages":
+        return 0 if n <= value else safe_cutoff_point(view, n - int(value))
+    target = max(1, int(value) if kind == "tokens" else int(window * value))
+    if n == 0 or counter(view) <= target:
+        return 0
+    left, right, candidate = 0, n, n
+    for _ in range(n.bit_length() + 1):
+        if left >= right:
+            break
+        mid = (left + right) // 2
+        if plain(view[mid:]) <= target:
+            candidate, right = mid, mid
+        else:
+            left = mid + 1
+    if candidate == n:
+        candidate = left
+    if candidate >= n:
+        if n == 1:
+            return 0
+        candidate = n - 1
+    return safe_cutoff_point(view, candidate)
+
+
+def _failure(outcome_error: Exception | None) -> Exception:
+    return outcome_error if outcome_error is not None else ModelError("the summarizer answered blank text")
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizeExact(Step):
+    """`SummarizationMiddleware.before_model` (see the module docstring)."""
+
+    params: LangChainSummaryParams
+    texts: LangChainTexts = CTXLAB_LANGCHAIN_TEXTS
+    key: ClassVar[str] = "summarization"
+
+    def counters(self) -> tuple[Counter, Counter]:
+        """The middleware's counter (usage scaling on) and the one without scaling."""
+        cpt = ANTHROPIC_CHARS_PER_TOKEN if self.params.anthropic else 4.0
+        scaled = ApproxParams(chars_per_token=cpt, use_usage_metadata_scaling=True)
+        plain = ApproxParams(chars_per_token=cpt)
+        return partial(count_tokens, params=scaled), partial(count_tokens, params=plain)
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
+        """Summarize the span before the kept tail when a clause holds."""
+        p = self.params
+        view = lc_view(state.context)
+        counter, plain = self.counters()
+        tokens = counter(view)
+        if not should_summarize(clauses(p.trigger), len(view), tokens, env.context_size):
+            return Stepped(state=state)
+        cut = keep_cutoff(view, p.keep, env.context_size, counter, plain)
+        if cut <= 0:
+            return Stepped(state=state)
+        text = self._summary(state, view[:cut], env, counter)
+        minted = issue_id(state, "msg")
+        summary = text_message("user", self.texts.summary_prefix.replace("{summary}", text), id=minted.id)
+        kept = split_at_unit(state.context, view_units(state.context), cut).tail
+        new = with_context(minted.state, (summary, *kept), env.counter)
+        after = counter(lc_view(new.context))
+        env.recorder.event(EventKind.COMPRESSED)
+        record_compaction(
+            env,
+            before=tokens,
+            after=after,
+            threshold=tokens,
+            compressed=cut,
+            kept=len(view) - cut,
+            summary_ok=True,
+            summary=summary.blocks[0].text if isinstance(summary.blocks[0], TextBlock) else "",
+        )
+        return Stepped(state=new, compaction=Compaction(before=tokens, after=after, floor=0, trigger=tokens))
+
+    def _summary(self, state: EpisodeState, span: Sequence[LCMessage], env: Env, counter: Counter) -> str:
+        limit = self.params.trim_tokens_to_summarize
+        shown = tuple(span) if limit is None else trim_last(span, limit, counter)
+        if not shown:
+            return self.texts.too_long
+        prompt = self.texts.summary_prompt.format(messages=xml_transcript(shown)).rstrip()
+        request = (text_message("user", prompt),)
+        error: Exception | None = None
+        for attempt in range(SUMMARY_ATTEMPTS):
+            outcome = env.summarize_text(state, request, retry=attempt > 0)
+            if outcome.text is not None:
+                return outcome.text.strip()
+            error = _failure(outcome.error)
+        assert error is not None
+        raise error
+
+
+@dataclass(frozen=True, slots=True)
+class ClearExact(PersistableClearing):
+    """`ContextEditingMiddleware` with one `ClearToolUsesEdit` (see the module docstring)."""
+
+    params: LangChainClearParams
+    texts: LangChainTexts = CTXLAB_LANGCHAIN_TEXTS
+    key: ClassVar[str] = "clear_tool_results"
+
+    @property
+    def persist(self) -> bool:
+        """Whether the edit is kept in the stored history."""
+        return self.params.persist
+
+    @property
+    def trigger(self) -> int:
+        """The messages' count the edit waits for."""
+        return self.params.trigger
+
+    def clear(self, messages: tuple[Message, ...], sizer: Sizer) -> Clearing:
+        """`clear_exact` with this step's parameters (LangChain counts; the sizer is unused)."""
+        placeholder = self.texts.placeholder if self.params.placeholder is None else self.params.placeholder
+        return clear_exact(messages, self.params, placeholder)
+
+
+def clear_exact(messages: Sequence[Message], params: LangChainClearParams, placeholder: str) -> Clearing:
+    """`ClearToolUsesEdit.apply` on the LangChain view of `messages`, edited in place."""
+    view = lc_view(messages)
+    before = count_tokens(view)
+    if before <= params.trigger:
+        return Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)
+    units = view_units(messages)
+    results = [u for u in units if u.kind == "result"]
+    candidates = [] if params.keep >= len(results) else results[: len(results) - params.keep]
+    edits: dict[BlockRef, Block] = {}
+    cleared: list[str] = []
+    inputs: list[str] = []
+    current = view
+    for unit in candidates:
+        call_ref = _call_of(messages, units, unit.index)
+        if call_ref is None:
+            continue
+        result = messages[unit.message].blocks[unit.blocks[0]]
+        call = messages[call_ref.message].blocks[call_ref.block]
+        assert isinstance(result, ToolResultBlock) and isinstance(call, ToolCallBlock)
+        already = result.output == (TextBlock(text=placeholder),)
+        if already or (result.name or call.name) in params.exclude_tools:
+            continue
+        edits[BlockRef(unit.message, unit.blocks[0])] = with_output(result, placeholder)
+        cleared.append(call.id)
+        if params.clear_tool_inputs:
+            edits[call_ref] = ToolCallBlock(id=call.id, name=call.name, input="{}")
+            inputs.append(call.id)
+        if params.clear_at_least > 0:
+            current = lc_view(replace_blocks(messages, edits))
+            if max(0, before - count_tokens(current)) >= params.clear_at_least:
+                break
+    edited = replace_blocks(messages, edits)
+    return Clearing(
+        messages=edited,
+        cleared=tuple(cleared),
+        inputs_cleared=tuple(inputs),
+        tokens_before=before,
+        tokens_after=count_tokens(lc_view(edited)),
+    )
+
+
+def _call_of(messages: Sequence[Message], units: Sequence[object], index: int) -> BlockRef | None:
+    """The call a result answers, when the nearest AI message before it made it."""
+    typed = cast(Sequence[ViewUnit], units)
+    call_id = typed[index].call_ids[0]
+    for unit in reversed(typed[:index]):
+        if unit.role != "assistant":
+            continue
+        for i in unit.blocks:
+            block = messages[unit.message].blocks[i]
+            if isinstance(block, ToolCallBlock) and block.id == call_id:
+                return BlockRef(unit.message, i)
+        return None
+    return None

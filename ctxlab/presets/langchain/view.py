@@ -1,0 +1,358 @@
+"""The LangChain view of a context, and the pure functions LangChain's middleware runs on it.
+
+LangChain's agent keeps its history as a list of messages (human, AI with tool calls, one tool
+message per result), which is the OpenAI view of ctxlab's stored context. Its summarization and
+clearing middleware count, trim and render that list; this module does the same on `LCMessage`s
+so that the LangChain presets decide exactly as the installed package does. Sources (langchain
+1.5.0, langchain-core 1.8.3): `langchain_core.messages.utils` (`count_tokens_approximately`,
+`trim_messages`, `get_buffer_string(format="xml")`) and
+`langchain.agents.middleware.summarization` (trigger clauses, cutoffs).
+
+Invariants:
+- `lc_view(messages)` has one `LCMessage` per message of `wire.to_openai(messages)`, in order,
+  so a view index is a `ctxlab.core.messages.units.view_units` index.
+- `count_tokens` equals `count_tokens_approximately`: per message, characters (not bytes) of
+  the content, the OpenAI role, the name (when counted), `repr` of the tool calls (AI messages
+  whose content is not a list) and the tool call id, rounded up per message, plus a fixed
+  overhead per message; images cost a flat amount; tool schemas are their JSON's characters;
+  with usage scaling, the total is scaled by the last reported total over the count up to it,
+  clamped to [1, 1.25], when every AI message names the same provider.
+- `trim_last` equals `trim_messages(strategy="last", allow_partial=True, start_on="human",
+  include_system=True)` with the default line splitter: the kept suffix starts on a human
+  message (possibly cut to its last lines) or is empty.
+- Every function here is pure: equal inputs give equal outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+from xml.sax.saxutils import escape, quoteattr
+
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.units import view_units
+from ctxlab.core.wire.views import Wire, to_openai
+
+LCKind = Literal["human", "ai", "tool", "system"]
+ROLES: Mapping[LCKind, str] = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
+_KINDS: Mapping[str, LCKind] = {"user": "human", "assistant": "ai", "tool": "tool", "system": "system"}
+TOOL_CALL_ID_DISPLAY_LIMIT = 64
+"""Tool-call ids longer than this are shown cut, with `...`, in the XML transcript."""
+
+
+@dataclass(frozen=True, slots=True)
+class LCCall:
+    """A tool call of an AI message: name, arguments as JSON text, id."""
+
+    name: str
+    args: str
+    id: str
+
+    def arguments(self) -> Any:
+        """The arguments as LangChain holds them (a parsed JSON object; `{}` when unparsable)."""
+        try:
+            return json.loads(self.args)
+        except json.JSONDecodeError:
+            return {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LCMessage:
+    """One message of LangChain's history.
+
+    Attributes:
+        kind: human, ai, tool or system.
+        content: the text, or a list of content blocks (OpenAI parts: text, image_url, ...).
+        tool_calls: the calls of an AI message.
+        tool_call_id: the call a tool message answers.
+        name: the sender name (LangChain counts it).
+        provider: `response_metadata["model_provider"]` of an AI message.
+        total_tokens: `usage_metadata["total_tokens"]` of an AI message.
+    """
+
+    kind: LCKind
+    content: str | tuple[Wire, ...] = ""
+    tool_calls: tuple[LCCall, ...] = ()
+    tool_call_id: str = ""
+    name: str | None = None
+    provider: str | None = None
+    total_tokens: int | None = None
+
+    @property
+    def role(self) -> str:
+        """The OpenAI role."""
+        return ROLES[self.kind]
+
+    def first_text(self) -> str | None:
+        """The text `trim_messages` splits: the string content, or the first text block."""
+        if isinstance(self.content, str):
+            return self.content
+        for block in self.content:
+            if block.get("type") == "text":
+                return str(block.get("text", ""))
+        return None
+
+
+def from_wire(wire: Wire) -> LCMessage:
+    """The LangChain message for one OpenAI message."""
+    kind = _KINDS[wire["role"]]
+    raw = wire.get("content")
+    content: str | tuple[Wire, ...] = (
+        raw if isinstance(raw, str) else tuple(raw) if isinstance(raw, list) else ""
+    )
+    calls = tuple(
+        LCCall(name=c["function"]["name"], args=c["function"]["arguments"], id=c["id"])
+        for c in wire.get("tool_calls") or ()
+    )
+    return LCMessage(kind=kind, content=content, tool_calls=calls, tool_call_id=wire.get("tool_call_id", ""))
+
+
+def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
+    """The LangChain history of a stored context: a tool message is named after its tool (as
+    LangChain's tool node names it); nothing else has a name."""
+    out = []
+    for wire, unit in zip(to_openai(messages), view_units(messages), strict=True):
+        message = from_wire(wire)
+        if unit.kind == "result":
+            block = messages[unit.message].blocks[unit.blocks[0]]
+            message = replace(message, name=getattr(block, "name", None))
+        out.append(message)
+    return tuple(out)
+
+
+def calls_repr(calls: Sequence[LCCall]) -> str:
+    """`repr(message.tool_calls)` as LangChain holds them.
+
+    >>> calls_repr([LCCall("ls", '{"path": "."}', "c1")])
+    "[{'name': 'ls', 'args': {'path': '.'}, 'id': 'c1', 'type': 'tool_call'}]"
+    """
+    return repr([{"name": c.name, "args": c.arguments(), "id": c.id, "type": "tool_call"} for c in calls])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApproxParams:
+    """`count_tokens_approximately`'s parameters (LangChain's defaults)."""
+
+    chars_per_token: float = 4.0
+    extra_tokens_per_message: float = 3.0
+    count_name: bool = True
+    tokens_per_image: int = 85
+    use_usage_metadata_scaling: bool = False
+
+
+APPROX = ApproxParams()
+ANTHROPIC_CHARS_PER_TOKEN = 3.3
+"""What the summarization middleware divides by for Anthropic chat models."""
+
+
+def message_chars(message: LCMessage, tokens_per_image: int = 85) -> tuple[int, int]:
+    """The characters LangChain counts of one message, and its flat image tokens."""
+    chars, images = 0, 0
+    if isinstance(message.content, str):
+        chars += len(message.content)
+    else:
+        for block in message.content:
+            kind = block.get("type", "")
+            if kind in {"image", "image_url"}:
+                images += tokens_per_image
+            elif kind == "text":
+                chars += len(block.get("text", ""))
+            else:
+                chars += len(repr(block))
+    if message.kind == "ai" and isinstance(message.content, str) and message.tool_calls:
+        chars += len(calls_repr(message.tool_calls))
+    if message.kind == "tool":
+        chars += len(message.tool_call_id)
+    return chars + len(message.role), images
+
+
+def tools_chars(tools: Sequence[Mapping[str, Any]]) -> int:
+    """Characters of the tool schemas as LangChain counts them (each one's JSON)."""
+    return sum(len(json.dumps(dict(t))) for t in tools)
+
+
+def count_tokens(
+    messages: Sequence[LCMessage],
+    params: ApproxParams = APPROX,
+    tools: Sequence[Mapping[str, Any]] = (),
+) -> int:
+    """`count_tokens_approximately(messages, ...)` (see the module invariants).
+
+    >>> count_tokens([LCMessage(kind="human", content="abcdefgh")])
+    6
+    """
+    total = 0.0
+    if tools:
+        total += math.ceil(tools_chars(tools) / params.chars_per_token)
+    provider: str | None = None
+    mixed = False
+    last_total: int | None = None
+    at_last: float | None = None
+    for message in messages:
+        chars, images = message_chars(message, params.tokens_per_image)
+        if message.name and params.count_name:
+            chars += len(message.name)
+        total += images
+        total += math.ceil(chars / params.chars_per_token)
+        total += params.extra_tokens_per_message
+        if params.use_usage_metadata_scaling and message.kind == "ai":
+            if provider is None:
+                provider = message.provider
+            elif message.provider != provider:
+                mixed = True
+            if message.total_tokens is not None:
+                last_total, at_last = message.total_tokens, total
+    if (
+        params.use_usage_metadata_scaling
+        and len(messages) > 1
+        and not mixed
+        and provider is not None
+        and last_total is not None
+        and at_last
+    ):
+        total *= min(1.25, max(1.0, last_total / at_last))
+    return math.ceil(total)
+
+
+Counter = Callable[[Sequence[LCMessage]], int]
+
+
+def split_lines(text: str) -> list[str]:
+    """LangChain's default text splitter: lines, each keeping its newline.
+
+    >>> split_lines("a\\nb\\n")
+    ['a\\n', 'b\\n', '']
+    """
+    pieces = text.split("\n")
+    return [p + "\n" for p in pieces[:-1]] + pieces[-1:]
+
+
+def _with_text(message: LCMessage, text: str) -> LCMessage:
+    return replace(message, content=text)
+
+
+def _partial(message: LCMessage, kept: list[LCMessage], limit: int, counter: Counter) -> LCMessage | None:
+    """The boundary message cut to what fits, or None (`_first_max_tokens`' partial step, "last")."""
+    if not isinstance(message.content, str):
+        blocks = list(reversed(message.content))
+        for _ in range(1, len(blocks)):
+            blocks = blocks[:-1]
+            candidate = replace(message, content=tuple(blocks))
+            if counter([*kept, candidate]) <= limit:
+                return replace(message, content=tuple(reversed(blocks)))
+        base = replace(message, content=tuple(blocks))  # what is left of it, reversed
+        text = base.first_text()
+    else:
+        text, base = message.content, message
+    if not text:
+        return None
+    pieces = list(reversed(split_lines(text)))
+    used = counter(kept)
+    left, right = 0, len(pieces)
+    for _ in range(len(pieces).bit_length()):
+        if left >= right:
+            break
+        mid = (left + right + 1) // 2
+        if used + counter([_with_text(base, "".join(pieces[:mid]))]) <= limit:
+            left = mid
+        else:
+            right = mid - 1
+    if left == 0:
+        return None
+    return _with_text(base, "".join(reversed(pieces[:left])))
+
+
+def trim_last(messages: Sequence[LCMessage], limit: int, counter: Counter) -> tuple[LCMessage, ...]:
+    """The last messages within `limit` tokens, starting on a human message (module invariants).
+
+    >>> human, ai = LCMessage(kind="human", content="q" * 40), LCMessage(kind="ai", content="a")
+    >>> [m.kind for m in trim_last([human, ai], 1000, count_tokens)]
+    ['human', 'ai']
+    >>> trim_last([human, ai], 8, count_tokens)
+    ()
+    """
+    rest = list(messages)
+    system = None
+    if rest and rest[0].kind == "system":
+        system, rest = rest[0], rest[1:]
+    budget = limit if system is None else max(0, limit - counter([system]))
+    chosen = _first_within(rest[::-1], budget, counter)
+    out = tuple(chosen[::-1])
+    return out if system is None else (system, *out)
+
+
+def _first_within(messages: list[LCMessage], limit: int, counter: Counter) -> list[LCMessage]:
+    """`_first_max_tokens(partial_strategy="last", end_on="human")` on the reversed history."""
+    if not messages:
+        return messages
+    if counter(messages) <= limit:
+        return _end_on_human(messages, len(messages))
+    left, right = 0, len(messages)
+    for _ in range(len(messages).bit_length()):
+        if left >= right:
+            break
+        mid = (left + right + 1) // 2
+        if counter(messages[:mid]) <= limit:
+            left = mid
+        else:
+            right = mid - 1
+    count = left
+    if count < len(messages):
+        cut = _partial(messages[count], messages[:count], limit, counter)
+        if cut is not None:
+            messages = [*messages[:count], cut]
+            count += 1
+    return _end_on_human(messages, count)
+
+
+def _end_on_human(messages: list[LCMessage], count: int) -> list[LCMessage]:
+    for _ in range(count):
+        if count > 0 and messages[count - 1].kind != "human":
+            count -= 1
+        else:
+            break
+    return messages[:count]
+
+
+def xml_transcript(messages: Sequence[LCMessage]) -> str:
+    """`get_buffer_string(messages, format="xml")` for text, tool-call and image-URL content."""
+    return "\n".join(_xml_entry(m) for m in messages)
+
+
+def _xml_part(block: Wire) -> str | None:
+    kind = block.get("type", "")
+    if kind == "text":
+        text = str(block.get("text", ""))
+        return escape(text) if text else None
+    if kind == "image_url":
+        url = str((block.get("image_url") or {}).get("url", ""))
+        return None if not url or url.startswith("data:") else f"<image url={quoteattr(url)} />"
+    return None
+
+
+def _display_id(call_id: str) -> str:
+    if len(call_id) > TOOL_CALL_ID_DISPLAY_LIMIT:
+        return f"{call_id[:TOOL_CALL_ID_DISPLAY_LIMIT]}..."
+    return call_id
+
+
+def _xml_entry(message: LCMessage) -> str:
+    kind = quoteattr(message.kind)
+    if isinstance(message.content, str):
+        parts = [escape(message.content)] if message.content else []
+    else:
+        parts = [p for b in message.content if (p := _xml_part(b))]
+    if message.kind == "ai" and message.tool_calls:
+        lines = [f"<message type={kind}>"]
+        if parts:
+            lines.append(f"  <content>{' '.join(parts)}</content>")
+        for call in message.tool_calls:
+            args = escape(json.dumps(call.arguments(), ensure_ascii=False))
+            shown = quoteattr(_display_id(call.id))
+            lines.append(f"  <tool_call id={shown} name={quoteattr(call.name)}>{args}</tool_call>")
+        lines.append("</message>")
+        return "\n".join(lines)
+    return f"<message type={kind}>{' '.join(parts)}</message>"

@@ -1,0 +1,51 @@
+"""ctxlab's LangChain view to and from the installed langchain-core messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from ctxlab.presets.langchain.view import LCCall, LCMessage
+
+
+def to_langchain(message: LCMessage) -> BaseMessage:
+    """The langchain-core message `message` stands for."""
+    content: Any = message.content if isinstance(message.content, str) else [dict(b) for b in message.content]
+    match message.kind:
+        case "human":
+            return HumanMessage(content=content, name=message.name)
+        case "system":
+            return SystemMessage(content=content, name=message.name)
+        case "tool":
+            return ToolMessage(content=content, tool_call_id=message.tool_call_id, name=message.name)
+        case "ai":
+            extra: dict[str, Any] = {}
+            if message.provider is not None:
+                extra["response_metadata"] = {"model_provider": message.provider}
+            if message.total_tokens is not None:
+                extra["usage_metadata"] = {
+                    "input_tokens": message.total_tokens,
+                    "output_tokens": 0,
+                    "total_tokens": message.total_tokens,
+                }
+            calls = [{"name": c.name, "args": c.arguments(), "id": c.id} for c in message.tool_calls]
+            return AIMessage(content=content, tool_calls=calls, name=message.name, **extra)
+
+
+def from_langchain(message: BaseMessage) -> LCMessage:
+    """ctxlab's view of a langchain-core message (text, tool calls, names)."""
+    import json
+
+    content = message.content if isinstance(message.content, str) else tuple(message.content)  # type: ignore[arg-type]
+    if isinstance(message, AIMessage):
+        calls = tuple(
+            LCCall(name=c["name"], args=json.dumps(c["args"], ensure_ascii=False), id=c["id"] or "")
+            for c in message.tool_calls
+        )
+        return LCMessage(kind="ai", content=content, tool_calls=calls, name=message.name)
+    if isinstance(message, ToolMessage):
+        return LCMessage(kind="tool", content=content, tool_call_id=message.tool_call_id, name=message.name)
+    if isinstance(message, SystemMessage):
+        return LCMessage(kind="system", content=content, name=message.name)
+    return LCMessage(kind="human", content=content, name=message.name)

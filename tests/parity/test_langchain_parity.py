@@ -1,0 +1,236 @@
+"""ctxlab's exact LangChain steps against the real `create_agent` (langchain 1.5.0) on generated
+workloads: the same requests call for call (kinds, messages in the OpenAI view, tools sent),
+summaries and clearing at the same calls, the same counts, and the same errors."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from tests.parity.lc_driver import LCConfig, LCTrace, run_langchain
+from tests.parity.lc_lab import run_lab
+from tests.parity.workloads import CJK, PROSE, TOOLS
+
+
+def compare(script: Script, config: LCConfig) -> tuple[LCTrace, LCTrace]:
+    theirs, ours = run_langchain(script, config), run_lab(script, config)
+    assert (ours.error is None) == (theirs.error is None)
+    assert [c.kind for c in ours.calls] == [c.kind for c in theirs.calls]
+    for index, (mine, real) in enumerate(zip(ours.calls, theirs.calls, strict=True)):
+        assert mine.messages == real.messages, index
+        assert mine.tools == real.tools, index
+        assert mine.counted == real.counted, index
+    if theirs.error is None:
+        assert ours.final == theirs.final
+    return ours, theirs
+
+
+@st.composite
+def text(draw: st.DrawFn, max_chars: int) -> str:
+    size = draw(st.integers(max(1, max_chars // 3), max(1, max_chars)))
+    base = CJK if draw(st.integers(0, 3)) == 0 else PROSE
+    if draw(st.integers(0, 4)) == 0:
+        base = base.replace(" ", "\n")  # lines for the partial trim
+    return (base * (size // len(base) + 1))[:size]
+
+
+@st.composite
+def lc_rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
+    calls = []
+    for n in range(draw(st.integers(1, 3))):  # parallel calls
+        share = draw(st.sampled_from([0.002, 0.02, 0.08, 0.3, 1.2]))  # of the window, in characters x 4
+        calls.append(
+            ScriptedCall(
+                tool=draw(st.sampled_from(["retrieve", "figure"])),
+                input=json.dumps({"query": f"q{n}"}),
+                result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
+                error=draw(st.integers(0, 6)) == 0,
+            )
+        )
+    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), calls=tuple(calls))
+
+
+@st.composite
+def scripts(draw: st.DrawFn, window: int) -> Script:
+    turns = []
+    for _ in range(draw(st.integers(1, 3))):
+        long_loop = draw(st.integers(0, 5)) == 0
+        count = draw(st.integers(20, 45)) if long_loop else draw(st.integers(0, 6))
+        rounds = tuple(draw(lc_rounds(window)) for _ in range(count))
+        user = TextBlock(text=draw(text(300)))
+        turns.append(ScriptedTurn(user=(user,), rounds=rounds, final=draw(text(100))))
+    return assign_call_ids(Script(system_prompt=draw(text(600)), tools=TOOLS, turns=tuple(turns)))
+
+
+METRIC = st.sampled_from(["tokens", "messages", "fraction"])
+
+
+@st.composite
+def condition(draw: st.DrawFn, window: int) -> tuple[str, float]:
+    kind = draw(METRIC)
+    if kind == "fraction":
+        return kind, draw(st.sampled_from([0.05, 0.2, 0.5, 0.85]))
+    if kind == "messages":
+        return kind, draw(st.integers(2, 40))
+    return kind, draw(st.integers(max(1, window // 20), window))
+
+
+@st.composite
+def triggers(draw: st.DrawFn, window: int) -> object:
+    form = draw(st.sampled_from(["one", "list", "clause", "mixed", "none"]))
+    if form == "one":
+        return draw(condition(window))
+    if form == "list":
+        return [draw(condition(window)) for _ in range(draw(st.integers(1, 3)))]
+    if form == "clause":
+        return dict(draw(st.lists(condition(window), min_size=1, max_size=3)))
+    if form == "mixed":
+        return [draw(condition(window)), dict(draw(st.lists(condition(window), min_size=1, max_size=2)))]
+    return None
+
+
+@st.composite
+def summary_cases(draw: st.DrawFn) -> tuple[Script, LCConfig]:
+    window = draw(st.sampled_from([1500, 4000, 16000, 64000]))
+    keep_kind = draw(METRIC)
+    keep = {
+        "messages": ("messages", draw(st.integers(1, 25))),
+        "tokens": ("tokens", draw(st.integers(10, window // 2))),
+        "fraction": ("fraction", draw(st.sampled_from([0.05, 0.1, 0.3]))),
+    }[keep_kind]
+    config = LCConfig(
+        middleware="summary",
+        window=window,
+        trigger=draw(triggers(window)),
+        keep=keep,  # type: ignore[arg-type]
+        trim_tokens_to_summarize=draw(st.sampled_from([4000, 4000, None, 50, 400, 1])),
+        fail_on=frozenset(draw(st.lists(st.integers(1, 3), max_size=1))),
+        anthropic=draw(st.integers(0, 3)) == 0,
+    )
+    return draw(scripts(window)), config
+
+
+@st.composite
+def clear_cases(draw: st.DrawFn) -> tuple[Script, LCConfig]:
+    window = draw(st.sampled_from([1500, 4000, 16000, 64000]))
+    clear = {
+        "trigger": draw(st.sampled_from([100_000, window // 10, window // 2, window, 1])),
+        "keep": draw(st.sampled_from([3, 0, 1, 5])),
+        "clear_at_least": draw(st.sampled_from([0, 0, 10, 1000])),
+        "clear_tool_inputs": draw(st.booleans()),
+        "exclude_tools": draw(st.sampled_from([(), ("figure",)])),
+    }
+    return draw(scripts(window)), LCConfig(middleware="clear", window=window, clear=clear)
+
+
+@settings(max_examples=50, deadline=None)
+@given(summary_cases())
+def test_langchain_summary_matches_summarization_middleware(case: tuple[Script, LCConfig]) -> None:
+    _, theirs = compare(*case)
+    summaries = [c for c in theirs.calls if c.kind == "summary"]
+    event(f"summary calls: {min(len(summaries), 3)}{'+' if len(summaries) >= 3 else ''}")
+    event("the run failed" if theirs.error else "the run finished")
+    too_long = any("too long to summarize" in str(m.content) for c in theirs.calls for m in c.messages)
+    event("a trim left nothing" if too_long else "no empty trim")
+
+
+@settings(max_examples=50, deadline=None)
+@given(clear_cases())
+def test_langchain_clear_matches_clear_tool_uses_edit(case: tuple[Script, LCConfig]) -> None:
+    _, theirs = compare(*case)
+    cleared = any(m.content == "[cleared]" for c in theirs.calls for m in c.messages)
+    event("results cleared" if cleared else "nothing cleared")
+
+
+def loop(sizes: list[int], *, turns: int = 1) -> Script:
+    """One tool call per round, results of the given sizes (bytes of ASCII prose)."""
+    rounds = tuple(
+        ScriptedRound(
+            calls=(
+                ScriptedCall(
+                    tool="retrieve",
+                    input=json.dumps({"query": f"q{k}"}),
+                    result=(TextBlock(text=(PROSE * (n // len(PROSE) + 1))[:n]),),
+                ),
+            )
+        )
+        for k, n in enumerate(sizes)
+    )
+    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=rounds, final="Done.")
+    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
+
+
+def summary_positions(trace: LCTrace) -> list[int]:
+    """How many reasoning calls came before each summary call."""
+    out, reasoning = [], 0
+    for call in trace.calls:
+        if call.kind == "reasoning":
+            reasoning += 1
+        else:
+            out.append(reasoning)
+    return out
+
+
+def test_a_long_loop_of_small_results_summarizes_after_35_rounds_under_a_3000_token_trigger() -> None:
+    ours, _ = compare(loop([200] * 60), LCConfig(trigger=("tokens", 3000), window=16_000))
+    assert summary_positions(ours)[0] == 35  # LangChain counts ~77 tokens a round: 35 rounds reach 3000
+    assert len([c for c in ours.calls if c.kind == "reasoning"]) == 61  # no 50-round cap
+
+
+def test_a_trim_that_leaves_nothing_makes_no_summary_call() -> None:
+    ours, theirs = compare(loop([4000] * 20), LCConfig(trigger=("tokens", 8000), keep=("messages", 4)))
+    assert [c.kind for c in theirs.calls].count("summary") == 0
+    summaries = [
+        m for c in ours.calls for m in c.messages if m.kind == "human" and "summary" in str(m.content)
+    ]
+    assert summaries and all(
+        str(m.content).endswith("Previous conversation was too long to summarize.") for m in summaries
+    )
+
+
+def test_a_large_result_in_the_kept_tail_is_summarized_again_and_again() -> None:
+    sizes = [200] * 20
+    sizes[2] = 12_000
+    ours, _ = compare(loop(sizes), LCConfig(trigger=("tokens", 3000), keep=("messages", 20), window=16_000))
+    assert len(summary_positions(ours)) > 2  # no breaker: the kept tail alone is over the trigger
+
+
+def test_a_failing_summary_is_tried_three_times_and_ends_the_run() -> None:
+    _, theirs = compare(loop([2000] * 10), LCConfig(trigger=("tokens", 2000), fail_on=frozenset({1})))
+    assert theirs.error is not None and [c.kind for c in theirs.calls].count("summary") == 3
+
+
+DUMP = """
+import dataclasses, json
+from tests.parity.lc_driver import LCConfig, run_langchain
+from tests.parity.test_langchain_parity import loop
+sizes = [300, 5000, 200, 9000, 100] * 4
+for config in (LCConfig(trigger=[("tokens", 1500), {"messages": 12}], keep=("tokens", 900)),
+               LCConfig(middleware="clear", clear={"trigger": 1000, "keep": 1, "clear_tool_inputs": True})):
+    print(json.dumps(dataclasses.asdict(run_langchain(loop(sizes, turns=2), config)), sort_keys=True))
+"""
+
+
+def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", DUMP],
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert runs[0] and runs[0] == runs[1]
