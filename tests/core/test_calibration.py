@@ -16,12 +16,8 @@ total is computed twice: from the family's output, and by hand from the formula.
 
 from __future__ import annotations
 
-from ctxlab.core.compaction.clearing import (
-    AnthropicClearParams,
-    LastNObservationsParams,
-    clear_tool_uses,
-    elide_observations,
-)
+from ctxlab.core.compaction.clearing import AnthropicClearParams, clear_tool_uses
+from ctxlab.core.compaction.observations import LastNObservationsParams, elide_observations
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import AgentScopeEstimator

@@ -8,20 +8,23 @@ from hypothesis import strategies as st
 from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LangChainClearParams,
-    LargeResultParams,
-    LastNObservationsParams,
-    ObservationMaskingParams,
-    SlidingWindowParams,
-    apply_result_offload,
     clear_tool_results,
     clear_tool_uses,
-    elide_observations,
-    mask_observations,
+)
+from ctxlab.core.compaction.large_results import (
+    LargeResultParams,
+    apply_result_offload,
     plan_result_offload,
     plan_result_offloads,
     result_preview,
-    slide_window,
 )
+from ctxlab.core.compaction.observations import (
+    LastNObservationsParams,
+    ObservationMaskingParams,
+    elide_observations,
+    mask_observations,
+)
+from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator

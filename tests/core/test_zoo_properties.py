@@ -16,15 +16,8 @@ from ctxlab.core.compaction.budget import PromptTrimParams, trim_prompt
 from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
     LangChainClearParams,
-    LargeResultParams,
-    LastNObservationsParams,
-    ObservationMaskingParams,
-    apply_result_offload,
     clear_tool_results,
     clear_tool_uses,
-    elide_observations,
-    mask_observations,
-    plan_result_offloads,
 )
 from ctxlab.core.compaction.cutoff import (
     CondenserParams,
@@ -34,7 +27,14 @@ from ctxlab.core.compaction.cutoff import (
     openhands_cut,
 )
 from ctxlab.core.compaction.evict import evict
+from ctxlab.core.compaction.large_results import LargeResultParams, apply_result_offload, plan_result_offloads
 from ctxlab.core.compaction.microcompact import microcompact
+from ctxlab.core.compaction.observations import (
+    LastNObservationsParams,
+    ObservationMaskingParams,
+    elide_observations,
+    mask_observations,
+)
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import AgentScopeEstimator

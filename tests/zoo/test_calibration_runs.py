@@ -18,7 +18,8 @@ Every size is a multiple of 4 bytes where it matters, so the estimator's roundin
 
 from __future__ import annotations
 
-from ctxlab.core.compaction.clearing import AnthropicClearParams, LastNObservationsParams
+from ctxlab.core.compaction.clearing import AnthropicClearParams
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import tools_bytes
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn

@@ -8,13 +8,9 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.compaction.clearing import (
-    AnthropicClearParams,
-    LargeResultParams,
-    LastNObservationsParams,
-    ObservationMaskingParams,
-    plan_result_offload,
-)
+from ctxlab.core.compaction.clearing import AnthropicClearParams
+from ctxlab.core.compaction.large_results import LargeResultParams, plan_result_offload
+from ctxlab.core.compaction.observations import LastNObservationsParams, ObservationMaskingParams
 from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message

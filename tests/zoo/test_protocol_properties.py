@@ -12,13 +12,10 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.budget import BudgetParams
-from ctxlab.core.compaction.clearing import (
-    AnthropicClearParams,
-    LargeResultParams,
-    LastNObservationsParams,
-    ObservationMaskingParams,
-)
+from ctxlab.core.compaction.clearing import AnthropicClearParams
 from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.compaction.large_results import LargeResultParams
+from ctxlab.core.compaction.observations import LastNObservationsParams, ObservationMaskingParams
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn

@@ -17,8 +17,8 @@ from typing import ClassVar
 
 from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages
 from ctxlab.core.agentscope.inject import InjectionParams
-from ctxlab.core.compaction.clearing import LargeResultParams
 from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.compaction.large_results import LargeResultParams
 from ctxlab.core.compaction.microcompact import parse_arguments
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxlab.core.compaction.clearing import LastNObservationsParams
 from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.world.script import ScriptedRound

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from ctxlab.core.compaction.clearing import LargeResultParams
 from ctxlab.core.compaction.cutoff import ContextSize
+from ctxlab.core.compaction.large_results import LargeResultParams
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.codec import decode_messages
 from ctxlab.core.messages.model import ModelError

@@ -1,6 +1,8 @@
-"""Building blocks the other families share, as pure functions.
+"""The other families' pure algorithms, one concern per module.
 
-Tool-result clearing and masking, summary cutoffs, free-text summary requests, protocol-unit
-eviction with a ledger, microcompact, budget zones, and the no-progress breaker. Each family's
-preset (`ctxlab.presets.<family>`) composes the ones its source uses.
+Clearing old tool results (`clearing`), observation masking and elision (`observations`),
+large-result eviction (`large_results`), the protocol-blind window (`window`), summary cutoffs
+(`cutoff`), free-text summary requests (`freetext`), protocol-unit eviction with a ledger
+(`evict`), microcompact, budget zones (`budget`) and the no-progress breaker (`progress`). Each
+family's preset (`ctxlab.presets.<family>`) composes the ones its source uses.
 """

@@ -1,7 +1,7 @@
-"""Tool-result clearing and observation masking families, large-result eviction, sliding window.
+"""Clearing old tool results: the step Anthropic's context editing and LangChain's `ClearToolUsesEdit` share.
 
-Each family edits the stored context (results keep their id, name, state and place; only their
-content changes), except the sliding window, which drops view messages. Sources, one per family:
+A clearing edits the stored context (results keep their id, name, state and place; only their
+content changes). Sources:
 
 - `clear_tool_uses`: Anthropic context editing `clear_tool_uses_20250919` (docs.claude.com,
   build-with-claude/context-editing; beta `context-management-2025-06-27`). Applied by the API to
@@ -9,23 +9,16 @@ content changes), except the sliding window, which drops view messages. Sources,
 - `clear_tool_results`: LangChain `ClearToolUsesEdit` (langchain v1
   `agents/middleware/context_editing.py`); it edits the outgoing request only, so with a
   checkpointer it re-runs every turn (langchain #37815); PR #39265 persists the edit.
-- `mask_observations`: OpenHands `ObservationMaskingCondenser` (`openhands/memory/condenser/
-  impl/observation_masking_condenser.py`, config default `attention_window=100` in
-  `core/config/condenser_config.py`).
-- `elide_observations`: SWE-agent `LastNObservations` (`sweagent/agent/history_processors.py`;
-  `n=5` in the paper and the 0.7 config).
-- `plan_result_offload` / `apply_result_offload`: deepagents `FilesystemMiddleware` eviction of
-  large tool results (`middleware/filesystem.py`, `_message_eviction.py`).
-- `slide_window`: a protocol-blind window, `trim_messages(strategy="last")` without
-  `start_on="human"` (langchain #33245): it can orphan a result, and the lab must catch it.
+
+The other families that edit results in place build on `Clearing` and `replace_results`:
+observation masking and elision (`observations`), large-result eviction (`large_results`); the
+protocol-blind window is `window`.
 
 Invariants:
-- Every family but `slide_window` keeps each call and its result in place, so it never causes an
-  `openai` or `anthropic` protocol violation.
-- Placeholders and notices are ctxlab's own wording; their `{name}` placeholders are filled in one
-  pass (`templates.fill`), so a value holding braces is inserted as it is.
-- `mask_observations` and `elide_observations` are request views: apply them to the full stored
-  history before each request (as OpenHands and SWE-agent do), not to their own output.
+- A clearing keeps each call and its result in place, so it never causes an `openai` or
+  `anthropic` protocol violation.
+- Placeholders are ctxlab's own wording; their `{name}` placeholders are filled in one pass
+  (`templates.fill`), so a value holding braces is inserted as it is.
 """
 
 from __future__ import annotations
@@ -34,20 +27,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxlab.core.messages.blocks import Block, DataBlock, Tally, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, Tally, TextBlock, ToolCallBlock
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import (
     BlockRef,
     Sizer,
     ViewUnit,
     call_blocks,
-    drop_units,
     replace_blocks,
     result_block,
     result_ref,
     tally_after,
-    unit_tallies,
     view_units,
     with_output,
 )
@@ -76,7 +66,8 @@ def _cleared_input(call: ToolCallBlock) -> ToolCallBlock:
     return ToolCallBlock(id=call.id, name=call.name, input="{}")
 
 
-def _results(units: Sequence[ViewUnit]) -> list[ViewUnit]:
+def result_units(units: Sequence[ViewUnit]) -> list[ViewUnit]:
+    """The view units that are tool results, in order."""
     return [u for u in units if u.kind == "result"]
 
 
@@ -118,7 +109,7 @@ def clear_tool_uses(
     holding the placeholder is left alone (it matters only with `persist`).
     """
     calls = call_blocks(messages)
-    pairs = [u for u in _results(view_units(messages)) if u.call_ids[0] in calls]
+    pairs = [u for u in result_units(view_units(messages)) if u.call_ids[0] in calls]
     tally = sizer.size(messages)
     before = sizer.tokens(tally)
     measure = before if params.trigger_kind == "input_tokens" else len(calls)
@@ -232,7 +223,7 @@ def clear_tool_results(
 def _clear_candidates(messages: Sequence[Message], keep: int) -> list[tuple[ViewUnit, BlockRef]]:
     """Results before the last `keep`, each with its call in the nearest assistant view message."""
     units = view_units(messages)
-    results = _results(units)
+    results = result_units(units)
     candidates = results[: len(results) - keep] if keep < len(results) else []
     chosen = {u.index for u in candidates}
     out: list[tuple[ViewUnit, BlockRef]] = []
@@ -251,26 +242,8 @@ def _clear_candidates(messages: Sequence[Message], keep: int) -> list[tuple[View
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ObservationMaskingParams:
-    """OpenHands observation masking: results outside the last `attention_window` view messages
-    (events, not observations) are masked (config default 100)."""
-
-    attention_window: int = 100
-    placeholder: str = "<observation masked>"
-
-
-def mask_observations(
-    messages: Sequence[Message], params: ObservationMaskingParams = ObservationMaskingParams()
-) -> Clearing:
-    """Mask every result whose view index is before `len(view) - attention_window`."""
-    units = view_units(messages)
-    edge = len(units) - params.attention_window
-    masked = [u for u in _results(units) if u.index < edge]
-    return _replace_results(messages, [(u, params.placeholder) for u in masked])
-
-
-def _replace_results(messages: Sequence[Message], plan: Sequence[tuple[ViewUnit, str]]) -> Clearing:
+def replace_results(messages: Sequence[Message], plan: Sequence[tuple[ViewUnit, str]]) -> Clearing:
+    """`messages` with each planned result's output replaced by its text (calls kept in place)."""
     edits: dict[BlockRef, Block] = {}
     cleared: list[str] = []
     for unit, text in plan:
@@ -279,205 +252,3 @@ def _replace_results(messages: Sequence[Message], plan: Sequence[tuple[ViewUnit,
             edits[result_ref(unit)] = with_output(result, text)
             cleared.append(result.id)
     return Clearing(messages=replace_blocks(messages, edits), cleared=tuple(cleared))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LastNObservationsParams:
-    """SWE-agent `last_n_observations`.
-
-    Attributes:
-        n: observations kept in full (the paper: 5).
-        polling: the kept count moves only every `polling` observations (SWE-agent: 1), which
-            keeps between `n` and `n + polling` and breaks the cache less often.
-        notice: what an elided result becomes; `{lines}` is its number of text lines.
-        media_notice: appended when it held images or other data; `{count}` is how many.
-    """
-
-    n: int = 5
-    polling: int = 1
-    notice: str = "[earlier tool output elided: {lines} lines]"
-    media_notice: str = " [{count} attachments elided]"
-
-
-def elide_observations(
-    messages: Sequence[Message], params: LastNObservationsParams = LastNObservationsParams()
-) -> Clearing:
-    """Replace all but the last `n` observations by a one-line notice.
-
-    As in SWE-agent the first observation is never elided: SWE-agent's first observation is the
-    task itself (its instance template); here it is the first user message, and every tool
-    result after it is an observation.
-    """
-    units = view_units(messages)
-    first_user = next((u.index for u in units if u.kind == "user"), None)
-    observations = [u for u in units if u.kind == "result" or u.index == first_user]
-    count = len(observations)
-    last_removed = max(0, (count // params.polling) * params.polling - params.n)
-    plan = [
-        (u, _notice(result_block(messages, u), params))
-        for u in observations[1:last_removed]
-        if u.kind == "result"
-    ]
-    return _replace_results(messages, plan)
-
-
-def _notice(result: ToolResultBlock, params: LastNObservationsParams) -> str:
-    lines = sum(len(p.text.splitlines()) for p in result.output if isinstance(p, TextBlock))
-    data = sum(1 for p in result.output if isinstance(p, DataBlock))
-    text = fill(params.notice, lines=lines)
-    return text + fill(params.media_notice, count=data) if data else text
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LargeResultParams:
-    """deepagents eviction of large tool results to files.
-
-    Attributes:
-        token_limit: evict when the result's text is longer than `token_limit * chars_per_token`
-            characters (deepagents: 20,000 tokens at 4 characters per token).
-        chars_per_token: deepagents' conservative estimate (4).
-        head_lines: preview lines from the start (5).
-        tail_lines: preview lines from the end (5).
-        line_chars: preview lines are clipped to this many characters (1000).
-        exclude_tools: tools never evicted (deepagents: ls, glob, grep, read_file, edit_file,
-            write_file).
-        directory: where the files go (`/large_tool_results`).
-        stub: the result's new text; `{call_id}`, `{path}`, `{preview}`.
-        marker: the preview line standing for the middle; `{omitted}` lines.
-    """
-
-    token_limit: int = 20_000
-    chars_per_token: int = 4
-    head_lines: int = 5
-    tail_lines: int = 5
-    line_chars: int = 1000
-    exclude_tools: tuple[str, ...] = ("ls", "glob", "grep", "read_file", "edit_file", "write_file")
-    directory: str = "/large_tool_results"
-    stub: str = (
-        "The result of tool call {call_id} was too large for the context and is saved at {path}. "
-        "Read it from there a part at a time (with an offset and a limit). Its first and last "
-        "lines:\n\n{preview}\n"
-    )
-    marker: str = "... [{omitted} lines omitted] ..."
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResultOffload:
-    """An eviction intent: write `content` to a file (suggested `path`), then apply it."""
-
-    call_id: str
-    path: str
-    content: str
-
-
-def plan_result_offload(
-    result: ToolResultBlock, params: LargeResultParams = LargeResultParams()
-) -> ResultOffload | None:
-    """The eviction intent for `result`, or None when it is small enough or its tool is excluded.
-
-    The text measured and saved is the result's text parts joined by newlines.
-    """
-    if result.name in params.exclude_tools:
-        return None
-    text = "\n".join(p.text for p in result.output if isinstance(p, TextBlock))
-    if len(text) <= params.token_limit * params.chars_per_token:
-        return None
-    name = result.id.replace(".", "_").replace("/", "_").replace("\\", "_")
-    return ResultOffload(call_id=result.id, path=f"{params.directory}/{name}", content=text)
-
-
-def apply_result_offload(
-    result: ToolResultBlock,
-    offload: ResultOffload,
-    path: str | None = None,
-    params: LargeResultParams = LargeResultParams(),
-) -> ToolResultBlock:
-    """`result` once its content is saved at `path` (default: the suggested one): the stub with
-    a head and tail preview; images and other data stay."""
-    stub = fill(
-        params.stub,
-        call_id=offload.call_id,
-        path=path or offload.path,
-        preview=result_preview(offload.content, params),
-    )
-    data = tuple(p for p in result.output if isinstance(p, DataBlock))
-    return ToolResultBlock(
-        id=result.id, name=result.name, output=(TextBlock(text=stub), *data), state=result.state
-    )
-
-
-def result_preview(text: str, params: LargeResultParams = LargeResultParams()) -> str:
-    """Numbered head and tail lines of `text`, with a marker for the lines between.
-
-    >>> print(result_preview("a\\nb\\nc", LargeResultParams(head_lines=1, tail_lines=1)))
-         1	a
-    ... [1 lines omitted] ...
-         3	c
-    """
-    lines = text.splitlines()
-    clip = params.line_chars
-
-    def numbered(chunk: Sequence[str], first: int) -> str:
-        return "\n".join(f"{first + k:6d}\t{line[:clip]}" for k, line in enumerate(chunk))
-
-    if len(lines) <= params.head_lines + params.tail_lines:
-        return numbered(lines, 1)
-    omitted = len(lines) - params.head_lines - params.tail_lines
-    head = numbered(lines[: params.head_lines], 1)
-    tail = numbered(lines[-params.tail_lines :], len(lines) - params.tail_lines + 1)
-    return f"{head}\n{fill(params.marker, omitted=omitted)}\n{tail}"
-
-
-def plan_result_offloads(
-    messages: Sequence[Message], params: LargeResultParams = LargeResultParams()
-) -> tuple[tuple[BlockRef, ResultOffload], ...]:
-    """Every result of the context that deepagents would evict, with where it lives."""
-    plans = []
-    for unit in _results(view_units(messages)):
-        offload = plan_result_offload(result_block(messages, unit), params)
-        if offload is not None:
-            plans.append((result_ref(unit), offload))
-    return tuple(plans)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SlidingWindowParams:
-    """A protocol-blind window: drop view messages from the front while over `max_tokens`.
-
-    Attributes:
-        max_tokens: the request budget.
-        keep_system: never drop system view messages.
-        min_messages: never keep fewer view messages than this.
-    """
-
-    max_tokens: int = 8192
-    keep_system: bool = True
-    min_messages: int = 1
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Window:
-    """The context after the window: `dropped` view indices, and the request's tokens."""
-
-    messages: tuple[Message, ...]
-    dropped: tuple[int, ...]
-    tokens: int
-
-
-def slide_window(
-    messages: Sequence[Message], *, sizer: Sizer, params: SlidingWindowParams = SlidingWindowParams()
-) -> Window:
-    """Drop view messages from the front, blind to calls and results, down to `max_tokens`."""
-    units = view_units(messages)
-    tallies = unit_tallies(messages, units, sizer.counter)
-    tally = sizer.size(messages)
-    dropped: list[int] = []
-    for unit in units:
-        if sizer.tokens(tally) <= params.max_tokens or len(units) - len(dropped) <= params.min_messages:
-            break
-        if params.keep_system and unit.kind == "system":
-            continue
-        dropped.append(unit.index)
-        tally = tally - tallies[unit.index]
-    kept = drop_units(messages, units, dropped)
-    return Window(messages=kept, dropped=tuple(dropped), tokens=sizer.count(kept))

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ctxlab.core.compaction.clearing import LargeResultParams, apply_result_offload, plan_result_offload
 from ctxlab.core.compaction.cutoff import DEEPAGENTS_SUMMARY
+from ctxlab.core.compaction.large_results import LargeResultParams, apply_result_offload, plan_result_offload
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.engine.env import Env

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from ctxlab.core.agentscope.summary import summary_text
-from ctxlab.core.compaction.clearing import (
+from ctxlab.core.compaction.cutoff import CondenserParams, openhands_cut
+from ctxlab.core.compaction.freetext import summary_request
+from ctxlab.core.compaction.observations import (
     LastNObservationsParams,
     ObservationMaskingParams,
     mask_observations,
 )
-from ctxlab.core.compaction.cutoff import CondenserParams, openhands_cut
-from ctxlab.core.compaction.freetext import summary_request
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ctxlab.core.compaction.clearing import SlidingWindowParams, slide_window
+from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env

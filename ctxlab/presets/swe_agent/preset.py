@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ctxlab.core.compaction.clearing import LastNObservationsParams, elide_observations
+from ctxlab.core.compaction.observations import LastNObservationsParams, elide_observations
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
