@@ -16,7 +16,7 @@ WORKERS ?=
 
 setup: $(STAMP)
 
-$(RUN_STAMP): pyproject.toml constraints.txt
+$(RUN_STAMP): pyproject.toml constraints.txt Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[$(RUN_EXTRAS)]"
 	@touch $@
