@@ -53,7 +53,7 @@ class EventKind(StrEnum):
 
     CLEARED = "cleared"
     """Tool results (or their calls) were replaced by placeholders, in the stored context or
-    newly in the request. Anthropic's clearing, SWE-agent, OpenHands' masking."""
+    newly in the request. Anthropic's clearing, SWE-agent and openhands-hybrid's masking (SWE-agent's)."""
 
     DROPPED = "dropped"
     """The request newly leaves out messages that fall outside the window. Sliding window."""
@@ -73,6 +73,10 @@ class EventKind(StrEnum):
     COMPACTION_STOPPED = "compaction_stopped"
     """After too many futile compactions in a row, the stoppable steps are skipped until the next
     user turn. Every strategy built from steps."""
+
+    ITERATION_LIMIT = "iteration_limit"
+    """The reply stopped at the framework's own limit of steps per reply, condensations
+    included, without a forced answer. OpenHands (the SDK conversation's iteration limit)."""
 
     LOOP_WARNING = "loop_warning"
     """The engine flagged a compaction that reclaimed under 1% or left the request at or above its

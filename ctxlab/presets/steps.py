@@ -213,6 +213,8 @@ class StepStrategy:
         futile_limit: consecutive flagged compactions before the stoppable steps are skipped
             (0: never skip, only flag).
         progress: when a compaction counts as futile.
+        iteration_limit: the framework's own limit of steps per reply, condensations included,
+            after which the reply stops without a forced answer (None: the run's `max_iters`).
     """
 
     name: str
@@ -221,6 +223,7 @@ class StepStrategy:
     source: str = "ctxlab"
     futile_limit: int = FUTILE_COMPACTION_LIMIT
     progress: ProgressParams = field(default_factory=ProgressParams)
+    iteration_limit: int | None = None
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The script's tools after every step's additions."""
