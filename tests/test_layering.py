@@ -15,8 +15,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ctxlab"
 STDLIB = set(sys.stdlib_module_names)
-FAMILY_SHARED = {"steps", "preset", "entries", "registry"}
-BORROWED = {("deepagents", "langchain"), ("openhands", "swe_agent")}
+FAMILY_SHARED = {"steps", "observations", "preset", "entries", "registry"}
+BORROWED = {("deepagents", "langchain")}
 """Steps one family still borrows from another, until the parity work gives each its own."""
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ctxlab.core.agentscope.tasks import TaskTexts
     from ctxlab.core.agentscope.toolkit import ToolkitTexts
 
-TextsName = Literal["ctxlab", "agentscope"]
+TextsName = Literal["ctxlab", "agentscope", "openhands", "swe-agent"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +103,8 @@ class Texts:
     skill_not_found: str  # {skill}
     skill_instruction: str  # {viewer} {skills}
     skill_entry: str  # {name} {description} {dir}
+    # Which set this is: a family preset takes its framework's own strings when it names it
+    name: str = "ctxlab"
 
     def schema(self) -> dict[str, Any]:
         """The summary schema as a mapping."""

@@ -9,11 +9,9 @@ content changes), except the sliding window, which drops view messages. Sources,
 - `clear_tool_results`: LangChain `ClearToolUsesEdit` (langchain v1
   `agents/middleware/context_editing.py`); it edits the outgoing request only, so with a
   checkpointer it re-runs every turn (langchain #37815); PR #39265 persists the edit.
-- `mask_observations`: OpenHands `ObservationMaskingCondenser` (`openhands/memory/condenser/
-  impl/observation_masking_condenser.py`, config default `attention_window=100` in
-  `core/config/condenser_config.py`).
 - `elide_observations`: SWE-agent `LastNObservations` (`sweagent/agent/history_processors.py`;
-  `n=5` in the paper and the 0.7 config).
+  `n` required, 5 in the paper and the 0.7 config). OpenHands' SDK has no observation masking;
+  the Complexity Trap's masking (`openhands-hybrid`) is this one.
 - `plan_result_offload` / `apply_result_offload`: deepagents `FilesystemMiddleware` eviction of
   large tool results (`middleware/filesystem.py`, `_message_eviction.py`).
 - `slide_window`: a protocol-blind window, `trim_messages(strategy="last")` without
@@ -24,8 +22,8 @@ Invariants:
   `openai` or `anthropic` protocol violation.
 - Placeholders and notices are ctxlab's own wording; their `{name}` placeholders are filled in one
   pass (`templates.fill`), so a value holding braces is inserted as it is.
-- `mask_observations` and `elide_observations` are request views: apply them to the full stored
-  history before each request (as OpenHands and SWE-agent do), not to their own output.
+- `elide_observations` is a request view: apply it to the full stored history before each
+  request (as SWE-agent does), not to its own output.
 """
 
 from __future__ import annotations
@@ -251,25 +249,6 @@ def _clear_candidates(messages: Sequence[Message], keep: int) -> list[tuple[View
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ObservationMaskingParams:
-    """OpenHands observation masking: results outside the last `attention_window` view messages
-    (events, not observations) are masked (config default 100)."""
-
-    attention_window: int = 100
-    placeholder: str = "<observation masked>"
-
-
-def mask_observations(
-    messages: Sequence[Message], params: ObservationMaskingParams = ObservationMaskingParams()
-) -> Clearing:
-    """Mask every result whose view index is before `len(view) - attention_window`."""
-    units = view_units(messages)
-    edge = len(units) - params.attention_window
-    masked = [u for u in _results(units) if u.index < edge]
-    return _replace_results(messages, [(u, params.placeholder) for u in masked])
-
-
 def _replace_results(messages: Sequence[Message], plan: Sequence[tuple[ViewUnit, str]]) -> Clearing:
     edits: dict[BlockRef, Block] = {}
     cleared: list[str] = []
@@ -286,22 +265,27 @@ class LastNObservationsParams:
     """SWE-agent `last_n_observations`.
 
     Attributes:
-        n: observations kept in full (the paper: 5).
+        n: observations kept in full; required and positive, as in SWE-agent (the paper: 5).
         polling: the kept count moves only every `polling` observations (SWE-agent: 1), which
             keeps between `n` and `n + polling` and breaks the cache less often.
         notice: what an elided result becomes; `{lines}` is its number of text lines.
         media_notice: appended when it held images or other data; `{count}` is how many.
     """
 
-    n: int = 5
+    n: int
     polling: int = 1
     notice: str = "[earlier tool output elided: {lines} lines]"
     media_notice: str = " [{count} attachments elided]"
 
+    def __post_init__(self) -> None:
+        if self.n <= 0:
+            raise ValueError(
+                f"n={self.n}: SWE-agent keeps a positive number of observations (its own check); "
+                "give n: 5 as in the paper, or another count above 0"
+            )
 
-def elide_observations(
-    messages: Sequence[Message], params: LastNObservationsParams = LastNObservationsParams()
-) -> Clearing:
+
+def elide_observations(messages: Sequence[Message], params: LastNObservationsParams) -> Clearing:
     """Replace all but the last `n` observations by a one-line notice.
 
     As in SWE-agent the first observation is never elided: SWE-agent's first observation is the
