@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-dev
 OUT ?= results
 WORKERS ?=
 
-.PHONY: setup test test-thorough mutation lint typecheck experiments experiments-extended notebooks bench clean
+.PHONY: setup openhands-env test test-thorough mutation lint typecheck experiments experiments-extended notebooks bench clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,25 @@ $(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e ".[$(DEV_EXTRAS)]"
 	@touch $@
 
+# The OpenHands SDK (its parity driver and `texts: openhands`) needs Python >= 3.12, the lab 3.11:
+# it gets an environment of its own, made with the first 3.12+ interpreter found.
+OPENHANDS_VENV := .venv-openhands
+OPENHANDS_STAMP := $(OPENHANDS_VENV)/.installed
+OPENHANDS_CANDIDATES := python3.12 python3.13 $(sort $(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python))
+OPENHANDS_PYTHON ?= $(shell for p in $(OPENHANDS_CANDIDATES); do \
+	$$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { command -v $$p || echo $$p; } && break; done)
+
+openhands-env: $(OPENHANDS_STAMP)
+
+$(OPENHANDS_STAMP): constraints-openhands.txt
+	@if [ -z "$(OPENHANDS_PYTHON)" ]; then \
+		echo "openhands-env: skipped, no Python >= 3.12 found (set OPENHANDS_PYTHON); the OpenHands parity tests will skip"; \
+	else \
+		test -x $(OPENHANDS_VENV)/bin/python || $(OPENHANDS_PYTHON) -m venv $(OPENHANDS_VENV); \
+		$(OPENHANDS_VENV)/bin/python -m pip install --quiet --constraint constraints-openhands.txt openhands-sdk==1.58.2 \
+			&& touch $@; \
+	fi
+
 LINTED := ctxlab tests $(wildcard benchmarks)
 
 lint: $(STAMP)
@@ -34,10 +53,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy --strict ctxlab
 
-test: lint typecheck
+test: lint typecheck openhands-env
 	$(BIN)/python -m pytest --hypothesis-profile=ci
 
-test-thorough: $(STAMP)
+test-thorough: $(STAMP) openhands-env
 	$(BIN)/python -m pytest --hypothesis-profile=thorough
 
 # Mutation testing of the modules that guard requests ([tool.mutmut] in pyproject.toml); slow, so
@@ -62,4 +81,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants
+	rm -rf $(VENV) $(OPENHANDS_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants

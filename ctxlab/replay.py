@@ -119,8 +119,14 @@ def transcript_document(
         "description": f"{transcript.name} replayed through every preset at its defaults.",
         "workload": {"trace": trace},
         "model": {"context_size": context_size},
-        "strategies": [{"name": p, "preset": p} for p in (presets or PRESETS)],
+        "strategies": [
+            {"name": p, "preset": p, **REQUIRED_SETTINGS.get(p, {})} for p in (presets or PRESETS)
+        ],
     }
+
+
+REQUIRED_SETTINGS: dict[str, dict[str, Any]] = {"swe-agent": {"n": 5}}
+"""Settings a preset's source leaves without a default, at the value its paper uses."""
 
 
 def replay_window(transcript: Path, out: Path, *, tools: Path | None = None, fmt: str | None = None) -> int:

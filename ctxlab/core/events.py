@@ -54,7 +54,8 @@ class EventKind(StrEnum):
 
     CLEARED = "cleared"
     """Tool results (or their calls) were replaced by placeholders, in the stored context or
-    newly in the request. Anthropic's and LangChain's clearing, SWE-agent, OpenHands' masking."""
+    newly in the request. Anthropic's and LangChain's clearing, SWE-agent's elision (and so
+    openhands-hybrid's masking)."""
 
     DROPPED = "dropped"
     """The request newly leaves out messages that fall outside the window. Sliding window."""
@@ -74,6 +75,10 @@ class EventKind(StrEnum):
     COMPACTION_STOPPED = "compaction_stopped"
     """After too many futile compactions in a row, the stoppable steps are skipped until the next
     user turn. Every strategy built from steps."""
+
+    ITERATION_LIMIT = "iteration_limit"
+    """The reply stopped at the framework's own limit of steps per reply, condensations
+    included, without a forced answer. OpenHands (the SDK conversation's iteration limit)."""
 
     LOOP_WARNING = "loop_warning"
     """The engine flagged a compaction that reclaimed under 1% or left the request at or above its

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages, unfinished_call_ids
 from ctxlab.core.agentscope.toolkit import ACTIVE_GROUPS, inactive_refusal, offered_tools, with_skills
 from ctxlab.core.agentscope.toolresult import merge_text_parts
+from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import HintBlock, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
@@ -172,16 +173,31 @@ class Loop:
         )
 
     def reply_impl(self, state: EpisodeState, turn: ScriptedTurn) -> EpisodeState:
-        """Iterate until a response has no tool calls (or the forced last step)."""
+        """Iterate until a response has no tool calls (or the forced last step).
+
+        A strategy with its own `iteration_limit` (a framework counting its condensations as
+        steps) stops the reply after that many steps instead, without a forced answer.
+        """
+        limit: int | None = getattr(self.strategy, "iteration_limit", None)
+        steps = 0
         while True:
-            forced = state.cur_iter == self.settings.max_iters
+            if limit is not None and steps >= limit:
+                self.env.recorder.event(EventKind.ITERATION_LIMIT)
+                return state
+            forced = limit is None and state.cur_iter == self.settings.max_iters
             if forced:
                 hint = HintBlock(
                     hint=fill(self.settings.max_iters_hint, max_iters=self.settings.max_iters),
                     source=self.settings.max_iters_source,
                 )
                 state = append_to_reply(state, (hint,), self.env.counter)
+            condensed = len(self.env.recorder.compressions)
             state = self.env.compress(state, CompressRequest())
+            if limit is not None:
+                steps += len(self.env.recorder.compressions) - condensed + 1
+                if steps > limit:
+                    self.env.recorder.event(EventKind.ITERATION_LIMIT)
+                    return state
             state = self.strategy.prepare(state, self.env, self.frame)
             reasoned = self._reasoning(state, "none" if forced else "auto")
             state, response = reasoned.state, reasoned.response

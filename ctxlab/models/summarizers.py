@@ -95,15 +95,21 @@ class FixedSummarizer:
     fail_on: frozenset[int] = frozenset()
     fail_mode: FailMode = "no_tool_call"
     window: int | None = None
+    text: str | None = None
     requests: list[ModelRequest] = field(default_factory=list)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        """The fixed summary, or a failure on the listed invocations or over the window."""
+        """The fixed summary (`text` verbatim for a free-text request when given), or a failure
+        on the listed invocations or over the window."""
         self.requests.append(request)
         failed = scheduled_failure(
             request, fail_on=self.fail_on, fail_mode=self.fail_mode, window=self.window
         )
-        return answer_with(self.fields, request) if failed is None else failed
+        if failed is not None:
+            return failed
+        if self.text is not None and not request.tools:
+            return ModelResponse(blocks=(TextBlock(text=self.text),))
+        return answer_with(self.fields, request)
 
     def params(self) -> dict[str, object]:
         """The summarizer's parameters, for results."""
@@ -112,4 +118,5 @@ class FixedSummarizer:
             "fail_on": sorted(self.fail_on),
             "fail_mode": self.fail_mode,
             "window": self.window,
+            "text": self.text,
         }

@@ -151,6 +151,10 @@ def _fields(cls: type) -> dict[str, Any]:
     docs = attribute_docs(cls)
     made: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            # a parameter the source leaves without a default: the scenario must give it
+            made[f.name] = (_model_type(hints[f.name]), Field(description=docs.get(f.name)))
+            continue
         default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
         field = Field(default=_model_value(default), description=docs.get(f.name))
         made[f.name] = (_model_type(hints[f.name]), field)

@@ -56,9 +56,21 @@ class Preset(Generic[P]):
             raise ValueError(f"preset {self.name!r}: give `entry` and `from_entry` together")
 
     def defaults(self) -> dict[str, Any]:
-        """The default parameters as plain values."""
-        made = self.params()
-        return dataclasses.asdict(made) if dataclasses.is_dataclass(made) else {}  # type: ignore[arg-type]
+        """The default parameters as plain values; one without a default is "(required)"."""
+        if not dataclasses.is_dataclass(self.params):
+            return {}
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self.params):
+            if f.default is not dataclasses.MISSING:
+                value: Any = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                value = f.default_factory()
+            else:
+                out[f.name] = "(required)"  # the source has no default: the scenario gives it
+                continue
+            is_instance = dataclasses.is_dataclass(value) and not isinstance(value, type)
+            out[f.name] = dataclasses.asdict(value) if is_instance else value
+        return out
 
     def describe(self) -> str:
         """One line: the name, the summary and the source."""

@@ -77,9 +77,17 @@ def build_strategy(entry: StrategyEntry, texts: Texts) -> Strategy:
 
 
 def entry_defaults(name: str) -> dict[str, Any]:
-    """A preset's own entry settings and their defaults, by dotted path (common settings left out)."""
-    entry = ENTRIES[name].model_validate({"preset": name})
-    dumped = entry.model_dump(mode="json", exclude=set(StrategyEntry.model_fields))
+    """A preset's own entry settings and their defaults, by dotted path (common settings left out);
+    a setting the source leaves without a default shows as "(required)"."""
+    model = ENTRIES[name]
+    required = {
+        field: "(required)"  # the source has no default: every scenario gives it
+        for field, info in model.model_fields.items()
+        if info.is_required() and field not in StrategyEntry.model_fields
+    }
+    own = [f for f in model.model_fields if f not in StrategyEntry.model_fields and f not in required]
+    entry = model.model_construct(preset=name) if required else model.model_validate({"preset": name})
+    dumped = {**required, **entry.model_dump(mode="json", include=set(own))}
     return dict(flatten(dumped)) if dumped else {}
 
 

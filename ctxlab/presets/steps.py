@@ -216,6 +216,8 @@ class StepStrategy:
         max_iters: the family's own loop limit (rounds per reply), used unless the scenario sets
             `react.max_iters`; None: the scenario's default.
         request_counter: the family's own count of a request, recorded as `strategy_tokens`.
+        iteration_limit: the framework's own limit of steps per reply, condensations included,
+            after which the reply stops without a forced answer (None: the run's `max_iters`).
     """
 
     name: str
@@ -226,6 +228,7 @@ class StepStrategy:
     progress: ProgressParams = field(default_factory=ProgressParams)
     max_iters: int | None = None
     request_counter: RequestCounter | None = None
+    iteration_limit: int | None = None
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The script's tools after every step's additions."""

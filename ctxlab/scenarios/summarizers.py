@@ -71,6 +71,11 @@ class FixedSummarizerSpec(FailureSpec):
         default_factory=dict,
         description="Texts of the five summary fields; fields left out keep a short default.",
     )
+    text: str | None = Field(
+        default=None,
+        description="The answer to every free-text summary request (OpenHands' condenser, LangChain's "
+        "summary), verbatim. None: the fields rendered as text.",
+    )
 
     @field_validator("fields")
     @classmethod
@@ -87,6 +92,7 @@ class FixedSummarizerSpec(FailureSpec):
             fail_on=frozenset(self.fail_on),
             fail_mode=self.fail_mode,
             window=self.window,
+            text=self.text,
         )
 
 

@@ -218,6 +218,7 @@ def read_agentscope_texts(root: Path) -> Texts:
         inline["structured_output_instruction"], func_name="generate_structured_output"
     )
     return Texts(
+        name="agentscope",
         compression_prompt=context.compression_prompt,
         summary_template=context.summary_template,
         summary_schema=json.dumps(context.summary_schema, ensure_ascii=False),

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ctxlab.core.agentscope.tasks import TaskTexts
     from ctxlab.core.agentscope.toolkit import ToolkitTexts
 
-TextsName = Literal["ctxlab", "agentscope", "langchain"]
+TextsName = Literal["ctxlab", "agentscope", "langchain", "openhands", "swe-agent"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,8 +89,6 @@ class Texts:
     read_tool_path_description: str
     read_tool_missing: str  # {path}
     read_tool_refused: str  # {path}
-    # Which set this is: a family's strategies read their own package's strings under its name
-    family: str = "ctxlab"
     tool_not_found: str  # {tool}; a call of a tool the run does not have
     # Tool groups and skills (ctxlab.core.agentscope.toolkit)
     reset_tools_description: str
@@ -105,6 +103,8 @@ class Texts:
     skill_not_found: str  # {skill}
     skill_instruction: str  # {viewer} {skills}
     skill_entry: str  # {name} {description} {dir}
+    # Which set this is: a family preset takes its framework's own strings when it names it
+    name: str = "ctxlab"
 
     def schema(self) -> dict[str, Any]:
         """The summary schema as a mapping."""
@@ -359,8 +359,8 @@ def texts_from_json(data: dict[str, Any]) -> Texts:
 
 
 def text_names() -> tuple[str, ...]:
-    """The field names of `Texts` that hold texts (not the set's `family`)."""
-    return tuple(f.name for f in fields(Texts) if f.name != "family")
+    """The field names of `Texts` that hold texts (not the set's `name`)."""
+    return tuple(f.name for f in fields(Texts) if f.name != "name")
 
 
 if TYPE_CHECKING:  # Texts is what the core's task tools and runtime hints read.

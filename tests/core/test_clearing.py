@@ -20,9 +20,7 @@ from ctxlab.core.compaction.large_results import (
 )
 from ctxlab.core.compaction.observations import (
     LastNObservationsParams,
-    ObservationMaskingParams,
     elide_observations,
-    mask_observations,
 )
 from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
@@ -206,15 +204,7 @@ def test_langchain_clearing_is_stable_when_applied_again() -> None:
     assert clear_tool_results(once.messages, sizer=SIZER, params=params).cleared == ()
 
 
-# OpenHands observation masking and SWE-agent last_n_observations ------------------------------
-
-
-def test_openhands_masks_results_outside_the_attention_window_of_events() -> None:
-    msgs = rounds(4)  # view: user, (calls, result) × 4, text: 10 events
-    out = mask_observations(msgs, ObservationMaskingParams(attention_window=5))
-    assert out.cleared == ("c0", "c1")  # results at events 2 and 4; event 6 is inside the window
-    assert outputs(out.messages)[:2] == ["<observation masked>"] * 2
-    assert mask_observations(msgs).cleared == ()  # the default window is 100 events
+# SWE-agent last_n_observations -----------------------------------------------------------------
 
 
 def test_swe_agent_keeps_the_last_n_and_never_the_task() -> None:
@@ -222,7 +212,7 @@ def test_swe_agent_keeps_the_last_n_and_never_the_task() -> None:
         user("the task"),
         reply(*[b for k in range(8) for b in (call(f"c{k}", "bash"), result(f"c{k}", lines(k + 1), "bash"))]),
     ]
-    out = elide_observations(msgs)
+    out = elide_observations(msgs, LastNObservationsParams(n=5))
     assert out.cleared == ("c0", "c1", "c2")
     assert outputs(out.messages)[:3] == [f"[earlier tool output elided: {k} lines]" for k in (1, 2, 3)]
     assert outputs(out.messages)[3:] == outputs(msgs)[3:]

@@ -1,4 +1,4 @@
-"""Cutoff choosers of LangChain (and deepagents) summarization and the OpenHands condenser."""
+"""Cutoff choosers of LangChain (and deepagents) summarization."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from hypothesis import strategies as st
 
 from ctxlab.core.compaction.cutoff import (
     DEEPAGENTS_SUMMARY,
-    CondenserParams,
     ContextSize,
     SummaryCut,
     SummaryParams,
     langchain_cut,
-    openhands_cut,
 )
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.message import Message
@@ -111,78 +109,10 @@ def test_langchain_keeps_the_last_message_when_even_it_is_over_the_budget() -> N
     assert langchain_cut(chat(1), sizer=SIZER, params=params) is None
 
 
-# OpenHands LLMSummarizingCondenser ------------------------------------------------------------
-
-
-def test_openhands_halves_the_view_above_120_events() -> None:
-    assert openhands_cut(chat(120), sizer=SIZER) is None
-    cut = openhands_cut(chat(121), sizer=SIZER)
-    assert cut is not None and (cut.start, cut.end) == (4, 66)  # keep 4 + the summary + 55 = 60 events
-    pieces_are_whole(chat(121), cut)
-
-
-def test_openhands_counts_and_forgets_its_previous_summary() -> None:
-    assert openhands_cut(chat(120), sizer=SIZER, summary_present=True) is not None
-    cut = openhands_cut(chat(120), sizer=SIZER, summary_present=True)
-    assert cut is not None and (cut.start, cut.end) == (4, 65)
-
-
-def test_openhands_condensation_requests_halve_the_current_view() -> None:
-    cut = openhands_cut(chat(12), sizer=SIZER, requested=True)
-    assert cut is not None and (cut.start, cut.end) == (4, 11)  # target 6: head 4, summary, 1 event
-    # OpenHands' slice semantics: with a tail length of 0 or less, view[keep_first:-k] forgets
-    # nothing (or a slice up to |k|), so a request on a short view condenses nothing
-    assert openhands_cut(chat(6), sizer=SIZER, requested=True) is None
-    assert openhands_cut(chat(10), sizer=SIZER, requested=True) is None
-
-
-def test_openhands_token_limit() -> None:
-    params = CondenserParams(max_size=200, max_tokens=10)
-    cut = openhands_cut(chat(130), sizer=SIZER, params=params)
-    assert cut is not None and (cut.start, cut.end) == (4, 35)  # the tail still follows max_size
-    assert (
-        openhands_cut(chat(130), sizer=SIZER, params=CondenserParams(max_size=200, max_tokens=1000)) is None
-    )
-
-
-def test_openhands_token_trigger_on_a_short_view_forgets_nothing() -> None:
-    # the OpenHands quirk: the tail length comes from max_size even when max_tokens fired, so a
-    # view shorter than max_size // 2 gives an empty forgotten slice
-    assert openhands_cut(chat(20), sizer=SIZER, params=CondenserParams(max_tokens=10)) is None
-
-
-def test_openhands_settings_must_leave_room_for_a_tail() -> None:
-    with pytest.raises(ValueError, match="keep_first must be below"):
-        CondenserParams(max_size=10, keep_first=4)
-
-
-def test_openhands_edges_move_around_call_batches() -> None:
-    batch = reply(call("a", "s"), call("b", "s"), result("a", "1", "s"), result("b", "2", "s"))
-    msgs = [user("u"), user("v"), user("w"), batch, *chat(10)]
-    # view: 3 users, calls (3), result (4), result (5), 10 chat: 16 events; keep_first 4 ends in the batch
-    cut = openhands_cut(msgs, sizer=SIZER, params=CondenserParams(max_size=14, keep_first=4))
-    assert cut is not None and cut.start == 6  # the head takes the whole batch
-    pieces_are_whole(msgs, cut)
-    tail = [*chat(6), batch, *chat(4)]  # view: 6 chat, calls (6), results (7, 8), 4 chat
-    cut = openhands_cut(tail, sizer=SIZER, params=CondenserParams(max_size=12, keep_first=0))
-    assert cut is not None and (cut.start, cut.end) == (0, 6)  # the slice ends at 8: the tail takes the batch
-    pieces_are_whole(tail, cut)
-
-
-@given(agent_histories(max_turns=5), st.integers(1, 12), st.integers(0, 3), st.booleans())
-def test_cuts_are_always_whole_protocol_units(
-    msgs: list[Message], size: int, first: int, summary: bool
-) -> None:
+@given(agent_histories(max_turns=5), st.integers(1, 12))
+def test_cuts_are_always_whole_protocol_units(msgs: list[Message], size: int) -> None:
     keep = SummaryParams(trigger=(MESSAGES,), keep=ContextSize("messages", size))
-    for cut in (
-        langchain_cut(msgs, sizer=SIZER, params=keep),
-        openhands_cut(
-            msgs,
-            sizer=SIZER,
-            params=CondenserParams(max_size=2 * first + 4, keep_first=first),
-            summary_present=summary,
-        ),
-    ):
-        if cut is not None:
-            pieces_are_whole(msgs, cut)
-            assert 0 <= cut.start < cut.end <= len(view_units(msgs))
+    cut = langchain_cut(msgs, sizer=SIZER, params=keep)
+    if cut is not None:
+        pieces_are_whole(msgs, cut)
+        assert 0 <= cut.start < cut.end <= len(view_units(msgs))

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.agentscope.split import SplitInput, split_context
-from ctxlab.core.compaction.cutoff import _safe_start
 from ctxlab.core.compaction.evict import EvictParams, LedgerNote, capped
 from ctxlab.core.messages.blocks import ZERO, Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
@@ -52,22 +51,10 @@ def test_safe_cut_ends_at_the_largest_safe_cut_at_or_before_every_point(
         assert all(straddles(groups, k) for k in range(cut + 1, at + 1))
 
 
-@given(groupings())
-def test_safe_start_ends_at_the_smallest_safe_start_at_or_after_every_point(
-    grouping: tuple[int, list[ProtocolUnit]],
-) -> None:
-    n, groups = grouping
-    for at in range(n + 1):
-        start = _safe_start(groups, at)
-        assert at <= start <= n and not straddles(groups, start)
-        assert all(straddles(groups, k) for k in range(at, start))
-
-
 @pytest.mark.parametrize("n", [3, 40, 400])
 def test_cuts_on_a_chain_run_the_whole_way(n: int) -> None:
     groups = chain(n)
     assert safe_cut(groups, n - 1) == 0
-    assert _safe_start(groups, 1) == n
 
 
 def test_the_orphan_fix_settles_after_a_long_chain_of_batches() -> None:

@@ -19,21 +19,13 @@ from ctxlab.core.compaction.clearing import (
     clear_tool_results,
     clear_tool_uses,
 )
-from ctxlab.core.compaction.cutoff import (
-    CondenserParams,
-    ContextSize,
-    SummaryParams,
-    langchain_cut,
-    openhands_cut,
-)
+from ctxlab.core.compaction.cutoff import ContextSize, SummaryParams, langchain_cut
 from ctxlab.core.compaction.evict import evict
 from ctxlab.core.compaction.large_results import LargeResultParams, apply_result_offload, plan_result_offloads
 from ctxlab.core.compaction.microcompact import microcompact
 from ctxlab.core.compaction.observations import (
     LastNObservationsParams,
-    ObservationMaskingParams,
     elide_observations,
-    mask_observations,
 )
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.message import Message
@@ -70,15 +62,8 @@ def cuts(msgs: list[Message], knob: int) -> list[tuple[Message, ...]]:
         sizer=SIZER,
         params=SummaryParams(trigger=(ContextSize("tokens", 0),), keep=ContextSize("tokens", knob)),
     )
-    oh = openhands_cut(
-        msgs,
-        sizer=SIZER,
-        params=CondenserParams(max_size=2 * (knob % 3) + 4 + knob % 7, keep_first=knob % 3),
-        requested=knob % 2 == 0,
-    )
-    for cut in (lc, oh):
-        if cut is not None:
-            found += [cut.head, cut.summarize, cut.keep]
+    if lc is not None:
+        found += [lc.head, lc.summarize, lc.keep]
     return found
 
 
@@ -96,9 +81,6 @@ FAMILIES: dict[str, Family] = {
             sizer=SIZER,
             params=LangChainClearParams(trigger=k, keep=k % 4, clear_at_least=k % 50, clear_tool_inputs=True),
         ).messages
-    ],
-    "openhands-mask": lambda m, k: [
-        mask_observations(m, ObservationMaskingParams(attention_window=k % 9 + 1)).messages
     ],
     "swe-agent": lambda m, k: [
         elide_observations(m, LastNObservationsParams(n=k % 6 + 1, polling=k % 3 + 1)).messages

@@ -32,7 +32,8 @@ def problems(path: Path) -> list[str]:
 
 def test_every_preset_builds_a_strategy_named_after_its_entry() -> None:
     for name, preset in PRESETS.items():
-        entry = ENTRIES[name].model_validate({"preset": name, "name": f"my-{name}"})
+        required = {"n": 5} if name == "swe-agent" else {}  # SWE-agent's n has no default
+        entry = ENTRIES[name].model_validate({"preset": name, "name": f"my-{name}", **required})
         strategy = build_strategy(entry, CTXLAB_TEXTS)
         assert strategy.name == f"my-{name}"
         assert strategy.tools((ToolSchema.of("t", "", {}),))[0].name == "t"

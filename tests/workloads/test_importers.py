@@ -29,6 +29,7 @@ from ctxlab.workloads.trace import TraceWorkload, map_wire, read_trace
 from ctxlab.workloads.transcript import script_messages, script_transcript, transcript_form
 from tests.workloads.independent import CONVERSIONS
 from tests.workloads.test_trace import scripts
+from tests.zoo.test_presets import REQUIRED
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 FIXTURES: dict[str, str] = {
@@ -330,7 +331,7 @@ def _replay(script: Script, preset: str, window: int) -> list[str]:
     script = assign_call_ids(script)
     outcome = run_script(
         script,
-        PRESETS[preset].strategy(),
+        PRESETS[preset].strategy(PRESETS[preset].params(**REQUIRED.get(preset, {}))),
         model=ScriptModel(script),
         summarizer=FixedSummarizer(fields=FIELDS),
         texts=CTXLAB_TEXTS,

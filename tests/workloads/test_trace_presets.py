@@ -19,6 +19,7 @@ from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.trace import TraceWorkload, read_trace
 from tests.oracles import recorded_anthropic
 from tests.workloads.test_trace import KIMI, TRACES
+from tests.zoo.test_presets import REQUIRED
 
 FIELDS = dict.fromkeys(
     ("task_overview", "current_state", "important_discoveries", "next_steps", "context_to_preserve"),
@@ -34,7 +35,8 @@ def workload(traces: Path, name: str) -> TraceWorkload:
 
 
 def strategy(name: str):  # type: ignore[no-untyped-def]
-    return PRESETS[name].strategy()
+    info = PRESETS[name]
+    return info.strategy(info.params(**REQUIRED.get(name, {})))
 
 
 def replay(script: Script, preset: str, window: int) -> list[str]:

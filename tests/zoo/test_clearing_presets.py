@@ -1,16 +1,18 @@
 """The clearing and masking presets through the engine: anthropic-clear, langchain-clear,
-swe-agent, openhands masking, and the protocol-blind sliding window."""
+swe-agent and the protocol-blind sliding window."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import AnthropicClearParams
 from ctxlab.core.compaction.large_results import LargeResultParams, plan_result_offload
-from ctxlab.core.compaction.observations import LastNObservationsParams, ObservationMaskingParams
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
@@ -20,8 +22,6 @@ from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.deepagents.preset import DeepAgentsParams
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.exact import LangChainClearParams
-from ctxlab.presets.openhands import preset as openhands
-from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
 from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import CTXLAB_TEXTS
@@ -110,22 +110,13 @@ def test_langchain_clear_at_least_stops_once_enough_is_reclaimed() -> None:
 
 
 def test_swe_agent_shows_only_the_last_5_observations() -> None:
-    ran = run(swe_agent.PRESET.strategy(), one_turn(*(search(k) for k in range(9))))
+    ran = run(
+        swe_agent.PRESET.strategy(LastNObservationsParams(n=5)), one_turn(*(search(k) for k in range(9)))
+    )
     last = shown(ran.sent()[-1])
     assert ["elided" in t for t in last] == [True] * 4 + [False] * 5
-    assert last[0] == LastNObservationsParams().notice.replace("{lines}", "1")
+    assert last[0] == LastNObservationsParams(n=5).notice.replace("{lines}", "1")
     assert all("elided" not in r.text for r in results_of(ran))
-
-
-def test_openhands_masks_observations_outside_the_attention_window() -> None:
-    params = OpenHandsParams(
-        masking=ObservationMaskingParams(attention_window=6), condenser=CondenserSettings()
-    )
-    ran = run(openhands.build(params, CTXLAB_TEXTS), one_turn(*(search(k) for k in range(8))))
-    last = shown(ran.sent()[-1])
-    masked = ObservationMaskingParams().placeholder
-    assert last.count(masked) == 5 and masked not in last[-3:]  # 6 events: 3 calls and 3 results
-    assert "cleared" in ran.events() and ran.violations() == []
 
 
 def test_the_sliding_window_orphans_results_and_the_lab_reports_it() -> None:
@@ -176,3 +167,18 @@ def test_deepagents_joins_text_image_text_with_a_newline() -> None:
     )
     plan = plan_result_offload(big)
     assert plan is not None and plan.content == "a" * 50_000 + "\n" + "b" * 50_000
+
+
+def test_swe_agent_needs_n_as_its_source_does() -> None:
+    with pytest.raises(TypeError):
+        LastNObservationsParams()  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="give n: 5"):
+        LastNObservationsParams(n=0)
+    assert swe_agent.PRESET.defaults()["n"] == "(required)"
+
+
+def test_swe_agent_texts_write_swe_agent_s_own_notice() -> None:
+    texts = dataclasses.replace(CTXLAB_TEXTS, name="swe-agent")
+    ran = run(swe_agent.build(LastNObservationsParams(n=5), texts), one_turn(*(search(k) for k in range(9))))
+    last = shown(ran.sent()[-1])
+    assert last[0] == "Old environment output: (1 lines omitted)"

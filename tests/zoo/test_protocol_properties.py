@@ -15,7 +15,7 @@ from ctxlab.core.compaction.budget import BudgetParams
 from ctxlab.core.compaction.clearing import AnthropicClearParams
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.compaction.large_results import LargeResultParams
-from ctxlab.core.compaction.observations import LastNObservationsParams, ObservationMaskingParams
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
@@ -147,17 +147,16 @@ def condenser_for(draw: st.DrawFn) -> CondenserSettings:
 
 
 def openhands_for(draw: st.DrawFn, window: int) -> Strategy:
-    masking = draw(st.sampled_from([None, ObservationMaskingParams(attention_window=4)]))
-    return openhands.build(OpenHandsParams(masking=masking, condenser=condenser_for(draw)), CTXLAB_TEXTS)
+    return openhands.build(OpenHandsParams(condenser=condenser_for(draw)), CTXLAB_TEXTS)
 
 
 def hybrid_for(draw: st.DrawFn, window: int) -> Strategy:
-    masking = LastNObservationsParams(n=draw(st.integers(0, 5)), polling=draw(st.integers(1, 3)))
+    masking = LastNObservationsParams(n=draw(st.integers(1, 5)), polling=draw(st.integers(1, 3)))
     return openhands.build_hybrid(HybridParams(masking=masking, condenser=condenser_for(draw)), CTXLAB_TEXTS)
 
 
 def swe_agent_for(draw: st.DrawFn, window: int) -> Strategy:
-    params = LastNObservationsParams(n=draw(st.integers(0, 5)), polling=draw(st.integers(1, 3)))
+    params = LastNObservationsParams(n=draw(st.integers(1, 5)), polling=draw(st.integers(1, 3)))
     return swe_agent.build(params, CTXLAB_TEXTS)
 
 
@@ -230,8 +229,7 @@ def fixed(name: str, window: int) -> Strategy:
             large = LargeResultParams(token_limit=400, exclude_tools=())
             return deepagents.build(DeepAgentsParams(large_results=large, summary=summary), CTXLAB_TEXTS)
         case "openhands":
-            masking = ObservationMaskingParams(attention_window=6)
-            return openhands.build(OpenHandsParams(masking=masking, condenser=condenser), CTXLAB_TEXTS)
+            return openhands.build(OpenHandsParams(condenser=condenser), CTXLAB_TEXTS)
         case "openhands-hybrid":
             hybrid = HybridParams(masking=LastNObservationsParams(n=2), condenser=condenser)
             return openhands.build_hybrid(hybrid, CTXLAB_TEXTS)

@@ -17,6 +17,7 @@ from ctxlab.presets.steps import StepStrategy
 from ctxlab.scenarios.load import ScenarioError, load_scenario
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.scenarios.files import write
+from tests.zoo.test_presets import REQUIRED
 
 ZOO_SCENARIO = """\
 name: zoo
@@ -40,8 +41,9 @@ sweep:
 @pytest.mark.parametrize("info", list(PRESETS.values()), ids=list(PRESETS))
 def test_an_entry_with_defaults_gives_the_dataclass_defaults_back(info: object) -> None:
     name = info.name  # type: ignore[attr-defined]
-    entry = ENTRIES[name].model_validate({"preset": name, "name": "mine"})
-    assert params_of(entry) == info.params()  # type: ignore[attr-defined]
+    required = REQUIRED.get(name, {})
+    entry = ENTRIES[name].model_validate({"preset": name, "name": "mine", **required})
+    assert params_of(entry) == info.params(**required)  # type: ignore[attr-defined]
     strategy = build_strategy(entry, CTXLAB_TEXTS)
     assert strategy.name == "mine"
 

@@ -8,9 +8,8 @@ and where to cut the stored context. Sources:
   with the safe cutoff of PR #34609 (a cut inside a call batch moves back to include the call).
   deepagents configures it with trigger `("fraction", 0.85)` and keep `("fraction", 0.10)`
   (`deepagents/middleware/summarization.py`): `DEEPAGENTS_SUMMARY`.
-- `openhands_cut`: OpenHands `LLMSummarizingCondenser` (software-agent-sdk
-  `context/condenser/llm_summarizing_condenser.py`: `max_size=120`, `keep_first=4`, optional
-  `max_tokens`), counting view messages as events.
+
+OpenHands' condenser decides over its own event view, in its preset (the SDK's rules).
 
 Invariants:
 - A cut never separates a call batch from its results (nor a result from its images): every
@@ -28,9 +27,7 @@ from typing import Literal, NamedTuple
 from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import (
-    ProtocolUnit,
     Sizer,
-    ViewUnit,
     protocol_units,
     safe_cut,
     split_at_unit,
@@ -166,95 +163,3 @@ def _token_cut(n: int, target: int, tail_tokens: Callable[[int], int]) -> int:
     if candidate >= n:
         return 0 if n == 1 else n - 1
     return candidate
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CondenserParams:
-    """`LLMSummarizingCondenser` settings (OpenHands SDK defaults).
-
-    Attributes:
-        max_size: condense when the view holds more events than this (120).
-        keep_first: events always kept at the start (4).
-        max_tokens: also condense when the request is above this many tokens (off).
-    """
-
-    max_size: int = 120
-    keep_first: int = 4
-    max_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.max_size // 2 - self.keep_first - 1 <= 0:
-            raise ValueError(
-                f"condenser keep_first={self.keep_first} leaves no room for a tail with "
-                f"max_size={self.max_size}: keep_first must be below max_size // 2 - 1 "
-                "(as OpenHands checks); lower keep_first or raise max_size"
-            )
-
-
-def openhands_cut(
-    messages: Sequence[Message],
-    *,
-    sizer: Sizer,
-    params: CondenserParams = CondenserParams(),
-    summary_present: bool = False,
-    requested: bool = False,
-) -> SummaryCut | None:
-    """OpenHands' decision: above `max_size` events, keep the first `keep_first` and a tail so the
-    view halves, and summarize the events between.
-
-    The summary is an event of the view, right after the first `keep_first` events: with
-    `summary_present` it counts toward `max_size` and is summarized again. `requested` is a
-    condensation request (a context-window error), which halves the current view instead.
-
-    The forgotten range is OpenHands' slice, Python's slice semantics included. Then, so that no
-    call batch straddles an edge, the start moves forward past a batch the head began, and the
-    end moves back to the start of a batch the tail needs (OpenHands instead filters the
-    unmatched half out of the request).
-    """
-    units = view_units(messages)
-    size = len(units) + (1 if summary_present else 0)
-    over_tokens = params.max_tokens is not None and sizer.count(messages) > params.max_tokens
-    if not (requested or over_tokens or size > params.max_size):
-        return None
-    target = size // 2 if requested else params.max_size // 2
-    from_tail = target - min(params.keep_first, size) - 1
-    forgotten = _forgotten_units(
-        range(size)[params.keep_first : -from_tail], params.keep_first, summary_present
-    )
-    if not forgotten:
-        return None
-    groups = protocol_units(units)
-    start = _safe_start(groups, forgotten[0])
-    end = safe_cut(groups, forgotten[-1] + 1)
-    if start >= end:
-        return None
-    return _three_way(messages, units, start, end)
-
-
-def _forgotten_units(view: range, keep_first: int, summary_present: bool) -> list[int]:
-    """Unit indices of the forgotten view events (the summary event itself is no unit)."""
-    if not summary_present:
-        return list(view)
-    return [v if v < keep_first else v - 1 for v in view if v != keep_first]
-
-
-def _safe_start(groups: Sequence[ProtocolUnit], start: int) -> int:
-    """Move `start` forward past every protocol unit that begins before it and reaches it.
-
-    Terminates: every move sets `start` to a unit's `last + 1`, which is above it (the unit
-    reaches it), so `start` strictly rises and never passes the last view index + 1: at most
-    that many moves.
-    """
-    moved = True
-    while moved:
-        moved = False
-        for group in groups:
-            if group.first < start <= group.last:
-                start, moved = group.last + 1, True
-    return start
-
-
-def _three_way(messages: Sequence[Message], units: Sequence[ViewUnit], start: int, end: int) -> SummaryCut:
-    left, keep = split_at_unit(messages, units, end)
-    head, middle = split_at_unit(left, view_units(left), start)
-    return SummaryCut(head=head, summarize=middle, keep=keep, start=start, end=end)

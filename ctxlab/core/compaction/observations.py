@@ -1,14 +1,12 @@
-"""Observation masking and elision: old tool results replaced by a placeholder or a notice, per request.
+"""Observation elision: all but the last observations replaced by a one-line notice, per request.
 
-Sources:
-- `mask_observations`: the observation-masking condenser of OpenHands' first generation
-  (`openhands/memory/condenser/impl/observation_masking_condenser.py`, config default
-  `attention_window=100`), which the Complexity Trap study (arXiv:2508.21433) measures.
-- `elide_observations`: SWE-agent `LastNObservations` (`sweagent/agent/history_processors.py`).
+Source: SWE-agent `LastNObservations` (`sweagent/agent/history_processors.py`; `n` required, 5 in
+the paper and the 0.7 config). OpenHands' SDK has no observation masking; the Complexity Trap's
+masking (`openhands-hybrid`) is this one.
 
 Invariants:
-- Both are request views: apply them to the full stored history before each request (as
-  OpenHands and SWE-agent do), not to their own output.
+- A request view: apply it to the full stored history before each request (as SWE-agent does),
+  not to its own output.
 - Each call and its result stay in place, so no protocol rule is broken.
 """
 
@@ -17,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxlab.core.compaction.clearing import Clearing, replace_results, result_units
+from ctxlab.core.compaction.clearing import Clearing, replace_results
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
@@ -28,45 +26,31 @@ from ctxlab.core.messages.units import (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ObservationMaskingParams:
-    """OpenHands observation masking: results outside the last `attention_window` view messages
-    (events, not observations) are masked (config default 100)."""
-
-    attention_window: int = 100
-    placeholder: str = "<observation masked>"
-
-
-def mask_observations(
-    messages: Sequence[Message], params: ObservationMaskingParams = ObservationMaskingParams()
-) -> Clearing:
-    """Mask every result whose view index is before `len(view) - attention_window`."""
-    units = view_units(messages)
-    edge = len(units) - params.attention_window
-    masked = [u for u in result_units(units) if u.index < edge]
-    return replace_results(messages, [(u, params.placeholder) for u in masked])
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class LastNObservationsParams:
     """SWE-agent `last_n_observations`.
 
     Attributes:
-        n: observations kept in full (the paper: 5).
+        n: observations kept in full; required and positive, as in SWE-agent (the paper: 5).
         polling: the kept count moves only every `polling` observations (SWE-agent: 1), which
             keeps between `n` and `n + polling` and breaks the cache less often.
         notice: what an elided result becomes; `{lines}` is its number of text lines.
         media_notice: appended when it held images or other data; `{count}` is how many.
     """
 
-    n: int = 5
+    n: int
     polling: int = 1
     notice: str = "[earlier tool output elided: {lines} lines]"
     media_notice: str = " [{count} attachments elided]"
 
+    def __post_init__(self) -> None:
+        if self.n <= 0:
+            raise ValueError(
+                f"n={self.n}: SWE-agent keeps a positive number of observations (its own check); "
+                "give n: 5 as in the paper, or another count above 0"
+            )
 
-def elide_observations(
-    messages: Sequence[Message], params: LastNObservationsParams = LastNObservationsParams()
-) -> Clearing:
+
+def elide_observations(messages: Sequence[Message], params: LastNObservationsParams) -> Clearing:
     """Replace all but the last `n` observations by a one-line notice.
 
     As in SWE-agent the first observation is never elided: SWE-agent's first observation is the

@@ -64,7 +64,7 @@ def counted_messages(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...
 
 def _langchain_texts(texts: Texts) -> LangChainTexts:
     """LangChain's own strings under `texts: langchain`, the lab's otherwise."""
-    if texts.family == "langchain":
+    if texts.name == "langchain":
         from ctxlab.texts.langchain import langchain_texts
 
         return langchain_texts()

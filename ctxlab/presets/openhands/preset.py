@@ -1,46 +1,53 @@
-"""The OpenHands presets: `openhands` (observation masking + the LLM-summarizing condenser) and
-`openhands-hybrid` (SWE-agent-style masking of all but the last 10 observations + the same
-condenser: the Complexity Trap's masking-and-summary hybrid).
+"""The OpenHands presets: `openhands` (the SDK 1.58.2 `LLMSummarizingCondenser`, call for call)
+and `openhands-hybrid` (the Complexity Trap's masking, SWE-agent's `LastNObservations`, in front
+of the same condenser).
 
-Sources: All-Hands-AI/OpenHands @ 156d068, `openhands/memory/condenser/impl/
-observation_masking_condenser.py` and `llm_summarizing_condenser.py`,
-`openhands/core/config/condenser_config.py` (`attention_window=100`, `max_event_length=10,000`);
-the SDK's `llm_summarizing_condenser.py` (`max_size=120`, `keep_first=4`, optional `max_tokens`);
-Lindenbauer et al., "The Complexity Trap" (arXiv:2508.21433): masking with a 10-turn window,
-and the hybrid of masking during accumulation with an LLM summary.
+Source: `openhands-sdk==1.58.2`, `openhands/sdk/context/condenser/llm_summarizing_condenser.py`
+(`LLMSummarizingCondenser`, `default_condenser`), `condenser/base.py` (`RollingCondenser.condense`:
+soft and hard requirements), `context/view/` (manipulation indices), `agent/agent.py` (a
+condensation is a step of its own, before the next model call) and `conversation/impl/
+local_conversation.py` (`max_iteration_per_run=500`). The SDK has no observation masking.
 
-Steps, OpenHands counting events as view messages:
-- condenser (stored): when the view holds more than `max_size` events (the summary counts as
-  one), or the request is over `max_tokens`, or over the model's window (OpenHands' condensation
-  request after a context-window error, which halves the view), the events between the first
-  `keep_first` and a tail are summarized in one free-text call with the previous summary, each
-  event cut to `max_event_length` characters, and forgotten (event `compressed`). A failed
-  summary forgets nothing (event `summary_failed`).
-- masking (request-only): tool results older than the last `attention_window` events are
-  replaced by a placeholder (event `cleared`).
+Behaviour, before every model call (the view is the system prompt, then one event per user
+message, tool call, tool result, final text and summary; see `ctxlab.presets.openhands.view`):
+- Condense when the view holds more than `max_size` events (soft) or the request is over
+  `min(max_tokens, the window)` tokens by the SDK's counter (hard). The tail kept is
+  `max_size // 2 - keep_first - 1` events, or for tokens the longest suffix that brings the
+  request under half the limit; both cut edges move forward to manipulation indices, so a batch
+  straddling an edge is forgotten. The system prompt counts in the view and in `keep_first`.
+- The summary request is a system message (the SDK's summarizing prompt) and a user message of
+  every forgotten event's preview (`str(event)`, at most 500 characters of content; actions
+  without their arguments; an earlier summary is an event like the others). The summary is
+  inserted where the forgotten range began, as a user message inside the context.
+- Nothing is condensed when the range is empty or under `minimum_progress` of the view, or when
+  the summary fails: a soft condensation then sends the view uncondensed (and tries again before
+  the next call); a hard one resets: every event after the system prompt is summarized, retried
+  up to `hard_reset_retries` times with each event cut to 0.8 of the longest, then the run fails.
+- Each condensation is an iteration of the conversation; a reply stops (without a forced answer)
+  after `max_iterations` iterations.
 
-Deviation: the summary travels beside the context (ctxlab's invariant) and is sent right after
-the system prompt; OpenHands places its summary event after the first `keep_first` events.
+Texts: `texts: openhands` takes the SDK's strings from the installed package
+(`ctxlab.texts.openhands`); otherwise the summary request is worded by ctxlab.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from ctxlab.core.agentscope.summary import summary_text
-from ctxlab.core.compaction.cutoff import CondenserParams, openhands_cut
-from ctxlab.core.compaction.freetext import summary_request
-from ctxlab.core.compaction.observations import (
-    LastNObservationsParams,
-    ObservationMaskingParams,
-    mask_observations,
-)
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, fixed_messages, text_message
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.views import to_openai
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
-from ctxlab.engine.state import EpisodeState, with_context
+from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
+from ctxlab.presets.observations import LastNObservations
+from ctxlab.presets.openhands import view
+from ctxlab.presets.openhands.tokens import sdk_token_count
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import (
     Compaction,
@@ -51,151 +58,337 @@ from ctxlab.presets.steps import (
     record_compaction,
     request_sizer,
 )
-from ctxlab.presets.swe_agent.preset import LastNObservations
 from ctxlab.texts import Texts
+from ctxlab.texts.openhands import OpenHandsTexts, openhands_texts
 
-SOURCE = "OpenHands 156d068, memory/condenser/impl (ObservationMasking, LLMSummarizing); SDK defaults"
-HYBRID_SOURCE = "The Complexity Trap (arXiv:2508.21433) hybrid, on OpenHands' LLMSummarizingCondenser"
-
-CONDENSER_PROMPT = (
-    "You keep the running notes of a software agent whose oldest events are about to be "
-    "forgotten. Merge the previous notes and the events below into new notes with these "
-    "sections: USER GOAL (the request and every constraint, word for word), TASKS (done, in "
-    "progress, pending), FILES AND CODE (paths, functions, what changed), TESTS (commands and "
-    "their latest results), FACTS (identifiers, numbers, error messages, exactly), NEXT STEP.\n\n"
-    "<previous_notes>\n{previous_summary}\n</previous_notes>\n\n"
-    "<events>\n{conversation}\n</events>"
+SOURCE = "openhands-sdk 1.58.2, context/condenser/llm_summarizing_condenser.py (LLMSummarizingCondenser)"
+HYBRID_SOURCE = (
+    "The Complexity Trap (arXiv:2508.21433) hybrid: SWE-agent's LastNObservations masking, then "
+    "openhands-sdk 1.58.2's LLMSummarizingCondenser"
 )
+
+CTXLAB_CONDENSER_TEXTS = OpenHandsTexts(
+    summarizing_system=(
+        "You keep the running notes of a software agent whose oldest events are about to be "
+        "forgotten. The events below may include earlier notes. Write new notes with these sections: "
+        "USER GOAL (the request and every constraint, word for word), TASKS (done, in progress, "
+        "pending), FILES AND CODE (paths, functions, what changed), TESTS (commands and their latest "
+        "results), FACTS (identifiers, numbers, error messages, exactly), NEXT STEP."
+    ),
+    event_open="<event>\n",
+    event_close="\n</event>\n\n",
+    events_end="\nWrite the notes now.",
+    preview_chars=500,
+    error_header="",
+    truncate_notice="<clipped>",
+    added_properties="{}",
+)
+"""ctxlab's own wording of the summary request (`texts: ctxlab`); the mechanics are the SDK's."""
+
+MAX_STEPS = 500
+"""Condensations in a row before a call at most (the conversation's own iteration limit)."""
+
+DefaultSet = Literal["agent", "class"]
+DEFAULT_SETS: dict[str, tuple[int, int]] = {"agent": (80, 4), "class": (240, 2)}
+"""`default_condenser()` (the default agent's, 80 / 4) and the class's own (240 / 2)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CondenserSettings:
-    """The LLM-summarizing condenser's settings (the prompt is ctxlab's own).
+    """The `LLMSummarizingCondenser`'s settings.
 
     Attributes:
-        max_size: condense when the view holds more events than this (SDK: 120).
-        keep_first: events always kept at the start (SDK: 4).
-        max_tokens: also condense when the request is above this many tokens (SDK: off).
-        max_event_length: each forgotten event is cut to this many characters in the prompt.
-        prompt: the summary request; `{previous_summary}` and `{conversation}`.
+        defaults: which default set fills `max_size` and `keep_first` left unset: `agent`
+            (`default_condenser()`, 80 / 4, what the SDK's default agent uses) or `class` (240 / 2).
+        max_size: condense when the view holds more events than this.
+        keep_first: events always kept at the start of the view, the system prompt included.
+        max_tokens: condense when the request is over `min(max_tokens, the window)` tokens.
+        minimum_progress: a condensation forgetting fewer than this share of the view is refused.
+        hard_reset_retries: summary attempts of a hard reset.
+        hard_reset_scaling: each retry cuts every event to this share of the previous cap.
     """
 
-    max_size: int = 120
-    keep_first: int = 4
+    defaults: DefaultSet = "agent"
+    max_size: int | None = None
+    keep_first: int | None = None
     max_tokens: int | None = None
-    max_event_length: int = 10_000
-    prompt: str = CONDENSER_PROMPT
+    minimum_progress: float = 0.1
+    hard_reset_retries: int = 5
+    hard_reset_scaling: float = 0.8
 
     def __post_init__(self) -> None:
-        self.cut()  # OpenHands' own check: keep_first must leave room for a tail
+        if self.size // 2 - self.first - 1 <= 0:
+            raise ValueError(
+                f"condenser keep_first={self.first} leaves no room for a tail with max_size={self.size}: "
+                "keep_first must be below max_size // 2 - 1 (the SDK's own check); lower keep_first or "
+                "raise max_size"
+            )
 
-    def cut(self) -> CondenserParams:
-        """The cutoff's settings."""
-        return CondenserParams(max_size=self.max_size, keep_first=self.keep_first, max_tokens=self.max_tokens)
+    @property
+    def size(self) -> int:
+        """`max_size` in force."""
+        return self.max_size if self.max_size is not None else DEFAULT_SETS[self.defaults][0]
+
+    @property
+    def first(self) -> int:
+        """`keep_first` in force."""
+        return self.keep_first if self.keep_first is not None else DEFAULT_SETS[self.defaults][1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempt:
+    """What one condensation check did: the new state, and whether the step may go on checking."""
+
+    state: EpisodeState
+    condensed: bool
 
 
 @dataclass(frozen=True, slots=True)
 class CondenseEvents(Step):
-    """OpenHands' LLM-summarizing condenser over view messages (see the module docstring)."""
+    """The SDK's condenser over the event view (see the module docstring)."""
 
     settings: CondenserSettings
+    texts: OpenHandsTexts
     key: ClassVar[str] = "condenser"
-    stoppable: ClassVar[bool] = True
+    edits: ClassVar[bool] = True
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
-        """Summarize and forget the middle events when the view is too long."""
-        sizer = request_sizer(state, env, frame)
-        before = sizer.tokens(state.context_tally)
-        cut = openhands_cut(
-            state.context,
-            sizer=sizer,
-            params=self.settings.cut(),
-            summary_present=bool(state.summary),
-            requested=before > env.context_size,
-        )
-        if cut is None:
-            return Stepped(state=state)
-        request = summary_request(
-            self.settings.prompt,
-            cut.summarize,
-            previous_summary=summary_text(state.summary),
-            max_event_chars=self.settings.max_event_length,
-        )
+        """Condense, step after step, while the SDK would (each a conversation iteration)."""
+        compaction = None
+        for _ in range(MAX_STEPS):
+            before = request_sizer(state, env, frame).tokens(state.context_tally)
+            attempt = self.attempt(state, env, frame)
+            if not attempt.condensed:
+                return Stepped(state=attempt.state, compaction=compaction)
+            state = attempt.state
+            after = request_sizer(state, env, frame).tokens(state.context_tally)
+            compaction = Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0)
+        return Stepped(state=state, compaction=compaction)
+
+    def limit(self, env: Env) -> int | None:
+        """The token trigger: `min(max_tokens, the window)`."""
+        limits = [x for x in (self.settings.max_tokens, env.context_size) if x is not None]
+        return min(limits) if limits else None
+
+    def count(self, state: EpisodeState, frame: Frame, context: tuple[Message, ...] | None = None) -> int:
+        """The SDK's token count of the request the view would send."""
+        shown = view.sdk_request(state.context if context is None else context)
+        return sdk_token_count(to_openai((*fixed_messages(frame.system_prompt, ""), *shown)), frame.tools)
+
+    def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
+        """The request as the SDK sends it (`view.sdk_request`)."""
+        return Edit(messages=view.sdk_request(messages))
+
+    def attempt(self, state: EpisodeState, env: Env, frame: Frame) -> Attempt:
+        """One step's `condense`: None, a condensation, or a hard reset."""
+        events = view.events_of(state.context)
+        size = 1 + len(events)
+        limit = self.limit(env)
+        total = self.count(state, frame)
+        over_tokens = limit is not None and total > limit
+        if size <= self.settings.size and not over_tokens:
+            return Attempt(state=state, condensed=False)
+        tails = [self.settings.size // 2 - self.settings.first - 1] if size > self.settings.size else []
+        if over_tokens and limit is not None:
+            tails.append(self.token_tail(state, frame, events, total - limit // 2))
+        cut = view.forgotten_range(events, keep_first=self.settings.first, events_from_tail=min(tails))
+        forgotten = () if cut is None else events[cut.start - 1 : cut.end - 1]
+        if cut is not None and forgotten and len(forgotten) >= size * self.settings.minimum_progress:
+            done = self.condense(state, env, frame, events, cut=cut, forgotten=forgotten, max_chars=None)
+            if done is not None:
+                return Attempt(state=done, condensed=True)
+        if not over_tokens:
+            return Attempt(state=state, condensed=False)  # soft: the view goes uncondensed
+        return Attempt(state=self.hard_reset(state, env, frame, events), condensed=True)
+
+    def token_tail(
+        self, state: EpisodeState, frame: Frame, events: tuple[view.Event, ...], reduction: int
+    ) -> int:
+        """How many view events after `keep_first` may stay while the count drops by `reduction`
+        (the SDK's `get_suffix_length_for_token_reduction`, a binary search over prefixes)."""
+        first = self.settings.first
+        rest = 1 + len(events) - first
+        if rest <= 0:
+            return 0
+        if reduction <= 0:
+            return rest
+
+        def tokens(n: int) -> int:  # the system prompt and the first n - 1 context events
+            return self.count(state, frame, view.rebuild(state.context, events[: max(n - 1, 0)], None, 0))
+
+        base = tokens(first) if first else 0
+
+        def prefix(n: int) -> int:
+            return tokens(first + n) - base
+
+        if prefix(rest) <= reduction:
+            return 0
+        low, high = 1, rest
+        while low < high:
+            middle = (low + high) // 2
+            if prefix(middle) > reduction:
+                high = middle
+            else:
+                low = middle + 1
+        return rest - low
+
+    def condense(
+        self,
+        state: EpisodeState,
+        env: Env,
+        frame: Frame,
+        events: tuple[view.Event, ...],
+        *,
+        cut: view.Cut,
+        forgotten: tuple[view.Event, ...],
+        max_chars: int | None,
+    ) -> EpisodeState | None:
+        """Summarize `forgotten` and put the summary at the cut's start; None when it fails."""
+        request = self.summary_request(forgotten, max_chars)
         outcome = env.summarize_text(state, request)
-        trigger = self.settings.max_tokens or env.context_size
         if outcome.text is None:
             env.recorder.event(EventKind.SUMMARY_FAILED)
-            return Stepped(
-                state=state, compaction=Compaction(before=before, after=before, floor=0, trigger=trigger)
-            )
-        new = replace(with_context(state, (*cut.head, *cut.keep), env.counter), summary=outcome.text)
-        after = request_sizer(new, env, frame).tokens(new.context_tally)
+            return None
+        number = memo(state, self.key, 0) + 1
+        kept = events[: cut.start - 1] + events[cut.end - 1 :]
+        context = view.rebuild(state.context, kept, view.summary_message(outcome.text, number), cut.start - 1)
+        new = with_memo(with_context(state, context, env.counter), self.key, number)
         env.recorder.event(EventKind.COMPRESSED)
         record_compaction(
             env,
-            before=before,
-            after=after,
-            threshold=trigger,
-            compressed=len(cut.summarize),
-            kept=len(cut.head) + len(cut.keep),
+            before=request_sizer(state, env, frame).tokens(state.context_tally),
+            after=request_sizer(new, env, frame).tokens(new.context_tally),
+            threshold=self.settings.size,
+            compressed=len(forgotten),
+            kept=len(kept),
             summary_ok=True,
             summary=outcome.text,
-            floor=after,
         )
-        return Stepped(
-            state=new, compaction=Compaction(before=before, after=after, floor=after, trigger=trigger)
+        return new
+
+    def summary_request(
+        self, forgotten: tuple[view.Event, ...], max_chars: int | None
+    ) -> tuple[Message, ...]:
+        """The SDK's two messages: its summarizing prompt, and every forgotten event's preview."""
+        t = self.texts
+        shown = (
+            view.truncate_middle(self.render(event), max_chars, t.truncate_notice) for event in forgotten
         )
+        body = ("".join(t.event_open + s + t.event_close for s in shown) + t.events_end).strip()
+        return (text_message("system", t.summarizing_system), text_message("user", body))
+
+    def render(self, event: view.Event) -> str:
+        """`str(event)`."""
+        call = event.blocks[-1]
+        action = f"{camel(call.name)}Action" if isinstance(call, ToolCallBlock) else ""
+        return view.render(event, limit=self.texts.preview_chars, action_class=action)
+
+    def hard_reset(
+        self, state: EpisodeState, env: Env, frame: Frame, events: tuple[view.Event, ...]
+    ) -> EpisodeState:
+        """Summarize every event after the system prompt, cutting events shorter on each retry.
+
+        Raises:
+            RuntimeError: every attempt failed (the SDK's NoCondensationAvailableException).
+        """
+        cut = view.Cut(start=1, end=1 + len(events))
+        max_chars: int | None = None
+        for _ in range(self.settings.hard_reset_retries):
+            done = self.condense(state, env, frame, events, cut=cut, forgotten=events, max_chars=max_chars)
+            if done is not None:
+                return done
+            if max_chars is None:
+                prompt = view.preview(frame.system_prompt, self.texts.preview_chars, dots_inside=False)
+                system = (
+                    f"SystemPromptEvent (agent)\n  System: {prompt}\n  Tools: {len(frame.tools)} available"
+                )
+                max_chars = max([len(system), *(len(self.render(e)) for e in events)])
+            max_chars = int(max_chars * self.settings.hard_reset_scaling)
+        raise RuntimeError("the hard context reset failed: no summary after every attempt")
+
+    def tools(self, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        """Every tool with the SDK's added properties in front of its own."""
+        added = json.loads(self.texts.added_properties)
+        if not added:
+            return tools
+        return tuple(_with_properties(tool, added) for tool in tools)
+
+    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
+        """A failed tool's result starts with the SDK's error header."""
+        if result.state != "error" or not self.texts.error_header:
+            return result
+        return replace(result, output=(TextBlock(text=self.texts.error_header), *result.output))
 
 
-@dataclass(frozen=True, slots=True)
-class MaskObservations(Step):
-    """OpenHands' observation masking: request-only, results outside the attention window."""
+def _with_properties(tool: ToolSchema, added: dict[str, object]) -> ToolSchema:
+    parameters = json.loads(tool.parameters)
+    own = parameters.get("properties", {})
+    parameters["properties"] = {**added, **{k: v for k, v in own.items() if k not in added}}
+    return ToolSchema.of(tool.name, tool.description, parameters)
 
-    params: ObservationMaskingParams
-    key: ClassVar[str] = "observation_masking"
-    edits: ClassVar[bool] = True
 
-    def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
-        """The request with old observations masked."""
-        masked = mask_observations(messages, self.params)
-        return Edit(messages=masked.messages, cleared=frozenset(masked.cleared))
+def camel(name: str) -> str:
+    """`read_file` -> `ReadFile`: how the SDK's tools name their action classes.
+
+    >>> camel("read_file")
+    'ReadFile'
+    """
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def condenser_texts(texts: Texts) -> OpenHandsTexts:
+    """The SDK's texts under `texts: openhands`, else ctxlab's wording."""
+    return openhands_texts() if texts.name == "openhands" else CTXLAB_CONDENSER_TEXTS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OpenHandsParams:
-    """OpenHands' condenser pipeline: masking (None: off) and the summarizing condenser."""
+    """The SDK's condenser and the conversation's iteration limit."""
 
-    masking: ObservationMaskingParams | None = field(default_factory=ObservationMaskingParams)
     condenser: CondenserSettings = field(default_factory=CondenserSettings)
+    max_iterations: int = 500
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HybridParams:
     """The Complexity Trap's hybrid: all but the last `n` observations elided (the paper's
-    M = 10 turns, one observation each), and the summarizing condenser."""
+    M = 10 turns, one observation each), then the SDK's condenser."""
 
     masking: LastNObservationsParams = field(default_factory=lambda: LastNObservationsParams(n=10))
     condenser: CondenserSettings = field(default_factory=CondenserSettings)
+    max_iterations: int = 500
 
 
 def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
-    """The `openhands` strategy: the condenser, then masking of the request."""
-    steps: tuple[Step, ...] = (CondenseEvents(params.condenser),)
-    if params.masking is not None:
-        steps += (MaskObservations(params.masking),)
-    return StepStrategy(name="openhands", steps=steps, config=params, source=SOURCE)
+    """The `openhands` strategy."""
+    step = CondenseEvents(params.condenser, condenser_texts(texts))
+    return StepStrategy(
+        name="openhands",
+        steps=(step,),
+        config=params,
+        source=SOURCE,
+        futile_limit=0,
+        iteration_limit=params.max_iterations,
+    )
 
 
 def build_hybrid(params: HybridParams, texts: Texts) -> StepStrategy:
     """The `openhands-hybrid` strategy: the condenser, then SWE-agent-style masking."""
-    steps = (CondenseEvents(params.condenser), LastNObservations(params.masking))
-    return StepStrategy(name="openhands-hybrid", steps=steps, config=params, source=HYBRID_SOURCE)
+    steps = (CondenseEvents(params.condenser, condenser_texts(texts)), LastNObservations(params.masking))
+    return StepStrategy(
+        name="openhands-hybrid",
+        steps=steps,
+        config=params,
+        source=HYBRID_SOURCE,
+        futile_limit=0,
+        iteration_limit=params.max_iterations,
+    )
 
 
 PRESET = Preset(
     name="openhands",
-    summary="OpenHands: observations outside the last 100 events masked; over 120 events, the middle "
-    "summarized by an LLM, keeping the first 4",
+    summary="OpenHands SDK condenser: over 80 events (or max_tokens), the middle summarized by an LLM "
+    "after the first 4 events; no observation masking (the SDK has none)",
     source=SOURCE,
     params=OpenHandsParams,
     build=build,
@@ -203,8 +396,8 @@ PRESET = Preset(
 
 HYBRID_PRESET = Preset(
     name="openhands-hybrid",
-    summary="masking + summary hybrid (the Complexity Trap): all but the last 10 observations elided, "
-    "OpenHands' condenser summarizes over 120 events",
+    summary="the Complexity Trap's masking + summary hybrid: SWE-agent's masking of all but the last 10 "
+    "observations (not OpenHands masking), then the OpenHands SDK condenser over 80 events",
     source=HYBRID_SOURCE,
     params=HybridParams,
     build=build_hybrid,

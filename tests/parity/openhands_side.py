@@ -1,0 +1,237 @@
+"""Both sides of an OpenHands parity run: the SDK through its driver process, and ctxlab's engine.
+
+The driver (`tests/parity/openhands_driver.py`) runs in the OpenHands environment as one server
+process per test session (its import takes many seconds); `OpenHandsDriver.run` sends it a
+workload and reads back the trace. `run_lab` plays the same script through ctxlab's loop with
+the `openhands` preset. Both traces are lists of calls in one normal form (`Call`): the kind, the
+messages as (role, text, calls, tool call id) and the tools, so the two compare with `==`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.model import ModelRequest, ModelResponse
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.views import to_openai
+from ctxlab.core.world.script import Script
+from ctxlab.engine.env import Env
+from ctxlab.engine.loop import Loop
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.presets.openhands.preset import OpenHandsParams, build
+from ctxlab.presets.openhands.tokens import sdk_token_count
+from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.texts.openhands import interpreter
+
+DRIVER = Path(__file__).with_name("openhands_driver.py")
+SUMMARY_TEXT = "SUMMARY: the agent listed files and read their contents."
+HUGE_WINDOW = 10**9
+
+Normal = tuple[str, str, tuple[tuple[str, str, str], ...], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One model call in the normal form both sides are compared in."""
+
+    kind: str
+    messages: tuple[Normal, ...]
+    tools: tuple[str, ...]
+    tokens: int = 0  # a reasoning request's size by the SDK's counter (what its trigger compares)
+    wire: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+    return ""
+
+
+def normal(wire: dict[str, Any]) -> Normal:
+    """A chat-completions message as (role, text, calls, tool call id)."""
+    calls = tuple(
+        (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in wire.get("tool_calls") or ()
+    )
+    return (wire["role"], _text(wire.get("content")), calls, wire.get("tool_call_id") or "")
+
+
+def normal_tool(tool: dict[str, Any]) -> str:
+    """A tool as canonical JSON of its function."""
+    return json.dumps(tool["function"], sort_keys=True)
+
+
+class OpenHandsDriver:
+    """The SDK driver as a server process; `close` ends it."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENHANDS_SUPPRESS_BANNER": "1"}
+        self.process = subprocess.Popen(
+            [str(interpreter()), str(DRIVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+
+    def run_raw(self, workload: dict[str, Any]) -> str:
+        """The trace line of one workload, as the driver wrote it."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(workload) + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline()
+
+    def run(self, workload: dict[str, Any]) -> dict[str, Any]:
+        """The trace of one workload."""
+        trace: dict[str, Any] = json.loads(self.run_raw(workload))
+        assert "driver_error" not in trace, trace["driver_error"]
+        return trace
+
+    def close(self) -> None:
+        """End the server (it stops at the end of its input)."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def sdk_calls(trace: dict[str, Any]) -> list[Call]:
+    """The driver's calls in normal form."""
+    return [
+        Call(
+            kind=c["kind"],
+            messages=tuple(normal(m) for m in c["messages"]),
+            tools=tuple(normal_tool(t) for t in c["tools"]),
+            tokens=c.get("tokens", 0),
+            wire=tuple(c["messages"]),
+        )
+        for c in trace["calls"]
+    ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """A parity case: the script, the preset's parameters, which summaries fail, the window."""
+
+    script: Script
+    params: OpenHandsParams
+    fail_on: frozenset[int] = frozenset()
+    context_size: int = HUGE_WINDOW
+
+
+def driver_workload(case: Workload) -> dict[str, Any]:
+    """The JSON workload the driver plays."""
+    script = case.script
+    results: dict[str, dict[str, Any]] = {}
+    for call in script.calls():
+        assert call.id is not None and call.result is not None
+        text = "".join(p.text for p in call.result if isinstance(p, TextBlock))
+        results[call.id] = {"text": text, "error": call.error}
+    settings = case.params.condenser
+    summaries = [None if k in case.fail_on else SUMMARY_TEXT for k in range(1, 400)]
+    return {
+        "system_prompt": script.system_prompt,
+        "tools": [_tool_spec(t.name, t.description, t.parameters) for t in script.tools],
+        "turns": [
+            {
+                "user": "".join(p.text for p in turn.user if isinstance(p, TextBlock)),
+                "rounds": [
+                    {
+                        "text": r.text or "",
+                        "calls": [{"id": c.id, "name": c.tool, "arguments": c.input} for c in r.calls],
+                    }
+                    for r in turn.rounds
+                ],
+                "final": turn.final,
+            }
+            for turn in script.turns
+        ],
+        "results": results,
+        "condenser": {
+            "max_size": settings.size,
+            "keep_first": settings.first,
+            "max_tokens": settings.max_tokens,
+        },
+        "max_input_tokens": case.context_size,
+        "summaries": summaries,
+        "max_iterations": case.params.max_iterations,
+    }
+
+
+def _tool_spec(name: str, description: str, parameters: str) -> dict[str, Any]:
+    properties = json.loads(parameters).get("properties", {})
+    return {
+        "name": name,
+        "description": description,
+        "params": {k: v["description"] for k, v in properties.items()},
+    }
+
+
+@dataclass
+class RecordingModel:
+    """The script's model, keeping every reasoning request."""
+
+    inner: ScriptModel
+    requests: list[ModelRequest]
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        return self.inner.respond(request)
+
+
+def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], str | None]:
+    """ctxlab's run of the case: every call in normal form, and the error that ended it."""
+    from dataclasses import replace
+
+    texts = replace(CTXLAB_TEXTS, name=texts_name)
+    model = RecordingModel(ScriptModel(case.script), [])
+    summarizer = FixedSummarizer(fields={}, fail_on=case.fail_on, fail_mode="empty", text=SUMMARY_TEXT)
+    env = Env(
+        counter=AgentScopeEstimator(),
+        model=model,
+        summarizer=summarizer,
+        texts=texts,
+        context_size=case.context_size,
+    )
+    strategy = build(case.params, texts)
+    loop = Loop(script=case.script, strategy=strategy, env=env)
+    error = None
+    try:
+        loop.run()
+    except Exception as failure:  # the driver records the SDK's failure the same way
+        error = type(failure).__name__
+    order = iter(model.requests)
+    summaries = iter(summarizer.requests)
+    calls = []
+    for record in env.recorder.calls:
+        request = next(order) if record.kind == "reasoning" else next(summaries)
+        calls.append(
+            Call(
+                kind=record.kind,
+                messages=tuple(normal(m) for m in to_openai(request.messages)),
+                tools=tuple(
+                    json.dumps(
+                        {
+                            "name": t.name,
+                            "description": t.description,
+                            "parameters": json.loads(t.parameters),
+                        },
+                        sort_keys=True,
+                    )
+                    for t in request.tools
+                ),
+                tokens=sdk_token_count(to_openai(request.messages), request.tools)
+                if record.kind == "reasoning"
+                else 0,
+                wire=tuple(to_openai(request.messages)),
+            )
+        )
+    return calls, error

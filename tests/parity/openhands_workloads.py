@@ -1,0 +1,107 @@
+"""Generated OpenHands parity cases: scripts, condenser settings, failing summaries, limits.
+
+Single and parallel calls, long sessions past several condensations (small `max_size`), the
+event and the token trigger, failing summaries (soft: sent uncondensed; hard: the reset and its
+retries), huge and failed tool results, and the conversation's iteration limit.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
+from tests.parity.openhands_side import Workload
+
+
+def _tool(name: str, description: str, **params: str) -> ToolSchema:
+    properties = {k: {"type": "string", "description": v} for k, v in params.items()}
+    return ToolSchema.of(
+        name, description, {"type": "object", "properties": properties, "required": list(params)}
+    )
+
+
+TOOLS = (
+    _tool("run", "Run a shell command.", command="The command line."),
+    _tool("read_file", "Read a file of the repository.", path="The file's path."),
+    _tool("search", "Search the code.", query="What to look for.", folder="Where to look."),
+)
+
+words = st.sampled_from(["alpha", "beta", "config", "parser", "test_io", "ÄÖ", "数据", "err", "42", "\n"])
+
+
+@st.composite
+def texts(draw: st.DrawFn, low: int = 1, high: int = 12) -> str:
+    """A short text of words."""
+    return " ".join(draw(st.lists(words, min_size=low, max_size=high)))
+
+
+@st.composite
+def results(draw: st.DrawFn) -> tuple[str, bool]:
+    """A tool's output: short, or huge (past the 500-character preview); sometimes an error."""
+    text = draw(texts())
+    if draw(st.integers(0, 6)) == 0:
+        text = (text + " ") * draw(st.integers(60, 400))
+    return text, draw(st.integers(0, 9)) == 0
+
+
+@st.composite
+def rounds(
+    draw: st.DrawFn, tools: tuple[ToolSchema, ...], turn: int, count: int
+) -> tuple[ScriptedRound, ...]:
+    """`count` rounds of one to three calls each."""
+    out = []
+    for index in range(count):
+        calls = []
+        for k in range(draw(st.sampled_from([1, 1, 1, 2, 3]))):
+            tool = draw(st.sampled_from(tools))
+            args = {key: draw(texts(1, 3)) for key in json.loads(tool.parameters)["properties"]}
+            text, error = draw(results())
+            calls.append(
+                ScriptedCall(
+                    tool=tool.name,
+                    input=json.dumps(args, ensure_ascii=False),
+                    result=(TextBlock(text=text),),
+                    error=error,
+                    id=f"t{turn}r{index}c{k}",
+                )
+            )
+        thought = draw(st.one_of(st.none(), texts()))
+        out.append(ScriptedRound(text=thought, calls=tuple(calls)))
+    return tuple(out)
+
+
+@st.composite
+def settings(draw: st.DrawFn) -> CondenserSettings:
+    """Small windows so that sessions condense several times; the token trigger sometimes."""
+    max_size = draw(st.integers(6, 40))
+    keep_first = draw(st.integers(0, max_size // 2 - 2))
+    max_tokens = draw(st.one_of(st.none(), st.none(), st.integers(400, 6000)))
+    return CondenserSettings(max_size=max_size, keep_first=keep_first, max_tokens=max_tokens)
+
+
+@st.composite
+def openhands_cases(draw: st.DrawFn) -> Workload:
+    """One parity case."""
+    tools = tuple(t for t in TOOLS if draw(st.booleans())) or TOOLS[:1]
+    turns = []
+    for turn in range(draw(st.integers(1, 3))):
+        count = draw(st.integers(0, 24))
+        turns.append(
+            ScriptedTurn(
+                user=(TextBlock(text="Task: " + draw(texts())),),
+                rounds=draw(rounds(tools, turn, count)),
+                final="Done: " + draw(texts()),
+            )
+        )
+    script = Script(
+        system_prompt="You are a careful engineer. " + draw(texts()), tools=tools, turns=tuple(turns)
+    )
+    fail_on = frozenset(draw(st.lists(st.integers(1, 8), max_size=4)))
+    limit = draw(st.sampled_from([500, 500, 500, 12, 30]))
+    params = OpenHandsParams(condenser=draw(settings()), max_iterations=limit)
+    return Workload(script=script, params=params, fail_on=fail_on)
