@@ -7,8 +7,6 @@ from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
-    LangChainClearParams,
-    clear_tool_results,
     clear_tool_uses,
 )
 from ctxlab.core.compaction.large_results import (
@@ -148,60 +146,6 @@ def test_anthropic_clearing_leaves_cleared_results_alone() -> None:
 
 
 # LangChain ClearToolUsesEdit ------------------------------------------------------------------
-
-
-def test_langchain_clearing_fires_strictly_above_the_trigger() -> None:
-    msgs = rounds(5)
-    tokens = SIZER.count(msgs)
-    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=tokens)).cleared == ()
-    out = clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=tokens - 1))
-    assert out.cleared == ("c0", "c1") and outputs(out.messages)[:2] == ["[result cleared]"] * 2
-
-
-def test_langchain_clear_at_least_stops_early() -> None:
-    # the LangChain quirk: clear_at_least is where clearing stops, not a minimum to reach
-    msgs = rounds(8, size=400)
-    out = clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, clear_at_least=150))
-    assert out.cleared == ("c0", "c1")
-    assert len(clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0)).cleared) == 5
-
-
-def test_langchain_keep_and_inputs_and_exclusions() -> None:
-    msgs = rounds(4)
-    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=4)).cleared == ()
-    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=0)).cleared == (
-        "c0",
-        "c1",
-        "c2",
-        "c3",
-    )
-    out = clear_tool_results(
-        msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=2, clear_tool_inputs=True)
-    )
-    assert inputs(out.messages) == ["{}", "{}", '{"q": 2}', '{"q": 3}']
-    assert (
-        clear_tool_results(
-            msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, exclude_tools=("search",))
-        ).cleared
-        == ()
-    )
-
-
-def test_langchain_looks_for_the_call_in_the_nearest_assistant_message_only() -> None:
-    msgs = [
-        user("go"),
-        reply(call("a", "s"), id="r"),
-        reply(TextBlock(text="thinking aloud")),
-        reply(result("a", "x" * 400, "s")),
-        user("more"),
-    ]
-    assert clear_tool_results(msgs, sizer=SIZER, params=LangChainClearParams(trigger=0, keep=0)).cleared == ()
-
-
-def test_langchain_clearing_is_stable_when_applied_again() -> None:
-    params = LangChainClearParams(trigger=0, persist=True)
-    once = clear_tool_results(rounds(5), sizer=SIZER, params=params)
-    assert clear_tool_results(once.messages, sizer=SIZER, params=params).cleared == ()
 
 
 # SWE-agent last_n_observations -----------------------------------------------------------------

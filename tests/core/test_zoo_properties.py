@@ -15,8 +15,6 @@ from hypothesis import strategies as st
 from ctxlab.core.compaction.budget import PromptTrimParams, trim_prompt
 from ctxlab.core.compaction.clearing import (
     AnthropicClearParams,
-    LangChainClearParams,
-    clear_tool_results,
     clear_tool_uses,
 )
 from ctxlab.core.compaction.cutoff import ContextSize, SummaryParams, langchain_cut
@@ -33,6 +31,7 @@ from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.units import Sizer, replace_blocks
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
+from ctxlab.presets.langchain.exact import LangChainClearParams, clear_exact
 from tests.strategies import paired_histories
 from tests.zoo_strategies import agent_histories
 
@@ -76,10 +75,10 @@ FAMILIES: dict[str, Family] = {
         ).messages
     ],
     "langchain-clear": lambda m, k: [
-        clear_tool_results(
+        clear_exact(
             m,
-            sizer=SIZER,
-            params=LangChainClearParams(trigger=k, keep=k % 4, clear_at_least=k % 50, clear_tool_inputs=True),
+            LangChainClearParams(trigger=k, keep=k % 4, clear_at_least=k % 50, clear_tool_inputs=True),
+            "[cleared]",
         ).messages
     ],
     "swe-agent": lambda m, k: [

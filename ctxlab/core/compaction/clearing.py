@@ -1,4 +1,4 @@
-"""Clearing old tool results: the step Anthropic's context editing and LangChain's `ClearToolUsesEdit` share.
+"""Clearing old tool results: Anthropic's context editing, and the value every in-place clearing returns.
 
 A clearing edits the stored context (results keep their id, name, state and place; only their
 content changes). Sources:
@@ -6,13 +6,11 @@ content changes). Sources:
 - `clear_tool_uses`: Anthropic context editing `clear_tool_uses_20250919` (docs.claude.com,
   build-with-claude/context-editing; beta `context-management-2025-06-27`). Applied by the API to
   each request; the client keeps the full history (`persist=False`).
-- `clear_tool_results`: LangChain `ClearToolUsesEdit` (langchain v1
-  `agents/middleware/context_editing.py`); it edits the outgoing request only, so with a
-  checkpointer it re-runs every turn (langchain #37815); PR #39265 persists the edit.
 
-The other families that edit results in place build on `Clearing` and `replace_results`:
-observation masking and elision (`observations`), large-result eviction (`large_results`); the
-protocol-blind window is `window`.
+LangChain's `ClearToolUsesEdit` counts with LangChain's own counter, so it lives with its family
+(`ctxlab.presets.langchain.exact`). The other families that edit results in place build on
+`Clearing` and `replace_results`: observation elision (`observations`) and large-result eviction
+(`large_results`); the protocol-blind window is `window`.
 
 Invariants:
 - A clearing keeps each call and its result in place, so it never causes an `openai` or
@@ -151,95 +149,6 @@ def _edited_tally(
 ) -> Tally:
     old = [messages[ref.message].blocks[ref.block] for ref in edits]
     return tally_after(tally, sizer.counter, old, edits.values())
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LangChainClearParams:
-    """`ClearToolUsesEdit` settings, with LangChain's defaults.
-
-    Attributes:
-        trigger: the edit runs when the request is above this many tokens (100,000).
-        clear_at_least: when positive, stop clearing once this many tokens are reclaimed (0:
-            clear every candidate). Note the opposite sense to Anthropic's parameter.
-        keep: the most recent tool results never cleared (3).
-        clear_tool_inputs: also replace the cleared calls' inputs by `{}` (False).
-        exclude_tools: tools whose results are never cleared.
-        placeholder: what a cleared result holds (LangChain writes a one-word marker).
-        persist: False as LangChain works (the edit only reaches the outgoing request);
-            True keeps it in the stored context (PR #39265).
-    """
-
-    trigger: int = 100_000
-    clear_at_least: int = 0
-    keep: int = 3
-    clear_tool_inputs: bool = False
-    exclude_tools: tuple[str, ...] = ()
-    placeholder: str = "[result cleared]"
-    persist: bool = False
-
-
-def clear_tool_results(
-    messages: Sequence[Message], *, sizer: Sizer, params: LangChainClearParams = LangChainClearParams()
-) -> Clearing:
-    """LangChain's clearing: above the trigger, clear results oldest first except the last `keep`.
-
-    A result is cleared only when the nearest assistant view message before it declares its
-    call; one already holding the placeholder is skipped.
-    """
-    tally = sizer.size(messages)
-    before = sizer.tokens(tally)
-    if before <= params.trigger:
-        return Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)
-    edits: dict[BlockRef, Block] = {}
-    cleared: list[str] = []
-    inputs: list[str] = []
-    for unit, call_ref in _clear_candidates(messages, params.keep):
-        result = result_block(messages, unit)
-        call = messages[call_ref.message].blocks[call_ref.block]
-        assert isinstance(call, ToolCallBlock)
-        if result.output == (TextBlock(text=params.placeholder),) or (
-            (result.name or call.name) in params.exclude_tools
-        ):
-            continue
-        edits[result_ref(unit)] = with_output(result, params.placeholder)
-        cleared.append(call.id)
-        if params.clear_tool_inputs:
-            edits[call_ref] = _cleared_input(call)
-            inputs.append(call.id)
-        if params.clear_at_least > 0:
-            now = sizer.tokens(_edited_tally(messages, edits, sizer, tally))
-            if before - now >= params.clear_at_least:
-                break
-    after = sizer.tokens(_edited_tally(messages, edits, sizer, tally))
-    return Clearing(
-        messages=replace_blocks(messages, edits),
-        cleared=tuple(cleared),
-        inputs_cleared=tuple(inputs),
-        tokens_before=before,
-        tokens_after=after,
-    )
-
-
-def _clear_candidates(messages: Sequence[Message], keep: int) -> list[tuple[ViewUnit, BlockRef]]:
-    """Results before the last `keep`, each with its call in the nearest assistant view message."""
-    units = view_units(messages)
-    results = result_units(units)
-    candidates = results[: len(results) - keep] if keep < len(results) else []
-    chosen = {u.index for u in candidates}
-    out: list[tuple[ViewUnit, BlockRef]] = []
-    assistant: ViewUnit | None = None
-    for unit in units:
-        if unit.role == "assistant":
-            assistant = unit
-        elif unit.index in chosen and assistant is not None and unit.call_ids[0] in assistant.call_ids:
-            position = assistant.call_ids.index(unit.call_ids[0])
-            calls = [
-                i
-                for i in assistant.blocks
-                if isinstance(messages[assistant.message].blocks[i], ToolCallBlock)
-            ]
-            out.append((unit, BlockRef(assistant.message, calls[position])))
-    return out
 
 
 def replace_results(messages: Sequence[Message], plan: Sequence[tuple[ViewUnit, str]]) -> Clearing:
