@@ -21,8 +21,9 @@ from ctxlab.core.messages.blocks import Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import ScriptedCall
 from ctxlab.workloads import banks as b
+from ctxlab.workloads.content import Spec
 from ctxlab.workloads.filler import FillerKind, filler_at
-from ctxlab.workloads.format import ProbeSpec, Spec
+from ctxlab.workloads.format import ProbeSpec
 
 BankTool = Literal[
     "retrieve",

@@ -31,8 +31,8 @@ from ctxlab.workloads.build import (
     user_parts,
     zh_query,
 )
+from ctxlab.workloads.content import check_media_type
 from ctxlab.workloads.filler import FillerKind, filler_tokens, image_block, item_rng
-from ctxlab.workloads.format import check_media_type
 
 
 class RetrievalParams(GeneratorParams):

@@ -21,7 +21,7 @@ from ctxlab.core.world.script import Script
 from ctxlab.problems import Problem, WorkloadError, describe_errors, located_error, unknown_name
 from ctxlab.workloads import gen_agents, gen_context, gen_isolate, gen_select
 from ctxlab.workloads.build import GeneratorParams
-from ctxlab.workloads.format import Spec
+from ctxlab.workloads.content import Spec
 from ctxlab.workloads.probes import Planted, plant
 
 
