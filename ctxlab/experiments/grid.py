@@ -61,8 +61,25 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(config).encode("utf-8")).hexdigest()[:12]
 
 
-def resolved_config(scenario: Scenario, entry: StrategyEntry, files: Mapping[str, str]) -> dict[str, Any]:
-    """Everything one run depends on, defaults filled in."""
+def text_sha256(text: str) -> str:
+    """The sha256 of a text's UTF-8 bytes, encoded a megabyte of characters at a time (so a large
+    transcript is never copied whole).
+
+    >>> text_sha256("中" * 3) == hashlib.sha256(("中" * 3).encode("utf-8")).hexdigest()
+    True
+    """
+    digest = hashlib.sha256()
+    for start in range(0, len(text), HASH_CHUNK):
+        digest.update(text[start : start + HASH_CHUNK].encode("utf-8"))
+    return digest.hexdigest()
+
+
+HASH_CHUNK = 1 << 20
+
+
+def resolved_config(scenario: Scenario, entry: StrategyEntry, digests: Mapping[str, str]) -> dict[str, Any]:
+    """Everything one run depends on, defaults filled in; `digests` are the sha256 of the
+    scenario's files, by path."""
     workload = scenario.workload.model_dump(mode="json")
     if scenario.workload.generator is not None:
         generator = scenario.workload.generator
@@ -77,7 +94,7 @@ def resolved_config(scenario: Scenario, entry: StrategyEntry, files: Mapping[str
     }
     used = _used_files(scenario)
     if used:
-        config["files"] = {path: hashlib.sha256(files[path].encode("utf-8")).hexdigest() for path in used}
+        config["files"] = {path: digests[path] for path in used}
     return config
 
 
@@ -99,9 +116,10 @@ def expand(
     runs: list[RunConfig] = []
     seen: set[str] = set()
     record = loaded.scenario.record_requests if record_requests is None else record_requests
+    digests = {path: text_sha256(text) for path, text in loaded.files.items()}
     for point in loaded.points:
         for position, entry in enumerate(point.scenario.strategies):
-            config = resolved_config(point.scenario, entry, loaded.files)
+            config = resolved_config(point.scenario, entry, digests)
             digest = config_hash(config)
             run_id = f"{entry.name}-{digest}"
             if run_id in seen:

@@ -39,10 +39,12 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -216,26 +218,67 @@ class JsonLine(NamedTuple):
     value: Any
 
 
+def jsonl_entries(lines: Iterable[str], source: str) -> Iterator[JsonLine]:
+    """The JSON values of JSONL lines with their 1-based line numbers, one at a time; blank
+    lines skipped.
+
+    Raises:
+        TraceError: a line that is not JSON.
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield JsonLine(number, json.loads(line))
+        except json.JSONDecodeError as error:
+            raise TraceError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
+
+
+@contextmanager
+def file_lines(path: Path | str) -> Iterator[Iterator[str]]:
+    """A text file's lines, read lazily, line ends stripped.
+
+    Raises:
+        TraceError: the file cannot be read or is not UTF-8.
+    """
+    source = str(path)
+    try:
+        handle = Path(path).open(encoding="utf-8")  # noqa: SIM115 (closed by the with below)
+    except OSError as error:
+        raise TraceError(source, None, f"cannot read the transcript: {error}") from None
+
+    def lines() -> Iterator[str]:
+        try:
+            for line in handle:
+                yield line.rstrip("\n")
+        except UnicodeDecodeError as error:
+            raise TraceError(source, None, f"cannot read the transcript: {error}") from None
+
+    with handle:
+        yield lines()
+
+
+def text_lines(text: str) -> Iterator[str]:
+    """A text's lines, split at newlines only, one at a time: no list of lines and no buffer the
+    size of the text is made (`io.StringIO` would hold four bytes a character)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
 def read_jsonl(path: Path | str) -> list[JsonLine]:
-    """The JSON objects of a JSONL file with their 1-based line numbers; blank lines skipped.
+    """The JSON values of a JSONL file with their 1-based line numbers; blank lines skipped.
 
     Raises:
         TraceError: unreadable, not UTF-8, or a line that is not JSON.
     """
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise TraceError(source, None, f"cannot read the transcript: {error}") from None
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(JsonLine(number, json.loads(line)))
-        except json.JSONDecodeError as error:
-            raise TraceError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
-    return rows
+    with file_lines(path) as lines:
+        return list(jsonl_entries(lines, str(path)))
 
 
 def read_trace(
@@ -250,18 +293,33 @@ def read_trace(
     Raises:
         TraceError: naming the file and line of the first bad message.
     """
-    rows = read_jsonl(path)
-    messages = []
-    for number, wire in rows:
-        try:
-            messages.append(parse_message(wire))
-        except ValueError as error:
-            raise TraceError(str(path), number, str(error)) from None
-    if not messages:
-        raise TraceError(str(path), None, "the transcript has no messages")
-    found = tuple(violations([row.value for row in rows], rules))
-    workload = map_messages(messages, tools=tools, name=name or Path(path).stem)
-    return replace(workload, source_violations=found)
+    with file_lines(path) as lines:
+        return trace_of_lines(lines, str(path), tools=tools, name=name or Path(path).stem, rules=rules)
+
+
+def trace_of_lines(
+    lines: Iterable[str],
+    source: str,
+    *,
+    tools: Sequence[ToolSchema] = (),
+    name: str,
+    rules: Iterable[Rule] = RULES,
+) -> TraceWorkload:
+    """The workload of a transcript's JSONL lines, read in one pass: memory holds the workload
+    and one line, never the whole transcript.
+
+    Raises:
+        TraceError: naming the source and line of the first bad message, or no message at all.
+    """
+
+    def fail(line: int, message: str) -> TraceError:
+        return TraceError(source, line, message)
+
+    entries = jsonl_entries(lines, source)
+    first = next(entries, None)
+    if first is None:
+        raise TraceError(source, None, "the transcript has no messages")
+    return map_stream(itertools.chain([first], entries), fail=fail, tools=tools, name=name, rules=rules)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,6 +387,19 @@ class _Mapper:
     notes: list[str] = field(default_factory=list)
     started: bool = False
 
+    def feed(self, message: TraceMessage, index: int) -> None:
+        """Map the next message (the `index`-th of the transcript)."""
+        self.started = self.started or message.role != "system"
+        match message.role:
+            case "system" if not self.started:
+                self.system.append(message.text)
+            case "system" | "user":
+                self.user(message.parts)
+            case "assistant":
+                self.assistant(message, index)
+            case "tool":
+                self.tool(message, index)
+
     def user(self, parts: tuple[Part, ...]) -> None:
         last = self.turns[-1] if self.turns else None
         if last is not None and (last.prelude or not last.replied):
@@ -383,7 +454,7 @@ class _Mapper:
 
 
 def map_messages(
-    messages: Sequence[TraceMessage], *, tools: Sequence[ToolSchema] = (), name: str = "trace"
+    messages: Iterable[TraceMessage], *, tools: Sequence[ToolSchema] = (), name: str = "trace"
 ) -> TraceWorkload:
     """The workload of validated transcript messages (see the module docstring for the rules).
 
@@ -392,41 +463,62 @@ def map_messages(
     """
     mapper = _Mapper()
     for index, message in enumerate(messages):
-        mapper.started = mapper.started or message.role != "system"
-        match message.role:
-            case "system" if not mapper.started:
-                mapper.system.append(message.text)
-            case "system" | "user":
-                mapper.user(message.parts)
-            case "assistant":
-                mapper.assistant(message, index)
-            case "tool":
-                mapper.tool(message, index)
+        mapper.feed(message, index)
     return TraceWorkload(
         script=mapper.script(tools), source_violations=(), name=name, notes=tuple(mapper.notes)
     )
 
 
+def map_stream(
+    entries: Iterable[tuple[int, Mapping[str, Any]]],
+    *,
+    fail: Callable[[int, str], Exception],
+    tools: Sequence[ToolSchema] = (),
+    name: str = "trace",
+    rules: Iterable[Rule] = RULES,
+) -> TraceWorkload:
+    """The workload of OpenAI chat messages, each labelled (a line number or an index), with the
+    source's own violations, in one pass: each message is checked and mapped as it comes, so
+    memory holds the workload and one message, never the whole input.
+
+    Raises:
+        Exception: `fail(label, why)` for the first message that is not one.
+    """
+    mapper = _Mapper()
+
+    def mapped() -> Iterator[Mapping[str, Any]]:
+        for index, (label, wire) in enumerate(entries):
+            try:
+                message = parse_message(wire)
+            except ValueError as error:
+                raise fail(label, str(error)) from None
+            mapper.feed(message, index)
+            yield wire
+
+    found = tuple(violations(mapped(), rules))
+    return TraceWorkload(
+        script=mapper.script(tools), source_violations=found, name=name, notes=tuple(mapper.notes)
+    )
+
+
 def map_wire(
-    wires: Sequence[Mapping[str, Any]],
+    wires: Iterable[Mapping[str, Any]],
     *,
     tools: Sequence[ToolSchema] = (),
     name: str = "trace",
     rules: Iterable[Rule] = RULES,
 ) -> TraceWorkload:
-    """The workload of OpenAI chat messages given as mappings, with their own violations.
+    """The workload of OpenAI chat messages given as mappings (any iterable, read once), with
+    their own violations.
 
     Raises:
         ValueError: a message that is not one, naming its 0-based index.
     """
-    messages = []
-    for index, wire in enumerate(wires):
-        try:
-            messages.append(parse_message(wire))
-        except ValueError as error:
-            raise ValueError(f"message {index}: {error}") from None
-    workload = map_messages(messages, tools=tools, name=name)
-    return replace(workload, source_violations=tuple(violations(wires, rules)))
+
+    def fail(index: int, why: str) -> ValueError:
+        return ValueError(f"message {index}: {why}")
+
+    return map_stream(enumerate(wires), fail=fail, tools=tools, name=name, rules=rules)
 
 
 # ---------------------------------------------------------------------------------------------

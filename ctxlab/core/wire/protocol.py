@@ -120,8 +120,9 @@ def start(rule: Rule) -> Checker:
     return _OpenAIChecker() if rule == "openai" else _TurnChecker(rule=rule)
 
 
-def violations(openai_messages: Sequence[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
-    """All violations of `rules` in one request, rule by rule, in message order."""
+def violations(openai_messages: Iterable[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
+    """All violations of `rules` in one request, rule by rule, in message order. The messages
+    are read once, in order, and not kept (a transcript can be checked as it streams)."""
     ids = CallIds()
     checkers = [start(rule) for rule in rules]
     for index, wire in enumerate(openai_messages):

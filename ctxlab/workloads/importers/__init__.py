@@ -8,8 +8,10 @@ Invariants:
 - A format is detected from the first entries of the file (`DETECT_ENTRIES`), never from its
   name; `format=` forces one. The lab's own OpenAI chat JSONL takes exactly the path it took
   before importers existed (`read_trace`), so its workloads do not change.
-- Importers stream: a file is read a line at a time (a single-JSON format as one document), and
-  `write_jsonl` writes each message as it comes.
+- Importers stream: a file is read a line at a time (a single-JSON format as one document);
+  `write_jsonl` writes each message as it comes, and `read_any` / `replay_text` map each message
+  into the workload as it comes (`ctxlab.workloads.trace.map_stream`), so a replay holds the
+  workload and the entry being read, never the file's lines or a list of its messages.
 - A file that cannot be imported raises `TraceError` at its `file:line` (the format not
   recognised, a line that is not JSON or is cut short, an unknown entry kind, a tool result
   without its call); entry kinds an importer skips by rule are counted in `Imported.warnings`.
@@ -24,10 +26,9 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal, TextIO, get_args
+from typing import Literal, get_args
 
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.problems import unknown_name
@@ -42,7 +43,16 @@ from ctxlab.workloads.importers import (
     swe_agent,
 )
 from ctxlab.workloads.importers.base import Entry, Report, Wire, json_entries
-from ctxlab.workloads.trace import TraceError, TraceWorkload, map_wire, read_trace
+from ctxlab.workloads.trace import (
+    TraceError,
+    TraceWorkload,
+    file_lines,
+    map_stream,
+    map_wire,
+    read_trace,
+    text_lines,
+    trace_of_lines,
+)
 
 ImportFormat = Literal[
     "codex",
@@ -188,28 +198,8 @@ def stream(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[s
     return name, FORMATS[name].read(itertools.chain(head, entries), report), report
 
 
-@contextmanager
-def open_lines(path: Path | str) -> Iterator[Iterator[str]]:
-    """A file's lines, read lazily, newlines stripped.
-
-    Raises:
-        TraceError: the file cannot be read or is not UTF-8.
-    """
-    source = str(path)
-    try:
-        handle: TextIO = Path(path).open(encoding="utf-8")  # noqa: SIM115 (closed by the with below)
-    except OSError as error:
-        raise TraceError(source, None, f"cannot read the transcript: {error}") from None
-
-    def lines() -> Iterator[str]:
-        try:
-            for line in handle:
-                yield line.rstrip("\n")
-        except UnicodeDecodeError as error:
-            raise TraceError(source, None, f"cannot read the transcript: {error}") from None
-
-    with handle:
-        yield lines()
+open_lines = file_lines
+"""A file's lines, read lazily (`ctxlab.workloads.trace.file_lines`)."""
 
 
 def import_lines(lines: Iterable[str], source: str, fmt: str | None = None) -> Imported:
@@ -296,27 +286,49 @@ def workload_of(
 def read_any(
     path: Path | str, *, fmt: str | None = None, tools: Sequence[ToolSchema] = (), name: str | None = None
 ) -> TraceWorkload:
-    """The workload of a transcript file of any supported format (see the module docstring).
+    """The workload of a transcript file of any supported format (see the module docstring), read
+    in one pass: each message is mapped as the importer yields it, so memory holds the workload
+    and the entry being read, never the file or its list of messages.
 
     Raises:
         TraceError: naming the file and line of the first problem.
     """
-    name = name or Path(path).stem
+    name, source = name or Path(path).stem, str(path)
     chosen, native = detect_file(path, fmt)
     if native:
         return read_trace(path, tools=tools, name=name)
-    return workload_of(import_file(path, chosen), tools=tools, name=name, source=str(path))
+    with open_lines(path) as lines:
+        _, messages, report = stream(lines, source, chosen)
+        return _streamed(messages, report, tools=tools, name=name, source=source)
+
+
+def _streamed(
+    messages: Iterator[Wire], report: Report, *, tools: Sequence[ToolSchema], name: str, source: str
+) -> TraceWorkload:
+    """The workload of an importer's messages as they stream; the file's tool schemas and
+    warnings are read from `report` once the stream has ended."""
+    first = next(messages, None)
+    if first is None:
+        raise TraceError(source, None, "the transcript has no messages")
+
+    def fail(index: int, why: str) -> TraceError:
+        return TraceError(source, None, f"message {index}: {why}")
+
+    workload = map_stream(enumerate(itertools.chain([first], messages)), fail=fail, name=name)
+    script = replace(workload.script, tools=tuple(tools) or tuple(report.tools))
+    return replace(workload, script=script, notes=tuple(report.warnings()) + workload.notes)
 
 
 def replay_text(
     text: str, source: str, *, fmt: str | None = None, tools: Sequence[ToolSchema] = (), name: str
 ) -> TraceWorkload:
-    """The workload of a transcript given as its text (a scenario's `files`), any format."""
-    chosen, native = sniff(text.splitlines(), source, fmt)
+    """The workload of a transcript given as its text (a scenario's `files`), any format, read
+    in one pass like `read_any`: no list of its lines or messages is made."""
+    chosen, native = sniff(text_lines(text), source, fmt)
     if native:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        return map_wire(rows, tools=tools, name=name)
-    return workload_of(import_lines(text.splitlines(), source, chosen), tools=tools, name=name, source=source)
+        return trace_of_lines(text_lines(text), source, tools=tools, name=name)
+    _, messages, report = stream(text_lines(text), source, chosen)
+    return _streamed(messages, report, tools=tools, name=name, source=source)
 
 
 __all__ = [
