@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ctxlab.analysis import agents
+from ctxlab.analysis import agents, isolate
 from ctxlab.analysis.folder_figures import draw_figures
 from ctxlab.analysis.results import load_results
 from ctxlab.core.messages.tokens import AgentScopeEstimator
@@ -171,14 +171,23 @@ def test_an_unknown_preset_for_the_sub_agents_is_located(tmp_path: Path) -> None
     assert "delegate" in str(error.value) and "agentscope" in str(error.value)
 
 
-def test_delegating_searches_keeps_the_facts_the_agent_learned_that_inline_searches_lose() -> None:
+def test_delegating_searches_keeps_the_facts_the_agent_learned_that_inline_searches_lose(
+    tmp_path: Path,
+) -> None:
     """The `delegated-retention` scenario: findings carry planted facts; inline, the pages fill the
     window, compressions come and a half-recall summarizer loses some facts; delegated, the parent
     never compresses and keeps every finding verbatim."""
     loaded = load_scenario(ROOT / "scenarios" / "delegated-retention.yaml")
-    by_variant = {c.config["workload"]["generator"]["params"]["delegate"]: execute(c) for c in expand(loaded)}
+    configs_ = expand(loaded)
+    ran = [execute(c) for c in configs_]
+    by_variant = {
+        c.config["workload"]["generator"]["params"]["delegate"]: r for c, r in zip(configs_, ran, strict=True)
+    }
     inline, delegated = by_variant[False].measures, by_variant[True].measures
     assert inline["compressions"] > 0 and delegated["compressions"] == 0
     assert delegated["retention_facts"] == 1.0 > inline["retention_facts"]
     assert delegated["peak_input_tokens"] < inline["peak_input_tokens"] / 4
     assert delegated["subagent_calls"] > 0 and inline["subagent_calls"] == 0
+    table = isolate.retention(load_results(write_scenario(tmp_path, loaded, configs_, ran).folder))
+    assert table["retention_facts"].tolist() == [inline["retention_facts"], 1.0]
+    assert "100% when they were delegated" in isolate.retention_answer(table)
