@@ -167,7 +167,8 @@ def _set_params(doc: Mapping[str, Any], position: int) -> Iterator[tuple[str, An
     for column, value in flatten({k: v for k, v in entry.items() if k not in ("name", "preset")}, "strategy"):
         if column != "strategy":
             yield column, value
-    yield from flatten(doc.get("delegate") or {}, "delegate")
+    if isinstance(doc.get("delegate"), dict) and doc["delegate"]:
+        yield from flatten(doc["delegate"], "delegate")
     workload = doc.get("workload") or {}
     for section in ("generator", "trace", "clock"):
         if isinstance(workload.get(section), dict):

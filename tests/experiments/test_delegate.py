@@ -49,7 +49,7 @@ def configs(tmp_path: Path, text: str) -> list:  # type: ignore[type-arg]
 
 def test_without_a_delegate_section_a_run_config_and_its_hash_are_as_before(tmp_path: Path) -> None:
     plain = configs(tmp_path, RESEARCH)[0]
-    assert "delegate" not in plain.config
+    assert "delegate" not in plain.config and not [k for k in plain.params if k.startswith("delegate")]
     given = configs(tmp_path, RESEARCH + "delegate: {context_size: 5000}\n")[0]
     assert given.config["delegate"] == {"strategy": None, "context_size": 5000, "summarizer": None}
     assert given.config_hash != plain.config_hash and given.params["delegate.context_size"] == 5000

@@ -17,11 +17,15 @@ from ctxlab.core.world.script import ScriptedRound, assign_call_ids
 from ctxlab.engine.session import run_script
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
+from ctxlab.experiments.execute import execute
+from ctxlab.experiments.grid import expand
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer, summary_text_of
 from ctxlab.presets.nonoka.preset import PRESET, NonokaParams
+from ctxlab.presets.registry import ENTRIES, params_of
+from ctxlab.scenarios.load import load_scenario
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import FIELDS, one_turn, run, text, tool_call
 
@@ -142,3 +146,26 @@ def test_the_agent_reads_the_checkpoint_back_when_it_needs_what_only_the_checkpo
     assert found == ("found", reread[1])  # the one read of the checkpoint in force brought it back
     inline = reread_run(False, InMemoryWorkspace())
     assert [e.kind for e in inline.events] == ["found"]  # the summary in the context shows it
+
+
+def test_the_checkpointed_summary_scenario_measures_the_re_read_against_the_summary_kept() -> None:
+    """`scenarios/checkpointed-summary.yaml`: the same run with the summary in the window or
+    checkpointed; checkpointed, requests carry a shorter summary and the agent pays one re-read."""
+    root = Path(__file__).resolve().parents[2]
+    configs = expand(load_scenario(root / "scenarios" / "checkpointed-summary.yaml"))
+    ran = {c.config["strategy"].get("checkpoint", False): execute(c) for c in configs}
+    kept, written = ran[False], ran[True]
+    assert kept.status == written.status == "ok", written.error
+    assert written.measures["calls"] == kept.measures["calls"] + 1  # the Read of the checkpoint
+    assert kept.measures["offloaded_bytes"] == 0 < written.measures["offloaded_bytes"]
+    assert kept.measures["retention_facts"] == written.measures["retention_facts"] == 1.0
+    last = [r["summary_chars"] for r in written.calls if r["kind"] == "reasoning"][-1]
+    assert 0 < last < [r["summary_chars"] for r in kept.calls if r["kind"] == "reasoning"][-1]
+    assert sum(1 for e in written.events if e["kind"] == "checkpointed") == written.measures["compressions"]
+
+
+def test_a_nonoka_entry_without_checkpoint_dumps_as_before_so_its_run_ids_stay() -> None:
+    plain = ENTRIES["nonoka"].model_validate({"preset": "nonoka"})
+    assert not [k for k in plain.model_dump(mode="json") if k.startswith("checkpoint")]
+    chosen = ENTRIES["nonoka"].model_validate({"preset": "nonoka", "summarize": True, "checkpoint": True})
+    assert chosen.model_dump(mode="json")["checkpoint"] is True and params_of(chosen).checkpoint

@@ -129,6 +129,11 @@ class NonokaParams:
     checkpoint: bool = False
     checkpoint_reference: str = CHECKPOINT_REFERENCE
     checkpoint_preview_chars: int = 160
+    __late_fields__: ClassVar[tuple[str, ...]] = (
+        "checkpoint",
+        "checkpoint_reference",
+        "checkpoint_preview_chars",
+    )
 
     def __post_init__(self) -> None:
         if self.checkpoint_preview_chars < 1:
