@@ -55,6 +55,14 @@ def test_without_a_delegate_section_a_run_config_and_its_hash_are_as_before(tmp_
     assert given.config_hash != plain.config_hash and given.params["delegate.context_size"] == 5000
 
 
+def test_the_sub_agents_window_can_be_swept(tmp_path: Path) -> None:
+    swept = configs(
+        tmp_path, RESEARCH + "delegate: {context_size: 4000}\nsweep:\n  delegate.context_size: [4000, 8000]\n"
+    )
+    assert [c.config["delegate"]["context_size"] for c in swept] == [4000, 8000]
+    assert [c.params["delegate.context_size"] for c in swept] == [4000, 8000]
+
+
 def sub_rows(result: object) -> list[dict]:  # type: ignore[type-arg]
     return [r for r in result.calls if r["agent"] != "parent"]  # type: ignore[attr-defined]
 
