@@ -1,6 +1,7 @@
 """Which figures a results folder gets, drawn into its `figures/`.
 
-- `sawtooth-<run_id>`: every run, when the scenario has at most `MAX_SAWTOOTH_RUNS` runs.
+- `sawtooth-<run_id>`: every run, when the scenario has at most `MAX_SAWTOOTH_RUNS` runs (a run
+  with sub-agents shows them too, every call in the order it was made: `analysis.agents`).
 - `overlay[-k]` and `cumulative[-k]`: the runs that share a workload (the same values of every
   swept `workload.*` path and seed), when there are 2 to `MAX_OVERLAY_RUNS` of them; each line
   is labelled with its strategy and the other swept values.
@@ -24,7 +25,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ctxlab.analysis import plots
+from ctxlab.analysis import agents, plots
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.experiments.results import replace_folder
 
@@ -61,6 +62,18 @@ def _sawtooth(results: Results, row: pd.Series) -> Figure | None:
     title = f"{results.name}: {plots.run_label(row, results.swept_columns())}"
     if row["status"] != "ok":
         title += " (failed)"
+    subagents = results.subagent_calls[results.subagent_calls["run_id"] == row["run_id"]]
+    if not subagents.empty:
+        window = int(settings["model"]["context_size"])
+        return agents.sawtooth(
+            calls,
+            results.events,
+            subagents,
+            results.subagent_events,
+            title=title,
+            window=window,
+            subagent_window=int(settings.get("delegate", {}).get("context_size") or window),
+        )
     return plots.sawtooth(
         calls,
         results.events,

@@ -3,7 +3,8 @@ activation costs, and how delegating searches to sub-agents compares with doing 
 
 Everything is read from a scenario's results (`runs.csv`, `calls.csv`); nothing is run here.
 `tool_groups` reads the `tool-groups` scenario (the `grouped` sweep), `delegation` the
-`delegated-research` one (the `delegate` sweep).
+`delegated-research` one (the `delegate` sweep), `retention` the `delegated-retention` one (the
+same sweep, facts planted in the findings, sub-agents with their own settings).
 """
 
 from __future__ import annotations
@@ -61,6 +62,39 @@ def delegation(results: Results) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("searches")
+
+
+def retention(results: Results) -> pd.DataFrame:
+    """Per variant: the share of the facts planted in the findings that the parent's last request
+    still shows, the parent's compressions and peak, and the tokens and cost of parent and
+    sub-agents together."""
+    rows = []
+    for delegate in (False, True):
+        run = _flag(results, DELEGATE, delegate)
+        rows.append(
+            {
+                "searches": "delegated to sub-agents" if delegate else "inline",
+                "retention_facts": float(run["retention_facts"]),
+                "parent_compressions": int(run["compressions"]),
+                "parent_peak": int(run["peak_input_tokens"]),
+                "all_input_tokens": int(run["total_input_tokens"]) + int(run["subagent_input_tokens"]),
+                "all_cost": float(run["cost"]) + float(run["subagent_cost"]),
+            }
+        )
+    return pd.DataFrame(rows).set_index("searches")
+
+
+def retention_answer(kept: pd.DataFrame) -> str:
+    """The retention answer, with the numbers."""
+    inline, sub = kept.iloc[0], kept.iloc[1]
+    return (
+        f"- **Retention.** With facts planted in the findings, the parent's last request still showed "
+        f"{float(inline['retention_facts']):.0%} of them when the searches ran inline "
+        f"({_n(inline['parent_compressions'])} compression(s), peak {_n(inline['parent_peak'])}) and "
+        f"{float(sub['retention_facts']):.0%} when they were delegated "
+        f"({_n(sub['parent_compressions'])} compression(s), peak {_n(sub['parent_peak'])}); all calls "
+        f"together used {_n(inline['all_input_tokens'])} vs {_n(sub['all_input_tokens'])} input tokens."
+    )
 
 
 def parent_series(results: Results, column: str, labels: dict[bool, str]) -> Figure:

@@ -6,6 +6,9 @@ Invariants:
   types restored from the manifest's column descriptions.
 - Nothing is recomputed here: the frames hold exactly what the run wrote. The one exception is a
   folder written before the `events` table existed: its events are read from `calls.events`.
+- `calls` and `events` hold the runs' own calls (`agent` `parent`, or every row of a folder
+  written before sub-agents' calls were), `subagent_calls` and `subagent_events` the sub-agents'
+  rows, so every figure and analysis of a run's own calls reads `calls` as it always has.
 - Figures and analyses ask which calls had an event through `has_event` over `events`; nothing
   outside this loader and the writer takes `calls.events` apart.
 """
@@ -21,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ctxlab.core.events import EventKind
+from ctxlab.experiments.measures import PARENT
 
 _DTYPES: dict[str, Any] = {"string": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}
 LISTS = ("events", "violations")
@@ -36,7 +40,11 @@ class Results:
     runs: pd.DataFrame
     calls: pd.DataFrame
     events: pd.DataFrame
-    """One row per context event: `run_id`, `call_index`, `order`, `kind`, `detail`."""
+    """One row per context event: `run_id`, `call_index`, `order`, `kind`, `detail`, `agent`."""
+    subagent_calls: pd.DataFrame
+    """The sub-agents' calls (`agent` `sub-1`, `sub-1.1`, ...; `delegated_at`); empty without any."""
+    subagent_events: pd.DataFrame
+    """The events of the sub-agents' calls."""
 
     @property
     def name(self) -> str:
@@ -98,25 +106,51 @@ def load_results(folder: Path | str) -> Results:
     columns = manifest.get("columns", {})
     calls = _frame(folder, "calls", columns.get("calls", {}))
     written = (folder / "events.parquet").is_file() or (folder / "events.csv").is_file()
+    events = _frame(folder, "events", columns.get("events", {})) if written else _events_of(calls)
+    own_calls, sub_calls = _split(calls)
+    own_events, sub_events = _split(events)
     return Results(
         folder=folder,
         manifest=manifest,
         runs=_frame(folder, "runs", columns.get("runs", {})),
-        calls=calls,
-        events=_frame(folder, "events", columns.get("events", {})) if written else _events_of(calls),
+        calls=own_calls,
+        events=own_events,
+        subagent_calls=sub_calls,
+        subagent_events=sub_events,
     )
+
+
+def _split(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The parent's rows and the sub-agents' (none in a folder without an `agent` column)."""
+    if "agent" not in frame.columns:
+        return frame, frame.iloc[0:0]
+    own = (frame["agent"] == PARENT).fillna(True).to_numpy(dtype=bool)
+    return frame.loc[own].reset_index(drop=True), frame.loc[~own].reset_index(drop=True)
 
 
 def _events_of(calls: pd.DataFrame) -> pd.DataFrame:
     """The `events` table of a folder written before it existed, from `calls.events`."""
-    cells = zip(calls["run_id"], calls["call_index"], calls["events"], strict=True)
+    agents = (
+        calls["agent"] if "agent" in calls.columns else pd.Series([PARENT] * len(calls), index=calls.index)
+    )
+    cells = zip(calls["run_id"], calls["call_index"], calls["events"], agents, strict=True)
     rows = [
-        {"run_id": run_id, "call_index": index, "order": order, "kind": kind, "detail": detail or pd.NA}
-        for run_id, index, cell in cells
+        {
+            "run_id": run_id,
+            "call_index": index,
+            "order": order,
+            "kind": kind,
+            "detail": detail or pd.NA,
+            "agent": agent,
+        }
+        for run_id, index, cell, agent in cells
         for order, (kind, _, detail) in enumerate(t.partition(":") for t in str(cell).split(";") if t)
     ]
-    frame = pd.DataFrame(rows, columns=["run_id", "call_index", "order", "kind", "detail"])
+    columns = ["run_id", "call_index", "order", "kind", "detail", "agent"]
+    frame = pd.DataFrame(rows, columns=columns if "agent" in calls.columns else columns[:-1])
     types = {"call_index": "Int64", "order": "Int64", "kind": "string", "detail": "string"}
+    if "agent" in calls.columns:
+        types["agent"] = "string"
     return frame.astype({"run_id": "string", **types})
 
 

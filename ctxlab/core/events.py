@@ -69,6 +69,10 @@ class EventKind(StrEnum):
     EVICTED = "evicted"
     """Old tool results were evicted to the evidence ledger to make the context fit. Nonoka."""
 
+    CHECKPOINTED = "checkpointed"
+    """A summary was written to a workspace checkpoint; the context keeps its reference
+    (`active_checkpoint: <path>`) and a one-line preview. Nonoka with `checkpoint`."""
+
     LEDGER_DROPPED = "ledger_dropped"
     """The evidence ledger was over its size and dropped its oldest items. Nonoka."""
 

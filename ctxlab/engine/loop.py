@@ -18,7 +18,8 @@ A call with a `delegate` script runs a sub-agent (`spawn` builds its loop: its o
 so its calls are recorded apart from the parent's): the sub-agent plays the script in a context of
 its own, and only its final answer returns, as the delegating call's result, which then passes the
 parent's per-result step like any tool result. The parent's requests never hold the sub-agent's
-messages; `subagents` keeps each sub-agent's loop, in the order they ran.
+messages; `subagents` keeps each sub-agent's loop, in the order they ran, and a sub-agent's
+`delegated_at` is the index of its parent's call whose answer delegated to it.
 
 Invariants: compression runs only before a model call; a round's calls are stored before all of
 its results (`[A, B, resA, resB]`); state is replaced as a whole at every step.
@@ -92,6 +93,7 @@ class Loop:
     _acting: ActingNext = field(init=False)
     spawn: Callable[[Script], Loop] | None = None
     subagents: list[Loop] = field(default_factory=list)
+    delegated_at: int | None = None
     _basic_tools: tuple[ToolSchema, ...] = field(init=False)
     _active: tuple[str, ...] = field(init=False, default=())
 
@@ -305,6 +307,7 @@ class Loop:
         if self.spawn is None:
             raise ValueError(f"call {call.id} delegates to a sub-agent, but this run cannot start one")
         child = self.spawn(script)
+        child.delegated_at = self.env.recorder.next_call_index - 1  # the call that delegated
         self.subagents.append(child)
         outcome = child.run()
         return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=final_answer(outcome)),))
@@ -343,9 +346,16 @@ def final_answer(outcome: RunOutcome) -> str:
 
 def all_subagents(loop: Loop) -> list[Loop]:
     """Every sub-agent a run started, its sub-agents' included, depth first in the order they ran."""
-    found: list[Loop] = []
-    for child in loop.subagents:
-        found += [child, *all_subagents(child)]
+    return [child for _, child in labelled_subagents(loop)]
+
+
+def labelled_subagents(loop: Loop, prefix: str = "sub-") -> list[tuple[str, Loop]]:
+    """`all_subagents` with each one's label: `sub-1`, `sub-2`, ... in the order the run started
+    them, a sub-agent's own ones `sub-1.1`, `sub-1.2`, ..."""
+    found: list[tuple[str, Loop]] = []
+    for number, child in enumerate(loop.subagents, start=1):
+        label = f"{prefix}{number}"
+        found += [(label, child), *labelled_subagents(child, f"{label}.")]
     return found
 
 

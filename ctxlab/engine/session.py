@@ -32,6 +32,20 @@ from ctxlab.texts import Texts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentSetup:
+    """How sub-agents run where they differ from their parent: their strategy, window, fake
+    summarizer (one made per sub-agent, for its script), texts, loop settings and summary breaker.
+    A field left None is the parent's; nested sub-agents run with the same setup."""
+
+    strategy: Strategy | None = None
+    context_size: int | None = None
+    summarizer: Callable[[Script], ChatModel] | None = None
+    texts: Texts | None = None
+    settings: RunSettings | None = None
+    breaker_limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Session:
     """One assembled run: its environment (and so its records), its loop, and its retention
     tracker when probes are planted."""
@@ -71,12 +85,14 @@ def assemble(
     cache: CacheMeter | None = None,
     probes: Sequence[Probe] = (),
     subagent_model: Callable[[Script], ChatModel] | None = None,
+    subagent: SubagentSetup | None = None,
 ) -> Session:
     """The session of `script` (call ids assigned) under `strategy`, with fake models.
 
     `subagent_model` gives the model of a sub-agent for its script; a sub-agent is a nested
-    session with the same strategy, summarizer, texts, window, counter, workspace and settings,
-    its own records and prompt-cache meter, and no probes.
+    session with its own records and prompt-cache meter and no probes, sharing the parent's
+    counter and workspace, with the strategy, window, summarizer, texts, settings and breaker of
+    `subagent` where it sets them and the parent's otherwise.
     """
     env = Env(
         counter=counter or AgentScopeEstimator(),
@@ -103,21 +119,23 @@ def assemble(
 
     def spawn(sub: Script) -> Loop:
         assert subagent_model is not None
+        own = subagent or SubagentSetup()
         child = assemble(
             sub,
-            strategy,
+            own.strategy or strategy,
             model=subagent_model(sub),
-            summarizer=summarizer,
-            texts=texts,
-            context_size=context_size,
+            summarizer=summarizer if own.summarizer is None else own.summarizer(sub),
+            texts=own.texts or texts,
+            context_size=own.context_size or context_size,
             counter=env.counter,
             workspace=workspace,
-            settings=settings,
+            settings=own.settings or settings,
             builtins=builtins,
             rules=rules,
             record_requests=record_requests,
-            breaker_limit=breaker_limit,
+            breaker_limit=breaker_limit if own.breaker_limit is None else own.breaker_limit,
             subagent_model=subagent_model,
+            subagent=subagent,
         )
         return child.loop
 

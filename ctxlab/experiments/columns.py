@@ -104,7 +104,9 @@ RUN_MEASURES = (
 
 CALL_COLUMNS = (
     Column(name="run_id", type="string", meaning="the run"),
-    Column(name="call_index", type="int", meaning="0-based, in call order"),
+    Column(
+        name="call_index", type="int", meaning="0-based, in call order (each agent numbers its own calls)"
+    ),
     Column(name="kind", type="string", meaning="`reasoning` or `summary`"),
     Column(name="turn", type="int", meaning="0-based user turn"),
     Column(name="iteration", type="int", meaning="0-based iteration of the reply"),
@@ -135,6 +137,18 @@ CALL_COLUMNS = (
         meaning="`;`-joined context events since the previous call, in order (one row each in `events`)",
     ),
     Column(name="violations", type="string", meaning="`;`-joined `rule:index:call_id` of the request"),
+    Column(
+        name="agent",
+        type="string",
+        meaning="who made the call: `parent` (the run's agent; its calls make the `runs` totals), or a "
+        "sub-agent by the order it started, `sub-1`, `sub-2`, ..., a sub-agent's own `sub-1.1`, ...",
+    ),
+    Column(
+        name="delegated_at",
+        type="int",
+        meaning="a sub-agent's call: the `call_index` of the call of its delegating agent whose answer "
+        "started it; empty for the parent's calls",
+    ),
 )
 
 EVENT_COLUMNS = (
@@ -154,6 +168,7 @@ EVENT_COLUMNS = (
         meaning="what an `injected` event told (`current-time`, `tasks`, `context-length`, `tool-error`); "
         "empty for every other kind",
     ),
+    Column(name="agent", type="string", meaning="the agent whose call it is attached to, as in `calls`"),
 )
 """One row per context event: runs in config order, calls in call order, events in order."""
 

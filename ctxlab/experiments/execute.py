@@ -34,20 +34,21 @@ from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import CacheMeter, Env
 from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
-from ctxlab.engine.loop import all_subagents
+from ctxlab.engine.loop import labelled_subagents
 from ctxlab.engine.retention import RetentionTracker
-from ctxlab.engine.session import Session, assemble
+from ctxlab.engine.session import Session, SubagentSetup, assemble
 from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.grid import RunConfig
-from ctxlab.experiments.measures import call_row, event_rows, run_measures
+from ctxlab.experiments.measures import PARENT, call_row, event_rows, run_measures
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.presets.entries import StrategyEntry, WorkspaceKind
 from ctxlab.presets.registry import build_strategy
-from ctxlab.scenarios.schema import ModelSpec, PricesSpec, StrategyField, Tokenizer, Workload, WorkloadSpec
+from ctxlab.scenarios.fields import DelegateSpec, StrategyField
+from ctxlab.scenarios.schema import ModelSpec, PricesSpec, Tokenizer, Workload, WorkloadSpec
 from ctxlab.texts import Texts, load_texts
 
 Status = Literal["ok", "failed"]
@@ -63,6 +64,7 @@ class RunSpec(BaseModel):
     model: ModelSpec
     prices: PricesSpec
     strategy: StrategyField
+    delegate: DelegateSpec | None = None
     files: dict[str, str] = {}
 
 
@@ -157,6 +159,29 @@ def loop_limit(entry: StrategyEntry, strategy: Strategy) -> int:
     return own
 
 
+def subagent_setup(spec: RunSpec, workload: Workload) -> SubagentSetup | None:
+    """How the run's sub-agents run, from its `delegate:` section (None: as their parent)."""
+    delegate = spec.delegate
+    if delegate is None:
+        return None
+    entry: StrategyEntry = delegate.strategy or spec.strategy
+    texts = load_texts(entry.texts)
+    strategy = build_strategy(entry, texts)
+    summarizer = delegate.summarizer or spec.model.summarizer
+    return SubagentSetup(
+        strategy=strategy,
+        context_size=delegate.context_size or spec.model.context_size,
+        summarizer=lambda _script: summarizer.build(texts=texts, probes=workload.probes, seed=spec.seed),
+        texts=texts,
+        settings=RunSettings(
+            max_iters=loop_limit(entry, strategy),
+            max_iters_hint=texts.max_iters_hint,
+            max_iters_source=texts.max_iters_source,
+        ),
+        breaker_limit=entry.summary_breaker,
+    )
+
+
 def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) -> _Run:
     workload = spec.workload.build(spec.seed, spec.files)
     entry: StrategyEntry = spec.strategy
@@ -184,6 +209,7 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
         cache=cache_meter(counter),
         probes=workload.probes,
         subagent_model=ScriptModel,
+        subagent=subagent_setup(spec, workload),
     )
     return _Run(spec=spec, workload=workload, session=session)
 
@@ -223,17 +249,49 @@ def execute(config: RunConfig) -> RunResult:
         return _result(config, run, workspace, "ok", snapshots=snapshots)
 
 
-def _rows(config: RunConfig, run: _Run, calls: tuple[CallRecord, ...]) -> tuple[dict[str, Any], ...]:
+def _rows(
+    config: RunConfig,
+    run: _Run,
+    calls: tuple[CallRecord, ...],
+    *,
+    agent: str = PARENT,
+    delegated_at: int | None = None,
+    context_size: int | None = None,
+) -> tuple[dict[str, Any], ...]:
     metered = run.env.cache is not None
     return tuple(
         call_row(
             config.run_id,
             record,
             convention=run.spec.model.summary_token_count,
-            context_size=run.spec.model.context_size,
+            context_size=context_size or run.spec.model.context_size,
             cache_metered=metered,
+            agent=agent,
+            delegated_at=delegated_at,
         )
         for record in calls
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Subagent:
+    """One sub-agent's label, the parent call that delegated to it, its window and calls."""
+
+    label: str
+    delegated_at: int | None
+    context_size: int
+    calls: tuple[CallRecord, ...]
+
+
+def _subagents(run: _Run) -> tuple[_Subagent, ...]:
+    return tuple(
+        _Subagent(
+            label=label,
+            delegated_at=child.delegated_at,
+            context_size=child.env.context_size,
+            calls=tuple(child.env.recorder.calls),
+        )
+        for label, child in labelled_subagents(run.session.loop)
     )
 
 
@@ -250,7 +308,17 @@ def _result(
     records = tuple(run.env.recorder.calls) if calls is None else calls
     rows = _rows(config, run, records)
     events = tuple(row for record in records for row in event_rows(config.run_id, record))
-    sub_records = tuple(c for child in all_subagents(run.session.loop) for c in child.env.recorder.calls)
+    subagents = _subagents(run)
+    sub_rows = tuple(
+        row
+        for s in subagents
+        for row in _rows(
+            config, run, s.calls, agent=s.label, delegated_at=s.delegated_at, context_size=s.context_size
+        )
+    )
+    sub_events = tuple(
+        row for s in subagents for record in s.calls for row in event_rows(config.run_id, record, s.label)
+    )
     measures = run_measures(
         rows,
         events=events,
@@ -259,7 +327,7 @@ def _result(
         offloaded_bytes=offloaded_bytes(workspace),
         source_violations=run.workload.source_violations,
         retention=snapshots[-1].scores if snapshots and snapshots[-1].final else None,
-        subagent_rows=_rows(config, run, sub_records),
+        subagent_rows=sub_rows,
     )
     return RunResult(
         run_id=config.run_id,
@@ -268,8 +336,8 @@ def _result(
         error=_error_text(error) if error else "",
         traceback="".join(traceback.format_exception(error)) if error else "",
         measures=measures,
-        calls=rows,
-        events=events,
+        calls=rows + sub_rows,
+        events=events + sub_events,
         requests_gz=request_file(records, config.wire) if config.record_requests else None,
         requests_wire=config.wire,
         cache_metered=run.env.cache is not None,

@@ -5,8 +5,9 @@ A run config is plain data (picklable, JSON-able): the resolved settings of one 
 
 Invariants:
 - The resolved config holds everything a run depends on, defaults filled in: seed, workload (a
-  generator's parameters resolved), model, prices, the strategy entry, and the sha256 of every
-  file the workload reads. Names, descriptions and where files live are not part of it.
+  generator's parameters resolved), model, prices, the strategy entry, the `delegate:` section
+  when the scenario has one, and the sha256 of every file the workload reads. Names,
+  descriptions and where files live are not part of it.
 - `config_hash` is the first 12 hex digits of the sha256 of the config's canonical JSON (keys
   sorted, no spaces, UTF-8); `run_id` is `<strategy>-<config_hash>`. The same settings give the
   same id in any scenario, on any machine.
@@ -92,6 +93,8 @@ def resolved_config(scenario: Scenario, entry: StrategyEntry, digests: Mapping[s
         "prices": scenario.prices.model_dump(mode="json"),
         "strategy": entry.model_dump(mode="json"),
     }
+    if scenario.delegate is not None:  # only when written, so other runs keep their hashes
+        config["delegate"] = scenario.delegate.model_dump(mode="json")
     used = _used_files(scenario)
     if used:
         config["files"] = {path: digests[path] for path in used}
@@ -173,7 +176,8 @@ def param_column(key: str, strategy: str) -> str | None:
 
 
 def _set_params(doc: Mapping[str, Any], position: int) -> Iterator[tuple[str, Any]]:
-    """Leaves written in the document that describe a run: model, the strategy, the workload's source."""
+    """Leaves written in the document that describe a run: model, the strategy, `delegate`, the
+    workload's source."""
     yield from flatten(doc.get("model") or {}, "model")
     entries = doc.get("strategies") or []
     entry = entries[position] if position < len(entries) and isinstance(entries[position], dict) else {}
@@ -181,6 +185,8 @@ def _set_params(doc: Mapping[str, Any], position: int) -> Iterator[tuple[str, An
     for column, value in flatten({k: v for k, v in entry.items() if k not in ("name", "preset")}, "strategy"):
         if column != "strategy":
             yield column, value
+    if isinstance(doc.get("delegate"), dict) and doc["delegate"]:
+        yield from flatten(doc["delegate"], "delegate")
     workload = doc.get("workload") or {}
     for section in ("generator", "trace", "clock"):
         if isinstance(workload.get(section), dict):

@@ -10,6 +10,9 @@ Invariants:
 - `call_cost` is the one place cost is computed. Without a cache meter (`cached` None) every
   input token is billed at the input price; with one, cached tokens at `cached_read` and the
   rest of the input at `cache_write` (uncached input is written to the cache).
+- A run's own calls come first in `calls` and `events` (`agent` `parent`), then each
+  sub-agent's (`agent` its label, `delegated_at` the parent's call that delegated to it); the
+  `runs` row's totals, peaks and cost are the parent's, the sub-agents' are counted apart.
 - Nothing is invented: a measure the run did not take is None (an empty cell): retention of a
   kind no probe was planted for, cached tokens without a cache meter.
 """
@@ -24,6 +27,8 @@ from ctxlab.core.world.retention import RetentionScores
 from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 
 PER_MILLION = 1_000_000
+PARENT = "parent"
+"""The `agent` of the run's own calls (a sub-agent's is its label, `sub-1`, `sub-1.2`, ...)."""
 
 
 def call_input_tokens(record: CallRecord, convention: Convention) -> int:
@@ -49,9 +54,16 @@ def call_cost(
 
 
 def call_row(
-    run_id: str, record: CallRecord, *, convention: Convention, context_size: int, cache_metered: bool
+    run_id: str,
+    record: CallRecord,
+    *,
+    convention: Convention,
+    context_size: int,
+    cache_metered: bool,
+    agent: str = PARENT,
+    delegated_at: int | None = None,
 ) -> dict[str, Any]:
-    """One row of `calls`."""
+    """One row of `calls` (`over_window` against the window of the agent that made the call)."""
     tokens = call_input_tokens(record, convention)
     return {
         "run_id": run_id,
@@ -68,11 +80,13 @@ def call_row(
         "over_window": tokens > context_size,
         "events": joined(record.events),
         "violations": ";".join(f"{v.rule}:{v.index}:{v.call_id}" for v in record.violations),
+        "agent": agent,
+        "delegated_at": delegated_at,
     }
 
 
-def event_rows(run_id: str, record: CallRecord) -> tuple[dict[str, Any], ...]:
-    """The rows of `events` for one call: one per event, `order` 0-based within the call."""
+def event_rows(run_id: str, record: CallRecord, agent: str = PARENT) -> tuple[dict[str, Any], ...]:
+    """The rows of `events` for one call of `agent`: one per event, `order` 0-based within the call."""
     return tuple(
         {
             "run_id": run_id,
@@ -80,6 +94,7 @@ def event_rows(run_id: str, record: CallRecord) -> tuple[dict[str, Any], ...]:
             "order": order,
             "kind": event.kind.value,
             "detail": event.detail or None,
+            "agent": agent,
         }
         for order, event in enumerate(record.events)
     )

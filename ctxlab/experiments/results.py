@@ -153,6 +153,7 @@ def manifest(
                 "params": config.params,
                 "model": config.config["model"],
                 "strategy_settings": config.config["strategy"],
+                **({"delegate": config.config["delegate"]} if "delegate" in config.config else {}),
                 "retention": list(result.retention),
                 **(
                     {"error": result.error, "traceback": result.traceback}
@@ -170,7 +171,8 @@ def manifest(
 
 
 def _uses(scenario: Any, preset: str) -> bool:
-    return any(entry.preset == preset for entry in scenario.strategies)
+    delegate = scenario.delegate.strategy if scenario.delegate is not None else None
+    return any(entry.preset == preset for entry in (*scenario.strategies, *([delegate] if delegate else [])))
 
 
 def write_scenario(

@@ -1,8 +1,9 @@
 """The `runs`, `calls` and `events` tables: rows from run results, written as CSV and Parquet.
 
 Invariants:
-- Rows follow the configs' order (grid order), calls within a run in call order, events within a
-  call in the order they happened: never the order runs finished in.
+- Rows follow the configs' order (grid order), calls within a run in call order (the run's own
+  calls, then each sub-agent's, labelled by `agent`), events within a call in the order they
+  happened: never the order runs finished in.
 - CSV bytes depend only on the values: `\\n` line ends, empty cell for a missing value, `true` /
   `false`, integers in decimal, floats as Python's shortest round-trip text, lists and mappings
   as compact JSON. The Parquet file holds the same values with typed columns.

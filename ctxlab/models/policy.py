@@ -9,10 +9,11 @@ reactions that add rounds the script does not have:
 - **Re-read what it needs.** The plan's `needs` say which probe the agent needs before which
   round (`Need(key, turn, round)`; `round` equal to the turn's number of rounds means before the
   final answer). If the probe is not visible in the request (context and summary), it calls the
-  read tool on an offloaded file a reminder in the request names: first the files named in the
-  summary, then those named in the context, newest first, each file at most once per need. When
-  the probe shows up it continues the script; when no unread file is left, or it has read
-  `max_rereads` files for the need, it records `lost` and continues. (Reading a whole context
+  read tool on an offloaded file a reminder in the request names (a summary checkpoint's
+  `active_checkpoint: <path>` among them): first the files named in the summary, then those
+  named in the context, newest first, each file at most once per need. When the probe shows up
+  it continues the script; when no unread file is left, or it has read `max_rereads` files for
+  the need, it records `lost` and continues. (Reading a whole context
   offload back usually brings the request over the trigger again, so the next compression can
   sweep the read result away before the model sees it: the cap ends that loop.)
 
@@ -30,6 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ctxlab.core.compaction.checkpoint import CHECKPOINT_LINE
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.world.reading import is_summary_message, message_text, placeholder_values, request_summary
@@ -78,6 +80,7 @@ class PolicyModel:
     offload_reminders: tuple[str, ...] = (
         CTXLAB_TEXTS.context_offload_reminder,
         CTXLAB_TEXTS.tool_result_offload,
+        CHECKPOINT_LINE,
     )
     read_tool: str = "Read"
     read_argument: str = "file_path"
@@ -107,7 +110,7 @@ class PolicyModel:
     @classmethod
     def for_texts(cls, script: Script, texts: Texts, **params: Any) -> PolicyModel:
         """A policy model that finds offloaded files by `texts`' reminders."""
-        reminders = (texts.context_offload_reminder, texts.tool_result_offload)
+        reminders = (texts.context_offload_reminder, texts.tool_result_offload, CHECKPOINT_LINE)
         return cls(script=script, offload_reminders=reminders, **params)
 
     def respond(self, request: ModelRequest) -> ModelResponse:

@@ -13,6 +13,8 @@ Invariants:
   the dataclass's own defaults back exactly. The dataclass's own checks run when the entry is
   validated, so a broken rule fails at load time.
 - A built strategy is named after its entry.
+- Fields a dataclass lists in `__late_fields__` are left out of an entry's dump while they hold
+  their defaults (the config hash of a run that does not use them stays as it was).
 """
 
 from __future__ import annotations
@@ -25,7 +27,16 @@ import types
 import typing
 from typing import Any, Literal, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    create_model,
+    model_serializer,
+    model_validator,
+)
 
 from ctxlab.presets.preset import Preset
 from ctxlab.problems import Problem
@@ -181,16 +192,44 @@ def _back(value: Any) -> Any:
     return value
 
 
+LATE_FIELDS = "__late_fields__"
+"""A parameter dataclass's class attribute naming fields added after results were published: an
+entry's dump leaves them out while they hold their defaults, so a run that does not set them
+keeps its config hash (and run id)."""
+
+
+def _late_defaults(cls: type) -> dict[str, Any]:
+    late = getattr(cls, LATE_FIELDS, ())
+    return {f.name: _model_value(f.default) for f in dataclasses.fields(cls) if f.name in late}
+
+
+def _without_late_defaults(
+    self: BaseModel, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+) -> dict[str, Any]:
+    """An entry's dump without its late fields at their defaults (a model serializer, so `self`);
+    a dump with the context `{LATE_FIELDS: True}` keeps them (`ctxlab presets` lists them)."""
+    dumped: dict[str, Any] = handler(self)
+    if isinstance(info.context, dict) and info.context.get(LATE_FIELDS):
+        return dumped
+    for name, default in _late_defaults(_DATACLASS_OF[type(self)]).items():
+        if getattr(self, name) == default:
+            dumped.pop(name, None)
+    return dumped
+
+
 def entry_model(info: Preset[Any]) -> type[StrategyEntry]:
     """The scenario entry of a zoo preset."""
     words = re.split(r"[-_]", info.name)
     fields = _fields(info.params)
     preset: Any = Literal[info.name]
+    hooks: dict[str, Any] = {"_parameters_hold": model_validator(mode="after")(_parameters_hold)}
+    if _late_defaults(info.params):
+        hooks["_without_late_defaults"] = model_serializer(mode="wrap")(_without_late_defaults)
     model = create_model(
         "".join(w.capitalize() for w in words) + "Entry",
         __base__=StrategyEntry,
         __doc__=f"{info.summary} (source: {info.source}).",
-        __validators__={"_parameters_hold": cast(Any, model_validator(mode="after")(_parameters_hold))},
+        __validators__=cast(Any, hooks),
         preset=(preset, ...),
         **fields,
     )

@@ -20,7 +20,7 @@ from ctxlab.engine.hooks import Strategy
 from ctxlab.presets.agentscope import preset as agentscope
 from ctxlab.presets.anthropic import preset as anthropic
 from ctxlab.presets.deepagents import preset as deepagents
-from ctxlab.presets.entries import StrategyEntry, entry_model, entry_params
+from ctxlab.presets.entries import LATE_FIELDS, StrategyEntry, entry_model, entry_params
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.none import preset as none
 from ctxlab.presets.nonoka import preset as nonoka
@@ -87,7 +87,7 @@ def entry_defaults(name: str) -> dict[str, Any]:
     }
     own = [f for f in model.model_fields if f not in StrategyEntry.model_fields and f not in required]
     entry = model.model_construct(preset=name) if required else model.model_validate({"preset": name})
-    dumped = {**required, **entry.model_dump(mode="json", include=set(own))}
+    dumped = {**required, **entry.model_dump(mode="json", include=set(own), context={LATE_FIELDS: True})}
     return dict(flatten(dumped)) if dumped else {}
 
 

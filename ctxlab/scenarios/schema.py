@@ -23,15 +23,13 @@ import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
     SerializerFunctionWrapHandler,
-    Tag,
     ValidationInfo,
     field_validator,
     model_serializer,
@@ -43,8 +41,9 @@ from ctxlab.engine.trace import Convention
 from ctxlab.presets.entries import NAME_PATTERN, StrategyEntry
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
+from ctxlab.scenarios.fields import DelegateSpec, StrategyField, SummarizerField
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem, summarizer_problem
-from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
+from ctxlab.scenarios.summarizers import FixedSummarizerSpec
 from ctxlab.scenarios.sweep import SweepPathError, resolve
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
@@ -56,32 +55,6 @@ MAX_GRID_POINTS = 10_000
 """More points than this is a mistake in a scenario file (or belongs in a script of its own)."""
 
 Tokenizer = Literal["agentscope", "o200k_base", "cl100k_base"]
-
-
-def _tagger(field: str, default: str | None = None) -> Any:
-    def tag(value: Any) -> str | None:
-        if isinstance(value, dict):
-            found = value.get(field, default)
-            return found if isinstance(found, str) else None
-        return getattr(value, field, None)
-
-    return tag
-
-
-def _registry_union(models: dict[str, type[BaseModel]], field: str, default: str | None = None) -> Any:
-    """The models of a registry as one union told apart by `field` (the model itself when alone)."""
-    if len(models) == 1:
-        return next(iter(models.values()))
-    members = tuple(Annotated[model, Tag(name)] for name, model in models.items())
-    return Annotated[Union[members], Discriminator(_tagger(field, default))]  # noqa: UP007 (built at run time)
-
-
-if TYPE_CHECKING:
-    StrategyField = StrategyEntry
-    SummarizerField = FixedSummarizerSpec | ExtractiveSummarizerSpec
-else:
-    StrategyField = _registry_union(dict(ENTRIES), "preset")
-    SummarizerField = _registry_union({s.name: s.params for s in SUMMARIZERS.values()}, "kind", "fixed")
 
 
 class Section(BaseModel):
@@ -372,6 +345,11 @@ class Scenario(Section):
     record_requests: bool = Field(
         default=False, description="Write every request to requests/<run_id>.jsonl.gz."
     )
+    delegate: DelegateSpec | None = Field(
+        default=None,
+        description="How sub-agents (delegated calls) run: their strategy, window and summarizer; "
+        "default: the parent's.",
+    )
 
     @field_validator("strategies", mode="before")
     @classmethod
@@ -506,4 +484,8 @@ def scenario_json_schema() -> dict[str, Any]:
     description = summarizer.get("description", "")
     chosen = _chosen_by("kind", {name: s.params for name, s in SUMMARIZERS.items()}, default="fixed")
     schema["$defs"]["ModelSpec"]["properties"]["summarizer"] = {"description": description, **chosen}
+    delegate = schema["$defs"]["DelegateSpec"]["properties"]
+    entries = schema["properties"]["strategies"]["items"]
+    for field, union in (("strategy", entries), ("summarizer", chosen)):
+        delegate[field] = {"description": delegate[field].get("description", ""), **union}
     return schema

@@ -16,7 +16,7 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.loop import Loop, all_subagents
 from ctxlab.engine.middleware import Acted, ActingNext, Middleware, ModelNext
-from ctxlab.engine.session import assemble
+from ctxlab.engine.session import SubagentSetup, assemble
 from ctxlab.engine.state import EpisodeState
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
@@ -91,7 +91,7 @@ def delegating_scripts(draw: st.DrawFn) -> tuple[Script, int]:
     return assign_call_ids(script), window
 
 
-def run(script: Script, window: int) -> tuple[Loop, Requests]:
+def run(script: Script, window: int, subagent: SubagentSetup | None = None) -> tuple[Loop, Requests]:
     requests = Requests()
     session = assemble(
         script,
@@ -103,23 +103,34 @@ def run(script: Script, window: int) -> tuple[Loop, Requests]:
         counter=AgentScopeEstimator(),
         middlewares=(requests,),
         subagent_model=ScriptModel,
+        subagent=subagent,
     )
     session.run()
     return session.loop, requests
 
 
-@given(delegating_scripts())
+def own_setup(window: int) -> SubagentSetup:
+    """Sub-agents with their own AgentScope settings, window and summarizer."""
+    return SubagentSetup(
+        strategy=AgentScopeStrategy(texts=CTXLAB_TEXTS, params=AgentScopeParams(tool_result_limit=1000)),
+        context_size=window,
+        summarizer=lambda _sub: FixedSummarizer(fields={"task_overview": "The sub-task."}),
+    )
+
+
+@given(delegating_scripts(), st.none() | st.integers(1500, 12000))
 def test_sub_agents_stay_in_their_own_context_and_every_request_passes_the_protocol_checks(
-    case: tuple[Script, int],
+    case: tuple[Script, int], own_window: int | None
 ) -> None:
     script, window = case
-    loop, requests = run(script, window)
+    loop, requests = run(script, window, None if own_window is None else own_setup(own_window))
     assert all(MARK not in text for text in requests.seen)
     delegated = [c for c in script.calls() if c.delegate is not None]
     children = all_subagents(loop)
     assert len(children) == len(delegated)
     for loop_ in (loop, *children):
         assert all(not record.violations for record in loop_.env.recorder.calls)
+    assert all(c.env.context_size == (own_window or window) for c in children)
     for call in delegated:
         assert call.delegate is not None
         assert requests.results[call.id or ""] == call.delegate.turns[-1].final

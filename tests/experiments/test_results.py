@@ -65,8 +65,10 @@ CALL_COLUMNS = [
     "over_window",
     "events",
     "violations",
+    "agent",
+    "delegated_at",
 ]
-EVENT_COLUMNS = ["run_id", "call_index", "order", "kind", "detail"]
+EVENT_COLUMNS = ["run_id", "call_index", "order", "kind", "detail", "agent"]
 
 
 def rows(path: Path) -> list[dict[str, str]]:

@@ -24,6 +24,12 @@ Steps before each call:
    `max_tokens`, whichever is lower), whole protocol units are left out of this request from
    the front, never the last 2 messages, never the stored history (event `trimmed`).
 
+With `checkpoint` (the seed's Isolate move, not nonoka's), each summary is written to the
+workspace (`checkpoints/chk-NNNN.md`, its UTF-8 text byte for byte) and the summary sent is the
+heading around `active_checkpoint: <path>` and a one-line preview (event `checkpointed`); the
+next summary folds the checkpoint read back from the workspace in, and the agent can read it
+with the `Read` tool.
+
 Exit codes in the ledger come from the result state of shell tools (0 success, 1 error);
 artifact refs from results that are artifact references (a JSON object with `artifact_id`).
 Deviations: the summary is sent as a user message after the system prompt (ctxlab's invariant;
@@ -39,6 +45,7 @@ from typing import ClassVar, NamedTuple
 
 from ctxlab.core.agentscope.summary import summary_text
 from ctxlab.core.compaction.budget import BudgetParams, PromptTrimParams, trim_prompt, zones
+from ctxlab.core.compaction.checkpoint import CHECKPOINT_REFERENCE, reference
 from ctxlab.core.compaction.evict import (
     Eviction,
     EvictParams,
@@ -61,6 +68,7 @@ from ctxlab.core.messages.units import drop_units, protocol_units, view_units
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
+from ctxlab.engine.workspace import Workspace
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import (
     Compaction,
@@ -101,6 +109,11 @@ class NonokaParams:
         summary_heading: the summary as sent; `{summary}`.
         summary_failure_limit: consecutive failures before the summarizer is off (3).
         trim: the prompt-only trimming: how many trailing messages always stay (2).
+        checkpoint: write each summary to a workspace checkpoint and send only its reference and
+            a one-line preview (ctxlab's Isolate move; off in nonoka).
+        checkpoint_reference: what the summary heading holds instead of a checkpointed summary;
+            `{path}`, `{preview}` (the reference line must stay `active_checkpoint: {path}`).
+        checkpoint_preview_chars: the preview's length at most, in characters.
     """
 
     budget: BudgetParams = field(default_factory=BudgetParams)
@@ -113,16 +126,31 @@ class NonokaParams:
     summary_heading: str = "[History summary]\n{summary}"
     summary_failure_limit: int = SUMMARY_FAILURE_LIMIT
     trim: PromptTrimParams = field(default_factory=PromptTrimParams)
+    checkpoint: bool = False
+    checkpoint_reference: str = CHECKPOINT_REFERENCE
+    checkpoint_preview_chars: int = 160
+    __late_fields__: ClassVar[tuple[str, ...]] = (
+        "checkpoint",
+        "checkpoint_reference",
+        "checkpoint_preview_chars",
+    )
+
+    def __post_init__(self) -> None:
+        if self.checkpoint_preview_chars < 1:
+            raise ValueError("checkpoint_preview_chars must be at least 1")
+        if "active_checkpoint: {path}" not in self.checkpoint_reference:
+            raise ValueError("checkpoint_reference must hold the line 'active_checkpoint: {path}'")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NonokaMemo:
-    """What nonoka keeps beside the context: the ledger (and its rendered message) and the
-    summary breaker."""
+    """What nonoka keeps beside the context: the ledger (and its rendered message), the
+    summary breaker, and the path of the checkpoint in force."""
 
     ledger: Ledger = field(default_factory=Ledger)
     message: Message | None = None
     summaries: Breaker = field(default_factory=lambda: Breaker(limit=SUMMARY_FAILURE_LIMIT))
+    checkpoint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +211,13 @@ class Evicted(NamedTuple):
 
 
 class Summarized(NamedTuple):
-    """The state after a summary attempt, and whether one was made and succeeded."""
+    """The state after a summary attempt, whether one was made and succeeded, and the path of
+    the checkpoint it wrote."""
 
     state: EpisodeState
     attempted: bool
     ok: bool
+    checkpoint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,12 +241,15 @@ class Compact(Step):
         summaries = kept.summaries
         summarized = Summarized(state=state, attempted=False, ok=False)
         if p.summarize and not summaries.tripped:
-            summarized = self._summarize(state, env)
+            summarized = self._summarize(state, env, kept.checkpoint)
             summaries = summaries.record(summarized.ok) if summarized.attempted else summaries
             if summaries.tripped and not kept.summaries.tripped:
                 env.recorder.event(EventKind.SUMMARY_DISABLED)
         evicted = self._evict(summarized.state, env, frame, kept)
-        new = with_memo(evicted.state, self.key, replace(evicted.memo, summaries=summaries))
+        checkpoint = summarized.checkpoint or kept.checkpoint
+        new = with_memo(
+            evicted.state, self.key, replace(evicted.memo, summaries=summaries, checkpoint=checkpoint)
+        )
         record_compaction(
             env,
             before=before,
@@ -255,7 +288,7 @@ class Compact(Step):
         message = kept.message if done.ledger == kept.ledger else render_ledger(done.ledger, p.evict)
         return Evicted(
             state=with_context(state, done.messages, env.counter),
-            memo=NonokaMemo(ledger=done.ledger, message=message, summaries=kept.summaries),
+            memo=replace(kept, ledger=done.ledger, message=message),
             tokens=done.tokens_after,
             floor=floor,
             units=len(done.evicted),
@@ -266,8 +299,9 @@ class Compact(Step):
         units = view_units(state.context)
         return bool(ledger_items(state.context, [units[i] for i in done.evicted], facts, self.params.evict))
 
-    def _summarize(self, state: EpisodeState, env: Env) -> Summarized:
-        """The oldest ~⅓ of the chat (whole evictable protocol units) replaced by a summary."""
+    def _summarize(self, state: EpisodeState, env: Env, checkpoint: str | None) -> Summarized:
+        """The oldest ~⅓ of the chat (whole evictable protocol units) replaced by a summary (its
+        checkpoint's reference with `checkpoint`; the one in force is `checkpoint`)."""
         p = self.params
         units = view_units(state.context)
         blocked = blocked_units(state.context, units, frozenset(p.protected_ids), p.evict)
@@ -282,17 +316,24 @@ class Compact(Step):
             return Summarized(state=state, attempted=False, ok=False)
         picked = set(chosen)
         span = drop_units(state.context, units, [u.index for u in units if u.index not in picked])
-        request = summary_request(p.summary_prompt, span, previous_summary=summary_text(state.summary))
+        previous = summary_text(state.summary)
+        if checkpoint is not None:
+            previous = workspace_of(env).read(checkpoint).decode("utf-8")
+        request = summary_request(p.summary_prompt, span, previous_summary=previous)
         outcome = env.summarize_text(state, request)
         if outcome.text is None:
             env.recorder.event(EventKind.SUMMARY_FAILED)
             return Summarized(state=state, attempted=not outcome.skipped, ok=False)
         env.recorder.event(EventKind.COMPRESSED)
         rest = drop_units(state.context, units, chosen)
-        summary = fill(p.summary_heading, summary=outcome.text)
-        return Summarized(
-            state=replace(with_context(state, rest, env.counter), summary=summary), attempted=True, ok=True
-        )
+        written, kept = None, outcome.text
+        if p.checkpoint:
+            written = workspace_of(env).offload_summary(outcome.text)
+            kept = reference(p.checkpoint_reference, written, outcome.text, p.checkpoint_preview_chars)
+            env.recorder.event(EventKind.CHECKPOINTED)
+        summary = fill(p.summary_heading, summary=kept)
+        new = replace(with_context(state, rest, env.counter), summary=summary)
+        return Summarized(state=new, attempted=True, ok=True, checkpoint=written)
 
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
         """The ledger, as a message before the context."""
@@ -324,6 +365,19 @@ class TrimPrompt(Step):
         if not trimmed.dropped:
             return Edit(messages=messages)
         return Edit(messages=trimmed.messages, cleared=unit_keys(messages, trimmed.dropped))
+
+
+def workspace_of(env: Env) -> Workspace:
+    """The run's workspace, where checkpoints live.
+
+    Raises:
+        ValueError: the run has none (`workspace: none`).
+    """
+    if env.workspace is None:
+        raise ValueError(
+            "nonoka's checkpoint needs a workspace; set the entry's workspace to memory or directory"
+        )
+    return env.workspace
 
 
 def build(params: NonokaParams, texts: Texts) -> StepStrategy:
