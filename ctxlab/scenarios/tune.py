@@ -29,6 +29,7 @@ from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
 
 Objective = Literal["cost", "total_input_tokens", "peak_input_tokens"]
 Provider = Literal["openai", "anthropic"]
+PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic")
 MAX_TRIALS = 10_000
 Number = StrictInt | float
 
@@ -87,7 +88,7 @@ class ConstraintsSpec(_Section):
     """What a setting must meet to count: a run never fails, and these hold."""
 
     providers: list[Provider] = Field(
-        default_factory=lambda: ["openai", "anthropic"],
+        default_factory=lambda: list(PROVIDERS),
         description="No request may break these providers' tool-call rules (openai, anthropic).",
     )
     over_window: int = Field(default=0, ge=0, description="The most requests allowed over the window.")
@@ -176,13 +177,16 @@ def _probe_problems(data: dict[str, Any], tune: dict[str, Any]) -> list[tuple[Lo
     floor = constraints.get("retention") if isinstance(constraints, dict) else None
     if floor is None:
         return []
-    workload = data.get("workload") if isinstance(data.get("workload"), dict) else {}
-    generator = workload.get("generator") if isinstance(workload.get("generator"), dict) else {}
-    params = generator.get("params") if isinstance(generator.get("params"), dict) else {}
+    workload = _mapping(data.get("workload"))
+    params = _mapping(_mapping(workload.get("generator")).get("params"))
     if workload.get("probes") or params.get("probes"):
         return []
     message = "needs planted probes to measure; plant some in workload.probes, or drop the floor"
     return [(("tune", "constraints", "retention"), message, floor)]
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _entry_problems(
@@ -195,16 +199,14 @@ def _entry_problems(
             try:
                 loc = setting_loc(preset, str(key), root, entry_model)
             except SweepPathError as error:
-                where = str(error).replace("strategies.candidate.", "").replace("strategies.candidate", "it")
-                message = f"names no setting of preset {preset!r}: {where}"
-                problems.append(((*at, section, key), message, key))
+                said = str(error).replace("strategies.candidate.", "").replace("strategies.candidate", "it")
+                problems.append(((*at, section, key), f"names no setting of preset {preset!r}: {said}", key))
                 continue
-            values = _values(spec) if section == "params" else [spec]
+            values = _values(spec) if section == "params" else [((), spec)]
             for index, value in values:
-                message = refused(preset, loc, value)
-                if message:
-                    where = (*at, section, key) if section == "fixed" else (*at, section, key, *index)
-                    problems.append((where, message, value))
+                refusal = refused(preset, loc, value)
+                if refusal:
+                    problems.append(((*at, section, key, *index), refusal, value))
     return problems
 
 

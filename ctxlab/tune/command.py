@@ -99,8 +99,10 @@ def _on_trace(located: Located, args: argparse.Namespace) -> Located:
     spec: dict[str, Any] = {"path": str(trace.resolve())}
     if args.tools:
         spec["tools"] = str(Path(args.tools).resolve())
-    workload = doc.get("workload") if isinstance(doc.get("workload"), dict) else {}
-    kept = {k: v for k, v in workload.items() if k in ("probes", "clock")}
+    workload = doc.get("workload")
+    kept = (
+        {k: v for k, v in workload.items() if k in ("probes", "clock")} if isinstance(workload, dict) else {}
+    )
     doc["workload"] = {**kept, "trace": spec}
     doc["name"] = scenario_name(trace)
     if args.context_size is not None:
@@ -246,7 +248,8 @@ def _report_infeasible(plan: Plan, result: SearchResult, err: TextIO) -> None:
         return
     found = infeasible(result.records)
     print(
-        f"{plan.loaded.source}: no setting met every constraint in {len(result.records)} trials; nothing was written",
+        f"{plan.loaded.source}: no setting met every constraint in {len(result.records)} trials; "
+        "nothing was written",
         file=err,
     )
     for name in CONSTRAINTS:

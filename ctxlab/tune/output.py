@@ -136,7 +136,7 @@ def best_yaml(plan: Plan, record: TrialRecord, folder: Path) -> str:
     tune = plan.tune
     objective = f"{tune.objective} {record.objective:.6g}" if record.objective is not None else tune.objective
     head = [
-        f"# The best feasible setting of {tune.trials}-trial search `ctxlab tune` ran on {plan.loaded.source}:",
+        f"# The best feasible setting `ctxlab tune` found for {plan.loaded.source}:",
         f"# trial {record.trial}, {record.candidate} ({record.preset}), {objective}.",
         "# Run it with `ctxlab run best.yaml`: it reruns to the same numbers (trials.csv, that trial's row).",
     ]
@@ -178,7 +178,11 @@ def _fill(folder: Path, report: Report, final: Path) -> None:
     importance = Table(
         columns=(
             Column(name="param", type="string", meaning="an Optuna parameter of the space"),
-            Column(name="importance", type="float", meaning="its importance for reaching the best tenth of objective values among feasible trials (PED-ANOVA)"),
+            Column(
+                name="importance",
+                type="float",
+                meaning="how much it matters for the best tenth of feasible objective values (PED-ANOVA)",
+            ),
         ),
         rows=tuple({"param": k, "importance": v} for k, v in report.result.importance.items()),
     )
@@ -243,7 +247,8 @@ def summary_markdown(report: Report, top: TrialRecord, front: Sequence[TrialReco
         "",
         f"Minimised `{objective}` over {len(result.records)} trials ({result.runs} distinct runs; "
         f"{stop_note(result, report.budget)}). Best feasible: trial {top.trial}, `{top.candidate}` "
-        f"with {json.dumps(top.params)}: {objective} {_value(top.objective)}. Rerun it: `ctxlab run best.yaml`.",
+        f"with {json.dumps(top.params)}: {objective} {_value(top.objective)}. "
+        "Rerun it: `ctxlab run best.yaml`.",
         "",
         "| setting | objective | cost | total input tokens | peak input tokens | retention | feasible |",
         "|---|---|---|---|---|---|---|",
@@ -256,8 +261,9 @@ def summary_markdown(report: Report, top: TrialRecord, front: Sequence[TrialReco
         m = r.measures
         verdict = "yes" if r.feasible else f"no: {'; '.join(r.why)}"
         lines.append(
-            f"| {label} | {_value(r.objective)} | {_value(m.get('cost'))} | {_value(m.get('total_input_tokens'))} "
-            f"| {_value(m.get('peak_input_tokens'))} | {_value(r.retention)} | {verdict} |"
+            f"| {label} | {_value(r.objective)} | {_value(m.get('cost'))} "
+            f"| {_value(m.get('total_input_tokens'))} | {_value(m.get('peak_input_tokens'))} "
+            f"| {_value(r.retention)} | {verdict} |"
         )
     lines += ["", "Pareto front (feasible trials, cost against retention):", ""]
     lines += [
