@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +79,7 @@ def run_grids(
     workers: int | None = None,
     scheduler: str | None = None,
     on_done: OnDone | None = None,
+    pool: Executor | None = None,
 ) -> list[Outcome]:
     """Run every scenario's grid in one batch, writing nothing: each scenario's configs and
     results in grid order (`run_scenarios` writes them; `ctxlab tune` reads its trials from them).
@@ -87,7 +89,9 @@ def run_grids(
     """
     plans = [(item, expand(item, record_requests=record_requests, wire=wire)) for item in loaded]
     configs = [config for _, plan in plans for config in plan]
-    results = run_all(configs, executor=executor, workers=workers, scheduler=scheduler, on_done=on_done)
+    results = run_all(
+        configs, executor=executor, workers=workers, scheduler=scheduler, on_done=on_done, pool=pool
+    )
     outcomes: list[Outcome] = []
     start = 0
     for item, plan in plans:

@@ -166,7 +166,7 @@ def journal_path(out: Path, plan: Plan, workers: int) -> Path:
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Search, then write the results or report that nothing was feasible."""
     from ctxlab.analysis.report import write_index
-    from ctxlab.experiments.executors import ExecutorUnavailableError
+    from ctxlab.experiments.executors import ExecutorUnavailableError, local_pool
     from ctxlab.tune.measure import best
     from ctxlab.tune.output import Report, stop_note, write_report
     from ctxlab.tune.search import Budget, OptunaMissing, baseline, optuna_module, search, study_key
@@ -193,9 +193,10 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     root.mkdir(parents=True, exist_ok=True)
     journal = journal_path(root, plan, budget.workers)
     progress = _Progress(budget.trials, plan.tune.objective, quiet=args.quiet, err=err)
+    pool = local_pool(budget.workers) if budget.executor == "local" and budget.workers > 1 else None
     try:
-        result = search(plan, budget, journal, progress.tick)
-        own = tuple(baseline(plan, budget))
+        result = search(plan, budget, journal, progress.tick, pool)
+        own = tuple(baseline(plan, budget, pool))
     except ExecutorUnavailableError as unavailable:
         raise BadInput([str(unavailable)]) from None
     except KeyboardInterrupt:
@@ -204,6 +205,8 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 130
     finally:
         progress.close()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     if best(result.records) is None:
         _report_infeasible(plan, result, err)
         journal.unlink(missing_ok=True)

@@ -22,6 +22,7 @@ import hashlib
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -146,8 +147,10 @@ def told_records(study: Any) -> list[TrialRecord]:
 class _Runner:
     """Runs candidates on the run path, each distinct run once."""
 
-    def __init__(self, plan: Plan, budget: Budget, known: Sequence[TrialRecord]) -> None:
-        self.plan, self.budget = plan, budget
+    def __init__(
+        self, plan: Plan, budget: Budget, known: Sequence[TrialRecord], pool: Executor | None
+    ) -> None:
+        self.plan, self.budget, self.pool = plan, budget, pool
         self.results: dict[str, TrialRecord] = {r.run_id: r for r in known if r.run_id}
         self.runs = len(self.results)
 
@@ -178,6 +181,7 @@ class _Runner:
                 executor=self.budget.executor,
                 workers=self.budget.workers,
                 scheduler=self.budget.scheduler,
+                pool=self.pool,
             )
             fresh = {o.results[0].run_id: o.results[0] for o in outcomes}
             self.runs += len(fresh)
@@ -200,15 +204,22 @@ class _Runner:
         return records
 
 
-def search(plan: Plan, budget: Budget, journal: Path, on_record: OnRecord | None = None) -> SearchResult:
-    """Run the search kept in `journal` to its budget; returns every trial told, in order."""
+def search(
+    plan: Plan,
+    budget: Budget,
+    journal: Path,
+    on_record: OnRecord | None = None,
+    pool: Executor | None = None,
+) -> SearchResult:
+    """Run the search kept in `journal` to its budget; returns every trial told, in order.
+    `pool` (`executors.local_pool`) runs every batch, instead of a pool per batch."""
     optuna = optuna_module()
     name = f"{plan.loaded.name}-{study_key(plan, budget.workers)}"
     storage = journal_storage(journal)
     study = optuna.create_study(study_name=name, storage=storage, direction="minimize", load_if_exists=True)
     records = told_records(study)
     resumed = len(records)
-    runner = _Runner(plan, budget, records)
+    runner = _Runner(plan, budget, records, pool)
     size = space_size(plan.tune.space)
     tried = {_setting(r) for r in records}
     start = time.monotonic()
@@ -269,10 +280,14 @@ def param_importance(study: Any) -> dict[str, float]:
     return {str(name): round(float(value), 6) for name, value in found.items()}
 
 
-def baseline(plan: Plan, budget: Budget) -> list[TrialRecord]:
+def baseline(plan: Plan, budget: Budget, pool: Executor | None = None) -> list[TrialRecord]:
     """The scenario's own strategies, run and judged as trials are (what the report compares with)."""
     (outcome,) = run_grids(
-        [plan.loaded], executor=budget.executor, workers=budget.workers, scheduler=budget.scheduler
+        [plan.loaded],
+        executor=budget.executor,
+        workers=budget.workers,
+        scheduler=budget.scheduler,
+        pool=pool,
     )
     records = []
     for index, (config, result) in enumerate(zip(outcome.configs, outcome.results, strict=True)):

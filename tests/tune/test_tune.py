@@ -14,7 +14,15 @@ from ctxlab.cli import main
 from tests.scenarios.files import write
 from tests.tune.files import GRID, INFEASIBLE, RANGES, TUNED
 
-OUTPUTS = ("trials.csv", "pareto.csv", "baseline.csv", "importance.csv", "best.yaml", "tune.json", "summary.md")
+OUTPUTS = (
+    "trials.csv",
+    "pareto.csv",
+    "baseline.csv",
+    "importance.csv",
+    "best.yaml",
+    "tune.json",
+    "summary.md",
+)
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
@@ -94,7 +102,7 @@ def test_every_output_is_written_and_the_pareto_front_is_feasible(tmp_path: Path
 def test_the_same_seed_and_workers_give_the_same_bytes(tmp_path: Path) -> None:
     folders = []
     for name in ("a", "b"):
-        code, _, err = tune(tmp_path, RANGES, tmp_path / name, "--workers", "2")
+        code, _, err = tune(tmp_path, RANGES, tmp_path / name, "--workers", "2", "--trials", "2")
         assert code == 0, err
         folders.append(tmp_path / name / "ranges" / "tune")
     for name in (*OUTPUTS, "figures/history.png", "figures/pareto.png", "figures/importance.png"):
@@ -103,10 +111,12 @@ def test_the_same_seed_and_workers_give_the_same_bytes(tmp_path: Path) -> None:
         assert text == second.read_bytes().replace(b"/b/", b"/a/"), name
 
 
-def test_an_interrupted_search_resumes_to_the_same_trials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_search_resumes_to_the_same_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, _, err = tune(tmp_path, RANGES, tmp_path / "straight", "--workers", "1")
     assert code == 0, err
-    import ctxlab.tune.command as command
+    from ctxlab.tune import command
 
     real = command._Progress.tick
     calls = []
@@ -167,10 +177,17 @@ def test_a_run_of_the_scenario_keeps_its_tune_folder(tmp_path: Path) -> None:
 
 
 def test_tune_on_a_transcript_writes_a_best_yaml_that_reruns(tmp_path: Path) -> None:
-    trace = Path(__file__).resolve().parents[1] / "data" / "traces" / "tau-bench_gpt-4o_airline_task02_trial1.jsonl"
+    trace = (
+        Path(__file__).resolve().parents[1]
+        / "data"
+        / "traces"
+        / "tau-bench_gpt-4o_airline_task02_trial1.jsonl"
+    )
     text = RANGES.replace("constraints: {retention: 0.8}", "constraints: {over_window: 0}")
     out = tmp_path / "results"
-    code, _, err = tune(tmp_path, text, out, "--workers", "1", "--trace", str(trace), "--context-size", "4000")
+    code, _, err = tune(
+        tmp_path, text, out, "--workers", "1", "--trace", str(trace), "--context-size", "4000"
+    )
     assert code == 0, err
     folder = out / "tau-bench_gpt-4o_airline_task02_trial1" / "tune"
     best = folder / "best.yaml"
@@ -196,7 +213,12 @@ class _Terminal(io.StringIO):
 def test_the_progress_bar_shows_the_best_feasible_value_on_stderr(tmp_path: Path) -> None:
     out, err = io.StringIO(), _Terminal()
     path = write(tmp_path, RANGES, "tuned.yaml")
-    code = main(["tune", str(path), "--out", str(tmp_path / "r"), "--workers", "1", "--trials", "2"], out=out, err=err)
+    code = main(
+        ["tune", str(path), "--out", str(tmp_path / "r"), "--workers", "1", "--trials", "2"], out=out, err=err
+    )
     assert code == 0
     assert "best feasible total_input_tokens:" in err.getvalue()
-    assert "best feasible total_input_tokens:" not in (tmp_path / "r" / "ranges" / "tune" / "trials.csv").read_text()
+    assert (
+        "best feasible total_input_tokens:"
+        not in (tmp_path / "r" / "ranges" / "tune" / "trials.csv").read_text()
+    )
