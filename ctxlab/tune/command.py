@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the run path is imported only when the command runs (`ctxla
     from ctxlab.tune.search import Budget, Plan, SearchResult
 
 EXAMPLES = """examples:
-  ctxlab tune scenarios/tune-coding.yaml                      the file's tune: section, its trials
+  ctxlab tune scenarios/compare-coding.yaml                   the file's tune: section, its trials
   ctxlab tune my.yaml --trials 30 --workers 2 --timeout 600   a budget of trials and of seconds
   ctxlab tune my.yaml --trace session.jsonl --context-size 128000   the same search on a transcript
 """

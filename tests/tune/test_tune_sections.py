@@ -32,12 +32,14 @@ def problems(tmp_path: Path, text: str) -> list[str]:
     ("tune", "expected"),
     [
         (
-            "tune:\n  space:\n    - preset: agentscope\n      params: {context.trigger_rato: {low: 0.5, high: 0.9}}\n",
+            "tune:\n  space:\n    - preset: agentscope\n"
+            "      params: {context.trigger_rato: {low: 0.5, high: 0.9}}\n",
             "10:16: tune.space[0].params.context.trigger_rato: names no setting of preset 'agentscope': "
             "under context: 'trigger_rato' is not a field here (did you mean 'trigger_ratio'?)",
         ),
         (
-            "tune:\n  space:\n    - preset: agentscope\n      params: {context.trigger_ratio: {low: 0.5, high: 0.95}}\n",
+            "tune:\n  space:\n    - preset: agentscope\n"
+            "      params: {context.trigger_ratio: {low: 0.5, high: 0.95}}\n",
             "10:50: tune.space[0].params.context.trigger_ratio.high: preset 'agentscope' refuses it: "
             "0.95 is above the maximum 0.9",
         ),
@@ -46,11 +48,13 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "9:7: tune.space[0].preset: unknown preset 'agentscop' (did you mean 'agentscope'?)",
         ),
         (
-            "tune:\n  space:\n    - {preset: agentscope, params: {context.trigger_ratio: {low: 0.8, high: 0.6}}}\n",
+            "tune:\n  space:\n"
+            "    - {preset: agentscope, params: {context.trigger_ratio: {low: 0.8, high: 0.6}}}\n",
             "9:71: tune.space[0].params.context.trigger_ratio.high: 0.6 is not above low 0.8",
         ),
         (
-            "tune:\n  space:\n    - {preset: agentscope, params: {context.reserve_ratio: {low: 0, high: 0.3, log: true}}}\n",
+            "tune:\n  space:\n"
+            "    - {preset: agentscope, params: {context.reserve_ratio: {low: 0, high: 0.3, log: true}}}\n",
             "9:61: tune.space[0].params.context.reserve_ratio.low: 0: a log range needs a low bound above 0",
         ),
         (
