@@ -115,7 +115,9 @@ def candidate_of(plan: Plan, record: TrialRecord) -> Candidate:
 
 
 def best_document(plan: Plan, record: TrialRecord, folder: Path) -> dict[str, Any]:
-    """The scenario file of the best setting, its files' paths relative to `folder`."""
+    """The scenario file of the best setting. A relative transcript path is made relative to
+    `folder` (the numbers rerun the same; the run id, which holds the path, differs); an absolute
+    one (`--trace`) is kept, so the rerun has the trial's run id too."""
     found = trial_document(plan.document, plan.tune.space, candidate_of(plan, record))
     doc = {
         "name": f"{plan.loaded.name}-tuned",
@@ -125,7 +127,7 @@ def best_document(plan: Plan, record: TrialRecord, folder: Path) -> dict[str, An
     trace = doc.get("workload", {}).get("trace")
     if isinstance(trace, dict):
         for key in ("path", "tools"):
-            if trace.get(key):
+            if trace.get(key) and not Path(str(trace[key])).is_absolute():
                 target = (plan.base_dir / str(trace[key])).resolve()
                 trace[key] = os.path.relpath(target, folder.resolve())
     return doc

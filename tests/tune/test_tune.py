@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,10 +61,7 @@ def test_tune_finds_the_grid_s_best_feasible_cost_with_fewer_runs_and_best_yaml_
     code, stdout, err = tune(tmp_path, TUNED, out, "--workers", "1")
     assert code == 0, err
     folder = out / "coding" / "tune"
-    summary = (folder / "tune.json").read_text(encoding="utf-8")
-    import json
-
-    found = json.loads(summary)
+    found = json.loads((folder / "tune.json").read_text(encoding="utf-8"))
     assert found["runs"] < len(grid) and found["trials"] == 12
     best = found["best"]
     assert best["why"] == [] and best["measures"]["cost"] <= best_grid * 1.02
@@ -116,22 +115,23 @@ def test_an_interrupted_search_resumes_to_the_same_trials(
 ) -> None:
     code, _, err = tune(tmp_path, RANGES, tmp_path / "straight", "--workers", "1")
     assert code == 0, err
-    from ctxlab.tune import command
+    from ctxlab.tune import search
 
-    real = command._Progress.tick
-    calls = []
+    real = search.run_grids
+    batches: list[int] = []
 
-    def interrupt(self: object, record: object) -> None:
-        calls.append(record)
-        if len(calls) == 2:
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        batches.append(1)
+        if len(batches) == 3:  # the third trial is asked, then the search is stopped while it runs
             raise KeyboardInterrupt
-        real(self, record)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(command._Progress, "tick", interrupt)
+    monkeypatch.setattr(search, "run_grids", interrupted)
     code, _, err = tune(tmp_path, RANGES, tmp_path / "resumed", "--workers", "1")
     assert code == 130 and "the same command resumes it" in err
     assert not (tmp_path / "resumed" / "ranges").exists()
-    monkeypatch.setattr(command._Progress, "tick", real)
+    assert len(list((tmp_path / "resumed").glob(".ranges.tune-*.journal"))) == 1
+    monkeypatch.setattr(search, "run_grids", real)
     code, _, err = tune(tmp_path, RANGES, tmp_path / "resumed", "--workers", "1")
     assert code == 0, err
     straight, resumed = (tmp_path / n / "ranges" / "tune" / "trials.csv" for n in ("straight", "resumed"))
@@ -176,13 +176,9 @@ def test_a_run_of_the_scenario_keeps_its_tune_folder(tmp_path: Path) -> None:
     assert "## ranges" in index and "(ranges/tune/best.yaml)" in index
 
 
-def test_tune_on_a_transcript_writes_a_best_yaml_that_reruns(tmp_path: Path) -> None:
-    trace = (
-        Path(__file__).resolve().parents[1]
-        / "data"
-        / "traces"
-        / "tau-bench_gpt-4o_airline_task02_trial1.jsonl"
-    )
+def test_tune_on_a_transcript_writes_a_best_yaml_that_reruns_to_the_same_row(tmp_path: Path) -> None:
+    traces = Path(__file__).resolve().parents[1] / "data" / "traces"
+    trace = traces / "tau-bench_gpt-4o_airline_task02_trial1.jsonl"
     text = RANGES.replace("constraints: {retention: 0.8}", "constraints: {over_window: 0}")
     out = tmp_path / "results"
     code, _, err = tune(
@@ -190,10 +186,13 @@ def test_tune_on_a_transcript_writes_a_best_yaml_that_reruns(tmp_path: Path) -> 
     )
     assert code == 0, err
     folder = out / "tau-bench_gpt-4o_airline_task02_trial1" / "tune"
-    best = folder / "best.yaml"
-    assert "trace:" in best.read_text(encoding="utf-8")
-    code, _, err = run_cli("run", str(best), "--out", str(out), "--no-plots")
+    best = json.loads((folder / "tune.json").read_text(encoding="utf-8"))["best"]
+    assert f"path: {trace}" in (folder / "best.yaml").read_text(encoding="utf-8")
+    code, _, err = run_cli("run", str(folder / "best.yaml"), "--out", str(out), "--no-plots")
     assert code == 0, err
+    (rerun,) = rows(out / "tau-bench_gpt-4o_airline_task02_trial1-tuned" / "runs.csv")
+    assert rerun["run_id"] == best["run_id"]
+    assert int(rerun["total_input_tokens"]) == best["measures"]["total_input_tokens"]
 
 
 def test_without_optuna_the_command_says_how_to_install_it(
