@@ -110,7 +110,7 @@ def _on_trace(located: Located, args: argparse.Namespace) -> Located:
     return Located(file=located.file, data=doc, positions=located.positions)
 
 
-def _plan(args: argparse.Namespace) -> Plan:
+def _plan(args: argparse.Namespace, err: TextIO) -> Plan:
     from ctxlab.tune.search import Plan
 
     loaded = _load(args)
@@ -118,7 +118,7 @@ def _plan(args: argparse.Namespace) -> Plan:
     if tune is None:
         raise BadInput([f"{loaded.source}:1:1: has no tune: section; add one (README.md, Tuning)"])
     for warning in loaded.warnings:
-        print(str(warning), file=args.err)
+        print(str(warning), file=err)
     return Plan(loaded=loaded, document=loaded.document, tune=tune)
 
 
@@ -177,8 +177,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([str(missing)]) from None
     if (args.tools or args.context_size) and args.trace is None:
         raise BadInput(["--tools and --context-size go with --trace TRANSCRIPT"])
-    args.err = err
-    plan = _plan(args)
+    plan = _plan(args, err)
     root = Path(args.out)
     if root.exists() and not root.is_dir():
         raise BadInput([f"--out {args.out}: is a file; give a folder for the results"])
@@ -233,11 +232,10 @@ def _print_summary(folder: Path, plan: Plan, result: SearchResult, budget: Budge
     top = best(result.records)
     assert top is not None
     print(f"{folder}/: {stop_note(result, budget)}; {result.runs} distinct runs", file=out)
+    value = "not measured" if top.objective is None else f"{top.objective:.6g}"
     print(
         f"best feasible: trial {top.trial}, {top.candidate} {json.dumps(top.params)}: "
-        f"{plan.tune.objective} {top.objective:.6g}"
-        if top.objective is not None
-        else "",
+        f"{plan.tune.objective} {value}",
         file=out,
     )
     print(f"rerun it: ctxlab run {folder / 'best.yaml'}", file=out)
