@@ -156,7 +156,7 @@ def journal_path(out: Path, plan: Plan, workers: int) -> Path:
     name, key = plan.loaded.name, study_key(plan, workers)
     journal = out / f".{name}.tune-{key}.journal"
     finished = out / name / "tune"
-    if not journal.exists() and (finished / "study.journal").is_file():
+    if not journal.exists() and (finished / "study.journal").is_file() and (finished / "tune.json").is_file():
         summary = json.loads((finished / "tune.json").read_text(encoding="utf-8"))
         if summary.get("study") == f"{name}-{key}":
             shutil.copyfile(finished / "study.journal", journal)
@@ -175,6 +175,8 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         optuna_module()
     except OptunaMissing as missing:
         raise BadInput([str(missing)]) from None
+    if args.timeout is not None and args.timeout < 0:
+        raise BadInput([f"--timeout {args.timeout}: give seconds, 0 or more"])
     if (args.tools or args.context_size) and args.trace is None:
         raise BadInput(["--tools and --context-size go with --trace TRANSCRIPT"])
     plan = _plan(args, err)

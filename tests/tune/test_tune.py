@@ -204,6 +204,15 @@ def test_without_optuna_the_command_says_how_to_install_it(
     assert not (tmp_path / "results").exists()
 
 
+def test_a_file_without_a_tune_section_and_stray_options_are_bad_input(tmp_path: Path) -> None:
+    plain = write(tmp_path, TUNED.split("tune:")[0], "plain.yaml")
+    code, _, err = run_cli("tune", str(plain), "--out", str(tmp_path / "results"))
+    assert code == 2 and f"{plain}:1:1: has no tune: section" in err
+    code, _, err = run_cli("tune", str(plain), "--context-size", "4000", "--out", str(tmp_path / "results"))
+    assert code == 2 and "go with --trace" in err
+    assert not (tmp_path / "results").exists()
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
