@@ -163,13 +163,9 @@ def journal_path(out: Path, plan: Plan, workers: int) -> Path:
     return journal
 
 
-def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Search, then write the results or report that nothing was feasible."""
-    from ctxlab.analysis.report import write_index
-    from ctxlab.experiments.executors import ExecutorUnavailableError, local_pool
-    from ctxlab.tune.measure import best
-    from ctxlab.tune.output import Report, stop_note, write_report
-    from ctxlab.tune.search import Budget, OptunaMissing, baseline, optuna_module, search, study_key
+def _check_options(args: argparse.Namespace) -> Path:
+    """The results root, once the options are known to fit together (and Optuna is there)."""
+    from ctxlab.tune.search import OptunaMissing, optuna_module
 
     try:
         optuna_module()
@@ -179,10 +175,22 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([f"--timeout {args.timeout}: give seconds, 0 or more"])
     if (args.tools or args.context_size) and args.trace is None:
         raise BadInput(["--tools and --context-size go with --trace TRANSCRIPT"])
-    plan = _plan(args, err)
     root = Path(args.out)
     if root.exists() and not root.is_dir():
         raise BadInput([f"--out {args.out}: is a file; give a folder for the results"])
+    return root
+
+
+def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Search, then write the results or report that nothing was feasible."""
+    from ctxlab.analysis.report import write_index
+    from ctxlab.experiments.executors import ExecutorUnavailableError, local_pool
+    from ctxlab.tune.measure import best
+    from ctxlab.tune.output import Report, stop_note, write_report
+    from ctxlab.tune.search import Budget, baseline, search, study_key
+
+    root = _check_options(args)
+    plan = _plan(args, err)
     budget = Budget(
         trials=args.trials or plan.tune.trials,
         workers=args.workers,
@@ -215,9 +223,8 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             root.rmdir()
         return 1
     study = f"{plan.loaded.name}-{study_key(plan, budget.workers)}"
-    folder = write_report(
-        root, Report(plan=plan, budget=budget, result=result, baseline=own, study=study), journal
-    )
+    report = Report(plan=plan, budget=budget, result=result, baseline=own, study=study)
+    folder = write_report(root, report, journal)
     index = write_index(root)
     if not args.quiet:
         _print_summary(folder, plan, result, budget, out)

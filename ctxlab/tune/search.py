@@ -8,7 +8,7 @@ Invariants:
   same order, as one never interrupted.
 - Every trial's record (its setting, measures and verdict) is kept with the trial in the study,
   so resuming reruns nothing; trials asked but never told (the interrupted batch) are marked
-  failed and asked again.
+  failed and asked again. A batch's trials are told together, once all of its runs are done.
 - A setting run before (the same run id) is not run again: its result is reused, so the runs
   executed can be fewer than the trials.
 - The budget stops the search only between batches: after `trials` trials, when every setting of
@@ -249,6 +249,7 @@ def search(
                 study.tell(trial, record.objective)
             records.append(record)
             tried.add(_setting(record))
+        for record in records[-len(asked) :]:
             if on_record is not None:
                 on_record(record)
     return SearchResult(
