@@ -267,6 +267,7 @@ def summary_markdown(report: Report, top: TrialRecord, front: Sequence[TrialReco
             f"| {_value(m.get('total_input_tokens'))} | {_value(m.get('peak_input_tokens'))} "
             f"| {_value(r.retention)} | {verdict} |"
         )
+    lines += [""] + [_against(top, r, objective) for r in report.baseline if r.objective]
     lines += ["", "Pareto front (feasible trials, cost against retention):", ""]
     lines += [
         f"- trial {r.trial}: cost {_value(r.measures.get('cost'))}, retention {_value(r.retention)}"
@@ -275,6 +276,16 @@ def summary_markdown(report: Report, top: TrialRecord, front: Sequence[TrialReco
     lines += ["", "![history](figures/history.png)", "", "![pareto](figures/pareto.png)", ""]
     lines += ["![importance](figures/importance.png)", ""]
     return "\n".join(lines)
+
+
+def _against(top: TrialRecord, base: TrialRecord, objective: str) -> str:
+    """What the tuned setting saves against one baseline, and what it keeps."""
+    assert top.objective is not None and base.objective
+    change = (base.objective - top.objective) / base.objective
+    word = "lower" if change >= 0 else "higher"
+    kept = f"retention {_value(top.retention)} against {_value(base.retention)}"
+    verdict = "" if base.feasible else " (the baseline is not feasible)"
+    return f"- against `{base.candidate}`: {objective} {abs(change):.1%} {word}, {kept}{verdict}"
 
 
 def _figures(folder: Path, report: Report, front: Sequence[TrialRecord]) -> None:
