@@ -4,9 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # `make experiments` installs only what the shipped scenarios need (AgentScope's texts for ch08, the
 # real tokenizers for the Chinese-text scenario; tests/scenarios/test_setup.py holds it to that);
-# the tools, the peers the parity tests drive and the notebooks' extras come with `make test`.
+# the tools, the peers the parity tests drive, the notebooks' extras and Optuna (`ctxlab tune`) come
+# with `make test`.
 RUN_EXTRAS := agentscope,tokenizers
-DEV_EXTRAS := dev,peers,tokenizers,dask,notebooks
+DEV_EXTRAS := dev,peers,tokenizers,dask,notebooks,tune
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-dev
 OUT ?= results

@@ -46,6 +46,7 @@ EPILOG = """examples:
   ctxlab run scenarios/*.yaml --out results
   ctxlab replay session.jsonl --context-size 32000
   ctxlab import run.traj --out session.jsonl
+  ctxlab tune my-scenario.yaml --trials 40
   ctxlab plot results
   ctxlab presets -v
   ctxlab schema
@@ -568,6 +569,12 @@ def _add_tools(commands: Commands) -> None:
     schema.set_defaults(handler=cmd_schema)
 
 
+def _add_tune(commands: Commands) -> None:
+    from ctxlab.tune.command import add_tune
+
+    add_tune(commands)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `ctxlab` command."""
     parser = argparse.ArgumentParser(
@@ -579,7 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_validate, _add_run, _add_replay, _add_import, _add_tools):
+    for add in (_add_validate, _add_run, _add_replay, _add_import, _add_tune, _add_tools):
         add(commands)
     return parser
 

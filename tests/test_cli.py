@@ -173,7 +173,7 @@ def test_the_committed_schema_is_the_generated_one(tmp_path: Path) -> None:
     ] == list(PRESETS)
 
 
-@pytest.mark.parametrize("command", ["run", "replay"])
+@pytest.mark.parametrize("command", ["run", "replay", "tune"])
 def test_help_shows_examples(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main([command, "--help"])

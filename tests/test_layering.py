@@ -140,6 +140,11 @@ def test_experiments_do_not_import_analysis_or_the_command_line() -> None:
         assert not ctxlab_layers(path) & {"analysis", "cli", "replay"}, path.name
 
 
+def test_tune_builds_on_the_run_path_and_the_scenarios_alone() -> None:
+    for path in modules("tune"):
+        assert not ctxlab_layers(path) & {"engine", "presets", "replay", "models", "workloads"}, path.name
+
+
 def test_the_checker_itself_catches_a_bad_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import pandas\nfrom ctxlab.engine import loop\n", encoding="utf-8")

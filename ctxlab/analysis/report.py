@@ -106,6 +106,25 @@ def section(results: Results, root: Path) -> list[str]:
     return lines
 
 
+def tune_folders(root: Path) -> list[Path]:
+    """The `<scenario>/tune/` folders `ctxlab tune` wrote under `root`, sorted by scenario."""
+    return sorted(p.parent for p in root.glob("*/tune/tune.json") if not p.parent.parent.name.startswith("."))
+
+
+def tune_section(folders: list[Path], root: Path) -> list[str]:
+    """The index's links to every tune search: its summary, trials, best settings and front."""
+    if not folders:
+        return []
+    lines = ["## Tuned settings", ""]
+    for folder in folders:
+        base = Path(os.path.relpath(folder, root)).as_posix()
+        files = " · ".join(
+            f"[{name}]({base}/{name})" for name in ("summary.md", "trials.csv", "pareto.csv", "best.yaml")
+        )
+        lines += [f"### {folder.parent.name}", "", files, "", f"![pareto]({base}/figures/pareto.png)", ""]
+    return lines
+
+
 def write_index(root: Path) -> Path:
     """Write `<root>/index.md` over every results folder under `root`."""
     lines = [
@@ -117,9 +136,13 @@ def write_index(root: Path) -> Path:
         "",
     ]
     folders = result_folders(root)
-    lines += [f"- [{f.name}](#{f.name.lower()})" for f in folders] + [""]
+    tuned = tune_folders(root)
+    lines += [f"- [{f.name}](#{f.name.lower()})" for f in folders]
+    lines += ["- [Tuned settings](#tuned-settings)"] if tuned else []
+    lines += [""]
     for folder in folders:
         lines += section(load_results(folder), root)
+    lines += tune_section(tuned, root)
     path = root / "index.md"
     temporary = root / f".index.md.tmp-{os.getpid()}"
     temporary.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")

@@ -48,14 +48,21 @@ def run_all(
     workers: int | None = None,
     scheduler: str | None = None,
     on_done: OnDone | None = None,
+    pool: cf.Executor | None = None,
 ) -> list[RunResult]:
-    """Execute every config; results in config order."""
+    """Execute every config; results in config order. `pool` (from `local_pool`) is used, and
+    kept, instead of a pool of this call's own, by a caller that runs many small batches."""
     workers = workers or default_workers()
     if executor == "dask":
         return _dask(configs, workers, scheduler, on_done)
     if workers == 1 or len(configs) <= 1:
         return _inline(configs, on_done)
-    return _pool(configs, workers, on_done)
+    return _pool(configs, workers, on_done, pool)
+
+
+def local_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """A pool of local worker processes for `run_all`, to shut down by its owner."""
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=_context())
 
 
 def _inline(configs: Sequence[RunConfig], on_done: OnDone | None) -> list[RunResult]:
@@ -93,9 +100,13 @@ def map_in_processes(work: Callable[[T], R], items: Sequence[T], workers: int | 
         return list(pool.map(work, items))
 
 
-def _pool(configs: Sequence[RunConfig], workers: int, on_done: OnDone | None) -> list[RunResult]:
+def _pool(
+    configs: Sequence[RunConfig], workers: int, on_done: OnDone | None, kept: cf.Executor | None = None
+) -> list[RunResult]:
     results: list[RunResult | None] = [None] * len(configs)
-    with cf.ProcessPoolExecutor(max_workers=min(workers, len(configs)), mp_context=_context()) as pool:
+    own = kept is None
+    pool = kept or cf.ProcessPoolExecutor(max_workers=min(workers, len(configs)), mp_context=_context())
+    try:
         futures = {pool.submit(execute, config): position for position, config in enumerate(configs)}
         for future in cf.as_completed(futures):
             position = futures[future]
@@ -106,6 +117,9 @@ def _pool(configs: Sequence[RunConfig], workers: int, on_done: OnDone | None) ->
             results[position] = result
             if on_done:
                 on_done(result)
+    finally:
+        if own:
+            pool.shutdown()
     return [r for r in results if r is not None]
 
 

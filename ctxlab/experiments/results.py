@@ -9,6 +9,7 @@ Invariants:
   behind, when killed) only the temporary folder: the previous results stay untouched.
 - Only `manifest.json` may differ between two runs of the same scenario: it alone holds a
   creation time, versions and the git commit.
+- A `tune/` folder `ctxlab tune` wrote into the results folder is carried into the new one.
 """
 
 from __future__ import annotations
@@ -223,6 +224,7 @@ def write_scenarios(
         if plot is not None:
             errors = map_in_processes(functools.partial(_plot, plot), temporaries, workers)
         for temporary, outcome in zip(temporaries, outcomes, strict=True):
+            _keep_tuning(out / outcome.loaded.name, temporary)
             _swap(temporary, out / outcome.loaded.name)
     except BaseException:
         for temporary in temporaries:
@@ -237,6 +239,13 @@ def write_scenarios(
         )
         for o, error in zip(outcomes, errors, strict=True)
     ]
+
+
+def _keep_tuning(final: Path, temporary: Path) -> None:
+    """`ctxlab tune`'s `tune/` folder survives a new run of the scenario (a copy: the old folder
+    stays whole until the swap)."""
+    if (final / "tune").is_dir():
+        shutil.copytree(final / "tune", temporary / "tune")
 
 
 def _plot(plot: Plotter, folder: Path) -> str | None:

@@ -1,5 +1,5 @@
 """Loaded scenarios to results folders: expand, run, write. The one path `ctxlab run`, `ctxlab
-replay` and `ctxlab.replay` (the notebooks) all take.
+replay`, `ctxlab.replay` (the notebooks) and `ctxlab tune` (its trials, through `run_grids`) all take.
 
 Invariants:
 - Every scenario's grid runs in one batch on the chosen executor; results come back in config
@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,17 +54,48 @@ def run_scenarios(
         ExecutorUnavailableError: the executor cannot be used here.
         OSError: a folder could not be written (the previous results are kept).
     """
+    outcomes = run_grids(
+        loaded,
+        record_requests=record_requests,
+        wire=wire,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        on_done=on_done,
+    )
+    written = write_scenarios(out, outcomes, plot=plot, workers=workers)
+    return [
+        ScenarioRun(scenario=o.loaded, written=w, results=o.results)
+        for o, w in zip(outcomes, written, strict=True)
+    ]
+
+
+def run_grids(
+    loaded: Sequence[LoadedScenario],
+    *,
+    record_requests: bool | None = None,
+    wire: WireName = "openai",
+    executor: ExecutorName = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    on_done: OnDone | None = None,
+    pool: Executor | None = None,
+) -> list[Outcome]:
+    """Run every scenario's grid in one batch, writing nothing: each scenario's configs and
+    results in grid order (`run_scenarios` writes them; `ctxlab tune` reads its trials from them).
+
+    Raises:
+        ExecutorUnavailableError: the executor cannot be used here.
+    """
     plans = [(item, expand(item, record_requests=record_requests, wire=wire)) for item in loaded]
     configs = [config for _, plan in plans for config in plan]
-    results = run_all(configs, executor=executor, workers=workers, scheduler=scheduler, on_done=on_done)
+    results = run_all(
+        configs, executor=executor, workers=workers, scheduler=scheduler, on_done=on_done, pool=pool
+    )
     outcomes: list[Outcome] = []
     start = 0
     for item, plan in plans:
         own = tuple(results[start : start + len(plan)])
         start += len(plan)
         outcomes.append(Outcome(item, plan, own))
-    written = write_scenarios(out, outcomes, plot=plot, workers=workers)
-    return [
-        ScenarioRun(scenario=o.loaded, written=w, results=o.results)
-        for o, w in zip(outcomes, written, strict=True)
-    ]
+    return outcomes

@@ -45,6 +45,7 @@ from ctxlab.scenarios.fields import DelegateSpec, StrategyField, SummarizerField
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem, summarizer_problem
 from ctxlab.scenarios.summarizers import FixedSummarizerSpec
 from ctxlab.scenarios.sweep import SweepPathError, resolve
+from ctxlab.scenarios.tune import TuneSpec, tune_problems
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
 from ctxlab.workloads.importers import ImportFormat, detect_file, read_any, replay_text
@@ -350,6 +351,17 @@ class Scenario(Section):
         description="How sub-agents (delegated calls) run: their strategy, window and summarizer; "
         "default: the parent's.",
     )
+    tune: TuneSpec | None = Field(
+        default=None, description="What `ctxlab tune` searches (`ctxlab run` runs the strategies only)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_tune(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `tune` key without a tune section: other files' resolved scenarios stay as they were."""
+        data: dict[str, Any] = handler(self)
+        if data.get("tune") is None:
+            data.pop("tune", None)
+        return data
 
     @field_validator("strategies", mode="before")
     @classmethod
@@ -372,6 +384,16 @@ class Scenario(Section):
         if not isinstance(data, dict) or not isinstance(data.get("sweep"), dict):
             return data
         problems = list(sweep_problems(data))
+        if problems:
+            raise located_error("Scenario", problems)
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tune_paths(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        problems = tune_problems(data, cls, entry_model)
         if problems:
             raise located_error("Scenario", problems)
         return data

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from ctxlab.problems import Loc, did_you_mean
 from ctxlab.workloads.generators import GENERATORS, GeneratorSpec
 
-FIXED_PATHS = {"name", "description", "sweep", "record_requests"}
+FIXED_PATHS = {"name", "description", "sweep", "record_requests", "tune"}
 """Top-level fields that describe the scenario itself and cannot be swept."""
 
 FIXED_ENTRY_FIELDS = {"name", "preset"}

@@ -1,0 +1,247 @@
+"""The `tune:` section of a scenario file (README.md, Tuning): what `ctxlab tune` searches, for
+what, under which constraints.
+
+Invariants:
+- Like every section, unknown keys are refused at every depth, and every problem is located at
+  its own field (`tune.space[0].params.context.trigger_ratio.low`).
+- A parameter is a dotted path into its preset's scenario entry, checked as a sweep path is
+  (`strategies.<name>.<path>`): a path that names nothing, or a strategy's `name` or `preset`,
+  is refused at load time, with a "did you mean".
+- Every bound and choice is checked against the preset's own rules for that field at load time
+  (a trigger ratio above 0.9 fails there); rules across fields (reserve below trigger) are
+  checked per trial, where a sampled combination that breaks one is an infeasible trial.
+- A range is a float range unless its bounds (and step) are whole numbers, which make it an
+  integer range; `log: true` needs a positive low bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
+
+from ctxlab.presets.entries import NAME_PATTERN
+from ctxlab.presets.registry import ENTRIES
+from ctxlab.problems import Loc, explain, located_error
+from ctxlab.scenarios.registry import preset_problem
+from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
+
+Objective = Literal["cost", "total_input_tokens", "peak_input_tokens"]
+Provider = Literal["openai", "anthropic"]
+PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic")
+MAX_TRIALS = 10_000
+Number = StrictInt | float
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ParamSpec(_Section):
+    """One searched parameter: a range (`low`, `high`, optional `log` or `step`) or `choices`."""
+
+    low: Number | None = Field(default=None, description="The smallest value (a range).")
+    high: Number | None = Field(default=None, description="The largest value (a range).")
+    log: bool = Field(default=False, description="Sample the range on a log scale (low must be above 0).")
+    step: Number | None = Field(default=None, gt=0, description="Sample the range in steps of this size.")
+    choices: list[Any] | None = Field(default=None, min_length=1, description="The values to choose from.")
+
+    @property
+    def integer(self) -> bool:
+        """An integer range: whole-number bounds (and step)."""
+        bounds = (self.low, self.high, *(() if self.step is None else (self.step,)))
+        return self.choices is None and all(isinstance(v, int) for v in bounds)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ParamSpec:
+        problems: list[tuple[Loc, str, object]] = []
+        ranged = self.low is not None or self.high is not None
+        if self.choices is not None and (ranged or self.log or self.step is not None):
+            problems.append(((), "give either choices or a range (low, high), not both", None))
+        elif self.choices is None and (self.low is None or self.high is None):
+            missing = "high" if self.low is not None else "low"
+            problems.append(((missing,), "is required for a range; or give choices: [...] instead", None))
+        elif self.low is not None and self.high is not None:
+            problems.extend(self._range_problems(self.low, self.high))
+        if self.choices is not None and len({repr(c) for c in self.choices}) < len(self.choices):
+            problems.append((("choices",), "repeats a value; list each value once", self.choices))
+        if problems:
+            raise located_error("ParamSpec", problems)
+        return self
+
+    def _range_problems(self, low: float, high: float) -> list[tuple[Loc, str, object]]:
+        if low >= high:
+            return [(("high",), f"{high!r} is not above low {low!r}; a range needs low < high", high)]
+        if self.log and low <= 0:
+            return [(("low",), f"{low!r}: a log range needs a low bound above 0", low)]
+        if self.log and self.step is not None:
+            return [(("step",), "a log range has no step; drop one of them", self.step)]
+        return []
+
+    def values(self) -> list[Any]:
+        """The values whose own rules are checked at load time: the choices, or both bounds."""
+        return list(self.choices) if self.choices is not None else [self.low, self.high]
+
+
+class ConstraintsSpec(_Section):
+    """What a setting must meet to count: a run never fails, and these hold."""
+
+    providers: list[Provider] = Field(
+        default_factory=lambda: list(PROVIDERS),
+        description="No request may break these providers' tool-call rules (openai, anthropic).",
+    )
+    over_window: int = Field(default=0, ge=0, description="The most requests allowed over the window.")
+    retention: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The least retention of planted probes (the lowest of facts, rules and artifacts "
+        "measured); needs probes in the workload.",
+    )
+
+
+class SpaceEntry(_Section):
+    """One preset to search, with the settings searched and the settings held fixed."""
+
+    preset: str = Field(description="The preset (see `ctxlab presets`).")
+    name: str | None = Field(
+        default=None, pattern=NAME_PATTERN, description="The candidate's name; default: the preset's."
+    )
+    params: dict[str, ParamSpec] = Field(
+        default_factory=dict,
+        description="Dotted path in the preset's entry -> a range {low, high, log, step} or {choices}.",
+    )
+    fixed: dict[str, Any] = Field(
+        default_factory=dict, description="Dotted path in the preset's entry -> a value held fixed."
+    )
+
+    @property
+    def label(self) -> str:
+        """The candidate's name (the preset's when not given)."""
+        return self.name or self.preset
+
+
+class TuneSpec(_Section):
+    """`ctxlab tune`'s search: the objective, the constraints, the budget and the space."""
+
+    objective: Objective = Field(
+        default="cost",
+        description="What to minimise: cost (with prompt caching), total_input_tokens or peak_input_tokens.",
+    )
+    constraints: ConstraintsSpec = Field(default_factory=ConstraintsSpec)
+    trials: int = Field(default=50, ge=1, le=MAX_TRIALS, description="How many settings to try.")
+    seed: int = Field(default=0, ge=0, description="Seeds the sampler.")
+    space: list[SpaceEntry] = Field(min_length=1, description="The presets to search and their parameters.")
+
+
+EntryModel = Callable[[object], Any]
+
+
+def tune_problems(data: dict[str, Any], root: type[BaseModel], entry_model: EntryModel) -> list[Any]:
+    """Problems of a raw `tune:` section that its own models cannot see: paths into the presets'
+    entries, bounds and choices a preset refuses, repeated candidate names, and a sweep beside it."""
+    tune = data.get("tune")
+    if not isinstance(tune, dict):
+        return []
+    problems: list[tuple[Loc, str, object]] = []
+    if data.get("sweep"):
+        message = (
+            "cannot be combined with a sweep: tune searches one workload and model; "
+            "move the sweep to another file, or search the swept setting here"
+        )
+        problems.append((("tune",), message, None))
+    problems.extend(_probe_problems(data, tune))
+    space = tune.get("space")
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(space if isinstance(space, list) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("preset"), str):
+            continue
+        preset = entry["preset"]
+        found = preset_problem(preset)
+        if found:
+            problems.append((("tune", "space", i, "preset"), found, preset))
+            continue
+        label = entry.get("name") or preset
+        if label in seen:
+            message = f"candidate {label!r} is also tune.space[{seen[label]}]'s; give each its own `name`"
+            problems.append((("tune", "space", i, "name"), message, label))
+        seen.setdefault(str(label), i)
+        problems.extend(_entry_problems(("tune", "space", i), preset, entry, root, entry_model))
+    return problems
+
+
+def _probe_problems(data: dict[str, Any], tune: dict[str, Any]) -> list[tuple[Loc, str, object]]:
+    """A retention floor with no probe planted to measure it."""
+    constraints = tune.get("constraints")
+    floor = constraints.get("retention") if isinstance(constraints, dict) else None
+    if floor is None:
+        return []
+    workload = _mapping(data.get("workload"))
+    params = _mapping(_mapping(workload.get("generator")).get("params"))
+    if workload.get("probes") or params.get("probes"):
+        return []
+    message = "needs planted probes to measure; plant some in workload.probes, or drop the floor"
+    return [(("tune", "constraints", "retention"), message, floor)]
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _entry_problems(
+    at: Loc, preset: str, entry: dict[str, Any], root: type[BaseModel], entry_model: EntryModel
+) -> list[tuple[Loc, str, object]]:
+    problems: list[tuple[Loc, str, object]] = []
+    for section in ("params", "fixed"):
+        given = entry.get(section)
+        for key, spec in (given if isinstance(given, dict) else {}).items():
+            try:
+                loc = setting_loc(preset, str(key), root, entry_model)
+            except SweepPathError as error:
+                said = str(error).replace("strategies.candidate.", "").replace("strategies.candidate", "it")
+                problems.append(((*at, section, key), f"names no setting of preset {preset!r}: {said}", key))
+                continue
+            values = _values(spec) if section == "params" else [((), spec)]
+            for index, value in values:
+                refusal = refused(preset, loc, value)
+                if refusal:
+                    problems.append(((*at, section, key, *index), refusal, value))
+    return problems
+
+
+def setting_loc(preset: str, key: str, root: type[BaseModel], entry_model: EntryModel) -> Loc:
+    """The path `key` names inside an entry of `preset` (as a sweep path under the strategy).
+
+    Raises:
+        SweepPathError: it names nothing, or a setting that cannot vary (`name`, `preset`).
+    """
+    doc = {"strategies": [{"name": "candidate", "preset": preset}]}
+    loc = resolve(f"strategies.candidate.{key}", doc, root, entry_model)
+    return loc[2:]
+
+
+def _values(spec: object) -> list[tuple[Loc, Any]]:
+    """A raw parameter's values to check, each with its path in the parameter."""
+    if not isinstance(spec, dict):
+        return []
+    try:
+        parsed = ParamSpec.model_validate(spec)
+    except ValidationError:
+        return []  # the section's own validation reports it
+    if parsed.choices is not None:
+        return [(("choices", i), value) for i, value in enumerate(parsed.choices)]
+    return [(("low",), parsed.low), (("high",), parsed.high)]
+
+
+def refused(preset: str, loc: Loc, value: Any) -> str | None:
+    """Why `preset`'s entry refuses `value` at `loc`, or None (rules across fields are not checked)."""
+    entry = set_at({"name": "candidate", "preset": preset}, loc, value)
+    try:
+        ENTRIES[preset].model_validate(entry)
+    except ValidationError as error:
+        for item in error.errors():
+            where = tuple(k for k in item["loc"] if isinstance(k, str | int))
+            if where[: len(loc)] == loc and where:
+                return f"preset {preset!r} refuses it: {explain(item)}"
+    return None

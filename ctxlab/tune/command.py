@@ -1,0 +1,273 @@
+"""`ctxlab tune SCENARIO.yaml`: search the file's `tune:` space, write `<out>/<name>/tune/`.
+
+Exit codes: 0 a feasible setting was found and written; 1 none was (the report says which
+constraint no trial met and the nearest trial; nothing is written); 2 bad input, or Optuna is
+not installed (the message says `pip install 'ctxlab[tune]'`); 130 interrupted (the study is kept
+and the same command resumes it).
+
+Invariants:
+- The progress bar (the best feasible value so far) goes to stderr, on a terminal only; results
+  and the summary to stdout.
+- The study's journal lives beside the results (`<out>/.<name>.tune-<study>.journal`) while the
+  search runs, and moves into `tune/study.journal` with the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ctxlab.cli import BadInput, Commands, _positive
+from ctxlab.problems import ScenarioError
+from ctxlab.scenarios.load import LoadedScenario, load_located, scenario_name
+from ctxlab.scenarios.located import Located, parse_yaml, read_text
+
+if TYPE_CHECKING:  # the run path is imported only when the command runs (`ctxlab --help` stays quick)
+    from ctxlab.tune.measure import TrialRecord
+    from ctxlab.tune.search import Budget, Plan, SearchResult
+
+EXAMPLES = """examples:
+  ctxlab tune scenarios/compare-coding.yaml                   the file's tune: section, its trials
+  ctxlab tune my.yaml --trials 30 --workers 2 --timeout 600   a budget of trials and of seconds
+  ctxlab tune my.yaml --trace session.jsonl --context-size 128000   the same search on a transcript
+"""
+
+
+def add_tune(commands: Commands) -> None:
+    """The `tune` subcommand's parser."""
+    tune = commands.add_parser(
+        "tune",
+        help="search a scenario's tune: section for the cheapest safe setting",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Search the presets and parameter ranges a scenario's tune: section declares for "
+        "the setting that minimises its objective under its constraints (Optuna, seeded TPE); "
+        "writes <out>/<name>/tune/. Needs the tune extra: pip install 'ctxlab[tune]'.",
+    )
+    tune.add_argument("scenario", metavar="SCENARIO")
+    tune.add_argument(
+        "--trials", type=_positive, default=None, metavar="N", help="trials (default: the file's)"
+    )
+    tune.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS", help="stop starting trials after this long"
+    )
+    tune.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="trials run side by side, the batch size (default: 1); the same seed and N give the same trials",
+    )
+    tune.add_argument(
+        "--executor", choices=("local", "dask"), default="local", help="local processes or Dask"
+    )
+    tune.add_argument(
+        "--scheduler", default=None, metavar="ADDR", help="Dask scheduler (default: a LocalCluster)"
+    )
+    tune.add_argument("--trace", default=None, metavar="TRANSCRIPT", help="search on this transcript instead")
+    tune.add_argument("--tools", default=None, metavar="FILE", help="with --trace: the tool schemas (JSON)")
+    tune.add_argument(
+        "--context-size", type=_positive, default=None, metavar="N", help="with --trace: the window in tokens"
+    )
+    tune.add_argument("--out", default="results", metavar="DIR", help="results root (default: results)")
+    tune.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    tune.set_defaults(handler=cmd_tune)
+
+
+def _load(args: argparse.Namespace) -> LoadedScenario:
+    path = Path(args.scenario)
+    try:
+        located = parse_yaml(read_text(path), str(path))
+        if args.trace is not None:
+            located = _on_trace(located, args)
+        return load_located(located, path.parent)
+    except ScenarioError as error:
+        raise BadInput([str(p) for p in error.problems]) from None
+
+
+def _on_trace(located: Located, args: argparse.Namespace) -> Located:
+    """The scenario with the transcript as its workload (its probes and clock kept)."""
+    trace = Path(args.trace)
+    if not trace.is_file():
+        raise BadInput([f"--trace {trace}: no such transcript file"])
+    if not isinstance(located.data, dict):
+        return located
+    doc = dict(located.data)
+    spec: dict[str, Any] = {"path": str(trace.resolve())}
+    if args.tools:
+        spec["tools"] = str(Path(args.tools).resolve())
+    workload = doc.get("workload")
+    kept = (
+        {k: v for k, v in workload.items() if k in ("probes", "clock")} if isinstance(workload, dict) else {}
+    )
+    doc["workload"] = {**kept, "trace": spec}
+    doc["name"] = scenario_name(trace)
+    if args.context_size is not None:
+        doc["model"] = {**(doc.get("model") or {}), "context_size": args.context_size}
+    return Located(file=located.file, data=doc, positions=located.positions)
+
+
+def _plan(args: argparse.Namespace, err: TextIO) -> Plan:
+    from ctxlab.tune.search import Plan
+
+    loaded = _load(args)
+    tune = loaded.scenario.tune
+    if tune is None:
+        raise BadInput([f"{loaded.source}:1:1: has no tune: section; add one (README.md, Tuning)"])
+    for warning in loaded.warnings:
+        print(str(warning), file=err)
+    return Plan(loaded=loaded, document=loaded.document, tune=tune)
+
+
+class _Progress:
+    """A tqdm bar with the best feasible value so far, on a terminal only."""
+
+    def __init__(self, total: int, objective: str, *, quiet: bool, err: TextIO) -> None:
+        self.bar: Any = None
+        self.best: float | None = None
+        self.objective = objective
+        if not quiet and err.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="trial", desc="tuning", file=err, leave=False)
+
+    def tick(self, record: TrialRecord) -> None:
+        if self.bar is None:
+            return
+        if record.feasible and record.objective is not None:
+            self.best = record.objective if self.best is None else min(self.best, record.objective)
+        shown = "none yet" if self.best is None else f"{self.best:.6g}"
+        self.bar.set_postfix_str(f"best feasible {self.objective}: {shown}", refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def journal_path(out: Path, plan: Plan, workers: int) -> Path:
+    """Where the study is kept while it runs; a finished study's journal is taken back from its
+    results folder, so a larger --trials extends it."""
+    from ctxlab.tune.search import study_key
+
+    name, key = plan.loaded.name, study_key(plan, workers)
+    journal = out / f".{name}.tune-{key}.journal"
+    finished = out / name / "tune"
+    if not journal.exists() and (finished / "study.journal").is_file() and (finished / "tune.json").is_file():
+        summary = json.loads((finished / "tune.json").read_text(encoding="utf-8"))
+        if summary.get("study") == f"{name}-{key}":
+            shutil.copyfile(finished / "study.journal", journal)
+    return journal
+
+
+def _check_options(args: argparse.Namespace) -> Path:
+    """The results root, once the options are known to fit together (and Optuna is there)."""
+    from ctxlab.tune.search import OptunaMissing, optuna_module
+
+    try:
+        optuna_module()
+    except OptunaMissing as missing:
+        raise BadInput([str(missing)]) from None
+    if args.timeout is not None and args.timeout < 0:
+        raise BadInput([f"--timeout {args.timeout}: give seconds, 0 or more"])
+    if (args.tools or args.context_size) and args.trace is None:
+        raise BadInput(["--tools and --context-size go with --trace TRANSCRIPT"])
+    root = Path(args.out)
+    if root.exists() and not root.is_dir():
+        raise BadInput([f"--out {args.out}: is a file; give a folder for the results"])
+    return root
+
+
+def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Search, then write the results or report that nothing was feasible."""
+    from ctxlab.analysis.report import write_index
+    from ctxlab.experiments.executors import ExecutorUnavailableError, local_pool
+    from ctxlab.tune.measure import best
+    from ctxlab.tune.output import Report, stop_note, write_report
+    from ctxlab.tune.search import Budget, baseline, search, study_key
+
+    root = _check_options(args)
+    plan = _plan(args, err)
+    budget = Budget(
+        trials=args.trials or plan.tune.trials,
+        workers=args.workers,
+        timeout=args.timeout,
+        executor=args.executor,
+        scheduler=args.scheduler,
+    )
+    made_root = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    journal = journal_path(root, plan, budget.workers)
+    progress = _Progress(budget.trials, plan.tune.objective, quiet=args.quiet, err=err)
+    pool = local_pool(budget.workers) if budget.executor == "local" and budget.workers > 1 else None
+    try:
+        result = search(plan, budget, journal, progress.tick, pool)
+        own = tuple(baseline(plan, budget, pool))
+    except ExecutorUnavailableError as unavailable:
+        raise BadInput([str(unavailable)]) from None
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"interrupted: the study is kept in {journal}; the same command resumes it", file=err)
+        return 130
+    finally:
+        progress.close()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if best(result.records) is None:
+        _report_infeasible(plan, result, err)
+        journal.unlink(missing_ok=True)
+        if made_root and not any(root.iterdir()):
+            root.rmdir()
+        return 1
+    study = f"{plan.loaded.name}-{study_key(plan, budget.workers)}"
+    report = Report(plan=plan, budget=budget, result=result, baseline=own, study=study)
+    folder = write_report(root, report, journal)
+    index = write_index(root)
+    if not args.quiet:
+        _print_summary(folder, plan, result, budget, out)
+        print(f"index: {index}", file=out)
+    if result.stopped == "timeout":
+        print(f"note: {stop_note(result, budget)}", file=err)
+    return 0
+
+
+def _print_summary(folder: Path, plan: Plan, result: SearchResult, budget: Budget, out: TextIO) -> None:
+    from ctxlab.tune.measure import best
+    from ctxlab.tune.output import stop_note
+
+    top = best(result.records)
+    assert top is not None
+    print(f"{folder}/: {stop_note(result, budget)}; {result.runs} distinct runs", file=out)
+    value = "not measured" if top.objective is None else f"{top.objective:.6g}"
+    print(
+        f"best feasible: trial {top.trial}, {top.candidate} {json.dumps(top.params)}: "
+        f"{plan.tune.objective} {value}",
+        file=out,
+    )
+    print(f"rerun it: ctxlab run {folder / 'best.yaml'}", file=out)
+
+
+def _report_infeasible(plan: Plan, result: SearchResult, err: TextIO) -> None:
+    from ctxlab.tune.measure import CONSTRAINTS, infeasible
+
+    if not result.records:
+        print(f"{plan.loaded.source}: no trial ran; nothing was written", file=err)
+        return
+    found = infeasible(result.records)
+    print(
+        f"{plan.loaded.source}: no setting met every constraint in {len(result.records)} trials; "
+        "nothing was written",
+        file=err,
+    )
+    for name in CONSTRAINTS:
+        mark = "  <- no trial met it" if name in found.unmet else ""
+        print(f"  {name}: met by {found.met_by[name]} of {len(result.records)} trials{mark}", file=err)
+    near = found.nearest
+    print(
+        f"  nearest: trial {near.trial}, {near.candidate} {json.dumps(near.params)}: {'; '.join(near.why)}",
+        file=err,
+    )
+    print("  widen the space, relax the constraints, or raise --trials", file=err)

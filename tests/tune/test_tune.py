@@ -1,0 +1,232 @@
+"""`ctxlab tune` end to end: it finds the best feasible grid point's cost with fewer runs, its
+best.yaml reruns to the same row, it is deterministic and resumes, and it writes nothing when
+nothing is feasible."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxlab.cli import main
+from tests.scenarios.files import write
+from tests.tune.files import GRID, INFEASIBLE, RANGES, TUNED
+
+OUTPUTS = (
+    "trials.csv",
+    "pareto.csv",
+    "baseline.csv",
+    "importance.csv",
+    "best.yaml",
+    "tune.json",
+    "summary.md",
+)
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(path.open(encoding="utf-8")))
+
+
+def tune(tmp_path: Path, text: str, out: Path, *extra: str) -> tuple[int, str, str]:
+    return run_cli("tune", str(write(tmp_path, text, "tuned.yaml")), "--out", str(out), *extra)
+
+
+def feasible(row: dict[str, str], floor: float) -> bool:
+    retention = min(float(row["retention_facts"]), float(row["retention_rules"]))
+    broken = int(row["violations_openai"]) + int(row["violations_anthropic"]) + int(row["over_window_calls"])
+    return row["status"] == "ok" and broken == 0 and retention >= floor
+
+
+def test_tune_finds_the_grid_s_best_feasible_cost_with_fewer_runs_and_best_yaml_reruns_it(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "results"
+    code, _, err = run_cli("run", str(write(tmp_path, GRID, "grid.yaml")), "--out", str(out), "--no-plots")
+    assert code == 0, err
+    grid = rows(out / "coding-grid" / "runs.csv")
+    best_grid = min(float(r["cost"]) for r in grid if feasible(r, 0.8))
+    cheaper_but_unsafe = [r for r in grid if float(r["cost"]) < best_grid and not feasible(r, 0.8)]
+    assert cheaper_but_unsafe, "the space must hold cheaper settings that break a constraint"
+
+    code, stdout, err = tune(tmp_path, TUNED, out, "--workers", "1")
+    assert code == 0, err
+    folder = out / "coding" / "tune"
+    found = json.loads((folder / "tune.json").read_text(encoding="utf-8"))
+    assert found["runs"] < len(grid) and found["trials"] == 12
+    best = found["best"]
+    assert best["why"] == [] and best["measures"]["cost"] <= best_grid * 1.02
+    assert f"best feasible: trial {best['trial']}" in stdout
+
+    code, _, err = run_cli("run", str(folder / "best.yaml"), "--out", str(out), "--no-plots")
+    assert code == 0, err
+    (rerun,) = rows(out / "coding-tuned" / "runs.csv")
+    trial = rows(folder / "trials.csv")[best["trial"]]
+    assert rerun["run_id"] == trial["run_id"] == best["run_id"]
+    for column in ("cost", "total_input_tokens", "peak_input_tokens", "over_window_calls"):
+        assert rerun[column] == trial[column], column
+    assert "tuned settings" in (out / "index.md").read_text(encoding="utf-8").lower()
+
+
+def test_every_output_is_written_and_the_pareto_front_is_feasible(tmp_path: Path) -> None:
+    code, _, err = tune(tmp_path, RANGES, tmp_path / "results", "--workers", "1")
+    assert code == 0, err
+    folder = tmp_path / "results" / "ranges" / "tune"
+    for name in (*OUTPUTS, "study.journal"):
+        assert (folder / name).is_file(), name
+    for figure in ("history", "pareto", "importance"):
+        assert (folder / "figures" / f"{figure}.png").stat().st_size > 1000
+    trials = rows(folder / "trials.csv")
+    assert [t["trial"] for t in trials] == ["0", "1", "2", "3"]
+    for trial in trials:
+        limit = float(trial["param.agentscope.context.tool_result_limit"])
+        assert 2000 <= limit <= 12000 and limit % 1000 == 0
+        assert 0.02 <= float(trial["param.agentscope.context.reserve_ratio"]) <= 0.4
+        assert trial["feasible"] == ("true" if not trial["why"] else "false")
+    front = rows(folder / "pareto.csv")
+    assert front and all(r["feasible"] == "true" for r in front)
+    assert "workspace: none" in (folder / "best.yaml").read_text(encoding="utf-8")
+    assert not list((tmp_path / "results").glob(".*journal"))
+
+
+def test_the_same_seed_and_workers_give_the_same_bytes(tmp_path: Path) -> None:
+    folders = []
+    for name in ("a", "b"):
+        code, _, err = tune(tmp_path, RANGES, tmp_path / name, "--workers", "2", "--trials", "2")
+        assert code == 0, err
+        folders.append(tmp_path / name / "ranges" / "tune")
+    for name in (*OUTPUTS, "figures/history.png", "figures/pareto.png", "figures/importance.png"):
+        first, second = (f / name for f in folders)
+        text = first.read_bytes()
+        assert text == second.read_bytes().replace(b"/b/", b"/a/"), name
+
+
+def test_an_interrupted_search_resumes_to_the_same_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = tune(tmp_path, RANGES, tmp_path / "straight", "--workers", "1")
+    assert code == 0, err
+    from ctxlab.tune import search
+
+    real = search.run_grids
+    batches: list[int] = []
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        batches.append(1)
+        if len(batches) == 3:  # the third trial is asked, then the search is stopped while it runs
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "run_grids", interrupted)
+    code, _, err = tune(tmp_path, RANGES, tmp_path / "resumed", "--workers", "1")
+    assert code == 130 and "the same command resumes it" in err
+    assert not (tmp_path / "resumed" / "ranges").exists()
+    assert len(list((tmp_path / "resumed").glob(".ranges.tune-*.journal"))) == 1
+    monkeypatch.setattr(search, "run_grids", real)
+    code, _, err = tune(tmp_path, RANGES, tmp_path / "resumed", "--workers", "1")
+    assert code == 0, err
+    straight, resumed = (tmp_path / n / "ranges" / "tune" / "trials.csv" for n in ("straight", "resumed"))
+    assert straight.read_bytes() == resumed.read_bytes()
+
+
+def test_a_larger_budget_extends_a_finished_search_and_a_timeout_says_it_cut_the_search(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "results"
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
+    assert code == 0, err
+    first = rows(out / "ranges" / "tune" / "trials.csv")
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--timeout", "0")
+    assert code == 0, err
+    assert "--timeout cut the search after 2 of 4 trials" in err and "--trials 2" in err
+    assert '"stopped": "timeout"' in (out / "ranges" / "tune" / "tune.json").read_text(encoding="utf-8")
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1")
+    assert code == 0, err
+    extended = rows(out / "ranges" / "tune" / "trials.csv")
+    assert len(extended) == 4 and extended[:2] == first
+
+
+def test_no_feasible_setting_exits_1_writes_nothing_and_names_the_constraint(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    code, stdout, err = tune(tmp_path, INFEASIBLE, out, "--workers", "1")
+    assert code == 1 and stdout == ""
+    assert "no setting met every constraint in" in err and "nothing was written" in err
+    assert "over_window: met by 0 of" in err and "<- no trial met it" in err
+    assert "nearest: trial" in err
+    assert not out.exists()
+
+
+def test_a_run_of_the_scenario_keeps_its_tune_folder(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
+    assert code == 0, err
+    code, _, err = run_cli("run", str(tmp_path / "tuned.yaml"), "--out", str(out), "--no-plots")
+    assert code == 0, err
+    assert (out / "ranges" / "runs.csv").is_file() and (out / "ranges" / "tune" / "trials.csv").is_file()
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "## ranges" in index and "(ranges/tune/best.yaml)" in index
+
+
+def test_tune_on_a_transcript_writes_a_best_yaml_that_reruns_to_the_same_row(tmp_path: Path) -> None:
+    traces = Path(__file__).resolve().parents[1] / "data" / "traces"
+    trace = traces / "tau-bench_gpt-4o_airline_task02_trial1.jsonl"
+    text = RANGES.replace("constraints: {retention: 0.8}", "constraints: {over_window: 0}")
+    out = tmp_path / "results"
+    code, _, err = tune(
+        tmp_path, text, out, "--workers", "1", "--trace", str(trace), "--context-size", "4000"
+    )
+    assert code == 0, err
+    folder = out / "tau-bench_gpt-4o_airline_task02_trial1" / "tune"
+    best = json.loads((folder / "tune.json").read_text(encoding="utf-8"))["best"]
+    assert f"path: {trace}" in (folder / "best.yaml").read_text(encoding="utf-8")
+    code, _, err = run_cli("run", str(folder / "best.yaml"), "--out", str(out), "--no-plots")
+    assert code == 0, err
+    (rerun,) = rows(out / "tau-bench_gpt-4o_airline_task02_trial1-tuned" / "runs.csv")
+    assert rerun["run_id"] == best["run_id"]
+    assert int(rerun["total_input_tokens"]) == best["measures"]["total_input_tokens"]
+
+
+def test_without_optuna_the_command_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "optuna", None)
+    code, _, err = tune(tmp_path, RANGES, tmp_path / "results")
+    assert code == 2 and "pip install 'ctxlab[tune]'" in err
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_file_without_a_tune_section_and_stray_options_are_bad_input(tmp_path: Path) -> None:
+    plain = write(tmp_path, TUNED.split("tune:")[0], "plain.yaml")
+    code, _, err = run_cli("tune", str(plain), "--out", str(tmp_path / "results"))
+    assert code == 2 and f"{plain}:1:1: has no tune: section" in err
+    code, _, err = run_cli("tune", str(plain), "--context-size", "4000", "--out", str(tmp_path / "results"))
+    assert code == 2 and "go with --trace" in err
+    assert not (tmp_path / "results").exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_shows_the_best_feasible_value_on_stderr(tmp_path: Path) -> None:
+    out, err = io.StringIO(), _Terminal()
+    path = write(tmp_path, RANGES, "tuned.yaml")
+    code = main(
+        ["tune", str(path), "--out", str(tmp_path / "r"), "--workers", "1", "--trials", "2"], out=out, err=err
+    )
+    assert code == 0
+    assert "best feasible total_input_tokens:" in err.getvalue()
+    assert (
+        "best feasible total_input_tokens:"
+        not in (tmp_path / "r" / "ranges" / "tune" / "trials.csv").read_text()
+    )
