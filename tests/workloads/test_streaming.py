@@ -126,9 +126,7 @@ def test_a_file_replays_holding_one_entry_beyond_the_workload(tmp_path: Path, na
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
-def test_a_scenario_s_text_replays_holding_one_entry_beyond_the_workload(
-    tmp_path: Path, name: str
-) -> None:
+def test_a_scenario_s_text_replays_holding_one_entry_beyond_the_workload(tmp_path: Path, name: str) -> None:
     path = _write(tmp_path, name)
     text = path.read_text(encoding="utf-8")
     workload, transient = _transient(lambda: replay_text(text, path.name, name=name))
