@@ -25,7 +25,16 @@ import types
 import typing
 from typing import Any, Literal, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    create_model,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from ctxlab.presets.preset import Preset
 from ctxlab.problems import Problem
@@ -164,7 +173,13 @@ def _fields(cls: type) -> dict[str, Any]:
 @functools.cache
 def params_model(cls: type) -> type[ParamsModel]:
     """The model of a parameter dataclass (cached: one model per dataclass)."""
-    model = create_model(cls.__name__, __base__=ParamsModel, __doc__=inspect.getdoc(cls), **_fields(cls))
+    model = create_model(
+        cls.__name__,
+        __base__=ParamsModel,
+        __doc__=inspect.getdoc(cls),
+        __validators__={"_suggest_missing": cast(Any, model_validator(mode="wrap")(_suggest_missing(cls)))},
+        **_fields(cls),
+    )
     _DATACLASS_OF[model] = cls
     return model
 
@@ -190,7 +205,10 @@ def entry_model(info: Preset[Any]) -> type[StrategyEntry]:
         "".join(w.capitalize() for w in words) + "Entry",
         __base__=StrategyEntry,
         __doc__=f"{info.summary} (source: {info.source}).",
-        __validators__={"_parameters_hold": cast(Any, model_validator(mode="after")(_parameters_hold))},
+        __validators__={
+            "_parameters_hold": cast(Any, model_validator(mode="after")(_parameters_hold)),
+            "_suggest_missing": cast(Any, model_validator(mode="wrap")(_suggest_missing(info.params))),
+        },
         preset=(preset, ...),
         **fields,
     )
@@ -206,6 +224,46 @@ def _parameters_hold(entry: StrategyEntry) -> StrategyEntry:
     """
     entry_params(entry)
     return entry
+
+
+def _suggest_missing(cls: type) -> Any:
+    """A wrap validator: a missing required parameter's error names the value its field suggests.
+
+    A dataclass field without a default may carry `metadata={"suggest": "n: 5, the paper's
+    value"}`; its "is required but missing" error then ends with that suggestion. Every other
+    error passes unchanged.
+    """
+    suggestions = {f.name: f.metadata["suggest"] for f in dataclasses.fields(cls) if "suggest" in f.metadata}
+
+    def suggest(entry: type[BaseModel], data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as error:
+            errors = error.errors()
+            if not any(_suggestion(e, suggestions) for e in errors):
+                raise
+            details = [_with_suggestion(e, suggestions) for e in errors]
+            raise ValidationError.from_exception_data(error.title, details) from None
+
+    return classmethod(suggest)
+
+
+def _suggestion(error: ErrorDetails, suggestions: dict[str, str]) -> str | None:
+    if error["type"] != "missing" or len(error["loc"]) != 1:
+        return None
+    return suggestions.get(str(error["loc"][0]))
+
+
+def _with_suggestion(error: ErrorDetails, suggestions: dict[str, str]) -> InitErrorDetails:
+    suggestion = _suggestion(error, suggestions)
+    if suggestion is None:
+        return InitErrorDetails(
+            type=error["type"], loc=error["loc"], input=error["input"], ctx=error.get("ctx", {})
+        )
+    message = f"is required but missing; add it ({suggestion})"
+    return InitErrorDetails(
+        type=PydanticCustomError("ctxlab_rule", message), loc=error["loc"], input=error["input"]
+    )
 
 
 def entry_params(entry: StrategyEntry) -> Any:
