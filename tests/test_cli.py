@@ -158,6 +158,7 @@ def test_presets_prints_one_line_per_preset() -> None:
     assert "context.trigger_ratio=0.8" in lines[0] and "context.reserve_ratio=0.1" in lines[0]
     code, out, _ = run_cli("presets", "--verbose")
     assert "source: agentscope 2.0.11" in out
+    assert "note: tags: ctxlab's messages carry none" in out  # swe-agent's declared deviations
 
 
 def test_the_committed_schema_is_the_generated_one(tmp_path: Path) -> None:

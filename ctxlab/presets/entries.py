@@ -33,10 +33,13 @@ from pydantic import (
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
     create_model,
     model_serializer,
     model_validator,
 )
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from ctxlab.presets.preset import Preset
 from ctxlab.problems import Problem
@@ -175,7 +178,13 @@ def _fields(cls: type) -> dict[str, Any]:
 @functools.cache
 def params_model(cls: type) -> type[ParamsModel]:
     """The model of a parameter dataclass (cached: one model per dataclass)."""
-    model = create_model(cls.__name__, __base__=ParamsModel, __doc__=inspect.getdoc(cls), **_fields(cls))
+    model = create_model(
+        cls.__name__,
+        __base__=ParamsModel,
+        __doc__=inspect.getdoc(cls),
+        __validators__={"_suggest_missing": cast(Any, model_validator(mode="wrap")(_suggest_missing(cls)))},
+        **_fields(cls),
+    )
     _DATACLASS_OF[model] = cls
     return model
 
@@ -222,7 +231,10 @@ def entry_model(info: Preset[Any]) -> type[StrategyEntry]:
     words = re.split(r"[-_]", info.name)
     fields = _fields(info.params)
     preset: Any = Literal[info.name]
-    hooks: dict[str, Any] = {"_parameters_hold": model_validator(mode="after")(_parameters_hold)}
+    hooks: dict[str, Any] = {
+        "_parameters_hold": model_validator(mode="after")(_parameters_hold),
+        "_suggest_missing": model_validator(mode="wrap")(_suggest_missing(info.params)),
+    }
     if _late_defaults(info.params):
         hooks["_without_late_defaults"] = model_serializer(mode="wrap")(_without_late_defaults)
     model = create_model(
@@ -245,6 +257,46 @@ def _parameters_hold(entry: StrategyEntry) -> StrategyEntry:
     """
     entry_params(entry)
     return entry
+
+
+def _suggest_missing(cls: type) -> Any:
+    """A wrap validator: a missing required parameter's error names the value its field suggests.
+
+    A dataclass field without a default may carry `metadata={"suggest": "n: 5, the paper's
+    value"}`; its "is required but missing" error then ends with that suggestion. Every other
+    error passes unchanged.
+    """
+    suggestions = {f.name: f.metadata["suggest"] for f in dataclasses.fields(cls) if "suggest" in f.metadata}
+
+    def suggest(entry: type[BaseModel], data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as error:
+            errors = error.errors()
+            if not any(_suggestion(e, suggestions) for e in errors):
+                raise
+            details = [_with_suggestion(e, suggestions) for e in errors]
+            raise ValidationError.from_exception_data(error.title, details) from None
+
+    return classmethod(suggest)
+
+
+def _suggestion(error: ErrorDetails, suggestions: dict[str, str]) -> str | None:
+    if error["type"] != "missing" or len(error["loc"]) != 1:
+        return None
+    return suggestions.get(str(error["loc"][0]))
+
+
+def _with_suggestion(error: ErrorDetails, suggestions: dict[str, str]) -> InitErrorDetails:
+    suggestion = _suggestion(error, suggestions)
+    if suggestion is None:
+        return InitErrorDetails(
+            type=error["type"], loc=error["loc"], input=error["input"], ctx=error.get("ctx", {})
+        )
+    message = f"is required but missing; add it ({suggestion})"
+    return InitErrorDetails(
+        type=PydanticCustomError("ctxlab_rule", message), loc=error["loc"], input=error["input"]
+    )
 
 
 def entry_params(entry: StrategyEntry) -> Any:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,7 +24,7 @@ from ctxlab.core.compaction.observations import (
     elide_observations,
 )
 from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
-from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.units import BlockRef, Sizer, view_units
@@ -173,11 +176,62 @@ def test_swe_agent_polling_moves_the_window_in_steps() -> None:
     assert [elided(k) for k in range(1, 9)] == [0, 0, 0, 0, 3, 3, 3, 6]  # keeps between n and n + polling
 
 
-def test_swe_agent_counts_attachments_and_spares_the_first_observation_without_a_task() -> None:
-    msgs = [reply(*[b for k in range(7) for b in (call(f"c{k}", "s"), result(f"c{k}", "a\nb", "s", IMAGE))])]
+def test_swe_agent_counts_images_and_spares_the_first_observation_without_a_task() -> None:
+    pdf = DataBlock(media_type="application/pdf", source="https://example.com/a.pdf")
+    parts = (IMAGE, pdf, TextBlock(text="c\nd\n"))
+    msgs = [reply(*[b for k in range(7) for b in (call(f"c{k}", "s"), result(f"c{k}", "a\nb", "s", *parts))])]
     out = elide_observations(msgs, LastNObservationsParams(n=5))
     assert out.cleared == ("c1",)  # c0 stands in for the task and is never elided
-    assert outputs(out.messages)[1] == "[earlier tool output elided: 2 lines] [1 attachments elided]"
+    # lines of every text part, images only (SWE-agent counts `image_url` parts, nothing else)
+    assert outputs(out.messages)[1] == "[earlier tool output elided: 4 lines] [1 images elided]"
+
+
+def test_swe_agent_counts_a_round_of_parallel_calls_as_one_observation() -> None:
+    rounds = [[call(f"c{k}.{j}", "bash") for j in range(k % 2 + 1)] for k in range(6)]
+    blocks = [b for batch in rounds for b in (*batch, *(result(c.id, "x", "bash") for c in batch))]
+    out = elide_observations([user("task"), reply(*blocks)], LastNObservationsParams(n=4))
+    # seven observations (the task and six steps): steps 0 and 1 go, both results of step 1 with it
+    assert out.cleared == ("c0.0", "c1.0", "c1.1")
+
+
+def test_swe_agent_keep_and_remove_tools_act_as_its_tags_and_removal_wins() -> None:
+    blocks = [
+        b for k in range(6) for b in (call(f"c{k}", "ls" if k % 2 else "cat"), result(f"c{k}", "x", "cat"))
+    ]
+    msgs = [user("task"), reply(*blocks)]
+    named = [replace_name(m) for m in msgs]
+    base = elide_observations(named, LastNObservationsParams(n=3)).cleared
+    assert base == ("c0", "c1", "c2")
+    kept = elide_observations(named, LastNObservationsParams(n=3, keep_tools=("ls",))).cleared
+    assert kept == ("c0", "c2")
+    both = LastNObservationsParams(n=3, keep_tools=("ls",), remove_tools=("ls",))
+    assert elide_observations(named, both).cleared == ("c0", "c1", "c2", "c3", "c5")
+
+
+def test_swe_agent_deviation_a_demonstration_stands_in_for_the_task_and_later_users_do_not_count() -> None:
+    steps = [b for k in range(6) for b in (call(f"c{k}", "bash"), result(f"c{k}", "x", "bash"))]
+    plain = elide_observations([user("task"), reply(*steps)], LastNObservationsParams(n=2)).cleared
+    demo = [user("a demonstration"), user("task"), reply(*steps[:6]), user("and now"), reply(*steps[6:])]
+    assert elide_observations(demo, LastNObservationsParams(n=2)).cleared == plain == ("c0", "c1", "c2", "c3")
+    # demonstration steps written as calls (as the importer writes text actions) count as steps
+    # and are elided themselves, where SWE-agent never touches a demonstration
+    shown = [user("demo"), reply(call("d0", "bash"), result("d0", "x", "bash")), user("task"), reply(*steps)]
+    assert elide_observations(shown, LastNObservationsParams(n=2)).cleared == ("d0", "c0", "c1", "c2", "c3")
+
+
+def test_swe_agent_polling_below_1_is_refused() -> None:
+    with pytest.raises(ValueError, match="polling=0"):
+        LastNObservationsParams(n=5, polling=0)
+
+
+def replace_name(message: Message) -> Message:
+    """Each result named after its call's tool."""
+    names = {b.id: b.name for b in message.blocks if isinstance(b, ToolCallBlock)}
+    blocks = tuple(
+        dataclasses.replace(b, name=names[b.id]) if isinstance(b, ToolResultBlock) else b
+        for b in message.blocks
+    )
+    return message.with_blocks(blocks)
 
 
 # deepagents eviction of large tool results ----------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -24,6 +25,8 @@ from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.exact import LangChainClearParams
 from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.swe_agent import preset as swe_agent
+from ctxlab.problems import ScenarioError
+from ctxlab.scenarios.load import load_scenario
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS
 from tests.zoo.runs import one_turn, results_of, run, text, tool_call
@@ -175,6 +178,31 @@ def test_swe_agent_needs_n_as_its_source_does() -> None:
     with pytest.raises(ValueError, match="give n: 5"):
         LastNObservationsParams(n=0)
     assert swe_agent.PRESET.defaults()["n"] == "(required)"
+
+
+SCENARIO = """name: t
+workload:
+  generator: {name: swe_loop, params: {turns: 1, cycles: 1}}
+model: {context_size: 16000}
+strategies:
+  - preset: swe-agent
+    polling: 2
+    bogus: 1
+  - preset: openhands-hybrid
+    masking: {polling: 2}
+"""
+
+
+def test_a_missing_n_is_located_and_suggests_the_paper_s_5(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    found = [str(p) for p in caught.value.problems]
+    fix = "is required but missing; add it (n: 5, the SWE-agent paper's value)"
+    assert f"{path}:6:5: strategies[0].n: {fix}" in found
+    assert any(m.startswith(f"{path}:8:5: strategies[0].bogus: unknown key 'bogus'") for m in found)  # kept
+    assert f"{path}:10:5: strategies[1].masking.n: {fix}" in found
 
 
 def test_swe_agent_texts_write_swe_agent_s_own_notice() -> None:
