@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ctxlab.analysis import agents
 from ctxlab.analysis.results import Results
 
 GROUPED = "param.workload.generator.params.grouped"
@@ -109,6 +110,23 @@ def parent_series(results: Results, column: str, labels: dict[bool, str]) -> Fig
     axes.set_ylabel("input tokens")
     axes.legend()
     return figure
+
+
+def delegated_sawtooth(results: Results) -> Figure:
+    """The delegated run's input tokens per call: the parent and each of its sub-agents, every
+    call in the order it was made, with the parent's window and the sub-agents' own."""
+    run_id = str(_flag(results, DELEGATE, True)["run_id"])
+    settings = results.run_settings(run_id)
+    window = int(settings["model"]["context_size"])
+    return agents.sawtooth(
+        results.calls[results.calls["run_id"] == run_id],
+        results.events,
+        results.subagent_calls[results.subagent_calls["run_id"] == run_id],
+        results.subagent_events,
+        title=f"{results.name}: delegated searches, parent and sub-agents",
+        window=window,
+        subagent_window=int(settings.get("delegate", {}).get("context_size") or window),
+    )
 
 
 def _n(value: object) -> str:
