@@ -40,6 +40,8 @@ class Preset(Generic[P]):
         notes: what a results manifest says of it (declared deviations, for example).
         entry: a hand-written scenario entry model, or None to generate one from `params`.
         from_entry: the parameters of a validated hand-written entry.
+        peers: the installed distributions it is proven against call for call, in the lab's
+            environment (`ctxlab presets -v` prints their versions); empty when none is.
     """
 
     name: str
@@ -50,6 +52,7 @@ class Preset(Generic[P]):
     notes: tuple[str, ...] = ()
     entry: type | None = None
     from_entry: Callable[[Any], P] | None = None
+    peers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.entry is None) != (self.from_entry is None):

@@ -20,7 +20,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ctxlab.cli import BadInput, Commands, _positive
+from ctxlab.cli.base import BadInput, Commands, positive
 from ctxlab.problems import ScenarioError
 from ctxlab.scenarios.load import LoadedScenario, load_located, scenario_name
 from ctxlab.scenarios.located import Located, parse_yaml, read_text
@@ -49,14 +49,14 @@ def add_tune(commands: Commands) -> None:
     )
     tune.add_argument("scenario", metavar="SCENARIO")
     tune.add_argument(
-        "--trials", type=_positive, default=None, metavar="N", help="trials (default: the file's)"
+        "--trials", type=positive, default=None, metavar="N", help="trials (default: the file's)"
     )
     tune.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="stop starting trials after this long"
     )
     tune.add_argument(
         "--workers",
-        type=_positive,
+        type=positive,
         default=1,
         metavar="N",
         help="trials run side by side, the batch size (default: 1); the same seed and N give the same trials",
@@ -70,7 +70,7 @@ def add_tune(commands: Commands) -> None:
     tune.add_argument("--trace", default=None, metavar="TRANSCRIPT", help="search on this transcript instead")
     tune.add_argument("--tools", default=None, metavar="FILE", help="with --trace: the tool schemas (JSON)")
     tune.add_argument(
-        "--context-size", type=_positive, default=None, metavar="N", help="with --trace: the window in tokens"
+        "--context-size", type=positive, default=None, metavar="N", help="with --trace: the window in tokens"
     )
     tune.add_argument("--out", default="results", metavar="DIR", help="results root (default: results)")
     tune.add_argument("--quiet", action="store_true", help="print nothing but errors")

@@ -24,4 +24,5 @@ PRESET = Preset(
     build=build,
     entry=AgentScopeEntry,
     from_entry=agentscope_params,
+    peers=("agentscope",),
 )

@@ -99,6 +99,9 @@ def build_summary(params: LangChainSummaryParams, texts: Texts) -> StepStrategy:
     )
 
 
+PEERS = ("langchain", "langchain-core")
+"""The distributions the LangChain presets are proven against."""
+
 CLEAR_PRESET = Preset(
     name="langchain-clear",
     summary="LangChain ClearToolUsesEdit: when the messages count over 100k tokens (LangChain's counter), "
@@ -106,6 +109,7 @@ CLEAR_PRESET = Preset(
     source=CLEAR_SOURCE,
     params=LangChainClearParams,
     build=build_clear,
+    peers=PEERS,
 )
 
 SUMMARY_PRESET = Preset(
@@ -115,4 +119,5 @@ SUMMARY_PRESET = Preset(
     source=SUMMARY_SOURCE,
     params=LangChainSummaryParams,
     build=build_summary,
+    peers=PEERS,
 )

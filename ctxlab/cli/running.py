@@ -1,0 +1,141 @@
+"""How `run` and `replay` load scenarios, execute them and report: one path for both."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from ctxlab.cli.base import BadInput, out_dir
+from ctxlab.core.wire.views import WireName
+from ctxlab.problems import Problem, ScenarioError
+from ctxlab.scenarios.load import LoadedScenario, load_scenario
+
+REPLAY_SOURCE = "<replay>"
+
+
+def problem_text(problem: Problem) -> str:
+    if problem.at is not None and problem.at.file == REPLAY_SOURCE:
+        return f"ctxlab replay: {problem.field}: {problem.message}" if problem.loc else problem.message
+    return str(problem)
+
+
+def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
+    loaded: list[LoadedScenario] = []
+    messages: list[str] = []
+    for path in paths:
+        try:
+            loaded.append(load_scenario(Path(path)))
+        except ScenarioError as error:
+            messages.extend(problem_text(p) for p in error.problems)
+    names: dict[str, str] = {}
+    for item in loaded:
+        if item.name in names:
+            messages.append(
+                f"{item.source}:1:1: name: {item.name!r} is also the name of {names[item.name]}; both would "
+                "write the same results folder, so give each scenario its own name"
+            )
+        names.setdefault(item.name, item.source)
+    if messages:
+        raise BadInput(messages)
+    return loaded
+
+
+def warn(loaded: Sequence[LoadedScenario], err: TextIO) -> None:
+    for item in loaded:
+        for warning in item.warnings:
+            print(problem_text(warning), file=err)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Execution:
+    """How `run` and `replay` execute and write: the options they share."""
+
+    out_dir: str
+    record_requests: bool = False
+    wire: WireName = "openai"
+    quiet: bool = False
+    plots: bool = True
+    svg: bool = False
+    executor: Literal["local", "dask"] = "local"
+    workers: int | None = None
+    scheduler: str | None = None
+
+
+def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: TextIO) -> int:
+    """Run every scenario, write its folder and the index; 1 when a run failed."""
+    from ctxlab.analysis.folder_figures import plot_folder
+    from ctxlab.analysis.report import write_index
+    from ctxlab.experiments.executors import ExecutorUnavailableError
+    from ctxlab.experiments.grid import expand
+    from ctxlab.experiments.run import run_scenarios
+
+    root = out_dir(how.out_dir)
+    total = sum(len(expand(item)) for item in loaded)
+    with _Progress(total, quiet=how.quiet, err=err) as tick:
+        try:
+            runs = run_scenarios(
+                loaded,
+                root,
+                record_requests=True if how.record_requests else None,
+                wire=how.wire,
+                executor=how.executor,
+                workers=how.workers,
+                scheduler=how.scheduler,
+                on_done=tick,
+                plot=functools.partial(plot_folder, svg=how.svg) if how.plots else None,
+            )
+        except ExecutorUnavailableError as unavailable:
+            raise BadInput([str(unavailable)]) from None
+    failed = 0
+    for run in runs:
+        item, written = run.scenario, run.written
+        failed += written.failed
+        if written.plot_error:
+            failed += 1
+            print(f"{item.source}: the figures could not be drawn: {written.plot_error}", file=err)
+        if not how.quiet:
+            print(_summary(written.folder, run.results), file=out)
+        for result in run.results:
+            if result.status == "failed":
+                print(f"{item.source}: run {result.run_id} failed: {result.error}", file=err)
+    index = write_index(root)
+    if not how.quiet:
+        print(f"index: {index}", file=out)
+    return 1 if failed else 0
+
+
+def _summary(folder: Path, results: Sequence[Any]) -> str:
+    failed = sum(1 for r in results if r.status == "failed")
+    peaks = [
+        r.measures.get("peak_input_tokens")
+        for r in results
+        if r.measures.get("peak_input_tokens") is not None
+    ]
+    peak = f", peak input {max(peaks):,} tokens" if peaks else ""
+    status = f", {failed} FAILED" if failed else ""
+    return f"{folder}/: {len(results)} run{'s' if len(results) != 1 else ''}{status}{peak}"
+
+
+class _Progress:
+    """A tqdm bar on a terminal; a no-op otherwise (never written to a pipe or a file)."""
+
+    def __init__(self, total: int, *, quiet: bool, err: TextIO) -> None:
+        self.bar: Any = None
+        if not quiet and total > 1 and err.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="run", desc="running", file=err, leave=False)
+
+    def __enter__(self) -> Any:
+        return self.tick
+
+    def tick(self, result: Any) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,195 @@
+"""`ctxlab replay` and `ctxlab import`: the transcripts agents write, replayed or converted."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from ctxlab.cli.base import RAW, BadInput, Commands, add_format_option, add_run_options, out_dir, positive
+from ctxlab.cli.running import REPLAY_SOURCE, Execution, execute, problem_text, warn
+from ctxlab.problems import ScenarioError
+from ctxlab.scenarios.load import load_located, scenario_name
+from ctxlab.scenarios.located import Located, parse_yaml
+
+EXAMPLES_REPLAY = """examples:
+  ctxlab replay session.jsonl --context-size 32000
+  ctxlab replay session.jsonl --tools tools.json --set context.trigger_ratio=0.6 --record-requests
+  ctxlab replay session.jsonl --preset none --set model.context_size=8000
+"""
+
+EXAMPLES_IMPORT = """examples:
+  ctxlab import ~/.claude/projects/-home-me-app/4f1c2d0e.jsonl --out session.jsonl
+  ctxlab import run.traj --out session.jsonl        a SWE-agent trajectory
+  ctxlab import requests.jsonl --format anthropic-messages --out session.jsonl
+"""
+
+REPLAY_CONTEXT_SIZE = 128_000
+
+_ROOT_KEYS = {
+    "name",
+    "description",
+    "seed",
+    "workload",
+    "model",
+    "prices",
+    "strategies",
+    "sweep",
+    "record_requests",
+}
+
+
+def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
+    from ctxlab.scenarios.schema import Scenario, entry_model
+    from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
+
+    trace = Path(args.trace)
+    workload: dict[str, Any] = {"path": str(trace.resolve())}
+    if args.tools:
+        workload["tools"] = str(Path(args.tools).resolve())
+    if args.format:
+        workload["format"] = args.format
+    doc: dict[str, Any] = {
+        "name": scenario_name(trace),
+        "description": f"Replay of {trace.name} through the {args.preset} preset.",
+        "workload": {"trace": workload},
+        "model": {"context_size": args.context_size},
+        "strategies": [{"preset": args.preset}],
+        "record_requests": bool(args.record_requests),
+    }
+    messages: list[str] = []
+    for setting in args.set:
+        path, equals, text = setting.partition("=")
+        if not equals or not path:
+            messages.append(f"--set {setting}: write PATH=VALUE, e.g. context.trigger_ratio=0.6")
+            continue
+        if path.split(".", 1)[0] not in _ROOT_KEYS:
+            path = f"strategies.{args.preset}.{path}"
+        try:
+            value = parse_yaml(text or "''", f"--set {setting}").data
+            doc = set_at(doc, resolve(path, doc, Scenario, entry_model), value)
+        except SweepPathError as error:
+            messages.append(f"--set {setting}: {path!r} names nothing: {error}")
+        except ScenarioError as error:
+            messages.extend(f"--set {setting}: {p.message}" for p in error.problems)
+    if messages:
+        raise BadInput(messages)
+    return doc
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Replay one transcript through a preset."""
+    out_dir(args.out)
+    if not Path(args.trace).is_file():
+        raise BadInput(
+            [
+                f"{args.trace}: no such transcript file; give a transcript "
+                "(`ctxlab import --help` lists the formats)"
+            ]
+        )
+    doc = _replay_document(args)
+    try:
+        loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}), Path.cwd())
+    except ScenarioError as error:
+        raise BadInput([problem_text(p) for p in error.problems]) from None
+    if not args.quiet:
+        warn([loaded], err)
+    how = Execution(
+        out_dir=args.out, record_requests=args.record_requests, wire=args.wire, quiet=args.quiet, workers=1
+    )
+    return execute([loaded], how, out, err)
+
+
+def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Convert a transcript of any supported format to the OpenAI chat JSONL the lab replays."""
+    from ctxlab.workloads.importers import write_jsonl
+    from ctxlab.workloads.trace import TraceError
+
+    source, target = Path(args.transcript), Path(args.out)
+    if not source.is_file():
+        raise BadInput([f"{source}: no such transcript file"])
+    if target.is_dir():
+        raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])
+    if target.resolve() == source.resolve():
+        raise BadInput([f"--out {target}: is the transcript itself; give another path"])
+    tools_out = Path(args.tools_out) if args.tools_out else None
+    if tools_out is not None and tools_out.is_dir():
+        raise BadInput([f"--tools-out {tools_out}: is a folder; give the JSON file's path"])
+    try:
+        fmt, count, report = write_jsonl(source, target, args.format)
+    except TraceError as error:
+        raise BadInput([str(error)]) from None
+    for warning in report.warnings():
+        print(f"{source}: warning: {warning}", file=err)
+    if tools_out is not None:
+        schemas = [schema.as_openai() for schema in report.tools]
+        tools_out.write_text(json.dumps(schemas, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not args.quiet:
+        print(f"{target}: {count} messages from {source} ({fmt})", file=out)
+        if report.tools and tools_out is None:
+            print(
+                f"the file declares {len(report.tools)} tool schemas; --tools-out FILE writes them", file=out
+            )
+    return 0
+
+
+def add_replay(commands: Commands) -> None:
+    replay = commands.add_parser(
+        "replay",
+        help="replay a transcript (OpenAI chat JSONL or any format `import` reads)",
+        epilog=EXAMPLES_REPLAY,
+        formatter_class=RAW,
+        description="Replay a transcript through a preset; writes <out>/<trace name>/.",
+    )
+    replay.add_argument("trace", metavar="TRACE")
+    replay.add_argument(
+        "--preset", default="agentscope", help="the strategy (default: agentscope; see `ctxlab presets`)"
+    )
+    replay.add_argument(
+        "--context-size",
+        type=positive,
+        default=REPLAY_CONTEXT_SIZE,
+        metavar="N",
+        help=f"the window in tokens (default: {REPLAY_CONTEXT_SIZE:,})",
+    )
+    replay.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="set a scenario field; a path outside the top-level keys is the strategy's "
+        "(context.trigger_ratio=0.6); repeatable",
+    )
+    replay.add_argument(
+        "--tools", default=None, metavar="FILE", help="tool schemas (a JSON list) the transcript used"
+    )
+    add_format_option(replay)
+    add_run_options(replay)
+    replay.set_defaults(handler=cmd_replay)
+
+
+def add_import(commands: Commands) -> None:
+    from ctxlab.workloads.importers import FORMATS
+
+    formats = "\n".join(f"  {name:<20}{fmt.summary}" for name, fmt in FORMATS.items())
+    command = commands.add_parser(
+        "import",
+        help="convert an agent's transcript to OpenAI chat JSONL",
+        epilog=f"formats (detected from the content):\n{formats}\n\n{EXAMPLES_IMPORT}",
+        formatter_class=RAW,
+        description="Read a transcript your agent wrote and write the OpenAI chat JSONL the lab replays "
+        "(one message a line), to inspect or edit it. Nothing is written when the file cannot be read; "
+        "entries that are not part of the conversation are counted on stderr.",
+    )
+    command.add_argument("transcript", metavar="TRANSCRIPT")
+    command.add_argument("--out", required=True, metavar="FILE.jsonl", help="where to write the JSONL")
+    command.add_argument(
+        "--tools-out",
+        default=None,
+        metavar="FILE.json",
+        help="also write the tool schemas the file declares (the JSON list `replay --tools` reads)",
+    )
+    add_format_option(command)
+    command.add_argument("--quiet", action="store_true", help="print nothing but errors and warnings")
+    command.set_defaults(handler=cmd_import)
