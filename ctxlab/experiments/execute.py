@@ -48,7 +48,8 @@ from ctxlab.models.scripted import ScriptModel
 from ctxlab.presets.entries import StrategyEntry, WorkspaceKind
 from ctxlab.presets.registry import build_strategy
 from ctxlab.scenarios.fields import DelegateSpec, StrategyField
-from ctxlab.scenarios.schema import ModelSpec, PricesSpec, Tokenizer, Workload, WorkloadSpec
+from ctxlab.scenarios.schema import ModelSpec, PricesSpec, Tokenizer
+from ctxlab.scenarios.workload import Workload, WorkloadSpec
 from ctxlab.texts import Texts, load_texts
 
 Status = Literal["ok", "failed"]

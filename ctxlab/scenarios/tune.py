@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
+from pydantic import BaseModel, Field, StrictInt, ValidationError, model_validator
 
 from ctxlab.presets.entries import NAME_PATTERN
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import Loc, explain, located_error
 from ctxlab.scenarios.registry import preset_problem
+from ctxlab.scenarios.section import Section
 from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
 
 Objective = Literal["cost", "total_input_tokens", "peak_input_tokens"]
@@ -34,11 +35,7 @@ MAX_TRIALS = 10_000
 Number = StrictInt | float
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ParamSpec(_Section):
+class ParamSpec(Section):
     """One searched parameter: a range (`low`, `high`, optional `log` or `step`) or `choices`."""
 
     low: Number | None = Field(default=None, description="The smallest value (a range).")
@@ -84,7 +81,7 @@ class ParamSpec(_Section):
         return list(self.choices) if self.choices is not None else [self.low, self.high]
 
 
-class ConstraintsSpec(_Section):
+class ConstraintsSpec(Section):
     """What a setting must meet to count: a run never fails, and these hold."""
 
     providers: list[Provider] = Field(
@@ -101,7 +98,7 @@ class ConstraintsSpec(_Section):
     )
 
 
-class SpaceEntry(_Section):
+class SpaceEntry(Section):
     """One preset to search, with the settings searched and the settings held fixed."""
 
     preset: str = Field(description="The preset (see `ctxlab presets`).")
@@ -122,7 +119,7 @@ class SpaceEntry(_Section):
         return self.name or self.preset
 
 
-class TuneSpec(_Section):
+class TuneSpec(Section):
     """`ctxlab tune`'s search: the objective, the constraints, the budget and the space."""
 
     objective: Objective = Field(

@@ -1,0 +1,11 @@
+"""The base of every scenario section: frozen, and unknown keys refused at every depth."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Section(BaseModel):
+    """Base of the scenario's own sections: frozen, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)

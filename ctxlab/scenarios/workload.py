@@ -1,0 +1,221 @@
+"""A scenario's `workload:` section: its one source (a script, a generator or a transcript),
+the clock, the probes to plant, and how it is built into a `Script`.
+
+Invariants:
+- A workload has exactly one source: `script`, `generator` or `trace`. Trace and tool files are
+  read relative to the scenario's folder when a `base_dir` is in the validation context, and
+  their texts are kept in the context's `files` (a missing or unreadable file is a load error).
+- Building is a pure function of the section, the seed and the files' texts; a process keeps
+  the last few built (`BUILT_KEPT`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zoneinfo
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+from ctxlab.core.world.script import Script
+from ctxlab.problems import Loc, Problem, WorkloadError, located_error
+from ctxlab.scenarios.section import Section
+from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
+from ctxlab.workloads.generators import GeneratorSpec
+from ctxlab.workloads.importers import ImportFormat, detect_file, read_any, replay_text
+from ctxlab.workloads.probes import Planted, Probe, plant
+from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools
+
+
+class ClockSpec(Section):
+    """When the virtual clock starts, and in which zone."""
+
+    start: dt.datetime = Field(
+        default=dt.datetime(2026, 1, 1),
+        description="ISO date and time; without an offset it is read in `timezone`.",
+    )
+    timezone: str = Field(default="UTC", description="IANA zone, e.g. UTC or Asia/Shanghai.")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        return check_timezone(value)
+
+    def aware_start(self) -> dt.datetime:
+        """The start with its zone (a start without an offset is read in `timezone`)."""
+        if self.start.tzinfo is not None:
+            return self.start
+        return self.start.replace(tzinfo=zoneinfo.ZoneInfo(self.timezone))
+
+
+class TraceSpec(Section):
+    """A transcript to replay: OpenAI chat JSONL, or any format `ctxlab import` reads (detected
+    from the file's content unless `format` is given)."""
+
+    path: str = Field(min_length=1, description="The transcript file, relative to the scenario's folder.")
+    tools: str | None = Field(
+        default=None,
+        description="A JSON file of tool schemas; default: the file's own, else inferred from the calls.",
+    )
+    name: str | None = Field(default=None, description="The workload's name; default: the file's stem.")
+    format: ImportFormat | None = Field(
+        default=None, description="The transcript's format; default: detected from its content."
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_default_format(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `format` key when detected, so results written before formats existed keep their hashes."""
+        data: dict[str, Any] = handler(self)
+        if data.get("format") is None:
+            data.pop("format", None)
+        return data
+
+    @model_validator(mode="after")
+    def _readable(self, info: ValidationInfo) -> TraceSpec:
+        context = info.context or {}
+        if "base_dir" not in context:
+            return self
+        base, files = Path(context["base_dir"]), context.setdefault("files", {})
+        checked = context.setdefault("checked", set())
+        if (self.path, self.tools) in checked:
+            return self
+        problems = _file_problems(self, base, files, context.setdefault("trace_warnings", {}))
+        if problems:
+            raise located_error("TraceSpec", problems)
+        checked.add((self.path, self.tools))
+        return self
+
+
+def _file_problems(
+    trace: TraceSpec, base: Path, files: dict[str, str], warnings: dict[str, tuple[str, ...]]
+) -> list[tuple[Loc, str, object]]:
+    """Read the trace and tools files once each; the problems, located at their fields. What an
+    importer could not map (not for the lab's own OpenAI chat JSONL) goes to `warnings`, by path."""
+    wanted = [("path", trace.path)] + ([("tools", trace.tools)] if trace.tools else [])
+    for field, written in wanted:
+        full = base / written
+        if written in files:
+            continue
+        if not full.is_file():
+            return [
+                (
+                    (field,),
+                    f"no such file {str(full)!r}; paths are relative to the scenario's folder",
+                    written,
+                )
+            ]
+        try:
+            files[written] = full.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            return [((field,), f"cannot read {str(full)!r}: {error}", written)]
+    try:
+        tools = load_tools(base / trace.tools) if trace.tools else ()
+        replayed = read_any(base / trace.path, fmt=trace.format, tools=tools)
+        if not detect_file(base / trace.path, trace.format)[1]:
+            warnings[trace.path] = replayed.notes
+    except TraceError as error:
+        field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
+        return [((field,), f"cannot replay: {error}", getattr(trace, field))]
+    return []
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """A built workload: the script (probes planted, clock set), its probes, and the source's own
+    protocol violations (a replayed transcript's; none for scripts and generators)."""
+
+    script: Script
+    probes: tuple[Probe, ...]
+    source_violations: int
+
+
+class WorkloadSpec(Section):
+    """What the user and the tools say: exactly one of `script`, `generator` or `trace`."""
+
+    clock: ClockSpec = Field(default_factory=ClockSpec, description="The virtual clock's start.")
+    probes: list[ProbeSpec] = Field(default_factory=list, description="Facts, rules and artifacts to plant.")
+    script: ScriptSpec | None = Field(default=None, description="Turns, rounds and tool calls written out.")
+    generator: GeneratorSpec | None = Field(default=None, description="A named, seeded generator.")
+    trace: TraceSpec | None = Field(default=None, description="A real transcript to replay.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> WorkloadSpec:
+        given = [name for name in ("script", "generator", "trace") if getattr(self, name) is not None]
+        if len(given) == 1:
+            return self
+        loc: Loc = (given[1],) if given else ()
+        message = (
+            f"a workload has exactly one source, but {' and '.join(given)} are both given; keep one"
+            if given
+            else "a workload needs one source: script, generator or trace; add one"
+        )
+        raise located_error("WorkloadSpec", [(loc, message, None)])
+
+    def build(self, seed: int, files: Mapping[str, str]) -> Workload:
+        """The workload's script for `seed`, reading trace and tool files from `files` (their texts).
+
+        Building is a pure function of its inputs, so the last few workloads built in this process
+        are kept: loading checks a workload by building it, and the run in the same process that
+        follows (or the next strategy on the same workload) takes the same value back.
+
+        Raises:
+            WorkloadError: a probe cannot be planted; problems are located inside this section.
+        """
+        key = (seed, self.model_dump_json(), tuple(sorted(files.items())))
+        built = _BUILT.get(key)
+        if built is None:
+            built = self._build(seed, files)
+            _BUILT[key] = built
+            while len(_BUILT) > BUILT_KEPT:
+                del _BUILT[next(iter(_BUILT))]
+        return built
+
+    def _build(self, seed: int, files: Mapping[str, str]) -> Workload:
+        start, zone = self.clock.aware_start(), self.clock.timezone
+        violations = 0
+        probes: tuple[Probe, ...] = ()
+        if self.script is not None:
+            script = self.script.to_script(seed, start=start, timezone=zone)
+        elif self.generator is not None:
+            planted = _prefixed(lambda: self.generator.generate(seed), ("generator",))  # type: ignore[union-attr]
+            script, probes = replace(planted.script, start=start, timezone=zone), planted.probes
+        else:
+            assert self.trace is not None
+            replayed = replay_trace(self.trace, files)
+            script, violations = (
+                replace(replayed.script, start=start, timezone=zone),
+                len(replayed.source_violations),
+            )
+        planted = _prefixed(lambda: plant(script, [p.probe() for p in self.probes]), ())
+        return Workload(script=planted.script, probes=probes + planted.probes, source_violations=violations)
+
+
+BUILT_KEPT = 4
+"""How many built workloads a process keeps (`WorkloadSpec.build`)."""
+_BUILT: dict[tuple[int, str, tuple[tuple[str, str], ...]], Workload] = {}
+
+
+def _prefixed(build: Callable[[], Planted], prefix: Loc) -> Planted:
+    try:
+        return build()
+    except WorkloadError as error:
+        problems = [Problem(loc=(*prefix, *p.loc), message=p.message) for p in error.problems]
+        raise WorkloadError(problems) from None
+
+
+def replay_trace(trace: TraceSpec, files: Mapping[str, str]) -> TraceWorkload:
+    """The workload of a transcript whose text (and tool file's text) is in `files`."""
+    tools = parse_tools(json.loads(files[trace.tools]), source=trace.tools) if trace.tools else ()
+    name = trace.name or Path(trace.path).stem
+    return replay_text(files[trace.path], trace.path, fmt=trace.format, tools=tools, name=name)
