@@ -25,7 +25,7 @@ from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.load import load_scenario
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.importers import DETECT_ENTRIES, FORMATS, import_file, import_lines, read_any, stream
-from ctxlab.workloads.trace import TraceWorkload, map_wire, read_trace
+from ctxlab.workloads.trace import TraceError, TraceWorkload, map_wire, read_trace
 from ctxlab.workloads.transcript import script_messages, script_transcript, transcript_form
 from tests.workloads.independent import CONVERSIONS
 from tests.workloads.test_trace import scripts
@@ -537,3 +537,64 @@ def test_an_anthropic_request_of_a_script_imports_to_a_script_that_renders_the_s
     imported = import_lines([json.dumps(request, ensure_ascii=False)], "<request>", "anthropic-messages")
     back = map_wire(imported.messages).script
     assert to_anthropic(script_messages(back)) == (system, turns)
+
+
+def _chained_log(tmp_path: Path, *, lose: str | None = None) -> Path:
+    """A Responses log of three requests chained by previous_response_id, each sending only
+    what is new; `lose` leaves that response's entry out."""
+    tool = {"type": "function", "name": "look", "description": "Look.", "parameters": {"type": "object"}}
+    call = {"type": "function_call", "call_id": "c1", "name": "look", "arguments": "{}"}
+    entries = [
+        ({"model": "m", "instructions": "Be brief.", "tools": [tool], "input": "Where am I?"}, "r1", [call]),
+        (
+            {
+                "model": "m",
+                "previous_response_id": "r1",
+                "tools": [tool],
+                "instructions": "Be brief.",
+                "input": [{"type": "function_call_output", "call_id": "c1", "output": "a room"}],
+            },
+            "r2",
+            [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "A room."}],
+                }
+            ],
+        ),
+        (
+            {"model": "m", "previous_response_id": "r2", "instructions": "Be brief.", "input": "And now?"},
+            "r3",
+            [],
+        ),
+    ]
+    path = tmp_path / "chained.jsonl"
+    lines = [
+        json.dumps({"request": request, "response": {"id": rid, "output": output}})
+        for request, rid, output in entries
+        if rid != lose
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_responses_log_chained_by_previous_response_id_gives_the_whole_conversation(tmp_path: Path) -> None:
+    imported = import_file(_chained_log(tmp_path), "openai-responses")
+    assert [(m["role"], m.get("content")) for m in imported.messages] == [
+        ("system", "Be brief."),
+        ("user", "Where am I?"),
+        ("assistant", ""),
+        ("tool", "a room"),
+        ("assistant", "A room."),
+        ("user", "And now?"),
+    ]
+    assert imported.messages[2]["tool_calls"][0]["id"] == "c1"
+    assert not any(w.startswith("skipped") for w in imported.warnings)
+    assert any("continues 2 earlier" in w for w in imported.warnings)
+
+
+def test_a_chain_onto_a_response_the_log_lacks_is_a_located_error(tmp_path: Path) -> None:
+    path = _chained_log(tmp_path, lose="r1")
+    with pytest.raises(TraceError, match=r"chained\.jsonl:1: previous_response_id 'r1' names no logged"):
+        import_file(path, "openai-responses")

@@ -4,7 +4,11 @@ as OpenAI chat messages.
 A request log is a JSON request, a JSON list of requests, or JSONL with one request a line, each
 possibly wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); the last request
 holds the conversation (its `instructions` and `input`), earlier ones are counted and skipped,
-and a logged response's `output` items end it.
+and a logged response's `output` items end it. A request that continues a response by
+`previous_response_id` sends only what is new: its conversation is the chain's requests' inputs,
+each followed by its response's output, oldest first (a chain onto a response the log does not
+hold is an error at that request's line); `instructions` and `tools` are the last request's, as
+the API does not carry them over.
 
 Mapping rules for items (also Codex's):
 - A `message` item (or an item with only `role` and `content`) is a message of its role;
@@ -37,7 +41,6 @@ from ctxlab.workloads.importers.base import (
     content,
     field_of,
     image_part,
-    last_request,
     schema,
     system,
     text_of,
@@ -146,28 +149,99 @@ def is_responses_request(value: object) -> bool:
     return bool(request) and "input" in request and ("model" in request or "instructions" in request)  # type: ignore[operator]
 
 
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One logged request of a conversation chained with `previous_response_id`: its line, the
+    response it continues, and its own items (its input, then its response's output)."""
+
+    line: int
+    previous: str | None
+    items: tuple[Any, ...]
+
+
+def _link(number: int, request: Mapping[str, Any], response: object) -> Link:
+    given = request.get("input")
+    items: list[Any] = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
+    if isinstance(response, Mapping):
+        items.extend(response.get("output") or [])
+    previous = request.get("previous_response_id")
+    return Link(number, previous if isinstance(previous, str) else None, tuple(items))
+
+
+def _requests(entries: Iterator[Entry]) -> Iterator[tuple[int, object]]:
+    for number, value in entries:
+        for item in value if isinstance(value, list) else [value]:
+            yield number, item
+
+
+def _last_with_chain(entries: Iterator[Entry], report: Report) -> tuple[int, object, tuple[Link, ...]] | None:
+    """The last request, with the links it continues, oldest first (none when it does not chain).
+
+    Only the previous request is kept until a request chains onto a response; from then on,
+    every request with a logged response id is kept (each sends only what is new, so they hold
+    the conversation once). Earlier requests are counted as skipped.
+    """
+    kept: dict[str, Link] = {}
+    chained = False
+    last: tuple[int, object] | None = None
+    seen = 0
+    for number, value in _requests(entries):
+        seen += 1
+        last = (number, value)
+        request, response = unwrap(value)
+        if request is None:
+            continue
+        link = _link(number, request, response)
+        chained = chained or link.previous is not None
+        if not chained:
+            kept.clear()
+        response_id = field_of(response, "id")
+        if isinstance(response_id, str):
+            kept[response_id] = link
+    if last is None:
+        return None
+    request, response = unwrap(last[1])
+    chain: list[Link] = []
+    previous = field_of(request, "previous_response_id")
+    while isinstance(previous, str):
+        if previous not in kept or kept[previous] in chain:
+            raise report.error(
+                (chain[-1].line if chain else last[0]),
+                f"previous_response_id {previous!r} names no logged response; the conversation before it "
+                "is not in the file",
+            )
+        chain.append(kept[previous])
+        previous = kept[previous].previous
+    if seen - 1 > len(chain):
+        report.skipped["earlier request"] += seen - 1 - len(chain)
+    if chain:
+        report.notes.append(
+            f"the last request continues {len(chain)} earlier request(s) by previous_response_id"
+        )
+    return last[0], last[1], tuple(reversed(chain))
+
+
 def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The conversation of the last request of a log (see the module docstring)."""
-    last = last_request(entries, report)
-    if last is None:
+    found = _last_with_chain(entries, report)
+    if found is None:
         return
-    number, value = last
+    number, value, chain = found
     request, response = unwrap(value)
     if request is None or "input" not in request:
         raise report.error(number, "not an OpenAI Responses request: expected an object with 'input'")
     for item in request.get("tools") or []:
-        found = schema(field_of(item, "name"), field_of(item, "description"), field_of(item, "parameters"))
-        if found is None or field_of(item, "type") != "function":
+        found_schema = schema(
+            field_of(item, "name"), field_of(item, "description"), field_of(item, "parameters")
+        )
+        if found_schema is None or field_of(item, "type") != "function":
             report.skip(f"tool of type {field_of(item, 'type')!r}")
         else:
-            report.tools.append(found)
+            report.tools.append(found_schema)
     if isinstance(request.get("instructions"), str) and request["instructions"]:
         yield system(request["instructions"])
     mapper = ItemMapper(report, Calls(report))
-    given = request["input"]
-    items: list[Any] = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
-    if isinstance(response, Mapping):
-        items.extend(response.get("output") or [])
-    for item in items:
-        yield from mapper.item(item, number)
+    for link in (*chain, _link(number, request, response)):
+        for item in link.items:
+            yield from mapper.item(item, link.line)
     yield from mapper.flush()
