@@ -152,7 +152,7 @@ class CompactEvents(Step):
         if interval is None or overlap is None:
             return done
         chosen = s.window_candidates(raw, done.compactions, interval, overlap)
-        if not chosen or not s.worth_compacting(raw, done.compactions, chosen):
+        if not chosen or not s.worth_compacting(raw, done.compactions, chosen, chosen[0].ts):
             return done
         return self.summarize(raw, done, state, env, chosen, seed=None) or done
 
@@ -166,9 +166,12 @@ class CompactEvents(Step):
         if count is None or count < threshold:
             return None
         chosen = s.token_candidates(raw, done.compactions, retention)
-        if not chosen or not s.worth_compacting(raw, done.compactions, chosen):
+        if not chosen:
             return None
-        return self.summarize(raw, done, state, env, chosen, seed=s.latest(done.compactions))
+        seed = s.latest(done.compactions)
+        if not s.worth_compacting(raw, done.compactions, chosen, seed.start if seed else chosen[0].ts):
+            return None
+        return self.summarize(raw, done, state, env, chosen, seed=seed)
 
     def prompt_tokens(
         self, raw: Sequence[s.RawEvent], compactions: Sequence[s.Compacted], env: Env, author: str

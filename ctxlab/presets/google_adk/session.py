@@ -226,10 +226,13 @@ def serialized_size(items: Sequence[Item]) -> int:
     return sum(len(content_json(item, "")) for item in items)
 
 
-def worth_compacting(raw: Sequence[RawEvent], compactions: Sequence[Compacted], chosen: Sequence[RawEvent]) -> bool:
-    """`_is_range_worth_compacting`: an empty summary of the range would remove more characters
-    from the request than the latest summary holds."""
-    weightless = Compacted(start=chosen[0].ts, end=chosen[-1].ts, text="", after=len(raw))
+def worth_compacting(
+    raw: Sequence[RawEvent], compactions: Sequence[Compacted], chosen: Sequence[RawEvent], start: int
+) -> bool:
+    """`_is_range_worth_compacting`: an empty summary from `start` (the range's first timestamp,
+    or the latest summary's start when it seeds the range) to the range's end would remove more
+    characters from the request than the latest summary holds."""
+    weightless = Compacted(start=start, end=chosen[-1].ts, text="", after=len(raw))
     before = serialized_size(effective(raw, compactions))
     after = effective(raw, (*compactions, weightless))
     removable = before - sum(
