@@ -121,7 +121,9 @@ def _run(python: Path, code: str) -> str:
 
 def adk_folder(python: Path) -> Path:
     """Where the package lives in that environment (found without importing it)."""
-    code = "import importlib.util; print(importlib.util.find_spec('google.adk').submodule_search_locations[0])"
+    code = (
+        "import importlib.util; print(importlib.util.find_spec('google.adk').submodule_search_locations[0])"
+    )
     return Path(_run(python, code).strip())
 
 

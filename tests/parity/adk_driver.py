@@ -59,7 +59,10 @@ def openai_view(request: LlmRequest) -> list[dict[str, Any]]:
                     {
                         "id": c.id,
                         "type": "function",
-                        "function": {"name": c.name, "arguments": json.dumps(c.args or {}, ensure_ascii=False)},
+                        "function": {
+                            "name": c.name,
+                            "arguments": json.dumps(c.args or {}, ensure_ascii=False),
+                        },
                     }
                     for c in calls
                 ]
@@ -106,7 +109,14 @@ class Scripted(BaseLlm):
         tools = tool_specs(llm_request)
         summary = not (llm_request.config and llm_request.config.system_instruction)
         tokens = AgentScopeEstimator().count(from_openai(wire), tuple(self.schemas) if tools else ())
-        self.trace.append({"kind": "summary" if summary else "reasoning", "messages": wire, "tools": tools, "tokens": tokens})
+        self.trace.append(
+            {
+                "kind": "summary" if summary else "reasoning",
+                "messages": wire,
+                "tools": tools,
+                "tokens": tokens,
+            }
+        )
         if summary:
             text = self.summaries[self.next_summary] if self.next_summary < len(self.summaries) else None
             self.next_summary += 1
@@ -161,9 +171,15 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
     ids = itertools.count(1)
     adk_time.set_time_provider(lambda: float(next(clock)))
     adk_uuid.set_id_provider(lambda: f"id-{next(ids)}")
-    schemas = [ToolSchema.of(t["name"], t["description"], json.loads(t["parameters"])) for t in workload["tools"]]
+    schemas = [
+        ToolSchema.of(t["name"], t["description"], json.loads(t["parameters"])) for t in workload["tools"]
+    ]
     model = Scripted(
-        model="scripted", responses=responses_of(workload), summaries=workload["summaries"], trace=[], schemas=schemas
+        model="scripted",
+        responses=responses_of(workload),
+        summaries=workload["summaries"],
+        trace=[],
+        schemas=schemas,
     )
     agent = LlmAgent(
         name=workload["agent_name"],
@@ -171,7 +187,9 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
         instruction=workload["system_prompt"],
         tools=[ScriptedTool(t, workload["results"]) for t in workload["tools"]],
     )
-    app = App(name="parity", root_agent=agent, events_compaction_config=EventsCompactionConfig(**workload["config"]))
+    app = App(
+        name="parity", root_agent=agent, events_compaction_config=EventsCompactionConfig(**workload["config"])
+    )
     sessions = InMemorySessionService()
     runner = Runner(app=app, session_service=sessions)
     await sessions.create_session(app_name="parity", user_id="u", session_id="s")
@@ -180,9 +198,11 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
     for turn in workload["turns"]:
         message = types.Content(role="user", parts=[types.Part(text=turn["user"])])
         try:
-            async for _ in runner.run_async(user_id="u", session_id="s", new_message=message, run_config=config):
+            async for _ in runner.run_async(
+                user_id="u", session_id="s", new_message=message, run_config=config
+            ):
                 pass
-        except Exception as failure:  # noqa: BLE001 (the trace names it)
+        except Exception as failure:
             error = type(failure).__name__
             break
     return {"calls": model.trace, "error": error}
@@ -192,7 +212,7 @@ def main() -> None:
     for line in sys.stdin:
         try:
             out = asyncio.run(play(json.loads(line)))
-        except Exception as failure:  # noqa: BLE001 (reported to the test)
+        except Exception as failure:
             out = {"driver_error": f"{type(failure).__name__}: {failure}"}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()

@@ -84,7 +84,9 @@ def driver_workload(case: Workload) -> dict[str, Any]:
     config = dataclasses.asdict(case.params.events_compaction_config)
     return {
         "system_prompt": script.system_prompt,
-        "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in script.tools],
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in script.tools
+        ],
         "turns": [
             {
                 "user": "".join(p.text for p in turn.user if isinstance(p, TextBlock)),

@@ -63,13 +63,17 @@ def first_difference(mine: Call, real: Call) -> str:
     return f"tokens {mine.tokens} vs {real.tokens}"
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(adk_cases(window_config()))
 def test_the_sliding_window_matches_adk_call_for_call(driver: AdkDriver, case: Workload) -> None:
     compare(driver, case)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(adk_cases(token_config()))
 def test_the_token_threshold_matches_adk_call_for_call(driver: AdkDriver, case: Workload) -> None:
     compare(driver, case)
@@ -105,7 +109,9 @@ def turns(count: int, rounds: int = 1, size: int = 20) -> Script:
 
 
 def window(interval: int, overlap: int) -> AdkParams:
-    return AdkParams(events_compaction_config=EventsCompactionConfig(compaction_interval=interval, overlap_size=overlap))
+    return AdkParams(
+        events_compaction_config=EventsCompactionConfig(compaction_interval=interval, overlap_size=overlap)
+    )
 
 
 def summaries_before_turns(kinds: list[str], script: Script) -> list[int]:
@@ -148,14 +154,18 @@ def test_a_long_summary_makes_adk_refuse_the_next_range(driver: AdkDriver) -> No
 
 
 def test_the_token_threshold_summarises_before_calls_inside_a_turn(driver: AdkDriver) -> None:
-    params = AdkParams(events_compaction_config=EventsCompactionConfig(token_threshold=300, event_retention_size=2))
+    params = AdkParams(
+        events_compaction_config=EventsCompactionConfig(token_threshold=300, event_retention_size=2)
+    )
     kinds, _ = compare(driver, Workload(script=turns(1, rounds=12), params=params))
     # the 6th and 11th requests counted 302 and 318 tokens: at or over 300, so a summary follows each
     assert "".join("S" if k == "summary" else "r" for k in kinds) == "rrrrrrSrrrrrSrr"
 
 
 def test_two_driver_processes_write_the_same_bytes(driver: AdkDriver) -> None:
-    params = AdkParams(events_compaction_config=EventsCompactionConfig(token_threshold=300, event_retention_size=3))
+    params = AdkParams(
+        events_compaction_config=EventsCompactionConfig(token_threshold=300, event_retention_size=3)
+    )
     workload = driver_workload(Workload(script=turns(4, rounds=3), params=params, fail_on=frozenset({2})))
     other = AdkDriver()
     try:

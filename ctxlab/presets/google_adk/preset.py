@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
@@ -42,7 +43,15 @@ from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_memo
 from ctxlab.presets.google_adk import session as s
 from ctxlab.presets.preset import Preset
-from ctxlab.presets.steps import Compaction, Edit, Step, Stepped, StepStrategy, record_compaction, request_sizer
+from ctxlab.presets.steps import (
+    Compaction,
+    Edit,
+    Step,
+    Stepped,
+    StepStrategy,
+    record_compaction,
+    request_sizer,
+)
 from ctxlab.texts import Texts
 from ctxlab.texts.google_adk import AdkTexts, adk_texts
 
@@ -119,8 +128,8 @@ class CompactEvents(Step):
     config: EventsCompactionConfig
     texts: AdkTexts
     agent_name: str
-    key = "google-adk"
-    edits = True
+    key: ClassVar[str] = "google-adk"
+    edits: ClassVar[bool] = True
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """The compaction after the last invocation (at a new turn's first call), then before the call."""
@@ -195,6 +204,7 @@ class CompactEvents(Step):
         state: EpisodeState,
         env: Env,
         chosen: Sequence[s.RawEvent],
+        *,
         seed: s.Compacted | None,
     ) -> Memo | None:
         """`LlmEventSummarizer.maybe_summarize_events`; None when the summary fails."""
@@ -250,7 +260,9 @@ class CompactEvents(Step):
         if not compactions:
             return Edit(messages=messages)
         raw = s.events_of(messages, invocations(messages))
-        return Edit(messages=tuple(as_message(item, k) for k, item in enumerate(s.effective(raw, compactions))))
+        return Edit(
+            messages=tuple(as_message(item, k) for k, item in enumerate(s.effective(raw, compactions)))
+        )
 
 
 def invocations(context: Sequence[Message]) -> list[int]:
@@ -308,12 +320,24 @@ class AdkTokenParams(AdkParams):
     )
 
 
-def build(params: AdkParams, texts: Texts) -> AdkStrategy:
+NOTES = (
+    "ADK compacts after an invocation; ctxlab does it before the next turn's first call, which is "
+    "where it first shows, so the compaction after the last turn (a summary call no request sees) "
+    "is not made",
+    "ADK's usage is the provider's prompt_token_count: here the lab's count of the request "
+    "(model.tokenizer); its estimate (characters // 4) is ADK's own",
+    "never reached by the lab's workloads: rewinds, sub-agents and isolation scopes, long-running "
+    "or pending calls (so no recovered or dropped orphan), failed tool results",
+    "max_llm_calls counts compactions as steps here (ADK counts model calls only)",
+)
+
+
+def build(params: AdkParams, texts: Texts, name: str = "google-adk-window") -> AdkStrategy:
     """The strategy of either preset."""
     words = adk_texts() if texts.name == "google-adk" else CTXLAB_ADK_TEXTS
     step = CompactEvents(params.events_compaction_config, words, params.agent_name)
     return AdkStrategy(
-        name="google-adk",
+        name=name,
         steps=(step,),
         config=params,
         source=SOURCE,
@@ -323,13 +347,19 @@ def build(params: AdkParams, texts: Texts) -> AdkStrategy:
     )
 
 
+def build_tokens(params: AdkTokenParams, texts: Texts) -> AdkStrategy:
+    """The `google-adk-tokens` strategy."""
+    return build(params, texts, "google-adk-tokens")
+
+
 WINDOW_PRESET = Preset(
     name="google-adk-window",
     summary="Google ADK events compaction by invocations: after every 3 user turns, an LLM summary of "
-    "them and 1 turn before (compaction_interval 3, overlap_size 1, ADK's documented example)",
+    "them and 1 turn before (ADK has no defaults: compaction_interval 3, overlap_size 1 are ctxlab's)",
     source=SOURCE,
     params=AdkParams,
     build=build,
+    notes=NOTES,
 )
 
 TOKENS_PRESET = Preset(
@@ -338,5 +368,6 @@ TOKENS_PRESET = Preset(
     "but the last 10 events, before any call and after each turn",
     source=SOURCE,
     params=AdkTokenParams,
-    build=build,
+    build=build_tokens,
+    notes=NOTES,
 )

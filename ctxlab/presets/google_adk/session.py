@@ -82,7 +82,9 @@ def events_of(context: Sequence[Message], turns: Sequence[int]) -> tuple[RawEven
     return tuple(out)
 
 
-def _event(out: list[RawEvent], turn: int, role: Role, blocks: tuple[Block, ...], message: Message) -> RawEvent:
+def _event(
+    out: list[RawEvent], turn: int, role: Role, blocks: tuple[Block, ...], message: Message
+) -> RawEvent:
     return RawEvent(ts=len(out) + 1, invocation=turn, role=role, blocks=blocks, message=message)
 
 
@@ -164,7 +166,9 @@ def safe_split(candidates: Sequence[RawEvent], retention: int) -> int:
     return 0
 
 
-def token_candidates(raw: Sequence[RawEvent], compactions: Sequence[Compacted], retention: int) -> list[RawEvent]:
+def token_candidates(
+    raw: Sequence[RawEvent], compactions: Sequence[Compacted], retention: int
+) -> list[RawEvent]:
     """`_events_to_compact_for_token_threshold` without the seed: raw events after the latest
     compaction's end, less the retained tail (moved earlier to keep calls with their responses)."""
     last = latest(compactions)
