@@ -130,7 +130,12 @@ def adk_calls(trace: dict[str, Any]) -> tuple[list[Call], int]:
 
 
 def run_lab(case: Workload, texts_name: str = "google-adk") -> list[Call]:
-    """ctxlab's run of the case: every call in normal form."""
+    """ctxlab's run of the case: every call in normal form.
+
+    Raises:
+        AssertionError: a request breaks the OpenAI or Anthropic rules (ADK's ranges never leave
+            a call without its response, so none should).
+    """
     texts = dataclasses.replace(CTXLAB_TEXTS, name=texts_name)
     model = RecordingModel(ScriptModel(case.script), [])
     summarizer = FixedSummarizer(fields={}, fail_on=case.fail_on, fail_mode="empty", text=case.summary)
@@ -138,6 +143,8 @@ def run_lab(case: Workload, texts_name: str = "google-adk") -> list[Call]:
     env = Env(counter=counter, model=model, summarizer=summarizer, texts=texts, context_size=HUGE_WINDOW)
     loop = Loop(script=case.script, strategy=build(case.params, texts), env=env)
     loop.run()
+    broken = [str(v) for record in env.recorder.calls for v in record.violations]
+    assert not broken, broken
     order = iter(model.requests)
     summaries = iter(summarizer.requests)
     calls = []

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.presets.google_adk.preset import AdkParams, EventsCompactionConfig
+from ctxlab.texts.google_adk import adk_texts
 from tests.parity.adk_side import AdkDriver, Workload, adk_calls, driver_workload, run_lab
 from tests.parity.adk_workloads import adk_cases, token_config, window_config
 from tests.parity.openhands_side import Call
@@ -172,3 +173,20 @@ def test_two_driver_processes_write_the_same_bytes(driver: AdkDriver) -> None:
         assert other.run_raw(workload) == driver.run_raw(workload)
     finally:
         other.close()
+
+
+def test_the_package_s_texts_load_with_their_placeholders() -> None:
+    texts = adk_texts()
+    assert texts.tool_content_chars == 2000
+    assert texts.prompt_template.endswith("{conversation_history}")
+    assert "{dropped}" in texts.truncated_notice and "{name}" in texts.identity
+    assert "{args}" in texts.call_line and "{response}" in texts.response_line
+
+
+def test_ctxlab_s_wording_keeps_adk_s_mechanics(driver: AdkDriver) -> None:
+    case = Workload(script=turns(5, size=600), params=window(2, 1))
+    ours = run_lab(case, texts_name="ctxlab")
+    theirs, _ = compare(driver, case)
+    assert [c.kind for c in ours] == theirs  # the same calls, worded by ctxlab
+    prompt = next(c for c in ours if c.kind == "summary").messages[0][1]
+    assert "more characters]" in prompt and prompt.startswith("Below is the start")
