@@ -135,26 +135,35 @@ class CompactEvents(Step):
         """The compaction after the last invocation (at a new turn's first call), then before the call."""
         stored = memo(state, self.key, Memo())
         raw = s.events_of(state.context, invocations(state.context))
-        before = request_sizer(state, env, frame).tokens(state.context_tally)
         done = stored
         if state.turn > stored.handled_turn:
             ended = [e for e in raw if e.invocation < state.turn]
-            done = self.after_invocation(ended, done, state, env)
+            done = self.after_invocation(ended, done, state, env, frame)
             done = replace(done, handled_turn=state.turn)
         if self.config.token_threshold is not None:
-            done = self.token_compaction(raw, done, state, env, author=self.agent_name) or done
+            done = self.token_compaction(raw, done, state, env, frame, author=self.agent_name) or done
         if done == stored:
             return Stepped(state=state)
         new = with_memo(state, self.key, done)
         if len(done.compactions) == len(stored.compactions):
             return Stepped(state=new)
-        after = request_sizer(new, env, frame).tokens(new.context_tally)
+        before, after = (
+            self.shown_tokens(state, stored, env, frame),
+            self.shown_tokens(state, done, env, frame),
+        )
         return Stepped(state=new, compaction=Compaction(before=before, after=after, floor=after, trigger=0))
 
-    def after_invocation(self, raw: list[s.RawEvent], done: Memo, state: EpisodeState, env: Env) -> Memo:
+    def shown_tokens(self, state: EpisodeState, done: Memo, env: Env, frame: Frame) -> int:
+        """The lab's count of the request the session would send with `done`'s compactions."""
+        shown = self.edit(state.context, with_memo(state, self.key, done), env, frame).messages
+        return request_sizer(state, env, frame).count(shown)
+
+    def after_invocation(
+        self, raw: list[s.RawEvent], done: Memo, state: EpisodeState, env: Env, frame: Frame
+    ) -> Memo:
         """`_run_compaction_for_sliding_window`: the token trigger first, then the window."""
         if self.config.token_threshold is not None:
-            compacted = self.token_compaction(raw, done, state, env, author="")
+            compacted = self.token_compaction(raw, done, state, env, frame, author="")
             if compacted is not None:
                 return compacted
         interval, overlap = self.config.compaction_interval, self.config.overlap_size
@@ -163,10 +172,17 @@ class CompactEvents(Step):
         chosen = s.window_candidates(raw, done.compactions, interval, overlap)
         if not chosen or not s.worth_compacting(raw, done.compactions, chosen, chosen[0].ts):
             return done
-        return self.summarize(raw, done, state, env, chosen, seed=None) or done
+        return self.summarize(raw, done, state, env, frame, chosen=chosen, seed=None) or done
 
     def token_compaction(
-        self, raw: Sequence[s.RawEvent], done: Memo, state: EpisodeState, env: Env, *, author: str
+        self,
+        raw: Sequence[s.RawEvent],
+        done: Memo,
+        state: EpisodeState,
+        env: Env,
+        frame: Frame,
+        *,
+        author: str,
     ) -> Memo | None:
         """`_run_compaction_for_token_threshold_config`; None when it does not summarise."""
         threshold, retention = self.config.token_threshold, self.config.event_retention_size
@@ -180,7 +196,7 @@ class CompactEvents(Step):
         seed = s.latest(done.compactions)
         if not s.worth_compacting(raw, done.compactions, chosen, seed.start if seed else chosen[0].ts):
             return None
-        return self.summarize(raw, done, state, env, chosen, seed=seed)
+        return self.summarize(raw, done, state, env, frame, chosen=chosen, seed=seed)
 
     def prompt_tokens(
         self, raw: Sequence[s.RawEvent], compactions: Sequence[s.Compacted], env: Env, author: str
@@ -203,8 +219,9 @@ class CompactEvents(Step):
         done: Memo,
         state: EpisodeState,
         env: Env,
-        chosen: Sequence[s.RawEvent],
+        frame: Frame,
         *,
+        chosen: Sequence[s.RawEvent],
         seed: s.Compacted | None,
     ) -> Memo | None:
         """`LlmEventSummarizer.maybe_summarize_events`; None when the summary fails."""
@@ -218,18 +235,19 @@ class CompactEvents(Step):
             return None
         start = seed.start if seed is not None else chosen[0].ts
         compacted = s.Compacted(start=start, end=chosen[-1].ts, text=outcome.text, after=len(raw))
+        new = replace(done, compactions=(*done.compactions, compacted))
         env.recorder.event(EventKind.COMPRESSED)
         record_compaction(
             env,
-            before=0,
-            after=0,
+            before=self.shown_tokens(state, done, env, frame),
+            after=self.shown_tokens(state, new, env, frame),
             threshold=self.config.token_threshold or 0,
             compressed=len(chosen),
             kept=len(raw) - len(chosen),
             summary_ok=True,
             summary=outcome.text,
         )
-        return replace(done, compactions=(*done.compactions, compacted))
+        return new
 
     def lines(self, event: s.RawEvent) -> list[str]:
         """`_format_events_for_prompt` of one event."""
