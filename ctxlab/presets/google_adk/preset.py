@@ -151,7 +151,10 @@ class CompactEvents(Step):
             self.shown_tokens(state, stored, env, frame),
             self.shown_tokens(state, done, env, frame),
         )
-        return Stepped(state=new, compaction=Compaction(before=before, after=after, floor=after, trigger=0))
+        # ADK has no floor or trigger in tokens to judge by: a compaction is flagged when it
+        # reclaims too little of the request, or none (a summary longer than what it replaced)
+        done_once = Compaction(before=before, after=after, floor=after, trigger=before)
+        return Stepped(state=new, compaction=done_once)
 
     def shown_tokens(self, state: EpisodeState, done: Memo, env: Env, frame: Frame) -> int:
         """The lab's count of the request the session would send with `done`'s compactions."""
