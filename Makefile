@@ -44,8 +44,9 @@ $(OPENHANDS_STAMP): constraints-openhands.txt
 			&& touch $@; \
 	fi
 
-# Google ADK 2.13.0 needs google-genai < 3 and opentelemetry-api <= 1.44, which the lab's peers
-# (deepagents' langchain-google-genai, langsmith) pin higher: it gets an environment of its own.
+# Google ADK 2.13.0 needs google-genai < 3 and opentelemetry-api <= 1.44; constraints.txt pins
+# what the lab's peers resolved to (google-genai 3.6.1, opentelemetry 1.45.2), so rather than move
+# the versions the other parity tests were proven on, ADK gets an environment of its own.
 ADK_VENV := .venv-adk
 ADK_STAMP := $(ADK_VENV)/.installed
 
