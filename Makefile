@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-dev
 OUT ?= results
 WORKERS ?=
 
-.PHONY: setup openhands-env test test-thorough mutation lint typecheck experiments experiments-extended notebooks bench clean
+.PHONY: setup openhands-env adk-env test test-thorough mutation lint typecheck experiments experiments-extended notebooks bench clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,19 @@ $(OPENHANDS_STAMP): constraints-openhands.txt
 			&& touch $@; \
 	fi
 
+# Google ADK 2.13.0 needs google-genai < 3 and opentelemetry-api <= 1.44; constraints.txt pins
+# what the lab's peers resolved to (google-genai 3.6.1, opentelemetry 1.45.2), so rather than move
+# the versions the other parity tests were proven on, ADK gets an environment of its own.
+ADK_VENV := .venv-adk
+ADK_STAMP := $(ADK_VENV)/.installed
+
+adk-env: $(ADK_STAMP)
+
+$(ADK_STAMP): constraints-adk.txt
+	test -x $(ADK_VENV)/bin/python || $(PYTHON) -m venv $(ADK_VENV)
+	$(ADK_VENV)/bin/python -m pip install --quiet --constraint constraints-adk.txt google-adk==2.13.0
+	@touch $@
+
 LINTED := ctxlab tests $(wildcard benchmarks)
 
 lint: $(STAMP)
@@ -54,10 +67,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy --strict ctxlab
 
-test: lint typecheck openhands-env
+test: lint typecheck openhands-env adk-env
 	$(BIN)/python -m pytest --hypothesis-profile=ci
 
-test-thorough: $(STAMP) openhands-env
+test-thorough: $(STAMP) openhands-env adk-env
 	$(BIN)/python -m pytest --hypothesis-profile=thorough
 
 # Mutation testing of the modules that guard requests ([tool.mutmut] in pyproject.toml); slow, so
@@ -82,4 +95,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(OPENHANDS_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants
+	rm -rf $(VENV) $(OPENHANDS_VENV) $(ADK_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants

@@ -21,6 +21,7 @@ from ctxlab.presets.agentscope import preset as agentscope
 from ctxlab.presets.anthropic import preset as anthropic
 from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.entries import LATE_FIELDS, StrategyEntry, entry_model, entry_params
+from ctxlab.presets.google_adk import preset as google_adk
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.none import preset as none
 from ctxlab.presets.nonoka import preset as nonoka
@@ -43,6 +44,8 @@ PRESETS: dict[str, Preset[Any]] = {
         openhands.HYBRID_PRESET,
         swe_agent.PRESET,
         sliding_window.PRESET,
+        google_adk.WINDOW_PRESET,
+        google_adk.TOKENS_PRESET,
         none.PRESET,
     )
 }

@@ -58,6 +58,17 @@ DEFAULTS = {
     "openhands-hybrid": {"masking.n": 10, "condenser.size": 80},
     "swe-agent": {"polling": 1},
     "sliding-window": {"max_tokens": None, "keep_system": True, "persist": False},
+    "google-adk-window": {
+        "events_compaction_config.compaction_interval": 3,
+        "events_compaction_config.overlap_size": 1,
+        "events_compaction_config.token_threshold": None,
+        "max_llm_calls": 500,
+    },
+    "google-adk-tokens": {
+        "events_compaction_config.token_threshold": 100_000,
+        "events_compaction_config.event_retention_size": 10,
+        "events_compaction_config.compaction_interval": None,
+    },
     "none": {},
 }
 

@@ -1,0 +1,1 @@
+"""Google ADK 2.13.0 events compaction (see `preset.py`)."""

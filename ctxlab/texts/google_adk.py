@@ -1,0 +1,149 @@
+"""Google ADK's texts (`texts: google-adk`), read from the installed package at run time.
+
+`google-adk==2.13.0` needs google-genai < 3 and opentelemetry-api <= 1.44, which the lab's other
+peers pin higher, so it lives in an environment of its own (`make adk-env` creates `.venv-adk`;
+`CTXLAB_ADK_PYTHON` names another interpreter). The strings are produced there by the package
+itself: its summarizer's prompt template and tool-content cap as constants, and the lines it
+writes for each event, the truncation notice and the agent's identity instruction by calling its
+own methods on stand-in events with marker values. They are read back as JSON into the lab's text
+cache (`ctxlab.texts.cache`), keyed by the package's files.
+
+Invariant: nothing of the package is stored in the project; a missing environment is an error
+that names the fix.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxlab.texts import cache as text_cache
+
+ADK_VERSION = "2.13.0"
+
+_READER = r"""
+import asyncio, json, warnings
+warnings.simplefilter("ignore")
+from importlib.metadata import version
+from types import SimpleNamespace
+from google.genai import types
+from google.adk.agents import LlmAgent
+from google.adk.apps.llm_event_summarizer import LlmEventSummarizer as S
+from google.adk.events.event import Event
+from google.adk.flows.llm_flows.prompt import _identity
+from google.adk.models.llm_request import LlmRequest
+
+def part(**kw):
+    return types.Part(**kw)
+def line(author, p):
+    return S(llm=None)._format_events_for_prompt(
+        [Event(author=author, content=types.Content(role="user", parts=[p]))])
+text = line("\x01", part(text="\x02"))
+thought = line("\x01", part(text="\x02", thought=True))
+call = line("\x01", part(function_call=types.FunctionCall(name="\x03", args={"a": 1})))
+response = line("\x01", part(function_response=types.FunctionResponse(name="\x03", response={"a": 1})))
+cap = S._MAX_TOOL_CONTENT_CHARS
+cut = S(llm=None)._truncate("x" * (cap + 7))
+assert cut.startswith("x" * cap)
+agent = LlmAgent(name="NAME_MARK", model="m")
+request = LlmRequest()
+async def identity():
+    async for _ in _identity.request_processor.run_async(SimpleNamespace(agent=agent), request):
+        pass
+asyncio.run(identity())
+print(json.dumps({
+    "version": version("google-adk"),
+    "prompt_template": S._DEFAULT_PROMPT_TEMPLATE,
+    "tool_content_chars": cap,
+    "text_line": text.replace("\x01", "{author}").replace("\x02", "{text}"),
+    "thought_line": thought.replace("\x01", "{author}").replace("\x02", "{text}"),
+    "call_line": call.replace("\x01", "{author}").replace("\x03", "{name}").replace(str({"a": 1}), "{args}"),
+    "response_line": response.replace("\x03", "{name}").replace(str({"a": 1}), "{response}"),
+    "truncated_notice": cut[cap:].replace("7", "{dropped}"),
+    "identity": request.config.system_instruction.replace("NAME_MARK", "{name}"),
+}))
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdkTexts:
+    """`LlmEventSummarizer`'s strings and the agent's identity instruction.
+
+    Attributes:
+        prompt_template: the summary request (`str.format` with `{conversation_history}`).
+        tool_content_chars: each tool call's arguments and each response are cut to this many
+            characters in the summary request.
+        text_line: an event's text part (`{author}`, `{text}`).
+        thought_line: an event's thought part.
+        call_line: a function call (`{author}`, `{name}`, `{args}`: the arguments' Python repr).
+        response_line: a function response (`{name}`, `{response}`: the response's Python repr).
+        truncated_notice: put after a cut tool content (`{dropped}` characters dropped).
+        identity: the instruction every agent's system instruction ends with (`{name}`).
+    """
+
+    prompt_template: str
+    tool_content_chars: int
+    text_line: str
+    thought_line: str
+    call_line: str
+    response_line: str
+    truncated_notice: str
+    identity: str
+
+
+def interpreter() -> Path:
+    """The ADK environment's Python.
+
+    Raises:
+        FileNotFoundError: there is none; the message says how to make one.
+    """
+    named = os.environ.get("CTXLAB_ADK_PYTHON")
+    path = Path(named) if named else Path(__file__).resolve().parents[2] / ".venv-adk" / "bin" / "python"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"texts: google-adk needs google-adk=={ADK_VERSION} in its own environment and {path} does "
+            "not exist; run `make adk-env` or set CTXLAB_ADK_PYTHON to an interpreter that has it"
+        )
+    return path
+
+
+def _run(python: Path, code: str) -> str:
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise LookupError(f"reading Google ADK's texts with {python} failed: {done.stderr.strip()[-500:]}")
+    return done.stdout
+
+
+def adk_folder(python: Path) -> Path:
+    """Where the package lives in that environment (found without importing it)."""
+    code = (
+        "import importlib.util; print(importlib.util.find_spec('google.adk').submodule_search_locations[0])"
+    )
+    return Path(_run(python, code).strip())
+
+
+@functools.cache
+def adk_texts() -> AdkTexts:
+    """The package's texts, from the cache or read afresh.
+
+    Raises:
+        FileNotFoundError: no ADK environment.
+        LookupError: the package cannot be read, or it is not version 2.13.0.
+    """
+    python = interpreter()
+    key = text_cache.fingerprint(adk_folder(python), (Path(__file__),))
+    stored = text_cache.load("google-adk-texts", key)
+    data: dict[str, Any] = stored if stored is not None else json.loads(_run(python, _READER))
+    if data.get("version") != ADK_VERSION:
+        raise LookupError(
+            f"texts: google-adk is pinned to google-adk=={ADK_VERSION}; {python} has "
+            f"{data.get('version')}: run `make adk-env` again"
+        )
+    if stored is None:
+        text_cache.store("google-adk-texts", key, data)
+    return AdkTexts(**{k: v for k, v in data.items() if k != "version"})

@@ -1,0 +1,222 @@
+"""Google ADK 2.13.0's driver for the parity tests: runs in ADK's own environment (`make adk-env`).
+
+One JSON workload per stdin line; one JSON trace per stdout line. Each workload runs a real
+`LlmAgent` in an `App` with its `EventsCompactionConfig`, through a `Runner` and an
+`InMemorySessionService`, one `run_async` per user turn. The agent's model (also the summarizer's,
+as ADK defaults it) is a `BaseLlm` subclass that plays the script from its own counter and reports
+as usage ctxlab's count of the request (`ctxlab.core`, standard library only); a summary request
+(no system instruction) gets the workload's summary text, or no content to fail. ADK's clock and id
+providers are counters, so two processes write the same bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import sys
+import warnings
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+warnings.simplefilter("ignore")
+
+from google.adk.agents import LlmAgent  # noqa: E402
+from google.adk.agents.run_config import RunConfig  # noqa: E402
+from google.adk.apps.app import App, EventsCompactionConfig  # noqa: E402
+from google.adk.models.base_llm import BaseLlm  # noqa: E402
+from google.adk.models.llm_request import LlmRequest  # noqa: E402
+from google.adk.models.llm_response import LlmResponse  # noqa: E402
+from google.adk.platform import time as adk_time  # noqa: E402
+from google.adk.platform import uuid as adk_uuid  # noqa: E402
+from google.adk.runners import Runner  # noqa: E402
+from google.adk.sessions import InMemorySessionService  # noqa: E402
+from google.adk.tools.base_tool import BaseTool  # noqa: E402
+from google.genai import types  # noqa: E402
+
+from ctxlab.core.messages.tokens import AgentScopeEstimator  # noqa: E402
+from ctxlab.core.messages.tools import ToolSchema  # noqa: E402
+from ctxlab.core.wire.views import from_openai  # noqa: E402
+
+
+def openai_view(request: LlmRequest) -> list[dict[str, Any]]:
+    """The request as chat-completions messages: system, user, assistant with calls, tool."""
+    out: list[dict[str, Any]] = []
+    system = request.config.system_instruction if request.config else None
+    if system:
+        out.append({"role": "system", "content": system})
+    for content in request.contents:
+        parts = content.parts or []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        calls = [p.function_call for p in parts if p.function_call]
+        responses = [p.function_response for p in parts if p.function_response]
+        if content.role == "model":
+            wire: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                wire["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": json.dumps(c.args or {}, ensure_ascii=False),
+                        },
+                    }
+                    for c in calls
+                ]
+            out.append(wire)
+        elif responses:
+            out.extend(
+                {"role": "tool", "tool_call_id": r.id, "content": (r.response or {}).get("result", "")}
+                for r in responses
+            )
+        else:
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def tool_specs(request: LlmRequest) -> list[dict[str, Any]]:
+    """The function declarations sent."""
+    out = []
+    for tool in (request.config.tools or []) if request.config else []:
+        for declaration in tool.function_declarations or []:
+            out.append(
+                {
+                    "name": declaration.name,
+                    "description": declaration.description,
+                    "parameters": declaration.parameters_json_schema,
+                }
+            )
+    return out
+
+
+class Scripted(BaseLlm):
+    """Plays the workload's responses in order; answers summary requests with the workload's text."""
+
+    responses: list[list[dict[str, Any]]]
+    summaries: list[str | None]
+    trace: list[dict[str, Any]]
+    schemas: list[ToolSchema]
+    next_response: int = 0
+    next_summary: int = 0
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        wire = openai_view(llm_request)
+        tools = tool_specs(llm_request)
+        summary = not (llm_request.config and llm_request.config.system_instruction)
+        tokens = AgentScopeEstimator().count(from_openai(wire), tuple(self.schemas) if tools else ())
+        self.trace.append(
+            {
+                "kind": "summary" if summary else "reasoning",
+                "messages": wire,
+                "tools": tools,
+                "tokens": tokens,
+            }
+        )
+        if summary:
+            text = self.summaries[self.next_summary] if self.next_summary < len(self.summaries) else None
+            self.next_summary += 1
+            if text is None:
+                yield LlmResponse(error_code="FAILED", error_message="scripted failure")
+            else:
+                yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+            return
+        parts = [_part(p) for p in self.responses[self.next_response]]
+        self.next_response += 1
+        usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=tokens)
+        yield LlmResponse(content=types.Content(role="model", parts=parts), usage_metadata=usage)
+
+
+def _part(spec: dict[str, Any]) -> types.Part:
+    if "text" in spec:
+        return types.Part(text=spec["text"])
+    call = types.FunctionCall(id=spec["id"], name=spec["name"], args=json.loads(spec["arguments"] or "{}"))
+    return types.Part(function_call=call)
+
+
+class ScriptedTool(BaseTool):
+    """A tool with the workload's schema, answering each call with its scripted result."""
+
+    def __init__(self, spec: dict[str, Any], results: dict[str, str]) -> None:
+        super().__init__(name=spec["name"], description=spec["description"])
+        self.parameters = json.loads(spec["parameters"])
+        self.results = results
+
+    def _get_declaration(self) -> types.FunctionDeclaration:
+        return types.FunctionDeclaration(
+            name=self.name, description=self.description, parameters_json_schema=self.parameters
+        )
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: Any) -> Any:
+        return self.results[tool_context.function_call_id]
+
+
+def responses_of(workload: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """Every model response of the script, in order."""
+    out = []
+    for turn in workload["turns"]:
+        for r in turn["rounds"]:
+            out.append(([{"text": r["text"]}] if r["text"] else []) + r["calls"])
+        out.append([{"text": turn["final"]}])
+    return out
+
+
+async def play(workload: dict[str, Any]) -> dict[str, Any]:
+    """Run the workload; the trace of every model call."""
+    clock = itertools.count(1)
+    ids = itertools.count(1)
+    adk_time.set_time_provider(lambda: float(next(clock)))
+    adk_uuid.set_id_provider(lambda: f"id-{next(ids)}")
+    schemas = [
+        ToolSchema.of(t["name"], t["description"], json.loads(t["parameters"])) for t in workload["tools"]
+    ]
+    model = Scripted(
+        model="scripted",
+        responses=responses_of(workload),
+        summaries=workload["summaries"],
+        trace=[],
+        schemas=schemas,
+    )
+    agent = LlmAgent(
+        name=workload["agent_name"],
+        model=model,
+        instruction=workload["system_prompt"],
+        tools=[ScriptedTool(t, workload["results"]) for t in workload["tools"]],
+    )
+    app = App(
+        name="parity", root_agent=agent, events_compaction_config=EventsCompactionConfig(**workload["config"])
+    )
+    sessions = InMemorySessionService()
+    runner = Runner(app=app, session_service=sessions)
+    await sessions.create_session(app_name="parity", user_id="u", session_id="s")
+    config = RunConfig(max_llm_calls=workload["max_llm_calls"])
+    error = None
+    for turn in workload["turns"]:
+        message = types.Content(role="user", parts=[types.Part(text=turn["user"])])
+        try:
+            async for _ in runner.run_async(
+                user_id="u", session_id="s", new_message=message, run_config=config
+            ):
+                pass
+        except Exception as failure:
+            error = type(failure).__name__
+            break
+    return {"calls": model.trace, "error": error}
+
+
+def main() -> None:
+    for line in sys.stdin:
+        try:
+            out = asyncio.run(play(json.loads(line)))
+        except Exception as failure:
+            out = {"driver_error": f"{type(failure).__name__}: {failure}"}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Both sides of a Google ADK parity run: ADK through its driver process, and ctxlab's engine.
+
+The driver (`tests/parity/adk_driver.py`) runs in ADK's environment as one server process per
+test session; `AdkDriver.run` sends it a workload and reads back the trace. `run_lab` plays the
+same script through ctxlab's loop with the `google-adk-*` preset. Both traces are lists of calls
+in one normal form (`tests.parity.openhands_side.Call`), compared with `==`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.views import to_openai
+from ctxlab.core.world.script import Script
+from ctxlab.engine.env import Env
+from ctxlab.engine.loop import Loop
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.presets.google_adk.preset import AdkParams, build
+from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.texts.google_adk import interpreter
+from tests.parity.openhands_side import Call, RecordingModel, normal, normal_tool
+
+DRIVER = Path(__file__).with_name("adk_driver.py")
+HUGE_WINDOW = 10**9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """A parity case: the script, the preset's parameters, the summary text, which summaries fail."""
+
+    script: Script
+    params: AdkParams
+    summary: str = "SUMMARY: the user asked for files; the agent read them with its tools."
+    fail_on: frozenset[int] = frozenset()
+
+
+class AdkDriver:
+    """The ADK driver as a server process; `close` ends it."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [str(interpreter()), str(DRIVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+    def run_raw(self, workload: dict[str, Any]) -> str:
+        """The trace line of one workload, as the driver wrote it."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(workload) + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline()
+
+    def run(self, workload: dict[str, Any]) -> dict[str, Any]:
+        """The trace of one workload."""
+        trace: dict[str, Any] = json.loads(self.run_raw(workload))
+        assert "driver_error" not in trace, trace["driver_error"]
+        return trace
+
+    def close(self) -> None:
+        """End the server (it stops at the end of its input)."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def driver_workload(case: Workload) -> dict[str, Any]:
+    """The JSON workload the driver plays."""
+    script = case.script
+    results = {}
+    for call in script.calls():
+        assert call.id is not None and call.result is not None
+        results[call.id] = "".join(p.text for p in call.result if isinstance(p, TextBlock))
+    config = dataclasses.asdict(case.params.events_compaction_config)
+    return {
+        "system_prompt": script.system_prompt,
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in script.tools
+        ],
+        "turns": [
+            {
+                "user": "".join(p.text for p in turn.user if isinstance(p, TextBlock)),
+                "rounds": [
+                    {
+                        "text": r.text or "",
+                        "calls": [{"id": c.id, "name": c.tool, "arguments": c.input} for c in r.calls],
+                    }
+                    for r in turn.rounds
+                ],
+                "final": turn.final,
+            }
+            for turn in script.turns
+        ],
+        "results": results,
+        "config": {k: v for k, v in config.items() if v is not None},
+        "agent_name": case.params.agent_name,
+        "max_llm_calls": case.params.max_llm_calls,
+        "summaries": [None if k in case.fail_on else case.summary for k in range(1, 400)],
+    }
+
+
+def adk_calls(trace: dict[str, Any]) -> tuple[list[Call], int]:
+    """The driver's calls in normal form, less the summaries after the last model call (the
+    compaction after the last invocation, which ctxlab does not make), and how many those were."""
+    calls = [
+        Call(
+            kind=c["kind"],
+            messages=tuple(normal(m) for m in c["messages"]),
+            tools=tuple(json.dumps(t, sort_keys=True) for t in c["tools"]),
+            tokens=c["tokens"] if c["kind"] == "reasoning" else 0,
+            wire=tuple(c["messages"]),
+        )
+        for c in trace["calls"]
+    ]
+    trailing = 0
+    while calls and calls[-1].kind == "summary":
+        calls.pop()
+        trailing += 1
+    return calls, trailing
+
+
+def run_lab(case: Workload, texts_name: str = "google-adk") -> list[Call]:
+    """ctxlab's run of the case: every call in normal form.
+
+    Raises:
+        AssertionError: a request breaks the OpenAI or Anthropic rules (ADK's ranges never leave
+            a call without its response, so none should).
+    """
+    texts = dataclasses.replace(CTXLAB_TEXTS, name=texts_name)
+    model = RecordingModel(ScriptModel(case.script), [])
+    summarizer = FixedSummarizer(fields={}, fail_on=case.fail_on, fail_mode="empty", text=case.summary)
+    counter = AgentScopeEstimator()
+    env = Env(counter=counter, model=model, summarizer=summarizer, texts=texts, context_size=HUGE_WINDOW)
+    loop = Loop(script=case.script, strategy=build(case.params, texts), env=env)
+    loop.run()
+    broken = [str(v) for record in env.recorder.calls for v in record.violations]
+    assert not broken, broken
+    order = iter(model.requests)
+    summaries = iter(summarizer.requests)
+    calls = []
+    for record in env.recorder.calls:
+        request = next(order) if record.kind == "reasoning" else next(summaries)
+        wire = to_openai(request.messages)
+        calls.append(
+            Call(
+                kind=record.kind,
+                messages=tuple(normal(m) for m in wire),
+                tools=tuple(normal_tool(t.as_openai()) for t in request.tools),
+                tokens=record.tokens["as_sent"] if record.kind == "reasoning" else 0,
+                wire=tuple(wire),
+            )
+        )
+    return calls
