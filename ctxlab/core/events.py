@@ -80,6 +80,10 @@ class EventKind(StrEnum):
     """The reply stopped at the framework's own limit of steps per reply, condensations
     included, without a forced answer. OpenHands (the SDK conversation's iteration limit)."""
 
+    CONTEXT_OVERFLOW = "context_overflow"
+    """The provider refused a request over the model's window; the strategy reduced the context
+    and sent it again. Strands (its managers reduce only then, or after a turn)."""
+
     LOOP_WARNING = "loop_warning"
     """The engine flagged a compaction that reclaimed under 1% or left the request at or above its
     trigger (`ctxlab.engine.progress`). Every strategy that compacts."""
