@@ -15,6 +15,7 @@ ModuleNotFoundError when it is not installed (the `peers` extra).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -56,8 +57,9 @@ class _StandIn:
         return self._nothing()
 
     async def _nothing(self) -> AsyncIterator[dict[str, Any]]:
-        raise _Asked
-        yield {}  # pragma: no cover (makes this an async generator)
+        if self.messages is not None:
+            raise _Asked
+        yield {}  # pragma: no cover (never reached: the request is always kept first)
 
 
 @functools.cache
@@ -66,10 +68,8 @@ def strands_texts() -> StrandsTexts:
     from strands.agent.conversation_manager.compression import context_compression
 
     model = _StandIn()
-    try:
+    with contextlib.suppress(_Asked):
         asyncio.run(context_compression.generate_summary([], model))  # type: ignore[arg-type]
-    except _Asked:
-        pass
     assert model.messages is not None and model.system_prompt is not None
     (closing,) = model.messages
     (block,) = closing["content"]

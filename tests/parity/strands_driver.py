@@ -38,7 +38,7 @@ from strands.tools.tools import PythonAgentTool
 from strands.types.exceptions import ContextWindowOverflowException
 
 from ctxlab.core.agentscope.toolresult import merge_text_parts
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, ResultState, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
@@ -97,11 +97,13 @@ def lab_message(message: dict[str, Any]) -> Message:
             blocks.append(TextBlock(text=content["text"]))
         elif "toolUse" in content:
             use = content["toolUse"]
-            blocks.append(ToolCallBlock(id=use["toolUseId"], name=use["name"], input=json.dumps(use["input"])))
+            blocks.append(
+                ToolCallBlock(id=use["toolUseId"], name=use["name"], input=json.dumps(use["input"]))
+            )
         elif "toolResult" in content:
             result = content["toolResult"]
             parts = tuple(TextBlock(text=item["text"]) for item in result["content"])
-            state = "error" if result["status"] == "error" else "success"
+            state: ResultState = "error" if result["status"] == "error" else "success"
             blocks.append(ToolResultBlock(id=result["toolUseId"], name="", output=parts, state=state))
         else:
             raise AssertionError(f"a block the scripted world never makes: {content}")
@@ -111,7 +113,9 @@ def lab_message(message: dict[str, Any]) -> Message:
 def openai_view(messages: list[Message]) -> str:
     """The request in the OpenAI view, as one JSON text (with each result's status)."""
     statuses = [b.state for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)]
-    return json.dumps({"messages": to_openai(messages), "statuses": statuses}, sort_keys=True, ensure_ascii=False)
+    return json.dumps(
+        {"messages": to_openai(messages), "statuses": statuses}, sort_keys=True, ensure_ascii=False
+    )
 
 
 class ScriptedStrandsModel(Model):
@@ -142,7 +146,11 @@ class ScriptedStrandsModel(Model):
         summary = tool_specs is None and system_prompt == DEFAULT_SUMMARIZATION_PROMPT
         over = tokens > self.setup.window
         kind = "summary" if summary else "refused" if over else "reasoning"
-        self.calls.append(StrandsCall(kind=kind, messages=openai_view(sent), tools=tuple(s.name for s in schemas), tokens=tokens))
+        self.calls.append(
+            StrandsCall(
+                kind=kind, messages=openai_view(sent), tools=tuple(s.name for s in schemas), tokens=tokens
+            )
+        )
         if summary:
             async for event in self._summary(over):
                 yield event
@@ -151,7 +159,9 @@ class ScriptedStrandsModel(Model):
             self.refused += 1
             if self.refused >= REFUSALS:
                 raise RuntimeError(f"refused {REFUSALS} times in a row")
-            raise ContextWindowOverflowException(f"{tokens} tokens are over the window of {self.setup.window}")
+            raise ContextWindowOverflowException(
+                f"{tokens} tokens are over the window of {self.setup.window}"
+            )
         self.refused = 0
         text, calls = self._next_answer()
         for event in answer_events(text, calls):

@@ -16,6 +16,7 @@ from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
 from ctxlab.engine.trace import Recorder
 from ctxlab.models.scripted import ScriptModel
+from ctxlab.presets.steps import StepStrategy
 from ctxlab.presets.strands.preset import (
     NO_LOOP_LIMIT,
     StrandsSlidingWindowParams,
@@ -23,7 +24,6 @@ from ctxlab.presets.strands.preset import (
     build_summarizing,
     build_window,
 )
-from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.strands_driver import StrandsCall, StrandsConfig, StrandsTrace, openai_view
 
@@ -99,13 +99,15 @@ def run_lab(script: Script, config: StrandsConfig) -> StrandsTrace:
     summarizer = TextSummarizer(config.summary_text, config.fail_on)
     env = Env(
         counter=COUNTER,
-        model=Recording(ScriptModel(script), calls, "reasoning", recorder),  # type: ignore[arg-type]
-        summarizer=Recording(summarizer, calls, "summary", recorder),  # type: ignore[arg-type]
+        model=Recording(ScriptModel(script), calls, "reasoning", recorder),
+        summarizer=Recording(summarizer, calls, "summary", recorder),
         texts=CTXLAB_TEXTS,
         context_size=config.window,
         recorder=recorder,
     )
-    loop = Loop(script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=NO_LOOP_LIMIT))
+    loop = Loop(
+        script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=NO_LOOP_LIMIT)
+    )
     error = None
     try:
         loop.run()

@@ -44,7 +44,7 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
 from ctxlab.presets.preset import Preset
-from ctxlab.presets.steps import Compaction, Step, StepStrategy, Stepped, record_compaction
+from ctxlab.presets.steps import Compaction, Step, Stepped, StepStrategy, record_compaction
 from ctxlab.presets.strands.window import (
     TrimError,
     cut_results,

@@ -63,13 +63,19 @@ def strands_view(units: Sequence[ViewUnit]) -> tuple[StrandsMessage, ...]:
                 )
                 continue
             out.append(
-                StrandsMessage(role="user", tool_use=False, tool_result=True, first=unit.index, end=unit.index + 1)
+                StrandsMessage(
+                    role="user", tool_use=False, tool_result=True, first=unit.index, end=unit.index + 1
+                )
             )
             continue
         role: Literal["user", "assistant"] = "assistant" if unit.role == "assistant" else "user"
         out.append(
             StrandsMessage(
-                role=role, tool_use=unit.kind == "calls", tool_result=False, first=unit.index, end=unit.index + 1
+                role=role,
+                tool_use=unit.kind == "calls",
+                tool_result=False,
+                first=unit.index,
+                end=unit.index + 1,
             )
         )
     return tuple(out)
@@ -96,7 +102,12 @@ def tool_pair_trim_point(messages: Sequence[StrandsMessage], start: int) -> int 
     results: the fallback window start, an assistant message (None when there is none)."""
     for index in range(start, len(messages)):
         following = messages[index + 1] if index + 1 < len(messages) else None
-        if messages[index].tool_use and following is not None and following.role == "user" and following.tool_result:
+        if (
+            messages[index].tool_use
+            and following is not None
+            and following.role == "user"
+            and following.tool_result
+        ):
             return index
     return None
 
