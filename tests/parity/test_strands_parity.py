@@ -65,11 +65,13 @@ def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedR
 
 
 @st.composite
-def scripts(draw: st.DrawFn, window: int, shares: tuple[float, ...] = SHARES, loops: int = 5) -> Script:
+def scripts(
+    draw: st.DrawFn, window: int, shares: tuple[float, ...] = SHARES, loops: int = 5, longest: int = 45
+) -> Script:
     turns = []
     for _ in range(draw(st.integers(1, 4))):
         long_loop = draw(st.integers(0, loops)) == 0
-        count = draw(st.integers(20, 45)) if long_loop else draw(st.integers(0, 6))
+        count = draw(st.integers(20, longest)) if long_loop else draw(st.integers(0, 6))
         played = tuple(draw(rounds(window, shares)) for _ in range(count))
         user = TextBlock(text=draw(text(300)))
         turns.append(ScriptedTurn(user=(user,), rounds=played, final=draw(text(100))))
@@ -102,7 +104,7 @@ def summary_cases(draw: st.DrawFn) -> tuple[Script, StrandsConfig]:
         preserve_recent_messages=draw(st.sampled_from([10, 10, 0, 1, 3, 20])),
         fail_on=frozenset(draw(st.lists(st.integers(1, 3), max_size=1))),
     )
-    return draw(scripts(window, SMALL_SHARES, loops=3)), config
+    return draw(scripts(window, SMALL_SHARES, loops=3, longest=30)), config
 
 
 def kinds(trace: StrandsTrace) -> str:

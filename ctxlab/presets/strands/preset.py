@@ -57,8 +57,14 @@ from ctxlab.texts import Texts
 from ctxlab.texts.strands import CTXLAB_STRANDS_TEXTS, StrandsTexts
 
 VERSION = "strands-agents 1.62.0"
-WINDOW_SOURCE = f"{VERSION} agent/conversation_manager/sliding_window_conversation_manager.py"
-SUMMARY_SOURCE = f"{VERSION} agent/conversation_manager/summarizing_conversation_manager.py"
+WINDOW_SOURCE = (
+    f"{VERSION} agent/conversation_manager/sliding_window_conversation_manager.py "
+    "(SlidingWindowConversationManager)"
+)
+SUMMARY_SOURCE = (
+    f"{VERSION} agent/conversation_manager/summarizing_conversation_manager.py "
+    "(SummarizingConversationManager)"
+)
 NO_LOOP_LIMIT = 9_999
 """A strands agent has no round limit by default; as a round cap this is never reached."""
 REFUSALS = 200
