@@ -24,7 +24,8 @@ class EventKind(StrEnum):
 
     COMPRESSED = "compressed"
     """The older part of the stored context was replaced by a summary, or by a fallback when the
-    summary failed. AgentScope, LangChain and DeepAgents, OpenHands' condenser, Nonoka."""
+    summary failed. AgentScope, LangChain and DeepAgents, OpenHands' condenser, Nonoka, Strands'
+    summarizing manager."""
 
     SUMMARY_FAILED = "summary_failed"
     """A summary call gave no usable summary; the strategy kept or cut the context without one.
@@ -43,7 +44,8 @@ class EventKind(StrEnum):
     messages, a large result replaced by a stub). AgentScope, DeepAgents."""
 
     TRUNCATED = "truncated"
-    """A tool result was cut at the tool-result limit. AgentScope."""
+    """A tool result was cut at the tool-result limit (AgentScope), or the oldest results to their
+    ends after a refused request (Strands' sliding window)."""
 
     IMAGES_REMOVED = "images_removed"
     """Images were removed from the context. AgentScope."""
@@ -58,7 +60,8 @@ class EventKind(StrEnum):
     openhands-hybrid's masking)."""
 
     DROPPED = "dropped"
-    """The request newly leaves out messages that fall outside the window. Sliding window."""
+    """The request newly leaves out messages that fall outside the window. Sliding window, Strands'
+    sliding window (which removes them from the stored context)."""
 
     TRIMMED = "trimmed"
     """The request newly leaves out its oldest messages to fit. Nonoka."""
@@ -83,6 +86,10 @@ class EventKind(StrEnum):
     ITERATION_LIMIT = "iteration_limit"
     """The reply stopped at the framework's own limit of steps per reply, condensations
     included, without a forced answer. OpenHands (the SDK conversation's iteration limit)."""
+
+    CONTEXT_OVERFLOW = "context_overflow"
+    """The provider refused a request over the model's window; the strategy reduced the context
+    and sent it again. Strands (its managers reduce only then, or after a turn)."""
 
     LOOP_WARNING = "loop_warning"
     """The engine flagged a compaction that reclaimed under 1% or left the request at or above its

@@ -28,6 +28,7 @@ from ctxlab.presets.nonoka import preset as nonoka
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.sliding_window import preset as sliding_window
+from ctxlab.presets.strands import preset as strands
 from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import Texts
 
@@ -43,6 +44,8 @@ PRESETS: dict[str, Preset[Any]] = {
         openhands.PRESET,
         openhands.HYBRID_PRESET,
         swe_agent.PRESET,
+        strands.WINDOW_PRESET,
+        strands.SUMMARY_PRESET,
         sliding_window.PRESET,
         google_adk.WINDOW_PRESET,
         google_adk.TOKENS_PRESET,

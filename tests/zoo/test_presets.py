@@ -57,6 +57,12 @@ DEFAULTS = {
     "openhands": {"condenser.size": 80, "condenser.first": 4, "max_iterations": 500},
     "openhands-hybrid": {"masking.n": 10, "condenser.size": 80},
     "swe-agent": {"polling": 1},
+    "strands-sliding-window": {"window_size": 40, "should_truncate_results": True, "per_turn": False},
+    "strands-summarizing": {
+        "summary_ratio": 0.3,
+        "preserve_recent_messages": 10,
+        "summarization_system_prompt": None,
+    },
     "sliding-window": {"max_tokens": None, "keep_system": True, "persist": False},
     "google-adk-window": {
         "events_compaction_config.compaction_interval": 3,
@@ -124,6 +130,8 @@ def test_sources_name_what_they_follow() -> None:
     assert "filesystem.py" in sources["deepagents"]
     assert "LLMSummarizing" in sources["openhands"] and "Complexity Trap" in sources["openhands-hybrid"]
     assert "LastNObservations" in sources["swe-agent"] and "#33245" in sources["sliding-window"]
+    assert "SlidingWindowConversationManager" in sources["strands-sliding-window"]
+    assert "SummarizingConversationManager" in sources["strands-summarizing"]
 
 
 def test_presets_build_with_other_parameters() -> None:

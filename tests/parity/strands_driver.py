@@ -1,0 +1,260 @@
+"""Run a real strands `Agent` (strands-agents 1.62.0) on a ctxlab script and record every request at
+the model boundary.
+
+`run_strands(script, config)` builds the agent with a scripted model, the script's tools (their
+results come from the script, as the lab's world gives them) and the configured conversation
+manager, invokes it once per turn, and returns a `StrandsTrace`.
+
+Invariants:
+- The scripted model decides each answer from its own position in the script (turn, round),
+  never from the request; a refused request and a summary call do not move it.
+- The model is the provider too: it counts each request with the lab's counter (the request as
+  ctxlab messages, with its tools) and refuses one over the window with strands'
+  `ContextWindowOverflowException`; at the `REFUSALS`-th refusal in a row it raises a plain error
+  instead (strands would retry without end).
+- A summary call is recognised by having no tools and the summarization system prompt; it is
+  answered with the configured text, or raises when its invocation is listed in `fail_on`.
+- Each request is recorded in the OpenAI view with the tool names sent and its count; tools run
+  one after another (`SequentialToolExecutor`), so results are stored in call order.
+- Nothing nondeterministic reaches a request: no clock, no random id, no usage estimate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from strands import Agent
+from strands.agent.conversation_manager import (
+    SlidingWindowConversationManager,
+    SummarizingConversationManager,
+)
+from strands.agent.conversation_manager.compression.context_compression import DEFAULT_SUMMARIZATION_PROMPT
+from strands.models.model import Model
+from strands.tools.executors import SequentialToolExecutor
+from strands.tools.tools import PythonAgentTool
+from strands.types.exceptions import ContextWindowOverflowException
+
+from ctxlab.core.agentscope.toolresult import merge_text_parts
+from ctxlab.core.messages.blocks import Block, ResultState, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.views import to_openai
+from ctxlab.core.world.script import Script, ScriptedCall
+from ctxlab.presets.strands.preset import REFUSALS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrandsConfig:
+    """One strands parity configuration.
+
+    Attributes:
+        manager: "window" (`SlidingWindowConversationManager`) or "summary".
+        window: the provider's window in the lab's tokens.
+        window_size, should_truncate_results, per_turn: the sliding window's settings.
+        summary_ratio, preserve_recent_messages: the summarizing manager's settings.
+        summary_text: what the summarizer answers.
+        fail_on: summary invocations (1-based) that raise.
+    """
+
+    manager: str = "window"
+    window: int = 16_000
+    window_size: int = 40
+    should_truncate_results: bool = True
+    per_turn: bool | int = False
+    summary_ratio: float = 0.3
+    preserve_recent_messages: int = 10
+    summary_text: str = "## Conversation Summary\n* The user asked for passages; several were retrieved."
+    fail_on: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrandsCall:
+    """One request: its kind (reasoning / refused / summary), OpenAI view, tools and count."""
+
+    kind: str
+    messages: str
+    tools: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrandsTrace:
+    """A whole run: every request, and the type of the error that ended it (if any)."""
+
+    calls: tuple[StrandsCall, ...]
+    error: str | None
+
+
+def lab_message(message: dict[str, Any]) -> Message:
+    """A strands message as ctxlab blocks (what the OpenAI view and the counter read)."""
+    blocks: list[Block] = []
+    for content in message["content"]:
+        if "text" in content:
+            blocks.append(TextBlock(text=content["text"]))
+        elif "toolUse" in content:
+            use = content["toolUse"]
+            blocks.append(
+                ToolCallBlock(id=use["toolUseId"], name=use["name"], input=json.dumps(use["input"]))
+            )
+        elif "toolResult" in content:
+            result = content["toolResult"]
+            parts = tuple(TextBlock(text=item["text"]) for item in result["content"])
+            state: ResultState = "error" if result["status"] == "error" else "success"
+            blocks.append(ToolResultBlock(id=result["toolUseId"], name="", output=parts, state=state))
+        else:
+            raise AssertionError(f"a block the scripted world never makes: {content}")
+    return Message(role=message["role"], blocks=tuple(blocks))
+
+
+def openai_view(messages: list[Message]) -> str:
+    """The request in the OpenAI view, as one JSON text (with each result's status)."""
+    statuses = [b.state for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)]
+    return json.dumps(
+        {"messages": to_openai(messages), "statuses": statuses}, sort_keys=True, ensure_ascii=False
+    )
+
+
+class ScriptedStrandsModel(Model):
+    """A strands model that plays a ctxlab script, refuses over-window requests and records each."""
+
+    def __init__(self, script: Script, config: StrandsConfig) -> None:
+        self.script, self.setup = script, config
+        self.tools = {t.name: t for t in script.tools}
+        self.counter = AgentScopeEstimator()
+        self.calls: list[StrandsCall] = []
+        self.turn = self.round = self.summaries = self.refused = 0
+
+    def update_config(self, **model_config: Any) -> None:
+        pass
+
+    def get_config(self) -> Any:
+        return {}
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("the scripted world asks for no structured output")
+
+    async def stream(  # type: ignore[override]
+        self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        sent = [text_message("system", system_prompt or ""), *(lab_message(m) for m in messages)]
+        schemas: tuple[ToolSchema, ...] = tuple(self.tools[s["name"]] for s in tool_specs or ())
+        tokens = self.counter.count(sent, schemas)
+        summary = tool_specs is None and system_prompt == DEFAULT_SUMMARIZATION_PROMPT
+        over = tokens > self.setup.window
+        kind = "summary" if summary else "refused" if over else "reasoning"
+        self.calls.append(
+            StrandsCall(
+                kind=kind, messages=openai_view(sent), tools=tuple(s.name for s in schemas), tokens=tokens
+            )
+        )
+        if summary:
+            async for event in self._summary(over):
+                yield event
+            return
+        if over:
+            self.refused += 1
+            if self.refused >= REFUSALS:
+                raise RuntimeError(f"refused {REFUSALS} times in a row")
+            raise ContextWindowOverflowException(
+                f"{tokens} tokens are over the window of {self.setup.window}"
+            )
+        self.refused = 0
+        text, calls = self._next_answer()
+        for event in answer_events(text, calls):
+            yield event
+
+    async def _summary(self, over: bool) -> AsyncIterator[dict[str, Any]]:
+        self.summaries += 1
+        if over:
+            raise ContextWindowOverflowException("the summary request is over the window")
+        if self.summaries in self.setup.fail_on:
+            raise RuntimeError(f"summarizer unavailable (invocation {self.summaries})")
+        for event in answer_events(self.setup.summary_text, ()):
+            yield event
+
+    def _next_answer(self) -> tuple[str | None, tuple[ScriptedCall, ...]]:
+        turn = self.script.turns[self.turn]
+        if self.round < len(turn.rounds):
+            scripted = turn.rounds[self.round]
+            self.round += 1
+            return scripted.text, scripted.calls
+        self.turn, self.round = self.turn + 1, 0
+        return turn.final, ()
+
+
+def answer_events(text: str | None, calls: tuple[ScriptedCall, ...]) -> list[dict[str, Any]]:
+    """The stream events of one answer: its text, then its tool uses."""
+    events: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
+    if text:
+        events += [
+            {"contentBlockStart": {"start": {}}},
+            {"contentBlockDelta": {"delta": {"text": text}}},
+            {"contentBlockStop": {}},
+        ]
+    for call in calls:
+        start = {"toolUse": {"name": call.tool, "toolUseId": call.id}}
+        events += [
+            {"contentBlockStart": {"start": start}},
+            {"contentBlockDelta": {"delta": {"toolUse": {"input": call.input}}}},
+            {"contentBlockStop": {}},
+        ]
+    events.append({"messageStop": {"stopReason": "tool_use" if calls else "end_turn"}})
+    return events
+
+
+def scripted_tool(schema: ToolSchema, results: dict[str, ScriptedCall]) -> PythonAgentTool:
+    """A strands tool whose result is the script's (an error result when scripted so)."""
+
+    def run(tool_use: dict[str, Any], **_: Any) -> dict[str, Any]:
+        scripted = results[tool_use["toolUseId"]]
+        parts = merge_text_parts(scripted.result or ())
+        content = [{"text": p.text} for p in parts if isinstance(p, TextBlock)]
+        status = "error" if scripted.error else "success"
+        return {"toolUseId": tool_use["toolUseId"], "status": status, "content": content}
+
+    spec = {
+        "name": schema.name,
+        "description": schema.description,
+        "inputSchema": {"json": json.loads(schema.parameters)},
+    }
+    return PythonAgentTool(schema.name, spec, run)  # type: ignore[arg-type]
+
+
+def manager_of(config: StrandsConfig) -> Any:
+    """The configured strands conversation manager."""
+    if config.manager == "summary":
+        return SummarizingConversationManager(
+            summary_ratio=config.summary_ratio, preserve_recent_messages=config.preserve_recent_messages
+        )
+    return SlidingWindowConversationManager(
+        window_size=config.window_size,
+        should_truncate_results=config.should_truncate_results,
+        per_turn=config.per_turn,
+    )
+
+
+def run_strands(script: Script, config: StrandsConfig) -> StrandsTrace:
+    """Run the real agent on `script` (call ids assigned) under `config`."""
+    model = ScriptedStrandsModel(script, config)
+    results = {c.id: c for c in script.calls() if c.id is not None}
+    agent = Agent(
+        model=model,
+        tools=[scripted_tool(t, results) for t in script.tools],
+        system_prompt=script.system_prompt,
+        conversation_manager=manager_of(config),
+        callback_handler=None,
+        tool_executor=SequentialToolExecutor(),
+    )
+    error = None
+    for turn in script.turns:
+        user = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
+        try:
+            agent(user)
+        except Exception as failure:  # the run ends; the trace keeps what happened
+            error = type(failure).__name__
+            break
+    return StrandsTrace(calls=tuple(model.calls), error=error)
