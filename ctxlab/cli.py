@@ -359,6 +359,8 @@ PEER_PACKAGES: dict[str, tuple[str, ...]] = {
     "agentscope": ("agentscope",),
     "langchain-clear": ("langchain", "langchain-core"),
     "langchain-summary": ("langchain", "langchain-core"),
+    "openai-agents-trimmer": ("openai-agents",),
+    "openai-agents-session": ("openai-agents",),
 }
 """The packages a preset is checked against call for call, by preset."""
 

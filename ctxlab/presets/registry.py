@@ -24,6 +24,7 @@ from ctxlab.presets.entries import StrategyEntry, entry_model, entry_params
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.none import preset as none
 from ctxlab.presets.nonoka import preset as nonoka
+from ctxlab.presets.openai_agents import preset as openai_agents
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.sliding_window import preset as sliding_window
@@ -42,6 +43,8 @@ PRESETS: dict[str, Preset[Any]] = {
         openhands.PRESET,
         openhands.HYBRID_PRESET,
         swe_agent.PRESET,
+        openai_agents.TRIMMER_PRESET,
+        openai_agents.SESSION_PRESET,
         sliding_window.PRESET,
         none.PRESET,
     )
