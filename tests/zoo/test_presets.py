@@ -57,6 +57,14 @@ DEFAULTS = {
     "openhands": {"condenser.size": 80, "condenser.first": 4, "max_iterations": 500},
     "openhands-hybrid": {"masking.n": 10, "condenser.size": 80},
     "swe-agent": {"polling": 1},
+    "openai-agents-trimmer": {
+        "recent_turns": 2,
+        "max_output_chars": 500,
+        "preview_chars": 200,
+        "trimmable_tools": None,
+        "session_settings.limit": None,
+    },
+    "openai-agents-session": {"session_settings.limit": None},
     "sliding-window": {"max_tokens": None, "keep_system": True, "persist": False},
     "none": {},
 }
@@ -113,6 +121,8 @@ def test_sources_name_what_they_follow() -> None:
     assert "filesystem.py" in sources["deepagents"]
     assert "LLMSummarizing" in sources["openhands"] and "Complexity Trap" in sources["openhands-hybrid"]
     assert "LastNObservations" in sources["swe-agent"] and "#33245" in sources["sliding-window"]
+    assert "ToolOutputTrimmer" in sources["openai-agents-trimmer"]
+    assert "SessionSettings.limit" in sources["openai-agents-session"]
 
 
 def test_presets_build_with_other_parameters() -> None:
