@@ -55,9 +55,9 @@ def rounds(draw: st.DrawFn) -> ScriptedRound:
 @st.composite
 def scripts(draw: st.DrawFn) -> Script:
     turns = []
-    for t in range(draw(st.integers(1, 5))):
+    for t in range(draw(st.integers(1, 5) if draw(st.integers(0, 5)) == 0 else st.integers(2, 5))):
         long_loop = draw(st.integers(0, 6)) == 0
-        count = draw(st.integers(12, 25)) if long_loop else draw(st.integers(0, 5))
+        count = draw(st.integers(12, 20)) if long_loop else draw(st.integers(0, 5))
         user = TextBlock(text=draw(st.sampled_from([f"Turn {t}: go on.", sized(400, True)])))
         turns.append(
             ScriptedTurn(user=(user,), rounds=tuple(draw(rounds()) for _ in range(count)), final=f"Done {t}.")
@@ -65,13 +65,13 @@ def scripts(draw: st.DrawFn) -> Script:
     return assign_call_ids(Script(system_prompt=sized(200, False), tools=TOOLS, turns=tuple(turns)))
 
 
-LIMITS = st.one_of(st.none(), st.integers(1, 40), st.sampled_from([0, -1, 1, 2, 3]))
+LIMITS = st.one_of(st.integers(1, 12), st.integers(13, 40), st.sampled_from([None, 0, -1, 2]))
 
 
 @st.composite
 def trimmer_cases(draw: st.DrawFn) -> tuple[Script, OAConfig]:
     trimmer = {
-        "recent_turns": draw(st.sampled_from([1, 2, 2, 3])),
+        "recent_turns": draw(st.sampled_from([1, 1, 2, 2, 3])),
         "max_output_chars": draw(st.sampled_from([1, 50, 500, 500, 2000])),
         "preview_chars": draw(st.sampled_from([0, 20, 200, 200, 1000])),
         "trimmable_tools": draw(st.sampled_from([None, None, ["retrieve"], ["figure", "other"], []])),

@@ -22,7 +22,7 @@ from ctxlab.presets.openai_agents.trimmer import ToolOutputTrimmerParams, TrimNo
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS, load_texts
-from ctxlab.texts.openai_agents import CTXLAB_OPENAI_AGENTS_TEXTS, openai_agents_texts
+from ctxlab.texts.agents import CTXLAB_OPENAI_AGENTS_TEXTS, openai_agents_texts
 from tests.zoo.runs import run, text, tool_call, turns
 
 

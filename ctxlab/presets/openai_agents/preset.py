@@ -11,7 +11,7 @@ installed package, `tests/parity/test_openai_agents_parity.py`):
 The two edits are request-only and run in the SDK's order: the session's history first, then the
 filter on the model input. Neither has a breaker or a token counter of its own (the SDK counts
 items and characters). Under `texts: openai-agents` the notice is the package's own, read at run
-time (`ctxlab.texts.openai_agents`); otherwise the lab's wording.
+time (`ctxlab.texts.agents`); otherwise the lab's wording.
 
 Out of reach offline: `OpenAIResponsesCompactionSession`, the session that compacts through the
 Responses API's server-side `compact` endpoint; the lab has no server to run it.
@@ -34,7 +34,7 @@ from ctxlab.presets.openai_agents.trimmer import ToolOutputTrimmerParams, TrimNo
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import Edit, Step, StepStrategy
 from ctxlab.texts import Texts
-from ctxlab.texts.openai_agents import CTXLAB_OPENAI_AGENTS_TEXTS, OpenAIAgentsTexts
+from ctxlab.texts.agents import CTXLAB_OPENAI_AGENTS_TEXTS, OpenAIAgentsTexts
 
 VERSION = "openai-agents 0.24.0"
 TRIMMER_SOURCE = f"{VERSION} agents/extensions/tool_output_trimmer.py (ToolOutputTrimmer)"
@@ -129,7 +129,7 @@ class TrimToolOutputs(Step):
 def family_texts(texts: Texts) -> OpenAIAgentsTexts:
     """The SDK's own strings under `texts: openai-agents`, the lab's otherwise."""
     if texts.name == "openai-agents":
-        from ctxlab.texts.openai_agents import openai_agents_texts
+        from ctxlab.texts.agents import openai_agents_texts
 
         return openai_agents_texts()
     return CTXLAB_OPENAI_AGENTS_TEXTS

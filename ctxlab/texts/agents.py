@@ -9,6 +9,7 @@ Nothing of the package is stored in this project: the notice is built inside
 `ToolOutputTrimmer`'s trimming method, so it is read by calling that method on a stand-in output
 of marked characters and turning the marks back into fields.
 
+The module is named after the package's import name, `agents`, the one package it reads.
 Importing this module imports no other package; `openai_agents_texts()` imports `agents` and
 raises ModuleNotFoundError when it is not installed (the `peers` extra).
 """
