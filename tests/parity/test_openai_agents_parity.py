@@ -39,7 +39,7 @@ def sized(size: int, cjk: bool) -> str:
 def rounds(draw: st.DrawFn) -> ScriptedRound:
     calls = []
     for n in range(draw(st.integers(1, 3))):  # parallel calls
-        size = draw(st.sampled_from([0, 10, 199, 200, 230, 499, 500, 501, 800, 3000]))
+        size = draw(st.sampled_from([800, 0, 10, 199, 200, 230, 499, 500, 501, 3000]))
         calls.append(
             ScriptedCall(
                 tool=draw(st.sampled_from(["retrieve", "figure"])),
@@ -55,9 +55,13 @@ def rounds(draw: st.DrawFn) -> ScriptedRound:
 @st.composite
 def scripts(draw: st.DrawFn) -> Script:
     turns = []
-    for t in range(draw(st.integers(1, 5) if draw(st.integers(0, 5)) == 0 else st.integers(2, 5))):
-        long_loop = draw(st.integers(0, 6)) == 0
-        count = draw(st.integers(12, 20)) if long_loop else draw(st.integers(0, 5))
+    for t in range(draw(st.integers(1, 5) if draw(st.integers(0, 5)) == 5 else st.integers(2, 5))):
+        long_loop = draw(st.integers(0, 6)) == 6
+        count = (
+            draw(st.integers(12, 20))
+            if long_loop
+            else draw(st.integers(0, 5) if draw(st.booleans()) else st.integers(1, 5))
+        )
         user = TextBlock(text=draw(st.sampled_from([f"Turn {t}: go on.", sized(400, True)])))
         turns.append(
             ScriptedTurn(user=(user,), rounds=tuple(draw(rounds()) for _ in range(count)), final=f"Done {t}.")
@@ -71,9 +75,9 @@ LIMITS = st.one_of(st.integers(1, 12), st.integers(13, 40), st.sampled_from([Non
 @st.composite
 def trimmer_cases(draw: st.DrawFn) -> tuple[Script, OAConfig]:
     trimmer = {
-        "recent_turns": draw(st.sampled_from([1, 1, 2, 2, 3])),
-        "max_output_chars": draw(st.sampled_from([1, 50, 500, 500, 2000])),
-        "preview_chars": draw(st.sampled_from([0, 20, 200, 200, 1000])),
+        "recent_turns": draw(st.sampled_from([1, 2, 1, 2, 3])),
+        "max_output_chars": draw(st.sampled_from([500, 1, 50, 500, 2000])),
+        "preview_chars": draw(st.sampled_from([200, 0, 20, 200, 1000])),
         "trimmable_tools": draw(st.sampled_from([None, None, ["retrieve"], ["figure", "other"], []])),
     }
     limit = draw(st.one_of(st.none(), st.none(), LIMITS))
