@@ -57,11 +57,12 @@ class EventKind(StrEnum):
     CLEARED = "cleared"
     """Tool results (or their calls) were replaced by placeholders, in the stored context or
     newly in the request. Anthropic's and LangChain's clearing, SWE-agent's elision (and so
-    openhands-hybrid's masking)."""
+    openhands-hybrid's masking), the OpenAI Agents SDK's `ToolOutputTrimmer` (a preview)."""
 
     DROPPED = "dropped"
     """The request newly leaves out messages that fall outside the window. Sliding window, Strands'
-    sliding window (which removes them from the stored context)."""
+    sliding window (which removes them from the stored context), the
+    OpenAI Agents SDK's session `limit`."""
 
     TRIMMED = "trimmed"
     """The request newly leaves out its oldest messages to fit. Nonoka."""

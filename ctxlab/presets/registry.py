@@ -25,6 +25,7 @@ from ctxlab.presets.google_adk import preset as google_adk
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.none import preset as none
 from ctxlab.presets.nonoka import preset as nonoka
+from ctxlab.presets.openai_agents import preset as openai_agents
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.sliding_window import preset as sliding_window
@@ -46,6 +47,8 @@ PRESETS: dict[str, Preset[Any]] = {
         swe_agent.PRESET,
         strands.WINDOW_PRESET,
         strands.SUMMARY_PRESET,
+        openai_agents.TRIMMER_PRESET,
+        openai_agents.SESSION_PRESET,
         sliding_window.PRESET,
         google_adk.WINDOW_PRESET,
         google_adk.TOKENS_PRESET,

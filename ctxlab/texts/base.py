@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from ctxlab.core.agentscope.tasks import TaskTexts
     from ctxlab.core.agentscope.toolkit import ToolkitTexts
 
-TextsName = Literal["ctxlab", "agentscope", "langchain", "openhands", "swe-agent", "google-adk", "strands"]
+TextsName = Literal[
+    "ctxlab", "agentscope", "langchain", "openhands", "swe-agent", "google-adk", "strands", "openai-agents"
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -63,6 +63,14 @@ DEFAULTS = {
         "preserve_recent_messages": 10,
         "summarization_system_prompt": None,
     },
+    "openai-agents-trimmer": {
+        "recent_turns": 2,
+        "max_output_chars": 500,
+        "preview_chars": 200,
+        "trimmable_tools": None,
+        "session_settings.limit": None,
+    },
+    "openai-agents-session": {"session_settings.limit": None},
     "sliding-window": {"max_tokens": None, "keep_system": True, "persist": False},
     "google-adk-window": {
         "events_compaction_config.compaction_interval": 3,
@@ -132,6 +140,8 @@ def test_sources_name_what_they_follow() -> None:
     assert "LastNObservations" in sources["swe-agent"] and "#33245" in sources["sliding-window"]
     assert "SlidingWindowConversationManager" in sources["strands-sliding-window"]
     assert "SummarizingConversationManager" in sources["strands-summarizing"]
+    assert "ToolOutputTrimmer" in sources["openai-agents-trimmer"]
+    assert "SessionSettings.limit" in sources["openai-agents-session"]
 
 
 def test_presets_build_with_other_parameters() -> None:

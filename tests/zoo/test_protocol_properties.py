@@ -30,6 +30,9 @@ from ctxlab.presets.langchain.exact import LangChainSummaryParams as ExactSummar
 from ctxlab.presets.none import preset as none
 from ctxlab.presets.nonoka import preset as nonoka
 from ctxlab.presets.nonoka.preset import NonokaParams
+from ctxlab.presets.openai_agents import preset as openai_agents
+from ctxlab.presets.openai_agents.preset import SessionParams, TrimmerParams
+from ctxlab.presets.openai_agents.session import SessionSettings
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.sliding_window import preset as sliding_window
@@ -160,6 +163,23 @@ def swe_agent_for(draw: st.DrawFn, window: int) -> Strategy:
     return swe_agent.build(params, CTXLAB_TEXTS)
 
 
+def openai_trimmer_for(draw: st.DrawFn, window: int) -> Strategy:
+    params = TrimmerParams(
+        recent_turns=draw(st.integers(1, 3)),
+        max_output_chars=draw(st.sampled_from([1, 200, 500])),
+        preview_chars=draw(st.sampled_from([0, 50, 200])),
+        session_settings=SessionSettings(limit=draw(st.one_of(st.none(), st.integers(0, 30)))),
+    )
+    return openai_agents.build_trimmer(params, CTXLAB_TEXTS)
+
+
+def openai_session_for(draw: st.DrawFn, window: int) -> Strategy:
+    limit = draw(st.one_of(st.none(), st.integers(-1, 30)))
+    return openai_agents.build_session(
+        SessionParams(session_settings=SessionSettings(limit=limit)), CTXLAB_TEXTS
+    )
+
+
 def none_for(draw: st.DrawFn, window: int) -> Strategy:
     return none.NoStrategy()
 
@@ -173,6 +193,8 @@ CONFIGURED = {
     "openhands": openhands_for,
     "openhands-hybrid": hybrid_for,
     "swe-agent": swe_agent_for,
+    "openai-agents-trimmer": openai_trimmer_for,
+    "openai-agents-session": openai_session_for,
     "none": none_for,
 }
 
@@ -235,6 +257,13 @@ def fixed(name: str, window: int) -> Strategy:
             return openhands.build_hybrid(hybrid, CTXLAB_TEXTS)
         case "swe-agent":
             return swe_agent.build(LastNObservationsParams(n=2), CTXLAB_TEXTS)
+        case "openai-agents-trimmer":
+            return openai_agents.build_trimmer(
+                TrimmerParams(recent_turns=1, max_output_chars=200), CTXLAB_TEXTS
+            )
+        case "openai-agents-session":
+            limited = SessionParams(session_settings=SessionSettings(limit=6))
+            return openai_agents.build_session(limited, CTXLAB_TEXTS)
         case _:
             return none.NoStrategy()
 

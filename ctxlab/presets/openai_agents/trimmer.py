@@ -1,0 +1,153 @@
+"""`ToolOutputTrimmer` of openai-agents 0.24.0 (`agents/extensions/tool_output_trimmer.py`), on
+the messages of a request.
+
+The trimmer is a `call_model_input_filter`: before every model call it edits the input items the
+SDK is about to send, never what the session stores. Seen on ctxlab's messages, each user message
+is one input item, and every assistant text, call and result is one item of its own.
+
+Invariants:
+- The boundary is the `recent_turns`-th user message from the end; when there are fewer user
+  messages, or the boundary is the first item, nothing is trimmed.
+- Only results before the boundary are trimmed, each on its own: a result of a tool in
+  `trimmable_tools` (all tools when None; the name comes from the call in the same request, and a
+  result whose call is not there has none), whose output is one text longer than
+  `max_output_chars` characters (code points, not bytes), becomes the notice with its first
+  `preview_chars` characters, unless the notice would not be shorter than the output.
+- Call ids, tool names and result states are kept; nothing else changes, and the untouched
+  messages stay the same objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.units import BlockRef, replace_blocks, with_output
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutputTrimmerParams:
+    """`ToolOutputTrimmer`'s settings, named and defaulted as the SDK's.
+
+    Attributes:
+        recent_turns: the last this many user messages, and everything after the earliest of
+            them, are never trimmed (2; at least 1).
+        max_output_chars: outputs longer than this many characters are trimmed (500; at least 1).
+        preview_chars: characters of the output kept in the notice (200; at least 0).
+        trimmable_tools: only these tools' outputs are trimmed (None: every tool's).
+    """
+
+    recent_turns: int = 2
+    max_output_chars: int = 500
+    preview_chars: int = 200
+    trimmable_tools: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.recent_turns < 1:
+            raise ValueError(f"recent_turns must be >= 1, got {self.recent_turns}")
+        if self.max_output_chars < 1:
+            raise ValueError(f"max_output_chars must be >= 1, got {self.max_output_chars}")
+        if self.preview_chars < 0:
+            raise ValueError(f"preview_chars must be >= 0, got {self.preview_chars}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrimNotice:
+    """What replaces a trimmed output.
+
+    Attributes:
+        template: `str.format` with `name`, `chars`, `preview_chars` and `preview`.
+        unknown_tool: the name shown when the result's call is not in the request.
+    """
+
+    template: str
+    unknown_tool: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trimmed:
+    """The request's messages after trimming, and the call ids of the results trimmed."""
+
+    messages: tuple[Message, ...]
+    trimmed: tuple[str, ...] = ()
+
+
+def recent_boundary(messages: Sequence[Message], recent_turns: int) -> int:
+    """The index of the message where the recent part starts (0: nothing is old).
+
+    >>> from ctxlab.core.messages.message import text_message as m
+    >>> recent_boundary([m("user", "a"), m("assistant", "b"), m("user", "c")], 1)
+    2
+    >>> recent_boundary([m("user", "a"), m("assistant", "b"), m("user", "c")], 2)
+    0
+    """
+    seen = 0
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            seen += 1
+            if seen >= recent_turns:
+                return index
+    return 0
+
+
+def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    return {
+        block.id: block.name
+        for message in messages
+        for block in message.blocks
+        if isinstance(block, ToolCallBlock) and block.id
+    }
+
+
+def trim_notice(text: str, name: str, params: ToolOutputTrimmerParams, notice: TrimNotice) -> str | None:
+    """The notice that replaces `text`, or None when it stays (short enough, or the notice would
+    not be shorter)."""
+    if len(text) <= params.max_output_chars:
+        return None
+    summary = notice.template.format(
+        name=name or notice.unknown_tool,
+        chars=len(text),
+        preview_chars=params.preview_chars,
+        preview=text[: params.preview_chars],
+    )
+    return summary if len(summary) < len(text) else None
+
+
+def _single_text(result: ToolResultBlock) -> str | None:
+    """The output as the SDK's string output: one text, or nothing at all."""
+    match result.output:
+        case ():
+            return ""
+        case (TextBlock(text=text),):
+            return text
+        case _:
+            return None  # several parts or images: a structured output (a declared deviation)
+
+
+def trim_tool_outputs(
+    messages: tuple[Message, ...], params: ToolOutputTrimmerParams, notice: TrimNotice
+) -> Trimmed:
+    """`ToolOutputTrimmer.__call__` on a request's messages (see the module invariants)."""
+    boundary = recent_boundary(messages, params.recent_turns)
+    if boundary == 0:
+        return Trimmed(messages=messages)
+    names = _tool_names(messages)
+    edits: dict[BlockRef, Block] = {}
+    trimmed: list[str] = []
+    for m, message in enumerate(messages[:boundary]):
+        for b, block in enumerate(message.blocks):
+            if not isinstance(block, ToolResultBlock):
+                continue
+            name = names.get(block.id, "")
+            if params.trimmable_tools is not None and (not name or name not in params.trimmable_tools):
+                continue
+            text = _single_text(block)
+            summary = None if text is None else trim_notice(text, name, params, notice)
+            if summary is not None:
+                edits[BlockRef(m, b)] = with_output(block, summary)
+                trimmed.append(block.id)
+    if not edits:
+        return Trimmed(messages=messages)
+    return Trimmed(messages=replace_blocks(messages, edits), trimmed=tuple(trimmed))

@@ -1,0 +1,89 @@
+"""The OpenAI Agents SDK's own strings, read from the installed package at run time
+(`texts: openai-agents`).
+
+`OpenAIAgentsTexts` are the strings the family writes into a request: the notice that replaces a
+trimmed tool output, and the name it shows when the output's call is not in the request.
+`CTXLAB_OPENAI_AGENTS_TEXTS` is the lab's own wording (used without `texts: openai-agents`).
+
+Nothing of the package is stored in this project: the notice is built inside
+`ToolOutputTrimmer`'s trimming method, so it is read by calling that method on a stand-in output
+of marked characters and turning the marks back into fields.
+
+The module is named after the package's import name, `agents`, the one package it reads.
+Importing this module imports no other package; `openai_agents_texts()` imports `agents` and
+raises ModuleNotFoundError when it is not installed (the `peers` extra).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenAIAgentsTexts:
+    """The strings the family sends.
+
+    Attributes:
+        trim_notice: a trimmed output, for `str.format` with `name`, `chars` (the output's length),
+            `preview_chars` (the setting) and `preview` (the output's first characters).
+        unknown_tool: the name shown when the output's call is not in the request.
+    """
+
+    trim_notice: str
+    unknown_tool: str
+
+
+CTXLAB_OPENAI_AGENTS_TEXTS = OpenAIAgentsTexts(
+    trim_notice="[{name} returned {chars} characters; the first {preview_chars} are kept]\n{preview}...",
+    unknown_tool="an unknown tool",
+)
+
+_CHARS = 98_765
+_PREVIEW = 4_321
+_NAME = "\x02"
+_MARK = "\x01"
+
+
+def _template(notice: str) -> str:
+    """The notice of the marked stand-in as a `str.format` template (its own braces escaped)."""
+    escaped = notice.replace("{", "{{").replace("}", "}}")
+    fields = {
+        _MARK * _PREVIEW: "{preview}",
+        _NAME: "{name}",
+        str(_CHARS): "{chars}",
+        str(_PREVIEW): "{preview_chars}",
+    }
+    for mark, field in fields.items():
+        if escaped.count(mark) != 1:
+            raise LookupError(
+                f"the trim notice of this openai-agents holds {mark!r} {escaped.count(mark)} times"
+            )
+        escaped = escaped.replace(mark, field)
+    return escaped
+
+
+@functools.cache
+def openai_agents_texts() -> OpenAIAgentsTexts:
+    """The strings `ToolOutputTrimmer` writes, from the installed `openai-agents`.
+
+    Raises:
+        ModuleNotFoundError: openai-agents is not installed.
+        LookupError: the notice does not have the fields this reader expects (another version).
+    """
+    from agents.extensions.tool_output_trimmer import ToolOutputTrimmer
+
+    trimmer = ToolOutputTrimmer(max_output_chars=1, preview_chars=_PREVIEW)
+    item = {"type": "function_call_output", "call_id": "stand-in", "output": _MARK * _CHARS}
+    named, _ = trimmer._trim_function_call_output(item, (_NAME,))
+    unnamed, _ = trimmer._trim_function_call_output(item, ())
+    if named is None or unnamed is None:
+        raise LookupError("this openai-agents does not trim a long output")
+    head, tail = named["output"].split(_NAME)
+    anonymous = unnamed["output"]
+    if not (anonymous.startswith(head) and anonymous.endswith(tail)):
+        raise LookupError("this openai-agents writes the unknown tool's notice differently")
+    return OpenAIAgentsTexts(
+        trim_notice=_template(named["output"]),
+        unknown_tool=anonymous[len(head) : len(anonymous) - len(tail)],
+    )

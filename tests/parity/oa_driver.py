@@ -1,0 +1,150 @@
+"""Run a real `agents.Agent` (openai-agents 0.24.0) through `Runner` on a ctxlab script and record
+every request at the model boundary.
+
+`run_openai_agents(script, config)` builds the agent with the SDK's own `agents.testing.
+ScriptedModel` (one step per scripted round and one per final answer), one `FunctionTool` per
+script tool (its result comes from the script, as the lab's world gives it), an in-memory
+`SQLiteSession` with the configured `SessionSettings`, and, for the trimmer, a `ToolOutputTrimmer`
+as `RunConfig.call_model_input_filter`. It runs once per turn with the turn's user text and
+returns an `OATrace`.
+
+Invariants:
+- The scripted model's answers are fixed before the run from the script alone, so trimming or
+  limiting the history does not change what the agent does.
+- Each request is recorded in the OpenAI chat view: the instructions as the system message, then
+  the input items as the SDK's own `Converter.items_to_messages` turns them into chat messages,
+  each as canonical JSON; tools as (name, description, parameters) JSON.
+- Nothing nondeterministic reaches a request: tracing is off, item ids are the script's call ids
+  and the scripted model's fixed message id; `max_turns` is above any workload (the lab's loop
+  limit is its own, CHECKLIST OA9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents import Agent, FunctionTool, RunConfig, Runner, SQLiteSession
+from agents.extensions import ToolOutputTrimmer
+from agents.memory import SessionSettings
+from agents.models.chatcmpl_converter import Converter
+from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.world.script import Script, ScriptedCall
+
+MAX_TURNS = 100_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OAConfig:
+    """One parity configuration.
+
+    Attributes:
+        trimmer: `ToolOutputTrimmer` keyword arguments, or None for no filter.
+        limit: the session's `SessionSettings.limit`.
+    """
+
+    trimmer: dict[str, Any] | None = field(default_factory=dict)
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OACall:
+    """One request: its messages (OpenAI chat view, canonical JSON) and tools."""
+
+    messages: tuple[str, ...]
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OATrace:
+    """A whole run: every request, and the error that ended it (if any)."""
+
+    calls: tuple[OACall, ...]
+    error: str | None = None
+
+
+def canonical(message: Any) -> str:
+    """A chat message or tool as canonical JSON."""
+    return json.dumps(message, sort_keys=True, ensure_ascii=False)
+
+
+def tool_json(name: str, description: str, parameters: Any) -> str:
+    """A tool as both sides record it."""
+    return canonical({"name": name, "description": description, "parameters": parameters})
+
+
+def _text(parts: Any) -> str:
+    return "".join(p.text for p in parts or () if isinstance(p, TextBlock))
+
+
+def _steps(script: Script) -> list[Any]:
+    steps: list[Any] = []
+    for turn in script.turns:
+        for scripted in turn.rounds:
+            output: list[Any] = [assistant_message(scripted.text)] if scripted.text else []
+            output += [function_call(c.tool, c.input or "{}", call_id=c.id or "") for c in scripted.calls]
+            steps.append(output)
+        steps.append([assistant_message(turn.final)])
+    return steps
+
+
+def _tool(schema: Any, results: dict[str, ScriptedCall]) -> FunctionTool:
+    async def answer(ctx: ToolContext[Any], arguments: str) -> str:
+        return _text(results[ctx.tool_call_id].result)
+
+    return FunctionTool(
+        name=schema.name,
+        description=schema.description,
+        params_json_schema=json.loads(schema.parameters),
+        on_invoke_tool=answer,
+        strict_json_schema=False,
+    )
+
+
+def _record(model: ScriptedModel) -> tuple[OACall, ...]:
+    calls = []
+    for call in model.calls:
+        messages = [{"role": "system", "content": call.system_instructions}]
+        messages += Converter.items_to_messages(call.input)
+        tools = tuple(
+            tool_json(t.name, t.description, t.params_json_schema)
+            for t in call.tools
+            if isinstance(t, FunctionTool)
+        )
+        calls.append(OACall(messages=tuple(canonical(m) for m in messages), tools=tools))
+    return tuple(calls)
+
+
+async def _run(script: Script, config: OAConfig, model: ScriptedModel) -> str | None:
+    results = {c.id: c for c in script.calls() if c.id is not None}
+    agent = Agent(
+        name="agent",
+        instructions=script.system_prompt,
+        model=model,
+        tools=[_tool(t, results) for t in script.tools],
+    )
+    session = SQLiteSession("parity", ":memory:", session_settings=SessionSettings(limit=config.limit))
+    trimmer = None if config.trimmer is None else ToolOutputTrimmer(**config.trimmer)
+    run_config = RunConfig(call_model_input_filter=trimmer, tracing_disabled=True)
+    try:
+        for turn in script.turns:
+            await Runner.run(
+                agent, _text(turn.user), session=session, run_config=run_config, max_turns=MAX_TURNS
+            )
+    except Exception as failure:  # the run ends; the trace keeps what happened
+        return type(failure).__name__
+    finally:
+        session.close()
+    return None
+
+
+def run_openai_agents(script: Script, config: OAConfig) -> OATrace:
+    """Run the real agent on `script` (call ids assigned) under `config`."""
+    model = ScriptedModel(_steps(script))
+    error = asyncio.run(_run(script, config, model))
+    return OATrace(calls=_record(model), error=error)

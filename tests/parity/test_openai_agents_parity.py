@@ -1,0 +1,177 @@
+"""ctxlab's OpenAI Agents presets against a real `agents.Agent` run by `Runner` (openai-agents
+0.24.0) with the SDK's own scripted model, on generated workloads: the same requests call for
+call (messages in the OpenAI chat view, tools), so trimming and the session limit act at the same
+calls on the same items."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.wire.protocol import violations
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from tests.parity.oa_driver import OAConfig, OATrace, run_openai_agents
+from tests.parity.oa_lab import run_lab
+from tests.parity.workloads import CJK, PROSE, TOOLS
+
+NOTICE_HEAD = "[Trimmed: "
+
+
+def compare(script: Script, config: OAConfig) -> tuple[OATrace, OATrace]:
+    theirs, ours = run_openai_agents(script, config), run_lab(script, config)
+    assert theirs.error is None and ours.error is None, (theirs.error, ours.error)
+    assert len(ours.calls) == len(theirs.calls)
+    for index, (mine, real) in enumerate(zip(ours.calls, theirs.calls, strict=True)):
+        assert mine.messages == real.messages, index
+        assert mine.tools == real.tools, index
+    return ours, theirs
+
+
+def sized(size: int, cjk: bool) -> str:
+    base = CJK if cjk else PROSE
+    return (base * (size // len(base) + 1))[:size]
+
+
+@st.composite
+def rounds(draw: st.DrawFn) -> ScriptedRound:
+    calls = []
+    for n in range(draw(st.integers(1, 3))):  # parallel calls
+        size = draw(st.sampled_from([800, 0, 10, 199, 200, 230, 499, 500, 501, 3000]))
+        calls.append(
+            ScriptedCall(
+                tool=draw(st.sampled_from(["retrieve", "figure"])),
+                input=json.dumps({"query": f"q{n}"}),
+                result=(TextBlock(text=sized(size, draw(st.integers(0, 3)) == 0)),),
+                error=draw(st.integers(0, 6)) == 0,
+            )
+        )
+    text = draw(st.one_of(st.none(), st.sampled_from(["Looking.", sized(300, False)])))
+    return ScriptedRound(text=text, calls=tuple(calls))
+
+
+@st.composite
+def scripts(draw: st.DrawFn) -> Script:
+    turns = []
+    for t in range(draw(st.integers(1, 5) if draw(st.integers(0, 5)) == 5 else st.integers(2, 5))):
+        long_loop = draw(st.integers(0, 6)) == 6
+        count = (
+            draw(st.integers(12, 20))
+            if long_loop
+            else draw(st.integers(0, 5) if draw(st.booleans()) else st.integers(1, 5))
+        )
+        user = TextBlock(text=draw(st.sampled_from([f"Turn {t}: go on.", sized(400, True)])))
+        turns.append(
+            ScriptedTurn(user=(user,), rounds=tuple(draw(rounds()) for _ in range(count)), final=f"Done {t}.")
+        )
+    return assign_call_ids(Script(system_prompt=sized(200, False), tools=TOOLS, turns=tuple(turns)))
+
+
+LIMITS = st.one_of(st.integers(1, 12), st.integers(13, 40), st.sampled_from([None, 0, -1, 2]))
+
+
+@st.composite
+def trimmer_cases(draw: st.DrawFn) -> tuple[Script, OAConfig]:
+    trimmer = {
+        "recent_turns": draw(st.sampled_from([1, 2, 1, 2, 3])),
+        "max_output_chars": draw(st.sampled_from([500, 1, 50, 500, 2000])),
+        "preview_chars": draw(st.sampled_from([200, 0, 20, 200, 1000])),
+        "trimmable_tools": draw(st.sampled_from([None, None, ["retrieve"], ["figure", "other"], []])),
+    }
+    limit = draw(st.one_of(st.none(), st.none(), LIMITS))
+    return draw(scripts()), OAConfig(trimmer=trimmer, limit=limit)
+
+
+@st.composite
+def session_cases(draw: st.DrawFn) -> tuple[Script, OAConfig]:
+    return draw(scripts()), OAConfig(trimmer=None, limit=draw(LIMITS))
+
+
+@settings(max_examples=50, deadline=None)
+@given(trimmer_cases())
+def test_trimmer_matches_tool_output_trimmer(case: tuple[Script, OAConfig]) -> None:
+    _, theirs = compare(*case)
+    trimmed = any(NOTICE_HEAD in m for c in theirs.calls for m in c.messages)
+    event("outputs trimmed" if trimmed else "nothing trimmed")
+
+
+@settings(max_examples=50, deadline=None)
+@given(session_cases())
+def test_session_matches_a_limited_sqlite_session(case: tuple[Script, OAConfig]) -> None:
+    _, theirs = compare(*case)
+    shorter = any(
+        len(b.messages) < len(a.messages) for a, b in zip(theirs.calls, theirs.calls[1:], strict=False)
+    )
+    event("history cut" if shorter else "history whole")
+
+
+def loop(sizes: list[int], *, turns: int, text: str | None = None) -> Script:
+    """`turns` turns of one call per round, results of the given sizes (characters of prose)."""
+    rounds = tuple(
+        ScriptedRound(
+            text=text,
+            calls=(
+                ScriptedCall(
+                    tool="retrieve",
+                    input=json.dumps({"query": f"q{k}"}),
+                    result=(TextBlock(text=sized(n, False)),),
+                ),
+            ),
+        )
+        for k, n in enumerate(sizes)
+    )
+    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=rounds, final="Done.")
+    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
+
+
+def test_the_default_trimmer_leaves_the_last_two_turns_whole() -> None:
+    ours, _ = compare(loop([900, 300], turns=3), OAConfig())
+    last = ours.calls[-1].messages
+    notices = [m for m in last if NOTICE_HEAD in m]
+    assert len(notices) == 1  # turn 1's 900-character output; turns 2 and 3 are recent
+    assert "900 chars → 200 char preview" in notices[0]
+
+
+def test_a_limit_that_cuts_between_a_call_and_its_output_drops_the_orphan_output() -> None:
+    script = loop(
+        [50, 50], turns=2, text="Looking."
+    )  # turn 1 stores 8 items: user, 2 x (text, call, output), final
+    ours, _ = compare(script, OAConfig(trimmer=None, limit=5))  # the last 5 start on the first output
+    wires = [json.loads(m) for m in ours.calls[3].messages]
+    assert [w["role"] for w in wires] == ["system", "assistant", "tool", "assistant", "user"]
+    assert wires[1]["tool_calls"][0]["id"] == "call-0002"  # the history starts on an assistant message
+    assert violations(wires, ("openai", "anthropic")) == []  # the SDK dropped the orphaned output
+
+
+DUMP = """
+import dataclasses, json
+from tests.parity.oa_driver import OAConfig, run_openai_agents
+from tests.parity.test_openai_agents_parity import loop
+script = loop([300, 5000, 20], turns=3, text="Hm.")
+for config in (OAConfig(trimmer={"recent_turns": 1, "max_output_chars": 100}, limit=5),
+               OAConfig(trimmer=None, limit=3)):
+    print(json.dumps(dataclasses.asdict(run_openai_agents(script, config)), sort_keys=True))
+"""
+
+
+def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", DUMP],
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert runs[0] and runs[0] == runs[1]
