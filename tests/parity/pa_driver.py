@@ -44,7 +44,11 @@ from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.texts.pydantic_ai import pydantic_ai_texts
 
-CAPABILITIES = {"clear": ClearToolResults, "window": SlidingWindowCompaction, "summary": SummarizingCompaction}
+CAPABILITIES = {
+    "clear": ClearToolResults,
+    "window": SlidingWindowCompaction,
+    "summary": SummarizingCompaction,
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,7 +105,9 @@ def canonical_message(message: dict[str, Any]) -> str:
 
 def canonical_tool(name: str, description: str | None, parameters: Any) -> str:
     """A tool as canonical JSON."""
-    return json.dumps({"name": name, "description": description or "", "parameters": parameters}, sort_keys=True)
+    return json.dumps(
+        {"name": name, "description": description or "", "parameters": parameters}, sort_keys=True
+    )
 
 
 class ScriptedPlayer:
@@ -121,7 +127,10 @@ class ScriptedPlayer:
             PACall(
                 kind="summary" if summary else "reasoning",
                 messages=tuple(canonical_message(dict(m)) for m in wire),
-                tools=tuple(canonical_tool(t.name, t.description, t.parameters_json_schema) for t in info.function_tools),
+                tools=tuple(
+                    canonical_tool(t.name, t.description, t.parameters_json_schema)
+                    for t in info.function_tools
+                ),
                 counted=estimate_token_count(messages),
             )
         )
@@ -152,14 +161,17 @@ def _tool(schema: Any, results: dict[str, ScriptedCall]) -> Tool[Any]:
         scripted = results[ctx.tool_call_id]
         return "".join(p.text for p in scripted.result or () if isinstance(p, TextBlock))
 
-    return Tool.from_schema(answer, schema.name, schema.description, json.loads(schema.parameters), takes_ctx=True)
+    return Tool.from_schema(
+        answer, schema.name, schema.description, json.loads(schema.parameters), takes_ctx=True
+    )
 
 
 def run_pydantic_ai(script: Script, config: PAConfig) -> PATrace:
     """Run the real agent on `script` (call ids assigned) under `config`."""
     player = ScriptedPlayer(script, config)
     results = {c.id: c for c in script.calls() if c.id is not None}
-    capability = CAPABILITIES[config.capability](**config.settings)
+    settings = {k: frozenset(v) if k == "exclude_tools" else v for k, v in config.settings.items()}
+    capability = CAPABILITIES[config.capability](**settings)
     agent = Agent(
         FunctionModel(player, profile={"context_window": config.window}),
         instructions=script.system_prompt,
@@ -185,4 +197,3 @@ def dump(trace: PATrace) -> str:
         sort_keys=True,
         ensure_ascii=False,
     )
-

@@ -65,7 +65,9 @@ class TextSummarizer:
 def strategy_of(config: PAConfig) -> StepStrategy:
     """The preset for a parity configuration, with the packages' texts."""
     params, build = BUILDS[config.capability]
-    settings = {k: tuple(v) if isinstance(v, (list, set, frozenset)) else v for k, v in config.settings.items()}
+    settings = {
+        k: tuple(v) if isinstance(v, (list, set, frozenset)) else v for k, v in config.settings.items()
+    }
     return build(params(**settings), load_texts("pydantic-ai"))  # type: ignore[no-any-return]
 
 
@@ -79,7 +81,9 @@ def run_lab(script: Script, config: PAConfig) -> PATrace:
         texts=CTXLAB_TEXTS,
         context_size=config.window,
     )
-    loop = Loop(script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=LOOP_LIMIT))
+    loop = Loop(
+        script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=LOOP_LIMIT)
+    )
     error = None
     try:
         loop.run()
