@@ -26,6 +26,7 @@ from ctxlab.presets.none import preset as none
 from ctxlab.presets.nonoka import preset as nonoka
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.preset import Preset
+from ctxlab.presets.pydantic_ai import preset as pydantic_ai
 from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import Texts
@@ -42,6 +43,9 @@ PRESETS: dict[str, Preset[Any]] = {
         openhands.PRESET,
         openhands.HYBRID_PRESET,
         swe_agent.PRESET,
+        pydantic_ai.CLEAR_PRESET,
+        pydantic_ai.WINDOW_PRESET,
+        pydantic_ai.SUMMARY_PRESET,
         sliding_window.PRESET,
         none.PRESET,
     )

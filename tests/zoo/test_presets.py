@@ -57,6 +57,24 @@ DEFAULTS = {
     "openhands": {"condenser.size": 80, "condenser.first": 4, "max_iterations": 500},
     "openhands-hybrid": {"masking.n": 10, "condenser.size": 80},
     "swe-agent": {"polling": 1},
+    "pydantic-ai-clear": {
+        "max_messages": None,
+        "max_tokens": None,
+        "max_fraction": None,
+        "keep_pairs": 3,
+        "placeholder": None,
+        "exclude_tools": (),
+        "clear_tool_inputs": False,
+        "min_clear_tokens": None,
+    },
+    "pydantic-ai-window": {"keep_messages": 40, "keep_tokens": None, "preserve_first_user_message": True},
+    "pydantic-ai-summary": {
+        "keep_messages": 20,
+        "keep_tokens": None,
+        "preserve_first_user_message": True,
+        "incremental": True,
+        "tool_return_max_chars": 500,
+    },
     "sliding-window": {"max_tokens": None, "keep_system": True, "persist": False},
     "none": {},
 }
@@ -113,6 +131,9 @@ def test_sources_name_what_they_follow() -> None:
     assert "filesystem.py" in sources["deepagents"]
     assert "LLMSummarizing" in sources["openhands"] and "Complexity Trap" in sources["openhands-hybrid"]
     assert "LastNObservations" in sources["swe-agent"] and "#33245" in sources["sliding-window"]
+    assert "ClearToolResults" in sources["pydantic-ai-clear"]
+    assert "SlidingWindowCompaction" in sources["pydantic-ai-window"]
+    assert "SummarizingCompaction" in sources["pydantic-ai-summary"]
 
 
 def test_presets_build_with_other_parameters() -> None:
