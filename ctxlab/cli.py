@@ -359,6 +359,9 @@ PEER_PACKAGES: dict[str, tuple[str, ...]] = {
     "agentscope": ("agentscope",),
     "langchain-clear": ("langchain", "langchain-core"),
     "langchain-summary": ("langchain", "langchain-core"),
+    "pydantic-ai-clear": ("pydantic-ai-harness", "pydantic-ai-slim"),
+    "pydantic-ai-window": ("pydantic-ai-harness", "pydantic-ai-slim"),
+    "pydantic-ai-summary": ("pydantic-ai-harness", "pydantic-ai-slim"),
 }
 """The packages a preset is checked against call for call, by preset."""
 
