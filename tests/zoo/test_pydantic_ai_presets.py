@@ -36,6 +36,7 @@ def test_without_a_trigger_no_capability_ever_compacts() -> None:
         lambda: SummarizingParams(max_fraction=1.5),
         lambda: SummarizingParams(max_messages=3, tool_return_max_chars=0),
         lambda: ClearToolResultsParams(max_messages=3, keep_pairs=-1),
+        lambda: SlidingWindowParams(max_fraction=0.5, context_window=0),
     ],
 )
 def test_settings_the_harness_refuses_are_refused(params: object) -> None:

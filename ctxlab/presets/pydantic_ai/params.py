@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-def _check_trigger(max_messages: int | None, max_tokens: int | None, max_fraction: float | None) -> None:
+def _check_trigger(
+    max_messages: int | None, max_tokens: int | None, max_fraction: float | None, context_window: int | None
+) -> None:
     """The package's checks of a trigger (all three unset: the lab never compacts)."""
     if max_messages is not None and max_messages < 1:
         raise ValueError("max_messages must be positive.")
@@ -23,6 +25,8 @@ def _check_trigger(max_messages: int | None, max_tokens: int | None, max_fractio
         raise ValueError("max_tokens must be positive.")
     if max_fraction is not None and not 0 < max_fraction <= 1:
         raise ValueError("max_fraction must be greater than 0 and at most 1.")
+    if context_window is not None and context_window < 1:
+        raise ValueError("context_window must be positive.")
 
 
 def token_trigger(
@@ -68,7 +72,7 @@ class ClearToolResultsParams:
     min_clear_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction)
+        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
         if self.keep_pairs < 0:
             raise ValueError("keep_pairs must be non-negative.")
         if self.min_clear_tokens is not None and self.min_clear_tokens < 0:
@@ -98,7 +102,7 @@ class SlidingWindowParams:
     preserve_first_user_message: bool = True
 
     def __post_init__(self) -> None:
-        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction)
+        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
         if self.keep_messages < 0:
             raise ValueError("keep_messages must be non-negative.")
         if self.keep_tokens is not None and self.keep_tokens < 0:
@@ -133,7 +137,7 @@ class SummarizingParams:
     tool_return_max_chars: int | None = 500
 
     def __post_init__(self) -> None:
-        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction)
+        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
         if self.keep_messages < 0:
             raise ValueError("keep_messages must be non-negative.")
         if self.keep_tokens is not None and self.keep_tokens < 0:
