@@ -28,6 +28,7 @@ from ctxlab.presets.nonoka import preset as nonoka
 from ctxlab.presets.openai_agents import preset as openai_agents
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.preset import Preset
+from ctxlab.presets.pydantic_ai import preset as pydantic_ai
 from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.strands import preset as strands
 from ctxlab.presets.swe_agent import preset as swe_agent
@@ -49,6 +50,9 @@ PRESETS: dict[str, Preset[Any]] = {
         strands.SUMMARY_PRESET,
         openai_agents.TRIMMER_PRESET,
         openai_agents.SESSION_PRESET,
+        pydantic_ai.CLEAR_PRESET,
+        pydantic_ai.WINDOW_PRESET,
+        pydantic_ai.SUMMARY_PRESET,
         sliding_window.PRESET,
         google_adk.WINDOW_PRESET,
         google_adk.TOKENS_PRESET,

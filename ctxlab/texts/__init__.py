@@ -2,7 +2,7 @@
 
 `load_texts(name)` gives the set a strategy names (`texts: ctxlab | agentscope | langchain |
 openhands | swe-agent | google-adk | strands |
-openai-agents`). Reading a package's strings imports it, which takes seconds,
+openai-agents | pydantic-ai`). Reading a package's strings imports it, which takes seconds,
 so what was read is kept in the user's cache folder (`ctxlab.texts.cache`), keyed by the
 installed package's files and by the reader's own code; importing this package imports no other package.
 """
@@ -68,11 +68,11 @@ def agentscope_texts() -> Texts:
 
 
 def load_texts(name: TextsName) -> Texts:
-    """The named text set. `langchain`, `openhands`, `swe-agent`, `google-adk`, `strands` and
-    `openai-agents` are ctxlab's set for the loop, named so that their family presets read their
-    framework's own strings at build time (`ctxlab.texts.langchain`, `ctxlab.texts.openhands`,
-    SWE-agent's notices in its preset, `ctxlab.texts.google_adk`, `ctxlab.texts.strands`,
-    `ctxlab.texts.agents`)."""
+    """The named text set. `langchain`, `openhands`, `swe-agent`, `google-adk`, `strands`,
+    `openai-agents` and `pydantic-ai` are ctxlab's set for the loop, named so that their family
+    presets read their framework's own strings at build time (`ctxlab.texts.langchain`,
+    `ctxlab.texts.openhands`, SWE-agent's notices in its preset, `ctxlab.texts.google_adk`,
+    `ctxlab.texts.strands`, `ctxlab.texts.agents`, `ctxlab.texts.pydantic_ai`)."""
     if name == "agentscope":
         return agentscope_texts()
     return CTXLAB_TEXTS if name == "ctxlab" else replace(CTXLAB_TEXTS, name=name)

@@ -31,7 +31,15 @@ if TYPE_CHECKING:
     from ctxlab.core.agentscope.toolkit import ToolkitTexts
 
 TextsName = Literal[
-    "ctxlab", "agentscope", "langchain", "openhands", "swe-agent", "google-adk", "strands", "openai-agents"
+    "ctxlab",
+    "agentscope",
+    "langchain",
+    "openhands",
+    "swe-agent",
+    "google-adk",
+    "strands",
+    "openai-agents",
+    "pydantic-ai",
 ]
 
 

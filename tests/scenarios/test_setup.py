@@ -9,7 +9,12 @@ from ctxlab.experiments.grid import expand
 from ctxlab.scenarios.load import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTRA_OF_TEXTS = {"agentscope": "agentscope", "langchain": "peers", "strands": "peers"}
+EXTRA_OF_TEXTS = {
+    "agentscope": "agentscope",
+    "langchain": "peers",
+    "strands": "peers",
+    "pydantic-ai": "peers",
+}
 """The extra that installs the package a text set is read from."""
 
 

@@ -71,6 +71,24 @@ DEFAULTS = {
         "session_settings.limit": None,
     },
     "openai-agents-session": {"session_settings.limit": None},
+    "pydantic-ai-clear": {
+        "max_messages": None,
+        "max_tokens": None,
+        "max_fraction": None,
+        "keep_pairs": 3,
+        "placeholder": None,
+        "exclude_tools": (),
+        "clear_tool_inputs": False,
+        "min_clear_tokens": None,
+    },
+    "pydantic-ai-window": {"keep_messages": 40, "keep_tokens": None, "preserve_first_user_message": True},
+    "pydantic-ai-summary": {
+        "keep_messages": 20,
+        "keep_tokens": None,
+        "preserve_first_user_message": True,
+        "incremental": True,
+        "tool_return_max_chars": 500,
+    },
     "sliding-window": {"max_tokens": None, "keep_system": True, "persist": False},
     "google-adk-window": {
         "events_compaction_config.compaction_interval": 3,
@@ -142,6 +160,9 @@ def test_sources_name_what_they_follow() -> None:
     assert "SummarizingConversationManager" in sources["strands-summarizing"]
     assert "ToolOutputTrimmer" in sources["openai-agents-trimmer"]
     assert "SessionSettings.limit" in sources["openai-agents-session"]
+    assert "ClearToolResults" in sources["pydantic-ai-clear"]
+    assert "SlidingWindowCompaction" in sources["pydantic-ai-window"]
+    assert "SummarizingCompaction" in sources["pydantic-ai-summary"]
 
 
 def test_presets_build_with_other_parameters() -> None:

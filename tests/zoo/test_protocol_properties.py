@@ -35,6 +35,7 @@ from ctxlab.presets.openai_agents.preset import SessionParams, TrimmerParams
 from ctxlab.presets.openai_agents.session import SessionSettings
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.pydantic_ai import preset as pydantic_ai
 from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.sliding_window.preset import WindowParams
 from ctxlab.presets.swe_agent import preset as swe_agent
@@ -180,6 +181,30 @@ def openai_session_for(draw: st.DrawFn, window: int) -> Strategy:
     )
 
 
+def pa_trigger(draw: st.DrawFn, window: int) -> dict[str, Any]:
+    return draw(st.sampled_from([{"max_messages": 12}, {"max_fraction": 0.5}, {"max_tokens": window // 3}]))
+
+
+def pydantic_ai_clear_for(draw: st.DrawFn, window: int) -> Strategy:
+    params = pydantic_ai.ClearToolResultsParams(
+        **pa_trigger(draw, window), keep_pairs=draw(st.integers(0, 3)), clear_tool_inputs=draw(st.booleans())
+    )
+    return pydantic_ai.build_clear(params, CTXLAB_TEXTS)
+
+
+def pydantic_ai_window_for(draw: st.DrawFn, window: int) -> Strategy:
+    keep = draw(st.sampled_from([{"keep_messages": 4}, {"keep_messages": 0}, {"keep_tokens": window // 4}]))
+    params = pydantic_ai.SlidingWindowParams(**pa_trigger(draw, window), **keep)
+    return pydantic_ai.build_window(params, CTXLAB_TEXTS)
+
+
+def pydantic_ai_summary_for(draw: st.DrawFn, window: int) -> Strategy:
+    keep = draw(st.sampled_from([{"keep_messages": 4}, {"keep_messages": 20}, {"keep_tokens": window // 4}]))
+    incremental = draw(st.booleans())
+    params = pydantic_ai.SummarizingParams(**pa_trigger(draw, window), **keep, incremental=incremental)
+    return pydantic_ai.build_summary(params, CTXLAB_TEXTS)
+
+
 def none_for(draw: st.DrawFn, window: int) -> Strategy:
     return none.NoStrategy()
 
@@ -195,6 +220,9 @@ CONFIGURED = {
     "swe-agent": swe_agent_for,
     "openai-agents-trimmer": openai_trimmer_for,
     "openai-agents-session": openai_session_for,
+    "pydantic-ai-clear": pydantic_ai_clear_for,
+    "pydantic-ai-window": pydantic_ai_window_for,
+    "pydantic-ai-summary": pydantic_ai_summary_for,
     "none": none_for,
 }
 
@@ -207,9 +235,10 @@ def test_no_request_breaks_the_provider_rules(
     script, window = workload
     strategy = CONFIGURED[name](data.draw, window)
     fail_on = data.draw(st.lists(st.integers(1, 4), max_size=2))
-    if (
-        name == "langchain-summary"
-    ):  # a failing summary ends LangChain's run (CHECKLIST L12), no request to check
+    if name in (
+        "langchain-summary",
+        "pydantic-ai-summary",
+    ):  # a failing summary ends the run (CHECKLIST L12, PA11), no request to check
         fail_on = []
     ran = run(
         strategy,
@@ -264,6 +293,14 @@ def fixed(name: str, window: int) -> Strategy:
         case "openai-agents-session":
             limited = SessionParams(session_settings=SessionSettings(limit=6))
             return openai_agents.build_session(limited, CTXLAB_TEXTS)
+        case "pydantic-ai-clear":
+            return pydantic_ai.build_clear(pydantic_ai.ClearToolResultsParams(max_tokens=half), CTXLAB_TEXTS)
+        case "pydantic-ai-window":
+            window_params = pydantic_ai.SlidingWindowParams(max_tokens=half, keep_messages=6)
+            return pydantic_ai.build_window(window_params, CTXLAB_TEXTS)
+        case "pydantic-ai-summary":
+            summary_params = pydantic_ai.SummarizingParams(max_tokens=half, keep_messages=6)
+            return pydantic_ai.build_summary(summary_params, CTXLAB_TEXTS)
         case _:
             return none.NoStrategy()
 

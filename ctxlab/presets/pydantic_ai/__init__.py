@@ -1,0 +1,1 @@
+"""The pydantic-ai family: pydantic-ai-harness compaction capabilities, exact to the installed package."""

@@ -1,0 +1,146 @@
+"""The settings of pydantic-ai-harness 0.62.0's compaction capabilities, named and defaulted as the
+package names and defaults them (`ClearToolResults`, `SlidingWindowCompaction`,
+`SummarizingCompaction`).
+
+Each capability triggers on `max_messages`, `max_tokens` or `max_fraction` of the model's window
+(`context_window` overrides the window; the lab's model window stands for the one the package
+resolves from the model). The package refuses a capability with none of the three; the lab's
+entry with none never compacts, so a preset's defaults stay buildable (a declared deviation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _check_trigger(
+    max_messages: int | None, max_tokens: int | None, max_fraction: float | None, context_window: int | None
+) -> None:
+    """The package's checks of a trigger (all three unset: the lab never compacts)."""
+    if max_messages is not None and max_messages < 1:
+        raise ValueError("max_messages must be positive.")
+    if max_tokens is not None and max_fraction is not None:
+        raise ValueError("Set at most one of max_tokens or max_fraction.")
+    if max_tokens is not None and max_tokens < 1:
+        raise ValueError("max_tokens must be positive.")
+    if max_fraction is not None and not 0 < max_fraction <= 1:
+        raise ValueError("max_fraction must be greater than 0 and at most 1.")
+    if context_window is not None and context_window < 1:
+        raise ValueError("context_window must be positive.")
+
+
+def token_trigger(
+    max_tokens: int | None, max_fraction: float | None, context_window: int | None, window: int
+) -> int | None:
+    """The token threshold of a request: `max_tokens`, or the fraction of the window (at least 1).
+
+    >>> token_trigger(None, 0.5, None, 1001), token_trigger(None, 0.5, 10, 1001)
+    (500, 5)
+    """
+    if max_tokens is not None:
+        return max_tokens
+    if max_fraction is None:
+        return None
+    return max(1, int((context_window if context_window is not None else window) * max_fraction))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClearToolResultsParams:
+    """`ClearToolResults` settings, with the harness's defaults.
+
+    Attributes:
+        max_messages: clear when more messages than this follow the newest cleared result (none: off).
+        max_tokens: clear when the harness's estimate is above this (none: off).
+        max_fraction: clear when the estimate is above this fraction of the window (none: off).
+        context_window: the window a fraction applies to (none: the model's).
+        keep_pairs: the newest tool call / return pairs left untouched (3).
+        placeholder: what a cleared result holds (none: the text set's; the harness's
+            `[tool result cleared]` under `texts: pydantic-ai`).
+        exclude_tools: tools whose results are never cleared.
+        clear_tool_inputs: also blank the cleared calls' arguments to `{}`.
+        min_clear_tokens: clear only when that reclaims at least this many tokens (none: always).
+    """
+
+    max_messages: int | None = None
+    max_tokens: int | None = None
+    max_fraction: float | None = None
+    context_window: int | None = None
+    keep_pairs: int = 3
+    placeholder: str | None = None
+    exclude_tools: tuple[str, ...] = ()
+    clear_tool_inputs: bool = False
+    min_clear_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
+        if self.keep_pairs < 0:
+            raise ValueError("keep_pairs must be non-negative.")
+        if self.min_clear_tokens is not None and self.min_clear_tokens < 0:
+            raise ValueError("min_clear_tokens must be non-negative.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlidingWindowParams:
+    """`SlidingWindowCompaction` settings, with the harness's defaults.
+
+    Attributes:
+        max_messages: trim when there are more messages than this (none: off).
+        max_tokens: trim when the harness's estimate is above this (none: off).
+        max_fraction: trim when the estimate is above this fraction of the window (none: off).
+        context_window: the window a fraction applies to (none: the model's).
+        keep_messages: the messages kept (40; the newest is always kept).
+        keep_tokens: keep the shortest tail holding this many tokens instead (none: `keep_messages`).
+        preserve_first_user_message: keep the first user request ahead of the tail.
+    """
+
+    max_messages: int | None = None
+    max_tokens: int | None = None
+    max_fraction: float | None = None
+    context_window: int | None = None
+    keep_messages: int = 40
+    keep_tokens: int | None = None
+    preserve_first_user_message: bool = True
+
+    def __post_init__(self) -> None:
+        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
+        if self.keep_messages < 0:
+            raise ValueError("keep_messages must be non-negative.")
+        if self.keep_tokens is not None and self.keep_tokens < 0:
+            raise ValueError("keep_tokens must be non-negative.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummarizingParams:
+    """`SummarizingCompaction` settings, with the harness's defaults.
+
+    Attributes:
+        max_messages: summarize when there are more messages than this (none: off).
+        max_tokens: summarize when the harness's estimate is above this (none: off).
+        max_fraction: summarize when the estimate is above this fraction of the window (none: off).
+        context_window: the window a fraction applies to (none: the model's).
+        keep_messages: the messages kept after the summary (20).
+        keep_tokens: keep the shortest tail holding this many tokens instead (none: `keep_messages`).
+        preserve_first_user_message: keep the first user request ahead of the summary.
+        incremental: update the newest earlier summary instead of summarizing it again.
+        tool_return_max_chars: tool results cut to this many characters in the transcript (500;
+            none: whole).
+    """
+
+    max_messages: int | None = None
+    max_tokens: int | None = None
+    max_fraction: float | None = None
+    context_window: int | None = None
+    keep_messages: int = 20
+    keep_tokens: int | None = None
+    preserve_first_user_message: bool = True
+    incremental: bool = True
+    tool_return_max_chars: int | None = 500
+
+    def __post_init__(self) -> None:
+        _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
+        if self.keep_messages < 0:
+            raise ValueError("keep_messages must be non-negative.")
+        if self.keep_tokens is not None and self.keep_tokens < 0:
+            raise ValueError("keep_tokens must be non-negative.")
+        if self.tool_return_max_chars is not None and self.tool_return_max_chars < 1:
+            raise ValueError("tool_return_max_chars must be positive.")

@@ -1,0 +1,148 @@
+"""The pydantic-ai presets: the compaction capabilities of pydantic-ai-harness 0.62.0 (on
+pydantic-ai-slim 2.62.0, the version it pins), exact to the installed packages.
+
+- `pydantic-ai-clear`: `ClearToolResults`, the oldest tool results blanked in place.
+- `pydantic-ai-window`: `SlidingWindowCompaction`, the oldest messages dropped.
+- `pydantic-ai-summary`: `SummarizingCompaction`, the oldest messages summarized by a model call.
+
+Each runs before every model request, decides with the harness's estimate (about four characters
+per token over the history's text and the instructions; `request_counter`, recorded as
+`strategy_tokens`), and edits the stored history. None has a futile-compaction breaker. Under
+`texts: pydantic-ai` they use the harness's own summary prompt, summarizer instructions,
+incremental-update instruction and placeholder, and pydantic-ai's frame around a sent summary,
+read at run time (`ctxlab.texts.pydantic_ai`); otherwise the lab's wording.
+
+Declared deviations (`tests/parity/CHECKLIST.md`, PA section): no trigger means never (the package
+refuses it); the scripted models report no usage, so no estimate is anchored on a provider's
+count; pydantic-ai's default limit of 50 requests a run is not applied (the lab's loop limit is);
+receipts, pins, capability loads, `keep_user_messages`, `bridge_prefix`, a separate summarizer
+model and a custom tokenizer are not reproduced.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.engine.env import RequestCounter
+from ctxlab.presets.preset import Preset
+from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
+from ctxlab.presets.pydantic_ai.steps import ClearStep, SummarizeStep, WindowStep, summary_frame
+from ctxlab.presets.pydantic_ai.view import estimate_tokens, pa_view
+from ctxlab.presets.steps import StepStrategy
+from ctxlab.texts import Texts
+from ctxlab.texts.pydantic_ai import CTXLAB_PYDANTIC_AI_TEXTS, PydanticAITexts
+
+__all__ = [
+    "CLEAR_PRESET",
+    "SUMMARY_PRESET",
+    "VERSIONS",
+    "WINDOW_PRESET",
+    "ClearToolResultsParams",
+    "SlidingWindowParams",
+    "SummarizingParams",
+    "build_clear",
+    "build_summary",
+    "build_window",
+]
+
+VERSIONS = "pydantic-ai-harness 0.62.0 (pydantic-ai-slim 2.62.0)"
+CLEAR_SOURCE = f"{VERSIONS} compaction/_clear_tool_results.py (ClearToolResults)"
+WINDOW_SOURCE = f"{VERSIONS} compaction/_sliding_window_compaction.py (SlidingWindowCompaction)"
+SUMMARY_SOURCE = f"{VERSIONS} compaction/_summarizing_compaction.py (SummarizingCompaction)"
+NOTES = (
+    "no trigger set: never compacts (the harness refuses a capability without one)",
+    "the scripted models report no usage: the harness's estimate is its character count alone",
+    "pydantic-ai's limit of 50 requests a run is not applied (the lab's loop limit is)",
+)
+
+
+def pa_texts(texts: Texts) -> PydanticAITexts:
+    """The harness's own strings under `texts: pydantic-ai`, the lab's otherwise."""
+    if texts.name == "pydantic-ai":
+        from ctxlab.texts.pydantic_ai import pydantic_ai_texts
+
+        return pydantic_ai_texts()
+    return CTXLAB_PYDANTIC_AI_TEXTS
+
+
+def counted_request(
+    messages: tuple[Message, ...], tools: tuple[ToolSchema, ...], texts: PydanticAITexts
+) -> int:
+    """The harness's estimate of a request: its messages, the system prompt as the instructions
+    (tools are not counted)."""
+    system = messages[0] if messages and messages[0].role == "system" else None
+    instructions = "".join(getattr(b, "text", "") for b in system.blocks) if system is not None else ""
+    rest = messages[1:] if system is not None else messages
+    return estimate_tokens(pa_view(rest, summary_frame(texts)), instructions)
+
+
+def harness_counter(texts: PydanticAITexts) -> RequestCounter:
+    """`counted_request` with the text set's summary frame."""
+    return functools.partial(counted_request, texts=texts)
+
+
+def _strategy(
+    name: str, step: ClearStep | WindowStep | SummarizeStep, config: object, source: str
+) -> StepStrategy:
+    return StepStrategy(
+        name=name,
+        steps=(step,),
+        config=config,
+        source=source,
+        futile_limit=0,
+        request_counter=harness_counter(step.texts),
+    )
+
+
+def build_clear(params: ClearToolResultsParams, texts: Texts) -> StepStrategy:
+    """The `pydantic-ai-clear` strategy."""
+    return _strategy("pydantic-ai-clear", ClearStep(pa_texts(texts), params), params, CLEAR_SOURCE)
+
+
+def build_window(params: SlidingWindowParams, texts: Texts) -> StepStrategy:
+    """The `pydantic-ai-window` strategy."""
+    return _strategy("pydantic-ai-window", WindowStep(pa_texts(texts), params), params, WINDOW_SOURCE)
+
+
+def build_summary(params: SummarizingParams, texts: Texts) -> StepStrategy:
+    """The `pydantic-ai-summary` strategy."""
+    return _strategy("pydantic-ai-summary", SummarizeStep(pa_texts(texts), params), params, SUMMARY_SOURCE)
+
+
+PEERS = ("pydantic-ai-harness", "pydantic-ai-slim")
+"""The distributions the pydantic-ai presets are proven against."""
+
+CLEAR_PRESET = Preset(
+    name="pydantic-ai-clear",
+    summary="pydantic-ai-harness ClearToolResults: over the trigger (none by default: set one), all but the "
+    "3 newest tool results blanked in the stored history",
+    source=CLEAR_SOURCE,
+    params=ClearToolResultsParams,
+    build=build_clear,
+    peers=PEERS,
+    notes=NOTES,
+)
+
+WINDOW_PRESET = Preset(
+    name="pydantic-ai-window",
+    summary="pydantic-ai-harness SlidingWindowCompaction: over the trigger (none by default: set one), the "
+    "history cut to its last 40 messages at a tool-safe point, the first user request kept",
+    source=WINDOW_SOURCE,
+    params=SlidingWindowParams,
+    build=build_window,
+    peers=PEERS,
+    notes=NOTES,
+)
+
+SUMMARY_PRESET = Preset(
+    name="pydantic-ai-summary",
+    summary="pydantic-ai-harness SummarizingCompaction: over the trigger (none by default: set one), all but "
+    "the last 20 messages summarized into a request after the first user request, updated incrementally",
+    source=SUMMARY_SOURCE,
+    params=SummarizingParams,
+    build=build_summary,
+    peers=PEERS,
+    notes=NOTES,
+)

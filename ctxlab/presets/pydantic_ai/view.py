@@ -1,0 +1,294 @@
+"""The stored context as pydantic-ai's message history, and the harness's counting and cutoffs on it.
+
+pydantic-ai keeps a history of requests and responses: a request holds user prompts, tool returns
+and summaries (parts), a response holds text and tool calls. `pa_view` reads the lab's stored
+context through its OpenAI view (one view unit per OpenAI message) into that shape, each part
+remembering the view unit it stands for, so that every edit the harness makes on requests and
+responses becomes an edit of view units.
+
+Requests: a user message starts one; the tool results that follow one assistant message form one
+(pydantic-ai returns a round's results in one request); a summary the lab stored for
+`SummarizingCompaction` is recognised by its frame and read back as the raw summary. pydantic-ai
+merges adjacent requests when a run starts from a history (each new user turn): those merges are
+remembered as the `joined` keys of the parts that were appended to the request before them.
+
+The harness counts with about four characters per token: the text of every part (a tool call as
+its name and its arguments) and the most recent instructions once, summed, then divided by 4
+(`estimate_token_count`); the lab's scripted models report no usage, so no count is anchored on a
+provider's.
+
+Invariants:
+- Every view unit of the context belongs to exactly one part (an assistant unit may hold a text
+  part and call parts), in view order.
+- The functions here are pure and use only the standard library and `ctxlab.core`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.units import view_units
+from ctxlab.core.wire.views import to_openai
+
+PartKind = Literal["user", "summary", "return", "text", "call"]
+CHARS_PER_TOKEN = 4
+TOOL_PAIR_SEARCH_RANGE = 5
+"""How far around a cutoff the harness looks for a call whose return would be split from it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Frame:
+    """How a summary is stored as a user message: its text between `head` and `tail`."""
+
+    head: str
+    tail: str
+
+    def wrap(self, summary: str) -> str:
+        """The user text standing for `summary`."""
+        return f"{self.head}{summary}{self.tail}"
+
+    def unwrap(self, text: str) -> str | None:
+        """The summary `text` frames, or None when it is no summary."""
+        if (
+            len(text) >= len(self.head) + len(self.tail)
+            and text.startswith(self.head)
+            and text.endswith(self.tail)
+        ):
+            return text[len(self.head) : len(text) - len(self.tail)]
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PAPart:
+    """One part of a request or response.
+
+    Attributes:
+        kind: user prompt, summary, tool return, assistant text or tool call.
+        unit: the view unit it stands for (a call: its assistant message's unit).
+        key: the stored message id (user, summary) it comes from: what a merge remembers.
+        text: the prompt, the raw summary, the return's content, the text, or the call's arguments.
+        name: the tool's name (calls and returns).
+        call_id: the call's id (calls and returns).
+    """
+
+    kind: PartKind
+    unit: int
+    key: str = ""
+    text: str = ""
+    name: str = ""
+    call_id: str = ""
+
+    def segments(self) -> tuple[str, ...]:
+        """What the harness counts of the part."""
+        return (self.name, self.text) if self.kind == "call" else (self.text,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PAMessage:
+    """A request or a response and its parts."""
+
+    kind: Literal["request", "response"]
+    parts: tuple[PAPart, ...]
+
+    @property
+    def is_request(self) -> bool:
+        """Whether it is a request."""
+        return self.kind == "request"
+
+    def call_ids(self) -> tuple[str, ...]:
+        """The ids of the tool calls a response makes."""
+        return tuple(p.call_id for p in self.parts if p.kind == "call" and p.call_id)
+
+    def return_ids(self) -> tuple[str, ...]:
+        """The ids of the calls a request's tool returns answer."""
+        return tuple(p.call_id for p in self.parts if p.kind == "return")
+
+    def units(self) -> tuple[int, ...]:
+        """The view units it stands for, in order."""
+        return tuple(dict.fromkeys(p.unit for p in self.parts))
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] = ()) -> tuple[PAMessage, ...]:
+    """The history pydantic-ai would hold for the stored context `messages`.
+
+    `joined` names the user and summary messages a run start merged into the request before them.
+    """
+    units = view_units(messages)
+    out: list[PAMessage] = []
+    for index, (wire, unit) in enumerate(zip(to_openai(messages), units, strict=True)):
+        role = wire["role"]
+        if role == "assistant":
+            parts = (
+                [PAPart(kind="text", unit=index, text=_text(wire.get("content")))]
+                if wire.get("content")
+                else []
+            )
+            for call in wire.get("tool_calls") or ():
+                function = call["function"]
+                parts.append(
+                    PAPart(
+                        kind="call",
+                        unit=index,
+                        text=function["arguments"],
+                        name=function["name"],
+                        call_id=call["id"],
+                    )
+                )
+            out.append(PAMessage(kind="response", parts=tuple(parts)))
+            continue
+        if role == "tool":
+            part = PAPart(
+                kind="return",
+                unit=index,
+                text=_text(wire.get("content")),
+                name=_result_name(messages, unit.message, unit.blocks),
+                call_id=wire["tool_call_id"],
+            )
+            merge = bool(out) and out[-1].is_request and all(p.kind == "return" for p in out[-1].parts)
+        else:
+            key = messages[unit.message].id
+            text = _text(wire.get("content"))
+            summary = frame.unwrap(text)
+            part = PAPart(
+                kind="user" if summary is None else "summary",
+                unit=index,
+                key=key,
+                text=text if summary is None else summary,
+            )
+            merge = bool(out) and out[-1].is_request and key in joined
+        if merge:
+            out[-1] = PAMessage(kind="request", parts=(*out[-1].parts, part))
+        else:
+            out.append(PAMessage(kind="request", parts=(part,)))
+    return tuple(out)
+
+
+def _result_name(messages: Sequence[Message], message: int, blocks: tuple[int, ...]) -> str:
+    block = messages[message].blocks[blocks[0]] if blocks else None
+    return str(getattr(block, "name", ""))
+
+
+def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
+    """The keys of the parts a run start appends to the request before them (adjacent requests merge)."""
+    keys: set[str] = set()
+    for before, message in itertools.pairwise(history):
+        if before.is_request and message.is_request and message.parts[0].key:
+            keys.add(message.parts[0].key)
+    return frozenset(keys)
+
+
+def estimate_tokens(history: Sequence[PAMessage], instructions: str) -> int:
+    """The harness's estimate of a history sent with `instructions`: characters // 4."""
+    return (message_chars(history) + len(instructions)) // CHARS_PER_TOKEN
+
+
+def message_chars(history: Sequence[PAMessage]) -> int:
+    """The characters of every part's counted text."""
+    return sum(len(s) for m in history for p in m.parts for s in p.segments())
+
+
+def is_safe_cutoff(history: Sequence[PAMessage], cutoff: int) -> bool:
+    """Whether cutting before `cutoff` leaves no call of a nearby response apart from its return.
+
+    Only responses within `TOOL_PAIR_SEARCH_RANGE` messages either side of the cut are looked at.
+    """
+    if cutoff >= len(history):
+        return True
+    for i in range(
+        max(0, cutoff - TOOL_PAIR_SEARCH_RANGE), min(len(history), cutoff + TOOL_PAIR_SEARCH_RANGE)
+    ):
+        if history[i].is_request:
+            continue
+        calls = set(history[i].call_ids())
+        if not calls:
+            continue
+        for j in range(i + 1, len(history)):
+            if (
+                history[j].is_request
+                and calls & set(history[j].return_ids())
+                and (i < cutoff) != (j < cutoff)
+            ):
+                return False
+    return True
+
+
+def find_safe_cutoff(history: Sequence[PAMessage], keep: int) -> int:
+    """Where the tail of `keep` messages (at least one) starts, moved back to a safe cut (0: no cut)."""
+    keep = max(keep, 1)
+    if len(history) <= keep:
+        return 0
+    for index in range(len(history) - keep, -1, -1):
+        if is_safe_cutoff(history, index):
+            return index
+    return 0
+
+
+def _with_call_dependencies(history: Sequence[PAMessage], cutoff: int) -> int:
+    """The cut moved back so that every return kept keeps the nearest earlier call it answers."""
+    calls: dict[str, int] = {}
+    earliest: list[int] = []
+    for index, message in enumerate(history):
+        first = index
+        if message.is_request:
+            for call_id in message.return_ids():
+                first = min(first, calls.get(call_id, index))
+        else:
+            for call_id in message.call_ids():
+                calls[call_id] = index
+        earliest.append(first)
+    for index in range(len(history) - 1, -1, -1):
+        if index < cutoff:
+            break
+        cutoff = min(cutoff, earliest[index])
+    return cutoff
+
+
+def find_token_cutoff(history: Sequence[PAMessage], target: int, instructions: str) -> int:
+    """Where the shortest tail holding `target` tokens of message text starts (with the calls its
+    returns need); a zero target keeps the tail that fits in nothing, the instructions counted."""
+    if target > 0:
+
+        def tail(start: int) -> int:
+            return message_chars(history[start:]) // CHARS_PER_TOKEN
+
+        lo, hi = 0, len(history)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if tail(mid) >= target:
+                lo = mid + 1
+            else:
+                hi = mid
+        return _with_call_dependencies(history, max(0, lo - 1))
+    if not history or estimate_tokens(history, instructions) <= 0:
+        return 0
+    lo, hi, candidate = 0, len(history), len(history)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if estimate_tokens(history[mid:], instructions) <= 0:
+            candidate, hi = mid, mid
+        else:
+            lo = mid + 1
+    candidate = min(candidate, max(0, len(history) - 1))
+    for index in range(candidate, -1, -1):
+        if is_safe_cutoff(history, index):
+            return index
+    return 0
+
+
+def first_user_request(history: Sequence[PAMessage]) -> int | None:
+    """The index of the first request holding a user prompt."""
+    return next(
+        (i for i, m in enumerate(history) if m.is_request and any(p.kind == "user" for p in m.parts)), None
+    )

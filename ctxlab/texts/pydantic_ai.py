@@ -1,0 +1,82 @@
+"""pydantic-ai's and its harness's own strings, read from the installed packages at run time
+(`texts: pydantic-ai`).
+
+`PydanticAITexts` are the strings the compaction capabilities of pydantic-ai-harness 0.62.0 send or
+store; `CTXLAB_PYDANTIC_AI_TEXTS` is the lab's own wording of them (used without
+`texts: pydantic-ai`).
+
+Nothing of the packages is stored in this project: the summary prompt, the summarizer's
+instructions, the incremental-update instruction and the clearing placeholder are the harness's
+constants and defaults; the frame pydantic-ai-slim puts around a stored summary when it sends it is
+read by framing a marker with the package's own function.
+
+Importing this module imports no other package; `pydantic_ai_texts()` imports the packages and
+raises ModuleNotFoundError when they are not installed (the `peers` extra).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PydanticAITexts:
+    """The strings the harness's compaction sends or stores.
+
+    Attributes:
+        summary_prompt: the summary request's prompt (`str.format` with `{messages}`).
+        instructions: the summarizer agent's instructions (its system message).
+        incremental: what follows the prompt when an earlier summary is updated.
+        placeholder: what a cleared tool result holds.
+        summary_head: what a stored summary is sent after, in its user message.
+        summary_tail: what a stored summary is sent before, in its user message.
+    """
+
+    summary_prompt: str
+    instructions: str
+    incremental: str
+    placeholder: str
+    summary_head: str
+    summary_tail: str
+
+
+CTXLAB_PYDANTIC_AI_TEXTS = PydanticAITexts(
+    summary_prompt=(
+        "Write the notes you need to carry on this work once the messages below are gone: the goal "
+        "and every constraint, what was done and found (exact names, paths and numbers), what is "
+        "still open, and what to do next. Write only the notes.\n\n<messages>\n{messages}\n</messages>"
+    ),
+    instructions="You write handover notes of conversations.",
+    incremental=(
+        "Your earlier notes are in <previous-summary> below. Bring them up to date with the "
+        "conversation above: keep what still holds, drop what no longer does, add what is new."
+    ),
+    placeholder="[result cleared]",
+    summary_head="<earlier-conversation>\n",
+    summary_tail="\n</earlier-conversation>",
+)
+
+_MARK = "\x00summary\x00"
+
+
+@functools.cache
+def pydantic_ai_texts() -> PydanticAITexts:
+    """The strings of the installed pydantic-ai-harness and pydantic-ai-slim."""
+    from pydantic_ai import models
+    from pydantic_ai_harness.compaction import ClearToolResults
+    from pydantic_ai_harness.compaction import _summarizing_compaction as summarizing
+
+    framed = models._conversation_summary_text(_MARK)
+    head, tail = framed.split(_MARK)
+    defaults = {f.name: f.default for f in dataclasses.fields(summarizing.SummarizingCompaction)}
+    placeholder = {f.name: f.default for f in dataclasses.fields(ClearToolResults)}["placeholder"]
+    return PydanticAITexts(
+        summary_prompt=str(defaults["summary_prompt"]),
+        instructions=str(defaults["instructions"]),
+        incremental=summarizing._INCREMENTAL_UPDATE_INSTRUCTION,
+        placeholder=str(placeholder),
+        summary_head=head,
+        summary_tail=tail,
+    )

@@ -1,0 +1,199 @@
+"""Run a real pydantic-ai `Agent` (pydantic-ai-slim 2.62.0) with one compaction capability of
+pydantic-ai-harness 0.62.0 on a ctxlab script, and record every request at the model boundary.
+
+`run_pydantic_ai(script, config)` builds the agent on a `FunctionModel` that plays the script, with
+the script's tools (their results come from the script, as the lab's world gives them) and the
+configured capability (`ClearToolResults`, `SlidingWindowCompaction` or `SummarizingCompaction`),
+runs it once per turn on the previous turn's history plus the new user prompt, and returns a
+`PATrace`.
+
+Invariants:
+- The scripted model decides each answer from its own position in the script (turn, round),
+  never from the request, so compaction does not change what the agent does. A summary call is
+  recognised by the summarizer's instructions and answered with the configured text, or raises
+  when its invocation is listed in `fail_on`.
+- Each request is recorded as pydantic-ai's own OpenAI chat mapping sends it
+  (`OpenAIChatModel._map_messages`: the instructions as the system message, a stored summary as
+  framed user text), with the tools sent and the harness's estimate of the history.
+- The model reports no usage (`unmeasured_requests`), as the lab's scripted models do, so the
+  harness estimates from characters alone.
+- Nothing nondeterministic reaches a request: timestamps and run ids never do; call ids are the
+  script's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import Agent, Tool
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.usage import RequestUsage
+from pydantic_ai_harness.compaction import (
+    ClearToolResults,
+    SlidingWindowCompaction,
+    SummarizingCompaction,
+    estimate_token_count,
+)
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.world.script import Script, ScriptedCall
+from ctxlab.texts.pydantic_ai import pydantic_ai_texts
+
+CAPABILITIES = {
+    "clear": ClearToolResults,
+    "window": SlidingWindowCompaction,
+    "summary": SummarizingCompaction,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PAConfig:
+    """One pydantic-ai parity configuration.
+
+    Attributes:
+        capability: "clear", "window" or "summary".
+        window: the model's context window (what a fraction trigger applies to).
+        settings: the capability's keyword arguments (the lab's parameters have the same names).
+        summary_text: what the summarizer answers.
+        fail_on: summary invocations (1-based) that raise.
+    """
+
+    capability: str = "window"
+    window: int = 16_000
+    settings: dict[str, Any] = field(default_factory=dict)
+    summary_text: str = "## Intent\nCollect the passages.\n\n## Current state\nThree were retrieved."
+    fail_on: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PACall:
+    """One request: its kind, messages and tools (canonical JSON) and the harness's estimate."""
+
+    kind: str
+    messages: tuple[str, ...]
+    tools: tuple[str, ...]
+    counted: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PATrace:
+    """A whole run: every request and whether an error ended it."""
+
+    calls: tuple[PACall, ...]
+    error: str | None
+
+
+def canonical_message(message: dict[str, Any]) -> str:
+    """An OpenAI chat message as canonical JSON: role, text content, calls, the call answered."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(str(p.get("text", "")) for p in content)
+    out: dict[str, Any] = {"role": message["role"], "content": content or ""}
+    if message.get("tool_calls"):
+        out["tool_calls"] = [
+            [c["id"], c["function"]["name"], c["function"]["arguments"]] for c in message["tool_calls"]
+        ]
+    if message.get("tool_call_id"):
+        out["tool_call_id"] = message["tool_call_id"]
+    return json.dumps(out, ensure_ascii=False, sort_keys=True)
+
+
+def canonical_tool(name: str, description: str | None, parameters: Any) -> str:
+    """A tool as canonical JSON."""
+    return json.dumps(
+        {"name": name, "description": description or "", "parameters": parameters}, sort_keys=True
+    )
+
+
+class ScriptedPlayer:
+    """The `FunctionModel` function: plays the script and records each request."""
+
+    def __init__(self, script: Script, config: PAConfig) -> None:
+        self.script, self.config = script, config
+        self.calls: list[PACall] = []
+        self.turn = self.round = self.summaries = 0
+        self.openai = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="unused"))
+        self.instructions = pydantic_ai_texts().instructions
+
+    async def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        wire = await self.openai._map_messages(messages, info.model_request_parameters)
+        summary = info.instructions == self.instructions
+        self.calls.append(
+            PACall(
+                kind="summary" if summary else "reasoning",
+                messages=tuple(canonical_message(dict(m)) for m in wire),
+                tools=tuple(
+                    canonical_tool(t.name, t.description, t.parameters_json_schema)
+                    for t in info.function_tools
+                ),
+                counted=estimate_token_count(messages),
+            )
+        )
+        if summary:
+            self.summaries += 1
+            if self.summaries in self.config.fail_on:
+                raise RuntimeError(f"summarizer unavailable (invocation {self.summaries})")
+            return _response([TextPart(self.config.summary_text)])
+        return _response(self._next_parts())
+
+    def _next_parts(self) -> list[Any]:
+        turn = self.script.turns[self.turn]
+        if self.round < len(turn.rounds):
+            scripted = turn.rounds[self.round]
+            self.round += 1
+            texts = [TextPart(scripted.text)] if scripted.text else []
+            return [*texts, *(ToolCallPart(c.tool, c.input, tool_call_id=c.id) for c in scripted.calls)]
+        self.turn, self.round = self.turn + 1, 0
+        return [TextPart(turn.final)]
+
+
+def _response(parts: list[Any]) -> ModelResponse:
+    return ModelResponse(parts=parts, usage=RequestUsage(unmeasured_requests=1))
+
+
+def _tool(schema: Any, results: dict[str, ScriptedCall]) -> Tool[Any]:
+    def answer(ctx: Any, **kwargs: Any) -> str:
+        scripted = results[ctx.tool_call_id]
+        return "".join(p.text for p in scripted.result or () if isinstance(p, TextBlock))
+
+    return Tool.from_schema(
+        answer, schema.name, schema.description, json.loads(schema.parameters), takes_ctx=True
+    )
+
+
+def run_pydantic_ai(script: Script, config: PAConfig) -> PATrace:
+    """Run the real agent on `script` (call ids assigned) under `config`."""
+    player = ScriptedPlayer(script, config)
+    results = {c.id: c for c in script.calls() if c.id is not None}
+    settings = {k: frozenset(v) if k == "exclude_tools" else v for k, v in config.settings.items()}
+    capability = CAPABILITIES[config.capability](**settings)
+    agent = Agent(
+        FunctionModel(player, profile={"context_window": config.window}),
+        instructions=script.system_prompt,
+        tools=[_tool(t, results) for t in script.tools],
+        capabilities=[capability],
+    )
+    history: list[ModelMessage] = []
+    error = None
+    for turn in script.turns:
+        user = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
+        try:
+            history = agent.run_sync(user, message_history=history).all_messages()
+        except Exception as failure:  # the run ends; the trace keeps what happened
+            error = type(failure).__name__
+            break
+    return PATrace(calls=tuple(player.calls), error=error)
+
+
+def dump(trace: PATrace) -> str:
+    """The trace as one JSON line (for the two-process check)."""
+    return json.dumps(
+        {"calls": [[c.kind, c.messages, c.tools, c.counted] for c in trace.calls], "error": trace.error},
+        sort_keys=True,
+        ensure_ascii=False,
+    )

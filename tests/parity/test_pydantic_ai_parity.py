@@ -1,0 +1,251 @@
+"""ctxlab's pydantic-ai presets against a real pydantic-ai `Agent` (pydantic-ai-slim 2.62.0) with
+the compaction capabilities of pydantic-ai-harness 0.62.0, on generated workloads: the same
+requests call for call (kinds, messages in pydantic-ai's own OpenAI mapping, tools sent), clearing,
+trimming and summaries at the same calls, the summarizer's requests, the harness's estimate of
+every request, and the same errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from tests.parity.pa_driver import PAConfig, PATrace, run_pydantic_ai
+from tests.parity.pa_lab import run_lab
+from tests.parity.workloads import CJK, PROSE, TOOLS
+
+TAGGED = "See <messages> and </message> in the output. "
+"""Text holding the summarizer transcript's own tags, which the harness escapes."""
+
+
+def compare(script: Script, config: PAConfig) -> tuple[PATrace, PATrace]:
+    theirs, ours = run_pydantic_ai(script, config), run_lab(script, config)
+    assert (ours.error is None) == (theirs.error is None), (ours.error, theirs.error)
+    assert [c.kind for c in ours.calls] == [c.kind for c in theirs.calls]
+    for index, (mine, real) in enumerate(zip(ours.calls, theirs.calls, strict=True)):
+        assert mine.messages == real.messages, index
+        assert mine.tools == real.tools, index
+        assert mine.counted == real.counted, index
+    return ours, theirs
+
+
+def compact(payload: dict[str, Any]) -> str:
+    """Call arguments as providers send them (pydantic-ai's OpenAI mapping re-serializes them so)."""
+    return json.dumps(payload, separators=(",", ":"))
+
+
+@st.composite
+def text(draw: st.DrawFn, max_chars: int) -> str:
+    size = draw(st.integers(max(1, max_chars // 3), max(1, max_chars)))
+    base = draw(st.sampled_from([PROSE, PROSE, CJK, TAGGED]))
+    return (base * (size // len(base) + 1))[:size]
+
+
+@st.composite
+def rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
+    calls = []
+    for n in range(draw(st.integers(1, 3))):  # parallel calls
+        share = draw(st.sampled_from([0.002, 0.02, 0.08, 0.3, 1.2]))  # of the window, in characters x 4
+        tool = draw(st.sampled_from(["retrieve", "figure"]))
+        calls.append(
+            ScriptedCall(
+                tool=tool,
+                input=compact({"query": f"q{n}"} if tool == "retrieve" else {"n": n}),
+                result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
+                error=draw(st.integers(0, 6)) == 0,
+            )
+        )
+    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), calls=tuple(calls))
+
+
+@st.composite
+def scripts(draw: st.DrawFn, window: int, max_loop: int) -> Script:
+    turns = []
+    for _ in range(draw(st.integers(1, 4))):
+        long_loop = draw(st.integers(0, 5)) == 0
+        count = draw(st.integers(12, max_loop)) if long_loop else draw(st.integers(0, 6))
+        user = TextBlock(text=draw(text(300)))
+        body = tuple(draw(rounds(window)) for _ in range(count))
+        turns.append(ScriptedTurn(user=(user,), rounds=body, final=draw(text(100))))
+    prompt = draw(text(600)).strip() or "You research."  # pydantic-ai strips the instructions it sends
+    return assign_call_ids(Script(system_prompt=prompt, tools=TOOLS, turns=tuple(turns)))
+
+
+@st.composite
+def triggers(draw: st.DrawFn, window: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    form = draw(st.sampled_from(["messages", "tokens", "fraction", "messages+tokens", "messages+fraction"]))
+    if "messages" in form:
+        out["max_messages"] = draw(st.integers(1, 40))
+    if "tokens" in form:
+        out["max_tokens"] = draw(st.integers(max(1, window // 20), window))
+    if "fraction" in form:
+        out["max_fraction"] = draw(st.sampled_from([0.05, 0.2, 0.5, 0.85, 1.0]))
+        if draw(st.booleans()):
+            out["context_window"] = draw(st.sampled_from([2000, window * 2]))
+    return out
+
+
+@st.composite
+def keeps(draw: st.DrawFn, window: int, default: int) -> dict[str, Any]:
+    if draw(st.integers(0, 2)) == 0:
+        return {"keep_tokens": draw(st.sampled_from([0, 10, window // 10, window // 2]))}
+    return {"keep_messages": draw(st.sampled_from([default, 0, 1, 2, 5, 12]))}
+
+
+WINDOWS = st.sampled_from([1500, 4000, 16000, 64000])
+
+
+@st.composite
+def window_cases(draw: st.DrawFn) -> tuple[Script, PAConfig]:
+    window = draw(WINDOWS)
+    options = {
+        **draw(triggers(window)),
+        **draw(keeps(window, 40)),
+        "preserve_first_user_message": draw(st.booleans()),
+    }
+    return draw(scripts(window, 40)), PAConfig(capability="window", window=window, settings=options)
+
+
+@st.composite
+def clear_cases(draw: st.DrawFn) -> tuple[Script, PAConfig]:
+    window = draw(WINDOWS)
+    options = {
+        **draw(triggers(window)),
+        "keep_pairs": draw(st.sampled_from([3, 0, 1, 5])),
+        "exclude_tools": draw(st.sampled_from([(), ("figure",)])),
+        "clear_tool_inputs": draw(st.booleans()),
+        "min_clear_tokens": draw(st.sampled_from([None, 0, 10, 1000])),
+    }
+    return draw(scripts(window, 40)), PAConfig(capability="clear", window=window, settings=options)
+
+
+@st.composite
+def summary_cases(draw: st.DrawFn) -> tuple[Script, PAConfig]:
+    window = draw(WINDOWS)
+    options = {
+        **draw(triggers(window)),
+        **draw(keeps(window, 20)),
+        "preserve_first_user_message": draw(st.booleans()),
+        "incremental": draw(st.booleans()),
+        "tool_return_max_chars": draw(st.sampled_from([500, None, 40])),
+    }
+    fail_on = frozenset(draw(st.lists(st.integers(1, 3), max_size=1)))
+    config = PAConfig(capability="summary", window=window, settings=options, fail_on=fail_on)
+    return draw(scripts(window, 20)), config  # a summary is a request too: 50 a run at most
+
+
+def actions(trace: PATrace, placeholder: str = "[tool result cleared]") -> str:
+    summaries = sum(c.kind == "summary" for c in trace.calls)
+    cleared = any(placeholder in m for c in trace.calls for m in c.messages)
+    return f"summaries: {min(summaries, 3)}{'+' if summaries > 3 else ''}, cleared: {cleared}"
+
+
+@settings(max_examples=50, deadline=None)
+@given(window_cases())
+def test_pydantic_ai_window_matches_sliding_window_compaction(case: tuple[Script, PAConfig]) -> None:
+    _, theirs = compare(*case)
+    shrank = any(len(b.messages) < len(a.messages) for a, b in itertools.pairwise(theirs.calls))
+    event("trimmed" if shrank else "never trimmed")
+
+
+@settings(max_examples=50, deadline=None)
+@given(clear_cases())
+def test_pydantic_ai_clear_matches_clear_tool_results(case: tuple[Script, PAConfig]) -> None:
+    _, theirs = compare(*case)
+    event(actions(theirs))
+
+
+@settings(max_examples=50, deadline=None)
+@given(summary_cases())
+def test_pydantic_ai_summary_matches_summarizing_compaction(case: tuple[Script, PAConfig]) -> None:
+    _, theirs = compare(*case)
+    event(actions(theirs))
+    event("the run failed" if theirs.error else "the run finished")
+
+
+def loop(sizes: list[int], *, turns: int = 1) -> Script:
+    """One call per round, results of the given sizes (characters of ASCII prose)."""
+    body = tuple(
+        ScriptedRound(
+            calls=(
+                ScriptedCall(
+                    tool="retrieve",
+                    input=compact({"query": f"q{k}"}),
+                    result=(TextBlock(text=(PROSE * (n // len(PROSE) + 1))[:n]),),
+                ),
+            )
+        )
+        for k, n in enumerate(sizes)
+    )
+    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=body, final="Done.")
+    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
+
+
+def test_a_window_keeps_the_first_user_request_and_merges_it_at_the_next_turn() -> None:
+    config = PAConfig(capability="window", settings={"max_messages": 6, "keep_messages": 3})
+    ours, _ = compare(loop([300, 200, 100], turns=3), config)
+    first = ours.calls[-1].messages[1]
+    assert '"role": "user"' in first and "Collect the passages." in first
+
+
+def test_a_summary_is_sent_after_the_first_user_request_and_updated_in_place() -> None:
+    config = PAConfig(capability="summary", settings={"max_messages": 8, "keep_messages": 3})
+    ours, _ = compare(loop([300, 2000, 200, 900, 100] * 2, turns=2), config)
+    summaries = [c for c in ours.calls if c.kind == "summary"]
+    assert len(summaries) > 2
+    assert "<previous-summary>" in summaries[-1].messages[-1]
+    reasoning = [c for c in ours.calls if c.kind == "reasoning"]
+    assert "conversation_summary" in reasoning[-1].messages[2]
+
+
+def test_clearing_waits_for_max_messages_after_the_newest_cleared_result() -> None:
+    config = PAConfig(capability="clear", settings={"max_messages": 8, "keep_pairs": 1})
+    ours, _ = compare(loop([500] * 12), config)
+    cleared = [sum("[tool result cleared]" in m for m in c.messages) for c in ours.calls]
+    assert cleared[-1] >= 10 and len(set(cleared)) < len(cleared)  # cleared in batches, not every call
+
+
+def test_a_failing_summarizer_ends_the_run() -> None:
+    config = PAConfig(
+        capability="summary", settings={"max_messages": 4, "keep_messages": 2}, fail_on=frozenset({1})
+    )
+    _, theirs = compare(loop([300] * 6), config)
+    assert theirs.error is not None and [c.kind for c in theirs.calls].count("summary") == 1
+
+
+DUMP = """
+from tests.parity.pa_driver import PAConfig, dump, run_pydantic_ai
+from tests.parity.test_pydantic_ai_parity import loop
+sizes = [300, 5000, 200, 9000, 100] * 3
+for config in (PAConfig(capability="summary", settings={"max_tokens": 1500, "keep_messages": 4}),
+               PAConfig(capability="clear", settings={"max_messages": 6, "clear_tool_inputs": True}),
+               PAConfig(capability="window", settings={"max_fraction": 0.2, "keep_tokens": 900})):
+    print(dump(run_pydantic_ai(loop(sizes, turns=2), config)))
+"""
+
+
+def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", DUMP],
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert runs[0] and runs[0] == runs[1]
