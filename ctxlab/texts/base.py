@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ctxlab.core.agentscope.tasks import TaskTexts
     from ctxlab.core.agentscope.toolkit import ToolkitTexts
 
-TextsName = Literal["ctxlab", "agentscope", "langchain", "openhands", "swe-agent"]
+TextsName = Literal["ctxlab", "agentscope", "langchain", "deepagents", "openhands", "swe-agent"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
