@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
 from ctxlab.engine.state import EpisodeState
-from ctxlab.presets.deepagents.eviction import evicted, should_evict
+from ctxlab.presets.deepagents.eviction import evicted, result_text, should_evict
 from ctxlab.presets.deepagents.summary import (
     SummarizationSettings,
     SummarizeDeep,
@@ -106,7 +106,8 @@ class EvictLargeResults(Step):
         if not should_evict(result, self.settings.tool_token_limit_before_evict):
             return result
         if env.workspace is not None:
-            env.workspace.offload_tool_result(result)
+            saved = (TextBlock(text=result_text(result)),)
+            env.workspace.offload_tool_result(ToolResultBlock(id=result.id, name=result.name, output=saved))
         env.recorder.event(EventKind.OFFLOADED)
         return evicted(result, self.texts)
 

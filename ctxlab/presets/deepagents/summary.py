@@ -35,7 +35,7 @@ from typing import ClassVar
 
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import Block, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.tools import ToolSchema
@@ -43,7 +43,7 @@ from ctxlab.core.messages.units import BlockRef, replace_blocks, split_at_unit, 
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
-from ctxlab.presets.deepagents.eviction import evicted
+from ctxlab.presets.deepagents.eviction import evicted, result_text
 from ctxlab.presets.lc_messages import (
     ApproxParams,
     LCMessage,
@@ -214,6 +214,8 @@ class SummarizeDeep(Step):
         if t.trigger is None or not _holds(t.trigger.kind, t.trigger.value, len(view), tokens, window):
             return {}
         cutoff = truncation_cutoff(view, t.keep, window)
+        if cutoff >= len(view):
+            return {}
         text = self.texts.argument_truncation if t.truncation_text is None else t.truncation_text
         cut: dict[str, str] = {}
         for unit in view_units(messages)[:cutoff]:
@@ -311,7 +313,10 @@ class SummarizeDeep(Step):
             edits[ref] = evicted(result, self.texts)
             env.recorder.event(EventKind.OFFLOADED)
             if env.workspace is not None:
-                env.workspace.offload_tool_result(result)
+                saved = (TextBlock(text=result_text(result)),)
+                env.workspace.offload_tool_result(
+                    ToolResultBlock(id=result.id, name=result.name, output=saved)
+                )
         state = with_context(state, replace_blocks(state.context, edits), env.counter)
         request = truncated(state.context, memo(state, TRUNCATE_KEY, {}))
         if counted(lc_view(request), frame.system_prompt, tools) > budget:

@@ -13,8 +13,7 @@ one is set.
 `langchain-clear` edits the outgoing request only, as `ContextEditingMiddleware` does; the
 `persist` option (off) keeps the edit in the stored history, as PR #39265 does.
 
-The lab's earlier free-text summary step, which the `deepagents` preset still uses, is shared in
-`ctxlab.presets.freetext`.
+The lab's earlier free-text summary step is kept, shared, in `ctxlab.presets.freetext`.
 
 Events: `cleared` (clearing), `compressed` (a summary replaced a span).
 """
