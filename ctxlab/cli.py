@@ -359,6 +359,7 @@ PEER_PACKAGES: dict[str, tuple[str, ...]] = {
     "agentscope": ("agentscope",),
     "langchain-clear": ("langchain", "langchain-core"),
     "langchain-summary": ("langchain", "langchain-core"),
+    "deepagents": ("deepagents", "langchain", "langchain-core"),
 }
 """The packages a preset is checked against call for call, by preset."""
 

@@ -99,7 +99,11 @@ def truncation(draw: st.DrawFn, window: int) -> dict[str, object] | None:
 def cases(draw: st.DrawFn) -> tuple[Script, DAConfig]:
     window = draw(st.sampled_from([3000, 8000, 16000, 64000]))
     limit = draw(st.sampled_from([20_000, 20_000, None, 100, window // 8]))
-    fail_on = frozenset(draw(st.lists(st.integers(1, 3), max_size=1)))
+    fail_on = (
+        frozenset(draw(st.lists(st.integers(1, 3), max_size=1)))
+        if draw(st.integers(0, 3)) == 0
+        else frozenset()
+    )
     if draw(st.integers(0, 2)) == 0:
         config = DAConfig(window=window, tool_token_limit_before_evict=limit, fail_on=fail_on)
     else:
@@ -125,22 +129,15 @@ def cases(draw: st.DrawFn) -> tuple[Script, DAConfig]:
 @settings(max_examples=50, deadline=None)
 @given(cases())
 def test_deepagents_matches_create_deep_agent(case: tuple[Script, DAConfig]) -> None:
-    try:
-        _, theirs = compare(*case)
-    except AssertionError:  # DEBUG
-        import pickle, glob  # DEBUG
-        pickle.dump(case, open(f"/tmp/da_fail_{len(glob.glob('/tmp/da_fail_*'))}.pkl", "wb"))  # DEBUG
-        raise  # DEBUG
+    _, theirs = compare(*case)
     summaries = [c for c in theirs.calls if c.kind == "summary"]
     event(f"summary calls: {min(len(summaries), 3)}{'+' if len(summaries) >= 3 else ''}")
     event(f"the run failed: {theirs.error}" if theirs.error else "the run finished")
     shown = [str(m.content) for c in theirs.calls for m in c.messages]
     event("a result evicted" if any("/large_tool_results/" in s for s in shown) else "nothing evicted")
-    event(
-        "arguments truncated"
-        if any("(argument truncated)" in s or "[cut]" in s for s in shown)
-        else "no truncation"
-    )
+    args = [call.args for c in theirs.calls for m in c.messages for call in m.tool_calls]
+    cut = any("(argument truncated)" in a or "[cut]" in a for a in args)
+    event("arguments truncated" if cut else "no truncation")
 
 
 def loop(sizes: list[int], *, turns: int = 1, tool: str = "retrieve") -> Script:

@@ -55,6 +55,7 @@ from ctxlab.presets.lc_messages import (
 from ctxlab.presets.lc_summary import (
     SUMMARY_ATTEMPTS,
     TriggerForm,
+    checked,
     clauses,
     keep_cutoff,
     should_summarize,
@@ -100,6 +101,13 @@ class TruncateArgsSettings:
     max_length: int = 2000
     truncation_text: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.trigger is not None:
+            checked(self.trigger.kind, self.trigger.value, "truncate_args_settings trigger")
+        checked(self.keep.kind, self.keep.value, "truncate_args_settings keep")
+        if self.max_length < 0:
+            raise ValueError(f"max_length is at least 0, got {self.max_length}")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SummarizationSettings:
@@ -122,6 +130,7 @@ class SummarizationSettings:
 
     def __post_init__(self) -> None:
         clauses(self.trigger)
+        checked(self.keep.kind, self.keep.value, "keep")
 
 
 def tool_tokens(tools: Sequence[ToolSchema], builtin: dict[str, int]) -> int:
