@@ -201,6 +201,15 @@ def truncated_input(call: ToolCallBlock, max_length: int, text: str) -> str | No
     return None if cut == args else json.dumps(cut, ensure_ascii=False)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summarized:
+    """A summary's new state, the summary message's text, and where the lab kept the span."""
+
+    state: EpisodeState
+    text: str
+    saved_at: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class SummarizeDeep(Step):
     """deepagents' summarization step (see the module docstring)."""
@@ -253,8 +262,8 @@ class SummarizeDeep(Step):
         if cut <= 0:
             state = _with_truncations(state, edits)
             return Stepped(state=self._within_budget(state, env, frame, shown))
-        new, summary = self._summarized(state, env, context, view, cut)
-        new = _with_truncations(new, edits)
+        done = self._summarized(state, env, context, view, cut)
+        new = _with_truncations(done.state, edits)
         new = self._within_budget(new, env, frame, truncated(new.context, edits))
         after = counted(lc_view(new.context), frame.system_prompt, tools)
         record_compaction(
@@ -265,26 +274,26 @@ class SummarizeDeep(Step):
             compressed=cut,
             kept=len(view) - cut,
             summary_ok=True,
-            summary=summary,
+            summary=done.text,
+            offload_path=done.saved_at,
         )
         return Stepped(state=new, compaction=Compaction(before=tokens, after=after, floor=0, trigger=tokens))
 
     def _summarized(
         self, state: EpisodeState, env: Env, context: tuple[Message, ...], view: Sequence[LCMessage], cut: int
-    ) -> tuple[EpisodeState, str]:
-        """The state with the span replaced by the summary message, and the message's text."""
+    ) -> Summarized:
+        """The state with the span replaced by the summary message (the span saved)."""
         session, state = _session(state)
         path = f"{HISTORY_DIR}/{session}.md"
         span = split_at_unit(context, view_units(context), cut)
-        if env.workspace is not None:
-            env.workspace.offload_context(span.head)
+        kept_at = env.workspace.offload_context(span.head) if env.workspace is not None else None
         env.recorder.event(EventKind.OFFLOADED)
         text = self.texts.summary_message.format(path=path, summary=self._summary(state, view[:cut], env))
         minted = issue_id(state, "msg")
         summary = text_message("user", text, id=minted.id)
         new = with_context(minted.state, (summary, *span.tail), env.counter)
         env.recorder.event(EventKind.COMPRESSED)
-        return new, text
+        return Summarized(state=new, text=text, saved_at=kept_at)
 
     def _summary(self, state: EpisodeState, span: Sequence[LCMessage], env: Env) -> str:
         limit = self.settings.trim_tokens_to_summarize
