@@ -1,9 +1,10 @@
 """Text sets: the lab's own wording, and each package's strings read from the installed package.
 
 `load_texts(name)` gives the set a strategy names (`texts: ctxlab | agentscope | langchain |
-deepagents | openhands | swe-agent`). Reading a package's strings imports it, which takes seconds, so what was read is
-kept in the user's cache folder (`ctxlab.texts.cache`), keyed by the installed package's files
-and by the reader's own code; importing this package imports no other package.
+deepagents | openhands | swe-agent`). Reading a package's strings imports it, which takes
+seconds, so what was read of AgentScope is kept in the user's cache folder
+(`ctxlab.texts.cache`), keyed by the installed package's files and by the reader's own code;
+the other readers keep theirs for the process. Importing this package imports no other package.
 """
 
 from __future__ import annotations
