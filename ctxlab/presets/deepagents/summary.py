@@ -225,10 +225,12 @@ class SummarizeDeep(Step):
         """Counted characters of the built-in tools, by name."""
         return {t.schema.name: t.counted_chars for t in self.texts.tools}
 
-    def truncations(self, messages: tuple[Message, ...], tokens: int, window: int) -> dict[str, str]:
-        """The calls whose arguments this request truncates, by call id (`_truncate_args`)."""
+    def truncations(
+        self, messages: tuple[Message, ...], view: Sequence[LCMessage], tokens: int, window: int
+    ) -> dict[str, str]:
+        """The calls whose arguments this request truncates, by call id (`_truncate_args`); `view`
+        is the LangChain view of `messages`."""
         t = self.settings.truncate_args_settings
-        view = lc_view(messages)
         if t.trigger is None or not _holds(t.trigger.kind, t.trigger.value, len(view), tokens, window):
             return {}
         cutoff = truncation_cutoff(view, t.keep, window)
@@ -249,11 +251,12 @@ class SummarizeDeep(Step):
         """Truncate, summarize and check the budget as `wrap_model_call` does."""
         window, tools = env.context_size, tool_tokens(frame.tools, self.builtin_chars)
         context = state.context
-        tokens = counted(lc_view(context), frame.system_prompt, tools)
-        edits = self.truncations(context, tokens, window)
+        view = lc_view(context)
+        tokens = counted(view, frame.system_prompt, tools)
+        edits = self.truncations(context, view, tokens, window)
         shown = truncated(context, edits)
-        view = lc_view(shown)
         if edits:
+            view = lc_view(shown)
             tokens = counted(view, frame.system_prompt, tools)
         over = tokens > input_budget(window)
         if not (should_summarize(clauses(self.settings.trigger), len(view), tokens, window) or over):
