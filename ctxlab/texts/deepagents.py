@@ -45,6 +45,8 @@ class DeepAgentsTexts:
         too_long: the summary when trimming leaves nothing to summarize (no model call).
         evicted_stub: an evicted result; `{tool_call_id}`, `{file_path}`, `{preview_note}`,
             `{content_sample}`.
+        evicted_human: an evicted user message as the model sees it; `{file_path}`,
+            `{preview_note}`, `{content_sample}`.
         preview_plain / preview_head_tail: the note before a whole / head-and-tail preview;
             `{subject}`.
         caveat_omitted / caveat_clipped: why lines are missing or cut in the preview.
@@ -57,6 +59,7 @@ class DeepAgentsTexts:
     summary_message: str
     too_long: str
     evicted_stub: str
+    evicted_human: str
     preview_plain: str
     preview_head_tail: str
     caveat_omitted: str
@@ -127,6 +130,10 @@ CTXLAB_DEEPAGENTS_TEXTS = DeepAgentsTexts(
         "{file_path}. Read it from there a part at a time, with an offset and a limit.\n\n"
         "{preview_note}\n\n{content_sample}\n"
     ),
+    evicted_human=(
+        "This message was too large for the context and is saved at {file_path}. Read it from "
+        "there a part at a time, with an offset and a limit.\n\n{preview_note}\n\n{content_sample}\n"
+    ),
     preview_plain="The whole {subject}",
     preview_head_tail="The first and last lines of the {subject}",
     caveat_omitted="a line `... [N lines truncated] ...` stands for the lines between",
@@ -146,7 +153,7 @@ def deepagents_texts() -> DeepAgentsTexts:
     """deepagents' own strings and built-in tools, read from the installed package."""
     from deepagents.backends import StateBackend, utils
     from deepagents.middleware import _message_eviction as eviction
-    from deepagents.middleware import summarization
+    from deepagents.middleware import filesystem, summarization
 
     from ctxlab.texts.langchain import langchain_texts
 
@@ -163,6 +170,7 @@ def deepagents_texts() -> DeepAgentsTexts:
         summary_message=built.replace(SUMMARY_MARK, "{summary}").replace(PATH_MARK, "{path}"),
         too_long=langchain_texts().too_long,
         evicted_stub=eviction._TOO_LARGE_TOOL_MSG,
+        evicted_human=filesystem._TOO_LARGE_HUMAN_MSG,
         preview_plain=eviction._PREVIEW_NOTE_PLAIN,
         preview_head_tail=eviction._PREVIEW_NOTE_HEAD_TAIL,
         caveat_omitted=eviction._CAVEAT_OMITTED_LINES,

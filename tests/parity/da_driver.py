@@ -14,8 +14,9 @@ Invariants:
 - The scripted model decides each answer from its own position in the script, never from the
   request. A summary call is recognised by deepagents' summary prompt and answered with the
   configured text, or raises on every attempt of an invocation listed in `fail_on`.
-- The history session's uuid4 is the only random value reaching a request; `normalised` replaces
-  it (and the lab's counter id of the same length) by one placeholder before comparing.
+- The history session's uuid4 and an evicted user message's uuid4 are the only random values
+  reaching a request; `normalised` replaces them (and the lab's counter ids of the same shape) by
+  placeholders before comparing.
 - Retries do not wait (their number is LangChain's). A run that raises ends there; the trace keeps
   every call made and the error's type.
 """
@@ -49,6 +50,9 @@ from tests.parity.lc_driver import LCCallRecord, LCTrace, ScriptedLCModel, Scrip
 
 SUMMARY_HEAD = DEEPAGENTS_DEFAULT_SUMMARY_PROMPT[:120]
 SESSION = re.compile(r"session_[0-9a-f]{32}")
+EVICTED_MESSAGE = re.compile(
+    r"/conversation_history/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +65,8 @@ class DAConfig:
             defaults for a model with a profile); otherwise with the settings below.
         trigger / keep / trim_tokens_to_summarize / truncate_args_settings: the
             `SummarizationMiddleware` settings.
-        tool_token_limit_before_evict: `FilesystemMiddleware`'s eviction limit.
+        tool_token_limit_before_evict / human_message_token_limit_before_evict:
+            `FilesystemMiddleware`'s eviction limits.
         summary_text: what the summarizer answers.
         fail_on: summary invocations (1-based) whose every attempt raises.
     """
@@ -75,6 +80,7 @@ class DAConfig:
         default_factory=lambda: {"trigger": ("fraction", 0.85), "keep": ("fraction", 0.10)}
     )
     tool_token_limit_before_evict: int | None = 20_000
+    human_message_token_limit_before_evict: int | None = 50_000
     summary_text: str = "The user asked for passages; three were retrieved."
     fail_on: frozenset[int] = frozenset()
     anthropic: bool = False  # read by the shared scripted model
@@ -144,7 +150,9 @@ def run_deepagents(script: Script, config: DAConfig) -> LCTrace:
     backend = StateBackend()
     results = {c.id: c for c in script.calls() if c.id is not None}
     filesystem = FilesystemMiddleware(
-        backend=backend, tool_token_limit_before_evict=config.tool_token_limit_before_evict
+        backend=backend,
+        tool_token_limit_before_evict=config.tool_token_limit_before_evict,
+        human_message_token_limit_before_evict=config.human_message_token_limit_before_evict,
     )
     agent = create_deep_agent(
         model,
@@ -167,11 +175,13 @@ def run_deepagents(script: Script, config: DAConfig) -> LCTrace:
 
 
 def normalised(trace: LCTrace) -> LCTrace:
-    """The trace with every history session id replaced by one placeholder."""
+    """The trace with every history session id and evicted message's uuid4 replaced by one
+    placeholder each."""
 
     def clean(message: LCMessage) -> LCMessage:
-        if isinstance(message.content, str) and "session_" in message.content:
-            return replace(message, content=SESSION.sub("session_<id>", message.content))
+        if isinstance(message.content, str) and "/conversation_history/" in message.content:
+            content = SESSION.sub("session_<id>", message.content)
+            return replace(message, content=EVICTED_MESSAGE.sub("/conversation_history/<id>.md", content))
         return message
 
     calls = tuple(

@@ -69,7 +69,10 @@ def _size(form: object) -> ContextSize | None:
 
 def params_of(config: DAConfig) -> DeepAgentsParams:
     """The preset's parameters for a parity configuration."""
-    filesystem = FilesystemSettings(tool_token_limit_before_evict=config.tool_token_limit_before_evict)
+    filesystem = FilesystemSettings(
+        tool_token_limit_before_evict=config.tool_token_limit_before_evict,
+        human_message_token_limit_before_evict=config.human_message_token_limit_before_evict,
+    )
     if config.defaults:
         return DeepAgentsParams(filesystem=filesystem)
     given = config.truncate_args_settings

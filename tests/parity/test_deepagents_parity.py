@@ -99,13 +99,19 @@ def truncation(draw: st.DrawFn, window: int) -> dict[str, object] | None:
 def cases(draw: st.DrawFn) -> tuple[Script, DAConfig]:
     window = draw(st.sampled_from([3000, 8000, 16000, 64000]))
     limit = draw(st.sampled_from([20_000, 20_000, None, 100, window // 8]))
+    human = draw(st.sampled_from([50_000, 50_000, None, 60]))  # 60: user messages over 240 characters
     fail_on = (
         frozenset(draw(st.lists(st.integers(1, 3), max_size=1)))
         if draw(st.integers(0, 3)) == 0
         else frozenset()
     )
     if draw(st.integers(0, 2)) == 0:
-        config = DAConfig(window=window, tool_token_limit_before_evict=limit, fail_on=fail_on)
+        config = DAConfig(
+            window=window,
+            tool_token_limit_before_evict=limit,
+            human_message_token_limit_before_evict=human,
+            fail_on=fail_on,
+        )
     else:
         kind = draw(st.sampled_from(["messages", "tokens", "fraction"]))
         keep = {
@@ -121,6 +127,7 @@ def cases(draw: st.DrawFn) -> tuple[Script, DAConfig]:
             trim_tokens_to_summarize=draw(st.sampled_from([None, None, 4000, 400, 1])),
             truncate_args_settings=draw(truncation(window)),
             tool_token_limit_before_evict=limit,
+            human_message_token_limit_before_evict=human,
             fail_on=fail_on,
         )
     return draw(da_scripts(window)), config
@@ -135,6 +142,8 @@ def test_deepagents_matches_create_deep_agent(case: tuple[Script, DAConfig]) -> 
     event(f"the run failed: {theirs.error}" if theirs.error else "the run finished")
     shown = [str(m.content) for c in theirs.calls for m in c.messages]
     event("a result evicted" if any("/large_tool_results/" in s for s in shown) else "nothing evicted")
+    humans = any(s.startswith("Message content too large") for s in shown)
+    event("a user message evicted" if humans else "no user message evicted")
     args = [call.args for c in theirs.calls for m in c.messages for call in m.tool_calls]
     cut = any("(argument truncated)" in a or "[cut]" in a for a in args)
     event("arguments truncated" if cut else "no truncation")

@@ -20,10 +20,11 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
 from ctxlab.texts.deepagents import DeepAgentsTexts
 
 NUM_CHARS_PER_TOKEN = 4
@@ -34,6 +35,9 @@ MAX_LINE_LENGTH = 5000
 VISIBLE_CALL_ID_LIMIT = 32
 MAX_CALL_ID_PATH_BYTES = 128
 LARGE_TOOL_RESULTS = "/large_tool_results"
+CONVERSATION_HISTORY = "/conversation_history"
+HUMANS_KEY = "deepagents_humans"
+"""The memo of evicted user messages: message id to the path it was saved at."""
 TOOLS_EXCLUDED_FROM_EVICTION = ("ls", "glob", "grep", "read_file", "edit_file", "write_file", "delete")
 
 
@@ -143,3 +147,47 @@ def evicted(result: ToolResultBlock, texts: DeepAgentsTexts) -> ToolResultBlock:
     data = tuple(p for p in result.output if isinstance(p, DataBlock))
     output: tuple[TextBlock | DataBlock, ...] = (TextBlock(text=stub), *data)
     return ToolResultBlock(id=result.id, name=result.name, output=output, state=result.state)
+
+
+def message_text(message: Message) -> str:
+    """What deepagents measures and saves of a user message: its text parts joined by newlines."""
+    return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock))
+
+
+def human_to_evict(
+    messages: Sequence[Message], tagged: Mapping[str, str], limit: int | None
+) -> Message | None:
+    """The last message, when it is a user message deepagents evicts now: not yet evicted, its
+    text longer than 4 characters per token times the limit."""
+    if not limit or not messages or messages[-1].role != "user" or messages[-1].id in tagged:
+        return None
+    last = messages[-1]
+    return last if len(message_text(last)) > NUM_CHARS_PER_TOKEN * limit else None
+
+
+def human_path(number: int) -> str:
+    """Where an evicted user message is saved (deepagents names it with a uuid4; the lab with a
+    counter in the same shape)."""
+    return f"{CONVERSATION_HISTORY}/{number:08x}-0000-4000-8000-000000000000.md"
+
+
+def humans_evicted(
+    messages: tuple[Message, ...], tagged: Mapping[str, str], texts: DeepAgentsTexts
+) -> tuple[Message, ...]:
+    """`messages` with every evicted user message shown as its stub and preview (the stored
+    message stays whole); data blocks stay."""
+    if not tagged:
+        return messages
+    out = []
+    for message in messages:
+        path = tagged.get(message.id) if message.role == "user" else None
+        if path is None:
+            out.append(message)
+            continue
+        preview = content_preview(message_text(message), texts)
+        stub = texts.evicted_human.format(
+            file_path=path, preview_note=preview_note(preview, texts, "content"), content_sample=preview.text
+        )
+        data = tuple(b for b in message.blocks if not isinstance(b, TextBlock))
+        out.append(replace(message, blocks=(TextBlock(text=stub), *data)))
+    return tuple(out)

@@ -38,8 +38,17 @@ from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
-from ctxlab.engine.state import EpisodeState
-from ctxlab.presets.deepagents.eviction import evicted, result_text, should_evict
+from ctxlab.engine.hooks import Frame
+from ctxlab.engine.state import EpisodeState, issue_id, memo, with_memo
+from ctxlab.presets.deepagents.eviction import (
+    HUMANS_KEY,
+    evicted,
+    human_path,
+    human_to_evict,
+    humans_evicted,
+    result_text,
+    should_evict,
+)
 from ctxlab.presets.deepagents.summary import (
     SummarizationSettings,
     SummarizeDeep,
@@ -49,7 +58,7 @@ from ctxlab.presets.deepagents.summary import (
 )
 from ctxlab.presets.lc_messages import lc_view
 from ctxlab.presets.preset import Preset
-from ctxlab.presets.steps import Step, StepStrategy
+from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy
 from ctxlab.texts import Texts
 from ctxlab.texts.deepagents import CTXLAB_DEEPAGENTS_TEXTS, DeepAgentsTexts
 
@@ -79,9 +88,13 @@ class FilesystemSettings:
     Attributes:
         tool_token_limit_before_evict: a result whose text is longer than 4 characters per token
             times this is saved to a file and replaced by a stub (20000; none: never).
+        human_message_token_limit_before_evict: a new user message longer than 4 characters per
+            token times this is saved to a file and shown to the model as a stub with a preview
+            (50000; none: never).
     """
 
     tool_token_limit_before_evict: int | None = 20_000
+    human_message_token_limit_before_evict: int | None = 50_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +113,27 @@ class EvictLargeResults(Step):
     settings: FilesystemSettings
     texts: DeepAgentsTexts
     key: ClassVar[str] = "large_results"
+    event: ClassVar[EventKind] = EventKind.OFFLOADED
+    edits: ClassVar[bool] = True
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
+        """A new user message over its limit is saved and marked evicted (the stored message
+        stays whole; each request shows its stub)."""
+        tagged: dict[str, str] = memo(state, HUMANS_KEY, {})
+        limit = self.settings.human_message_token_limit_before_evict
+        message = human_to_evict(state.context, tagged, limit)
+        if message is None:
+            return Stepped(state=state)
+        if env.workspace is not None:
+            env.workspace.offload_context((message,))
+        minted = issue_id(state, "human")
+        number = int("".join(c for c in minted.id if c.isdigit()) or "0")
+        return Stepped(state=with_memo(minted.state, HUMANS_KEY, {**tagged, message.id: human_path(number)}))
+
+    def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
+        """Each evicted user message shown as its stub."""
+        tagged: dict[str, str] = memo(state, HUMANS_KEY, {})
+        return Edit(messages=humans_evicted(messages, tagged, self.texts), cleared=frozenset(tagged))
 
     def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
         """The stub once the text is saved (the result itself when small or excluded)."""

@@ -43,7 +43,7 @@ from ctxlab.core.messages.units import BlockRef, replace_blocks, split_at_unit, 
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
-from ctxlab.presets.deepagents.eviction import evicted, result_text
+from ctxlab.presets.deepagents.eviction import HUMANS_KEY, evicted, humans_evicted, result_text
 from ctxlab.presets.lc_messages import (
     ApproxParams,
     LCMessage,
@@ -250,7 +250,8 @@ class SummarizeDeep(Step):
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """Truncate, summarize and check the budget as `wrap_model_call` does."""
         window, tools = env.context_size, tool_tokens(frame.tools, self.builtin_chars)
-        context = state.context
+        stored = state.context
+        context = humans_evicted(stored, memo(state, HUMANS_KEY, {}), self.texts)
         view = lc_view(context)
         tokens = counted(view, frame.system_prompt, tools)
         edits = self.truncations(context, view, tokens, window)
@@ -265,9 +266,9 @@ class SummarizeDeep(Step):
         if cut <= 0:
             state = _with_truncations(state, edits)
             return Stepped(state=self._within_budget(state, env, frame, shown))
-        done = self._summarized(state, env, context, view, cut)
+        done = self._summarized(state, env, stored, view, cut)
         new = _with_truncations(done.state, edits)
-        new = self._within_budget(new, env, frame, truncated(new.context, edits))
+        new = self._within_budget(new, env, frame, self._request(new))
         after = counted(lc_view(new.context), frame.system_prompt, tools)
         record_compaction(
             env,
@@ -339,10 +340,15 @@ class SummarizeDeep(Step):
                     ToolResultBlock(id=result.id, name=result.name, output=saved)
                 )
         state = with_context(state, replace_blocks(state.context, edits), env.counter)
-        request = truncated(state.context, memo(state, TRUNCATE_KEY, {}))
+        request = self._request(state)
         if counted(lc_view(request), frame.system_prompt, tools) > budget:
             raise ContextOverflowError("the context remains above the input budget after compaction")
         return state
+
+    def _request(self, state: EpisodeState) -> tuple[Message, ...]:
+        """The messages the next request sends: evicted user messages as stubs, arguments cut."""
+        shown = humans_evicted(state.context, memo(state, HUMANS_KEY, {}), self.texts)
+        return truncated(shown, memo(state, TRUNCATE_KEY, {}))
 
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
         """This request's argument truncations (worked out before the call)."""
