@@ -17,7 +17,15 @@ from langchain_core.messages.utils import count_tokens_approximately
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.experiments.execute import loop_limit
-from ctxlab.presets.deepagents.eviction import content_preview, evicted, preview_note, should_evict
+from ctxlab.presets.deepagents.eviction import (
+    content_preview,
+    evicted,
+    human_path,
+    human_to_evict,
+    humans_evicted,
+    preview_note,
+    should_evict,
+)
 from ctxlab.presets.deepagents.preset import LANGGRAPH_LOOP_LIMIT, DeepAgentsParams
 from ctxlab.presets.deepagents.summary import truncated_input
 from ctxlab.presets.entries import entry_params
@@ -103,6 +111,24 @@ def test_the_stub_equals_deepagents(content: str, call_id: str) -> None:
     theirs = eviction._render_too_large_tool_msg(tool_call_id=call_id, file_path=path, content_str=content)
     assert stub.output == (TextBlock(text=theirs),)
     assert eviction._extract_text_from_message(message) == content
+
+
+@given(CONTENT)
+def test_an_evicted_user_message_is_shown_as_deepagents_shows_it(content: str) -> None:
+    from deepagents.middleware import filesystem
+    from langchain_core.messages import HumanMessage
+
+    from ctxlab.core.messages.message import text_message
+
+    path = human_path(7)
+    message = text_message("user", content, id="m1")
+    (shown,) = humans_evicted((message,), {"m1": path}, deepagents_texts())
+    theirs = filesystem._build_truncated_human_message(HumanMessage(content=content), path)
+    assert shown.blocks == (TextBlock(text=theirs.content),)  # type: ignore[arg-type]
+    limit = max(1, len(content) // 4)
+    assert human_to_evict((message,), {}, limit) == (message if len(content) > 4 * limit else None)
+    assert human_to_evict((message,), {}, None) is None
+    assert human_to_evict((message,), {"m1": path}, 1) is None  # evicted once
 
 
 def test_file_tools_are_never_evicted_and_none_disables_eviction() -> None:

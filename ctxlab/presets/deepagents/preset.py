@@ -7,6 +7,8 @@ view of the history:
 - `FilesystemMiddleware` evicts a tool result longer than `tool_token_limit_before_evict` x 4
   characters as it arrives: the text is saved at `/large_tool_results/<call id>` and the result
   becomes a stub with a numbered head-and-tail preview (`ctxlab.presets.deepagents.eviction`).
+  A new user message longer than `human_message_token_limit_before_evict` x 4 characters is
+  saved at `/conversation_history/<id>.md` and every request shows it as a stub with a preview.
 - `SummarizationMiddleware`, as `create_summarization_middleware` sets it, truncates old file-tool
   arguments and summarizes at 0.85 of the window keeping the last 0.10, counting the system
   prompt, the messages and the tools; the span is saved to the session's history file, and an
@@ -17,12 +19,12 @@ run time (`ctxlab.texts.deepagents`); otherwise the lab's own wording and tool d
 The family decides with deepagents' own count (`strategy_tokens`), has no futile-compaction
 breaker, and carries LangGraph's loop limit (`create_deep_agent` sets a recursion limit of 9,999).
 
-Deviations (tests/parity/CHECKLIST.md, D-section): the history session is named by a counter
-(`session_` and 32 hex digits), not a uuid4; files are kept in the lab's workspace under its own
-names (the model sees deepagents' paths); the history file holds the lab's JSON of the span
-rather than deepagents' Markdown; large user messages are not evicted; a `read_file` result at the
-end of an over-budget request is evicted like any other (deepagents cuts it to 4,000
-characters); the counter is 4 characters per token (no Anthropic 3.3).
+Deviations (tests/parity/CHECKLIST.md, D-section): the history session and an evicted user
+message are named by counters in the shape of deepagents' uuid4s; files are kept in the lab's
+workspace under its own names (the model sees deepagents' paths); the history file holds the
+lab's JSON of the span rather than deepagents' Markdown; a `read_file` result at the end of an
+over-budget request is evicted like any other (deepagents cuts it to 4,000 characters); the
+counter is 4 characters per token (no Anthropic 3.3).
 
 Events: `offloaded` (a result evicted, the history saved), `compressed`, `truncated`,
 `summary_failed`.
@@ -184,17 +186,17 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
 
 PRESET = Preset(
     name="deepagents",
-    summary="deepagents create_deep_agent: 8 built-in tools; tool results over 20k tokens evicted to files "
-    "with a head/tail preview; old write_file/edit_file arguments truncated and the history summarized "
+    summary="deepagents create_deep_agent: 8 built-in tools; tool results over 20k tokens (user messages "
+    "over 50k) evicted to files with a head/tail preview; old write_file/edit_file arguments truncated and the history summarized "
     "at 0.85 of the window (system prompt, messages and tools counted), keeping the last 0.10",
     source=SOURCE,
     params=DeepAgentsParams,
     build=build,
     notes=(
         "exact to deepagents 0.7.32 under texts: deepagents (50 generated workloads call for call)",
-        "deviations: history session named by a counter, not a uuid4; files kept under the workspace's "
-        "own names (the model sees deepagents' paths) and the history file as the lab's JSON; large "
-        "user messages not evicted; an over-budget read_file result is evicted, not cut to 4,000 "
+        "deviations: the history session and evicted user messages named by counters, not uuid4s; "
+        "files kept under the workspace's own names (the model sees deepagents' paths) and the history "
+        "file as the lab's JSON; an over-budget read_file result is evicted, not cut to 4,000 "
         "characters; 4 characters per token (no Anthropic 3.3)",
     ),
 )
