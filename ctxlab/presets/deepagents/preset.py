@@ -186,9 +186,10 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
 
 PRESET = Preset(
     name="deepagents",
-    summary="deepagents create_deep_agent: 8 built-in tools; tool results over 20k tokens (user messages "
-    "over 50k) evicted to files with a head/tail preview; old write_file/edit_file arguments truncated and the history summarized "
-    "at 0.85 of the window (system prompt, messages and tools counted), keeping the last 0.10",
+    summary="deepagents create_deep_agent: 8 built-in tools; tool results over 20k tokens (user "
+    "messages over 50k) evicted to files with a head/tail preview; old write_file/edit_file arguments "
+    "truncated and the history summarized at 0.85 of the window (system prompt, messages and tools "
+    "counted), keeping the last 0.10",
     source=SOURCE,
     params=DeepAgentsParams,
     build=build,
