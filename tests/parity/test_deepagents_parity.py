@@ -99,7 +99,7 @@ def truncation(draw: st.DrawFn, window: int) -> dict[str, object] | None:
 def cases(draw: st.DrawFn) -> tuple[Script, DAConfig]:
     window = draw(st.sampled_from([3000, 8000, 16000, 64000]))
     limit = draw(st.sampled_from([20_000, 20_000, None, 100, window // 8]))
-    human = draw(st.sampled_from([50_000, 50_000, None, 60]))  # 60: user messages over 240 characters
+    human = draw(st.sampled_from([50_000, 50_000, None, 40]))  # 40: user messages over 160 characters
     fail_on = (
         frozenset(draw(st.lists(st.integers(1, 3), max_size=1)))
         if draw(st.integers(0, 3)) == 0
