@@ -51,6 +51,8 @@ class DeepAgentsTexts:
             `{subject}`.
         caveat_omitted / caveat_clipped: why lines are missing or cut in the preview.
         truncation_marker: the preview line standing for the lines between; `{omitted_lines}`.
+        read_cut_notice: what follows the first 4,000 characters of a `read_file` result cut
+            because the request is over budget; `{path}` is the file it read.
         argument_truncation: what follows the first 20 characters of a truncated argument.
         tools: the built-in tools, in the order the agent offers them (before the user's).
     """
@@ -65,6 +67,7 @@ class DeepAgentsTexts:
     caveat_omitted: str
     caveat_clipped: str
     truncation_marker: str
+    read_cut_notice: str
     argument_truncation: str
     tools: tuple[BuiltinTool, ...]
 
@@ -139,6 +142,10 @@ CTXLAB_DEEPAGENTS_TEXTS = DeepAgentsTexts(
     caveat_omitted="a line `... [N lines truncated] ...` stands for the lines between",
     caveat_clipped="lines longer than 1000 characters are cut after their first 1000",
     truncation_marker="... [{omitted_lines} lines truncated] ...",
+    read_cut_notice=(
+        "\n\n[The rest of this result was cut to fit the context; the whole file is at {path}. "
+        "Read it a part at a time, with an offset and a limit.]"
+    ),
     argument_truncation="...(argument truncated)",
     tools=CTXLAB_BUILTIN_TOOLS,
 )
@@ -176,9 +183,20 @@ def deepagents_texts() -> DeepAgentsTexts:
         caveat_omitted=eviction._CAVEAT_OMITTED_LINES,
         caveat_clipped=eviction._CAVEAT_CLIPPED_LINES,
         truncation_marker=utils.TRUNCATION_MARKER_TEMPLATE,
+        read_cut_notice=_read_cut_notice(),
         argument_truncation=str(unconfigured._truncation_text),
         tools=_builtin_tools(model, bound),
     )
+
+
+def _read_cut_notice() -> str:
+    """The notice deepagents appends to a `read_file` result it cuts to fit the budget."""
+    from deepagents.middleware import _overflow_clip
+    from langchain_core.messages import ToolMessage
+
+    cut = _overflow_clip._slice_read_file_tm(ToolMessage(content="", tool_call_id="c"), PATH_MARK)
+    assert isinstance(cut.content, str)
+    return cut.content.replace("{", "{{").replace("}", "}}").replace(PATH_MARK, "{path}")
 
 
 def _stand_in() -> tuple[Any, list[dict[str, Any]]]:

@@ -6,6 +6,7 @@ reasoning request, and the same failures. The history session's uuid4 is normali
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -49,14 +50,16 @@ def file_call(draw: st.DrawFn, n: int, window: int) -> ScriptedCall:
 def da_rounds(draw: st.DrawFn, window: int, start: int) -> ScriptedRound:
     calls = []
     for n in range(draw(st.integers(1, 3))):  # parallel calls
-        if draw(st.integers(0, 4)) == 0:
+        kind = draw(st.integers(0, 9))
+        if kind < 2:
             calls.append(file_call(draw, start * 10 + n, window))
             continue
         share = draw(st.sampled_from([0.002, 0.02, 0.08, 0.3, 1.2]))  # of the window, in characters x 4
+        reads = kind == 2  # a read_file result: never evicted, cut when a request is over budget
         calls.append(
             ScriptedCall(
-                tool=draw(st.sampled_from(["retrieve", "figure"])),
-                input=json.dumps({"query": f"q{n}"}),
+                tool="read_file" if reads else draw(st.sampled_from(["retrieve", "figure"])),
+                input=json.dumps({"file_path": f"/notes/{n}.md"} if reads else {"query": f"q{n}"}),
                 result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
                 error=draw(st.integers(0, 6)) == 0,
             )
@@ -194,6 +197,26 @@ def test_an_over_budget_request_has_its_trailing_results_evicted() -> None:
     ours, _ = compare(loop([50_000, 40_000]), DAConfig(window=8000, tool_token_limit_before_evict=None))
     shown = [str(m.content) for c in ours.calls for m in c.messages if m.kind == "tool"]
     assert any(s.startswith("Tool result too large") for s in shown)  # with no eviction limit set
+
+
+def test_an_over_budget_read_file_result_is_cut_to_4000_characters_and_names_its_file() -> None:
+    read = ScriptedCall(
+        tool="read_file",
+        input=json.dumps({"file_path": "/notes/a.md"}),
+        result=(TextBlock(text=(PROSE + "\n") * 400),),
+    )
+    script = loop([4000, 16_000, 100])
+    first, second, third = script.turns[0].rounds
+    script = replace(
+        script,
+        turns=(
+            replace(script.turns[0], rounds=(first, replace(second, calls=(read, *second.calls)), third)),
+        ),
+    )
+    ours, _ = compare(assign_call_ids(script), DAConfig(window=8000, tool_token_limit_before_evict=None))
+    shown = [str(m.content) for c in ours.calls for m in c.messages if m.kind == "tool"]
+    cut = [s for s in shown if "The full content is at /notes/a.md" in s]
+    assert cut and all(len(s.split("\n\n[Output was truncated")[0]) == 4000 for s in cut)
 
 
 def test_tools_over_the_input_budget_fail_the_run_before_any_call() -> None:

@@ -22,9 +22,8 @@ breaker, and carries LangGraph's loop limit (`create_deep_agent` sets a recursio
 Deviations (tests/parity/CHECKLIST.md, D-section): the history session and an evicted user
 message are named by counters in the shape of deepagents' uuid4s; files are kept in the lab's
 workspace under its own names (the model sees deepagents' paths); the history file holds the
-lab's JSON of the span rather than deepagents' Markdown; a `read_file` result at the end of an
-over-budget request is evicted like any other (deepagents cuts it to 4,000 characters); the
-counter is 4 characters per token (no Anthropic 3.3).
+lab's JSON of the span rather than deepagents' Markdown; the counter is 4 characters per token
+(no Anthropic 3.3).
 
 Events: `offloaded` (a result evicted, the history saved), `compressed`, `truncated`,
 `summary_failed`.
@@ -197,7 +196,6 @@ PRESET = Preset(
         "exact to deepagents 0.7.32 under texts: deepagents (50 generated workloads call for call)",
         "deviations: the history session and evicted user messages named by counters, not uuid4s; "
         "files kept under the workspace's own names (the model sees deepagents' paths) and the history "
-        "file as the lab's JSON; an over-budget read_file result is evicted, not cut to 4,000 "
-        "characters; 4 characters per token (no Anthropic 3.3)",
+        "file as the lab's JSON; 4 characters per token (no Anthropic 3.3)",
     ),
 )

@@ -18,8 +18,9 @@ Before every model call, on the LangChain view of the context (`ctxlab.presets.l
    call is tried 3 times in all, then the run fails. The summary enters the context as a user
    message naming the history file, followed by the kept tail.
 6. The request is checked against the input budget: when over, the trailing batch of tool
-   results is evicted (each saved at `/large_tool_results/<call id>` and replaced by its stub,
-   in the stored history too); when still over, the run fails with deepagents' context overflow.
+   results is cut, in the stored history too (a `read_file` result to its first 4,000 characters
+   and a notice naming the file; any other saved at `/large_tool_results/<call id>` and replaced
+   by its stub); when still over, the run fails with deepagents' context overflow.
 
 Events: `truncated` (arguments cut in a request), `compressed` (a summary replaced a span),
 `offloaded` (the span saved; a tail result evicted), `summary_failed`.
@@ -65,6 +66,8 @@ from ctxlab.presets.steps import Compaction, Edit, Step, Stepped, record_compact
 from ctxlab.texts.deepagents import DeepAgentsTexts, counted_chars
 
 TRUNCATED_TOOLS = ("write_file", "edit_file")
+READ_CUT_CHARS = 4000
+"""Characters of a `read_file` result kept when an over-budget request cuts it."""
 KEPT_CHARS = 20
 """Characters of a truncated argument kept before the truncation text."""
 BUDGET_SHARE = 0.95
@@ -332,18 +335,29 @@ class SummarizeDeep(Step):
         for ref in tail:
             result = state.context[ref.message].blocks[ref.block]
             assert isinstance(result, ToolResultBlock)
-            edits[ref] = evicted(result, self.texts)
-            env.recorder.event(EventKind.OFFLOADED)
-            if env.workspace is not None:
-                saved = (TextBlock(text=result_text(result)),)
-                env.workspace.offload_tool_result(
-                    ToolResultBlock(id=result.id, name=result.name, output=saved)
-                )
+            edits[ref] = self._clipped(result, state.context, env)
         state = with_context(state, replace_blocks(state.context, edits), env.counter)
         request = self._request(state)
         if counted(lc_view(request), frame.system_prompt, tools) > budget:
             raise ContextOverflowError("the context remains above the input budget after compaction")
         return state
+
+    def _clipped(self, result: ToolResultBlock, messages: tuple[Message, ...], env: Env) -> ToolResultBlock:
+        """A trailing result of an over-budget request (`_clip_one_tail_message`): a `read_file`
+        result cut to its first 4,000 characters and a notice naming the file it read, any other
+        evicted to `/large_tool_results/<call id>`."""
+        path = read_path(messages, result.id)
+        if path is not None:
+            env.recorder.event(EventKind.TRUNCATED)
+            text = result_text(result)[:READ_CUT_CHARS] + self.texts.read_cut_notice.format(path=path)
+            return ToolResultBlock(
+                id=result.id, name=result.name, output=(TextBlock(text=text),), state=result.state
+            )
+        env.recorder.event(EventKind.OFFLOADED)
+        if env.workspace is not None:
+            saved = (TextBlock(text=result_text(result)),)
+            env.workspace.offload_tool_result(ToolResultBlock(id=result.id, name=result.name, output=saved))
+        return evicted(result, self.texts)
 
     def _request(self, state: EpisodeState) -> tuple[Message, ...]:
         """The messages the next request sends: evicted user messages as stubs, arguments cut."""
@@ -375,6 +389,22 @@ def truncated(messages: tuple[Message, ...], inputs: dict[str, str]) -> tuple[Me
         if isinstance(block, ToolCallBlock) and block.id in inputs
     }
     return replace_blocks(messages, edits)
+
+
+def read_path(messages: tuple[Message, ...], call_id: str) -> str | None:
+    """The file a `read_file` call read, when `call_id` is such a call with a `file_path`."""
+    for message in messages:
+        for block in message.blocks:
+            if isinstance(block, ToolCallBlock) and block.id == call_id:
+                if block.name != "read_file":
+                    return None
+                try:
+                    args = json.loads(block.input)
+                except json.JSONDecodeError:
+                    return None
+                path = args.get("file_path") if isinstance(args, dict) else None
+                return path if isinstance(path, str) and path else None
+    return None
 
 
 def _session(state: EpisodeState) -> tuple[str, EpisodeState]:
