@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import AnthropicClearParams
-from ctxlab.core.compaction.large_results import plan_result_offload
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolCallBlock, ToolResultBlock
@@ -19,6 +18,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.presets.anthropic import preset as anthropic
 from ctxlab.presets.deepagents import preset as deepagents
+from ctxlab.presets.deepagents.eviction import result_text, should_evict
 from ctxlab.presets.deepagents.preset import DeepAgentsParams, FilesystemSettings
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.exact import LangChainClearParams
@@ -165,8 +165,8 @@ def test_deepagents_joins_text_image_text_with_a_newline() -> None:
     big = ToolResultBlock(
         id="c1", name="bash", output=(TextBlock(text="a" * 50_000), IMAGE, TextBlock(text="b" * 50_000))
     )
-    plan = plan_result_offload(big)
-    assert plan is not None and plan.content == "a" * 50_000 + "\n" + "b" * 50_000
+    assert should_evict(big, 20_000)
+    assert result_text(big) == "a" * 50_000 + "\n" + "b" * 50_000
 
 
 def test_swe_agent_needs_n_as_its_source_does() -> None:
