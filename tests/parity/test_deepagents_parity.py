@@ -54,8 +54,9 @@ def da_rounds(draw: st.DrawFn, window: int, start: int) -> ScriptedRound:
         if kind < 2:
             calls.append(file_call(draw, start * 10 + n, window))
             continue
-        share = draw(st.sampled_from([0.002, 0.02, 0.08, 0.3, 1.2]))  # of the window, in characters x 4
         reads = kind == 2  # a read_file result: never evicted, cut when a request is over budget
+        shares = [0.002, 0.02, 0.08, 0.3] if reads else [0.002, 0.02, 0.08, 0.3, 1.2]
+        share = draw(st.sampled_from(shares))  # of the window, in characters x 4
         calls.append(
             ScriptedCall(
                 tool="read_file" if reads else draw(st.sampled_from(["retrieve", "figure"])),
