@@ -75,8 +75,9 @@ class StrategyEntry(BaseModel):
     texts: TextsName = Field(
         default="ctxlab",
         description="Prompt and hint texts: `ctxlab` (the lab's own), `agentscope` (AgentScope's exact "
-        "strings, read from the installed package) or `langchain` (the LangChain family's strings, read "
-        "from the installed langchain).",
+        "strings, read from the installed package), `langchain` (the LangChain family's strings, read "
+        "from the installed langchain), `deepagents` (deepagents' strings and built-in tools, read from "
+        "the installed deepagents), `openhands` or `swe-agent`.",
     )
     workspace: WorkspaceKind = Field(
         default="memory",

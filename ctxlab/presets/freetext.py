@@ -2,7 +2,8 @@
 
 The lab's earlier model of LangChain's `SummarizationMiddleware` (langchain v1, the safe cutoff of
 PR #34609), kept as a step of its own now that the `langchain-summary` preset runs LangChain 1.5.0
-exactly (`ctxlab.presets.langchain.exact`); the `deepagents` preset still summarizes with it.
+exactly (`ctxlab.presets.langchain.exact`) and the `deepagents` preset runs deepagents' own; the
+step framework's tests compose it with other steps.
 
 When a trigger holds, everything before the kept tail (moved back so no call loses its results)
 is summarized in one free-text call and replaced by the summary, which travels beside the

@@ -1,10 +1,11 @@
 """Text sets: the lab's own wording, and each package's strings read from the installed package.
 
 `load_texts(name)` gives the set a strategy names (`texts: ctxlab | agentscope | langchain |
-openhands | swe-agent | google-adk | strands |
-openai-agents | pydantic-ai`). Reading a package's strings imports it, which takes seconds,
-so what was read is kept in the user's cache folder (`ctxlab.texts.cache`), keyed by the
-installed package's files and by the reader's own code; importing this package imports no other package.
+deepagents | openhands | swe-agent | google-adk | strands | openai-agents | pydantic-ai`). Reading
+a package's strings imports it, which takes seconds, so what was read of AgentScope is kept in
+the user's cache folder (`ctxlab.texts.cache`), keyed by the installed package's files and by the
+reader's own code; the other readers keep theirs for the process. Importing this package imports
+no other package.
 """
 
 from __future__ import annotations
@@ -68,11 +69,12 @@ def agentscope_texts() -> Texts:
 
 
 def load_texts(name: TextsName) -> Texts:
-    """The named text set. `langchain`, `openhands`, `swe-agent`, `google-adk`, `strands`,
-    `openai-agents` and `pydantic-ai` are ctxlab's set for the loop, named so that their family
-    presets read their framework's own strings at build time (`ctxlab.texts.langchain`,
-    `ctxlab.texts.openhands`, SWE-agent's notices in its preset, `ctxlab.texts.google_adk`,
-    `ctxlab.texts.strands`, `ctxlab.texts.agents`, `ctxlab.texts.pydantic_ai`)."""
+    """The named text set. `langchain`, `deepagents`, `openhands`, `swe-agent`, `google-adk`,
+    `strands`, `openai-agents` and `pydantic-ai` are ctxlab's set for the loop, named so that their
+    family presets read their framework's own strings at build time (`ctxlab.texts.langchain`,
+    `ctxlab.texts.deepagents`, `ctxlab.texts.openhands`, SWE-agent's notices in its preset,
+    `ctxlab.texts.google_adk`, `ctxlab.texts.strands`, `ctxlab.texts.agents`,
+    `ctxlab.texts.pydantic_ai`)."""
     if name == "agentscope":
         return agentscope_texts()
     return CTXLAB_TEXTS if name == "ctxlab" else replace(CTXLAB_TEXTS, name=name)

@@ -34,6 +34,7 @@ TextsName = Literal[
     "ctxlab",
     "agentscope",
     "langchain",
+    "deepagents",
     "openhands",
     "swe-agent",
     "google-adk",

@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from ctxlab.presets.langchain.view import LCCall, LCMessage
+from ctxlab.presets.lc_messages import LCCall, LCMessage
 
 
 def to_langchain(message: LCMessage) -> BaseMessage:

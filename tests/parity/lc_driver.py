@@ -45,7 +45,7 @@ from langchain_core.tools import StructuredTool
 
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
-from ctxlab.presets.langchain.view import LCMessage
+from ctxlab.presets.lc_messages import LCMessage
 from tests.parity.lc_bridge import from_langchain
 
 SUMMARY_HEAD = DEFAULT_SUMMARY_PROMPT.split("{messages}")[0]

@@ -15,7 +15,7 @@ from langchain_core.messages.utils import (
 
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.presets.langchain.view import (
+from ctxlab.presets.lc_messages import (
     ANTHROPIC_CHARS_PER_TOKEN,
     ApproxParams,
     LCCall,

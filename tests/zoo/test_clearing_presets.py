@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import AnthropicClearParams
-from ctxlab.core.compaction.large_results import LargeResultParams, plan_result_offload
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolCallBlock, ToolResultBlock
@@ -20,7 +19,8 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.presets.anthropic import preset as anthropic
 from ctxlab.presets.deepagents import preset as deepagents
-from ctxlab.presets.deepagents.preset import DeepAgentsParams
+from ctxlab.presets.deepagents.eviction import result_text, should_evict
+from ctxlab.presets.deepagents.preset import DeepAgentsParams, FilesystemSettings
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.exact import LangChainClearParams
 from ctxlab.presets.sliding_window import preset as sliding_window
@@ -152,7 +152,7 @@ multi_part = st.lists(
 def test_deepagents_saves_a_multi_part_result_joined_by_newlines(output: list[Part]) -> None:
     """deepagents evicts the result's text parts joined by newlines (images stay in context); the
     tool's output reaches it with adjacent texts already one part, as the engine's tools return."""
-    params = DeepAgentsParams(large_results=LargeResultParams(token_limit=10, exclude_tools=()))
+    params = DeepAgentsParams(filesystem=FilesystemSettings(tool_token_limit_before_evict=10))
     script = one_turn(ScriptedRound(calls=(tool_call("bash", '{"command": "ls"}', tuple(output)),)))
     ran = run(deepagents.build(params, CTXLAB_TEXTS), script)
     runs = itertools.groupby(output, key=lambda p: isinstance(p, TextBlock))
@@ -168,8 +168,8 @@ def test_deepagents_joins_text_image_text_with_a_newline() -> None:
     big = ToolResultBlock(
         id="c1", name="bash", output=(TextBlock(text="a" * 50_000), IMAGE, TextBlock(text="b" * 50_000))
     )
-    plan = plan_result_offload(big)
-    assert plan is not None and plan.content == "a" * 50_000 + "\n" + "b" * 50_000
+    assert should_evict(big, 20_000)
+    assert result_text(big) == "a" * 50_000 + "\n" + "b" * 50_000
 
 
 def test_swe_agent_needs_n_as_its_source_does() -> None:

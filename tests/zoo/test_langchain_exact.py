@@ -8,13 +8,9 @@ import pytest
 
 from ctxlab.experiments.execute import loop_limit
 from ctxlab.presets.entries import entry_params
-from ctxlab.presets.langchain.exact import (
-    clauses,
-    safe_cutoff_point,
-    should_summarize,
-)
 from ctxlab.presets.langchain.preset import LANGGRAPH_LOOP_LIMIT
-from ctxlab.presets.langchain.view import LCCall, LCMessage
+from ctxlab.presets.lc_messages import LCCall, LCMessage
+from ctxlab.presets.lc_summary import clauses, safe_cutoff_point, should_summarize
 from ctxlab.presets.none.preset import NoStrategy
 from ctxlab.presets.registry import ENTRIES, PRESETS
 from ctxlab.texts import load_texts
@@ -103,7 +99,7 @@ def test_presets_verbose_shows_the_source_and_installed_versions() -> None:
 def test_each_reasoning_call_records_langchain_s_count_beside_the_lab_s() -> None:
     from ctxlab.core.world.script import ScriptedRound
     from ctxlab.presets.langchain import preset as langchain
-    from ctxlab.presets.langchain.view import count_tokens, lc_view
+    from ctxlab.presets.lc_messages import count_tokens, lc_view
     from tests.zoo.runs import one_turn, run, text, tool_call
 
     rounds = [ScriptedRound(calls=(tool_call("retrieve", "{}", text(900)),)) for _ in range(6)]

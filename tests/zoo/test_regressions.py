@@ -18,7 +18,6 @@ from typing import ClassVar
 from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages
 from ctxlab.core.agentscope.inject import InjectionParams
 from ctxlab.core.compaction.cutoff import ContextSize
-from ctxlab.core.compaction.large_results import LargeResultParams
 from ctxlab.core.compaction.microcompact import parse_arguments
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
@@ -37,7 +36,6 @@ from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
 from ctxlab.presets.deepagents import preset as deepagents
-from ctxlab.presets.deepagents.preset import DeepAgentsParams
 from ctxlab.presets.freetext import FreeTextSummaryParams, SummarizeOldest
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.preset import LangChainSummaryParams
@@ -181,15 +179,18 @@ def test_an_evicted_result_read_back_whole_is_evicted_again_unless_reads_are_cap
     fact = "The deploy key is K-2027."
     page = "x" * 1500 + fact + "x" * 98_000  # one very long line: a line limit would return all of it
     fetch = ScriptedRound(calls=(tool_call("fetch_page", '{"url": "u"}', (TextBlock(text=page),)),))
-    read = ScriptedRound(
-        calls=(tool_call("read_file", json.dumps({"file_path": "offload/tool-result-0001.txt"}), None),)
-    )
+
+    def reading(tool: str) -> ScriptedRound:
+        return ScriptedRound(
+            calls=(tool_call(tool, json.dumps({"file_path": "offload/tool-result-0001.txt"}), None),)
+        )
+
+    read = reading("read_file")
     script = one_turn(fetch, read, read, read)
-    every_tool = DeepAgentsParams(large_results=LargeResultParams(exclude_tools=()))
-    naive = run(
-        deepagents.build(every_tool, CTXLAB_TEXTS),
-        script,
-        builtins={"read_file": ReadOffloaded(CTXLAB_TEXTS)},
+    naive = run(  # a reader deepagents does not exclude from eviction
+        deepagents.PRESET.strategy(),
+        one_turn(fetch, *(reading("open_file"),) * 3),
+        builtins={"open_file": ReadOffloaded(CTXLAB_TEXTS)},
     )
     assert len(naive.workspace.files) == 4 and naive.events().count("offloaded") == 4  # re-evicted every time
     assert not any(fact in r.text for r in results_of(naive)[1:])  # the fact never comes back

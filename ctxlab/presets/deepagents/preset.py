@@ -1,21 +1,32 @@
-"""The `deepagents` preset: large tool results evicted to files, then LangChain summarization.
+"""The `deepagents` preset: `create_deep_agent`'s context engineering, exact to deepagents 0.7.32
+(checked call for call against the installed package, `tests/parity/test_deepagents_parity.py`).
 
-Source: langchain-ai/deepagents @ 23b83ad: `libs/deepagents/deepagents/middleware/filesystem.py`
-(`tool_token_limit_before_evict=20000`, `NUM_CHARS_PER_TOKEN=4`, a 5-line head and tail preview,
-the excluded file tools), `_message_eviction.py`, and `middleware/summarization.py` (l.255–290:
-trigger `("fraction", 0.85)` and keep `("fraction", 0.10)` when the model's window is known; the
-summarized history saved to `/conversation_history/{session}.md`).
+A deep agent offers its eight built-in tools (`ls`, `read_file`, `write_file`, `edit_file`,
+`delete`, `glob`, `grep`, `task`) before the user's, and its middleware works on the LangChain
+view of the history:
+- `FilesystemMiddleware` evicts a tool result longer than `tool_token_limit_before_evict` x 4
+  characters as it arrives: the text is saved at `/large_tool_results/<call id>` and the result
+  becomes a stub with a numbered head-and-tail preview (`ctxlab.presets.deepagents.eviction`).
+  A new user message longer than `human_message_token_limit_before_evict` x 4 characters is
+  saved at `/conversation_history/<id>.md` and every request shows it as a stub with a preview.
+- `SummarizationMiddleware`, as `create_summarization_middleware` sets it, truncates old file-tool
+  arguments and summarizes at 0.85 of the window keeping the last 0.10, counting the system
+  prompt, the messages and the tools; the span is saved to the session's history file, and an
+  over-budget request has its trailing results evicted (`ctxlab.presets.deepagents.summary`).
 
-Steps: each tool result whose text is over 20,000 tokens (80,000 characters) is written to the
-workspace and replaced by a stub naming the file with its first and last 5 lines (event
-`offloaded`); before each call, LangChain's summarization at 0.85 of the window keeps the last
-10% of the window verbatim, saves the summarized span to the workspace and names it in the
-summary (events `compressed`, `offloaded`).
+Under `texts: deepagents` the strings and the built-in tools are the installed package's, read at
+run time (`ctxlab.texts.deepagents`); otherwise the lab's own wording and tool descriptions.
+The family decides with deepagents' own count (`strategy_tokens`), has no futile-compaction
+breaker, and carries LangGraph's loop limit (`create_deep_agent` sets a recursion limit of 9,999).
 
-Deviations: without a workspace no result is evicted (deepagents always has a backend); files
-get the workspace's own paths (`offload/tool-result-NNNN.txt`, `offload/context-NNNN.json`)
-rather than `/large_tool_results/<id>` and a Markdown history; the eviction of large user
-messages (≥ 50,000 tokens) and the truncation of old tool-call arguments are not modelled.
+Deviations (tests/parity/CHECKLIST.md, D-section): the history session and an evicted user
+message are named by counters in the shape of deepagents' uuid4s; files are kept in the lab's
+workspace under its own names (the model sees deepagents' paths); the history file holds the
+lab's JSON of the span rather than deepagents' Markdown; the counter is 4 characters per token
+(no Anthropic 3.3).
+
+Events: `offloaded` (a result evicted, the history saved), `compressed`, `truncated`,
+`summary_failed`.
 """
 
 from __future__ import annotations
@@ -23,61 +34,169 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ctxlab.core.compaction.cutoff import DEEPAGENTS_SUMMARY
-from ctxlab.core.compaction.large_results import LargeResultParams, apply_result_offload, plan_result_offload
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
-from ctxlab.engine.state import EpisodeState
-from ctxlab.presets.freetext import FreeTextSummaryParams, SummarizeOldest
-from ctxlab.presets.preset import Preset
-from ctxlab.presets.steps import Step, StepStrategy
-from ctxlab.texts import Texts
-
-SOURCE = "deepagents 23b83ad, middleware/filesystem.py and middleware/summarization.py"
-
-DEEPAGENTS_SUMMARY_PARAMS = FreeTextSummaryParams(
-    trigger=DEEPAGENTS_SUMMARY.trigger, keep=DEEPAGENTS_SUMMARY.keep, offload_history=True
+from ctxlab.engine.hooks import Frame
+from ctxlab.engine.state import EpisodeState, issue_id, memo, with_memo
+from ctxlab.presets.deepagents.eviction import (
+    HUMANS_KEY,
+    evicted,
+    human_path,
+    human_to_evict,
+    humans_evicted,
+    result_text,
+    should_evict,
 )
+from ctxlab.presets.deepagents.summary import (
+    SummarizationSettings,
+    SummarizeDeep,
+    TruncateArgsSettings,
+    counted,
+    tool_tokens,
+)
+from ctxlab.presets.lc_messages import lc_view
+from ctxlab.presets.preset import Preset
+from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy
+from ctxlab.texts import Texts
+from ctxlab.texts.deepagents import CTXLAB_DEEPAGENTS_TEXTS, DeepAgentsTexts
+
+__all__ = [
+    "PRESET",
+    "SOURCE",
+    "DeepAgentsParams",
+    "FilesystemSettings",
+    "SummarizationSettings",
+    "TruncateArgsSettings",
+    "build",
+]
+
+SOURCE = (
+    "deepagents 0.7.32 graph.py (create_deep_agent), middleware/filesystem.py (FilesystemMiddleware), "
+    "middleware/summarization.py (SummarizationMiddleware, create_summarization_middleware)"
+)
+LANGGRAPH_LOOP_LIMIT = 9_999
+"""The recursion limit `create_deep_agent` sets (LangGraph supersteps; as a round cap it is never
+reached by a workload)."""
 
 
-@dataclass(frozen=True, slots=True)
-class EvictLargeResults(Step):
-    """deepagents' eviction of a large tool result to a file, a head and tail preview left."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilesystemSettings:
+    """`FilesystemMiddleware`'s eviction of large tool results.
 
-    params: LargeResultParams
-    key: ClassVar[str] = "large_results"
+    Attributes:
+        tool_token_limit_before_evict: a result whose text is longer than 4 characters per token
+            times this is saved to a file and replaced by a stub (20000; none: never).
+        human_message_token_limit_before_evict: a new user message longer than 4 characters per
+            token times this is saved to a file and shown to the model as a stub with a preview
+            (50000; none: never).
+    """
 
-    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
-        """The stub with its preview once the text is saved (the result itself when small)."""
-        offload = plan_result_offload(result, self.params)
-        if offload is None or env.workspace is None:
-            return result
-        saved = ToolResultBlock(id=result.id, name=result.name, output=(TextBlock(text=offload.content),))
-        path = env.workspace.offload_tool_result(saved)
-        env.recorder.event(EventKind.OFFLOADED)
-        return apply_result_offload(result, offload, path, self.params)
+    tool_token_limit_before_evict: int | None = 20_000
+    human_message_token_limit_before_evict: int | None = 50_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeepAgentsParams:
-    """deepagents' settings: large-result eviction and its summarization."""
+    """deepagents' settings, nested as its middleware names them."""
 
-    large_results: LargeResultParams = field(default_factory=LargeResultParams)
-    summary: FreeTextSummaryParams = DEEPAGENTS_SUMMARY_PARAMS
+    filesystem: FilesystemSettings = field(default_factory=FilesystemSettings)
+    summarization: SummarizationSettings = field(default_factory=SummarizationSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class EvictLargeResults(Step):
+    """`FilesystemMiddleware.wrap_tool_call`: a large result saved and replaced by its stub, and
+    the built-in tools offered before the user's."""
+
+    settings: FilesystemSettings
+    texts: DeepAgentsTexts
+    key: ClassVar[str] = "large_results"
+    event: ClassVar[EventKind] = EventKind.OFFLOADED
+    edits: ClassVar[bool] = True
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
+        """A new user message over its limit is saved and marked evicted (the stored message
+        stays whole; each request shows its stub)."""
+        tagged: dict[str, str] = memo(state, HUMANS_KEY, {})
+        limit = self.settings.human_message_token_limit_before_evict
+        message = human_to_evict(state.context, tagged, limit)
+        if message is None:
+            return Stepped(state=state)
+        if env.workspace is not None:
+            env.workspace.offload_context((message,))
+        minted = issue_id(state, "human")
+        number = int("".join(c for c in minted.id if c.isdigit()) or "0")
+        return Stepped(state=with_memo(minted.state, HUMANS_KEY, {**tagged, message.id: human_path(number)}))
+
+    def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
+        """Each evicted user message shown as its stub."""
+        tagged: dict[str, str] = memo(state, HUMANS_KEY, {})
+        return Edit(messages=humans_evicted(messages, tagged, self.texts), cleared=frozenset(tagged))
+
+    def on_tool_result(self, state: EpisodeState, result: ToolResultBlock, env: Env) -> ToolResultBlock:
+        """The stub once the text is saved (the result itself when small or excluded)."""
+        if not should_evict(result, self.settings.tool_token_limit_before_evict):
+            return result
+        if env.workspace is not None:
+            saved = (TextBlock(text=result_text(result)),)
+            env.workspace.offload_tool_result(ToolResultBlock(id=result.id, name=result.name, output=saved))
+        env.recorder.event(EventKind.OFFLOADED)
+        return evicted(result, self.texts)
+
+    def tools(self, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        """The built-in tools, then the user's."""
+        return (*(t.schema for t in self.texts.tools), *tools)
+
+
+def _deepagents_texts(texts: Texts) -> DeepAgentsTexts:
+    """deepagents' own strings and tools under `texts: deepagents`, the lab's otherwise."""
+    if texts.name == "deepagents":
+        from ctxlab.texts.deepagents import deepagents_texts
+
+        return deepagents_texts()
+    return CTXLAB_DEEPAGENTS_TEXTS
 
 
 def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
-    """The `deepagents` strategy."""
-    steps = (EvictLargeResults(params.large_results), SummarizeOldest(params.summary))
-    return StepStrategy(name="deepagents", steps=steps, config=params, source=SOURCE)
+    """The `deepagents` strategy: eviction, then summarization, as `create_deep_agent` stacks them."""
+    own = _deepagents_texts(texts)
+    builtin = {t.schema.name: t.counted_chars for t in own.tools}
+
+    def request_counter(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
+        """deepagents' count of a request: system prompt, messages and tools."""
+        view = lc_view(messages)
+        system = str(view[0].content) if view and view[0].kind == "system" else ""
+        return counted(view[1:] if system else view, system, tool_tokens(tools, builtin))
+
+    steps = (EvictLargeResults(params.filesystem, own), SummarizeDeep(params.summarization, own))
+    return StepStrategy(
+        name="deepagents",
+        steps=steps,
+        config=params,
+        source=SOURCE,
+        futile_limit=0,
+        max_iters=LANGGRAPH_LOOP_LIMIT,
+        request_counter=request_counter,
+    )
 
 
 PRESET = Preset(
     name="deepagents",
-    summary="deepagents: tool results over 20k tokens evicted to files with a 5-line head/tail preview; "
-    "summary at 0.85 of the window keeping the last 0.10",
+    summary="deepagents create_deep_agent: 8 built-in tools; tool results over 20k tokens (user "
+    "messages over 50k) evicted to files with a head/tail preview; old write_file/edit_file arguments "
+    "truncated and the history summarized at 0.85 of the window (system prompt, messages and tools "
+    "counted), keeping the last 0.10",
     source=SOURCE,
     params=DeepAgentsParams,
     build=build,
+    peers=("deepagents", "langchain", "langchain-core"),
+    notes=(
+        "exact to deepagents 0.7.32 under texts: deepagents (50 generated workloads call for call)",
+        "deviations: the history session and evicted user messages named by counters, not uuid4s; "
+        "files kept under the workspace's own names (the model sees deepagents' paths) and the history "
+        "file as the lab's JSON; 4 characters per token (no Anthropic 3.3)",
+    ),
 )

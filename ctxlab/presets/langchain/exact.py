@@ -1,6 +1,6 @@
 """LangChain 1.5.0's `SummarizationMiddleware` and `ClearToolUsesEdit`, call for call.
 
-Both work on the LangChain view of the stored context (`ctxlab.presets.langchain.view`): one message per
+Both work on the LangChain view of the stored context (`ctxlab.presets.lc_messages`): one message per
 OpenAI message, counted with LangChain's approximate counter over the messages only (no system
 prompt, no tools), as the middleware counts them. Sources: langchain 1.5.0
 `agents/middleware/summarization.py` and `agents/middleware/context_editing.py`,
@@ -37,17 +37,16 @@ Events: `compressed` (a summary replaced a span), `cleared` (clearing).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar, Literal, cast
+from typing import ClassVar, cast
 
 from ctxlab.core.compaction.clearing import Clearing
 from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.units import (
     BlockRef,
     Sizer,
@@ -60,7 +59,7 @@ from ctxlab.core.messages.units import (
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, with_context
-from ctxlab.presets.langchain.view import (
+from ctxlab.presets.lc_messages import (
     ANTHROPIC_CHARS_PER_TOKEN,
     ApproxParams,
     Counter,
@@ -70,6 +69,15 @@ from ctxlab.presets.langchain.view import (
     trim_last,
     xml_transcript,
 )
+from ctxlab.presets.lc_summary import (
+    SUMMARY_ATTEMPTS,
+    TriggerForm,
+    checked,
+    clauses,
+    keep_cutoff,
+    should_summarize,
+    summary_failure,
+)
 from ctxlab.presets.steps import (
     Compaction,
     PersistableClearing,
@@ -78,53 +86,6 @@ from ctxlab.presets.steps import (
     record_compaction,
 )
 from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS, LangChainTexts
-
-Metric = Literal["tokens", "messages", "fraction"]
-Clause = dict[str, float]
-TriggerForm = ContextSize | Clause | tuple[ContextSize | Clause, ...]
-"""A trigger as LangChain takes it: one `(kind, value)`, one AND-clause mapping, or a list of
-either (OR)."""
-
-SUMMARY_ATTEMPTS = 3
-"""`Runnable.with_retry`'s attempts, as the middleware configures it."""
-FALLBACK_MESSAGES = 15
-"""What the middleware summarizes when trimming fails: the last 15 messages."""
-
-
-def clauses(trigger: TriggerForm | None) -> tuple[tuple[tuple[Metric, float], ...], ...]:
-    """The trigger as OR-ed clauses of AND-ed conditions.
-
-    >>> clauses(ContextSize("tokens", 4000))
-    ((('tokens', 4000),),)
-    >>> clauses(({"tokens": 4000, "messages": 10}, ContextSize("fraction", 0.8)))
-    ((('tokens', 4000), ('messages', 10)), (('fraction', 0.8),))
-
-    Raises:
-        ValueError: an unknown metric, a value out of range, or an empty clause.
-    """
-    if trigger is None:
-        return ()
-    single = isinstance(trigger, Mapping) or (bool(trigger) and isinstance(trigger[0], str))
-    items = cast(Sequence[ContextSize | Clause], (trigger,) if single else trigger)
-    out = []
-    for item in items:
-        pairs = list(item.items()) if isinstance(item, Mapping) else [(item[0], item[1])]
-        if not pairs:
-            raise ValueError("a trigger clause names at least one of tokens, messages, fraction")
-        out.append(tuple(_checked(str(kind), value, "trigger") for kind, value in pairs))
-    return tuple(out)
-
-
-def _checked(kind: str, value: float, where: str) -> tuple[Metric, float]:
-    if kind == "fraction":
-        if not 0 < value <= 1:
-            raise ValueError(f"a {where} fraction is in (0, 1], got {value}")
-    elif kind in {"tokens", "messages"}:
-        if value <= 0:
-            raise ValueError(f"{where} thresholds are above 0, got {value}")
-    else:
-        raise ValueError(f"{where} metric {kind!r} is not one of tokens, messages, fraction")
-    return cast(Metric, kind), value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +108,7 @@ class LangChainSummaryParams:
 
     def __post_init__(self) -> None:
         clauses(self.trigger)
-        _checked(self.keep.kind, self.keep.value, "keep")
+        checked(self.keep.kind, self.keep.value, "keep")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,81 +134,6 @@ class LangChainClearParams:
     exclude_tools: tuple[str, ...] = ()
     placeholder: str | None = None
     persist: bool = False
-
-
-def _window_threshold(window: int, value: float) -> int:
-    return max(1, int(window * value))
-
-
-def should_summarize(
-    rules: tuple[tuple[tuple[Metric, float], ...], ...], count: int, tokens: int, window: int
-) -> bool:
-    """Whether any clause holds (every condition of it reached)."""
-    for clause in rules:
-        held = True
-        for kind, value in clause:
-            if kind == "messages":
-                held = count >= value
-            elif kind == "tokens":
-                held = tokens >= value
-            else:
-                held = tokens >= _window_threshold(window, value)
-            if not held:
-                break
-        if held:
-            return True
-    return False
-
-
-def safe_cutoff_point(view: Sequence[LCMessage], cut: int) -> int:
-    """A cut on a tool message moves back to the AI message that made one of the calls at the
-    cut, or forward past the tool messages when none did."""
-    if cut >= len(view) or view[cut].kind != "tool":
-        return cut
-    ids = set()
-    end = cut
-    while end < len(view) and view[end].kind == "tool":
-        if view[end].tool_call_id:
-            ids.add(view[end].tool_call_id)
-        end += 1
-    for i in range(cut - 1, -1, -1):
-        message = view[i]
-        if message.kind == "ai" and ids & {c.id for c in message.tool_calls if c.id}:
-            return i
-    return end
-
-
-def keep_cutoff(
-    view: Sequence[LCMessage], keep: ContextSize, window: int, counter: Counter, plain: Counter
-) -> int:
-    """Where the kept tail starts (`_determine_cutoff_index`)."""
-    kind, value = keep
-    n = len(view)
-    if kind == "messages":
-        return 0 if n <= value else safe_cutoff_point(view, n - int(value))
-    target = max(1, int(value) if kind == "tokens" else int(window * value))
-    if n == 0 or counter(view) <= target:
-        return 0
-    left, right, candidate = 0, n, n
-    for _ in range(n.bit_length() + 1):
-        if left >= right:
-            break
-        mid = (left + right) // 2
-        if plain(view[mid:]) <= target:
-            candidate, right = mid, mid
-        else:
-            left = mid + 1
-    if candidate == n:
-        candidate = left
-    if candidate >= n:
-        if n == 1:
-            return 0
-        candidate = n - 1
-    return safe_cutoff_point(view, candidate)
-
-
-def _failure(outcome_error: Exception | None) -> Exception:
-    return outcome_error if outcome_error is not None else ModelError("the summarizer answered blank text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +193,7 @@ class SummarizeExact(Step):
             outcome = env.summarize_text(state, request, retry=attempt > 0)
             if outcome.text is not None:
                 return outcome.text.strip()
-            error = _failure(outcome.error)
+            error = summary_failure(outcome.error)
         assert error is not None
         raise error
 

@@ -1,7 +1,7 @@
 """The LangChain presets: `langchain-clear` (`ClearToolUsesEdit`) and `langchain-summary`
 (`SummarizationMiddleware`), exact to langchain 1.5.0 (the steps are in
 `ctxlab.presets.langchain.exact`, LangChain's counter, trim and transcript in
-`ctxlab.presets.langchain.view`; both checked call for call against the installed package).
+`ctxlab.presets.lc_messages`; both checked call for call against the installed package).
 
 Both decide with LangChain's own counter over the messages (`request_counter`, recorded as
 `strategy_tokens`), have no futile-compaction breaker, and carry LangGraph's loop limit instead
@@ -13,8 +13,7 @@ one is set.
 `langchain-clear` edits the outgoing request only, as `ContextEditingMiddleware` does; the
 `persist` option (off) keeps the edit in the stored history, as PR #39265 does.
 
-The lab's earlier free-text summary step, which the `deepagents` preset still uses, is shared in
-`ctxlab.presets.freetext`.
+The lab's earlier free-text summary step is kept, shared, in `ctxlab.presets.freetext`.
 
 Events: `cleared` (clearing), `compressed` (a summary replaced a span).
 """
@@ -29,7 +28,7 @@ from ctxlab.presets.langchain.exact import (
     LangChainSummaryParams,
     SummarizeExact,
 )
-from ctxlab.presets.langchain.view import count_tokens, lc_view
+from ctxlab.presets.lc_messages import count_tokens, lc_view
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
