@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+collect_ignore = ["data"]
+"""Vendored fixtures (transcripts, a vendored source file the parity tests load): never collected."""
+
 settings.register_profile(
     "ci",
     derandomize=True,
