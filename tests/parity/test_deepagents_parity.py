@@ -18,6 +18,7 @@ from ctxlab.presets.lc_messages import count_tokens
 from tests.parity.da_driver import DAConfig, normalised, run_deepagents
 from tests.parity.da_lab import run_lab
 from tests.parity.lc_driver import LCTrace
+from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.test_langchain_parity import condition, summary_positions, text, triggers
 from tests.parity.workloads import PROSE, TOOLS
 
@@ -237,21 +238,5 @@ print(json.dumps(dataclasses.asdict(trace), sort_keys=True))
 
 
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", DUMP],
-            cwd=root,
-            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2")
-    ]
-    assert runs[0] and runs[0] == runs[1]
+    first, second = outputs_under_two_hash_seeds(DUMP)
+    assert first and first == second

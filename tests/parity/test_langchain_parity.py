@@ -13,6 +13,7 @@ from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from tests.parity.lc_driver import LCConfig, LCTrace, run_langchain
 from tests.parity.lc_lab import run_lab
+from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.workloads import CJK, PROSE, TOOLS
 
 
@@ -216,21 +217,5 @@ for config in (LCConfig(trigger=[("tokens", 1500), {"messages": 12}], keep=("tok
 
 
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", DUMP],
-            cwd=root,
-            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2")
-    ]
-    assert runs[0] and runs[0] == runs[1]
+    first, second = outputs_under_two_hash_seeds(DUMP)
+    assert first and first == second

@@ -17,6 +17,7 @@ from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from tests.parity.pa_driver import PAConfig, PATrace, run_pydantic_ai
 from tests.parity.pa_lab import run_lab
+from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.workloads import CJK, PROSE, TOOLS
 
 TAGGED = "See <messages> and </message> in the output. "
@@ -231,21 +232,5 @@ for config in (PAConfig(capability="summary", settings={"max_tokens": 1500, "kee
 
 
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", DUMP],
-            cwd=root,
-            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2")
-    ]
-    assert runs[0] and runs[0] == runs[1]
+    first, second = outputs_under_two_hash_seeds(DUMP)
+    assert first and first == second

@@ -19,6 +19,7 @@ from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.presets.strands.preset import NO_LOOP_LIMIT, REFUSALS
 from ctxlab.texts import CTXLAB_TEXTS
+from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.strands_driver import StrandsConfig, StrandsTrace, run_strands
 from tests.parity.strands_lab import TextSummarizer, run_lab, strategy_of
 from tests.parity.workloads import CJK, PROSE, TOOLS
@@ -232,21 +233,5 @@ for config in (StrandsConfig(window=6000, window_size=6, per_turn=2),
 
 
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", DUMP],
-            cwd=root,
-            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2")
-    ]
-    assert runs[0] and runs[0] == runs[1]
+    first, second = outputs_under_two_hash_seeds(DUMP)
+    assert first and first == second

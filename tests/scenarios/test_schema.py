@@ -36,7 +36,7 @@ def test_every_preset_builds_a_strategy_named_after_its_entry() -> None:
         entry = ENTRIES[name].model_validate({"preset": name, "name": f"my-{name}", **required})
         strategy = build_strategy(entry, CTXLAB_TEXTS)
         assert strategy.name == f"my-{name}"
-        assert strategy.tools((ToolSchema.of("t", "", {}),))[0].name == "t"
+        assert "t" in [tool.name for tool in strategy.tools((ToolSchema.of("t", "", {}),))]
         assert preset.summary and preset.source
 
 

@@ -168,6 +168,23 @@ class ClearStep(HarnessStep):
         return edits
 
 
+def triggered_cutoff(
+    p: SlidingWindowParams | SummarizingParams, history: Sequence[PAMessage], env: Env, frame: Frame
+) -> tuple[int | None, int | None]:
+    """The token trigger in force, and where the kept tail starts once the trigger holds (None
+    while it does not): what the window and the summary share."""
+    limit = token_trigger(p.max_tokens, p.max_fraction, p.context_window, env.context_size)
+    instructions = frame.system_prompt
+    if not harness.over_trigger(
+        history, max_messages=p.max_messages, max_tokens=limit, instructions=instructions
+    ):
+        return limit, None
+    cutoff = harness.window_cutoff(
+        history, keep_messages=p.keep_messages, keep_tokens=p.keep_tokens, instructions=instructions
+    )
+    return limit, cutoff
+
+
 @dataclass(frozen=True, slots=True)
 class WindowStep(HarnessStep):
     """`SlidingWindowCompaction`: drop the oldest messages once the trigger holds."""
@@ -179,18 +196,8 @@ class WindowStep(HarnessStep):
         """Cut to the kept tail (and the first user request) when over the trigger."""
         state, history = self.history(state)
         p = self.params
-        limit = token_trigger(p.max_tokens, p.max_fraction, p.context_window, env.context_size)
-        if not harness.over_trigger(
-            history, max_messages=p.max_messages, max_tokens=limit, instructions=frame.system_prompt
-        ):
-            return Stepped(state=state)
-        cutoff = harness.window_cutoff(
-            history,
-            keep_messages=p.keep_messages,
-            keep_tokens=p.keep_tokens,
-            instructions=frame.system_prompt,
-        )
-        if cutoff <= 0:
+        limit, cutoff = triggered_cutoff(p, history, env, frame)
+        if cutoff is None or cutoff <= 0:
             return Stepped(state=state)
         new = harness.slid(history, cutoff, preserve_first_user=p.preserve_first_user_message)
         env.recorder.event(EventKind.DROPPED)
@@ -212,17 +219,9 @@ class SummarizeStep(HarnessStep):
         """Summarize the span before the kept tail when over the trigger."""
         state, history = self.history(state)
         p = self.params
-        limit = token_trigger(p.max_tokens, p.max_fraction, p.context_window, env.context_size)
-        if not harness.over_trigger(
-            history, max_messages=p.max_messages, max_tokens=limit, instructions=frame.system_prompt
-        ):
+        limit, cutoff = triggered_cutoff(p, history, env, frame)
+        if cutoff is None:
             return Stepped(state=state)
-        cutoff = harness.window_cutoff(
-            history,
-            keep_messages=p.keep_messages,
-            keep_tokens=p.keep_tokens,
-            instructions=frame.system_prompt,
-        )
         plan = harness.summary_plan(
             history,
             cutoff,
