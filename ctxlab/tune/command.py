@@ -142,6 +142,7 @@ class _Progress:
         shown = "none yet" if self.best is None else f"{self.best:.6g}"
         self.bar.set_postfix_str(f"best feasible {self.objective}: {shown}", refresh=False)
         self.bar.update(1)
+        self.bar.refresh()  # a batch's trials arrive together, faster than tqdm's own redraw interval
 
     def close(self) -> None:
         if self.bar is not None:
