@@ -1,5 +1,5 @@
 """Replay of real transcripts: an OpenAI chat JSONL file mapped into a `Script`
-(docs/architecture.md, Workloads).
+(docs/architecture.md, Workloads); reading the files themselves is `ctxlab.workloads.files`.
 
 One message per line: `role`, `content` (a string, null, or a list of parts), `tool_calls`,
 `tool_call_id`, and two keys the importers write where a source has them: `reasoning_content`
@@ -43,10 +43,9 @@ import itertools
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from ctxlab.core.messages.blocks import (
     DataBlock,
@@ -56,6 +55,16 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.protocol import RULES, Rule, Violation, violations
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.workloads.files import (
+    JsonLine,
+    TraceError,
+    file_lines,
+    jsonl_entries,
+    load_tools,
+    parse_tools,
+    read_jsonl,
+    text_lines,
+)
 
 WireRole = Literal["system", "user", "assistant", "tool"]
 _ROLES: dict[str, WireRole] = {
@@ -75,15 +84,6 @@ _IMAGE_TYPES = {
 }
 JOIN = "\n\n"
 """Separator of assistant texts joined into one round text or final answer."""
-
-
-class TraceError(ValueError):
-    """A transcript or tool file that cannot be read: which file, which line, what is wrong."""
-
-    def __init__(self, source: str, line: int | None, message: str) -> None:
-        self.source, self.line, self.message = source, line, message
-        where = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,76 +209,6 @@ def parse_message(wire: object) -> TraceMessage:
         reasoning=reasoning or "" if role == "assistant" else "",
         error=error and role == "tool",
     )
-
-
-class JsonLine(NamedTuple):
-    """One parsed line of a JSONL file: its 1-based number and its value."""
-
-    number: int
-    value: Any
-
-
-def jsonl_entries(lines: Iterable[str], source: str) -> Iterator[JsonLine]:
-    """The JSON values of JSONL lines with their 1-based line numbers, one at a time; blank
-    lines skipped.
-
-    Raises:
-        TraceError: a line that is not JSON.
-    """
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield JsonLine(number, json.loads(line))
-        except json.JSONDecodeError as error:
-            raise TraceError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
-
-
-@contextmanager
-def file_lines(path: Path | str) -> Iterator[Iterator[str]]:
-    """A text file's lines, read lazily, line ends stripped.
-
-    Raises:
-        TraceError: the file cannot be read or is not UTF-8.
-    """
-    source = str(path)
-    try:
-        handle = Path(path).open(encoding="utf-8")  # noqa: SIM115 (closed by the with below)
-    except OSError as error:
-        raise TraceError(source, None, f"cannot read the transcript: {error}") from None
-
-    def lines() -> Iterator[str]:
-        try:
-            for line in handle:
-                yield line.rstrip("\n")
-        except UnicodeDecodeError as error:
-            raise TraceError(source, None, f"cannot read the transcript: {error}") from None
-
-    with handle:
-        yield lines()
-
-
-def text_lines(text: str) -> Iterator[str]:
-    """A text's lines, split at newlines only, one at a time: no list of lines and no buffer the
-    size of the text is made (`io.StringIO` would hold four bytes a character)."""
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        if end < 0:
-            yield text[start:]
-            return
-        yield text[start:end]
-        start = end + 1
-
-
-def read_jsonl(path: Path | str) -> list[JsonLine]:
-    """The JSON values of a JSONL file with their 1-based line numbers; blank lines skipped.
-
-    Raises:
-        TraceError: unreadable, not UTF-8, or a line that is not JSON.
-    """
-    with file_lines(path) as lines:
-        return list(jsonl_entries(lines, str(path)))
 
 
 def read_trace(
@@ -521,43 +451,23 @@ def map_wire(
     return map_stream(enumerate(wires), fail=fail, tools=tools, name=name, rules=rules)
 
 
-# ---------------------------------------------------------------------------------------------
-# Tool schemas
-
-
-def parse_tools(data: object, *, source: str = "<tools>") -> tuple[ToolSchema, ...]:
-    """Tool schemas from a JSON list of flat `{name, description, parameters}` or OpenAI-form
-    `{"type": "function", "function": {...}}` items.
-
-    Raises:
-        TraceError: not a list, or an item that is neither form (naming its index).
-    """
-    if not isinstance(data, list):
-        raise TraceError(source, None, f"expected a JSON list of tool schemas, got {type(data).__name__}")
-    schemas = []
-    for k, item in enumerate(data):
-        flat = item.get("function") if isinstance(item, Mapping) and item.get("type") == "function" else item
-        if not isinstance(flat, Mapping) or not isinstance(flat.get("name"), str):
-            raise TraceError(
-                source, None, f"item {k}: expected {{name, description, parameters}} or the OpenAI form"
-            )
-        parameters = flat.get("parameters", {"type": "object", "properties": {}})
-        if not isinstance(parameters, Mapping):
-            raise TraceError(source, None, f"item {k} ({flat['name']}): 'parameters' must be an object")
-        schemas.append(ToolSchema.of(flat["name"], str(flat.get("description", "")), parameters))
-    return tuple(schemas)
-
-
-def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
-    """Tool schemas from a JSON file (`--tools FILE`).
-
-    Raises:
-        TraceError: unreadable, not JSON, or not a list of schemas.
-    """
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise TraceError(str(path), None, f"cannot read the tool schemas: {error}") from None
-    except json.JSONDecodeError as error:
-        raise TraceError(str(path), error.lineno, f"not JSON ({error.msg} at column {error.colno})") from None
-    return parse_tools(data, source=str(path))
+__all__ = [
+    "JOIN",
+    "JsonLine",
+    "TraceCall",
+    "TraceError",
+    "TraceMessage",
+    "TraceWorkload",
+    "file_lines",
+    "jsonl_entries",
+    "load_tools",
+    "map_messages",
+    "map_stream",
+    "map_wire",
+    "parse_message",
+    "parse_tools",
+    "read_jsonl",
+    "read_trace",
+    "text_lines",
+    "trace_of_lines",
+]
