@@ -15,14 +15,10 @@ that names the fix.
 from __future__ import annotations
 
 import functools
-import json
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ctxlab.texts import cache as text_cache
+from ctxlab.texts.elsewhere import Environment
 
 ADK_VERSION = "2.13.0"
 
@@ -96,35 +92,21 @@ class AdkTexts:
     identity: str
 
 
+ENVIRONMENT = Environment(
+    texts="google-adk",
+    distribution="google-adk",
+    version=ADK_VERSION,
+    module="google.adk",
+    venv=".venv-adk",
+    variable="CTXLAB_ADK_PYTHON",
+    make="adk-env",
+)
+"""Google ADK's environment (its pins cannot share the lab's)."""
+
+
 def interpreter() -> Path:
-    """The ADK environment's Python.
-
-    Raises:
-        FileNotFoundError: there is none; the message says how to make one.
-    """
-    named = os.environ.get("CTXLAB_ADK_PYTHON")
-    path = Path(named) if named else Path(__file__).resolve().parents[2] / ".venv-adk" / "bin" / "python"
-    if not path.exists():
-        raise FileNotFoundError(
-            f"texts: google-adk needs google-adk=={ADK_VERSION} in its own environment and {path} does "
-            "not exist; run `make adk-env` or set CTXLAB_ADK_PYTHON to an interpreter that has it"
-        )
-    return path
-
-
-def _run(python: Path, code: str) -> str:
-    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise LookupError(f"reading Google ADK's texts with {python} failed: {done.stderr.strip()[-500:]}")
-    return done.stdout
-
-
-def adk_folder(python: Path) -> Path:
-    """Where the package lives in that environment (found without importing it)."""
-    code = (
-        "import importlib.util; print(importlib.util.find_spec('google.adk').submodule_search_locations[0])"
-    )
-    return Path(_run(python, code).strip())
+    """The environment's Python (see `ENVIRONMENT`)."""
+    return ENVIRONMENT.interpreter()
 
 
 @functools.cache
@@ -132,18 +114,7 @@ def adk_texts() -> AdkTexts:
     """The package's texts, from the cache or read afresh.
 
     Raises:
-        FileNotFoundError: no ADK environment.
+        FileNotFoundError: no environment.
         LookupError: the package cannot be read, or it is not version 2.13.0.
     """
-    python = interpreter()
-    key = text_cache.fingerprint(adk_folder(python), (Path(__file__),))
-    stored = text_cache.load("google-adk-texts", key)
-    data: dict[str, Any] = stored if stored is not None else json.loads(_run(python, _READER))
-    if data.get("version") != ADK_VERSION:
-        raise LookupError(
-            f"texts: google-adk is pinned to google-adk=={ADK_VERSION}; {python} has "
-            f"{data.get('version')}: run `make adk-env` again"
-        )
-    if stored is None:
-        text_cache.store("google-adk-texts", key, data)
-    return AdkTexts(**{k: v for k, v in data.items() if k != "version"})
+    return AdkTexts(**ENVIRONMENT.read(_READER, Path(__file__)))

@@ -13,14 +13,10 @@ names the fix.
 from __future__ import annotations
 
 import functools
-import json
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ctxlab.texts import cache as text_cache
+from ctxlab.texts.elsewhere import Environment
 
 SDK_VERSION = "1.58.2"
 
@@ -97,58 +93,33 @@ class OpenHandsTexts:
     added_properties: str
 
 
+ENVIRONMENT = Environment(
+    texts="openhands",
+    distribution="openhands-sdk",
+    version=SDK_VERSION,
+    module="openhands",
+    subfolder="sdk",
+    venv=".venv-openhands",
+    variable="CTXLAB_OPENHANDS_PYTHON",
+    make="openhands-env",
+    requirement="a Python >= 3.12 environment",
+    env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENHANDS_SUPPRESS_BANNER": "1"},
+)
+"""The OpenHands SDK's environment (it needs Python >= 3.12; its import reaches for the network
+unless LiteLLM is told to use its local cost map)."""
+
+
 def interpreter() -> Path:
-    """The OpenHands environment's Python.
-
-    Raises:
-        FileNotFoundError: there is none; the message says how to make one.
-    """
-    named = os.environ.get("CTXLAB_OPENHANDS_PYTHON")
-    path = (
-        Path(named) if named else Path(__file__).resolve().parents[2] / ".venv-openhands" / "bin" / "python"
-    )
-    if not path.exists():
-        raise FileNotFoundError(
-            f"texts: openhands needs openhands-sdk=={SDK_VERSION} in a Python >= 3.12 environment and "
-            f"{path} does not exist; run `make openhands-env` or set CTXLAB_OPENHANDS_PYTHON to an "
-            "interpreter that has it"
-        )
-    return path
-
-
-def _run(python: Path, code: str) -> str:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENHANDS_SUPPRESS_BANNER": "1"}
-    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        raise LookupError(
-            f"reading the OpenHands SDK's texts with {python} failed: {done.stderr.strip()[-500:]}"
-        )
-    return done.stdout
-
-
-def sdk_folder(python: Path) -> Path:
-    """Where the SDK's package lives in that environment (found without importing it)."""
-    code = "import importlib.util; print(importlib.util.find_spec('openhands').submodule_search_locations[0])"
-    return Path(_run(python, code).strip()) / "sdk"
+    """The environment's Python (see `ENVIRONMENT`)."""
+    return ENVIRONMENT.interpreter()
 
 
 @functools.cache
 def openhands_texts() -> OpenHandsTexts:
-    """The SDK's texts, from the cache or read afresh.
+    """The package's texts, from the cache or read afresh.
 
     Raises:
-        FileNotFoundError: no OpenHands environment.
-        LookupError: the SDK cannot be read, or it is not version 1.58.2.
+        FileNotFoundError: no environment.
+        LookupError: the package cannot be read, or it is not version 1.58.2.
     """
-    python = interpreter()
-    key = text_cache.fingerprint(sdk_folder(python), (Path(__file__),))
-    stored = text_cache.load("openhands-texts", key)
-    data: dict[str, Any] = stored if stored is not None else json.loads(_run(python, _READER))
-    if data.get("version") != SDK_VERSION:
-        raise LookupError(
-            f"texts: openhands is pinned to openhands-sdk=={SDK_VERSION}; {python} has "
-            f"{data.get('version')}: run `make openhands-env` again"
-        )
-    if stored is None:
-        text_cache.store("openhands-texts", key, data)
-    return OpenHandsTexts(**{k: v for k, v in data.items() if k != "version"})
+    return OpenHandsTexts(**ENVIRONMENT.read(_READER, Path(__file__)))
