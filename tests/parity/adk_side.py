@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,9 @@ from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.google_adk.preset import AdkParams, build
 from ctxlab.texts import CTXLAB_TEXTS
-from ctxlab.texts.google_adk import interpreter
+from ctxlab.texts.google_adk import ENVIRONMENT
 from tests.parity.openhands_side import Call, RecordingModel, normal, normal_tool
+from tests.parity.server import DriverServer
 
 DRIVER = Path(__file__).with_name("adk_driver.py")
 HUGE_WINDOW = 10**9
@@ -42,36 +42,11 @@ class Workload:
     fail_on: frozenset[int] = frozenset()
 
 
-class AdkDriver:
+class AdkDriver(DriverServer):
     """The ADK driver as a server process; `close` ends it."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [str(interpreter()), str(DRIVER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-
-    def run_raw(self, workload: dict[str, Any]) -> str:
-        """The trace line of one workload, as the driver wrote it."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(workload) + "\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline()
-
-    def run(self, workload: dict[str, Any]) -> dict[str, Any]:
-        """The trace of one workload."""
-        trace: dict[str, Any] = json.loads(self.run_raw(workload))
-        assert "driver_error" not in trace, trace["driver_error"]
-        return trace
-
-    def close(self) -> None:
-        """End the server (it stops at the end of its input)."""
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
+        super().__init__(ENVIRONMENT, DRIVER)
 
 
 def driver_workload(case: Workload) -> dict[str, Any]:

@@ -10,8 +10,6 @@ messages as (role, text, calls, tool call id) and the tools, so the two compare 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,8 @@ from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.openhands.preset import OpenHandsParams, build
 from ctxlab.presets.openhands.tokens import sdk_token_count
 from ctxlab.texts import CTXLAB_TEXTS
-from ctxlab.texts.openhands import interpreter
+from ctxlab.texts.openhands import ENVIRONMENT
+from tests.parity.server import DriverServer
 
 DRIVER = Path(__file__).with_name("openhands_driver.py")
 SUMMARY_TEXT = "SUMMARY: the agent listed files and read their contents."
@@ -69,38 +68,11 @@ def normal_tool(tool: dict[str, Any]) -> str:
     return json.dumps(tool["function"], sort_keys=True)
 
 
-class OpenHandsDriver:
+class OpenHandsDriver(DriverServer):
     """The SDK driver as a server process; `close` ends it."""
 
     def __init__(self) -> None:
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENHANDS_SUPPRESS_BANNER": "1"}
-        self.process = subprocess.Popen(
-            [str(interpreter()), str(DRIVER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-
-    def run_raw(self, workload: dict[str, Any]) -> str:
-        """The trace line of one workload, as the driver wrote it."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(workload) + "\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline()
-
-    def run(self, workload: dict[str, Any]) -> dict[str, Any]:
-        """The trace of one workload."""
-        trace: dict[str, Any] = json.loads(self.run_raw(workload))
-        assert "driver_error" not in trace, trace["driver_error"]
-        return trace
-
-    def close(self) -> None:
-        """End the server (it stops at the end of its input)."""
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
+        super().__init__(ENVIRONMENT, DRIVER)
 
 
 def sdk_calls(trace: dict[str, Any]) -> list[Call]:
