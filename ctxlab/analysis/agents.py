@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
-from ctxlab.analysis.plots import COMPRESSION, REASONING, THOUSANDS, WINDOW, line_colours, styled
+from ctxlab.analysis.plots import COMPRESSION, REASONING, WINDOW, line_colours, styled, token_axes
 from ctxlab.analysis.results import has_event
 from ctxlab.core.events import EventKind
 from ctxlab.experiments.measures import PARENT
@@ -119,11 +118,5 @@ def sawtooth(
             linewidth=1,
             label=f"sub-agent window {subagent_window:,}",
         )
-    axes.set_title(title)
-    axes.set_xlabel("model call (parent and sub-agents, in the order made)")
-    axes.set_ylabel("input tokens per call")
-    axes.yaxis.set_major_formatter(THOUSANDS)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_ylim(bottom=0)
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    token_axes(axes, title, "model call (parent and sub-agents, in the order made)")
     return figure

@@ -22,6 +22,7 @@ from typing import Any, ParamSpec, cast
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
@@ -123,6 +124,18 @@ def _zone_lines(axes: Any, window: int, trigger: float | None, reserve: float | 
         )
 
 
+def token_axes(axes: Axes, title: str, xlabel: str = "model call (0-based, in order)") -> None:
+    """Title, labels, thousands on the y axis from 0, whole calls on the x axis, and the legend
+    outside on the right: how every input-tokens-per-call figure is finished."""
+    axes.set_title(title)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("input tokens per call")
+    axes.yaxis.set_major_formatter(THOUSANDS)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
 @styled
 def sawtooth(
     calls: pd.DataFrame,
@@ -159,13 +172,7 @@ def sawtooth(
             label="compression" if position == 0 else None,
         )
     _zone_lines(axes, window, trigger, reserve)
-    axes.set_title(title)
-    axes.set_xlabel("model call (0-based, in order)")
-    axes.set_ylabel("input tokens per call")
-    axes.yaxis.set_major_formatter(THOUSANDS)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_ylim(bottom=0)
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    token_axes(axes, title)
     return figure
 
 
@@ -186,13 +193,7 @@ def overlay(calls: pd.DataFrame, labels: dict[str, str], *, title: str, window: 
         )
     if window is not None:
         axes.axhline(window, color=WINDOW, linewidth=1.2, label=f"window {window:,}")
-    axes.set_title(title)
-    axes.set_xlabel("model call (0-based, in order)")
-    axes.set_ylabel("input tokens per call")
-    axes.yaxis.set_major_formatter(THOUSANDS)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_ylim(bottom=0)
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    token_axes(axes, title)
     return figure
 
 
