@@ -21,6 +21,7 @@ from tests.parity.lc_driver import LCTrace
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.test_langchain_parity import condition, summary_positions, text, triggers
 from tests.parity.workloads import PROSE, TOOLS
+from tests.parity.workloads import retrieval_loop as loop
 
 
 def compare(script: Script, config: DAConfig) -> tuple[LCTrace, LCTrace]:
@@ -152,24 +153,6 @@ def test_deepagents_matches_create_deep_agent(case: tuple[Script, DAConfig]) -> 
     args = [call.args for c in theirs.calls for m in c.messages for call in m.tool_calls]
     cut = any("(argument truncated)" in a or "[cut]" in a for a in args)
     event("arguments truncated" if cut else "no truncation")
-
-
-def loop(sizes: list[int], *, turns: int = 1, tool: str = "retrieve") -> Script:
-    """One call per round, results of the given sizes (ASCII prose)."""
-    rounds = tuple(
-        ScriptedRound(
-            calls=(
-                ScriptedCall(
-                    tool=tool,
-                    input=json.dumps({"query": f"q{k}"}),
-                    result=(TextBlock(text=(PROSE * (n // len(PROSE) + 1))[:n]),),
-                ),
-            )
-        )
-        for k, n in enumerate(sizes)
-    )
-    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=rounds, final="Done.")
-    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
 
 
 def test_the_built_in_tools_are_counted_so_a_16k_window_summarizes_after_21_calls() -> None:

@@ -15,6 +15,7 @@ from tests.parity.lc_driver import LCConfig, LCTrace, run_langchain
 from tests.parity.lc_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.workloads import CJK, PROSE, TOOLS
+from tests.parity.workloads import retrieval_loop as loop
 
 
 def compare(script: Script, config: LCConfig) -> tuple[LCTrace, LCTrace]:
@@ -145,24 +146,6 @@ def test_langchain_clear_matches_clear_tool_uses_edit(case: tuple[Script, LCConf
     _, theirs = compare(*case)
     cleared = any(m.content == "[cleared]" for c in theirs.calls for m in c.messages)
     event("results cleared" if cleared else "nothing cleared")
-
-
-def loop(sizes: list[int], *, turns: int = 1) -> Script:
-    """One tool call per round, results of the given sizes (bytes of ASCII prose)."""
-    rounds = tuple(
-        ScriptedRound(
-            calls=(
-                ScriptedCall(
-                    tool="retrieve",
-                    input=json.dumps({"query": f"q{k}"}),
-                    result=(TextBlock(text=(PROSE * (n // len(PROSE) + 1))[:n]),),
-                ),
-            )
-        )
-        for k, n in enumerate(sizes)
-    )
-    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=rounds, final="Done.")
-    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
 
 
 def summary_positions(trace: LCTrace) -> list[int]:

@@ -18,7 +18,7 @@ from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, Script
 from tests.parity.pa_driver import PAConfig, PATrace, run_pydantic_ai
 from tests.parity.pa_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
-from tests.parity.workloads import CJK, PROSE, TOOLS
+from tests.parity.workloads import CJK, PROSE, TOOLS, retrieval_loop
 
 TAGGED = "See <messages> and </message> in the output. "
 """Text holding the summarizer transcript's own tags, which the harness escapes."""
@@ -171,21 +171,8 @@ def test_pydantic_ai_summary_matches_summarizing_compaction(case: tuple[Script, 
 
 
 def loop(sizes: list[int], *, turns: int = 1) -> Script:
-    """One call per round, results of the given sizes (characters of ASCII prose)."""
-    body = tuple(
-        ScriptedRound(
-            calls=(
-                ScriptedCall(
-                    tool="retrieve",
-                    input=compact({"query": f"q{k}"}),
-                    result=(TextBlock(text=(PROSE * (n // len(PROSE) + 1))[:n]),),
-                ),
-            )
-        )
-        for k, n in enumerate(sizes)
-    )
-    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=body, final="Done.")
-    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
+    """`retrieval_loop` with compact arguments, as pydantic-ai re-serializes them."""
+    return retrieval_loop(sizes, turns=turns, encode=compact)
 
 
 def test_a_window_keeps_the_first_user_request_and_merges_it_at_the_next_turn() -> None:

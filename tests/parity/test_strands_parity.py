@@ -23,6 +23,7 @@ from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.strands_driver import StrandsConfig, StrandsTrace, run_strands
 from tests.parity.strands_lab import TextSummarizer, run_lab, strategy_of
 from tests.parity.workloads import CJK, PROSE, TOOLS
+from tests.parity.workloads import retrieval_loop as loop
 
 
 def compare(script: Script, config: StrandsConfig) -> tuple[StrandsTrace, StrandsTrace]:
@@ -131,24 +132,6 @@ def test_strands_summarizing_matches_the_agent(case: tuple[Script, StrandsConfig
     summaries = kinds(theirs).count("s")
     event(f"summary calls: {min(summaries, 3)}{'+' if summaries >= 3 else ''}")
     event("the run failed" if theirs.error else "the run finished")
-
-
-def loop(sizes: list[int], *, turns: int = 1) -> Script:
-    """One tool call per round, results of the given sizes (characters of ASCII prose)."""
-    played = tuple(
-        ScriptedRound(
-            calls=(
-                ScriptedCall(
-                    tool="retrieve",
-                    input=json.dumps({"query": f"q{k}"}),
-                    result=(TextBlock(text=(PROSE * (n // len(PROSE) + 1))[:n]),),
-                ),
-            )
-        )
-        for k, n in enumerate(sizes)
-    )
-    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=played, final="Done.")
-    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
 
 
 def reasoning(trace: StrandsTrace) -> list[dict[str, object]]:

@@ -7,6 +7,7 @@ repeated failures), task tools and the CompressContext tool."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from hypothesis import strategies as st
 
@@ -25,6 +26,27 @@ TOOLS = (
 )
 PROSE = "The context window is finite; compress the old, keep the new. "
 CJK = "上下文工程让智能体在长任务中不迷路。"
+
+
+def retrieval_loop(
+    sizes: list[int], *, turns: int = 1, tool: str = "retrieve", encode: Callable[[object], str] = json.dumps
+) -> Script:
+    """`turns` turns of one call per round, results of the given sizes (characters of ASCII prose);
+    each call's arguments written by `encode`."""
+    rounds = tuple(
+        ScriptedRound(
+            calls=(
+                ScriptedCall(
+                    tool=tool,
+                    input=encode({"query": f"q{k}"}),
+                    result=(TextBlock(text=(PROSE * (n // len(PROSE) + 1))[:n]),),
+                ),
+            )
+        )
+        for k, n in enumerate(sizes)
+    )
+    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=rounds, final="Done.")
+    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
 
 
 @st.composite
