@@ -33,9 +33,9 @@ from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
-from ctxlab.workloads.importers import ImportFormat, detect_file, read_any, replay_text
+from ctxlab.workloads.importers import ImportFormat, replay_text, sniff
 from ctxlab.workloads.probes import Planted, Probe, plant
-from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools
+from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools, text_lines
 
 
 class ClockSpec(Section):
@@ -121,8 +121,9 @@ def _file_problems(
             return [((field,), f"cannot read {str(full)!r}: {error}", written)]
     try:
         tools = load_tools(base / trace.tools) if trace.tools else ()
-        replayed = read_any(base / trace.path, fmt=trace.format, tools=tools)
-        if not detect_file(base / trace.path, trace.format)[1]:
+        text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read
+        replayed = replay_text(text, source, fmt=trace.format, tools=tools, name=Path(trace.path).stem)
+        if not sniff(text_lines(text), source, trace.format)[1]:
             warnings[trace.path] = replayed.notes
     except TraceError as error:
         field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
