@@ -11,8 +11,8 @@ the whole request and checks every rule by index, the way the provider's documen
   `tool_use` only in assistant turns with an object input); `anthropic_problems` holds the tool
   rules: every `tool_use` is answered in the very next turn, every `tool_result` answers a
   `tool_use` of the turn before, at most once, and no id is used twice.
-- Bedrock (the same turns): the results of a user turn never outnumber the uses of the turn
-  before, and no id is used twice.
+- Bedrock (the same turns): the first turn is a user turn, the results of a user turn never
+  outnumber the uses of the turn before, and no id is used twice.
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ def bedrock_problems(turns: Sequence[Wire]) -> list[str]:
     """Every broken Bedrock rule, as `kind:id` strings."""
     uses = [[str(b["id"]) for b in _blocks(turn, "tool_use")] for turn in turns]
     problems = _duplicates([i for turn_uses in uses for i in turn_uses])
+    if turns and turns[0]["role"] == "assistant":
+        problems.append("assistant_first:")
     for index, turn in enumerate(turns):
         offered = set(uses[index - 1]) if index else set()
         results = _blocks(turn, "tool_result")

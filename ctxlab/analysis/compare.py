@@ -5,9 +5,10 @@ Invariants:
   share of the window, cost relative to the cheapest safe run of the same workload, the mean of
   the retention kinds that were measured).
 - A run is *safe* when it finished, sent no request over its window and broke no provider rule
-  (OpenAI or Anthropic). Picks are made among safe runs only: the highest retention (unmeasured
-  counts lowest), then the lowest cost, the fewest input tokens, the name, so the same table
-  always gives the same pick.
+  (OpenAI or Anthropic). Bedrock's stricter refusals are counted apart (`bedrock violations`):
+  the first-party APIs accept those requests. Picks are made among safe runs only: the highest
+  retention (unmeasured counts lowest), then the lowest cost, the fewest input tokens, the name,
+  so the same table always gives the same pick.
 
 Figures: `strategy_costs` draws the strategies per workload; like `plots`, it takes frames and
 returns a `Figure`.
@@ -58,6 +59,7 @@ def strategy_table(results: Sequence[Results]) -> pd.DataFrame:
                 "cache hit rate": runs["cache_hit_rate"].astype("float64"),
                 "retention": _retention(runs),
                 "violations": runs["violations_openai"] + runs["violations_anthropic"],
+                "bedrock violations": runs["violations_bedrock"],
                 "over window": runs["over_window_calls"],
                 "status": runs["status"].astype(str),
             }

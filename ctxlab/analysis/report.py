@@ -43,7 +43,7 @@ def _table(results: Results) -> list[str]:
         ("total input tokens", "total_input_tokens"),
         ("compressions", "compressions"),
         ("cost", "cost"),
-        ("violations (openai/anthropic)", "violations"),
+        ("violations (openai/anthropic/bedrock)", "violations"),
         ("over-window calls", "over_window_calls"),
         ("status", "status"),
     ]
@@ -52,7 +52,9 @@ def _table(results: Results) -> list[str]:
         cells = []
         for _, column in columns:
             if column == "violations":
-                cells.append(f"{_cell(row['violations_openai'])}/{_cell(row['violations_anthropic'])}")
+                cells.append(
+                    "/".join(_cell(row[f"violations_{p}"]) for p in ("openai", "anthropic", "bedrock"))
+                )
             elif column == "status" and row["status"] != "ok":
                 cells.append(f"**{row['status']}**: {_cell(row['error'])[:120]}")
             else:

@@ -34,7 +34,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.wire.protocol import ProtocolMeter, Rule
+from ctxlab.core.wire.protocol import RULES, ProtocolMeter, Rule
 from ctxlab.core.wire.views import to_openai
 from ctxlab.engine.cache import CacheUse as CacheUse  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.engine.cache import PromptCacheMeter
@@ -105,7 +105,7 @@ class Env:
     texts: Texts
     context_size: int
     workspace: Workspace | None = None
-    rules: tuple[Rule, ...] = ("openai", "anthropic")
+    rules: tuple[Rule, ...] = RULES
     record_requests: bool = False
     breaker_limit: int = 0
     recorder: Recorder = field(default_factory=Recorder)

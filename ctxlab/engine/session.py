@@ -18,7 +18,7 @@ from typing import Any
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ChatModel
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
-from ctxlab.core.wire.protocol import Rule
+from ctxlab.core.wire.protocol import RULES, Rule
 from ctxlab.core.world.retention import Probe
 from ctxlab.core.world.script import Script
 from ctxlab.engine.env import CacheMeter, Env
@@ -79,7 +79,7 @@ def assemble(
     settings: RunSettings | None = None,
     middlewares: Sequence[Middleware] = (),
     builtins: Mapping[str, BuiltinTool] | None = None,
-    rules: tuple[Rule, ...] = ("openai", "anthropic"),
+    rules: tuple[Rule, ...] = RULES,
     record_requests: bool = False,
     breaker_limit: int = 0,
     cache: CacheMeter | None = None,

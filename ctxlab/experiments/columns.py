@@ -66,6 +66,11 @@ RUN_MEASURES = (
         type="int",
         meaning="Anthropic tool-use rule violations over all requests",
     ),
+    Column(
+        name="violations_bedrock",
+        type="int",
+        meaning="Bedrock Converse rule violations over all requests (stricter: a user turn first)",
+    ),
     Column(name="source_violations", type="int", meaning="violations in a replayed transcript itself"),
     Column(name="over_window_calls", type="int", meaning="calls whose input_tokens exceed context_size"),
     Column(

@@ -154,6 +154,7 @@ def run_measures(
         "injections": _count_events(events, EventKind.INJECTED),
         "violations_openai": _count_violations(rows, "openai"),
         "violations_anthropic": _count_violations(rows, "anthropic"),
+        "violations_bedrock": _count_violations(rows, "bedrock"),
         "source_violations": source_violations,
         "over_window_calls": sum(1 for row in rows if row["over_window"]),
         "retention_facts": retention.facts.retention if retention else None,

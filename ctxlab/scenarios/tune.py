@@ -29,8 +29,9 @@ from ctxlab.scenarios.section import Section
 from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
 
 Objective = Literal["cost", "total_input_tokens", "peak_input_tokens"]
-Provider = Literal["openai", "anthropic"]
-PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic")
+Provider = Literal["openai", "anthropic", "bedrock"]
+PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "bedrock")
+FIRST_PARTY: tuple[Provider, ...] = ("openai", "anthropic")  # the default; Bedrock is stricter
 MAX_TRIALS = 10_000
 Number = StrictInt | float
 
@@ -85,8 +86,9 @@ class ConstraintsSpec(Section):
     """What a setting must meet to count: a run never fails, and these hold."""
 
     providers: list[Provider] = Field(
-        default_factory=lambda: list(PROVIDERS),
-        description="No request may break these providers' tool-call rules (openai, anthropic).",
+        default_factory=lambda: list(FIRST_PARTY),
+        description="No request may break these providers' tool-call rules (openai, anthropic; "
+        "add bedrock for Bedrock's Converse API, which also wants a user message first).",
     )
     over_window: int = Field(default=0, ge=0, description="The most requests allowed over the window.")
     retention: float | None = Field(

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ctxlab.experiments.execute import RunResult
-from ctxlab.scenarios.tune import TuneSpec
+from ctxlab.scenarios.tune import PROVIDERS, TuneSpec
 from ctxlab.tune.space import Candidate
 
 CONSTRAINTS = ("protocol", "over_window", "failed", "retention")
@@ -106,7 +106,7 @@ def objective_of(tune: TuneSpec, measures: Mapping[str, Any]) -> float | None:
 
 def run_record(trial: int, candidate: Candidate, result: RunResult, tune: TuneSpec) -> TrialRecord:
     """The record of a trial that ran."""
-    measures = {k: result.measures.get(k) for k in (*MEASURED, "violations_openai", "violations_anthropic")}
+    measures = {k: result.measures.get(k) for k in (*MEASURED, *(f"violations_{p}" for p in PROVIDERS))}
     constraints, why = judge(tune, result.measures, result.status, result.error)
     return TrialRecord(
         trial=trial,

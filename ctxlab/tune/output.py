@@ -48,6 +48,7 @@ MEASURES: tuple[tuple[str, ColumnType, str], ...] = (
     ("retention", "float", "the lowest retention share of the planted probes (empty: none planted)"),
     ("violations_openai", "int", "requests' OpenAI tool-call rule violations"),
     ("violations_anthropic", "int", "requests' Anthropic tool-call rule violations"),
+    ("violations_bedrock", "int", "requests' Bedrock Converse rule violations"),
     ("over_window_calls", "int", "requests over the window"),
     *(
         (f"constraint.{name}", "float", f"the {name} constraint's value (met at 0 or below)")

@@ -11,6 +11,7 @@ import pytest
 from ctxlab.core.wire.protocol import RULES, violations
 
 KIMI = "deerflow_kimi-k2.5_caren-landing-page_b83fbb2a.jsonl"
+TAU2 = "tau2_gpt-4.1_retail_task55.jsonl"
 
 
 def asst(*ids: str) -> dict[str, Any]:
@@ -69,6 +70,17 @@ def test_duplicate_ids_and_results() -> None:
     assert found([USER, asst("a"), tool("a"), tool("a")], "bedrock") == [(3, "a", "excess_results")]
 
 
+def test_a_conversation_starting_with_the_assistant_breaks_the_bedrock_rule_alone() -> None:
+    # A window that begins at an assistant tool call (strands' tool-pair trim point): the
+    # first-party APIs accept it, Bedrock's Converse API refuses it.
+    msgs = [{"role": "user", "content": ""}, asst("a"), tool("a"), TEXT, USER]
+    assert found(msgs, "bedrock") == [(1, "", "assistant_first")]  # a turn's fault, not a call's
+    assert found(msgs, "openai") == found(msgs, "anthropic") == []
+    system = {"role": "system", "content": "rules"}
+    assert found([system, TEXT, USER], "bedrock") == [(1, "", "assistant_first")]
+    assert found([system, USER, TEXT, USER], "bedrock") == []
+
+
 def test_violation_renders_as_rule_index_id() -> None:
     (v,) = violations([USER, tool("x")], ["openai"])
     assert str(v) == "openai:1:x"
@@ -90,6 +102,11 @@ def test_shared_transcripts_match_their_manifest(traces_dir: Path) -> None:
             # Messages 20 and 21 are consecutive assistant turns, which Anthropic merges, so
             # under its rules (and Bedrock's) the transcript is valid.
             assert violations(msgs, ["anthropic", "bedrock"]) == []
+        elif path.name == TAU2:
+            # The agent greets first, so Bedrock would refuse the conversation from its first call.
+            assert [(v.rule, v.index, v.kind) for v in violations(msgs, RULES)] == [
+                ("bedrock", 1, "assistant_first")
+            ]
         else:
             assert violations(msgs, RULES) == [], path.name
 

@@ -38,6 +38,7 @@ RUN_COLUMNS = [
     "injections",
     "violations_openai",
     "violations_anthropic",
+    "violations_bedrock",
     "source_violations",
     "over_window_calls",
     "retention_facts",

@@ -178,7 +178,10 @@ def test_the_lab_records_refusals_as_events_and_pairs_stay_intact() -> None:
     outcome = Loop(
         script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=NO_LOOP_LIMIT)
     ).run()
-    assert all(not call.violations for call in outcome.calls)  # trims keep every call with its results
+    found = [v for call in outcome.calls for v in call.violations]
+    # Trims keep every call with its results; a window starting at a tool use is reported under
+    # Bedrock's rule (a user message first), never repaired.
+    assert found and {(v.rule, v.kind) for v in found} == {("bedrock", "assistant_first")}
     assert any(e.kind == "dropped" for call in outcome.calls for e in call.events)
 
 

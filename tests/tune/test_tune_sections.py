@@ -75,8 +75,9 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "'peak_input_tokens'",
         ),
         (
-            "tune:\n  constraints: {providers: [bedrock]}\n  space: [{preset: none}]\n",
-            "8:29: tune.constraints.providers[0]: 'bedrock' is not allowed; use 'openai' or 'anthropic'",
+            "tune:\n  constraints: {providers: [gemini]}\n  space: [{preset: none}]\n",
+            "8:29: tune.constraints.providers[0]: 'gemini' is not allowed; use 'openai', 'anthropic' or "
+            "'bedrock'",
         ),
         (
             "tune:\n  constraints: {retention: 0.9}\n  space: [{preset: none}]\n",

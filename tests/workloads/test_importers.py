@@ -28,7 +28,7 @@ from ctxlab.workloads.trace import TraceError, TraceWorkload, map_wire, read_tra
 from ctxlab.workloads.transcript import script_messages, script_transcript, transcript_form
 from tests.workloads.independent import CONVERSIONS
 from tests.workloads.test_trace import scripts
-from tests.workloads.test_trace_presets import replayed_calls
+from tests.workloads.test_trace_presets import replayed_calls, strategy_caused
 from tests.zoo.test_presets import REQUIRED
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
@@ -338,7 +338,7 @@ def _replay(script: Script, preset: str, window: int) -> list[str]:
         context_size=window,
         workspace=InMemoryWorkspace(),
     )
-    return [str(v) for c in calls for v in c.violations]
+    return strategy_caused([v for c in calls for v in c.violations], preset)
 
 
 @pytest.mark.parametrize("preset", [name for name in PRESETS if name != "sliding-window"])

@@ -34,6 +34,7 @@ TRACES = [
     "tau2_gpt-4.1_retail_task55.jsonl",
 ]
 KIMI = TRACES[1]
+TAU2 = TRACES[5]
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -101,6 +102,10 @@ def test_source_violations_are_the_manifests(traces_dir: Path, name: str) -> Non
         assert [(v.rule, v.index, v.call_id, v.kind) for v in workload.source_violations] == [
             ("openai", 21, "write_todos:14", "dangling_call"),
             ("openai", 22, "write_todos:14", "orphan_result"),
+        ]
+    elif name == TAU2:  # the agent greets before the user speaks: Bedrock wants a user message first
+        assert [(v.rule, v.index, v.kind) for v in workload.source_violations] == [
+            ("bedrock", 1, "assistant_first")
         ]
     else:
         assert workload.source_violations == ()

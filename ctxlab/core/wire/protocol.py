@@ -10,12 +10,15 @@
   answered by a `tool_result` in the very next user turn, and no result appears without its use
   in the turn before (`anthropic_violations` reads the same rule off that view itself).
 - `bedrock`: on the same view, the results of a user turn never outnumber the uses of the turn
-  before.
+  before, and the first turn is a user turn: Bedrock's Converse API refuses a conversation that
+  starts with an assistant message ("A conversation must start with a user message", seen with
+  Amazon Nova models; the Anthropic and OpenAI APIs accept it).
 
 Under every rule a call id used twice in one request is a violation, and so is a second result
 for one call. Each violation names the 0-based index into the OpenAI messages where the rule
 broke: the message that arrived while a call was unanswered (or the call's own message when the
-request ended first), the orphan result itself, or the message repeating an id.
+request ended first), the orphan result itself, or the message repeating an id; an assistant
+first turn names its first message and no call (`call_id` is empty).
 
 Cost: each rule is a small immutable checker fed one OpenAI message at a time; the call ids seen
 so far live in one `CallIds` register shared by the rules, updated in place and rolled back
@@ -35,7 +38,9 @@ from ctxlab.core.messages.message import Message, equal_leading, same_leading
 
 Rule = Literal["openai", "anthropic", "bedrock"]
 RULES: tuple[Rule, ...] = ("openai", "anthropic", "bedrock")
-Kind = Literal["orphan_result", "dangling_call", "duplicate_id", "duplicate_result", "excess_results"]
+Kind = Literal[
+    "orphan_result", "dangling_call", "duplicate_id", "duplicate_result", "excess_results", "assistant_first"
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,6 +288,9 @@ class _TurnChecker:
             merged = _Turn(role, current.first, current.uses + uses, current.results + results)
             return _TurnChecker(self.rule, self.previous, merged, self.found)
         found = self.found + self._close()
+        if current is None and role == "assistant" and self.rule == "bedrock":
+            detail = "the conversation starts with an assistant turn, not a user message"
+            found += (_violation(index, "", "bedrock", "assistant_first", detail),)
         return _TurnChecker(self.rule, current, _Turn(role, index, uses, results), found)
 
     def _close(self) -> tuple[Violation, ...]:
