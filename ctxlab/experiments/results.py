@@ -165,7 +165,7 @@ def manifest(
             for config, result in zip(configs, results, strict=True)
         ],
         "warnings": [str(w) for w in loaded.warnings],
-        "notes": {p.name: list(p.notes) for p in PRESETS.values() if p.notes and _uses(scenario, p.name)},
+        "notes": {p.name: list(p.remarks) for p in PRESETS.values() if p.remarks and _uses(scenario, p.name)},
         "unmeasured": unmeasured(results),
         "columns": {name: _columns(table) for name, table in tables.items()},
     }

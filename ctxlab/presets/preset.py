@@ -38,6 +38,9 @@ class Preset(Generic[P]):
         params: its frozen parameter dataclass; `params()` is the source's defaults.
         build: the strategy from parameters and the run's texts.
         notes: what a results manifest says of it (declared deviations, for example).
+        assistant_first: how its source may start a request with an assistant turn, which
+            Bedrock's Converse API refuses (the `bedrock` rule reports it); empty when it never
+            does. `remarks` adds it to the notes.
         entry: a hand-written scenario entry model, or None to generate one from `params`.
         from_entry: the parameters of a validated hand-written entry.
         peers: the installed distributions it is proven against call for call, in the lab's
@@ -53,10 +56,19 @@ class Preset(Generic[P]):
     entry: type | None = None
     from_entry: Callable[[Any], P] | None = None
     peers: tuple[str, ...] = ()
+    assistant_first: str = ""
 
     def __post_init__(self) -> None:
         if (self.entry is None) != (self.from_entry is None):
             raise ValueError(f"preset {self.name!r}: give `entry` and `from_entry` together")
+
+    @property
+    def remarks(self) -> tuple[str, ...]:
+        """The notes, then how a request may start with an assistant turn."""
+        if not self.assistant_first:
+            return self.notes
+        bedrock = "Bedrock refuses such a request: it counts in violations_bedrock, reproduced, not repaired"
+        return (*self.notes, f"{self.assistant_first}; {bedrock}")
 
     def defaults(self) -> dict[str, Any]:
         """The default parameters as plain values; one without a default is "(required)"."""

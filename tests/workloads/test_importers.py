@@ -28,7 +28,8 @@ from ctxlab.workloads.trace import TraceError, TraceWorkload, map_wire, read_tra
 from ctxlab.workloads.transcript import script_messages, script_transcript, transcript_form
 from tests.workloads.independent import CONVERSIONS
 from tests.workloads.test_trace import scripts
-from tests.workloads.test_trace_presets import replayed_calls, strategy_caused
+from tests.workloads.test_trace_presets import replayed_calls
+from tests.zoo.runs import strategy_caused
 from tests.zoo.test_presets import REQUIRED
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"

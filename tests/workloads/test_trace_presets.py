@@ -2,7 +2,7 @@
 32k and 128k windows without a single strategy-caused violation of the OpenAI or Anthropic rules,
 while the one transcript that breaks the protocol itself keeps reporting that as its source's own.
 Bedrock's stricter rule (a user message first) is broken only where a preset's source does so by
-design (`STARTS_WITH_THE_ASSISTANT`), and the lab reports it there instead of repairing it."""
+design (`Preset.assistant_first`), and the lab reports it there instead of repairing it."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.trace import TraceWorkload, read_trace
 from tests.oracles import recorded_anthropic
 from tests.workloads.test_trace import KIMI, TRACES
+from tests.zoo.runs import strategy_caused
 from tests.zoo.test_presets import REQUIRED
 
 FIELDS = dict.fromkeys(
@@ -45,22 +46,6 @@ def workload(traces: Path, name: str) -> TraceWorkload:
 def strategy(name: str):  # type: ignore[no-untyped-def]
     info = PRESETS[name]
     return info.strategy(info.params(**REQUIRED.get(name, {})))
-
-
-STARTS_WITH_THE_ASSISTANT = frozenset(
-    {"nonoka", "strands-sliding-window", "google-adk-window", "google-adk-tokens"}
-)
-"""Presets whose source may start a request with an assistant turn: nonoka's protocol-unit eviction
-and strands' tool-pair trim point keep the newest messages whatever role comes first, and Google
-ADK sends its compaction summary as a model turn. The first-party APIs accept such a request;
-Bedrock's Converse API refuses it."""
-
-
-def strategy_caused(found: list[Violation], preset: str) -> list[str]:
-    """The violations a preset's requests may not have: all, but Bedrock's user-first rule where
-    its source breaks that by design."""
-    allowed = preset in STARTS_WITH_THE_ASSISTANT
-    return [str(v) for v in found if not (allowed and v.kind == "assistant_first")]
 
 
 ENDED_BY_THE_FRAMEWORK = (DeepAgentsOverflow, StrandsOverflow)

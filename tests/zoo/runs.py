@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ctxlab.core.messages.blocks import Part, TextBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.protocol import Violation
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
@@ -16,6 +17,7 @@ from ctxlab.engine.session import run_script
 from ctxlab.engine.workspace import InMemoryWorkspace
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
+from ctxlab.presets.registry import PRESETS
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.build import schemas
 
@@ -52,9 +54,11 @@ class Ran:
         """Every event of the run as the results show it (`kind` or `kind:detail`), in order."""
         return [str(e) for c in self.outcome.calls for e in c.events]
 
-    def violations(self) -> list[str]:
-        """Every protocol violation of the run."""
-        return [str(v) for c in self.outcome.calls for v in c.violations]
+    def violations(self, preset: str = "") -> list[str]:
+        """Every protocol violation of the run, but Bedrock's user-first rule where `preset`'s
+        source breaks it by design (`Preset.assistant_first`)."""
+        found = [v for c in self.outcome.calls for v in c.violations]
+        return strategy_caused(found, preset)
 
     def sent(self) -> list[tuple[Message, ...]]:
         """The messages of each reasoning request the model received."""
@@ -137,3 +141,10 @@ def turns(*rounds_per_turn: tuple[ScriptedRound, ...], system: str = "You are a 
 def results_of(ran: Ran) -> list[ToolResultBlock]:
     """The result blocks of the final stored context, in order."""
     return [b for m in ran.outcome.state.context for b in m.blocks if isinstance(b, ToolResultBlock)]
+
+
+def strategy_caused(found: Sequence[Violation], preset: str) -> list[str]:
+    """The violations a preset's requests may not have: all, but Bedrock's user-first rule where
+    its source breaks that by design (`Preset.assistant_first`)."""
+    allowed = preset in PRESETS and bool(PRESETS[preset].assistant_first)
+    return [str(v) for v in found if not (allowed and v.kind == "assistant_first")]

@@ -135,7 +135,7 @@ def test_the_sliding_window_orphans_results_and_the_lab_reports_it() -> None:
     ran = run(sliding_window.PRESET.strategy(), one_turn(*rounds), window=3100)
     assert "dropped" in ran.events() and max(ran.reasoning()) <= 3100
     rules = {v.rule for c in ran.outcome.calls for v in c.violations}
-    assert rules == {"openai", "anthropic"}, "a protocol-blind window must orphan something here"
+    assert rules == {"openai", "anthropic", "bedrock"}, "a protocol-blind window must orphan something here"
     assert all(len(b.text) == 2000 for b in results_of(ran))  # the stored history is whole
 
 

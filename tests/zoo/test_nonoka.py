@@ -123,7 +123,7 @@ def test_prompt_only_trimming_keeps_each_request_within_the_window_and_the_histo
     stored = results_of(ran)
     sent = [b for m in ran.sent()[-1] for b in m.blocks if isinstance(b, ToolResultBlock)]
     assert len(sent) < len(stored)  # the request lacks what the stored history still holds
-    assert ran.violations() == []
+    assert ran.violations("nonoka") == []
 
 
 def test_a_fixed_floor_over_the_trigger_is_flagged_and_compaction_stops_until_the_next_turn() -> None:

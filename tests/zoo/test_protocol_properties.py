@@ -243,7 +243,7 @@ def test_no_request_breaks_the_provider_rules(
         event(f"{name}: the request stayed over the input budget")
         return
     event(f"{name}: " + ",".join(sorted(set(ran.events()) - {"loop_warning"})))  # what the example exercised
-    assert ran.violations() == []
+    assert ran.violations(name) == []
     assert all(found == ([], []) for found in recorded_anthropic(ran.outcome.calls))
 
 
@@ -309,7 +309,7 @@ def test_no_request_breaks_the_provider_rules_on_the_generators(name: str, gener
     script = generate(generator, SMALL.get(generator), seed=0).script
     window = 24_000 if name == "deepagents" else 6000  # deepagents fails a first request over budget (D10)
     ran = run(fixed(name, window), script, window=window, record_requests=True)
-    assert ran.violations() == [], (name, generator)
+    assert ran.violations(name) == [], (name, generator)
     assert all(found == ([], []) for found in recorded_anthropic(ran.outcome.calls)), (name, generator)
 
 

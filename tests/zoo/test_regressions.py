@@ -97,7 +97,7 @@ def test_trimming_to_the_last_messages_orphans_a_result_unless_it_trims_whole_un
     orphaned = {v.call_id for c in blind.outcome.calls for v in c.violations if v.rule == "openai"}
     assert orphaned and all(int(i[-4:]) % 2 == 0 for i in orphaned)  # the second result of a batch
     units = run(nonoka.PRESET.strategy(), script, window=2850)
-    assert units.violations() == [] and "trimmed" in units.events() and max(units.reasoning()) <= 2850
+    assert units.violations("nonoka") == [] and "trimmed" in units.events() and max(units.reasoning()) <= 2850
 
 
 def pending_state() -> EpisodeState:

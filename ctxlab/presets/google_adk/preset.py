@@ -381,6 +381,7 @@ WINDOW_PRESET = Preset(
     params=AdkParams,
     build=build,
     notes=NOTES,
+    assistant_first="ADK sends its compaction summary as a model turn, which may come first",
 )
 
 TOKENS_PRESET = Preset(
@@ -391,4 +392,5 @@ TOKENS_PRESET = Preset(
     params=AdkTokenParams,
     build=build_tokens,
     notes=NOTES,
+    assistant_first="ADK sends its compaction summary as a model turn, which may come first",
 )

@@ -393,4 +393,5 @@ PRESET = Preset(
     source=SOURCE,
     params=NonokaParams,
     build=build,
+    assistant_first="evicting the oldest protocol units may leave an assistant turn first",
 )

@@ -169,6 +169,7 @@ TRIMMER_PRESET = Preset(
     build=build_trimmer,
     peers=("openai-agents",),
     notes=NOTES,
+    assistant_first="the session's item limit keeps the newest items, which may begin with the assistant's",
 )
 
 SESSION_PRESET = Preset(
@@ -180,4 +181,5 @@ SESSION_PRESET = Preset(
     build=build_session,
     peers=("openai-agents",),
     notes=NOTES[:2],
+    assistant_first="the session's item limit keeps the newest items, which may begin with the assistant's",
 )

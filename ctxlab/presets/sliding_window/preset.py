@@ -102,4 +102,5 @@ PRESET = Preset(
     source=SOURCE,
     params=WindowParams,
     build=build,
+    assistant_first="keeping the last messages may start at an assistant turn",
 )

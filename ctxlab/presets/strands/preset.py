@@ -340,6 +340,7 @@ WINDOW_PRESET = Preset(
     build=build_window,
     peers=("strands-agents",),
     notes=NOTES,
+    assistant_first="its tool-pair trim point starts the window at an assistant tool use",
 )
 
 SUMMARY_PRESET = Preset(
