@@ -125,7 +125,8 @@ CALL_COLUMNS = (
         name="strategy_tokens",
         type="int",
         meaning="the strategy's own counter on a reasoning request as sent (LangChain's approximate count of "
-        "its messages); empty where the strategy counts nothing or for summary calls",
+        "its messages, Google ADK's characters // 4); empty where the strategy counts nothing or for "
+        "summary calls",
     ),
     Column(name="cached_tokens", type="int", meaning="leading request tokens shared with an earlier request"),
     Column(name="output_tokens", type="int", meaning="the counter's count of the fake model's answer"),

@@ -6,6 +6,7 @@ Call-for-call parity with the installed package is `tests/parity/test_adk_parity
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,13 @@ from ctxlab.engine.session import run_script
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.google_adk import session
-from ctxlab.presets.google_adk.preset import AdkParams, EventsCompactionConfig, build
+from ctxlab.presets.google_adk.preset import (
+    AdkParams,
+    AdkTokenParams,
+    EventsCompactionConfig,
+    build,
+    build_tokens,
+)
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.openhands_workloads import TOOLS
 
@@ -95,3 +102,45 @@ def test_a_window_compaction_is_recorded_with_the_requests_it_shrank() -> None:
     found = {(c.call_index, v.rule, v.index, v.kind) for c in outcome.calls for v in c.violations}
     after = [c.call_index for c in outcome.calls if c.kind == "reasoning" and c.call_index >= 5]
     assert found == {(i, "bedrock", 1, "assistant_first") for i in after}
+
+
+def adk_chars(request: dict[str, Any]) -> int:
+    """ADK's estimate of a recorded OpenAI request, read off the request itself: the characters of
+    texts, call names and JSON arguments, and each response as `{"result": ...}`, // 4."""
+    names: dict[str, str] = {}
+    total = 0
+    for message in request["messages"]:
+        if message["role"] == "system":
+            continue
+        for call in message.get("tool_calls") or ():
+            names[call["id"]] = call["function"]["name"]
+            args = json.loads(call["function"]["arguments"])
+            total += len(call["function"]["name"]) + (len(json.dumps(args)) if args else 0)
+        if message["role"] == "tool":
+            name = names[message["tool_call_id"]]
+            total += len(name) + len(json.dumps({"result": message["content"]}))
+        elif isinstance(message.get("content"), str):
+            total += len(message["content"])
+    return total // 4
+
+
+def test_the_token_preset_records_adks_estimate_of_each_request_and_the_window_preset_none() -> None:
+    config = EventsCompactionConfig(token_threshold=600, event_retention_size=2)
+    runs = {}
+    for name, strategy in (
+        ("tokens", build_tokens(AdkTokenParams(events_compaction_config=config), CTXLAB_TEXTS)),
+        ("window", build(AdkParams(), CTXLAB_TEXTS)),
+    ):
+        runs[name] = run_script(
+            script(5),
+            strategy,
+            model=ScriptModel(script(5)),
+            summarizer=FixedSummarizer(fields={}, text="notes"),
+            texts=CTXLAB_TEXTS,
+            context_size=100_000,
+            record_requests=True,
+        ).calls
+    reasoning = [c for c in runs["tokens"] if c.kind == "reasoning"]
+    assert any(c.kind == "summary" for c in runs["tokens"])  # estimates before and after compactions
+    assert [c.strategy_tokens for c in reasoning] == [adk_chars(c.request) for c in reasoning]
+    assert all(c.strategy_tokens is None for c in runs["window"])

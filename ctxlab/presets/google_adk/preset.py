@@ -15,9 +15,10 @@ Behaviour (see `ctxlab.presets.google_adk.session` for the event model):
 - Before every model call: the token trigger with the agent's own count. The count is the
   provider's `prompt_token_count` of the latest model response after the latest compaction (the
   lab's measure of that request), else ADK's estimate (characters of the request's contents // 4,
-  system instruction and tools left out). At or over `token_threshold`, the raw events after the
-  latest compaction but the last `event_retention_size` (moved earlier so no retained response
-  loses its call) are summarised, the latest summary first, so the new one replaces it.
+  system instruction and tools left out; `google-adk-tokens` records it as `strategy_tokens`).
+  At or over `token_threshold`, the raw events after the latest compaction but the last
+  `event_retention_size` (moved earlier so no retained response loses its call) are summarised,
+  the latest summary first, so the new one replaces it.
 - A range is summarised only if an empty summary of it would remove more characters (the
   contents' JSON) than the latest summary holds. The summary request is one user message: the
   prompt template around one line per text, call and response (arguments and responses as Python
@@ -38,6 +39,7 @@ from typing import ClassVar
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_memo
@@ -369,8 +371,15 @@ def build(params: AdkParams, texts: Texts, name: str = "google-adk-window") -> A
 
 
 def build_tokens(params: AdkTokenParams, texts: Texts) -> AdkStrategy:
-    """The `google-adk-tokens` strategy."""
-    return build(params, texts, "google-adk-tokens")
+    """The `google-adk-tokens` strategy, whose estimate of each request is recorded."""
+    return replace(build(params, texts, "google-adk-tokens"), request_counter=adk_estimate)
+
+
+def adk_estimate(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
+    """ADK's own estimate of a request (`_estimate_prompt_token_count`: its contents' characters
+    // 4; the system instruction and the tools left out), 0 for a request of no contents."""
+    chat = [m for m in messages if m.role != "system"]
+    return s.estimate_tokens(s.events_of(chat, invocations(chat))) or 0
 
 
 WINDOW_PRESET = Preset(
