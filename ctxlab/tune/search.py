@@ -271,8 +271,8 @@ def search(
 
 def param_importance(study: Any) -> dict[str, float]:
     """How much each parameter matters for reaching the best tenth of the objective's values among
-    the feasible trials (Optuna's PED-ANOVA, which needs no random source); empty when too few
-    feasible trials vary to say."""
+    the feasible trials (Optuna's PED-ANOVA, which needs no random source), the most important
+    first and equals by name; empty when too few feasible trials vary to say."""
     optuna = optuna_module()
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     feasible = [t for t in complete if t.user_attrs.get(RECORD, {}).get("why") == []]
@@ -288,7 +288,9 @@ def param_importance(study: Any) -> dict[str, float]:
             )
     except (ValueError, RuntimeError):
         return {}
-    return {str(name): round(float(value), 6) for name, value in found.items()}
+    rounded = {str(name): round(float(value), 6) for name, value in found.items()}
+    # Optuna orders equal importances as its parameter set iterates, which moves with the hash seed
+    return dict(sorted(rounded.items(), key=lambda item: (-item[1], item[0])))
 
 
 def baseline(plan: Plan, budget: Budget, pool: Executor | None = None) -> list[TrialRecord]:

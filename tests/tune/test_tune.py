@@ -251,3 +251,20 @@ def test_several_files_are_tuned_in_one_call_and_a_bad_one_stops_all_before_any_
     assert not (tmp_path / "none").exists()
     code, _, err = run_cli("tune", str(first), str(second), "--trace", str(first), "--out", str(out))
     assert code == 2 and "--trace goes with one SCENARIO" in err
+
+
+def test_importances_are_ordered_by_value_then_name_whatever_optuna_s_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxlab.tune.search import RECORD, optuna_module, param_importance
+
+    optuna = optuna_module()
+    study = optuna.create_study(direction="minimize")
+    for value in (1.0, 2.0):
+        trial = study.ask()
+        trial.suggest_float("x", 0.0, 1.0)
+        trial.set_user_attr(RECORD, {"why": []})
+        study.tell(trial, value)
+    unordered = {"b": 0.0, "c": 0.7, "a": 0.0, "d": 0.3}  # as a set of names may iterate
+    monkeypatch.setattr(optuna.importance, "get_param_importances", lambda *_a, **_k: unordered)
+    assert list(param_importance(study)) == ["c", "d", "a", "b"]
