@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -206,7 +207,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     root.mkdir(parents=True, exist_ok=True)
     workers = args.workers
     pool = local_pool(workers) if args.executor == "local" and workers > 1 else None
-    codes = []
+    codes: list[int] = []
     try:
         for plan in plans:
             budget = Budget(
@@ -221,13 +222,24 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ExecutorUnavailableError as unavailable:
         raise BadInput([str(unavailable)]) from None
     except _Interrupted:
-        return 130
+        codes.append(130)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    if made_root and not any(root.iterdir()):
+    _index(root, codes, quiet=args.quiet, out=out, made_root=made_root)
+    return 130 if 130 in codes else max(codes)
+
+
+def _index(root: Path, codes: Sequence[int], *, quiet: bool, out: TextIO, made_root: bool) -> None:
+    """The results index, written once for every folder written (it reads the whole root)."""
+    from ctxlab.analysis.report import write_index
+
+    if 0 in codes:
+        index = write_index(root)
+        if not quiet:
+            print(f"index: {index}", file=out)
+    elif made_root and not any(root.iterdir()):
         root.rmdir()
-    return max(codes)
 
 
 class _Interrupted(Exception):
@@ -237,8 +249,7 @@ class _Interrupted(Exception):
 def _tune_one(
     plan: Plan, budget: Budget, root: Path, pool: Executor | None, *, quiet: bool, out: TextIO, err: TextIO
 ) -> int:
-    """One file's search and its results: 0 written, 1 nothing feasible."""
-    from ctxlab.analysis.report import write_index
+    """One file's search and its results (the index aside): 0 written, 1 nothing feasible."""
     from ctxlab.tune.measure import best
     from ctxlab.tune.output import Report, stop_note, write_report
     from ctxlab.tune.search import baseline, search, study_key
@@ -261,10 +272,8 @@ def _tune_one(
     study = f"{plan.loaded.name}-{study_key(plan, budget.batch_size)}"
     report = Report(plan=plan, budget=budget, result=result, baseline=own, study=study)
     folder = write_report(root, report, journal)
-    index = write_index(root)
     if not quiet:
         _print_summary(folder, plan, result, budget, out)
-        print(f"index: {index}", file=out)
     if result.stopped == "timeout":
         print(f"note: {stop_note(result, budget)}", file=err)
     return 0
