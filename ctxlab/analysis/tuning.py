@@ -162,6 +162,15 @@ def against(tuned: Tuned) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS)).set_index("strategy")
 
 
+def in_percent(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as the notebook shows it: shares (savings, retention) as percentages, one decimal."""
+    shares = [c for c in table.columns if "saving" in c or c == "retention"]
+    shown = table.copy()
+    for column in shares:
+        shown[column] = (pd.to_numeric(shown[column], errors="coerce") * 100).round(1)
+    return shown.rename(columns={c: f"{c} %" for c in shares})
+
+
 def overview(everything: Sequence[Tuned]) -> pd.DataFrame:
     """One row per workload: the search's size, the tuned setting, and what it saves against the
     scenario's own defaults of its best preset and against the cheapest feasible baseline."""

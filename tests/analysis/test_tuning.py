@@ -82,3 +82,9 @@ def test_the_overview_compares_with_the_tuned_preset_s_defaults() -> None:
     row = tuning.overview([search()]).loc["made-up"]
     assert row["defaults cost"] == 2.0 and row["saving vs defaults"] == 0.5
     assert row["cheapest feasible baseline"] == "agentscope"
+
+
+def test_shares_are_shown_in_percent() -> None:
+    shown = tuning.in_percent(tuning.against(search()))
+    assert shown.loc["agentscope", "saving %"] == 50.0 and shown.loc["nonoka", "retention %"] == 100.0
+    assert "cost" in shown.columns and "saving" not in shown.columns
