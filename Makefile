@@ -3,10 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # `make experiments` installs only what the shipped scenarios need (AgentScope's texts for ch08, the
-# real tokenizers for the Chinese-text scenario; tests/scenarios/test_setup.py holds it to that);
-# the tools, the peers the parity tests drive, the notebooks' extras and Optuna (`ctxlab tune`) come
-# with `make test`.
-RUN_EXTRAS := agentscope,tokenizers
+# real tokenizers for the Chinese-text scenario, Optuna for the scenarios with a tune: section;
+# tests/scenarios/test_setup.py holds it to that); the tools, the peers the parity tests drive and
+# the notebooks' extras come with `make test`.
+RUN_EXTRAS := agentscope,tokenizers,tune
 DEV_EXTRAS := dev,peers,tokenizers,dask,notebooks,tune
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-dev
@@ -81,8 +81,14 @@ mutation: $(STAMP)
 	$(BIN)/mutmut run $(if $(WORKERS),--max-children $(WORKERS))
 	$(BIN)/mutmut results --all true
 
+# Then `ctxlab tune` on every shipped scenario with a tune: section, in one call (the lab is
+# imported and the worker processes started once). Trials are asked two at a time whatever WORKERS
+# is (--batch 2), so results/<name>/tune/ is the same on any machine.
+TUNED := $(shell grep -l '^tune:' scenarios/*.yaml)
+
 experiments: $(RUN_STAMP)
 	$(BIN)/ctxlab run scenarios/*.yaml --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))
+	$(if $(TUNED),$(BIN)/ctxlab tune $(TUNED) --out $(OUT) --batch 2 --workers $(or $(WORKERS),2))
 
 experiments-extended: $(RUN_STAMP)
 	$(BIN)/ctxlab run scenarios/extended/*.yaml --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))

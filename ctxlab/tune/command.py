@@ -1,9 +1,9 @@
-"""`ctxlab tune SCENARIO.yaml`: search the file's `tune:` space, write `<out>/<name>/tune/`.
+"""`ctxlab tune SCENARIO.yaml...`: search each file's `tune:` space, write `<out>/<name>/tune/`.
 
-Exit codes: 0 a feasible setting was found and written; 1 none was (the report says which
-constraint no trial met and the nearest trial; nothing is written); 2 bad input, or Optuna is
-not installed (the message says `pip install 'ctxlab[tune]'`); 130 interrupted (the study is kept
-and the same command resumes it).
+Exit codes: 0 a feasible setting was found and written for every file; 1 none was for some file
+(the report says which constraint no trial met and the nearest trial; nothing is written for it);
+2 bad input in any file (nothing is searched), or Optuna is not installed (the message says
+`pip install 'ctxlab[tune]'`); 130 interrupted (the study is kept and the same command resumes it).
 
 Invariants:
 - The progress bar (the best feasible value so far) goes to stderr, on a terminal only; results
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -26,11 +27,14 @@ from ctxlab.scenarios.load import LoadedScenario, load_located, scenario_name
 from ctxlab.scenarios.located import Located, parse_yaml, read_text
 
 if TYPE_CHECKING:  # the run path is imported only when the command runs (`ctxlab --help` stays quick)
+    from concurrent.futures import Executor
+
     from ctxlab.tune.measure import TrialRecord
     from ctxlab.tune.search import Budget, Plan, SearchResult
 
 EXAMPLES = """examples:
   ctxlab tune scenarios/compare-coding.yaml                   the file's tune: section, its trials
+  ctxlab tune a.yaml b.yaml --workers 2 --batch 2             several files, one after the other
   ctxlab tune my.yaml --trials 30 --workers 2 --timeout 600   a budget of trials and of seconds
   ctxlab tune my.yaml --trace session.jsonl --context-size 128000   the same search on a transcript
 """
@@ -43,11 +47,11 @@ def add_tune(commands: Commands) -> None:
         help="search a scenario's tune: section for the cheapest safe setting",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Search the presets and parameter ranges a scenario's tune: section declares for "
+        description="Search the presets and parameter ranges each scenario's tune: section declares for "
         "the setting that minimises its objective under its constraints (Optuna, seeded TPE); "
         "writes <out>/<name>/tune/. Needs the tune extra: pip install 'ctxlab[tune]'.",
     )
-    tune.add_argument("scenario", metavar="SCENARIO")
+    tune.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     tune.add_argument(
         "--trials", type=positive, default=None, metavar="N", help="trials (default: the file's)"
     )
@@ -59,7 +63,15 @@ def add_tune(commands: Commands) -> None:
         type=positive,
         default=1,
         metavar="N",
-        help="trials run side by side, the batch size (default: 1); the same seed and N give the same trials",
+        help="processes that run a batch's trials side by side (default: 1)",
+    )
+    tune.add_argument(
+        "--batch",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="trials asked together (default: --workers); the same seed and batch give the same "
+        "trials whatever --workers",
     )
     tune.add_argument(
         "--executor", choices=("local", "dask"), default="local", help="local processes or Dask"
@@ -77,8 +89,7 @@ def add_tune(commands: Commands) -> None:
     tune.set_defaults(handler=cmd_tune)
 
 
-def _load(args: argparse.Namespace) -> LoadedScenario:
-    path = Path(args.scenario)
+def _load(args: argparse.Namespace, path: Path) -> LoadedScenario:
     try:
         located = parse_yaml(read_text(path), str(path))
         if args.trace is not None:
@@ -110,10 +121,10 @@ def _on_trace(located: Located, args: argparse.Namespace) -> Located:
     return Located(file=located.file, data=doc, positions=located.positions)
 
 
-def _plan(args: argparse.Namespace, err: TextIO) -> Plan:
+def _plan(args: argparse.Namespace, path: Path, err: TextIO) -> Plan:
     from ctxlab.tune.search import Plan
 
-    loaded = _load(args)
+    loaded = _load(args, path)
     tune = loaded.scenario.tune
     if tune is None:
         raise BadInput([f"{loaded.source}:1:1: has no tune: section; add one (README.md, Tuning)"])
@@ -149,12 +160,12 @@ class _Progress:
             self.bar.close()
 
 
-def journal_path(out: Path, plan: Plan, workers: int) -> Path:
+def journal_path(out: Path, plan: Plan, batch: int) -> Path:
     """Where the study is kept while it runs; a finished study's journal is taken back from its
     results folder, so a larger --trials extends it."""
     from ctxlab.tune.search import study_key
 
-    name, key = plan.loaded.name, study_key(plan, workers)
+    name, key = plan.loaded.name, study_key(plan, batch)
     journal = out / f".{name}.tune-{key}.journal"
     finished = out / name / "tune"
     if not journal.exists() and (finished / "study.journal").is_file() and (finished / "tune.json").is_file():
@@ -176,6 +187,8 @@ def _check_options(args: argparse.Namespace) -> Path:
         raise BadInput([f"--timeout {args.timeout}: give seconds, 0 or more"])
     if (args.tools or args.context_size) and args.trace is None:
         raise BadInput(["--tools and --context-size go with --trace TRANSCRIPT"])
+    if args.trace is not None and len(args.scenarios) > 1:
+        raise BadInput(["--trace goes with one SCENARIO: it replaces that file's workload"])
     root = Path(args.out)
     if root.exists() and not root.is_dir():
         raise BadInput([f"--out {args.out}: is a file; give a folder for the results"])
@@ -183,53 +196,84 @@ def _check_options(args: argparse.Namespace) -> Path:
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Search, then write the results or report that nothing was feasible."""
-    from ctxlab.analysis.report import write_index
+    """Search each file in turn on one pool of workers; write its results or report that nothing
+    was feasible. Every file is loaded before any search starts."""
     from ctxlab.experiments.executors import ExecutorUnavailableError, local_pool
-    from ctxlab.tune.measure import best
-    from ctxlab.tune.output import Report, stop_note, write_report
-    from ctxlab.tune.search import Budget, baseline, search, study_key
+    from ctxlab.tune.search import Budget
 
     root = _check_options(args)
-    plan = _plan(args, err)
-    budget = Budget(
-        trials=args.trials or plan.tune.trials,
-        workers=args.workers,
-        timeout=args.timeout,
-        executor=args.executor,
-        scheduler=args.scheduler,
-    )
+    plans = [_plan(args, Path(path), err) for path in args.scenarios]
     made_root = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
-    journal = journal_path(root, plan, budget.workers)
-    progress = _Progress(budget.trials, plan.tune.objective, quiet=args.quiet, err=err)
-    pool = local_pool(budget.workers) if budget.executor == "local" and budget.workers > 1 else None
+    workers = args.workers
+    pool = local_pool(workers) if args.executor == "local" and workers > 1 else None
+    codes: list[int] = []
+    try:
+        for plan in plans:
+            budget = Budget(
+                trials=args.trials or plan.tune.trials,
+                workers=workers,
+                batch=args.batch,
+                timeout=args.timeout,
+                executor=args.executor,
+                scheduler=args.scheduler,
+            )
+            codes.append(_tune_one(plan, budget, root, pool, quiet=args.quiet, out=out, err=err))
+    except ExecutorUnavailableError as unavailable:
+        raise BadInput([str(unavailable)]) from None
+    except _Interrupted:
+        codes.append(130)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    _index(root, codes, quiet=args.quiet, out=out, made_root=made_root)
+    return 130 if 130 in codes else max(codes)
+
+
+def _index(root: Path, codes: Sequence[int], *, quiet: bool, out: TextIO, made_root: bool) -> None:
+    """The results index, written once for every folder written (it reads the whole root)."""
+    from ctxlab.analysis.report import write_index
+
+    if 0 in codes:
+        index = write_index(root)
+        if not quiet:
+            print(f"index: {index}", file=out)
+    elif made_root and not any(root.iterdir()):
+        root.rmdir()
+
+
+class _Interrupted(Exception):
+    """A search was interrupted (its study kept, and said so)."""
+
+
+def _tune_one(
+    plan: Plan, budget: Budget, root: Path, pool: Executor | None, *, quiet: bool, out: TextIO, err: TextIO
+) -> int:
+    """One file's search and its results (the index aside): 0 written, 1 nothing feasible."""
+    from ctxlab.tune.measure import best
+    from ctxlab.tune.output import Report, stop_note, write_report
+    from ctxlab.tune.search import baseline, search, study_key
+
+    journal = journal_path(root, plan, budget.batch_size)
+    progress = _Progress(budget.trials, plan.tune.objective, quiet=quiet, err=err)
     try:
         result = search(plan, budget, journal, progress.tick, pool)
         own = tuple(baseline(plan, budget, pool))
-    except ExecutorUnavailableError as unavailable:
-        raise BadInput([str(unavailable)]) from None
     except KeyboardInterrupt:
         progress.close()
         print(f"interrupted: the study is kept in {journal}; the same command resumes it", file=err)
-        return 130
+        raise _Interrupted from None
     finally:
         progress.close()
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
     if best(result.records) is None:
         _report_infeasible(plan, result, err)
         journal.unlink(missing_ok=True)
-        if made_root and not any(root.iterdir()):
-            root.rmdir()
         return 1
-    study = f"{plan.loaded.name}-{study_key(plan, budget.workers)}"
+    study = f"{plan.loaded.name}-{study_key(plan, budget.batch_size)}"
     report = Report(plan=plan, budget=budget, result=result, baseline=own, study=study)
     folder = write_report(root, report, journal)
-    index = write_index(root)
-    if not args.quiet:
+    if not quiet:
         _print_summary(folder, plan, result, budget, out)
-        print(f"index: {index}", file=out)
     if result.stopped == "timeout":
         print(f"note: {stop_note(result, budget)}", file=err)
     return 0

@@ -207,7 +207,7 @@ def _summary(report: Report, top: TrialRecord, front: Sequence[TrialRecord]) -> 
         "objective": plan.tune.objective,
         "constraints": plan.tune.constraints.model_dump(mode="json"),
         "seed": plan.tune.seed,
-        "batch": report.budget.workers,
+        "batch": report.budget.batch_size,
         "trial_budget": report.budget.trials,
         "trials": len(result.records),
         "runs": result.runs,

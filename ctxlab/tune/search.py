@@ -2,7 +2,8 @@
 path, told back with their constraints; kept in a journal so an interrupted search resumes.
 
 Invariants:
-- Deterministic for a seed and a batch size (the worker count): before each batch the sampler is
+- Deterministic for a seed and a batch size (`--batch`, by default the worker count; how many
+  processes run a batch changes nothing): before each batch the sampler is
   made anew, seeded from the tune seed and the number of trials already told, so a trial depends
   only on the trials before it. A search interrupted and resumed gives the same trials, in the
   same order, as one never interrupted.
@@ -81,13 +82,20 @@ class Plan:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Budget:
-    """How much to search, and where trials run."""
+    """How much to search, and where trials run: `batch` trials are asked together (None: as
+    many as `workers`); the trials depend on the batch size, never on the workers."""
 
     trials: int
     workers: int
+    batch: int | None = None
     timeout: float | None = None
     executor: ExecutorName = "local"
     scheduler: str | None = None
+
+    @property
+    def batch_size(self) -> int:
+        """Trials asked of the sampler together."""
+        return self.batch or self.workers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,12 +112,12 @@ class SearchResult:
 OnRecord = Callable[[TrialRecord], None]
 
 
-def study_key(plan: Plan, workers: int) -> str:
+def study_key(plan: Plan, batch: int) -> str:
     """Names the study: the scenario's document and tune section (the trial budget aside) and the
     batch size, so the same search resumes and any other starts afresh."""
     tune = plan.tune.model_dump(mode="json", exclude={"trials"})
     document = {k: v for k, v in plan.document.items() if k != "tune"}
-    text = canonical_json({"document": document, "tune": tune, "batch": workers, "files": plan.loaded.files})
+    text = canonical_json({"document": document, "tune": tune, "batch": batch, "files": plan.loaded.files})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -214,7 +222,7 @@ def search(
     """Run the search kept in `journal` to its budget; returns every trial told, in order.
     `pool` (`executors.local_pool`) runs every batch, instead of a pool per batch."""
     optuna = optuna_module()
-    name = f"{plan.loaded.name}-{study_key(plan, budget.workers)}"
+    name = f"{plan.loaded.name}-{study_key(plan, budget.batch_size)}"
     storage = journal_storage(journal)
     study = optuna.create_study(study_name=name, storage=storage, direction="minimize", load_if_exists=True)
     records = told_records(study)
@@ -237,7 +245,7 @@ def search(
             group=True,
         )
         study = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
-        asked = [study.ask() for _ in range(min(budget.workers, budget.trials - len(records)))]
+        asked = [study.ask() for _ in range(min(budget.batch_size, budget.trials - len(records)))]
         candidates = [suggest(trial, plan.tune.space) for trial in asked]
         for trial, record in zip(asked, runner.evaluate(len(records), candidates), strict=True):
             for constraint, value in zip(CONSTRAINTS, record.constraints, strict=True):
@@ -263,8 +271,8 @@ def search(
 
 def param_importance(study: Any) -> dict[str, float]:
     """How much each parameter matters for reaching the best tenth of the objective's values among
-    the feasible trials (Optuna's PED-ANOVA, which needs no random source); empty when too few
-    feasible trials vary to say."""
+    the feasible trials (Optuna's PED-ANOVA, which needs no random source), the most important
+    first and equals by name; empty when too few feasible trials vary to say."""
     optuna = optuna_module()
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     feasible = [t for t in complete if t.user_attrs.get(RECORD, {}).get("why") == []]
@@ -273,12 +281,16 @@ def param_importance(study: Any) -> dict[str, float]:
     among = optuna.create_study(direction="minimize")
     among.add_trials(feasible)
     try:
-        found = optuna.importance.get_param_importances(
-            among, evaluator=optuna.importance.PedAnovaImportanceEvaluator()
-        )
+        with warnings.catch_warnings():  # "quantiles select the same set of trials": equal values say it
+            warnings.simplefilter("ignore", UserWarning)
+            found = optuna.importance.get_param_importances(
+                among, evaluator=optuna.importance.PedAnovaImportanceEvaluator()
+            )
     except (ValueError, RuntimeError):
         return {}
-    return {str(name): round(float(value), 6) for name, value in found.items()}
+    rounded = {str(name): round(float(value), 6) for name, value in found.items()}
+    # Optuna orders equal importances as its parameter set iterates, which moves with the hash seed
+    return dict(sorted(rounded.items(), key=lambda item: (-item[1], item[0])))
 
 
 def baseline(plan: Plan, budget: Budget, pool: Executor | None = None) -> list[TrialRecord]:

@@ -32,9 +32,14 @@ SCENARIOS = sorted((Path(__file__).parent / "notebook_scenarios").glob("*.yaml")
 
 @pytest.fixture(scope="module")
 def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Results of the small fixture scenarios, written by the ctxlab command."""
+    """Results of the small fixture scenarios, written by the ctxlab command: `run` for every one,
+    then `tune` for those with a tune: section."""
     out = tmp_path_factory.mktemp("notebook-results")
     args = ["run", *map(str, SCENARIOS), "--out", str(out), "--workers", "1", "--no-plots", "--quiet"]
+    assert ctxlab_main(args, out=io.StringIO(), err=io.StringIO()) == 0
+    tuned = [str(p) for p in SCENARIOS if "\ntune:" in p.read_text(encoding="utf-8")]
+    assert tuned, "the fixture tunes a scenario (for 07-tune)"
+    args = ["tune", *tuned, "--out", str(out), "--workers", "1", "--quiet"]
     assert ctxlab_main(args, out=io.StringIO(), err=io.StringIO()) == 0
     return out
 
@@ -56,7 +61,7 @@ def _outputs(notebook: Any) -> list[dict[str, Any]]:
     return [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
 
 
-def test_there_are_the_six_notebooks() -> None:
+def test_there_are_the_seven_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01-sawtooth.ipynb",
         "02-strategies.ipynb",
@@ -64,6 +69,7 @@ def test_there_are_the_six_notebooks() -> None:
         "04-estimator.ipynb",
         "05-real-traces.ipynb",
         "06-isolate.ipynb",
+        "07-tune.ipynb",
     ]
 
 

@@ -25,8 +25,9 @@ def run_extras() -> set[str]:
 
 
 def needed_extras(path: Path) -> set[str]:
-    needed: set[str] = set()
-    for config in expand(load_scenario(path)):
+    loaded = load_scenario(path)
+    needed = {"tune"} if loaded.scenario.tune is not None else set()  # `make experiments` tunes it
+    for config in expand(loaded):
         model, strategy = config.config["model"], config.config["strategy"]
         if model.get("tokenizer", "agentscope") != "agentscope":
             needed.add("tokenizers")
@@ -52,3 +53,14 @@ def test_the_check_sees_a_tokenizer_and_a_text_set(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert needed_extras(path) == {"tokenizers", "agentscope"}
+
+
+def test_a_tune_section_needs_the_tune_extra(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ndescription: d.\nworkload: {generator: {name: retrieval, params: {rounds: 2}}}\n"
+        "model: {context_size: 8000}\nstrategies: [{preset: agentscope}]\n"
+        "tune: {space: [{preset: agentscope, params: {context.trigger_ratio: {low: 0.5, high: 0.9}}}]}\n",
+        encoding="utf-8",
+    )
+    assert needed_extras(path) == {"tune"}

@@ -98,10 +98,10 @@ def test_every_output_is_written_and_the_pareto_front_is_feasible(tmp_path: Path
     assert not list((tmp_path / "results").glob(".*journal"))
 
 
-def test_the_same_seed_and_workers_give_the_same_bytes(tmp_path: Path) -> None:
+def test_the_same_seed_and_batch_give_the_same_bytes_whatever_the_workers(tmp_path: Path) -> None:
     folders = []
-    for name in ("a", "b"):
-        code, _, err = tune(tmp_path, RANGES, tmp_path / name, "--workers", "2", "--trials", "2")
+    for name, workers in (("a", ("--workers", "2")), ("b", ("--workers", "1", "--batch", "2"))):
+        code, _, err = tune(tmp_path, RANGES, tmp_path / name, *workers, "--trials", "2")
         assert code == 0, err
         folders.append(tmp_path / name / "ranges" / "tune")
     for name in (*OUTPUTS, "figures/history.png", "figures/pareto.png", "figures/importance.png"):
@@ -230,3 +230,41 @@ def test_the_progress_bar_shows_the_best_feasible_value_on_stderr(tmp_path: Path
         "best feasible total_input_tokens:"
         not in (tmp_path / "r" / "ranges" / "tune" / "trials.csv").read_text()
     )
+
+
+def test_several_files_are_tuned_in_one_call_and_a_bad_one_stops_all_before_any_search(
+    tmp_path: Path,
+) -> None:
+    first = write(tmp_path, RANGES, "first.yaml")
+    second = write(tmp_path, RANGES.replace("name: ranges", "name: ranges-again"), "second.yaml")
+    out = tmp_path / "results"
+    code, stdout, err = run_cli(
+        "tune", str(first), str(second), "--out", str(out), "--workers", "1", "--trials", "2"
+    )
+    assert code == 0, err
+    assert (out / "ranges" / "tune" / "trials.csv").is_file()
+    assert (out / "ranges-again" / "tune" / "trials.csv").is_file()
+    assert stdout.count("best feasible:") == 2
+    bad = write(tmp_path, RANGES.replace("high: 0.9", "high: 2.0"), "bad.yaml")
+    code, _, err = run_cli("tune", str(first), str(bad), "--out", str(tmp_path / "none"), "--trials", "2")
+    assert code == 2 and "bad.yaml" in err
+    assert not (tmp_path / "none").exists()
+    code, _, err = run_cli("tune", str(first), str(second), "--trace", str(first), "--out", str(out))
+    assert code == 2 and "--trace goes with one SCENARIO" in err
+
+
+def test_importances_are_ordered_by_value_then_name_whatever_optuna_s_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxlab.tune.search import RECORD, optuna_module, param_importance
+
+    optuna = optuna_module()
+    study = optuna.create_study(direction="minimize")
+    for value in (1.0, 2.0):
+        trial = study.ask()
+        trial.suggest_float("x", 0.0, 1.0)
+        trial.set_user_attr(RECORD, {"why": []})
+        study.tell(trial, value)
+    unordered = {"b": 0.0, "c": 0.7, "a": 0.0, "d": 0.3}  # as a set of names may iterate
+    monkeypatch.setattr(optuna.importance, "get_param_importances", lambda *_a, **_k: unordered)
+    assert list(param_importance(study)) == ["c", "d", "a", "b"]
