@@ -223,7 +223,20 @@ def answer(table: pd.DataFrame) -> list[str]:
             lines.append(_pick_line(pick))
     if table["workload"].nunique() > 1:
         lines.extend(_overall_lines(table))
-    return lines
+    return lines + _bedrock_lines(table)
+
+
+def _bedrock_lines(table: pd.DataFrame) -> list[str]:
+    """On Bedrock: the safe runs its Converse API would still refuse (a request starting with an
+    assistant turn, or more results than uses), by strategy."""
+    refused = table[table["safe"] & (table["bedrock violations"] > 0)]
+    if refused.empty:
+        return []
+    named = ", ".join(
+        f"`{name}` ({', '.join(sorted(group['workload']))})"
+        for name, group in refused.groupby("strategy", sort=True)
+    )
+    return [f"- **On Bedrock**, the Converse API would refuse requests of these safe runs: {named}."]
 
 
 def _closest(group: pd.DataFrame) -> str:

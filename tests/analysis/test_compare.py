@@ -57,6 +57,7 @@ def _row(workload: str, strategy: str, cost: float, *, safe: bool = True, **extr
         "status": "ok",
         "over window": 0 if safe else 3,
         "violations": 0,
+        "bedrock violations": 0,
         "safe": safe,
     }
     return row | extra
@@ -117,3 +118,20 @@ def test_a_workload_without_a_safe_run_names_the_closest() -> None:
 def test_costlier_than_the_baseline_is_said_so() -> None:
     table = _table([_row("a", "x", 1.2, preset="agentscope"), _row("a", "none", 1.0, safe=False)])
     assert "20% more than sending everything" in compare.answer(table)[0]
+
+
+def test_safe_runs_bedrock_would_refuse_are_named_last() -> None:
+    table = _table(
+        [
+            _row("a", "x", 1.0, **{"bedrock violations": 4}),
+            _row("b", "x", 1.0, **{"bedrock violations": 1}),
+            _row("a", "y", 2.0),
+            _row("a", "z", 0.5, safe=False, **{"bedrock violations": 9}),  # unsafe anyway: not named
+        ]
+    )
+    lines = compare.answer(table)
+    assert (
+        lines[-1]
+        == "- **On Bedrock**, the Converse API would refuse requests of these safe runs: `x` (a, b)."
+    )
+    assert compare.answer(_table([_row("a", "y", 2.0)]))[-1].startswith("- **a**")
