@@ -79,7 +79,9 @@ def assert_rules_equal_their_oracles(messages: list[Message]) -> None:
         assert bool(found) == bool(oracle), (rule, found, oracle, messages)
         assert {v.call_id for v in found} == {p.split(":", 1)[1] for p in oracle}, (rule, messages)
         assert ProtocolMeter(rules=(rule,)).check(messages) == tuple(found)
+        assert all(v.rule == rule for v in found)
     on_view = anthropic_violations(turns)
+    assert all(v.rule == "anthropic" for v in on_view)
     on_wires = violations(wires, ["anthropic"])
     assert kinds([f"{v.kind}:{v.call_id}:{v.detail}" for v in on_view]) == kinds(
         [f"{v.kind}:{v.call_id}:{v.detail}" for v in on_wires]
@@ -172,4 +174,5 @@ def test_a_repeated_call_id_reads_the_same_on_both_views() -> None:
     on_view = [(v.kind, v.call_id, v.detail) for v in anthropic_violations(turns)]
     on_wires = [(v.kind, v.call_id, v.detail) for v in violations(wires, ["anthropic"])]
     assert ("duplicate_id", "a", "call id 'a' is used by more than one call") in on_view
+    assert {v.rule for v in anthropic_violations(turns)} == {"anthropic"}
     assert sorted(on_view) == sorted(on_wires)

@@ -75,10 +75,22 @@ def test_a_conversation_starting_with_the_assistant_breaks_the_bedrock_rule_alon
     # first-party APIs accept it, Bedrock's Converse API refuses it.
     msgs = [{"role": "user", "content": ""}, asst("a"), tool("a"), TEXT, USER]
     assert found(msgs, "bedrock") == [(1, "", "assistant_first")]  # a turn's fault, not a call's
+    (first,) = violations(msgs, ["bedrock"])
+    assert first.detail == "the conversation starts with an assistant turn, not a user message"
     assert found(msgs, "openai") == found(msgs, "anthropic") == []
     system = {"role": "system", "content": "rules"}
     assert found([system, TEXT, USER], "bedrock") == [(1, "", "assistant_first")]
     assert found([system, USER, TEXT, USER], "bedrock") == []
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_every_violation_names_the_rule_that_found_it(rule: str) -> None:
+    # A repeated id, a call left unanswered across a user text, a result of no call.
+    msgs = [USER, asst("a"), tool("a"), asst("a", "b"), USER, tool("b"), tool("x")]
+    found = violations(msgs, [rule])  # type: ignore[list-item]
+    assert {v.kind for v in found} >= {"duplicate_id"} and {v.rule for v in found} == {rule}
+    if rule != "bedrock":
+        assert "dangling_call" in {v.kind for v in found}
 
 
 def test_violation_renders_as_rule_index_id() -> None:
@@ -157,3 +169,17 @@ def test_facts_read_from_blocks_equal_the_facts_of_the_openai_view(message: Mess
     from ctxlab.core.wire.views import to_openai_one
 
     assert facts_of_message(message) == tuple(fact_of(w) for w in to_openai_one(message))
+
+
+def test_the_meter_forgets_the_views_of_messages_long_gone_and_still_checks_right() -> None:
+    from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+
+    meter = ProtocolMeter(RULES)
+    user = Message(role="user", blocks=(TextBlock(text="go"),), id="u")
+    for k in range(40):  # a short request whose reply is a new object each time
+        blocks = (
+            ToolCallBlock(id=f"c{k}", name="Read", input="{}"),
+            ToolResultBlock(id=f"c{k}", name="Read", output=()),
+        )
+        request = [user, Message(role="assistant", blocks=blocks[: 1 + k % 2], id=f"r{k}")]
+        assert list(meter.check(request)) == violations(to_openai(request), RULES)
