@@ -200,6 +200,19 @@ def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
+def test_a_run_without_figures_does_not_import_matplotlib(tmp_path: Path) -> None:
+    """Start-up is a large share of a small run: drawing libraries load only when figures are drawn."""
+    path = write(tmp_path, TINY)
+    argv = ["run", str(path), "--out", str(tmp_path / "r"), "--quiet", "--no-plots", "--workers", "1"]
+    code = f"import sys; from ctxlab.cli import main; main({argv!r}); print(sorted(sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    loaded = done.stdout
+    assert (tmp_path / "r" / "index.md").is_file()
+    assert "'matplotlib'" not in loaded and "'ctxlab.analysis.plots'" not in loaded
+    assert "'ctxlab.experiments.execute'" in loaded  # the probe sees the run's own imports
+
+
 def test_the_readme_scenario_example_is_valid(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     example = readme.split("```yaml\n", 1)[1].split("```", 1)[0]

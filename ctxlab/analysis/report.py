@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ctxlab.analysis.plots import value_text
+from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results, load_results, result_folders
 
 EMBEDDED = ("overlay", "cumulative", "heatmap", "sweep", "cache-hit-rate", "retention")
