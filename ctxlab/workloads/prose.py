@@ -105,8 +105,9 @@ def _plan(template: str, fields: frozenset[str]) -> _Plan:
 _PLANS = tuple(_plan(t, f) for t, f in zip(_SENTENCES, _FIELDS, strict=True))
 _SENTENCE_SHIFT = shift_below(len(_SENTENCES))
 _COUNT_SHIFT = shift_below(4)  # sentences per paragraph: randrange(3, 7)
-_MARGIN = 512
-"""Outputs kept ahead of a paragraph; one that needs more is drawn again after a fetch."""
+_MARGIN = 128
+"""Outputs kept ahead of a paragraph, which uses about 46 (rarely over 90); a paragraph that runs
+past them is drawn again after a fetch."""
 
 
 def prose_text(out: Outputs, nbytes: int) -> str:
