@@ -200,6 +200,38 @@ def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
+def test_a_run_without_figures_does_not_import_matplotlib(tmp_path: Path) -> None:
+    """Start-up is a large share of a small run: drawing libraries load only when figures are drawn."""
+    path = write(tmp_path, TINY)
+    argv = ["run", str(path), "--out", str(tmp_path / "r"), "--quiet", "--no-plots", "--workers", "1"]
+    code = f"import sys; from ctxlab.cli import main; main({argv!r}); print(sorted(sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    loaded = done.stdout
+    assert (tmp_path / "r" / "index.md").is_file()
+    assert "'matplotlib'" not in loaded and "'ctxlab.analysis.plots'" not in loaded
+    assert "'ctxlab.experiments.execute'" in loaded  # the probe sees the run's own imports
+
+
+def test_the_index_reads_the_same_from_parquet_and_from_csv(tmp_path: Path) -> None:
+    """The index reads `runs.parquet` without pandas, and a folder with only CSV through pandas."""
+    from ctxlab.analysis.report import write_index
+
+    text = TINY.replace(
+        "context_size: 4000", "context_size: 4000\n  summarizer: {fail_on: [1, 2], fail_mode: empty}"
+    )
+    text = text.replace(
+        "  - preset: agentscope\n",
+        "  - preset: agentscope\n    context: {compression_fallback_to_truncation: false}\n"
+        "  - preset: none\n",
+    )
+    run_cli("run", str(write(tmp_path, text)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    from_parquet = (tmp_path / "r" / "index.md").read_text(encoding="utf-8")
+    assert "**failed**: SummaryFailedError" in from_parquet and "| none |" in from_parquet
+    (tmp_path / "r" / "tiny" / "runs.parquet").unlink()
+    assert write_index(tmp_path / "r").read_text(encoding="utf-8") == from_parquet
+
+
 def test_the_readme_scenario_example_is_valid(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     example = readme.split("```yaml\n", 1)[1].split("```", 1)[0]

@@ -26,6 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ctxlab.analysis import agents, plots
+from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.experiments.results import replace_folder
 
@@ -98,7 +99,7 @@ def _grouped(results: Results) -> list[tuple[str, pd.DataFrame]]:
     for key, group in results.runs.groupby(shared, sort=False, dropna=False):
         values = key if isinstance(key, tuple) else (key,)
         caption = ", ".join(
-            f"{c.removeprefix('param.')}={plots.value_text(v)}" for c, v in zip(shared, values, strict=True)
+            f"{c.removeprefix('param.')}={value_text(v)}" for c, v in zip(shared, values, strict=True)
         )
         groups.append((caption, group))
     return groups
@@ -168,7 +169,7 @@ def _heatmaps(name: str, strategy: str, runs: pd.DataFrame, dims: list[str], kee
         for column, value in zip(rest, combo, strict=True):
             subset = subset[subset[column] == value]
         fixed = ", ".join(
-            f"{c.removeprefix('param.')}={plots.value_text(v)}" for c, v in zip(rest, combo, strict=True)
+            f"{c.removeprefix('param.')}={value_text(v)}" for c, v in zip(rest, combo, strict=True)
         )
         title = f"{name}: {strategy}" + (f" ({fixed})" if fixed else "")
         suffix = "" if len(combos) == 1 else f"-{k}"

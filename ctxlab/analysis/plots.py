@@ -26,6 +26,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import has_event
 from ctxlab.core.events import EventKind
 from ctxlab.experiments.measures import call_cost
@@ -371,18 +372,3 @@ def run_label(row: pd.Series, columns: Sequence[str]) -> str:
         f"{c.rsplit('.', 1)[-1]}={value_text(row[c])}" for c in columns if c in row and not pd.isna(row[c])
     ]
     return f"{row['strategy']} ({', '.join(parts)})" if parts else str(row["strategy"])
-
-
-def value_text(value: Any) -> str:
-    """A parameter value as a label shows it.
-
-    >>> value_text(0.8), value_text(100000), value_text(True), value_text("memory")
-    ('0.8', '100,000', 'True', 'memory')
-    """
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, numbers.Integral):
-        return f"{int(value):,}"
-    if isinstance(value, numbers.Real):
-        return f"{float(value):g}"
-    return str(value)

@@ -8,14 +8,15 @@ Invariants:
 
 from __future__ import annotations
 
+import json
+import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from ctxlab.analysis.plots import value_text
-from ctxlab.analysis.results import Results, load_results, result_folders
+from ctxlab.analysis.folders import result_folders, swept_columns
+from ctxlab.analysis.labels import value_text
 
 EMBEDDED = ("overlay", "cumulative", "heatmap", "sweep", "cache-hit-rate", "retention")
 """Figure kinds shown inline; per-run sawtooth plots are shown inline only for small scenarios."""
@@ -23,17 +24,51 @@ EMBEDDED = ("overlay", "cumulative", "heatmap", "sweep", "cache-hit-rate", "rete
 MAX_INLINE_SAWTOOTH = 3
 
 
+@dataclass(frozen=True, slots=True)
+class Runs:
+    """What the index shows of one results folder: its manifest and its `runs` table as plain
+    rows (a missing value is None), in file order."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    columns: tuple[str, ...]
+    rows: tuple[dict[str, Any], ...]
+
+    @property
+    def name(self) -> str:
+        """The scenario's name."""
+        return str(self.manifest["scenario"])
+
+
+def read_runs(folder: Path) -> Runs:
+    """A results folder's manifest and runs: from `runs.parquet` with pyarrow (which wrote it),
+    or, for a folder without one, from `runs.csv` through `load_results`."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    parquet = folder / "runs.parquet"
+    if parquet.is_file():
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(parquet)
+        columns, rows = tuple(table.column_names), table.to_pylist()
+    else:
+        from ctxlab.analysis.results import load_results
+
+        frame = load_results(folder).runs
+        columns = tuple(str(c) for c in frame.columns)
+        rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    return Runs(folder=folder, manifest=manifest, columns=columns, rows=tuple(rows))
+
+
 def _cell(value: Any) -> str:
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"
     return value_text(value).replace("|", "\\|")
 
 
-def _table(results: Results) -> list[str]:
-    runs = results.runs
-    swept = results.swept_columns()
+def _table(results: Runs) -> list[str]:
+    swept = swept_columns(results.manifest, results.columns)
     columns = [
         ("run", "run_id"),
         ("strategy", "strategy"),
@@ -48,7 +83,7 @@ def _table(results: Results) -> list[str]:
         ("status", "status"),
     ]
     lines = ["| " + " | ".join(title for title, _ in columns) + " |", "|" + "---|" * len(columns)]
-    for _, row in runs.iterrows():
+    for row in results.rows:
         cells = []
         for _, column in columns:
             if column == "violations":
@@ -63,7 +98,7 @@ def _table(results: Results) -> list[str]:
     return lines
 
 
-def _figures(results: Results, root: Path) -> list[str]:
+def _figures(results: Runs, root: Path) -> list[str]:
     folder = results.folder / "figures"
     if not folder.is_dir():
         return ["_No figures (run without `--no-plots`, or `ctxlab plot` the folder)._"]
@@ -81,16 +116,16 @@ def _figures(results: Results, root: Path) -> list[str]:
     return lines
 
 
-def section(results: Results, root: Path) -> list[str]:
+def section(results: Runs, root: Path) -> list[str]:
     """The index section of one scenario."""
     manifest = results.manifest
     base = Path(os.path.relpath(results.folder, root)).as_posix()
-    failed = int((results.runs["status"] != "ok").sum())
+    failed = sum(1 for row in results.rows if row["status"] != "ok")
     lines = [f"## {results.name}", ""]
     if manifest.get("description"):
         lines += [str(manifest["description"]), ""]
     files = " · ".join(f"[{name}]({base}/{name})" for name in ("runs.csv", "calls.csv", "manifest.json"))
-    count = f"{len(results.runs)} runs" + (f" (**{failed} failed**)" if failed else "")
+    count = f"{len(results.rows)} runs" + (f" (**{failed} failed**)" if failed else "")
     lines += [
         f"`{manifest.get('source', '')}` · {count} · {files}",
         "",
@@ -143,7 +178,7 @@ def write_index(root: Path) -> Path:
     lines += ["- [Tuned settings](#tuned-settings)"] if tuned else []
     lines += [""]
     for folder in folders:
-        lines += section(load_results(folder), root)
+        lines += section(read_runs(folder), root)
     lines += tune_section(tuned, root)
     path = root / "index.md"
     temporary = root / f".index.md.tmp-{os.getpid()}"

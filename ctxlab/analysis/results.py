@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from ctxlab.analysis.folders import swept_columns
 from ctxlab.core.events import EventKind
 from ctxlab.experiments.measures import PARENT
 
@@ -60,14 +61,7 @@ class Results:
 
     def swept_columns(self) -> list[str]:
         """The `param.*` columns of swept paths, in sweep order, each named by its run column."""
-        columns = []
-        for axis in self.manifest.get("sweep", []):
-            path = str(axis["path"])
-            if path.startswith("strategies."):
-                path = "strategy." + path.split(".", 2)[2]
-            if f"param.{path}" in self.runs.columns and f"param.{path}" not in columns:
-                columns.append(f"param.{path}")
-        return columns
+        return swept_columns(self.manifest, self.runs.columns)
 
 
 def _frame(folder: Path, name: str, columns: dict[str, str]) -> pd.DataFrame:
@@ -168,14 +162,6 @@ def has_event(calls: pd.DataFrame, events: pd.DataFrame, kind: EventKind) -> pd.
     keys = set(zip(chosen["run_id"], chosen["call_index"].astype(int), strict=True))
     pairs = zip(calls["run_id"], calls["call_index"].astype(int), strict=True)
     return pd.Series([pair in keys for pair in pairs], index=calls.index, dtype=bool)
-
-
-def result_folders(root: Path | str) -> list[Path]:
-    """The scenario folders under a results root (or the folder itself), sorted by name."""
-    root = Path(root)
-    if (root / "manifest.json").is_file():
-        return [root]
-    return sorted(p.parent for p in root.glob("*/manifest.json") if not p.parent.name.startswith("."))
 
 
 def read_requests(results: Results, run_id: str) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from matplotlib.patches import Patch
 
 from ctxlab.analysis import plots
 from ctxlab.analysis.compare import plural
+from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results
 
 REGIMES = ("fails", "loops", "over window", "thrashes", "ok")
@@ -169,11 +170,11 @@ def regime_map(table: pd.DataFrame, *, x: str, y: str, facet: str, title: str) -
             grid[i, j] = REGIMES.index(row.regime)
             axes.text(j, i, f"{row.compressions}", ha="center", va="center", fontsize=7)
         axes.imshow(grid, origin="lower", aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(REGIMES) - 0.5)
-        axes.set_xticks(range(len(xs)), [plots.value_text(v) for v in xs])
-        axes.set_yticks(range(len(ys)), [plots.value_text(v) for v in ys])
+        axes.set_xticks(range(len(xs)), [value_text(v) for v in xs])
+        axes.set_yticks(range(len(ys)), [value_text(v) for v in ys])
         axes.set_xlabel(x)
         axes.set_ylabel(y)
-        axes.set_title(f"{facet} {plots.value_text(value)}")
+        axes.set_title(f"{facet} {value_text(value)}")
         axes.grid(False)
     figure.legend(
         handles=[Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES],

@@ -6,12 +6,15 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ctxlab.cli.base import BadInput, out_dir
 from ctxlab.core.wire.views import WireName
 from ctxlab.problems import Problem, ScenarioError
 from ctxlab.scenarios.load import LoadedScenario, load_scenario
+
+if TYPE_CHECKING:
+    from ctxlab.experiments.results import Plotter
 
 REPLAY_SOURCE = "<replay>"
 
@@ -66,7 +69,6 @@ class Execution:
 
 def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: TextIO) -> int:
     """Run every scenario, write its folder and the index; 1 when a run failed."""
-    from ctxlab.analysis.folder_figures import plot_folder
     from ctxlab.analysis.report import write_index
     from ctxlab.experiments.executors import ExecutorUnavailableError
     from ctxlab.experiments.grid import expand
@@ -85,7 +87,7 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
                 workers=how.workers,
                 scheduler=how.scheduler,
                 on_done=tick,
-                plot=functools.partial(plot_folder, svg=how.svg) if how.plots else None,
+                plot=_plotter(how.svg) if how.plots else None,
             )
         except ExecutorUnavailableError as unavailable:
             raise BadInput([str(unavailable)]) from None
@@ -105,6 +107,13 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
     if not how.quiet:
         print(f"index: {index}", file=out)
     return 1 if failed else 0
+
+
+def _plotter(svg: bool) -> Plotter:
+    """The figure drawer, imported only when figures are drawn (matplotlib is slow to import)."""
+    from ctxlab.analysis.folder_figures import plot_folder
+
+    return functools.partial(plot_folder, svg=svg)
 
 
 def _summary(folder: Path, results: Sequence[Any]) -> str:

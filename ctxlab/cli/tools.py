@@ -15,8 +15,8 @@ from ctxlab.cli.base import BadInput, Commands
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Redraw the figures of a results folder (one scenario's, or a root of several)."""
     from ctxlab.analysis.folder_figures import plot_folder
+    from ctxlab.analysis.folders import result_folders
     from ctxlab.analysis.report import write_index
-    from ctxlab.analysis.results import result_folders
 
     root = Path(args.results)
     folders = result_folders(root) if root.is_dir() else []

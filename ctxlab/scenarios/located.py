@@ -104,7 +104,7 @@ def parse_yaml(text: str, file: str) -> Located:
         raise _refuse(file, "is empty (only blank lines or comments); see scenarios/*.yaml")
     positions: dict[Loc, tuple[int, int]] = {}
     try:
-        data = _build(node, (), positions, file)
+        data = _build(node, (), positions, _Reading(file, yaml.constructor.SafeConstructor()))
     except yaml.MarkedYAMLError as bad:
         raise _yaml_error(bad, file) from bad
     return Located(file=file, data=data, positions=positions)
@@ -127,26 +127,36 @@ def _node_error(node: yaml.Node, file: str, loc: Loc, message: str) -> ScenarioE
     return _refuse(file, message, node.start_mark.line + 1, node.start_mark.column + 1, loc)
 
 
-def _build(node: yaml.Node, path: Loc, positions: dict[Loc, tuple[int, int]], file: str) -> Any:
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One document being built: its file name, and the safe constructor its scalars go through
+    (one per document: making a loader per scalar was most of the build's time)."""
+
+    file: str
+    constructor: yaml.constructor.SafeConstructor
+
+
+def _build(node: yaml.Node, path: Loc, positions: dict[Loc, tuple[int, int]], reading: _Reading) -> Any:
     positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode):
-        return _build_mapping(node, path, positions, file)
+        return _build_mapping(node, path, positions, reading)
     if isinstance(node, yaml.SequenceNode):
-        _check_tag(node, path, file, "tag:yaml.org,2002:seq")
-        return [_build(item, (*path, i), positions, file) for i, item in enumerate(node.value)]
-    return _scalar(node, path, file)
+        _check_tag(node, path, reading.file, "tag:yaml.org,2002:seq")
+        return [_build(item, (*path, i), positions, reading) for i, item in enumerate(node.value)]
+    return _scalar(node, path, reading)
 
 
 def _build_mapping(
-    node: yaml.MappingNode, path: Loc, positions: dict[Loc, tuple[int, int]], file: str
+    node: yaml.MappingNode, path: Loc, positions: dict[Loc, tuple[int, int]], reading: _Reading
 ) -> Any:
+    file = reading.file
     _check_tag(node, path, file, "tag:yaml.org,2002:map")
     out: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = _scalar(key_node, path, file)
+        key = _scalar(key_node, path, reading)
         if key in out:
             raise _node_error(key_node, file, (*path, key), "appears twice in one mapping; keep one")
-        out[key] = _build(value_node, (*path, key), positions, file)
+        out[key] = _build(value_node, (*path, key), positions, reading)
         positions[(*path, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
     return out
 
@@ -160,15 +170,11 @@ def _check_tag(node: yaml.Node, path: Loc, file: str, *allowed: str) -> None:
 _SCALAR_TAGS = tuple(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
 
 
-def _scalar(node: yaml.Node, path: Loc, file: str) -> Any:
+def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
     if not isinstance(node, yaml.ScalarNode):
-        raise _node_error(node, file, path, "a mapping key must be a plain value")
-    _check_tag(node, path, file, *_SCALAR_TAGS)
-    constructor = yaml.SafeLoader(node.value)
-    try:
-        value = constructor.construct_object(node, deep=True)
-    finally:
-        constructor.dispose()
+        raise _node_error(node, reading.file, path, "a mapping key must be a plain value")
+    _check_tag(node, path, reading.file, *_SCALAR_TAGS)
+    value = reading.constructor.construct_object(node, deep=True)
     if node.tag.endswith(":timestamp"):
         return node.value  # keep dates as written; the models parse them
     return value

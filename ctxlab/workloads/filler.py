@@ -19,7 +19,6 @@ import hashlib
 import itertools
 import json
 import random
-import string
 import struct
 import zlib
 from collections.abc import Callable, Iterator
@@ -27,6 +26,8 @@ from typing import Literal, get_args
 
 from ctxlab.core.messages.blocks import DataBlock, SourceKind
 from ctxlab.workloads import banks as b
+from ctxlab.workloads.draws import outputs
+from ctxlab.workloads.prose import prose, prose_text, sentence
 
 FillerKind = Literal["prose", "code", "json", "log", "shell", "zh"]
 FILLER_KINDS: tuple[FillerKind, ...] = get_args(FillerKind)
@@ -66,6 +67,10 @@ def filler(kind: FillerKind, nbytes: int, rng: random.Random) -> str:
         raise ValueError(f"filler size {nbytes} is negative; give a size of 0 or more bytes")
     if kind == "zh":
         return _zh_exact(nbytes, rng)
+    if kind == "prose":
+        with outputs(rng) as out:
+            if out is not None:
+                return prose_text(out, nbytes)
     return _take_ascii(_STREAMS[kind](rng), nbytes)
 
 
@@ -108,51 +113,6 @@ def _zh_exact(nbytes: int, rng: random.Random) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# English prose
-
-
-_SENTENCES = (
-    "The {adj} {noun} {verb} the {noun2} {prep} the {adj2} {noun3}.",
-    "{connective}, each {noun} {adverb} {verb} its own {noun2}.",
-    "{name} said the {noun} {verb} {number} {noun2}s {prep} the {adj} {noun3}.",
-    "When the {noun} is {adj}, the {noun2} {verb} {an_adj2} {noun3}.",
-    "{An_adj} {noun} {adverb} {verb} the {noun2}, and the {noun3} follows.",
-    "Why does the {noun} keep the {adj} {noun2} {prep} the {noun3}?",
-)
-_FIELDS = tuple(frozenset(f for _, f, _, _ in string.Formatter().parse(t) if f) for t in _SENTENCES)
-_DRAWS: dict[str, Callable[[random.Random], object]] = {
-    "adj": lambda rng: rng.choice(b.ADJECTIVES),
-    "adj2": lambda rng: rng.choice(b.ADJECTIVES),
-    "noun": lambda rng: rng.choice(b.NOUNS),
-    "noun2": lambda rng: rng.choice(b.NOUNS),
-    "noun3": lambda rng: rng.choice(b.NOUNS),
-    "verb": lambda rng: rng.choice(b.VERBS),
-    "prep": lambda rng: rng.choice(b.PREPOSITIONS),
-    "adverb": lambda rng: rng.choice(b.ADVERBS),
-    "connective": lambda rng: rng.choice(b.CONNECTIVES),
-    "name": lambda rng: rng.choice(b.NAMES),
-    "number": lambda rng: rng.randrange(2, 90),
-    "an_adj2": lambda rng: _with_article(rng.choice(b.ADJECTIVES)),
-    "An_adj": lambda rng: _with_article(rng.choice(b.ADJECTIVES)).capitalize(),
-}
-
-
-def _with_article(word: str) -> str:
-    return ("an " if word[0] in "aeiou" else "a ") + word
-
-
-def _sentence(rng: random.Random) -> str:
-    k = rng.randrange(len(_SENTENCES))
-    return _SENTENCES[k].format(**{field: _DRAWS[field](rng) for field in sorted(_FIELDS[k])})
-
-
-def _prose(rng: random.Random) -> Iterator[str]:
-    while True:
-        sentences = [_sentence(rng) for _ in range(rng.randrange(3, 7))]
-        yield " ".join(sentences) + "\n\n"
-
-
-# ---------------------------------------------------------------------------------------------
 # Python code
 
 
@@ -175,7 +135,7 @@ def _function(rng: random.Random, indent: str) -> str:
     name = f"{rng.choice(b.CODE_VERBS)}_{rng.choice(b.NOUNS)}"
     args = ", ".join(f"{a}: {rng.choice(b.TYPES)}" for a in rng.sample(b.IDENTIFIERS, rng.randrange(1, 4)))
     args = "self, " + args if indent else args
-    doc = _sentence(rng)
+    doc = sentence(rng)
     body = "".join(_code_line(rng, indent + "    ") for _ in range(rng.randrange(3, 8)))
     result = rng.choice(b.IDENTIFIERS)
     return (
@@ -191,7 +151,7 @@ def _code(rng: random.Random) -> Iterator[str]:
         if rng.random() < 0.25:
             name = rng.choice(b.NOUNS).capitalize() + rng.choice(b.NOUNS).capitalize()
             methods = "".join(_function(rng, "    ") for _ in range(rng.randrange(2, 4)))
-            yield f'class {name}:\n    """{_sentence(rng)}"""\n\n{methods}\n'
+            yield f'class {name}:\n    """{sentence(rng)}"""\n\n{methods}\n'
         else:
             yield _function(rng, "") + "\n"
 
@@ -352,7 +312,7 @@ def _zh(rng: random.Random) -> Iterator[str]:
 
 
 _STREAMS: dict[str, Callable[[random.Random], Iterator[str]]] = {
-    "prose": _prose,
+    "prose": prose,
     "code": _code,
     "json": _json,
     "log": _log,

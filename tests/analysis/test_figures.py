@@ -11,7 +11,8 @@ import pytest
 
 from ctxlab.analysis import load_results
 from ctxlab.analysis.folder_figures import plot_folder
-from ctxlab.analysis.plots import sawtooth, value_text
+from ctxlab.analysis.labels import value_text
+from ctxlab.analysis.plots import sawtooth
 from ctxlab.cli import main
 from tests.scenarios.files import SWEPT, write
 
