@@ -16,6 +16,7 @@ from ctxlab.core.messages.codec import encode_messages
 from ctxlab.core.messages.message import Message, fixed_messages, text_message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.protocol import RULES
 from ctxlab.core.world.script import Script
 from ctxlab.engine.cache import CacheUse
 from ctxlab.engine.env import Env
@@ -61,7 +62,7 @@ def lab_run(
         context_size=WINDOW,
         workspace=InMemoryWorkspace(),
         middlewares=middlewares,
-        rules=("openai", "anthropic") if metered else (),
+        rules=RULES if metered else (),
         cache=None if metered else _Unmetered(),
     )
 
