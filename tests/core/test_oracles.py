@@ -162,6 +162,14 @@ def test_on_the_anthropic_view_a_violation_names_its_turn() -> None:
     _, turns = to_anthropic(messages)
     found = [(v.index, v.kind, v.call_id) for v in anthropic_violations(turns)]
     assert found == [(2, "dangling_call", "a"), (3, "dangling_call", "b")]
+    lone = [
+        user("go"),
+        reply(call("a", "Read", path="x"), result("a", "ra")),
+        user("?"),
+        reply(result("z", "rz")),
+    ]
+    _, turns = to_anthropic(lone)  # the orphan is named at the user turn holding it (merged: the last)
+    assert [(v.index, v.kind, v.call_id) for v in anthropic_violations(turns)] == [(2, "orphan_result", "z")]
 
 
 def test_a_repeated_call_id_reads_the_same_on_both_views() -> None:

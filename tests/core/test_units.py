@@ -24,10 +24,12 @@ from ctxlab.core.messages.units import (
     ProtocolUnit,
     Sizer,
     ViewUnit,
+    call_blocks,
     context_size,
     drop_units,
     protocol_units,
     replace_blocks,
+    result_ref,
     safe_cut,
     split_at_unit,
     tally_after,
@@ -303,3 +305,16 @@ def test_a_cut_at_the_media_unit_ending_a_message_keeps_the_message_before_it() 
     assert [(u.kind, u.start) for u in units][2] == ("media", 2)
     head, tail = split_at_unit(msgs, units, 2)
     assert head == (msgs[0],) and tail == (msgs[1],)
+
+
+def test_calls_and_results_are_found_where_they_live() -> None:
+    messages = [
+        user("go"),
+        reply(call("a", "Read", path="x"), result("a", "ra"), call("b", "grep"), result("b", "rb")),
+        reply(call("a", "Read", path="y"), result("a", "again")),  # a later call of the same id wins
+    ]
+    calls = call_blocks(messages)
+    assert {i: ref for i, (ref, _) in calls.items()} == {"a": BlockRef(2, 0), "b": BlockRef(1, 2)}
+    assert all(messages[m].blocks[b] is block for i, ((m, b), block) in calls.items())
+    refs = [result_ref(u) for u in view_units(messages) if u.kind == "result"]
+    assert refs == [BlockRef(1, 1), BlockRef(1, 3), BlockRef(2, 1)]

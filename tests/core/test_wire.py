@@ -129,3 +129,42 @@ def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:
     assert anthropic_tool(tool) == {"name": "t", "description": "d", "input_schema": {"type": "object"}}
     bare = anthropic_tool({"type": "function", "function": {"name": "t"}})
     assert bare == {"name": "t", "description": "", "input_schema": {"type": "object"}}
+
+
+def test_the_anthropic_view_is_the_messages_api_request_key_for_key() -> None:
+    # Every key as the Messages API names it: a misspelt one is a request the API refuses.
+    png = DataBlock(media_type="image/png", source="data:image/png;base64,iVBORw0KGgo=")
+    web = DataBlock(media_type="image/png", source="https://example.com/a.png")
+    history = [
+        text_message("system", "s"),
+        text_message("user", "go"),
+        Message(
+            role="assistant",
+            blocks=(TextBlock(text="Reading."), call("a"), result("a", TextBlock(text="ra"), png)),
+            id="r",
+        ),
+        Message(role="user", blocks=(TextBlock(text="more"), web), id="u"),
+    ]
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    assert to_anthropic(history) == (
+        "s",
+        [
+            {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading."},
+                    {"type": "tool_use", "id": "a", "name": "retrieve", "input": {"q": "a"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "a", "content": "ra"},
+                    image,
+                    {"type": "text", "text": "more"},
+                    {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
+                ],
+            },
+        ],
+    )
