@@ -135,6 +135,7 @@ def test_the_anthropic_view_is_the_messages_api_request_key_for_key() -> None:
     # Every key as the Messages API names it: a misspelt one is a request the API refuses.
     png = DataBlock(media_type="image/png", source="data:image/png;base64,iVBORw0KGgo=")
     web = DataBlock(media_type="image/png", source="https://example.com/a.png")
+    pdf = DataBlock(media_type="application/pdf", source="data:application/pdf;base64,JVBERi0=")
     history = [
         text_message("system", "s"),
         text_message("user", "go"),
@@ -143,7 +144,7 @@ def test_the_anthropic_view_is_the_messages_api_request_key_for_key() -> None:
             blocks=(TextBlock(text="Reading."), call("a"), result("a", TextBlock(text="ra"), png)),
             id="r",
         ),
-        Message(role="user", blocks=(TextBlock(text="more"), web), id="u"),
+        Message(role="user", blocks=(TextBlock(text="more"), web, pdf), id="u"),
     ]
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     assert to_anthropic(history) == (
@@ -164,6 +165,10 @@ def test_the_anthropic_view_is_the_messages_api_request_key_for_key() -> None:
                     image,
                     {"type": "text", "text": "more"},
                     {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
+                    {
+                        "type": "document",
+                        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
+                    },
                 ],
             },
         ],
