@@ -93,6 +93,13 @@ def test_every_violation_names_the_rule_that_found_it(rule: str) -> None:
         assert "dangling_call" in {v.kind for v in found}
 
 
+def test_a_result_answered_before_a_text_comes_again_after_it_as_an_orphan() -> None:
+    # The batch's answered calls are forgotten at the next non-tool message, so a repeat is no
+    # second result of the batch but a result arriving after another message.
+    (v,) = violations([USER, asst("a"), tool("a"), TEXT, tool("a")], ["openai"])
+    assert (v.index, v.kind) == (4, "orphan_result") and "intervening" in v.detail
+
+
 def test_violation_renders_as_rule_index_id() -> None:
     (v,) = violations([USER, tool("x")], ["openai"])
     assert str(v) == "openai:1:x"

@@ -173,3 +173,34 @@ def test_the_anthropic_view_is_the_messages_api_request_key_for_key() -> None:
             },
         ],
     )
+
+
+def test_the_openai_view_is_the_chat_completions_request_key_for_key() -> None:
+    pdf = DataBlock(media_type="application/pdf", source="data:application/pdf;base64,JVBERi0=")
+    png = DataBlock(media_type="image/png", source="data:image/png;base64,iVBORw0KGgo=")
+    history = [
+        text_message("system", "s"),
+        Message(role="user", blocks=(TextBlock(text="read"), pdf), id="u"),
+        Message(
+            role="assistant",
+            blocks=(TextBlock(text="Reading."), call("a"), result("a", TextBlock(text="ra"), png)),
+            id="r",
+        ),
+    ]
+    file = {"file_data": "data:application/pdf;base64,JVBERi0=", "media_type": "application/pdf"}
+    assert to_openai(history) == [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": [{"type": "text", "text": "read"}, {"type": "file", "file": file}]},
+        {
+            "role": "assistant",
+            "content": "Reading.",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "retrieve", "arguments": '{"q": "a"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "ra"},
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}],
+        },
+    ]
