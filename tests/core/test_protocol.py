@@ -190,3 +190,14 @@ def test_the_meter_forgets_the_views_of_messages_long_gone_and_still_checks_righ
         )
         request = [user, Message(role="assistant", blocks=blocks[: 1 + k % 2], id=f"r{k}")]
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
+
+
+def test_the_meter_finds_a_repeated_id_again_after_a_request_without_it() -> None:
+    from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
+
+    first = Message(role="user", blocks=(TextBlock(text="go"),), id="u")
+    call_a = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="Read", input="{}"),), id="r1")
+    again = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="Read", input="{}"),), id="r2")
+    meter = ProtocolMeter(RULES)
+    for request in ([first, call_a, again], [first, call_a], [first, call_a, again], [first, call_a, again]):
+        assert list(meter.check(request)) == violations(to_openai(request), RULES)

@@ -241,3 +241,10 @@ def test_the_reminder_is_the_only_addition(output: tuple[Part, ...], limit: int,
         kept = attach_reminder(cut.kept, reminder)
         assert kept.text == cut.kept.text + reminder
         assert kept.tally.ndata == cut.kept.tally.ndata
+
+
+def test_the_boundary_is_found_at_any_distance_from_the_end() -> None:
+    # The prefix before the text (one image, 2,000 tokens) is under the limit and the text crosses
+    # it: the text is cut, the image before it kept, the image after it offloaded.
+    text = T(text="a" * 40)  # 10 tokens: 5 of them fit, so 20 characters
+    assert sides(2005, IMAGE, text, IMAGE) == ((IMAGE, T(text="a" * 20)), (T(text="a" * 20), IMAGE))

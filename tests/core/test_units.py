@@ -318,3 +318,10 @@ def test_calls_and_results_are_found_where_they_live() -> None:
     assert all(messages[m].blocks[b] is block for i, ((m, b), block) in calls.items())
     refs = [result_ref(u) for u in view_units(messages) if u.kind == "result"]
     assert refs == [BlockRef(1, 1), BlockRef(1, 3), BlockRef(2, 1)]
+
+
+def test_a_sizer_sizes_messages_with_its_own_counter() -> None:
+    messages = [user("go"), reply(call("a", "Read", path="x"), result("a", "ra" * 50))]
+    sizer = Sizer(counter=AgentScopeEstimator(), tools=())
+    assert sizer.size(messages) == context_size(messages, AgentScopeEstimator())
+    assert sizer.count(messages) == sizer.tokens(sizer.size(messages)) > 0
