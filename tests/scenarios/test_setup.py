@@ -44,23 +44,21 @@ def test_make_experiments_installs_every_extra_a_shipped_scenario_needs() -> Non
     assert not {name: extras for name, extras in missing.items() if extras}
 
 
-def test_the_check_sees_a_tokenizer_and_a_text_set(tmp_path: Path) -> None:
+def scenario(tmp_path: Path, rest: str) -> Path:
+    """A small scenario file: a retrieval workload, then `rest` (model, strategies, more)."""
     path = tmp_path / "s.yaml"
-    path.write_text(
-        "name: s\ndescription: d.\nworkload: {generator: {name: retrieval, params: {rounds: 2}}}\n"
-        "model: {context_size: 8000, tokenizer: o200k_base}\n"
-        "strategies: [{preset: agentscope, texts: agentscope}]\n",
-        encoding="utf-8",
-    )
-    assert needed_extras(path) == {"tokenizers", "agentscope"}
+    workload = "workload: {generator: {name: retrieval, params: {rounds: 2}}}\n"
+    path.write_text(f"name: s\ndescription: d.\n{workload}{rest}", encoding="utf-8")
+    return path
+
+
+def test_the_check_sees_a_tokenizer_and_a_text_set(tmp_path: Path) -> None:
+    model = "model: {context_size: 8000, tokenizer: o200k_base}\n"
+    rest = model + "strategies: [{preset: agentscope, texts: agentscope}]\n"
+    assert needed_extras(scenario(tmp_path, rest)) == {"tokenizers", "agentscope"}
 
 
 def test_a_tune_section_needs_the_tune_extra(tmp_path: Path) -> None:
-    path = tmp_path / "s.yaml"
-    path.write_text(
-        "name: s\ndescription: d.\nworkload: {generator: {name: retrieval, params: {rounds: 2}}}\n"
-        "model: {context_size: 8000}\nstrategies: [{preset: agentscope}]\n"
-        "tune: {space: [{preset: agentscope, params: {context.trigger_ratio: {low: 0.5, high: 0.9}}}]}\n",
-        encoding="utf-8",
-    )
-    assert needed_extras(path) == {"tune"}
+    space = "[{preset: agentscope, params: {context.trigger_ratio: {low: 0.5, high: 0.9}}}]"
+    rest = f"model: {{context_size: 8000}}\nstrategies: [{{preset: agentscope}}]\ntune: {{space: {space}}}\n"
+    assert needed_extras(scenario(tmp_path, rest)) == {"tune"}
