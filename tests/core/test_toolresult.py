@@ -248,3 +248,9 @@ def test_the_boundary_is_found_at_any_distance_from_the_end() -> None:
     # it: the text is cut, the image before it kept, the image after it offloaded.
     text = T(text="a" * 40)  # 10 tokens: 5 of them fit, so 20 characters
     assert sides(2005, IMAGE, text, IMAGE) == ((IMAGE, T(text="a" * 20)), (T(text="a" * 20), IMAGE))
+
+
+def test_an_unmerged_text_after_the_cut_takes_the_offloaded_tail_and_nothing_after_it_is_lost() -> None:
+    # Outputs are merged before they are split; one that is not still loses nothing.
+    a, b = T(text="a" * 40), T(text="b" * 40)
+    assert sides(5, a, b, IMAGE) == ((T(text="a" * 20),), (T(text="a" * 20 + "b" * 40), IMAGE))
