@@ -200,8 +200,9 @@ def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
-def test_a_run_without_figures_does_not_import_matplotlib(tmp_path: Path) -> None:
-    """Start-up is a large share of a small run: drawing libraries load only when figures are drawn."""
+def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: Path) -> None:
+    """Start-up is a large share of a small run: drawing libraries load only when figures are
+    drawn, and the tables are written and the index read without pandas."""
     path = write(tmp_path, TINY)
     argv = ["run", str(path), "--out", str(tmp_path / "r"), "--quiet", "--no-plots", "--workers", "1"]
     code = f"import sys; from ctxlab.cli import main; main({argv!r}); print(sorted(sys.modules))"
@@ -210,6 +211,7 @@ def test_a_run_without_figures_does_not_import_matplotlib(tmp_path: Path) -> Non
     loaded = done.stdout
     assert (tmp_path / "r" / "index.md").is_file()
     assert "'matplotlib'" not in loaded and "'ctxlab.analysis.plots'" not in loaded
+    assert "'pandas'" not in loaded and "'pyarrow.parquet'" in loaded
     assert "'ctxlab.experiments.execute'" in loaded  # the probe sees the run's own imports
 
 

@@ -48,7 +48,7 @@ def read_runs(folder: Path) -> Runs:
     if parquet.is_file():
         import pyarrow.parquet as pq
 
-        table = pq.read_table(parquet)
+        table = pq.ParquetFile(parquet).read()  # `read_table` would import pandas
         columns, rows = tuple(table.column_names), table.to_pylist()
     else:
         from ctxlab.analysis.results import load_results
