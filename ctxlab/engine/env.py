@@ -117,6 +117,7 @@ class Env:
     consecutive_failures: int = 0
     _protocol: ProtocolMeter = field(init=False)
     _hint_scanners: dict[tuple[str, tuple[str, ...]], HintScanner] = field(default_factory=dict)
+    _view: tuple[object, object, tuple[Message, ...]] | None = None
 
     def __post_init__(self) -> None:
         if self.cache is None:  # every run is metered; pass a meter to change prices or caching
@@ -124,6 +125,20 @@ class Env:
         # One meter for both kinds: a summary request starts with the span the last reasoning
         # request held, so it is checked from where that one left off.
         self._protocol = ProtocolMeter(self.rules)
+
+    def keep_view(self, owner: object, state: object, messages: tuple[Message, ...]) -> None:
+        """Keep the request `owner` (a strategy) worked out for `state`, for `kept_view`."""
+        self._view = (owner, state, messages)
+
+    def kept_view(self, owner: object, state: object) -> tuple[Message, ...] | None:
+        """The request kept by `keep_view` for this very owner and state object, else None.
+
+        A state is immutable and a strategy's view a function of it (and of this env and the
+        run's frame, fixed for the run), so the same objects give the same view: a strategy
+        whose compression step works its request out already need not work it out twice.
+        """
+        kept = self._view
+        return kept[2] if kept is not None and kept[0] is owner and kept[1] is state else None
 
     def scan_hints(self, messages: Sequence[Message], params: InjectionParams) -> HintScan:
         """`core.inject.scan_hints(messages, params)`, kept incrementally over the run."""

@@ -271,7 +271,11 @@ class StepStrategy:
         return Guard(breaker=breaker, turn=state.turn)
 
     def _note_edits(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
-        """Record each step's event when its edit of the next request clears something new."""
+        """Record each step's event when its edit of the next request clears something new.
+
+        The request worked out here is kept for `view` of the state returned: no step's edit
+        reads the `VIEW_KEY` memo, the only difference between the two states.
+        """
         before = dict(memo(state, VIEW_KEY, NOTHING_SHOWN).cleared)
         messages = state.context
         shown: list[tuple[str, frozenset[str]]] = []
@@ -282,12 +286,16 @@ class StepStrategy:
                 if edit.cleared - before.get(step.key, frozenset()):
                     env.recorder.event(step.event)
                 shown.append((step.key, edit.cleared))
-        if dict(shown) == before:
-            return state
-        return with_memo(state, VIEW_KEY, Shown(cleared=tuple(shown)))
+        if dict(shown) != before:
+            state = with_memo(state, VIEW_KEY, Shown(cleared=tuple(shown)))
+        env.keep_view(self, state, messages)
+        return state
 
     def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
         """The request: every step's request-only edit in order (`state.context` when none edits)."""
+        kept = env.kept_view(self, state)
+        if kept is not None:
+            return kept
         messages = state.context
         for step in self.steps:
             if step.edits:

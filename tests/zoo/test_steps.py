@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.events import Event, EventKind
@@ -45,6 +49,30 @@ def test_the_view_is_pure_and_the_context_itself_when_nothing_edits() -> None:
     first = strategy.view(state, env, frame)
     assert first == strategy.view(state, env, frame) and first != state.context
     assert StepStrategy(name="plain", steps=()).view(state, env, frame) is state.context
+
+
+def test_a_request_is_worked_out_once_per_call_and_is_the_view_of_its_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The compression step's request is kept for the call (`Env.keep_view`): the same requests
+    and events as working every view out anew, with one edit per call instead of two."""
+    strategy = StepStrategy(name="mask", steps=(LastNObservations(LastNObservationsParams(n=1)),))
+    workload = turns((retrieve(0), retrieve(1), retrieve(2)), (retrieve(3),))
+    edits: list[int] = []
+    original = LastNObservations.edit
+
+    def counted(self: LastNObservations, *args: Any) -> Any:
+        edits.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(LastNObservations, "edit", counted)
+    kept = run(strategy, workload)
+    kept_edits = len(edits)
+    monkeypatch.setattr(Env, "kept_view", lambda self, owner, state: None)
+    anew = run(strategy, workload)
+    assert kept.sent() == anew.sent() and kept.events() == anew.events()
+    reasoning = sum(1 for c in kept.outcome.calls if c.kind == "reasoning")
+    assert kept_edits == reasoning and len(edits) - kept_edits == 2 * reasoning
 
 
 def test_steps_compose_masking_and_summary() -> None:
