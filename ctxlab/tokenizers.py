@@ -13,7 +13,9 @@ Invariants:
 from __future__ import annotations
 
 import functools
-import warnings
+import importlib.machinery
+import importlib.util
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,21 +26,51 @@ from ctxlab.core.messages.tokens import DATA_BLOCK_TOKENS, measure_all
 from ctxlab.core.messages.tools import ToolSchema, tools_json
 
 EncodingName = Literal["o200k_base", "cl100k_base"]
+BINDINGS = "bpe_openai._bindings"
+MISSING = (
+    "real tokenizers need the bpe-openai package; install the 'tokenizers' extra "
+    "(pip install 'ctxlab[tokenizers]')"
+)
+
+
+def bpe_tokens(encoding: str, text: str) -> int:
+    """Tokens of `text` in bpe-openai's `encoding`: `len(get_encoding(encoding).encode_ordinary(text))`.
+
+    Text the UTF-8 codec refuses (a lone surrogate) is first mended as the package mends it. A
+    text of any length is counted (the package's own wrapper refuses a million characters or
+    more than its chunk limit of tokens in one call).
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return len(bpe_encoder(encoding).encode(text)) if text else 0
 
 
 @functools.cache
-def _encoding(name: str) -> Any:
-    # The package reads its data through a deprecated importlib API, at import and on loading.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            import bpe_openai
-        except ModuleNotFoundError as missing:
-            raise ModuleNotFoundError(
-                "real tokenizers need the bpe-openai package; install the 'tokenizers' extra "
-                "(pip install 'ctxlab[tokenizers]')"
-            ) from missing
-        return bpe_openai.get_encoding(name)
+def bpe_encoder(encoding: str) -> Any:
+    """bpe-openai's Rust tokenizer of `encoding`, loaded without importing the package.
+
+    Importing `bpe_openai` reads the tables of all three of its encodings in Python, about a
+    second and a half of every process that counts with it; the compiled tokenizers carry their
+    own. The compiled module is registered under its own name, so the package, if something
+    imports it later, uses this same module.
+    """
+    module = sys.modules.get(BINDINGS) or _load_bindings()
+    return module.tokenizer_for_encoding(encoding)
+
+
+def _load_bindings() -> Any:
+    package = importlib.util.find_spec("bpe_openai")  # found, not imported
+    if package is None or not package.submodule_search_locations:
+        raise ModuleNotFoundError(MISSING)
+    spec = importlib.machinery.PathFinder.find_spec(BINDINGS, list(package.submodule_search_locations))
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"bpe-openai is installed without its compiled tokenizer; {MISSING}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[BINDINGS] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +85,7 @@ class BpeCounter:
         """Tokens of one text piece (memoised: runs resend the same pieces many times)."""
         cached = self._cache.get(text)
         if cached is None:
-            cached = len(_encoding(self.encoding).encode_ordinary(text))
+            cached = bpe_tokens(self.encoding, text)
             self._cache[text] = cached
         return cached
 

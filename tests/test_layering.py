@@ -75,7 +75,7 @@ LAYERS_ALLOWED = {
     "engine": {"core", "texts", "engine"},
     "models": {"core", "texts", "models"},
     "workloads": {"core", "problems", "workloads"},
-    "presets": {"core", "engine", "texts", "problems", "workloads", "presets"},
+    "presets": {"core", "engine", "texts", "problems", "workloads", "presets", "tokenizers"},
     "scenarios": {"core", "engine", "models", "texts", "problems", "workloads", "presets", "scenarios"},
 }
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import Block, DataBlock, Tally, TextBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.tokenizers import BpeCounter
+from ctxlab.tokenizers import BpeCounter, bpe_tokens
 
 
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
@@ -48,3 +55,40 @@ def test_encodings_differ_on_chinese() -> None:
     text = "上下文工程让智能体在长任务中不迷路。" * 10
     assert BpeCounter("o200k_base").text_tokens(text) == 140
     assert BpeCounter("cl100k_base").text_tokens(text) == 200
+
+
+def _package_count(encoding: str, text: str) -> int:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai
+
+        return len(bpe_openai.get_encoding(encoding).encode_ordinary(text))
+
+
+@given(
+    st.sampled_from(["o200k_base", "cl100k_base"]),
+    st.text(alphabet=st.characters(codec=None, blacklist_categories=()), max_size=300)
+    | st.sampled_from(["", " ", "\ud800 lone", "a\udfffb", "你好，世界", "def f(x):\n\treturn x  # ok\r\n"]),
+)
+def test_a_text_counts_as_the_package_encodes_it(encoding: str, text: str) -> None:
+    """`bpe_tokens` (the compiled tokenizer, loaded alone) agrees with the package's
+    `encode_ordinary`, lone surrogates included."""
+    assert bpe_tokens(encoding, text) == _package_count(encoding, text)
+
+
+def test_counting_does_not_import_the_package_and_the_package_still_works_after() -> None:
+    """The package's import reads every encoding's table in Python; counting needs none of it."""
+    code = (
+        "import sys, warnings\n"
+        "from ctxlab.tokenizers import bpe_tokens\n"
+        "n = bpe_tokens('cl100k_base', 'hello world')\n"
+        "print(n, 'bpe_openai' in sys.modules)\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "import bpe_openai\n"
+        "print(len(bpe_openai.get_encoding('cl100k_base').encode_ordinary('hello world')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    assert out.stdout.split() == ["2", "False", "2"]

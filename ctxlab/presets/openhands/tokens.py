@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import functools
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import Wire
+from ctxlab.tokenizers import bpe_tokens
 
 CHUNK = 1024
 PER_MESSAGE = 3
@@ -32,21 +32,10 @@ TOOLS_EXTRA = 9
 SYSTEM_WITH_TOOLS = -4
 
 
-@functools.cache
-def _cl100k() -> Any:
-    # LiteLLM's own BPE; the package reads its data through a deprecated importlib API
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import bpe_openai
-
-        return bpe_openai.get_encoding("cl100k_base")
-
-
 @functools.lru_cache(maxsize=65_536)
 def count_text(text: str) -> int:
-    """cl100k tokens of `text`, counted chunk by chunk as LiteLLM does."""
-    encoding = _cl100k()
-    return sum(len(encoding.encode_ordinary(text[i : i + CHUNK])) for i in range(0, len(text), CHUNK))
+    """cl100k tokens of `text`, counted chunk by chunk as LiteLLM does (with its own BPE)."""
+    return sum(bpe_tokens("cl100k_base", text[i : i + CHUNK]) for i in range(0, len(text), CHUNK))
 
 
 def _parts(content: object) -> list[str]:
