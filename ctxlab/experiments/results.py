@@ -69,8 +69,10 @@ class Written:
     plot_error: str | None = None
 
 
+@functools.cache
 def versions() -> dict[str, str | None]:
-    """Installed versions of ctxlab's dependencies (None: not installed)."""
+    """Installed versions of ctxlab's dependencies (None: not installed); read once per process
+    (the caller gets a copy)."""
     found: dict[str, str | None] = {"python": platform.python_version(), "ctxlab": ctxlab.__version__}
     for name in DEPENDENCIES:
         try:
@@ -80,8 +82,11 @@ def versions() -> dict[str, str | None]:
     return found
 
 
+@functools.cache
 def git_commit() -> dict[str, Any] | None:
-    """The commit of the ctxlab checkout and whether it has changes; None outside a git checkout."""
+    """The commit of the ctxlab checkout and whether it has changes; None outside a git checkout.
+
+    Asked once per process: every folder a process writes comes from the same code."""
     root = Path(ctxlab.__file__).resolve().parent.parent
     try:
         head = subprocess.run(
@@ -133,8 +138,8 @@ def manifest(
         "source": loaded.source,
         # provenance: the manifest's creation time is the one place a wall clock may appear
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),  # noqa: TID251 # provenance
-        "versions": versions(),
-        "git": git_commit(),
+        "versions": dict(versions()),
+        "git": _copied(git_commit()),
         "seed": scenario.seed,
         "resolved_scenario": scenario.model_dump(mode="json"),
         "sweep": [{"path": axis.key, "values": list(axis.values)} for axis in loaded.axes],
@@ -169,6 +174,10 @@ def manifest(
         "unmeasured": unmeasured(results),
         "columns": {name: _columns(table) for name, table in tables.items()},
     }
+
+
+def _copied(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    return dict(value) if value is not None else None
 
 
 def _uses(scenario: Any, preset: str) -> bool:
