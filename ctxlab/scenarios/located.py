@@ -168,16 +168,19 @@ def _check_tag(node: yaml.Node, path: Loc, file: str, *allowed: str) -> None:
 
 
 _SCALAR_TAGS = tuple(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_STR, _TIMESTAMP = _SCALAR_TAGS[0], _SCALAR_TAGS[-1]
+_CONSTRUCTORS = yaml.constructor.SafeConstructor.yaml_constructors
 
 
 def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
     if not isinstance(node, yaml.ScalarNode):
         raise _node_error(node, reading.file, path, "a mapping key must be a plain value")
+    tag = node.tag
+    if tag in (_STR, _TIMESTAMP):
+        return node.value  # a string as written; dates are kept as written too (the models parse them)
     _check_tag(node, path, reading.file, *_SCALAR_TAGS)
-    value = reading.constructor.construct_object(node, deep=True)
-    if node.tag.endswith(":timestamp"):
-        return node.value  # keep dates as written; the models parse them
-    return value
+    # the safe constructor's own function for the tag, without `construct_object`'s bookkeeping
+    return _CONSTRUCTORS[tag](reading.constructor, node)
 
 
 def validate(

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxlab.problems import ScenarioError
@@ -110,3 +113,26 @@ def test_valid_file_loads_with_positions(tmp_path: Path) -> None:
 def test_dates_stay_as_written(tmp_path: Path) -> None:
     located = parse_yaml("start: 2026-01-01T00:00:00\n", "x")
     assert located.data == {"start": "2026-01-01T00:00:00"}
+
+
+PLAIN = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(PLAIN, st.sampled_from([None, False, True]))
+def test_plain_data_reads_as_the_safe_loader_reads_it(data: object, flow: bool | None) -> None:
+    """Every scalar goes through the safe constructor's own function for its tag, in any style."""
+    text = yaml.safe_dump({"doc": data}, default_flow_style=flow, allow_unicode=True)
+    assert parse_yaml(text, "x").data == yaml.safe_load(text)
+
+
+def test_quoted_and_tagged_scalars_read_as_written() -> None:
+    text = "a: '1'\nb: !!str 2\nc: 0x1F\nd: 1_000\ne: .inf\nf: ~\ng: yes\nh: 'true'\ni: 2026-01-01\n"
+    located = parse_yaml(text, "x")
+    assert located.data == {**yaml.safe_load(text), "i": "2026-01-01"}
+    assert located.where(("h",)) == (8, 1)
