@@ -136,6 +136,7 @@ class _Progress:
         if not quiet and total > 1 and err.isatty():
             from tqdm import tqdm
 
+            tqdm.monitor_interval = 0  # no monitor thread: workers are forked only from a lone thread
             self.bar = tqdm(total=total, unit="run", desc="running", file=err, leave=False)
 
     def __enter__(self) -> Any:

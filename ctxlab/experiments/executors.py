@@ -14,6 +14,8 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import os
+import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -85,9 +87,18 @@ def _lost(config: RunConfig, reason: BaseException) -> RunResult:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    # forkserver: workers never inherit threads (a progress bar's, a Dask client's) from this process
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    return multiprocessing.get_context(method)
+    """How worker processes start: forked where that is safe, else from a fork server.
+
+    A forked worker starts in milliseconds with this process's modules imported; a fork-server or
+    spawned one imports the lab again first, about two seconds before its first run, longer than
+    most scenarios take. Forking a process that runs other threads (a Dask client's, a notebook
+    kernel's) can leave the child holding a lock no thread will release, so a process is forked
+    only on Linux (where it is the platform's own default) with no other thread alive.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def map_in_processes(work: Callable[[T], R], items: Sequence[T], workers: int | None = None) -> list[R]:

@@ -143,6 +143,7 @@ class _Progress:
         if not quiet and err.isatty():
             from tqdm import tqdm
 
+            tqdm.monitor_interval = 0  # no monitor thread: workers are forked only from a lone thread
             self.bar = tqdm(total=total, unit="trial", desc="tuning", file=err, leave=False)
 
     def tick(self, record: TrialRecord) -> None:

@@ -4,11 +4,14 @@ worker processes and a Dask LocalCluster; results come back in grid order."""
 from __future__ import annotations
 
 import io
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from ctxlab.cli import main
+from ctxlab.experiments import executors
 from ctxlab.experiments.executors import run_all
 from ctxlab.experiments.grid import expand
 from ctxlab.scenarios.load import load_scenario
@@ -64,6 +67,18 @@ def one_worker(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 def test_two_worker_processes_give_the_same_bytes(tmp_path: Path, one_worker: dict[str, bytes]) -> None:
     assert run(tmp_path, "two", "--workers", "2") == one_worker
     assert len(one_worker) == 2 + 8  # agentscope at 4 points; `small-results` and `none` once per window
+
+
+def test_workers_fork_from_a_lone_thread_and_come_from_a_fork_server_beside_other_threads(
+    tmp_path: Path, one_worker: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked worker starts with the lab imported; beside another thread (a notebook kernel's)
+    forking could deadlock, so workers come from a fork server, with the same bytes."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    assert executors._context().get_start_method() == ("fork" if sys.platform == "linux" else "forkserver")
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert executors._context().get_start_method() in {"forkserver", "spawn"}
+    assert run(tmp_path, "served", "--workers", "2") == one_worker
 
 
 def test_a_dask_local_cluster_gives_the_same_bytes(tmp_path: Path, one_worker: dict[str, bytes]) -> None:
