@@ -46,6 +46,15 @@ def test_dangling_call_at_request_end_and_before_next_message() -> None:
     assert found([USER, asst("a")], "bedrock") == []  # bedrock only bounds results by uses
 
 
+@pytest.mark.parametrize("rule", ["openai", "anthropic"])
+def test_a_dangling_call_says_by_when_it_was_due(rule: str) -> None:
+    (at_end,) = violations([USER, asst("a")], [rule])  # type: ignore[list-item]
+    assert at_end.detail == "call 'a' is not answered before the request ends"
+    (cut_off,) = violations([USER, asst("a"), USER], [rule])  # type: ignore[list-item]
+    due = "before the next non-tool message" if rule == "openai" else "in the next user turn"
+    assert cut_off.detail == f"call 'a' is not answered {due}"
+
+
 def test_result_after_an_intervening_message() -> None:
     msgs = [USER, asst("a"), USER, tool("a")]
     assert found(msgs, "openai") == [(2, "a", "dangling_call"), (3, "a", "orphan_result")]
@@ -190,6 +199,19 @@ def test_the_meter_forgets_the_views_of_messages_long_gone_and_still_checks_righ
         )
         request = [user, Message(role="assistant", blocks=blocks[: 1 + k % 2], id=f"r{k}")]
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
+
+
+def test_the_meter_keeps_the_views_of_messages_still_sent_when_it_forgets_the_others() -> None:
+    from ctxlab.core.messages.blocks import TextBlock
+
+    meter = ProtocolMeter(RULES)
+    user = Message(role="user", blocks=(TextBlock(text="go"),), id="u")
+    first = Message(role="assistant", blocks=(TextBlock(text="r0"),), id="r0")
+    kept, gone = meter.facts(user), meter.facts(first)
+    for k in range(40):  # enough new replies for the meter to forget views
+        meter.check([user, Message(role="assistant", blocks=(TextBlock(text=f"r{k}"),), id=f"r{k}")])
+    assert meter.facts(user) is kept  # still sent: still memoised
+    assert meter.facts(first) is not gone and meter.facts(first) == gone  # long gone: read again
 
 
 def test_the_meter_finds_a_repeated_id_again_after_a_request_without_it() -> None:

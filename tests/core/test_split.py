@@ -176,6 +176,25 @@ def test_orphan_whose_call_is_in_another_message_raises() -> None:
         do_split([USER, first, second], budget=1, unfinished=frozenset({"z"}))
 
 
+def test_a_budget_only_the_whole_context_exceeds_compresses_the_first_message() -> None:
+    # The message scan stops at index 0; the block scan then compresses the user's one block.
+    reply_message = Message(role="assistant", id="r1", name="agent", blocks=(TextBlock(text="t" * 40),))
+    whole = EST.count([text_message("system", SYSTEM), USER, reply_message], ())
+    split = do_split([USER, reply_message], budget=whole - 1)
+    assert split == Split(compress=(USER,), reserve=(reply_message,))
+
+
+def test_the_message_scan_counts_the_tools() -> None:
+    # The budget is the request of the last message with the tools: the scan stops there and
+    # keeps it whole (a tie), though without the tools the whole request would fit.
+    tools = (ToolSchema.of("t", "d" * 400, {}),)
+    reply_message = Message(role="assistant", id="r1", name="agent", blocks=(TextBlock(text="t" * 40),))
+    budget = EST.count([text_message("system", SYSTEM), reply_message], tools)
+    assert EST.count([text_message("system", SYSTEM), USER, reply_message], ()) < budget
+    split = do_split([USER, reply_message], budget=budget, tools=tools)
+    assert split == Split(compress=(USER,), reserve=(reply_message,))
+
+
 def test_tools_and_summary_use_up_the_budget() -> None:
     tools = (ToolSchema.of("t", "d" * 400, {}),)
     assert do_split([USER, BATCH], budget=120, tools=tools).reserve == ()

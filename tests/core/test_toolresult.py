@@ -254,3 +254,9 @@ def test_an_unmerged_text_after_the_cut_takes_the_offloaded_tail_and_nothing_aft
     # Outputs are merged before they are split; one that is not still loses nothing.
     a, b = T(text="a" * 40), T(text="b" * 40)
     assert sides(5, a, b, IMAGE) == ((T(text="a" * 20),), (T(text="a" * 20 + "b" * 40), IMAGE))
+
+
+def test_an_unmerged_text_before_the_cut_takes_the_kept_head_and_nothing_before_it_is_lost() -> None:
+    # [image, a] counts 2,010 tokens, under 2,015: b is the boundary and 5 of its 10 tokens fit.
+    a, b = T(text="a" * 40), T(text="b" * 40)
+    assert sides(2015, IMAGE, a, b) == ((IMAGE, T(text="a" * 40 + "b" * 20)), (T(text="b" * 20),))

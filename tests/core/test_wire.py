@@ -127,6 +127,9 @@ def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:
         "function": {"name": "t", "description": "d", "parameters": {"type": "object"}},
     }
     assert anthropic_tool(tool) == {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    search = {"type": "function", "function": {"name": "s", "description": "find", "parameters": schema}}
+    assert anthropic_tool(search) == {"name": "s", "description": "find", "input_schema": schema}
     bare = anthropic_tool({"type": "function", "function": {"name": "t"}})
     assert bare == {"name": "t", "description": "", "input_schema": {"type": "object"}}
 
