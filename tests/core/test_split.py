@@ -172,7 +172,8 @@ def test_interleaved_results_around_an_unfinished_call_raise_instead_of_looping(
 def test_orphan_whose_call_is_in_another_message_raises() -> None:
     first = Message(role="assistant", id="r1", name="agent", blocks=(call("a"),))
     second = Message(role="assistant", id="r2", name="agent", blocks=(call("z"), res("a")))
-    with pytest.raises(SplitError, match="outside the boundary"):
+    because = "^an orphaned result's call is outside the boundary message, so the cut cannot move before it "
+    with pytest.raises(SplitError, match=because):
         do_split([USER, first, second], budget=1, unfinished=frozenset({"z"}))
 
 

@@ -73,6 +73,20 @@ def test_anthropic_view_alternates_roles_with_results_first() -> None:
     assert turns[1]["content"][1]["input"] == {"q": "a"}
 
 
+def test_events_list_texts_then_calls_then_each_result_with_its_texts() -> None:
+    reply = Message(
+        role="assistant",
+        blocks=(call("a"), TextBlock(text="after"), result("a", TextBlock(text="ra")), TextBlock(text="")),
+    )
+    assert events([text_message("user", "go"), reply]) == [
+        ("text", "go"),
+        ("text", "after"),
+        ("call", 'a:retrieve:{"q": "a"}'),
+        ("result", "a"),
+        ("text", "ra"),
+    ]
+
+
 @given(st.lists(messages, max_size=6))
 def test_openai_round_trip_keeps_texts_calls_and_results_in_order(msgs: list[Message]) -> None:
     assert events(from_openai(to_openai(msgs))) == events(msgs)
