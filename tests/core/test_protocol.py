@@ -53,6 +53,7 @@ def test_a_dangling_call_says_by_when_it_was_due(rule: str) -> None:
     (cut_off,) = violations([USER, asst("a"), USER], [rule])  # type: ignore[list-item]
     due = "before the next non-tool message" if rule == "openai" else "in the next user turn"
     assert cut_off.detail == f"call 'a' is not answered {due}"
+    assert at_end.rule == cut_off.rule == rule
 
 
 def test_result_after_an_intervening_message() -> None:
@@ -90,6 +91,16 @@ def test_a_conversation_starting_with_the_assistant_breaks_the_bedrock_rule_alon
     system = {"role": "system", "content": "rules"}
     assert found([system, TEXT, USER], "bedrock") == [(1, "", "assistant_first")]
     assert found([system, USER, TEXT, USER], "bedrock") == []
+
+
+def test_a_message_of_empty_text_parts_has_no_turn_like_an_empty_string() -> None:
+    # The Anthropic view leaves out a message whose content shows nothing, however it is spelt.
+    for empty in ("", [], [{"type": "text", "text": ""}, {"type": "text", "text": ""}]):
+        assert found([{"role": "user", "content": empty}, TEXT, USER], "bedrock") == [
+            (1, "", "assistant_first")
+        ]
+    shown = [{"type": "text", "text": ""}, {"type": "image_url", "image_url": {"url": "https://x/p.png"}}]
+    assert found([{"role": "user", "content": shown}, TEXT, USER], "bedrock") == []
 
 
 @pytest.mark.parametrize("rule", RULES)
