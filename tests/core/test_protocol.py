@@ -225,6 +225,21 @@ def test_the_meter_keeps_the_views_of_messages_still_sent_when_it_forgets_the_ot
     assert meter.facts(first) is not gone and meter.facts(first) == gone  # long gone: read again
 
 
+def test_call_ids_count_the_uses_beyond_the_first_and_roll_back() -> None:
+    from ctxlab.core.wire.protocol import CallIds
+
+    ids = CallIds()
+    ids.add(1, ["a", "b"])
+    assert ids.repeated == 0 and ids.duplicates("openai") == []
+    ids.add(3, ["a"])
+    ids.add(5, ["a"])
+    assert ids.repeated == 2
+    assert [(v.index, v.call_id) for v in ids.duplicates("openai")] == [(3, "a"), (5, "a")]
+    ids.remove(["a"])
+    ids.remove(["a"])
+    assert ids.repeated == 0 and ids.places == {"a": [1], "b": [1]}
+
+
 def test_the_meter_finds_a_repeated_id_again_after_a_request_without_it() -> None:
     from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
 

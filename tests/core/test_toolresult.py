@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -177,6 +179,15 @@ def test_reminder_names_the_path_only_when_given() -> None:
     assert "offload/c1.txt" in with_path and "offload/c1.txt" not in without
     assert "{" not in without and without.startswith("\n<<<TRUNCATED>>>\n")
     assert truncation_reminder(CTXLAB_TEXTS, "") != without  # an empty path is still a path
+
+
+def test_reminder_without_a_path_is_the_template_with_nothing_in_place_of_the_sentence() -> None:
+    texts = SimpleNamespace(
+        tool_result_truncated="[cut{offload_reminder}]", tool_result_offload=" see {path}"
+    )
+    assert truncation_reminder(texts, None) == "[cut]"
+    assert truncation_reminder(texts, "r/1.txt") == "[cut see r/1.txt]"
+    assert truncation_reminder(texts, "") == "[cut see ]"
 
 
 def test_reminder_fills_a_path_with_braces_as_it_is() -> None:

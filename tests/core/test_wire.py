@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import (
@@ -103,6 +103,7 @@ def test_well_formed_history_has_no_violations(history: list[Message]) -> None:
 
 
 @given(messages)
+@example(REPLY)  # a batch whose first result returns an image and whose second does not
 def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
     from ctxlab.core.messages.tokens import AgentScopeEstimator
     from ctxlab.core.messages.units import unit_tallies, view_units
@@ -133,6 +134,28 @@ def test_from_openai_names_results_after_their_calls_and_keeps_images() -> None:
         "",
     ]
     assert back[4].blocks == (DataBlock(media_type="image/*", source=IMAGE.source),)
+
+
+def test_from_openai_reads_a_call_without_arguments_as_empty_input() -> None:
+    bare = {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "t"}}]}
+    (message,) = from_openai([bare])
+    assert message.blocks == (ToolCallBlock(id="a", name="t", input=""),)
+
+
+def test_the_texts_of_a_multi_part_system_message_or_result_reach_the_anthropic_view() -> None:
+    # Two texts make a list of parts in the OpenAI view; the Anthropic view keeps their text.
+    msgs = [
+        Message(role="system", blocks=(TextBlock(text="rules "), TextBlock(text="apply"))),
+        text_message("user", "go"),
+        Message(
+            role="assistant",
+            blocks=(call("a"), result("a", TextBlock(text="first "), TextBlock(text="second"))),
+        ),
+    ]
+    assert isinstance(to_openai(msgs)[0]["content"], list)
+    system, turns = to_anthropic(msgs)
+    assert system == "rules apply"
+    assert turns[-1]["content"] == [{"type": "tool_result", "tool_use_id": "a", "content": "first second"}]
 
 
 def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:
