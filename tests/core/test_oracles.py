@@ -192,3 +192,15 @@ def test_a_second_result_for_one_use_reads_the_same_on_both_views() -> None:
     on_view = [(v.rule, v.kind, v.call_id, v.detail) for v in anthropic_violations(turns)]
     on_wires = [(v.rule, v.kind, v.call_id, v.detail) for v in violations(to_openai(messages), ["anthropic"])]
     assert on_view == on_wires == [("anthropic", "duplicate_result", "a", "a second result for call 'a'")]
+
+
+def test_a_use_left_open_at_the_end_reads_the_same_on_both_views() -> None:
+    messages = [user("go"), reply(call("a", "Read", path="x"))]
+    _, turns = to_anthropic(messages)
+    on_view = [(v.rule, v.kind, v.call_id, v.detail) for v in anthropic_violations(turns)]
+    on_wires = [(v.rule, v.kind, v.call_id, v.detail) for v in violations(to_openai(messages), ["anthropic"])]
+    assert (
+        on_view
+        == on_wires
+        == [("anthropic", "dangling_call", "a", "call 'a' is not answered before the request ends")]
+    )

@@ -225,6 +225,16 @@ def test_the_meter_keeps_the_views_of_messages_still_sent_when_it_forgets_the_ot
     assert meter.facts(first) is not gone and meter.facts(first) == gone  # long gone: read again
 
 
+def test_the_meter_finds_nothing_in_an_empty_request_before_or_after_others() -> None:
+    from ctxlab.core.messages.blocks import ToolCallBlock
+
+    meter = ProtocolMeter(RULES)
+    assert meter.check([]) == ()
+    dangling = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="Read", input="{}"),), id="r")
+    assert list(meter.check([dangling])) == violations(to_openai([dangling]), RULES) != []
+    assert meter.check([]) == ()
+
+
 def test_call_ids_count_the_uses_beyond_the_first_and_roll_back() -> None:
     from ctxlab.core.wire.protocol import CallIds
 

@@ -136,10 +136,12 @@ def test_from_openai_names_results_after_their_calls_and_keeps_images() -> None:
     assert back[4].blocks == (DataBlock(media_type="image/*", source=IMAGE.source),)
 
 
-def test_from_openai_reads_a_call_without_arguments_as_empty_input() -> None:
+def test_from_openai_reads_missing_arguments_and_call_ids_as_empty() -> None:
     bare = {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "t"}}]}
     (message,) = from_openai([bare])
     assert message.blocks == (ToolCallBlock(id="a", name="t", input=""),)
+    (lone,) = from_openai([{"role": "tool", "content": "late"}])  # a result naming no call
+    assert lone.blocks == (ToolResultBlock(id="", name="", output=(TextBlock(text="late"),)),)
 
 
 def test_the_texts_of_a_multi_part_system_message_or_result_reach_the_anthropic_view() -> None:
@@ -156,6 +158,21 @@ def test_the_texts_of_a_multi_part_system_message_or_result_reach_the_anthropic_
     system, turns = to_anthropic(msgs)
     assert system == "rules apply"
     assert turns[-1]["content"] == [{"type": "tool_result", "tool_use_id": "a", "content": "first second"}]
+
+
+def test_the_anthropic_system_text_is_the_text_of_the_system_messages_alone() -> None:
+    # The Messages API takes the system prompt as text: an image in a system message is not sent.
+    image = DataBlock(media_type="image/png", source="https://x/p.png")
+    msgs = [Message(role="system", blocks=(TextBlock(text="rules"), image)), text_message("user", "go")]
+    assert isinstance(to_openai(msgs)[0]["content"], list)
+    assert to_anthropic(msgs)[0] == "rules"
+
+
+def test_arguments_that_are_not_a_json_object_reach_the_anthropic_view_whole_under_raw() -> None:
+    for arguments in ("[1, 2]", "3", "not json"):
+        reply = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="t", input=arguments),))
+        (turn,) = to_anthropic([reply])[1]
+        assert turn["content"][0]["input"] == {"raw": arguments}
 
 
 def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:
