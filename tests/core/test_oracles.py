@@ -184,3 +184,23 @@ def test_a_repeated_call_id_reads_the_same_on_both_views() -> None:
     assert ("duplicate_id", "a", "call id 'a' is used by more than one call") in on_view
     assert {v.rule for v in anthropic_violations(turns)} == {"anthropic"}
     assert sorted(on_view) == sorted(on_wires)
+
+
+def test_a_second_result_for_one_use_reads_the_same_on_both_views() -> None:
+    messages = [user("go"), reply(call("a", "Read", path="x"), result("a", "ra"), result("a", "again"))]
+    _, turns = to_anthropic(messages)
+    on_view = [(v.rule, v.kind, v.call_id, v.detail) for v in anthropic_violations(turns)]
+    on_wires = [(v.rule, v.kind, v.call_id, v.detail) for v in violations(to_openai(messages), ["anthropic"])]
+    assert on_view == on_wires == [("anthropic", "duplicate_result", "a", "a second result for call 'a'")]
+
+
+def test_a_use_left_open_at_the_end_reads_the_same_on_both_views() -> None:
+    messages = [user("go"), reply(call("a", "Read", path="x"))]
+    _, turns = to_anthropic(messages)
+    on_view = [(v.rule, v.kind, v.call_id, v.detail) for v in anthropic_violations(turns)]
+    on_wires = [(v.rule, v.kind, v.call_id, v.detail) for v in violations(to_openai(messages), ["anthropic"])]
+    assert (
+        on_view
+        == on_wires
+        == [("anthropic", "dangling_call", "a", "call 'a' is not answered before the request ends")]
+    )

@@ -46,6 +46,16 @@ def test_dangling_call_at_request_end_and_before_next_message() -> None:
     assert found([USER, asst("a")], "bedrock") == []  # bedrock only bounds results by uses
 
 
+@pytest.mark.parametrize("rule", ["openai", "anthropic"])
+def test_a_dangling_call_says_by_when_it_was_due(rule: str) -> None:
+    (at_end,) = violations([USER, asst("a")], [rule])  # type: ignore[list-item]
+    assert at_end.detail == "call 'a' is not answered before the request ends"
+    (cut_off,) = violations([USER, asst("a"), USER], [rule])  # type: ignore[list-item]
+    due = "before the next non-tool message" if rule == "openai" else "in the next user turn"
+    assert cut_off.detail == f"call 'a' is not answered {due}"
+    assert at_end.rule == cut_off.rule == rule
+
+
 def test_result_after_an_intervening_message() -> None:
     msgs = [USER, asst("a"), USER, tool("a")]
     assert found(msgs, "openai") == [(2, "a", "dangling_call"), (3, "a", "orphan_result")]
@@ -81,6 +91,16 @@ def test_a_conversation_starting_with_the_assistant_breaks_the_bedrock_rule_alon
     system = {"role": "system", "content": "rules"}
     assert found([system, TEXT, USER], "bedrock") == [(1, "", "assistant_first")]
     assert found([system, USER, TEXT, USER], "bedrock") == []
+
+
+def test_a_message_of_empty_text_parts_has_no_turn_like_an_empty_string() -> None:
+    # The Anthropic view leaves out a message whose content shows nothing, however it is spelt.
+    for empty in ("", [], [{"type": "text", "text": ""}, {"type": "text", "text": ""}]):
+        assert found([{"role": "user", "content": empty}, TEXT, USER], "bedrock") == [
+            (1, "", "assistant_first")
+        ]
+    shown = [{"type": "text", "text": ""}, {"type": "image_url", "image_url": {"url": "https://x/p.png"}}]
+    assert found([{"role": "user", "content": shown}, TEXT, USER], "bedrock") == []
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -190,6 +210,44 @@ def test_the_meter_forgets_the_views_of_messages_long_gone_and_still_checks_righ
         )
         request = [user, Message(role="assistant", blocks=blocks[: 1 + k % 2], id=f"r{k}")]
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
+
+
+def test_the_meter_keeps_the_views_of_messages_still_sent_when_it_forgets_the_others() -> None:
+    from ctxlab.core.messages.blocks import TextBlock
+
+    meter = ProtocolMeter(RULES)
+    user = Message(role="user", blocks=(TextBlock(text="go"),), id="u")
+    first = Message(role="assistant", blocks=(TextBlock(text="r0"),), id="r0")
+    kept, gone = meter.facts(user), meter.facts(first)
+    for k in range(40):  # enough new replies for the meter to forget views
+        meter.check([user, Message(role="assistant", blocks=(TextBlock(text=f"r{k}"),), id=f"r{k}")])
+    assert meter.facts(user) is kept  # still sent: still memoised
+    assert meter.facts(first) is not gone and meter.facts(first) == gone  # long gone: read again
+
+
+def test_the_meter_finds_nothing_in_an_empty_request_before_or_after_others() -> None:
+    from ctxlab.core.messages.blocks import ToolCallBlock
+
+    meter = ProtocolMeter(RULES)
+    assert meter.check([]) == ()
+    dangling = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="Read", input="{}"),), id="r")
+    assert list(meter.check([dangling])) == violations(to_openai([dangling]), RULES) != []
+    assert meter.check([]) == ()
+
+
+def test_call_ids_count_the_uses_beyond_the_first_and_roll_back() -> None:
+    from ctxlab.core.wire.protocol import CallIds
+
+    ids = CallIds()
+    ids.add(1, ["a", "b"])
+    assert ids.repeated == 0 and ids.duplicates("openai") == []
+    ids.add(3, ["a"])
+    ids.add(5, ["a"])
+    assert ids.repeated == 2
+    assert [(v.index, v.call_id) for v in ids.duplicates("openai")] == [(3, "a"), (5, "a")]
+    ids.remove(["a"])
+    ids.remove(["a"])
+    assert ids.repeated == 0 and ids.places == {"a": [1], "b": [1]}
 
 
 def test_the_meter_finds_a_repeated_id_again_after_a_request_without_it() -> None:

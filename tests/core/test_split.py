@@ -172,8 +172,28 @@ def test_interleaved_results_around_an_unfinished_call_raise_instead_of_looping(
 def test_orphan_whose_call_is_in_another_message_raises() -> None:
     first = Message(role="assistant", id="r1", name="agent", blocks=(call("a"),))
     second = Message(role="assistant", id="r2", name="agent", blocks=(call("z"), res("a")))
-    with pytest.raises(SplitError, match="outside the boundary"):
+    because = "^an orphaned result's call is outside the boundary message, so the cut cannot move before it "
+    with pytest.raises(SplitError, match=because):
         do_split([USER, first, second], budget=1, unfinished=frozenset({"z"}))
+
+
+def test_a_budget_only_the_whole_context_exceeds_compresses_the_first_message() -> None:
+    # The message scan stops at index 0; the block scan then compresses the user's one block.
+    reply_message = Message(role="assistant", id="r1", name="agent", blocks=(TextBlock(text="t" * 40),))
+    whole = EST.count([text_message("system", SYSTEM), USER, reply_message], ())
+    split = do_split([USER, reply_message], budget=whole - 1)
+    assert split == Split(compress=(USER,), reserve=(reply_message,))
+
+
+def test_the_message_scan_counts_the_tools() -> None:
+    # The budget is the request of the last message with the tools: the scan stops there and
+    # keeps it whole (a tie), though without the tools the whole request would fit.
+    tools = (ToolSchema.of("t", "d" * 400, {}),)
+    reply_message = Message(role="assistant", id="r1", name="agent", blocks=(TextBlock(text="t" * 40),))
+    budget = EST.count([text_message("system", SYSTEM), reply_message], tools)
+    assert EST.count([text_message("system", SYSTEM), USER, reply_message], ()) < budget
+    split = do_split([USER, reply_message], budget=budget, tools=tools)
+    assert split == Split(compress=(USER,), reserve=(reply_message,))
 
 
 def test_tools_and_summary_use_up_the_budget() -> None:

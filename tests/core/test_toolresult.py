@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -179,6 +181,15 @@ def test_reminder_names_the_path_only_when_given() -> None:
     assert truncation_reminder(CTXLAB_TEXTS, "") != without  # an empty path is still a path
 
 
+def test_reminder_without_a_path_is_the_template_with_nothing_in_place_of_the_sentence() -> None:
+    texts = SimpleNamespace(
+        tool_result_truncated="[cut{offload_reminder}]", tool_result_offload=" see {path}"
+    )
+    assert truncation_reminder(texts, None) == "[cut]"
+    assert truncation_reminder(texts, "r/1.txt") == "[cut see r/1.txt]"
+    assert truncation_reminder(texts, "") == "[cut see ]"
+
+
 def test_reminder_fills_a_path_with_braces_as_it_is() -> None:
     assert "dir/{offload_reminder}/x" in truncation_reminder(CTXLAB_TEXTS, "dir/{offload_reminder}/x")
 
@@ -254,3 +265,9 @@ def test_an_unmerged_text_after_the_cut_takes_the_offloaded_tail_and_nothing_aft
     # Outputs are merged before they are split; one that is not still loses nothing.
     a, b = T(text="a" * 40), T(text="b" * 40)
     assert sides(5, a, b, IMAGE) == ((T(text="a" * 20),), (T(text="a" * 20 + "b" * 40), IMAGE))
+
+
+def test_an_unmerged_text_before_the_cut_takes_the_kept_head_and_nothing_before_it_is_lost() -> None:
+    # [image, a] counts 2,010 tokens, under 2,015: b is the boundary and 5 of its 10 tokens fit.
+    a, b = T(text="a" * 40), T(text="b" * 40)
+    assert sides(2015, IMAGE, a, b) == ((IMAGE, T(text="a" * 40 + "b" * 20)), (T(text="b" * 20),))

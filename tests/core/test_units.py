@@ -29,6 +29,7 @@ from ctxlab.core.messages.units import (
     drop_units,
     protocol_units,
     replace_blocks,
+    result_block,
     result_ref,
     safe_cut,
     split_at_unit,
@@ -193,6 +194,43 @@ def test_protocol_units_group_a_batch_with_its_results_and_images() -> None:
     assert [(g.units, g.complete) for g in pending] == [((0,), True), ((1, 2, 3), False)]
 
 
+def test_a_call_batch_opening_the_view_groups_with_its_results() -> None:
+    # A window that starts at an assistant call batch (a trimmed history): the batch is view
+    # unit 0, and its results and their images still belong to it.
+    msgs = [
+        reply(
+            call("a", "Read", path="x"),
+            call("b", "grep"),
+            result("a", "ra", "Read", IMAGE),
+            result("b", "rb"),
+        ),
+        user("next"),
+        reply(call("c", "Read", path="y"), result("c", "rc")),
+    ]
+    units = view_units(msgs)
+    assert [u.kind for u in units] == ["calls", "result", "result", "media", "user", "calls", "result"]
+    groups = protocol_units(units)
+    assert [(g.units, g.call_ids, g.complete) for g in groups] == [
+        ((0, 1, 2, 3), ("a", "b"), True),
+        ((4,), (), True),
+        ((5, 6), ("c",), True),
+    ]
+
+
+@given(contexts)
+def test_a_result_joins_the_latest_earlier_batch_declaring_its_id(msgs: list[Message]) -> None:
+    units = view_units(msgs)
+    group_of = {i: g for g in protocol_units(units) for i in g.units}
+    for unit in units:
+        if unit.kind != "result":
+            continue
+        batches = [
+            u.index for u in units[: unit.index] if u.kind == "calls" and unit.call_ids[0] in u.call_ids
+        ]
+        expected = batches[-1] if batches else unit.index
+        assert group_of[unit.index].first == expected
+
+
 def test_safe_cut_moves_back_to_the_start_of_a_straddling_unit() -> None:
     groups = [ProtocolUnit(units=(0,)), ProtocolUnit(units=(1, 2, 4)), ProtocolUnit(units=(3,))]
     assert [safe_cut(groups, k) for k in range(6)] == [0, 1, 1, 1, 1, 5]
@@ -259,9 +297,14 @@ def test_every_split_keeps_every_block_in_order_and_protocol_units_partition_the
 ) -> None:
     units = view_units(msgs)
     blocks = [b for m in msgs for b in m.blocks if m.blocks]
+    empty = [m for m in msgs if not m.blocks]
     for cut in range(len(units) + 1):  # a cut at a media unit too, where the views need not add up
         head, tail = split_at_unit(msgs, units, cut)
         assert [b for m in (*head, *tail) for b in m.blocks] == blocks
+        assert [m for m in (*head, *tail) if not m.blocks] == empty  # a cut makes no empty piece
+        if not media_straddles(units, cut):  # the head shows exactly the units before the cut
+            assert len(view_units(head)) == cut
+            assert to_openai(head) + to_openai(tail) == to_openai(msgs)
     groups = protocol_units(units)
     assert sorted(i for g in groups for i in g.units) == list(range(len(units)))
     assert [g.first for g in groups] == sorted(g.first for g in groups)
@@ -316,8 +359,13 @@ def test_calls_and_results_are_found_where_they_live() -> None:
     calls = call_blocks(messages)
     assert {i: ref for i, (ref, _) in calls.items()} == {"a": BlockRef(2, 0), "b": BlockRef(1, 2)}
     assert all(messages[m].blocks[b] is block for i, ((m, b), block) in calls.items())
-    refs = [result_ref(u) for u in view_units(messages) if u.kind == "result"]
-    assert refs == [BlockRef(1, 1), BlockRef(1, 3), BlockRef(2, 1)]
+    results = [u for u in view_units(messages) if u.kind == "result"]
+    assert [result_ref(u) for u in results] == [BlockRef(1, 1), BlockRef(1, 3), BlockRef(2, 1)]
+    assert [result_block(messages, u) for u in results] == [
+        messages[1].blocks[1],
+        messages[1].blocks[3],
+        messages[2].blocks[1],
+    ]
 
 
 def test_a_sizer_sizes_messages_with_its_own_counter() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import (
@@ -73,6 +73,20 @@ def test_anthropic_view_alternates_roles_with_results_first() -> None:
     assert turns[1]["content"][1]["input"] == {"q": "a"}
 
 
+def test_events_list_texts_then_calls_then_each_result_with_its_texts() -> None:
+    reply = Message(
+        role="assistant",
+        blocks=(call("a"), TextBlock(text="after"), result("a", TextBlock(text="ra")), TextBlock(text="")),
+    )
+    assert events([text_message("user", "go"), reply]) == [
+        ("text", "go"),
+        ("text", "after"),
+        ("call", 'a:retrieve:{"q": "a"}'),
+        ("result", "a"),
+        ("text", "ra"),
+    ]
+
+
 @given(st.lists(messages, max_size=6))
 def test_openai_round_trip_keeps_texts_calls_and_results_in_order(msgs: list[Message]) -> None:
     assert events(from_openai(to_openai(msgs))) == events(msgs)
@@ -89,6 +103,7 @@ def test_well_formed_history_has_no_violations(history: list[Message]) -> None:
 
 
 @given(messages)
+@example(REPLY)  # a batch whose first result returns an image and whose second does not
 def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
     from ctxlab.core.messages.tokens import AgentScopeEstimator
     from ctxlab.core.messages.units import unit_tallies, view_units
@@ -121,12 +136,54 @@ def test_from_openai_names_results_after_their_calls_and_keeps_images() -> None:
     assert back[4].blocks == (DataBlock(media_type="image/*", source=IMAGE.source),)
 
 
+def test_from_openai_reads_missing_arguments_and_call_ids_as_empty() -> None:
+    bare = {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "t"}}]}
+    (message,) = from_openai([bare])
+    assert message.blocks == (ToolCallBlock(id="a", name="t", input=""),)
+    (lone,) = from_openai([{"role": "tool", "content": "late"}])  # a result naming no call
+    assert lone.blocks == (ToolResultBlock(id="", name="", output=(TextBlock(text="late"),)),)
+
+
+def test_the_texts_of_a_multi_part_system_message_or_result_reach_the_anthropic_view() -> None:
+    # Two texts make a list of parts in the OpenAI view; the Anthropic view keeps their text.
+    msgs = [
+        Message(role="system", blocks=(TextBlock(text="rules "), TextBlock(text="apply"))),
+        text_message("user", "go"),
+        Message(
+            role="assistant",
+            blocks=(call("a"), result("a", TextBlock(text="first "), TextBlock(text="second"))),
+        ),
+    ]
+    assert isinstance(to_openai(msgs)[0]["content"], list)
+    system, turns = to_anthropic(msgs)
+    assert system == "rules apply"
+    assert turns[-1]["content"] == [{"type": "tool_result", "tool_use_id": "a", "content": "first second"}]
+
+
+def test_the_anthropic_system_text_is_the_text_of_the_system_messages_alone() -> None:
+    # The Messages API takes the system prompt as text: an image in a system message is not sent.
+    image = DataBlock(media_type="image/png", source="https://x/p.png")
+    msgs = [Message(role="system", blocks=(TextBlock(text="rules"), image)), text_message("user", "go")]
+    assert isinstance(to_openai(msgs)[0]["content"], list)
+    assert to_anthropic(msgs)[0] == "rules"
+
+
+def test_arguments_that_are_not_a_json_object_reach_the_anthropic_view_whole_under_raw() -> None:
+    for arguments in ("[1, 2]", "3", "not json"):
+        reply = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="t", input=arguments),))
+        (turn,) = to_anthropic([reply])[1]
+        assert turn["content"][0]["input"] == {"raw": arguments}
+
+
 def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:
     tool = {
         "type": "function",
         "function": {"name": "t", "description": "d", "parameters": {"type": "object"}},
     }
     assert anthropic_tool(tool) == {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    search = {"type": "function", "function": {"name": "s", "description": "find", "parameters": schema}}
+    assert anthropic_tool(search) == {"name": "s", "description": "find", "input_schema": schema}
     bare = anthropic_tool({"type": "function", "function": {"name": "t"}})
     assert bare == {"name": "t", "description": "", "input_schema": {"type": "object"}}
 
