@@ -74,8 +74,9 @@ def test_workers_fork_from_a_lone_thread_and_come_from_a_fork_server_beside_othe
 ) -> None:
     """A forked worker starts with the lab imported; beside another thread (a notebook kernel's)
     forking could deadlock, so workers come from a fork server, with the same bytes."""
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-timeout runs a thread of its own
     assert executors._context().get_start_method() == ("fork" if sys.platform == "linux" else "forkserver")
+    assert run(tmp_path, "forked", "--workers", "2") == one_worker
     monkeypatch.setattr(threading, "active_count", lambda: 2)
     assert executors._context().get_start_method() in {"forkserver", "spawn"}
     assert run(tmp_path, "served", "--workers", "2") == one_worker
