@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -209,6 +209,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workers = args.workers
     pool = local_pool(workers) if args.executor == "local" and workers > 1 else None
     codes: list[int] = []
+    unfinished: list[Callable[[], int]] = []
     try:
         for plan in plans:
             budget = Budget(
@@ -219,16 +220,33 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 executor=args.executor,
                 scheduler=args.scheduler,
             )
-            codes.append(_tune_one(plan, budget, root, pool, quiet=args.quiet, out=out, err=err))
+            unfinished.append(_tune_one(plan, budget, root, pool, quiet=args.quiet, out=out, err=err))
+            while len(unfinished) > 1:  # the previous file's, its figures drawn meanwhile
+                codes.append(unfinished.pop(0)())
+        while unfinished:
+            codes.append(unfinished.pop(0)())
     except ExecutorUnavailableError as unavailable:
         raise BadInput([str(unavailable)]) from None
     except _Interrupted:
         codes.append(130)
     finally:
+        codes.extend(_settle(unfinished))
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     _index(root, codes, quiet=args.quiet, out=out, made_root=made_root)
     return 130 if 130 in codes else max(codes)
+
+
+def _settle(unfinished: Sequence[Callable[[], int]]) -> list[int]:
+    """Finish what an interruption or error left: a folder whose figures are drawn is put in place;
+    one whose drawing failed is removed, its study kept to resume."""
+    codes: list[int] = []
+    for finish in unfinished:
+        try:
+            codes.append(finish())
+        except BaseException:  # already leaving; the folder cleaned itself up
+            continue
+    return codes
 
 
 def _index(root: Path, codes: Sequence[int], *, quiet: bool, out: TextIO, made_root: bool) -> None:
@@ -249,8 +267,10 @@ class _Interrupted(Exception):
 
 def _tune_one(
     plan: Plan, budget: Budget, root: Path, pool: Executor | None, *, quiet: bool, out: TextIO, err: TextIO
-) -> int:
-    """One file's search and its results (the index aside): 0 written, 1 nothing feasible."""
+) -> Callable[[], int]:
+    """One file's search; returns what finishes it (the index aside), giving 0 when its results
+    are written or 1 when nothing was feasible. With a pool, a worker draws the figures while the
+    caller searches the next file."""
     from ctxlab.tune.measure import best
     from ctxlab.tune.output import Report, stop_note, write_report
     from ctxlab.tune.search import baseline, search, study_key
@@ -269,15 +289,20 @@ def _tune_one(
     if best(result.records) is None:
         _report_infeasible(plan, result, err)
         journal.unlink(missing_ok=True)
-        return 1
+        return lambda: 1
     study = f"{plan.loaded.name}-{study_key(plan, budget.batch_size)}"
     report = Report(plan=plan, budget=budget, result=result, baseline=own, study=study)
-    folder = write_report(root, report, journal)
-    if not quiet:
-        _print_summary(folder, plan, result, budget, out)
-    if result.stopped == "timeout":
-        print(f"note: {stop_note(result, budget)}", file=err)
-    return 0
+    complete = write_report(root, report, journal, pool)
+
+    def finish() -> int:
+        folder = complete()
+        if not quiet:
+            _print_summary(folder, plan, result, budget, out)
+        if result.stopped == "timeout":
+            print(f"note: {stop_note(result, budget)}", file=err)
+        return 0
+
+    return finish
 
 
 def _print_summary(folder: Path, plan: Plan, result: SearchResult, budget: Budget, out: TextIO) -> None:

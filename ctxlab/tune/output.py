@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,25 +148,47 @@ def best_yaml(plan: Plan, record: TrialRecord, folder: Path) -> str:
     return "\n".join(head) + "\n" + body
 
 
-def write_report(out: Path, report: Report, journal: Path) -> Path:
-    """Write `<out>/<scenario>/tune/` atomically (the journal moved into it); returns its path."""
+def write_report(
+    out: Path, report: Report, journal: Path, pool: Executor | None = None
+) -> Callable[[], Path]:
+    """Start writing `<out>/<scenario>/tune/` (the journal moved into it); returns what completes
+    it, putting the folder in place whole and returning its path.
+
+    With `pool`, a worker draws the figures (most of the work) until the folder is completed, so
+    the caller can search the next file meanwhile; the bytes do not depend on which process drew.
+    """
     name = report.plan.loaded.name
     final = out / name / "tune"
     temporary = out / name / f".tune.tmp-{os.getpid()}"
     shutil.rmtree(temporary, ignore_errors=True)
     temporary.mkdir(parents=True)
     try:
-        _fill(temporary, report, final)
+        front = _fill(temporary, report, final)
         shutil.copyfile(journal, temporary / JOURNAL)
-        replace_folder(temporary, final)
+        job = _figure_job(temporary / "figures", report, front)
+        drawing = pool.submit(draw_report_figures, job) if pool is not None else None
+        if drawing is None:
+            draw_report_figures(job)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
-    journal.unlink()
-    return final
+
+    def complete() -> Path:
+        try:
+            if drawing is not None:
+                drawing.result()
+            replace_folder(temporary, final)
+        except BaseException:
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise
+        journal.unlink()
+        return final
+
+    return complete
 
 
-def _fill(folder: Path, report: Report, final: Path) -> None:
+def _fill(folder: Path, report: Report, final: Path) -> Sequence[TrialRecord]:
+    """Every file but the figures and the journal; returns the Pareto front."""
     plan, records = report.plan, report.result.records
     names = param_names(plan)
     top = best(records)
@@ -196,7 +219,7 @@ def _fill(folder: Path, report: Report, final: Path) -> None:
         json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     (folder / "summary.md").write_text(summary_markdown(report, top, front), encoding="utf-8")
-    _figures(folder, report, front)
+    return front
 
 
 def _summary(report: Report, top: TrialRecord, front: Sequence[TrialRecord]) -> dict[str, Any]:
@@ -289,19 +312,33 @@ def _against(top: TrialRecord, base: TrialRecord, objective: str) -> str:
     return f"- against `{base.candidate}`: {objective} {abs(change):.1%} {word}, {kept}{verdict}"
 
 
-def _figures(folder: Path, report: Report, front: Sequence[TrialRecord]) -> None:
-    trials = pd.DataFrame([_row(r) for r in report.result.records])
-    edge = pd.DataFrame([_row(r) for r in front])
-    title = report.plan.loaded.name
-    target = folder / "figures"
-    save(
-        figures.history(trials, objective=report.plan.tune.objective, title=f"{title}: search"),
-        target,
-        "history",
+@dataclass(frozen=True, slots=True)
+class FigureJob:
+    """What the figures of a tune folder are drawn from: plain data, sent to a worker as it is."""
+
+    target: Path
+    trials: pd.DataFrame
+    front: pd.DataFrame
+    importance: dict[str, float]
+    objective: str
+    title: str
+
+
+def _figure_job(target: Path, report: Report, front: Sequence[TrialRecord]) -> FigureJob:
+    return FigureJob(
+        target=target,
+        trials=pd.DataFrame([_row(r) for r in report.result.records]),
+        front=pd.DataFrame([_row(r) for r in front]),
+        importance=dict(report.result.importance),
+        objective=report.plan.tune.objective,
+        title=report.plan.loaded.name,
     )
-    save(figures.pareto(trials, edge, title=f"{title}: cost against retention"), target, "pareto")
-    save(
-        figures.importance(report.result.importance, title=f"{title}: parameter importance"),
-        target,
-        "importance",
-    )
+
+
+def draw_report_figures(job: FigureJob) -> None:
+    """Draw the history, Pareto front and parameter importance into `job.target`."""
+    title, target = job.title, job.target
+    history = figures.history(job.trials, objective=job.objective, title=f"{title}: search")
+    save(history, target, "history")
+    save(figures.pareto(job.trials, job.front, title=f"{title}: cost against retention"), target, "pareto")
+    save(figures.importance(job.importance, title=f"{title}: parameter importance"), target, "importance")

@@ -253,6 +253,59 @@ def test_several_files_are_tuned_in_one_call_and_a_bad_one_stops_all_before_any_
     assert code == 2 and "--trace goes with one SCENARIO" in err
 
 
+def test_a_file_s_figures_are_drawn_by_a_worker_while_the_next_is_searched_and_an_interruption_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = write(tmp_path, RANGES, "first.yaml")
+    second = write(tmp_path, RANGES.replace("name: ranges", "name: ranges-again"), "second.yaml")
+    from ctxlab.experiments import executors
+    from ctxlab.tune import output, search
+
+    drawn: list[str] = []
+    real_draw, real_pool, real = output.draw_report_figures, executors.local_pool, search.run_grids
+
+    def interrupted(loaded: Any, *args: Any, **kwargs: Any) -> Any:
+        if loaded[0].name == "ranges-again":
+            raise KeyboardInterrupt
+        return real(loaded, *args, **kwargs)
+
+    class Pool:
+        """The one pool `cmd_tune` makes, wrapped to see what is submitted to it."""
+
+        def __init__(self, workers: int) -> None:
+            self.inner = real_pool(workers)
+
+        def submit(self, fn: Any, *args: Any) -> Any:
+            if fn is real_draw:
+                drawn.append(args[0].title)
+            return self.inner.submit(fn, *args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(executors, "local_pool", Pool)
+    monkeypatch.setattr(search, "run_grids", interrupted)
+    out = tmp_path / "results"
+    code, _, err = run_cli(
+        "tune", str(first), str(second), "--out", str(out), "--workers", "2", "--trials", "2"
+    )
+    assert code == 130 and "the same command resumes it" in err
+    assert drawn == ["ranges"]
+    folder = out / "ranges" / "tune"
+    assert {p.name for p in (folder / "figures").iterdir()} == {"history.png", "pareto.png", "importance.png"}
+    assert not list((out / "ranges").glob(".tune.tmp-*")) and not list(out.glob(".ranges.tune-*.journal"))
+    assert (out / "index.md").is_file()
+    straight = tmp_path / "straight"
+    code, _, err = run_cli(
+        "tune", str(first), "--out", str(straight), "--workers", "1", "--batch", "2", "--trials", "2"
+    )
+    assert code == 0, err
+    for name in (*OUTPUTS, "figures/history.png", "figures/pareto.png", "figures/importance.png"):
+        assert (folder / name).read_bytes() == (straight / "ranges" / "tune" / name).read_bytes().replace(
+            b"/straight/", b"/results/"
+        ), name
+
+
 def test_importances_are_ordered_by_value_then_name_whatever_optuna_s_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
