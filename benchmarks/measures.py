@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import json
@@ -25,6 +26,7 @@ from ctxlab.engine.middleware import Middleware, ModelNext
 from ctxlab.engine.session import run_script
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.workspace import InMemoryWorkspace
+from ctxlab.experiments.collector import collecting_less
 from ctxlab.models.scripted import ScriptedModel, ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.agentscope.strategy import AgentScopeStrategy
@@ -47,32 +49,39 @@ class _Unmetered:
 
 
 def lab_run(
-    n: int, middlewares: tuple[Middleware, ...] = (), script: Script | None = None, *, metered: bool = True
+    n: int,
+    middlewares: tuple[Middleware, ...] = (),
+    script: Script | None = None,
+    *,
+    metered: bool = True,
+    collect_less: bool = True,
 ) -> RunOutcome:
     """The `n`-reply workload (or `script`, built already) through the `agentscope` preset
     (AgentScope's texts and defaults), with protocol checks and cache accounting unless not
-    `metered`."""
+    `metered`, and with the garbage collector as the `ctxlab` command and its workers set it
+    (`ctxlab.experiments.collector`) unless not `collect_less`."""
     script, texts = script or replies(n), load_texts("agentscope")
-    return run_script(
-        script,
-        AgentScopeStrategy(texts=texts),
-        model=ScriptModel(script),
-        summarizer=FixedSummarizer(fields=FIELDS),
-        texts=texts,
-        context_size=WINDOW,
-        workspace=InMemoryWorkspace(),
-        middlewares=middlewares,
-        rules=RULES if metered else (),
-        cache=None if metered else _Unmetered(),
-    )
+    with collecting_less() if collect_less else contextlib.nullcontext():
+        return run_script(
+            script,
+            AgentScopeStrategy(texts=texts),
+            model=ScriptModel(script),
+            summarizer=FixedSummarizer(fields=FIELDS),
+            texts=texts,
+            context_size=WINDOW,
+            workspace=InMemoryWorkspace(),
+            middlewares=middlewares,
+            rules=RULES if metered else (),
+            cache=None if metered else _Unmetered(),
+        )
 
 
-def lab_per_call(n: int, *, metered: bool = True) -> float:
+def lab_per_call(n: int, *, metered: bool = True, collect_less: bool = True) -> float:
     """CPU seconds per model call of the lab on `n` replies (the script, the input of both sides,
     is built before the clock starts)."""
     script = replies(n)
     start = time.process_time()
-    outcome = lab_run(n, script=script, metered=metered)
+    outcome = lab_run(n, script=script, metered=metered, collect_less=collect_less)
     return (time.process_time() - start) / len(outcome.calls)
 
 

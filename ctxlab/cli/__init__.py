@@ -22,6 +22,7 @@ from typing import TextIO
 from ctxlab import __version__
 from ctxlab.cli import scenarios, tools, transcripts
 from ctxlab.cli.base import RAW, BadInput, Commands
+from ctxlab.experiments.collector import collecting_less
 
 EPILOG = """examples:
   ctxlab validate scenarios/*.yaml
@@ -71,7 +72,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     out, err = out or sys.stdout, err or sys.stderr
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.handler(args, out, err)
+        with collecting_less():
+            code: int = args.handler(args, out, err)
     except BadInput as bad:
         for message in bad.messages:
             print(message, file=err)

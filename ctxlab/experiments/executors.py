@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
+from ctxlab.experiments.collector import collect_less, collecting_less
 from ctxlab.experiments.execute import RunResult, execute
 from ctxlab.experiments.grid import RunConfig
 
@@ -64,16 +65,22 @@ def run_all(
 
 def local_pool(workers: int) -> cf.ProcessPoolExecutor:
     """A pool of local worker processes for `run_all`, to shut down by its owner."""
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+    return _process_pool(workers)
+
+
+def _process_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """Local worker processes that collect garbage less often for their whole life."""
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=collect_less)
 
 
 def _inline(configs: Sequence[RunConfig], on_done: OnDone | None) -> list[RunResult]:
     results = []
-    for config in configs:
-        result = execute(config)
-        if on_done:
-            on_done(result)
-        results.append(result)
+    with collecting_less():
+        for config in configs:
+            result = execute(config)
+            if on_done:
+                on_done(result)
+            results.append(result)
     return results
 
 
@@ -107,7 +114,7 @@ def map_in_processes(work: Callable[[T], R], items: Sequence[T], workers: int | 
     workers = min(workers or default_workers(), len(items))
     if workers <= 1:
         return [work(item) for item in items]
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+    with _process_pool(workers) as pool:
         return list(pool.map(work, items))
 
 
@@ -116,7 +123,7 @@ def _pool(
 ) -> list[RunResult]:
     results: list[RunResult | None] = [None] * len(configs)
     own = kept is None
-    pool = kept or cf.ProcessPoolExecutor(max_workers=min(workers, len(configs)), mp_context=_context())
+    pool = kept or _process_pool(min(workers, len(configs)))
     try:
         futures = {pool.submit(execute, config): position for position, config in enumerate(configs)}
         for future in cf.as_completed(futures):
