@@ -14,7 +14,8 @@ Invariants:
 - `collecting_less` restores the thresholds it found and unfreezes what it froze, so a process
   that calls the lab in-process (a test, a notebook) keeps its own collector settings. The
   `ctxlab` command runs in it, and so do runs executed in the calling process.
-- Local worker processes collect less for their whole life (`collect_less`, their initializer).
+- Local worker processes collect less for their whole life (`collect_less`, their initializer);
+  a Dask worker, which the lab does not start, collects less while it runs one of the lab's runs.
 """
 
 from __future__ import annotations

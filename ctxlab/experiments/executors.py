@@ -84,6 +84,13 @@ def _inline(configs: Sequence[RunConfig], on_done: OnDone | None) -> list[RunRes
     return results
 
 
+def execute_collecting_less(config: RunConfig) -> RunResult:
+    """`execute` with the lab's collector settings, on a worker the lab did not start (Dask's):
+    they last for the run only, so the worker's own settings are back after it."""
+    with collecting_less():
+        return execute(config)
+
+
 def _lost(config: RunConfig, reason: BaseException) -> RunResult:
     return RunResult(
         run_id=config.run_id,
@@ -167,7 +174,7 @@ def _dask(
             cluster.close()
         raise ExecutorUnavailableError(f"--scheduler {scheduler}: cannot connect ({unreachable})") from None
     try:
-        futures = client.map(execute, list(configs), pure=False)
+        futures = client.map(execute_collecting_less, list(configs), pure=False)
         positions = {future.key: position for position, future in enumerate(futures)}
         results: list[RunResult | None] = [None] * len(configs)
         for future in dask.as_completed(futures):

@@ -13,7 +13,7 @@ import pytest
 from ctxlab.cli import main
 from ctxlab.experiments.collector import THRESHOLDS, collecting_less
 from ctxlab.experiments.execute import execute
-from ctxlab.experiments.executors import map_in_processes
+from ctxlab.experiments.executors import execute_collecting_less, map_in_processes
 from ctxlab.experiments.grid import expand
 from ctxlab.scenarios.load import load_scenario
 from tests.experiments.test_executors import SCENARIO
@@ -87,3 +87,21 @@ def test_runs_are_the_same_whenever_the_collector_runs(tmp_path: Path) -> None:
     with collecting_less():
         less = [execute(c) for c in configs]
     assert all(r.status == "ok" for r in default) and default == less
+
+
+def test_a_run_on_a_worker_the_lab_did_not_start_collects_less_only_while_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxlab.experiments import executors
+
+    seen: list[tuple[int, int, int]] = []
+    real = executors.execute
+
+    def observed(config: object) -> object:
+        seen.append(gc.get_threshold())
+        return real(config)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(executors, "execute", observed)
+    (config,) = expand(load_scenario(write(tmp_path, SCENARIO)))[:1]
+    assert execute_collecting_less(config).status == "ok"
+    assert seen == [THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
