@@ -50,19 +50,25 @@ def test_objects_someone_else_froze_stay_frozen() -> None:
         gc.unfreeze()
 
 
-def test_the_command_collects_less_while_it_runs_and_not_after(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int]]:
+    """The collector's thresholds at the start of every run the executors start, in order."""
     from ctxlab.experiments import executors
 
-    seen: list[tuple[int, int, int]] = []
+    thresholds: list[tuple[int, int, int]] = []
     real = executors.execute
 
     def observed(config: object) -> object:
-        seen.append(gc.get_threshold())
+        thresholds.append(gc.get_threshold())
         return real(config)  # type: ignore[arg-type]
 
     monkeypatch.setattr(executors, "execute", observed)
+    return thresholds
+
+
+def test_the_command_collects_less_while_it_runs_and_not_after(
+    tmp_path: Path, seen: list[tuple[int, int, int]]
+) -> None:
     path = write(tmp_path, SCENARIO)
     code = main(
         ["run", str(path), "--out", str(tmp_path / "r"), "--no-plots", "--quiet", "--workers", "1"],
@@ -90,18 +96,8 @@ def test_runs_are_the_same_whenever_the_collector_runs(tmp_path: Path) -> None:
 
 
 def test_a_run_on_a_worker_the_lab_did_not_start_collects_less_only_while_it_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, seen: list[tuple[int, int, int]]
 ) -> None:
-    from ctxlab.experiments import executors
-
-    seen: list[tuple[int, int, int]] = []
-    real = executors.execute
-
-    def observed(config: object) -> object:
-        seen.append(gc.get_threshold())
-        return real(config)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(executors, "execute", observed)
     (config,) = expand(load_scenario(write(tmp_path, SCENARIO)))[:1]
     assert execute_collecting_less(config).status == "ok"
     assert seen == [THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
