@@ -142,11 +142,12 @@ def test_replay_of_a_vendored_transcript(tmp_path: Path, traces_dir: Path) -> No
 
 
 def test_plot_regenerates_and_refuses_what_is_not_results(tmp_path: Path) -> None:
-    path = write(tmp_path, TINY)
-    run_cli("run", str(path), "--out", str(tmp_path / "results"), "--no-plots", "--quiet")
-    code, out, _ = run_cli("plot", str(tmp_path / "results"))
-    assert code == 0 and "figures/: 1 file\n" in out
+    paths = [write(tmp_path, TINY), write(tmp_path, TINY.replace("name: tiny", "name: other"), "other.yaml")]
+    run_cli("run", *map(str, paths), "--out", str(tmp_path / "results"), "--no-plots", "--quiet")
+    code, out, _ = run_cli("plot", str(tmp_path / "results"), "--workers", "2")
+    assert code == 0 and out.count("figures/: 1 file\n") == 2 and "index: " in out
     assert (tmp_path / "results" / "tiny" / "figures").is_dir()
+    assert not [p for p in (tmp_path / "results" / "other").iterdir() if p.name.startswith(".")]
     code, _, err = run_cli("plot", str(tmp_path / "nothing"))
     assert code == 2 and "no results here" in err
 

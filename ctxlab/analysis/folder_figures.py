@@ -11,16 +11,22 @@
 - `heatmap-<strategy>[-k]`: a strategy swept over two or more paths: the first two are the axes,
   one figure per combination of the others; `sweep-<strategy>`: swept over one path.
 
-Invariant: the same results give the same figure files, byte for byte.
+The figures are planned first (`figure_plan`: each file's stem and how to draw it), so the
+processes drawing one folder side by side can each draw a share of the plan.
+
+Invariant: the same results give the same figure files, byte for byte, whichever share and
+process draws each.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -28,6 +34,7 @@ from matplotlib.figure import Figure
 from ctxlab.analysis import agents, plots
 from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results, load_results
+from ctxlab.experiments.processes import WHOLE, Share, map_shares
 from ctxlab.experiments.results import replace_folder
 
 MAX_SAWTOOTH_RUNS = 16
@@ -35,26 +42,36 @@ MAX_OVERLAY_RUNS = 8
 MAX_HEATMAPS = 12
 
 
-def draw_figures(results: Results, folder: Path, *, svg: bool = False) -> list[Path]:
-    """Draw every figure of `results` into `folder` (PNG, and SVG with `svg`); returns the files
-    written, in order."""
-    written: list[Path] = []
+Draw = Callable[[], Figure]
+"""Draws one figure of a folder, from results already loaded."""
 
-    def keep(figure: Figure, stem: str) -> None:
-        written.extend(plots.save(figure, folder, stem, svg=svg))
 
+def figure_plan(results: Results) -> list[tuple[str, Draw]]:
+    """Every figure of `results` in file order: its file stem and how to draw it (nothing is
+    drawn here, so a share of the list can be drawn in each of several processes)."""
+    plan: list[tuple[str, Draw]] = []
     runs = results.runs
     if len(runs) <= MAX_SAWTOOTH_RUNS:
         for _, row in runs.iterrows():
-            figure = _sawtooth(results, row)
-            if figure is not None:
-                keep(figure, f"sawtooth-{row['run_id']}")
-    _groups(results, keep)
-    _sweeps(results, keep)
+            draw = _sawtooth(results, row)
+            if draw is not None:
+                plan.append((f"sawtooth-{row['run_id']}", draw))
+    plan += _groups(results)
+    plan += _sweeps(results)
+    return plan
+
+
+def draw_figures(results: Results, folder: Path, *, svg: bool = False, share: Share = WHOLE) -> list[Path]:
+    """Draw the figures of `results` in `share` (by default all of them) into `folder` (PNG, and
+    SVG with `svg`); returns the files written, in order."""
+    written: list[Path] = []
+    for position, (stem, draw) in enumerate(figure_plan(results)):
+        if share.holds(position):
+            written.extend(plots.save(draw(), folder, stem, svg=svg))
     return written
 
 
-def _sawtooth(results: Results, row: pd.Series) -> Figure | None:
+def _sawtooth(results: Results, row: pd.Series) -> Draw | None:
     calls = results.calls[results.calls["run_id"] == row["run_id"]]
     if calls.empty:
         return None
@@ -66,7 +83,8 @@ def _sawtooth(results: Results, row: pd.Series) -> Figure | None:
     subagents = results.subagent_calls[results.subagent_calls["run_id"] == row["run_id"]]
     if not subagents.empty:
         window = int(settings["model"]["context_size"])
-        return agents.sawtooth(
+        return functools.partial(
+            agents.sawtooth,
             calls,
             results.events,
             subagents,
@@ -75,7 +93,8 @@ def _sawtooth(results: Results, row: pd.Series) -> Figure | None:
             window=window,
             subagent_window=int(settings.get("delegate", {}).get("context_size") or window),
         )
-    return plots.sawtooth(
+    return functools.partial(
+        plots.sawtooth,
         calls,
         results.events,
         title=title,
@@ -105,40 +124,44 @@ def _grouped(results: Results) -> list[tuple[str, pd.DataFrame]]:
     return groups
 
 
-def _groups(results: Results, keep: Any) -> None:
+def _groups(results: Results) -> list[tuple[str, Draw]]:
     groups = [(c, g) for c, g in _grouped(results) if 2 <= len(g) <= MAX_OVERLAY_RUNS]
     shared = _shared_columns(results)
     strategy_columns = [c for c in results.swept_columns() if c not in shared]
+    plan: list[tuple[str, Draw]] = []
     for k, (caption, group) in enumerate(groups, start=1):
         suffix = "" if len(groups) == 1 else f"-{k}"
         labels = {str(r["run_id"]): plots.run_label(r, strategy_columns) for _, r in group.iterrows()}
         calls = results.calls[results.calls["run_id"].isin(list(labels))]
         where = f" ({caption})" if caption else ""
         window = _common_window(results, list(labels))
-        keep(
-            plots.overlay(
-                calls, labels, title=f"{results.name}: input tokens per call{where}", window=window
-            ),
-            f"overlay{suffix}",
+        title = f"{results.name}: input tokens per call{where}"
+        plan.append(
+            (f"overlay{suffix}", functools.partial(plots.overlay, calls, labels, title=title, window=window))
         )
+        title = f"{results.name}: tokens and cost{where}"
         prices = results.manifest["prices"]
-        keep(
-            plots.cumulative(calls, labels, title=f"{results.name}: tokens and cost{where}", prices=prices),
-            f"cumulative{suffix}",
+        plan.append(
+            (
+                f"cumulative{suffix}",
+                functools.partial(plots.cumulative, calls, labels, title=title, prices=prices),
+            )
         )
         if group["cache_hit_rate"].notna().all():
-            keep(
-                plots.cache_hit_rates(group, labels, title=f"{results.name}: cache hit rate{where}"),
-                f"cache-hit-rate{suffix}",
+            title = f"{results.name}: cache hit rate{where}"
+            plan.append(
+                (
+                    f"cache-hit-rate{suffix}",
+                    functools.partial(plots.cache_hit_rates, group, labels, title=title),
+                )
             )
         snapshots = {labels[r]: results.run_settings(r).get("retention", []) for r in labels}
         if any(
             s.get(k) is not None for run in snapshots.values() for s in run for k in plots.RETENTION_KINDS
         ):
-            keep(
-                plots.retention(snapshots, title=f"{results.name}: retention of planted items{where}"),
-                f"retention{suffix}",
-            )
+            title = f"{results.name}: retention of planted items{where}"
+            plan.append((f"retention{suffix}", functools.partial(plots.retention, snapshots, title=title)))
+    return plan
 
 
 def _common_window(results: Results, run_ids: list[str]) -> int | None:
@@ -146,24 +169,29 @@ def _common_window(results: Results, run_ids: list[str]) -> int | None:
     return windows.pop() if len(windows) == 1 else None
 
 
-def _sweeps(results: Results, keep: Any) -> None:
+def _sweeps(results: Results) -> list[tuple[str, Draw]]:
     runs = results.runs
     swept = results.swept_columns()
+    plan: list[tuple[str, Draw]] = []
     for strategy in dict.fromkeys(runs["strategy"].tolist()):
         own = runs[runs["strategy"] == strategy]
         dims = [c for c in swept if own[c].nunique(dropna=True) > 1]
         if len(dims) == 1:
             title = f"{results.name}: {strategy} over {dims[0].removeprefix('param.')}"
-            keep(plots.sweep_lines(own, dims[0], title=title), f"sweep-{strategy}")
+            plan.append(
+                (f"sweep-{strategy}", functools.partial(plots.sweep_lines, own, dims[0], title=title))
+            )
         elif len(dims) >= 2:
-            _heatmaps(results.name, strategy, own, dims, keep)
+            plan += _heatmaps(results.name, strategy, own, dims)
+    return plan
 
 
-def _heatmaps(name: str, strategy: str, runs: pd.DataFrame, dims: list[str], keep: Any) -> None:
+def _heatmaps(name: str, strategy: str, runs: pd.DataFrame, dims: list[str]) -> list[tuple[str, Draw]]:
     x, y, rest = dims[0], dims[1], dims[2:]
     combos = list(itertools.product(*(sorted(runs[c].dropna().unique().tolist()) for c in rest)))[
         :MAX_HEATMAPS
     ]
+    plan: list[tuple[str, Draw]] = []
     for k, combo in enumerate(combos, start=1):
         subset = runs
         for column, value in zip(rest, combo, strict=True):
@@ -173,20 +201,55 @@ def _heatmaps(name: str, strategy: str, runs: pd.DataFrame, dims: list[str], kee
         )
         title = f"{name}: {strategy}" + (f" ({fixed})" if fixed else "")
         suffix = "" if len(combos) == 1 else f"-{k}"
-        keep(plots.heatmap(subset, x, y, title=title), f"heatmap-{strategy}{suffix}")
+        plan.append(
+            (f"heatmap-{strategy}{suffix}", functools.partial(plots.heatmap, subset, x, y, title=title))
+        )
+    return plan
 
 
-def plot_folder(folder: Path, *, svg: bool = False) -> list[Path]:
-    """Draw the figures of the results in `folder` into `folder/figures/` (replaced as a whole)."""
-    results = load_results(folder)
-    final = folder / "figures"
-    temporary = folder / f".figures.tmp-{os.getpid()}"
-    shutil.rmtree(temporary, ignore_errors=True)
+def plot_share(folder: Path, share: Share = WHOLE, *, svg: bool = False) -> list[Path]:
+    """Draw `share` of the figures of the results in `folder` into `folder/figures/`: for a
+    folder no reader sees yet (a results folder being written). Shares drawn side by side never
+    write the same file."""
+    return _draw_into(folder, folder / "figures", svg, share)
+
+
+def plot_folder(folder: Path, *, svg: bool = False, workers: int | None = 1) -> list[Path]:
+    """`plot_folders` of one folder: its figure files, sorted."""
+    return plot_folders([folder], svg=svg, workers=workers)[0]
+
+
+def plot_folders(folders: Sequence[Path], *, svg: bool = False, workers: int | None = 1) -> list[list[Path]]:
+    """Redraw the figures of the results in each folder into its `figures/`, each replaced as a
+    whole once every folder's figures are drawn; with `workers` (None: the cores), shares of
+    them are drawn in that many processes side by side. Returns each folder's files, sorted."""
+    temporaries = [folder / f".figures.tmp-{os.getpid()}" for folder in folders]
     try:
-        written = draw_figures(results, temporary, svg=svg)
-        temporary.mkdir(exist_ok=True)
-        replace_folder(temporary, final)
+        for temporary in temporaries:
+            shutil.rmtree(temporary, ignore_errors=True)
+        pairs = list(zip(folders, temporaries, strict=True))
+        drawn = map_shares(functools.partial(_draw_pair, svg), pairs, [_runs(f) for f in folders], workers)
+        for folder, temporary in pairs:
+            replace_folder(temporary, folder / "figures")
     except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
+        for temporary in temporaries:
+            shutil.rmtree(temporary, ignore_errors=True)
         raise
-    return [final / p.name for p in written]
+    return [
+        sorted(folder / "figures" / path.name for part in parts for path in part)
+        for folder, parts in zip(folders, drawn, strict=True)
+    ]
+
+
+def _runs(folder: Path) -> int:
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return len(manifest["runs"])
+
+
+def _draw_pair(svg: bool, pair: tuple[Path, Path], share: Share) -> list[Path]:
+    return _draw_into(*pair, svg, share)
+
+
+def _draw_into(source: Path, into: Path, svg: bool, share: Share) -> list[Path]:
+    into.mkdir(parents=True, exist_ok=True)
+    return draw_figures(load_results(source), into, svg=svg, share=share)

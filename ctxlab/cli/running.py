@@ -111,9 +111,9 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
 
 def _plotter(svg: bool) -> Plotter:
     """The figure drawer, imported only when figures are drawn (matplotlib is slow to import)."""
-    from ctxlab.analysis.folder_figures import plot_folder
+    from ctxlab.analysis.folder_figures import plot_share
 
-    return functools.partial(plot_folder, svg=svg)
+    return functools.partial(plot_share, svg=svg)
 
 
 def _summary(folder: Path, results: Sequence[Any]) -> str:

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ctxlab.cli.base import BadInput, Commands
+from ctxlab.cli.base import BadInput, Commands, positive
 
 
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Redraw the figures of a results folder (one scenario's, or a root of several)."""
-    from ctxlab.analysis.folder_figures import plot_folder
+    from ctxlab.analysis.folder_figures import plot_folders
     from ctxlab.analysis.folders import result_folders
     from ctxlab.analysis.report import write_index
 
@@ -24,8 +24,9 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput(
             [f"{root}: no results here (no manifest.json in it or its subfolders); run `ctxlab run` first"]
         )
-    for folder in folders:
-        written = plot_folder(folder, svg=args.svg)
+    for folder, written in zip(
+        folders, plot_folders(folders, svg=args.svg, workers=args.workers), strict=True
+    ):
         print(f"{folder}/figures/: {len(written)} file{'' if len(written) == 1 else 's'}", file=out)
     if folders != [root]:
         print(f"index: {write_index(root)}", file=out)
@@ -86,6 +87,9 @@ def add_tools(commands: Commands) -> None:
     )
     plot.add_argument("results", metavar="RESULTS_DIR")
     plot.add_argument("--svg", action="store_true", help="draw every figure as SVG too (PNG only by default)")
+    plot.add_argument(
+        "--workers", type=positive, default=None, metavar="N", help="worker processes (default: cores)"
+    )
     plot.set_defaults(handler=cmd_plot)
     presets = commands.add_parser("presets", help="list the presets and their parameters")
     presets.add_argument("-v", "--verbose", action="store_true", help="add each preset's summary and source")

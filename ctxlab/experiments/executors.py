@@ -12,19 +12,13 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-import multiprocessing
-import os
-import sys
-import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from ctxlab.experiments.collector import collect_less, collecting_less
+from ctxlab.experiments.collector import collecting_less
 from ctxlab.experiments.execute import RunResult, execute
 from ctxlab.experiments.grid import RunConfig
-
-T = TypeVar("T")
-R = TypeVar("R")
+from ctxlab.experiments.processes import default_workers, process_pool
 
 ExecutorName = Literal["local", "dask"]
 
@@ -34,14 +28,6 @@ class ExecutorUnavailableError(RuntimeError):
 
 
 OnDone = Callable[[RunResult], None]
-
-
-def default_workers() -> int:
-    """The cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not every platform has affinity
-        return os.cpu_count() or 1
 
 
 def run_all(
@@ -65,12 +51,7 @@ def run_all(
 
 def local_pool(workers: int) -> cf.ProcessPoolExecutor:
     """A pool of local worker processes for `run_all`, to shut down by its owner."""
-    return _process_pool(workers)
-
-
-def _process_pool(workers: int) -> cf.ProcessPoolExecutor:
-    """Local worker processes that collect garbage less often for their whole life."""
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=collect_less)
+    return process_pool(workers)
 
 
 def _inline(configs: Sequence[RunConfig], on_done: OnDone | None) -> list[RunResult]:
@@ -100,37 +81,12 @@ def _lost(config: RunConfig, reason: BaseException) -> RunResult:
     )
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """How worker processes start: forked where that is safe, else from a fork server.
-
-    A forked worker starts in milliseconds with this process's modules imported; a fork-server or
-    spawned one imports the lab again first, about two seconds before its first run, longer than
-    most scenarios take. Forking a process that runs other threads (a Dask client's, a notebook
-    kernel's) can leave the child holding a lock no thread will release, so a process is forked
-    only on Linux (where it is the platform's own default) with no other thread alive.
-    """
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def map_in_processes(work: Callable[[T], R], items: Sequence[T], workers: int | None = None) -> list[R]:
-    """`work` over `items`, in local worker processes when there are several of both; results in
-    the order of `items`. An exception in `work` is raised here. `work` must be picklable."""
-    workers = min(workers or default_workers(), len(items))
-    if workers <= 1:
-        return [work(item) for item in items]
-    with _process_pool(workers) as pool:
-        return list(pool.map(work, items))
-
-
 def _pool(
     configs: Sequence[RunConfig], workers: int, on_done: OnDone | None, kept: cf.Executor | None = None
 ) -> list[RunResult]:
     results: list[RunResult | None] = [None] * len(configs)
     own = kept is None
-    pool = kept or _process_pool(min(workers, len(configs)))
+    pool = kept or process_pool(min(workers, len(configs)))
     try:
         futures = {pool.submit(execute, config): position for position, config in enumerate(configs)}
         for future in cf.as_completed(futures):

@@ -31,8 +31,8 @@ from typing import Any, NamedTuple
 import ctxlab
 from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
 from ctxlab.experiments.execute import RunResult, request_file_name
-from ctxlab.experiments.executors import map_in_processes
 from ctxlab.experiments.grid import RunConfig
+from ctxlab.experiments.processes import Share, map_shares
 from ctxlab.experiments.tables import (
     Table,
     calls_table,
@@ -55,8 +55,9 @@ DEPENDENCIES = (
     "bpe-openai",
     "dask",
 )
-Plotter = Callable[[Path], object]
-"""Draws the figures of a results folder into its `figures/` (called on the temporary folder)."""
+Plotter = Callable[[Path, Share], object]
+"""Draws its share of the figures of a results folder into the folder's `figures/` (called on the
+temporary folder, by several processes side by side)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,8 +217,8 @@ def write_scenarios(
     """Write `<out>/<scenario>/` for each outcome, each folder atomically; returns what was written.
 
     Tables are written here; figures, most of the work, are drawn in up to `workers` worker
-    processes side by side (their bytes do not depend on the process), and each folder is put in
-    place only once it is complete.
+    processes side by side, a folder's figures shared among several of them (their bytes do not
+    depend on the process), and each folder is put in place only once it is complete.
 
     Raises:
         OSError: a folder could not be written (the previous results of those not yet in place are
@@ -231,7 +232,7 @@ def write_scenarios(
             _fill(temporary, *outcome)
         errors: list[str | None] = [None] * len(outcomes)
         if plot is not None:
-            errors = map_in_processes(functools.partial(_plot, plot), temporaries, workers)
+            errors = _draw(plot, temporaries, [len(o.results) for o in outcomes], workers)
         for temporary, outcome in zip(temporaries, outcomes, strict=True):
             _keep_tuning(out / outcome.loaded.name, temporary)
             _swap(temporary, out / outcome.loaded.name)
@@ -257,12 +258,25 @@ def _keep_tuning(final: Path, temporary: Path) -> None:
         shutil.copytree(final / "tune", temporary / "tune")
 
 
-def _plot(plot: Plotter, folder: Path) -> str | None:
-    """Draw the figures; a drawing error leaves the tables written and is returned, not raised."""
+def _draw(
+    plot: Plotter, folders: Sequence[Path], runs: Sequence[int], workers: int | None
+) -> list[str | None]:
+    """Draw the figures of every folder, in shares side by side (no more shares than runs: a
+    scenario has about as many figures as runs). A drawing error leaves the folder's tables and
+    no `figures/`, and is returned (its first share's), not raised."""
+    drawn = map_shares(functools.partial(_plot, plot), folders, runs, workers)
+    errors = [next((e for e in folder_errors if e is not None), None) for folder_errors in drawn]
+    for folder, error in zip(folders, errors, strict=True):
+        if error is not None:
+            shutil.rmtree(folder / "figures", ignore_errors=True)
+    return errors
+
+
+def _plot(plot: Plotter, folder: Path, share: Share) -> str | None:
+    """Draw one share of a folder's figures; an error is returned, not raised."""
     try:
-        plot(folder)
+        plot(folder, share)
     except Exception as error:
-        shutil.rmtree(folder / "figures", ignore_errors=True)
         return f"{type(error).__name__}: {error}"
     return None
 

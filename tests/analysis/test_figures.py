@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from ctxlab.analysis import load_results
-from ctxlab.analysis.folder_figures import plot_folder
+from ctxlab.analysis.folder_figures import figure_plan, plot_folder
 from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.plots import sawtooth
 from ctxlab.cli import main
+from ctxlab.experiments.processes import shares
 from tests.scenarios.files import SWEPT, write
 
 
@@ -49,6 +50,23 @@ def test_redrawing_gives_the_same_bytes(results_root: Path) -> None:
     assert sorted(p.name for p in written) == sorted(before)
     assert {p.name: p.read_bytes() for p in (folder / "figures").iterdir()} == before
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_figures_drawn_in_shares_by_several_workers_are_the_same_files(results_root: Path) -> None:
+    folder = results_root / "swept"
+    before = {p.name: p.read_bytes() for p in (folder / "figures").iterdir()}
+    written = plot_folder(folder, svg=True, workers=3)
+    assert [p.name for p in written] == sorted(before)
+    assert {p.name: p.read_bytes() for p in (folder / "figures").iterdir()} == before
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_every_figure_is_in_exactly_one_share(results_root: Path) -> None:
+    results = load_results(results_root / "swept")
+    stems = [stem for stem, _ in figure_plan(results)]
+    held = [[stem for position, stem in enumerate(stems) if share.holds(position)] for share in shares(3)]
+    assert sorted(stem for part in held for stem in part) == sorted(stems) and all(held)
+    assert len(stems) == len(set(stems)) == len(list((results_root / "swept" / "figures").glob("*.png")))
 
 
 def test_csv_and_parquet_load_to_the_same_frames(results_root: Path, tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ import pytest
 from ctxlab.cli import main
 from ctxlab.experiments.collector import THRESHOLDS, collecting_less
 from ctxlab.experiments.execute import execute
-from ctxlab.experiments.executors import execute_collecting_less, map_in_processes
+from ctxlab.experiments.executors import execute_collecting_less
 from ctxlab.experiments.grid import expand
+from ctxlab.experiments.processes import map_in_processes
 from ctxlab.scenarios.load import load_scenario
 from tests.experiments.test_executors import SCENARIO
 from tests.scenarios.files import write

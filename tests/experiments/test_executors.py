@@ -4,6 +4,7 @@ worker processes and a Dask LocalCluster; results come back in grid order."""
 from __future__ import annotations
 
 import io
+import os
 import sys
 import threading
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab.cli import main
-from ctxlab.experiments import executors
+from ctxlab.experiments import processes
 from ctxlab.experiments.executors import run_all
 from ctxlab.experiments.grid import expand
 from ctxlab.scenarios.load import load_scenario
@@ -75,10 +76,12 @@ def test_workers_fork_from_a_lone_thread_and_come_from_a_fork_server_beside_othe
     """A forked worker starts with the lab imported; beside another thread (a notebook kernel's)
     forking could deadlock, so workers come from a fork server, with the same bytes."""
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-timeout runs a thread of its own
-    assert executors._context().get_start_method() == ("fork" if sys.platform == "linux" else "forkserver")
+    assert processes.start_context().get_start_method() == (
+        "fork" if sys.platform == "linux" else "forkserver"
+    )
     assert run(tmp_path, "forked", "--workers", "2") == one_worker
     monkeypatch.setattr(threading, "active_count", lambda: 2)
-    assert executors._context().get_start_method() in {"forkserver", "spawn"}
+    assert processes.start_context().get_start_method() in {"forkserver", "spawn"}
     assert run(tmp_path, "served", "--workers", "2") == one_worker
 
 
@@ -96,3 +99,27 @@ def test_results_come_back_in_config_order_whatever_finishes_first(tmp_path: Pat
     results = run_all(configs, workers=2, on_done=lambda r: done.append(r.run_id))
     assert [r.run_id for r in results] == [c.run_id for c in configs]
     assert sorted(done) == sorted(c.run_id for c in configs)
+
+
+def _share_of(item: str, share: processes.Share) -> tuple[str, int, int, int]:
+    return item, share.index, share.count, os.getpid()
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_map_shares_splits_each_item_into_at_most_its_size_and_returns_them_in_order(workers: int) -> None:
+    done = processes.map_shares(_share_of, ["big", "one", "none"], [5, 1, 0], workers)
+    count = min(workers, 5)
+    assert [[r[:3] for r in results] for results in done] == [
+        [("big", k, count) for k in range(count)],
+        [("one", 0, 1)],
+        [("none", 0, 1)],
+    ]
+    pids = {r[3] for results in done for r in results}
+    assert (pids == {os.getpid()}) == (workers == 1)
+
+
+def test_shares_hold_every_position_once() -> None:
+    for count in (1, 2, 5):
+        held = [[p for p in range(11) if share.holds(p)] for share in processes.shares(count)]
+        assert sorted(p for part in held for p in part) == list(range(11))
+        assert max(map(len, held)) - min(map(len, held)) <= 1

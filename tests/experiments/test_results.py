@@ -19,7 +19,8 @@ from ctxlab.experiments import results as results_module
 from ctxlab.experiments.execute import execute
 from ctxlab.experiments.grid import canonical_json, config_hash, expand
 from ctxlab.experiments.measures import call_cost
-from ctxlab.experiments.results import write_scenario
+from ctxlab.experiments.processes import Share
+from ctxlab.experiments.results import Outcome, write_scenario, write_scenarios
 from ctxlab.scenarios.load import load_scenario
 from tests.scenarios.files import SWEPT, TINY, write
 
@@ -291,7 +292,7 @@ def test_an_interrupted_write_leaves_the_previous_results_untouched(tmp_path: Pa
     loaded = load_scenario(write(tmp_path, TINY.replace("4000", "5000")))
     configs = expand(loaded)
 
-    def interrupt(_: Path) -> None:
+    def interrupt(*_: object) -> None:
         raise KeyboardInterrupt
 
     results = [execute(c) for c in configs]
@@ -305,12 +306,50 @@ def test_a_plot_error_keeps_the_tables_and_is_reported(tmp_path: Path) -> None:
     loaded = load_scenario(write(tmp_path, TINY))
     configs = expand(loaded)
 
-    def broken(_: Path) -> None:
+    def broken(*_: object) -> None:
         raise ValueError("no figure")
 
     written = write_scenario(tmp_path / "out", loaded, configs, [execute(c) for c in configs], plot=broken)
     assert written.plot_error == "ValueError: no figure"
     assert (written.folder / "runs.csv").is_file() and not (written.folder / "figures").exists()
+
+
+def _mark_share(folder: Path, share: Share) -> None:
+    """A plotter that leaves one file for each share it is asked to draw."""
+    (folder / "figures").mkdir(exist_ok=True)
+    (folder / "figures" / f"share-{share.index}-of-{share.count}").write_text("drawn")
+
+
+def _second_share_fails(folder: Path, share: Share) -> None:
+    _mark_share(folder, share)
+    if share.index == 1:
+        raise ValueError("no figure")
+
+
+def _outcomes(tmp_path: Path, *texts: str) -> list[Outcome]:
+    outcomes = []
+    for k, text in enumerate(texts):
+        loaded = load_scenario(write(tmp_path, text, f"s{k}.yaml"))
+        configs = tuple(expand(loaded))
+        outcomes.append(Outcome(loaded, configs, tuple(execute(c) for c in configs)))
+    return outcomes
+
+
+def test_a_folder_s_figures_are_shared_among_the_workers_one_share_per_run_at_most(tmp_path: Path) -> None:
+    written = write_scenarios(tmp_path / "out", _outcomes(tmp_path, SWEPT, TINY), plot=_mark_share, workers=2)
+    swept, tiny = (sorted(p.name for p in (w.folder / "figures").iterdir()) for w in written)
+    assert swept == ["share-0-of-2", "share-1-of-2"] and tiny == ["share-0-of-1"]
+    assert [w.plot_error for w in written] == [None, None]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["swept", "tiny"]
+
+
+def test_an_error_in_one_share_leaves_the_folder_without_figures(tmp_path: Path) -> None:
+    written = write_scenarios(
+        tmp_path / "out", _outcomes(tmp_path, SWEPT, TINY), plot=_second_share_fails, workers=2
+    )
+    assert written[0].plot_error == "ValueError: no figure" and written[1].plot_error is None
+    assert not (written[0].folder / "figures").exists() and (written[0].folder / "runs.csv").is_file()
+    assert [p.name for p in (written[1].folder / "figures").iterdir()] == ["share-0-of-1"]
 
 
 def test_the_manifest_describes_the_scenario_and_every_run(tmp_path: Path) -> None:
