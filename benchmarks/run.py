@@ -76,9 +76,22 @@ def process_seconds(code: str) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+PEAK_KB = """
+import resource
+try:  # the high-water mark of this program's own memory (Linux)
+    with open("/proc/self/status", encoding="ascii") as status:
+        print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")))
+except OSError:
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+"""Prints the peak resident memory of the process in kB. Linux's `ru_maxrss` is not that: it
+keeps the high-water mark of the process that started the program (the memory it shared before
+`exec`), so a child of a large parent reports the parent's size."""
+
+
 def peak_rss_mb(code: str) -> float:
     """Peak resident memory of a fresh process running `code`, in MB."""
-    probe = code + "\nimport resource, sys\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    probe = code + "\n" + PEAK_KB
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
         [sys.executable, "-c", probe], check=True, cwd=ROOT, env=env, capture_output=True, text=True

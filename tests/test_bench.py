@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchmarks.measures import best_in_turn, compression_timer, lab_run, plain_pass_timer
-from benchmarks.run import Figure
+from benchmarks.run import Figure, peak_rss_mb
 from benchmarks.sweep import AXES, sweep_configs
 from benchmarks.workload import RESULT_BYTES, WINDOW, replies
 from ctxlab.experiments.execute import execute
@@ -89,3 +91,13 @@ def test_the_scenario_file_is_the_same_workload_as_the_script(tmp_path: Path) ->
         ((call,),), ((expected,),) = [r.calls for r in mine.rounds], [r.calls for r in theirs.rounds]
         assert (call.tool, call.input) == (expected.tool, expected.input)
         assert sum(len(p.text.encode()) for p in call.result if hasattr(p, "text")) == RESULT_BYTES
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="reads Linux's per-process high-water mark"
+)
+def test_peak_memory_is_the_child_s_own_whatever_the_parent_holds() -> None:
+    held = bytearray(300 * 1024 * 1024)
+    held[::4096] = b"x" * len(held[::4096])  # every page resident
+    small, grown = peak_rss_mb("x = 1"), peak_rss_mb("x = bytearray(200 * 1024 * 1024)")
+    assert small < 100 and 200 < grown < 300 and held
