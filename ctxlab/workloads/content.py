@@ -35,11 +35,11 @@ class Spec(BaseModel):
     def _known_keys(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        allowed = list(cls.model_fields)
-        unknown = [key for key in data if key not in cls.model_fields]
+        fields = cls.model_fields  # a computed class property: read it once, not once per key
+        unknown = [key for key in data if key not in fields]
         if unknown:
             problems: list[tuple[Loc, str, object]] = [
-                ((str(key),), unknown_key(key, allowed), data[key]) for key in unknown
+                ((str(key),), unknown_key(key, list(fields)), data[key]) for key in unknown
             ]
             raise located_error(cls.__name__, problems)
         return data
