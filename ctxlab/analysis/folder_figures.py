@@ -211,7 +211,7 @@ def plot_share(folder: Path, share: Share = WHOLE, *, svg: bool = False) -> list
     """Draw `share` of the figures of the results in `folder` into `folder/figures/`: for a
     folder no reader sees yet (a results folder being written). Shares drawn side by side never
     write the same file."""
-    return _draw_into(folder, folder / "figures", svg, share)
+    return _draw_into(svg, (folder, folder / "figures"), share)
 
 
 def plot_folder(folder: Path, *, svg: bool = False, workers: int | None = 1) -> list[Path]:
@@ -228,7 +228,7 @@ def plot_folders(folders: Sequence[Path], *, svg: bool = False, workers: int | N
         for temporary in temporaries:
             shutil.rmtree(temporary, ignore_errors=True)
         pairs = list(zip(folders, temporaries, strict=True))
-        drawn = map_shares(functools.partial(_draw_pair, svg), pairs, [_runs(f) for f in folders], workers)
+        drawn = map_shares(functools.partial(_draw_into, svg), pairs, [_runs(f) for f in folders], workers)
         for folder, temporary in pairs:
             replace_folder(temporary, folder / "figures")
     except BaseException:
@@ -246,10 +246,8 @@ def _runs(folder: Path) -> int:
     return len(manifest["runs"])
 
 
-def _draw_pair(svg: bool, pair: tuple[Path, Path], share: Share) -> list[Path]:
-    return _draw_into(*pair, svg, share)
-
-
-def _draw_into(source: Path, into: Path, svg: bool, share: Share) -> list[Path]:
+def _draw_into(svg: bool, source_and_target: tuple[Path, Path], share: Share) -> list[Path]:
+    """Draw `share` of the figures of the results in the first folder into the second."""
+    source, into = source_and_target
     into.mkdir(parents=True, exist_ok=True)
     return draw_figures(load_results(source), into, svg=svg, share=share)
