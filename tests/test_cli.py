@@ -152,6 +152,19 @@ def test_plot_regenerates_and_refuses_what_is_not_results(tmp_path: Path) -> Non
     assert code == 2 and "no results here" in err
 
 
+def test_plot_draws_without_importing_the_run_path(tmp_path: Path) -> None:
+    """Redrawing reads results: it needs neither the scenario loader nor the presets."""
+    path = write(tmp_path, TINY)
+    run_cli("run", str(path), "--out", str(tmp_path / "results"), "--no-plots", "--quiet")
+    argv = ["plot", str(tmp_path / "results"), "--workers", "1"]
+    code = f"import sys; from ctxlab.cli import main; main({argv!r}); print(sorted(sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    loaded = done.stdout.splitlines()[-1]
+    assert (tmp_path / "results" / "tiny" / "figures").is_dir() and "'matplotlib'" in loaded
+    assert "'ctxlab.scenarios.load'" not in loaded and "'ctxlab.presets.registry'" not in loaded
+
+
 def test_presets_prints_one_line_per_preset() -> None:
     code, out, _ = run_cli("presets")
     lines = out.splitlines()
@@ -214,6 +227,37 @@ def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: P
     assert "'matplotlib'" not in loaded and "'ctxlab.analysis.plots'" not in loaded
     assert "'pandas'" not in loaded and "'pyarrow.parquet'" in loaded
     assert "'ctxlab.experiments.execute'" in loaded  # the probe sees the run's own imports
+
+
+def test_the_parser_and_help_import_no_loader_readers_or_libraries() -> None:
+    """`ctxlab --help` and every command's help come back at once: building the parser imports
+    neither the scenario loader (and its preset registry) nor the transcript readers."""
+    code = (
+        "import sys; from ctxlab.cli import build_parser; build_parser()\n"
+        "for line in ('import', 'replay', 'tune'):\n"
+        "    try: build_parser().parse_args([line, '--help'])\n"
+        "    except SystemExit: pass\n"
+        "print(sorted(sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    loaded = done.stdout.splitlines()[-1]
+    assert "'ctxlab.cli.transcripts'" in loaded  # the probe sees the parser's own imports
+    for heavy in ("ctxlab.scenarios", "ctxlab.presets", "ctxlab.workloads", "pydantic", "yaml", "pandas"):
+        assert f"'{heavy}'" not in loaded, heavy
+
+
+def test_the_command_lists_every_format_the_readers_know_in_their_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ctxlab.cli.transcripts import FORMAT_SUMMARIES
+    from ctxlab.workloads.importers import FORMATS
+
+    assert list(FORMAT_SUMMARIES) == list(FORMATS)
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    help_text = capsys.readouterr().out
+    assert all(f"  {name:<20}{summary}" in help_text for name, summary in FORMAT_SUMMARIES.items())
 
 
 def test_the_index_reads_the_same_from_parquet_and_from_csv(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from ctxlab.analysis import agents, plots
 from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.experiments.processes import WHOLE, Share, map_shares
-from ctxlab.experiments.results import replace_folder
+from ctxlab.experiments.replace import replace_folder
 
 MAX_SAWTOOTH_RUNS = 16
 MAX_OVERLAY_RUNS = 8

@@ -51,14 +51,3 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="the API form requests are recorded in (anthropic: requests/<run_id>.anthropic.jsonl.gz)",
     )
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
-
-
-def add_format_option(parser: argparse.ArgumentParser) -> None:
-    from ctxlab.workloads.importers import FORMATS
-
-    parser.add_argument(
-        "--format",
-        choices=list(FORMATS),
-        default=None,
-        help="the transcript's format (default: detected from its content)",
-    )

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ctxlab.cli.base import BadInput, out_dir
-from ctxlab.core.wire.views import WireName
-from ctxlab.problems import Problem, ScenarioError
-from ctxlab.scenarios.load import LoadedScenario, load_scenario
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the loader and the run path are imported by the commands that use them
+    from ctxlab.core.wire.views import WireName
     from ctxlab.experiments.results import Plotter
+    from ctxlab.problems import Problem
+    from ctxlab.scenarios.load import LoadedScenario
 
 REPLAY_SOURCE = "<replay>"
 
@@ -26,6 +26,9 @@ def problem_text(problem: Problem) -> str:
 
 
 def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
+    from ctxlab.problems import ScenarioError
+    from ctxlab.scenarios.load import load_scenario
+
     loaded: list[LoadedScenario] = []
     messages: list[str] = []
     for path in paths:

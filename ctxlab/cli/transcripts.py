@@ -7,11 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ctxlab.cli.base import RAW, BadInput, Commands, add_format_option, add_run_options, out_dir, positive
+from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, out_dir, positive
 from ctxlab.cli.running import REPLAY_SOURCE, Execution, execute, problem_text, warn
-from ctxlab.problems import ScenarioError
-from ctxlab.scenarios.load import load_located, scenario_name
-from ctxlab.scenarios.located import Located, parse_yaml
 
 EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --context-size 32000
@@ -27,6 +24,20 @@ EXAMPLES_IMPORT = """examples:
 
 REPLAY_CONTEXT_SIZE = 128_000
 
+FORMAT_SUMMARIES = {
+    "codex": "Codex CLI rollout (JSONL of response_item / event_msg lines)",
+    "claude-code": "Claude Code session log (~/.claude/projects/*/*.jsonl)",
+    "openhands": "OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
+    "swe-agent": "SWE-agent trajectory (.traj)",
+    "mini-swe-agent": "mini-swe-agent trajectory (messages JSON)",
+    "langgraph": "LangGraph / LangChain thread (values.messages of human/ai/tool messages)",
+    "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL of requests)",
+    "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
+    "openai-chat": "OpenAI chat messages, one a line (the lab's replay format)",
+}
+"""Each format `import` and `replay` read (`ctxlab.workloads.importers.FORMATS`, in the same
+order), in a line; kept here so that building the parser does not import the readers."""
+
 _ROOT_KEYS = {
     "name",
     "description",
@@ -41,6 +52,9 @@ _ROOT_KEYS = {
 
 
 def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
+    from ctxlab.problems import ScenarioError
+    from ctxlab.scenarios.load import scenario_name
+    from ctxlab.scenarios.located import parse_yaml
     from ctxlab.scenarios.schema import Scenario, entry_model
     from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
 
@@ -80,6 +94,10 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Replay one transcript through a preset."""
+    from ctxlab.problems import ScenarioError
+    from ctxlab.scenarios.load import load_located
+    from ctxlab.scenarios.located import Located
+
     out_dir(args.out)
     if not Path(args.trace).is_file():
         raise BadInput(
@@ -169,10 +187,17 @@ def add_replay(commands: Commands) -> None:
     replay.set_defaults(handler=cmd_replay)
 
 
-def add_import(commands: Commands) -> None:
-    from ctxlab.workloads.importers import FORMATS
+def add_format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=list(FORMAT_SUMMARIES),
+        default=None,
+        help="the transcript's format (default: detected from its content)",
+    )
 
-    formats = "\n".join(f"  {name:<20}{fmt.summary}" for name, fmt in FORMATS.items())
+
+def add_import(commands: Commands) -> None:
+    formats = "\n".join(f"  {name:<20}{summary}" for name, summary in FORMAT_SUMMARIES.items())
     command = commands.add_parser(
         "import",
         help="convert an agent's transcript to OpenAI chat JSONL",

@@ -23,7 +23,6 @@ import platform
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,6 +32,7 @@ from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBE
 from ctxlab.experiments.execute import RunResult, request_file_name
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.processes import Share, map_shares
+from ctxlab.experiments.replace import replace_folder
 from ctxlab.experiments.tables import (
     Table,
     calls_table,
@@ -235,7 +235,7 @@ def write_scenarios(
             errors = _draw(plot, temporaries, [len(o.results) for o in outcomes], workers)
         for temporary, outcome in zip(temporaries, outcomes, strict=True):
             _keep_tuning(out / outcome.loaded.name, temporary)
-            _swap(temporary, out / outcome.loaded.name)
+            replace_folder(temporary, out / outcome.loaded.name)
     except BaseException:
         for temporary in temporaries:
             shutil.rmtree(temporary, ignore_errors=True)
@@ -301,23 +301,3 @@ def _fill(
             (folder / "requests" / name).write_bytes(result.requests_gz)
     text = json.dumps(manifest(loaded, configs, results, tables), indent=2, ensure_ascii=False)
     (folder / "manifest.json").write_text(text + "\n", encoding="utf-8")
-
-
-def _swap(temporary: Path, final: Path) -> None:
-    """Put `temporary` in place of `final`; the old folder is removed only after the rename."""
-    old = final.with_name(f".{final.name}.old-{os.getpid()}")
-    if final.exists():
-        os.rename(final, old)
-    try:
-        os.rename(temporary, final)
-    except BaseException:
-        if old.exists() and not final.exists():
-            os.rename(old, final)
-        raise
-    with suppress(FileNotFoundError):
-        shutil.rmtree(old)
-
-
-def replace_folder(temporary: Path, final: Path) -> None:
-    """Put the complete folder `temporary` in place of `final` (for redrawn figures too)."""
-    _swap(temporary, final)

@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxlab.cli.base import BadInput, Commands, positive
-from ctxlab.problems import ScenarioError
-from ctxlab.scenarios.load import LoadedScenario, load_located, scenario_name
-from ctxlab.scenarios.located import Located, parse_yaml, read_text
 
-if TYPE_CHECKING:  # the run path is imported only when the command runs (`ctxlab --help` stays quick)
+if TYPE_CHECKING:  # the loader and the run path are imported when the command runs (quick `--help`)
     from concurrent.futures import Executor
 
+    from ctxlab.scenarios.load import LoadedScenario
+    from ctxlab.scenarios.located import Located
     from ctxlab.tune.measure import TrialRecord
     from ctxlab.tune.search import Budget, Plan, SearchResult
 
@@ -90,6 +89,10 @@ def add_tune(commands: Commands) -> None:
 
 
 def _load(args: argparse.Namespace, path: Path) -> LoadedScenario:
+    from ctxlab.problems import ScenarioError
+    from ctxlab.scenarios.load import load_located
+    from ctxlab.scenarios.located import parse_yaml, read_text
+
     try:
         located = parse_yaml(read_text(path), str(path))
         if args.trace is not None:
@@ -101,6 +104,9 @@ def _load(args: argparse.Namespace, path: Path) -> LoadedScenario:
 
 def _on_trace(located: Located, args: argparse.Namespace) -> Located:
     """The scenario with the transcript as its workload (its probes and clock kept)."""
+    from ctxlab.scenarios.load import scenario_name
+    from ctxlab.scenarios.located import Located
+
     trace = Path(args.trace)
     if not trace.is_file():
         raise BadInput([f"--trace {trace}: no such transcript file"])

@@ -29,7 +29,7 @@ import yaml
 from ctxlab.analysis import tune as figures
 from ctxlab.analysis.plots import save
 from ctxlab.experiments.columns import Column, ColumnType
-from ctxlab.experiments.results import replace_folder
+from ctxlab.experiments.replace import replace_folder
 from ctxlab.experiments.tables import Table, infer_type, write_csv
 from ctxlab.tune.measure import CONSTRAINTS, TrialRecord, best, pareto_front
 from ctxlab.tune.search import Budget, Plan, SearchResult

@@ -73,10 +73,9 @@ OPENAI_CHAT = "openai-chat"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Format:
-    """An importable format: its name, what it is, how to recognise it, how to read it."""
+    """An importable format: its name, how to recognise it, how to read it."""
 
     name: str
-    summary: str
     detect: Callable[[list[object]], bool]
     read: Callable[[Iterator[Entry], Report], Iterator[Wire]]
 
@@ -90,55 +89,46 @@ FORMATS: dict[str, Format] = {
     for f in (
         Format(
             name="codex",
-            summary="Codex CLI rollout (JSONL of response_item / event_msg lines)",
             detect=codex.is_codex,
             read=codex.read_codex,
         ),
         Format(
             name="claude-code",
-            summary="Claude Code session log (~/.claude/projects/*/*.jsonl)",
             detect=claude_code.is_claude_code,
             read=claude_code.read_claude_code,
         ),
         Format(
             name="openhands",
-            summary="OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
             detect=_first(lambda v: openhands.is_record(v) or openhands.is_event_stream(v)),
             read=openhands.read_openhands,
         ),
         Format(
             name="swe-agent",
-            summary="SWE-agent trajectory (.traj)",
             detect=_first(swe_agent.is_swe_agent),
             read=swe_agent.read_swe_agent,
         ),
         Format(
             name="mini-swe-agent",
-            summary="mini-swe-agent trajectory (messages JSON)",
             detect=_first(lambda v: swe_agent.mini_messages(v) is not None),
             read=swe_agent.read_mini,
         ),
         Format(
             name="langgraph",
-            summary="LangGraph / LangChain thread (values.messages of human/ai/tool messages)",
             detect=_first(lambda v: langgraph.thread_messages(v) is not None),
             read=langgraph.read_langgraph,
         ),
         Format(
             name="anthropic-messages",
-            summary="Anthropic Messages API request log (JSON or JSONL of requests)",
             detect=lambda values: bool(values) and anthropic.is_messages_request(values[-1]),
             read=anthropic.read_anthropic_log,
         ),
         Format(
             name="openai-responses",
-            summary="OpenAI Responses API request log (JSON or JSONL of requests)",
             detect=lambda values: bool(values) and responses.is_responses_request(values[-1]),
             read=responses.read_responses_log,
         ),
         Format(
             name=OPENAI_CHAT,
-            summary="OpenAI chat messages, one a line (the lab's replay format)",
             detect=openai_chat.is_openai_chat,
             read=openai_chat.read_openai_chat,
         ),

@@ -1,0 +1,28 @@
+"""Putting a complete folder in place of another: results, redrawn figures, a tuning's output.
+
+Invariant: `final` is at every moment either its old folder or the complete new one. The old
+folder is moved aside first and removed only after the new one is in place; if the rename fails,
+the old one is put back.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from contextlib import suppress
+from pathlib import Path
+
+
+def replace_folder(temporary: Path, final: Path) -> None:
+    """Put the complete folder `temporary` in place of `final` (which may not exist yet)."""
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        os.rename(final, old)
+    try:
+        os.rename(temporary, final)
+    except BaseException:
+        if old.exists() and not final.exists():
+            os.rename(old, final)
+        raise
+    with suppress(FileNotFoundError):
+        shutil.rmtree(old)

@@ -1,0 +1,35 @@
+"""`replace_folder`: the final folder is always the old one or the complete new one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxlab.experiments.replace import replace_folder
+
+
+def _folder(path: Path, text: str) -> Path:
+    path.mkdir()
+    (path / "file.txt").write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_new_folder_takes_the_old_ones_place_and_nothing_is_left_beside_it(tmp_path: Path) -> None:
+    final = _folder(tmp_path / "results", "old")
+    replace_folder(_folder(tmp_path / ".results.tmp", "new"), final)
+    assert (final / "file.txt").read_text(encoding="utf-8") == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+def test_a_folder_that_did_not_exist_is_put_in_place(tmp_path: Path) -> None:
+    replace_folder(_folder(tmp_path / ".results.tmp", "new"), tmp_path / "results")
+    assert (tmp_path / "results" / "file.txt").read_text(encoding="utf-8") == "new"
+
+
+def test_when_the_new_folder_cannot_be_moved_the_old_one_is_put_back(tmp_path: Path) -> None:
+    final = _folder(tmp_path / "results", "old")
+    with pytest.raises(FileNotFoundError):
+        replace_folder(tmp_path / "missing", final)
+    assert (final / "file.txt").read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
