@@ -42,6 +42,29 @@ def test_a_small_scenario_end_to_end(tmp_path: Path) -> None:
     assert "## tiny" in (tmp_path / "results" / "index.md").read_text(encoding="utf-8")
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_bar_counts_the_runs_then_the_scenarios_drawn(tmp_path: Path) -> None:
+    paths = [write(tmp_path, TINY), write(tmp_path, TINY.replace("name: tiny", "name: other"), "other.yaml")]
+    err = _Terminal()
+    code = main(
+        ["run", *map(str, paths), "--out", str(tmp_path / "r"), "--workers", "1"], out=io.StringIO(), err=err
+    )
+    frames = [f.strip() for f in err.getvalue().split("\r") if f.strip()]
+    assert code == 0
+    assert frames[0].startswith("running:   0%") and "0/2" in frames[0], frames
+    drawing = [f for f in frames if f.startswith("drawing:")]
+    assert drawing[0].startswith("drawing:   0%") and "0/2" in drawing[0], frames
+    assert drawing[-1].startswith("drawing: 100%") and "2/2" in drawing[-1], frames
+    assert [f for f in frames if not f.startswith(("running:", "drawing:"))] == []
+    err = _Terminal()
+    main(["run", *map(str, paths), "--out", str(tmp_path / "r"), "--no-plots"], out=io.StringIO(), err=err)
+    assert "running" in err.getvalue() and "drawing" not in err.getvalue()
+
+
 def test_quiet_prints_nothing_and_record_requests_writes_request_files(tmp_path: Path) -> None:
     path = write(tmp_path, TINY)
     out_dir = tmp_path / "results"

@@ -74,29 +74,63 @@ def start_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-def map_in_processes(work: Callable[[T], R], items: Sequence[T], workers: int | None = None) -> list[R]:
+def map_in_processes(
+    work: Callable[[T], R],
+    items: Sequence[T],
+    workers: int | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> list[R]:
     """`work` over `items`, in local worker processes when there are several of both; results in
-    the order of `items`. An exception in `work` is raised here. `work` must be picklable."""
+    the order of `items`. `on_done(position)` is called as each item finishes, in the order they
+    finish (for progress). An exception in `work` is raised here. `work` must be picklable."""
     workers = min(workers or default_workers(), len(items))
+    done = on_done or _ignore
     if workers <= 1:
-        return [work(item) for item in items]
+        results = []
+        for position, item in enumerate(items):
+            results.append(work(item))
+            done(position)
+        return results
     with process_pool(workers) as pool:
-        return list(pool.map(work, items))
+        futures = {pool.submit(work, item): position for position, item in enumerate(items)}
+        finished: dict[int, R] = {}
+        for future in cf.as_completed(futures):
+            finished[futures[future]] = future.result()
+            done(futures[future])
+        return [finished[position] for position in range(len(items))]
+
+
+def _ignore(position: int) -> None:
+    return None
 
 
 def map_shares(
-    work: Callable[[T, Share], R], items: Sequence[T], sizes: Sequence[int], workers: int | None = None
+    work: Callable[[T, Share], R],
+    items: Sequence[T],
+    sizes: Sequence[int],
+    workers: int | None = None,
+    on_item_done: Callable[[int], None] | None = None,
 ) -> list[list[R]]:
     """`work(item, share)` for each share of every item, as `map_in_processes` runs work: each
     item is split into as many shares as there are workers but no more than its `size` (the
     work it holds, in units a share should not split), and the largest shares go first, so
-    the last to finish are short. Returns each item's results in the order of its shares."""
+    the last to finish are short. `on_item_done(k)` is called once the last share of item `k`
+    is done. Returns each item's results in the order of its shares."""
     count = workers or default_workers()
     split = [shares(max(1, min(count, size))) for size in sizes]
     jobs = [(k, share) for k, parts in enumerate(split) for share in parts]
     jobs.sort(key=lambda job: -sizes[job[0]] / job[1].count)
+    left = [len(parts) for parts in split]
+
+    def share_done(position: int) -> None:
+        k = jobs[position][0]
+        left[k] -= 1
+        if left[k] == 0 and on_item_done is not None:
+            on_item_done(k)
+
     work_on = functools.partial(_work_on_share, work)
-    done = dict(zip(jobs, map_in_processes(work_on, [(items[k], s) for k, s in jobs], workers), strict=True))
+    results = map_in_processes(work_on, [(items[k], s) for k, s in jobs], workers, share_done)
+    done = dict(zip(jobs, results, strict=True))
     return [[done[k, share] for share in parts] for k, parts in enumerate(split)]
 
 

@@ -212,13 +212,20 @@ class Outcome(NamedTuple):
 
 
 def write_scenarios(
-    out: Path, outcomes: Sequence[Outcome], *, plot: Plotter | None = None, workers: int | None = 1
+    out: Path,
+    outcomes: Sequence[Outcome],
+    *,
+    plot: Plotter | None = None,
+    workers: int | None = 1,
+    on_drawn: Callable[[int], None] | None = None,
 ) -> list[Written]:
     """Write `<out>/<scenario>/` for each outcome, each folder atomically; returns what was written.
 
     Tables are written here; figures, most of the work, are drawn in up to `workers` worker
     processes side by side, a folder's figures shared among several of them (their bytes do not
     depend on the process), and each folder is put in place only once it is complete.
+    `on_drawn(k)` is called as the figures of `outcomes[k]` are done, in the order they finish
+    (for progress).
 
     Raises:
         OSError: a folder could not be written (the previous results of those not yet in place are
@@ -232,7 +239,7 @@ def write_scenarios(
             _fill(temporary, *outcome)
         errors: list[str | None] = [None] * len(outcomes)
         if plot is not None:
-            errors = _draw(plot, temporaries, [len(o.results) for o in outcomes], workers)
+            errors = _draw(plot, temporaries, [len(o.results) for o in outcomes], workers, on_drawn)
         for temporary, outcome in zip(temporaries, outcomes, strict=True):
             _keep_tuning(out / outcome.loaded.name, temporary)
             replace_folder(temporary, out / outcome.loaded.name)
@@ -259,12 +266,16 @@ def _keep_tuning(final: Path, temporary: Path) -> None:
 
 
 def _draw(
-    plot: Plotter, folders: Sequence[Path], runs: Sequence[int], workers: int | None
+    plot: Plotter,
+    folders: Sequence[Path],
+    runs: Sequence[int],
+    workers: int | None,
+    on_drawn: Callable[[int], None] | None,
 ) -> list[str | None]:
     """Draw the figures of every folder, in shares side by side (no more shares than runs: a
     scenario has about as many figures as runs). A drawing error leaves the folder's tables and
     no `figures/`, and is returned (its first share's), not raised."""
-    drawn = map_shares(functools.partial(_plot, plot), folders, runs, workers)
+    drawn = map_shares(functools.partial(_plot, plot), folders, runs, workers, on_drawn)
     errors = [next((e for e in folder_errors if e is not None), None) for folder_errors in drawn]
     for folder, error in zip(folders, errors, strict=True):
         if error is not None:

@@ -11,7 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +44,11 @@ def run_scenarios(
     scheduler: str | None = None,
     on_done: OnDone | None = None,
     plot: Plotter | None = None,
+    on_drawn: Callable[[int], None] | None = None,
 ) -> list[ScenarioRun]:
     """Run every scenario's grid and write `out/<name>/` for each, in the order given.
+    `on_done` is called as each run finishes, `on_drawn(k)` as the figures of `loaded[k]` are
+    done (both for progress, in the order they finish).
 
     `record_requests` None keeps each scenario's own setting; True or False overrides it. `wire`
     is the API form requests are recorded in (`requests/<run_id>.anthropic.jsonl.gz` for Anthropic).
@@ -63,7 +66,7 @@ def run_scenarios(
         scheduler=scheduler,
         on_done=on_done,
     )
-    written = write_scenarios(out, outcomes, plot=plot, workers=workers)
+    written = write_scenarios(out, outcomes, plot=plot, workers=workers, on_drawn=on_drawn)
     return [
         ScenarioRun(scenario=o.loaded, written=w, results=o.results)
         for o, w in zip(outcomes, written, strict=True)

@@ -3,6 +3,7 @@ worker processes and a Dask LocalCluster; results come back in grid order."""
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sys
@@ -116,6 +117,28 @@ def test_map_shares_splits_each_item_into_at_most_its_size_and_returns_them_in_o
     ]
     pids = {r[3] for results in done for r in results}
     assert (pids == {os.getpid()}) == (workers == 1)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_each_item_is_reported_done_once(workers: int) -> None:
+    """Progress hears of each item once, whichever processes drew its shares."""
+    reported: list[int] = []
+    done = processes.map_shares(_share_of, ["big", "one", "none"], [5, 1, 0], workers, reported.append)
+    assert sorted(reported) == [0, 1, 2]
+    assert [len(results) for results in done] == [min(workers, 5), 1, 1]
+
+
+def test_an_item_is_reported_done_after_its_work_ran() -> None:
+    ran: list[str] = []
+    reported: list[tuple[int, list[str]]] = []
+    work = functools.partial(_noting, ran)  # in this process (one worker): the work can say when it ran
+    processes.map_shares(work, ["big", "one"], [5, 1], 1, lambda k: reported.append((k, list(ran))))
+    assert reported == [(0, ["big"]), (1, ["big", "one"])]
+
+
+def _noting(ran: list[str], item: str, share: processes.Share) -> str:
+    ran.append(item)
+    return item
 
 
 def test_shares_hold_every_position_once() -> None:
