@@ -47,7 +47,9 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_on_a_terminal_the_bar_counts_the_runs_then_the_scenarios_drawn(tmp_path: Path) -> None:
+def test_on_a_terminal_the_bar_counts_the_runs_then_the_scenarios_drawn_and_so_does_plot(
+    tmp_path: Path,
+) -> None:
     paths = [write(tmp_path, TINY), write(tmp_path, TINY.replace("name: tiny", "name: other"), "other.yaml")]
     err = _Terminal()
     code = main(
@@ -63,6 +65,11 @@ def test_on_a_terminal_the_bar_counts_the_runs_then_the_scenarios_drawn(tmp_path
     err = _Terminal()
     main(["run", *map(str, paths), "--out", str(tmp_path / "r"), "--no-plots"], out=io.StringIO(), err=err)
     assert "running" in err.getvalue() and "drawing" not in err.getvalue()
+    err = _Terminal()
+    main(["plot", str(tmp_path / "r"), "--workers", "2"], out=io.StringIO(), err=err)
+    frames = [f.strip() for f in err.getvalue().split("\r") if f.strip()]
+    assert frames[0].startswith("drawing:   0%") and frames[-1].startswith("drawing: 100%"), frames
+    assert "2/2" in frames[-1] and "scenario" in frames[-1]
 
 
 def test_quiet_prints_nothing_and_record_requests_writes_request_files(tmp_path: Path) -> None:

@@ -219,16 +219,25 @@ def plot_folder(folder: Path, *, svg: bool = False, workers: int | None = 1) -> 
     return plot_folders([folder], svg=svg, workers=workers)[0]
 
 
-def plot_folders(folders: Sequence[Path], *, svg: bool = False, workers: int | None = 1) -> list[list[Path]]:
+def plot_folders(
+    folders: Sequence[Path],
+    *,
+    svg: bool = False,
+    workers: int | None = 1,
+    on_drawn: Callable[[int], None] | None = None,
+) -> list[list[Path]]:
     """Redraw the figures of the results in each folder into its `figures/`, each replaced as a
     whole once every folder's figures are drawn; with `workers` (None: the cores), shares of
-    them are drawn in that many processes side by side. Returns each folder's files, sorted."""
+    them are drawn in that many processes side by side. `on_drawn(k)` is called as the figures
+    of `folders[k]` are done, in the order they finish (for progress). Returns each folder's
+    files, sorted."""
     temporaries = [folder / f".figures.tmp-{os.getpid()}" for folder in folders]
     try:
         for temporary in temporaries:
             shutil.rmtree(temporary, ignore_errors=True)
         pairs = list(zip(folders, temporaries, strict=True))
-        drawn = map_shares(functools.partial(_draw_into, svg), pairs, [_runs(f) for f in folders], workers)
+        runs = [_runs(f) for f in folders]
+        drawn = map_shares(functools.partial(_draw_into, svg), pairs, runs, workers, on_drawn)
         for folder, temporary in pairs:
             replace_folder(temporary, folder / "figures")
     except BaseException:

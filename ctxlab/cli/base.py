@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 
 class BadInput(Exception):
@@ -51,3 +51,38 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="the API form requests are recorded in (anthropic: requests/<run_id>.anthropic.jsonl.gz)",
     )
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+
+class Progress:
+    """A tqdm bar on a terminal that counts each phase in turn (`(description, unit, total)`,
+    such as the runs and then the scenarios drawn), skipping empty ones; a no-op otherwise (never
+    written to a pipe or a file). Each `step` counts one unit of the current phase."""
+
+    def __init__(self, phases: Sequence[tuple[str, str, int]], *, quiet: bool, err: TextIO) -> None:
+        self.phases = [phase for phase in phases if phase[2] > 0]
+        self.bar: Any = None
+        if not quiet and sum(total for _, _, total in self.phases) > 1 and err.isatty():
+            from tqdm import tqdm
+
+            tqdm.monitor_interval = 0  # no monitor thread: workers are forked only from a lone thread
+            description, unit, total = self.phases.pop(0)
+            self.bar = tqdm(total=total, unit=unit, desc=description, file=err, leave=False)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def step(self, done: object = None) -> None:
+        """One more unit of the current phase is done; after its last, the next phase starts."""
+        if self.bar is None:
+            return
+        self.bar.update(1)
+        self.bar.refresh()  # every step: a phase's units can come faster than tqdm redraws
+        if self.bar.n >= self.bar.total and self.phases:
+            description, unit, total = self.phases.pop(0)
+            self.bar.unit = unit
+            self.bar.set_description(description, refresh=False)
+            self.bar.reset(total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from ctxlab.cli.base import BadInput, out_dir
+from ctxlab.cli.base import BadInput, Progress, out_dir
 
 if TYPE_CHECKING:  # the loader and the run path are imported by the commands that use them
     from ctxlab.core.wire.views import WireName
@@ -79,7 +79,8 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
 
     root = out_dir(how.out_dir)
     total = sum(len(expand(item)) for item in loaded)
-    with _Progress(total, len(loaded) if how.plots else 0, quiet=how.quiet, err=err) as progress:
+    phases = [("running", "run", total), ("drawing", "scenario", len(loaded) if how.plots else 0)]
+    with Progress(phases, quiet=how.quiet, err=err) as progress:
         try:
             runs = run_scenarios(
                 loaded,
@@ -89,9 +90,9 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
                 executor=how.executor,
                 workers=how.workers,
                 scheduler=how.scheduler,
-                on_done=progress.ran,
+                on_done=progress.step,
                 plot=_plotter(how.svg) if how.plots else None,
-                on_drawn=progress.drew,
+                on_drawn=progress.step,
             )
         except ExecutorUnavailableError as unavailable:
             raise BadInput([str(unavailable)]) from None
@@ -130,40 +131,3 @@ def _summary(folder: Path, results: Sequence[Any]) -> str:
     peak = f", peak input {max(peaks):,} tokens" if peaks else ""
     status = f", {failed} FAILED" if failed else ""
     return f"{folder}/: {len(results)} run{'s' if len(results) != 1 else ''}{status}{peak}"
-
-
-class _Progress:
-    """A tqdm bar on a terminal, over the runs and then over the scenarios whose figures are being
-    drawn (most of a run with figures); a no-op otherwise (never written to a pipe or a file)."""
-
-    def __init__(self, runs: int, drawings: int, *, quiet: bool, err: TextIO) -> None:
-        self.bar: Any = None
-        self.runs, self.drawings = runs, drawings
-        if not quiet and max(runs, drawings) > 1 and err.isatty():
-            from tqdm import tqdm
-
-            tqdm.monitor_interval = 0  # no monitor thread: workers are forked only from a lone thread
-            self.bar = tqdm(total=runs, unit="run", desc="running", file=err, leave=False)
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def ran(self, result: Any) -> None:
-        """One run finished; after the last, the bar counts the scenarios drawn."""
-        if self.bar is None:
-            return
-        self.bar.update(1)
-        if self.bar.n == self.runs and self.drawings:
-            self.bar.unit = "scenario"
-            self.bar.set_description("drawing", refresh=False)
-            self.bar.reset(total=self.drawings)
-
-    def drew(self, position: int) -> None:
-        """The figures of one more scenario are drawn."""
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.refresh()  # each one, though small scenarios finish faster than tqdm redraws
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.close()

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ctxlab.cli.base import BadInput, Commands, positive
+from ctxlab.cli.base import BadInput, Commands, Progress, positive
 
 
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -24,9 +24,9 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput(
             [f"{root}: no results here (no manifest.json in it or its subfolders); run `ctxlab run` first"]
         )
-    for folder, written in zip(
-        folders, plot_folders(folders, svg=args.svg, workers=args.workers), strict=True
-    ):
+    with Progress([("drawing", "scenario", len(folders))], quiet=False, err=err) as progress:
+        drawn = plot_folders(folders, svg=args.svg, workers=args.workers, on_drawn=progress.step)
+    for folder, written in zip(folders, drawn, strict=True):
         print(f"{folder}/figures/: {len(written)} file{'' if len(written) == 1 else 's'}", file=out)
     if folders != [root]:
         print(f"index: {write_index(root)}", file=out)
