@@ -84,24 +84,20 @@ def map_in_processes(
     the order of `items`. `on_done(position)` is called as each item finishes, in the order they
     finish (for progress). An exception in `work` is raised here. `work` must be picklable."""
     workers = min(workers or default_workers(), len(items))
-    done = on_done or _ignore
+    finished: dict[int, R] = {}
     if workers <= 1:
-        results = []
         for position, item in enumerate(items):
-            results.append(work(item))
-            done(position)
-        return results
-    with process_pool(workers) as pool:
-        futures = {pool.submit(work, item): position for position, item in enumerate(items)}
-        finished: dict[int, R] = {}
-        for future in cf.as_completed(futures):
-            finished[futures[future]] = future.result()
-            done(futures[future])
-        return [finished[position] for position in range(len(items))]
-
-
-def _ignore(position: int) -> None:
-    return None
+            finished[position] = work(item)
+            if on_done is not None:
+                on_done(position)
+    else:
+        with process_pool(workers) as pool:
+            futures = {pool.submit(work, item): position for position, item in enumerate(items)}
+            for future in cf.as_completed(futures):
+                finished[futures[future]] = future.result()
+                if on_done is not None:
+                    on_done(futures[future])
+    return [finished[position] for position in range(len(items))]
 
 
 def map_shares(

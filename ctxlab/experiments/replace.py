@@ -1,8 +1,8 @@
 """Putting a complete folder in place of another: results, redrawn figures, a tuning's output.
 
-Invariant: `final` is at every moment either its old folder or the complete new one. The old
-folder is moved aside first and removed only after the new one is in place; if the rename fails,
-the old one is put back.
+Invariant: `final` is never a partly written folder. The old folder is moved aside (renamed, so
+nothing of it is lost), the new one renamed into its place, and only then is the old one removed;
+if that rename fails, the old one is put back.
 """
 
 from __future__ import annotations
