@@ -218,6 +218,10 @@ parts = st.lists(st.one_of(st.builds(T, text=long_texts), st.just(IMAGE)), max_s
 limits = st.integers(-5, 4500)
 
 
+def _without_empty_texts(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    return tuple(p for p in parts if not (isinstance(p, TextBlock) and not p.text))
+
+
 @given(parts, limits)
 def test_split_is_byte_exact(output: tuple[Part, ...], limit: int) -> None:
     original = result(*output)
@@ -225,8 +229,17 @@ def test_split_is_byte_exact(output: tuple[Part, ...], limit: int) -> None:
     if cut is None:
         return
     assert cut.kept.text + cut.offloaded.text == original.text
-    assert merge_text_parts(cut.kept.output + cut.offloaded.output) == merge_text_parts(output)
+    rejoined = merge_text_parts(cut.kept.output + cut.offloaded.output)
+    assert _without_empty_texts(rejoined) == _without_empty_texts(merge_text_parts(output))
+    assert len(rejoined) >= len(merge_text_parts(output)) - 1  # at most the boundary text is gone
     assert cut.offloaded.output  # a split always cuts something off
+
+
+def test_an_empty_boundary_text_is_dropped_as_agentscope_drops_it() -> None:
+    cut = split(0, T(text=""), IMAGE)
+    assert cut is not None
+    assert cut.kept.output == ()
+    assert cut.offloaded.output == (IMAGE,)
 
 
 @given(parts, limits)

@@ -9,7 +9,9 @@ Invariants:
   limit is never split.
 - A split keeps a prefix of the output and offloads the rest: the text of `kept` followed by the
   text of `offloaded` is the text of the original, character for character, and the parts of both,
-  with adjacent texts merged, are the original's parts with adjacent texts merged.
+  with adjacent texts merged, are the original's parts with adjacent texts merged. Neither side
+  gets an empty text: a boundary text cut at either end leaves no empty half, and an empty
+  boundary text leaves no part at all (AgentScope adds a half only when it has characters).
 - `kept` and `offloaded` carry the original's id, name and state. The split never looks at the
   state: AgentScope truncates a failed local tool's result like any other (only the results it
   makes itself for denied calls, unknown tools and bad arguments skip truncation, and the engine
