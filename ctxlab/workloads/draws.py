@@ -42,9 +42,9 @@ class Outputs:
     words: list[int] = field(default_factory=list)
     used: int = 0
 
-    def fetch(self) -> None:
-        """Append the generator's next `BLOCK` outputs to `words`."""
-        count = BLOCK
+    def fetch(self, count: int = BLOCK) -> None:
+        """Append the generator's next `count` outputs (at least one) to `words`."""
+        count = max(1, count)
         raw = self.rng.getrandbits(WORD_BITS * count).to_bytes(4 * count, "little")
         self.words.extend(struct.unpack(f"<{count}I", raw))
 

@@ -26,7 +26,7 @@ from typing import Literal, get_args
 
 from ctxlab.core.messages.blocks import DataBlock, SourceKind
 from ctxlab.workloads import banks as b
-from ctxlab.workloads.draws import outputs
+from ctxlab.workloads.draws import Outputs, outputs
 from ctxlab.workloads.prose import prose, prose_text, sentence
 
 FillerKind = Literal["prose", "code", "json", "log", "shell", "zh"]
@@ -86,7 +86,12 @@ def filler_tokens(kind: FillerKind, tokens: int, rng: random.Random) -> str:
 
 def filler_at(seed: int, path: str, kind: FillerKind, nbytes: int) -> str:
     """`filler` for the item at `path`, with its own derived generator."""
-    return filler(kind, nbytes, item_rng(seed, path))
+    rng = item_rng(seed, path)
+    if kind != "prose" or nbytes < 0:
+        return filler(kind, nbytes, rng)
+    # The generator is this item's alone and dropped here, so the outputs read ahead need not be
+    # given back (`outputs` does that for a generator drawn from again): the same text, cheaper.
+    return prose_text(Outputs(rng), nbytes)
 
 
 def _take_ascii(stream: Iterator[str], nbytes: int) -> str:

@@ -108,6 +108,9 @@ _COUNT_SHIFT = shift_below(4)  # sentences per paragraph: randrange(3, 7)
 _MARGIN = 128
 """Outputs kept ahead of a paragraph, which uses about 46 (rarely over 90); a paragraph that runs
 past them is drawn again after a fetch."""
+_BYTES_PER_OUTPUT = 6
+"""Prose draws about one output per six bytes (0.16-0.19 per byte past a paragraph): a fetch
+sized by the bytes still wanted rarely needs a second one, and a short text fetches little."""
 
 
 def prose_text(out: Outputs, nbytes: int) -> str:
@@ -117,11 +120,11 @@ def prose_text(out: Outputs, nbytes: int) -> str:
     size = 0
     while size < nbytes:
         if len(out.words) - out.used < _MARGIN:
-            out.fetch()
+            out.fetch(_MARGIN + (nbytes - size) // _BYTES_PER_OUTPUT)
         try:
             at, paragraph = _paragraph(out.words, out.used)
         except IndexError:  # ran past the fetched outputs: fetch more, draw it again
-            out.fetch()
+            out.fetch(_MARGIN)
             continue
         out.used = at
         pieces.append(paragraph)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ctxlab.workloads import draws, prose
 from ctxlab.workloads.draws import outputs, pick, shift_below
-from ctxlab.workloads.filler import filler
+from ctxlab.workloads.filler import filler, filler_at, item_rng
 
 
 class _Plain(random.Random):
@@ -60,8 +60,29 @@ def test_block_prose_is_the_prose_stream_drawn_call_by_call(seed: int) -> None:
 
 def test_a_paragraph_past_the_fetched_outputs_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     expected = filler("prose", 5000, random.Random(8))
-    monkeypatch.setattr(draws, "BLOCK", 7)
-    monkeypatch.setattr(prose, "_MARGIN", 0)
+    monkeypatch.setattr(prose, "_MARGIN", 0)  # fetch one output at a time: every paragraph runs past
+    monkeypatch.setattr(prose, "_BYTES_PER_OUTPUT", 10**9)
+    fetched: list[int] = []
+    fetch = draws.Outputs.fetch
+    monkeypatch.setattr(draws.Outputs, "fetch", lambda out, count: fetched.append(count) or fetch(out, count))
     fast, slow = random.Random(8), _Plain(8)
     assert filler("prose", 5000, fast) == filler("prose", 5000, slow) == expected
     assert fast.getstate() == slow.getstate()
+    assert set(fetched) == {0} and len(fetched) > 5000 // 8  # one output a fetch, more fetches than words
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_an_item_s_prose_is_its_generator_s_prose(n: int) -> None:
+    """`filler_at` reads an item's private generator without giving it back its outputs: the
+    same text as `filler` on that generator."""
+    assert filler_at(5, "turns[3].user", "prose", n) == filler("prose", n, item_rng(5, "turns[3].user"))
+
+
+def test_a_long_prose_fetches_about_what_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    fetched: list[int] = []
+    fetch = draws.Outputs.fetch
+    monkeypatch.setattr(draws.Outputs, "fetch", lambda out, count: fetched.append(count) or fetch(out, count))
+    with outputs(random.Random(2)) as out:
+        assert out is not None
+        prose.prose_text(out, 60_000)
+        assert len(fetched) <= 2 and out.used <= sum(fetched) < out.used + 2 * 60_000 // 6
