@@ -87,11 +87,11 @@ def filler_tokens(kind: FillerKind, tokens: int, rng: random.Random) -> str:
 def filler_at(seed: int, path: str, kind: FillerKind, nbytes: int) -> str:
     """`filler` for the item at `path`, with its own derived generator."""
     rng = item_rng(seed, path)
-    if kind != "prose" or nbytes < 0:
-        return filler(kind, nbytes, rng)
-    # The generator is this item's alone and dropped here, so the outputs read ahead need not be
-    # given back (`outputs` does that for a generator drawn from again): the same text, cheaper.
-    return prose_text(Outputs(rng), nbytes)
+    if kind == "prose" and nbytes >= 0:
+        # The generator is this item's alone and dropped here, so the outputs read ahead need not
+        # be given back (`outputs` does that for a generator drawn from again): the same text.
+        return prose_text(Outputs(rng), nbytes)
+    return filler(kind, nbytes, rng)
 
 
 def _take_ascii(stream: Iterator[str], nbytes: int) -> str:

@@ -58,13 +58,19 @@ def test_block_prose_is_the_prose_stream_drawn_call_by_call(seed: int) -> None:
         assert fast.getstate() == slow.getstate()
 
 
+def _recorded_fetches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The count of every `Outputs.fetch` from now on, in order (the fetches still happen)."""
+    fetched: list[int] = []
+    fetch = draws.Outputs.fetch
+    monkeypatch.setattr(draws.Outputs, "fetch", lambda out, count: fetched.append(count) or fetch(out, count))
+    return fetched
+
+
 def test_a_paragraph_past_the_fetched_outputs_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     expected = filler("prose", 5000, random.Random(8))
     monkeypatch.setattr(prose, "_MARGIN", 0)  # fetch one output at a time: every paragraph runs past
     monkeypatch.setattr(prose, "_BYTES_PER_OUTPUT", 10**9)
-    fetched: list[int] = []
-    fetch = draws.Outputs.fetch
-    monkeypatch.setattr(draws.Outputs, "fetch", lambda out, count: fetched.append(count) or fetch(out, count))
+    fetched = _recorded_fetches(monkeypatch)
     fast, slow = random.Random(8), _Plain(8)
     assert filler("prose", 5000, fast) == filler("prose", 5000, slow) == expected
     assert fast.getstate() == slow.getstate()
@@ -79,9 +85,7 @@ def test_an_item_s_prose_is_its_generator_s_prose(n: int) -> None:
 
 
 def test_a_long_prose_fetches_about_what_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
-    fetched: list[int] = []
-    fetch = draws.Outputs.fetch
-    monkeypatch.setattr(draws.Outputs, "fetch", lambda out, count: fetched.append(count) or fetch(out, count))
+    fetched = _recorded_fetches(monkeypatch)
     with outputs(random.Random(2)) as out:
         assert out is not None
         prose.prose_text(out, 60_000)
