@@ -126,6 +126,12 @@ class Env:
         # request held, so it is checked from where that one left off.
         self._protocol = ProtocolMeter(self.rules)
 
+    def unwire(self) -> None:
+        """Drop the loop's steps wired in (`model_call`, `compress`) and the kept view."""
+        self.model_call = None
+        self.compress = _no_compression
+        self._view = None
+
     def keep_view(self, owner: object, state: object, messages: tuple[Message, ...]) -> None:
         """Keep the request `owner` (a strategy) worked out for `state`, for `kept_view`."""
         self._view = (owner, state, messages)

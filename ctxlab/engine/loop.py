@@ -118,6 +118,18 @@ class Loop:
         if self.env.strategy_counter is None:  # the strategy's own count, recorded beside the lab's
             self.env.strategy_counter = getattr(self.strategy, "request_counter", None)
 
+    def release(self) -> None:
+        """Untie this loop, and every sub-agent's, from its environment once the run's records
+        have been read. The hooks refer back to the loop (its own steps, `env.compress`, `spawn`),
+        so until then a finished run's objects are freed only by a full garbage collection, which
+        a process that collects less runs rarely. The records stay readable; the loop cannot run
+        again."""
+        for child in self.subagents:
+            child.release()
+        self.env.unwire()
+        self.spawn = None
+        del self._reply, self._reasoning, self._acting
+
     def offered(self, active: tuple[str, ...]) -> tuple[ToolSchema, ...]:
         """The tools offered while the groups `active` are active (the strategy's tools when the
         script has no groups or skills)."""

@@ -65,6 +65,11 @@ class Session:
             return outcome
         return replace(outcome, retention=self.tracker.finish(outcome.state, self.view))
 
+    def release(self) -> None:
+        """Free the run's objects as soon as the session is dropped (`Loop.release`); call it
+        once the records have been read."""
+        self.loop.release()
+
 
 def assemble(
     script: Script,

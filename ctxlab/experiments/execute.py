@@ -247,7 +247,10 @@ def execute(config: RunConfig) -> RunResult:
             snapshots = run.session.run().retention
         except Exception as error:
             return _failed(config, error, tuple(run.env.recorder.calls), run, workspace)
-        return _result(config, run, workspace, "ok", snapshots=snapshots)
+        else:
+            return _result(config, run, workspace, "ok", snapshots=snapshots)
+        finally:  # the records are read: the run's objects go now, not at a full collection
+            run.session.release()
 
 
 def _rows(

@@ -3,8 +3,10 @@ returns to the parent, as the result of the delegating call."""
 
 from __future__ import annotations
 
+import gc
 import json
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -136,44 +138,63 @@ def test_sub_agents_stay_in_their_own_context_and_every_request_passes_the_proto
         assert requests.results[call.id or ""] == call.delegate.turns[-1].final
 
 
+DELEGATING: dict[str, Any] = {
+    "system_prompt": "You lead.",
+    "tools": [{"name": "task"}, {"name": "search"}],
+    "turns": [
+        {
+            "user": "Find the port.",
+            "rounds": [
+                {
+                    "calls": [
+                        {
+                            "tool": "task",
+                            "input": {"description": "find the port"},
+                            "delegate": {
+                                "system_prompt": "You search.",
+                                "tools": [{"name": "search"}],
+                                "turns": [
+                                    {
+                                        "user": "find the port",
+                                        "rounds": [
+                                            {"calls": [{"tool": "search", "result": {"bytes": 4000}}]}
+                                        ],
+                                        "final": "The port is 5432.",
+                                    }
+                                ],
+                            },
+                        }
+                    ]
+                }
+            ],
+            "final": "5432.",
+        }
+    ],
+}
+"""One reply whose one call delegates a 4,000-byte search to a sub-agent."""
+
+
 def test_the_delegating_call_returns_the_final_answer_and_the_parent_counts_only_its_own() -> None:
-    data = {
-        "system_prompt": "You lead.",
-        "tools": [{"name": "task"}, {"name": "search"}],
-        "turns": [
-            {
-                "user": "Find the port.",
-                "rounds": [
-                    {
-                        "calls": [
-                            {
-                                "tool": "task",
-                                "input": {"description": "find the port"},
-                                "delegate": {
-                                    "system_prompt": "You search.",
-                                    "tools": [{"name": "search"}],
-                                    "turns": [
-                                        {
-                                            "user": "find the port",
-                                            "rounds": [
-                                                {"calls": [{"tool": "search", "result": {"bytes": 4000}}]}
-                                            ],
-                                            "final": "The port is 5432.",
-                                        }
-                                    ],
-                                },
-                            }
-                        ]
-                    }
-                ],
-                "final": "5432.",
-            }
-        ],
-    }
-    script = assign_call_ids(parse_script(data).to_script(seed=0))
+    script = assign_call_ids(parse_script(DELEGATING).to_script(seed=0))
     loop, requests = run(script, 100_000)
     parent = loop.env.recorder.calls
     child = loop.subagents[0].env.recorder.calls
     assert len(parent) == 2 and len(child) == 2
     assert "The port is 5432." in requests.seen[1]
     assert max(c.tokens["as_sent"] for c in parent) < 1000 < max(c.tokens["as_sent"] for c in child)
+
+
+def test_a_released_run_is_freed_without_the_garbage_collector() -> None:
+    """The loop's hooks refer back to it; once released, nothing the run made is left in a
+    reference cycle, so a process that collects less frees a run as soon as it is done."""
+    script = assign_call_ids(parse_script(DELEGATING).to_script(seed=0))
+    gc.collect()
+    gc.disable()
+    try:
+        loop, _ = run(script, 100_000)
+        assert loop.subagents and loop.env.recorder.calls
+        loop.release()
+        del loop
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
