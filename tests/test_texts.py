@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ctxlab.core.messages.tools import ToolSchema, tools_json
-from ctxlab.presets.agentscope.config import SUMMARY_FIELDS
 from ctxlab.texts import (
     CTXLAB_TEXTS,
+    SUMMARY_FIELDS,
     Texts,
     agentscope_texts,
     fill,

@@ -171,7 +171,11 @@ def manifest(
             for config, result in zip(configs, results, strict=True)
         ],
         "warnings": [str(w) for w in loaded.warnings],
-        "notes": {p.name: list(p.remarks) for p in PRESETS.values() if p.remarks and _uses(scenario, p.name)},
+        "notes": {
+            name: list(PRESETS[name].remarks)
+            for name in PRESETS
+            if _uses(scenario, name) and PRESETS[name].remarks
+        },
         "unmeasured": unmeasured(results),
         "columns": {name: _columns(table) for name, table in tables.items()},
     }

@@ -1,68 +1,101 @@
 """Every preset, in the order `ctxlab presets` lists them, and how an entry becomes a strategy.
 
-Adding a preset is one line in `PRESETS` (its family package describes it with a `Preset`). The
+Adding a preset is one line in `PLACES` (its family package describes it with a `Preset`). The
 scenario schema, `ctxlab presets` and the JSON Schema for editors are all generated from it.
 
+A family is imported the first time one of its presets is used: a scenario of one preset loads
+that family alone, and `ctxlab` starts without the others.
+
 Invariants:
-- Names are unique, and every preset is built the same way: `build_strategy(entry, texts)`
-  turns the entry's parameters into the preset's strategy, named after the entry.
-- `ENTRIES[name]` is the preset's scenario entry model (hand-written or generated).
+- Names are unique, each the `name` of the preset it places, and every preset is built the same
+  way: `build_strategy(entry, texts)` turns the entry's parameters into the preset's strategy,
+  named after the entry.
+- `PRESETS[name]` is the preset, `ENTRIES[name]` its scenario entry model (hand-written or
+  generated), each made once per process; `name in PRESETS` and iterating the names import nothing.
 - Families never import each other; only this module imports them all.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from typing import Any
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from ctxlab.engine.hooks import Strategy
-from ctxlab.presets.agentscope import preset as agentscope
-from ctxlab.presets.anthropic import preset as anthropic
-from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.entries import LATE_FIELDS, StrategyEntry, entry_model, entry_params
-from ctxlab.presets.google_adk import preset as google_adk
-from ctxlab.presets.langchain import preset as langchain
-from ctxlab.presets.none import preset as none
-from ctxlab.presets.nonoka import preset as nonoka
-from ctxlab.presets.openai_agents import preset as openai_agents
-from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.preset import Preset
-from ctxlab.presets.pydantic_ai import preset as pydantic_ai
-from ctxlab.presets.sliding_window import preset as sliding_window
-from ctxlab.presets.strands import preset as strands
-from ctxlab.presets.swe_agent import preset as swe_agent
 from ctxlab.texts import Texts
 
-PRESETS: dict[str, Preset[Any]] = {
-    p.name: p
-    for p in (
-        agentscope.PRESET,
-        nonoka.PRESET,
-        anthropic.PRESET,
-        langchain.CLEAR_PRESET,
-        langchain.SUMMARY_PRESET,
-        deepagents.PRESET,
-        openhands.PRESET,
-        openhands.HYBRID_PRESET,
-        swe_agent.PRESET,
-        strands.WINDOW_PRESET,
-        strands.SUMMARY_PRESET,
-        openai_agents.TRIMMER_PRESET,
-        openai_agents.SESSION_PRESET,
-        pydantic_ai.CLEAR_PRESET,
-        pydantic_ai.WINDOW_PRESET,
-        pydantic_ai.SUMMARY_PRESET,
-        sliding_window.PRESET,
-        google_adk.WINDOW_PRESET,
-        google_adk.TOKENS_PRESET,
-        none.PRESET,
-    )
+PLACES: dict[str, str] = {
+    "agentscope": "agentscope.preset:PRESET",
+    "nonoka": "nonoka.preset:PRESET",
+    "anthropic-clear": "anthropic.preset:PRESET",
+    "langchain-clear": "langchain.preset:CLEAR_PRESET",
+    "langchain-summary": "langchain.preset:SUMMARY_PRESET",
+    "deepagents": "deepagents.preset:PRESET",
+    "openhands": "openhands.preset:PRESET",
+    "openhands-hybrid": "openhands.preset:HYBRID_PRESET",
+    "swe-agent": "swe_agent.preset:PRESET",
+    "strands-sliding-window": "strands.preset:WINDOW_PRESET",
+    "strands-summarizing": "strands.preset:SUMMARY_PRESET",
+    "openai-agents-trimmer": "openai_agents.preset:TRIMMER_PRESET",
+    "openai-agents-session": "openai_agents.preset:SESSION_PRESET",
+    "pydantic-ai-clear": "pydantic_ai.preset:CLEAR_PRESET",
+    "pydantic-ai-window": "pydantic_ai.preset:WINDOW_PRESET",
+    "pydantic-ai-summary": "pydantic_ai.preset:SUMMARY_PRESET",
+    "sliding-window": "sliding_window.preset:PRESET",
+    "google-adk-window": "google_adk.preset:WINDOW_PRESET",
+    "google-adk-tokens": "google_adk.preset:TOKENS_PRESET",
+    "none": "none.preset:PRESET",
 }
+"""Each preset's name and where it is defined: `module:attribute`, the module under `ctxlab.presets`."""
 
-ENTRIES: dict[str, type[StrategyEntry]] = {
-    name: p.entry if p.entry is not None else entry_model(p) for name, p in PRESETS.items()
-}
+V = TypeVar("V")
+
+
+class Loaded(Mapping[str, V]):
+    """A read-only mapping over fixed names whose values are made on first use, once each."""
+
+    def __init__(self, names: Mapping[str, object], make: Callable[[str], V]) -> None:
+        self._names = names
+        self._make = make
+        self._made: dict[str, V] = {}
+
+    def __getitem__(self, name: str) -> V:
+        made = self._made.get(name)
+        if made is None:
+            if name not in self._names:
+                raise KeyError(name)
+            made = self._made[name] = self._make(name)
+        return made
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _import(name: str) -> Preset[Any]:
+    module, attribute = PLACES[name].split(":")
+    found: Preset[Any] = getattr(importlib.import_module(f"ctxlab.presets.{module}"), attribute)
+    assert found.name == name, f"PLACES[{name!r}] holds the preset {found.name!r}"
+    return found
+
+
+PRESETS: Mapping[str, Preset[Any]] = Loaded(PLACES, _import)
+
+
+def _entry(name: str) -> type[StrategyEntry]:
+    p = PRESETS[name]
+    return p.entry if p.entry is not None else entry_model(p)
+
+
+ENTRIES: Mapping[str, type[StrategyEntry]] = Loaded(PLACES, _entry)
 """Each preset's scenario entry model."""
 
 

@@ -2,8 +2,11 @@
 section, which uses both.
 
 Invariants:
-- `StrategyField` and `SummarizerField` are unions built from the registries, told apart by
-  `preset` and by `kind` (default `fixed`); a new preset or summarizer needs no change here.
+- `StrategyField` validates an entry by its preset's own model, loaded the first time an entry
+  names it (`ctxlab.presets.registry`), and dumps it by that model; an entry without a known
+  preset is validated by the common model, which says what is missing. `SummarizerField` is a
+  union of the summarizer kinds told apart by `kind` (default `fixed`). A new preset or
+  summarizer needs no change here.
 - `delegate:` describes how sub-agents run (the sub-tasks a scripted call delegates): a setting
   left out is the parent's, so a scenario without the section runs its sub-agents exactly as
   before it existed (and its runs keep their config hashes: the section is in a run's config
@@ -14,14 +17,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializeAsAny,
+    Tag,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+)
 
+from ctxlab.presets.entries import StrategyEntry
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import located_error
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem, summarizer_problem
 
 if TYPE_CHECKING:
-    from ctxlab.presets.entries import StrategyEntry
     from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
 
 
@@ -43,11 +57,19 @@ def _registry_union(models: dict[str, type[BaseModel]], field: str, default: str
     return Annotated[Union[members], Discriminator(_tagger(field, default))]  # noqa: UP007 (built at run time)
 
 
+def _by_preset(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    """A strategy entry as its preset's model (the common model without a known preset)."""
+    preset = value.get("preset") if isinstance(value, dict) else None
+    if isinstance(preset, str) and preset in ENTRIES:
+        return ENTRIES[preset].model_validate(value, context=info.context)
+    return handler(value)
+
+
 if TYPE_CHECKING:
     StrategyField = StrategyEntry
     SummarizerField = FixedSummarizerSpec | ExtractiveSummarizerSpec
 else:
-    StrategyField = _registry_union(dict(ENTRIES), "preset")
+    StrategyField = Annotated[SerializeAsAny[StrategyEntry], WrapValidator(_by_preset)]
     SummarizerField = _registry_union({s.name: s.params for s in SUMMARIZERS.values()}, "kind", "fixed")
 
 

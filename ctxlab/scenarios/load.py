@@ -21,7 +21,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ctxlab.presets.registry import PRESETS
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
@@ -59,19 +58,22 @@ class LoadedScenario:
         return self.scenario.name
 
 
+SUMMARIZER_PATHS = {("model", "summarizer"), ("delegate", "summarizer")}
+"""Where a summarizer is chosen by its kind (pydantic puts the kind in an error's path there)."""
+
+
 def clean_loc(path: Loc) -> Loc:
     """pydantic's error path as a document path: union tags dropped.
 
-    >>> clean_loc(("strategies", 0, "agentscope", "context", "trigger_ratio"))
-    ('strategies', 0, 'context', 'trigger_ratio')
+    >>> clean_loc(("delegate", "summarizer", "fixed", "fields"))
+    ('delegate', 'summarizer', 'fields')
     >>> clean_loc(("workload", "script", "turns", 0, "user", "{bytes}", "bytes"))
     ('workload', 'script', 'turns', 0, 'user', 'bytes')
     """
     out: list[str | int] = []
     for key in path:
-        after_entry = len(out) == 2 and out[0] == "strategies" and key in PRESETS
-        after_summarizer = tuple(out) == ("model", "summarizer") and key in SUMMARIZERS
-        if key in UNION_TAGS or after_entry or after_summarizer:
+        after_summarizer = tuple(out) in SUMMARIZER_PATHS and key in SUMMARIZERS
+        if key in UNION_TAGS or after_summarizer:
             continue
         out.append(key)
     return tuple(out)

@@ -29,6 +29,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import models_json_schema
 
 from ctxlab.engine.trace import Convention
 from ctxlab.presets.entries import NAME_PATTERN, StrategyEntry
@@ -300,7 +301,12 @@ def _chosen_by(field: str, models: dict[str, type[BaseModel]], default: str | No
 
 def scenario_json_schema() -> dict[str, Any]:
     """The JSON Schema of scenario files, for editors (`ctxlab schema`)."""
-    schema = Scenario.model_json_schema()
+    # Every preset's entry model is defined beside the scenario's own parts.
+    models: list[type[BaseModel]] = [Scenario, *ENTRIES.values()]
+    _, together = models_json_schema([(m, "validation") for m in models], ref_template="#/$defs/{model}")
+    defs = together["$defs"]
+    schema = {"$defs": defs, **defs.pop(Scenario.__name__)}
+    del defs[StrategyEntry.__name__]  # each entry is its preset's (`_chosen_by` below)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["properties"]["strategies"]["items"] = _chosen_by("preset", dict(ENTRIES))
     summarizer = schema["$defs"]["ModelSpec"]["properties"]["summarizer"]

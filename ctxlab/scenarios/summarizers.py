@@ -23,9 +23,8 @@ from ctxlab.core.messages.model import ChatModel
 from ctxlab.core.world.retention import Probe
 from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
-from ctxlab.presets.agentscope.config import SUMMARY_FIELDS
 from ctxlab.problems import unknown_name
-from ctxlab.texts import Texts
+from ctxlab.texts import SUMMARY_FIELDS, Texts
 
 DEFAULT_FIELDS: dict[str, str] = {
     "task_overview": "The user's request, how success is judged, and every rule they stated.",

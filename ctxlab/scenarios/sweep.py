@@ -59,6 +59,10 @@ class Point:
     picks: tuple[int, ...]
 
 
+DELEGATE_ENTRY: Loc = ("delegate", "strategy")
+"""The one strategy entry outside `strategies`: its fields are its preset's, like theirs."""
+
+
 def strategy_name(entry: object) -> object:
     """The name a strategy entry goes by: its `name`, else its preset."""
     if not isinstance(entry, Mapping):
@@ -191,6 +195,8 @@ def resolve(key: str, doc: Mapping[str, Any], root: type[BaseModel], entry_model
             raise SweepPathError(f"under {at}: {error}") from None
         loc.append(step)
         value = _child(value, step)
+        if tuple(loc) == DELEGATE_ENTRY:
+            annotation = entry_model(value)
     _check_sweepable(tuple(loc), key)
     return tuple(loc)
 
@@ -259,6 +265,8 @@ def fields_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entry_mod
         except SweepPathError:
             return None
         value = _child(value, step)
+        if loc[: position + 1] == DELEGATE_ENTRY:
+            annotation = entry_model(value)
     models = [m for m in _members(_unwrap(annotation)) if _is_model(m)]
     if not models:
         return None

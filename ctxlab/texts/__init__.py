@@ -19,6 +19,7 @@ from ctxlab.texts.agentscope import package_root, read_agentscope_texts
 from ctxlab.texts.base import (
     CTXLAB_TEXTS,
     SUMMARY_FIELD_DESCRIPTIONS,
+    SUMMARY_FIELDS,
     Texts,
     TextsName,
     fill,
@@ -29,6 +30,7 @@ from ctxlab.texts.base import (
 
 __all__ = [
     "CTXLAB_TEXTS",
+    "SUMMARY_FIELDS",
     "SUMMARY_FIELD_DESCRIPTIONS",
     "Texts",
     "TextsName",

@@ -205,6 +205,8 @@ SUMMARY_FIELD_DESCRIPTIONS = {
     "and work still running (with its id and purpose).",
 }
 """The five summary fields in order, and what each holds (`scenarios.config.SummarySchema`'s)."""
+SUMMARY_FIELDS = tuple(SUMMARY_FIELD_DESCRIPTIONS)
+"""The five summary fields' names, in order."""
 
 
 def _summary_schema() -> str:

@@ -17,8 +17,7 @@ from ctxlab.core.world.reading import (
     request_summary,
     visible_text,
 )
-from ctxlab.presets.agentscope.config import SUMMARY_FIELDS
-from ctxlab.texts import CTXLAB_TEXTS, Texts, agentscope_texts, fill
+from ctxlab.texts import CTXLAB_TEXTS, SUMMARY_FIELDS, Texts, agentscope_texts, fill
 
 TOOL = summary_tool("{}", "Summarise.")
 SPAN = (

@@ -63,6 +63,30 @@ def test_the_sub_agents_window_can_be_swept(tmp_path: Path) -> None:
     assert [c.params["delegate.context_size"] for c in swept] == [4000, 8000]
 
 
+def test_the_sub_agents_strategy_settings_can_be_swept(tmp_path: Path) -> None:
+    swept = configs(
+        tmp_path,
+        RESEARCH
+        + "delegate:\n  strategy: {preset: strands-sliding-window}\n"
+        + "sweep:\n  delegate.strategy.window_size: [10, 20]\n",
+    )
+    assert [c.config["delegate"]["strategy"]["window_size"] for c in swept] == [10, 20]
+
+
+def test_a_mistake_in_the_sub_agents_strategy_or_summarizer_is_reported_at_its_key(tmp_path: Path) -> None:
+    text = RESEARCH + (
+        "delegate:\n"
+        "  strategy: {preset: strands-sliding-window, window_sise: 3}\n"
+        "  summarizer: {kind: fixed, fieldz: 1}\n"
+    )
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(write(tmp_path, text))
+    strategy, summarizer = (str(p) for p in raised.value.problems)
+    assert ":9:46: delegate.strategy.window_sise: unknown key" in strategy
+    assert "did you mean 'window_size'?" in strategy  # the keys of the preset it names
+    assert ":10:29: delegate.summarizer.fieldz: unknown key" in summarizer
+
+
 def sub_rows(result: object) -> list[dict]:  # type: ignore[type-arg]
     return [r for r in result.calls if r["agent"] != "parent"]  # type: ignore[attr-defined]
 

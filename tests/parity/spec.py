@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from ctxlab.presets.agentscope.config import SUMMARY_FIELDS, ContextConfig, InjectionConfig
+from ctxlab.presets.agentscope.config import ContextConfig, InjectionConfig
+from ctxlab.texts import SUMMARY_FIELDS
 
 FailMode = Literal["no_tool_call", "raise"]
 """How a failing summarizer invocation fails.

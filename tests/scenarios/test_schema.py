@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,34 @@ def test_every_preset_builds_a_strategy_named_after_its_entry() -> None:
         assert strategy.name == f"my-{name}"
         assert "t" in [tool.name for tool in strategy.tools((ToolSchema.of("t", "", {}),))]
         assert preset.summary and preset.source
+
+
+def test_every_preset_is_placed_under_its_own_name() -> None:
+    assert [preset.name for preset in PRESETS.values()] == list(PRESETS) == list(ENTRIES)
+    assert "agentscope" in PRESETS and "agentscop" not in PRESETS
+    with pytest.raises(KeyError):
+        PRESETS["agentscop"]
+
+
+LOADS_ONE_FAMILY = """
+import sys
+from pathlib import Path
+from ctxlab.experiments.grid import expand
+from ctxlab.experiments.execute import execute
+from ctxlab.scenarios.load import load_scenario
+[config] = expand(load_scenario(Path(sys.argv[1])))
+assert execute(config).status == "ok"
+print(sorted({m.split(".")[2] for m in sys.modules if m.startswith("ctxlab.presets.") and m.count(".") > 2}))
+"""
+
+
+def test_a_scenario_loads_and_runs_with_only_the_family_of_its_preset(tmp_path: Path) -> None:
+    path = write(tmp_path, TINY.replace("preset: agentscope", "preset: sliding-window"))
+    assert "sliding-window" in path.read_text(encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-c", LOADS_ONE_FAMILY, str(path)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split("\n")[0] == "['sliding_window']"
 
 
 def test_agentscope_entry_maps_every_context_field_onto_the_strategy() -> None:

@@ -38,9 +38,6 @@ class SummarySchema(BaseModel):
     context_to_preserve: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["context_to_preserve"])
 
 
-SUMMARY_FIELDS = tuple(SummarySchema.model_fields)
-
-
 class ContextConfig(BaseModel):
     """When and how the context is compressed; AgentScope 2.0.11's fields and defaults.
 

@@ -17,7 +17,6 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ctxlab.presets.agentscope.config import (
-    SUMMARY_FIELDS,
     ContextConfig,
     InjectionConfig,
     check_agent_configs,
@@ -28,7 +27,7 @@ from ctxlab.presets.agentscope.config import (
 from ctxlab.presets.agentscope.strategy import AgentScopeParams
 from ctxlab.presets.entries import StrategyEntry
 from ctxlab.problems import Loc, Problem, located_error
-from ctxlab.texts import CTXLAB_TEXTS
+from ctxlab.texts import CTXLAB_TEXTS, SUMMARY_FIELDS
 from ctxlab.workloads.format import check_timezone
 
 
