@@ -64,9 +64,13 @@ def unknown_name(what: str, name: object, known: Iterable[str], planned: Iterabl
     "unknown preset 'agentscop' (did you mean 'agentscope'?); known: agentscope, none"
     >>> unknown_name("preset", "nonoka", ["none"], ["nonoka"])
     "preset 'nonoka' is planned but not implemented yet; known: none"
+    >>> unknown_name("preset", {"name": "none"}, ["none"])
+    "a preset is a name, not {'name': 'none'}; known: none"
     """
     known = list(known)
     listed = ", ".join(known)
+    if not isinstance(name, str):
+        return f"a {what} is a name, not {name!r}; known: {listed}"
     if name in set(planned):
         return f"{what} {name!r} is planned but not implemented yet; known: {listed}"
     return f"unknown {what} {name!r}{did_you_mean(str(name), known)}; known: {listed}"

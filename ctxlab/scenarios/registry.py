@@ -51,16 +51,14 @@ PLANNED_SUMMARIZERS: tuple[str, ...] = ()
 
 def preset_problem(name: object) -> str | None:
     """Why `name` is not a preset, or None."""
-    return None if name in PRESETS else unknown_name("preset", name, PRESETS, PLANNED_PRESETS)
+    known = isinstance(name, str) and name in PRESETS
+    return None if known else unknown_name("preset", name, PRESETS, PLANNED_PRESETS)
 
 
 def summarizer_problem(kind: object) -> str | None:
     """Why `kind` is not a summarizer kind, or None."""
-    return (
-        None
-        if kind in SUMMARIZERS
-        else unknown_name("summarizer kind", kind, SUMMARIZERS, PLANNED_SUMMARIZERS)
-    )
+    known = isinstance(kind, str) and kind in SUMMARIZERS
+    return None if known else unknown_name("summarizer kind", kind, SUMMARIZERS, PLANNED_SUMMARIZERS)
 
 
 def generator_names() -> tuple[str, ...]:

@@ -101,7 +101,7 @@ def _model_step(model: type[BaseModel], segment: str, value: Any) -> Any:
         )
     if model is GeneratorSpec and segment == "params":
         name = value.get("name") if isinstance(value, Mapping) else None
-        if name in GENERATORS:
+        if isinstance(name, str) and name in GENERATORS:
             return GENERATORS[name].params
     return model.model_fields[segment].annotation
 

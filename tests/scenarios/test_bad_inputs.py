@@ -50,6 +50,13 @@ def _malformed_trace(folder: Path) -> Path:
     )
 
 
+def _swept_generator_named(name: str) -> Callable[[Path], Path]:
+    swept = SWEPT.replace("name: retrieval", f"name: {name}").replace(
+        "model.context_size: [4000, 6000]", "workload.generator.params.rounds: [4, 6]"
+    )
+    return lambda folder: write(folder, swept)
+
+
 CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "unknown key": (
         _replace("  - preset: agentscope\n", "  - preset: agentscope\n    contxt: {trigger_ratio: 0.5}\n"),
@@ -115,6 +122,18 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "a custom tag": (_raw(b"name: !include other.yaml\n"), "the YAML tag '!include' is not allowed"),
     "a list instead of a mapping": (_raw(b"- name: x\n"), ":1:1: is a list, not a mapping of scenario keys"),
+    "a preset that is not a name": (
+        _replace("  - preset: agentscope\n", "  - preset: {name: agentscope}\n"),
+        ":8:5: strategies[0].preset: a preset is a name, not {'name': 'agentscope'}; known: agentscope",
+    ),
+    "a summarizer kind that is not a name": (
+        _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: [fixed]}"),
+        "model.summarizer.kind: a summarizer kind is a name, not ['fixed']; known: fixed, extractive",
+    ),
+    "a swept generator whose name is not a name": (
+        _swept_generator_named("[retrieval]"),
+        "workload.generator.name: ['retrieval'] is invalid: Input should be a valid string",
+    ),
     "unknown summarizer kind": (
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
