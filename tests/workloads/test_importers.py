@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctxlab.cli import main
 from ctxlab.core.wire.views import to_anthropic
@@ -598,3 +599,59 @@ def test_a_chain_onto_a_response_the_log_lacks_is_a_located_error(tmp_path: Path
     path = _chained_log(tmp_path, lose="r1")
     with pytest.raises(TraceError, match=r"chained\.jsonl:1: previous_response_id 'r1' names no logged"):
         import_file(path, "openai-responses")
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=8)
+    | st.sampled_from(["user", "tool", "text"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
+MUTABLE = [DATA / name for name in FIXTURES] + sorted(TRACES.glob("*.jsonl"))
+
+
+def _places(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path to a value inside `value` (lists cut at 20 items, to keep the draw small)."""
+    if at:
+        yield at
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _places(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value[:20]):
+            yield from _places(item, (*at, index))
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(MUTABLE), st.data())
+def test_a_transcript_with_any_value_changed_imports_or_fails_at_a_line(
+    tmp_path: Path, source: Path, data: st.DataObject
+) -> None:
+    """Whatever a file holds, reading it gives a workload or a `TraceError` naming the file:
+    never another exception (a list where an importer reads an object, a missing field)."""
+    jsonl = source.suffix == ".jsonl"
+    text = source.read_text(encoding="utf-8")
+    entries = (
+        [json.loads(line) for line in text.splitlines() if line.strip()] if jsonl else [json.loads(text)]
+    )
+    index = data.draw(st.integers(0, len(entries) - 1))
+    places = list(_places(entries[index]))
+    if places:
+        path = data.draw(st.sampled_from(places))
+        parent = entries[index]
+        for key in path[:-1]:
+            parent = parent[key]
+        if data.draw(st.booleans()):
+            parent[path[-1]] = data.draw(JSON_VALUES)
+        else:
+            del parent[path[-1]]
+    changed = tmp_path / source.name
+    changed.write_text("\n".join(json.dumps(entry) for entry in entries) + "\n", encoding="utf-8")
+    try:
+        read_any(changed)
+    except TraceError as error:
+        assert str(error).startswith(str(changed))

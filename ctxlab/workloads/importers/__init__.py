@@ -15,6 +15,9 @@ Invariants:
 - A file that cannot be imported raises `TraceError` at its `file:line` (the format not
   recognised, a line that is not JSON or is cut short, an unknown entry kind, a tool result
   without its call); entry kinds an importer skips by rule are counted in `Imported.warnings`.
+- An entry of a shape its importer does not expect (a list where it reads an object, a field
+  missing or of another type) is such an error too, at the line of the entry being read; a
+  detector that cannot read the first entries does not recognise them.
 - The source's own protocol breaks are computed on the imported messages (`source_violations`),
   for every format alike.
 """
@@ -161,10 +164,22 @@ def check_format(name: str) -> str:
     return name
 
 
+SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError)
+"""What reading JSON of an unexpected shape raises (`None.get`, `value["missing"]`, a list
+hashed as a role, ...)."""
+
+
+def _recognises(fmt: Format, values: list[object]) -> bool:
+    try:
+        return fmt.detect(values)
+    except SHAPE_ERRORS:
+        return False
+
+
 def _detect(head: list[Entry], source: str) -> str:
     values = [entry.value for entry in head]
     for fmt in FORMATS.values():
-        if fmt.detect(values):
+        if _recognises(fmt, values):
             return fmt.name
     line = head[0].number if head else None
     raise TraceError(
@@ -185,7 +200,35 @@ def stream(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[s
     head = list(itertools.islice(entries, DETECT_ENTRIES))
     name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
     report = Report(source=source)
-    return name, FORMATS[name].read(itertools.chain(head, entries), report), report
+    reading = _Reading(itertools.chain(head, entries))
+    return name, _guarded(FORMATS[name].read(reading, report), reading, source, name), report
+
+
+@dataclass(slots=True)
+class _Reading:
+    """Entries handed to an importer, remembering the line of the last one."""
+
+    entries: Iterator[Entry]
+    line: int | None = None
+
+    def __iter__(self) -> Iterator[Entry]:
+        return self
+
+    def __next__(self) -> Entry:
+        entry = next(self.entries)
+        self.line = entry.number
+        return entry
+
+
+def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str) -> Iterator[Wire]:
+    """An importer's messages; an entry of a shape it does not expect raises `TraceError` at
+    that entry's line, like every other reading error."""
+    try:
+        yield from messages
+    except SHAPE_ERRORS as error:
+        detail = f"{type(error).__name__}: {error}"
+        message = f"an entry is not shaped as {fmt} writes it ({detail}); is the file of this format?"
+        raise TraceError(source, reading.line, message) from None
 
 
 open_lines = file_lines
