@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 from ctxlab.core.messages.blocks import Part, TextBlock
 from ctxlab.problems import Loc, located_error, unknown_key
 from ctxlab.workloads.filler import FillerKind, filler_at, image_block
+from ctxlab.workloads.limits import Bytes, Tokens
 
 AsciiKind = Literal["prose", "code", "json", "log", "shell"]
 Lang = Literal["en", "zh"]
@@ -75,7 +76,7 @@ class _SizedSpec(Spec):
 class BytesSpec(_SizedSpec):
     """Exactly `bytes` UTF-8 bytes of deterministic filler: `{bytes: N}`."""
 
-    bytes: int = Field(ge=0, description="Exact size in UTF-8 bytes.")
+    bytes: Bytes = Field(ge=0, description="Exact size in UTF-8 bytes.")
 
     def render(self, seed: int, path: str) -> str:
         """The filler for the item at `path`."""
@@ -85,7 +86,7 @@ class BytesSpec(_SizedSpec):
 class TokensSpec(_SizedSpec):
     """Filler counted as exactly `tokens` by the AgentScope estimator (4·N bytes): `{tokens: N}`."""
 
-    tokens: int = Field(ge=0, description="Exact size in estimator tokens (4 bytes each).")
+    tokens: Tokens = Field(ge=0, description="Exact size in estimator tokens (4 bytes each).")
 
     def render(self, seed: int, path: str) -> str:
         """The filler for the item at `path`."""

@@ -36,23 +36,24 @@ from ctxlab.workloads.build import (
     user_parts,
 )
 from ctxlab.workloads.filler import FillerKind, item_rng
+from ctxlab.workloads.limits import Bytes, Count
 
 
 class TaskListParams(GeneratorParams):
     """A long task list driven through the built-in task tools, with work between updates."""
 
-    tasks: int = Field(default=6, ge=1)
-    tasks_per_turn: int = Field(
+    tasks: Count = Field(default=6, ge=1)
+    tasks_per_turn: Count = Field(
         default=3, ge=1, description="Tasks worked on per turn after the planning turn."
     )
     work_tool: Literal["Read", "bash", "grep"] = "Read"
-    work_bytes: int = Field(default=1500, ge=0, description="The result of the work call of each task.")
-    list_every: int = Field(
+    work_bytes: Bytes = Field(default=1500, ge=0, description="The result of the work call of each task.")
+    list_every: Count = Field(
         default=2, ge=0, description="Call TaskList after every k completed tasks; 0: never."
     )
-    system_prompt_bytes: int = Field(default=400, ge=0)
-    user_bytes: int = Field(default=200, ge=0)
-    final_bytes: int = Field(default=150, ge=0)
+    system_prompt_bytes: Bytes = Field(default=400, ge=0)
+    user_bytes: Bytes = Field(default=200, ge=0)
+    final_bytes: Bytes = Field(default=150, ge=0)
 
 
 def _task_round(tool: str, arguments: dict[str, str]) -> ScriptedRound:
@@ -121,18 +122,18 @@ def task_list(p: TaskListParams, seed: int) -> Script:
 class SweLoopParams(GeneratorParams):
     """SWE-agent-like turns of read → edit → test cycles, observations a fixed share of each turn."""
 
-    turns: int = Field(default=3, ge=1)
-    cycles: int = Field(default=3, ge=1, description="Read, Edit, test cycles per turn.")
+    turns: Count = Field(default=3, ge=1)
+    cycles: Count = Field(default=3, ge=1, description="Read, Edit, test cycles per turn.")
     observation_share: float = Field(
         default=0.84, gt=0, lt=1, description="Tool results' share of a turn's bytes."
     )
     read_weight: float = Field(
         default=0.55, ge=0, le=1, description="Share of the variable observations that are reads."
     )
-    user_bytes: int = Field(default=400, ge=0)
-    text_bytes: int = Field(default=160, ge=0, description="Assistant text of every round.")
-    final_bytes: int = Field(default=240, ge=0)
-    system_prompt_bytes: int = Field(default=1500, ge=0)
+    user_bytes: Bytes = Field(default=400, ge=0)
+    text_bytes: Bytes = Field(default=160, ge=0, description="Assistant text of every round.")
+    final_bytes: Bytes = Field(default=240, ge=0)
+    system_prompt_bytes: Bytes = Field(default=1500, ge=0)
 
 
 def split_evenly(total: int, parts: int) -> list[int]:
@@ -200,17 +201,17 @@ def swe_loop(p: SweLoopParams, seed: int) -> Script:
 class CustomerServiceParams(GeneratorParams):
     """A customer-service agent: a long policy prompt, short user turns, many short lookups."""
 
-    turns: int = Field(default=8, ge=1)
-    calls_per_turn: int = Field(default=3, ge=0, description="One call per round.")
+    turns: Count = Field(default=8, ge=1)
+    calls_per_turn: Count = Field(default=3, ge=0, description="One call per round.")
     tools: tuple[BankTool, ...] = Field(
         default=("get_user_details", "get_order_details", "cancel_pending_order", "update_address"),
         min_length=1,
     )
-    result_bytes: int = Field(default=500, ge=0)
-    text_bytes: int = Field(default=0, ge=0, description="Assistant text of every round; 0: none.")
-    user_bytes: int = Field(default=160, ge=0)
-    final_bytes: int = Field(default=220, ge=0)
-    system_prompt_bytes: int = Field(default=4000, ge=0)
+    result_bytes: Bytes = Field(default=500, ge=0)
+    text_bytes: Bytes = Field(default=0, ge=0, description="Assistant text of every round; 0: none.")
+    user_bytes: Bytes = Field(default=160, ge=0)
+    final_bytes: Bytes = Field(default=220, ge=0)
+    system_prompt_bytes: Bytes = Field(default=4000, ge=0)
 
 
 def _service_round(p: CustomerServiceParams, seed: int, t: int, r: int) -> ScriptedRound:
@@ -245,13 +246,13 @@ def customer_service(p: CustomerServiceParams, seed: int) -> Script:
 class LongConversationParams(GeneratorParams):
     """A long chat: many turns, mostly plain answers, a tool call every few turns."""
 
-    turns: int = Field(default=1000, ge=1)
-    user_bytes: int = Field(default=200, ge=0)
-    final_bytes: int = Field(default=400, ge=0)
-    call_every: int = Field(default=10, ge=0, description="Every k-th turn makes one call; 0: never.")
+    turns: Count = Field(default=1000, ge=1)
+    user_bytes: Bytes = Field(default=200, ge=0)
+    final_bytes: Bytes = Field(default=400, ge=0)
+    call_every: Count = Field(default=10, ge=0, description="Every k-th turn makes one call; 0: never.")
     tool: BankTool = "web_search"
-    result_bytes: int = Field(default=1500, ge=0)
-    system_prompt_bytes: int = Field(default=300, ge=0)
+    result_bytes: Bytes = Field(default=1500, ge=0)
+    system_prompt_bytes: Bytes = Field(default=300, ge=0)
 
 
 def _chat_turn(p: LongConversationParams, seed: int, t: int) -> ScriptedTurn:

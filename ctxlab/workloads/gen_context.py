@@ -33,19 +33,20 @@ from ctxlab.workloads.build import (
 )
 from ctxlab.workloads.content import check_media_type
 from ctxlab.workloads.filler import FillerKind, filler_tokens, image_block, item_rng
+from ctxlab.workloads.limits import Bytes, Count, Tokens
 
 
 class RetrievalParams(GeneratorParams):
     """ch08's book experiment: one turn of N rounds, each one `retrieve` call."""
 
-    rounds: int = Field(default=6, ge=1)
-    result_bytes: int = Field(
+    rounds: Count = Field(default=6, ge=1)
+    result_bytes: Bytes = Field(
         default=6012, ge=0, description="Each result; with the 20-byte input, 6032 B a round."
     )
     kind: FillerKind = "prose"
     query: str = Field(default="batch {n}", description="Query of round n (1-based); `{n}` is replaced.")
-    system_prompt_bytes: int = Field(default=26, ge=0)
-    user_bytes: int = Field(default=27, ge=0)
+    system_prompt_bytes: Bytes = Field(default=26, ge=0)
+    user_bytes: Bytes = Field(default=27, ge=0)
     final: str = "Done."
     tool_description: str = "Retrieve documents."
     tool_parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
@@ -76,9 +77,9 @@ def retrieval(p: RetrievalParams, seed: int) -> Script:
 class RepeatedReadsParams(GeneratorParams):
     """Reads of the same few files through `Read`, `grep` and `bash` (microcompact's case)."""
 
-    files: int = Field(default=2, ge=1)
-    turns: int = Field(default=2, ge=1)
-    reads_per_turn: int = Field(default=6, ge=1)
+    files: Count = Field(default=2, ge=1)
+    turns: Count = Field(default=2, ge=1)
+    reads_per_turn: Count = Field(default=6, ge=1)
     tools: tuple[Literal["Read", "grep", "bash"], ...] = Field(
         default=(
             "Read",
@@ -87,11 +88,11 @@ class RepeatedReadsParams(GeneratorParams):
         ),
         min_length=1,
     )
-    file_bytes: int = Field(default=3000, ge=0, description="A `Read` or `cat` of a file.")
-    grep_bytes: int = Field(default=600, ge=0, description="A `grep` over a file.")
-    system_prompt_bytes: int = Field(default=400, ge=0)
-    user_bytes: int = Field(default=150, ge=0)
-    final_bytes: int = Field(default=120, ge=0)
+    file_bytes: Bytes = Field(default=3000, ge=0, description="A `Read` or `cat` of a file.")
+    grep_bytes: Bytes = Field(default=600, ge=0, description="A `grep` over a file.")
+    system_prompt_bytes: Bytes = Field(default=400, ge=0)
+    user_bytes: Bytes = Field(default=150, ge=0)
+    final_bytes: Bytes = Field(default=120, ge=0)
 
 
 def _read_call(p: RepeatedReadsParams, seed: int, k: int) -> ScriptedCall:
@@ -129,13 +130,13 @@ def repeated_reads(p: RepeatedReadsParams, seed: int) -> Script:
 class HugeReadParams(GeneratorParams):
     """One `Read` whose result is `excess_tokens` above the tool-result limit."""
 
-    tool_result_limit: int = Field(default=50000, ge=1, description="Tokens; the strategy's limit.")
-    excess_tokens: int = Field(default=10000, ge=1)
+    tool_result_limit: Tokens = Field(default=50000, ge=1, description="Tokens; the strategy's limit.")
+    excess_tokens: Tokens = Field(default=10000, ge=1)
     kind: FillerKind = "log"
     file_path: str = "logs/service.log"
-    system_prompt_bytes: int = Field(default=400, ge=0)
-    user_bytes: int = Field(default=160, ge=0)
-    final_bytes: int = Field(default=200, ge=0)
+    system_prompt_bytes: Bytes = Field(default=400, ge=0)
+    user_bytes: Bytes = Field(default=160, ge=0)
+    final_bytes: Bytes = Field(default=200, ge=0)
 
 
 def huge_read(p: HugeReadParams, seed: int) -> Script:
@@ -159,8 +160,8 @@ def huge_read(p: HugeReadParams, seed: int) -> Script:
 class ParallelBatchesParams(GeneratorParams):
     """Rounds that each call `fan_out` tools at once (up to 12)."""
 
-    turns: int = Field(default=1, ge=1)
-    rounds: int = Field(default=3, ge=1, description="Rounds per turn.")
+    turns: Count = Field(default=1, ge=1)
+    rounds: Count = Field(default=3, ge=1, description="Rounds per turn.")
     fan_out: int = Field(default=12, ge=1, le=12)
     tools: tuple[BankTool, ...] = Field(
         default=(
@@ -170,12 +171,12 @@ class ParallelBatchesParams(GeneratorParams):
         ),
         min_length=1,
     )
-    result_bytes: int = Field(default=1200, ge=0)
+    result_bytes: Bytes = Field(default=1200, ge=0)
     kind: FillerKind = "prose"
-    text_bytes: int = Field(default=80, ge=0, description="Assistant text before each batch.")
-    system_prompt_bytes: int = Field(default=400, ge=0)
-    user_bytes: int = Field(default=200, ge=0)
-    final_bytes: int = Field(default=300, ge=0)
+    text_bytes: Bytes = Field(default=80, ge=0, description="Assistant text before each batch.")
+    system_prompt_bytes: Bytes = Field(default=400, ge=0)
+    user_bytes: Bytes = Field(default=200, ge=0)
+    final_bytes: Bytes = Field(default=300, ge=0)
 
 
 def _batch(p: ParallelBatchesParams, seed: int, t: int, r: int) -> ScriptedRound:
@@ -209,16 +210,16 @@ def parallel_batches(p: ParallelBatchesParams, seed: int) -> Script:
 class FailingRetriesParams(GeneratorParams):
     """The same call failing with the same error several times in a row, per turn."""
 
-    streaks: int = Field(default=1, ge=1, description="Turns, each with its own failing call.")
-    failures: int = Field(default=3, ge=1, description="Identical failures in a row (the hint needs 3).")
+    streaks: Count = Field(default=1, ge=1, description="Turns, each with its own failing call.")
+    failures: Count = Field(default=3, ge=1, description="Identical failures in a row (the hint needs 3).")
     recover: bool = Field(default=True, description="End each streak with a successful call.")
     tool: BankTool = "bash"
     error: str | None = Field(default=None, description="The error text; None: a realistic one per streak.")
     retry_text: str | None = Field(default="Retrying.", description="Assistant text before each retry.")
-    result_bytes: int = Field(default=600, ge=0, description="The successful result.")
-    system_prompt_bytes: int = Field(default=400, ge=0)
-    user_bytes: int = Field(default=150, ge=0)
-    final_bytes: int = Field(default=120, ge=0)
+    result_bytes: Bytes = Field(default=600, ge=0, description="The successful result.")
+    system_prompt_bytes: Bytes = Field(default=400, ge=0)
+    user_bytes: Bytes = Field(default=150, ge=0)
+    final_bytes: Bytes = Field(default=120, ge=0)
 
 
 def _streak(p: FailingRetriesParams, seed: int, t: int) -> tuple[ScriptedRound, ...]:
@@ -252,12 +253,12 @@ def failing_retries(p: FailingRetriesParams, seed: int) -> Script:
 class ChineseTurnsParams(GeneratorParams):
     """Long Chinese user turns and results, sized in estimator tokens."""
 
-    turns: int = Field(default=3, ge=1)
-    calls_per_turn: int = Field(default=1, ge=0)
-    user_tokens: int = Field(default=1200, ge=0)
-    result_tokens: int = Field(default=1500, ge=0)
-    final_tokens: int = Field(default=150, ge=0)
-    system_prompt_tokens: int = Field(default=100, ge=0)
+    turns: Count = Field(default=3, ge=1)
+    calls_per_turn: Count = Field(default=1, ge=0)
+    user_tokens: Tokens = Field(default=1200, ge=0)
+    result_tokens: Tokens = Field(default=1500, ge=0)
+    final_tokens: Tokens = Field(default=150, ge=0)
+    system_prompt_tokens: Tokens = Field(default=100, ge=0)
 
 
 def _zh(seed: int, path: str, tokens: int) -> str:
@@ -293,9 +294,9 @@ def chinese_turns(p: ChineseTurnsParams, seed: int) -> Script:
 class ImagesParams(GeneratorParams):
     """Images in user turns and tool results, more than `max_image_num` (5) in all by default."""
 
-    turns: int = Field(default=2, ge=1)
-    user_images: int = Field(default=2, ge=0, description="Spread over the turns in order.")
-    result_images: int = Field(
+    turns: Count = Field(default=2, ge=1)
+    user_images: Count = Field(default=2, ge=0, description="Spread over the turns in order.")
+    result_images: Count = Field(
         default=6, ge=0, description="One per `screenshot` call, spread over the turns."
     )
     media_type: str = "image/png"
@@ -306,10 +307,10 @@ class ImagesParams(GeneratorParams):
     def _media_type(cls, value: str) -> str:
         return check_media_type(value)
 
-    caption_bytes: int = Field(default=120, ge=0)
-    system_prompt_bytes: int = Field(default=300, ge=0)
-    user_bytes: int = Field(default=150, ge=0)
-    final_bytes: int = Field(default=120, ge=0)
+    caption_bytes: Bytes = Field(default=120, ge=0)
+    system_prompt_bytes: Bytes = Field(default=300, ge=0)
+    user_bytes: Bytes = Field(default=150, ge=0)
+    final_bytes: Bytes = Field(default=120, ge=0)
 
 
 def _imageuser_parts(p: ImagesParams, seed: int, t: int) -> tuple[Part, ...]:

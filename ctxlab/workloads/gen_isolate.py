@@ -29,6 +29,7 @@ from ctxlab.workloads.build import (
     user_parts,
 )
 from ctxlab.workloads.filler import item_rng
+from ctxlab.workloads.limits import Bytes, Count
 
 GROUP_NAMES = ("browser", "database", "files", "mail", "calendar", "vision")
 
@@ -37,16 +38,16 @@ class ManyToolsParams(GeneratorParams):
     """Many tools, few needed: `tools` tools in `groups` groups; each turn needs one group."""
 
     grouped: bool = Field(default=True, description="Groups activated on demand; false: every schema sent.")
-    tools: int = Field(default=40, ge=1)
+    tools: Count = Field(default=40, ge=1)
     groups: int = Field(default=6, ge=1, le=len(GROUP_NAMES))
-    description_bytes: int = Field(default=240, ge=0, description="Each tool's description.")
-    instructions_bytes: int = Field(default=200, ge=0, description="Each group's instructions.")
-    turns: int = Field(default=4, ge=1, description="Each turn uses the next group's tools.")
-    rounds: int = Field(default=3, ge=1, description="Calls of the turn's group per turn.")
-    result_bytes: int = Field(default=1200, ge=0)
-    system_prompt_bytes: int = Field(default=400, ge=0)
-    user_bytes: int = Field(default=200, ge=0)
-    final_bytes: int = Field(default=200, ge=0)
+    description_bytes: Bytes = Field(default=240, ge=0, description="Each tool's description.")
+    instructions_bytes: Bytes = Field(default=200, ge=0, description="Each group's instructions.")
+    turns: Count = Field(default=4, ge=1, description="Each turn uses the next group's tools.")
+    rounds: Count = Field(default=3, ge=1, description="Calls of the turn's group per turn.")
+    result_bytes: Bytes = Field(default=1200, ge=0)
+    system_prompt_bytes: Bytes = Field(default=400, ge=0)
+    user_bytes: Bytes = Field(default=200, ge=0)
+    final_bytes: Bytes = Field(default=200, ge=0)
 
 
 def _tool(seed: int, group: str, k: int, nbytes: int) -> ToolSchema:
@@ -136,14 +137,16 @@ class DelegatedResearchParams(GeneratorParams):
     itself or delegated to one sub-agent per question."""
 
     delegate: bool = Field(default=True, description="Each question's searches run in a sub-agent.")
-    questions: int = Field(default=3, ge=1, description="Turns: one research question each.")
-    rounds: int = Field(default=3, ge=1, description="Search rounds per question.")
+    questions: Count = Field(default=3, ge=1, description="Turns: one research question each.")
+    rounds: Count = Field(default=3, ge=1, description="Search rounds per question.")
     fan_out: int = Field(default=2, ge=1, le=12, description="Calls per search round.")
-    result_bytes: int = Field(default=8000, ge=0)
-    finding_bytes: int = Field(default=600, ge=0, description="A question's answer (the sub-agent's final).")
-    system_prompt_bytes: int = Field(default=400, ge=0)
-    user_bytes: int = Field(default=200, ge=0)
-    final_bytes: int = Field(default=300, ge=0)
+    result_bytes: Bytes = Field(default=8000, ge=0)
+    finding_bytes: Bytes = Field(
+        default=600, ge=0, description="A question's answer (the sub-agent's final)."
+    )
+    system_prompt_bytes: Bytes = Field(default=400, ge=0)
+    user_bytes: Bytes = Field(default=200, ge=0)
+    final_bytes: Bytes = Field(default=300, ge=0)
 
 
 def _search_rounds(p: DelegatedResearchParams, seed: int, t: int) -> tuple[ScriptedRound, ...]:

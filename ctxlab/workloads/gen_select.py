@@ -33,6 +33,7 @@ from ctxlab.core.world.documents import MAX_DIRECT_CHARS, READ_DOCUMENT, Documen
 from ctxlab.core.world.library import builtin_library
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.workloads.build import GeneratorParams, call, final_text, sized_text
+from ctxlab.workloads.limits import Bytes, Count
 
 QUESTIONS: tuple[tuple[str, str, str], ...] = (
     ("api-ref", "Authentication", "How do I get a new access token when mine expires?"),
@@ -48,9 +49,9 @@ QUESTIONS: tuple[tuple[str, str, str], ...] = (
 class DocumentsParams(GeneratorParams):
     """Questions answered from the built-in document library, one per turn."""
 
-    questions: int = Field(default=4, ge=1, description="Turns; the questions cycle through a fixed list.")
-    final_bytes: int = Field(default=200, ge=0)
-    system_prompt_bytes: int = Field(default=300, ge=0, description="The prompt before any documents.")
+    questions: Count = Field(default=4, ge=1, description="Turns; the questions cycle through a fixed list.")
+    final_bytes: Bytes = Field(default=200, ge=0)
+    system_prompt_bytes: Bytes = Field(default=300, ge=0, description="The prompt before any documents.")
 
 
 def _question_turn(p: DocumentsParams, seed: int, t: int, rounds: tuple[ScriptedRound, ...]) -> ScriptedTurn:
@@ -105,14 +106,14 @@ STEPS: tuple[tuple[str, str, str], ...] = (
 class ArtifactsParams(GeneratorParams):
     """A report pipeline of four steps per turn, each producing an artifact."""
 
-    reports: int = Field(default=2, ge=1, description="Turns; each builds one report.")
-    requirements_bytes: int = Field(default=1_500, ge=1)
-    raw_data_bytes: int = Field(default=45_000, ge=1)
-    chart_data_bytes: int = Field(default=6_000, ge=1)
-    report_bytes: int = Field(default=4_000, ge=1)
-    user_bytes: int = Field(default=200, ge=0)
-    final_bytes: int = Field(default=300, ge=0)
-    system_prompt_bytes: int = Field(default=600, ge=0)
+    reports: Count = Field(default=2, ge=1, description="Turns; each builds one report.")
+    requirements_bytes: Bytes = Field(default=1_500, ge=1)
+    raw_data_bytes: Bytes = Field(default=45_000, ge=1)
+    chart_data_bytes: Bytes = Field(default=6_000, ge=1)
+    report_bytes: Bytes = Field(default=4_000, ge=1)
+    user_bytes: Bytes = Field(default=200, ge=0)
+    final_bytes: Bytes = Field(default=300, ge=0)
+    system_prompt_bytes: Bytes = Field(default=600, ge=0)
 
     def payload_bytes(self, kind: str) -> int:
         """The payload size of an artifact kind."""

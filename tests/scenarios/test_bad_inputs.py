@@ -50,6 +50,9 @@ def _malformed_trace(folder: Path) -> Path:
     )
 
 
+HUGE_RESULT = "script: {turns: [{user: hi, rounds: [{calls: [{tool: r, result: {bytes: 1000000000000}}]}]}]}"
+
+
 def _swept_generator_named(name: str) -> Callable[[Path], Path]:
     swept = SWEPT.replace("name: retrieval", f"name: {name}").replace(
         "model.context_size: [4000, 6000]", "workload.generator.params.rounds: [4, 6]"
@@ -133,6 +136,15 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "a swept generator whose name is not a name": (
         _swept_generator_named("[retrieval]"),
         "workload.generator.name: ['retrieval'] is invalid: Input should be a valid string",
+    ),
+    "a filler larger than a filler may be": (
+        _replace("generator: {name: retrieval, params: {rounds: 4}}", HUGE_RESULT),
+        ":4:68: workload.script.turns[0].rounds[0].calls[0].result.bytes: 1000000000000 is above the "
+        "maximum 67108864",
+    ),
+    "a generator count beyond any experiment": (
+        _replace("params: {rounds: 4}", "params: {rounds: 10000000000}"),
+        "workload.generator.params.rounds: 10000000000 is above the maximum 100000",
     ),
     "unknown summarizer kind": (
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
