@@ -32,9 +32,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import view_units
-from ctxlab.core.wire.views import Wire, to_openai
+from ctxlab.core.wire.views import Wire, to_openai_one
 
 LCKind = Literal["human", "ai", "tool", "system"]
 ROLES: Mapping[LCKind, str] = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
@@ -112,15 +113,25 @@ def from_wire(wire: Wire) -> LCMessage:
 
 def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
     """The LangChain history of a stored context: a tool message is named after its tool (as
-    LangChain's tool node names it); nothing else has a name."""
+    LangChain's tool node names it); nothing else has a name.
+
+    Each stored message's part is its own (`to_openai` and `view_units` take the messages one
+    by one), so it is worked out once per message object: a step costs a lookup per message."""
+    return tuple(lc for message in messages for lc in _lc_of(message))
+
+
+def lc_of(message: Message) -> tuple[LCMessage, ...]:
+    """One stored message's part of `lc_view`."""
     out = []
-    for wire, unit in zip(to_openai(messages), view_units(messages), strict=True):
-        message = from_wire(wire)
+    for wire, unit in zip(to_openai_one(message), view_units((message,)), strict=True):
+        lc = from_wire(wire)
         if unit.kind == "result":
-            block = messages[unit.message].blocks[unit.blocks[0]]
-            message = replace(message, name=getattr(block, "name", None))
-        out.append(message)
+            lc = replace(lc, name=getattr(message.blocks[unit.blocks[0]], "name", None))
+        out.append(lc)
     return tuple(out)
+
+
+_lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](lc_of)
 
 
 def calls_repr(calls: Sequence[LCCall]) -> str:
@@ -150,6 +161,12 @@ ANTHROPIC_CHARS_PER_TOKEN = 3.3
 
 def message_chars(message: LCMessage, tokens_per_image: int = 85) -> tuple[int, int]:
     """The characters LangChain counts of one message, and its flat image tokens."""
+    chars, images = _chars_and_images(message)
+    return chars, images * tokens_per_image
+
+
+def chars_and_images(message: LCMessage) -> tuple[int, int]:
+    """The characters LangChain counts of one message, and how many images it holds."""
     chars, images = 0, 0
     if isinstance(message.content, str):
         chars += len(message.content)
@@ -157,7 +174,7 @@ def message_chars(message: LCMessage, tokens_per_image: int = 85) -> tuple[int, 
         for block in message.content:
             kind = block.get("type", "")
             if kind in {"image", "image_url"}:
-                images += tokens_per_image
+                images += 1
             elif kind == "text":
                 chars += len(block.get("text", ""))
             else:
@@ -167,6 +184,9 @@ def message_chars(message: LCMessage, tokens_per_image: int = 85) -> tuple[int, 
     if message.kind == "tool":
         chars += len(message.tool_call_id)
     return chars + len(message.role), images
+
+
+_chars_and_images = IdentityMemo[LCMessage, tuple[int, int]](chars_and_images)
 
 
 def tools_chars(tools: Sequence[Mapping[str, Any]]) -> int:

@@ -43,6 +43,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -335,15 +336,29 @@ class Sizer:
 def replace_blocks(
     messages: Sequence[Message], replacements: Mapping[BlockRef, Block]
 ) -> tuple[Message, ...]:
-    """`messages` with the referenced blocks replaced; untouched messages stay the same objects."""
+    """`messages` with the referenced blocks replaced; untouched messages stay the same objects,
+    and a message given the same replacements as before is the copy made then.
+
+    A request-only edit (clearing, masking) is worked out from the whole history at every step;
+    giving back the same copies keeps the request made of the objects the last one held, so
+    whatever is kept by identity (the meters' work, a family's view) is reused, not redone.
+    """
     by_message: dict[int, dict[int, Block]] = {}
     for ref, block in replacements.items():
         by_message.setdefault(ref.message, {})[ref.block] = block
     out = list(messages)
     for m, edits in by_message.items():
-        old = messages[m].blocks
-        out[m] = messages[m].with_blocks(tuple(edits.get(i, b) for i, b in enumerate(old)))
+        out[m] = _edited(messages[m], tuple(sorted(edits.items())))
     return tuple(out)
+
+
+def edited(message: Message, edits: tuple[tuple[int, Block], ...]) -> Message:
+    """`message` with the block at each index replaced by the one paired with it."""
+    changed = dict(edits)
+    return message.with_blocks(tuple(changed.get(i, b) for i, b in enumerate(message.blocks)))
+
+
+_edited = IdentityMemo[Message, Message](edited)
 
 
 def without_data(result: ToolResultBlock) -> ToolResultBlock:

@@ -1,0 +1,84 @@
+"""Values kept by identity: the same object gives back the value made for it, and nothing else
+changes (`ctxlab.core.messages.memo`), as used for a message's LangChain form and its edited copies."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given
+
+from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
+from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.units import BlockRef, replace_blocks, view_units, with_output
+from ctxlab.core.wire.views import to_openai
+from ctxlab.presets.lc_messages import from_wire, lc_view
+from tests.strategies import paired_histories
+
+
+def test_the_same_object_gives_back_its_value_and_an_equal_one_is_computed_again() -> None:
+    calls: list[object] = []
+
+    def compute(obj: object, *args: object) -> list[object]:
+        calls.append(obj)
+        return [obj, *args]
+
+    memo = IdentityMemo[object, list[object]](compute)
+    first, second = (1, 2), tuple([1, 2])  # equal, distinct objects
+    assert first is not second
+    value = memo(first)
+    assert memo(first) is value and calls == [first]
+    assert memo(second) == value and memo(second) is not value and calls == [first, second]
+    assert memo(first, "x") == [first, "x"] and memo(first, "x") is memo(first, "x")
+
+
+def test_past_its_limit_the_memo_starts_again_and_stays_right() -> None:
+    memo = IdentityMemo[tuple[int], int](lambda t: t[0] * 2, limit=3)
+    keys = [(i,) for i in range(10)]
+    assert [memo(k) for k in keys] == [2 * i for i in range(10)]
+    assert [memo(k) for k in keys] == [2 * i for i in range(10)]
+
+
+def _old_lc_view(messages: list[Message]) -> tuple[object, ...]:
+    """`lc_view` worked out over the whole context at once, as it was defined."""
+    out = []
+    for wire, unit in zip(to_openai(messages), view_units(messages), strict=True):
+        lc = from_wire(wire)
+        if unit.kind == "result":
+            lc = replace(lc, name=getattr(messages[unit.message].blocks[unit.blocks[0]], "name", None))
+        out.append(lc)
+    return tuple(out)
+
+
+@given(paired_histories())
+def test_the_langchain_view_is_the_whole_contexts_view(history: list[Message]) -> None:
+    assert lc_view(history) == _old_lc_view(history)
+    assert lc_view(history) == lc_view(history)  # and again, from the memo
+
+
+@given(paired_histories())
+def test_editing_a_history_twice_alike_gives_the_same_copies(history: list[Message]) -> None:
+    results = [
+        BlockRef(m, b)
+        for m, message in enumerate(history)
+        for b, block in enumerate(message.blocks)
+        if isinstance(block, ToolResultBlock)
+    ]
+
+    def cleared() -> dict[BlockRef, ToolResultBlock]:
+        made: dict[BlockRef, ToolResultBlock] = {}
+        for ref in results:
+            block = history[ref.message].blocks[ref.block]
+            assert isinstance(block, ToolResultBlock)
+            made[ref] = with_output(block, "[cleared]")
+        return made
+
+    once = replace_blocks(history, cleared())
+    again = replace_blocks(history, cleared())  # equal edits, new block objects
+    assert once == again and all(a is b for a, b in zip(once, again, strict=True))
+    for m, message in enumerate(history):
+        if any(ref.message == m for ref in results):
+            edited = [b for b in once[m].blocks if isinstance(b, ToolResultBlock)]
+            assert all(b.output == (TextBlock(text="[cleared]"),) for b in edited)
+        else:
+            assert once[m] is message
