@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ctxlab.core.messages.memo import forget as forget_memos
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ChatModel
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
@@ -66,9 +67,10 @@ class Session:
         return replace(outcome, retention=self.tracker.finish(outcome.state, self.view))
 
     def release(self) -> None:
-        """Free the run's objects as soon as the session is dropped (`Loop.release`); call it
-        once the records have been read."""
+        """Free the run's objects as soon as the session is dropped (`Loop.release`, and the
+        memos' entries, `core.messages.memo.forget`); call it once the records have been read."""
         self.loop.release()
+        forget_memos()
 
 
 def assemble(

@@ -8,11 +8,16 @@ from dataclasses import replace
 from hypothesis import given
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import IdentityMemo, forget
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef, replace_blocks, view_units, with_output
 from ctxlab.core.wire.views import to_openai
-from ctxlab.presets.lc_messages import from_wire, lc_view
+from ctxlab.core.world.script import ScriptedRound, assign_call_ids
+from ctxlab.engine.session import assemble
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.presets.lc_messages import _lc_of, from_wire, lc_view
+from ctxlab.texts import CTXLAB_TEXTS
 from tests.strategies import paired_histories
 
 
@@ -82,3 +87,33 @@ def test_editing_a_history_twice_alike_gives_the_same_copies(history: list[Messa
             assert all(b.output == (TextBlock(text="[cleared]"),) for b in edited)
         else:
             assert once[m] is message
+
+
+def test_forget_drops_every_memos_entries() -> None:
+    memo = IdentityMemo[tuple[int], int](lambda t: t[0])
+    key = (7,)
+    assert memo(key) == 7 and len(memo) == 1
+    forget()
+    assert len(memo) == 0 and memo(key) == 7
+
+
+def test_a_released_run_leaves_nothing_in_the_memos() -> None:
+    """The memos would otherwise hold a finished run's messages until their limit."""
+    from ctxlab.presets.langchain import preset as langchain
+    from tests.zoo.runs import one_turn, tool_call
+    from tests.zoo.runs import text as filler
+
+    rounds = [ScriptedRound(calls=(tool_call("retrieve", "{}", filler(900)),)) for _ in range(6)]
+    script = assign_call_ids(one_turn(*rounds))
+    session = assemble(
+        script,
+        langchain.CLEAR_PRESET.strategy(),
+        model=ScriptModel(script),
+        summarizer=FixedSummarizer(fields={"task_overview": "The task."}),
+        texts=CTXLAB_TEXTS,
+        context_size=100_000,
+    )
+    session.run()
+    assert len(_lc_of) > 0
+    session.release()
+    assert len(_lc_of) == 0

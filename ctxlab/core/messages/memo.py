@@ -11,11 +11,13 @@ Invariants:
   very value made the first time (so an edited copy is the same object at every step).
 - An entry holds its object alive, so its id cannot be reused by another object while the
   entry exists. At most `limit` entries are held: past that, every entry is dropped (a context
-  of more stored messages than that is recomputed each time, as without the memo).
+  of more stored messages than that is recomputed each time, as without the memo). `forget()`
+  drops every memo's entries; a run calls it when it is released, so no run's objects outlive it.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
@@ -26,12 +28,20 @@ V = TypeVar("V")
 class IdentityMemo(Generic[K, V]):
     """`compute` remembered per object and arguments (see the module invariants)."""
 
-    __slots__ = ("_compute", "_kept", "_limit")
+    __slots__ = ("__weakref__", "_compute", "_kept", "_limit")
 
     def __init__(self, compute: Callable[..., V], limit: int = 8192) -> None:
         self._compute = compute
         self._kept: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V]] = {}
         self._limit = limit
+        _MEMOS.add(self)
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        self._kept.clear()
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
     def __call__(self, obj: K, *args: Any) -> V:
         key = (id(obj), args)
@@ -43,3 +53,12 @@ class IdentityMemo(Generic[K, V]):
         value = self._compute(obj, *args)
         self._kept[key] = (obj, value)
         return value
+
+
+_MEMOS: weakref.WeakSet[IdentityMemo[Any, Any]] = weakref.WeakSet()
+
+
+def forget() -> None:
+    """Drop the entries of every memo (their values are made again when next asked for)."""
+    for memo in list(_MEMOS):
+        memo.clear()
