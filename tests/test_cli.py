@@ -148,6 +148,7 @@ def test_replay_a_transcript_with_settings(tmp_path: Path) -> None:
         ("context.trigger_ratio=1.5", "strategies[0].context.trigger_ratio: 1.5 is above the maximum 0.9"),
         ("context.trigger_ratio", "write PATH=VALUE"),
         ("context.trigger_ratio=!!python/name:os.system", "is not allowed"),
+        ("preset=none", "--set preset=none: choose the strategy with --preset none"),
     ],
 )
 def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) -> None:

@@ -78,6 +78,9 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
         if not equals or not path:
             messages.append(f"--set {setting}: write PATH=VALUE, e.g. context.trigger_ratio=0.6")
             continue
+        if path == "preset":
+            messages.append(f"--set {setting}: choose the strategy with --preset {text or 'NAME'}")
+            continue
         if path.split(".", 1)[0] not in _ROOT_KEYS:
             path = f"strategies.{args.preset}.{path}"
         try:
