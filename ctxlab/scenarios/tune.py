@@ -17,9 +17,10 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StrictInt, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, StrictInt, ValidationError, model_validator
 
 from ctxlab.presets.entries import NAME_PATTERN
 from ctxlab.presets.registry import ENTRIES
@@ -33,7 +34,26 @@ Provider = Literal["openai", "anthropic", "bedrock"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "bedrock")
 FIRST_PARTY: tuple[Provider, ...] = ("openai", "anthropic")  # the default; Bedrock is stricter
 MAX_TRIALS = 10_000
-Number = StrictInt | float
+
+
+def _a_number(value: Any) -> Any:
+    """Only numbers pass (not true or false): one message for a value that is neither a whole
+    number nor a decimal, rather than one per kind of number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{value!r} is not a number; use a number, e.g. 0.5 or 4000")
+    return value
+
+
+Number = Annotated[StrictInt | float, BeforeValidator(_a_number)]
+
+
+def steps_fit(low: float, high: float, step: float) -> bool:
+    """Whether whole steps lead from `low` exactly to `high`, in the decimal digits written.
+
+    >>> steps_fit(0.05, 0.45, 0.1), steps_fit(0.05, 0.45, 0.5), steps_fit(1000, 9000, 2000)
+    (True, False, True)
+    """
+    return (Decimal(str(high)) - Decimal(str(low))) % Decimal(str(step)) == 0
 
 
 class ParamSpec(Section):
@@ -75,6 +95,15 @@ class ParamSpec(Section):
             return [(("low",), f"{low!r}: a log range needs a low bound above 0", low)]
         if self.log and self.step is not None:
             return [(("step",), "a log range has no step; drop one of them", self.step)]
+        if self.step is not None and not steps_fit(low, high, self.step):
+            span = Decimal(str(high)) - Decimal(str(low))
+            last = Decimal(str(low)) + (span // Decimal(str(self.step))) * Decimal(str(self.step))
+            message = (
+                f"{self.step!r} does not divide the range {low!r} to {high!r}, so Optuna would "
+                f"search only up to {float(last) if isinstance(low, float) else int(last)!r}; "
+                "make high - low a multiple of the step"
+            )
+            return [(("step",), message, self.step)]
         return []
 
     def values(self) -> list[Any]:

@@ -58,6 +58,17 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "9:61: tune.space[0].params.context.reserve_ratio.low: 0: a log range needs a low bound above 0",
         ),
         (
+            "tune:\n  space:\n"
+            "    - {preset: agentscope, params: {context.trigger_ratio: {low: 0.5, high: 0.9, step: 0.3}}}\n",
+            "9:82: tune.space[0].params.context.trigger_ratio.step: 0.3 does not divide the range 0.5 to "
+            "0.9, so Optuna would search only up to 0.8",
+        ),
+        (
+            "tune:\n  space:\n"
+            "    - {preset: nonoka, params: {budget.max_tokens: {low: [4000], high: 9000}}}\n",
+            "9:53: tune.space[0].params.budget.max_tokens.low: [4000] is not a number; use a number",
+        ),
+        (
             "tune:\n  space:\n    - {preset: nonoka, params: {budget.max_tokens: {low: 4000}}}\n",
             "9:33: tune.space[0].params.budget.max_tokens.high: is required for a range",
         ),
