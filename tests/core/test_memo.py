@@ -10,7 +10,7 @@ from hypothesis import given
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.memo import IdentityMemo, forget
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import BlockRef, replace_blocks, view_units, with_output
+from ctxlab.core.messages.units import BlockRef, placed_units, replace_blocks, view_units, with_output
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import ScriptedRound, assign_call_ids
 from ctxlab.engine.session import assemble
@@ -59,6 +59,22 @@ def _old_lc_view(messages: list[Message]) -> tuple[object, ...]:
 def test_the_langchain_view_is_the_whole_contexts_view(history: list[Message]) -> None:
     assert lc_view(history) == _old_lc_view(history)
     assert lc_view(history) == lc_view(history)  # and again, from the memo
+
+
+def _units_at_once(messages: list[Message]) -> tuple[object, ...]:
+    """`view_units` worked out without kept placements: every message walked afresh."""
+    units: list[object] = []
+    for m, message in enumerate(messages):
+        units.extend(placed_units(message, m, len(units)))
+    return tuple(units)
+
+
+@given(paired_histories())
+def test_view_units_are_the_same_wherever_a_message_stood_before(history: list[Message]) -> None:
+    assert view_units(history) == _units_at_once(history)
+    moved = history[1:]  # every message one place earlier than it was just viewed
+    assert view_units(moved) == _units_at_once(moved)
+    assert view_units(history) == _units_at_once(history)
 
 
 @given(paired_histories())

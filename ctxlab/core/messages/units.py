@@ -179,15 +179,27 @@ def view_units(messages: Sequence[Message]) -> tuple[ViewUnit, ...]:
     ...     R(id="a", name="t", output=()), TextBlock(text="done")))
     >>> [(u.kind, u.start, u.end) for u in view_units([text_message("user", "go"), reply])]
     [('user', 0, 1), ('calls', 0, 1), ('result', 1, 2), ('text', 2, 3)]
+
+    A stored message's units depend only on it and where it stands, and a history mostly grows
+    at its end, so each message's placed units are kept (`placed_units`): a step that views the
+    whole history looks up what stands where it stood before.
     """
     units: list[ViewUnit] = []
     for m, message in enumerate(messages):
-        segmenter = _Segmenter(message=m, role=message.role, next_index=len(units))
-        for i, block in enumerate(message.blocks):
-            segmenter.add(i, block)
-        segmenter.finish(len(message.blocks))
-        units.extend(segmenter.units)
+        units.extend(_placed_units(message, m, len(units)))
     return tuple(units)
+
+
+def placed_units(message: Message, position: int, first: int) -> tuple[ViewUnit, ...]:
+    """The units of `message` stored at `position`, the first at view index `first`."""
+    segmenter = _Segmenter(message=position, role=message.role, next_index=first)
+    for i, block in enumerate(message.blocks):
+        segmenter.add(i, block)
+    segmenter.finish(len(message.blocks))
+    return tuple(segmenter.units)
+
+
+_placed_units = IdentityMemo[Message, tuple[ViewUnit, ...]](placed_units)
 
 
 def protocol_units(units: Sequence[ViewUnit]) -> tuple[ProtocolUnit, ...]:
