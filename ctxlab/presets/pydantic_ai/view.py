@@ -30,9 +30,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import view_units
-from ctxlab.core.wire.views import to_openai
+from ctxlab.core.wire.views import Wire, to_openai_one
 
 PartKind = Literal["user", "summary", "return", "text", "call"]
 CHARS_PER_TOKEN = 4
@@ -126,8 +127,9 @@ def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] =
     `joined` names the user and summary messages a run start merged into the request before them.
     """
     units = view_units(messages)
+    wires = (wire for message in messages for wire in _wires_of(message))
     out: list[PAMessage] = []
-    for index, (wire, unit) in enumerate(zip(to_openai(messages), units, strict=True)):
+    for index, (wire, unit) in enumerate(zip(wires, units, strict=True)):
         role = wire["role"]
         if role == "assistant":
             parts = (
@@ -173,6 +175,14 @@ def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] =
         else:
             out.append(PAMessage(kind="request", parts=(part,)))
     return tuple(out)
+
+
+def _read_only_wires(message: Message) -> tuple[Wire, ...]:
+    """A stored message's OpenAI messages, for `pa_view` to read (never to change: they are kept)."""
+    return tuple(to_openai_one(message))
+
+
+_wires_of = IdentityMemo[Message, tuple[Wire, ...]](_read_only_wires)
 
 
 def _result_name(messages: Sequence[Message], message: int, blocks: tuple[int, ...]) -> str:
