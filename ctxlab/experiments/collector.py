@@ -2,12 +2,12 @@
 
 A run allocates millions of small objects (frozen messages and states, YAML nodes, table rows)
 that reference counting frees by itself; they almost never form cycles (a finished run's loop,
-whose hooks refer back to it, is released to that end: `engine.session.Session.release`). Python's default
-collector still walks the young objects every 700 allocations, and every object in the process
-on each full pass, which costs a fifth of the CPU time of a 2,000-reply scenario file (about 60%
-of parsing its YAML). The lab's processes therefore collect less often, and leave out of every
-pass the objects that exist once the lab is imported (modules, classes, functions), which live
-as long as the process.
+whose hooks refer back to it, is released to that end: `engine.session.Session.release`).
+Python's default collector still walks the young objects every 700 allocations, and every object
+in the process on each full pass, which costs a fifth of the CPU time of a 2,000-reply scenario
+file (about 60% of parsing its YAML). The lab's processes therefore collect less often, and
+leave out of every pass the objects that exist once the lab is imported (modules, classes,
+functions), which live as long as the process.
 
 Invariants:
 - Only when collections happen changes: every object is freed as before (cycles at the next

@@ -34,7 +34,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import view_units
+from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import Wire, to_openai_one
 
 LCKind = Literal["human", "ai", "tool", "system"]
@@ -123,7 +123,7 @@ def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
 def lc_of(message: Message) -> tuple[LCMessage, ...]:
     """One stored message's part of `lc_view`."""
     out = []
-    for wire, unit in zip(to_openai_one(message), view_units((message,)), strict=True):
+    for wire, unit in zip(to_openai_one(message), placed_units(message, 0, 0), strict=True):
         lc = from_wire(wire)
         if unit.kind == "result":
             lc = replace(lc, name=getattr(message.blocks[unit.blocks[0]], "name", None))

@@ -47,13 +47,16 @@ def _a_number(value: Any) -> Any:
 Number = Annotated[StrictInt | float, BeforeValidator(_a_number)]
 
 
-def steps_fit(low: float, high: float, step: float) -> bool:
-    """Whether whole steps lead from `low` exactly to `high`, in the decimal digits written.
+def last_step(low: float, high: float, step: float) -> float:
+    """The highest value whole steps reach from `low` without passing `high`, in the decimal
+    digits written (where Optuna's search of the range stops).
 
-    >>> steps_fit(0.05, 0.45, 0.1), steps_fit(0.05, 0.45, 0.5), steps_fit(1000, 9000, 2000)
-    (True, False, True)
+    >>> last_step(0.05, 0.45, 0.1), last_step(0.05, 0.45, 0.5), last_step(1000, 9001, 2000)
+    (0.45, 0.05, 9000)
     """
-    return (Decimal(str(high)) - Decimal(str(low))) % Decimal(str(step)) == 0
+    start, stride = Decimal(str(low)), Decimal(str(step))
+    last = start + (Decimal(str(high)) - start) // stride * stride
+    return int(last) if isinstance(low, int) and isinstance(step, int) else float(last)
 
 
 class ParamSpec(Section):
@@ -95,13 +98,11 @@ class ParamSpec(Section):
             return [(("low",), f"{low!r}: a log range needs a low bound above 0", low)]
         if self.log and self.step is not None:
             return [(("step",), "a log range has no step; drop one of them", self.step)]
-        if self.step is not None and not steps_fit(low, high, self.step):
-            span = Decimal(str(high)) - Decimal(str(low))
-            last = Decimal(str(low)) + (span // Decimal(str(self.step))) * Decimal(str(self.step))
+        last = None if self.step is None else last_step(low, high, self.step)
+        if last is not None and last != high:
             message = (
                 f"{self.step!r} does not divide the range {low!r} to {high!r}, so Optuna would "
-                f"search only up to {float(last) if isinstance(low, float) else int(last)!r}; "
-                "make high - low a multiple of the step"
+                f"search only up to {last!r}; make high - low a multiple of the step"
             )
             return [(("step",), message, self.step)]
         return []

@@ -16,6 +16,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
@@ -28,7 +29,6 @@ from ctxlab.core.messages.units import (
     context_size,
     drop_units,
     protocol_units,
-    replace_blocks,
     result_block,
     result_ref,
     safe_cut,

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.core.messages.blocks import Block, Tally, TextBlock, ToolCallBlock
+from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import (
     BlockRef,
     Sizer,
     ViewUnit,
     call_blocks,
-    replace_blocks,
     result_block,
     result_ref,
     tally_after,

@@ -25,13 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import Block, TextBlock
+from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import (
     BlockRef,
     ViewUnit,
     call_blocks,
-    replace_blocks,
     result_block,
     result_ref,
     view_units,

@@ -28,7 +28,7 @@ Invariants:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, assert_never
 
@@ -343,34 +343,6 @@ class Sizer:
     def count(self, messages: Sequence[Message]) -> int:
         """Request tokens when the context is `messages`."""
         return self.tokens(self.size(messages))
-
-
-def replace_blocks(
-    messages: Sequence[Message], replacements: Mapping[BlockRef, Block]
-) -> tuple[Message, ...]:
-    """`messages` with the referenced blocks replaced; untouched messages stay the same objects,
-    and a message given the same replacements as before is the copy made then.
-
-    A request-only edit (clearing, masking) is worked out from the whole history at every step;
-    giving back the same copies keeps the request made of the objects the last one held, so
-    whatever is kept by identity (the meters' work, a family's view) is reused, not redone.
-    """
-    by_message: dict[int, dict[int, Block]] = {}
-    for ref, block in replacements.items():
-        by_message.setdefault(ref.message, {})[ref.block] = block
-    out = list(messages)
-    for m, edits in by_message.items():
-        out[m] = _edited(messages[m], tuple(sorted(edits.items())))
-    return tuple(out)
-
-
-def edited(message: Message, edits: tuple[tuple[int, Block], ...]) -> Message:
-    """`message` with the block at each index replaced by the one paired with it."""
-    changed = dict(edits)
-    return message.with_blocks(tuple(changed.get(i, b) for i, b in enumerate(message.blocks)))
-
-
-_edited = IdentityMemo[Message, Message](edited)
 
 
 def without_data(result: ToolResultBlock) -> ToolResultBlock:

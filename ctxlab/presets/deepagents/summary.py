@@ -37,10 +37,11 @@ from typing import ClassVar
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import BlockRef, replace_blocks, split_at_unit, view_units
+from ctxlab.core.messages.units import BlockRef, split_at_unit, view_units
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo

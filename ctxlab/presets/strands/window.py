@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.core.messages.blocks import Block, DataBlock, Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import BlockRef, ViewUnit, replace_blocks
+from ctxlab.core.messages.units import BlockRef, ViewUnit
 
 PRESERVE_CHARS = 200
 """Characters kept at each end of a cut tool-result text."""
