@@ -78,6 +78,16 @@ def test_view_units_are_the_same_wherever_a_message_stood_before(history: list[M
     assert view_units(history) == _units_at_once(history)
 
 
+def test_a_result_given_the_same_output_twice_is_one_block() -> None:
+    result = ToolResultBlock(id="c1", name="read", output=(TextBlock(text="long"),), state="error")
+    once, again = with_output(result, "[cleared]"), with_output(result, "[cleared]")
+    assert once is again
+    assert once == ToolResultBlock(id="c1", name="read", output=(TextBlock(text="[cleared]"),), state="error")
+    assert with_output(result, "[gone]").output == (TextBlock(text="[gone]"),)
+    equal = replace(result)  # an equal, distinct result gets its own block, equal to the first
+    assert with_output(equal, "[cleared]") == once and with_output(equal, "[cleared]") is not once
+
+
 @given(paired_histories())
 def test_editing_a_history_twice_alike_gives_the_same_copies(history: list[Message]) -> None:
     results = [
@@ -96,7 +106,7 @@ def test_editing_a_history_twice_alike_gives_the_same_copies(history: list[Messa
         return made
 
     once = replace_blocks(history, cleared())
-    again = replace_blocks(history, cleared())  # equal edits, new block objects
+    again = replace_blocks(history, cleared())  # equal edits
     assert once == again and all(a is b for a, b in zip(once, again, strict=True))
     for m, message in enumerate(history):
         if any(ref.message == m for ref in results):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ctxlab.core.compaction.clearing import Clearing, replace_results
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import ViewUnit, protocol_units, result_block, view_units
@@ -99,9 +100,14 @@ def elide_observations(messages: Sequence[Message], params: LastNObservationsPar
     return replace_results(messages, plan)
 
 
-def _notice(result: ToolResultBlock, params: LastNObservationsParams) -> str:
+def _count_notice(result: ToolResultBlock, params: LastNObservationsParams) -> str:
     """SWE-agent's count: text lines of the text parts, and the images (other data not counted)."""
     lines = sum(len(p.text.splitlines()) for p in result.output if isinstance(p, TextBlock))
     images = sum(1 for p in result.output if isinstance(p, DataBlock) and p.is_image)
     text = fill(params.notice, lines=lines)
     return text + fill(params.media_notice, count=images) if images else text
+
+
+_notice = IdentityMemo[ToolResultBlock, str](_count_notice)
+"""`_count_notice`, worked out once per result object and parameters: the window elides the
+same old results at every step."""

@@ -352,8 +352,16 @@ def without_data(result: ToolResultBlock) -> ToolResultBlock:
 
 
 def with_output(result: ToolResultBlock, text: str) -> ToolResultBlock:
-    """`result` whose whole output is `text` (id, name and state kept)."""
+    """`result` whose whole output is `text` (id, name and state kept): the very block made the
+    last time for this result and text, so a result cleared at every step is one object."""
+    return _with_output(result, text)
+
+
+def _result_with_output(result: ToolResultBlock, text: str) -> ToolResultBlock:
     return ToolResultBlock(id=result.id, name=result.name, output=(TextBlock(text=text),), state=result.state)
+
+
+_with_output = IdentityMemo[ToolResultBlock, ToolResultBlock](_result_with_output)
 
 
 def drop_units(
