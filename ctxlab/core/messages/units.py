@@ -186,12 +186,11 @@ def view_units(messages: Sequence[Message]) -> tuple[ViewUnit, ...]:
     """
     units: list[ViewUnit] = []
     for m, message in enumerate(messages):
-        units.extend(_placed_units(message, m, len(units)))
+        units.extend(placed_units(message, m, len(units)))
     return tuple(units)
 
 
-def placed_units(message: Message, position: int, first: int) -> tuple[ViewUnit, ...]:
-    """The units of `message` stored at `position`, the first at view index `first`."""
+def _place_units(message: Message, position: int, first: int) -> tuple[ViewUnit, ...]:
     segmenter = _Segmenter(message=position, role=message.role, next_index=first)
     for i, block in enumerate(message.blocks):
         segmenter.add(i, block)
@@ -199,7 +198,9 @@ def placed_units(message: Message, position: int, first: int) -> tuple[ViewUnit,
     return tuple(segmenter.units)
 
 
-_placed_units = IdentityMemo[Message, tuple[ViewUnit, ...]](placed_units)
+placed_units = IdentityMemo[Message, tuple[ViewUnit, ...]](_place_units)
+"""The units of a message stored at a position, the first at a view index:
+`placed_units(message, position, first)`, worked out once for each (kept by identity)."""
 
 
 def protocol_units(units: Sequence[ViewUnit]) -> tuple[ProtocolUnit, ...]:

@@ -29,7 +29,7 @@ from ctxlab.engine.env import RequestCounter
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
 from ctxlab.presets.pydantic_ai.steps import ClearStep, SummarizeStep, WindowStep, summary_frame
-from ctxlab.presets.pydantic_ai.view import estimate_tokens, pa_view
+from ctxlab.presets.pydantic_ai.view import estimate_stored_tokens
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
 from ctxlab.texts.pydantic_ai import CTXLAB_PYDANTIC_AI_TEXTS, PydanticAITexts
@@ -75,7 +75,7 @@ def counted_request(
     system = messages[0] if messages and messages[0].role == "system" else None
     instructions = "".join(getattr(b, "text", "") for b in system.blocks) if system is not None else ""
     rest = messages[1:] if system is not None else messages
-    return estimate_tokens(pa_view(rest, summary_frame(texts)), instructions)
+    return estimate_stored_tokens(rest, summary_frame(texts), instructions)
 
 
 def harness_counter(texts: PydanticAITexts) -> RequestCounter:

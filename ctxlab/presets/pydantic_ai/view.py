@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import view_units
+from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import Wire, to_openai_one
 
 PartKind = Literal["user", "summary", "return", "text", "call"]
@@ -125,56 +125,98 @@ def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] =
     """The history pydantic-ai would hold for the stored context `messages`.
 
     `joined` names the user and summary messages a run start merged into the request before them.
+    Each stored message's requests and responses are worked out once for the place it stands in
+    (`_items`); only a request that continues across two stored messages is joined here.
     """
-    units = view_units(messages)
-    wires = (wire for message in messages for wire in _wires_of(message))
     out: list[PAMessage] = []
-    for index, (wire, unit) in enumerate(zip(wires, units, strict=True)):
+    first = 0
+    for position, message in enumerate(messages):
+        key_joined = message.id in joined
+        items = _items(message, position, first, frame, key_joined)
+        first += len(placed_units(message, position, first))
+        if items and out and _continues(out[-1], items[0], key_joined):
+            out[-1] = PAMessage(kind="request", parts=(*out[-1].parts, *items[0].parts))
+            out.extend(items[1:])
+        else:
+            out.extend(items)
+    return tuple(out)
+
+
+def _continues(before: PAMessage, item: PAMessage, key_joined: bool) -> bool:
+    """Whether the request `item` opening a stored message merges into `before`: tool returns
+    join a request of returns only, a user part one its message was joined to."""
+    if not (before.is_request and item.is_request):
+        return False
+    if item.parts[0].kind == "return":
+        return all(p.kind == "return" for p in before.parts)
+    return key_joined
+
+
+def _message_items(
+    message: Message, position: int, first: int, frame: Frame, key_joined: bool
+) -> tuple[PAMessage, ...]:
+    """The requests and responses of one stored message at `position` whose first view unit is
+    `first`, read alone (merging inside it only); `key_joined` is whether its id is joined."""
+    units = placed_units(message, position, first)
+    out: list[PAMessage] = []
+    request: list[PAPart] = []  # the parts of the request still open at the end of `out`
+    returns_only = False  # whether every part of that request is a tool return
+    for index, (wire, unit) in enumerate(zip(_wires_of(message), units, strict=True), start=first):
         role = wire["role"]
         if role == "assistant":
-            parts = (
-                [PAPart(kind="text", unit=index, text=_text(wire.get("content")))]
-                if wire.get("content")
-                else []
-            )
-            for call in wire.get("tool_calls") or ():
-                function = call["function"]
-                parts.append(
-                    PAPart(
-                        kind="call",
-                        unit=index,
-                        text=function["arguments"],
-                        name=function["name"],
-                        call_id=call["id"],
-                    )
-                )
-            out.append(PAMessage(kind="response", parts=tuple(parts)))
+            _close(out, request)
+            out.append(PAMessage(kind="response", parts=_response_parts(wire, index)))
             continue
         if role == "tool":
+            block = message.blocks[unit.blocks[0]] if unit.blocks else None
             part = PAPart(
                 kind="return",
                 unit=index,
                 text=_text(wire.get("content")),
-                name=_result_name(messages, unit.message, unit.blocks),
+                name=str(getattr(block, "name", "")),
                 call_id=wire["tool_call_id"],
             )
-            merge = bool(out) and out[-1].is_request and all(p.kind == "return" for p in out[-1].parts)
+            merge = returns_only
         else:
-            key = messages[unit.message].id
             text = _text(wire.get("content"))
             summary = frame.unwrap(text)
             part = PAPart(
                 kind="user" if summary is None else "summary",
                 unit=index,
-                key=key,
+                key=message.id,
                 text=text if summary is None else summary,
             )
-            merge = bool(out) and out[-1].is_request and key in joined
-        if merge:
-            out[-1] = PAMessage(kind="request", parts=(*out[-1].parts, part))
-        else:
-            out.append(PAMessage(kind="request", parts=(part,)))
+            merge = bool(request) and key_joined
+        if not merge:
+            _close(out, request)
+            returns_only = True
+        request.append(part)
+        returns_only = returns_only and part.kind == "return"
+    _close(out, request)
     return tuple(out)
+
+
+_items = IdentityMemo[Message, tuple[PAMessage, ...]](_message_items)
+
+
+def _response_parts(wire: Wire, index: int) -> tuple[PAPart, ...]:
+    """The text part (when the message has content) and the call parts of an assistant message."""
+    parts = [PAPart(kind="text", unit=index, text=_text(wire.get("content")))] if wire.get("content") else []
+    for call in wire.get("tool_calls") or ():
+        function = call["function"]
+        parts.append(
+            PAPart(
+                kind="call", unit=index, text=function["arguments"], name=function["name"], call_id=call["id"]
+            )
+        )
+    return tuple(parts)
+
+
+def _close(out: list[PAMessage], request: list[PAPart]) -> None:
+    """End the open request (if any): it joins `out`, and `request` is empty again."""
+    if request:
+        out.append(PAMessage(kind="request", parts=tuple(request)))
+        request.clear()
 
 
 def _read_only_wires(message: Message) -> tuple[Wire, ...]:
@@ -183,11 +225,6 @@ def _read_only_wires(message: Message) -> tuple[Wire, ...]:
 
 
 _wires_of = IdentityMemo[Message, tuple[Wire, ...]](_read_only_wires)
-
-
-def _result_name(messages: Sequence[Message], message: int, blocks: tuple[int, ...]) -> str:
-    block = messages[message].blocks[blocks[0]] if blocks else None
-    return str(getattr(block, "name", ""))
 
 
 def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
@@ -199,9 +236,27 @@ def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
     return frozenset(keys)
 
 
+def estimate_stored_tokens(messages: Sequence[Message], frame: Frame, instructions: str) -> int:
+    """`estimate_tokens(pa_view(messages, frame), instructions)`, read message by message: a
+    part counts the same whatever request it is merged into, so each stored message is counted
+    once (the harness's counter asks at every call, of a context that mostly stays)."""
+    return _tokens(sum(_chars_of(message, frame) for message in messages), instructions)
+
+
+def _message_chars(message: Message, frame: Frame) -> int:
+    return message_chars(pa_view((message,), frame))
+
+
+_chars_of = IdentityMemo[Message, int](_message_chars)
+
+
 def estimate_tokens(history: Sequence[PAMessage], instructions: str) -> int:
     """The harness's estimate of a history sent with `instructions`: characters // 4."""
-    return (message_chars(history) + len(instructions)) // CHARS_PER_TOKEN
+    return _tokens(message_chars(history), instructions)
+
+
+def _tokens(chars: int, instructions: str) -> int:
+    return (chars + len(instructions)) // CHARS_PER_TOKEN
 
 
 def message_chars(history: Sequence[PAMessage]) -> int:

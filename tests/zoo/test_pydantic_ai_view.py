@@ -1,0 +1,105 @@
+"""pydantic-ai's history read message by message equals the history read wire by wire.
+
+`pa_view` works each stored message's requests and responses out once for the place it stands
+in and joins requests across messages; the reference here reads the whole OpenAI view in one
+pass, the way the history is defined (docs in `ctxlab.presets.pydantic_ai.view`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.units import view_units
+from ctxlab.core.wire.views import to_openai
+from ctxlab.presets.pydantic_ai.view import (
+    Frame,
+    PAMessage,
+    PAPart,
+    PartKind,
+    estimate_stored_tokens,
+    estimate_tokens,
+    pa_view,
+)
+from tests.zoo_strategies import agent_histories
+
+FRAME = Frame(head="<summary>\n", tail="\n</summary>")
+
+
+def _text(content: object) -> str:
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def reference(messages: Sequence[Message], frame: Frame, joined: Collection[str]) -> tuple[PAMessage, ...]:
+    """The history read wire by wire over the whole context."""
+    out: list[PAMessage] = []
+    for index, (wire, unit) in enumerate(zip(to_openai(messages), view_units(messages), strict=True)):
+        if wire["role"] == "assistant":
+            parts = (
+                [PAPart(kind="text", unit=index, text=_text(wire["content"]))] if wire.get("content") else []
+            )
+            parts += [
+                PAPart(
+                    kind="call",
+                    unit=index,
+                    text=c["function"]["arguments"],
+                    name=c["function"]["name"],
+                    call_id=c["id"],
+                )
+                for c in wire.get("tool_calls") or ()
+            ]
+            out.append(PAMessage(kind="response", parts=tuple(parts)))
+            continue
+        open_request = out[-1] if out and out[-1].is_request else None
+        if wire["role"] == "tool":
+            name = getattr(messages[unit.message].blocks[unit.blocks[0]], "name", "")
+            part = PAPart(
+                kind="return",
+                unit=index,
+                text=_text(wire["content"]),
+                name=name,
+                call_id=wire["tool_call_id"],
+            )
+            merge = open_request is not None and all(p.kind == "return" for p in open_request.parts)
+        else:
+            key, text = messages[unit.message].id, _text(wire["content"])
+            summary = frame.unwrap(text)
+            kind: PartKind = "user" if summary is None else "summary"
+            part = PAPart(kind=kind, unit=index, key=key, text=text if summary is None else summary)
+            merge = open_request is not None and key in joined
+        if merge and open_request is not None:
+            out[-1] = PAMessage(kind="request", parts=(*open_request.parts, part))
+        else:
+            out.append(PAMessage(kind="request", parts=(part,)))
+    return tuple(out)
+
+
+@st.composite
+def contexts(draw: st.DrawFn) -> tuple[list[Message], frozenset[str]]:
+    """A history with stored summaries and consecutive user turns, and a set of joined ids."""
+    history = draw(agent_histories())
+    for at in draw(st.lists(st.integers(0, len(history)), max_size=3)):
+        text = FRAME.wrap(f"summary {at}") if draw(st.booleans()) else f"more {at}"
+        history.insert(at, text_message("user", text, id=f"s{at}-{len(history)}"))
+    ids = sorted({m.id for m in history if m.role == "user"})
+    joined = draw(st.frozensets(st.sampled_from(ids))) if ids else frozenset()
+    return history, joined
+
+
+@given(contexts(), st.integers(0, 6))
+def test_the_history_is_read_message_by_message_as_wire_by_wire(
+    drawn: tuple[list[Message], frozenset[str]], dropped: int
+) -> None:
+    history, joined = drawn
+    # the whole history, then a window that lost its front, then the whole again: what is kept
+    # for a message at one place is never used for it at another
+    for messages in (history, history[dropped:], history):
+        assert pa_view(messages, FRAME, joined) == reference(messages, FRAME, joined)
+        assert estimate_stored_tokens(messages, FRAME, "abc") == estimate_tokens(
+            reference(messages, FRAME, ()), "abc"
+        )
