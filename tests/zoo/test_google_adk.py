@@ -5,13 +5,17 @@ Call-for-call parity with the installed package is `tests/parity/test_adk_parity
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import TextBlock
-from ctxlab.core.messages.message import text_message
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.engine.session import run_script
 from ctxlab.models.scripted import ScriptModel
@@ -21,11 +25,14 @@ from ctxlab.presets.google_adk.preset import (
     AdkParams,
     AdkTokenParams,
     EventsCompactionConfig,
+    as_message,
     build,
     build_tokens,
+    invocations,
 )
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.openhands_workloads import TOOLS
+from tests.zoo_strategies import agent_histories
 
 
 @pytest.mark.parametrize(
@@ -45,6 +52,34 @@ def test_the_config_is_checked_as_adk_checks_it(given: dict[str, int], problem: 
 
 def raw(count: int) -> tuple[session.RawEvent, ...]:
     return session.events_of(tuple(text_message("user", f"m{k}") for k in range(count)), list(range(count)))
+
+
+def plain_events(context: list[Message]) -> list[tuple[int, int, str, tuple[Block, ...]]]:
+    """The events read block by block over the whole context: (ordinal, invocation, role, blocks)."""
+    out: list[tuple[int, int, str, tuple[Block, ...]]] = []
+    for message, turn in zip(context, invocations(context), strict=True):
+        if message.role == "user":
+            out.append((len(out) + 1, turn, "user", message.blocks))
+            continue
+        for results, run in itertools.groupby(message.blocks, key=lambda b: isinstance(b, ToolResultBlock)):
+            out.append((len(out) + 1, turn, "response" if results else "model", tuple(run)))
+    return out
+
+
+@given(agent_histories(), st.integers(0, 3))
+def test_events_are_read_once_and_stay_as_the_context_grows(history: list[Message], cut: int) -> None:
+    before = history[: max(1, len(history) - cut)]
+    read = session.events_of(before, invocations(before))
+    assert [(e.ts, e.invocation, e.role, e.blocks) for e in read] == plain_events(before)
+    grown = session.events_of(history, invocations(history))
+    assert [(e.ts, e.invocation, e.role, e.blocks) for e in grown] == plain_events(history)
+    assert all(a is b for a, b in zip(read, grown, strict=False))  # the old events, unchanged
+    assert [as_message(e, k) for k, e in enumerate(read)] == [as_message(e, k) for k, e in enumerate(grown)][
+        : len(read)
+    ]
+    assert all(as_message(e, 0) is as_message(e, 0) for e in grown)
+    fresh = [dataclasses.replace(e) for e in grown]  # equal events, counted afresh
+    assert session.estimate_tokens(grown) == session.estimate_tokens(fresh)
 
 
 def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:

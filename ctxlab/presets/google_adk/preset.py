@@ -38,6 +38,7 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
@@ -298,12 +299,25 @@ def invocations(context: Sequence[Message]) -> list[int]:
 
 
 def as_message(item: s.Item, index: int) -> Message:
-    """An item of the request as a message: a summary is the model's text."""
+    """An item of the request as a message: a summary is the model's text. The same item at the
+    same place is the same message at every call (kept by identity), so the meters reuse it."""
     if isinstance(item, s.Compacted):
-        return Message(role="assistant", blocks=(TextBlock(text=item.text),), id=f"adk-summary-{index}")
+        return _summary_message(item, index)
     if item.role == "user":
         return item.message
+    return _event_message(item)
+
+
+def _summary_of(item: s.Compacted, index: int) -> Message:
+    return Message(role="assistant", blocks=(TextBlock(text=item.text),), id=f"adk-summary-{index}")
+
+
+def _message_of(item: s.RawEvent) -> Message:
     return Message(role="assistant", blocks=item.blocks, id=f"{item.message.id}-{item.ts}")
+
+
+_summary_message = IdentityMemo[s.Compacted, Message](_summary_of)
+_event_message = IdentityMemo[s.RawEvent, Message](_message_of)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ Sources (`google/adk/`): `apps/compaction.py` (both triggers, the ranges, the wo
 
 Invariants:
 - `events_of(context)` covers every block of the context once, in order; appending to the
-  context never changes the events already read (so ordinals are stable).
+  context never changes the events already read (so ordinals are stable), and they stay the
+  same objects (each message's events are kept by identity, `message_events`).
 - Functions here are pure and take everything as arguments.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 
 Role = Literal["user", "model", "response"]
@@ -63,29 +65,42 @@ Item = RawEvent | Compacted
 
 
 def events_of(context: Sequence[Message], turns: Sequence[int]) -> tuple[RawEvent, ...]:
-    """The raw events of the context; `turns[i]` is the invocation of message `i`."""
+    """The raw events of the context; `turns[i]` is the invocation of message `i`.
+
+    A message's events depend only on it, its invocation and the ordinal its first one takes, so
+    each message's are read once for those (`message_events`): a context that grows at its end
+    is read at the cost of its new messages, and its old events stay the same objects.
+    """
     out: list[RawEvent] = []
     for message, turn in zip(context, turns, strict=True):
-        if message.role == "user":
-            out.append(_event(out, turn, "user", message.blocks, message))
-            continue
-        run: list[Block] = []
-        results = False
-        for block in message.blocks:
-            if isinstance(block, ToolResultBlock) != results and run:
-                out.append(_event(out, turn, "response" if results else "model", tuple(run), message))
-                run = []
-            results = isinstance(block, ToolResultBlock)
-            run.append(block)
-        if run:
-            out.append(_event(out, turn, "response" if results else "model", tuple(run), message))
+        out.extend(message_events(message, turn, len(out) + 1))
     return tuple(out)
 
 
-def _event(
-    out: list[RawEvent], turn: int, role: Role, blocks: tuple[Block, ...], message: Message
-) -> RawEvent:
-    return RawEvent(ts=len(out) + 1, invocation=turn, role=role, blocks=blocks, message=message)
+def _read_events(message: Message, turn: int, first: int) -> tuple[RawEvent, ...]:
+    """The events of one message of invocation `turn`, numbered from `first`: a user message is
+    one event; another is split into runs of tool results and runs of everything else."""
+    if message.role == "user":
+        return (RawEvent(ts=first, invocation=turn, role="user", blocks=message.blocks, message=message),)
+    runs: list[tuple[Role, tuple[Block, ...]]] = []
+    run: list[Block] = []
+    results = False
+    for block in message.blocks:
+        if isinstance(block, ToolResultBlock) != results and run:
+            runs.append(("response" if results else "model", tuple(run)))
+            run = []
+        results = isinstance(block, ToolResultBlock)
+        run.append(block)
+    if run:
+        runs.append(("response" if results else "model", tuple(run)))
+    return tuple(
+        RawEvent(ts=first + k, invocation=turn, role=role, blocks=blocks, message=message)
+        for k, (role, blocks) in enumerate(runs)
+    )
+
+
+message_events = IdentityMemo[Message, tuple[RawEvent, ...]](_read_events)
+"""`message_events(message, turn, first)`: the events of one message, kept by identity."""
 
 
 def session(raw: Sequence[RawEvent], compactions: Sequence[Compacted]) -> list[Item]:
@@ -250,17 +265,22 @@ def worth_compacting(
 def estimate_tokens(items: Sequence[Item]) -> int | None:
     """`_estimate_prompt_token_count`: characters of the request's contents // 4 (texts, call and
     response names, arguments and responses as `json.dumps`), None when there are none."""
-    total = 0
-    for item in items:
-        if isinstance(item, Compacted):
-            total += len(item.text)
-            continue
-        for block in item.blocks:
-            if isinstance(block, TextBlock):
-                total += len(block.text)
-            elif isinstance(block, ToolCallBlock):
-                args = arguments(block)
-                total += len(block.name) + (len(json.dumps(args)) if args else 0)
-            elif isinstance(block, ToolResultBlock):
-                total += len(block.name) + len(json.dumps({"result": block.text}))
+    total = sum(len(item.text) if isinstance(item, Compacted) else _counted(item) for item in items)
     return total // 4 if total > 0 else None
+
+
+def _counted_chars(event: RawEvent) -> int:
+    total = 0
+    for block in event.blocks:
+        if isinstance(block, TextBlock):
+            total += len(block.text)
+        elif isinstance(block, ToolCallBlock):
+            args = arguments(block)
+            total += len(block.name) + (len(json.dumps(args)) if args else 0)
+        elif isinstance(block, ToolResultBlock):
+            total += len(block.name) + len(json.dumps({"result": block.text}))
+    return total
+
+
+_counted = IdentityMemo[RawEvent, int](_counted_chars)
+"""The characters `estimate_tokens` counts of one raw event, kept by identity."""
