@@ -28,6 +28,7 @@ from ctxlab.core.messages.units import (
     call_blocks,
     context_size,
     drop_units,
+    holds_only,
     protocol_units,
     result_block,
     result_ref,
@@ -373,3 +374,15 @@ def test_a_sizer_sizes_messages_with_its_own_counter() -> None:
     sizer = Sizer(counter=AgentScopeEstimator(), tools=())
     assert sizer.size(messages) == context_size(messages, AgentScopeEstimator())
     assert sizer.count(messages) == sizer.tokens(sizer.size(messages)) > 0
+
+
+@given(
+    st.lists(st.sampled_from(["[cleared]", "", "[cleared] ", "data"]), max_size=3),
+    st.booleans(),
+    st.sampled_from(["[cleared]", ""]),
+)
+def test_holds_only_is_the_output_compared_with_one_text(texts: list[str], image: bool, text: str) -> None:
+    parts: tuple[TextBlock | DataBlock, ...] = tuple(TextBlock(text=t) for t in texts)
+    output = (*parts, IMAGE) if image else parts
+    block = ToolResultBlock(id="c1", name="read", output=output)
+    assert holds_only(block, text) == (block.output == (TextBlock(text=text),))

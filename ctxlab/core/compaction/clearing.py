@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxlab.core.messages.blocks import Block, Tally, TextBlock, ToolCallBlock
+from ctxlab.core.messages.blocks import Block, Tally, ToolCallBlock
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import (
@@ -33,6 +33,7 @@ from ctxlab.core.messages.units import (
     Sizer,
     ViewUnit,
     call_blocks,
+    holds_only,
     result_block,
     result_ref,
     tally_after,
@@ -119,7 +120,7 @@ def clear_tool_uses(
     for unit in pairs[: max(len(pairs) - params.keep, 0)]:
         ref, call = calls[unit.call_ids[0]]
         result = result_block(messages, unit)
-        if call.name in params.exclude_tools or result.output == (TextBlock(text=params.placeholder),):
+        if call.name in params.exclude_tools or holds_only(result, params.placeholder):
             continue
         edits[result_ref(unit)] = with_output(result, params.placeholder)
         cleared.append(call.id)
@@ -157,7 +158,7 @@ def replace_results(messages: Sequence[Message], plan: Sequence[tuple[ViewUnit, 
     cleared: list[str] = []
     for unit, text in plan:
         result = result_block(messages, unit)
-        if result.output != (TextBlock(text=text),):
+        if not holds_only(result, text):
             edits[result_ref(unit)] = with_output(result, text)
             cleared.append(result.id)
     return Clearing(messages=replace_blocks(messages, edits), cleared=tuple(cleared))

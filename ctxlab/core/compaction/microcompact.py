@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ctxlab.core.messages.blocks import Block, TextBlock
+from ctxlab.core.messages.blocks import Block
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
@@ -32,6 +32,7 @@ from ctxlab.core.messages.units import (
     BlockRef,
     ViewUnit,
     call_blocks,
+    holds_only,
     result_block,
     result_ref,
     view_units,
@@ -118,7 +119,7 @@ def microcompact(
             continue
         result = result_block(messages, unit)
         text = fill(params.placeholder, tool=key[0])
-        if result.output != (TextBlock(text=text),):
+        if not holds_only(result, text):
             edits[result_ref(unit)] = with_output(result, text)
             superseded.append(result.id)
     return Microcompaction(messages=replace_blocks(messages, edits), superseded=tuple(superseded))

@@ -48,7 +48,15 @@ from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.messages.units import BlockRef, Sizer, ViewUnit, split_at_unit, view_units, with_output
+from ctxlab.core.messages.units import (
+    BlockRef,
+    Sizer,
+    ViewUnit,
+    holds_only,
+    split_at_unit,
+    view_units,
+    with_output,
+)
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, with_context
@@ -235,7 +243,7 @@ def clear_exact(messages: Sequence[Message], params: LangChainClearParams, place
         result = messages[unit.message].blocks[unit.blocks[0]]
         call = messages[call_ref.message].blocks[call_ref.block]
         assert isinstance(result, ToolResultBlock) and isinstance(call, ToolCallBlock)
-        already = result.output == (TextBlock(text=placeholder),)
+        already = holds_only(result, placeholder)
         if already or (result.name or call.name) in params.exclude_tools:
             continue
         edits[BlockRef(unit.message, unit.blocks[0])] = with_output(result, placeholder)
