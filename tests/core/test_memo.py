@@ -8,10 +8,10 @@ from dataclasses import replace
 from hypothesis import given
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
-from ctxlab.core.messages.edits import replace_blocks
+from ctxlab.core.messages.edits import replace_blocks, with_output
 from ctxlab.core.messages.memo import IdentityMemo, forget
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import BlockRef, placed_units, view_units, with_output
+from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import ScriptedRound, assign_call_ids
 from ctxlab.engine.session import assemble

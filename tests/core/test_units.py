@@ -16,7 +16,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.edits import replace_blocks
+from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
@@ -28,7 +28,6 @@ from ctxlab.core.messages.units import (
     call_blocks,
     context_size,
     drop_units,
-    holds_only,
     protocol_units,
     result_block,
     result_ref,
@@ -38,7 +37,6 @@ from ctxlab.core.messages.units import (
     unit_tallies,
     unseen_size,
     view_units,
-    with_output,
 )
 from ctxlab.core.wire.views import to_openai
 from tests.strategies import messages, paired_histories

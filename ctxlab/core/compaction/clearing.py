@@ -26,19 +26,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.core.messages.blocks import Block, Tally, ToolCallBlock
-from ctxlab.core.messages.edits import replace_blocks
+from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import (
     BlockRef,
     Sizer,
     ViewUnit,
     call_blocks,
-    holds_only,
     result_block,
     result_ref,
     tally_after,
     view_units,
-    with_output,
 )
 
 

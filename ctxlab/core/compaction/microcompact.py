@@ -25,19 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import Block
-from ctxlab.core.messages.edits import replace_blocks
+from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
-from ctxlab.core.messages.units import (
-    BlockRef,
-    ViewUnit,
-    call_blocks,
-    holds_only,
-    result_block,
-    result_ref,
-    view_units,
-    with_output,
-)
+from ctxlab.core.messages.units import BlockRef, ViewUnit, call_blocks, result_block, result_ref, view_units
 
 Key = tuple[str, ...]
 

@@ -1,4 +1,5 @@
-"""Copies of stored messages with some blocks replaced, the same copy for the same edits.
+"""Copies of stored messages with some blocks replaced, the same copy for the same edits; and
+the replacement a clearing family puts in place of a result, the same block for the same text.
 
 A request-only edit (clearing, masking) is worked out from the whole history at every step.
 Giving back the copy made before for the same message and equal replacements keeps each request
@@ -7,14 +8,15 @@ family's view) is reused, not redone.
 
 Invariants:
 - `replace_blocks` keeps every untouched message as the same object, and gives an edited one
-  back as the very copy an earlier call with equal replacements made (`core.messages.memo`).
+  back as the very copy an earlier call with equal replacements made (`core.messages.memo`);
+  `with_output` gives back the very block it made before for the same result and text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ctxlab.core.messages.blocks import Block
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolResultBlock
 from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef
@@ -41,3 +43,23 @@ def edited(message: Message, edits: tuple[tuple[int, Block], ...]) -> Message:
 
 
 _edited = IdentityMemo[Message, Message](edited)
+
+
+def holds_only(result: ToolResultBlock, text: str) -> bool:
+    """Whether `result`'s whole output is `text`: `result.output == (TextBlock(text=text),)`,
+    without building a block (a clearing family asks it of every old result at every call)."""
+    output = result.output
+    return len(output) == 1 and type(output[0]) is TextBlock and output[0].text == text
+
+
+def with_output(result: ToolResultBlock, text: str) -> ToolResultBlock:
+    """`result` whose whole output is `text` (id, name and state kept): the very block made the
+    last time for this result and text, so a result cleared at every step is one object."""
+    return _with_output(result, text)
+
+
+def _result_with_output(result: ToolResultBlock, text: str) -> ToolResultBlock:
+    return ToolResultBlock(id=result.id, name=result.name, output=(TextBlock(text=text),), state=result.state)
+
+
+_with_output = IdentityMemo[ToolResultBlock, ToolResultBlock](_result_with_output)

@@ -352,26 +352,6 @@ def without_data(result: ToolResultBlock) -> ToolResultBlock:
     return ToolResultBlock(id=result.id, name=result.name, output=output, state=result.state)
 
 
-def holds_only(result: ToolResultBlock, text: str) -> bool:
-    """Whether `result`'s whole output is `text`: `result.output == (TextBlock(text=text),)`,
-    without building a block (a clearing family asks it of every old result at every call)."""
-    output = result.output
-    return len(output) == 1 and type(output[0]) is TextBlock and output[0].text == text
-
-
-def with_output(result: ToolResultBlock, text: str) -> ToolResultBlock:
-    """`result` whose whole output is `text` (id, name and state kept): the very block made the
-    last time for this result and text, so a result cleared at every step is one object."""
-    return _with_output(result, text)
-
-
-def _result_with_output(result: ToolResultBlock, text: str) -> ToolResultBlock:
-    return ToolResultBlock(id=result.id, name=result.name, output=(TextBlock(text=text),), state=result.state)
-
-
-_with_output = IdentityMemo[ToolResultBlock, ToolResultBlock](_result_with_output)
-
-
 def drop_units(
     messages: Sequence[Message], units: Sequence[ViewUnit], drop: Collection[int]
 ) -> tuple[Message, ...]:

@@ -46,17 +46,9 @@ from ctxlab.core.compaction.clearing import Clearing
 from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.edits import replace_blocks
+from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.messages.units import (
-    BlockRef,
-    Sizer,
-    ViewUnit,
-    holds_only,
-    split_at_unit,
-    view_units,
-    with_output,
-)
+from ctxlab.core.messages.units import BlockRef, Sizer, ViewUnit, split_at_unit, view_units
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, with_context

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.edits import replace_blocks
+from ctxlab.core.messages.edits import replace_blocks, with_output
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import BlockRef, with_output
+from ctxlab.core.messages.units import BlockRef
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

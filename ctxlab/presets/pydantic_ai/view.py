@@ -244,7 +244,7 @@ def estimate_stored_tokens(messages: Sequence[Message], frame: Frame, instructio
 
 
 def _message_chars(message: Message, frame: Frame) -> int:
-    return message_chars(pa_view((message,), frame))
+    return message_chars(_message_items(message, 0, 0, frame, False))
 
 
 _chars_of = IdentityMemo[Message, int](_message_chars)
