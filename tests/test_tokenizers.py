@@ -49,6 +49,16 @@ def sum_tallies_of(counter: BpeCounter, blocks: list[Block]) -> Tally:
     return total
 
 
+@given(st.integers(0, 10**6), st.integers(0, 50), st.integers(0, 4), st.integers(0, 3), st.booleans())
+def test_a_smaller_tally_never_counts_more(
+    tokens: int, ndata: int, fewer: int, fewer_data: int, with_tools: bool
+) -> None:
+    counter = BpeCounter("o200k_base")
+    tools = (ToolSchema(name="t", description="d"),) if with_tools else ()
+    smaller = Tally(max(tokens - fewer, 0), max(ndata - fewer_data, 0))
+    assert counter.total(smaller, tools) <= counter.total(Tally(tokens, ndata), tools)
+
+
 def test_encodings_differ_on_chinese() -> None:
     # Measured: 180 CJK characters (540 bytes; the byte estimate says 135) are 140 o200k tokens
     # and 200 cl100k tokens, so the byte estimate undercounts Chinese for both encodings.

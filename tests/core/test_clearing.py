@@ -27,7 +27,8 @@ from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
-from ctxlab.core.messages.units import BlockRef, Sizer, view_units
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.messages.units import BlockRef, Sizer, drop_units, unit_tallies, view_units
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import IMAGE, agent_histories, call, lines, reply, result, user
@@ -308,6 +309,44 @@ def test_the_window_keeps_system_messages_and_a_minimum() -> None:
     assert [u.kind for u in view_units(out.messages)] == ["system", "text"]
     blind = slide_window(msgs, sizer=SIZER, params=SlidingWindowParams(max_tokens=0, keep_system=False))
     assert [u.kind for u in view_units(blind.messages)] == ["text"]
+
+
+def walked_window(msgs: list[Message], sizer: Sizer, params: SlidingWindowParams) -> tuple[int, ...]:
+    """The window's drops found the plain way: take off each dropped unit's size and count the
+    request again, one unit at a time."""
+    units = view_units(msgs)
+    sizes = unit_tallies(msgs, sizer.counter)
+    tally = sizer.size(msgs)
+    dropped: list[int] = []
+    for unit in units:
+        if sizer.tokens(tally) <= params.max_tokens or len(units) - len(dropped) <= params.min_messages:
+            break
+        if params.keep_system and unit.kind == "system":
+            continue
+        dropped.append(unit.index)
+        tally = tally - sizes[unit.index]
+    return tuple(dropped)
+
+
+windows = st.builds(
+    SlidingWindowParams,
+    max_tokens=st.integers(0, 3000),
+    keep_system=st.booleans(),
+    min_messages=st.integers(0, 6),
+)
+
+
+@given(agent_histories(), st.lists(st.integers(0, 8), max_size=3), windows, st.sampled_from([0, 120]))
+def test_the_window_stops_where_a_walk_counting_after_every_drop_stops(
+    msgs: list[Message], systems: list[int], params: SlidingWindowParams, tools: int
+) -> None:
+    for at in sorted(systems, reverse=True):  # system prompts anywhere, the front included
+        msgs.insert(min(at, len(msgs)), text_message("system", f"rules {at}"))
+    sizer = Sizer(counter=AgentScopeEstimator(), tools=(ToolSchema(name="t", description="d" * tools),))
+    out = slide_window(msgs, sizer=sizer, params=params)
+    assert out.dropped == walked_window(msgs, sizer, params)
+    assert out.messages == drop_units(msgs, view_units(msgs), out.dropped)
+    assert out.tokens == sizer.count(out.messages)
 
 
 @given(agent_histories(), st.integers(0, 3000))

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import (
     DataBlock,
     HintBlock,
+    Tally,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
@@ -49,6 +50,15 @@ def test_running_total_after_append_matches_recount(msgs: list[Message]) -> None
     for i, message in enumerate(msgs):
         running = running + message.tally
         assert ESTIMATOR.total(running, ()) == ESTIMATOR.count(msgs[: i + 1], ())
+
+
+@given(st.integers(0, 10**6), st.integers(0, 50), st.integers(0, 4), st.integers(0, 3), tool_lists)
+def test_the_estimator_never_counts_more_for_a_smaller_tally(
+    nbytes: int, ndata: int, fewer_bytes: int, fewer_data: int, tools: tuple[ToolSchema, ...]
+) -> None:
+    counter = AgentScopeEstimator()
+    smaller = Tally(max(nbytes - fewer_bytes, 0), max(ndata - fewer_data, 0))
+    assert counter.total(smaller, tools) <= counter.total(Tally(nbytes, ndata), tools)
 
 
 def test_rounding_is_once_on_the_concatenation() -> None:

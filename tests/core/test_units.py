@@ -126,7 +126,7 @@ def test_owned_ranges_partition_each_message(msgs: list[Message]) -> None:
 def test_unit_tallies_add_up_to_the_counter(msgs: list[Message]) -> None:
     units = view_units(msgs)
     total = unseen_size(msgs, units, COUNTER)
-    for tally in unit_tallies(msgs, units, COUNTER):
+    for tally in unit_tallies(msgs, COUNTER):
         total = total + tally
     assert total == context_size(msgs, COUNTER)
     assert COUNTER.total(total, ()) == COUNTER.count(msgs, ())
@@ -243,7 +243,7 @@ def test_safe_cuts_never_split_a_protocol_unit(msgs: list[Message], data: st.Dat
 
 
 def test_tallies_are_zero_sized_for_an_empty_context() -> None:
-    assert unit_tallies([], (), COUNTER) == () and context_size([], COUNTER) == Tally(0, 0)
+    assert unit_tallies([], COUNTER) == () and context_size([], COUNTER) == Tally(0, 0)
 
 
 def view_without(msgs: list[Message], units: tuple[ViewUnit, ...], drop: set[int]) -> list[dict[str, Any]]:

@@ -112,7 +112,7 @@ def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
     counter = AgentScopeEstimator()
     units = view_units((message,))
     found = view_sizes(message, counter)
-    assert found.sizes == unit_tallies((message,), units, counter)
+    assert found.sizes == unit_tallies((message,), counter)
     assert len(found.sizes) == len(to_openai_one(message))
     assert found.unseen == (counter.measure_message(message) if not units else (0, 0))
 

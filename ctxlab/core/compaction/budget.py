@@ -127,7 +127,7 @@ def trim_prompt(
     Trimming stops at the first protocol unit it may not drop.
     """
     units = view_units(messages)
-    tallies = unit_tallies(messages, units, sizer.counter)
+    tallies = unit_tallies(messages, sizer.counter)
     tally = sizer.size(messages)
     keep_from = len(units) - params.keep_last
     dropped: list[int] = []

@@ -102,7 +102,7 @@ def langchain_cut(
         ValueError: a fraction trigger or keep without `context_size`.
     """
     units = view_units(messages)
-    tallies = unit_tallies(messages, units, sizer.counter)
+    tallies = unit_tallies(messages, sizer.counter)
     tokens = sizer.count(messages)
     if not any(_holds(c, len(units), tokens, context_size) for c in params.trigger):
         return None

@@ -221,7 +221,7 @@ def evict(
             tokens_after=before,
             exceeded=False,
         )
-    tallies = unit_tallies(messages, units, sizer.counter)
+    tallies = unit_tallies(messages, sizer.counter)
     blocked = blocked_units(messages, units, protected, params)
     evicted: list[int] = []
     for group in protocol_units(units):

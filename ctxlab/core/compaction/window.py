@@ -6,9 +6,12 @@ orphan a tool result, and the lab's checks must catch it: it is a baseline, not 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
+from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import (
     Sizer,
@@ -45,17 +48,30 @@ class Window:
 def slide_window(
     messages: Sequence[Message], *, sizer: Sizer, params: SlidingWindowParams = SlidingWindowParams()
 ) -> Window:
-    """Drop view messages from the front, blind to calls and results, down to `max_tokens`."""
+    """Drop view messages from the front, blind to calls and results, down to `max_tokens`.
+
+    Walking from the front, each droppable unit (any but a kept system message) is dropped until
+    the request fits or only `min_messages` would be left. Both stops only ever start to hold
+    further along (a counter's tokens never grow as the context shrinks), so the first place
+    the walk stops is found by bisection over running sizes, not by counting at every unit.
+    """
     units = view_units(messages)
-    tallies = unit_tallies(messages, units, sizer.counter)
-    tally = sizer.size(messages)
-    dropped: list[int] = []
-    for unit in units:
-        if sizer.tokens(tally) <= params.max_tokens or len(units) - len(dropped) <= params.min_messages:
-            break
-        if params.keep_system and unit.kind == "system":
-            continue
-        dropped.append(unit.index)
-        tally = tally - tallies[unit.index]
+    sizes = unit_tallies(messages, sizer.counter)
+    if params.keep_system:
+        droppable = [unit.kind != "system" for unit in units]
+        sizes = tuple(size if d else ZERO for size, d in zip(sizes, droppable, strict=True))
+    else:
+        droppable = [True] * len(units)
+    unit_bytes, unit_data = zip(*sizes, strict=True) if sizes else ((), ())
+    nbytes, ndata = list(accumulate(unit_bytes, initial=0)), list(accumulate(unit_data, initial=0))
+    count = list(accumulate(droppable, initial=0))
+    whole = sizer.size(messages)
+
+    def stops(at: int) -> bool:
+        left = Tally(whole.nbytes - nbytes[at], whole.ndata - ndata[at])
+        return sizer.tokens(left) <= params.max_tokens or len(units) - count[at] <= params.min_messages
+
+    stop = bisect_left(range(len(units)), True, key=stops)
+    dropped = tuple(unit.index for unit, d in zip(units[:stop], droppable, strict=False) if d)
     kept = drop_units(messages, units, dropped)
-    return Window(messages=kept, dropped=tuple(dropped), tokens=sizer.count(kept))
+    return Window(messages=kept, dropped=dropped, tokens=sizer.count(kept))

@@ -4,6 +4,8 @@ Invariants:
 - A counter is additive over blocks: `count(messages, tools) == total(sum of measure(block),
   tools)`. The engine keeps running tallies, so counting after an append costs O(new blocks) and
   a full recount is needed only after an edit.
+- A counter is monotone: `total(tally, tools)` never decreases when either field of `tally`
+  grows, so a window may search for where a shrinking context first fits.
 - `AgentScopeEstimator` equals `agentscope` 2.0.11 `ChatModelBase.count_tokens`: every text piece
   (text, thinking, hint text, tool-call input, tool-result text) and the tool list's JSON are
   joined with no separator, and `(utf8_bytes + 2) // 4` is taken once on the total; every data

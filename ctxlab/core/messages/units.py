@@ -275,17 +275,23 @@ def safe_cut(groups: Sequence[ProtocolUnit], at: int) -> int:
     return cut
 
 
-def unit_tallies(
-    messages: Sequence[Message], units: Sequence[ViewUnit], counter: TokenCounter
-) -> tuple[Tally, ...]:
-    """The size of each view unit under `counter`, hidden blocks included.
+def unit_tallies(messages: Sequence[Message], counter: TokenCounter) -> tuple[Tally, ...]:
+    """The size of each unit of `view_units(messages)` under `counter`, hidden blocks included.
 
     A result's images count in its media unit, not in the result, so the tallies add up to the
-    counter's tally of every message that yields a unit.
+    counter's tally of every message that yields a unit. A unit's size depends only on its own
+    message, so each message's are kept (`message_tallies`).
     """
     tallies: list[Tally] = []
-    for unit in units:
-        blocks = messages[unit.message].blocks
+    for message in messages:
+        tallies.extend(message_tallies(message, counter))
+    return tuple(tallies)
+
+
+def _message_tallies(message: Message, counter: TokenCounter) -> tuple[Tally, ...]:
+    tallies: list[Tally] = []
+    blocks = message.blocks
+    for unit in _place_units(message, 0, 0):
         owned = _sum(counter.measure(b) for b in blocks[unit.start : unit.end])
         if unit.kind == "media":
             owned = owned + _data_tally(counter, (blocks[i] for i in unit.blocks))
@@ -293,6 +299,10 @@ def unit_tallies(
             owned = owned - _data_tally(counter, (blocks[unit.blocks[0]],))
         tallies.append(owned)
     return tuple(tallies)
+
+
+message_tallies = IdentityMemo[Message, tuple[Tally, ...]](_message_tallies)
+"""The sizes of one message's view units, in order: `message_tallies(message, counter)`."""
 
 
 def _data_tally(counter: TokenCounter, results: Iterable[Block]) -> Tally:

@@ -66,7 +66,7 @@ def request_view(
     units = view_units(messages)
     return RequestView(
         wire=tuple(to_openai(messages)),
-        sizes=unit_tallies(messages, units, counter),
+        sizes=unit_tallies(messages, counter),
         unseen=unseen_size(messages, units, counter),
         tools=tools,
     )
