@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import Wire, to_openai_one
@@ -207,18 +207,15 @@ def count_tokens(
     total = 0.0
     if tools:
         total += math.ceil(tools_chars(tools) / params.chars_per_token)
+    if not params.use_usage_metadata_scaling:
+        return math.ceil(_summed(messages, total, params))
     provider: str | None = None
     mixed = False
     last_total: int | None = None
     at_last: float | None = None
     for message in messages:
-        chars, images = message_chars(message, params.tokens_per_image)
-        if message.name and params.count_name:
-            chars += len(message.name)
-        total += images
-        total += math.ceil(chars / params.chars_per_token)
-        total += params.extra_tokens_per_message
-        if params.use_usage_metadata_scaling and message.kind == "ai":
+        total = _add_message(total, message, params)
+        if message.kind == "ai":
             if provider is None:
                 provider = message.provider
             elif message.provider != provider:
@@ -235,6 +232,20 @@ def count_tokens(
     ):
         total *= min(1.25, max(1.0, last_total / at_last))
     return math.ceil(total)
+
+
+def _add_message(total: float, message: LCMessage, params: ApproxParams) -> float:
+    """`total` after counting one more message (in LangChain's order of additions)."""
+    chars, images = message_chars(message, params.tokens_per_image)
+    if message.name and params.count_name:
+        chars += len(message.name)
+    total += images
+    total += math.ceil(chars / params.chars_per_token)
+    return total + params.extra_tokens_per_message
+
+
+_summed = LeadingFold[LCMessage, float](_add_message)
+"""`count_tokens`' sum without scaling: a history counted again at every step costs what it gained."""
 
 
 Counter = Callable[[Sequence[LCMessage]], int]

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
-from ctxlab.core.messages.memo import IdentityMemo, forget
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, forget
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
@@ -43,6 +44,40 @@ def test_past_its_limit_the_memo_starts_again_and_stays_right() -> None:
     keys = [(i,) for i in range(10)]
     assert [memo(k) for k in keys] == [2 * i for i in range(10)]
     assert [memo(k) for k in keys] == [2 * i for i in range(10)]
+
+
+class Item:
+    """An object compared by identity only, carrying a number to fold."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+POOL = [Item(v) for v in (0.1, 0.2, 0.3, 1e16, -1e16, 3.0, 0.7)]
+"""Values whose float sum depends on the order of additions."""
+
+sequences = st.lists(st.lists(st.sampled_from(range(len(POOL))), max_size=12), max_size=12)
+steps = st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.sampled_from([0.0, 0.5])), max_size=25)
+
+
+@given(sequences, steps)
+def test_a_leading_fold_is_the_plain_fold_whatever_it_folded_before(
+    histories: list[list[int]], plan: list[tuple[int, bool, float]]
+) -> None:
+    """Histories that grow, lose their front, are edited or alternate with an edited copy."""
+    fold = LeadingFold[Item, float](lambda total, item, scale: total + item.value * scale)
+    kept: list[list[Item]] = [[POOL[i] for i in h] for h in histories] or [[]]
+    for pick, grow, start in plan:
+        items = kept[pick % len(kept)]
+        if grow:
+            items.append(POOL[pick % len(POOL)])
+        for scale in (1.0, 2.0):
+            plain = start
+            for item in items:
+                plain = plain + item.value * scale
+            assert fold(tuple(items), start, scale) == plain
+    forget()
+    assert fold((), 1.5, 1.0) == 1.5
 
 
 def _old_lc_view(messages: list[Message]) -> tuple[object, ...]:

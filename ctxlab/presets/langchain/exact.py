@@ -261,7 +261,7 @@ def _call_of(messages: Sequence[Message], units: Sequence[object], index: int) -
     """The call a result answers, when the nearest AI message before it made it."""
     typed = cast(Sequence[ViewUnit], units)
     call_id = typed[index].call_ids[0]
-    for unit in reversed(typed[:index]):
+    for unit in (typed[k] for k in range(index - 1, -1, -1)):
         if unit.role != "assistant":
             continue
         for i in unit.blocks:
