@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import Wire, to_openai_one
@@ -116,8 +116,9 @@ def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
     LangChain's tool node names it); nothing else has a name.
 
     Each stored message's part is its own (`to_openai` and `view_units` take the messages one
-    by one), so it is worked out once per message object: a step costs a lookup per message."""
-    return tuple(lc for message in messages for lc in _lc_of(message))
+    by one), so it is worked out once per message object, and the views of the histories last
+    read are kept (`LeadingConcat`): a step costs the parts of the messages that changed."""
+    return _lc_view(messages)
 
 
 def lc_of(message: Message) -> tuple[LCMessage, ...]:
@@ -132,6 +133,7 @@ def lc_of(message: Message) -> tuple[LCMessage, ...]:
 
 
 _lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](lc_of)
+_lc_view = LeadingConcat[Message, LCMessage](lambda message, _at, _before: _lc_of(message))
 
 
 def calls_repr(calls: Sequence[LCCall]) -> str:

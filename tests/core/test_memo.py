@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, forget
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, forget
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
@@ -46,6 +46,28 @@ def test_past_its_limit_the_memo_starts_again_and_stays_right() -> None:
     assert [memo(k) for k in keys] == [2 * i for i in range(10)]
 
 
+def test_a_working_set_larger_than_the_limit_is_computed_once_per_object() -> None:
+    """A context longer than the limit, read whole at every step, must not be computed again at
+    every step (each pass would empty the memo before coming back to its first object)."""
+    computed: list[int] = []
+    memo = IdentityMemo[tuple[int], int](lambda t: computed.append(t[0]) or t[0], limit=4)
+    history = [(i,) for i in range(3)]
+    for step in range(40):  # the history grows by one object per step, past ten times the limit
+        history.append((step + 3,))
+        assert [memo(t) for t in history] == [t[0] for t in history]
+    assert sorted(computed) == list(range(43))
+
+
+def test_objects_used_once_never_hold_more_than_two_generations() -> None:
+    memo = IdentityMemo[tuple[int], int](lambda t: t[0], limit=8)
+    for i in range(1000):
+        assert memo((i,)) == i
+        assert len(memo._kept) + len(memo._previous) <= 16
+    assert memo._limit == 8
+    forget()
+    assert len(memo._kept) + len(memo._previous) == 0
+
+
 class Item:
     """An object compared by identity only, carrying a number to fold."""
 
@@ -78,6 +100,31 @@ def test_a_leading_fold_is_the_plain_fold_whatever_it_folded_before(
             assert fold(tuple(items), start, scale) == plain
     forget()
     assert fold((), 1.5, 1.0) == 1.5
+
+
+@given(sequences, steps)
+def test_a_leading_concat_is_the_plain_concatenation_whatever_it_joined_before(
+    histories: list[list[int]], plan: list[tuple[int, bool, float]]
+) -> None:
+    """Each item's parts depend on the item, its place and the parts before it, as a message's
+    view units do."""
+
+    def parts(item: Item, at: int, before: int, copies: int) -> list[tuple[float, int, int]]:
+        return [(item.value, at, before)] * (copies + int(item.value > 0.5))
+
+    concat = LeadingConcat[Item, tuple[float, int, int]](parts)
+    kept: list[list[Item]] = [[POOL[i] for i in h] for h in histories] or [[]]
+    for pick, grow, _ in plan:
+        items = kept[pick % len(kept)]
+        if grow:
+            items.insert(pick % (len(items) + 1), POOL[pick % len(POOL)])
+        for copies in (0, 2):
+            plain: list[tuple[float, int, int]] = []
+            for at, item in enumerate(items):
+                plain.extend(parts(item, at, len(plain), copies))
+            joined = concat(tuple(items), copies)
+            assert joined == tuple(plain)
+            assert concat(tuple(items), copies) is joined  # joined again unchanged: the same tuple
 
 
 def _old_lc_view(messages: list[Message]) -> tuple[object, ...]:

@@ -10,9 +10,13 @@ Invariants:
   `compute` must be pure and `obj` immutable. The same object and equal `args` give back the
   very value made the first time (so an edited copy is the same object at every step).
 - An entry holds its object alive, so its id cannot be reused by another object while the
-  entry exists. At most `limit` entries are held: past that, every entry is dropped (a context
-  of more stored messages than that is recomputed each time, as without the memo). `forget()`
-  drops every memo's entries; a run calls it when it is released, so no run's objects outlive it.
+  entry exists. Entries live in two generations: when the current one holds `limit` entries it
+  becomes the previous one (the older previous one is dropped), and a value asked for again
+  from the previous generation moves back into the current one without being computed. When
+  more than half of a full generation came back that way, the objects in use outnumber the
+  limit, so the limit doubles instead: a context of any length is computed once per object,
+  and at most two generations are held. `forget()` drops every memo's entries and limits; a
+  run calls it when it is released, so no run's objects outlive it.
 - `LeadingFold(step)(items, start, *args)` equals folding `step` over `items` from `start`, left
   to right, whatever it folded before: it keeps the running values of the last sequence folded
   from each start, and a sequence that begins with the same objects resumes after them. Each
@@ -22,29 +26,36 @@ Invariants:
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from ctxlab.core.messages.message import same_leading
 
 K = TypeVar("K")
 V = TypeVar("V")
+P = TypeVar("P")
+S = TypeVar("S")
+H = TypeVar("H", bound=Hashable)
 
 
 class IdentityMemo(Generic[K, V]):
     """`compute` remembered per object and arguments (see the module invariants)."""
 
-    __slots__ = ("__weakref__", "_compute", "_kept", "_limit")
+    __slots__ = ("__weakref__", "_compute", "_first_limit", "_kept", "_limit", "_previous", "_revived")
 
     def __init__(self, compute: Callable[..., V], limit: int = 8192) -> None:
         self._compute = compute
         self._kept: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V]] = {}
-        self._limit = limit
+        self._previous: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V]] = {}
+        self._first_limit = self._limit = max(limit, 1)
+        self._revived = 0
         _MEMOS.add(self)
 
     def clear(self) -> None:
-        """Drop every entry."""
-        self._kept.clear()
+        """Drop every entry, and the limit grown since the memo was made."""
+        self._kept, self._previous = {}, {}
+        self._limit, self._revived = self._first_limit, 0
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -54,11 +65,24 @@ class IdentityMemo(Generic[K, V]):
         kept = self._kept.get(key)
         if kept is not None and kept[0] is obj:
             return kept[1]
+        kept = self._previous.get(key)
+        if kept is not None and kept[0] is obj:
+            value = kept[1]
+            self._revived += 1
+        else:
+            value = self._compute(obj, *args)
         if len(self._kept) >= self._limit:
-            self._kept.clear()
-        value = self._compute(obj, *args)
+            self._make_room()
         self._kept[key] = (obj, value)
         return value
+
+    def _make_room(self) -> None:
+        """Start a new generation, or double the limit when the objects in use outgrew it."""
+        if 2 * self._revived > self._limit:
+            self._limit *= 2
+        else:
+            self._kept, self._previous = {}, self._kept
+        self._revived = 0
 
 
 class LeadingFold(Generic[K, V]):
@@ -74,7 +98,7 @@ class LeadingFold(Generic[K, V]):
 
     def __init__(self, step: Callable[..., V]) -> None:
         self._step = step
-        self._kept: dict[tuple[V, tuple[Hashable, ...]], list[tuple[list[K], list[V]]]] = {}
+        self._kept: dict[tuple[V, tuple[Hashable, ...]], list[_Sequence[K, V, None]]] = {}
         _MEMOS.add(self)
 
     def clear(self) -> None:
@@ -82,45 +106,101 @@ class LeadingFold(Generic[K, V]):
         self._kept.clear()
 
     def __call__(self, items: Sequence[K], start: V, *args: Any) -> V:
-        key = (start, args)
-        slots = self._kept.get(key)
-        if slots is None:
-            if len(self._kept) >= _FOLDS_KEPT:
-                self._kept.clear()
-            slots = self._kept[key] = []
-        folded, values, same = _resumed(slots, items, start)
-        del folded[same:], values[same + 1 :]
-        value = values[-1]
+        kept, same = _resumed(_slots(self._kept, (start, args)), items, start)
+        kept.cut(same)
+        value = kept.values[-1]
         for item in items[same:]:
             value = self._step(value, item, *args)
-            folded.append(item)
-            values.append(value)
+            kept.items.append(item)
+            kept.values.append(value)
         return value
 
 
-def _resumed(
-    slots: list[tuple[list[K], list[V]]], items: Sequence[K], start: V
-) -> tuple[list[K], list[V], int]:
+class LeadingConcat(Generic[K, P]):
+    """The parts of every item of a sequence, in order, remembered for the sequences it last
+    joined: `concat(items, *args)` equals `tuple(part for at, item in enumerate(items) for part
+    in parts(item, at, before, *args))`, `before` the number of parts ahead of the item.
+
+    A sequence that begins with the same objects as a kept one reuses their parts (the same
+    item at the same place, with as many parts before it, has the same parts), so a view of the
+    whole history costs the parts of what changed and a copy at C speed; a sequence joined
+    again unchanged gives back the very tuple it gave before.
+    """
+
+    __slots__ = ("__weakref__", "_kept", "_parts")
+
+    def __init__(self, parts: Callable[..., Iterable[P]]) -> None:
+        self._parts = parts
+        self._kept: dict[tuple[int, tuple[Hashable, ...]], list[_Sequence[K, int, P]]] = {}
+        _MEMOS.add(self)
+
+    def clear(self) -> None:
+        """Drop every remembered sequence."""
+        self._kept.clear()
+
+    def __call__(self, items: Sequence[K], *args: Any) -> tuple[P, ...]:
+        kept, same = _resumed(_slots(self._kept, (0, args)), items, 0)
+        if same == len(items) == len(kept.items) and kept.whole is not None:
+            return kept.whole
+        kept.cut(same)
+        for at in range(same, len(items)):
+            item = items[at]
+            kept.parts.extend(self._parts(item, at, len(kept.parts), *args))
+            kept.items.append(item)
+            kept.values.append(len(kept.parts))
+        kept.whole = tuple(kept.parts)
+        return kept.whole
+
+
+@dataclass(slots=True)
+class _Sequence(Generic[K, V, P]):
+    """One remembered sequence: its items, the value after each leading run of them
+    (`values[i]`: after the first i items), and for a concatenation the parts and their tuple."""
+
+    items: list[K]
+    values: list[V]
+    parts: list[P] = field(default_factory=list)
+    whole: tuple[P, ...] | None = None
+
+    def cut(self, same: int) -> None:
+        """Keep the first `same` items only."""
+        if same < len(self.items):
+            del self.items[same:], self.values[same + 1 :]
+            if self.parts:
+                del self.parts[cast(int, self.values[-1]) :]
+            self.whole = None
+
+
+def _slots(kept: dict[H, list[S]], key: H) -> list[S]:
+    slots = kept.get(key)
+    if slots is None:
+        if len(kept) >= _FOLDS_KEPT:
+            kept.clear()
+        slots = kept[key] = []
+    return slots
+
+
+def _resumed(slots: list[_Sequence[K, V, P]], items: Sequence[K], start: V) -> tuple[_Sequence[K, V, P], int]:
     """The kept sequence `items` resumes, and how many leading items they share; the slot used
     moves last, and a new one (in place of the least recently used) when none is close."""
-    best, same = -1, 0
-    for k, (folded, _) in enumerate(slots):
-        shared = same_leading(folded, items)
-        if shared > same:
-            best, same = k, shared
-    if best < 0 or 2 * same < len(slots[best][0]):
+    best, same, score = -1, 0, (-1, 0)
+    for k, kept in enumerate(slots):
+        shared = same_leading(kept.items, items)
+        if (shared, -len(kept.items)) > score:  # the most shared; of those, the least to cut
+            best, same, score = k, shared, (shared, -len(kept.items))
+    if best < 0 or 2 * same < len(slots[best].items):
         if len(slots) >= _SEQUENCES_KEPT:
             del slots[0]
-        slots.append(([], [start]))
-        return (*slots[-1], 0)
+        slots.append(_Sequence(items=[], values=[start]))
+        return slots[-1], 0
     slots.append(slots.pop(best))
-    return (*slots[-1], same)
+    return slots[-1], same
 
 
 _FOLDS_KEPT = 16
-"""Starts (and arguments) a fold keeps sequences for; past that it forgets them all."""
+"""Starts (and arguments) a fold or a concatenation keeps sequences for; past that it forgets them all."""
 _SEQUENCES_KEPT = 4
-"""Sequences a fold keeps for one start."""
+"""Sequences kept for one start."""
 
 
 class _Clearable(Protocol):

@@ -43,7 +43,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -181,13 +181,11 @@ def view_units(messages: Sequence[Message]) -> tuple[ViewUnit, ...]:
     [('user', 0, 1), ('calls', 0, 1), ('result', 1, 2), ('text', 2, 3)]
 
     A stored message's units depend only on it and where it stands, and a history mostly grows
-    at its end, so each message's placed units are kept (`placed_units`): a step that views the
-    whole history looks up what stands where it stood before.
+    at its end, so each message's placed units are kept (`placed_units`), and so are the units
+    of the histories last viewed (`LeadingConcat`): a step that views the whole history works
+    out the units of what changed since.
     """
-    units: list[ViewUnit] = []
-    for m, message in enumerate(messages):
-        units.extend(placed_units(message, m, len(units)))
-    return tuple(units)
+    return _view_units(messages)
 
 
 def _place_units(message: Message, position: int, first: int) -> tuple[ViewUnit, ...]:
@@ -201,6 +199,8 @@ def _place_units(message: Message, position: int, first: int) -> tuple[ViewUnit,
 placed_units = IdentityMemo[Message, tuple[ViewUnit, ...]](_place_units)
 """The units of a message stored at a position, the first at a view index:
 `placed_units(message, position, first)`, worked out once for each (kept by identity)."""
+
+_view_units = LeadingConcat[Message, ViewUnit](placed_units)
 
 
 def protocol_units(units: Sequence[ViewUnit]) -> tuple[ProtocolUnit, ...]:
@@ -282,10 +282,7 @@ def unit_tallies(messages: Sequence[Message], counter: TokenCounter) -> tuple[Ta
     counter's tally of every message that yields a unit. A unit's size depends only on its own
     message, so each message's are kept (`message_tallies`).
     """
-    tallies: list[Tally] = []
-    for message in messages:
-        tallies.extend(message_tallies(message, counter))
-    return tuple(tallies)
+    return _unit_tallies(messages, counter)
 
 
 def _message_tallies(message: Message, counter: TokenCounter) -> tuple[Tally, ...]:
@@ -303,6 +300,10 @@ def _message_tallies(message: Message, counter: TokenCounter) -> tuple[Tally, ..
 
 message_tallies = IdentityMemo[Message, tuple[Tally, ...]](_message_tallies)
 """The sizes of one message's view units, in order: `message_tallies(message, counter)`."""
+
+_unit_tallies = LeadingConcat[Message, Tally](
+    lambda message, _at, _before, counter: message_tallies(message, counter)
+)
 
 
 def _data_tally(counter: TokenCounter, results: Iterable[Block]) -> Tally:

@@ -37,10 +37,10 @@ Events: `compressed` (a summary replaced a span), `cleared` (clearing).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from ctxlab.core.compaction.clearing import Clearing
 from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize
@@ -222,14 +222,11 @@ def clear_exact(messages: Sequence[Message], params: LangChainClearParams, place
     if before <= params.trigger:
         return Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)
     units = view_units(messages)
-    results = [u for u in units if u.kind == "result"]
-    candidates = [] if params.keep >= len(results) else results[: len(results) - params.keep]
     edits: dict[BlockRef, Block] = {}
     cleared: list[str] = []
     inputs: list[str] = []
     current = view
-    for unit in candidates:
-        call_ref = _call_of(messages, units, unit.index)
+    for unit, call_ref in _candidates(messages, units, params.keep):
         if call_ref is None:
             continue
         result = messages[unit.message].blocks[unit.blocks[0]]
@@ -257,16 +254,28 @@ def clear_exact(messages: Sequence[Message], params: LangChainClearParams, place
     )
 
 
-def _call_of(messages: Sequence[Message], units: Sequence[object], index: int) -> BlockRef | None:
-    """The call a result answers, when the nearest AI message before it made it."""
-    typed = cast(Sequence[ViewUnit], units)
-    call_id = typed[index].call_ids[0]
-    for unit in (typed[k] for k in range(index - 1, -1, -1)):
-        if unit.role != "assistant":
-            continue
-        for i in unit.blocks:
-            block = messages[unit.message].blocks[i]
-            if isinstance(block, ToolCallBlock) and block.id == call_id:
-                return BlockRef(unit.message, i)
-        return None
+def _candidates(
+    messages: Sequence[Message], units: Sequence[ViewUnit], keep: int
+) -> Iterator[tuple[ViewUnit, BlockRef | None]]:
+    """Every result but the last `keep`, oldest first, with its call when the nearest AI message
+    before it made it (in one pass: the nearest AI message is the last one passed)."""
+    ranked = sum(1 for u in units if u.kind == "result") - keep
+    nearest: ViewUnit | None = None
+    for unit in units:
+        if ranked <= 0:
+            return
+        if unit.role == "assistant":
+            nearest = unit
+        elif unit.kind == "result":
+            ranked -= 1
+            yield unit, None if nearest is None else _call_in(messages, nearest, unit.call_ids[0])
+
+
+def _call_in(messages: Sequence[Message], unit: ViewUnit, call_id: str) -> BlockRef | None:
+    """Where the AI message `unit` makes the call `call_id` (the first such call), if it does."""
+    blocks = messages[unit.message].blocks
+    for i in unit.blocks:
+        block = blocks[i]
+        if isinstance(block, ToolCallBlock) and block.id == call_id:
+            return BlockRef(unit.message, i)
     return None
