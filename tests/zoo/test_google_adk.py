@@ -8,16 +8,19 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.model import CallKind
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.engine.session import run_script
+from ctxlab.engine.trace import CONVENTIONS, CallRecord
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.google_adk import session
@@ -25,10 +28,14 @@ from ctxlab.presets.google_adk.preset import (
     AdkParams,
     AdkTokenParams,
     EventsCompactionConfig,
+    _reasoning_calls,
+    adk_estimate,
     as_message,
     build,
     build_tokens,
+    context_events,
     invocations,
+    reasoning_call,
 )
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.openhands_workloads import TOOLS
@@ -179,3 +186,189 @@ def test_the_token_preset_records_adks_estimate_of_each_request_and_the_window_p
     assert any(c.kind == "summary" for c in runs["tokens"])  # estimates before and after compactions
     assert [c.strategy_tokens for c in reasoning] == [adk_chars(c.request) for c in reasoning]
     assert all(c.strategy_tokens is None for c in runs["window"])
+
+
+def plain_session(
+    raw: Sequence[session.RawEvent], compactions: Sequence[session.Compacted]
+) -> list[session.Item]:
+    """The session's event list as ADK appends to it: raw events, each compaction before the first
+    raw event at or past its `after` and after those appended before it."""
+    out: list[session.Item] = []
+    pending = list(compactions)
+    for index, event in enumerate(raw):
+        while pending and pending[0].after <= index:
+            out.append(pending.pop(0))
+        out.append(event)
+    return out + pending
+
+
+def plain_effective(
+    raw: Sequence[session.RawEvent], compactions: Sequence[session.Compacted]
+) -> list[session.Item]:
+    """`_process_compaction_events` read event by event: every raw event tested against every
+    surviving range, then all sorted by timestamp (a summary after the event at its end)."""
+    kept = [compactions[i] for i in session.surviving(compactions)]
+    covered = [(c.start, c.end) for c in kept if c.start <= c.end]
+    items: list[tuple[int, int, session.Item]] = [(c.end, 1, c) for c in kept]
+    items += [(e.ts, 0, e) for e in raw if not any(a <= e.ts <= b for a, b in covered)]
+    items.sort(key=lambda item: (item[0], item[1]))
+    return [item for _, _, item in items]
+
+
+def plain_usage(
+    raw: Sequence[session.RawEvent], compactions: Sequence[session.Compacted], counts: Sequence[int]
+) -> int | None:
+    """`_latest_prompt_token_count` read off the whole session: the k-th model event carries the
+    k-th count; walking back, the first event with a count before any compaction gives it."""
+    models = [e for e in raw if e.role == "model"]
+    usage = {e.ts: counts[k] for k, e in enumerate(models) if k < len(counts)}
+    for item in reversed(plain_session(raw, compactions)):
+        if isinstance(item, session.Compacted):
+            break
+        if item.ts in usage:
+            return usage[item.ts]
+    return None
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> tuple[tuple[session.RawEvent, ...], tuple[session.Compacted, ...]]:
+    """A session's raw events (some left out, as a request's are) and compactions over any ranges,
+    crossing or containing each other, some empty, appended at any count of events."""
+    history = draw(agent_histories())
+    read = session.events_of(history, invocations(history))
+    mask = draw(st.lists(st.booleans(), min_size=len(read), max_size=len(read)))
+    raw = tuple(e for e, kept in zip(read, mask, strict=True) if kept or draw(st.booleans()))
+    stamp = st.integers(0, len(read) + 1)
+    ranges = draw(st.lists(st.tuples(stamp, stamp, st.integers(0, len(raw) + 2)), max_size=6))
+    compactions = tuple(
+        session.Compacted(start=a, end=b, text=f"s{k}", after=after) for k, (a, b, after) in enumerate(ranges)
+    )
+    return raw, compactions
+
+
+@given(sessions())
+def test_a_request_carries_what_testing_every_event_against_every_range_keeps(
+    drawn: tuple[tuple[session.RawEvent, ...], tuple[session.Compacted, ...]],
+) -> None:
+    raw, compactions = drawn
+    for prefix in (raw, raw[: len(raw) // 2]):
+        shown = session.effective(prefix, compactions)
+        assert [id(item) for item in shown] == [id(item) for item in plain_effective(prefix, compactions)]
+
+
+@pytest.mark.parametrize(
+    ("ranges", "shown"),
+    [
+        # a range that ends before it starts hides nothing, and its summary follows the event at its end
+        ([(1, 2), (4, 3), (5, 6)], ["s0", 3, "s1", 4, "s2"]),
+        ([(1, 2), (4, 6)], ["s0", 3, "s1"]),  # one event between two ranges stays
+        ([(2, 4), (1, 5)], ["s1", 6]),  # only the widest survives
+    ],
+)
+def test_summaries_and_events_are_merged_by_timestamp(
+    ranges: list[tuple[int, int]], shown: list[object]
+) -> None:
+    events = raw(6)
+    compactions = tuple(
+        session.Compacted(start=a, end=b, text=f"s{k}", after=6) for k, (a, b) in enumerate(ranges)
+    )
+    request = session.effective(events, compactions)
+    assert [id(item) for item in request] == [id(item) for item in plain_effective(events, compactions)]
+    assert [getattr(x, "text", None) or x.ts for x in request] == shown  # type: ignore[union-attr]
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 4)).map(lambda r: (r[0], r[0] + r[1]))))
+def test_merged_ranges_hold_the_same_integers_apart_and_in_order(ranges: list[tuple[int, int]]) -> None:
+    out = session.merged(ranges)
+    assert {k for a, b in out for k in range(a, b + 1)} == {k for a, b in ranges for k in range(a, b + 1)}
+    assert all(a <= b for a, b in out)
+    assert all(end + 1 < start for (_, end), (start, _) in itertools.pairwise(out))
+
+
+@given(sessions(), st.data())
+def test_the_usage_read_is_the_one_found_walking_back_the_whole_session(
+    drawn: tuple[tuple[session.RawEvent, ...], tuple[session.Compacted, ...]], data: st.DataObject
+) -> None:
+    """Read as the session grows, is cut back and grows again (the model count resumes)."""
+    raw, compactions = drawn
+    models = sum(e.role == "model" for e in raw)
+    for events in (raw[: len(raw) // 2], raw, raw[: len(raw) // 3], raw):
+        answered = data.draw(st.integers(0, models + 2))
+        counts = range(100, 100 + answered)
+        found = session.counted_response(events, compactions, answered)
+        assert (None if found is None else counts[found]) == plain_usage(events, compactions, counts)
+
+
+def plain_estimate(messages: Sequence[Message]) -> int:
+    """ADK's estimate read block by block: texts, call names and JSON arguments, and each
+    response's name and `{"result": ...}`, over every message but the system's, // 4."""
+    total = 0
+    for message in messages:
+        if message.role == "system":
+            continue
+        for block in message.blocks:
+            if isinstance(block, TextBlock):
+                total += len(block.text)
+            elif isinstance(block, ToolCallBlock):
+                args = json.loads(block.input) if block.input.strip() else {}
+                total += len(block.name) + (len(json.dumps(args)) if args and isinstance(args, dict) else 0)
+            elif isinstance(block, ToolResultBlock):
+                total += len(block.name) + len(json.dumps({"result": block.text}))
+    return total // 4
+
+
+@given(agent_histories(), st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), max_size=8))
+def test_the_estimate_of_each_request_is_the_plain_reading_of_it(
+    history: list[Message], plan: list[tuple[int, int]]
+) -> None:
+    """Requests that grow, lose their front to a summary, or come back, as the token preset's do."""
+    system = text_message("system", "You are a test.")
+    raw = session.events_of(history, invocations(history))
+    summary = session.Compacted(start=1, end=max(1, len(raw) // 2), text="notes", after=len(raw))
+    shown = [as_message(item, k) for k, item in enumerate(session.effective(raw, (summary,)))]
+    requests: list[list[Message]] = [[system, *history], [system, *shown], list(history)]
+    for pick, grow in plan:
+        request = requests[pick % len(requests)]
+        cut = len(request) - grow if pick == 3 else len(request)
+        messages = tuple(request[:cut])
+        chat = [m for m in messages if m.role != "system"]
+        old_reading = session.estimate_tokens(session.events_of(chat, invocations(chat))) or 0
+        assert adk_estimate(messages, ()) == plain_estimate(messages) == old_reading
+        if grow:
+            request.append(history[grow % len(history)])
+
+
+def record(index: int, kind: CallKind) -> CallRecord:
+    """A journal entry of `kind` whose count is its index."""
+    return CallRecord(
+        call_index=index,
+        kind=kind,
+        turn=0,
+        iteration=0,
+        tokens=dict.fromkeys(CONVENTIONS, 1000 + index),
+        output_tokens=0,
+        context_messages=0,
+        summary_chars=0,
+    )
+
+
+@given(st.lists(st.sampled_from(["reasoning", "summary"]), max_size=12))
+def test_the_kth_reasoning_call_is_found_from_the_end_of_a_growing_journal(kinds: list[CallKind]) -> None:
+    journal: list[CallRecord] = []
+    for index, kind in enumerate(kinds):
+        journal.append(record(index, kind))
+        reasoning = [c for c in journal if c.kind == "reasoning"]
+        assert _reasoning_calls(journal, 0) == len(reasoning)
+        found = [reasoning_call(journal, k, len(reasoning)) for k in range(len(reasoning))]
+        assert all(a is b for a, b in zip(found, reasoning, strict=True))
+    with pytest.raises(IndexError):
+        reasoning_call(journal, -1, _reasoning_calls(journal, 0))
+
+
+@given(agent_histories())
+def test_a_contexts_events_are_read_once_for_it(history: list[Message]) -> None:
+    context = tuple(history)
+    events = context_events(context)
+    assert events == session.events_of(context, invocations(context))
+    assert context_events(context) is events
+    assert context_events(tuple(history)) == events  # an equal context, read afresh

@@ -38,12 +38,13 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_memo
+from ctxlab.engine.trace import CallRecord
 from ctxlab.presets.google_adk import session as s
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import (
@@ -137,7 +138,7 @@ class CompactEvents(Step):
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """The compaction after the last invocation (at a new turn's first call), then before the call."""
         stored = memo(state, self.key, Memo())
-        raw = s.events_of(state.context, invocations(state.context))
+        raw = context_events(state.context)
         done = stored
         if state.turn > stored.handled_turn:
             ended = [e for e in raw if e.invocation < state.turn]
@@ -205,19 +206,17 @@ class CompactEvents(Step):
         return self.summarize(raw, done, state, env, frame, chosen=chosen, seed=seed)
 
     def prompt_tokens(
-        self, raw: Sequence[s.RawEvent], compactions: Sequence[s.Compacted], env: Env, author: str
+        self, raw: Sequence[s.RawEvent], compactions: tuple[s.Compacted, ...], env: Env, author: str
     ) -> int | None:
         """`_latest_prompt_token_count`: the latest model response's count after the latest
-        compaction (every model event here is the agent's), else the estimate."""
-        counts = [c.tokens["as_sent"] for c in env.recorder.calls if c.kind == "reasoning"]
-        models = [e for e in raw if e.role == "model"]
-        usage = {e.ts: counts[k] for k, e in enumerate(models) if k < len(counts)}
-        for item in reversed(s.session(raw, compactions)):
-            if isinstance(item, s.Compacted):
-                break
-            if item.ts in usage:
-                return usage[item.ts]
-        return s.estimate_tokens(s.effective(raw, compactions))
+        compaction (every model event here is the agent's, the k-th the k-th reasoning call's
+        answer), else the estimate. Both counts resume after what they counted at the last call."""
+        calls = env.recorder.calls
+        answered = _reasoning_calls(calls, 0)
+        response = s.counted_response(raw, compactions, answered)
+        if response is None:
+            return s.estimate_tokens(s.effective(raw, compactions))
+        return reasoning_call(calls, response, answered).tokens["as_sent"]
 
     def summarize(
         self,
@@ -283,10 +282,42 @@ class CompactEvents(Step):
         compactions = memo(state, self.key, Memo()).compactions
         if not compactions:
             return Edit(messages=messages)
-        raw = s.events_of(messages, invocations(messages))
+        raw = context_events(messages)
         return Edit(
             messages=tuple(as_message(item, k) for k, item in enumerate(s.effective(raw, compactions)))
         )
+
+
+def reasoning_call(calls: Sequence[CallRecord], ordinal: int, total: int) -> CallRecord:
+    """The reasoning call of `ordinal` (from 0) among the `total` of `calls`, found from the end
+    (the one sought is mostly the last).
+
+    Raises:
+        IndexError: `calls` has no reasoning call of that ordinal.
+    """
+    for call in reversed(calls):
+        if call.kind == "reasoning":
+            total -= 1
+            if total == ordinal:
+                return call
+    raise IndexError(f"no reasoning call {ordinal}")
+
+
+def _add_reasoning_call(count: int, call: CallRecord) -> int:
+    return count + (call.kind == "reasoning")
+
+
+_reasoning_calls = LeadingFold[CallRecord, int](_add_reasoning_call)
+"""The reasoning calls of a run's journal: a journal that grew costs what it gained."""
+
+
+def _read_context(context: tuple[Message, ...]) -> tuple[s.RawEvent, ...]:
+    return s.events_of(context, invocations(context))
+
+
+context_events = IdentityMemo[tuple[Message, ...], tuple[s.RawEvent, ...]](_read_context, limit=2)
+"""The raw events of a stored context, kept by identity for the few contexts last read: a step
+reads its context before the call and again for the request (and for the counts of a compaction)."""
 
 
 def invocations(context: Sequence[Message]) -> list[int]:
@@ -392,8 +423,7 @@ def build_tokens(params: AdkTokenParams, texts: Texts) -> AdkStrategy:
 def adk_estimate(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
     """ADK's own estimate of a request (`_estimate_prompt_token_count`: its contents' characters
     // 4; the system instruction and the tools left out), 0 for a request of no contents."""
-    chat = [m for m in messages if m.role != "system"]
-    return s.estimate_tokens(s.events_of(chat, invocations(chat))) or 0
+    return s.estimated_request_tokens(messages)
 
 
 WINDOW_PRESET = Preset(

@@ -14,18 +14,23 @@ Invariants:
 - `events_of(context)` covers every block of the context once, in order; appending to the
   context never changes the events already read (so ordinals are stable), and they stay the
   same objects (each message's events are kept by identity, `message_events`).
-- Functions here are pure and take everything as arguments.
+- A sequence of raw events is in timestamp order (`effective` finds ranges by bisection).
+- Functions here are pure and take everything as arguments; what is asked of a whole session or
+  request at every call is kept per event or message by identity, or resumed after the leading
+  ones it shares with the last (`LeadingFold`), so a session that grew costs what it gained.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 
 Role = Literal["user", "model", "response"]
@@ -103,15 +108,36 @@ message_events = IdentityMemo[Message, tuple[RawEvent, ...]](_read_events)
 """`message_events(message, turn, first)`: the events of one message, kept by identity."""
 
 
-def session(raw: Sequence[RawEvent], compactions: Sequence[Compacted]) -> list[Item]:
-    """The session's event list: raw events with each compaction where it was appended."""
-    out: list[Item] = []
-    pending = list(compactions)
-    for index, event in enumerate(raw):
-        while pending and pending[0].after <= index:
-            out.append(pending.pop(0))
-        out.append(event)
-    return out + pending
+def counted_response(raw: Sequence[RawEvent], compactions: Sequence[Compacted], answered: int) -> int | None:
+    """The model response whose usage `_latest_prompt_token_count` reads, as its ordinal among
+    the model events of `raw` (from 0): the latest one after the session's latest compaction
+    among the first `answered` (the model calls that have answered), None when there is none.
+
+    In the session a compaction stands before the first raw event at or past its `after`, and
+    after those appended before it, so what follows the last one is `raw` from the greatest
+    `after` on. Ordinals grow along `raw`, so the response sought is `min(models, answered) - 1`
+    if it stands there: the walk back stops at it, or where the compactions stand.
+    """
+    models = _model_events(raw, 0)
+    wanted = min(models, answered) - 1
+    if wanted < 0:
+        return None
+    shown_from = max((c.after for c in compactions), default=0)
+    ordinal = models
+    for index in range(len(raw) - 1, shown_from - 1, -1):
+        if raw[index].role == "model":
+            ordinal -= 1
+            if ordinal == wanted:
+                return wanted
+    return None
+
+
+def _add_model_event(count: int, event: RawEvent) -> int:
+    return count + (event.role == "model")
+
+
+_model_events = LeadingFold[RawEvent, int](_add_model_event)
+"""The model events of a sequence of events: a session that grew costs what it gained."""
 
 
 def surviving(compactions: Sequence[Compacted]) -> list[int]:
@@ -127,15 +153,89 @@ def surviving(compactions: Sequence[Compacted]) -> list[int]:
     return sorted(kept)
 
 
-def effective(raw: Sequence[RawEvent], compactions: Sequence[Compacted]) -> list[Item]:
+def effective(raw: Sequence[RawEvent], compactions: tuple[Compacted, ...]) -> list[Item]:
     """What a request carries (`_process_compaction_events`): surviving summaries at their end,
-    raw events outside every surviving range, in timestamp order (a summary after its end event)."""
-    kept = [compactions[i] for i in surviving(compactions)]
-    covered = [(c.start, c.end) for c in kept if c.start <= c.end]
-    items: list[tuple[int, int, Item]] = [(c.end, 1, c) for c in kept]
-    items += [(e.ts, 0, e) for e in raw if not any(a <= e.ts <= b for a, b in covered)]
-    items.sort(key=lambda item: (item[0], item[1]))
-    return [item for _, _, item in items]
+    raw events outside every surviving range, in timestamp order (a summary after its end event).
+
+    `raw` is in timestamp order, so the events shown are the runs between the hidden ranges,
+    found by bisection: the cost is a few slices, not a test per event and range. What depends
+    on the compactions alone is worked out once for them (`_layout`).
+    """
+    layout = _layout(compactions)
+    return _in_order(_outside(raw, layout.hidden), layout)
+
+
+def _in_order(shown: list[RawEvent], layout: Layout) -> list[Item]:
+    """The shown events and the summaries merged by timestamp, each summary after the event at
+    its end, a run of either at a time (the end of each run found by bisection)."""
+    out: list[Item] = []
+    at, placed = 0, 0
+    while placed < len(layout.summaries) and at < len(shown):
+        upto = bisect.bisect_right(shown, layout.ends[placed], lo=at, key=_timestamp)
+        out += shown[at:upto]
+        at = upto
+        if at < len(shown):
+            # the event at `at` is past the end at `placed`, so each pass places a summary
+            before = bisect.bisect_left(layout.ends, shown[at].ts, lo=placed)
+            out += layout.summaries[placed:before]
+            placed = before
+    return out + shown[at:] + list(layout.summaries[placed:])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Layout:
+    """What a request takes from the compactions alone.
+
+    Attributes:
+        hidden: the timestamps the surviving ranges cover, as disjoint inclusive ranges in order.
+        summaries: the surviving compactions by end (those of one end in the order appended).
+        ends: their ends, in the same order.
+    """
+
+    hidden: tuple[tuple[int, int], ...]
+    summaries: tuple[Compacted, ...]
+    ends: tuple[int, ...]
+
+
+def _lay_out(compactions: tuple[Compacted, ...]) -> Layout:
+    kept = sorted((compactions[i] for i in surviving(compactions)), key=lambda c: c.end)
+    return Layout(
+        hidden=merged([(c.start, c.end) for c in kept if c.start <= c.end]),
+        summaries=tuple(kept),
+        ends=tuple(c.end for c in kept),
+    )
+
+
+_layout = IdentityMemo[tuple[Compacted, ...], Layout](_lay_out)
+"""`_lay_out` of a session's compactions, kept by identity: they change only when one is appended."""
+
+
+def merged(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """The integers of inclusive `ranges` (each start at most its end) as disjoint ranges, in order.
+
+    >>> merged([(5, 6), (1, 3), (2, 4), (8, 9)])
+    ((1, 6), (8, 9))
+    """
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return tuple(out)
+
+
+def _outside(raw: Sequence[RawEvent], hidden: Sequence[tuple[int, int]]) -> list[RawEvent]:
+    """The events of `raw` (in timestamp order) outside the disjoint, ordered `hidden` ranges."""
+    out: list[RawEvent] = []
+    at = 0
+    for start, end in hidden:
+        out += raw[at : bisect.bisect_left(raw, start, lo=at, key=_timestamp)]
+        at = bisect.bisect_right(raw, end, lo=at, key=_timestamp)
+    return out + list(raw[at:])
+
+
+_timestamp = operator.attrgetter("ts")
 
 
 def latest(compactions: Sequence[Compacted]) -> Compacted | None:
@@ -246,7 +346,7 @@ def serialized_size(items: Sequence[Item]) -> int:
 
 
 def worth_compacting(
-    raw: Sequence[RawEvent], compactions: Sequence[Compacted], chosen: Sequence[RawEvent], start: int
+    raw: Sequence[RawEvent], compactions: tuple[Compacted, ...], chosen: Sequence[RawEvent], start: int
 ) -> bool:
     """`_is_range_worth_compacting`: an empty summary from `start` (the range's first timestamp,
     or the latest summary's start when it seeds the range) to the range's end would remove more
@@ -269,18 +369,44 @@ def estimate_tokens(items: Sequence[Item]) -> int | None:
     return total // 4 if total > 0 else None
 
 
+def estimated_request_tokens(messages: Sequence[Message]) -> int:
+    """`estimate_tokens` of the events of a request's messages, system messages left out (0 for
+    none). A message's events hold its blocks between them, so the characters are summed message
+    by message, and resumed after the leading messages it shares with a request summed before."""
+    return _request_chars(messages, 0) // 4
+
+
+def _block_chars(block: Block) -> int:
+    """The characters `estimate_tokens` counts of one block."""
+    if isinstance(block, TextBlock):
+        return len(block.text)
+    if isinstance(block, ToolCallBlock):
+        args = arguments(block)
+        return len(block.name) + (len(json.dumps(args)) if args else 0)
+    if isinstance(block, ToolResultBlock):
+        return len(block.name) + len(json.dumps({"result": block.text}))
+    return 0
+
+
 def _counted_chars(event: RawEvent) -> int:
-    total = 0
-    for block in event.blocks:
-        if isinstance(block, TextBlock):
-            total += len(block.text)
-        elif isinstance(block, ToolCallBlock):
-            args = arguments(block)
-            total += len(block.name) + (len(json.dumps(args)) if args else 0)
-        elif isinstance(block, ToolResultBlock):
-            total += len(block.name) + len(json.dumps({"result": block.text}))
-    return total
+    return sum(_block_chars(block) for block in event.blocks)
 
 
 _counted = IdentityMemo[RawEvent, int](_counted_chars)
 """The characters `estimate_tokens` counts of one raw event, kept by identity."""
+
+
+def _message_chars(message: Message) -> int:
+    return 0 if message.role == "system" else sum(_block_chars(block) for block in message.blocks)
+
+
+_counted_message = IdentityMemo[Message, int](_message_chars)
+"""The characters `estimate_tokens` counts of one message's events, kept by identity."""
+
+
+def _add_message(total: int, message: Message) -> int:
+    return total + _counted_message(message)
+
+
+_request_chars = LeadingFold[Message, int](_add_message)
+"""The characters of a request's events: a request that grew at its end costs what it gained."""
