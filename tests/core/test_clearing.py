@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -28,9 +29,17 @@ from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, Too
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import BlockRef, Sizer, drop_units, unit_tallies, view_units
+from ctxlab.core.messages.units import (
+    BlockRef,
+    Sizer,
+    drop_units,
+    protocol_units,
+    unit_tallies,
+    view_units,
+)
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
+from tests.strategies import messages, paired_histories
 from tests.zoo_strategies import IMAGE, agent_histories, call, lines, reply, result, user
 
 SIZER = Sizer(counter=AgentScopeEstimator())
@@ -223,6 +232,95 @@ def test_swe_agent_deviation_a_demonstration_stands_in_for_the_task_and_later_us
 def test_swe_agent_polling_below_1_is_refused() -> None:
     with pytest.raises(ValueError, match="polling=0"):
         LastNObservationsParams(n=5, polling=0)
+
+
+def notice_of(result: ToolResultBlock, params: LastNObservationsParams) -> str:
+    """SWE-agent's notice: the text parts' lines, and the images when there are any."""
+    text_lines = sum(len(p.text.splitlines()) for p in result.output if isinstance(p, TextBlock))
+    images = sum(1 for p in result.output if isinstance(p, DataBlock) and p.is_image)
+    notice = params.notice.replace("{lines}", str(text_lines))
+    return notice + params.media_notice.replace("{count}", str(images)) if images else notice
+
+
+def elided_at_once(
+    msgs: list[Message], params: LastNObservationsParams
+) -> tuple[tuple[Message, ...], tuple[str, ...]]:
+    """The window read from the whole history at once: one observation per protocol unit with
+    results, and the first user unit's; all but the first and the last `n` (in steps of
+    `polling`) elided, `keep_tools` spared, `remove_tools` elided wherever they stand."""
+    units = view_units(msgs)
+    first_user = next((u.index for u in units if u.kind == "user"), None)
+    steps = []
+    for group in protocol_units(units):
+        results = [units[i] for i in group.units if units[i].kind == "result"]
+        if results or group.first == first_user:
+            steps.append(results)
+    last_removed = max(0, len(steps) // params.polling * params.polling - params.n)
+    blocks = [list(m.blocks) for m in msgs]
+    cleared = []
+    for k, step in enumerate(steps):
+        for unit in step:
+            old = msgs[unit.message].blocks[unit.blocks[0]]
+            assert isinstance(old, ToolResultBlock)
+            windowed = 1 <= k < last_removed and old.name not in params.keep_tools
+            notice = (TextBlock(text=notice_of(old, params)),)
+            if (windowed or old.name in params.remove_tools) and old.output != notice:
+                blocks[unit.message][unit.blocks[0]] = dataclasses.replace(old, output=notice)
+                cleared.append(old.id)
+    return tuple(m.with_blocks(tuple(b)) for m, b in zip(msgs, blocks, strict=True)), tuple(cleared)
+
+
+@st.composite
+def observed_histories(draw: st.DrawFn) -> list[Message]:
+    """Stored histories, well formed or not, some with messages cut in two (so that results
+    answer the calls of the message before theirs)."""
+    history = draw(st.one_of(agent_histories(), paired_histories(), st.lists(messages, max_size=5)))
+    if not draw(st.booleans()):
+        return history
+    cut: list[Message] = []
+    for message in history:
+        at = draw(st.none() | st.integers(0, len(message.blocks)))
+        halves = (
+            [message]
+            if at is None
+            else [message.with_blocks(message.blocks[:at]), message.with_blocks(message.blocks[at:])]
+        )
+        cut.extend(halves)
+    return cut
+
+
+def grown(history: list[Message]) -> Iterator[list[Message]]:
+    """The history as a run stores it, each message growing block by block; then without its
+    first message, then whole again."""
+    for m, message in enumerate(history):
+        for b in range(1, max(len(message.blocks), 1) + 1):
+            yield [*history[:m], message.with_blocks(message.blocks[:b])]
+    yield history[1:]
+    yield history
+
+
+TOOL_SETS = st.lists(st.sampled_from(["Read", "grep", "Bash", "bash", "retrieve"]), max_size=2).map(tuple)
+window_params = st.builds(
+    LastNObservationsParams,
+    n=st.integers(1, 4),
+    polling=st.integers(1, 3),
+    keep_tools=TOOL_SETS,
+    remove_tools=TOOL_SETS,
+)
+
+
+@given(observed_histories(), window_params)
+def test_swe_agent_window_read_message_by_message_is_the_window_read_at_once(
+    history: list[Message], params: LastNObservationsParams
+) -> None:
+    for seen in grown(history):
+        out = elide_observations(seen, params)
+        assert (out.messages, out.cleared) == elided_at_once(seen, params)
+        assert all(new is old for new, old in zip(out.messages, seen, strict=True) if new == old)
+        again = elide_observations(seen, params)  # the same copies, so the meters reuse their work
+        assert all(a is b for a, b in zip(again.messages, out.messages, strict=True))
+    twice = elide_observations(out.messages, params)  # a notice already in place is left alone
+    assert (twice.messages, twice.cleared) == elided_at_once(list(out.messages), params)
 
 
 def replace_name(message: Message) -> Message:

@@ -94,12 +94,15 @@ def test_a_leading_fold_is_the_plain_fold_whatever_it_folded_before(
         if grow:
             items.append(POOL[pick % len(POOL)])
         for scale in (1.0, 2.0):
-            plain = start
+            plain = [start]
             for item in items:
-                plain = plain + item.value * scale
-            assert fold(tuple(items), start, scale) == plain
+                plain.append(plain[-1] + item.value * scale)
+            if pick % 2:
+                assert fold(tuple(items), start, scale) == plain[-1]
+            else:
+                assert fold.running(tuple(items), start, scale) == tuple(plain)
     forget()
-    assert fold((), 1.5, 1.0) == 1.5
+    assert fold((), 1.5, 1.0) == 1.5 and fold.running((), 1.5, 1.0) == (1.5,)
 
 
 @given(sequences, steps)

@@ -25,6 +25,7 @@ from ctxlab.core.messages.units import (
     ProtocolUnit,
     Sizer,
     ViewUnit,
+    answers_own_calls,
     call_blocks,
     context_size,
     drop_units,
@@ -228,6 +229,27 @@ def test_a_result_joins_the_latest_earlier_batch_declaring_its_id(msgs: list[Mes
         ]
         expected = batches[-1] if batches else unit.index
         assert group_of[unit.index].first == expected
+
+
+def test_a_message_answers_its_own_calls_only_when_each_result_follows_its_call_inside_it() -> None:
+    assert answers_own_calls(view_units([reply(call("a", "t"), result("a", "r"), TextBlock(text="ok"))]))
+    assert answers_own_calls(view_units([user("no calls at all")]))
+    assert not answers_own_calls(view_units([reply(result("a", "r"), call("a", "t"))]))  # answered too soon
+    assert not answers_own_calls(view_units([reply(result("zz", "orphan"))]))
+
+
+@given(contexts)
+def test_messages_that_answer_their_own_calls_group_one_by_one(msgs: list[Message]) -> None:
+    """`protocol_units` of such a history is each message's own protocol units, in turn."""
+    alone = [view_units([message]) for message in msgs]
+    if not all(answers_own_calls(units) for units in alone):
+        return
+    one_by_one: list[tuple[int, ...]] = []
+    offset = 0
+    for units in alone:
+        one_by_one += [tuple(offset + i for i in g.units) for g in protocol_units(units)]
+        offset += len(units)
+    assert [g.units for g in protocol_units(view_units(msgs))] == one_by_one
 
 
 def test_safe_cut_moves_back_to_the_start_of_a_straddling_unit() -> None:

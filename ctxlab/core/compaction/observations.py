@@ -14,19 +14,37 @@ Invariants:
 - A request view: apply it to the full stored history before each request (as SWE-agent does),
   not to its own output.
 - Each call and its result stay in place, so no protocol rule is broken.
+- Untouched messages stay the same objects, and a message elided alike is the very copy made
+  before, so whatever the meters keep by identity is reused.
+- Worked out message by message when each stored message answers its own calls (as the engine
+  stores a reply), else from the whole history at once (`observation_steps`); the two agree.
+  The observations before each message are a fold resumed after the messages the last history
+  shared (`LeadingFold`), which also keeps each message as elided when the window covers it
+  whole; the few messages past the window's edge are elided per window (`IdentityMemo`). A call
+  reads only the messages the history gained and those at or past the window's edge.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ctxlab.core.compaction.clearing import Clearing, replace_results
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.edits import edited, holds_only, with_output
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
-from ctxlab.core.messages.units import ViewUnit, protocol_units, result_block, view_units
+from ctxlab.core.messages.units import (
+    ViewUnit,
+    answers_own_calls,
+    protocol_units,
+    result_block,
+    view_units,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,15 +105,168 @@ def elide_observations(messages: Sequence[Message], params: LastNObservationsPar
     As in SWE-agent the first observation is never elided by the window: SWE-agent's first
     observation is the task itself (its instance template); here it is the first user message.
     Results of `keep_tools` escape the window, results of `remove_tools` are always elided.
+    Read message by message when each answers its own calls, else from the whole history.
     """
+    read = _followed.running(messages, NO_OBSERVATIONS, params)
+    if not read[-1].own_calls:
+        return _elide_over_history(messages, params)
+    last_removed = _last_removed(read[-1].steps, params)
+    whole = bisect.bisect_right(read, last_removed, lo=1, key=_steps) - 1  # messages covered whole
+    # `covered` is None only before the first message, which the slice leaves out
+    pieces = [leading.covered for leading in read[1 : whole + 1] if leading.covered is not None]
+    rest = zip(messages[whole:], read[whole:-1], read[whole + 1 :], strict=True)
+    for message, before, after in rest:
+        window = _window(before.steps, after.steps, last_removed)
+        pieces.append(_elided(message, before.user_seen, *window, params))
+    return Clearing(
+        messages=tuple(piece.message for piece in pieces),
+        cleared=tuple(itertools.chain.from_iterable(piece.cleared for piece in pieces)),
+    )
+
+
+def _last_removed(steps: int, params: LastNObservationsParams) -> int:
+    """One past the last observation the window elides, of `steps` (SWE-agent's arithmetic)."""
+    return max(0, (steps // params.polling) * params.polling - params.n)
+
+
+def _elides(result: ToolResultBlock, windowed: bool, params: LastNObservationsParams) -> bool:
+    """Whether `result` becomes its notice: covered by the window and not kept, or removed."""
+    return (windowed and result.name not in params.keep_tools) or result.name in params.remove_tools
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageObservations:
+    """The observations one stored message holds, read from it alone.
+
+    Attributes:
+        steps: each observation's results as block indices, in order; the message's first user
+            unit is an empty step, an observation only where no earlier message shows one.
+        user_step: where that empty step stands in `steps` (-1 when the message shows no user unit).
+        own_calls: every result answers a call declared before it in the message
+            (`answers_own_calls`); only then are its observations those of any history holding it.
+    """
+
+    steps: tuple[tuple[int, ...], ...]
+    user_step: int
+    own_calls: bool
+
+    def counted(self, user_seen: bool) -> tuple[tuple[int, ...], ...]:
+        """Its observations in a history where an earlier message shows a user unit (`user_seen`)
+        or none does."""
+        if user_seen and self.user_step >= 0:
+            return self.steps[: self.user_step] + self.steps[self.user_step + 1 :]
+        return self.steps
+
+
+def _read_observations(message: Message) -> MessageObservations:
+    units = view_units((message,))
+    first_user = next((u.index for u in units if u.kind == "user"), None)
+    steps: list[tuple[int, ...]] = []
+    user_step = -1
+    for group in protocol_units(units):
+        results = tuple(units[i].blocks[0] for i in group.units if units[i].kind == "result")
+        if results:
+            steps.append(results)
+        elif group.first == first_user:
+            user_step = len(steps)
+            steps.append(())
+    return MessageObservations(steps=tuple(steps), user_step=user_step, own_calls=answers_own_calls(units))
+
+
+message_observations = IdentityMemo[Message, MessageObservations](_read_observations)
+"""`message_observations(message)`: a message's observations, read once per message object."""
+
+
+class ElidedMessage(NamedTuple):
+    """A message with its elided results' notices in place, and their call ids in order."""
+
+    message: Message
+    cleared: tuple[str, ...]
+
+
+def elide_message(
+    message: Message, user_seen: bool, first: int, end: int, params: LastNObservationsParams
+) -> ElidedMessage:
+    """`message` with the results of its observations `first` to `end - 1` (as counted after
+    `user_seen`) elided, as the window does, and `remove_tools`' results wherever they stand."""
+    edits: dict[int, ToolResultBlock] = {}
+    for k, step in enumerate(message_observations(message).counted(user_seen)):
+        for b in step:
+            result = message.blocks[b]
+            assert isinstance(result, ToolResultBlock)
+            text = _notice(result, params) if _elides(result, first <= k < end, params) else None
+            if text is not None and not holds_only(result, text):
+                edits[b] = with_output(result, text)
+    if not edits:
+        return ElidedMessage(message=message, cleared=())
+    return ElidedMessage(
+        message=edited(message, tuple(edits.items())), cleared=tuple(e.id for e in edits.values())
+    )
+
+
+_elided = IdentityMemo[Message, ElidedMessage](elide_message)
+"""`elide_message` once per message object and window: the window covers the same old
+observations, whole, at every step."""
+
+
+def _window(before: int, after: int, last_removed: int) -> tuple[int, int]:
+    """Which of a message's observations the window covers, as a range of its own (`(0, 0)` when
+    none): they are the history's `before` to `after - 1`, and it covers 1 to `last_removed - 1`."""
+    first = max(1, before) - before
+    end = min(last_removed, after) - before
+    return (first, end) if first < end else (0, 0)
+
+
+class LeadingObservations(NamedTuple):
+    """The leading messages of a history as the window reads them.
+
+    Attributes:
+        steps: how many observations they hold.
+        user_seen: whether one of them shows a user unit (the first one is an observation).
+        own_calls: whether each answers its own calls (see `MessageObservations`).
+        covered: the last of them elided as where the window covers all its observations (None
+            before any message).
+    """
+
+    steps: int
+    user_seen: bool
+    own_calls: bool
+    covered: ElidedMessage | None
+
+
+NO_OBSERVATIONS = LeadingObservations(steps=0, user_seen=False, own_calls=True, covered=None)
+
+
+def follow(
+    leading: LeadingObservations, message: Message, params: LastNObservationsParams
+) -> LeadingObservations:
+    """`leading` once `message` follows the messages it reads."""
+    read = message_observations(message)
+    steps = leading.steps + len(read.counted(leading.user_seen))
+    return LeadingObservations(
+        steps=steps,
+        user_seen=leading.user_seen or read.user_step >= 0,
+        own_calls=leading.own_calls and read.own_calls,
+        covered=_elided(message, leading.user_seen, *_window(leading.steps, steps, steps), params),
+    )
+
+
+_followed = LeadingFold[Message, LeadingObservations](follow)
+
+
+def _steps(leading: LeadingObservations) -> int:
+    return leading.steps
+
+
+def _elide_over_history(messages: Sequence[Message], params: LastNObservationsParams) -> Clearing:
+    """`elide_observations` read from the whole history at once: results may answer calls of
+    other messages."""
     steps = observation_steps(messages)
-    last_removed = max(0, (len(steps) // params.polling) * params.polling - params.n)
-    windowed = {u.index for step in steps[1:last_removed] for u in step}
+    windowed = {u.index for step in steps[1 : _last_removed(len(steps), params)] for u in step}
     plan = []
     for unit in (u for step in steps for u in step if u.kind == "result"):
         result = result_block(messages, unit)
-        kept = unit.index not in windowed or result.name in params.keep_tools
-        if not kept or result.name in params.remove_tools:
+        if _elides(result, unit.index in windowed, params):
             plan.append((unit, _notice(result, params)))
     return replace_results(messages, plan)
 

@@ -21,6 +21,8 @@ Invariants:
   to right, whatever it folded before: it keeps the running values of the last sequence folded
   from each start, and a sequence that begins with the same objects resumes after them. Each
   value is the one the plain fold computes, so even a float sum is bit for bit the same.
+  `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is `start`, `[-1]`
+  the whole fold), from the same kept values.
 """
 
 from __future__ import annotations
@@ -106,6 +108,14 @@ class LeadingFold(Generic[K, V]):
         self._kept.clear()
 
     def __call__(self, items: Sequence[K], start: V, *args: Any) -> V:
+        return self._values(items, start, args)[-1]
+
+    def running(self, items: Sequence[K], start: V, *args: Any) -> tuple[V, ...]:
+        """The fold of each leading part of `items`: `[k]` folds the first `k` items."""
+        return tuple(self._values(items, start, args))
+
+    def _values(self, items: Sequence[K], start: V, args: tuple[Any, ...]) -> list[V]:
+        """The kept running values, brought up to `items` (the memo's own list: not to be kept)."""
         kept, same = _resumed(_slots(self._kept, (start, args)), items, start)
         kept.cut(same)
         value = kept.values[-1]
@@ -113,7 +123,7 @@ class LeadingFold(Generic[K, V]):
             value = self._step(value, item, *args)
             kept.items.append(item)
             kept.values.append(value)
-        return value
+        return kept.values
 
 
 class LeadingConcat(Generic[K, P]):

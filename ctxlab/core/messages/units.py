@@ -229,6 +229,22 @@ def protocol_units(units: Sequence[ViewUnit]) -> tuple[ProtocolUnit, ...]:
     return tuple(_protocol_unit(members, units) for members in groups)
 
 
+def answers_own_calls(units: Sequence[ViewUnit]) -> bool:
+    """Whether every result among `units` answers a call declared before it among them.
+
+    When each stored message's units answer their own calls, `protocol_units` of a history is
+    every message's own protocol units in turn: a result joins the latest earlier batch that
+    declared its id, and that one stands in the result's own message.
+    """
+    declared: set[str] = set()
+    for unit in units:
+        if unit.kind == "calls":
+            declared.update(unit.call_ids)
+        elif unit.kind == "result" and unit.call_ids[0] not in declared:
+            return False
+    return True
+
+
 def _new_group(groups: list[list[int]], index: int) -> int:
     groups.append([index])
     return len(groups) - 1
