@@ -7,10 +7,13 @@ import json
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxlab.core.compaction.cutoff import ContextSize
-from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.codec import decode_messages
+from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.units import view_units
 from ctxlab.core.world.script import ScriptedRound
@@ -20,9 +23,12 @@ from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.exact import LangChainSummaryParams as ExactSummaryParams
 from ctxlab.presets.openhands import preset as openhands
 from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.openhands.view import sdk_arguments, sdk_request
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS
+from tests.strategies import messages, paired_histories
 from tests.zoo.runs import lines, one_turn, results_of, run, text, tool_call
+from tests.zoo_strategies import agent_histories
 
 PREFIX = "Summary of the conversation to date:\n\n"
 
@@ -160,3 +166,75 @@ def test_the_hybrid_masks_during_accumulation_and_summarizes_when_the_view_is_lo
     assert "cleared" in events and "compressed" in events and ran.violations() == []
     last = [b for m in ran.sent()[-1] for b in m.blocks if isinstance(b, ToolResultBlock)]
     assert sum("elided" not in r.text for r in last) <= 10
+
+
+def sdk_request_at_once(context: list[Message]) -> list[Message]:
+    """The request as the SDK sends it, every message read afresh: consecutive user messages
+    merged, every call of an assistant message re-serialised, its blank thoughts dropped."""
+    out: list[Message] = []
+    for message in context:
+        if message.role == "user" and out and out[-1].role == "user":
+            out[-1] = out[-1].with_blocks(out[-1].blocks + message.blocks)
+        elif message.role == "assistant" and any(isinstance(b, ToolCallBlock) for b in message.blocks):
+            blocks = message.blocks
+            kept = [
+                b
+                for k, b in enumerate(blocks)
+                if not (isinstance(b, TextBlock) and not b.text.strip() and _thought(blocks[k + 1 :]))
+            ]
+            sent = [
+                ToolCallBlock(id=b.id, name=b.name, input=sdk_arguments(b.input))
+                if isinstance(b, ToolCallBlock)
+                else b
+                for b in kept
+            ]
+            out.append(message.with_blocks(tuple(sent)))
+        else:
+            out.append(message)
+    return out
+
+
+def _thought(after: tuple[object, ...]) -> bool:
+    """Whether a text followed by `after` is a thought: texts only, up to the next call."""
+    for block in after:
+        if isinstance(block, ToolCallBlock):
+            return True
+        if not isinstance(block, TextBlock):
+            return False
+    return False
+
+
+def as_written(blocks: tuple[Block, ...], compact: bool) -> tuple[Block, ...]:
+    """A reply's calls as a model may write them: compact JSON, or each after a blank thought."""
+    written: list[Block] = []
+    for block in blocks:
+        if not isinstance(block, ToolCallBlock):
+            written.append(block)
+        elif compact:
+            arguments = json.dumps(json.loads(block.input), separators=(",", ":"), ensure_ascii=False)
+            written.append(ToolCallBlock(id=block.id, name=block.name, input=arguments))
+        else:
+            written += [TextBlock(text=" "), block]
+    return tuple(written)
+
+
+@st.composite
+def sent_histories(draw: st.DrawFn) -> list[Message]:
+    """Histories whose calls the SDK sends as they are, or some of them written otherwise."""
+    history = draw(st.one_of(agent_histories(), paired_histories(), st.lists(messages, max_size=5)))
+    return [
+        m.with_blocks(as_written(m.blocks, draw(st.booleans())))
+        if m.role == "assistant" and draw(st.booleans())
+        else m
+        for m in history
+    ]
+
+
+@given(sent_histories())
+def test_openhands_request_is_read_afresh_and_a_reply_sent_again_is_the_same_copy(
+    history: list[Message],
+) -> None:
+    once = sdk_request(history)
+    assert list(once) == sdk_request_at_once(history)
+    again = sdk_request(history)
+    assert all(a is b for a, b in zip(once, again, strict=True) if a.role == "assistant")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ctxlab.core.messages.blocks import Block, DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message, text_message
 
 SUMMARY_ID = "openhands-summary"
@@ -268,21 +269,30 @@ def sdk_arguments(raw: str) -> str:
 def sdk_request(context: Sequence[Message]) -> tuple[Message, ...]:
     """The context as the SDK sends it: every call's arguments re-serialised, and user messages
     that follow each other (a summary after a user message) merged into one, their parts in
-    order. Unchanged messages are the same objects, so they keep their cached sizes."""
+    order. Unchanged messages are the same objects, so they keep their cached sizes, and a
+    message sent again is the very copy made for it before (`sent_as`)."""
     out: list[Message] = []
     for message in context:
         if message.role == "user" and out and out[-1].role == "user":
             out[-1] = out[-1].appended(*message.blocks)
-            continue
-        if message.role != "assistant" or not any(isinstance(b, ToolCallBlock) for b in message.blocks):
-            out.append(message)
-            continue
-        blocks = tuple(_sdk_blocks(message.blocks))
-        same = len(blocks) == len(message.blocks) and all(
-            a is b for a, b in zip(blocks, message.blocks, strict=True)
-        )
-        out.append(message if same else message.with_blocks(blocks))
+        else:
+            out.append(sent_as(message))
     return tuple(out)
+
+
+def _sent_as(message: Message) -> Message:
+    if message.role != "assistant" or not any(isinstance(b, ToolCallBlock) for b in message.blocks):
+        return message
+    blocks = tuple(_sdk_blocks(message.blocks))
+    same = len(blocks) == len(message.blocks) and all(
+        a is b for a, b in zip(blocks, message.blocks, strict=True)
+    )
+    return message if same else message.with_blocks(blocks)
+
+
+sent_as = IdentityMemo[Message, Message](_sent_as)
+"""One stored message as the SDK sends it (itself when nothing changes), made once per message:
+the request is worked out from the whole context at every call."""
 
 
 def _sdk_blocks(blocks: tuple[Block, ...]) -> list[Block]:
