@@ -18,7 +18,7 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tokens import AgentScopeEstimator, measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
     BlockRef,
@@ -29,6 +29,8 @@ from ctxlab.core.messages.units import (
     call_blocks,
     context_size,
     drop_units,
+    message_tallies,
+    placed_units,
     protocol_units,
     result_block,
     result_ref,
@@ -121,6 +123,33 @@ def test_owned_ranges_partition_each_message(msgs: list[Message]) -> None:
             bounds = [0] + [e for _, e in ranges]
             assert [s for s, _ in ranges] == bounds[:-1]  # each unit starts where the last ended
             assert bounds[-1] == len(message.blocks)
+
+
+@given(st.lists(st.tuples(agent_histories(), st.integers(0, 40)), min_size=1, max_size=4))
+def test_whole_history_reads_equal_a_plain_reading_as_histories_grow_and_change(
+    runs: list[tuple[list[Message], int]],
+) -> None:
+    """Views, sizes and calls of the whole history (kept for the histories last read) equal a
+    reading from scratch, for a history read as it grows, cut back, and another in between."""
+    for history, cut in runs:
+        grown = [*history, *history[: cut % (len(history) + 1)]] * 6  # long enough to be kept
+        for end in (len(grown), len(grown) // 2, len(grown), 1, len(grown)):
+            msgs = tuple(grown[:end])
+            plain_calls: dict[str, tuple[BlockRef, ToolCallBlock]] = {}
+            for m, message in enumerate(msgs):
+                for i, block in enumerate(message.blocks):
+                    if isinstance(block, ToolCallBlock):
+                        plain_calls[block.id] = (BlockRef(m, i), block)
+            assert call_blocks(msgs) == plain_calls
+            plain_size = Tally(sum(m.tally.nbytes for m in msgs), sum(m.tally.ndata for m in msgs))
+            assert measure_all(COUNTER, msgs) == plain_size
+            units: list[ViewUnit] = []
+            for m, message in enumerate(msgs):
+                units.extend(placed_units(message, m, len(units)))
+            assert view_units(msgs) == tuple(units)
+            assert unit_tallies(msgs, COUNTER) == tuple(
+                size for message in msgs for size in message_tallies(message, COUNTER)
+            )
 
 
 @given(contexts)

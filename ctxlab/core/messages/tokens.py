@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxlab.core.messages.blocks import Block, Tally, sum_tallies
+from ctxlab.core.messages.blocks import ZERO, Block, Tally, sum_tallies
+from ctxlab.core.messages.memo import LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema, tools_bytes
 
@@ -47,13 +48,29 @@ class TokenCounter(Protocol):
 
 
 def measure_all(counter: TokenCounter, messages: Sequence[Message]) -> Tally:
-    """The summed size of `messages` under `counter`."""
+    """The summed size of `messages` under `counter`.
+
+    A long history is summed by `LeadingFold`, resuming after the leading messages it shares
+    with one summed before: a step that sizes the whole history pays for what changed.
+    """
+    if len(messages) > _SUMMED_DIRECTLY:
+        return _summed(messages, ZERO, counter)
     nbytes = ndata = 0
     for message in messages:
         size = counter.measure_message(message)
         nbytes += size.nbytes
         ndata += size.ndata
     return Tally(nbytes, ndata)
+
+
+def _add_message(total: Tally, message: Message, counter: TokenCounter) -> Tally:
+    size = counter.measure_message(message)
+    return Tally(total.nbytes + size.nbytes, total.ndata + size.ndata)
+
+
+_summed = LeadingFold[Message, Tally](_add_message)
+_SUMMED_DIRECTLY = 32
+"""Messages summed in a plain loop: a short list costs less than looking for one to resume."""
 
 
 def bytes_to_tokens(nbytes: int) -> int:

@@ -490,13 +490,24 @@ def split_at_unit(messages: Sequence[Message], units: Sequence[ViewUnit], at: in
 
 
 def call_blocks(messages: Sequence[Message]) -> dict[str, tuple[BlockRef, ToolCallBlock]]:
-    """Every call by id (a later declaration of the same id wins), with where it lives."""
-    calls: dict[str, tuple[BlockRef, ToolCallBlock]] = {}
-    for m, message in enumerate(messages):
-        for i, block in enumerate(message.blocks):
-            if isinstance(block, ToolCallBlock):
-                calls[block.id] = (BlockRef(m, i), block)
-    return calls
+    """Every call by id (a later declaration of the same id wins), with where it lives.
+
+    The calls of the histories last read are kept (`LeadingConcat`): a step that reads the
+    whole history reads the messages that changed.
+    """
+    return dict(_declared_calls(messages))
+
+
+def _message_calls(message: Message, position: int, _before: int) -> list[_Declared]:
+    return [
+        (block.id, (BlockRef(position, i), block))
+        for i, block in enumerate(message.blocks)
+        if isinstance(block, ToolCallBlock)
+    ]
+
+
+_Declared = tuple[str, tuple[BlockRef, ToolCallBlock]]
+_declared_calls = LeadingConcat[Message, _Declared](_message_calls)
 
 
 def result_block(messages: Sequence[Message], unit: ViewUnit) -> ToolResultBlock:
