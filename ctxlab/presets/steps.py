@@ -41,10 +41,11 @@ from ctxlab.core.compaction.progress import (
 )
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.messages.memo import LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import Sizer, view_units
+from ctxlab.core.messages.units import Sizer, placed_units
 from ctxlab.engine.env import Env, RequestCounter
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
@@ -166,9 +167,16 @@ class PersistableClearing(Step):
 
 def unit_keys(messages: tuple[Message, ...], indices: tuple[int, ...]) -> frozenset[str]:
     """Names of view messages that stay the same while the stored history only grows: the stored
-    message's id, the unit's first block and its kind."""
-    units = view_units(messages)
-    return frozenset(f"{messages[units[i].message].id}:{units[i].start}:{units[i].kind}" for i in indices)
+    message's id, the unit's first block and its kind (the names of the histories last read are
+    kept, `LeadingConcat`, so naming what a window dropped costs what changed)."""
+    return frozenset(map(_unit_names(messages).__getitem__, indices))
+
+
+def _message_unit_names(message: Message, position: int, before: int) -> tuple[str, ...]:
+    return tuple(f"{message.id}:{unit.start}:{unit.kind}" for unit in placed_units(message, position, before))
+
+
+_unit_names = LeadingConcat[Message, str](_message_unit_names)
 
 
 def request_sizer(state: EpisodeState, env: Env, frame: Frame) -> Sizer:

@@ -5,19 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.units import view_units
 from ctxlab.core.world.script import ScriptedRound
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame, RunSettings
 from ctxlab.presets.freetext import FreeTextSummaryParams, SummarizeOldest
-from ctxlab.presets.steps import StepStrategy
+from ctxlab.presets.steps import StepStrategy, unit_keys
 from ctxlab.presets.swe_agent.preset import LastNObservations
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import COUNTER, run, text, tool_call, turns
+from tests.zoo_strategies import agent_histories
 
 CLEARED = Event(EventKind.CLEARED)
 
@@ -124,3 +129,17 @@ def test_a_successful_compaction_resets_the_strikes() -> None:
     events = ran.events()
     assert events.count(EventKind.LOOP_WARNING) == 1 and EventKind.COMPACTION_STOPPED not in events
     assert ran.events().count("compressed") >= 2
+
+
+@given(st.lists(st.tuples(agent_histories(), st.integers(0, 30), st.data()), min_size=1, max_size=4))
+def test_unit_names_equal_a_plain_naming_as_histories_grow_and_change(
+    runs: list[tuple[list[Message], int, st.DataObject]],
+) -> None:
+    for history, cut, data in runs:
+        grown = [*history, *history[: cut % (len(history) + 1)]] * 4
+        for end in (len(grown), len(grown) // 2, len(grown)):
+            msgs = tuple(grown[:end])
+            units = view_units(msgs)
+            picked = data.draw(st.lists(st.integers(0, max(len(units) - 1, 0)), max_size=8)) if units else []
+            plain = {f"{msgs[units[i].message].id}:{units[i].start}:{units[i].kind}" for i in picked}
+            assert unit_keys(msgs, tuple(picked)) == plain
