@@ -291,7 +291,9 @@ class StepStrategy:
             if step.edits:
                 edit = step.edit(messages, state, env, frame)
                 messages = edit.messages
-                if edit.cleared - before.get(step.key, frozenset()):
+                shown_before = before.get(step.key, frozenset())
+                # a step that gives back the very set shown last time clears nothing new: no scan
+                if edit.cleared is not shown_before and edit.cleared - shown_before:
                     env.recorder.event(step.event)
                 shown.append((step.key, edit.cleared))
         if dict(shown) != before:

@@ -16,7 +16,8 @@ Invariants:
 - Of the kept history, a call with no result in it is dropped (every limit), and with a limit
   set a result whose call is not kept is dropped too: the SDK repairs the cut between a call and
   its output. A history may still start with an assistant message or call: the SDK sends it so.
-- Untouched messages stay the same objects; a message left with no block is dropped.
+- Untouched messages stay the same objects; a message left with no block is dropped; a message
+  the window cuts is the same copy for the same cut.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import ThinkingBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
+from ctxlab.core.messages.message import Message, call_ids, result_ids, unfinished_calls
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,12 +64,6 @@ def history_items(messages: Sequence[Message]) -> list[Item]:
     return items
 
 
-def _kept_count(total: int, limit: int | None) -> int:
-    if limit is None or limit < 0:
-        return total
-    return min(total, limit)
-
-
 def _partnered(messages: Sequence[Message], kept: list[Item], *, prune_outputs: bool) -> list[Item]:
     """`kept` without calls that have no result in it, and (with `prune_outputs`) without results
     whose call is not in it any more."""
@@ -85,34 +81,125 @@ def _partnered(messages: Sequence[Message], kept: list[Item], *, prune_outputs: 
 
 
 def limit_history(messages: tuple[Message, ...], settings: SessionSettings) -> Limited:
-    """The request a session with `settings` gives for the stored `messages` (see the invariants)."""
+    """The request a session with `settings` gives for the stored `messages` (see the invariants).
+
+    The history is fixed during a turn and grows between turns, so what a request reads is what
+    the history gained and the window, never the whole history: with every item in the window,
+    a history whose replies each hold their calls' results (as every reply the engine stores)
+    has nothing to drop, which `_unpartnered` keeps per history (`LeadingConcat`); with a
+    limit, the window is found from the end, and the items before it are named from what
+    `_item_keys` kept.
+    """
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None)
     if current is None:
         return Limited(messages=messages)
     history = messages[:current]
-    items = history_items(history)
-    start = len(items) - _kept_count(len(items), settings.limit)
-    kept = _partnered(history, items[start:], prune_outputs=settings.limit is not None)
-    if len(kept) == len(items):
+    first, skipped = _window(history, settings.limit)
+    prune = settings.limit is not None
+    if first == skipped == 0 and not _unpartnered(history, prune):
         return Limited(messages=messages)
+    limited = _limit_from(history, first, skipped, prune_outputs=prune)
+    if limited is None:
+        return Limited(messages=messages)
+    return Limited(messages=(*limited.messages, *messages[current:]), dropped=limited.dropped)
+
+
+def _window(history: Sequence[Message], limit: int | None) -> tuple[int, int]:
+    """Where the last `limit` items start: the message holding the first of them, and how many
+    of its items come before it; (0, 0) when every item is in the window."""
+    if limit is None or limit < 0 or _items_in(history, 0) <= limit:
+        return 0, 0
+    wanted = limit
+    for m in range(len(history) - 1, -1, -1):
+        count = _item_count(history[m])
+        if count >= wanted:
+            return m, count - wanted
+        wanted -= count
+    return 0, 0
+
+
+def _item_count(message: Message) -> int:
+    if message.role != "assistant":
+        return 1
+    return sum(not isinstance(block, ThinkingBlock) for block in message.blocks)
+
+
+_items_in = LeadingFold[Message, int](lambda total, message: total + _item_count(message))
+"""The number of items of a history, resumed from the history counted last."""
+
+
+def _limit_from(
+    history: tuple[Message, ...], first: int, skipped: int, *, prune_outputs: bool
+) -> Limited | None:
+    """The history the SDK sends when its window starts at the `skipped`-th item of message
+    `first`, or None when every item is kept: every item of an earlier message is left out,
+    and of the earlier messages only those with no block at all are sent."""
+    items = [(first + m, b) for m, b in history_items(history[first:])]
+    kept = _partnered(history, items[skipped:], prune_outputs=prune_outputs)
+    before = _item_keys(history[:first])
+    if not before and len(kept) == len(items):
+        return None
     keep = set(kept)
-    out: list[Message] = []
-    for m, message in enumerate(history):
+    out = list(_empty_replies(history[:first]))
+    for m in range(first, len(history)):
+        message = history[m]
         if message.role != "assistant":
             if (m, None) in keep:
                 out.append(message)
             continue
-        blocks = tuple(
-            block
+        sent = tuple(
+            b
             for b, block in enumerate(message.blocks)
-            if (m, b) in keep or (isinstance(block, ThinkingBlock) and _after(items, start, m, b))
+            if (m, b) in keep or (isinstance(block, ThinkingBlock) and _after(items, skipped, m, b))
         )
-        if len(blocks) == len(message.blocks):
+        if len(sent) == len(message.blocks):
             out.append(message)
-        elif blocks:
-            out.append(message.with_blocks(blocks))
-    dropped = frozenset(_key(history, i) for i in items if i not in keep)
-    return Limited(messages=(*out, *messages[current:]), dropped=dropped)
+        elif sent:
+            out.append(_with_blocks_at(message, sent))
+    dropped = frozenset((*before, *(_item_key(history[m], m, b) for m, b in items if (m, b) not in keep)))
+    return Limited(messages=tuple(out), dropped=dropped)
+
+
+def _unpartnered_ids(message: Message, prune_outputs: bool) -> tuple[str, ...]:
+    """Ids of the reply's calls with no result in it, and (with `prune_outputs`) of its results
+    with no call in it: () when the reply alone leaves the SDK nothing to drop."""
+    if message.role != "assistant":
+        return ()
+    lone_calls = tuple(call.id for call in unfinished_calls(message))
+    if not prune_outputs:
+        return lone_calls
+    calls = set(call_ids(message))
+    return lone_calls + tuple(i for i in result_ids(message) if i not in calls)
+
+
+_unpartnered = LeadingConcat[Message, str](
+    lambda message, _at, _before, prune_outputs: _unpartnered_ids(message, prune_outputs)
+)
+"""`_unpartnered_ids` of every message of a history; empty, the whole history is sent as is."""
+
+
+_empty_replies = LeadingConcat[Message, Message](
+    lambda message, _at, _before: (message,) if message.role == "assistant" and not message.blocks else ()
+)
+"""The assistant messages of a history that hold no block: they hold no item either, so no
+window leaves them out."""
+
+
+def _message_keys(message: Message, position: int) -> tuple[str, ...]:
+    return tuple(_item_key(message, position, b) for _, b in history_items((message,)))
+
+
+_item_keys = LeadingConcat[Message, str](lambda message, at, _before: _message_keys(message, at))
+"""The key of every item of a history, in order."""
+
+
+def _blocks_at(message: Message, blocks: tuple[int, ...]) -> Message:
+    return message.with_blocks(tuple(message.blocks[b] for b in blocks))
+
+
+_with_blocks_at = IdentityMemo[Message, Message](_blocks_at)
+"""A stored message cut to some of its blocks, the same copy for the same blocks (the window's
+first reply is cut alike at every call of a turn)."""
 
 
 def _after(items: list[Item], start: int, m: int, b: int) -> bool:
@@ -120,6 +207,6 @@ def _after(items: list[Item], start: int, m: int, b: int) -> bool:
     return start < len(items) and (m, b) > (items[start][0], items[start][1] or 0)
 
 
-def _key(messages: Sequence[Message], item: Item) -> str:
-    m, b = item
-    return f"{messages[m].id or m}:{'' if b is None else b}"
+def _item_key(message: Message, position: int, block: int | None) -> str:
+    """The key of an item of the message stored at `position`."""
+    return f"{message.id or position}:{'' if block is None else block}"

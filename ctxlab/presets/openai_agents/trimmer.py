@@ -14,7 +14,7 @@ Invariants:
   `max_output_chars` characters (code points, not bytes), becomes the notice with its first
   `preview_chars` characters, unless the notice would not be shorter than the output.
 - Call ids, tool names and result states are kept; nothing else changes, and the untouched
-  messages stay the same objects.
+  messages stay the same objects; a trimmed message is the same copy at every request.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
+from ctxlab.core.messages.message import Message, call_ids, result_ids
 from ctxlab.core.messages.units import BlockRef
 
 
@@ -130,11 +131,35 @@ def _single_text(result: ToolResultBlock) -> str | None:
 def trim_tool_outputs(
     messages: tuple[Message, ...], params: ToolOutputTrimmerParams, notice: TrimNotice
 ) -> Trimmed:
-    """`ToolOutputTrimmer.__call__` on a request's messages (see the module invariants)."""
+    """`ToolOutputTrimmer.__call__` on a request's messages (see the module invariants).
+
+    A result's name is its call's anywhere in the request. When no id of an old message's calls
+    and results is also another message's, nor a later call's (as in every run the engine plays:
+    a reply holds its calls and their results, and ids are unique), each old message's name for
+    a result is its own, so each old message is trimmed on its own, once (`_trimmed_message`),
+    and the old part's copies are kept (`LeadingConcat`): a step costs what changed, not the
+    history. Otherwise the whole request's names are read at once.
+    """
     boundary = recent_boundary(messages, params.recent_turns)
     if boundary == 0:
         return Trimmed(messages=messages)
-    names = _tool_names(messages)
+    old, recent = messages[:boundary], messages[boundary:]
+    if not _names_are_local(old, recent):
+        return _trim_before(messages, boundary, _tool_names(messages), params, notice)
+    trimmed = _trimmed_ids(old, params, notice)
+    if not trimmed:
+        return Trimmed(messages=messages)
+    return Trimmed(messages=(*_trimmed_copies(old, params, notice), *recent), trimmed=trimmed)
+
+
+def _trim_before(
+    messages: tuple[Message, ...],
+    boundary: int,
+    names: dict[str, str],
+    params: ToolOutputTrimmerParams,
+    notice: TrimNotice,
+) -> Trimmed:
+    """The results before `boundary` trimmed, each named by `names` after its call id."""
     edits: dict[BlockRef, Block] = {}
     trimmed: list[str] = []
     for m, message in enumerate(messages[:boundary]):
@@ -152,3 +177,48 @@ def trim_tool_outputs(
     if not edits:
         return Trimmed(messages=messages)
     return Trimmed(messages=replace_blocks(messages, edits), trimmed=tuple(trimmed))
+
+
+def _names_are_local(old: Sequence[Message], recent: Sequence[Message]) -> bool:
+    """Whether every old result's call, if the request has one, is in the result's own message:
+    no id of an old message's calls and results is also another old message's, nor a recent
+    call's."""
+    ids = _distinct(_old_ids(old))
+    return ids is not None and all(ids.isdisjoint(call_ids(message)) for message in recent)
+
+
+def _own_ids(message: Message) -> tuple[str, ...]:
+    """The distinct ids of `message`'s calls and results (an empty id names no call)."""
+    return tuple(dict.fromkeys(i for i in (*call_ids(message), *result_ids(message)) if i))
+
+
+_old_ids = LeadingConcat[Message, str](lambda message, _at, _before: _own_ids(message))
+"""`_own_ids` of every message of the old part, in order (the very tuple while it is unchanged)."""
+
+
+def _distinct_ids(ids: tuple[str, ...]) -> frozenset[str] | None:
+    distinct = frozenset(ids)
+    return distinct if len(distinct) == len(ids) else None
+
+
+_distinct = IdentityMemo[tuple[str, ...], frozenset[str] | None](_distinct_ids, limit=2)
+"""The set of an old part's ids, None when one is in two messages; worked out once per old part
+(a turn), and only the last few kept, each as long as the history."""
+
+
+def _trim_own(message: Message, params: ToolOutputTrimmerParams, notice: TrimNotice) -> Trimmed:
+    return _trim_before((message,), 1, _tool_names((message,)), params, notice)
+
+
+_trimmed_message = IdentityMemo[Message, Trimmed](_trim_own)
+"""An old message trimmed with its own calls' names: `_trimmed_message(message, params, notice)`."""
+
+_trimmed_copies = LeadingConcat[Message, Message](
+    lambda message, _at, _before, params, notice: _trimmed_message(message, params, notice).messages
+)
+"""The old part with each message trimmed on its own (the very tuple while it is unchanged)."""
+
+_trimmed_ids = LeadingConcat[Message, str](
+    lambda message, _at, _before, params, notice: _trimmed_message(message, params, notice).trimmed
+)
+"""The ids of the results `_trimmed_copies` trimmed, in order."""
