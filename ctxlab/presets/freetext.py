@@ -28,8 +28,10 @@ from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize, SummaryPa
 from ctxlab.core.compaction.freetext import summary_request
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.message import Message, summary_message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.core.messages.templates import fill
-from ctxlab.core.messages.units import Sizer
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context

@@ -43,9 +43,14 @@ from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.memo import LeadingConcat
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import Sizer, placed_units
+from ctxlab.core.messages.units import (
+    placed_units,
+)
 from ctxlab.engine.env import Env, RequestCounter
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest

@@ -13,9 +13,11 @@ from ctxlab.core.compaction.clearing import AnthropicClearParams, clear_tool_use
 from ctxlab.core.compaction.microcompact import microcompact
 from ctxlab.core.messages.blocks import ZERO, TextBlock, ThinkingBlock
 from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import Sizer
 from ctxlab.core.wire.cache import (
     CacheState,
     CacheStep,

@@ -20,8 +20,10 @@ from ctxlab.core.compaction.clearing import AnthropicClearParams, clear_tool_use
 from ctxlab.core.compaction.observations import LastNObservationsParams, elide_observations
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.core.messages.tokens import AgentScopeEstimator
-from ctxlab.core.messages.units import Sizer
 from tests.zoo_strategies import reply, result, user
 
 COUNTER = AgentScopeEstimator()

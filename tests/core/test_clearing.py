@@ -27,14 +27,16 @@ from ctxlab.core.compaction.observations import (
 from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+    unit_tallies,
+)
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
     BlockRef,
-    Sizer,
     drop_units,
     protocol_units,
-    unit_tallies,
     view_units,
 )
 from ctxlab.core.wire.protocol import violations

@@ -15,8 +15,13 @@ from ctxlab.core.compaction.cutoff import (
 )
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.core.messages.tokens import AgentScopeEstimator
-from ctxlab.core.messages.units import Sizer, view_units
+from ctxlab.core.messages.units import (
+    view_units,
+)
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import agent_histories, call, reply, result, user

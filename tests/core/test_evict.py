@@ -22,8 +22,14 @@ from ctxlab.core.compaction.evict import (
 )
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, utf8_len
 from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.core.messages.tokens import AgentScopeEstimator
-from ctxlab.core.messages.units import Sizer, protocol_units, view_units
+from ctxlab.core.messages.units import (
+    protocol_units,
+    view_units,
+)
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import agent_histories, call, reply, result, user

@@ -18,27 +18,29 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+    context_size,
+    message_tallies,
+    tally_after,
+    unit_tallies,
+    unseen_size,
+)
 from ctxlab.core.messages.tokens import AgentScopeEstimator, measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
     BlockRef,
     ProtocolUnit,
-    Sizer,
     ViewUnit,
     answers_own_calls,
     call_blocks,
-    context_size,
     drop_units,
-    message_tallies,
     placed_units,
     protocol_units,
     result_block,
     result_ref,
     safe_cut,
     split_at_unit,
-    tally_after,
-    unit_tallies,
-    unseen_size,
     view_units,
 )
 from ctxlab.core.wire.views import to_openai

@@ -105,8 +105,9 @@ def test_well_formed_history_has_no_violations(history: list[Message]) -> None:
 @given(messages)
 @example(REPLY)  # a batch whose first result returns an image and whose second does not
 def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
+    from ctxlab.core.messages.sizes import unit_tallies
     from ctxlab.core.messages.tokens import AgentScopeEstimator
-    from ctxlab.core.messages.units import unit_tallies, view_units
+    from ctxlab.core.messages.units import view_units
     from ctxlab.core.wire.views import to_openai_one, view_sizes
 
     counter = AgentScopeEstimator()

@@ -28,8 +28,10 @@ from ctxlab.core.compaction.observations import (
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.core.messages.tokens import AgentScopeEstimator
-from ctxlab.core.messages.units import Sizer
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
 from ctxlab.presets.langchain.exact import LangChainClearParams, clear_exact

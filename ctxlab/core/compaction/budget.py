@@ -24,7 +24,15 @@ from typing import Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import ZERO
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import Sizer, drop_units, protocol_units, unit_tallies, view_units
+from ctxlab.core.messages.sizes import (
+    Sizer,
+    unit_tallies,
+)
+from ctxlab.core.messages.units import (
+    drop_units,
+    protocol_units,
+    view_units,
+)
 
 Zone = Literal["target", "buffer", "compact", "overflow"]
 

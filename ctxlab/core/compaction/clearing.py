@@ -28,14 +28,16 @@ from typing import Literal
 from ctxlab.core.messages.blocks import Block, Tally, ToolCallBlock
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.sizes import (
+    Sizer,
+    tally_after,
+)
 from ctxlab.core.messages.units import (
     BlockRef,
-    Sizer,
     ViewUnit,
     call_blocks,
     result_block,
     result_ref,
-    tally_after,
     view_units,
 )
 

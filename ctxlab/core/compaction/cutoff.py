@@ -26,12 +26,14 @@ from typing import Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import (
+from ctxlab.core.messages.sizes import (
     Sizer,
+    unit_tallies,
+)
+from ctxlab.core.messages.units import (
     protocol_units,
     safe_cut,
     split_at_unit,
-    unit_tallies,
     view_units,
 )
 

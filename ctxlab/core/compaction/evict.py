@@ -28,12 +28,14 @@ from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import ZERO, Tally, TextBlock, ToolCallBlock, ToolResultBlock, utf8_len
 from ctxlab.core.messages.message import Message, Role
-from ctxlab.core.messages.units import (
+from ctxlab.core.messages.sizes import (
     Sizer,
+    unit_tallies,
+)
+from ctxlab.core.messages.units import (
     ViewUnit,
     drop_units,
     protocol_units,
-    unit_tallies,
     view_units,
 )
 

@@ -13,10 +13,12 @@ from itertools import accumulate
 
 from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import (
+from ctxlab.core.messages.sizes import (
     Sizer,
-    drop_units,
     unit_tallies,
+)
+from ctxlab.core.messages.units import (
+    drop_units,
     view_units,
 )
 

@@ -27,9 +27,15 @@ from typing import Any, Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.sizes import (
+    unit_tallies,
+    unseen_size,
+)
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import unit_tallies, unseen_size, view_units
+from ctxlab.core.messages.units import (
+    view_units,
+)
 from ctxlab.core.wire.views import to_openai
 
 CallKind = Literal["reasoning", "summary"]

@@ -24,7 +24,9 @@ from typing import ClassVar
 
 from ctxlab.core.compaction.clearing import AnthropicClearParams, Clearing, clear_tool_uses
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import Sizer
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import PersistableClearing, StepStrategy
 from ctxlab.texts import Texts

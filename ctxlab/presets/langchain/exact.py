@@ -48,7 +48,15 @@ from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.messages.units import BlockRef, Sizer, ViewUnit, split_at_unit, view_units
+from ctxlab.core.messages.sizes import (
+    Sizer,
+)
+from ctxlab.core.messages.units import (
+    BlockRef,
+    ViewUnit,
+    split_at_unit,
+    view_units,
+)
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, with_context
