@@ -80,7 +80,9 @@ FAMILIES: dict[str, Family] = {
     "langchain-clear": lambda m, k: [
         clear_exact(
             m,
-            LangChainClearParams(trigger=k, keep=k % 4, clear_at_least=k % 50, clear_tool_inputs=True),
+            LangChainClearParams(
+                trigger=k, keep=k % 4, clear_at_least=k % 50 * (k % 2), clear_tool_inputs=k % 3 == 0
+            ),
             "[cleared]",
         ).messages
     ],

@@ -21,21 +21,25 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxlab.core.messages.blocks import Block, Tally, ToolCallBlock
+from ctxlab.core.compaction.plans import Plans, Verdict
+from ctxlab.core.messages.blocks import Block, Tally, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import (
     Sizer,
     tally_after,
 )
+from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.units import (
     BlockRef,
     ViewUnit,
     call_blocks,
+    call_declarations,
+    own_units,
     result_block,
     result_ref,
     view_units,
@@ -105,8 +109,78 @@ def clear_tool_uses(
     recent becomes the placeholder, oldest first, unless that reclaims under `clear_at_least`.
 
     Tool uses are counted as answered calls; `keep` counts excluded tools too. A result already
-    holding the placeholder is left alone (it matters only with `persist`).
+    holding the placeholder is left alone (it matters only with `persist`). The verdicts of the
+    history last cleared are kept (`plans`), so a request costs what its history gained; with
+    `clear_tool_inputs` the whole history is read at every call.
     """
+    if params.clear_tool_inputs:
+        return _cleared_at_once(messages, sizer, params)
+    declared = call_declarations(messages)
+    calls = dict(declared)
+    tally = sizer.size(messages)
+    before = sizer.tokens(tally)
+    unchanged = Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)
+    if (before if params.trigger_kind == "input_tokens" else len(calls)) <= params.trigger:
+        return unchanged
+    judge = _AnthropicJudge(calls, len(calls) == len(declared), params, sizer.counter)
+    plan = _PLANS.plan(messages, (params, sizer.counter), judge)
+    applied = plan.applied(params.keep)
+    after = sizer.tokens(tally + plan.delta(applied))
+    short = params.clear_at_least is not None and before - after < params.clear_at_least
+    if not plan.clearing(applied) or short:
+        return unchanged
+    return Clearing(
+        messages=plan.edited(messages, applied),
+        cleared=plan.cleared_ids(applied),
+        tokens_before=before,
+        tokens_after=after,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _AnthropicJudge:
+    """A result is a tool use when any message declares its call (the last declaration of the
+    id); kept verdicts stand only while call ids are unique."""
+
+    calls: Mapping[str, tuple[BlockRef, ToolCallBlock]]
+    unique: bool
+    params: AnthropicClearParams
+    counter: TokenCounter
+
+    def start(self) -> object:
+        return None
+
+    def resumable(self) -> bool:
+        return self.unique
+
+    def judge(self, message: Message, position: int, carry: object) -> tuple[list[Verdict], object]:
+        verdicts: list[Verdict] = []
+        for unit in own_units(message):
+            if unit.kind != "result":
+                continue
+            ref, call_id = BlockRef(position, unit.blocks[0]), unit.call_ids[0]
+            found = self.calls.get(call_id)
+            if found is None:
+                verdicts.append(Verdict(ref, call_id, ranked=False, reads=position, awaits=call_id))
+                continue
+            call_ref, call = found
+            reads = max(position, call_ref.message)
+            result = message.blocks[ref.block]
+            assert isinstance(result, ToolResultBlock)
+            if call.name in self.params.exclude_tools or holds_only(result, self.params.placeholder):
+                verdicts.append(Verdict(ref, call.id, reads=reads))
+                continue
+            cleared = with_output(result, self.params.placeholder)
+            delta = self.counter.measure(cleared) - self.counter.measure(result)
+            verdicts.append(Verdict(ref, call.id, cleared=cleared, delta=delta, reads=reads))
+        return verdicts, carry
+
+
+_PLANS = Plans()
+
+
+def _cleared_at_once(messages: Sequence[Message], sizer: Sizer, params: AnthropicClearParams) -> Clearing:
+    """`clear_tool_uses` worked out from the whole history (inputs may be cleared too)."""
     calls = call_blocks(messages)
     pairs = [u for u in result_units(view_units(messages)) if u.call_ids[0] in calls]
     tally = sizer.size(messages)

@@ -15,8 +15,9 @@ Invariants:
   from the previous generation moves back into the current one without being computed. When
   more than half of a full generation came back that way, the objects in use outnumber the
   limit, so the limit doubles instead: a context of any length is computed once per object,
-  and at most two generations are held. `forget()` drops every memo's entries and limits; a
-  run calls it when it is released, so no run's objects outlive it.
+  and at most two generations are held. `forget()` drops every memo's entries and limits (and
+  those of any cache handed to `remember`); a run calls it when it is released, so no run's
+  objects outlive it.
 - `LeadingFold(step)(items, start, *args)` equals folding `step` over `items` from `start`, left
   to right, whatever it folded before: it keeps the running values of the last sequence folded
   from each start, and a sequence that begins with the same objects resumes after them. Each
@@ -213,11 +214,18 @@ _SEQUENCES_KEPT = 4
 """Sequences kept for one start."""
 
 
-class _Clearable(Protocol):
+class Clearable(Protocol):
+    """A cache `forget()` can empty."""
+
     def clear(self) -> None: ...
 
 
-_MEMOS: weakref.WeakSet[_Clearable] = weakref.WeakSet()
+_MEMOS: weakref.WeakSet[Clearable] = weakref.WeakSet()
+
+
+def remember(memo: Clearable) -> None:
+    """Have `forget()` clear `memo` too (a cache kept by identity outside this module)."""
+    _MEMOS.add(memo)
 
 
 def forget() -> None:

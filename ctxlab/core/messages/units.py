@@ -417,6 +417,11 @@ def call_blocks(messages: Sequence[Message]) -> dict[str, tuple[BlockRef, ToolCa
     return dict(_declared_calls(messages))
 
 
+def call_declarations(messages: Sequence[Message]) -> tuple[tuple[str, tuple[BlockRef, ToolCallBlock]], ...]:
+    """Every call declaration in order, as `(id, (where, call))` (kept like `call_blocks`'s)."""
+    return _declared_calls(messages)
+
+
 def _message_calls(message: Message, position: int, _before: int) -> list[_Declared]:
     return [
         (block.id, (BlockRef(position, i), block))

@@ -40,10 +40,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from ctxlab.core.compaction.clearing import Clearing
 from ctxlab.core.compaction.cutoff import LANGCHAIN_KEEP, ContextSize
+from ctxlab.core.compaction.plans import Plans, Verdict
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
@@ -54,6 +55,7 @@ from ctxlab.core.messages.sizes import (
 from ctxlab.core.messages.units import (
     BlockRef,
     ViewUnit,
+    own_units,
     split_at_unit,
     view_units,
 )
@@ -224,7 +226,81 @@ class ClearExact(PersistableClearing):
 
 
 def clear_exact(messages: Sequence[Message], params: LangChainClearParams, placeholder: str) -> Clearing:
-    """`ClearToolUsesEdit.apply` on the LangChain view of `messages`, edited in place."""
+    """`ClearToolUsesEdit.apply` on the LangChain view of `messages`, edited in place.
+
+    The verdicts of the history last cleared are kept (`plans`), so a request costs what its
+    history gained; with `clear_at_least` or `clear_tool_inputs` the whole history is read.
+    """
+    if params.clear_at_least > 0 or params.clear_tool_inputs:
+        return _cleared_at_once(messages, params, placeholder)
+    before = count_tokens(lc_view(messages))
+    if before <= params.trigger:
+        return Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)
+    plan = _PLANS.plan(messages, (params, placeholder), _LangChainJudge(params, placeholder))
+    applied = plan.applied(params.keep)
+    edited = plan.edited(messages, applied)
+    return Clearing(
+        messages=edited,
+        cleared=plan.cleared_ids(applied),
+        tokens_before=before,
+        tokens_after=count_tokens(lc_view(edited)),
+    )
+
+
+_Nearest = tuple[Message, ViewUnit] | None
+"""The nearest AI message before a result: its stored message and view unit."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LangChainJudge:
+    """Every result counts toward `keep`; one is cleared when the nearest AI message before it
+    made its call, its tool is not excluded and it does not hold the placeholder already."""
+
+    params: LangChainClearParams
+    placeholder: str
+
+    def start(self) -> object:
+        return None
+
+    def resumable(self) -> bool:
+        return True
+
+    def judge(self, message: Message, position: int, carry: object) -> tuple[list[Verdict], object]:
+        nearest = cast(_Nearest, carry)
+        verdicts: list[Verdict] = []
+        for unit in own_units(message):
+            if unit.role == "assistant":
+                nearest = (message, unit)
+            elif unit.kind == "result":
+                verdicts.append(self._verdict(message, position, unit, nearest))
+        return verdicts, nearest
+
+    def _verdict(self, message: Message, position: int, unit: ViewUnit, nearest: _Nearest) -> Verdict:
+        ref, call_id = BlockRef(position, unit.blocks[0]), unit.call_ids[0]
+        call = None if nearest is None else _made_call(*nearest, call_id)
+        result = message.blocks[ref.block]
+        assert isinstance(result, ToolResultBlock)
+        if call is None or holds_only(result, self.placeholder):
+            return Verdict(ref, call_id, reads=position)
+        if (result.name or call.name) in self.params.exclude_tools:
+            return Verdict(ref, call_id, reads=position)
+        return Verdict(ref, call.id, cleared=with_output(result, self.placeholder), reads=position)
+
+
+def _made_call(message: Message, unit: ViewUnit, call_id: str) -> ToolCallBlock | None:
+    """The first call `call_id` the AI message's `unit` makes, if it does."""
+    for i in unit.blocks:
+        block = message.blocks[i]
+        if isinstance(block, ToolCallBlock) and block.id == call_id:
+            return block
+    return None
+
+
+_PLANS = Plans()
+
+
+def _cleared_at_once(messages: Sequence[Message], params: LangChainClearParams, placeholder: str) -> Clearing:
+    """`clear_exact` worked out from the whole history (it may stop early or clear inputs)."""
     view = lc_view(messages)
     before = count_tokens(view)
     if before <= params.trigger:

@@ -1,0 +1,200 @@
+"""Clearing plans: a clearing resumed from the last history it read is the clearing of the whole
+history, request after request, whatever the history does between them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.core.compaction.clearing import AnthropicClearParams, Clearing, _cleared_at_once, clear_tool_uses
+from ctxlab.core.compaction.plans import Plan, Verdict
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.units import BlockRef
+from ctxlab.presets.langchain import exact
+from ctxlab.presets.langchain.exact import LangChainClearParams, clear_exact
+from tests.core.test_clearing import SIZER, call, reply, result, rounds, user
+from tests.strategies import messages, paired_histories
+from tests.zoo_strategies import agent_histories
+
+PLACEHOLDERS = st.sampled_from(["[cleared]", "", "a"])
+TOOLS = st.lists(st.sampled_from(["Read", "grep", "bash", "retrieve", "search"]), max_size=2).map(tuple)
+anthropic_params = st.builds(
+    AnthropicClearParams,
+    trigger=st.sampled_from([0, 0, 40]),
+    trigger_kind=st.sampled_from(["input_tokens", "tool_uses"]),
+    keep=st.integers(-1, 4),
+    clear_at_least=st.none() | st.integers(0, 60),
+    exclude_tools=TOOLS,
+    placeholder=PLACEHOLDERS,
+)
+langchain_params = st.builds(
+    LangChainClearParams, trigger=st.sampled_from([0, 0, 40]), keep=st.integers(0, 4), exclude_tools=TOOLS
+)
+
+
+@st.composite
+def tangled_histories(draw: st.DrawFn) -> list[Message]:
+    """Histories whose few call ids recur: results before their calls, in other messages, twice."""
+    ids, tools = st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["Read", "grep", "bash"])
+    block = st.one_of(
+        st.builds(ToolCallBlock, id=ids, name=tools, input=st.just("{}")),
+        st.builds(
+            ToolResultBlock,
+            id=ids,
+            name=tools,
+            output=st.sampled_from([(TextBlock(text="x" * 300),), (TextBlock(text="[cleared]"),), ()]),
+        ),
+        st.builds(TextBlock, text=st.sampled_from(["", "ok"])),
+    )
+    shape = st.builds(
+        Message, role=st.sampled_from(["user", "assistant"]), blocks=st.lists(block, max_size=4).map(tuple)
+    )
+    return draw(st.lists(shape, max_size=8))
+
+
+histories = st.one_of(
+    agent_histories(), paired_histories(), st.lists(messages, max_size=6), tangled_histories()
+)
+
+
+def requests(history: list[Message]) -> Iterator[list[Message]]:
+    """The requests a run makes of a history: growing block by block, then without its first
+    message, with its last message changed, cut short, and whole again."""
+    for m, message in enumerate(history):
+        for b in range(1, max(len(message.blocks), 1) + 1):
+            yield [*history[:m], message.with_blocks(message.blocks[:b])]
+    if history:
+        yield history[1:]
+        yield [*history[:-1], history[-1].with_blocks(history[-1].blocks[::-1])]
+        yield history[: len(history) // 2]
+    yield history
+
+
+def same_objects(a: Clearing, b: Clearing) -> bool:
+    return all(x is y for x, y in zip(a.messages, b.messages, strict=True))
+
+
+@given(histories, anthropic_params)
+def test_anthropic_clearing_resumed_is_the_clearing_of_the_whole_history(
+    history: list[Message], params: AnthropicClearParams
+) -> None:
+    for seen in requests(history):
+        out = clear_tool_uses(seen, sizer=SIZER, params=params)
+        whole = _cleared_at_once(seen, SIZER, params)
+        assert out == whole
+        assert same_objects(out, whole)  # the very copies, so the meters reuse their work
+        kept = clear_tool_uses(out.messages, sizer=SIZER, params=params)  # as `persist` stores it
+        assert kept == _cleared_at_once(out.messages, SIZER, params)
+
+
+@given(histories, langchain_params, PLACEHOLDERS)
+def test_langchain_clearing_resumed_is_the_clearing_of_the_whole_history(
+    history: list[Message], params: LangChainClearParams, placeholder: str
+) -> None:
+    for seen in requests(history):
+        out = clear_exact(seen, params, placeholder)
+        whole = exact._cleared_at_once(seen, params, placeholder)
+        assert out == whole
+        assert same_objects(out, whole)
+        kept = clear_exact(out.messages, params, placeholder)
+        assert kept == exact._cleared_at_once(out.messages, params, placeholder)
+
+
+def test_a_result_whose_call_is_declared_later_is_judged_again() -> None:
+    early = [user("go"), reply(result("c9", "x" * 400, "search"), TextBlock(text="?"))]
+    later = [*early, *rounds(4)[1:], reply(call("c9", "search", q=9))]
+    params = AnthropicClearParams(trigger=0, keep=1)
+    assert clear_tool_uses(early, sizer=SIZER, params=params).cleared == ()
+    assert clear_tool_uses(later, sizer=SIZER, params=params) == _cleared_at_once(later, SIZER, params)
+    assert "c9" in clear_tool_uses(later, sizer=SIZER, params=params).cleared
+    without = [*later[:-1], reply(call("c8", "search", q=8))]  # the message that declared it, replaced
+    assert clear_tool_uses(without, sizer=SIZER, params=params) == _cleared_at_once(without, SIZER, params)
+    assert "c9" not in clear_tool_uses(without, sizer=SIZER, params=params).cleared
+
+
+def test_a_call_id_declared_twice_makes_the_whole_history_read() -> None:
+    twice = [*rounds(3), reply(call("c0", "keep", q=0))]
+    params = AnthropicClearParams(trigger=0, keep=1, exclude_tools=("keep",))
+    clear_tool_uses(rounds(3), sizer=SIZER, params=params)
+    out = clear_tool_uses(twice, sizer=SIZER, params=params)
+    assert out == _cleared_at_once(twice, SIZER, params)
+    assert "c0" not in out.cleared  # its last declaration is an excluded tool
+
+
+def verdicts(message: Message, position: int) -> list[Verdict]:
+    return [
+        Verdict(BlockRef(position, i), b.id, cleared=ToolResultBlock(id=b.id, name=b.name, output=()))
+        for i, b in enumerate(message.blocks)
+        if isinstance(b, ToolResultBlock)
+    ]
+
+
+class CountingJudge:
+    """Clears every result; counts the messages it was asked to judge."""
+
+    def __init__(self) -> None:
+        self.judged = 0
+
+    def start(self) -> object:
+        return None
+
+    def judge(self, message: Message, position: int, carry: object) -> tuple[list[Verdict], object]:
+        self.judged += 1
+        return verdicts(message, position), carry
+
+    def resumable(self) -> bool:
+        return True
+
+
+def test_a_plan_judges_only_the_messages_a_history_gained() -> None:
+    history = rounds(6)[1:]
+    grown = [*history, *(reply(call(f"d{k}", "t"), result(f"d{k}", "y", "t")) for k in range(5))]
+    plan, judge = Plan(), CountingJudge()
+    plan.resume(history, judge)
+    plan.resume(grown, judge)
+    assert judge.judged == len(grown)
+    assert plan.cleared_ids(plan.applied(2)) == (*(f"c{k}" for k in range(6)), "d0", "d1", "d2")
+    plan.resume(grown[1:], judge)  # a new front: judged again from the start
+    assert judge.judged == 2 * len(grown) - 1
+
+
+def test_edited_rebuilds_from_the_first_message_whose_edits_changed() -> None:
+    history = [reply(call(f"c{k}", "t"), result(f"c{k}", "y", "t")) for k in range(6)]
+    plan, judge = Plan(), CountingJudge()
+    plan.resume(history, judge)
+    first = plan.edited(history, plan.applied(2))
+    plan.resume([*history, reply(call("c6", "t"), result("c6", "y", "t"))], judge)
+    second = plan.edited(plan.messages, plan.applied(2))
+    assert all(a is b for a, b in zip(first[:4], second[:4], strict=True))
+    assert second[4] is not history[4] and second[5] is history[5]
+    assert isinstance(second[4].blocks[1], ToolResultBlock) and second[4].blocks[1].output == ()
+
+
+class AwaitingJudge(CountingJudge):
+    """Every result awaits a declaration of its call."""
+
+    def judge(self, message: Message, position: int, carry: object) -> tuple[list[Verdict], object]:
+        self.judged += 1
+        found = [
+            Verdict(v.ref, v.call_id, awaits=v.call_id, reads=position) for v in verdicts(message, position)
+        ]
+        return found, carry
+
+
+def test_a_declaration_judges_again_only_while_a_kept_result_awaits_it() -> None:
+    waiting, declare_z, declare_x = (
+        [user("go"), reply(result("x", "y", "t"))],
+        reply(call("z", "t")),
+        reply(call("x", "t")),
+    )
+    plan, judge = Plan(), AwaitingJudge()
+    plan.resume(waiting, judge)
+    plan.resume([waiting[0], declare_z], judge)  # the awaiting result is gone
+    plan.resume([waiting[0], declare_z, declare_x], judge)
+    assert judge.judged == 2 + 1 + 1
+    plan.resume(waiting, judge)
+    plan.resume([*waiting, declare_x], judge)  # a kept result awaits it: all judged again
+    assert judge.judged == 4 + 1 + 3
