@@ -35,8 +35,10 @@ from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
     BlockRef,
+    drop_front,
     drop_units,
     protocol_units,
+    system_units_before,
     view_units,
 )
 from ctxlab.core.wire.protocol import violations
@@ -463,3 +465,25 @@ def test_the_lab_catches_exactly_the_orphans_the_window_makes(msgs: list[Message
     found = violations(to_openai(out.messages), ["openai"])
     assert [(v.kind, v.call_id) for v in found] == [("orphan_result", c) for c in orphans]
     assert out.tokens == SIZER.count(out.messages)
+
+
+@given(st.lists(messages, max_size=7), st.integers(0, 40), st.booleans())
+def test_dropping_the_front_is_dropping_its_units(msgs: list[Message], stop: int, keep_system: bool) -> None:
+    units = view_units(msgs)
+    stop = min(stop, len(units))
+    dropped = [u.index for u in units[:stop] if not (keep_system and u.kind == "system")]
+    out, whole = drop_front(msgs, units, stop, keep_system=keep_system), drop_units(msgs, units, dropped)
+    assert out == whole
+    untouched = {id(m) for m in msgs}
+    assert all(a is b for a, b in zip(out, whole, strict=True) if id(b) in untouched)  # the same objects
+    assert system_units_before(msgs, units, stop) == [u.index for u in units[:stop] if u.kind == "system"]
+
+
+@given(st.one_of(agent_histories(), st.lists(messages, max_size=6)), windows)
+def test_the_window_over_a_growing_history_is_the_window_read_afresh(
+    history: list[Message], params: SlidingWindowParams
+) -> None:
+    for seen in grown(history):
+        out = slide_window(seen, sizer=SIZER, params=params)
+        assert out.dropped == walked_window(seen, SIZER, params)
+        assert out.messages == drop_units(seen, view_units(seen), out.dropped)

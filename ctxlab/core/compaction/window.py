@@ -6,21 +6,18 @@ orphan a tool result, and the lab's checks must catch it: it is a baseline, not 
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from typing import NamedTuple
 
-from ctxlab.core.messages.blocks import ZERO, Tally
+from ctxlab.core.messages.blocks import Tally
+from ctxlab.core.messages.memo import LeadingFold
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.sizes import (
-    Sizer,
-    unit_tallies,
-)
-from ctxlab.core.messages.units import (
-    drop_units,
-    view_units,
-)
+from ctxlab.core.messages.sizes import Sizer, message_tallies
+from ctxlab.core.messages.tokens import TokenCounter
+from ctxlab.core.messages.units import ViewUnit, drop_front, own_units, system_units_before, view_units
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,25 +52,76 @@ def slide_window(
     Walking from the front, each droppable unit (any but a kept system message) is dropped until
     the request fits or only `min_messages` would be left. Both stops only ever start to hold
     further along (a counter's tokens never grow as the context shrinks), so the first place
-    the walk stops is found by bisection over running sizes, not by counting at every unit.
+    the walk stops is found by bisection over running sizes, not by counting at every unit. The
+    running sizes at each message are kept (`LeadingFold`) and the drop reads only what stays
+    (`drop_front`), so a window over a long history costs what it keeps and what the history
+    gained.
     """
     units = view_units(messages)
-    sizes = unit_tallies(messages, sizer.counter)
-    if params.keep_system:
-        droppable = [unit.kind != "system" for unit in units]
-        sizes = tuple(size if d else ZERO for size, d in zip(sizes, droppable, strict=True))
-    else:
-        droppable = [True] * len(units)
-    unit_bytes, unit_data = zip(*sizes, strict=True) if sizes else ((), ())
-    nbytes, ndata = list(accumulate(unit_bytes, initial=0)), list(accumulate(unit_data, initial=0))
-    count = list(accumulate(droppable, initial=0))
+    marks = _marks.running(messages, _Mark(0, 0, 0, 0), sizer.counter, params.keep_system)
     whole = sizer.size(messages)
 
     def stops(at: int) -> bool:
-        left = Tally(whole.nbytes - nbytes[at], whole.ndata - ndata[at])
-        return sizer.tokens(left) <= params.max_tokens or len(units) - count[at] <= params.min_messages
+        dropped = _dropped_before(
+            messages, units, marks, at, counter=sizer.counter, keep_system=params.keep_system
+        )
+        left = Tally(whole.nbytes - dropped.nbytes, whole.ndata - dropped.ndata)
+        return (
+            sizer.tokens(left) <= params.max_tokens or len(units) - dropped.droppable <= params.min_messages
+        )
 
     stop = bisect_left(range(len(units)), True, key=stops)
-    dropped = tuple(unit.index for unit, d in zip(units[:stop], droppable, strict=False) if d)
-    kept = drop_units(messages, units, dropped)
+    spared = system_units_before(messages, units, stop) if params.keep_system else []
+    dropped = tuple(
+        itertools.chain.from_iterable(
+            range(low + 1, high) for low, high in itertools.pairwise([-1, *spared, stop])
+        )
+    )
+    kept = drop_front(messages, units, stop, keep_system=params.keep_system)
     return Window(messages=kept, dropped=dropped, tokens=sizer.count(kept))
+
+
+class _Mark(NamedTuple):
+    """Running sums before a stored message: its first unit, and the droppable units' bytes,
+    data blocks and number."""
+
+    first: int
+    nbytes: int
+    ndata: int
+    droppable: int
+
+
+def _add_message(mark: _Mark, message: Message, counter: TokenCounter, keep_system: bool) -> _Mark:
+    for unit, size in zip(own_units(message), message_tallies(message, counter), strict=True):
+        mark = _add_unit(mark, unit, size, keep_system)
+    return mark
+
+
+_marks = LeadingFold[Message, _Mark](_add_message)
+
+
+def _dropped_before(
+    messages: Sequence[Message],
+    units: Sequence[ViewUnit],
+    marks: Sequence[_Mark],
+    at: int,
+    *,
+    counter: TokenCounter,
+    keep_system: bool,
+) -> _Mark:
+    """The droppable units' sums over `units[:at]`: the marks before unit `at`'s message, and
+    that message's units before it."""
+    if at == len(units):
+        return marks[-1]
+    m = units[at].message
+    mark = marks[m]
+    for unit, size in zip(units[mark.first : at], message_tallies(messages[m], counter), strict=False):
+        mark = _add_unit(mark, unit, size, keep_system)
+    return mark
+
+
+def _add_unit(mark: _Mark, unit: ViewUnit, size: Tally, keep_system: bool) -> _Mark:
+    first, nbytes, ndata, droppable = mark
+    if keep_system and unit.kind == "system":
+        return _Mark(first + 1, nbytes, ndata, droppable)
+    return _Mark(first + 1, nbytes + size.nbytes, ndata + size.ndata, droppable + 1)

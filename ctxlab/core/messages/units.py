@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -326,6 +327,67 @@ def drop_units(
     for m, message in enumerate(messages):
         out.extend(pieces.get(m, [message]))
     return tuple(out)
+
+
+def drop_front(
+    messages: Sequence[Message], units: Sequence[ViewUnit], stop: int, *, keep_system: bool
+) -> tuple[Message, ...]:
+    """`drop_units(messages, units, dropped)` for `dropped` every unit before `stop` (but the
+    system units with `keep_system`), reading only what stands before the cut (messages without
+    units, and those holding a system unit) and the message the cut falls in: a window over a
+    long history costs what it keeps.
+    """
+    end = units[stop].message if stop < len(units) else len(messages)
+    standing = _standing(messages)
+    out: list[Message] = []
+    for m, holds_system in standing[: bisect.bisect_left(standing, (end,))]:
+        if not holds_system:
+            out.append(messages[m])  # no unit: drop_units keeps it
+        elif keep_system:
+            out.extend(_cut_front(messages[m], _units_of(units, m), len(units), keep_system))
+    if end < len(messages):
+        out.extend(_cut_front(messages[end], _units_of(units, end), stop, keep_system))
+        out.extend(messages[end + 1 :])
+    return tuple(out)
+
+
+def system_units_before(messages: Sequence[Message], units: Sequence[ViewUnit], stop: int) -> list[int]:
+    """The view indices of the system units before `stop`, read like `drop_front` reads."""
+    end = units[stop].message if stop < len(units) else len(messages)
+    standing = _standing(messages)
+    held = [m for m, holds_system in standing[: bisect.bisect_left(standing, (end,))] if holds_system]
+    if end < len(messages):
+        held.append(end)
+    return [u.index for m in held for u in _units_of(units, m) if u.kind == "system" and u.index < stop]
+
+
+def _units_of(units: Sequence[ViewUnit], m: int) -> Sequence[ViewUnit]:
+    """The units of stored message `m` (units are ordered by message)."""
+    first = bisect.bisect_left(units, m, key=lambda u: u.message)
+    return units[first : bisect.bisect_right(units, m, lo=first, key=lambda u: u.message)]
+
+
+def _cut_front(message: Message, group: Sequence[ViewUnit], stop: int, keep_system: bool) -> list[Message]:
+    """What message `group[0].message` becomes when the units before `stop` go (system units
+    stay with `keep_system`), with the media whose results all went."""
+    dropped = {u.index for u in group if u.index < stop and not (keep_system and u.kind == "system")}
+    results = {u.blocks[0]: u.index for u in group if u.kind == "result"}
+    dropped.update(
+        u.index for u in group if u.kind == "media" and all(results[i] in dropped for i in u.blocks)
+    )
+    return _rebuild(message, group[0].message, tuple(group), dropped, set()) if dropped else [message]
+
+
+def _standing_parts(message: Message, position: int, _before: int) -> tuple[tuple[int, bool], ...]:
+    units = own_units(message)
+    if not units:
+        return ((position, False),)
+    return ((position, True),) if any(u.kind == "system" for u in units) else ()
+
+
+_standing = LeadingConcat[Message, tuple[int, bool]](_standing_parts)
+"""Messages a front drop may leave standing: `(position, holds a system unit)` for each message
+with no unit or with a system unit, in order."""
 
 
 def _orphaned_media(units: Sequence[ViewUnit], dropped: set[int]) -> list[int]:
