@@ -98,15 +98,16 @@ COUNTER_PARAMS = st.builds(
 def test_counter_equals_count_tokens_approximately(
     history: list[LCMessage], params: ApproxParams, tools: list[dict[str, object]]
 ) -> None:
-    theirs = count_tokens_approximately(
-        [to_langchain(m) for m in history],
-        chars_per_token=params.chars_per_token,
-        extra_tokens_per_message=params.extra_tokens_per_message,
-        count_name=params.count_name,
-        use_usage_metadata_scaling=params.use_usage_metadata_scaling,
-        tools=tools or None,
-    )
-    assert count_tokens(history, params, tools) == theirs
+    for size in range(len(history) + 1):  # a growing history, as a run counts it (the sum resumes)
+        theirs = count_tokens_approximately(
+            [to_langchain(m) for m in history[:size]],
+            chars_per_token=params.chars_per_token,
+            extra_tokens_per_message=params.extra_tokens_per_message,
+            count_name=params.count_name,
+            use_usage_metadata_scaling=params.use_usage_metadata_scaling,
+            tools=tools or None,
+        )
+        assert count_tokens(history[:size], params, tools) == theirs
 
 
 def test_counter_counts_roles_ids_and_the_repr_of_calls() -> None:
