@@ -103,3 +103,34 @@ def test_the_history_is_read_message_by_message_as_wire_by_wire(
         assert estimate_stored_tokens(messages, FRAME, "abc") == estimate_tokens(
             reference(messages, FRAME, ()), "abc"
         )
+
+
+@given(contexts(), st.data())
+def test_the_history_read_as_it_grows_and_merges_is_the_history_read_afresh(
+    drawn: tuple[list[Message], frozenset[str]], data: st.DataObject
+) -> None:
+    history, joined = drawn
+    ids = sorted({m.id for m in history if m.role == "user"})
+    for size in range(len(history) + 1):  # a run's history, merged differently now and then
+        if ids and data.draw(st.booleans()):
+            joined = data.draw(st.frozensets(st.sampled_from(ids)))
+        messages = history[:size]
+        assert pa_view(messages, FRAME, joined) == reference(messages, FRAME, joined)
+        assert estimate_stored_tokens(messages, FRAME, "") == estimate_tokens(
+            reference(messages, FRAME, ()), ""
+        )
+    cut = history[: len(history) // 2]
+    assert pa_view(cut, FRAME, joined) == reference(cut, FRAME, joined)
+
+
+def test_a_merge_undone_or_moved_is_read_again() -> None:
+    front = [text_message("user", f"z{k}", id=f"z{k}") for k in range(4)]
+    second, third = (text_message("user", t, id=t) for t in ("b", "c"))
+    merged = pa_view([*front, second], FRAME, {"b"})
+    assert len(merged) == 4  # b appended to the request of z3
+    assert pa_view([*front, second], FRAME, ()) == reference([*front, second], FRAME, ())  # undone
+    pa_view([third, *front, third, second], FRAME, ())
+    pa_view([third, *front], FRAME, ())
+    pa_view([third, *front, second], FRAME, ())  # b now stands where c stood
+    moved = [third, *front, second]
+    assert pa_view(moved, FRAME, {"b"}) == reference(moved, FRAME, {"b"})

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.core.messages.memo import IdentityMemo
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, remember
+from ctxlab.core.messages.message import Message, same_leading
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import Wire, to_openai_one
 
@@ -126,20 +126,97 @@ def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] =
 
     `joined` names the user and summary messages a run start merged into the request before them.
     Each stored message's requests and responses are worked out once for the place it stands in
-    (`_items`); only a request that continues across two stored messages is joined here.
+    (`_items`); only a request that continues across two stored messages is joined here. The
+    views of the histories last read are kept (`_Viewed`): a history that begins with the same
+    message objects, none of them joined otherwise than before, is read from there on.
     """
-    out: list[PAMessage] = []
-    first = 0
-    for position, message in enumerate(messages):
-        key_joined = message.id in joined
-        items = _items(message, position, first, frame, key_joined)
-        first += len(placed_units(message, position, first))
-        if items and out and _continues(out[-1], items[0], key_joined):
-            out[-1] = PAMessage(kind="request", parts=(*out[-1].parts, *items[0].parts))
-            out.extend(items[1:])
-        else:
-            out.extend(items)
-    return tuple(out)
+    joined = frozenset(joined)
+    slots = _VIEWS.by_frame.get(frame)
+    if slots is None:
+        if len(_VIEWS.by_frame) >= _FRAMES_KEPT:
+            _VIEWS.clear()
+        slots = _VIEWS.by_frame[frame] = []
+    best = max(slots, key=lambda v: same_leading(v.messages, messages), default=None)
+    if best is None or 2 * same_leading(best.messages, messages) < len(best.messages):
+        if len(slots) >= _VIEWS_KEPT:
+            del slots[0]
+        best = _Viewed()
+    else:
+        slots.remove(best)
+    slots.append(best)
+    return best.read(messages, frame, joined)
+
+
+@dataclass(slots=True, eq=False)
+class _Viewed:
+    """The view of one history, with what it was after each stored message (`[i]`: after the
+    first i): the requests and responses so far, the last of them (a request the next message
+    may still extend), and the next message's first view unit."""
+
+    messages: list[Message] = field(default_factory=list)
+    joined: frozenset[str] = frozenset()
+    out: list[PAMessage] = field(default_factory=list)
+    ends: list[int] = field(default_factory=lambda: [0])
+    lasts: list[PAMessage | None] = field(default_factory=lambda: [None])
+    firsts: list[int] = field(default_factory=lambda: [0])
+    first_at: dict[str, int] = field(default_factory=dict)  # a kept message id -> its first place
+
+    def read(
+        self, messages: Sequence[Message], frame: Frame, joined: frozenset[str]
+    ) -> tuple[PAMessage, ...]:
+        same = same_leading(self.messages, messages)
+        if joined != self.joined:
+            moved = [self.first_at[key] for key in joined ^ self.joined if key in self.first_at]
+            same = min([same, *moved])
+            self.joined = joined
+        self._cut(same)
+        out, first = self.out, self.firsts[-1]
+        for position in range(same, len(messages)):
+            message = messages[position]
+            key_joined = message.id in joined
+            items = _items(message, position, first, frame, key_joined)
+            first += len(placed_units(message, position, first))
+            if items and out and _continues(out[-1], items[0], key_joined):
+                out[-1] = PAMessage(kind="request", parts=(*out[-1].parts, *items[0].parts))
+                out.extend(items[1:])
+            else:
+                out.extend(items)
+            self.messages.append(message)
+            self.first_at.setdefault(message.id, position)
+            self.ends.append(len(out))
+            self.lasts.append(out[-1] if out else None)
+            self.firsts.append(first)
+        return tuple(out)
+
+    def _cut(self, same: int) -> None:
+        for position in range(same, len(self.messages)):
+            if self.first_at.get(self.messages[position].id, -1) >= same:
+                del self.first_at[self.messages[position].id]
+        del self.messages[same:], self.ends[same + 1 :], self.lasts[same + 1 :], self.firsts[same + 1 :]
+        del self.out[self.ends[-1] :]
+        last = self.lasts[-1]
+        if last is not None:
+            self.out[-1] = last
+
+
+class _Kept:
+    """The views kept, a few per frame (`forget()` drops them)."""
+
+    __slots__ = ("__weakref__", "by_frame")
+
+    def __init__(self) -> None:
+        self.by_frame: dict[Frame, list[_Viewed]] = {}
+        remember(self)
+
+    def clear(self) -> None:
+        """Drop every view."""
+        self.by_frame.clear()
+
+
+_VIEWS = _Kept()
+_FRAMES_KEPT = 4
+_VIEWS_KEPT = 4
+"""Views kept per frame: a run reads its history, and a step an edited copy of it."""
 
 
 def _continues(before: PAMessage, item: PAMessage, key_joined: bool) -> bool:
@@ -239,8 +316,9 @@ def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
 def estimate_stored_tokens(messages: Sequence[Message], frame: Frame, instructions: str) -> int:
     """`estimate_tokens(pa_view(messages, frame), instructions)`, read message by message: a
     part counts the same whatever request it is merged into, so each stored message is counted
-    once (the harness's counter asks at every call, of a context that mostly stays)."""
-    return _tokens(sum(_chars_of(message, frame) for message in messages), instructions)
+    once, and the sums of the histories last counted are kept (`LeadingFold`): the harness's
+    counter asks at every call, of a context that mostly stays."""
+    return _tokens(_stored_chars(messages, 0, frame), instructions)
 
 
 def _message_chars(message: Message, frame: Frame) -> int:
@@ -248,6 +326,7 @@ def _message_chars(message: Message, frame: Frame) -> int:
 
 
 _chars_of = IdentityMemo[Message, int](_message_chars)
+_stored_chars = LeadingFold[Message, int](lambda chars, message, frame: chars + _chars_of(message, frame))
 
 
 def estimate_tokens(history: Sequence[PAMessage], instructions: str) -> int:
