@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, forget
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan, forget
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
@@ -128,6 +128,33 @@ def test_a_leading_concat_is_the_plain_concatenation_whatever_it_joined_before(
             joined = concat(tuple(items), copies)
             assert joined == tuple(plain)
             assert concat(tuple(items), copies) is joined  # joined again unchanged: the same tuple
+
+
+@given(sequences, steps)
+def test_a_leading_scan_is_the_plain_walk_whatever_it_scanned_before(
+    histories: list[list[int]], plan: list[tuple[int, bool, float]]
+) -> None:
+    """Each item's parts depend on what the items before it carried, and on the parts before it."""
+
+    def step(carry: float, item: Item, before: int, copies: int) -> tuple[list[tuple[float, int]], float]:
+        carry += item.value
+        return [(carry, before)] * (copies + int(item.value > 0.5)), carry
+
+    scan = LeadingScan[Item, float, tuple[float, int]](step)
+    kept: list[list[Item]] = [[POOL[i] for i in h] for h in histories] or [[]]
+    for pick, grow, start in plan:
+        items = kept[pick % len(kept)]
+        if grow:
+            items.insert(pick % (len(items) + 1), POOL[pick % len(POOL)])
+        for copies in (0, 2):
+            plain: list[tuple[float, int]] = []
+            carry = start
+            for item in items:
+                parts, carry = step(carry, item, len(plain), copies)
+                plain.extend(parts)
+            scanned = scan(tuple(items), start, copies)
+            assert scanned == tuple(plain)
+            assert scan(tuple(items), start, copies) is scanned
 
 
 def _old_lc_view(messages: list[Message]) -> tuple[object, ...]:

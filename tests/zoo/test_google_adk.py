@@ -372,3 +372,7 @@ def test_a_contexts_events_are_read_once_for_it(history: list[Message]) -> None:
     assert events == session.events_of(context, invocations(context))
     assert context_events(context) is events
     assert context_events(tuple(history)) == events  # an equal context, read afresh
+    for size in (*range(len(history) + 1), 1, len(history)):  # growing, then cut, then whole
+        grown = tuple(history[:size])
+        assert context_events(grown) == session.events_of(grown, invocations(grown))
+    assert context_events(context[1:]) == session.events_of(context[1:], invocations(context[1:]))

@@ -23,7 +23,8 @@ Invariants:
   from each start, and a sequence that begins with the same objects resumes after them. Each
   value is the one the plain fold computes, so even a float sum is bit for bit the same.
   `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is `start`, `[-1]`
-  the whole fold), from the same kept values.
+  the whole fold), from the same kept values. `LeadingConcat` and `LeadingScan` keep parts the
+  same way: what an item contributes is worked out once while the items before it stay.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar
 
 from ctxlab.core.messages.message import same_leading
 
@@ -158,7 +159,43 @@ class LeadingConcat(Generic[K, P]):
             item = items[at]
             kept.parts.extend(self._parts(item, at, len(kept.parts), *args))
             kept.items.append(item)
-            kept.values.append(len(kept.parts))
+            kept.ends.append(len(kept.parts))
+        kept.whole = tuple(kept.parts)
+        return kept.whole
+
+
+class LeadingScan(Generic[K, S, P]):
+    """`LeadingConcat` for parts that depend on what came before: `scan(items, start, *args)`
+    equals walking `items` with `step(carry, item, before, *args) -> (parts, carry)` from
+    `start`, joining the parts (`before` is the number of parts ahead of the item).
+
+    The parts and the carry after every item of the sequences last scanned are kept, so a
+    sequence that begins with the same objects resumes after them.
+    """
+
+    __slots__ = ("__weakref__", "_kept", "_step")
+
+    def __init__(self, step: Callable[..., tuple[Iterable[P], S]]) -> None:
+        self._step = step
+        self._kept: dict[tuple[S, tuple[Hashable, ...]], list[_Sequence[K, S, P]]] = {}
+        _MEMOS.add(self)
+
+    def clear(self) -> None:
+        """Drop every remembered sequence."""
+        self._kept.clear()
+
+    def __call__(self, items: Sequence[K], start: S, *args: Any) -> tuple[P, ...]:
+        kept, same = _resumed(_slots(self._kept, (start, args)), items, start)
+        if same == len(items) == len(kept.items) and kept.whole is not None:
+            return kept.whole
+        kept.cut(same)
+        carry = kept.values[-1]
+        for item in items[same:]:
+            parts, carry = self._step(carry, item, len(kept.parts), *args)
+            kept.parts.extend(parts)
+            kept.items.append(item)
+            kept.values.append(carry)
+            kept.ends.append(len(kept.parts))
         kept.whole = tuple(kept.parts)
         return kept.whole
 
@@ -166,19 +203,21 @@ class LeadingConcat(Generic[K, P]):
 @dataclass(slots=True)
 class _Sequence(Generic[K, V, P]):
     """One remembered sequence: its items, the value after each leading run of them
-    (`values[i]`: after the first i items), and for a concatenation the parts and their tuple."""
+    (`values[i]`: after the first i items: a fold's value, a scan's carry), and for a
+    concatenation or a scan the parts, how many the first i items made (`ends[i]`), and their
+    tuple."""
 
     items: list[K]
     values: list[V]
     parts: list[P] = field(default_factory=list)
     whole: tuple[P, ...] | None = None
+    ends: list[int] = field(default_factory=lambda: [0])  # a scan's parts after the first i items
 
     def cut(self, same: int) -> None:
         """Keep the first `same` items only."""
         if same < len(self.items):
-            del self.items[same:], self.values[same + 1 :]
-            if self.parts:
-                del self.parts[cast(int, self.values[-1]) :]
+            del self.items[same:], self.values[same + 1 :], self.ends[same + 1 :]
+            del self.parts[self.ends[-1] :]
             self.whole = None
 
 

@@ -38,7 +38,7 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
@@ -311,13 +311,18 @@ _reasoning_calls = LeadingFold[CallRecord, int](_add_reasoning_call)
 """The reasoning calls of a run's journal: a journal that grew costs what it gained."""
 
 
-def _read_context(context: tuple[Message, ...]) -> tuple[s.RawEvent, ...]:
-    return s.events_of(context, invocations(context))
+def context_events(context: tuple[Message, ...]) -> tuple[s.RawEvent, ...]:
+    """The raw events of a stored context, `s.events_of(context, invocations(context))`, read
+    from the messages a context gained since one read before (`LeadingScan`)."""
+    return _scanned_events(context, -1)
 
 
-context_events = IdentityMemo[tuple[Message, ...], tuple[s.RawEvent, ...]](_read_context, limit=2)
-"""The raw events of a stored context, kept by identity for the few contexts last read: a step
-reads its context before the call and again for the request (and for the counts of a compaction)."""
+def _message_events(turn: int, message: Message, before: int) -> tuple[tuple[s.RawEvent, ...], int]:
+    turn += message.role == "user"
+    return s.message_events(message, max(turn, 0), before + 1), turn
+
+
+_scanned_events = LeadingScan[Message, int, s.RawEvent](_message_events)
 
 
 def invocations(context: Sequence[Message]) -> list[int]:

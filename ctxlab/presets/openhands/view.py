@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ctxlab.core.messages.blocks import Block, DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message, text_message
 
 SUMMARY_ID = "openhands-summary"
@@ -57,15 +57,19 @@ class Event:
 
 
 def events_of(context: Sequence[Message]) -> tuple[Event, ...]:
-    """The view's events after the system prompt, in order."""
-    out: list[Event] = []
-    for index, message in enumerate(context):
-        if message.role == "assistant":
-            out.extend(_reply_events(message.blocks, index))
-        else:
-            kind: EventKind = "summary" if message.id.startswith(SUMMARY_ID) else "user"
-            out.append(Event(kind=kind, blocks=message.blocks, message=index))
-    return tuple(out)
+    """The view's events after the system prompt, in order (a message's events depend on it and
+    its place only, so those of the contexts last read are kept: `LeadingConcat`)."""
+    return _events(context)
+
+
+def _message_events(message: Message, index: int, _before: int) -> list[Event]:
+    if message.role == "assistant":
+        return _reply_events(message.blocks, index)
+    kind: EventKind = "summary" if message.id.startswith(SUMMARY_ID) else "user"
+    return [Event(kind=kind, blocks=message.blocks, message=index)]
+
+
+_events = LeadingConcat[Message, Event](_message_events)
 
 
 def _reply_events(blocks: tuple[Block, ...], index: int) -> list[Event]:
