@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan, forget
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan, closest, forget
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
@@ -155,6 +155,14 @@ def test_a_leading_scan_is_the_plain_walk_whatever_it_scanned_before(
             scanned = scan(tuple(items), start, copies)
             assert scanned == tuple(plain)
             assert scan(tuple(items), start, copies) is scanned
+
+
+def test_the_closest_kept_sequence_is_the_last_used_when_extended_whole() -> None:
+    a, b, c, d, x = (Item(float(v)) for v in range(5))
+    assert closest([[a, b, c], [a, b]], [a, b, c, d], list) == (1, 2)  # the last used, extended
+    assert closest([[a, b], [a, x]], [a, b, c], list) == (0, 2)  # else the one sharing most
+    assert closest([[a, b, x], [a, b, c, d]], [a, b, d], list) == (0, 2)  # of those, the least to cut
+    assert closest([], [a], list) == (-1, 0)
 
 
 def _old_lc_view(messages: list[Message]) -> tuple[object, ...]:

@@ -32,7 +32,7 @@ from typing import Protocol
 
 from ctxlab.core.messages.blocks import ZERO, Tally, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
-from ctxlab.core.messages.memo import remember
+from ctxlab.core.messages.memo import closest, remember
 from ctxlab.core.messages.message import Message, same_leading
 from ctxlab.core.messages.units import BlockRef
 
@@ -125,9 +125,11 @@ class Plan:
         self.out, self.out_applied, self.out_valid = out, applied, len(messages)
         return tuple(out)
 
-    def resume(self, messages: Sequence[Message], judge: Judge) -> None:
-        """Bring the plan to `messages`: keep what still holds, judge the rest."""
-        same = same_leading(self.messages, messages)
+    def resume(self, messages: Sequence[Message], judge: Judge, same: int | None = None) -> None:
+        """Bring the plan to `messages`, of which the first `same` are its own (counted when not
+        given): keep what still holds, judge the rest."""
+        if same is None:
+            same = same_leading(self.messages, messages)
         self._cut(same)
         if not (judge.resumable() and self._holds(messages[same:])):
             same = 0
@@ -196,16 +198,16 @@ class Plans:
             if len(self._kept) >= _SETTINGS_KEPT:
                 self._kept.clear()
             slots = self._kept[key] = []
-        best = max(slots, key=lambda p: same_leading(p.messages, messages), default=None)
-        if best is None or 2 * same_leading(best.messages, messages) < len(best.messages):
+        at, same = closest(slots, messages, lambda plan: plan.messages)
+        if at < 0 or 2 * same < len(slots[at].messages):
             if len(slots) >= _PLANS_KEPT:
                 del slots[0]
-            best = Plan(carries=[judge.start()])
+            plan, same = Plan(carries=[judge.start()]), 0
         else:
-            slots.remove(best)
-        slots.append(best)
-        best.resume(messages, judge)
-        return best
+            plan = slots.pop(at)
+        slots.append(plan)
+        plan.resume(messages, judge, same)
+        return plan
 
 
 _SETTINGS_KEPT = 16

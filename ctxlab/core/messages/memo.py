@@ -40,6 +40,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 P = TypeVar("P")
 S = TypeVar("S")
+T = TypeVar("T")
 H = TypeVar("H", bound=Hashable)
 
 
@@ -233,11 +234,7 @@ def _slots(kept: dict[H, list[S]], key: H) -> list[S]:
 def _resumed(slots: list[_Sequence[K, V, P]], items: Sequence[K], start: V) -> tuple[_Sequence[K, V, P], int]:
     """The kept sequence `items` resumes, and how many leading items they share; the slot used
     moves last, and a new one (in place of the least recently used) when none is close."""
-    best, same, score = -1, 0, (-1, 0)
-    for k, kept in enumerate(slots):
-        shared = same_leading(kept.items, items)
-        if (shared, -len(kept.items)) > score:  # the most shared; of those, the least to cut
-            best, same, score = k, shared, (shared, -len(kept.items))
+    best, same = closest(slots, items, lambda kept: kept.items)
     if best < 0 or 2 * same < len(slots[best].items):
         if len(slots) >= _SEQUENCES_KEPT:
             del slots[0]
@@ -245,6 +242,27 @@ def _resumed(slots: list[_Sequence[K, V, P]], items: Sequence[K], start: V) -> t
         return slots[-1], 0
     slots.append(slots.pop(best))
     return slots[-1], same
+
+
+def closest(
+    slots: Sequence[T], items: Sequence[object], held: Callable[[T], Sequence[object]]
+) -> tuple[int, int]:
+    """Which of `slots` (each holding the sequence `held(slot)`, the last used last) `items`
+    shares the most leading objects with (of those, the shortest, then the latest used), and how
+    many it shares; (-1, 0) when there is none.
+
+    The last slot (the one used last) is taken at once when `items` extends it whole: a history
+    read at every step mostly grows, and each comparison walks it.
+    """
+    best, same, score = -1, 0, (-1, 0)
+    for k in reversed(range(len(slots))):
+        kept = held(slots[k])
+        shared = same_leading(kept, items)
+        if shared == len(kept) and k == len(slots) - 1:
+            return k, shared
+        if (shared, -len(kept)) > score:  # the most shared; the least to cut; the latest used
+            best, same, score = k, shared, (shared, -len(kept))
+    return best, same
 
 
 _FOLDS_KEPT = 16

@@ -30,8 +30,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, remember
-from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, closest, remember
+from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import Wire, to_openai_one
 
@@ -136,15 +136,15 @@ def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] =
         if len(_VIEWS.by_frame) >= _FRAMES_KEPT:
             _VIEWS.clear()
         slots = _VIEWS.by_frame[frame] = []
-    best = max(slots, key=lambda v: same_leading(v.messages, messages), default=None)
-    if best is None or 2 * same_leading(best.messages, messages) < len(best.messages):
+    at, same = closest(slots, messages, lambda viewed: viewed.messages)
+    if at < 0 or 2 * same < len(slots[at].messages):
         if len(slots) >= _VIEWS_KEPT:
             del slots[0]
-        best = _Viewed()
+        viewed, same = _Viewed(), 0
     else:
-        slots.remove(best)
-    slots.append(best)
-    return best.read(messages, frame, joined)
+        viewed = slots.pop(at)
+    slots.append(viewed)
+    return viewed.read(messages, frame, joined, same)
 
 
 @dataclass(slots=True, eq=False)
@@ -162,9 +162,9 @@ class _Viewed:
     first_at: dict[str, int] = field(default_factory=dict)  # a kept message id -> its first place
 
     def read(
-        self, messages: Sequence[Message], frame: Frame, joined: frozenset[str]
+        self, messages: Sequence[Message], frame: Frame, joined: frozenset[str], same: int
     ) -> tuple[PAMessage, ...]:
-        same = same_leading(self.messages, messages)
+        """The view of `messages`, whose first `same` are the first messages it read last."""
         if joined != self.joined:
             moved = [self.first_at[key] for key in joined ^ self.joined if key in self.first_at]
             same = min([same, *moved])
