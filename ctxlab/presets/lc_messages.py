@@ -29,7 +29,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
@@ -211,42 +211,30 @@ def count_tokens(
         total += math.ceil(tools_chars(tools) / params.chars_per_token)
     if not params.use_usage_metadata_scaling:
         return math.ceil(_summed(messages, total, params))
-    read = _scaled(messages, _Scaling(total), params)
-    total = read.total
-    if (
-        len(messages) > 1
-        and not read.mixed
-        and read.provider is not None
-        and read.last_total is not None
-        and read.at_last
-    ):
-        total *= min(1.25, max(1.0, read.last_total / read.at_last))
+    total, provider, mixed, last_total, at_last = _scaled(messages, (total, None, False, None, None), params)
+    if len(messages) > 1 and not mixed and provider is not None and last_total is not None and at_last:
+        total *= min(1.25, max(1.0, last_total / at_last))
     return math.ceil(total)
 
 
-class _Scaling(NamedTuple):
-    """The running count with what usage scaling reads: the AI messages' provider (and whether
-    they mix providers), and the last reported total with the count when it was reported."""
-
-    total: float
-    provider: str | None = None
-    mixed: bool = False
-    last_total: int | None = None
-    at_last: float | None = None
+_Scaling = tuple[float, str | None, bool, int | None, float | None]
+"""The running count with what usage scaling reads: the AI messages' provider, whether they mix
+providers, and the last reported total with the count when it was reported (a plain tuple: one
+is made per message counted)."""
 
 
 def _add_scaled(read: _Scaling, message: LCMessage, params: ApproxParams) -> _Scaling:
-    total = _add_message(read.total, message, params)
+    total = _add_message(read[0], message, params)
     if message.kind != "ai":
-        return read._replace(total=total)
-    provider, mixed, last_total, at_last = read.provider, read.mixed, read.last_total, read.at_last
+        return (total, *read[1:])
+    _, provider, mixed, last_total, at_last = read
     if provider is None:
         provider = message.provider
     elif message.provider != provider:
         mixed = True
     if message.total_tokens is not None:
         last_total, at_last = message.total_tokens, total
-    return _Scaling(total, provider, mixed, last_total, at_last)
+    return total, provider, mixed, last_total, at_last
 
 
 _scaled = LeadingFold[LCMessage, _Scaling](_add_scaled)

@@ -28,6 +28,7 @@ Events: `truncated` (arguments cut in a request), `compressed` (a summary replac
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -151,8 +152,14 @@ def input_budget(window: int) -> int:
 
 def counted(view: Sequence[LCMessage], system: str, tools: int) -> int:
     """deepagents' count of a request: the system prompt, the messages and the tools."""
-    head = (LCMessage(kind="system", content=system),) if system else ()
-    return count_tokens((*head, *view), SCALED) + tools
+    return count_tokens((*_system_head(system), *view), SCALED) + tools
+
+
+@functools.lru_cache(maxsize=16)
+def _system_head(system: str) -> tuple[LCMessage, ...]:
+    """The system prompt as the request's first message: the same object for the same text, so
+    the count of a request resumes after what the one before shared with it."""
+    return (LCMessage(kind="system", content=system),) if system else ()
 
 
 def _scaled(view: Sequence[LCMessage]) -> int:
