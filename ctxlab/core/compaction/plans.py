@@ -32,7 +32,7 @@ from typing import Protocol
 
 from ctxlab.core.messages.blocks import ZERO, Tally, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
-from ctxlab.core.messages.memo import closest, remember
+from ctxlab.core.messages.memo import Resumable
 from ctxlab.core.messages.message import Message, same_leading
 from ctxlab.core.messages.units import BlockRef
 
@@ -180,37 +180,14 @@ class Plan:
 class Plans:
     """The plans of the histories last cleared, a few per family setting (`key`)."""
 
-    __slots__ = ("__weakref__", "_kept")
+    __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._kept: dict[Hashable, list[Plan]] = {}
-        remember(self)
-
-    def clear(self) -> None:
-        """Drop every plan."""
-        self._kept.clear()
+        self._kept = Resumable[Hashable, Plan](lambda plan: plan.messages)
 
     def plan(self, messages: Sequence[Message], key: Hashable, judge: Judge) -> Plan:
         """The plan of `messages`, resumed from the kept one it shares most with (when it shares
         at least half of it), or made anew in place of the least recently used."""
-        slots = self._kept.get(key)
-        if slots is None:
-            if len(self._kept) >= _SETTINGS_KEPT:
-                self._kept.clear()
-            slots = self._kept[key] = []
-        at, same = closest(slots, messages, lambda plan: plan.messages)
-        if at < 0 or 2 * same < len(slots[at].messages):
-            if len(slots) >= _PLANS_KEPT:
-                del slots[0]
-            plan, same = Plan(carries=[judge.start()]), 0
-        else:
-            plan = slots.pop(at)
-        slots.append(plan)
+        plan, same = self._kept.resume(key, messages, lambda: Plan(carries=[judge.start()]))
         plan.resume(messages, judge, same)
         return plan
-
-
-_SETTINGS_KEPT = 16
-"""Family settings plans are kept for; past that all are forgotten."""
-_PLANS_KEPT = 4
-"""Plans kept for one setting."""

@@ -25,13 +25,17 @@ Invariants:
   `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is `start`, `[-1]`
   the whole fold), from the same kept values. `LeadingConcat` and `LeadingScan` keep parts the
   same way: what an item contributes is worked out once while the items before it stay.
+- `Resumable` is where all of them (and other histories' plans and views) keep what they worked
+  out: a few per key, and a new history resumes the one it shares most leading objects with
+  (`closest`), or starts afresh. Which one it resumes decides what is recomputed, never a value.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 from ctxlab.core.messages.message import same_leading
@@ -99,12 +103,11 @@ class LeadingFold(Generic[K, V]):
     it shares most with when it shares at least half of it, and is kept beside them otherwise.
     """
 
-    __slots__ = ("__weakref__", "_kept", "_step")
+    __slots__ = ("_kept", "_step")
 
     def __init__(self, step: Callable[..., V]) -> None:
         self._step = step
-        self._kept: dict[tuple[V, tuple[Hashable, ...]], list[_Sequence[K, V, None]]] = {}
-        _MEMOS.add(self)
+        self._kept = Resumable[tuple[V, tuple[Hashable, ...]], _Sequence[K, V, None]](_items_of)
 
     def clear(self) -> None:
         """Drop every remembered sequence."""
@@ -119,7 +122,7 @@ class LeadingFold(Generic[K, V]):
 
     def _values(self, items: Sequence[K], start: V, args: tuple[Any, ...]) -> list[V]:
         """The kept running values, brought up to `items` (the memo's own list: not to be kept)."""
-        kept, same = _resumed(_slots(self._kept, (start, args)), items, start)
+        kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))
         kept.cut(same)
         value = kept.values[-1]
         for item in items[same:]:
@@ -140,19 +143,18 @@ class LeadingConcat(Generic[K, P]):
     again unchanged gives back the very tuple it gave before.
     """
 
-    __slots__ = ("__weakref__", "_kept", "_parts")
+    __slots__ = ("_kept", "_parts")
 
     def __init__(self, parts: Callable[..., Iterable[P]]) -> None:
         self._parts = parts
-        self._kept: dict[tuple[int, tuple[Hashable, ...]], list[_Sequence[K, int, P]]] = {}
-        _MEMOS.add(self)
+        self._kept = Resumable[tuple[Hashable, ...], _Sequence[K, int, P]](_items_of)
 
     def clear(self) -> None:
         """Drop every remembered sequence."""
         self._kept.clear()
 
     def __call__(self, items: Sequence[K], *args: Any) -> tuple[P, ...]:
-        kept, same = _resumed(_slots(self._kept, (0, args)), items, 0)
+        kept, same = self._kept.resume(args, items, partial(_Sequence, 0))
         if same == len(items) == len(kept.items) and kept.whole is not None:
             return kept.whole
         kept.cut(same)
@@ -174,19 +176,18 @@ class LeadingScan(Generic[K, S, P]):
     sequence that begins with the same objects resumes after them.
     """
 
-    __slots__ = ("__weakref__", "_kept", "_step")
+    __slots__ = ("_kept", "_step")
 
     def __init__(self, step: Callable[..., tuple[Iterable[P], S]]) -> None:
         self._step = step
-        self._kept: dict[tuple[S, tuple[Hashable, ...]], list[_Sequence[K, S, P]]] = {}
-        _MEMOS.add(self)
+        self._kept = Resumable[tuple[S, tuple[Hashable, ...]], _Sequence[K, S, P]](_items_of)
 
     def clear(self) -> None:
         """Drop every remembered sequence."""
         self._kept.clear()
 
     def __call__(self, items: Sequence[K], start: S, *args: Any) -> tuple[P, ...]:
-        kept, same = _resumed(_slots(self._kept, (start, args)), items, start)
+        kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))
         if same == len(items) == len(kept.items) and kept.whole is not None:
             return kept.whole
         kept.cut(same)
@@ -208,11 +209,15 @@ class _Sequence(Generic[K, V, P]):
     concatenation or a scan the parts, how many the first i items made (`ends[i]`), and their
     tuple."""
 
-    items: list[K]
-    values: list[V]
+    start: InitVar[V]
+    items: list[K] = field(default_factory=list)
+    values: list[V] = field(init=False)
     parts: list[P] = field(default_factory=list)
     whole: tuple[P, ...] | None = None
     ends: list[int] = field(default_factory=lambda: [0])  # a scan's parts after the first i items
+
+    def __post_init__(self, start: V) -> None:
+        self.values = [start]
 
     def cut(self, same: int) -> None:
         """Keep the first `same` items only."""
@@ -222,26 +227,46 @@ class _Sequence(Generic[K, V, P]):
             self.whole = None
 
 
-def _slots(kept: dict[H, list[S]], key: H) -> list[S]:
-    slots = kept.get(key)
-    if slots is None:
-        if len(kept) >= _FOLDS_KEPT:
-            kept.clear()
-        slots = kept[key] = []
-    return slots
+def _items_of(kept: _Sequence[K, V, P]) -> Sequence[object]:
+    return kept.items
 
 
-def _resumed(slots: list[_Sequence[K, V, P]], items: Sequence[K], start: V) -> tuple[_Sequence[K, V, P], int]:
-    """The kept sequence `items` resumes, and how many leading items they share; the slot used
-    moves last, and a new one (in place of the least recently used) when none is close."""
-    best, same = closest(slots, items, lambda kept: kept.items)
-    if best < 0 or 2 * same < len(slots[best].items):
-        if len(slots) >= _SEQUENCES_KEPT:
-            del slots[0]
-        slots.append(_Sequence(items=[], values=[start]))
-        return slots[-1], 0
-    slots.append(slots.pop(best))
-    return slots[-1], same
+class Resumable(Generic[H, T]):
+    """A few things worked out from a history (a fold, a plan, a view), kept per key so that the
+    next history resumes the one it shares most with.
+
+    At most `per_key` are kept per key, the last used last, and `keys` keys (past that all are
+    forgotten); `held(thing)` is the history a thing was worked out from. `forget()` drops them.
+    """
+
+    __slots__ = ("__weakref__", "_held", "_kept", "_keys", "_per_key")
+
+    def __init__(self, held: Callable[[T], Sequence[object]], keys: int = 16, per_key: int = 4) -> None:
+        self._held, self._keys, self._per_key = held, keys, per_key
+        self._kept: dict[H, list[T]] = {}
+        _MEMOS.add(self)
+
+    def clear(self) -> None:
+        """Drop everything kept."""
+        self._kept.clear()
+
+    def resume(self, key: H, items: Sequence[object], make: Callable[[], T]) -> tuple[T, int]:
+        """The thing kept for `key` that `items` resumes, moved last, and how many leading items
+        they share; or a new one from `make` (in place of the least recently used), sharing 0,
+        when none shares at least half of its own history."""
+        slots = self._kept.get(key)
+        if slots is None:
+            if len(self._kept) >= self._keys:
+                self._kept.clear()
+            slots = self._kept[key] = []
+        at, same = closest(slots, items, self._held)
+        if at < 0 or 2 * same < len(self._held(slots[at])):
+            if len(slots) >= self._per_key:
+                del slots[0]
+            slots.append(make())
+            return slots[-1], 0
+        slots.append(slots.pop(at))
+        return slots[-1], same
 
 
 def closest(
@@ -263,12 +288,6 @@ def closest(
         if (shared, -len(kept)) > score:  # the most shared; the least to cut; the latest used
             best, same, score = k, shared, (shared, -len(kept))
     return best, same
-
-
-_FOLDS_KEPT = 16
-"""Starts (and arguments) a fold or a concatenation keeps sequences for; past that it forgets them all."""
-_SEQUENCES_KEPT = 4
-"""Sequences kept for one start."""
 
 
 class Clearable(Protocol):

@@ -30,7 +30,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, closest, remember
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, Resumable
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import Wire, to_openai_one
@@ -130,21 +130,8 @@ def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] =
     views of the histories last read are kept (`_Viewed`): a history that begins with the same
     message objects, none of them joined otherwise than before, is read from there on.
     """
-    joined = frozenset(joined)
-    slots = _VIEWS.by_frame.get(frame)
-    if slots is None:
-        if len(_VIEWS.by_frame) >= _FRAMES_KEPT:
-            _VIEWS.clear()
-        slots = _VIEWS.by_frame[frame] = []
-    at, same = closest(slots, messages, lambda viewed: viewed.messages)
-    if at < 0 or 2 * same < len(slots[at].messages):
-        if len(slots) >= _VIEWS_KEPT:
-            del slots[0]
-        viewed, same = _Viewed(), 0
-    else:
-        viewed = slots.pop(at)
-    slots.append(viewed)
-    return viewed.read(messages, frame, joined, same)
+    viewed, same = _VIEWS.resume(frame, messages, _Viewed)
+    return viewed.read(messages, frame, frozenset(joined), same)
 
 
 @dataclass(slots=True, eq=False)
@@ -199,24 +186,8 @@ class _Viewed:
             self.out[-1] = last
 
 
-class _Kept:
-    """The views kept, a few per frame (`forget()` drops them)."""
-
-    __slots__ = ("__weakref__", "by_frame")
-
-    def __init__(self) -> None:
-        self.by_frame: dict[Frame, list[_Viewed]] = {}
-        remember(self)
-
-    def clear(self) -> None:
-        """Drop every view."""
-        self.by_frame.clear()
-
-
-_VIEWS = _Kept()
-_FRAMES_KEPT = 4
-_VIEWS_KEPT = 4
-"""Views kept per frame: a run reads its history, and a step an edited copy of it."""
+_VIEWS = Resumable[Frame, _Viewed](lambda viewed: viewed.messages, keys=4)
+"""The views of the histories last read, a few per frame."""
 
 
 def _continues(before: PAMessage, item: PAMessage, key_joined: bool) -> bool:
