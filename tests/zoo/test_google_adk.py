@@ -36,6 +36,7 @@ from ctxlab.presets.google_adk.preset import (
     context_events,
     invocations,
     reasoning_call,
+    request_messages,
 )
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.openhands_workloads import TOOLS
@@ -376,3 +377,15 @@ def test_a_contexts_events_are_read_once_for_it(history: list[Message]) -> None:
         grown = tuple(history[:size])
         assert context_events(grown) == session.events_of(grown, invocations(grown))
     assert context_events(context[1:]) == session.events_of(context[1:], invocations(context[1:]))
+
+
+@given(agent_histories(), st.integers(0, 6))
+def test_a_requests_messages_are_the_items_read_one_by_one(history: list[Message], summary_at: int) -> None:
+    events = list(context_events(tuple(history)))
+    summary = session.Compacted(start=1, end=2, text="earlier", after=2)
+    items: list[session.Item] = [*events[:summary_at], summary, *events[summary_at:]]
+    for size in (*range(len(items) + 1), 2, len(items)):  # growing, then cut, then whole
+        shown = items[:size]
+        plain = tuple(as_message(item, k) for k, item in enumerate(shown))
+        assert request_messages(shown) == plain
+    assert request_messages(items[1:]) == tuple(as_message(item, k) for k, item in enumerate(items[1:]))

@@ -38,7 +38,7 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, LeadingScan
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
@@ -282,10 +282,7 @@ class CompactEvents(Step):
         compactions = memo(state, self.key, Memo()).compactions
         if not compactions:
             return Edit(messages=messages)
-        raw = context_events(messages)
-        return Edit(
-            messages=tuple(as_message(item, k) for k, item in enumerate(s.effective(raw, compactions)))
-        )
+        return Edit(messages=request_messages(s.effective(context_events(messages), compactions)))
 
 
 def reasoning_call(calls: Sequence[CallRecord], ordinal: int, total: int) -> CallRecord:
@@ -332,6 +329,15 @@ def invocations(context: Sequence[Message]) -> list[int]:
         turn += message.role == "user"
         out.append(max(turn, 0))
     return out
+
+
+def request_messages(items: Sequence[s.Item]) -> tuple[Message, ...]:
+    """`tuple(as_message(item, k) for k, item in enumerate(items))`, the messages of the requests
+    last made kept (`LeadingConcat`): a request that grew costs what it gained."""
+    return _request_messages(items)
+
+
+_request_messages = LeadingConcat[s.Item, Message](lambda item, at, _before: (as_message(item, at),))
 
 
 def as_message(item: s.Item, index: int) -> Message:
