@@ -32,6 +32,8 @@ Texts: `texts: google-adk` takes the package's strings from its installed packag
 
 from __future__ import annotations
 
+import bisect
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
@@ -141,7 +143,7 @@ class CompactEvents(Step):
         raw = context_events(state.context)
         done = stored
         if state.turn > stored.handled_turn:
-            ended = [e for e in raw if e.invocation < state.turn]
+            ended = list(raw[: bisect.bisect_left(raw, state.turn, key=_invocation)])  # in turn order
             done = self.after_invocation(ended, done, state, env, frame)
             done = replace(done, handled_turn=state.turn)
         if self.config.token_threshold is not None:
@@ -306,6 +308,9 @@ def _add_reasoning_call(count: int, call: CallRecord) -> int:
 
 _reasoning_calls = LeadingFold[CallRecord, int](_add_reasoning_call)
 """The reasoning calls of a run's journal: a journal that grew costs what it gained."""
+
+
+_invocation = operator.attrgetter("invocation")
 
 
 def context_events(context: tuple[Message, ...]) -> tuple[s.RawEvent, ...]:

@@ -122,7 +122,7 @@ def counted_response(raw: Sequence[RawEvent], compactions: Sequence[Compacted], 
     wanted = min(models, answered) - 1
     if wanted < 0:
         return None
-    shown_from = max((c.after for c in compactions), default=0)
+    shown_from = _shown_from(tuple(compactions))
     ordinal = models
     for index in range(len(raw) - 1, shown_from - 1, -1):
         if raw[index].role == "model":
@@ -130,6 +130,14 @@ def counted_response(raw: Sequence[RawEvent], compactions: Sequence[Compacted], 
             if ordinal == wanted:
                 return wanted
     return None
+
+
+def _latest_after(compactions: tuple[Compacted, ...]) -> int:
+    return max((c.after for c in compactions), default=0)
+
+
+_shown_from = IdentityMemo[tuple[Compacted, ...], int](_latest_after)
+"""Where the raw events after the last compaction start, once per tuple of compactions."""
 
 
 def _add_model_event(count: int, event: RawEvent) -> int:
@@ -239,9 +247,16 @@ _timestamp = operator.attrgetter("ts")
 
 
 def latest(compactions: Sequence[Compacted]) -> Compacted | None:
-    """The latest surviving compaction in stream order."""
+    """The latest surviving compaction in stream order (once per tuple of compactions)."""
+    return _latest(tuple(compactions))
+
+
+def _latest_of(compactions: tuple[Compacted, ...]) -> Compacted | None:
     kept = surviving(compactions)
     return compactions[kept[-1]] if kept else None
+
+
+_latest = IdentityMemo[tuple[Compacted, ...], Compacted | None](_latest_of)
 
 
 def call_ids(event: RawEvent) -> set[str]:
@@ -285,9 +300,10 @@ def token_candidates(
     raw: Sequence[RawEvent], compactions: Sequence[Compacted], retention: int
 ) -> list[RawEvent]:
     """`_events_to_compact_for_token_threshold` without the seed: raw events after the latest
-    compaction's end, less the retained tail (moved earlier to keep calls with their responses)."""
+    compaction's end, less the retained tail (moved earlier to keep calls with their responses).
+    `raw` is in timestamp order, so the events after the end are found by bisection."""
     last = latest(compactions)
-    candidates = [e for e in raw if e.ts > (last.end if last else 0)]
+    candidates = list(raw[bisect.bisect_right(raw, last.end if last else 0, key=_timestamp) :])
     if len(candidates) <= retention:
         return []
     chosen = candidates if retention == 0 else candidates[: safe_split(candidates, retention)]
