@@ -26,6 +26,7 @@ from ctxlab.core.compaction.observations import (
 )
 from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.drops import drop_front, drop_units, system_units_before
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.sizes import (
     Sizer,
@@ -33,14 +34,7 @@ from ctxlab.core.messages.sizes import (
 )
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import (
-    BlockRef,
-    drop_front,
-    drop_units,
-    protocol_units,
-    system_units_before,
-    view_units,
-)
+from ctxlab.core.messages.units import BlockRef, protocol_units, view_units
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
 from tests.strategies import messages, paired_histories

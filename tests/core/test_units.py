@@ -16,6 +16,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from ctxlab.core.messages.drops import drop_units
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.sizes import (
@@ -34,7 +35,6 @@ from ctxlab.core.messages.units import (
     ViewUnit,
     answers_own_calls,
     call_blocks,
-    drop_units,
     placed_units,
     protocol_units,
     result_block,

@@ -23,16 +23,13 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import ZERO
+from ctxlab.core.messages.drops import drop_units
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import (
     Sizer,
     unit_tallies,
 )
-from ctxlab.core.messages.units import (
-    drop_units,
-    protocol_units,
-    view_units,
-)
+from ctxlab.core.messages.units import protocol_units, view_units
 
 Zone = Literal["target", "buffer", "compact", "overflow"]
 

@@ -27,17 +27,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import ZERO, Tally, TextBlock, ToolCallBlock, ToolResultBlock, utf8_len
+from ctxlab.core.messages.drops import drop_units
 from ctxlab.core.messages.message import Message, Role
 from ctxlab.core.messages.sizes import (
     Sizer,
     unit_tallies,
 )
-from ctxlab.core.messages.units import (
-    ViewUnit,
-    drop_units,
-    protocol_units,
-    view_units,
-)
+from ctxlab.core.messages.units import ViewUnit, protocol_units, view_units
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

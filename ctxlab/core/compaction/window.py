@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ctxlab.core.messages.blocks import Tally
+from ctxlab.core.messages.drops import drop_front, system_units_before
 from ctxlab.core.messages.memo import LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import Sizer, message_tallies
 from ctxlab.core.messages.tokens import TokenCounter
-from ctxlab.core.messages.units import ViewUnit, drop_front, own_units, system_units_before, view_units
+from ctxlab.core.messages.units import ViewUnit, own_units, view_units
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

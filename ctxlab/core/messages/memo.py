@@ -16,8 +16,8 @@ Invariants:
   more than half of a full generation came back that way, the objects in use outnumber the
   limit, so the limit doubles instead: a context of any length is computed once per object,
   and at most two generations are held. `forget()` drops every memo's entries and limits (and
-  those of any cache handed to `remember`); a run calls it when it is released, so no run's
-  objects outlive it.
+  everything a `Resumable` keeps); a run calls it when it is released, so no run's objects
+  outlive it.
 - `LeadingFold(step)(items, start, *args)` equals folding `step` over `items` from `start`, left
   to right, whatever it folded before: it keeps the running values of the last sequence folded
   from each start, and a sequence that begins with the same objects resumes after them. Each
@@ -214,7 +214,7 @@ class _Sequence(Generic[K, V, P]):
     values: list[V] = field(init=False)
     parts: list[P] = field(default_factory=list)
     whole: tuple[P, ...] | None = None
-    ends: list[int] = field(default_factory=lambda: [0])  # a scan's parts after the first i items
+    ends: list[int] = field(default_factory=lambda: [0])
 
     def __post_init__(self, start: V) -> None:
         self.values = [start]
@@ -290,18 +290,11 @@ def closest(
     return best, same
 
 
-class Clearable(Protocol):
-    """A cache `forget()` can empty."""
-
+class _Clearable(Protocol):
     def clear(self) -> None: ...
 
 
-_MEMOS: weakref.WeakSet[Clearable] = weakref.WeakSet()
-
-
-def remember(memo: Clearable) -> None:
-    """Have `forget()` clear `memo` too (a cache kept by identity outside this module)."""
-    _MEMOS.add(memo)
+_MEMOS: weakref.WeakSet[_Clearable] = weakref.WeakSet()
 
 
 def forget() -> None:

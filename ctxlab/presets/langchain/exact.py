@@ -277,23 +277,17 @@ class _LangChainJudge:
 
     def _verdict(self, message: Message, position: int, unit: ViewUnit, nearest: _Nearest) -> Verdict:
         ref, call_id = BlockRef(position, unit.blocks[0]), unit.call_ids[0]
-        call = None if nearest is None else _made_call(*nearest, call_id)
+        found = None if nearest is None else _call_at(*nearest, call_id)
+        call = None if found is None else found[1]
         result = message.blocks[ref.block]
         assert isinstance(result, ToolResultBlock)
-        if call is None or holds_only(result, self.placeholder):
-            return Verdict(ref, call_id, reads=position)
-        if (result.name or call.name) in self.params.exclude_tools:
+        if (
+            call is None
+            or holds_only(result, self.placeholder)
+            or (result.name or call.name) in self.params.exclude_tools
+        ):
             return Verdict(ref, call_id, reads=position)
         return Verdict(ref, call.id, cleared=with_output(result, self.placeholder), reads=position)
-
-
-def _made_call(message: Message, unit: ViewUnit, call_id: str) -> ToolCallBlock | None:
-    """The first call `call_id` the AI message's `unit` makes, if it does."""
-    for i in unit.blocks:
-        block = message.blocks[i]
-        if isinstance(block, ToolCallBlock) and block.id == call_id:
-            return block
-    return None
 
 
 _PLANS = Plans()
@@ -357,9 +351,14 @@ def _candidates(
 
 def _call_in(messages: Sequence[Message], unit: ViewUnit, call_id: str) -> BlockRef | None:
     """Where the AI message `unit` makes the call `call_id` (the first such call), if it does."""
-    blocks = messages[unit.message].blocks
+    found = _call_at(messages[unit.message], unit, call_id)
+    return None if found is None else BlockRef(unit.message, found[0])
+
+
+def _call_at(message: Message, unit: ViewUnit, call_id: str) -> tuple[int, ToolCallBlock] | None:
+    """The call `call_id` the AI unit `unit` of `message` makes (the first), and its block index."""
     for i in unit.blocks:
-        block = blocks[i]
+        block = message.blocks[i]
         if isinstance(block, ToolCallBlock) and block.id == call_id:
-            return BlockRef(unit.message, i)
+            return i, block
     return None

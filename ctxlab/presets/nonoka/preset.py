@@ -61,10 +61,11 @@ from ctxlab.core.compaction.microcompact import MicrocompactParams, microcompact
 from ctxlab.core.compaction.progress import SUMMARY_FAILURE_LIMIT, Breaker
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ZERO, ToolResultBlock
+from ctxlab.core.messages.drops import drop_units
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.tokens import measure_all
-from ctxlab.core.messages.units import drop_units, protocol_units, view_units
+from ctxlab.core.messages.units import protocol_units, view_units
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo

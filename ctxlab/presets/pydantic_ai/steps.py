@@ -25,10 +25,11 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.drops import drop_units
 from ctxlab.core.messages.edits import replace_blocks, with_output
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelError
-from ctxlab.core.messages.units import BlockRef, call_blocks, drop_units, view_units
+from ctxlab.core.messages.units import BlockRef, call_blocks, view_units
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
