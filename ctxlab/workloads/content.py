@@ -11,6 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -36,14 +37,21 @@ class Spec(BaseModel):
     def _known_keys(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        fields = cls.model_fields  # a computed class property: read it once, not once per key
+        fields = _field_names(cls)
         unknown = [key for key in data if key not in fields]
         if unknown:
             problems: list[tuple[Loc, str, object]] = [
-                ((str(key),), unknown_key(key, list(fields)), data[key]) for key in unknown
+                ((str(key),), unknown_key(key, list(cls.model_fields)), data[key]) for key in unknown
             ]
             raise located_error(cls.__name__, problems)
         return data
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> frozenset[str]:
+    """The model's field names, read once per class: `model_fields` is a computed class property,
+    and a scenario validates thousands of items (the first reads of it per process are slow)."""
+    return frozenset(model.model_fields)
 
 
 class TextSpec(Spec):

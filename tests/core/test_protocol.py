@@ -170,7 +170,8 @@ from tests.strategies import paired_histories  # noqa: E402
 @given(
     paired_histories(),
     st.lists(
-        st.tuples(st.sampled_from(["append", "drop", "swap", "grow", "same"]), any_messages), max_size=8
+        st.tuples(st.sampled_from(["append", "drop", "slide", "cut", "swap", "grow", "same"]), any_messages),
+        max_size=8,
     ),
 )
 def test_meter_equals_a_full_check_after_any_edit(
@@ -183,6 +184,10 @@ def test_meter_equals_a_full_check_after_any_edit(
             request.append(message)
         elif op == "drop" and request:
             request.pop(0)
+        elif op == "slide" and len(request) > 1:  # a window that keeps its first message moves on
+            del request[1 : 1 + len(message.blocks)]
+        elif op == "cut" and len(request) > 1:  # ... and cuts the oldest message it keeps short
+            request[1] = request[1].with_blocks(request[1].blocks[1:] or message.blocks)
         elif op == "swap" and request:
             request[-1] = message
         elif op == "grow" and request:  # the reply message, a new object with blocks appended
@@ -259,3 +264,20 @@ def test_the_meter_finds_a_repeated_id_again_after_a_request_without_it() -> Non
     meter = ProtocolMeter(RULES)
     for request in ([first, call_a, again], [first, call_a], [first, call_a, again], [first, call_a, again]):
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
+
+
+def test_an_orphan_whose_call_the_window_dropped_reads_as_having_no_call() -> None:
+    from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+
+    system = Message(role="system", blocks=(TextBlock(text="be brief"),), id="s")
+    call = Message(role="assistant", blocks=(ToolCallBlock(id="c1", name="Read", input="{}"),), id="a")
+    user = Message(role="user", blocks=(TextBlock(text="go on"),), id="u")
+    reply = Message(role="assistant", blocks=(TextBlock(text="ok"),), id="b")
+    late = Message(role="user", blocks=(ToolResultBlock(id="c1", name="Read", output=()),), id="r")
+    meter = ProtocolMeter(RULES)
+    again, reply_again = user.with_blocks(user.blocks), reply.with_blocks(reply.blocks)
+    moved = [system, user, reply, again, reply_again, late]  # the checkers agree before the result
+    for request in ([system, call, *moved[1:]], moved):
+        assert list(meter.check(request)) == violations(to_openai(request), RULES)
+    details = {v.detail for v in meter.check(moved) if v.rule == "openai"}
+    assert details == {"result for 'c1' has no call in this request"}

@@ -20,17 +20,20 @@ broke: the message that arrived while a call was unanswered (or the call's own m
 request ended first), the orphan result itself, or the message repeating an id; an assistant
 first turn names its first message and no call (`call_id` is empty).
 
-Cost: each rule is a small immutable checker fed one OpenAI message at a time; the call ids seen
-so far live in one `CallIds` register shared by the rules, updated in place and rolled back
-message by message. `ProtocolMeter` keeps the checkers' state after every OpenAI message of the
-previous request, so checking the next request costs O(what changed) (plus a C-speed identity
-scan of the stored messages), and one request costs O(its size).
+Cost: each rule is a small immutable checker fed one OpenAI message at a time, which returns
+the violations that message settles; the call ids seen so far live in one `CallIds` register
+shared by the rules, updated in place and rolled back message by message. `ProtocolMeter` keeps
+the checkers' state after every OpenAI message of the previous request, so checking the next
+request costs O(what changed) (plus C-speed scans of the stored messages), whether it grew at
+the end or dropped messages at the front (a moving window), and one request costs O(its size).
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from ctxlab.core.messages.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
@@ -63,7 +66,9 @@ def _violation(index: int, call_id: str, rule: Rule, kind: Kind, detail: str) ->
 
 @dataclass(slots=True)
 class CallIds:
-    """Where each call id is used in the request so far: id -> OpenAI indexes, in order."""
+    """Where each call id is used in the request so far: id -> the stamps of the messages using
+    it, in order (a stamp orders messages as their OpenAI indexes do: `violations` uses the
+    indexes themselves, `ProtocolMeter` stamps that survive messages dropped before them)."""
 
     places: dict[str, list[int]] = field(default_factory=dict)
     repeated: int = 0  # uses beyond the first, over all ids
@@ -80,10 +85,20 @@ class CallIds:
         for call_id in calls:
             places = self.places[call_id]
             places.pop()
-            if places:
-                self.repeated -= 1
-            else:
-                del self.places[call_id]
+            self._forgot(call_id, places)
+
+    def discard(self, index: int, calls: Sequence[str]) -> None:
+        """Forget the uses of `calls` by the message at `index`, wherever it stands."""
+        for call_id in calls:
+            places = self.places[call_id]
+            places.remove(index)
+            self._forgot(call_id, places)
+
+    def _forgot(self, call_id: str, places: list[int]) -> None:
+        if places:
+            self.repeated -= 1
+        else:
+            del self.places[call_id]
 
     def called_before(self, call_id: str, index: int) -> bool:
         """Whether `call_id` was called by a message before `index`."""
@@ -104,19 +119,25 @@ class CallIds:
 
 
 class Checker(Protocol):
-    """A rule's streaming state: feed messages in order, then finish."""
+    """A rule's streaming state: feed messages in order, then finish.
+
+    A state holds no violations and no position but the stamps of the messages it still waits
+    on, so two states that compare equal judge every later message alike.
+    """
 
     @property
     def rule(self) -> Rule:
         """The rule it checks."""
         ...
 
-    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
-        """The state after one more OpenAI message (`ids` already holds the earlier calls)."""
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> tuple[Checker, tuple[Violation, ...]]:
+        """The state after one more OpenAI message, stamped `index`, and the violations that
+        message settles (`ids` holds at least the calls before it)."""
         ...
 
-    def finish(self) -> tuple[Violation, ...]:
-        """The violations this rule found, other than repeated ids."""
+    def finish(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
+        """The rule's violations other than repeated ids: `found`, those the messages settled
+        in order, and those the end of the request settles."""
         ...
 
 
@@ -130,22 +151,27 @@ def violations(openai_messages: Iterable[Mapping[str, Any]], rules: Iterable[Rul
     are read once, in order, and not kept (a transcript can be checked as it streams)."""
     ids = CallIds()
     checkers = [start(rule) for rule in rules]
+    found: list[list[Violation]] = [[] for _ in checkers]
     for index, wire in enumerate(openai_messages):
         fact = fact_of(wire)
-        checkers = [c.feed(index, fact, ids) for c in checkers]
+        for rule, checker in enumerate(checkers):
+            checkers[rule], settled = checker.feed(index, fact, ids)
+            found[rule].extend(settled)
         ids.add(index, fact.calls)
-    return _report(checkers, ids)
+    return _report(checkers, found, ids)
 
 
-def _report(checkers: Sequence[Checker], ids: CallIds) -> list[Violation]:
-    found: list[Violation] = []
-    for checker in checkers:
-        own, repeated = checker.finish(), ids.duplicates(checker.rule)
+def _report(
+    checkers: Sequence[Checker], found: Sequence[Sequence[Violation]], ids: CallIds
+) -> list[Violation]:
+    out: list[Violation] = []
+    for checker, settled in zip(checkers, found, strict=True):
+        own, repeated = checker.finish(settled), ids.duplicates(checker.rule)
         if repeated:
-            found.extend(sorted([*repeated, *own], key=lambda v: (v.index, v.kind != "duplicate_id")))
+            out.extend(sorted([*repeated, *own], key=lambda v: (v.index, v.kind != "duplicate_id")))
         else:
-            found.extend(own)
-    return found
+            out.extend(own)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,43 +244,48 @@ def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
     return _violation(index, call_id, rule, "dangling_call", f"call {call_id!r} is not answered {when}")
 
 
+_Fed = tuple["Checker", tuple[Violation, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class _OpenAIChecker:
     open_calls: tuple[tuple[str, int], ...] = ()  # unanswered calls of the batch, with their index
     answered: frozenset[str] = frozenset()
-    found: tuple[Violation, ...] = ()
     rule: Rule = "openai"
 
-    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> _Fed:
         if fact.answers is not None:
             return self._result(index, fact.answers, ids)
         if not self.open_calls and not fact.calls and not self.answered:
-            return self  # nothing open, nothing opened: the common text message
+            return self, ()  # nothing open, nothing opened: the common text message
         before = "before the next non-tool message"
-        found = self.found + tuple(_dangling(c, index, "openai", before) for c, _ in self.open_calls)
+        found = tuple(_dangling(c, index, "openai", before) for c, _ in self.open_calls)
         opened = tuple((c, index) for c in dict.fromkeys(fact.calls))
-        return _OpenAIChecker(opened, frozenset(), found)
+        return _OpenAIChecker(opened, frozenset()), found
 
-    def _result(self, index: int, call_id: str, ids: CallIds) -> Checker:
+    def _result(self, index: int, call_id: str, ids: CallIds) -> _Fed:
         remaining = tuple(pair for pair in self.open_calls if pair[0] != call_id)
         if len(remaining) < len(self.open_calls):
-            return _OpenAIChecker(remaining, self.answered | {call_id}, self.found)
+            return _OpenAIChecker(remaining, self.answered | {call_id}), ()
         if call_id in self.answered:
-            kind: Kind = "duplicate_result"
             detail = f"a second result for call {call_id!r}"
-        elif ids.called_before(call_id, index):
-            kind, detail = (
-                "orphan_result",
-                f"result for {call_id!r} arrives after an intervening non-tool message",
-            )
-        else:
-            kind, detail = "orphan_result", f"result for {call_id!r} has no call in this request"
-        found = (*self.found, _violation(index, call_id, "openai", kind, detail))
-        return _OpenAIChecker(self.open_calls, self.answered, found)
+            return self, (_violation(index, call_id, "openai", "duplicate_result", detail),)
+        return self, (_orphan(index, call_id, ids),)
 
-    def finish(self) -> tuple[Violation, ...]:
+    def finish(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
+        if not self.open_calls:
+            return tuple(found)
         ends = tuple(_dangling(c, at, "openai", "before the request ends") for c, at in self.open_calls)
-        return self.found + ends
+        return (*found, *ends)
+
+
+def _orphan(index: int, call_id: str, ids: CallIds) -> Violation:
+    """The `openai` rule's orphan result, its detail read off the calls of the request."""
+    if ids.called_before(call_id, index):
+        detail = f"result for {call_id!r} arrives after an intervening non-tool message"
+    else:
+        detail = f"result for {call_id!r} has no call in this request"
+    return _violation(index, call_id, "openai", "orphan_result", detail)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,25 +304,24 @@ class _TurnChecker:
     rule: Rule
     previous: _Turn | None = None
     current: _Turn | None = None
-    found: tuple[Violation, ...] = ()
 
-    def feed(self, index: int, fact: Fact, ids: CallIds) -> Checker:
+    def feed(self, index: int, fact: Fact, ids: CallIds) -> _Fed:
         if fact.role == "system" or not fact.shown:
-            return self  # no Anthropic turn: the system text, or a message of empty texts
+            return self, ()  # no Anthropic turn: the system text, or a message of empty texts
         role = "assistant" if fact.role == "assistant" else "user"
-        uses = tuple((index, c) for c in fact.calls)
+        uses = tuple([(index, c) for c in fact.calls]) if fact.calls else ()
         results = ((index, fact.answers),) if fact.answers is not None else ()
         current = self.current
         if current is not None and current.role == role:
             if not uses and not results:
-                return self  # one more message of the same turn that neither calls nor answers
+                return self, ()  # one more message of the same turn that neither calls nor answers
             merged = _Turn(role, current.first, current.uses + uses, current.results + results)
-            return _TurnChecker(self.rule, self.previous, merged, self.found)
-        found = self.found + self._close()
+            return _TurnChecker(self.rule, self.previous, merged), ()
+        found = self._close()
         if current is None and role == "assistant" and self.rule == "bedrock":
             detail = "the conversation starts with an assistant turn, not a user message"
             found += (_violation(index, "", "bedrock", "assistant_first", detail),)
-        return _TurnChecker(self.rule, current, _Turn(role, index, uses, results), found)
+        return _TurnChecker(self.rule, current, _Turn(role, index, uses, results)), found
 
     def _close(self) -> tuple[Violation, ...]:
         """Violations settled when the current turn ends (a user turn is judged then)."""
@@ -299,6 +329,8 @@ class _TurnChecker:
         if turn is None or turn.role != "user":
             return ()
         before = self.previous if self.previous is not None and self.previous.role == "assistant" else None
+        if not turn.results and (before is None or not before.uses):
+            return ()  # nothing answered and nothing to answer: the plain user turn
         judged = _judge_results(turn, before, self.rule)
         if self.rule == "anthropic" and before is not None:
             answered = {call_id for _, call_id in turn.results}
@@ -308,14 +340,14 @@ class _TurnChecker:
             )
         return judged
 
-    def finish(self) -> tuple[Violation, ...]:
+    def finish(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
         ends = self._close()
         turn = self.current
         if self.rule == "anthropic" and turn is not None and turn.role == "assistant":
             ends += tuple(_dangling(c, at, "anthropic", "before the request ends") for at, c in turn.uses)
-        if not ends and not self.found:
+        if not ends and not found:
             return ()
-        return tuple(sorted(self.found + ends, key=lambda v: v.index))
+        return tuple(sorted([*found, *ends], key=lambda v: v.index))
 
 
 def _judge_results(turn: _Turn, before: _Turn | None, rule: Rule) -> tuple[Violation, ...]:
@@ -386,18 +418,28 @@ def _turn_results(index: int, results: Sequence[str], uses: Sequence[str]) -> li
 class ProtocolMeter:
     """Checks request after request, reusing the work on what they share.
 
-    Kept from the previous request: its stored messages, the facts of its OpenAI view, and each
-    checker's state after every fact. A request keeps them up to the first stored message that is
-    not the same object (a stored message is immutable, so the same object has the same facts),
-    then up to the first fact that differs (a message that grew by appended blocks keeps the facts
-    it had), and feeds only the rest.
+    Kept from the previous request: its stored messages, the facts of its OpenAI view, a stamp
+    per fact, each checker's state after every fact and the violations each fact settled. States
+    and violations name facts by stamp, not position: a stamp stays with its fact while the
+    request around it changes, and stamps rise with positions, so a position is found by
+    bisection when a violation is reported.
+
+    A request keeps the kept lists up to the first stored message that is not the same object (a
+    stored message is immutable, so the same object has the same facts). When that object is a
+    later message of the previous request (a window that moved), the messages between are
+    dropped, and the facts after them are fed again only until the checkers' states equal the
+    kept ones (equal states judge the rest alike; what a rule reads off the request's calls is
+    read again when reported). Then the kept facts go up to the first that differs (a message
+    that grew by appended blocks keeps the facts it had), and only the rest are fed.
     """
 
     rules: tuple[Rule, ...]
     _messages: list[Message] = field(default_factory=list)
     _ends: list[int] = field(default_factory=list)  # facts of the first i + 1 messages
     _facts: list[Fact] = field(default_factory=list)
+    _stamps: list[int] = field(default_factory=list)  # rising, one per fact
     _states: list[tuple[Checker, ...]] = field(default_factory=list)  # after each fact; [0]: none yet
+    _found: dict[int, tuple[tuple[Violation, ...], ...]] = field(default_factory=dict)  # by stamp, per rule
     _ids: CallIds = field(default_factory=CallIds)
     _views: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
 
@@ -408,19 +450,58 @@ class ProtocolMeter:
         if not self._states:
             self._states.append(tuple(start(rule) for rule in self.rules))
         same = same_leading(self._messages, messages)
+        if same < len(self._messages) and same < len(messages) and self._drop_before(same, messages):
+            same = same_leading(self._messages, messages)
         del self._messages[same:], self._ends[same:]
         at = self._ends[-1] if same else 0
         facts = [fact for message in messages[same:] for fact in self._track(message)]
         kept = at + equal_leading(self._facts[at:], facts)
         while len(self._facts) > kept:
-            self._ids.remove(self._facts.pop().calls)
-            self._states.pop()
+            self._pop()
         for fact in facts[kept - at :]:
-            self._feed(fact)
+            self._push(fact)
         if len(self._views) > 2 * len(messages) + 16:  # forget views of messages long gone
             present = {id(m) for m in messages}
             self._views = {key: value for key, value in self._views.items() if key in present}
-        return tuple(_report(self._states[-1], self._ids))
+        return self._report()
+
+    def _drop_before(self, same: int, messages: Sequence[Message]) -> bool:
+        """When the request goes on, after its first `same` kept messages, with a later kept
+        message (a window that moved), drop the kept facts in between and settle the ones after
+        them; False when it does not. Messages before that later one may be new objects (the
+        oldest one cut short) as long as their facts end the dropped stretch."""
+        kept = self._messages
+        # Backwards, so a message held twice maps to its first place. Both lists hold their
+        # objects alive, so an id found on both sides is the same object.
+        where = {id(kept[j]): j for j in range(len(kept) - 1, same, -1)}
+        m = next((m for m in range(same, len(messages)) if id(messages[m]) in where), None)
+        if m is None:
+            return False
+        j = where[id(messages[m])]
+        head = [fact for message in messages[same:m] for fact in self.facts(message)]
+        start, end = self._ends[same - 1] if same else 0, self._ends[j - 1]
+        cut = end - len(head)
+        if cut < start or self._facts[cut:end] != head:
+            return False
+        for stamp, fact in zip(self._stamps[start:cut], self._facts[start:cut], strict=True):
+            self._ids.discard(stamp, fact.calls)
+            self._found.pop(stamp, None)
+        del self._facts[start:cut], self._stamps[start:cut], self._states[start + 1 : cut + 1]
+        ends = list(
+            itertools.accumulate((len(self.facts(message)) for message in messages[same:m]), initial=start)
+        )
+        self._ends[same:] = [*ends[1:], *(e - (cut - start) for e in self._ends[j:])]
+        kept[same:j] = messages[same:m]
+        self._settle(start)
+        return True
+
+    def _settle(self, start: int) -> None:
+        """Feed the facts from `start` on again until a state equals the one kept after it."""
+        for at in range(start, len(self._facts)):
+            state = self._advance(self._states[at], self._facts[at], self._stamps[at])
+            if state == self._states[at + 1]:
+                return
+            self._states[at + 1] = state
 
     def _track(self, message: Message) -> tuple[Fact, ...]:
         """The message's facts, the message now kept after the ones before it."""
@@ -429,11 +510,50 @@ class ProtocolMeter:
         self._messages.append(message)
         return facts
 
-    def _feed(self, fact: Fact) -> None:
-        index = len(self._facts)
-        self._states.append(tuple(c.feed(index, fact, self._ids) for c in self._states[-1]))
-        self._ids.add(index, fact.calls)
+    def _push(self, fact: Fact) -> None:
+        stamp = self._stamps[-1] + 1 if self._stamps else 0
+        self._states.append(self._advance(self._states[-1], fact, stamp))
+        self._ids.add(stamp, fact.calls)
         self._facts.append(fact)
+        self._stamps.append(stamp)
+
+    def _pop(self) -> None:
+        stamp = self._stamps.pop()
+        self._ids.remove(self._facts.pop().calls)
+        self._states.pop()
+        self._found.pop(stamp, None)
+
+    def _advance(self, before: tuple[Checker, ...], fact: Fact, stamp: int) -> tuple[Checker, ...]:
+        """The states after `fact`; what it settles is kept under its stamp."""
+        after: list[Checker] = []
+        found: list[tuple[Violation, ...]] = []
+        settles = False
+        for checker in before:
+            state, settled = checker.feed(stamp, fact, self._ids)
+            after.append(state)
+            found.append(settled)
+            settles = settles or bool(settled)
+        if settles:
+            self._found[stamp] = tuple(found)
+        elif stamp in self._found:
+            del self._found[stamp]
+        return tuple(after)
+
+    def _report(self) -> tuple[Violation, ...]:
+        found: list[list[Violation]] = [[] for _ in self.rules]
+        for stamp in sorted(self._found):
+            for settled, per_rule in zip(found, self._found[stamp], strict=True):
+                settled.extend(per_rule)
+        reported = _report(self._states[-1], found, self._ids)
+        return tuple([self._placed(v) for v in reported]) if reported else ()
+
+    def _placed(self, violation: Violation) -> Violation:
+        """`violation` at its fact's position (and an orphan's detail read off today's calls)."""
+        stamp = violation.index
+        if violation.rule == "openai" and violation.kind == "orphan_result":
+            violation = _orphan(stamp, violation.call_id, self._ids)
+        index = bisect.bisect_left(self._stamps, stamp)
+        return replace(violation, index=index) if index != stamp else violation
 
     def facts(self, message: Message) -> tuple[Fact, ...]:
         """The facts of one stored message's OpenAI view (memoised by identity)."""
