@@ -12,7 +12,9 @@ Invariants:
   each one yields, the cumulative size of every view prefix). The next request keeps the lists up
   to the first stored message that is not the same object and rebuilds only the rest; the shared
   view prefix is found from there on. A run that appends pays O(new messages) Python work per
-  call (plus a C-speed identity scan of the request).
+  call (plus a C-speed identity scan of the request). A request that goes on with a later run of
+  the kept messages (a window that dropped its front) takes that run's lists over, its running
+  sums moved at C speed, rather than rebuilding them message by message.
 - Each stored message object is converted to its view messages and sized once while a kept
   request holds it (pieces are looked up by identity and holding them keeps the object alive).
 - Every observed call is kept as a `CallUsage`, in call order; `totals` sums them.
@@ -25,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ctxlab.core.messages.blocks import ZERO, Tally
+from ctxlab.core.messages.blocks import Tally
 from ctxlab.core.messages.message import Message, same_leading
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -55,23 +57,35 @@ class _Piece:
 class _Kept:
     """The last request of one kind, as lists the next request of that kind truncates and extends.
 
-    `ends[i]` is the number of view messages of `messages[: i + 1]`; `prefix[k]` the size of the
-    first `k` view messages; `hidden[i]` the size of the messages among the first `i` that yield
-    no view message.
+    `ends[i]` is the number of view messages of `messages[: i + 1]`; the size of the first `k`
+    view messages is `Tally(nbytes[k], ndata[k])`; the size of the messages among the first `i`
+    that yield no view message is `Tally(hidden_nbytes[i], hidden_ndata[i])`. The sums are kept
+    as plain integers so that a run of them moves (`extend_by`) at C speed.
     """
 
     messages: list[Message] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
     wire: list[Mapping[str, Any]] = field(default_factory=list)
-    prefix: list[Tally] = field(default_factory=lambda: [ZERO])
-    hidden: list[Tally] = field(default_factory=lambda: [ZERO])
+    nbytes: list[int] = field(default_factory=lambda: [0])
+    ndata: list[int] = field(default_factory=lambda: [0])
+    hidden_nbytes: list[int] = field(default_factory=lambda: [0])
+    hidden_ndata: list[int] = field(default_factory=lambda: [0])
     tools: tuple[ToolSchema, ...] = ()
+
+    def prefix(self, views: int) -> Tally:
+        """The size of the first `views` view messages."""
+        return Tally(self.nbytes[views], self.ndata[views])
+
+    def total(self) -> Tally:
+        """The size of the whole request, view messages and hidden ones."""
+        return Tally(self.nbytes[-1] + self.hidden_nbytes[-1], self.ndata[-1] + self.hidden_ndata[-1])
 
     def truncate(self, kept: int) -> None:
         """Keep the first `kept` stored messages."""
         wire = self.ends[kept - 1] if kept else 0
-        del self.messages[kept:], self.ends[kept:], self.hidden[kept + 1 :]
-        del self.wire[wire:], self.prefix[wire + 1 :]
+        del self.messages[kept:], self.ends[kept:], self.wire[wire:]
+        del self.nbytes[wire + 1 :], self.ndata[wire + 1 :]
+        del self.hidden_nbytes[kept + 1 :], self.hidden_ndata[kept + 1 :]
 
     def head(self, kept: int) -> _Kept:
         """A copy of the first `kept` stored messages."""
@@ -80,21 +94,43 @@ class _Kept:
             messages=self.messages[:kept],
             ends=self.ends[:kept],
             wire=self.wire[:wire],
-            prefix=self.prefix[: wire + 1],
-            hidden=self.hidden[: kept + 1],
+            nbytes=self.nbytes[: wire + 1],
+            ndata=self.ndata[: wire + 1],
+            hidden_nbytes=self.hidden_nbytes[: kept + 1],
+            hidden_ndata=self.hidden_ndata[: kept + 1],
             tools=self.tools,
         )
+
+    def extend_by(self, source: _Kept, start: int, stop: int) -> None:
+        """Add stored messages `start:stop` of another kept request at the end (a stored
+        message's view and sizes are its own, so they carry over; only the running sums move)."""
+        first, last = source.ends[start - 1] if start else 0, source.ends[stop - 1]
+        self.messages.extend(source.messages[start:stop])
+        shift = len(self.wire) - first
+        self.ends.extend([end + shift for end in source.ends[start:stop]])
+        self.wire.extend(source.wire[first:last])
+        for mine, theirs, a, b in (
+            (self.nbytes, source.nbytes, first, last),
+            (self.ndata, source.ndata, first, last),
+            (self.hidden_nbytes, source.hidden_nbytes, start, stop),
+            (self.hidden_ndata, source.hidden_ndata, start, stop),
+        ):
+            shift = mine[-1] - theirs[a]
+            mine.extend([value + shift for value in theirs[a + 1 : b + 1]])
 
     def extend(self, piece: _Piece) -> None:
         """Add one stored message at the end."""
         self.messages.append(piece.message)
         self.wire.extend(piece.wire)
-        total = self.prefix[-1]
+        nbytes, ndata = self.nbytes[-1], self.ndata[-1]
         for size in piece.sizes:
-            total = total + size
-            self.prefix.append(total)
+            nbytes += size.nbytes
+            ndata += size.ndata
+            self.nbytes.append(nbytes)
+            self.ndata.append(ndata)
         self.ends.append(len(self.wire))
-        self.hidden.append(self.hidden[-1] + piece.unseen)
+        self.hidden_nbytes.append(self.hidden_nbytes[-1] + piece.unseen.nbytes)
+        self.hidden_ndata.append(self.hidden_ndata[-1] + piece.unseen.ndata)
 
 
 class _Read(NamedTuple):
@@ -165,18 +201,29 @@ class PromptCacheMeter:
             for name in names
             if name in self._kept
         ]
+        own = self._kept.get(kind)
+        moved = _moved(own, messages, same[kind]) if own is not None else None
+        if moved is not None:  # `own` is cut next: take the run it moves to first
+            assert own is not None
+            run = own.head(moved.stop)
         kept = self._rebase(kind, same)
-        for message in messages[len(kept.messages) :]:
+        rest = messages[len(kept.messages) :]
+        if moved is not None and kept is own:
+            for message in messages[len(kept.messages) : moved.resumed]:
+                kept.extend(self._piece(message))
+            kept.extend_by(run, moved.start, moved.stop)
+            rest = messages[moved.resumed + moved.stop - moved.start :]
+        for message in rest:
             kept.extend(self._piece(message))
         kept.tools = tools
         self._forget()
-        input_tokens = self.counter.total(kept.prefix[-1] + kept.hidden[-1], tools)
+        input_tokens = self.counter.total(kept.total(), tools)
         cached = max(
             (
                 prefix_tokens(
                     self.counter,
                     shared=e.views,
-                    size=kept.prefix[e.views],
+                    size=kept.prefix(e.views),
                     tools=tools,
                     same_tools=e.same_tools,
                 )
@@ -219,7 +266,10 @@ class PromptCacheMeter:
             return piece
         sized = view_sizes(message, self.counter)
         piece = _Piece(
-            message=message, wire=tuple(to_openai_one(message)), sizes=sized.sizes, unseen=sized.unseen
+            message=message,
+            wire=tuple(to_openai_one(message)),
+            sizes=sized.sizes,
+            unseen=sized.unseen,
         )
         self._pieces[id(message)] = piece
         return piece
@@ -233,3 +283,27 @@ class PromptCacheMeter:
             ids = {id(m) for kept in self._kept.values() for m in kept.messages}
             self._pieces = {key: piece for key, piece in self._pieces.items() if key in ids}
         self._limit = 2 * max(live, len(self._pieces)) + 64
+
+
+class _Moved(NamedTuple):
+    """A request that goes on, at `resumed`, with the kept messages `start:stop`."""
+
+    resumed: int
+    start: int
+    stop: int
+
+
+def _moved(kept: _Kept, messages: tuple[Message, ...], same: int) -> _Moved | None:
+    """Where the request, past its first `same` kept messages, goes on with a later run of the
+    kept ones (a window that moved); None when it does not."""
+    held = kept.messages
+    if same + 1 >= len(held) or same >= len(messages):
+        return None  # no kept message after the first that differs
+    # Backwards, so a message held twice maps to its first place. Both sides hold their objects
+    # alive, so an id found on both is the same object.
+    where = {id(held[j]): j for j in range(len(held) - 1, same, -1)}
+    resumed = next((m for m in range(same, len(messages)) if id(messages[m]) in where), None)
+    if resumed is None:
+        return None
+    start = where[id(messages[resumed])]
+    return _Moved(resumed, start, start + same_leading(held[start:], messages[resumed:]))

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 import ctxlab.engine.cache as cache_module
 from ctxlab.core.messages.message import Message
@@ -24,6 +25,8 @@ from ctxlab.workloads.generators import generate
 from tests.parity.lab import params_of
 from tests.parity.spec import ParityConfig
 from tests.parity.workloads import parity_cases
+from tests.strategies import messages as any_messages
+from tests.strategies import paired_histories
 from tests.zoo.runs import FIELDS, one_turn, run, text, tool_call
 
 COUNTER = AgentScopeEstimator()
@@ -144,3 +147,38 @@ def test_a_meter_without_caching_bills_every_input_token() -> None:
     meter.observe("reasoning", (message,), ())
     use = meter.observe("reasoning", (message,), ())
     assert use == (0, 0) and meter.totals.cost == pytest.approx(2 * 100 * 2.0 / 1e6)
+
+
+@given(
+    paired_histories(),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["append", "drop", "slide", "cut", "swap", "summary"]),
+            any_messages,
+            st.integers(1, 3),
+        ),
+        max_size=10,
+    ),
+)
+def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
+    history: list[Message], edits: list[tuple[str, Message, int]]
+) -> None:
+    """Requests that grow, lose their front, keep their first message while the window moves
+    (cutting the oldest kept message short), or are summary requests in between."""
+    meter, request, seen = PromptCacheMeter(COUNTER), list(history), []
+    for op, message, size in edits:
+        kind = "summary" if op == "summary" else "reasoning"
+        if op == "append":
+            request.append(message)
+        elif op == "drop":
+            del request[:size]
+        elif op == "slide":
+            del request[1 : 1 + size]
+        elif op == "cut" and len(request) > 1:
+            request[1] = request[1].with_blocks(request[1].blocks[1:] or message.blocks)
+        elif op == "swap" and request:
+            request[-1] = message
+        sent = tuple(request) if kind == "reasoning" else (*request, message)
+        seen.append((kind, sent, (), 0))
+        meter.observe(kind, sent, ())
+    assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == pure_replay(seen)
