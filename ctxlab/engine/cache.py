@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ctxlab.core.messages.blocks import Tally
-from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.message import Message, resumed_at, same_leading
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
@@ -201,18 +201,17 @@ class PromptCacheMeter:
             for name in names
             if name in self._kept
         ]
-        own = self._kept.get(kind)
+        own = self._kept.get(kind) if self._rebases_own(kind, same) else None
         moved = _moved(own, messages, same[kind]) if own is not None else None
-        if moved is not None:  # `own` is cut next: take the run it moves to first
-            assert own is not None
-            run = own.head(moved.stop)
-        kept = self._rebase(kind, same)
-        rest = messages[len(kept.messages) :]
-        if moved is not None and kept is own:
-            for message in messages[len(kept.messages) : moved.resumed]:
+        if own is not None and moved is not None:  # a new head, then the run the window moved to
+            kept = self._kept[kind] = own.head(same[kind])
+            for message in messages[same[kind] : moved.resumed]:
                 kept.extend(self._piece(message))
-            kept.extend_by(run, moved.start, moved.stop)
+            kept.extend_by(own, moved.start, moved.stop)
             rest = messages[moved.resumed + moved.stop - moved.start :]
+        else:
+            kept = self._rebase(kind, same)
+            rest = messages[len(kept.messages) :]
         for message in rest:
             kept.extend(self._piece(message))
         kept.tools = tools
@@ -237,14 +236,18 @@ class PromptCacheMeter:
         """The kept request of `kind`, cut to the longest run of leading messages a kept request
         shares with the new one (copied from the other kind's when that one shares more: a summary
         request starts with the span the last reasoning request held)."""
-        own = self._kept.get(kind)
-        source = max(same, key=lambda name: same[name], default=None)
-        if own is not None and (source is None or same[kind] >= same[source]):
+        if self._rebases_own(kind, same):
+            own = self._kept[kind]
             own.truncate(same[kind])
             return own
+        source = max(same, key=lambda name: same[name], default=None)
         own = self._kept[source].head(same[source]) if source is not None else _Kept()
         self._kept[kind] = own
         return own
+
+    def _rebases_own(self, kind: CallKind, same: dict[str, int]) -> bool:
+        """Whether the kept request of `kind` itself shares the most with the new one."""
+        return kind in self._kept and all(same[kind] >= shared for shared in same.values())
 
     def _shared(self, earlier: _Kept, messages: tuple[Message, ...], same: int) -> int:
         """How many leading view messages the request of `messages` shares with `earlier`, whose
@@ -299,11 +302,8 @@ def _moved(kept: _Kept, messages: tuple[Message, ...], same: int) -> _Moved | No
     held = kept.messages
     if same + 1 >= len(held) or same >= len(messages):
         return None  # no kept message after the first that differs
-    # Backwards, so a message held twice maps to its first place. Both sides hold their objects
-    # alive, so an id found on both is the same object.
-    where = {id(held[j]): j for j in range(len(held) - 1, same, -1)}
-    resumed = next((m for m in range(same, len(messages)) if id(messages[m]) in where), None)
-    if resumed is None:
+    found = resumed_at(held, messages, same)
+    if found is None:
         return None
-    start = where[id(messages[resumed])]
+    resumed, start = found
     return _Moved(resumed, start, start + same_leading(held[start:], messages[resumed:]))

@@ -34,7 +34,8 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.wire.protocol import RULES, ProtocolMeter, Rule
+from ctxlab.core.wire.meter import ProtocolMeter
+from ctxlab.core.wire.protocol import RULES, Rule
 from ctxlab.core.wire.views import to_openai
 from ctxlab.engine.cache import CacheUse as CacheUse  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.engine.cache import PromptCacheMeter

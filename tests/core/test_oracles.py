@@ -14,7 +14,8 @@ from hypothesis import given
 
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.wire.protocol import ProtocolMeter, Rule, anthropic_violations, violations
+from ctxlab.core.wire.meter import ProtocolMeter
+from ctxlab.core.wire.protocol import Rule, anthropic_violations, violations
 from ctxlab.core.wire.views import to_anthropic, to_openai
 from tests.oracles import anthropic_problems, anthropic_shape, bedrock_problems, openai_problems
 from tests.strategies import paired_histories

@@ -161,7 +161,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from ctxlab.core.messages.message import Message  # noqa: E402
-from ctxlab.core.wire.protocol import ProtocolMeter  # noqa: E402
+from ctxlab.core.wire.meter import ProtocolMeter  # noqa: E402
 from ctxlab.core.wire.views import to_openai  # noqa: E402
 from tests.strategies import messages as any_messages  # noqa: E402
 from tests.strategies import paired_histories  # noqa: E402

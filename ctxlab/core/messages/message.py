@@ -121,6 +121,24 @@ def same_leading(a: Sequence[object], b: Sequence[object]) -> int:
     return next(differ, min(len(a), len(b)))
 
 
+def resumed_at(held: Sequence[object], items: Sequence[object], same: int) -> tuple[int, int] | None:
+    """Where `items`, past the first `same` they share with `held`, goes on with a later item of
+    `held` (a window that dropped its front): `(i, j)` with `items[i] is held[j]`, `i` the first
+    such and `j > same` its first place in `held`; None when no later item of `held` comes back.
+
+    >>> a, b, c, d = (text_message("user", t) for t in "abcd")
+    >>> resumed_at([a, b, c, d], [a, c, d], 1), resumed_at([a, b], [a, c], 1)
+    ((1, 2), None)
+    """
+    # Backwards, so an item held twice maps to its first place. Both sides hold their objects
+    # alive, so an id found on both is the same object.
+    where = {id(held[j]): j for j in range(len(held) - 1, same, -1)}
+    if not where:
+        return None
+    i = next((i for i in range(same, len(items)) if id(items[i]) in where), None)
+    return None if i is None else (i, where[id(items[i])])
+
+
 def equal_leading(a: Sequence[object], b: Sequence[object]) -> int:
     """How many leading items of `a` and `b` are equal.
 

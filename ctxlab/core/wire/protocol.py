@@ -22,22 +22,18 @@ first turn names its first message and no call (`call_id` is empty).
 
 Cost: each rule is a small immutable checker fed one OpenAI message at a time, which returns
 the violations that message settles; the call ids seen so far live in one `CallIds` register
-shared by the rules, updated in place and rolled back message by message. `ProtocolMeter` keeps
-the checkers' state after every OpenAI message of the previous request, so checking the next
-request costs O(what changed) (plus C-speed scans of the stored messages), whether it grew at
-the end or dropped messages at the front (a moving window), and one request costs O(its size).
+shared by the rules, updated in place and rolled back message by message. One request costs
+O(its size); `ctxlab.core.wire.meter.ProtocolMeter` checks request after request in what changed.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ctxlab.core.messages.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.message import Message, equal_leading, same_leading
+from ctxlab.core.messages.message import Message
 
 Rule = Literal["openai", "anthropic", "bedrock"]
 RULES: tuple[Rule, ...] = ("openai", "anthropic", "bedrock")
@@ -158,10 +154,10 @@ def violations(openai_messages: Iterable[Mapping[str, Any]], rules: Iterable[Rul
             checkers[rule], settled = checker.feed(index, fact, ids)
             found[rule].extend(settled)
         ids.add(index, fact.calls)
-    return _report(checkers, found, ids)
+    return report(checkers, found, ids)
 
 
-def _report(
+def report(
     checkers: Sequence[Checker], found: Sequence[Sequence[Violation]], ids: CallIds
 ) -> list[Violation]:
     out: list[Violation] = []
@@ -270,7 +266,7 @@ class _OpenAIChecker:
         if call_id in self.answered:
             detail = f"a second result for call {call_id!r}"
             return self, (_violation(index, call_id, "openai", "duplicate_result", detail),)
-        return self, (_orphan(index, call_id, ids),)
+        return self, (orphan(index, call_id, ids),)
 
     def finish(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
         if not self.open_calls:
@@ -279,7 +275,7 @@ class _OpenAIChecker:
         return (*found, *ends)
 
 
-def _orphan(index: int, call_id: str, ids: CallIds) -> Violation:
+def orphan(index: int, call_id: str, ids: CallIds) -> Violation:
     """The `openai` rule's orphan result, its detail read off the calls of the request."""
     if ids.called_before(call_id, index):
         detail = f"result for {call_id!r} arrives after an intervening non-tool message"
@@ -412,154 +408,3 @@ def _turn_results(index: int, results: Sequence[str], uses: Sequence[str]) -> li
             detail = f"result for {call_id!r} has no tool_use in the previous assistant turn"
             found.append(_violation(index, call_id, "anthropic", "orphan_result", detail))
     return found
-
-
-@dataclass(slots=True)
-class ProtocolMeter:
-    """Checks request after request, reusing the work on what they share.
-
-    Kept from the previous request: its stored messages, the facts of its OpenAI view, a stamp
-    per fact, each checker's state after every fact and the violations each fact settled. States
-    and violations name facts by stamp, not position: a stamp stays with its fact while the
-    request around it changes, and stamps rise with positions, so a position is found by
-    bisection when a violation is reported.
-
-    A request keeps the kept lists up to the first stored message that is not the same object (a
-    stored message is immutable, so the same object has the same facts). When that object is a
-    later message of the previous request (a window that moved), the messages between are
-    dropped, and the facts after them are fed again only until the checkers' states equal the
-    kept ones (equal states judge the rest alike; what a rule reads off the request's calls is
-    read again when reported). Then the kept facts go up to the first that differs (a message
-    that grew by appended blocks keeps the facts it had), and only the rest are fed.
-    """
-
-    rules: tuple[Rule, ...]
-    _messages: list[Message] = field(default_factory=list)
-    _ends: list[int] = field(default_factory=list)  # facts of the first i + 1 messages
-    _facts: list[Fact] = field(default_factory=list)
-    _stamps: list[int] = field(default_factory=list)  # rising, one per fact
-    _states: list[tuple[Checker, ...]] = field(default_factory=list)  # after each fact; [0]: none yet
-    _found: dict[int, tuple[tuple[Violation, ...], ...]] = field(default_factory=dict)  # by stamp, per rule
-    _ids: CallIds = field(default_factory=CallIds)
-    _views: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
-
-    def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
-        """The violations of the request made of `messages` (stored messages, in order)."""
-        if not self.rules:
-            return ()
-        if not self._states:
-            self._states.append(tuple(start(rule) for rule in self.rules))
-        same = same_leading(self._messages, messages)
-        if same < len(self._messages) and same < len(messages) and self._drop_before(same, messages):
-            same = same_leading(self._messages, messages)
-        del self._messages[same:], self._ends[same:]
-        at = self._ends[-1] if same else 0
-        facts = [fact for message in messages[same:] for fact in self._track(message)]
-        kept = at + equal_leading(self._facts[at:], facts)
-        while len(self._facts) > kept:
-            self._pop()
-        for fact in facts[kept - at :]:
-            self._push(fact)
-        if len(self._views) > 2 * len(messages) + 16:  # forget views of messages long gone
-            present = {id(m) for m in messages}
-            self._views = {key: value for key, value in self._views.items() if key in present}
-        return self._report()
-
-    def _drop_before(self, same: int, messages: Sequence[Message]) -> bool:
-        """When the request goes on, after its first `same` kept messages, with a later kept
-        message (a window that moved), drop the kept facts in between and settle the ones after
-        them; False when it does not. Messages before that later one may be new objects (the
-        oldest one cut short) as long as their facts end the dropped stretch."""
-        kept = self._messages
-        # Backwards, so a message held twice maps to its first place. Both lists hold their
-        # objects alive, so an id found on both sides is the same object.
-        where = {id(kept[j]): j for j in range(len(kept) - 1, same, -1)}
-        m = next((m for m in range(same, len(messages)) if id(messages[m]) in where), None)
-        if m is None:
-            return False
-        j = where[id(messages[m])]
-        head = [fact for message in messages[same:m] for fact in self.facts(message)]
-        start, end = self._ends[same - 1] if same else 0, self._ends[j - 1]
-        cut = end - len(head)
-        if cut < start or self._facts[cut:end] != head:
-            return False
-        for stamp, fact in zip(self._stamps[start:cut], self._facts[start:cut], strict=True):
-            self._ids.discard(stamp, fact.calls)
-            self._found.pop(stamp, None)
-        del self._facts[start:cut], self._stamps[start:cut], self._states[start + 1 : cut + 1]
-        ends = list(
-            itertools.accumulate((len(self.facts(message)) for message in messages[same:m]), initial=start)
-        )
-        self._ends[same:] = [*ends[1:], *(e - (cut - start) for e in self._ends[j:])]
-        kept[same:j] = messages[same:m]
-        self._settle(start)
-        return True
-
-    def _settle(self, start: int) -> None:
-        """Feed the facts from `start` on again until a state equals the one kept after it."""
-        for at in range(start, len(self._facts)):
-            state = self._advance(self._states[at], self._facts[at], self._stamps[at])
-            if state == self._states[at + 1]:
-                return
-            self._states[at + 1] = state
-
-    def _track(self, message: Message) -> tuple[Fact, ...]:
-        """The message's facts, the message now kept after the ones before it."""
-        facts = self.facts(message)
-        self._ends.append((self._ends[-1] if self._ends else 0) + len(facts))
-        self._messages.append(message)
-        return facts
-
-    def _push(self, fact: Fact) -> None:
-        stamp = self._stamps[-1] + 1 if self._stamps else 0
-        self._states.append(self._advance(self._states[-1], fact, stamp))
-        self._ids.add(stamp, fact.calls)
-        self._facts.append(fact)
-        self._stamps.append(stamp)
-
-    def _pop(self) -> None:
-        stamp = self._stamps.pop()
-        self._ids.remove(self._facts.pop().calls)
-        self._states.pop()
-        self._found.pop(stamp, None)
-
-    def _advance(self, before: tuple[Checker, ...], fact: Fact, stamp: int) -> tuple[Checker, ...]:
-        """The states after `fact`; what it settles is kept under its stamp."""
-        after: list[Checker] = []
-        found: list[tuple[Violation, ...]] = []
-        settles = False
-        for checker in before:
-            state, settled = checker.feed(stamp, fact, self._ids)
-            after.append(state)
-            found.append(settled)
-            settles = settles or bool(settled)
-        if settles:
-            self._found[stamp] = tuple(found)
-        elif stamp in self._found:
-            del self._found[stamp]
-        return tuple(after)
-
-    def _report(self) -> tuple[Violation, ...]:
-        found: list[list[Violation]] = [[] for _ in self.rules]
-        for stamp in sorted(self._found):
-            for settled, per_rule in zip(found, self._found[stamp], strict=True):
-                settled.extend(per_rule)
-        reported = _report(self._states[-1], found, self._ids)
-        return tuple([self._placed(v) for v in reported]) if reported else ()
-
-    def _placed(self, violation: Violation) -> Violation:
-        """`violation` at its fact's position (and an orphan's detail read off today's calls)."""
-        stamp = violation.index
-        if violation.rule == "openai" and violation.kind == "orphan_result":
-            violation = _orphan(stamp, violation.call_id, self._ids)
-        index = bisect.bisect_left(self._stamps, stamp)
-        return replace(violation, index=index) if index != stamp else violation
-
-    def facts(self, message: Message) -> tuple[Fact, ...]:
-        """The facts of one stored message's OpenAI view (memoised by identity)."""
-        cached = self._views.get(id(message))
-        if cached is not None and cached[0] is message:
-            return cached[1]
-        facts = facts_of_message(message)
-        self._views[id(message)] = (message, facts)
-        return facts
