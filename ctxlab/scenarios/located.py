@@ -12,7 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -92,6 +92,17 @@ FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def parse_yaml(text: str, file: str) -> Located:
     """Parse one YAML document with the safe loader, keeping node positions.
+
+    A plain document (one, without anchors, aliases or tags beyond the scalar ones) is read
+    straight from libyaml's events (`_read_events`); anything else, and every error, goes through
+    `compose_yaml`, which gives the same data and positions for a plain document.
+    """
+    read = _read_events(text) if FAST_LOADER is not yaml.SafeLoader else None
+    return Located(file=file, data=read[0], positions=read[1]) if read else compose_yaml(text, file)
+
+
+def compose_yaml(text: str, file: str) -> Located:
+    """`parse_yaml` by way of YAML's node graph: any document, every error located.
 
     The document is composed by libyaml when available; a document it rejects is composed again
     by the pure-Python loader, whose messages say more, so the error reads the same either way.
@@ -180,7 +191,126 @@ def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
         return node.value  # a string as written; dates are kept as written too (the models parse them)
     _check_tag(node, path, reading.file, *_SCALAR_TAGS)
     # the safe constructor's own function for the tag, without `construct_object`'s bookkeeping
-    return _CONSTRUCTORS[tag](reading.constructor, node)
+    try:
+        return _CONSTRUCTORS[tag](reading.constructor, node)
+    except (ValueError, KeyError) as bad:  # only an explicit tag can give a value its tag refuses
+        kind = tag.rsplit(":", 1)[-1]
+        message = f"{node.value!r} is not a YAML {kind}; write one, or remove the tag !!{kind}"
+        raise _node_error(node, reading.file, path, message) from bad
+
+
+class _Unusual(Exception):
+    """What the event reading leaves to `compose_yaml`: an anchor, an alias, a collection tag,
+    a key that is not a plain scalar, a repeated key, a second document, or any YAML error."""
+
+
+_NOTHING: Any = object()
+_RESOLVER: Any = yaml.resolver.Resolver()
+
+
+def _read_events(text: str) -> tuple[Any, dict[Loc, tuple[int, int]]] | None:
+    """A plain document's data and positions, read from libyaml's events without building nodes
+    (None when `compose_yaml` must read it: see `_Unusual`, or a stream with no document).
+
+    Invariant: for every document it reads, data and positions (in their insertion order) equal
+    `compose_yaml`'s; a test compares the two.
+    """
+    positions: dict[Loc, tuple[int, int]] = {}
+    root = _Open((), mapping=False, root=True)
+    stack = [root]
+    numbers: dict[tuple[str, str], Any] = {}
+    try:
+        events: Iterator[Any] = yaml.parse(text, Loader=FAST_LOADER)
+        for event in events:
+            kind = type(event)
+            if kind is yaml.ScalarEvent:
+                value = _plain_scalar(event, numbers)
+                parent = stack[-1]
+                if parent.wants_key():
+                    parent.take_key(value, event.start_mark)
+                else:
+                    positions[parent.child_path()] = (event.start_mark.line + 1, event.start_mark.column + 1)
+                    parent.add(value, positions)
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                parent = stack[-1]
+                if event.anchor is not None or event.tag not in (None, "!") or parent.wants_key():
+                    raise _Unusual
+                path = parent.child_path()
+                positions[path] = (event.start_mark.line + 1, event.start_mark.column + 1)
+                stack.append(_Open(path, mapping=kind is yaml.MappingStartEvent))
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                done = stack.pop()
+                stack[-1].add(done.value, positions)
+            elif kind is yaml.AliasEvent or (kind is yaml.DocumentStartEvent and root.value):
+                raise _Unusual
+    except (yaml.YAMLError, _Unusual):
+        return None
+    return (root.value[0], positions) if root.value else None
+
+
+@dataclass(slots=True)
+class _Open:
+    """A mapping or sequence being read: its path, its value so far, and a mapping's key read
+    but not yet given its value (with the key's position). The root holds the document's node
+    as its one item, at the empty path."""
+
+    path: Loc
+    mapping: bool
+    root: bool = False
+    value: Any = None
+    key: Any = _NOTHING
+    key_at: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        self.value = {} if self.mapping else []
+
+    def wants_key(self) -> bool:
+        return self.mapping and self.key is _NOTHING
+
+    def take_key(self, key: Any, mark: Any) -> None:
+        if key in self.value:
+            raise _Unusual
+        self.key, self.key_at = key, (mark.line + 1, mark.column + 1)
+
+    def child_path(self) -> Loc:
+        if self.mapping:
+            return (*self.path, self.key)
+        return () if self.root else (*self.path, len(self.value))
+
+    def add(self, value: Any, positions: dict[Loc, tuple[int, int]]) -> None:
+        """Give the value read: a mapping's to its key (positioned at the key), else appended."""
+        if self.mapping:
+            self.value[self.key] = value
+            positions[(*self.path, self.key)] = self.key_at
+            self.key = _NOTHING
+        else:
+            self.value.append(value)
+
+
+def _plain_scalar(event: Any, numbers: dict[tuple[str, str], Any]) -> Any:
+    """A scalar event's value as `_scalar` reads its node (`_Unusual` for an anchor or a tag
+    that is not a plain scalar's); `numbers` keeps the non-strings read so far (immutable)."""
+    if event.anchor is not None:
+        raise _Unusual
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+    if tag in (_STR, _TIMESTAMP):
+        return event.value
+    if tag not in _SCALAR_TAGS:
+        raise _Unusual
+    key = (tag, event.value)
+    if key not in numbers:
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark)
+        try:
+            numbers[key] = _CONSTRUCTORS[tag](_CONSTRUCTOR, node)
+        except (ValueError, KeyError) as bad:
+            raise _Unusual from bad
+    return numbers[key]
+
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+"""The safe constructor whose functions read plain scalars (they keep no state for scalars)."""
 
 
 def validate(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxlab.problems import ScenarioError
-from ctxlab.scenarios.located import load, parse_yaml, read_text
+from ctxlab.scenarios.located import Located, _read_events, compose_yaml, load, parse_yaml, read_text
 
 
 class Inner(BaseModel):
@@ -136,3 +137,72 @@ def test_quoted_and_tagged_scalars_read_as_written() -> None:
     located = parse_yaml(text, "x")
     assert located.data == {**yaml.safe_load(text), "i": "2026-01-01"}
     assert located.where(("h",)) == (8, 1)
+
+
+def read_both(text: str) -> tuple[object, object]:
+    """What `parse_yaml` and `compose_yaml` make of `text`: (data, positions in order) or the
+    problems raised."""
+
+    def read(parse: Callable[[str, str], Located]) -> object:
+        try:
+            located = parse(text, "x")
+        except ScenarioError as error:
+            return [str(p) for p in error.problems]
+        return located.data, list(located.positions.items())
+
+    return read(parse_yaml), read(compose_yaml)
+
+
+@given(PLAIN, st.sampled_from([None, False, True]), st.sampled_from([None, "'", '"']))
+def test_a_plain_document_is_read_from_events_as_composed(
+    data: object, flow: bool | None, quote: str | None
+) -> None:
+    text = yaml.safe_dump(
+        {"doc": data, "n": [1, 1.5, True, None]}, default_flow_style=flow, default_style=quote
+    )
+    assert _read_events(text) is not None  # the event reading takes it
+    fast, composed = read_both(text)
+    assert fast == composed
+
+
+UNUSUAL = [
+    "a: &x {b: 1}\nc: *x\n",
+    "a: &x 1\nc: *x\n",
+    "a: *nowhere\n",
+    "base: &b {k: 1}\nmore: {<<: *b, j: 2}\n",
+    "a: !!python/object:os.system {}\n",
+    "a: !custom 1\n",
+    "a: !!map {b: 1}\n",
+    "a: !!seq [1]\n",
+    "? [1, 2]\n: x\n",
+    "? {k: 1}\n: x\n",
+    "a: 1\na: 2\n",
+    "a: {b: 1, b: 2}\n",
+    "a: 1\n---\nb: 2\n",
+    "a: [1, 2\n",
+    "a: 'open\n",
+    "\ta: 1\n",
+    "a: 1\n b: 2\n",
+    "# only a comment\n",
+    "--- \n...\n",
+    "plain scalar\n",
+    "- 1\n- [2, {c: d}]\n",
+    "a: !!str 2\nb: !!int '3'\nc: ! 4\n",
+    "a: !!float 1\nb: !!bool yes\n",
+    "a: !!int x\n",
+]
+
+
+@pytest.mark.parametrize("text", UNUSUAL)
+def test_anything_else_reads_as_composed(text: str) -> None:
+    fast, composed = read_both(text)
+    assert fast == composed
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"), [("!!int x", "int"), ("!!bool maybe", "bool"), ("!!float 1e", "float")]
+)
+def test_a_value_its_tag_refuses_is_a_located_problem(tmp_path: Path, value: str, kind: str) -> None:
+    [problem] = problems(write(tmp_path, f"name: ok\nitems:\n  - trigger_ratio: {value}\n"))
+    assert problem.startswith(f"{tmp_path / 's.yaml'}:3:20: items[0].trigger_ratio: ")
+    assert f"is not a YAML {kind}; write one, or remove the tag" in problem
