@@ -218,13 +218,13 @@ def _read_events(text: str) -> tuple[Any, dict[Loc, tuple[int, int]]] | None:
     positions: dict[Loc, tuple[int, int]] = {}
     root = _Open((), mapping=False, root=True)
     stack = [root]
-    numbers: dict[tuple[str, str], Any] = {}
+    seen: dict[tuple[Any, ...], Any] = {}
     try:
         events: Iterator[Any] = yaml.parse(text, Loader=FAST_LOADER)
         for event in events:
             kind = type(event)
             if kind is yaml.ScalarEvent:
-                value = _plain_scalar(event, numbers)
+                value = _plain_scalar(event, seen)
                 parent = stack[-1]
                 if parent.wants_key():
                     parent.take_key(value, event.start_mark)
@@ -287,11 +287,25 @@ class _Open:
             self.value.append(value)
 
 
-def _plain_scalar(event: Any, numbers: dict[tuple[str, str], Any]) -> Any:
+def _plain_scalar(event: Any, seen: dict[tuple[Any, ...], Any]) -> Any:
     """A scalar event's value as `_scalar` reads its node (`_Unusual` for an anchor or a tag
-    that is not a plain scalar's); `numbers` keeps the non-strings read so far (immutable)."""
+    that is not a plain scalar's). Short scalars repeat (every key of a long list of turns):
+    `seen` keeps what they read as, by tag, text and style (the values are immutable)."""
     if event.anchor is not None:
         raise _Unusual
+    if len(event.value) > _REMEMBERED:
+        return _scalar_value(event)
+    key = (event.tag, event.value, event.implicit)
+    if key not in seen:
+        seen[key] = _scalar_value(event)
+    return seen[key]
+
+
+_REMEMBERED = 24
+"""Scalars up to this many characters are remembered by `_plain_scalar`."""
+
+
+def _scalar_value(event: Any) -> Any:
     tag = event.tag
     if tag is None or tag == "!":
         tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
@@ -299,14 +313,11 @@ def _plain_scalar(event: Any, numbers: dict[tuple[str, str], Any]) -> Any:
         return event.value
     if tag not in _SCALAR_TAGS:
         raise _Unusual
-    key = (tag, event.value)
-    if key not in numbers:
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark)
-        try:
-            numbers[key] = _CONSTRUCTORS[tag](_CONSTRUCTOR, node)
-        except (ValueError, KeyError) as bad:
-            raise _Unusual from bad
-    return numbers[key]
+    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark)
+    try:
+        return _CONSTRUCTORS[tag](_CONSTRUCTOR, node)
+    except (ValueError, KeyError) as bad:
+        raise _Unusual from bad
 
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
