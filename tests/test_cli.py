@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,30 @@ def test_on_a_terminal_the_bar_counts_the_runs_then_the_scenarios_drawn_and_so_d
     frames = [f.strip() for f in err.getvalue().split("\r") if f.strip()]
     assert frames[0].startswith("drawing:   0%") and frames[-1].startswith("drawing: 100%"), frames
     assert "2/2" in frames[-1] and "scenario" in frames[-1]
+
+
+def test_off_a_terminal_the_grid_is_expanded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting the runs ahead (a resolved config and its hash per run) is for the bar only."""
+    import ctxlab.experiments.run as running
+    from ctxlab.experiments import grid
+
+    expanded: list[str] = []
+
+    def counting(loaded: Any, **options: Any) -> Any:
+        expanded.append(loaded.name)
+        return real(loaded, **options)
+
+    real = grid.expand
+    monkeypatch.setattr(grid, "expand", counting)
+    monkeypatch.setattr(running, "expand", counting)
+    code, _, err = run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots")
+    assert (code, expanded) == (0, ["tiny"]), err
+    main(
+        ["run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots"],
+        out=io.StringIO(),
+        err=_Terminal(),
+    )
+    assert expanded == ["tiny"] * 3
 
 
 def test_quiet_prints_nothing_and_record_requests_writes_request_files(tmp_path: Path) -> None:

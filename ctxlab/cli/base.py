@@ -53,6 +53,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
+def shows_progress(*, quiet: bool, err: TextIO) -> bool:
+    """Whether `Progress` would draw a bar (not quiet, on a terminal): only then are its phases'
+    totals read, so a caller may skip counting them otherwise."""
+    return not quiet and err.isatty()
+
+
 class Progress:
     """A tqdm bar on a terminal that counts each phase in turn (`(description, unit, total)`,
     such as the runs and then the scenarios drawn), skipping empty ones; a no-op otherwise (never
@@ -61,7 +67,7 @@ class Progress:
     def __init__(self, phases: Sequence[tuple[str, str, int]], *, quiet: bool, err: TextIO) -> None:
         self.phases = [phase for phase in phases if phase[2] > 0]
         self.bar: Any = None
-        if not quiet and sum(total for _, _, total in self.phases) > 1 and err.isatty():
+        if shows_progress(quiet=quiet, err=err) and sum(total for _, _, total in self.phases) > 1:
             from tqdm import tqdm
 
             tqdm.monitor_interval = 0  # no monitor thread: workers are forked only from a lone thread

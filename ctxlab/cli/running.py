@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from ctxlab.cli.base import BadInput, Progress, out_dir
+from ctxlab.cli.base import BadInput, Progress, out_dir, shows_progress
 
 if TYPE_CHECKING:  # the loader and the run path are imported by the commands that use them
     from ctxlab.core.wire.views import WireName
@@ -78,7 +78,8 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
     from ctxlab.experiments.run import run_scenarios
 
     root = out_dir(how.out_dir)
-    total = sum(len(expand(item)) for item in loaded)
+    counted = shows_progress(quiet=how.quiet, err=err)  # expanding a large grid twice costs
+    total = sum(len(expand(item)) for item in loaded) if counted else 0
     phases = [("running", "run", total), ("drawing", "scenario", len(loaded) if how.plots else 0)]
     with Progress(phases, quiet=how.quiet, err=err) as progress:
         try:
