@@ -184,6 +184,40 @@ def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) 
     assert not (tmp_path / "o").exists()
 
 
+def long_reply(folder: Path, rounds: int) -> Path:
+    """A transcript of one request answered after `rounds` tool rounds."""
+    lines: list[dict[str, Any]] = [{"role": "user", "content": "Fix the parser."}]
+    for i in range(rounds):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        lines += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"line {i}"},
+        ]
+    lines.append({"role": "assistant", "content": "Fixed."})
+    path = folder / "long.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_replay_plays_every_recorded_round_of_a_reply_past_the_loop_limit(tmp_path: Path) -> None:
+    trace = long_reply(tmp_path, 60)
+    code, _, err = run_cli("replay", str(trace), "--out", str(tmp_path / "all"), "--no-plots")
+    assert code == 0, err
+    assert err == (
+        "ctxlab replay: note: the transcript's longest reply has 60 rounds, over agentscope's limit of "
+        "50 (react.max_iters); it is raised to 61 so every recorded round is replayed "
+        "(--set react.max_iters=50 keeps the preset's)\n"
+    )
+    (run,) = csv.DictReader((tmp_path / "all" / "long" / "runs.csv").open(encoding="utf-8"))
+    assert run["calls"] == "61"
+    kept = ("replay", str(trace), "--set", "react.max_iters=50", "--out", str(tmp_path / "cut"), "--no-plots")
+    code, _, err = run_cli(*kept)
+    assert code == 0 and "ctxlab replay: strategies[0].react.max_iters: warning: turn 1 scripts 60" in err
+    assert "10 scripted rounds in 1 turn are never played" in err and "note" not in err
+    (run,) = csv.DictReader((tmp_path / "cut" / "long" / "runs.csv").open(encoding="utf-8"))
+    assert run["calls"] == "51"
+
+
 def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o"))
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()

@@ -18,6 +18,7 @@ STDLIB = set(sys.stdlib_module_names)
 FAMILY_SHARED = {
     "steps",
     "preset",
+    "limits",
     "entries",
     "registry",
     "freetext",

@@ -51,6 +51,10 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="the API form requests are recorded in (anthropic: requests/<run_id>.anthropic.jsonl.gz)",
     )
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument("--no-plots", action="store_true", help="skip the figures")
+    parser.add_argument(
+        "--svg", action="store_true", help="draw every figure as SVG too (PNG only by default)"
+    )
 
 
 def shows_progress(*, quiet: bool, err: TextIO) -> bool:

@@ -78,7 +78,5 @@ def add_run(commands: Commands) -> None:
         metavar="ADDR",
         help="Dask scheduler, e.g. tcp://host:8786 (default: a LocalCluster)",
     )
-    run.add_argument("--no-plots", action="store_true", help="skip the figures")
-    run.add_argument("--svg", action="store_true", help="draw every figure as SVG too (PNG only by default)")
     add_run_options(run)
     run.set_defaults(handler=cmd_run)

@@ -33,7 +33,7 @@ from ctxlab.core.world.retention import RetentionSnapshot
 from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.cache import PromptCacheMeter
 from ctxlab.engine.env import CacheMeter, Env
-from ctxlab.engine.hooks import BuiltinTool, RunSettings, Strategy
+from ctxlab.engine.hooks import BuiltinTool, RunSettings
 from ctxlab.engine.loop import labelled_subagents
 from ctxlab.engine.retention import RetentionTracker
 from ctxlab.engine.session import Session, SubagentSetup, assemble
@@ -46,6 +46,7 @@ from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.presets.entries import StrategyEntry, WorkspaceKind
+from ctxlab.presets.limits import loop_limit
 from ctxlab.presets.registry import build_strategy
 from ctxlab.scenarios.fields import DelegateSpec, StrategyField
 from ctxlab.scenarios.schema import ModelSpec, PricesSpec, Tokenizer
@@ -149,15 +150,6 @@ class Agent:
     model: ChatModel
     script: Script
     builtins: dict[str, BuiltinTool]
-
-
-def loop_limit(entry: StrategyEntry, strategy: Strategy) -> int:
-    """Rounds per reply: the scenario's `react.max_iters` when it sets one, else the family's own
-    limit when the strategy has one (LangChain's is far above any workload), else the default."""
-    own = getattr(strategy, "max_iters", None)
-    if "max_iters" in entry.react.model_fields_set or not isinstance(own, int):
-        return entry.react.max_iters
-    return own
 
 
 def subagent_setup(spec: RunSpec, workload: Workload) -> SubagentSetup | None:

@@ -21,11 +21,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ctxlab.presets.entries import StrategyEntry
+from ctxlab.presets.limits import ReplyLimit, reply_limit
+from ctxlab.presets.registry import build_strategy
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, fields_at, grid, resolve, set_at
+from ctxlab.scenarios.workload import Workload
+from ctxlab.texts import load_texts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,8 +112,13 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for key, values in scenario.sweep.items()
     )
     points = _points(located, scenario, axes, context)
-    _check_workloads(located, points, axes, context["files"])
+    rounds = _check_workloads(located, points, axes, context["files"])
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
+    warnings += _dedupe(
+        w
+        for point, scripted in zip(points, rounds, strict=True)
+        for w in _cut_warnings(located, point, axes, scripted)
+    )
     warnings += _trace_warnings(located, scenario, context["trace_warnings"])
     return LoadedScenario(
         source=located.file,
@@ -159,24 +169,25 @@ def _points(
 
 def _check_workloads(
     located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], files: dict[str, str]
-) -> None:
-    """Build each distinct workload once, so a probe that cannot be planted fails at load time."""
-    seen: set[str] = set()
+) -> list[list[int]]:
+    """Build each distinct workload once, so a probe that cannot be planted fails at load time;
+    each point's rounds per scripted turn (`scripted_rounds`)."""
+    keys = [f"{p.scenario.seed}:{p.scenario.workload.model_dump_json()}" for p in points]
+    built: dict[str, list[int]] = {}
     problems: list[Problem] = []
-    for point in points:
-        workload, seed = point.scenario.workload, point.scenario.seed
-        key = f"{seed}:{workload.model_dump_json()}"
-        if key in seen:
+    for point, key in zip(points, keys, strict=True):
+        if key in built:
             continue
-        seen.add(key)
+        built[key] = []
         try:
-            workload.build(seed, files)
+            built[key] = scripted_rounds(point.scenario.workload.build(point.scenario.seed, files))
         except WorkloadError as error:
             for found in error.problems:
                 problem = located.locate(Problem(loc=("workload", *found.loc), message=found.message))
                 problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
     if problems:
         raise ScenarioError(_dedupe(problems))
+    return [built[key] for key in keys]
 
 
 def _related(a: Loc, b: Loc) -> bool:
@@ -203,6 +214,74 @@ def _warnings(located: Located, point: ScenarioPoint, axes: tuple[Axis, ...]) ->
             path: Loc = ("strategies", i, *warning.loc)
             problem = located.locate(Problem(loc=path, message=f"warning: {warning.message}"))
             yield _relocate(problem, located, axes, point.picks) if axes else problem
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsCut:
+    """Scripted rounds a strategy never plays: turns with more rounds than its reply limit.
+
+    Attributes:
+        strategy: the entry's index in the scenario's strategies.
+        limit: what limits the entry's replies.
+        longest: the most rounds one turn scripts; `turn` is the first such turn (from 0).
+        turns: how many turns script more rounds than the limit.
+        unplayed: their rounds past the limit, never played.
+    """
+
+    strategy: int
+    limit: ReplyLimit
+    longest: int
+    turn: int
+    turns: int
+    unplayed: int
+
+    @property
+    def needed(self) -> int:
+        """The least limit that plays every scripted round and lets each turn answer unforced."""
+        return self.longest + 1
+
+    def message(self, preset: str) -> str:
+        limit = self.limit
+        unplayed, turns = _counted(self.unplayed, "scripted round"), _counted(self.turns, "turn")
+        ends = "stops" if limit.steps else "is made to answer"
+        verb = "is" if self.unplayed == 1 else "are"
+        return (
+            f"turn {self.turn + 1} scripts {self.longest:,} rounds, but {preset} plays at most "
+            f"{limit.rounds:,} a reply ({limit.setting}): {unplayed} in {turns} {verb} never "
+            f"played, the reply {ends} first; set {limit.setting}: {self.needed} to play every round"
+        )
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def scripted_rounds(workload: Workload) -> list[int]:
+    """The rounds each turn of a built workload scripts, in turn order."""
+    return [len(turn.rounds) for turn in workload.script.turns]
+
+
+def rounds_cut(strategies: Sequence[StrategyEntry], rounds: Sequence[int]) -> list[RoundsCut]:
+    """The strategies whose reply limit cuts turns that script `rounds` short."""
+    longest = max(rounds, default=0)
+    cuts: list[RoundsCut] = []
+    for i, entry in enumerate(strategies):
+        limit = reply_limit(entry, build_strategy(entry, load_texts(entry.texts)))
+        over = [r - limit.rounds for r in rounds if r > limit.rounds]
+        if over:
+            cuts.append(RoundsCut(i, limit, longest, list(rounds).index(longest), len(over), sum(over)))
+    return cuts
+
+
+def _cut_warnings(
+    located: Located, point: ScenarioPoint, axes: tuple[Axis, ...], rounds: Sequence[int]
+) -> Iterator[Problem]:
+    strategies = point.scenario.strategies
+    for cut in rounds_cut(strategies, rounds):
+        path: Loc = ("strategies", cut.strategy, *cut.limit.setting.split("."))
+        message = f"warning: {cut.message(strategies[cut.strategy].preset)}"
+        problem = located.locate(Problem(loc=path, message=message))
+        yield _relocate(problem, located, axes, point.picks) if axes else problem
 
 
 def _trace_warnings(

@@ -16,7 +16,6 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.experiments.execute import loop_limit
 from ctxlab.presets.deepagents.eviction import (
     content_preview,
     evicted,
@@ -29,6 +28,7 @@ from ctxlab.presets.deepagents.eviction import (
 from ctxlab.presets.deepagents.preset import LANGGRAPH_LOOP_LIMIT, DeepAgentsParams
 from ctxlab.presets.deepagents.summary import truncated_input
 from ctxlab.presets.entries import entry_params
+from ctxlab.presets.limits import loop_limit
 from ctxlab.presets.registry import ENTRIES, PRESETS
 from ctxlab.texts import load_texts
 from ctxlab.texts.deepagents import CTXLAB_DEEPAGENTS_TEXTS, deepagents_texts

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from ctxlab.experiments.execute import loop_limit
 from ctxlab.presets.entries import entry_params
 from ctxlab.presets.langchain.preset import LANGGRAPH_LOOP_LIMIT
 from ctxlab.presets.lc_messages import LCCall, LCMessage
 from ctxlab.presets.lc_summary import clauses, safe_cutoff_point, should_summarize
+from ctxlab.presets.limits import loop_limit
 from ctxlab.presets.none.preset import NoStrategy
 from ctxlab.presets.registry import ENTRIES, PRESETS
 from ctxlab.texts import load_texts

@@ -1,0 +1,55 @@
+"""How many scripted rounds a reply can play under a strategy, and the setting that raises it.
+
+A reply stops at its loop limit: AgentScope's `react.max_iters` forces an answer at that round
+(a family may carry its own limit, used unless the scenario sets `react.max_iters`), and a
+framework that counts its condensations as steps (OpenHands' `max_iterations`, Google ADK's
+`max_llm_calls`) stops the reply after that many steps. A scripted turn with more rounds than
+that never plays the rest; the scenario loader warns of it and `ctxlab replay` raises the limit
+to fit the transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctxlab.engine.hooks import Strategy
+from ctxlab.presets.entries import StrategyEntry
+
+STEP_LIMIT_SETTINGS = ("max_iterations", "max_llm_calls")
+"""The entry settings that hold a family's step limit (OpenHands, Google ADK)."""
+
+
+def loop_limit(entry: StrategyEntry, strategy: Strategy) -> int:
+    """Rounds per reply: the scenario's `react.max_iters` when it sets one, else the family's own
+    limit when the strategy has one (LangChain's is far above any workload), else the default."""
+    own = getattr(strategy, "max_iters", None)
+    if "max_iters" in entry.react.model_fields_set or not isinstance(own, int):
+        return entry.react.max_iters
+    return own
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyLimit:
+    """The most scripted rounds one reply plays in full under a strategy.
+
+    Attributes:
+        rounds: under `react.max_iters` M, M rounds (a turn of exactly M gets a forced answer,
+            as the framework gives it); under a step limit S, S - 1 (the answer is a step too,
+            and a condensation takes one more).
+        setting: the entry's dotted path that sets the limit.
+        steps: whether it is a step limit (condensations counted) rather than rounds.
+    """
+
+    rounds: int
+    setting: str
+    steps: bool
+
+
+def reply_limit(entry: StrategyEntry, strategy: Strategy) -> ReplyLimit:
+    """What limits a reply of `strategy`, built from `entry`."""
+    steps = getattr(strategy, "iteration_limit", None)
+    if isinstance(steps, int):
+        fields = type(entry).model_fields
+        setting = next((name for name in STEP_LIMIT_SETTINGS if name in fields), "iteration limit")
+        return ReplyLimit(rounds=steps - 1, setting=setting, steps=True)
+    return ReplyLimit(rounds=loop_limit(entry, strategy), setting="react.max_iters", steps=False)
