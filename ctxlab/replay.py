@@ -23,7 +23,7 @@ from typing import Any
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.experiments.run import run_scenarios
 from ctxlab.presets.registry import PRESETS
-from ctxlab.scenarios.load import load_located, scenario_name
+from ctxlab.scenarios.load import load_located, scenario_name, with_every_round
 from ctxlab.scenarios.located import Located
 from ctxlab.scenarios.schema import Tokenizer
 
@@ -32,15 +32,21 @@ REPLAY_SHARE = 0.6
 """A transcript replayed without a given window gets this share of its unmanaged peak."""
 
 
-def run_document(document: Mapping[str, Any], out: Path, *, base_dir: Path = Path()) -> Results:
+def run_document(
+    document: Mapping[str, Any], out: Path, *, base_dir: Path = Path(), every_round: bool = False
+) -> Results:
     """Run a scenario document (the YAML file's content as a mapping) and load its results.
 
     Relative file paths in the document start at `base_dir`. The folder is `out/<name>/`.
+    `every_round` raises a strategy's `react.max_iters` where it would cut a scripted turn short
+    and the document sets none, as `ctxlab replay` does (`with_every_round`).
 
     Raises:
         ScenarioError: the document does not load (located messages, as `ctxlab validate` gives).
     """
     loaded = load_located(Located(file=SOURCE, data=copy.deepcopy(dict(document)), positions={}), base_dir)
+    if every_round:
+        loaded, _ = with_every_round(loaded)
     (run,) = run_scenarios([loaded], out, workers=1)
     return load_results(run.written.folder)
 
@@ -135,7 +141,7 @@ def replay_window(transcript: Path, out: Path, *, tools: Path | None = None, fmt
     probe = transcript_document(
         transcript, context_size=10**9, tools=tools, presets=["none"], name="transcript-unmanaged", fmt=fmt
     )
-    peak = int(run_document(probe, out).runs["peak_input_tokens"].max())
+    peak = int(run_document(probe, out, every_round=True).runs["peak_input_tokens"].max())
     return max(100, round(peak * REPLAY_SHARE / 100) * 100)
 
 
@@ -148,8 +154,8 @@ def replay_transcript(
     presets: Iterable[str] | None = None,
     fmt: str | None = None,
 ) -> Results:
-    """Replay a transcript (any supported format) through presets; without a window,
-    `replay_window` chooses one."""
+    """Replay a transcript (any supported format) through presets, every recorded round of it
+    (`run_document`'s `every_round`); without a window, `replay_window` chooses one."""
     size = context_size or replay_window(transcript, out, tools=tools, fmt=fmt)
     document = transcript_document(transcript, context_size=size, tools=tools, presets=presets, fmt=fmt)
-    return run_document(document, out)
+    return run_document(document, out, every_round=True)

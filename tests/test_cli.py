@@ -18,7 +18,7 @@ from ctxlab.cli import main
 from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.schema import scenario_json_schema
 from tests.oracles import anthropic_problems, anthropic_shape
-from tests.scenarios.files import TINY, write
+from tests.scenarios.files import TINY, long_reply, write
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "scenarios" / "data"
@@ -182,21 +182,6 @@ def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) 
     )
     assert code == 2 and needle in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
-
-
-def long_reply(folder: Path, rounds: int) -> Path:
-    """A transcript of one request answered after `rounds` tool rounds."""
-    lines: list[dict[str, Any]] = [{"role": "user", "content": "Fix the parser."}]
-    for i in range(rounds):
-        call = {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
-        lines += [
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"c{i}", "content": f"line {i}"},
-        ]
-    lines.append({"role": "assistant", "content": "Fixed."})
-    path = folder / "long.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
 
 
 def test_replay_plays_every_recorded_round_of_a_reply_past_the_loop_limit(tmp_path: Path) -> None:

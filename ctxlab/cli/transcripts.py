@@ -5,13 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, out_dir, positive
 from ctxlab.cli.running import REPLAY_SOURCE, Execution, execute, problem_text, warn
-
-if TYPE_CHECKING:  # the loader is imported when a command runs
-    from ctxlab.scenarios.load import LoadedScenario
 
 EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --context-size 32000
@@ -98,38 +95,10 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     return doc
 
 
-def _replay_every_round(doc: dict[str, Any], loaded: LoadedScenario) -> tuple[LoadedScenario, str | None]:
-    """The replay, with the preset's `react.max_iters` raised to fit the transcript's longest reply
-    when it would force an answer before the recorded rounds end (unless --set gives one), and
-    a note saying so. A step limit (OpenHands, Google ADK) is left to the loader's warning."""
-    from ctxlab.scenarios.load import load_located, rounds_cut, scripted_rounds
-    from ctxlab.scenarios.located import Located
-
-    entry = doc["strategies"][0]
-    react = entry.get("react", {})
-    if "max_iters" in react:
-        return loaded, None
-    scenario = loaded.points[0].scenario
-    rounds = scripted_rounds(scenario.workload.build(scenario.seed, loaded.files))
-    cuts = [cut for cut in rounds_cut(scenario.strategies, rounds) if not cut.limit.steps]
-    if not cuts:
-        return loaded, None
-    cut = cuts[0]
-    raised = {**doc, "strategies": [{**entry, "react": {**react, "max_iters": cut.needed}}]}
-    loaded = load_located(Located(file=REPLAY_SOURCE, data=raised, positions={}), Path.cwd())
-    note = (
-        f"ctxlab replay: note: the transcript's longest reply has {cut.longest:,} rounds, over "
-        f"{entry['preset']}'s limit of {cut.limit.rounds:,} (react.max_iters); it is raised to "
-        f"{cut.needed:,} so every recorded round is replayed (--set react.max_iters="
-        f"{cut.limit.rounds} keeps the preset's)"
-    )
-    return loaded, note
-
-
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Replay one transcript through a preset."""
     from ctxlab.problems import ScenarioError
-    from ctxlab.scenarios.load import load_located
+    from ctxlab.scenarios.load import load_located, with_every_round
     from ctxlab.scenarios.located import Located
 
     out_dir(args.out)
@@ -145,11 +114,17 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}), Path.cwd())
     except ScenarioError as error:
         raise BadInput([problem_text(p) for p in error.problems]) from None
-    loaded, note = _replay_every_round(doc, loaded)
+    loaded, raised = with_every_round(loaded)
     if not args.quiet:
         warn([loaded], err)
-        if note:
-            print(note, file=err)
+        for preset, cut in raised:
+            print(
+                f"ctxlab replay: note: the transcript's longest reply has {cut.longest:,} rounds, over "
+                f"{preset}'s limit of {cut.limit.rounds:,} (react.max_iters); it is raised to "
+                f"{cut.needed:,} so every recorded round is replayed (--set react.max_iters="
+                f"{cut.limit.rounds} keeps the preset's)",
+                file=err,
+            )
     how = Execution(
         out_dir=args.out,
         record_requests=args.record_requests,

@@ -21,16 +21,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ctxlab.presets.entries import StrategyEntry
-from ctxlab.presets.limits import ReplyLimit, reply_limit
-from ctxlab.presets.registry import build_strategy
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
+from ctxlab.scenarios.rounds import RoundsCut, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, fields_at, grid, resolve, set_at
-from ctxlab.scenarios.workload import Workload
-from ctxlab.texts import load_texts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,61 +212,34 @@ def _warnings(located: Located, point: ScenarioPoint, axes: tuple[Axis, ...]) ->
             yield _relocate(problem, located, axes, point.picks) if axes else problem
 
 
-@dataclass(frozen=True, slots=True)
-class RoundsCut:
-    """Scripted rounds a strategy never plays: turns with more rounds than its reply limit.
-
-    Attributes:
-        strategy: the entry's index in the scenario's strategies.
-        limit: what limits the entry's replies.
-        longest: the most rounds one turn scripts; `turn` is the first such turn (from 0).
-        turns: how many turns script more rounds than the limit.
-        unplayed: their rounds past the limit, never played.
+def with_every_round(loaded: LoadedScenario) -> tuple[LoadedScenario, list[tuple[str, RoundsCut]]]:
+    """`loaded` with each strategy's `react.max_iters` raised where it would cut a scripted turn
+    short and the document does not set one, so every scripted round plays (a replayed
+    transcript); and each raise, as (the entry's preset, its cut). A step limit is left as set
+    (the loader's warning names it).
     """
-
-    strategy: int
-    limit: ReplyLimit
-    longest: int
-    turn: int
-    turns: int
-    unplayed: int
-
-    @property
-    def needed(self) -> int:
-        """The least limit that plays every scripted round and lets each turn answer unforced."""
-        return self.longest + 1
-
-    def message(self, preset: str) -> str:
-        limit = self.limit
-        unplayed, turns = _counted(self.unplayed, "scripted round"), _counted(self.turns, "turn")
-        ends = "stops" if limit.steps else "is made to answer"
-        verb = "is" if self.unplayed == 1 else "are"
-        return (
-            f"turn {self.turn + 1} scripts {self.longest:,} rounds, but {preset} plays at most "
-            f"{limit.rounds:,} a reply ({limit.setting}): {unplayed} in {turns} {verb} never "
-            f"played, the reply {ends} first; set {limit.setting}: {self.needed} to play every round"
-        )
-
-
-def _counted(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-def scripted_rounds(workload: Workload) -> list[int]:
-    """The rounds each turn of a built workload scripts, in turn order."""
-    return [len(turn.rounds) for turn in workload.script.turns]
-
-
-def rounds_cut(strategies: Sequence[StrategyEntry], rounds: Sequence[int]) -> list[RoundsCut]:
-    """The strategies whose reply limit cuts turns that script `rounds` short."""
-    longest = max(rounds, default=0)
-    cuts: list[RoundsCut] = []
-    for i, entry in enumerate(strategies):
-        limit = reply_limit(entry, build_strategy(entry, load_texts(entry.texts)))
-        over = [r - limit.rounds for r in rounds if r > limit.rounds]
-        if over:
-            cuts.append(RoundsCut(i, limit, longest, list(rounds).index(longest), len(over), sum(over)))
-    return cuts
+    doc = loaded.document
+    needed: dict[int, RoundsCut] = {}
+    for point in loaded.points:
+        scenario = point.scenario
+        rounds = scripted_rounds(scenario.workload.build(scenario.seed, loaded.files))
+        for cut in rounds_cut(scenario.strategies, rounds):
+            unset = "max_iters" not in (doc["strategies"][cut.strategy].get("react") or {})
+            best = needed.get(cut.strategy)
+            if unset and not cut.limit.steps and (best is None or cut.needed > best.needed):
+                needed[cut.strategy] = cut
+    if not needed:
+        return loaded, []
+    strategies = [
+        {**entry, "react": {**(entry.get("react") or {}), "max_iters": needed[i].needed}}
+        if i in needed
+        else entry
+        for i, entry in enumerate(doc["strategies"])
+    ]
+    raised = load_located(
+        Located(file=loaded.source, data={**doc, "strategies": strategies}, positions={}), loaded.base_dir
+    )
+    return raised, [(doc["strategies"][i]["preset"], cut) for i, cut in sorted(needed.items())]
 
 
 def _cut_warnings(

@@ -10,6 +10,7 @@ from ctxlab import replay
 from ctxlab.analysis.results import Results, read_requests
 from ctxlab.presets.registry import PRESETS
 from ctxlab.problems import ScenarioError
+from tests.scenarios.files import long_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPT = ROOT / "scenarios" / "data" / "support-session.jsonl"
@@ -80,3 +81,11 @@ def test_requests_that_were_not_recorded_are_named(scratch: Path) -> None:
     results = replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=["none"])
     with pytest.raises(FileNotFoundError, match="no recorded requests"):
         read_requests(results, str(results.runs["run_id"].item()))
+
+
+def test_a_transcript_plays_every_recorded_round_through_every_preset(scratch: Path) -> None:
+    trace = long_reply(scratch, 60)
+    results = replay.replay_transcript(trace, scratch, context_size=10**6, presets=["agentscope", "none"])
+    assert results.runs["calls"].tolist() == [61, 61]  # 60 rounds and the answer, past max_iters 50
+    document = replay.transcript_document(trace, context_size=10**6, presets=["none"], name="cut")
+    assert replay.run_document(document, scratch).runs["calls"].tolist() == [51]

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from ctxlab.experiments.execute import execute
 from ctxlab.experiments.grid import expand
 from ctxlab.presets.limits import ReplyLimit
-from ctxlab.scenarios.load import LoadedScenario, RoundsCut, load_scenario, rounds_cut, scripted_rounds
+from ctxlab.scenarios.load import LoadedScenario, load_scenario
+from ctxlab.scenarios.rounds import RoundsCut, rounds_cut, scripted_rounds
 from tests.scenarios.files import write
 
 ROUND = "{calls: [{tool: look, result: seen}]}"
