@@ -97,6 +97,18 @@ def test_off_a_terminal_the_grid_is_expanded_once(tmp_path: Path, monkeypatch: p
     assert expanded == ["tiny"] * 3
 
 
+def test_a_file_where_a_results_folder_goes_is_refused_and_left_alone(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "tiny").write_text("mine", encoding="utf-8")
+    code, _, err = run_cli("run", str(write(tmp_path, TINY)), "--out", str(out), "--no-plots")
+    assert (code, err) == (
+        2,
+        f"{out / 'tiny'}: is a file where results go; move it or choose another --out\n",
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["tiny"] and (out / "tiny").read_text() == "mine"
+
+
 def test_quiet_prints_nothing_and_record_requests_writes_request_files(tmp_path: Path) -> None:
     path = write(tmp_path, TINY)
     out_dir = tmp_path / "results"

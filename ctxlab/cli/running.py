@@ -78,6 +78,11 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
     from ctxlab.experiments.run import run_scenarios
 
     root = out_dir(how.out_dir)
+    blocked = [path for path in (root / item.name for item in loaded) if path.exists() and not path.is_dir()]
+    if blocked:
+        raise BadInput(
+            [f"{path}: is a file where results go; move it or choose another --out" for path in blocked]
+        )
     counted = shows_progress(quiet=how.quiet, err=err)  # expanding a large grid twice costs
     total = sum(len(expand(item)) for item in loaded) if counted else 0
     phases = [("running", "run", total), ("drawing", "scenario", len(loaded) if how.plots else 0)]

@@ -14,7 +14,15 @@ from pathlib import Path
 
 
 def replace_folder(temporary: Path, final: Path) -> None:
-    """Put the complete folder `temporary` in place of `final` (which may not exist yet)."""
+    """Put the complete folder `temporary` in place of `final` (which may not exist yet).
+
+    Raises:
+        NotADirectoryError: `final` is something other than a folder (left as it is).
+    """
+    if final.exists() and not final.is_dir():
+        raise NotADirectoryError(
+            f"{final}: is not a folder, where results go; move it or choose another --out"
+        )
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
     if final.exists():
         os.rename(final, old)

@@ -12,6 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -126,6 +127,10 @@ def _compose_slowly(text: str, file: str) -> yaml.Node | None:
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as bad:
         raise _yaml_error(bad, file) from bad
+    except RecursionError as deep:
+        raise _refuse(
+            file, f"nests deeper than {MAX_DEPTH} levels; a scenario holds plain settings"
+        ) from deep
 
 
 def _yaml_error(bad: yaml.MarkedYAMLError, file: str) -> ScenarioError:
@@ -138,16 +143,32 @@ def _node_error(node: yaml.Node, file: str, loc: Loc, message: str) -> ScenarioE
     return _refuse(file, message, node.start_mark.line + 1, node.start_mark.column + 1, loc)
 
 
-@dataclass(frozen=True, slots=True)
+MAX_DEPTH = 64
+"""The deepest a scenario's values may nest (deeper is no setting, and would exhaust the stack)."""
+MAX_VALUES = 2_000_000
+"""The most values a document may hold once its aliases are expanded (a file at the size limit
+holds far fewer; aliases of aliases can reach billions)."""
+
+
+@dataclass(slots=True)
 class _Reading:
-    """One document being built: its file name, and the safe constructor its scalars go through
-    (one per document: making a loader per scalar was most of the build's time)."""
+    """One document being built: its file name, the safe constructor its scalars go through
+    (one per document: making a loader per scalar was most of the build's time), and how many
+    values it has built so far."""
 
     file: str
     constructor: yaml.constructor.SafeConstructor
+    built: int = 0
 
 
 def _build(node: yaml.Node, path: Loc, positions: dict[Loc, tuple[int, int]], reading: _Reading) -> Any:
+    reading.built += 1
+    if len(path) > MAX_DEPTH:
+        message = f"nests deeper than {MAX_DEPTH} levels; a scenario holds plain settings"
+        raise _node_error(node, reading.file, path, message)
+    if reading.built > MAX_VALUES:
+        message = f"its aliases expand the document past {MAX_VALUES:,} values; write the values out"
+        raise _node_error(node, reading.file, (), message)
     positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode):
         return _build_mapping(node, path, positions, reading)
@@ -192,11 +213,28 @@ def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
     _check_tag(node, path, reading.file, *_SCALAR_TAGS)
     # the safe constructor's own function for the tag, without `construct_object`'s bookkeeping
     try:
-        return _CONSTRUCTORS[tag](reading.constructor, node)
+        value = _CONSTRUCTORS[tag](reading.constructor, node)
     except (ValueError, KeyError) as bad:  # only an explicit tag can give a value its tag refuses
         kind = tag.rsplit(":", 1)[-1]
         message = f"{node.value!r} is not a YAML {kind}; write one, or remove the tag !!{kind}"
         raise _node_error(node, reading.file, path, message) from bad
+    refusal = _out_of_range(value)
+    if refusal:
+        raise _node_error(node, reading.file, path, f"{node.value} {refusal}")
+    return value
+
+
+def _out_of_range(value: Any) -> str | None:
+    """Why a number cannot be a setting (results and hashes hold finite numbers and 64-bit
+    integers), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "is not a finite number; write a number"
+    if isinstance(value, int) and not isinstance(value, bool) and not -INT64 <= value < INT64:
+        return f"is out of range; results hold whole numbers from {-INT64:,} up to {INT64 - 1:,}"
+    return None
+
+
+INT64 = 2**63
 
 
 class _Unusual(Exception):
@@ -233,7 +271,8 @@ def _read_events(text: str) -> tuple[Any, dict[Loc, tuple[int, int]]] | None:
                     parent.add(value, positions)
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 parent = stack[-1]
-                if event.anchor is not None or event.tag not in (None, "!") or parent.wants_key():
+                unusual = event.anchor is not None or event.tag not in (None, "!") or parent.wants_key()
+                if unusual or len(stack) > MAX_DEPTH:
                     raise _Unusual
                 path = parent.child_path()
                 positions[path] = (event.start_mark.line + 1, event.start_mark.column + 1)
@@ -315,9 +354,12 @@ def _scalar_value(event: Any) -> Any:
         raise _Unusual
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark)
     try:
-        return _CONSTRUCTORS[tag](_CONSTRUCTOR, node)
+        value = _CONSTRUCTORS[tag](_CONSTRUCTOR, node)
     except (ValueError, KeyError) as bad:
         raise _Unusual from bad
+    if _out_of_range(value):
+        raise _Unusual
+    return value
 
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()

@@ -39,7 +39,7 @@ from ctxlab.scenarios.fields import DelegateSpec, StrategyField, SummarizerField
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem, summarizer_problem
 from ctxlab.scenarios.section import Section
 from ctxlab.scenarios.summarizers import FixedSummarizerSpec
-from ctxlab.scenarios.sweep import SweepPathError, resolve
+from ctxlab.scenarios.sweep import SweepPathError, overlap_message, overlapping, resolve
 from ctxlab.scenarios.tune import TuneSpec, tune_problems
 from ctxlab.scenarios.workload import WorkloadSpec
 
@@ -247,12 +247,17 @@ def sweep_problems(data: dict[str, Any]) -> list[tuple[Loc, str, object]]:
     """Problems of the raw `sweep:` section: paths that name nothing, empty or repeated values."""
     problems: list[tuple[Loc, str, object]] = []
     size = 1
+    named: dict[str, Loc] = {}
     for key, values in data["sweep"].items():
         try:
-            resolve(str(key), data, Scenario, entry_model)
+            loc = resolve(str(key), data, Scenario, entry_model)
         except SweepPathError as error:
             problems.append((("sweep", key), f"sweep path {key!r} names nothing: {error}", key))
             continue
+        other = overlapping(loc, named)
+        if other is not None:
+            problems.append((("sweep", key), overlap_message("sweep path", other), key))
+        named[str(key)] = loc
         if not isinstance(values, list):
             continue  # the field's type check reports it
         if not values:
@@ -274,7 +279,8 @@ def sweep_problems(data: dict[str, Any]) -> list[tuple[Loc, str, object]]:
 def _first_repeat(values: list[Any]) -> int | None:
     seen: set[str] = set()
     for i, value in enumerate(values):
-        key = json.dumps(value, sort_keys=True, default=str)
+        same = int(value) if isinstance(value, float) and value.is_integer() else value  # 4000.0 is 4000
+        key = json.dumps(same, sort_keys=True, default=str)
         if key in seen:
             return i
         seen.add(key)

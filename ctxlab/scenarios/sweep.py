@@ -231,6 +231,22 @@ def set_at(doc: Mapping[str, Any], loc: Loc, value: Any) -> dict[str, Any]:
     return out
 
 
+def overlapping(loc: Loc, named: Mapping[str, Loc]) -> str | None:
+    """The first of the `named` paths that `loc` is, lies inside, or contains (None if none)."""
+    for key, other in named.items():
+        shorter = min(len(loc), len(other))
+        if loc[:shorter] == other[:shorter]:
+            return key
+    return None
+
+
+def overlap_message(what: str, other: str) -> str:
+    return (
+        f"overlaps the {what} {other!r}: one sets the other or a field inside it, so the values "
+        "would overwrite each other; keep one of them"
+    )
+
+
 def grid(axes: Sequence[Axis]) -> Iterator[Point]:
     """Every combination of the axes' values, the last axis varying fastest.
 

@@ -27,7 +27,7 @@ from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import Loc, explain, located_error
 from ctxlab.scenarios.registry import preset_problem
 from ctxlab.scenarios.section import Section
-from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
+from ctxlab.scenarios.sweep import SweepPathError, overlap_message, overlapping, resolve, set_at
 
 Objective = Literal["cost", "total_input_tokens", "peak_input_tokens"]
 Provider = Literal["openai", "anthropic", "bedrock"]
@@ -222,6 +222,7 @@ def _entry_problems(
     at: Loc, preset: str, entry: dict[str, Any], root: type[BaseModel], entry_model: EntryModel
 ) -> list[tuple[Loc, str, object]]:
     problems: list[tuple[Loc, str, object]] = []
+    named: dict[str, Loc] = {}
     for section in ("params", "fixed"):
         given = entry.get(section)
         for key, spec in (given if isinstance(given, dict) else {}).items():
@@ -231,6 +232,10 @@ def _entry_problems(
                 said = str(error).replace("strategies.candidate.", "").replace("strategies.candidate", "it")
                 problems.append(((*at, section, key), f"names no setting of preset {preset!r}: {said}", key))
                 continue
+            other = overlapping(loc, named)
+            if other is not None:
+                problems.append(((*at, section, key), overlap_message("setting", other), key))
+            named[str(key)] = loc
             values = _values(spec) if section == "params" else [((), spec)]
             for index, value in values:
                 refusal = refused(preset, loc, value)

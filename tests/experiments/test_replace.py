@@ -33,3 +33,11 @@ def test_when_the_new_folder_cannot_be_moved_the_old_one_is_put_back(tmp_path: P
         replace_folder(tmp_path / "missing", final)
     assert (final / "file.txt").read_text(encoding="utf-8") == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+def test_a_file_in_the_folders_place_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / "results").write_text("mine", encoding="utf-8")
+    with pytest.raises(NotADirectoryError, match="is not a folder"):
+        replace_folder(_folder(tmp_path / ".results.tmp", "new"), tmp_path / "results")
+    assert (tmp_path / "results").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".results.tmp", "results"]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxlab.problems import ScenarioError
+from ctxlab.scenarios import located
 from ctxlab.scenarios.located import Located, _read_events, compose_yaml, load, parse_yaml, read_text
 
 
@@ -117,7 +118,11 @@ def test_dates_stay_as_written(tmp_path: Path) -> None:
 
 
 PLAIN = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda children: (
         st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
     ),
@@ -133,7 +138,7 @@ def test_plain_data_reads_as_the_safe_loader_reads_it(data: object, flow: bool |
 
 
 def test_quoted_and_tagged_scalars_read_as_written() -> None:
-    text = "a: '1'\nb: !!str 2\nc: 0x1F\nd: 1_000\ne: .inf\nf: ~\ng: yes\nh: 'true'\ni: 2026-01-01\n"
+    text = "a: '1'\nb: !!str 2\nc: 0x1F\nd: 1_000\ne: 1.5e3\nf: ~\ng: yes\nh: 'true'\ni: 2026-01-01\n"
     located = parse_yaml(text, "x")
     assert located.data == {**yaml.safe_load(text), "i": "2026-01-01"}
     assert located.where(("h",)) == (8, 1)
@@ -206,3 +211,44 @@ def test_a_value_its_tag_refuses_is_a_located_problem(tmp_path: Path, value: str
     [problem] = problems(write(tmp_path, f"name: ok\nitems:\n  - trigger_ratio: {value}\n"))
     assert problem.startswith(f"{tmp_path / 's.yaml'}:3:20: items[0].trigger_ratio: ")
     assert f"is not a YAML {kind}; write one, or remove the tag" in problem
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (".inf", ".inf is not a finite number"),
+        ("-.inf", "-.inf is not a finite number"),
+        (".nan", ".nan is not a finite number"),
+        (str(2**63), "is out of range; results hold whole numbers"),
+        (str(-(2**63) - 1), "is out of range; results hold whole numbers"),
+    ],
+)
+def test_a_number_results_cannot_hold_is_a_located_problem(tmp_path: Path, value: str, why: str) -> None:
+    [problem] = problems(write(tmp_path, f"name: ok\nitems:\n  - reserve_ratio: {value}\n"))
+    assert (
+        problem.startswith(f"{tmp_path / 's.yaml'}:3:20: items[0].reserve_ratio: {value} ") and why in problem
+    )
+
+
+def test_the_largest_64_bit_integers_read() -> None:
+    text = f"a: {2**63 - 1}\nb: {-(2**63)}\n"
+    assert parse_yaml(text, "x").data == {"a": 2**63 - 1, "b": -(2**63)}
+
+
+def test_nesting_past_the_limit_is_a_located_problem() -> None:
+    deep = "a: " + "[" * (located.MAX_DEPTH + 1) + "]" * (located.MAX_DEPTH + 1) + "\n"
+    with pytest.raises(ScenarioError, match=f"nests deeper than {located.MAX_DEPTH} levels"):
+        parse_yaml(deep, "x")
+    very_deep = "a: " + "[" * 5000 + "]" * 5000 + "\n"  # past the stack of the pure-Python parser
+    with pytest.raises(ScenarioError, match="nests deeper than"):
+        parse_yaml(very_deep, "x")
+    at_limit = "a: " + "[" * (located.MAX_DEPTH - 1) + "]" * (located.MAX_DEPTH - 1) + "\n"
+    assert parse_yaml(at_limit, "x").data["a"] is not None
+
+
+def test_aliases_that_expand_past_the_limit_are_a_located_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(located, "MAX_VALUES", 500)
+    bomb = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+    assert len(parse_yaml(bomb, "x").data["b"]) == 10
+    with pytest.raises(ScenarioError, match="its aliases expand the document past 500 values"):
+        parse_yaml(bomb + "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n", "x")

@@ -303,6 +303,25 @@ def test_sweep_lists_need_distinct_values(tmp_path: Path) -> None:
     assert "sweep.model.context_size[1]: repeats an earlier value" in message
     path = write(tmp_path, SWEPT.replace("[4000, 6000]", "[]"))
     assert any("has no values" in m for m in problems(path))
+    path = write(tmp_path, SWEPT.replace("[4000, 6000]", "[4000, 4000.0]"))  # one value once read
+    assert any("sweep.model.context_size[1]: repeats an earlier value" in m for m in problems(path))
+
+
+@pytest.mark.parametrize(
+    ("inner", "outer"),
+    [
+        ("workload.generator.params.rounds: [4, 5]", "workload.generator.params: [{rounds: 6}]"),
+        ("strategies.agentscope.context.trigger_ratio: [0.6]", "strategies.agentscope.context: [{}]"),
+        ("model.context_size: [5000]", "model: [{context_size: 3000}]"),
+    ],
+)
+def test_sweep_paths_that_overlap_are_refused(tmp_path: Path, inner: str, outer: str) -> None:
+    """Two paths where one holds the other would overwrite each other's values at every point."""
+    for first, second in ((inner, outer), (outer, inner)):
+        head = SWEPT.split("sweep:")[0]
+        path = write(tmp_path, f"{head}sweep:\n  {first}\n  {second}\n")
+        second_key, first_key = second.split(":")[0], first.split(":")[0]
+        assert f"sweep.{second_key}: overlaps the sweep path {first_key!r}" in "\n".join(problems(path))
 
 
 def test_the_design_example_loads_and_runs_verbatim() -> None:

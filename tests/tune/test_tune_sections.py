@@ -44,6 +44,12 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "0.95 is above the maximum 0.9",
         ),
         (
+            "tune:\n  space:\n    - preset: agentscope\n"
+            "      params: {context.trigger_ratio: {low: 0.5, high: 0.9}, context: {choices: [{}]}}\n",
+            "10:62: tune.space[0].params.context: overlaps the setting 'context.trigger_ratio': one sets "
+            "the other or a field inside it, so the values would overwrite each other; keep one of them",
+        ),
+        (
             "tune:\n  space:\n    - preset: agentscop\n",
             "9:7: tune.space[0].preset: unknown preset 'agentscop' (did you mean 'agentscope'?)",
         ),
