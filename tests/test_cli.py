@@ -97,6 +97,15 @@ def test_off_a_terminal_the_grid_is_expanded_once(tmp_path: Path, monkeypatch: p
     assert expanded == ["tiny"] * 3
 
 
+def test_a_file_given_twice_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path, TINY)
+    code, _, err = run_cli("validate", str(path), str(tmp_path / "." / "scenario.yaml"))
+    assert (code, err) == (
+        2,
+        f"{tmp_path / '.' / 'scenario.yaml'}: is given twice; give each scenario file once\n",
+    )
+
+
 def test_a_file_where_a_results_folder_goes_is_refused_and_left_alone(tmp_path: Path) -> None:
     out = tmp_path / "results"
     out.mkdir()

@@ -31,7 +31,12 @@ def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
 
     loaded: list[LoadedScenario] = []
     messages: list[str] = []
+    seen: set[Path] = set()
     for path in paths:
+        if Path(path).resolve() in seen:
+            messages.append(f"{path}: is given twice; give each scenario file once")
+            continue
+        seen.add(Path(path).resolve())
         try:
             loaded.append(load_scenario(Path(path)))
         except ScenarioError as error:

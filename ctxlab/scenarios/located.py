@@ -194,9 +194,15 @@ def _build_mapping(
 
 
 def _check_tag(node: yaml.Node, path: Loc, file: str, *allowed: str) -> None:
+    if node.tag == _MERGE:
+        message = "merge keys (<<) are not supported (scenarios hold plain data only); write the keys out"
+        raise _node_error(node, file, path, message)
     if node.tag not in allowed:
         message = f"the YAML tag {node.tag!r} is not allowed (scenarios hold plain data only); remove the tag"
         raise _node_error(node, file, path, message)
+
+
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 _SCALAR_TAGS = tuple(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))

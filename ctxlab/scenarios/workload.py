@@ -34,6 +34,7 @@ from ctxlab.scenarios.section import Section
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
 from ctxlab.workloads.importers import ImportFormat, replay_text, sniff
+from ctxlab.workloads.limits import filler_budget
 from ctxlab.workloads.probes import Planted, Probe, plant
 from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools, text_lines
 
@@ -183,6 +184,10 @@ class WorkloadSpec(Section):
         return built
 
     def _build(self, seed: int, files: Mapping[str, str]) -> Workload:
+        with filler_budget():
+            return self._build_within_budget(seed, files)
+
+    def _build_within_budget(self, seed: int, files: Mapping[str, str]) -> Workload:
         start, zone = self.clock.aware_start(), self.clock.timezone
         violations = 0
         probes: tuple[Probe, ...] = ()
@@ -198,8 +203,30 @@ class WorkloadSpec(Section):
                 replace(replayed.script, start=start, timezone=zone),
                 len(replayed.source_violations),
             )
+        late = _clock_problem(script, ("script",) if self.script is not None else ())
+        if late is not None:
+            raise WorkloadError([late])
         planted = _prefixed(lambda: plant(script, [p.probe() for p in self.probes]), ())
         return Workload(script=planted.script, probes=probes + planted.probes, source_violations=violations)
+
+
+def _clock_problem(script: Script, at: Loc) -> Problem | None:
+    """Where the script's clock, moved turn by turn and round by round as the engine moves it,
+    would leave the dates a run can hold (years 1 to 9999), or None."""
+    instant = script.start
+    for i, turn in enumerate(script.turns):
+        for advance in (turn.advance_seconds, *(r.advance_seconds for r in turn.rounds)):
+            if not advance:
+                continue
+            try:
+                instant += dt.timedelta(seconds=advance)
+            except OverflowError:
+                start = script.start.isoformat()
+                message = (
+                    f"the clock advanced here leaves the years 1 to 9999 (from {start}); advance it less"
+                )
+                return Problem(loc=(*at, "turns", i), message=message)
+    return None
 
 
 BUILT_KEPT = 4

@@ -27,6 +27,7 @@ from typing import Literal, get_args
 from ctxlab.core.messages.blocks import DataBlock, SourceKind
 from ctxlab.workloads import banks as b
 from ctxlab.workloads.draws import Outputs, outputs
+from ctxlab.workloads.limits import spend
 from ctxlab.workloads.prose import prose, prose_text, sentence
 
 FillerKind = Literal["prose", "code", "json", "log", "shell", "zh"]
@@ -85,7 +86,9 @@ def filler_tokens(kind: FillerKind, tokens: int, rng: random.Random) -> str:
 
 
 def filler_at(seed: int, path: str, kind: FillerKind, nbytes: int) -> str:
-    """`filler` for the item at `path`, with its own derived generator."""
+    """`filler` for the item at `path`, with its own derived generator (counted against the
+    workload's `filler_budget`)."""
+    spend(nbytes)
     rng = item_rng(seed, path)
     if kind == "prose" and nbytes >= 0:
         # The generator is this item's alone and dropped here, so the outputs read ahead need not

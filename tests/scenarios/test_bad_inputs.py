@@ -146,6 +146,27 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("params: {rounds: 4}", "params: {rounds: 10000000000}"),
         "workload.generator.params.rounds: 10000000000 is above the maximum 100000",
     ),
+    "a clock advanced past the year 9999": (
+        _replace(
+            "generator: {name: retrieval, params: {rounds: 4}}",
+            "script: {turns: [{user: a, final: b}, {user: c, final: d, advance_seconds: 1.0e+14}]}",
+        ),
+        ":4:41: workload.script.turns[1]: the clock advanced here leaves the years 1 to 9999",
+    ),
+    "sweep paths that overlap": (
+        _replace(
+            "model.context_size: [4000, 6000]", "model.context_size: [4000]\n  model: [{context_size: 5000}]"
+        ),
+        ":13:3: sweep.model: overlaps the sweep path 'model.context_size'",
+    ),
+    "an infinite price": (
+        _replace("context_size: 4000\n", "context_size: 4000\nprices: {output: .inf}\n"),
+        ":7:18: prices.output: .inf is not a finite number; write a number",
+    ),
+    "a seed beyond 64 bits": (
+        _replace("context_size: 4000\n", "context_size: 4000\nseed: 9223372036854775808\n"),
+        ":7:7: seed: 9223372036854775808 is out of range",
+    ),
     "unknown summarizer kind": (
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",

@@ -252,3 +252,12 @@ def test_aliases_that_expand_past_the_limit_are_a_located_problem(monkeypatch: p
     assert len(parse_yaml(bomb, "x").data["b"]) == 10
     with pytest.raises(ScenarioError, match="its aliases expand the document past 500 values"):
         parse_yaml(bomb + "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n", "x")
+
+
+def test_a_merge_key_is_named_as_unsupported() -> None:
+    with pytest.raises(ScenarioError) as raised:
+        parse_yaml("base: &b {k: 1}\nmore: {<<: *b, j: 2}\n", "x")
+    (problem,) = raised.value.problems
+    assert str(problem) == (
+        "x:2:8: more: merge keys (<<) are not supported (scenarios hold plain data only); write the keys out"
+    )
