@@ -98,6 +98,14 @@ class TraceSpec(Section):
         return self
 
 
+def _not_a_file(full: Path) -> str:
+    if full.is_dir():
+        return f"{str(full)!r} is a folder; give the transcript file inside it"
+    if full.exists():
+        return f"{str(full)!r} is not a regular file (a device or a pipe); give a transcript file"
+    return f"no such file {str(full)!r}; paths are relative to the scenario's folder"
+
+
 def _file_problems(
     trace: TraceSpec, base: Path, files: dict[str, str], warnings: dict[str, tuple[str, ...]]
 ) -> list[tuple[Loc, str, object]]:
@@ -109,13 +117,7 @@ def _file_problems(
         if written in files:
             continue
         if not full.is_file():
-            return [
-                (
-                    (field,),
-                    f"no such file {str(full)!r}; paths are relative to the scenario's folder",
-                    written,
-                )
-            ]
+            return [((field,), _not_a_file(full), written)]
         try:
             files[written] = full.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:

@@ -105,6 +105,10 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         "no strategy is named 'agentscop' (did you mean 'agentscope'?)",
     ),
     "missing trace file": (_missing_trace, ":4:11: workload.trace.path: no such file"),
+    "a trace path that is a folder": (
+        _replace("generator: {name: retrieval, params: {rounds: 4}}", "trace: {path: .}"),
+        "is a folder; give the transcript file inside it",
+    ),
     "malformed trace file": (_malformed_trace, "workload.trace.path: cannot replay: "),
     "bad generator parameter": (
         _replace("params: {rounds: 4}", "params: {rounds: 0}"),
