@@ -224,6 +224,19 @@ def test_replay_plays_every_recorded_round_of_a_reply_past_the_loop_limit(tmp_pa
     assert run["calls"] == "51"
 
 
+def test_a_transcript_saved_with_a_byte_order_mark_replays_and_imports(tmp_path: Path) -> None:
+    trace = tmp_path / "bom.jsonl"
+    trace.write_bytes(
+        b'\xef\xbb\xbf{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n'
+    )
+    code, _, err = run_cli("replay", str(trace), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    assert code == 0, err
+    (run,) = csv.DictReader((tmp_path / "r" / "bom" / "runs.csv").open(encoding="utf-8"))
+    assert run["calls"] == "1"
+    code, out, err = run_cli("import", str(trace), "--out", str(tmp_path / "plain.jsonl"))
+    assert code == 0 and "2 messages" in out, err
+
+
 def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o"))
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()

@@ -119,7 +119,7 @@ def _file_problems(
         if not full.is_file():
             return [((field,), _not_a_file(full), written)]
         try:
-            files[written] = full.read_text(encoding="utf-8")
+            files[written] = full.read_text(encoding="utf-8-sig")  # a leading BOM is no content
         except (OSError, UnicodeDecodeError) as error:
             return [((field,), f"cannot read {str(full)!r}: {error}", written)]
     try:

@@ -58,7 +58,7 @@ def file_lines(path: Path | str) -> Iterator[Iterator[str]]:
     """
     source = str(path)
     try:
-        handle = Path(path).open(encoding="utf-8")  # noqa: SIM115 (closed by the with below)
+        handle = Path(path).open(encoding="utf-8-sig")  # noqa: SIM115 (closed by the with below)
     except OSError as error:
         raise TraceError(source, None, f"cannot read the transcript: {error}") from None
 
@@ -126,7 +126,7 @@ def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
         TraceError: unreadable, not JSON, or not a list of schemas.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as error:
         raise TraceError(str(path), None, f"cannot read the tool schemas: {error}") from None
     except json.JSONDecodeError as error:
