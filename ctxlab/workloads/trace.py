@@ -412,9 +412,11 @@ def map_stream(
     memory holds the workload and one message, never the whole input.
 
     Raises:
-        Exception: `fail(label, why)` for the first message that is not one.
+        Exception: `fail(label, why)` for the first message that is not one, or at the first
+            message when no message is a user's or the agent's.
     """
     mapper = _Mapper()
+    first: list[int] = []  # the first message's label, for a transcript with nothing to replay
 
     def mapped() -> Iterator[Mapping[str, Any]]:
         for index, (label, wire) in enumerate(entries):
@@ -423,9 +425,15 @@ def map_stream(
             except ValueError as error:
                 raise fail(label, str(error)) from None
             mapper.feed(message, index)
+            if not first:
+                first.append(label)
             yield wire
 
     found = tuple(violations(mapped(), rules))
+    if not mapper.turns:
+        raise fail(
+            first[0] if first else 1, "the transcript has only a system prompt; there is nothing to replay"
+        )
     return TraceWorkload(
         script=mapper.script(tools), source_violations=found, name=name, notes=tuple(mapper.notes)
     )

@@ -297,6 +297,11 @@ def test_blank_lines_are_skipped_and_empty_files_refused(tmp_path: Path) -> None
     (tmp_path / "empty.jsonl").write_text("\n\n", encoding="utf-8")
     with pytest.raises(TraceError, match=r"empty\.jsonl: the transcript has no messages"):
         read_trace(tmp_path / "empty.jsonl")
+    (tmp_path / "system.jsonl").write_text('\n{"role": "system", "content": "Be terse."}\n', encoding="utf-8")
+    with pytest.raises(
+        TraceError, match=r"system\.jsonl:2: the transcript has only a system prompt; there is"
+    ):
+        read_trace(tmp_path / "system.jsonl")
     with pytest.raises(TraceError, match=r"missing\.jsonl: cannot read the transcript"):
         read_trace(tmp_path / "missing.jsonl")
 
