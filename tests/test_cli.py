@@ -237,6 +237,18 @@ def test_a_transcript_saved_with_a_byte_order_mark_replays_and_imports(tmp_path:
     assert code == 0 and "2 messages" in out, err
 
 
+def test_transcripts_named_in_other_scripts_keep_their_own_results(tmp_path: Path) -> None:
+    for stem in ("会话一", "会话二"):
+        trace = tmp_path / f"{stem}.jsonl"
+        trace.write_text(
+            '{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n', "utf-8"
+        )
+        code, _, err = run_cli("replay", str(trace), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+        assert code == 0, err
+    folders = sorted(p.name for p in (tmp_path / "r").iterdir() if p.is_dir())
+    assert len(folders) == 2 and all(name.startswith("transcript-") for name in folders)
+
+
 def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o"))
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()

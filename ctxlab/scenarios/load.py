@@ -13,6 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -275,10 +276,18 @@ def _dedupe(problems: Iterator[Problem] | Sequence[Problem]) -> list[Problem]:
 
 
 def scenario_name(path: Path) -> str:
-    """A scenario name from a file name (letters, digits, `-` and `_`).
+    """A scenario name from a file name (letters, digits, `-` and `_`). A name with letters a
+    results folder cannot hold (non-ASCII) ends in a digest of the whole name, so two such
+    files keep their own folders.
 
     >>> scenario_name(Path("runs/2024 session.v2.jsonl"))
     '2024-session-v2'
+    >>> scenario_name(Path("会话一.jsonl")), scenario_name(Path("run-会话.jsonl"))
+    ('transcript-8cfca12b', 'run-91c5d815')
     """
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-_") or "transcript"
+    stem = path.stem
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_")
+    if not stem.isascii():
+        name = f"{name or 'transcript'}-{hashlib.sha256(stem.encode('utf-8')).hexdigest()[:8]}"
+    name = name or "transcript"
     return name if name[0].isalnum() else f"t{name}"
