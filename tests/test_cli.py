@@ -249,6 +249,26 @@ def test_transcripts_named_in_other_scripts_keep_their_own_results(tmp_path: Pat
     assert len(folders) == 2 and all(name.startswith("transcript-") for name in folders)
 
 
+def test_transcripts_that_are_not_text_say_why(tmp_path: Path) -> None:
+    plain = b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "caf\xe9"}\n'
+    (tmp_path / "latin.jsonl").write_bytes(plain)
+    (tmp_path / "t.jsonl.gz").write_bytes(gzip.compress(plain.replace(b"\xe9", b"e")))
+    cases = [
+        ("t.jsonl.gz", "it is gzip-compressed; decompress it first (gunzip FILE)"),
+        ("latin.jsonl", "it is not UTF-8 text"),
+    ]
+    for name, why in cases:
+        code, _, err = run_cli("replay", str(tmp_path / name), "--out", str(tmp_path / "o"))
+        assert code == 2 and why in err and "codec" not in err, err
+        code, _, err = run_cli("import", str(tmp_path / name), "--out", str(tmp_path / "x.jsonl"))
+        assert code == 2 and why in err and "codec" not in err, err
+    code, _, err = run_cli("replay", str(tmp_path / "latin.jsonl"), "--out", str(tmp_path / "o"))
+    assert "(line 2, byte 71)" in err
+    code, _, err = run_cli("replay", str(tmp_path), "--out", str(tmp_path / "o"))
+    assert code == 2 and err.startswith(f"{tmp_path}: is a folder; give a transcript")
+    assert not (tmp_path / "o").exists()
+
+
 def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o"))
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()

@@ -103,11 +103,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     out_dir(args.out)
     if not Path(args.trace).is_file():
+        what = "is a folder" if Path(args.trace).is_dir() else "no such transcript file"
         raise BadInput(
-            [
-                f"{args.trace}: no such transcript file; give a transcript "
-                "(`ctxlab import --help` lists the formats)"
-            ]
+            [f"{args.trace}: {what}; give a transcript (`ctxlab import --help` lists the formats)"]
         )
     doc = _replay_document(args)
     try:

@@ -31,6 +31,7 @@ from pydantic import (
 from ctxlab.core.world.script import Script
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
+from ctxlab.workloads.files import unreadable
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
 from ctxlab.workloads.importers import ImportFormat, replay_text, sniff
@@ -119,9 +120,12 @@ def _file_problems(
         if not full.is_file():
             return [((field,), _not_a_file(full), written)]
         try:
-            files[written] = full.read_text(encoding="utf-8-sig")  # a leading BOM is no content
-        except (OSError, UnicodeDecodeError) as error:
+            raw = full.read_bytes()
+            files[written] = raw.decode("utf-8-sig")  # a leading BOM is no content
+        except OSError as error:
             return [((field,), f"cannot read {str(full)!r}: {error}", written)]
+        except UnicodeDecodeError as error:
+            return [((field,), f"cannot read {str(full)!r}: {unreadable(raw, error)}", written)]
     try:
         tools = load_tools(base / trace.tools) if trace.tools else ()
         text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read

@@ -46,7 +46,7 @@ def jsonl_entries(lines: Iterable[str], source: str) -> Iterator[JsonLine]:
         try:
             yield JsonLine(number, json.loads(line))
         except json.JSONDecodeError as error:
-            raise TraceError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
+            raise TraceError(source, number, not_json(error)) from None
 
 
 @contextmanager
@@ -66,11 +66,47 @@ def file_lines(path: Path | str) -> Iterator[Iterator[str]]:
         try:
             for line in handle:
                 yield line.rstrip("\n")
-        except UnicodeDecodeError as error:
-            raise TraceError(source, None, f"cannot read the transcript: {error}") from None
+        except UnicodeDecodeError:
+            raise TraceError(source, None, f"cannot read the transcript: {_not_text(path)}") from None
 
     with handle:
         yield lines()
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+GZIPPED = "it is gzip-compressed; decompress it first (gunzip FILE)"
+
+
+def not_json(error: json.JSONDecodeError) -> str:
+    """Why a line is not JSON, at its column.
+
+    >>> try:
+    ...     json.loads('{"a": "b')
+    ... except json.JSONDecodeError as error:
+    ...     not_json(error)
+    'not JSON (Unterminated string starting at column 7)'
+    """
+    where = "column" if error.msg.endswith(" at") else "at column"
+    return f"not JSON ({error.msg} {where} {error.colno})"
+
+
+def unreadable(raw: bytes, error: UnicodeDecodeError) -> str:
+    """Why a file's bytes are not a transcript's text: compressed, or not UTF-8 at a line.
+
+    >>> unreadable(b"\\x1f\\x8b\\x08", UnicodeDecodeError("utf-8", b"", 1, 2, "invalid"))
+    'it is gzip-compressed; decompress it first (gunzip FILE)'
+    """
+    if raw[:2] == GZIP_MAGIC:
+        return GZIPPED
+    line = raw[: error.start].count(b"\n") + 1
+    return f"it is not UTF-8 text (line {line}, byte {error.start}); save it as UTF-8"
+
+
+def _not_text(path: Path | str) -> str:
+    with Path(path).open("rb") as raw:
+        if raw.read(2) == GZIP_MAGIC:
+            return GZIPPED
+    return "it is not UTF-8 text; save it as UTF-8"
 
 
 def text_lines(text: str) -> Iterator[str]:
@@ -130,5 +166,5 @@ def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
     except (OSError, UnicodeDecodeError) as error:
         raise TraceError(str(path), None, f"cannot read the tool schemas: {error}") from None
     except json.JSONDecodeError as error:
-        raise TraceError(str(path), error.lineno, f"not JSON ({error.msg} at column {error.colno})") from None
+        raise TraceError(str(path), error.lineno, not_json(error)) from None
     return parse_tools(data, source=str(path))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.workloads.files import not_json
 from ctxlab.workloads.trace import JsonLine, TraceError
 
 Wire = dict[str, Any]
@@ -70,8 +71,8 @@ def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
             document = json.loads(line + "\n" + rest)
         except json.JSONDecodeError as error:
             if error.lineno == 1:
-                raise TraceError(source, first, _not_json(line_error)) from None
-            raise TraceError(source, first + error.lineno - 1, _not_json(error)) from None
+                raise TraceError(source, first, not_json(line_error)) from None
+            raise TraceError(source, first + error.lineno - 1, not_json(error)) from None
         yield Entry(first, document)
         return
     yield Entry(first, value)
@@ -80,17 +81,13 @@ def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
         if not text.strip():
             continue
         if pending is not None:
-            raise TraceError(source, pending[0], _not_json(pending[1]))
+            raise TraceError(source, pending[0], not_json(pending[1]))
         try:
             yield Entry(number, json.loads(text))
         except json.JSONDecodeError as error:
             pending = (number, error)
     if pending is not None:
-        raise TraceError(source, pending[0], f"the last line is cut short: {_not_json(pending[1])}")
-
-
-def _not_json(error: json.JSONDecodeError) -> str:
-    return f"not JSON ({error.msg} at column {error.colno})"
+        raise TraceError(source, pending[0], f"the last line is cut short: {not_json(pending[1])}")
 
 
 # ---------------------------------------------------------------------------------------------
