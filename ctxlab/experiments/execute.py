@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
+import sysconfig
 import tempfile
 import traceback
 from collections.abc import Iterator
@@ -150,6 +152,22 @@ class Agent:
     model: ChatModel
     script: Script
     builtins: dict[str, BuiltinTool]
+
+
+def portable_traceback(error: BaseException) -> str:
+    """The traceback of `error` with each file named from the folder its code is installed in
+    (the checkout, the environment's packages, the standard library), so the manifests of one run
+    on two machines are the same bytes."""
+    text = "".join(traceback.format_exception(error))
+    for root in _CODE_ROOTS:
+        text = text.replace(f'File "{root}{os.sep}', 'File "')
+    return text
+
+
+_INSTALLED = (sysconfig.get_paths()[kind] for kind in ("purelib", "platlib", "stdlib"))
+_CODE_ROOTS = sorted({str(Path(__file__).resolve().parents[2]), *_INSTALLED}, key=len, reverse=True)
+"""Where the code a run executes is installed, longest first (a package folder inside the checkout
+or the environment is stripped before the folder around it)."""
 
 
 def subagent_setup(spec: RunSpec, workload: Workload) -> SubagentSetup | None:
@@ -330,7 +348,7 @@ def _result(
         index=config.index,
         status=status,
         error=_error_text(error) if error else "",
-        traceback="".join(traceback.format_exception(error)) if error else "",
+        traceback=portable_traceback(error) if error else "",
         measures=measures,
         calls=rows + sub_rows,
         events=events + sub_events,
@@ -372,7 +390,7 @@ def _failed(
         index=config.index,
         status="failed",
         error=_error_text(error),
-        traceback="".join(traceback.format_exception(error)),
+        traceback=portable_traceback(error),
     )
 
 

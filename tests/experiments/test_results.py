@@ -261,6 +261,10 @@ def test_a_run_that_raises_is_recorded_failed_and_the_others_go_on(tmp_path: Pat
     manifest = json.loads((folder / "manifest.json").read_text())
     entry = next(e for e in manifest["runs"] if e["status"] == "failed")
     assert "Traceback" in entry["traceback"] and entry["error"].startswith("SummaryFailedError")
+    root = str(Path(__file__).resolve().parents[2])
+    assert (
+        'File "ctxlab/' in entry["traceback"] and root not in entry["traceback"]
+    )  # the same in any checkout
 
 
 def test_a_config_that_no_longer_validates_fails_only_its_run(tmp_path: Path) -> None:
