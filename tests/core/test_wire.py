@@ -6,6 +6,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import (
+    Block,
     DataBlock,
     HintBlock,
     TextBlock,
@@ -13,10 +14,11 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.message import Message, Role, text_message
+from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import anthropic_tool, events, from_openai, to_anthropic, to_openai
-from tests.strategies import messages, paired_histories
+from tests.strategies import blocks, messages, paired_histories
 
 
 def call(i: str) -> ToolCallBlock:
@@ -262,3 +264,47 @@ def test_the_openai_view_is_the_chat_completions_request_key_for_key() -> None:
             "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}],
         },
     ]
+
+
+def _read_whole(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:
+    """A message's view, sizes and facts, each read from its first block (no resuming)."""
+    from ctxlab.core.wire import protocol, views
+
+    saved = views.RESUMED_BLOCKS, protocol.RESUMED_BLOCKS
+    views.RESUMED_BLOCKS = protocol.RESUMED_BLOCKS = 10**9
+    try:
+        return _read(message, counter)
+    finally:
+        views.RESUMED_BLOCKS, protocol.RESUMED_BLOCKS = saved
+
+
+def _read(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:
+    from ctxlab.core.wire.protocol import facts_of_message
+    from ctxlab.core.wire.views import to_openai_one, view_sizes
+
+    return to_openai_one(message), view_sizes(message, counter), facts_of_message(message)
+
+
+@given(st.lists(blocks, min_size=20, max_size=60), st.sampled_from(["user", "assistant"]), st.data())
+def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
+    grown: list[Block], role: Role, data: st.DataObject
+) -> None:
+    """A reply grows a block at a time; each version resumes the read of one it begins with, also
+    after an early block was edited or another long message was read in between."""
+    from ctxlab.core.messages.memo import forget
+
+    forget()
+    counter = AgentScopeEstimator()
+    message = Message(role=role, blocks=(), id="reply")
+    for block in grown:
+        message = message.appended(block)
+        step = data.draw(st.sampled_from(["grow", "grow", "edit", "other"]))
+        if step == "edit" and len(message.blocks) > 1:
+            at = data.draw(st.integers(0, len(message.blocks) - 2))
+            edited = (*message.blocks[:at], data.draw(blocks), *message.blocks[at + 1 :])
+            message = message.with_blocks(edited)
+        elif step == "other":
+            _read(Message(role="assistant", blocks=tuple(reversed(grown))), counter)
+        whole = _read_whole(message, counter)
+        assert _read(message, counter) == whole
+        assert _read(message, counter) == whole  # read again: the kept read, whole

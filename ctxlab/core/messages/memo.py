@@ -48,6 +48,11 @@ T = TypeVar("T")
 H = TypeVar("H", bound=Hashable)
 
 
+RESUMED_BLOCKS = 16
+"""A message this long is read by resuming an earlier read of the blocks it begins with (a reply
+grows by a round at every call); a shorter one is read whole, cheaper than looking for one."""
+
+
 class IdentityMemo(Generic[K, V]):
     """`compute` remembered per object and arguments (see the module invariants)."""
 
@@ -187,9 +192,13 @@ class LeadingScan(Generic[K, S, P]):
         self._kept.clear()
 
     def __call__(self, items: Sequence[K], start: S, *args: Any) -> tuple[P, ...]:
+        return self.with_carry(items, start, *args)[0]
+
+    def with_carry(self, items: Sequence[K], start: S, *args: Any) -> tuple[tuple[P, ...], S]:
+        """The scan's parts and its carry after the last item."""
         kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))
         if same == len(items) == len(kept.items) and kept.whole is not None:
-            return kept.whole
+            return kept.whole, kept.values[-1]
         kept.cut(same)
         carry = kept.values[-1]
         for item in items[same:]:
@@ -199,7 +208,7 @@ class LeadingScan(Generic[K, S, P]):
             kept.values.append(carry)
             kept.ends.append(len(kept.parts))
         kept.whole = tuple(kept.parts)
-        return kept.whole
+        return kept.whole, carry
 
 
 @dataclass(slots=True)

@@ -32,7 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ctxlab.core.messages.blocks import DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingScan
 from ctxlab.core.messages.message import Message
 
 Rule = Literal["openai", "anthropic", "bedrock"]
@@ -185,34 +186,60 @@ def facts_of_message(message: Message) -> tuple[Fact, ...]:
     """The facts of a stored message's OpenAI view, read straight from its blocks.
 
     Equals `tuple(fact_of(w) for w in to_openai_one(message))` (a property test holds them
-    together) without building the provider messages: the meter's hot path.
+    together) without building the provider messages: the meter's hot path. A long message
+    resumes an earlier read of the blocks it begins with (`memo.RESUMED_BLOCKS`).
     """
-    out: list[Fact] = []
-    role, parts, shown, calls, media = message.role, False, False, list[str](), False
-    for block in message.blocks:
-        if media and not isinstance(block, ToolResultBlock):
-            out.append(Fact("user"))
-            media = False
-        if isinstance(block, TextBlock | DataBlock):
-            parts, shown = True, shown or _visible(block)
-        elif isinstance(block, ToolCallBlock):
-            calls.append(block.id)
-        elif isinstance(block, HintBlock | ToolResultBlock):
-            if parts or calls:
-                out.append(Fact(role, tuple(calls), shown=shown or bool(calls)))
-            parts, shown, calls = False, False, []
-            if isinstance(block, ToolResultBlock):
-                out.append(Fact("tool", (), block.id))
-                media = media or any(isinstance(p, DataBlock) for p in block.output)
-            elif isinstance(block.hint, str):
-                out.append(Fact("user", shown=bool(block.hint)))
-            elif block.hint:
-                out.append(Fact("user", shown=any(_visible(p) for p in block.hint)))
+    role = message.role
+    if len(message.blocks) >= RESUMED_BLOCKS:
+        done, carry = _facts_scan.with_carry(message.blocks, _NO_FACTS, role)
+        out = list(done)
+    else:
+        out, carry = [], _NO_FACTS
+        for block in message.blocks:
+            facts, carry = _fact_step(carry, block, 0, role)
+            out.extend(facts)
+    parts, shown, calls, media = carry
     if media:
         out.append(Fact("user"))
     if parts or calls:
-        out.append(Fact(role, tuple(calls), shown=shown or bool(calls)))
+        out.append(Fact(role, calls, shown=shown or bool(calls)))
     return tuple(out)
+
+
+_FactCarry = tuple[bool, bool, tuple[str, ...], bool]
+"""What `facts_of_message` carries from block to block (a plain tuple: made at every block):
+whether the view message being built has parts and whether they show, its calls, and whether a
+media message is due."""
+
+_NO_FACTS: _FactCarry = (False, False, (), False)
+
+
+def _fact_step(carry: _FactCarry, block: Block, before: int, role: str) -> tuple[list[Fact], _FactCarry]:
+    """The facts of the view messages `block` completes, and the carry after it."""
+    parts, shown, calls, media = carry
+    out: list[Fact] = []
+    if media and not isinstance(block, ToolResultBlock):
+        out.append(Fact("user"))
+        media = False
+    if isinstance(block, TextBlock | DataBlock):
+        parts, shown = True, shown or _visible(block)
+    elif isinstance(block, ToolCallBlock):
+        calls = (*calls, block.id)
+    elif isinstance(block, HintBlock | ToolResultBlock):
+        if parts or calls:
+            out.append(Fact(role, calls, shown=shown or bool(calls)))
+        parts, shown, calls = False, False, ()
+        if isinstance(block, ToolResultBlock):
+            out.append(Fact("tool", (), block.id))
+            media = media or any(isinstance(p, DataBlock) for p in block.output)
+        elif isinstance(block.hint, str):
+            out.append(Fact("user", shown=bool(block.hint)))
+        elif block.hint:
+            out.append(Fact("user", shown=any(_visible(p) for p in block.hint)))
+    return out, (parts, shown, calls, media)
+
+
+_facts_scan = LeadingScan[Block, _FactCarry, Fact](_fact_step)
 
 
 def _visible(part: TextBlock | DataBlock) -> bool:

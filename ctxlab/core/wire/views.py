@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, assert_never
 
 from ctxlab.core.messages.blocks import (
@@ -32,6 +31,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter
 
@@ -61,50 +61,54 @@ def _call_wire(call: ToolCallBlock) -> Wire:
     }
 
 
-@dataclass(slots=True)
-class _OpenAIBuilder:
-    """Accumulates one stored message's blocks into OpenAI messages (mutable, local only)."""
+_WireCarry = tuple[tuple[Part, ...], tuple[ToolCallBlock, ...], tuple[Part, ...]]
+"""What `to_openai_one` carries from block to block (a plain tuple: made at every block): the
+parts and calls of the message being built, and the images of the batch of results not yet sent."""
 
-    role: str
-    out: list[Wire]
-    parts: list[Part]
-    calls: list[ToolCallBlock]
-    media: list[Part]
+_NO_WIRE: _WireCarry = ((), (), ())
 
-    def flush(self) -> None:
-        if self.parts or self.calls:
-            wire: Wire = {"role": self.role, "content": _content(self.parts) if self.parts else None}
-            if self.calls:
-                wire["tool_calls"] = [_call_wire(c) for c in self.calls]
-            self.out.append(wire)
-        self.parts, self.calls = [], []
 
-    def flush_media(self) -> None:
-        if self.media:
-            self.out.append({"role": "user", "content": _content(self.media)})
-            self.media = []
+def _flushed(role: str, parts: Sequence[Part], calls: Sequence[ToolCallBlock]) -> list[Wire]:
+    """The message the accumulated parts and calls make (none when there are none)."""
+    if not parts and not calls:
+        return []
+    wire: Wire = {"role": role, "content": _content(parts) if parts else None}
+    if calls:
+        wire["tool_calls"] = [_call_wire(c) for c in calls]
+    return [wire]
 
-    def add(self, block: Block) -> None:
-        if not isinstance(block, ToolResultBlock):
-            self.flush_media()
-        match block:
-            case TextBlock() | DataBlock():
-                self.parts.append(block)
-            case ThinkingBlock():
-                pass
-            case ToolCallBlock():
-                self.calls.append(block)
-            case HintBlock():
-                self.flush()
-                hint = (TextBlock(text=block.hint),) if isinstance(block.hint, str) else block.hint
-                if hint:
-                    self.out.append({"role": "user", "content": _content(hint)})
-            case ToolResultBlock():
-                self.flush()
-                self.out.append(_tool_wire(block))
-                self.media.extend(p for p in block.output if isinstance(p, DataBlock))
-            case _:
-                assert_never(block)
+
+def _wire_step(carry: _WireCarry, block: Block, before: int, role: str) -> tuple[list[Wire], _WireCarry]:
+    """The OpenAI messages `block` completes, and the carry after it."""
+    parts, calls, media = carry
+    out: list[Wire] = []
+    if media and not isinstance(block, ToolResultBlock):
+        out.append({"role": "user", "content": _content(media)})
+        media = ()
+    match block:
+        case TextBlock() | DataBlock():
+            parts = (*parts, block)
+        case ThinkingBlock():
+            pass
+        case ToolCallBlock():
+            calls = (*calls, block)
+        case HintBlock():
+            out += _flushed(role, parts, calls)
+            parts, calls = (), ()
+            hint = (TextBlock(text=block.hint),) if isinstance(block.hint, str) else block.hint
+            if hint:
+                out.append({"role": "user", "content": _content(hint)})
+        case ToolResultBlock():
+            out += _flushed(role, parts, calls)
+            parts, calls = (), ()
+            out.append(_tool_wire(block))
+            media = (*media, *(p for p in block.output if isinstance(p, DataBlock)))
+        case _:
+            assert_never(block)
+    return out, (parts, calls, media)
+
+
+_wire_scan = LeadingScan[Block, _WireCarry, Wire](_wire_step)
 
 
 def _tool_wire(result: ToolResultBlock) -> Wire:
@@ -114,14 +118,25 @@ def _tool_wire(result: ToolResultBlock) -> Wire:
 
 
 def to_openai_one(message: Message) -> list[Wire]:
-    """The OpenAI chat messages one stored message becomes (each stored message on its own)."""
-    out: list[Wire] = []
-    builder = _OpenAIBuilder(message.role, out, [], [], [])
-    for block in message.blocks:
-        builder.add(block)
-    builder.flush_media()
-    builder.flush()
-    return out
+    """The OpenAI chat messages one stored message becomes (each stored message on its own).
+
+    A message of `RESUMED_BLOCKS` blocks or more resumes an earlier read of the blocks it begins
+    with (`LeadingScan`): the messages it shares with that read are the same objects, which no
+    reader of a view changes.
+    """
+    role = message.role
+    if len(message.blocks) >= RESUMED_BLOCKS:
+        done, carry = _wire_scan.with_carry(message.blocks, _NO_WIRE, role)
+        out = list(done)
+    else:
+        out, carry = [], _NO_WIRE
+        for block in message.blocks:
+            wires, carry = _wire_step(carry, block, 0, role)
+            out += wires
+    parts, calls, media = carry
+    if media:
+        out.append({"role": "user", "content": _content(media)})
+    return out + _flushed(role, parts, calls)
 
 
 class ViewSizes(NamedTuple):
@@ -138,32 +153,19 @@ def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
     together): a view message owns its blocks and the hidden ones before it (thinking, empty
     hints), the last one also those after it; images a batch of results returned count in the
     batch's media message, not in the results. A message with no view message is `unseen` whole.
+
+    A message of `RESUMED_BLOCKS` blocks or more (a reply that grows by a round at every call)
+    resumes the pass over an earlier message whose blocks it begins with (`LeadingScan`).
     """
-    sizes: list[Tally] = []
-    pending, media = ZERO, ZERO
-    shown = has_media = False
-    for block in message.blocks:
-        size = counter.measure(block)
-        if has_media and not isinstance(block, ToolResultBlock):
-            sizes.append(media)  # the media message owns no block of its own
-            media, has_media = ZERO, False
-        if isinstance(block, TextBlock | DataBlock | ToolCallBlock):
-            pending, shown = pending + size, True
-        elif isinstance(block, ThinkingBlock):
-            pending = pending + size
-        else:
-            if shown:
-                sizes.append(pending)
-                pending, shown = ZERO, False
-            pending = pending + size
-            if isinstance(block, ToolResultBlock):
-                images = [counter.measure(p) for p in block.output if isinstance(p, DataBlock)]
-                data = sum(images, ZERO)
-                sizes.append(pending - data)
-                pending, media, has_media = ZERO, media + data, has_media or bool(images)
-            elif isinstance(block.hint, str) or block.hint:
-                sizes.append(pending)
-                pending = ZERO
+    if len(message.blocks) >= RESUMED_BLOCKS:
+        done, carry = _sizes_scan.with_carry(message.blocks, _NO_SIZES, counter)
+        sizes = list(done)
+    else:
+        sizes, carry = [], _NO_SIZES
+        for block in message.blocks:
+            parts, carry = _size_step(carry, block, 0, counter)
+            sizes.extend(parts)
+    pending, media, shown, has_media = carry
     if has_media:
         sizes.append(media)
     if shown:
@@ -173,6 +175,47 @@ def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
     else:
         return ViewSizes((), counter.measure_message(message))
     return ViewSizes(tuple(sizes), ZERO)
+
+
+_SizeCarry = tuple[Tally, Tally, bool, bool]
+"""What `view_sizes` carries from block to block (a plain tuple: made at every block): the size
+of the view message being built and whether it shows, the size of the batch's media message and
+whether there is one."""
+
+_NO_SIZES: _SizeCarry = (ZERO, ZERO, False, False)
+
+
+def _size_step(
+    carry: _SizeCarry, block: Block, before: int, counter: TokenCounter
+) -> tuple[list[Tally], _SizeCarry]:
+    """The view messages' sizes `block` completes, and the carry after it."""
+    pending, media, shown, has_media = carry
+    done: list[Tally] = []
+    size = counter.measure(block)
+    if has_media and not isinstance(block, ToolResultBlock):
+        done.append(media)  # the media message owns no block of its own
+        media, has_media = ZERO, False
+    if isinstance(block, TextBlock | DataBlock | ToolCallBlock):
+        pending, shown = pending + size, True
+    elif isinstance(block, ThinkingBlock):
+        pending = pending + size
+    else:
+        if shown:
+            done.append(pending)
+            pending, shown = ZERO, False
+        pending = pending + size
+        if isinstance(block, ToolResultBlock):
+            images = [counter.measure(p) for p in block.output if isinstance(p, DataBlock)]
+            data = sum(images, ZERO)
+            done.append(pending - data)
+            pending, media, has_media = ZERO, media + data, has_media or bool(images)
+        elif isinstance(block.hint, str) or block.hint:
+            done.append(pending)
+            pending = ZERO
+    return done, (pending, media, shown, has_media)
+
+
+_sizes_scan = LeadingScan[Block, _SizeCarry, Tally](_size_step)
 
 
 def to_openai(messages: Sequence[Message]) -> list[Wire]:
