@@ -308,3 +308,18 @@ def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
         whole = _read_whole(message, counter)
         assert _read(message, counter) == whole
         assert _read(message, counter) == whole  # read again: the kept read, whole
+
+
+@given(messages, st.lists(blocks, max_size=4))
+def test_a_message_with_blocks_appended_is_the_message_made_with_them(
+    message: Message, more: list[Block]
+) -> None:
+    """`appended` adds the new blocks' tally to the message's own instead of summing all again."""
+    import dataclasses
+
+    from ctxlab.core.messages.message import _FIELDS
+
+    grown = message.appended(*more)
+    made = Message(role=message.role, blocks=(*message.blocks, *more), id=message.id, name=message.name)
+    assert grown == made and grown.tally == made.tally
+    assert tuple(f.name for f in dataclasses.fields(Message)) == _FIELDS  # every field is copied
