@@ -80,12 +80,32 @@ class _Kept:
         """The size of the whole request, view messages and hidden ones."""
         return Tally(self.nbytes[-1] + self.hidden_nbytes[-1], self.ndata[-1] + self.hidden_ndata[-1])
 
-    def truncate(self, kept: int) -> None:
-        """Keep the first `kept` stored messages."""
-        wire = self.ends[kept - 1] if kept else 0
+    def truncate(self, kept: int, views: int = 0) -> None:
+        """Keep the first `kept` stored messages, and the first `views` view messages of the next
+        one (for `extend(piece, views)` to end with a message that grew from it)."""
+        wire = (self.ends[kept - 1] if kept else 0) + views
         del self.messages[kept:], self.ends[kept:], self.wire[wire:]
         del self.nbytes[wire + 1 :], self.ndata[wire + 1 :]
         del self.hidden_nbytes[kept + 1 :], self.hidden_ndata[kept + 1 :]
+
+    def grown_views(self, at: int, piece: _Piece) -> int:
+        """How many leading view messages of stored message `at` the message of `piece` keeps,
+        the very same objects of the same sizes (a reply that grew; 0 when it did not).
+
+        A view's leading messages are shared objects only when read from the same leading blocks
+        (`views.to_openai_one`), so their sizes are equal too, except the last one's: a message's
+        last size takes in the hidden blocks after it, which the grown message may show later.
+        """
+        if at >= len(self.messages):
+            return 0
+        start = self.ends[at - 1] if at else 0
+        views = same_leading(self.wire[start : self.ends[at]], piece.wire)
+        if views:
+            last = piece.sizes[views - 1]
+            k = start + views
+            if (self.nbytes[k] - self.nbytes[k - 1], self.ndata[k] - self.ndata[k - 1]) != last:
+                views -= 1
+        return views
 
     def head(self, kept: int) -> _Kept:
         """A copy of the first `kept` stored messages."""
@@ -118,12 +138,12 @@ class _Kept:
             shift = mine[-1] - theirs[a]
             mine.extend([value + shift for value in theirs[a + 1 : b + 1]])
 
-    def extend(self, piece: _Piece) -> None:
-        """Add one stored message at the end."""
+    def extend(self, piece: _Piece, views: int = 0) -> None:
+        """Add one stored message at the end (its first `views` view messages already are)."""
         self.messages.append(piece.message)
-        self.wire.extend(piece.wire)
+        self.wire.extend(piece.wire[views:])
         nbytes, ndata = self.nbytes[-1], self.ndata[-1]
-        for size in piece.sizes:
+        for size in piece.sizes[views:]:
             nbytes += size.nbytes
             ndata += size.ndata
             self.nbytes.append(nbytes)
@@ -210,8 +230,11 @@ class PromptCacheMeter:
             kept.extend_by(own, moved.start, moved.stop)
             rest = messages[moved.resumed + moved.stop - moved.start :]
         else:
-            kept = self._rebase(kind, same)
+            kept, views = self._rebase(kind, same, messages)
             rest = messages[len(kept.messages) :]
+            if views:  # the next message grew from the kept one
+                kept.extend(self._piece(rest[0]), views)
+                rest = rest[1:]
         for message in rest:
             kept.extend(self._piece(message))
         kept.tools = tools
@@ -232,18 +255,22 @@ class PromptCacheMeter:
         )
         return _Read(input_tokens, cached)
 
-    def _rebase(self, kind: CallKind, same: dict[str, int]) -> _Kept:
+    def _rebase(
+        self, kind: CallKind, same: dict[str, int], messages: tuple[Message, ...]
+    ) -> tuple[_Kept, int]:
         """The kept request of `kind`, cut to the longest run of leading messages a kept request
         shares with the new one (copied from the other kind's when that one shares more: a summary
-        request starts with the span the last reasoning request held)."""
+        request starts with the span the last reasoning request held); and how many view messages
+        of the next kept message it keeps too, when the request's next message grew from it."""
         if self._rebases_own(kind, same):
-            own = self._kept[kind]
-            own.truncate(same[kind])
-            return own
+            own, at = self._kept[kind], same[kind]
+            views = own.grown_views(at, self._piece(messages[at])) if at < len(messages) else 0
+            own.truncate(at, views)
+            return own, views
         source = max(same, key=lambda name: same[name], default=None)
         own = self._kept[source].head(same[source]) if source is not None else _Kept()
         self._kept[kind] = own
-        return own
+        return own, 0
 
     def _rebases_own(self, kind: CallKind, same: dict[str, int]) -> bool:
         """Whether the kept request of `kind` itself shares the most with the new one."""
@@ -254,7 +281,10 @@ class PromptCacheMeter:
         first `same` stored messages are the request's."""
         at = earlier.ends[same - 1] if same else 0
         for message in messages[same:]:
-            for wire in self._piece(message).wire:
+            wires = self._piece(message).wire
+            shared = same_leading(earlier.wire[at : at + len(wires)], wires)  # the very same, at C speed
+            at += shared
+            for wire in wires[shared:]:
                 if at == len(earlier.wire):
                     return at
                 old = earlier.wire[at]

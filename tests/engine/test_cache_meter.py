@@ -153,7 +153,7 @@ def test_a_meter_without_caching_bills_every_input_token() -> None:
     paired_histories(),
     st.lists(
         st.tuples(
-            st.sampled_from(["append", "drop", "slide", "cut", "swap", "summary"]),
+            st.sampled_from(["append", "drop", "slide", "cut", "swap", "summary", "grow", "grow"]),
             any_messages,
             st.integers(1, 3),
         ),
@@ -164,7 +164,8 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
     history: list[Message], edits: list[tuple[str, Message, int]]
 ) -> None:
     """Requests that grow, lose their front, keep their first message while the window moves
-    (cutting the oldest kept message short), or are summary requests in between."""
+    (cutting the oldest kept message short), end with a reply that grew, or are summary
+    requests in between."""
     meter, request, seen = PromptCacheMeter(COUNTER), list(history), []
     for op, message, size in edits:
         kind = "summary" if op == "summary" else "reasoning"
@@ -178,7 +179,32 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
             request[1] = request[1].with_blocks(request[1].blocks[1:] or message.blocks)
         elif op == "swap" and request:
             request[-1] = message
+        elif op == "grow" and request:  # a reply gains rounds: a long one resumes its reads
+            request[-1] = request[-1].appended(*message.blocks * 4 * size)
         sent = tuple(request) if kind == "reasoning" else (*request, message)
         seen.append((kind, sent, (), 0))
         meter.observe(kind, sent, ())
+    assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == pure_replay(seen)
+
+
+def test_a_grown_reply_whose_last_view_took_in_hidden_blocks_is_sized_again() -> None:
+    """A reply ending in thinking adds it to its last view message; once the reply goes on, the
+    thinking belongs to the next one, so that view message's size is not carried over."""
+    from ctxlab.core.messages.blocks import TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+
+    rounds = [
+        block
+        for i in range(8)
+        for block in (
+            ToolCallBlock(id=f"c{i}", name="look", input="{}"),
+            ToolResultBlock(id=f"c{i}", name="look", output=(TextBlock(text=f"result {i}"),)),
+        )
+    ]
+    reply = Message(role="assistant", blocks=(*rounds, ThinkingBlock(thinking="thinking it over")), id="r")
+    user = Message(role="user", blocks=(TextBlock(text="go"),))
+    requests = [(user, reply), (user, reply.appended(TextBlock(text="done")))]
+    meter, seen = PromptCacheMeter(COUNTER), []
+    for sent in requests:
+        seen.append(("reasoning", sent, (), 0))
+        meter.observe("reasoning", sent, ())
     assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == pure_replay(seen)
