@@ -75,6 +75,19 @@ class Execution:
     scheduler: str | None = None
 
 
+def execution_of(args: Any, **more: Any) -> Execution:
+    """The options `run` and `replay` share (`add_run_options`), read from their arguments."""
+    return Execution(
+        out_dir=args.out,
+        record_requests=args.record_requests,
+        wire=args.wire,
+        quiet=args.quiet,
+        plots=not args.no_plots,
+        svg=args.svg,
+        **more,
+    )
+
+
 def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: TextIO) -> int:
     """Run every scenario, write its folder and the index; 1 when a run failed."""
     from ctxlab.analysis.report import write_index

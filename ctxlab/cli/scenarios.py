@@ -6,7 +6,7 @@ import argparse
 from typing import TextIO
 
 from ctxlab.cli.base import RAW, Commands, add_run_options, out_dir, positive
-from ctxlab.cli.running import Execution, execute, load_all, warn
+from ctxlab.cli.running import execute, execution_of, load_all, warn
 
 EXAMPLES_RUN = """examples:
   ctxlab run scenarios/*.yaml                       every scenario, results in results/<name>/
@@ -33,17 +33,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out_dir(args.out)
     if not args.quiet:
         warn(loaded, err)
-    how = Execution(
-        out_dir=args.out,
-        record_requests=args.record_requests,
-        wire=args.wire,
-        quiet=args.quiet,
-        plots=not args.no_plots,
-        svg=args.svg,
-        executor=args.executor,
-        workers=args.workers,
-        scheduler=args.scheduler,
-    )
+    how = execution_of(args, executor=args.executor, workers=args.workers, scheduler=args.scheduler)
     return execute(loaded, how, out, err)
 
 

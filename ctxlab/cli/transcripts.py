@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, out_dir, positive
-from ctxlab.cli.running import REPLAY_SOURCE, Execution, execute, problem_text, warn
+from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of, problem_text, warn
 
 EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --context-size 32000
@@ -123,16 +123,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"{cut.limit.rounds} keeps the preset's)",
                 file=err,
             )
-    how = Execution(
-        out_dir=args.out,
-        record_requests=args.record_requests,
-        wire=args.wire,
-        quiet=args.quiet,
-        plots=not args.no_plots,
-        svg=args.svg,
-        workers=1,
-    )
-    return execute([loaded], how, out, err)
+    return execute([loaded], execution_of(args, workers=1), out, err)
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

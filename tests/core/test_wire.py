@@ -268,14 +268,13 @@ def test_the_openai_view_is_the_chat_completions_request_key_for_key() -> None:
 
 def _read_whole(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:
     """A message's view, sizes and facts, each read from its first block (no resuming)."""
-    from ctxlab.core.wire import protocol, views
+    from ctxlab.core.messages import memo
 
-    saved = views.RESUMED_BLOCKS, protocol.RESUMED_BLOCKS
-    views.RESUMED_BLOCKS = protocol.RESUMED_BLOCKS = 10**9
+    saved, memo.RESUMED_BLOCKS = memo.RESUMED_BLOCKS, 10**9
     try:
         return _read(message, counter)
     finally:
-        views.RESUMED_BLOCKS, protocol.RESUMED_BLOCKS = saved
+        memo.RESUMED_BLOCKS = saved
 
 
 def _read(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:

@@ -194,6 +194,20 @@ class LeadingScan(Generic[K, S, P]):
     def __call__(self, items: Sequence[K], start: S, *args: Any) -> tuple[P, ...]:
         return self.with_carry(items, start, *args)[0]
 
+    def walk(self, items: Sequence[K], start: S, *args: Any) -> tuple[list[P], S]:
+        """The scan's parts (a new list) and its carry after the last item; a sequence shorter
+        than `RESUMED_BLOCKS` is walked afresh and nothing is kept for it."""
+        if len(items) >= RESUMED_BLOCKS:
+            done, carry = self.with_carry(items, start, *args)
+            return list(done), carry
+        out: list[P] = []
+        carry, step = start, self._step
+        for item in items:
+            parts, carry = step(carry, item, len(out), *args)
+            if parts:
+                out += parts
+        return out, carry
+
     def with_carry(self, items: Sequence[K], start: S, *args: Any) -> tuple[tuple[P, ...], S]:
         """The scan's parts and its carry after the last item."""
         kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))

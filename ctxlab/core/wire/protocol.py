@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingScan
+from ctxlab.core.messages.memo import LeadingScan
 from ctxlab.core.messages.message import Message
 
 Rule = Literal["openai", "anthropic", "bedrock"]
@@ -190,15 +190,7 @@ def facts_of_message(message: Message) -> tuple[Fact, ...]:
     resumes an earlier read of the blocks it begins with (`memo.RESUMED_BLOCKS`).
     """
     role = message.role
-    if len(message.blocks) >= RESUMED_BLOCKS:
-        done, carry = _facts_scan.with_carry(message.blocks, _NO_FACTS, role)
-        out = list(done)
-    else:
-        out, carry = [], _NO_FACTS
-        for block in message.blocks:
-            facts, carry = _fact_step(carry, block, 0, role)
-            out.extend(facts)
-    parts, shown, calls, media = carry
+    out, (parts, shown, calls, media) = _facts_scan.walk(message.blocks, _NO_FACTS, role)
     if media:
         out.append(Fact("user"))
     if parts or calls:

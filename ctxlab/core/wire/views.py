@@ -31,7 +31,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingScan
+from ctxlab.core.messages.memo import LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter
 
@@ -125,15 +125,7 @@ def to_openai_one(message: Message) -> list[Wire]:
     reader of a view changes.
     """
     role = message.role
-    if len(message.blocks) >= RESUMED_BLOCKS:
-        done, carry = _wire_scan.with_carry(message.blocks, _NO_WIRE, role)
-        out = list(done)
-    else:
-        out, carry = [], _NO_WIRE
-        for block in message.blocks:
-            wires, carry = _wire_step(carry, block, 0, role)
-            out += wires
-    parts, calls, media = carry
+    out, (parts, calls, media) = _wire_scan.walk(message.blocks, _NO_WIRE, role)
     if media:
         out.append({"role": "user", "content": _content(media)})
     return out + _flushed(role, parts, calls)
@@ -157,15 +149,7 @@ def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
     A message of `RESUMED_BLOCKS` blocks or more (a reply that grows by a round at every call)
     resumes the pass over an earlier message whose blocks it begins with (`LeadingScan`).
     """
-    if len(message.blocks) >= RESUMED_BLOCKS:
-        done, carry = _sizes_scan.with_carry(message.blocks, _NO_SIZES, counter)
-        sizes = list(done)
-    else:
-        sizes, carry = [], _NO_SIZES
-        for block in message.blocks:
-            parts, carry = _size_step(carry, block, 0, counter)
-            sizes.extend(parts)
-    pending, media, shown, has_media = carry
+    sizes, (pending, media, shown, has_media) = _sizes_scan.walk(message.blocks, _NO_SIZES, counter)
     if has_media:
         sizes.append(media)
     if shown:
