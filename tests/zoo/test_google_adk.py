@@ -47,8 +47,10 @@ from tests.zoo_strategies import agent_histories
     ("given", "problem"),
     [
         ({}, "at least one compaction trigger"),
-        ({"compaction_interval": 2}, "compaction_interval and overlap_size"),
-        ({"token_threshold": 10}, "token_threshold and event_retention_size"),
+        ({"compaction_interval": 2}, "compaction_interval and overlap_size .* so set overlap_size too"),
+        ({"overlap_size": 1}, "overlap_size is set, so set compaction_interval too"),
+        ({"token_threshold": 10}, "token_threshold and event_retention_size .* so set event_retention_size"),
+        ({"event_retention_size": 3}, "event_retention_size is set, so set token_threshold too"),
         ({"compaction_interval": 0, "overlap_size": 0}, "compaction_interval must be at least 1"),
         ({"token_threshold": 5, "event_retention_size": -1}, "event_retention_size must be at least 0"),
     ],

@@ -100,10 +100,17 @@ class EventsCompactionConfig:
     event_retention_size: int | None = None
 
     def __post_init__(self) -> None:
-        if (self.token_threshold is None) != (self.event_retention_size is None):
-            raise ValueError("token_threshold and event_retention_size must be set together")
-        if (self.compaction_interval is None) != (self.overlap_size is None):
-            raise ValueError("compaction_interval and overlap_size must be set together")
+        for first, second in (
+            ("token_threshold", "event_retention_size"),
+            ("compaction_interval", "overlap_size"),
+        ):
+            given = [name for name in (first, second) if getattr(self, name) is not None]
+            if len(given) == 1:
+                missing = second if given == [first] else first
+                raise ValueError(
+                    f"{first} and {second} must be set together (ADK's EventsCompactionConfig has no "
+                    f"default for either); {given[0]} is set, so set {missing} too"
+                )
         if self.token_threshold is None and self.compaction_interval is None:
             raise ValueError(
                 "set at least one compaction trigger: the token-threshold pair or the sliding-window pair"
