@@ -29,10 +29,11 @@ from typing import Any, NamedTuple
 
 from ctxlab.core.messages.blocks import Tally
 from ctxlab.core.messages.message import Message, resumed_at, same_leading
+from ctxlab.core.messages.sizes import view_sizes
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
-from ctxlab.core.wire.views import to_openai_one, view_sizes
+from ctxlab.core.wire.views import to_openai_one
 
 
 class CacheUse(NamedTuple):

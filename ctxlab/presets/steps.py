@@ -41,16 +41,14 @@ from ctxlab.core.compaction.progress import (
 )
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
-from ctxlab.core.messages.memo import LeadingConcat
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import (
     Sizer,
 )
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import (
-    placed_units,
-)
+from ctxlab.core.messages.units import ViewUnit, placed_units
 from ctxlab.engine.env import Env, RequestCounter
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
@@ -178,10 +176,18 @@ def unit_keys(messages: tuple[Message, ...], indices: tuple[int, ...]) -> frozen
 
 
 def _message_unit_names(message: Message, position: int, before: int) -> tuple[str, ...]:
-    return tuple(f"{message.id}:{unit.start}:{unit.kind}" for unit in placed_units(message, position, before))
+    units = placed_units(message, position, before)
+    if len(units) >= RESUMED_BLOCKS:
+        return _names_of_units(units, message.id)  # a reply's units grow with it
+    return tuple(_unit_name(unit, 0, 0, message.id)[0] for unit in units)
+
+
+def _unit_name(unit: ViewUnit, _at: int, _before: int, message_id: str) -> tuple[str]:
+    return (f"{message_id}:{unit.start}:{unit.kind}",)
 
 
 _unit_names = LeadingConcat[Message, str](_message_unit_names)
+_names_of_units = LeadingConcat[ViewUnit, str](_unit_name)
 
 
 def request_sizer(state: EpisodeState, env: Env, frame: Frame) -> Sizer:

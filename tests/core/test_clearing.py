@@ -27,6 +27,7 @@ from ctxlab.core.compaction.observations import (
 from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.drops import drop_front, drop_units, system_units_before
+from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.sizes import (
     Sizer,
@@ -37,7 +38,7 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import BlockRef, protocol_units, view_units
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
-from tests.strategies import messages, paired_histories
+from tests.strategies import blocks, messages, paired_histories
 from tests.zoo_strategies import IMAGE, agent_histories, call, lines, reply, result, user
 
 SIZER = Sizer(counter=AgentScopeEstimator())
@@ -461,7 +462,35 @@ def test_the_lab_catches_exactly_the_orphans_the_window_makes(msgs: list[Message
     assert out.tokens == SIZER.count(out.messages)
 
 
-@given(st.lists(messages, max_size=7), st.integers(0, 40), st.booleans())
+def test_a_cut_inside_a_batch_of_image_results_keeps_the_images_of_the_results_kept() -> None:
+    """The batch's media message stays while any of its results does; it goes with the last."""
+    batch = reply(
+        call("a", "Read"),
+        call("b", "Read"),
+        result("a", "ra", "Read", IMAGE),
+        result("b", "rb", "Read", IMAGE),
+        result("c", "rc"),
+        TextBlock(text="done"),
+    )
+    msgs = [user("go"), batch]
+    units = view_units(msgs)
+    assert [u.kind for u in units] == ["user", "calls", "result", "result", "result", "media", "text"]
+    for stop in range(len(units) + 1):
+        dropped = [u.index for u in units[:stop]]
+        out = drop_front(msgs, units, stop, keep_system=True)
+        assert out == drop_units(msgs, units, dropped)
+    kept = view_units(drop_front(msgs, units, 3, keep_system=True))  # result "a" went, "b" stays
+    assert [u.kind for u in kept] == ["result", "result", "media", "text"]
+
+
+long_messages = st.builds(
+    Message,
+    role=st.sampled_from(["system", "user", "assistant"]),
+    blocks=st.lists(blocks, min_size=RESUMED_BLOCKS, max_size=2 * RESUMED_BLOCKS).map(tuple),
+)
+
+
+@given(st.lists(messages | long_messages, max_size=7), st.integers(0, 80), st.booleans())
 def test_dropping_the_front_is_dropping_its_units(msgs: list[Message], stop: int, keep_system: bool) -> None:
     units = view_units(msgs)
     stop = min(stop, len(units))
@@ -481,3 +510,16 @@ def test_the_window_over_a_growing_history_is_the_window_read_afresh(
         out = slide_window(seen, sizer=SIZER, params=params)
         assert out.dropped == walked_window(seen, SIZER, params)
         assert out.messages == drop_units(seen, view_units(seen), out.dropped)
+
+
+@given(st.lists(messages, max_size=3), long_messages, windows)
+def test_the_window_over_a_reply_growing_a_block_at_a_time_is_the_window_read_afresh(
+    before: list[Message], reply: Message, params: SlidingWindowParams
+) -> None:
+    """A long reply's units, sizes and names are read where it grew; the window over it is the
+    one a walk over the whole history finds."""
+    for seen in grown([*before, reply]):
+        out = slide_window(seen, sizer=SIZER, params=params)
+        assert out.dropped == walked_window(seen, SIZER, params)
+        assert out.messages == drop_units(seen, view_units(seen), out.dropped)
+        assert out.tokens == SIZER.count(out.messages)

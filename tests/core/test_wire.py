@@ -6,9 +6,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import (
+    ZERO,
     Block,
     DataBlock,
     HintBlock,
+    Tally,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -16,6 +18,7 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.message import Message, Role, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.units import ViewUnit
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import anthropic_tool, events, from_openai, to_anthropic, to_openai
 from tests.strategies import blocks, messages, paired_histories
@@ -107,17 +110,27 @@ def test_well_formed_history_has_no_violations(history: list[Message]) -> None:
 @given(messages)
 @example(REPLY)  # a batch whose first result returns an image and whose second does not
 def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
-    from ctxlab.core.messages.sizes import unit_tallies
+    """A view message owns the blocks of its unit; a media message counts its results' images,
+    which the results do not."""
+    from ctxlab.core.messages.sizes import view_sizes
     from ctxlab.core.messages.tokens import AgentScopeEstimator
     from ctxlab.core.messages.units import view_units
-    from ctxlab.core.wire.views import to_openai_one, view_sizes
+    from ctxlab.core.wire.views import to_openai_one
 
     counter = AgentScopeEstimator()
     units = view_units((message,))
     found = view_sizes(message, counter)
-    assert found.sizes == unit_tallies((message,), counter)
+    assert found.sizes == tuple(_owned_size(message, unit, counter) for unit in units)
     assert len(found.sizes) == len(to_openai_one(message))
     assert found.unseen == (counter.measure_message(message) if not units else (0, 0))
+
+
+def _owned_size(message: Message, unit: ViewUnit, counter: AgentScopeEstimator) -> Tally:
+    blocks = message.blocks
+    owned = sum((counter.measure(b) for b in blocks[unit.start : unit.end]), ZERO)
+    images = [p for i in unit.blocks if isinstance(r := blocks[i], ToolResultBlock) for p in r.output]
+    data = sum((counter.measure(p) for p in images if isinstance(p, DataBlock)), ZERO)
+    return owned + data if unit.kind == "media" else owned - data if unit.kind == "result" else owned
 
 
 IMAGE = DataBlock(media_type="image/png", source="https://x/p.png")
@@ -278,10 +291,15 @@ def _read_whole(message: Message, counter: AgentScopeEstimator) -> tuple[object,
 
 
 def _read(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:
+    """Every read of one message that resumes: its view, sizes and facts, and its units where
+    it stands alone and placed further on (the memos by identity are not asked)."""
+    from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.messages.units import _place_units
     from ctxlab.core.wire.protocol import facts_of_message
-    from ctxlab.core.wire.views import to_openai_one, view_sizes
+    from ctxlab.core.wire.views import to_openai_one
 
-    return to_openai_one(message), view_sizes(message, counter), facts_of_message(message)
+    views = to_openai_one(message), view_sizes(message, counter), facts_of_message(message)
+    return (*views, _place_units(message, 0, 0), _place_units(message, 3, 7))
 
 
 @given(st.lists(blocks, min_size=20, max_size=60), st.sampled_from(["user", "assistant"]), st.data())

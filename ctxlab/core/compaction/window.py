@@ -6,13 +6,16 @@ orphan a tool result, and the lab's checks must catch it: it is a baseline, not 
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ctxlab.core.messages.blocks import Tally
+from ctxlab.core.messages import memo
+from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.drops import drop_front, system_units_before
 from ctxlab.core.messages.memo import LeadingFold
 from ctxlab.core.messages.message import Message
@@ -62,9 +65,13 @@ def slide_window(
     marks = _marks.running(messages, _Mark(0, 0, 0, 0), sizer.counter, params.keep_system)
     whole = sizer.size(messages)
 
+    @functools.cache
+    def running(m: int) -> Sequence[Tally]:
+        return _running_sizes(message_tallies(messages[m], sizer.counter))
+
     def stops(at: int) -> bool:
         dropped = _dropped_before(
-            messages, units, marks, at, counter=sizer.counter, keep_system=params.keep_system
+            messages, units, marks, at, counter=sizer.counter, running=running, keep_system=params.keep_system
         )
         left = Tally(whole.nbytes - dropped.nbytes, whole.ndata - dropped.ndata)
         return (
@@ -93,9 +100,14 @@ class _Mark(NamedTuple):
 
 
 def _add_message(mark: _Mark, message: Message, counter: TokenCounter, keep_system: bool) -> _Mark:
-    for unit, size in zip(own_units(message), message_tallies(message, counter), strict=True):
-        mark = _add_unit(mark, unit, size, keep_system)
-    return mark
+    units = own_units(message)
+    if keep_system and message.role == "system":
+        for unit, size in zip(units, message_tallies(message, counter), strict=True):
+            mark = _add_unit(mark, unit, size, keep_system)
+        return mark
+    size = _running_sizes(message_tallies(message, counter))[-1]
+    first, nbytes, ndata, droppable = mark
+    return _Mark(first + len(units), nbytes + size.nbytes, ndata + size.ndata, droppable + len(units))
 
 
 _marks = LeadingFold[Message, _Mark](_add_message)
@@ -108,17 +120,22 @@ def _dropped_before(
     at: int,
     *,
     counter: TokenCounter,
+    running: Callable[[int], Sequence[Tally]],
     keep_system: bool,
 ) -> _Mark:
     """The droppable units' sums over `units[:at]`: the marks before unit `at`'s message, and
-    that message's units before it."""
+    that message's units before it (`running(m)`: the sizes of message `m`'s first units)."""
     if at == len(units):
         return marks[-1]
     m = units[at].message
     mark = marks[m]
-    for unit, size in zip(units[mark.first : at], message_tallies(messages[m], counter), strict=False):
-        mark = _add_unit(mark, unit, size, keep_system)
-    return mark
+    if keep_system and messages[m].role == "system":
+        for unit, size in zip(units[mark.first : at], message_tallies(messages[m], counter), strict=False):
+            mark = _add_unit(mark, unit, size, keep_system)
+        return mark
+    first, nbytes, ndata, droppable = mark
+    size, before = running(m)[at - first], at - first
+    return _Mark(at, nbytes + size.nbytes, ndata + size.ndata, droppable + before)
 
 
 def _add_unit(mark: _Mark, unit: ViewUnit, size: Tally, keep_system: bool) -> _Mark:
@@ -126,3 +143,14 @@ def _add_unit(mark: _Mark, unit: ViewUnit, size: Tally, keep_system: bool) -> _M
     if keep_system and unit.kind == "system":
         return _Mark(first + 1, nbytes, ndata, droppable)
     return _Mark(first + 1, nbytes + size.nbytes, ndata + size.ndata, droppable + 1)
+
+
+def _running_sizes(tallies: Sequence[Tally]) -> Sequence[Tally]:
+    """The summed sizes of the first k units of a message, for k from 0 to all of them (a long
+    message's are kept, `LeadingFold`: a reply grows by a round at every call)."""
+    if len(tallies) < memo.RESUMED_BLOCKS:
+        return list(itertools.accumulate(tallies, operator.add, initial=ZERO))
+    return _summed.running(tallies, ZERO)
+
+
+_summed = LeadingFold[Tally, Tally](operator.add)

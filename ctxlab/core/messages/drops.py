@@ -88,7 +88,7 @@ def system_units_before(messages: Sequence[Message], units: Sequence[ViewUnit], 
     end = units[stop].message if stop < len(units) else len(messages)
     standing = _standing(messages)
     held = [m for m, holds_system in standing[: bisect.bisect_left(standing, (end,))] if holds_system]
-    if end < len(messages):
+    if end < len(messages) and messages[end].role == "system":  # only a system message has system units
         held.append(end)
     return [u.index for m in held for u in _units_of(units, m) if u.kind == "system" and u.index < stop]
 
@@ -101,8 +101,32 @@ def _units_of(units: Sequence[ViewUnit], m: int) -> Sequence[ViewUnit]:
 
 def _cut_front(message: Message, group: Sequence[ViewUnit], stop: int, keep_system: bool) -> list[Message]:
     """What message `group[0].message` becomes when the units before `stop` go (system units
-    stay with `keep_system`), with the media whose results all went."""
-    dropped = {u.index for u in group if u.index < stop and not (keep_system and u.kind == "system")}
+    stay with `keep_system`), with the media whose results all went.
+
+    When no unit before the cut stays, what is left is one run of blocks, from the first kept
+    unit on: units own their blocks in order, and no two kept units are parted by a dropped one
+    that could let them merge. Only a media unit can go after the cut (its results all went),
+    and it owns no block unless it is the last unit, which owns the hidden blocks that end the
+    message."""
+    if keep_system and message.role == "system":
+        return _cut_front_sparing(message, group, stop)
+    k = bisect.bisect_left(group, stop, key=_index)
+    if k == 0:
+        return [message]
+    head = group[k].start if k < len(group) else len(message.blocks)
+    last = group[-1]
+    gone = last.kind == "media" and last.blocks[-1] < head
+    end = last.start if gone else len(message.blocks)
+    return [message.with_blocks(message.blocks[head:end])] if head < end else []
+
+
+def _index(unit: ViewUnit) -> int:
+    return unit.index
+
+
+def _cut_front_sparing(message: Message, group: Sequence[ViewUnit], stop: int) -> list[Message]:
+    """`_cut_front` of a system message whose system units stay."""
+    dropped = {u.index for u in group if u.index < stop and u.kind != "system"}
     results = {u.blocks[0]: u.index for u in group if u.kind == "result"}
     dropped.update(
         u.index for u in group if u.kind == "media" and all(results[i] in dropped for i in u.blocks)
@@ -114,7 +138,8 @@ def _standing_parts(message: Message, position: int, _before: int) -> tuple[tupl
     units = own_units(message)
     if not units:
         return ((position, False),)
-    return ((position, True),) if any(u.kind == "system" for u in units) else ()
+    holds_system = message.role == "system" and any(u.kind == "system" for u in units)
+    return ((position, True),) if holds_system else ()
 
 
 _standing = LeadingConcat[Message, tuple[int, bool]](_standing_parts)

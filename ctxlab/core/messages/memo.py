@@ -214,14 +214,16 @@ class LeadingScan(Generic[K, S, P]):
         if same == len(items) == len(kept.items) and kept.whole is not None:
             return kept.whole, kept.values[-1]
         kept.cut(same)
-        carry = kept.values[-1]
+        step, out, held, carries, ends = self._step, kept.parts, kept.items, kept.values, kept.ends
+        carry = carries[-1]
         for item in items[same:]:
-            parts, carry = self._step(carry, item, len(kept.parts), *args)
-            kept.parts.extend(parts)
-            kept.items.append(item)
-            kept.values.append(carry)
-            kept.ends.append(len(kept.parts))
-        kept.whole = tuple(kept.parts)
+            parts, carry = step(carry, item, len(out), *args)
+            if parts:
+                out += parts
+            held.append(item)
+            carries.append(carry)
+            ends.append(len(out))
+        kept.whole = tuple(out)
         return kept.whole, carry
 
 

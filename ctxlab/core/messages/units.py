@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, assert_never
 
+from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import (
     Block,
     DataBlock,
@@ -36,7 +37,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingScan
 from ctxlab.core.messages.message import Message
 
 UnitKind = Literal["system", "user", "text", "calls", "result", "hint", "media"]
@@ -173,17 +174,73 @@ def view_units(messages: Sequence[Message]) -> tuple[ViewUnit, ...]:
     A stored message's units depend only on it and where it stands, and a history mostly grows
     at its end, so each message's placed units are kept (`placed_units`), and so are the units
     of the histories last viewed (`LeadingConcat`): a step that views the whole history works
-    out the units of what changed since.
+    out the units of what changed since. A message of `RESUMED_BLOCKS` blocks or more (a reply
+    that grows by a round at every call) resumes the walk over one it begins with that stood
+    at the same place (`LeadingScan`).
     """
     return _view_units(messages)
 
 
 def _place_units(message: Message, position: int, first: int) -> tuple[ViewUnit, ...]:
-    segmenter = _Segmenter(message=position, role=message.role, next_index=first)
-    for i, block in enumerate(message.blocks):
-        segmenter.add(i, block)
-    segmenter.finish(len(message.blocks))
+    blocks = message.blocks
+    if len(blocks) < memo.RESUMED_BLOCKS:
+        segmenter = _Segmenter(message=position, role=message.role, next_index=first)
+        for i, block in enumerate(blocks):
+            segmenter.add(i, block)
+    else:
+        units, carry = _segments.with_carry(blocks, _NOTHING_READ, message.role, (position, first))
+        segmenter = _resumed(carry, message.role, position, first + len(units))
+        segmenter.units = list(units)
+    segmenter.finish(len(blocks))
     return tuple(segmenter.units)
+
+
+class _Segment(NamedTuple):
+    """Where a walk over a message's blocks stands: blocks read, the first block no unit owns
+    yet, and the blocks shown, calls declared and results with images since the last unit."""
+
+    read: int
+    pending: int
+    shown: tuple[int, ...]
+    calls: tuple[str, ...]
+    media: tuple[int, ...]
+
+
+_NOTHING_READ = _Segment(0, 0, (), (), ())
+
+
+def _segment_step(
+    carry: _Segment, block: Block, before: int, role: WireRole, place: tuple[int, int]
+) -> tuple[list[ViewUnit], _Segment]:
+    """The units reading one more block closes (`before` came earlier) in a message stored at
+    `place` (its position, its first unit's view index), and where the walk stands after it."""
+    position, first = place
+    segmenter = _resumed(carry, role, position, first + before)
+    segmenter.add(carry.read, block)
+    after = _Segment(
+        carry.read + 1,
+        segmenter.pending,
+        tuple(segmenter.shown),
+        tuple(segmenter.calls),
+        tuple(segmenter.media),
+    )
+    return segmenter.units, after
+
+
+def _resumed(carry: _Segment, role: WireRole, position: int, next_index: int) -> _Segmenter:
+    return _Segmenter(
+        message=position,
+        role=role,
+        next_index=next_index,
+        pending=carry.pending,
+        shown=list(carry.shown),
+        calls=list(carry.calls),
+        media=list(carry.media),
+    )
+
+
+_segments = LeadingScan[Block, _Segment, ViewUnit](_segment_step)
+"""A long message's units, read where it grew (a reply grows by a round at every call)."""
 
 
 def own_units(message: Message) -> tuple[ViewUnit, ...]:

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, assert_never
+from typing import Any, Literal, assert_never
 
 from ctxlab.core.messages.blocks import (
-    ZERO,
     Block,
     DataBlock,
     HintBlock,
     Part,
-    Tally,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -33,7 +31,6 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.memo import LeadingScan
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.tokens import TokenCounter
 
 Wire = dict[str, Any]
 WireName = Literal["openai", "anthropic"]  # which API's form a request is recorded in
@@ -129,77 +126,6 @@ def to_openai_one(message: Message) -> list[Wire]:
     if media:
         out.append({"role": "user", "content": _content(media)})
     return out + _flushed(role, parts, calls)
-
-
-class ViewSizes(NamedTuple):
-    """The size of each message of a stored message's OpenAI view, and its size when it has none."""
-
-    sizes: tuple[Tally, ...]
-    unseen: Tally
-
-
-def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
-    """The counter's size of each message of `to_openai_one(message)`, in one pass over its blocks.
-
-    Equal to `units.unit_tallies` over the message's view units (a property test holds them
-    together): a view message owns its blocks and the hidden ones before it (thinking, empty
-    hints), the last one also those after it; images a batch of results returned count in the
-    batch's media message, not in the results. A message with no view message is `unseen` whole.
-
-    A message of `RESUMED_BLOCKS` blocks or more (a reply that grows by a round at every call)
-    resumes the pass over an earlier message whose blocks it begins with (`LeadingScan`).
-    """
-    sizes, (pending, media, shown, has_media) = _sizes_scan.walk(message.blocks, _NO_SIZES, counter)
-    if has_media:
-        sizes.append(media)
-    if shown:
-        sizes.append(pending)
-    elif sizes:
-        sizes[-1] = sizes[-1] + pending
-    else:
-        return ViewSizes((), counter.measure_message(message))
-    return ViewSizes(tuple(sizes), ZERO)
-
-
-_SizeCarry = tuple[Tally, Tally, bool, bool]
-"""What `view_sizes` carries from block to block (a plain tuple: made at every block): the size
-of the view message being built and whether it shows, the size of the batch's media message and
-whether there is one."""
-
-_NO_SIZES: _SizeCarry = (ZERO, ZERO, False, False)
-
-
-def _size_step(
-    carry: _SizeCarry, block: Block, before: int, counter: TokenCounter
-) -> tuple[list[Tally], _SizeCarry]:
-    """The view messages' sizes `block` completes, and the carry after it."""
-    pending, media, shown, has_media = carry
-    done: list[Tally] = []
-    size = counter.measure(block)
-    if has_media and not isinstance(block, ToolResultBlock):
-        done.append(media)  # the media message owns no block of its own
-        media, has_media = ZERO, False
-    if isinstance(block, TextBlock | DataBlock | ToolCallBlock):
-        pending, shown = pending + size, True
-    elif isinstance(block, ThinkingBlock):
-        pending = pending + size
-    else:
-        if shown:
-            done.append(pending)
-            pending, shown = ZERO, False
-        pending = pending + size
-        if isinstance(block, ToolResultBlock):
-            images = [counter.measure(p) for p in block.output if isinstance(p, DataBlock)]
-            data = sum(images, ZERO)
-            done.append(pending - data)
-            pending, media, has_media = ZERO, media + data, has_media or bool(images)
-        elif isinstance(block.hint, str) or block.hint:
-            done.append(pending)
-            pending = ZERO
-    return done, (pending, media, shown, has_media)
-
-
-_sizes_scan = LeadingScan[Block, _SizeCarry, Tally](_size_step)
 
 
 def to_openai(messages: Sequence[Message]) -> list[Wire]:
