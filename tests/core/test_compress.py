@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxlab.core.agentscope.compress import (
     CompressionInput,
@@ -25,7 +27,7 @@ from ctxlab.core.agentscope.summary import (
     with_instruction,
     with_offload_reminder,
 )
-from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 
@@ -183,3 +185,25 @@ def test_unfinished_calls_are_the_reply_messages_unanswered_calls() -> None:
     running = Message(role="assistant", id="r1", blocks=(ToolCallBlock(id="z", name="t", input="{}"),))
     assert unfinished_call_ids((USER, running), "r1") == frozenset({"z"})
     assert unfinished_call_ids((USER, running), "other") == frozenset()
+
+
+@given(
+    st.lists(st.sampled_from(["call a", "call b", "result a", "result b", "text"]), min_size=20, max_size=60)
+)
+def test_the_unfinished_calls_of_a_reply_growing_a_block_at_a_time_are_those_without_a_result(
+    steps: list[str],
+) -> None:
+    """A long reply is read where it grew; a call is finished by a result of its id anywhere in
+    the reply (one before it too), as when read whole."""
+    reply = Message(role="assistant", blocks=(), id="r1")
+    for step in steps:
+        kind, _, call_id = step.partition(" ")
+        block: Block = TextBlock(text="t")
+        if kind == "call":
+            block = ToolCallBlock(id=call_id, name="t", input="{}")
+        elif kind == "result":
+            block = ToolResultBlock(id=call_id, name="t", output=())
+        reply = reply.appended(block)
+        calls = {b.id for b in reply.blocks if isinstance(b, ToolCallBlock)}
+        answered = {b.id for b in reply.blocks if isinstance(b, ToolResultBlock)}
+        assert unfinished_call_ids((USER, reply), "r1") == frozenset(calls - answered)

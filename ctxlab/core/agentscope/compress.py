@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 
 from ctxlab.core.agentscope.split import Split, SplitInput, split_context
 from ctxlab.core.agentscope.summary import Summary, SummaryRequest, build_summary_request
-from ctxlab.core.messages.blocks import HintBlock, Tally, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, HintBlock, Tally, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.message import fixed_messages as fixed_messages  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
@@ -232,6 +233,20 @@ def unfinished_call_ids(context: tuple[Message, ...], reply_id: str) -> frozense
     """Calls of the current reply message that have no result yet."""
     if not _is_reply(context, reply_id):
         return frozenset()
-    last = context[-1]
-    answered = {b.id for b in last.blocks if isinstance(b, ToolResultBlock)}
-    return frozenset(b.id for b in last.blocks if isinstance(b, ToolCallBlock) and b.id not in answered)
+    blocks = context[-1].blocks
+    if len(blocks) >= RESUMED_BLOCKS:  # a reply grows by a round at every call
+        return frozenset(_call_ids(blocks)) - frozenset(_result_ids(blocks))
+    answered = {b.id for b in blocks if isinstance(b, ToolResultBlock)}
+    return frozenset(b.id for b in blocks if isinstance(b, ToolCallBlock) and b.id not in answered)
+
+
+def _call_id(block: Block, _at: int, _before: int) -> tuple[str, ...]:
+    return (block.id,) if isinstance(block, ToolCallBlock) else ()
+
+
+def _result_id(block: Block, _at: int, _before: int) -> tuple[str, ...]:
+    return (block.id,) if isinstance(block, ToolResultBlock) else ()
+
+
+_call_ids = LeadingConcat[Block, str](_call_id)
+_result_ids = LeadingConcat[Block, str](_result_id)

@@ -73,6 +73,9 @@ class ProtocolMeter:
         at = self._ends[-1] if same else 0
         facts = [fact for message in messages[same:] for fact in self._track(message)]
         kept = at + equal_leading(self._facts[at:], facts)
+        # Hold the equal facts just read: a long message's are the objects its next, grown
+        # version reads again, so the next request finds them the same at C speed.
+        self._facts[at:kept] = facts[: kept - at]
         while len(self._facts) > kept:
             self._pop()
         for fact in facts[kept - at :]:
