@@ -6,12 +6,15 @@ import contextlib
 import gc
 import itertools
 import json
+import shutil
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from benchmarks.workload import WINDOW, replies
+from benchmarks.workload import WINDOW, long_reply, replies
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.codec import encode_messages
 from ctxlab.core.messages.message import Message, fixed_messages, text_message
@@ -251,3 +254,31 @@ def sweep_speedup(runs: int, rounds: int = 3) -> float:
         rounds, lambda: sweep_seconds(runs, workers=1), lambda: sweep_seconds(runs, workers=2)
     )
     return one / two
+
+
+LONG_REPLY_ROUNDS = (500, 2000)
+LONG_REPLY_WINDOW = 8_000
+
+
+def long_reply_growth(preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, repeats: int = 2) -> float:
+    """How a replay of one long reply through `preset` grows with the reply (window
+    `LONG_REPLY_WINDOW`, collector as the `ctxlab` command sets it): CPU seconds of the longer
+    replay of `rounds` over the shorter, each the best of `repeats`. A cost per call that stays
+    flat gives at most the ratio of the lengths (less by what a replay costs whatever its length);
+    one that reads the whole reply at every call gives up to its square."""
+    from ctxlab.replay import replay_transcript
+
+    seconds: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder, collecting_less():
+        for n in rounds:
+            path = Path(folder) / f"reply{n}.jsonl"
+            path.write_text(long_reply(n), encoding="utf-8")
+            best = float("inf")
+            for _ in range(repeats):
+                out = Path(folder) / "out"
+                start = time.process_time()
+                replay_transcript(path, out, context_size=LONG_REPLY_WINDOW, presets=[preset])
+                best = min(best, time.process_time() - start)
+                shutil.rmtree(out)
+            seconds.append(best)
+    return seconds[1] / seconds[0]

@@ -14,12 +14,15 @@ the exception, timed on the wall clock because its work happens in worker proces
    collector too), the real loop with Python's default.
 2. Flat and linear cost: per-call time late in a 5,000-reply run against early in it, and the
    cost of one compression as the context doubles from 2,500 to 20,000 blocks.
-3. Sweeps: 64 runs on 2 worker processes against 1.
-4. Memory: peak RSS of a 10,000-call run without request recording.
-5. The user's path: the same workload written as a 2,000-reply scenario file and run with
+3. Long replies: one user turn answered in 500 and in 2,000 tool rounds (a coding agent's
+   session), replayed through every preset in an 8,000-token window; the longer replay's CPU time
+   over the shorter's, worst preset first. A per-call cost that stays flat keeps it at about 4.
+4. Sweeps: 64 runs on 2 worker processes against 1.
+5. Memory: peak RSS of a 10,000-call run without request recording.
+6. The user's path: the same workload written as a 2,000-reply scenario file and run with
    `ctxlab run FILE --no-plots --quiet`, whole process against the real loop's whole process on
    2,000 replies, and the share of ctxlab's time spent loading and building the workload.
-6. The main job: `make experiments` after set-up (every shipped scenario run and its figures
+7. The main job: `make experiments` after set-up (every shipped scenario run and its figures
    drawn, then the tuned ones tuned), on the wall clock, once; and one shipped scenario rerun
    with `ctxlab run`, figures drawn, as a user reruns a file they edited.
 """
@@ -41,9 +44,11 @@ sys.path[:0] = [str(ROOT)]
 
 from benchmarks.measures import (  # noqa: E402
     FIELDS,
+    LONG_REPLY_ROUNDS,
     best_in_turn,
     compression_scaling,
     lab_per_call,
+    long_reply_growth,
     per_call_profile,
     real_per_call,
     sweep_speedup,
@@ -196,6 +201,25 @@ def the_users_path() -> list[Figure]:
     ]
 
 
+def long_replies() -> list[Figure]:
+    from ctxlab.presets.registry import PRESETS
+
+    short, long = LONG_REPLY_ROUNDS
+    growth = {name: long_reply_growth(name) for name in PRESETS}
+    worst = max(growth, key=growth.__getitem__)
+    limit = 1.25 * long / short
+    return [
+        Figure(
+            f"long reply, {long:,} rounds over {short:,}: worst preset ({worst})",
+            growth[worst],
+            f"<= {limit:g}x",
+            growth[worst] <= limit,
+            "x",
+        ),
+        *(Figure(f"  {name}", value, "(each)", True, "x") for name, value in growth.items()),
+    ]
+
+
 def make_experiments_seconds() -> float:
     """Wall seconds of what `make experiments` runs after set-up: `ctxlab run` over every shipped
     scenario, then `ctxlab tune` over those with a tune: section, into a fresh folder."""
@@ -247,7 +271,16 @@ def the_main_job() -> list[Figure]:
 
 def main() -> int:
     figures: list[Figure] = []
-    for section in (against_the_real_loop, flat_and_linear, sweeps, memory, the_users_path, the_main_job):
+    sections = (
+        against_the_real_loop,
+        flat_and_linear,
+        long_replies,
+        sweeps,
+        memory,
+        the_users_path,
+        the_main_job,
+    )
+    for section in sections:
         figures.extend(section())
     print("\n".join(f.row() for f in figures))
     data = [f.__dict__ for f in figures]

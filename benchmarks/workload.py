@@ -74,3 +74,23 @@ def scenario_file(n: int, fields: dict[str, str]) -> str:
         "strategies: [{name: agentscope, preset: agentscope, texts: agentscope}]",
     ]
     return "\n".join(lines) + "\n"
+
+
+def long_reply(rounds: int) -> str:
+    """An OpenAI chat transcript (JSONL) of one user turn answered in `rounds` tool rounds, as a
+    coding agent works: each round a short text, one `read_file` call and a 20-line result."""
+    lines = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Fix the bug in the parser."},
+    ]
+    for i in range(rounds):
+        call = {"name": "read_file", "arguments": json.dumps({"path": f"src/mod{i}.py"})}
+        lines.append(
+            {
+                "role": "assistant",
+                "content": f"Step {i}: reading more.",
+                "tool_calls": [{"id": f"call_{i}", "type": "function", "function": call}],
+            }
+        )
+        lines.append({"role": "tool", "tool_call_id": f"call_{i}", "content": "line of code\n" * 20})
+    return "".join(json.dumps(line) + "\n" for line in lines)

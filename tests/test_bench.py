@@ -101,3 +101,15 @@ def test_peak_memory_is_the_child_s_own_whatever_the_parent_holds() -> None:
     held[::4096] = b"x" * len(held[::4096])  # every page resident
     small, grown = peak_rss_mb("x = 1"), peak_rss_mb("x = bytearray(200 * 1024 * 1024)")
     assert small < 100 and 200 < grown < 300 and held
+
+
+def test_the_long_reply_is_one_user_turn_answered_in_its_rounds(tmp_path: Path) -> None:
+    """Every round is replayed: one call each, and one for the answer after the last result."""
+    from benchmarks.measures import LONG_REPLY_WINDOW
+    from benchmarks.workload import long_reply
+    from ctxlab.replay import replay_transcript
+
+    path = tmp_path / "reply.jsonl"
+    path.write_text(long_reply(60), encoding="utf-8")
+    results = replay_transcript(path, tmp_path / "out", context_size=LONG_REPLY_WINDOW, presets=["none"])
+    assert results.runs["calls"].tolist() == [61]
