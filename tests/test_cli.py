@@ -274,6 +274,14 @@ def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()
 
 
+def test_replay_with_missing_tool_schemas_names_the_option(tmp_path: Path, traces_dir: Path) -> None:
+    trace = str(sorted(traces_dir.glob("*.jsonl"))[0])
+    for tools, why in ((tmp_path / "none.json", "no such file"), (tmp_path, "is a folder")):
+        code, _, err = run_cli("replay", trace, "--tools", str(tools), "--out", str(tmp_path / "o"))
+        assert code == 2 and err.startswith(f"--tools {tools}: {why}"), err
+        assert "scenario's folder" not in err and not (tmp_path / "o").exists()
+
+
 def test_replay_of_a_vendored_transcript(tmp_path: Path, traces_dir: Path) -> None:
     trace = sorted(traces_dir.glob("*.jsonl"))[0]
     code, _, err = run_cli("replay", str(trace), "--context-size", "8000", "--out", str(tmp_path), "--quiet")

@@ -107,6 +107,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput(
             [f"{args.trace}: {what}; give a transcript (`ctxlab import --help` lists the formats)"]
         )
+    if args.tools is not None and not Path(args.tools).is_file():
+        what = "is a folder" if Path(args.tools).is_dir() else "no such file"
+        raise BadInput([f"--tools {args.tools}: {what}; give the JSON list of the transcript's tool schemas"])
     doc = _replay_document(args)
     try:
         loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}), Path.cwd())
