@@ -186,9 +186,9 @@ def parse_message(wire: object) -> TraceMessage:
         raise ValueError("not a message: no 'role' field")
     role = _ROLES.get(str(wire["role"]))
     if role is None:
-        raise ValueError(
-            f"unknown role {wire['role']!r}; expected one of system, developer, user, assistant, tool"
-        )
+        given = wire["role"]
+        shown = repr(given) if isinstance(given, str) else json.dumps(given)  # null, not None
+        raise ValueError(f"unknown role {shown}; expected one of system, developer, user, assistant, tool")
     calls = wire.get("tool_calls") or []
     if not isinstance(calls, list) or (calls and role != "assistant"):
         raise ValueError("'tool_calls' must be a list, on assistant messages only")

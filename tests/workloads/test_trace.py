@@ -249,6 +249,7 @@ def test_images_in_content_become_data_blocks() -> None:
             '{"role": "function", "content": "x"}',
             "bad.jsonl:2: unknown role 'function'; expected one of system",
         ),
+        ('{"role": null, "content": "x"}', "bad.jsonl:2: unknown role null; expected one of system"),
         (
             '{"role": "user", "content": 5}',
             "bad.jsonl:2: 'content' must be a string, null or a list of parts, got int",
