@@ -20,7 +20,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
@@ -201,6 +202,8 @@ Clean = Callable[[Loc], Loc]
 """Turns pydantic's error path into the input's own (drops union tags)."""
 Keys = Callable[[Loc], "Sequence[str] | None"]
 """The keys allowed at a path, when the caller knows better than the model's annotations."""
+Describe = Callable[[Loc], "str | None"]
+"""The description of the field at a path, when the caller knows better than the model."""
 
 
 def drop_union_tags(loc: Loc) -> Loc:
@@ -212,6 +215,9 @@ def drop_union_tags(loc: Loc) -> Loc:
     return tuple(key for key in loc if key not in UNION_TAGS)
 
 
+_NO_DOCUMENT: Any = object()
+
+
 def describe_errors(
     error: ValidationError,
     model: type[BaseModel] | None = None,
@@ -219,19 +225,140 @@ def describe_errors(
     prefix: Loc = (),
     clean: Clean = drop_union_tags,
     keys: Keys | None = None,
+    document: Any = _NO_DOCUMENT,
+    describe: Describe | None = None,
 ) -> tuple[Problem, ...]:
     """One `Problem` per pydantic error (duplicates dropped, order kept), at `prefix` + its path.
 
     An unknown key's allowed keys come from `keys`, else from `model`'s fields at that path.
+    Given the validated `document`, a value that fits no form of a union is told once: by the
+    forms that took it in (a branch that failed inside the value, not at its type), or else
+    as fitting none of them, with the field's description (from `describe`, else `model`).
     """
+    items: list[Any] = error.errors()
+    if document is not _NO_DOCUMENT:
+        items = _union_choices(items, document, describe or partial(_model_description, model))
     out: list[Problem] = []
-    for item in error.errors():
+    for item in items:
         loc = clean(tuple(k for k in item["loc"] if isinstance(k, str | int)))
         allowed = _allowed(loc[:-1], model, keys) if item["type"] == "extra_forbidden" else ()
         problem = Problem(loc=(*prefix, *loc), message=explain(item, allowed))
         if problem not in out:
             out.append(problem)
     return tuple(out)
+
+
+class _Placed(NamedTuple):
+    """An error and its path, each key marked by whether it is the document's (a key the
+    document does not hold and that names a type is a union branch's tag)."""
+
+    item: ErrorDetails
+    path: Loc
+    held: tuple[bool, ...]
+
+    def tag_from(self, start: int) -> int | None:
+        """The position of the first tag at or after `start`, if any."""
+        return next((n for n in range(start, len(self.path)) if not self.held[n]), None)
+
+
+def _placed(item: ErrorDetails, document: Any) -> _Placed:
+    here, held = document, []
+    path = tuple(k for k in item["loc"] if isinstance(k, str | int))
+    for key in path:
+        holds = _holds(here, key)
+        held.append(holds or not _names_a_type(key))  # a field left out: defaulted or missing
+        if holds:
+            here = here[key]
+    return _Placed(item, path, tuple(held))
+
+
+def _names_a_type(key: str | int) -> bool:
+    """Whether a path key is pydantic's tag of a union branch (a type's name), not a field's."""
+    if not isinstance(key, str) or not key:
+        return False
+    return key[0].isupper() or any(c in key for c in "[]-,{") or key in _PLAIN_TYPES
+
+
+_PLAIN_TYPES = frozenset({"int", "float", "str", "bool", "none", "bytes", "list", "dict", "tuple", "string"})
+
+
+def _holds(value: Any, key: str | int) -> bool:
+    if isinstance(value, Mapping):
+        return key in value
+    return isinstance(value, list) and isinstance(key, int) and -len(value) <= key < len(value)
+
+
+def _union_choices(items: list[ErrorDetails], document: Any, describe: Describe) -> list[Any]:
+    """The errors with each union's failed branches told once (see `describe_errors`)."""
+    placed = [_placed(item, document) for item in items]
+    chosen = _choose(placed, 0, document, describe)
+    return [
+        {**p.item, "loc": tuple(k for k, held in zip(p.path, p.held, strict=True) if held)}
+        if isinstance(p, _Placed)
+        else p
+        for p in chosen
+    ]
+
+
+def _choose(
+    placed: list[_Placed], start: int, document: Any, describe: Describe
+) -> list[_Placed | dict[str, Any]]:
+    """At each union (the keys before a tag), the branch that explains the value in the fewest
+    errors among those that took it in (failed inside it, not at its type); a union no branch
+    took in is told as fitting none of its forms."""
+    out: list[_Placed | dict[str, Any]] = []
+    unions: dict[Loc, list[_Placed]] = {}
+    for p in placed:
+        tag = p.tag_from(start)
+        if tag is None:
+            out.append(p)
+        else:
+            unions.setdefault(p.path[:tag], []).append(p)
+    for union, errors in unions.items():
+        at = len(union)
+        branches: dict[str | int, list[_Placed]] = {}
+        for p in errors:
+            if len(p.path) > at + 1:  # failed inside the branch
+                branches.setdefault(p.path[at], []).append(p)
+        explained = [_choose(inside, at + 1, document, describe) for inside in branches.values()]
+        if explained:
+            out.extend(explained[min(range(len(explained)), key=lambda n: len(explained[n]))])
+        else:
+            where = tuple(k for k, held in zip(union, errors[0].held, strict=False) if held)
+            out.append(_fits_no_form(_value_at(document, where), where, describe(where)))
+    return out
+
+
+def _fits_no_form(value: object, union: Loc, described: str | None) -> dict[str, Any]:
+    message = f"{_shown(value)} fits none of the forms this setting takes"
+    if described:
+        message += f" ({described.rstrip('.')})"
+    return {"type": "ctxlab_union", "loc": union, "msg": message, "input": value}
+
+
+def _value_at(document: Any, loc: Loc) -> object:
+    for key in loc:
+        document = document[key]
+    return document
+
+
+def _model_description(model: type[BaseModel] | None, loc: Loc) -> str | None:
+    return field_description(model, loc) if model else None
+
+
+def field_description(model: type[BaseModel], loc: Loc) -> str | None:
+    """The description of the field at `loc` in `model`, followed through nested models."""
+    current: Any = model
+    described = None
+    for key in loc:
+        if isinstance(key, int):
+            continue
+        field = getattr(current, "model_fields", {}).get(key)
+        if field is None:
+            return None
+        described = field.description
+        current = _inner_model(field.annotation)
+    return described
 
 
 def _allowed(loc: Loc, model: type[BaseModel] | None, keys: Keys | None) -> Sequence[str]:

@@ -17,6 +17,7 @@ import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.rounds import RoundsCut, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
-from ctxlab.scenarios.sweep import Axis, fields_at, grid, resolve, set_at
+from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,7 +104,10 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     def keys(path: Loc) -> Sequence[str] | None:
         return fields_at(path, doc, Scenario, entry_model)
 
-    scenario = validate(located, Scenario, context, clean=clean_loc, keys=keys)
+    def describe(path: Loc) -> str | None:
+        return description_at(path, doc, Scenario, entry_model)
+
+    scenario = validate(located, Scenario, context, clean=clean_loc, keys=keys, describe=describe)
     axes = tuple(
         Axis(key=key, loc=resolve(key, doc, Scenario, entry_model), values=tuple(values))
         for key, values in scenario.sweep.items()
@@ -147,7 +151,8 @@ def _points(
             validated = Scenario.model_validate(doc, context=context)
         except ValidationError as error:
             at_point = Located(file=located.file, data=doc, positions=located.positions)
-            found = describe_errors(error, Scenario, clean=clean_loc)
+            described = partial(description_at, doc=doc, root=Scenario, entry_model=entry_model)
+            found = describe_errors(error, Scenario, clean=clean_loc, document=doc, describe=described)
             problems.extend(_relocate(at_point.locate(p), located, axes, point.picks) for p in found)
             continue
         points.append(

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from ctxlab.problems import (
     Clean,
+    Describe,
     Keys,
     Loc,
     Position,
@@ -379,12 +380,13 @@ def validate(
     *,
     clean: Clean = drop_union_tags,
     keys: Keys | None = None,
+    describe: Describe | None = None,
 ) -> M:
     """The document as `model`, or a ScenarioError listing every problem, located."""
     try:
         return model.model_validate(located.data, context=dict(context or {}))
     except ValidationError as bad:
-        found = describe_errors(bad, model, clean=clean, keys=keys)
+        found = describe_errors(bad, model, clean=clean, keys=keys, document=located.data, describe=describe)
         raise ScenarioError([located.locate(p) for p in found]) from bad
 
 

@@ -287,3 +287,25 @@ def fields_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entry_mod
     if not models:
         return None
     return list(dict.fromkeys(f for m in models for f in m.model_fields))
+
+
+def description_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entry_model: Any) -> str | None:
+    """The description of the field at document path `loc`, or None when it is not known."""
+    if not loc or isinstance(loc[-1], int) or fields_at(loc[:-1], doc, root, entry_model) is None:
+        return None
+    annotation: Any = root
+    value: Any = doc
+    for position, step in enumerate(loc[:-1]):
+        if loc[:position] == ("strategies",) and isinstance(step, int):
+            value = _child(value, step)
+            annotation = entry_model(value)
+            continue
+        annotation, _ = _step(annotation, str(step), value)
+        value = _child(value, step)
+        if loc[: position + 1] == DELEGATE_ENTRY:
+            annotation = entry_model(value)
+    for model in (m for m in _members(_unwrap(annotation)) if _is_model(m)):
+        field = model.model_fields.get(str(loc[-1]))
+        if field is not None and field.description:
+            return str(field.description)
+    return None

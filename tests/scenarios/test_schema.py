@@ -341,3 +341,26 @@ def test_the_design_example_loads_and_runs_verbatim() -> None:
         assert result.measures["violations_openai"] == result.measures["violations_anthropic"] == 0
         assert result.measures["retention_facts"] is not None  # the db-port probe is measured
         assert any("injected:" in row["events"] for row in result.calls)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "expected"),
+    [
+        # the form the value took is the one told, at the value's own path
+        ('["fraction", "x"]', "summarization.trigger[1]: 'x' is invalid: Input should be a valid number"),
+        ('["fractio", 0.5]', "summarization.trigger[0]: 'fractio' is not allowed; use 'messages', 'tokens'"),
+        ('[["fraction", 0.5], {tokens: a}]', "summarization.trigger[1].tokens: 'a' is invalid"),
+        ("{tokens: 5, messages: x}", "summarization.trigger.messages: 'x' is invalid"),
+        # no form took it: said once, with what the setting takes
+        ("5", "summarization.trigger: 5 fits none of the forms this setting takes (when to summarize:"),
+    ],
+)
+def test_a_value_no_form_of_a_setting_takes_is_told_once_by_the_form_it_came_closest_to(
+    tmp_path: Path, trigger: str, expected: str
+) -> None:
+    text = TINY.replace(
+        "  - preset: agentscope\n", f"  - preset: deepagents\n    summarization: {{trigger: {trigger}}}\n"
+    )
+    (message,) = problems(write(tmp_path, text))
+    assert f"strategies[0].{expected}" in message, message
+    assert "ContextSize" not in message and "dict[" not in message and "tuple[" not in message
