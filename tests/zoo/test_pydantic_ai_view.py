@@ -188,3 +188,18 @@ def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
         assert chars == message_chars(items)
         joined = {"reply"} if key_joined else set()
         assert pa_view([lead, message], FRAME, joined) == reference([lead, message], FRAME, joined)
+
+
+@given(contexts(), st.integers(0, 4), st.booleans())
+def test_a_cleared_history_is_counted_by_what_clearing_took(
+    drawn: tuple[list[Message], frozenset[str]], keep_pairs: int, clear_inputs: bool
+) -> None:
+    """`ClearStep` counts the cleared history from the stored one's characters less what clearing
+    took; a message clearing left alone is the same object."""
+    from ctxlab.presets.pydantic_ai import harness
+
+    history = pa_view(drawn[0], FRAME, drawn[1])
+    plan = harness.clear_plan(history, keep_pairs=keep_pairs, exclude_tools=(), clear_inputs=clear_inputs)
+    new = harness.cleared(history, plan, "[cleared]")
+    assert message_chars(new) == message_chars(history) - harness.chars_cleared(history, new)
+    assert all(m is n or m != n for m, n in zip(history, new, strict=True))

@@ -327,11 +327,16 @@ def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
 
 
 def estimate_stored_tokens(messages: Sequence[Message], frame: Frame, instructions: str) -> int:
-    """`estimate_tokens(pa_view(messages, frame), instructions)`, read message by message: a
-    part counts the same whatever request it is merged into, so each stored message is counted
-    once, and the sums of the histories last counted are kept (`LeadingFold`): the harness's
-    counter asks at every call, of a context that mostly stays."""
-    return _tokens(_stored_chars(messages, 0, frame), instructions)
+    """`estimate_tokens(pa_view(messages, frame), instructions)`, from `stored_chars`."""
+    return tokens_of(stored_chars(messages, frame), instructions)
+
+
+def stored_chars(messages: Sequence[Message], frame: Frame) -> int:
+    """`message_chars(pa_view(messages, frame, joined))` for any `joined`, read message by
+    message: a part counts the same whatever request it is merged into, so each stored message
+    is counted once, and the sums of the histories last counted are kept (`LeadingFold`): the
+    harness's counter and its steps ask at every call, of a context that mostly stays."""
+    return _stored_chars(messages, 0, frame)
 
 
 def _message_chars(message: Message, frame: Frame) -> int:
@@ -344,10 +349,11 @@ _stored_chars = LeadingFold[Message, int](lambda chars, message, frame: chars + 
 
 def estimate_tokens(history: Sequence[PAMessage], instructions: str) -> int:
     """The harness's estimate of a history sent with `instructions`: characters // 4."""
-    return _tokens(message_chars(history), instructions)
+    return tokens_of(message_chars(history), instructions)
 
 
-def _tokens(chars: int, instructions: str) -> int:
+def tokens_of(chars: int, instructions: str) -> int:
+    """The harness's estimate of a history of `chars` counted characters sent with `instructions`."""
     return (chars + len(instructions)) // CHARS_PER_TOKEN
 
 
