@@ -12,7 +12,8 @@ from collections.abc import Collection, Sequence
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.blocks import Block, HintBlock
+from ctxlab.core.messages.message import Message, Role, text_message
 from ctxlab.core.messages.units import view_units
 from ctxlab.core.wire.views import to_openai
 from ctxlab.presets.pydantic_ai.view import (
@@ -20,10 +21,13 @@ from ctxlab.presets.pydantic_ai.view import (
     PAMessage,
     PAPart,
     PartKind,
+    _message_read,
     estimate_stored_tokens,
     estimate_tokens,
+    message_chars,
     pa_view,
 )
+from tests.strategies import blocks, texts
 from tests.zoo_strategies import agent_histories
 
 FRAME = Frame(head="<summary>\n", tail="\n</summary>")
@@ -134,3 +138,68 @@ def test_a_merge_undone_or_moved_is_read_again() -> None:
     pa_view([third, *front, second], FRAME, ())  # b now stands where c stood
     moved = [third, *front, second]
     assert pa_view(moved, FRAME, {"b"}) == reference(moved, FRAME, {"b"})
+
+
+def _read_whole(message: Message, first: int, key_joined: bool) -> tuple[tuple[PAMessage, ...], int]:
+    """A message's requests, responses and characters, read from its first block (no resuming)."""
+    from ctxlab.core.messages import memo
+
+    saved, memo.RESUMED_BLOCKS = memo.RESUMED_BLOCKS, 10**9
+    try:
+        return _message_read(message, first, FRAME, key_joined)
+    finally:
+        memo.RESUMED_BLOCKS = saved
+
+
+long_reply_blocks = st.one_of(blocks, st.builds(HintBlock, hint=texts.map(FRAME.wrap)))
+
+
+@given(
+    st.lists(long_reply_blocks, min_size=20, max_size=60),
+    st.sampled_from(["user", "assistant"]),
+    st.data(),
+)
+def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
+    grown: list[Block], role: Role, data: st.DataObject
+) -> None:
+    """A reply grows a block at a time; each version resumes the read of one it begins with, also
+    after it was cut short (its end or its front dropped) and grew again, was read at another place
+    or joined otherwise, or another long message was read in between."""
+    from ctxlab.core.messages.memo import forget
+
+    forget()
+    message = Message(role=role, blocks=(), id="reply")
+    lead = text_message("user", "go", id="go")
+    for block in grown:
+        message = message.appended(block)
+        step = data.draw(st.sampled_from(["grow", "grow", "grow", "cut", "front", "other"]))
+        if step == "cut":
+            message = message.with_blocks(message.blocks[: data.draw(st.integers(0, len(message.blocks)))])
+        elif step == "front":
+            message = message.with_blocks(message.blocks[data.draw(st.integers(0, len(message.blocks))) :])
+        elif step == "other":
+            _message_read(Message(role="assistant", blocks=tuple(reversed(grown))), 1, FRAME, False)
+        first, key_joined = data.draw(st.integers(0, 2)), data.draw(st.booleans())
+        read = _message_read(message, first, FRAME, key_joined)
+        assert read == _read_whole(message, first, key_joined)
+        assert _message_read(message, first, FRAME, key_joined) == read  # read again: the kept read
+        items, chars = _message_read(message, 0, FRAME, key_joined)
+        assert items == reference([message], FRAME, {"reply"} if key_joined else ())
+        assert chars == message_chars(items)
+        joined = {"reply"} if key_joined else set()
+        assert pa_view([lead, message], FRAME, joined) == reference([lead, message], FRAME, joined)
+
+
+@given(contexts(), st.integers(0, 4), st.booleans())
+def test_a_cleared_history_is_counted_by_what_clearing_took(
+    drawn: tuple[list[Message], frozenset[str]], keep_pairs: int, clear_inputs: bool
+) -> None:
+    """`ClearStep` counts the cleared history from the stored one's characters less what clearing
+    took; a message clearing left alone is the same object."""
+    from ctxlab.presets.pydantic_ai import harness
+
+    history = pa_view(drawn[0], FRAME, drawn[1])
+    plan = harness.clear_plan(history, keep_pairs=keep_pairs, exclude_tools=(), clear_inputs=clear_inputs)
+    new = harness.cleared(history, plan, "[cleared]")
+    assert message_chars(new) == message_chars(history) - harness.chars_cleared(history, new)
+    assert all(m is n or m != n for m, n in zip(history, new, strict=True))

@@ -58,11 +58,12 @@ def _call_wire(call: ToolCallBlock) -> Wire:
     }
 
 
-_WireCarry = tuple[tuple[Part, ...], tuple[ToolCallBlock, ...], tuple[Part, ...]]
+WireCarry = tuple[tuple[Part, ...], tuple[ToolCallBlock, ...], tuple[Part, ...]]
 """What `to_openai_one` carries from block to block (a plain tuple: made at every block): the
 parts and calls of the message being built, and the images of the batch of results not yet sent."""
 
-_NO_WIRE: _WireCarry = ((), (), ())
+NO_WIRE: WireCarry = ((), (), ())
+"""The carry before a message's first block."""
 
 
 def _flushed(role: str, parts: Sequence[Part], calls: Sequence[ToolCallBlock]) -> list[Wire]:
@@ -75,8 +76,10 @@ def _flushed(role: str, parts: Sequence[Part], calls: Sequence[ToolCallBlock]) -
     return [wire]
 
 
-def _wire_step(carry: _WireCarry, block: Block, before: int, role: str) -> tuple[list[Wire], _WireCarry]:
-    """The OpenAI messages `block` completes, and the carry after it."""
+def wire_step(carry: WireCarry, block: Block, before: int, role: str) -> tuple[list[Wire], WireCarry]:
+    """The OpenAI messages `block` of a message of `role` completes, and the carry after it
+    (`before`, what a `LeadingScan` step is given, is not read): a reader of a message's view
+    that walks its blocks itself (`wire_tail` ends the walk)."""
     parts, calls, media = carry
     out: list[Wire] = []
     if media and not isinstance(block, ToolResultBlock):
@@ -105,7 +108,7 @@ def _wire_step(carry: _WireCarry, block: Block, before: int, role: str) -> tuple
     return out, (parts, calls, media)
 
 
-_wire_scan = LeadingScan[Block, _WireCarry, Wire](_wire_step)
+_wire_scan = LeadingScan[Block, WireCarry, Wire](wire_step)
 
 
 def _tool_wire(result: ToolResultBlock) -> Wire:
@@ -121,10 +124,14 @@ def to_openai_one(message: Message) -> list[Wire]:
     with (`LeadingScan`): the messages it shares with that read are the same objects, which no
     reader of a view changes.
     """
-    role = message.role
-    out, (parts, calls, media) = _wire_scan.walk(message.blocks, _NO_WIRE, role)
-    if media:
-        out.append({"role": "user", "content": _content(media)})
+    out, carry = _wire_scan.walk(message.blocks, NO_WIRE, message.role)
+    return out + wire_tail(carry, message.role)
+
+
+def wire_tail(carry: WireCarry, role: str) -> list[Wire]:
+    """The OpenAI messages still open after a message's last block (`carry`, from `wire_step`)."""
+    parts, calls, media = carry
+    out: list[Wire] = [{"role": "user", "content": _content(media)}] if media else []
     return out + _flushed(role, parts, calls)
 
 

@@ -32,6 +32,7 @@ from ctxlab.presets.pydantic_ai.view import (
     find_safe_cutoff,
     find_token_cutoff,
     first_user_request,
+    message_chars,
 )
 
 TRUNCATION_MARKER = "[...]"
@@ -76,19 +77,27 @@ def clear_plan(
 
 
 def cleared(history: Sequence[PAMessage], plan: ClearPlan, placeholder: str) -> tuple[PAMessage, ...]:
-    """The history with the planned results and inputs blanked (already blank ones untouched)."""
+    """The history with the planned results and inputs blanked (already blank ones untouched); a
+    message with no part blanked is kept as the same object, so what changed is found by identity."""
     out = []
     for message in history:
-        parts = []
-        for part in message.parts:
-            if part.kind == "return" and part.call_id in plan.results and part.text != placeholder:
-                parts.append(dataclasses.replace(part, text=placeholder))
-            elif part.kind == "call" and part.call_id in plan.inputs and part.text != CLEARED_ARGS:
-                parts.append(dataclasses.replace(part, text=CLEARED_ARGS))
-            else:
-                parts.append(part)
-        out.append(PAMessage(kind=message.kind, parts=tuple(parts)))
+        parts = tuple(_cleared_part(part, plan, placeholder) for part in message.parts)
+        out.append(message if parts == message.parts else PAMessage(kind=message.kind, parts=parts))
     return tuple(out)
+
+
+def _cleared_part(part: PAPart, plan: ClearPlan, placeholder: str) -> PAPart:
+    if part.kind == "return" and part.call_id in plan.results and part.text != placeholder:
+        return dataclasses.replace(part, text=placeholder)
+    if part.kind == "call" and part.call_id in plan.inputs and part.text != CLEARED_ARGS:
+        return dataclasses.replace(part, text=CLEARED_ARGS)
+    return part
+
+
+def chars_cleared(history: Sequence[PAMessage], new: Sequence[PAMessage]) -> int:
+    """How many counted characters `cleared` took from `history` to make `new`."""
+    changed = [(m, n) for m, n in zip(history, new, strict=True) if m is not n]
+    return message_chars([m for m, _ in changed]) - message_chars([n for _, n in changed])
 
 
 def window_cutoff(

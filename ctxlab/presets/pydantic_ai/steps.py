@@ -41,7 +41,14 @@ from ctxlab.presets.pydantic_ai.params import (
     token_trigger,
 )
 from ctxlab.presets.pydantic_ai.view import Frame as SummaryFrame
-from ctxlab.presets.pydantic_ai.view import PAMessage, estimate_tokens, merged_keys, pa_view
+from ctxlab.presets.pydantic_ai.view import (
+    PAMessage,
+    estimate_tokens,
+    merged_keys,
+    pa_view,
+    stored_chars,
+    tokens_of,
+)
 from ctxlab.presets.steps import Compaction, Step, Stepped, record_compaction
 from ctxlab.texts.pydantic_ai import PydanticAITexts
 
@@ -110,8 +117,9 @@ class ClearStep(HarnessStep):
         """What a cleared result holds."""
         return self.params.placeholder if self.params.placeholder is not None else self.texts.placeholder
 
-    def due(self, history: Sequence[PAMessage], env: Env, instructions: str) -> bool:
-        """Whether either trigger holds (`before_model_request`)."""
+    def due(self, history: Sequence[PAMessage], env: Env, tokens: int) -> bool:
+        """Whether either trigger holds (`before_model_request`); `tokens` is the harness's
+        estimate of `history`."""
         p = self.params
         if (
             p.max_messages is not None
@@ -119,21 +127,27 @@ class ClearStep(HarnessStep):
         ):
             return True
         limit = token_trigger(p.max_tokens, p.max_fraction, p.context_window, env.context_size)
-        return limit is not None and estimate_tokens(history, instructions) > limit
+        return limit is not None and tokens > limit
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
-        """Clear when due, unless it reclaims less than `min_clear_tokens`."""
+        """Clear when due, unless it reclaims less than `min_clear_tokens`.
+
+        The history is counted from the stored context (`stored_chars`, kept running sums) and
+        the cleared one by what clearing took, not part by part at every call."""
         state, history = self.history(state)
-        if not self.due(history, env, frame.system_prompt):
+        chars = stored_chars(state.context, self.frame)
+        before = tokens_of(chars, frame.system_prompt)
+        if not self.due(history, env, before):
             return Stepped(state=state)
         p = self.params
         plan = harness.clear_plan(
             history, keep_pairs=p.keep_pairs, exclude_tools=p.exclude_tools, clear_inputs=p.clear_tool_inputs
         )
         new = harness.cleared(history, plan, self.placeholder)
-        before = estimate_tokens(history, frame.system_prompt)
-        after = estimate_tokens(new, frame.system_prompt)
-        if new == history or (p.min_clear_tokens is not None and before - after < p.min_clear_tokens):
+        if new == history:
+            return Stepped(state=state)
+        after = tokens_of(chars - harness.chars_cleared(history, new), frame.system_prompt)
+        if p.min_clear_tokens is not None and before - after < p.min_clear_tokens:
             return Stepped(state=state)
         edited = replace_blocks(state.context, self._edits(state.context, history, new))
         env.recorder.event(EventKind.CLEARED)
@@ -147,7 +161,10 @@ class ClearStep(HarnessStep):
         calls = call_blocks(messages)
         edits: dict[BlockRef, Block] = {}
         for was, now in (
-            (a, b) for m, n in zip(old, new, strict=True) for a, b in zip(m.parts, n.parts, strict=True)
+            (a, b)
+            for m, n in zip(old, new, strict=True)
+            if m is not n
+            for a, b in zip(m.parts, n.parts, strict=True)
         ):
             if was == now:
                 continue

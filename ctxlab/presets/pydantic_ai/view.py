@@ -30,10 +30,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, Resumable
+from ctxlab.core.messages.blocks import Block, ToolResultBlock
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, LeadingScan, Resumable
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
-from ctxlab.core.wire.views import Wire, to_openai_one
+from ctxlab.core.wire.views import NO_WIRE, Wire, WireCarry, wire_step, wire_tail
 
 PartKind = Literal["user", "summary", "return", "text", "call"]
 CHARS_PER_TOKEN = 4
@@ -161,7 +162,7 @@ class _Viewed:
         for position in range(same, len(messages)):
             message = messages[position]
             key_joined = message.id in joined
-            items = _items(message, position, first, frame, key_joined)
+            items = _items(message, first, frame, key_joined)
             first += len(placed_units(message, position, first))
             if items and out and _continues(out[-1], items[0], key_joined):
                 out[-1] = PAMessage(kind="request", parts=(*out[-1].parts, *items[0].parts))
@@ -200,48 +201,104 @@ def _continues(before: PAMessage, item: PAMessage, key_joined: bool) -> bool:
     return key_joined
 
 
-def _message_items(
-    message: Message, position: int, first: int, frame: Frame, key_joined: bool
-) -> tuple[PAMessage, ...]:
-    """The requests and responses of one stored message at `position` whose first view unit is
-    `first`, read alone (merging inside it only); `key_joined` is whether its id is joined."""
-    units = placed_units(message, position, first)
-    out: list[PAMessage] = []
-    request: list[PAPart] = []  # the parts of the request still open at the end of `out`
-    returns_only = False  # whether every part of that request is a tool return
-    for index, (wire, unit) in enumerate(zip(_wires_of(message), units, strict=True), start=first):
-        role = wire["role"]
-        if role == "assistant":
-            _close(out, request)
-            out.append(PAMessage(kind="response", parts=_response_parts(wire, index)))
-            continue
-        if role == "tool":
-            block = message.blocks[unit.blocks[0]] if unit.blocks else None
-            part = PAPart(
-                kind="return",
-                unit=index,
-                text=_text(wire.get("content")),
-                name=str(getattr(block, "name", "")),
-                call_id=wire["tool_call_id"],
-            )
-            merge = returns_only
-        else:
-            text = _text(wire.get("content"))
-            summary = frame.unwrap(text)
-            part = PAPart(
-                kind="user" if summary is None else "summary",
-                unit=index,
-                key=message.id,
-                text=text if summary is None else summary,
-            )
-            merge = bool(request) and key_joined
-        if not merge:
-            _close(out, request)
-            returns_only = True
-        request.append(part)
-        returns_only = returns_only and part.kind == "return"
-    _close(out, request)
-    return tuple(out)
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """What a stored message's requests and responses depend on besides its blocks and first
+    view unit: its role and id, the summary frame, and whether its id is joined."""
+
+    role: str
+    key: str
+    frame: Frame
+    joined: bool
+
+
+_ItemCarry = tuple[WireCarry, int, tuple[PAPart, ...], int]
+"""What `_message_read` carries from block to block (a plain tuple: made at every block): the
+OpenAI view's carry, the next view unit's index, the parts of the request still open, and the
+characters of every part made so far."""
+
+
+def _message_read(
+    message: Message, first: int, frame: Frame, key_joined: bool
+) -> tuple[tuple[PAMessage, ...], int]:
+    """The requests and responses of one stored message whose first view unit is `first`, read
+    alone (merging inside it only; `key_joined`: whether its id is joined), and the characters of
+    their parts.
+
+    Its OpenAI view is read block by block (`wire_step`), each view message becoming a part or a
+    response as it is completed; a message of `RESUMED_BLOCKS` blocks or more (a reply that grows
+    by a round at every call) resumes the read of an earlier one whose blocks it begins with.
+    """
+    place = _Place(message.role, message.id, frame, key_joined)
+    done, (wires, index, request, chars) = _item_scan.walk(message.blocks, (NO_WIRE, first, (), 0), place)
+    for wire in wire_tail(wires, message.role):
+        request, chars = _take(done, request, chars, wire, index=index, name="", place=place)
+        index += 1
+    if request:
+        done.append(PAMessage(kind="request", parts=request))
+    return tuple(done), chars
+
+
+def _item_step(
+    carry: _ItemCarry, block: Block, before: int, place: _Place
+) -> tuple[list[PAMessage], _ItemCarry]:
+    """The requests and responses `block` completes, and the carry after it."""
+    wires, index, request, chars = carry
+    done: list[PAMessage] = []
+    made, wires = wire_step(wires, block, before, place.role)
+    name = block.name if isinstance(block, ToolResultBlock) else ""  # only a result makes a tool message
+    for wire in made:
+        request, chars = _take(done, request, chars, wire, index=index, name=name, place=place)
+        index += 1
+    return done, (wires, index, request, chars)
+
+
+_item_scan = LeadingScan[Block, _ItemCarry, PAMessage](_item_step)
+
+
+def _take(
+    done: list[PAMessage],
+    request: tuple[PAPart, ...],
+    chars: int,
+    wire: Wire,
+    *,
+    index: int,
+    name: str,
+    place: _Place,
+) -> tuple[tuple[PAPart, ...], int]:
+    """Read the OpenAI message `wire` (view unit `index`; `name`: a tool message's tool): a
+    response or a request it closes joins `done`; the open request and the characters after it.
+
+    Tool returns join an open request of returns only (a request never takes a return after
+    another part, so its last part tells), a user part any open request when its id is joined.
+    """
+    role = wire["role"]
+    if role == "assistant":
+        response = PAMessage(kind="response", parts=_response_parts(wire, index))
+        if request:
+            done.append(PAMessage(kind="request", parts=request))
+        done.append(response)
+        return (), chars + message_chars((response,))
+    text = _text(wire.get("content"))
+    if role == "tool":
+        part = PAPart(kind="return", unit=index, text=text, name=name, call_id=wire["tool_call_id"])
+        merge = bool(request) and request[-1].kind == "return"
+    else:
+        summary = place.frame.unwrap(text)
+        kind: PartKind = "user" if summary is None else "summary"
+        part = PAPart(kind=kind, unit=index, key=place.key, text=text if summary is None else summary)
+        merge = bool(request) and place.joined
+    chars += sum(len(s) for s in part.segments())
+    if merge:
+        return (*request, part), chars
+    if request:
+        done.append(PAMessage(kind="request", parts=request))
+    return (part,), chars
+
+
+def _message_items(message: Message, first: int, frame: Frame, key_joined: bool) -> tuple[PAMessage, ...]:
+    """`_message_read`'s requests and responses."""
+    return _message_read(message, first, frame, key_joined)[0]
 
 
 _items = IdentityMemo[Message, tuple[PAMessage, ...]](_message_items)
@@ -260,21 +317,6 @@ def _response_parts(wire: Wire, index: int) -> tuple[PAPart, ...]:
     return tuple(parts)
 
 
-def _close(out: list[PAMessage], request: list[PAPart]) -> None:
-    """End the open request (if any): it joins `out`, and `request` is empty again."""
-    if request:
-        out.append(PAMessage(kind="request", parts=tuple(request)))
-        request.clear()
-
-
-def _read_only_wires(message: Message) -> tuple[Wire, ...]:
-    """A stored message's OpenAI messages, for `pa_view` to read (never to change: they are kept)."""
-    return tuple(to_openai_one(message))
-
-
-_wires_of = IdentityMemo[Message, tuple[Wire, ...]](_read_only_wires)
-
-
 def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
     """The keys of the parts a run start appends to the request before them (adjacent requests merge)."""
     keys: set[str] = set()
@@ -285,15 +327,20 @@ def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
 
 
 def estimate_stored_tokens(messages: Sequence[Message], frame: Frame, instructions: str) -> int:
-    """`estimate_tokens(pa_view(messages, frame), instructions)`, read message by message: a
-    part counts the same whatever request it is merged into, so each stored message is counted
-    once, and the sums of the histories last counted are kept (`LeadingFold`): the harness's
-    counter asks at every call, of a context that mostly stays."""
-    return _tokens(_stored_chars(messages, 0, frame), instructions)
+    """`estimate_tokens(pa_view(messages, frame), instructions)`, from `stored_chars`."""
+    return tokens_of(stored_chars(messages, frame), instructions)
+
+
+def stored_chars(messages: Sequence[Message], frame: Frame) -> int:
+    """`message_chars(pa_view(messages, frame, joined))` for any `joined`, read message by
+    message: a part counts the same whatever request it is merged into, so each stored message
+    is counted once, and the sums of the histories last counted are kept (`LeadingFold`): the
+    harness's counter and its steps ask at every call, of a context that mostly stays."""
+    return _stored_chars(messages, 0, frame)
 
 
 def _message_chars(message: Message, frame: Frame) -> int:
-    return message_chars(_message_items(message, 0, 0, frame, False))
+    return _message_read(message, 0, frame, False)[1]
 
 
 _chars_of = IdentityMemo[Message, int](_message_chars)
@@ -302,10 +349,11 @@ _stored_chars = LeadingFold[Message, int](lambda chars, message, frame: chars + 
 
 def estimate_tokens(history: Sequence[PAMessage], instructions: str) -> int:
     """The harness's estimate of a history sent with `instructions`: characters // 4."""
-    return _tokens(message_chars(history), instructions)
+    return tokens_of(message_chars(history), instructions)
 
 
-def _tokens(chars: int, instructions: str) -> int:
+def tokens_of(chars: int, instructions: str) -> int:
+    """The harness's estimate of a history of `chars` counted characters sent with `instructions`."""
     return (chars + len(instructions)) // CHARS_PER_TOKEN
 
 
