@@ -73,6 +73,9 @@ class ProtocolMeter:
         at = self._ends[-1] if same else 0
         facts = [fact for message in messages[same:] for fact in self._track(message)]
         kept = at + equal_leading(self._facts[at:], facts)
+        # equal facts from another read (a long message read afresh, then resumed) become these
+        # very objects, so the next request finds them shared at C speed, not compared one by one
+        self._facts[at:kept] = facts[: kept - at]
         while len(self._facts) > kept:
             self._pop()
         for fact in facts[kept - at :]:
