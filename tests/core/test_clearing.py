@@ -25,10 +25,18 @@ from ctxlab.core.compaction.observations import (
     elide_observations,
 )
 from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
-from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import (
+    Block,
+    DataBlock,
+    HintBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from ctxlab.core.messages.drops import drop_front, drop_units, system_units_before
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
-from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.messages.message import Message, Role, text_message
 from ctxlab.core.messages.sizes import (
     Sizer,
     unit_tallies,
@@ -320,6 +328,83 @@ def test_swe_agent_window_read_message_by_message_is_the_window_read_at_once(
         assert all(a is b for a, b in zip(again.messages, out.messages, strict=True))
     twice = elide_observations(out.messages, params)  # a notice already in place is left alone
     assert (twice.messages, twice.cleared) == elided_at_once(list(out.messages), params)
+
+
+ROUND_IDS = st.sampled_from(["a", "b", "c"])
+ROUNDS = st.lists(ROUND_IDS, min_size=1, max_size=2).map(
+    lambda ids: [*(call(i, "bash") for i in ids), *(result(i, lines(2), "bash") for i in ids)]
+)
+OTHERS = st.one_of(
+    st.builds(lambda i: [call(i, "ls")], ROUND_IDS),
+    st.sampled_from([[TextBlock(text="step")], [HintBlock(hint="<note>")], [ThinkingBlock(thinking="so")]]),
+)
+round_blocks = st.one_of(ROUNDS, ROUNDS, OTHERS)
+"""The blocks a reply gains: mostly rounds of calls and their results, sometimes a call left
+unanswered, text, a hint or thinking."""
+TASKS: list[list[Block]] = [[], [TextBlock(text="task")], [TextBlock(text="task"), HintBlock(hint="")]]
+"""How a message may begin: in a user message, text shown before any call is its first user unit."""
+
+
+@given(
+    st.tuples(st.sampled_from(TASKS), st.lists(round_blocks, min_size=6, max_size=30)).map(
+        lambda drawn: [*drawn[0], *(b for r in drawn[1] for b in r)]
+    ),
+    st.none() | st.tuples(st.integers(0, 100), ROUND_IDS),
+    st.sampled_from(["user", "assistant"]),
+    window_params,
+    st.data(),
+)
+def test_swe_agent_reads_a_long_message_by_resuming_as_it_reads_it_whole(
+    grown: list[Block],
+    stray: tuple[int, str] | None,
+    role: Role,
+    params: LastNObservationsParams,
+    data: st.DataObject,
+) -> None:
+    """A reply grows a block at a time, is sometimes cut short and grows again, and another long
+    message is read in between; each version's observations and elided copies are those read
+    from the whole message, the very blocks included. A stray result (of an earlier batch, or of
+    none) puts the observations out of block order from where it stands."""
+    from ctxlab.core.compaction.observations import (
+        _elide_each,
+        _whole_observations,
+        elide_message,
+        message_observations,
+    )
+    from ctxlab.core.messages.memo import forget
+
+    forget()
+    if stray is not None:
+        grown.insert(min(stray[0], len(grown)), result(stray[1], "x", "ls"))
+    message = Message(role=role, blocks=(), id="reply")
+    at = 0
+    while at < len(grown):
+        message, at = message.appended(grown[at]), at + 1
+        step = data.draw(st.sampled_from(["grow"] * 6 + ["cut", "other"]))
+        if step == "cut":  # a few blocks back, so that the message still grows long
+            cut = data.draw(st.integers(max(0, len(message.blocks) - 8), len(message.blocks)))
+            message, at = message.with_blocks(message.blocks[:cut]), cut
+        elif step == "other":
+            message_observations(Message(role="assistant", blocks=tuple(reversed(grown))))
+        whole = _whole_observations(message)
+        assert message_observations(message) == whole
+        user_seen = data.draw(st.booleans())
+        steps = whole.counted(user_seen)
+        first, end = data.draw(st.integers(0, 2)), data.draw(st.integers(0, len(steps) + 1))
+        expected = _elide_each(message, steps, first, end, params)
+        out = elide_message(message, user_seen, first, end, params)
+        assert out == expected
+        assert all(a is b for a, b in zip(out.message.blocks, expected.message.blocks, strict=True))
+
+
+def test_swe_agent_reads_a_long_reply_of_rounds_by_resuming() -> None:
+    """A reply of rounds, each result answering the batch before it, is read by the block scan."""
+    from ctxlab.core.compaction.observations import _scan_observations
+
+    blocks = [b for k in range(10) for b in (call(f"c{k}", "bash"), result(f"c{k}", "x", "bash"))]
+    read = _scan_observations(reply(*blocks))
+    assert read is not None
+    assert read.steps == tuple((2 * k + 1,) for k in range(10))
 
 
 def replace_name(message: Message) -> Message:

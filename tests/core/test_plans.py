@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import AnthropicClearParams, Clearing, _cleared_at_once, clear_tool_uses
 from ctxlab.core.compaction.plans import Plan, Verdict
-from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef
 from ctxlab.presets.langchain import exact
@@ -74,7 +75,13 @@ def requests(history: list[Message]) -> Iterator[list[Message]]:
 
 
 def same_objects(a: Clearing, b: Clearing) -> bool:
-    return all(x is y for x, y in zip(a.messages, b.messages, strict=True))
+    """The very copies, so the meters reuse their work; a long last message is a plan's own copy
+    (the same one while its verdicts are)."""
+    last = len(a.messages) - 1
+    return all(
+        x is y or (k == last and len(x.blocks) >= RESUMED_BLOCKS)
+        for k, (x, y) in enumerate(zip(a.messages, b.messages, strict=True))
+    )
 
 
 @given(histories, anthropic_params)
@@ -101,6 +108,48 @@ def test_langchain_clearing_resumed_is_the_clearing_of_the_whole_history(
         assert same_objects(out, whole)
         kept = clear_exact(out.messages, params, placeholder)
         assert kept == exact._cleared_at_once(out.messages, params, placeholder)
+
+
+GROWN_IDS = st.sampled_from([f"c{k}" for k in range(40)])
+grown_blocks = st.one_of(
+    st.builds(
+        lambda i, tool, text: [call(i, tool, q=i), result(i, text, tool)],
+        GROWN_IDS,
+        st.sampled_from(["Read", "grep", "search"]),
+        st.sampled_from(["x" * 300, "[cleared]", "y"]),
+    ),
+    st.builds(lambda i: [result(i, "z" * 200, "search")], st.sampled_from(["late", "c1"])),  # awaits, or not
+    st.just([call("late", "search", q="late")]),  # declares what a stray result awaits
+    st.just([TextBlock(text="step")]),
+)
+"""What a long reply gains: mostly rounds (ids from a pool, so some recur), sometimes a result
+whose call is declared later or earlier, that declaration, or text."""
+
+
+@given(
+    st.lists(grown_blocks, min_size=8, max_size=30).map(lambda rounds: [b for r in rounds for b in r]),
+    anthropic_params,
+    st.booleans(),
+    st.data(),
+)
+def test_anthropic_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole_history(
+    grown: list[Block], params: AnthropicClearParams, after: bool, data: st.DataObject
+) -> None:
+    """A long reply grows a block at a time, is sometimes cut short and grows again, sometimes
+    with a message after it; each request clears as the whole history read at once."""
+    reply_ = Message(role="assistant", blocks=(), id="r")
+    at = 0
+    while at < len(grown):
+        reply_, at = reply_.appended(grown[at]), at + 1
+        if data.draw(st.sampled_from(["grow"] * 5 + ["cut"])) == "cut":  # a few blocks back
+            cut = data.draw(st.integers(max(0, len(reply_.blocks) - 6), len(reply_.blocks)))
+            reply_, at = reply_.with_blocks(reply_.blocks[:cut]), cut
+        seen = [user("go"), reply_, *([reply(call("late", "search", q=0))] if after else [])]
+        out = clear_tool_uses(seen, sizer=SIZER, params=params)
+        whole = _cleared_at_once(seen, SIZER, params)
+        assert out == whole
+        assert out.messages[0] is whole.messages[0]
+        assert clear_tool_uses(seen, sizer=SIZER, params=params).messages == out.messages
 
 
 def test_a_result_whose_call_is_declared_later_is_judged_again() -> None:
@@ -198,3 +247,52 @@ def test_a_declaration_judges_again_only_while_a_kept_result_awaits_it() -> None
     plan.resume(waiting, judge)
     plan.resume([*waiting, declare_x], judge)  # a kept result awaits it: all judged again
     assert judge.judged == 4 + 1 + 3
+
+
+class BlockCountingJudge(CountingJudge):
+    """`CountingJudge` judging a message from a block on; counts the blocks it was asked to judge."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = 0
+
+    def judge(self, message: Message, position: int, carry: object) -> tuple[list[Verdict], object]:
+        return self.judge_from(message, position, carry, 0)
+
+    def judge_from(
+        self, message: Message, position: int, carry: object, first: int
+    ) -> tuple[list[Verdict], object]:
+        self.judged += 1
+        self.blocks += len(message.blocks) - first
+        return [v for v in verdicts(message, position) if v.ref.block >= first], carry
+
+
+def test_a_plan_judges_only_the_blocks_a_long_reply_gained() -> None:
+    rounds_ = [b for k in range(12) for b in (call(f"c{k}", "t"), result(f"c{k}", "y", "t"))]
+    history = [user("go"), reply(*rounds_)]
+    plan, judge = Plan(), BlockCountingJudge()
+    plan.resume(history, judge)
+    grown = [history[0], history[1].appended(call("d", "t"), result("d", "y", "t"))]
+    plan.resume(grown, judge)
+    assert judge.blocks == 1 + 24 + 2
+    assert plan.cleared_ids(plan.applied(2)) == (*(f"c{k}" for k in range(11)),)
+    edited = plan.edited(grown, plan.applied(2))
+    assert edited[1].blocks[21].output == () and edited[1].blocks[23] is rounds_[23]
+    assert plan.edited(grown, plan.applied(2))[1] is edited[1]  # the same copy for the same verdicts
+
+
+def test_a_long_reply_whose_awaited_call_is_declared_is_edited_from_its_new_verdicts() -> None:
+    """The verdict of a result awaiting its call changes once the call is declared, in the reply
+    itself as it grows or in a message before it; the reply's copy follows the new verdicts."""
+    rounds_ = (b for k in range(10) for b in (call(f"c{k}", "t", q=k), result(f"c{k}", "y" * 300, "t")))
+    long_reply = reply(result("late", "z" * 300, "search"), *rounds_)
+    params = AnthropicClearParams(trigger=0, keep=1)
+    front, between = user("go"), reply(TextBlock(text="and"))
+    for first, then in (
+        ([front, long_reply], [front, long_reply.appended(call("late", "search", q=0))]),
+        ([front, between, long_reply], [front, between, reply(call("late", "search", q=0)), long_reply]),
+    ):
+        assert "late" not in clear_tool_uses(first, sizer=SIZER, params=params).cleared
+        out = clear_tool_uses(then, sizer=SIZER, params=params)
+        assert out == _cleared_at_once(then, SIZER, params)
+        assert "late" in out.cleared

@@ -39,7 +39,6 @@ from ctxlab.core.messages.units import (
     ViewUnit,
     call_blocks,
     call_declarations,
-    own_units,
     result_block,
     result_ref,
     view_units,
@@ -154,19 +153,26 @@ class _AnthropicJudge:
         return self.unique
 
     def judge(self, message: Message, position: int, carry: object) -> tuple[list[Verdict], object]:
+        return self.judge_from(message, position, carry, 0)
+
+    def judge_from(
+        self, message: Message, position: int, carry: object, first: int
+    ) -> tuple[list[Verdict], object]:
+        """The verdicts of the results at blocks `first` on: each result is a view unit of its
+        own, judged from itself and the declaration of its call."""
         verdicts: list[Verdict] = []
-        for unit in own_units(message):
-            if unit.kind != "result":
+        blocks = message.blocks
+        for at in range(first, len(blocks)):
+            result = blocks[at]
+            if not isinstance(result, ToolResultBlock):
                 continue
-            ref, call_id = BlockRef(position, unit.blocks[0]), unit.call_ids[0]
+            ref, call_id = BlockRef(position, at), result.id
             found = self.calls.get(call_id)
             if found is None:
                 verdicts.append(Verdict(ref, call_id, ranked=False, reads=position, awaits=call_id))
                 continue
             call_ref, call = found
             reads = max(position, call_ref.message)
-            result = message.blocks[ref.block]
-            assert isinstance(result, ToolResultBlock)
             if call.name in self.params.exclude_tools or holds_only(result, self.params.placeholder):
                 verdicts.append(Verdict(ref, call.id, reads=reads))
                 continue

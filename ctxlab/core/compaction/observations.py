@@ -22,21 +22,34 @@ Invariants:
   shared (`LeadingFold`), which also keeps each message as elided when the window covers it
   whole; the few messages past the window's edge are elided per window (`IdentityMemo`). A call
   reads only the messages the history gained and those at or past the window's edge.
+- A long message (`memo.RESUMED_BLOCKS` blocks or more: a reply grows by a round at every call)
+  whose observations come in block order is read and elided by resuming the reads of an earlier
+  message it begins with (`LeadingScan`, `LeadingConcat`): the same observations and copies as a
+  whole read, worked out for the blocks it gained.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ctxlab.core.compaction.clearing import Clearing, replace_results
-from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
+from ctxlab.core.messages import memo
+from ctxlab.core.messages.blocks import (
+    Block,
+    DataBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from ctxlab.core.messages.edits import edited, holds_only, with_output
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
+from ctxlab.core.messages.message import Message, same_leading
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import (
     ViewUnit,
@@ -159,6 +172,13 @@ class MessageObservations:
 
 
 def _read_observations(message: Message) -> MessageObservations:
+    """A message's observations: resumed from an earlier read when it is long and they come in
+    block order (`_in_order`), else read from its view units."""
+    read = _in_order(message)
+    return read if read is not None else _whole_observations(message)
+
+
+def _whole_observations(message: Message) -> MessageObservations:
     units = view_units((message,))
     first_user = next((u.index for u in units if u.kind == "user"), None)
     steps: list[tuple[int, ...]] = []
@@ -177,6 +197,72 @@ message_observations = IdentityMemo[Message, MessageObservations](_read_observat
 """`message_observations(message)`: a message's observations, read once per message object."""
 
 
+_ObservationCarry = tuple[
+    int, bool, tuple[str, ...], tuple[str, ...], bool, tuple[int, ...] | None, bool, bool
+]
+"""What the observation scan carries from block to block (a plain tuple: made at every block):
+the next block's index; whether the view message being built shows blocks, and its calls; the
+calls of the latest call batch, and whether it is an observation yet; the results of the latest
+observation, not yet given out (None before the first); whether the first user unit was seen;
+and whether the observations still come in block order."""
+
+_NO_OBSERVATIONS: _ObservationCarry = (0, False, (), (), False, None, False, True)
+
+
+def _observation_step(
+    carry: _ObservationCarry, block: Block, before: int, role: str
+) -> tuple[list[tuple[int, ...]], _ObservationCarry]:
+    """The observations `block` closes (the one before a new one), and the carry after it.
+
+    The observations come in block order while each result answers the latest call batch and
+    the first user unit comes before any batch; past that the scan only counts blocks, and the
+    message is read whole."""
+    at, shown, calls, batch, answered, latest, user_seen, in_order = carry
+    if not in_order or isinstance(block, ThinkingBlock):
+        return [], (at + 1, *carry[1:])
+    if isinstance(block, TextBlock | DataBlock):
+        return [], (at + 1, True, *carry[2:])
+    if isinstance(block, ToolCallBlock):
+        return [], (at + 1, True, (*calls, block.id), *carry[3:])
+    done: list[tuple[int, ...]] = []
+    if shown and calls:  # the view message flushed here is a call batch
+        batch, answered = calls, False
+    elif shown and role == "user" and not user_seen:  # the first user unit: an empty observation
+        user_seen, in_order, latest = True, not batch, ()
+    if isinstance(block, ToolResultBlock):
+        if block.id not in batch:
+            in_order = False
+        elif answered:
+            latest = (*(latest or ()), at)
+        else:
+            done = [] if latest is None else [latest]
+            latest, answered = (at,), True
+    return done, (at + 1, False, (), batch, answered, latest, user_seen, in_order)
+
+
+_observation_scan = LeadingScan[Block, _ObservationCarry, tuple[int, ...]](_observation_step)
+
+
+def _scan_observations(message: Message) -> MessageObservations | None:
+    """The observations of a long message, resumed from the read of an earlier message it begins
+    with; None when it is short or they do not come in block order (see `_observation_step`)."""
+    if len(message.blocks) < memo.RESUMED_BLOCKS:
+        return None
+    role = message.role
+    done, carry = _observation_scan.with_carry(message.blocks, _NO_OBSERVATIONS, role)
+    _at, shown, calls, batch, _answered, latest, user_seen, in_order = carry
+    if shown and not calls and role == "user" and not user_seen:  # the last unit, the first user one
+        user_seen, in_order, latest = True, in_order and not batch, ()
+    if not in_order:
+        return None
+    steps = done if latest is None else (*done, latest)
+    return MessageObservations(steps=steps, user_step=0 if user_seen else -1, own_calls=True)
+
+
+_in_order = IdentityMemo[Message, MessageObservations | None](_scan_observations)
+"""`_scan_observations` once per message object."""
+
+
 class ElidedMessage(NamedTuple):
     """A message with its elided results' notices in place, and their call ids in order."""
 
@@ -189,8 +275,70 @@ def elide_message(
 ) -> ElidedMessage:
     """`message` with the results of its observations `first` to `end - 1` (as counted after
     `user_seen`) elided, as the window does, and `remove_tools`' results wherever they stand."""
+    read = _in_order(message)
+    if read is None:
+        return _elide_each(message, message_observations(message).counted(user_seen), first, end, params)
+    return _elide_in_order(message, read.counted(user_seen), first, end, params)
+
+
+def _elide_in_order(
+    message: Message,
+    steps: tuple[tuple[int, ...], ...],
+    first: int,
+    end: int,
+    params: LastNObservationsParams,
+) -> ElidedMessage:
+    """`elide_message` for a long message whose observations `steps` come in block order: its
+    blocks elided as outside the window, with those of observations `first` to `end - 1` elided
+    as inside it, both resumed from an earlier message it begins with (`_as_elided`)."""
+    blocks = message.blocks
+    elided = outside = _as_elided(blocks, False, params)
+    if first < end:
+        start, stop = _boundary(steps, first), _boundary(steps, end)
+        elided = outside[:start] + _as_elided(blocks, True, params)[start:stop] + outside[stop:]
+    if same_leading(elided, blocks) == len(blocks):
+        return ElidedMessage(message=message, cleared=())
+    changed = itertools.compress(blocks, map(operator.is_not, elided, blocks))
+    return ElidedMessage(message=message.with_blocks(elided), cleared=tuple(map(_ID, changed)))
+
+
+_ID = operator.attrgetter("id")
+
+
+def _boundary(steps: Sequence[tuple[int, ...]], k: int) -> int:
+    """Where observation `k` may begin, when observations come in block order: one past the
+    last result of those before it (0 when they hold none)."""
+    for j in range(min(k, len(steps)) - 1, -1, -1):
+        if steps[j]:
+            return steps[j][-1] + 1
+    return 0
+
+
+def _elided_block(
+    block: Block, at: int, before: int, windowed: bool, params: LastNObservationsParams
+) -> tuple[Block]:
+    """`block` as the window leaves it: a result it elides becomes its notice."""
+    if not isinstance(block, ToolResultBlock) or not _elides(block, windowed, params):
+        return (block,)
+    text = _notice(block, params)
+    return (block,) if holds_only(block, text) else (with_output(block, text),)
+
+
+_as_elided = LeadingConcat[Block, Block](_elided_block)
+"""`_as_elided(blocks, windowed, params)`: every block as the window leaves it when it covers
+(`windowed`) or does not cover its observation, the blocks a kept sequence shares read once."""
+
+
+def _elide_each(
+    message: Message,
+    steps: tuple[tuple[int, ...], ...],
+    first: int,
+    end: int,
+    params: LastNObservationsParams,
+) -> ElidedMessage:
+    """`elide_message` read from each of the message's observations `steps`, in any order."""
     edits: dict[int, ToolResultBlock] = {}
-    for k, step in enumerate(message_observations(message).counted(user_seen)):
+    for k, step in enumerate(steps):
         for b in step:
             result = message.blocks[b]
             assert isinstance(result, ToolResultBlock)

@@ -19,18 +19,26 @@ Invariants:
 - `applied(keep)` is the number of leading verdicts that take effect: those before the `keep`
   most recent ranked ones. The clearing of the first `k` verdicts is `cleared_ids(k)`, and
   `delta(k)` the change of the counter's tally; `edited(messages, k)` equals `replace_blocks` of
-  their replacements (the same copies), rebuilding only the messages from the first one whose
-  edits changed since the last request it edited.
+  their replacements (the same copies, but for a long last message: a copy of its own, the same
+  for the same verdicts), rebuilding only the messages from the first one whose edits changed
+  since the last request it edited.
+- A long message (`memo.RESUMED_BLOCKS` blocks or more: a reply grows by a round at every call)
+  that begins with the blocks of the kept message at its place keeps that message's verdicts
+  when the judge judges a message block by block (`GrowingJudge`), which then judges only the
+  blocks it gained; the last message of a history, when long, is edited from its blocks with all
+  its verdicts applied, kept while it grows. Either way the verdicts and copies are the same.
 """
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from ctxlab.core.messages.blocks import ZERO, Tally, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages import memo
+from ctxlab.core.messages.blocks import ZERO, Block, Tally, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.memo import Resumable
 from ctxlab.core.messages.message import Message, same_leading
@@ -68,11 +76,24 @@ class Judge(Protocol):
         ...
 
     def judge(self, message: Message, position: int, carry: object) -> tuple[list[Verdict], object]:
-        """The verdicts of the results of `message`, stored at `position`, and the carry after it."""
+        """The verdicts of the results of `message`, stored at `position`, in block order, and the
+        carry after it."""
         ...
 
     def resumable(self) -> bool:
         """Whether verdicts kept from an earlier history may stand for this one."""
+        ...
+
+
+@runtime_checkable
+class GrowingJudge(Judge, Protocol):
+    """A judge whose verdicts of a message's results depend on its blocks up to each result (and
+    its position and the carry into it) only, so a message that grew keeps those it had."""
+
+    def judge_from(
+        self, message: Message, position: int, carry: object, first: int
+    ) -> tuple[list[Verdict], object]:
+        """`judge`'s verdicts of the results at blocks `first` on, and the carry after the message."""
         ...
 
 
@@ -93,6 +114,11 @@ class Plan:
     out: list[Message] = field(default_factory=list)  # the last request edited
     out_applied: int = 0
     out_valid: int = 0  # leading messages of `out` whose verdicts are unchanged since
+    full_of: Message | None = None  # the long message `full` holds, with the verdicts `full_used`
+    full: list[Block] = field(default_factory=list)
+    full_used: list[Verdict] = field(default_factory=list)
+    full_blocks: tuple[Block, ...] = ()  # `full` as a tuple, made again when it changes
+    last_edit: tuple[tuple[Block, ...], int, Message] | None = None  # `full_blocks`, a cut, its copy
 
     def applied(self, keep: int) -> int:
         """How many leading verdicts take effect when the `keep` most recent ranked are spared."""
@@ -115,48 +141,108 @@ class Plan:
         low = min(applied, self.out_applied)
         changed = self.verdicts[low].ref.message if low < len(self.verdicts) else len(messages)
         k = min(self.out_valid, changed)
+        last = len(messages) - 1
+        grown = k <= last and len(messages[last].blocks) >= memo.RESUMED_BLOCKS
         edits = {
             BlockRef(v.ref.message - k, v.ref.block): v.cleared
-            for v in self.verdicts[self.starts[k] : applied]
+            for v in self.verdicts[self.starts[k] : min(applied, self.starts[last]) if grown else applied]
             if v.cleared is not None
         }
         out = self.out[:k]
-        out.extend(replace_blocks(messages[k:], edits))
+        out.extend(replace_blocks(messages[k:last] if grown else messages[k:], edits))
+        if grown:
+            out.append(self._edited_last(messages[last], last, applied))
         self.out, self.out_applied, self.out_valid = out, applied, len(messages)
         return tuple(out)
+
+    def _edited_last(self, message: Message, position: int, applied: int) -> Message:
+        """The long last message with those of the first `applied` verdicts that are its own
+        applied: its verdicts come in block order, so its blocks with all of them applied up to
+        the last one applied, the rest as they are (the same copy for the same cut)."""
+        first, end = self.starts[position], min(applied, self.starts[position + 1])
+        cut = self.verdicts[end - 1].ref.block + 1 if end > first else 0
+        full = self._full(message, position)
+        if self.last_edit is not None and self.last_edit[0] is full and self.last_edit[1] == cut:
+            return self.last_edit[2]
+        blocks = full[:cut] + message.blocks[cut:]
+        same = same_leading(blocks, message.blocks) == len(blocks)
+        copy = message if same else message.with_blocks(blocks)
+        self.last_edit = (full, cut, copy)
+        return copy
+
+    def _full(self, message: Message, position: int) -> tuple[Block, ...]:
+        """`message`'s blocks with every one of its clearing verdicts applied, extended from the
+        last message it was made for when `message` begins with its blocks and verdicts."""
+        verdicts = self.verdicts[self.starts[position] : self.starts[position + 1]]
+        held, used = self.full_of, self.full_used
+        if held is message and len(used) == len(verdicts) == same_leading(used, verdicts):
+            return self.full_blocks
+        if (
+            held is None
+            or same_leading(held.blocks, message.blocks) < len(held.blocks)
+            or same_leading(used, verdicts) < len(used)
+        ):
+            self.full, used = [], []
+        self.full.extend(message.blocks[len(self.full) :])
+        for verdict in verdicts[len(used) :]:
+            if verdict.cleared is not None:
+                self.full[verdict.ref.block] = verdict.cleared
+        self.full_of, self.full_used, self.full_blocks = message, verdicts, tuple(self.full)
+        return self.full_blocks
 
     def resume(self, messages: Sequence[Message], judge: Judge, same: int | None = None) -> None:
         """Bring the plan to `messages`, of which the first `same` are its own (counted when not
         given): keep what still holds, judge the rest."""
         if same is None:
             same = same_leading(self.messages, messages)
-        self._cut(same)
-        if not (judge.resumable() and self._holds(messages[same:])):
-            same = 0
+        judged = self._judged(messages, same, judge)
+        self._cut(same, self.starts[same + 1] if judged else None)
+        if not (judge.resumable() and self._holds(messages[same:], judged)):
+            same, judged = 0, 0
             self._cut(0)
         carry = self.carries[-1]
         for position in range(same, len(messages)):
             message = messages[position]
-            verdicts, carry = judge.judge(message, position, carry)
+            if judged and isinstance(judge, GrowingJudge):
+                verdicts, carry = judge.judge_from(message, position, carry, judged)
+                judged = 0
+            else:
+                verdicts, carry = judge.judge(message, position, carry)
             for verdict in verdicts:
                 self._add(verdict)
             self.messages.append(message)
             self.carries.append(carry)
             self.starts.append(len(self.verdicts))
 
-    def _holds(self, gained: Sequence[Message]) -> bool:
-        """Whether the kept verdicts stand when the history gains the messages `gained`."""
-        if self.reach[-1] >= len(self.messages):
+    def _judged(self, messages: Sequence[Message], same: int, judge: Judge) -> int:
+        """How many leading blocks of `messages[same]` keep the verdicts the kept message at its
+        place had: all of that message's when it is long and they begin `messages[same]`, and the
+        judge judges block by block; else 0."""
+        if same >= min(len(self.messages), len(messages)) or not isinstance(judge, GrowingJudge):
+            return 0
+        kept = self.messages[same].blocks
+        if len(kept) < memo.RESUMED_BLOCKS or same_leading(kept, messages[same].blocks) < len(kept):
+            return 0
+        return len(kept)
+
+    def _holds(self, gained: Sequence[Message], judged: int) -> bool:
+        """Whether the kept verdicts stand when the history gains the messages `gained`, of which
+        the first `judged` blocks of the first were kept with their verdicts (which read no
+        message past theirs)."""
+        same = len(self.messages)
+        if self.reach[self.starts[same]] >= same or self.reach[-1] > same:
             return False
         waiting = {call_id for _, call_id in self.awaited}
-        return not waiting or not any(
-            isinstance(block, ToolCallBlock) and block.id in waiting
-            for message in gained
-            for block in message.blocks
-        )
+        if not waiting:
+            return True
+        first = gained[0].blocks[judged:] if gained else ()
+        blocks = itertools.chain(first, *(message.blocks for message in gained[1:]))
+        return not any(isinstance(block, ToolCallBlock) and block.id in waiting for block in blocks)
 
-    def _cut(self, same: int) -> None:
-        kept = self.starts[same]
+    def _cut(self, same: int, verdicts: int | None = None) -> None:
+        """Keep the first `same` messages and their verdicts, or the first `verdicts` verdicts
+        (those of the next message too, which is judged on from where they end)."""
+        kept = self.starts[same] if verdicts is None else verdicts
         del self.messages[same:], self.carries[same + 1 :], self.starts[same + 1 :]
         del self.verdicts[kept:], self.ranks[kept + 1 :], self.clears[kept + 1 :]
         del self.deltas[kept + 1 :], self.reach[kept + 1 :], self.cleared[self.clears[kept] :]
