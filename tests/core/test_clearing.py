@@ -33,6 +33,7 @@ from ctxlab.core.messages.blocks import (
     ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
+    sum_tallies,
 )
 from ctxlab.core.messages.drops import drop_front, drop_units, system_units_before
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
@@ -395,6 +396,7 @@ def test_swe_agent_reads_a_long_message_by_resuming_as_it_reads_it_whole(
         out = elide_message(message, user_seen, first, end, params)
         assert out == expected
         assert all(a is b for a, b in zip(out.message.blocks, expected.message.blocks, strict=True))
+        assert out.message.tally == sum_tallies(out.message.blocks)  # kept running, not summed
 
 
 def test_swe_agent_reads_a_long_reply_of_rounds_by_resuming() -> None:

@@ -291,15 +291,16 @@ def _read_whole(message: Message, counter: AgentScopeEstimator) -> tuple[object,
 
 
 def _read(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:
-    """Every read of one message that resumes: its view, sizes and facts, and its units where
-    it stands alone and placed further on (the memos by identity are not asked)."""
+    """Every read of one message that resumes: its view, sizes and facts, its units where it
+    stands alone and placed further on, and its calls (the memos by identity are not asked)."""
     from ctxlab.core.messages.sizes import view_sizes
-    from ctxlab.core.messages.units import _place_units
+    from ctxlab.core.messages.units import _message_calls, _place_units
     from ctxlab.core.wire.protocol import facts_of_message
     from ctxlab.core.wire.views import to_openai_one
 
     views = to_openai_one(message), view_sizes(message, counter), facts_of_message(message)
-    return (*views, _place_units(message, 0, 0), _place_units(message, 3, 7))
+    units = _place_units(message, 0, 0), _place_units(message, 3, 7)
+    return (*views, *units, tuple(_message_calls(message, 3, 0)))
 
 
 @given(st.lists(blocks, min_size=20, max_size=60), st.sampled_from(["user", "assistant"]), st.data())

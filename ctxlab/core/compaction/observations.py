@@ -40,8 +40,10 @@ from typing import NamedTuple
 from ctxlab.core.compaction.clearing import Clearing, replace_results
 from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import (
+    ZERO,
     Block,
     DataBlock,
+    Tally,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -299,7 +301,12 @@ def _elide_in_order(
     if same_leading(elided, blocks) == len(blocks):
         return ElidedMessage(message=message, cleared=())
     changed = itertools.compress(blocks, map(operator.is_not, elided, blocks))
-    return ElidedMessage(message=message.with_blocks(elided), cleared=tuple(map(_ID, changed)))
+    copy = message.with_blocks(elided, _summed(elided, ZERO))
+    return ElidedMessage(message=copy, cleared=tuple(map(_ID, changed)))
+
+
+_summed = LeadingFold[Block, Tally](lambda total, block: total + block.tally)
+"""The tally of an elided copy, summed where it differs from the copy made before."""
 
 
 _ID = operator.attrgetter("id")

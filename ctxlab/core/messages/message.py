@@ -53,9 +53,15 @@ class Message:
             object.__setattr__(grown, name, value)
         return grown
 
-    def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
-        """A copy holding `blocks` instead."""
-        return Message(role=self.role, blocks=blocks, id=self.id, name=self.name)
+    def with_blocks(self, blocks: tuple[Block, ...], tally: Tally | None = None) -> Message:
+        """A copy holding `blocks` instead; `tally`, when given, is their summed tally (kept
+        running by a caller that rebuilds a long message at every call)."""
+        if tally is None:
+            return Message(role=self.role, blocks=blocks, id=self.id, name=self.name)
+        made = object.__new__(Message)
+        for name, value in zip(_FIELDS, (self.role, blocks, self.id, self.name, tally), strict=True):
+            object.__setattr__(made, name, value)
+        return made
 
 
 _FIELDS = ("role", "blocks", "id", "name", "tally")

@@ -388,16 +388,26 @@ def call_declarations(messages: Sequence[Message]) -> tuple[tuple[str, tuple[Blo
     return _declared_calls(messages)
 
 
-def _message_calls(message: Message, position: int, _before: int) -> list[_Declared]:
+def _message_calls(message: Message, position: int, _before: int) -> list[_Declared] | tuple[_Declared, ...]:
+    blocks = message.blocks
+    if len(blocks) >= memo.RESUMED_BLOCKS:  # a reply grows by a round at every call
+        return _calls_scan.with_carry(blocks, 0, position)[0]
     return [
         (block.id, (BlockRef(position, i), block))
-        for i, block in enumerate(message.blocks)
+        for i, block in enumerate(blocks)
         if isinstance(block, ToolCallBlock)
     ]
 
 
+def _call_step(at: int, block: Block, _before: int, position: int) -> tuple[tuple[_Declared, ...], int]:
+    """The declaration `block` makes, if a call, at block `at` of a message stored at `position`."""
+    declared = ((block.id, (BlockRef(position, at), block)),) if isinstance(block, ToolCallBlock) else ()
+    return declared, at + 1
+
+
 _Declared = tuple[str, tuple[BlockRef, ToolCallBlock]]
 _declared_calls = LeadingConcat[Message, _Declared](_message_calls)
+_calls_scan = LeadingScan[Block, int, _Declared](_call_step)
 
 
 def result_block(messages: Sequence[Message], unit: ViewUnit) -> ToolResultBlock:
