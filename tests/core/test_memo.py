@@ -157,6 +157,42 @@ def test_a_leading_scan_is_the_plain_walk_whatever_it_scanned_before(
             assert scan(tuple(items), start, copies) is scanned
 
 
+@given(
+    st.lists(st.tuples(st.sampled_from(["grow", "grow", "grow", "cut", "back", "again"]), st.integers(0, 9)))
+)
+def test_a_reply_grown_by_appending_resumes_every_read_from_the_tuple_it_grew_from(
+    plan: list[tuple[str, int]],
+) -> None:
+    """Reads of block tuples that `Message.appended` grew (known to begin with their parent's
+    blocks, never compared) equal plain reads, also after a cut, after an older version is read
+    again, and when the same tuple is read twice."""
+
+    def step(carry: int, block: TextBlock, before: int) -> tuple[list[tuple[int, int]], int]:
+        carry += len(block.text)
+        return [(carry, before)] * (1 + len(block.text) % 2), carry
+
+    scan = LeadingScan[TextBlock, int, tuple[int, int]](step)
+    fold = LeadingFold[TextBlock, int](lambda total, block: total * 3 + len(block.text))
+    message, versions = Message(role="assistant", blocks=()), []
+    for action, n in plan:
+        if action == "grow":
+            message = message.appended(*(TextBlock(text="x" * k) for k in range(n % 3 + 1)))
+        elif action == "cut":
+            message = message.with_blocks(message.blocks[: n % (len(message.blocks) + 1)])
+        elif action == "back" and versions:
+            message = versions[n % len(versions)]
+        versions.append(message)
+        blocks = message.blocks
+        plain: list[tuple[int, int]] = []
+        carry = total = 0
+        for block in blocks:
+            parts, carry = step(carry, block, len(plain))
+            plain.extend(parts)
+            total = total * 3 + len(block.text)
+        assert scan(blocks, 0) == tuple(plain) and fold(blocks, 0) == total
+    forget()
+
+
 def test_the_closest_kept_sequence_is_the_last_used_when_extended_whole() -> None:
     a, b, c, d, x = (Item(float(v)) for v in range(5))
     assert closest([[a, b, c], [a, b]], [a, b, c, d], list) == (1, 2)  # the last used, extended

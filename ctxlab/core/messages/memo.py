@@ -38,7 +38,7 @@ from dataclasses import InitVar, dataclass, field
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
-from ctxlab.core.messages.message import same_leading
+from ctxlab.core.messages.message import GROWN, same_leading
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -112,7 +112,9 @@ class LeadingFold(Generic[K, V]):
 
     def __init__(self, step: Callable[..., V]) -> None:
         self._step = step
-        self._kept = Resumable[tuple[V, tuple[Hashable, ...]], _Sequence[K, V, None]](_items_of)
+        self._kept = Resumable[tuple[V, tuple[Hashable, ...]], _Sequence[K, V, None]](
+            _items_of, source=_source_of
+        )
 
     def clear(self) -> None:
         """Drop every remembered sequence."""
@@ -134,6 +136,7 @@ class LeadingFold(Generic[K, V]):
             value = self._step(value, item, *args)
             kept.items.append(item)
             kept.values.append(value)
+        _brought_up(kept, items)
         return kept.values
 
 
@@ -152,7 +155,7 @@ class LeadingConcat(Generic[K, P]):
 
     def __init__(self, parts: Callable[..., Iterable[P]]) -> None:
         self._parts = parts
-        self._kept = Resumable[tuple[Hashable, ...], _Sequence[K, int, P]](_items_of)
+        self._kept = Resumable[tuple[Hashable, ...], _Sequence[K, int, P]](_items_of, source=_source_of)
 
     def clear(self) -> None:
         """Drop every remembered sequence."""
@@ -169,6 +172,7 @@ class LeadingConcat(Generic[K, P]):
             kept.items.append(item)
             kept.ends.append(len(kept.parts))
         kept.whole = tuple(kept.parts)
+        _brought_up(kept, items)
         return kept.whole
 
 
@@ -185,7 +189,9 @@ class LeadingScan(Generic[K, S, P]):
 
     def __init__(self, step: Callable[..., tuple[Iterable[P], S]]) -> None:
         self._step = step
-        self._kept = Resumable[tuple[S, tuple[Hashable, ...]], _Sequence[K, S, P]](_items_of)
+        self._kept = Resumable[tuple[S, tuple[Hashable, ...]], _Sequence[K, S, P]](
+            _items_of, source=_source_of
+        )
 
     def clear(self) -> None:
         """Drop every remembered sequence."""
@@ -224,6 +230,7 @@ class LeadingScan(Generic[K, S, P]):
             carries.append(carry)
             ends.append(len(out))
         kept.whole = tuple(out)
+        _brought_up(kept, items)
         return kept.whole, carry
 
 
@@ -240,12 +247,14 @@ class _Sequence(Generic[K, V, P]):
     parts: list[P] = field(default_factory=list)
     whole: tuple[P, ...] | None = None
     ends: list[int] = field(default_factory=lambda: [0])
+    source: tuple[object, ...] | None = None
 
     def __post_init__(self, start: V) -> None:
         self.values = [start]
 
     def cut(self, same: int) -> None:
-        """Keep the first `same` items only."""
+        """Keep the first `same` items only (and no source until brought up again)."""
+        self.source = None
         if same < len(self.items):
             del self.items[same:], self.values[same + 1 :], self.ends[same + 1 :]
             del self.parts[self.ends[-1] :]
@@ -256,6 +265,15 @@ def _items_of(kept: _Sequence[K, V, P]) -> Sequence[object]:
     return kept.items
 
 
+def _source_of(kept: _Sequence[K, V, P]) -> tuple[object, ...] | None:
+    return kept.source
+
+
+def _brought_up(kept: _Sequence[K, V, P], items: Sequence[object]) -> None:
+    """`kept` now holds exactly `items`: a tuple is noted as its source (a list may change)."""
+    kept.source = items if type(items) is tuple else None
+
+
 class Resumable(Generic[H, T]):
     """A few things worked out from a history (a fold, a plan, a view), kept per key so that the
     next history resumes the one it shares most with.
@@ -264,10 +282,16 @@ class Resumable(Generic[H, T]):
     forgotten); `held(thing)` is the history a thing was worked out from. `forget()` drops them.
     """
 
-    __slots__ = ("__weakref__", "_held", "_kept", "_keys", "_per_key")
+    __slots__ = ("__weakref__", "_held", "_kept", "_keys", "_per_key", "_source")
 
-    def __init__(self, held: Callable[[T], Sequence[object]], keys: int = 16, per_key: int = 4) -> None:
-        self._held, self._keys, self._per_key = held, keys, per_key
+    def __init__(
+        self,
+        held: Callable[[T], Sequence[object]],
+        keys: int = 16,
+        per_key: int = 4,
+        source: Callable[[T], tuple[object, ...] | None] | None = None,
+    ) -> None:
+        self._held, self._keys, self._per_key, self._source = held, keys, per_key, source
         self._kept: dict[H, list[T]] = {}
         _MEMOS.add(self)
 
@@ -284,7 +308,7 @@ class Resumable(Generic[H, T]):
             if len(self._kept) >= self._keys:
                 self._kept.clear()
             slots = self._kept[key] = []
-        at, same = closest(slots, items, self._held)
+        at, same = closest(slots, items, self._held, self._source)
         if at < 0 or 2 * same < len(self._held(slots[at])):
             if len(slots) >= self._per_key:
                 del slots[0]
@@ -295,15 +319,29 @@ class Resumable(Generic[H, T]):
 
 
 def closest(
-    slots: Sequence[T], items: Sequence[object], held: Callable[[T], Sequence[object]]
+    slots: Sequence[T],
+    items: Sequence[object],
+    held: Callable[[T], Sequence[object]],
+    source: Callable[[T], tuple[object, ...] | None] | None = None,
 ) -> tuple[int, int]:
     """Which of `slots` (each holding the sequence `held(slot)`, the last used last) `items`
     shares the most leading objects with (of those, the shortest, then the latest used), and how
     many it shares; (-1, 0) when there is none.
 
     The last slot (the one used last) is taken at once when `items` extends it whole: a history
-    read at every step mostly grows, and each comparison walks it.
+    read at every step mostly grows, and each comparison walks it. When the slot holds exactly
+    the tuple `source(slot)` and `items` is that tuple, or was grown from it by
+    `Message.appended` (`GROWN`), it is taken without comparing at all.
     """
+    if source is not None and slots:
+        origin = source(slots[-1])
+        grown: object = items
+        for _ in range(_LINEAGE_STEPS):
+            if grown is None or origin is None:
+                break
+            if grown is origin:
+                return len(slots) - 1, len(origin)
+            grown = GROWN.parent(grown)
     best, same, score = -1, 0, (-1, 0)
     for k in reversed(range(len(slots))):
         kept = held(slots[k])
@@ -315,11 +353,17 @@ def closest(
     return best, same
 
 
+_LINEAGE_STEPS = 4
+"""How many appends back a tuple is followed to the one a slot holds (a reply gains a model
+turn and then its results between two reads)."""
+
+
 class _Clearable(Protocol):
     def clear(self) -> None: ...
 
 
 _MEMOS: weakref.WeakSet[_Clearable] = weakref.WeakSet()
+_MEMOS.add(GROWN)
 
 
 def forget() -> None:
