@@ -71,7 +71,7 @@ class ProtocolMeter:
             same = same_leading(self._messages, messages)
         del self._messages[same:], self._ends[same:]
         at = self._ends[-1] if same else 0
-        facts = [fact for message in messages[same:] for fact in self._track(message)]
+        facts = list(itertools.chain.from_iterable(map(self._track, messages[same:])))
         kept = at + equal_leading(self._facts[at:], facts)
         # Hold the equal facts just read: a long message's are the objects its next, grown
         # version reads again, so the next request finds them the same at C speed.
