@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import AnthropicClearParams, Clearing, _cleared_at_once, clear_tool_uses
 from ctxlab.core.compaction.plans import Plan, Verdict
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock, sum_tallies
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef
@@ -150,6 +150,7 @@ def test_anthropic_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole
         assert out == whole
         assert out.messages[0] is whole.messages[0]
         assert clear_tool_uses(seen, sizer=SIZER, params=params).messages == out.messages
+        assert all(m.tally == sum_tallies(m.blocks) for m in out.messages)  # a copy's, kept running
 
 
 def test_a_result_whose_call_is_declared_later_is_judged_again() -> None:

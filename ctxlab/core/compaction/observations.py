@@ -40,10 +40,8 @@ from typing import NamedTuple
 from ctxlab.core.compaction.clearing import Clearing, replace_results
 from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import (
-    ZERO,
     Block,
     DataBlock,
-    Tally,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -52,6 +50,7 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.edits import edited, holds_only, with_output
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import (
     ViewUnit,
@@ -301,12 +300,8 @@ def _elide_in_order(
     if same_leading(elided, blocks) == len(blocks):
         return ElidedMessage(message=message, cleared=())
     changed = itertools.compress(blocks, map(operator.is_not, elided, blocks))
-    copy = message.with_blocks(elided, _summed(elided, ZERO))
+    copy = message.with_blocks(elided, running_tally(elided))
     return ElidedMessage(message=copy, cleared=tuple(map(_ID, changed)))
-
-
-_summed = LeadingFold[Block, Tally](lambda total, block: total + block.tally)
-"""The tally of an elided copy, summed where it differs from the copy made before."""
 
 
 _ID = operator.attrgetter("id")

@@ -42,6 +42,7 @@ from ctxlab.core.messages.blocks import ZERO, Block, Tally, ToolCallBlock, ToolR
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.memo import Resumable
 from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.units import BlockRef
 
 
@@ -166,7 +167,7 @@ class Plan:
             return self.last_edit[2]
         blocks = full[:cut] + message.blocks[cut:]
         same = same_leading(blocks, message.blocks) == len(blocks)
-        copy = message if same else message.with_blocks(blocks)
+        copy = message if same else message.with_blocks(blocks, running_tally(blocks))
         self.last_edit = (full, cut, copy)
         return copy
 

@@ -27,7 +27,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingScan
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -171,3 +171,13 @@ class Sizer:
 def tally_after(tally: Tally, counter: TokenCounter, old: Iterable[Block], new: Iterable[Block]) -> Tally:
     """`tally` once the blocks `old` are replaced by `new` (O(changed blocks))."""
     return tally - _sum(counter.measure(b) for b in old) + _sum(counter.measure(b) for b in new)
+
+
+def running_tally(blocks: Sequence[Block]) -> Tally:
+    """The summed tally of `blocks`, resumed after the leading blocks it shares with a sequence
+    summed before: a long message rebuilt at every call (an edited copy of a reply) is summed
+    where it changed, for `Message.with_blocks`."""
+    return _block_sums(blocks, ZERO)
+
+
+_block_sums = LeadingFold[Block, Tally](lambda total, block: total + block.tally)
