@@ -100,14 +100,14 @@ class _Mark(NamedTuple):
 
 
 def _add_message(mark: _Mark, message: Message, counter: TokenCounter, keep_system: bool) -> _Mark:
-    units = own_units(message)
+    tallies = message_tallies(message, counter)  # one per unit
     if keep_system and message.role == "system":
-        for unit, size in zip(units, message_tallies(message, counter), strict=True):
+        for unit, size in zip(own_units(message), tallies, strict=True):
             mark = _add_unit(mark, unit, size, keep_system)
         return mark
-    size = _running_sizes(message_tallies(message, counter))[-1]
+    size = _summed(tallies, ZERO) if len(tallies) >= memo.RESUMED_BLOCKS else sum(tallies, ZERO)
     first, nbytes, ndata, droppable = mark
-    return _Mark(first + len(units), nbytes + size.nbytes, ndata + size.ndata, droppable + len(units))
+    return _Mark(first + len(tallies), nbytes + size.nbytes, ndata + size.ndata, droppable + len(tallies))
 
 
 _marks = LeadingFold[Message, _Mark](_add_message)

@@ -333,12 +333,10 @@ def closest(
     the tuple `source(slot)` and `items` is that tuple, or was grown from it by
     `Message.appended` (`GROWN`), it is taken without comparing at all.
     """
-    if source is not None and slots:
-        origin = source(slots[-1])
+    origin = source(slots[-1]) if source is not None and slots else None
+    if origin is not None:
         grown: object = items
         for _ in range(_LINEAGE_STEPS):
-            if grown is None or origin is None:
-                break
             if grown is origin:
                 return len(slots) - 1, len(origin)
             grown = GROWN.parent(grown)
