@@ -3,12 +3,15 @@
 Written apart from `ctxlab.core.wire.protocol` (no streaming state, no shared code): each reads
 the whole request and checks every rule by index, the way the provider's documentation states it.
 
+- Every API: a request with nothing to send (no message; for Anthropic and Bedrock no turn) is
+  refused.
 - OpenAI (chat messages): the calls of an assistant message are each answered by exactly one
   `tool` message in the run of `tool` messages right after it; a `tool` message answers a call of
   the nearest non-tool message before it, which is an assistant message; no call id is used twice.
 - Anthropic (Messages API turns): `anthropic_shape` holds what every request must look like
-  (roles alternate, no empty turn or text, `tool_result` blocks first in their user turn,
-  `tool_use` only in assistant turns with an object input); `anthropic_problems` holds the tool
+  (roles alternate, no empty turn, no text that is empty or all whitespace, `tool_result` blocks
+  first in their user turn, `tool_use` only in assistant turns with an object input);
+  `anthropic_problems` holds the tool
   rules: every `tool_use` is answered in the very next turn, every `tool_result` answers a
   `tool_use` of the turn before, at most once, and no id is used twice.
 - Bedrock (the same turns): the first turn is a user turn, the results of a user turn never
@@ -23,10 +26,17 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxlab.core.wire.protocol import Rule, Violation, violations
 from ctxlab.engine.trace import CallRecord
 from ctxlab.experiments.execute import request_file
 
 Wire = Mapping[str, Any]
+
+
+def broken_pairs(wires: Sequence[Wire], rules: Sequence[Rule] = ("openai", "anthropic")) -> list[Violation]:
+    """`violations` of every kind but `empty_request`: how calls and results pair, for a piece of
+    a request, or a history that may hold nothing to send (blank texts only, or trimmed to none)."""
+    return [v for v in violations(wires, rules) if v.kind != "empty_request"]
 
 
 def _call_ids(wire: Wire) -> list[str]:
@@ -35,7 +45,7 @@ def _call_ids(wire: Wire) -> list[str]:
 
 def openai_problems(wires: Sequence[Wire]) -> list[str]:
     """Every broken OpenAI rule, as `kind:id` strings."""
-    problems: list[str] = []
+    problems: list[str] = [] if wires else ["empty_request:"]
     all_ids = [i for wire in wires for i in _call_ids(wire)]
     problems += _duplicates(all_ids)
     for index, wire in enumerate(wires):
@@ -78,8 +88,8 @@ def anthropic_shape(system: object, turns: Sequence[Wire]) -> list[str]:
         if not content:
             problems.append(f"{index}: empty turn")
         kinds = [block["type"] for block in content]
-        if any(block["type"] == "text" and not block["text"] for block in content):
-            problems.append(f"{index}: empty text")
+        if any(block["type"] == "text" and not block["text"].strip() for block in content):
+            problems.append(f"{index}: blank text")
         if "tool_result" in kinds and kinds != sorted(kinds, key=lambda k: k != "tool_result"):
             problems.append(f"{index}: a tool_result after another block")
         if role == "user" and "tool_use" in kinds:
@@ -95,7 +105,7 @@ def anthropic_problems(turns: Sequence[Wire]) -> list[str]:
     """Every broken tool rule of the Messages API, as `kind:id` strings."""
     uses = [[str(b["id"]) for b in _blocks(turn, "tool_use")] for turn in turns]
     results = [[str(b["tool_use_id"]) for b in _blocks(turn, "tool_result")] for turn in turns]
-    problems = _duplicates([i for turn_uses in uses for i in turn_uses])
+    problems = _duplicates([i for turn_uses in uses for i in turn_uses]) if turns else ["empty_request:"]
     for index in range(len(turns)):
         answers = results[index + 1] if index + 1 < len(turns) else []
         problems += [f"dangling_call:{i}" for i in uses[index] if i not in answers]
@@ -111,7 +121,7 @@ def anthropic_problems(turns: Sequence[Wire]) -> list[str]:
 def bedrock_problems(turns: Sequence[Wire]) -> list[str]:
     """Every broken Bedrock rule, as `kind:id` strings."""
     uses = [[str(b["id"]) for b in _blocks(turn, "tool_use")] for turn in turns]
-    problems = _duplicates([i for turn_uses in uses for i in turn_uses])
+    problems = _duplicates([i for turn_uses in uses for i in turn_uses]) if turns else ["empty_request:"]
     if turns and turns[0]["role"] == "assistant":
         problems.append("assistant_first:")
     for index, turn in enumerate(turns):

@@ -95,7 +95,8 @@ def test_trimming_never_orphans(msgs: list[Message], limit: int, keep: int) -> N
     trim = trim_prompt(
         msgs, limit=limit, sizer=Sizer(counter=COUNTER), params=PromptTrimParams(keep_last=keep)
     )
-    assert violations(to_openai(trim.messages), ["openai", "anthropic"]) == []
+    found = violations(to_openai(trim.messages), ["openai", "anthropic"])
+    assert [v for v in found if v.kind != "empty_request"] == []  # keep=0 may trim every message
     n = len(view_units(msgs))
     assert all(i < n - keep for i in trim.dropped)
     assert trim.fits == (trim.tokens <= limit) and trim.tokens == COUNTER.count(trim.messages, ())

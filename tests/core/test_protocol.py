@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from ctxlab.core.wire.protocol import RULES, violations
+from ctxlab.core.wire.protocol import RULES, Rule, anthropic_violations, violations
+from ctxlab.core.wire.views import anthropic_of_openai as to_anthropic_view
 
 KIMI = "deerflow_kimi-k2.5_caren-landing-page_b83fbb2a.jsonl"
 TAU2 = "tau2_gpt-4.1_retail_task55.jsonl"
@@ -25,6 +26,7 @@ def tool(i: str) -> dict[str, Any]:
 
 USER = {"role": "user", "content": "hi"}
 TEXT = {"role": "assistant", "content": "thinking aloud"}
+SYSTEM = {"role": "system", "content": "You are terse."}
 
 
 def found(msgs: list[dict[str, Any]], rule: str) -> list[tuple[int, str, str]]:
@@ -151,8 +153,26 @@ def test_shared_transcripts_match_their_manifest(traces_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_empty_request_is_valid(rule: str) -> None:
-    assert violations([], [rule]) == []  # type: ignore[list-item]
+def test_a_request_of_no_message_is_refused_under_every_rule(rule: Rule) -> None:
+    assert [(v.index, v.call_id, v.kind) for v in violations([], [rule])] == [(0, "", "empty_request")]
+
+
+def test_a_system_prompt_alone_or_with_blank_texts_is_refused_by_anthropic_and_bedrock_only() -> None:
+    blanks = [{"role": "user", "content": " \n\t"}, {"role": "assistant", "content": ""}]
+    for request in ([SYSTEM], [SYSTEM, *blanks]):
+        assert [(v.rule, v.kind) for v in violations(request, RULES)] == [
+            ("anthropic", "empty_request"),
+            ("bedrock", "empty_request"),
+        ]
+        assert to_anthropic_view(request)[1] == []
+        assert [v.kind for v in anthropic_violations([])] == ["empty_request"]
+
+
+def test_a_blank_text_is_no_anthropic_turn_so_the_turns_around_it_merge() -> None:
+    # user, assistant "\n\n" (what a model may answer), user: one user turn for Anthropic.
+    request = [USER, {"role": "assistant", "content": "\n\n"}, {"role": "user", "content": "again"}]
+    assert [t["role"] for t in to_anthropic_view(request)[1]] == ["user"]
+    assert violations(request, RULES) == []
 
 
 # --- the incremental meter equals a full check, request after request --------------------------
@@ -230,14 +250,15 @@ def test_the_meter_keeps_the_views_of_messages_still_sent_when_it_forgets_the_ot
     assert meter.facts(first) is not gone and meter.facts(first) == gone  # long gone: read again
 
 
-def test_the_meter_finds_nothing_in_an_empty_request_before_or_after_others() -> None:
+def test_the_meter_refuses_an_empty_request_before_or_after_others() -> None:
     from ctxlab.core.messages.blocks import ToolCallBlock
 
     meter = ProtocolMeter(RULES)
-    assert meter.check([]) == ()
+    empty = tuple(violations([], RULES))
+    assert meter.check([]) == empty and {v.kind for v in empty} == {"empty_request"}
     dangling = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="Read", input="{}"),), id="r")
     assert list(meter.check([dangling])) == violations(to_openai([dangling]), RULES) != []
-    assert meter.check([]) == ()
+    assert meter.check([]) == empty
 
 
 def test_call_ids_count_the_uses_beyond_the_first_and_roll_back() -> None:

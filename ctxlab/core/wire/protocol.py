@@ -5,7 +5,7 @@
 - `openai`: a `tool` message answers a call of the nearest preceding assistant batch, with only
   `tool` messages between; every call of a batch is answered before the next non-tool message and
   before the request ends.
-- `anthropic`: on the Anthropic view (`views.anthropic_of_openai`: messages of empty texts left
+- `anthropic`: on the Anthropic view (`views.anthropic_of_openai`: messages of blank texts left
   out, consecutive same-role turns merged, tool results in user turns), each `tool_use` is
   answered by a `tool_result` in the very next user turn, and no result appears without its use
   in the turn before (`anthropic_violations` reads the same rule off that view itself).
@@ -15,7 +15,10 @@
   Amazon Nova models; the Anthropic and OpenAI APIs accept it).
 
 Under every rule a call id used twice in one request is a violation, and so is a second result
-for one call. Each violation names the 0-based index into the OpenAI messages where the rule
+for one call, and so is a request with nothing to send (`empty_request`, at index 0): no message
+at all for `openai` ("[] is too short - 'messages'"), no user or assistant turn for `anthropic`
+and `bedrock` (a request of only a system prompt, or only blank texts besides it: "at least one
+message is required"). Each violation names the 0-based index into the OpenAI messages where the rule
 broke: the message that arrived while a call was unanswered (or the call's own message when the
 request ended first), the orphan result itself, or the message repeating an id; an assistant
 first turn names its first message and no call (`call_id` is empty).
@@ -35,11 +38,18 @@ from typing import Any, Literal, Protocol
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.memo import LeadingScan
 from ctxlab.core.messages.message import Message
+from ctxlab.core.wire.views import blank
 
 Rule = Literal["openai", "anthropic", "bedrock"]
 RULES: tuple[Rule, ...] = ("openai", "anthropic", "bedrock")
 Kind = Literal[
-    "orphan_result", "dangling_call", "duplicate_id", "duplicate_result", "excess_results", "assistant_first"
+    "orphan_result",
+    "dangling_call",
+    "duplicate_id",
+    "duplicate_result",
+    "excess_results",
+    "assistant_first",
+    "empty_request",
 ]
 
 
@@ -140,7 +150,7 @@ class Checker(Protocol):
 
 def start(rule: Rule) -> Checker:
     """The empty state of a rule's checker."""
-    return _OpenAIChecker() if rule == "openai" else _TurnChecker(rule=rule)
+    return _OpenAIChecker(fed=False) if rule == "openai" else _TurnChecker(rule=rule)
 
 
 def violations(openai_messages: Iterable[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
@@ -225,7 +235,7 @@ def _fact_step(carry: _FactCarry, block: Block, before: int, role: str) -> tuple
             out.append(Fact("tool", (), block.id))
             media = media or any(isinstance(p, DataBlock) for p in block.output)
         elif isinstance(block.hint, str):
-            out.append(Fact("user", shown=bool(block.hint)))
+            out.append(Fact("user", shown=not blank(block.hint)))
         elif block.hint:
             out.append(Fact("user", shown=any(_visible(p) for p in block.hint)))
     return out, (parts, shown, calls, media)
@@ -235,7 +245,7 @@ _facts_scan = LeadingScan[Block, _FactCarry, Fact](_fact_step)
 
 
 def _visible(part: TextBlock | DataBlock) -> bool:
-    return isinstance(part, DataBlock) or bool(part.text)
+    return isinstance(part, DataBlock) or not blank(part.text)
 
 
 def fact_of(wire: Mapping[str, Any]) -> Fact:
@@ -248,11 +258,19 @@ def fact_of(wire: Mapping[str, Any]) -> Fact:
 
 
 def _shows(content: object) -> bool:
-    """Whether an OpenAI content field holds anything but empty texts."""
+    """Whether an OpenAI content field holds anything but blank texts."""
     if isinstance(content, str):
-        return bool(content)
+        return not blank(content)
     parts = content if isinstance(content, list) else ()
-    return any(part.get("type") != "text" or bool(part.get("text")) for part in parts)
+    return any(part.get("type") != "text" or not blank(part.get("text") or "") for part in parts)
+
+
+_NO_TURN = "the request has no user or assistant turn; the API needs at least one message"
+
+
+def _empty(rule: Rule, detail: str) -> Violation:
+    """A request the rule's API refuses for having nothing to answer (named at index 0)."""
+    return _violation(0, "", rule, "empty_request", detail)
 
 
 def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
@@ -267,8 +285,11 @@ class _OpenAIChecker:
     open_calls: tuple[tuple[str, int], ...] = ()  # unanswered calls of the batch, with their index
     answered: frozenset[str] = frozenset()
     rule: Rule = "openai"
+    fed: bool = True  # False only before the first message (`start`)
 
     def feed(self, index: int, fact: Fact, ids: CallIds) -> _Fed:
+        if not self.fed:
+            return _OpenAIChecker().feed(index, fact, ids)
         if fact.answers is not None:
             return self._result(index, fact.answers, ids)
         if not self.open_calls and not fact.calls and not self.answered:
@@ -288,6 +309,8 @@ class _OpenAIChecker:
         return self, (orphan(index, call_id, ids),)
 
     def finish(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
+        if not self.fed:
+            return (_empty("openai", "the request has no message; the API needs at least one"),)
         if not self.open_calls:
             return tuple(found)
         ends = tuple(_dangling(c, at, "openai", "before the request ends") for c, at in self.open_calls)
@@ -356,9 +379,11 @@ class _TurnChecker:
         return judged
 
     def finish(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
-        ends = self._close()
         turn = self.current
-        if self.rule == "anthropic" and turn is not None and turn.role == "assistant":
+        if turn is None:
+            return (_empty(self.rule, _NO_TURN),)
+        ends = self._close()
+        if self.rule == "anthropic" and turn.role == "assistant":
             ends += tuple(_dangling(c, at, "anthropic", "before the request ends") for at, c in turn.uses)
         if not ends and not found:
             return ()
@@ -395,7 +420,10 @@ def anthropic_violations(turns: Sequence[Mapping[str, Any]]) -> list[Violation]:
     before is an orphan, a second one for a use a duplicate; an id used twice is a duplicate id.
     The same violations, kind and call for kind and call, as `violations(wires, ["anthropic"])`
     finds on the OpenAI messages the turns come from (a property test holds them together).
+    No turn at all is an empty request.
     """
+    if not turns:
+        return [_empty("anthropic", _NO_TURN)]
     found: list[Violation] = []
     seen: set[str] = set()
     previous: list[str] = []

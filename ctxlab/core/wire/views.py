@@ -7,7 +7,7 @@ Invariants:
   (flushing what accumulated); a hint becomes a standalone user message at its place; images a
   tool returned follow the batch's tool messages as one user message; thinking is dropped.
 - `to_anthropic` yields `(system, messages)` the Messages API accepts in form: strictly
-  alternating roles, no empty turn or text, tool results and user text sharing user turns
+  alternating roles, no empty turn or blank text, tool results and user text sharing user turns
   (results first), calls as `tool_use` blocks (input always an object) of assistant turns.
 - `from_openai(to_openai(x))` keeps every text, call and result in order (see `events`); thinking
   is dropped and hints come back as user text.
@@ -159,15 +159,21 @@ def _anthropic_blocks(wire: Mapping[str, Any]) -> Iterator[Wire]:
         }
 
 
+def blank(text: str) -> bool:
+    """Whether a text is empty or all whitespace: the Messages API refuses such a text block
+    ("text content blocks must contain non-whitespace text"), so the Anthropic view leaves it out."""
+    return not text or text.isspace()
+
+
 def _anthropic_content(content: object) -> Iterator[Wire]:
-    """Text, image and document blocks; empty texts are left out (the API rejects them)."""
+    """Text, image and document blocks; blank texts are left out (the API rejects them)."""
     if isinstance(content, str):
-        if content:
+        if not blank(content):
             yield {"type": "text", "text": content}
         return
     for part in content if isinstance(content, list) else ():
         if part.get("type") == "text":
-            if part["text"]:
+            if not blank(part["text"]):
                 yield {"type": "text", "text": part["text"]}
         elif part.get("type") == "image_url":
             yield {"type": "image", "source": _source(part["image_url"]["url"])}
@@ -200,7 +206,7 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str, list[Wire]]:
 def anthropic_of_openai(wires: Sequence[Mapping[str, Any]]) -> tuple[str, list[Wire]]:
     """`(system, messages)` of the Anthropic Messages API for a request's OpenAI messages.
 
-    System messages become the system text; a message with no Anthropic block (only empty
+    System messages become the system text; a message with no Anthropic block (only blank
     texts) is left out; consecutive turns of one role merge (as the API itself merges them);
     within a user turn, tool results come before everything else, in their order.
 
