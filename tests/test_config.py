@@ -73,9 +73,12 @@ def test_context_limits(fields: dict[str, object], needle: str) -> None:
         ContextConfig.model_validate(fields)
 
 
-def test_tool_result_limit_has_no_lower_bound_as_in_agentscope() -> None:
+def test_tool_result_limit_is_at_least_zero_where_agentscope_has_no_lower_bound() -> None:
+    """A declared deviation: AgentScope takes a negative limit (every result offloaded, as with 0,
+    and an IndexError on an empty result); ctxlab refuses it and says why."""
     assert ContextConfig(tool_result_limit=0).tool_result_limit == 0
-    assert ContextConfig(tool_result_limit=-5).tool_result_limit == -5
+    with pytest.raises(ValidationError, match="tool_result_limit -5 is negative: AgentScope takes it"):
+        ContextConfig(tool_result_limit=-5)
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ anthropic_params = st.builds(
     AnthropicClearParams,
     trigger=st.sampled_from([0, 0, 40]),
     trigger_kind=st.sampled_from(["input_tokens", "tool_uses"]),
-    keep=st.integers(-1, 4),
+    keep=st.integers(0, 4),
     clear_at_least=st.none() | st.integers(0, 60),
     exclude_tools=TOOLS,
     placeholder=PLACEHOLDERS,

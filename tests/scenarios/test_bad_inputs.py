@@ -80,6 +80,14 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ),
         "strategies[0].context: reserve_ratio 0.5 must be below trigger_ratio 0.5",
     ),
+    "a negative tool-result limit": (
+        _replace(
+            "  - preset: agentscope\n", "  - preset: agentscope\n    context: {tool_result_limit: -1}\n"
+        ),
+        ":9:15: strategies[0].context.tool_result_limit: tool_result_limit -1 is negative: AgentScope "
+        "takes it, offloads every result as a limit of 0 does, and fails on a result with no output; "
+        "use 0 to offload every result, or a positive token count",
+    ),
     "bad template": (
         _replace(
             "  - preset: agentscope\n", "  - preset: agentscope\n    injection: {template: 'Now: {time}'}\n"

@@ -210,3 +210,35 @@ def test_swe_agent_texts_write_swe_agent_s_own_notice() -> None:
     ran = run(swe_agent.build(LastNObservationsParams(n=5), texts), one_turn(*(search(k) for k in range(9))))
     last = shown(ran.sent()[-1])
     assert last[0] == "Old environment output: (1 lines omitted)"
+
+
+NEGATIVE_COUNT = """name: t
+workload:
+  generator: {name: swe_loop, params: {turns: 1, cycles: 1}}
+model: {context_size: 16000}
+strategies:
+  - preset: anthropic-clear
+    SETTING
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "counted"),
+    [
+        ("trigger: -1", "input tokens or tool uses"),
+        ("keep: -1", "tool uses"),
+        ("clear_at_least: -1", "input tokens"),
+    ],
+)
+def test_anthropic_clearing_refuses_a_negative_count_at_load(
+    tmp_path: Path, setting: str, counted: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(NEGATIVE_COUNT.replace("SETTING", setting), encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    name = setting.partition(":")[0]
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:6:5: strategies[0]: {name}=-1: Anthropic's clear_tool_uses takes a count of {counted} "
+        "here, and a count is not negative; use 0 or more"
+    ]

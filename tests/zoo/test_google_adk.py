@@ -102,6 +102,35 @@ def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:
     assert [getattr(x, "text", None) or x.ts for x in shown] == ["B", "C", 6]  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("name", ["", "my agent", "1st", "{bogus}", "user"])
+def test_an_agent_name_adk_refuses_is_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="ADK refuses it"):
+        AdkParams(agent_name=name)
+
+
+def test_a_call_limit_adk_refuses_is_refused() -> None:
+    with pytest.raises(ValueError, match="ADK refuses"):
+        AdkTokenParams(max_llm_calls=9_223_372_036_854_775_807)
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_max_llm_calls_of_0_or_less_is_no_limit_as_in_adk(limit: int) -> None:
+    """ADK warns and enforces no limit; before, the lab stopped every reply before its first call."""
+    params = AdkParams(events_compaction_config=EventsCompactionConfig(compaction_interval=2, overlap_size=0))
+    ran = [
+        run_script(
+            script(3),
+            build(dataclasses.replace(params, max_llm_calls=calls), CTXLAB_TEXTS),
+            model=ScriptModel(script(3)),
+            summarizer=FixedSummarizer(fields={}, text="notes"),
+            texts=CTXLAB_TEXTS,
+            context_size=100_000,
+        )
+        for calls in (limit, 500)
+    ]
+    assert [c.kind for c in ran[0].calls] == [c.kind for c in ran[1].calls] != []
+
+
 def script(turns: int) -> Script:
     return Script(
         system_prompt="You are a test.",

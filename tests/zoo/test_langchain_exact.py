@@ -47,6 +47,26 @@ def test_keep_is_messages_tokens_or_a_fraction() -> None:
         entry(keep=["messages", 0])
 
 
+def test_a_negative_clearing_keep_is_refused_as_langchain_would_clear_only_the_oldest() -> None:
+    """The reason for the refusal, on the real edit: `keep=-1` clears the oldest result alone."""
+    from langchain.agents.middleware.context_editing import ClearToolUsesEdit
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    messages: list[Any] = [HumanMessage("q")]
+    for i in range(3):
+        call = {"id": f"c{i}", "name": "read", "args": {}}
+        messages += [AIMessage("", tool_calls=[call]), ToolMessage("x" * 400, tool_call_id=f"c{i}")]
+    ClearToolUsesEdit(trigger=0, keep=-1, placeholder="-").apply(
+        messages, count_tokens=count_tokens_approximately
+    )
+    assert [m.content == "-" for m in messages if isinstance(m, ToolMessage)] == [True, False, False]
+    clear = ENTRIES["langchain-clear"]
+    with pytest.raises(ValueError, match="keep=-1: LangChain's ClearToolUsesEdit slices with it"):
+        clear.model_validate({"preset": "langchain-clear", "keep": -1})
+    assert entry_params(clear.model_validate({"preset": "langchain-clear", "keep": 0})).keep == 0
+
+
 def test_a_clause_holds_only_when_every_condition_does() -> None:
     both = clauses({"tokens": 100, "messages": 5})
     assert not should_summarize(both, count=4, tokens=500, window=1000)

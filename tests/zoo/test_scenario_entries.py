@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,3 +105,30 @@ def test_a_zoo_scenario_runs_sweeps_and_counts_loop_warnings(tmp_path: Path) -> 
 def test_zoo_strategies_are_step_strategies() -> None:
     entry = ENTRIES["openhands-hybrid"].model_validate({"preset": "openhands-hybrid"})
     assert isinstance(build_strategy(entry, CTXLAB_TEXTS), StepStrategy)
+
+
+@pytest.mark.parametrize(
+    ("preset", "setting", "needle"),
+    [
+        ("openhands", {"condenser": {"keep_first": -1}}, "condenser keep_first=-1: the SDK's"),
+        ("openhands", {"condenser": {"max_size": 0}}, "condenser max_size=0: the SDK's"),
+        ("openhands", {"condenser": {"minimum_progress": 0}}, "condenser minimum_progress=0.0: the SDK's"),
+        ("openhands", {"condenser": {"minimum_progress": 1.5}}, "minimum_progress=1.5: the SDK's"),
+        ("openhands", {"condenser": {"hard_reset_retries": 0}}, "condenser hard_reset_retries=0: the SDK's"),
+        (
+            "openhands",
+            {"condenser": {"hard_reset_scaling": 1}},
+            "condenser hard_reset_scaling=1.0: the SDK's",
+        ),
+        ("openhands", {"max_iterations": 0}, "max_iterations=0: the SDK's conversation refuses it"),
+        ("openhands-hybrid", {"max_iterations": -1}, "max_iterations=-1: the SDK's conversation refuses"),
+        ("openhands-hybrid", {"condenser": {"hard_reset_scaling": -1}}, "hard_reset_scaling=-1.0: the SDK's"),
+    ],
+)
+def test_openhands_settings_the_sdk_refuses_are_refused_at_load(
+    preset: str, setting: dict[str, Any], needle: str
+) -> None:
+    """Each bound is the SDK's own (`LLMSummarizingCondenser`'s fields, the conversation's
+    `max_iterations`); before, these loaded and a limit of 0 ran no call at all."""
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        ENTRIES[preset].model_validate({"preset": preset, **setting})

@@ -79,11 +79,12 @@ class AnthropicClearParams:
 
     Attributes:
         trigger: the edit applies once the prompt exceeds this (API default 100,000 input
-            tokens).
+            tokens); 0 or more.
         trigger_kind: `input_tokens`, or `tool_uses` to count tool calls instead.
-        keep: the most recent tool uses (call/result pairs) kept intact (API default 3).
+        keep: the most recent tool uses (call/result pairs) kept intact (API default 3); 0 or
+            more.
         clear_at_least: when the edit would reclaim fewer tokens than this, it is not applied
-            (API default: none).
+            (API default: none); 0 or more.
         exclude_tools: tools whose uses are never cleared.
         clear_tool_inputs: also clear the call's input: every call (True) or these tools.
         placeholder: what a cleared result holds.
@@ -99,6 +100,24 @@ class AnthropicClearParams:
     clear_tool_inputs: bool | tuple[str, ...] = False
     placeholder: str = "[tool result cleared to free context]"
     persist: bool = False
+
+    def __post_init__(self) -> None:
+        """The API's three numbers are counts, so none is negative (a scenario's typo would
+        otherwise clear at every request or keep nothing, silently)."""
+        for name in ("trigger", "keep", "clear_at_least"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(
+                    f"{name}={value}: Anthropic's clear_tool_uses takes a count of "
+                    f"{_COUNTED[name]} here, and a count is not negative; use 0 or more"
+                )
+
+
+_COUNTED = {
+    "trigger": "input tokens or tool uses",
+    "keep": "tool uses",
+    "clear_at_least": "input tokens",
+}
 
 
 def clear_tool_uses(

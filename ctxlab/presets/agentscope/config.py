@@ -5,6 +5,8 @@ Field names, defaults and per-field limits follow `agentscope.agent.ContextConfi
 
 - `reserve_ratio < trigger_ratio` is checked when the config is loaded. AgentScope checks it only
   when the agent is constructed.
+- `tool_result_limit >= 0`. AgentScope takes a negative limit, which offloads every result as 0
+  does and raises an IndexError on a result with no output.
 - `context_buffer_ratio < trigger_ratio` (when injection or the compression tool is on) is checked
   by `check_agent_configs` at load time. AgentScope checks it in the agent's constructor.
 - Text fields left as `None` take the strategy's texts (`texts: ctxlab` or `texts: agentscope`),
@@ -42,7 +44,8 @@ class ContextConfig(BaseModel):
     """When and how the context is compressed; AgentScope 2.0.11's fields and defaults.
 
     Stricter than AgentScope: `reserve_ratio < trigger_ratio` is checked here, at load time,
-    instead of when an agent is built.
+    instead of when an agent is built, and `tool_result_limit` is at least 0 (AgentScope has no
+    lower limit).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -83,7 +86,9 @@ class ContextConfig(BaseModel):
     )
     tool_result_limit: int = Field(
         default=50000,
-        description="Per-result token cap applied when a tool returns (no lower limit, as in AgentScope).",
+        description="Per-result token cap applied when a tool returns; 0 offloads every result but "
+        "its reminder. Stricter than AgentScope, which takes a negative limit too: it offloads "
+        "every result as 0 does and fails on a result with no output, so ctxlab refuses it.",
     )
     compression_fallback_to_truncation: bool = Field(
         default=True,
@@ -94,6 +99,18 @@ class ContextConfig(BaseModel):
         default=False, description="Give the agent the CompressContext tool."
     )
     max_image_num: int = Field(default=5, ge=0, description="Keep only the newest N images in the context.")
+
+    @field_validator("tool_result_limit")
+    @classmethod
+    def _limit_not_negative(cls, value: int) -> int:
+        """A limit is at least 0: a negative one only repeats 0 and breaks on an empty result."""
+        if value < 0:
+            raise ValueError(
+                f"tool_result_limit {value} is negative: AgentScope takes it, offloads every result "
+                "as a limit of 0 does, and fails on a result with no output; use 0 to offload "
+                "every result, or a positive token count"
+            )
+        return value
 
     @model_validator(mode="after")
     def _reserve_below_trigger(self) -> ContextConfig:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
@@ -391,8 +392,10 @@ class AdkParams:
 
     Attributes:
         events_compaction_config: the `App`'s `EventsCompactionConfig`.
-        agent_name: the `LlmAgent`'s name (in the identity instruction and the summary lines).
-        max_llm_calls: `RunConfig.max_llm_calls`, model calls per invocation.
+        agent_name: the `LlmAgent`'s name (in the identity instruction and the summary lines); a
+            Python identifier other than `user`, as ADK requires.
+        max_llm_calls: `RunConfig.max_llm_calls`, model calls per invocation; 0 or less: no
+            limit, as in ADK (which warns); at most 2**63 - 2, ADK's own bound.
     """
 
     events_compaction_config: EventsCompactionConfig = field(
@@ -400,6 +403,29 @@ class AdkParams:
     )
     agent_name: str = "agent"
     max_llm_calls: int = 500
+
+    def __post_init__(self) -> None:
+        if not self.agent_name.isidentifier() or self.agent_name == "user":
+            raise ValueError(
+                f"agent_name={self.agent_name!r}: ADK refuses it (an agent's name is a Python "
+                "identifier, and 'user' is kept for the end user); use letters, digits and "
+                "underscores, not starting with a digit, such as 'agent'"
+            )
+        if self.max_llm_calls >= sys.maxsize:
+            raise ValueError(
+                f"max_llm_calls={self.max_llm_calls}: ADK refuses {sys.maxsize} and above (its own "
+                "check); use 0 for no limit, or a smaller count"
+            )
+
+    @property
+    def call_limit(self) -> int:
+        """The steps a reply may take: `max_llm_calls`, or `NO_CALL_LIMIT` when it is 0 or less
+        (ADK enforces no limit then)."""
+        return self.max_llm_calls if self.max_llm_calls > 0 else NO_CALL_LIMIT
+
+
+NO_CALL_LIMIT = sys.maxsize
+"""A step limit no reply reaches: ADK's `max_llm_calls` of 0 or less, which enforces none."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -433,7 +459,7 @@ def build(params: AdkParams, texts: Texts, name: str = "google-adk-window") -> A
         config=params,
         source=SOURCE,
         futile_limit=0,
-        iteration_limit=params.max_llm_calls,
+        iteration_limit=params.call_limit,
         identity=words.identity.format(name=params.agent_name),
     )
 

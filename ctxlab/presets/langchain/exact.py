@@ -120,7 +120,8 @@ class LangChainClearParams:
 
     Attributes:
         trigger: clear when the messages count above this many tokens (100,000).
-        keep: the most recent tool results never cleared (3).
+        keep: the most recent tool results never cleared (3); 0 or more (LangChain slices with
+            a negative one, clearing only that many of the oldest results; ctxlab refuses it).
         clear_at_least: when positive, stop once this many tokens are reclaimed (0: clear all).
         clear_tool_inputs: also replace a cleared call's arguments by `{}`.
         exclude_tools: tools whose results are never cleared.
@@ -137,6 +138,16 @@ class LangChainClearParams:
     exclude_tools: tuple[str, ...] = ()
     placeholder: str | None = None
     persist: bool = False
+
+    def __post_init__(self) -> None:
+        """`keep` is a count: ClearToolUsesEdit's `candidates[:-keep]` turns a negative one
+        into "clear only the oldest -keep results", the opposite of what it reads as."""
+        if self.keep < 0:
+            raise ValueError(
+                f"keep={self.keep}: LangChain's ClearToolUsesEdit slices with it and would clear "
+                f"at most the {-self.keep} oldest tool results; ctxlab refuses it: use 0 to clear "
+                "every result, or the count of newest results to keep"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,9 +103,14 @@ class CondenserSettings:
         max_size: condense when the view holds more events than this.
         keep_first: events always kept at the start of the view, the system prompt included.
         max_tokens: condense when the request is over `min(max_tokens, the window)` tokens.
-        minimum_progress: a condensation forgetting fewer than this share of the view is refused.
-        hard_reset_retries: summary attempts of a hard reset.
-        hard_reset_scaling: each retry cuts every event to this share of the previous cap.
+        minimum_progress: a condensation forgetting fewer than this share of the view is refused
+            (between 0 and 1, both excluded).
+        hard_reset_retries: summary attempts of a hard reset (1 or more).
+        hard_reset_scaling: each retry cuts every event to this share of the previous cap
+            (between 0 and 1, both excluded).
+
+    The SDK's own field limits hold (`max_size` above 0, `keep_first` 0 or more, the ranges
+    above), and `keep_first` below `max_size // 2 - 1`.
     """
 
     defaults: DefaultSet = "agent"
@@ -117,6 +122,18 @@ class CondenserSettings:
     hard_reset_scaling: float = 0.8
 
     def __post_init__(self) -> None:
+        for name, holds, rule in (
+            ("max_size", self.size > 0, "above 0"),
+            ("keep_first", self.first >= 0, "0 or more"),
+            ("minimum_progress", 0 < self.minimum_progress < 1, "between 0 and 1, both excluded"),
+            ("hard_reset_retries", self.hard_reset_retries > 0, "1 or more"),
+            ("hard_reset_scaling", 0 < self.hard_reset_scaling < 1, "between 0 and 1, both excluded"),
+        ):
+            if not holds:
+                raise ValueError(
+                    f"condenser {name}={getattr(self, name)}: the SDK's LLMSummarizingCondenser "
+                    f"refuses it (its own check); use a value {rule}"
+                )
         if self.size // 2 - self.first - 1 <= 0:
             raise ValueError(
                 f"condenser keep_first={self.first} leaves no room for a tail with max_size={self.size}: "
@@ -341,12 +358,28 @@ def condenser_texts(texts: Texts) -> OpenHandsTexts:
     return openhands_texts() if texts.name == "openhands" else CTXLAB_CONDENSER_TEXTS
 
 
+def check_max_iterations(max_iterations: int) -> None:
+    """The conversation's iteration limit is 1 or more (the SDK's own check).
+
+    Raises:
+        ValueError: `max_iterations` is 0 or negative.
+    """
+    if max_iterations < 1:
+        raise ValueError(
+            f"max_iterations={max_iterations}: the SDK's conversation refuses it (its own check: "
+            "at least 1 iteration a run); use 1 or more (500 is the SDK's default)"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OpenHandsParams:
-    """The SDK's condenser and the conversation's iteration limit."""
+    """The SDK's condenser and the conversation's iteration limit (1 or more)."""
 
     condenser: CondenserSettings = field(default_factory=CondenserSettings)
     max_iterations: int = 500
+
+    def __post_init__(self) -> None:
+        check_max_iterations(self.max_iterations)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -357,6 +390,9 @@ class HybridParams:
     masking: LastNObservationsParams = field(default_factory=lambda: LastNObservationsParams(n=10))
     condenser: CondenserSettings = field(default_factory=CondenserSettings)
     max_iterations: int = 500
+
+    def __post_init__(self) -> None:
+        check_max_iterations(self.max_iterations)
 
 
 def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
