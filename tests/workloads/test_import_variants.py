@@ -1,0 +1,71 @@
+"""Importers on what real tools write beyond the first fixtures: newer versions' records, content
+in several parts, images in results, sessions cut short. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxlab.cli import main
+from ctxlab.workloads.importers import import_file, import_lines, read_any
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def lines(*entries: Any) -> list[str]:
+    return [json.dumps(entry, ensure_ascii=False) for entry in entries]
+
+
+# ---------------------------------------------------------------------------------------------
+# mini-swe-agent 2
+
+
+def test_mini_swe_agent_2_trajectories_end_with_an_exit_message_that_is_skipped() -> None:
+    """mini-swe-agent 2 ends every run with `{"role": "exit"}`; it is not part of what the model
+    was sent, and the trajectory imports with its tool calls and results as written."""
+    imported = import_file(DATA / "mini-swe-agent/v2-toolcall.traj.json")
+    assert imported.format == "mini-swe-agent"
+    roles = [m["role"] for m in imported.messages]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert [c["id"] for c in imported.messages[2]["tool_calls"]] == ["call_1", "call_2"]
+    assert [m["tool_call_id"] for m in imported.messages[3:5]] == ["call_1", "call_2"]
+    assert "skipped 1 × exit message (the run's end) (not replayed)" in imported.warnings
+    assert "the run ended with exit status 'Submitted'" in imported.warnings
+
+
+def test_mini_swe_agent_2_text_based_trajectories_replay(tmp_path: Path) -> None:
+    source = DATA / "mini-swe-agent/v2-textbased.traj.json"
+    workload = read_any(source)
+    (turn,) = workload.script.turns
+    assert [c.input for r in turn.rounds for c in r.calls] == [
+        json.dumps({"action": "echo hi"}),
+        json.dumps({"action": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}),
+    ]
+    code, _, err = run_cli("import", str(source), "--out", str(tmp_path / "s.jsonl"), "--quiet")
+    assert code == 0 and "exit status 'Submitted'" in err
+
+
+def test_mini_swe_agent_reasoning_is_kept_apart_from_the_text() -> None:
+    trajectory = {
+        "trajectory_format": "mini-swe-agent-1.1",
+        "messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "task"},
+            {
+                "role": "assistant",
+                "content": "THOUGHT: x\n\n```mswea_bash_command\nls\n```",
+                "reasoning_content": "hmm",
+            },
+            {"role": "user", "content": "out"},
+        ],
+    }
+    (_, _, reply, _) = import_lines(lines(trajectory), "t.json").messages
+    assert reply["reasoning_content"] == "hmm" and reply["content"] == "THOUGHT: x"
