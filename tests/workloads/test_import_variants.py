@@ -8,8 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ctxlab.cli import main
 from ctxlab.workloads.importers import import_file, import_lines, read_any
+from ctxlab.workloads.trace import TraceError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 
@@ -69,3 +72,63 @@ def test_mini_swe_agent_reasoning_is_kept_apart_from_the_text() -> None:
     }
     (_, _, reply, _) = import_lines(lines(trajectory), "t.json").messages
     assert reply["reasoning_content"] == "hmm" and reply["content"] == "THOUGHT: x"
+
+
+# ---------------------------------------------------------------------------------------------
+# Claude Code
+
+
+SESSION = "4f1c2d0e-7a6b-4c1e-9f3a-2b8d5e6a7c10"
+
+
+def _line(kind: str, message: dict[str, Any], uuid: str, **fields: Any) -> dict[str, Any]:
+    envelope = {"type": kind, "isSidechain": False, "sessionId": SESSION, "uuid": uuid, "message": message}
+    return {**envelope, **fields}
+
+
+CONVERSATION = [
+    _line("user", {"role": "user", "content": "修复日期解析"}, "u1"),
+    _line(
+        "assistant",
+        {
+            "id": "m1",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}],
+        },
+        "u2",
+    ),
+    _line(
+        "user",
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        "u3",
+    ),
+    _line(
+        "assistant", {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Fixed."}]}, "u4"
+    ),
+]
+
+
+def test_claude_code_title_and_newer_bookkeeping_lines_are_skipped_and_counted() -> None:
+    """`/rename` appends `custom-title` and `agent-name` lines, Claude Code writes `ai-title`
+    ones, and later versions add kinds of their own: none is conversation."""
+    titled = [
+        {"type": "custom-title", "customTitle": "date bug", "sessionId": SESSION},
+        *CONVERSATION[:2],
+        {"type": "ai-title", "aiTitle": "Fix date parsing", "sessionId": SESSION},
+        {"type": "agent-name", "agentName": "date bug", "sessionId": SESSION},
+        *CONVERSATION[2:],
+        {"type": "some-future-kind", "sessionId": SESSION, "anything": [1, 2]},
+    ]
+    imported = import_lines(lines(*titled), "session.jsonl")
+    assert imported.format == "claude-code"
+    assert imported.messages == import_lines(lines(*CONVERSATION), "session.jsonl").messages
+    assert "skipped 1 × custom-title (not replayed)" in imported.warnings
+    assert "skipped 1 × some-future-kind (an entry type not known here) (not replayed)" in imported.warnings
+
+
+def test_claude_code_an_unknown_line_that_carries_a_message_is_still_an_error() -> None:
+    odd = {**CONVERSATION[0], "type": "narration", "uuid": "u9"}
+    with pytest.raises(
+        TraceError, match=r"session\.jsonl:2: unknown entry type 'narration' carries a message"
+    ):
+        import_lines(lines(CONVERSATION[0], odd), "session.jsonl", "claude-code")
