@@ -132,3 +132,100 @@ def test_claude_code_an_unknown_line_that_carries_a_message_is_still_an_error() 
         TraceError, match=r"session\.jsonl:2: unknown entry type 'narration' carries a message"
     ):
         import_lines(lines(CONVERSATION[0], odd), "session.jsonl", "claude-code")
+
+
+# ---------------------------------------------------------------------------------------------
+# Text in several parts
+
+
+def _rollout(*payloads: dict[str, Any]) -> list[str]:
+    return lines(
+        *({"timestamp": "2025-10-01T00:00:00Z", "type": "response_item", "payload": p} for p in payloads)
+    )
+
+
+def test_codex_developer_and_assistant_messages_in_several_parts_keep_their_text() -> None:
+    """Codex writes its developer instructions as several `input_text` parts; the Responses API
+    may answer with several `output_text` parts. Their text was dropped."""
+    imported = import_lines(
+        _rollout(
+            {
+                "type": "message",
+                "role": "developer",
+                "content": [
+                    {"type": "input_text", "text": "<permissions instructions>ro</permissions instructions>"},
+                    {"type": "input_text", "text": "<collaboration_mode>default</collaboration_mode>"},
+                ],
+            },
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {"type": "output_text", "text": "Part one. "},
+                    {"type": "output_text", "text": "Two."},
+                ],
+            },
+        ),
+        "rollout.jsonl",
+    )
+    assert imported.messages == (
+        {
+            "role": "system",
+            "content": "<permissions instructions>ro</permissions instructions>"
+            "<collaboration_mode>default</collaboration_mode>",
+        },
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Part one. Two."},
+    )
+
+
+def test_langgraph_system_and_ai_messages_in_several_parts_keep_their_text() -> None:
+    thread = {
+        "values": {
+            "messages": [
+                {
+                    "type": "system",
+                    "content": [{"type": "text", "text": "Research. "}, {"type": "text", "text": "Cite."}],
+                },
+                {"type": "human", "content": "量子计算"},
+                {
+                    "type": "ai",
+                    "content": [
+                        {"type": "thinking", "thinking": "plan"},
+                        {"type": "text", "text": "I search"},
+                        {"type": "text", "text": ", then read."},
+                        {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}},
+                    ],
+                },
+            ]
+        }
+    }
+    imported = import_lines(lines(thread), "thread.json")
+    assert imported.messages == (
+        {"role": "system", "content": "Research. Cite."},
+        {"role": "user", "content": "量子计算"},
+        {"role": "assistant", "content": "I search, then read.", "reasoning_content": "plan"},
+    )
+    assert "skipped 1 × assistant message part 'image_url' (not replayed)" in imported.warnings
+
+
+def test_mini_swe_agent_content_as_a_list_of_parts_keeps_its_text() -> None:
+    """Content written as parts (`[{"type": "text", "text": ..., "cache_control": ...}]`, as
+    prompt caching writes it) lost the system prompt."""
+    trajectory = {
+        "trajectory_format": "mini-swe-agent-1",
+        "messages": [
+            {
+                "role": "system",
+                "content": [{"type": "text", "text": "You act.", "cache_control": {"type": "ephemeral"}}],
+            },
+            {"role": "user", "content": [{"type": "text", "text": "Solve it"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "THOUGHT: "}, {"type": "text", "text": "done"}],
+            },
+        ],
+    }
+    messages = import_lines(lines(trajectory), "t.json").messages
+    assert [m["content"] for m in messages] == ["You act.", "Solve it", "THOUGHT: done"]

@@ -44,6 +44,7 @@ from ctxlab.workloads.importers.base import (
     schema,
     system,
     text_of,
+    text_only,
     text_part,
     tool,
     user,
@@ -107,11 +108,11 @@ class ItemMapper:
             if self.listed:
                 yield from self.flush()
             self.open = True
-            self.texts.append(parts if isinstance(parts, str) else "")
+            self.texts.append(text_only(parts, self.report, "assistant"))
             return
         yield from self.flush()
         if role in {"system", "developer"}:
-            yield system(parts if isinstance(parts, str) else "")
+            yield system(text_only(parts, self.report, "system"))
         elif role == "user":
             yield user(parts)
         else:

@@ -47,6 +47,7 @@ from ctxlab.workloads.importers.base import (
     image_part,
     system,
     text_of,
+    text_only,
     text_part,
     tool,
     user,
@@ -134,12 +135,12 @@ def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool)
             continue
         waiting = None
         if role == "system":
-            yield system(text_of(message.get("content")))
+            yield system(text_only(_body(message.get("content")), report, "system"))
         elif role == "user":
             demos += bool(message.get("is_demo"))
             yield user(_body(message.get("content")))
         elif role == "assistant":
-            wire, waiting = _action(message, index, mini=mini)
+            wire, waiting = _action(message, index, report, mini=mini)
             for item in wire.get("tool_calls", []):
                 calls.declare(item["id"])
             yield wire
@@ -167,11 +168,10 @@ def _observation(message: Mapping[str, Any], index: int, calls: Calls, number: i
         calls.report.notes.append(f"history[{index}]: one observation for {len(ids)} calls; the first has it")
 
 
-def _action(message: Mapping[str, Any], index: int, *, mini: bool) -> tuple[Wire, str | None]:
+def _action(message: Mapping[str, Any], index: int, report: Report, *, mini: bool) -> tuple[Wire, str | None]:
     """The assistant message of a step, and the id of its text action when it has one."""
     listed = _listed(message.get("tool_calls"))
-    text = _body(message.get("content"))
-    text = text if isinstance(text, str) else ""
+    text = text_only(_body(message.get("content")), report, "assistant")
     reasoning = text_of(message.get("reasoning_content"))
     if listed:
         calls = []
