@@ -229,3 +229,40 @@ def test_mini_swe_agent_content_as_a_list_of_parts_keeps_its_text() -> None:
     }
     messages = import_lines(lines(trajectory), "t.json").messages
     assert [m["content"] for m in messages] == ["You act.", "Solve it", "THOUGHT: done"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Images in results
+
+
+def test_a_responses_output_of_content_parts_keeps_its_image() -> None:
+    """A function call's output may be content parts (Codex's `view_image`, an MCP tool's
+    image): the image was dropped without a word, and only the text replayed."""
+    image = "data:image/png;base64,iVBORw0KGgo="
+    imported = import_lines(
+        _rollout(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look"}]},
+            {
+                "type": "function_call",
+                "name": "view_image",
+                "arguments": '{"path": "a.png"}',
+                "call_id": "c1",
+            },
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": [
+                    {"type": "input_text", "text": "a.png:"},
+                    {"type": "input_image", "image_url": image},
+                    {"type": "input_file", "file_id": "file-1"},
+                ],
+            },
+        ),
+        "rollout.jsonl",
+    )
+    assert imported.messages[-1] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": [{"type": "text", "text": "a.png:"}, {"type": "image_url", "image_url": {"url": image}}],
+    }
+    assert "skipped 1 × content part 'input_file' (not replayed)" in imported.warnings
