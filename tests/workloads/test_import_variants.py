@@ -266,3 +266,50 @@ def test_a_responses_output_of_content_parts_keeps_its_image() -> None:
         "content": [{"type": "text", "text": "a.png:"}, {"type": "image_url", "image_url": {"url": image}}],
     }
     assert "skipped 1 × content part 'input_file' (not replayed)" in imported.warnings
+
+
+def _sdk_record() -> dict[str, Any]:
+    text = (DATA / "openhands/sdk-output-risky-code-website.jsonl").read_text(encoding="utf-8")
+    record: dict[str, Any] = json.loads(text.splitlines()[0])
+    return record
+
+
+def test_openhands_sdk_events_never_sent_to_the_model_are_skipped_and_counted() -> None:
+    """The SDK keeps events that are not LLM messages in the history (a conversation error, a
+    hook run, token logs); each made the import fail as an unknown event kind. This error event
+    is as SDK 1.58.2 serialises it."""
+    record = _sdk_record()
+    error = {
+        "id": "127fd314-9221-49d5-92ba-1f215172e48e",
+        "timestamp": "2026-12-03T11:26:54.235899",
+        "source": "environment",
+        "parent_id": None,
+        "code": "LLMError",
+        "detail": "rate limited",
+        "classification": {"kind": "rate_limit", "retryable": True, "user_action": "retry", "error_id": None},
+        "kind": "ConversationErrorEvent",
+    }
+    plain = import_lines(lines(record), "output.jsonl").messages
+    record["history"].insert(3, error)
+    imported = import_lines(lines(record), "output.jsonl")
+    assert imported.messages == plain
+    assert "skipped 1 × ConversationErrorEvent (not replayed)" in imported.warnings
+
+
+def test_openhands_sdk_observation_content_keeps_its_images() -> None:
+    record = _sdk_record()
+    observation = record["history"][2]
+    observation["observation"] = {
+        "kind": "BrowserObservation",
+        "content": [
+            {"cache_prompt": False, "type": "text", "text": "page shown"},
+            {"cache_prompt": False, "type": "image", "image_urls": ["data:image/png;base64,AA"]},
+        ],
+        "is_error": False,
+    }
+    imported = import_lines(lines(record), "output.jsonl")
+    (result,) = [m for m in imported.messages if m.get("tool_call_id") == observation["tool_call_id"]]
+    assert result["content"] == [
+        {"type": "text", "text": "page shown"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+    ]
