@@ -313,3 +313,12 @@ def test_openhands_sdk_observation_content_keeps_its_images() -> None:
         {"type": "text", "text": "page shown"},
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
     ]
+
+
+def test_a_claude_code_sub_agent_transcript_is_read_as_its_own_conversation() -> None:
+    """Claude Code writes each sub-agent's transcript to `agent-<id>.jsonl`, every line
+    `isSidechain: true`; importing one said only "the transcript has no messages"."""
+    agent = [{**entry, "isSidechain": True, "agentId": "a1b2"} for entry in CONVERSATION]
+    imported = import_lines(lines(*agent), "agent-a1b2.jsonl")
+    assert imported.messages == import_lines(lines(*CONVERSATION), "session.jsonl").messages
+    assert "the file is a sub-agent's transcript (isSidechain): its conversation is read" in imported.warnings

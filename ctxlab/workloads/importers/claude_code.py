@@ -14,6 +14,9 @@ Mapping rules (content blocks as in `anthropic`):
   between them; those results follow the merged message.
 - Sub-agent lines (`isSidechain: true`) stay out of the main conversation: they are the
   sub-agent's own transcript, whose outcome the main conversation receives as its tool's result.
+  A file whose first conversation line is a sub-agent's (Claude Code keeps each sub-agent's
+  transcript in a file of its own, `agent-<id>.jsonl`) is that sub-agent's conversation: its
+  sub-agent lines are read and any main-conversation line is skipped, as noted in the warnings.
 - `summary` lines are not messages; `system` lines (compaction boundaries among them) and the
   bookkeeping kinds (titles, snapshots, queue operations, ...) are skipped and counted in the
   warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
@@ -97,6 +100,7 @@ def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[
     calls = Calls(report)
     pending: tuple[str, AssistantParts] | None = None
     held: list[Wire] = []  # results that came between lines of the pending message
+    side: bool | None = None  # whether the conversation read is a sub-agent's (its first line says)
     for number, value in entries:
         kind = field_of(value, "type")
         if not isinstance(value, Mapping) or kind not in KINDS:
@@ -107,8 +111,14 @@ def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[
             subtype = value.get("subtype")
             report.skip(f"{kind}:{subtype}" if kind == "system" and subtype else str(kind))
             continue
-        if value.get("isSidechain"):
-            report.skip("isSidechain sub-agent line")
+        if side is None:
+            side = value.get("isSidechain") is True
+            if side:
+                report.notes.append(
+                    "the file is a sub-agent's transcript (isSidechain): its conversation is read"
+                )
+        if bool(value.get("isSidechain")) != side:
+            report.skip("main-conversation line" if side else "isSidechain sub-agent line")
             continue
         message = value.get("message")
         if not isinstance(message, Mapping):
