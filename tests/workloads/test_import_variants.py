@@ -322,3 +322,9 @@ def test_a_claude_code_sub_agent_transcript_is_read_as_its_own_conversation() ->
     imported = import_lines(lines(*agent), "agent-a1b2.jsonl")
     assert imported.messages == import_lines(lines(*CONVERSATION), "session.jsonl").messages
     assert "the file is a sub-agent's transcript (isSidechain): its conversation is read" in imported.warnings
+
+
+def test_importing_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
+    code, _, err = run_cli("import", str(tmp_path), "--out", str(tmp_path / "s.jsonl"))
+    assert code == 2 and f"{tmp_path}: is a folder; give a transcript file" in err
+    assert not (tmp_path / "s.jsonl").exists()
