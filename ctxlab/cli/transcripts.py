@@ -136,7 +136,8 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     source, target = Path(args.transcript), Path(args.out)
     if not source.is_file():
-        raise BadInput([f"{source}: no such transcript file"])
+        what = "is a folder; give a transcript file" if source.is_dir() else "no such transcript file"
+        raise BadInput([f"{source}: {what}"])
     if target.is_dir():
         raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])
     if target.resolve() == source.resolve():

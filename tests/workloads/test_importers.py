@@ -376,8 +376,11 @@ def _claude(**fields: Any) -> str:
             "bad.jsonl:2: the last line is cut short: not JSON",
         ),
         (
-            _claude(message={"role": "user", "content": "hi"}) + "\n" + _claude(type="hologram") + "\n",
-            "bad.jsonl:2: unknown entry type 'hologram'",
+            _claude(message={"role": "user", "content": "hi"})
+            + "\n"
+            + _claude(type="hologram", message={"role": "user", "content": "hi"})
+            + "\n",
+            "bad.jsonl:2: unknown entry type 'hologram' carries a message",
         ),
         (
             _claude(message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t9"}]})

@@ -11,6 +11,8 @@ Invariants:
 - Every error is a `TraceError` naming the file and the line of the entry at fault.
 - Reasoning and thinking never join message text: they go to the `reasoning_content` key, and a
   result that is an error has `is_error: true` (`ctxlab.workloads.trace` reads both).
+- A system or assistant message carries text only (`text_only`): its text parts are joined, so
+  content written in several parts keeps every part's text; any other part is counted.
 """
 
 from __future__ import annotations
@@ -117,6 +119,19 @@ def content(parts: list[Wire]) -> str | list[Wire]:
     if len(parts) == 1 and parts[0]["type"] == "text":
         return str(parts[0]["text"])
     return parts
+
+
+def text_only(body: str | list[Wire], report: Report, role: str) -> str:
+    """The text of content for a message that carries only text (a system or assistant message
+    in the replay): its text parts joined as the replay joins parts, with nothing between, so
+    no text of a message in several parts is lost. Each other part (an image) is counted as
+    skipped."""
+    if isinstance(body, str):
+        return body
+    for part in body:
+        if part["type"] != "text":
+            report.skip(f"{role} message part {part['type']!r}")
+    return "".join(str(part["text"]) for part in body if part["type"] == "text")
 
 
 def call(call_id: str, name: str, arguments: object) -> Wire:

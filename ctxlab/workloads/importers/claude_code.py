@@ -14,10 +14,15 @@ Mapping rules (content blocks as in `anthropic`):
   between them; those results follow the merged message.
 - Sub-agent lines (`isSidechain: true`) stay out of the main conversation: they are the
   sub-agent's own transcript, whose outcome the main conversation receives as its tool's result.
+  A file whose first conversation line is a sub-agent's (Claude Code keeps each sub-agent's
+  transcript in a file of its own, `agent-<id>.jsonl`) is that sub-agent's conversation: its
+  sub-agent lines are read and any main-conversation line is skipped, as noted in the warnings.
 - `summary` lines are not messages; `system` lines (compaction boundaries among them) and the
-  bookkeeping kinds are skipped and counted in the warnings. The summary message after a
-  compaction stays a user message, as Claude Code sent it.
-- Any other `type` is an error.
+  bookkeeping kinds (titles, snapshots, queue operations, ...) are skipped and counted in the
+  warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
+- A line of a `type` this importer does not know (Claude Code adds bookkeeping kinds from one
+  version to the next) is skipped and counted too, unless it carries a `message`: then it may
+  hold conversation, and it is an error. A line without a string `type` is an error.
 """
 
 from __future__ import annotations
@@ -27,38 +32,93 @@ from collections.abc import Iterator, Mapping
 from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
 from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of
 
-SKIPPED = frozenset({"summary", "file-history-snapshot", "queue-operation", "attachment", "progress"})
+SKIPPED = frozenset(
+    {
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+        "progress",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+    }
+)
 KINDS = frozenset({"user", "assistant", "system"}) | SKIPPED
+CONVERSATION = frozenset({"user", "assistant", "summary"})
 
 
 def is_claude_code(values: list[object]) -> bool:
-    """Entries of a session log: typed lines with Claude Code's envelope (a later line of an
-    unknown type is the importer's error to report, not a reason to doubt the format)."""
-    typed = [v for v in values if isinstance(v, Mapping) and v.get("type") in KINDS]
+    """Entries of a session log: the first a typed line, and a conversation line (or a session
+    title) with Claude Code's envelope among them (a line of a kind not known here, such as a
+    newer version's bookkeeping, does not make the format doubtful)."""
+    typed = [v for v in values if isinstance(v, Mapping) and isinstance(v.get("type"), str)]
     return (
         bool(typed)
         and typed[0] is values[0]
-        and any("sessionId" in v or "leafUuid" in v or "uuid" in v for v in typed)
+        and any(
+            v["type"] in CONVERSATION and ("sessionId" in v or "leafUuid" in v or "uuid" in v) for v in typed
+        )
     )
 
 
+def _unknown_kind(kind: object, detail: str = "") -> str:
+    return f"unknown entry type {kind!r}{detail}; expected one of {', '.join(sorted(KINDS))}"
+
+
+def _unknown(value: object, kind: object, number: int, report: Report) -> str:
+    """Count a line of a kind not known here and return its kind, or raise when it cannot be one
+    of Claude Code's bookkeeping lines (no string `type`, or a `message` that may hold
+    conversation)."""
+    if not isinstance(value, Mapping) or not isinstance(kind, str):
+        raise report.error(number, _unknown_kind(kind))
+    if isinstance(value.get("message"), Mapping):
+        raise report.error(number, _unknown_kind(kind, " carries a message"))
+    report.skip(f"{kind} (an entry type not known here)")
+    return kind
+
+
 def read_claude_code(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The main conversation of a session log (see the module docstring)."""
+    """The main conversation of a session log (see the module docstring).
+
+    Raises:
+        TraceError: at a line that is not one of a session log; and, when no line was
+            conversation, at the first line of an unknown kind (the file is then likely of
+            another format, such as a rollout forced with `--format claude-code`).
+    """
+    unknown: list[tuple[int, str]] = []
+    found = False
+    for wire in _conversation(entries, report, unknown):
+        found = True
+        yield wire
+    if not found and unknown:
+        raise report.error(unknown[0][0], _unknown_kind(unknown[0][1]))
+
+
+def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[int, str]]) -> Iterator[Wire]:
+    """The main conversation's messages; the first line of an unknown kind goes to `unknown`."""
     calls = Calls(report)
     pending: tuple[str, AssistantParts] | None = None
     held: list[Wire] = []  # results that came between lines of the pending message
+    side: bool | None = None  # whether the conversation read is a sub-agent's (its first line says)
     for number, value in entries:
         kind = field_of(value, "type")
         if not isinstance(value, Mapping) or kind not in KINDS:
-            raise report.error(
-                number, f"unknown entry type {kind!r}; expected one of {', '.join(sorted(KINDS))}"
-            )
+            skipped = _unknown(value, kind, number, report)
+            unknown[:] = unknown or [(number, skipped)]
+            continue
         if kind in SKIPPED or kind == "system":
             subtype = value.get("subtype")
             report.skip(f"{kind}:{subtype}" if kind == "system" and subtype else str(kind))
             continue
-        if value.get("isSidechain"):
-            report.skip("isSidechain sub-agent line")
+        if side is None:
+            side = value.get("isSidechain") is True
+            if side:
+                report.notes.append(
+                    "the file is a sub-agent's transcript (isSidechain): its conversation is read"
+                )
+        if bool(value.get("isSidechain")) != side:
+            report.skip("main-conversation line" if side else "isSidechain sub-agent line")
             continue
         message = value.get("message")
         if not isinstance(message, Mapping):

@@ -36,6 +36,7 @@ from ctxlab.workloads.importers.base import (
     image_part,
     system,
     text_of,
+    text_only,
     text_part,
     tool,
     user,
@@ -96,7 +97,7 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
             if kind == "human":
                 yield user(body)
             elif kind == "system":
-                yield system(body if isinstance(body, str) else "")
+                yield system(text_only(body, report, "system"))
             elif kind == "ai":
                 reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
                 listed = [
@@ -106,7 +107,7 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
                 ]
                 for _ in fields.get("invalid_tool_calls") or []:
                     report.skip("invalid_tool_calls")
-                yield assistant(body if isinstance(body, str) else "", listed, reasoning)
+                yield assistant(text_only(body, report, "assistant"), listed, reasoning)
             elif kind == "tool":
                 error = fields.get("status") == "error"
                 yield tool(calls.answer(fields.get("tool_call_id"), number), body, error=error)

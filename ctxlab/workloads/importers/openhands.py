@@ -26,9 +26,11 @@ The OpenHands agent SDK writes its events with a `kind` instead (`SystemPromptEv
 `Condensation`, ...), mapped by the same rules: the actions of one `llm_response_id` are one
 assistant message (its `thought` the text, `reasoning_content` the reasoning, each `tool_call` a
 call); an observation's result is its raw `output` (or its `content` text), an error when the
-observation says so; an agent error or a user's rejection is the error result of its call; the
-instruction is the first user message, placed first when the history has none before the agent
-acts.
+observation says so, its images kept; an agent error or a user's rejection is the error result
+of its call; the instruction is the first user message, placed first when the history has none
+before the agent acts. Events the SDK never converts to LLM messages (conversation errors, hook
+runs, token and completion logs, security analyses, interrupts, state updates) are skipped and
+counted, as are condensations.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from ctxlab.workloads.importers.base import (
     Wire,
     assistant,
     call,
+    content,
     field_of,
     image_part,
     schema,
@@ -215,13 +218,23 @@ def _response(event: Mapping[str, Any], metadata: Mapping[str, Any], seen: set[s
 
 SDK_SKIPPED = frozenset(
     {
+        "ACPToolCallEvent",
         "Condensation",
         "CondensationRequest",
         "CondensationSummaryEvent",
+        "ConversationErrorEvent",
         "ConversationStateUpdateEvent",
+        "HookExecutionEvent",
+        "InterruptEvent",
+        "LLMCompletionLogEvent",
         "PauseEvent",
+        "SecurityAnalysisEvent",
+        "StreamingDeltaEvent",
+        "TokenEvent",
     }
 )
+"""The agent SDK's events (1.58.2) that are not converted to LLM messages (not an
+`LLMConvertibleEvent`: errors, hooks, tokens, logs, state), and its condensation events."""
 
 
 def _sdk_text(parts: object) -> str:
@@ -231,12 +244,32 @@ def _sdk_text(parts: object) -> str:
     return "".join(text_of(field_of(p, "text")) for p in parts) if isinstance(parts, list) else ""
 
 
-def _sdk_output(observation: object) -> str:
+def _sdk_output(observation: object, report: Report) -> str | list[Wire]:
+    """An observation's result: its raw `output`, else its `content` (text and image parts),
+    else its `message`."""
     output = field_of(observation, "output")
     if isinstance(output, str):
         return output
     found = field_of(observation, "content")
+    if isinstance(found, list):
+        return _sdk_parts(found, report)
     return _sdk_text(found) if found is not None else text_of(field_of(observation, "message"))
+
+
+def _sdk_parts(parts: list[Any], report: Report) -> str | list[Wire]:
+    """`TextContent` and `ImageContent` (each of its `image_urls`) as content parts; other parts
+    are counted."""
+    found: list[Wire] = []
+    for part in parts:
+        kind = field_of(part, "type")
+        urls = field_of(part, "image_urls")
+        if kind == "text":
+            found.append(text_part(text_of(field_of(part, "text"))))
+        elif kind == "image" and isinstance(urls, list):
+            found.extend(image_part(str(url)) for url in urls)
+        else:
+            report.skip(f"observation content part {kind!r}")
+    return content(found)
 
 
 @dataclass(slots=True)
@@ -281,7 +314,7 @@ class _Sdk:
             flag = field_of(observation, "error")
             error = flag not in (None, False, "") or field_of(observation, "is_error") is True
             call_id = self.calls.answer(event.get("tool_call_id"), self.number)
-            yield tool(call_id, _sdk_output(observation), error=error)
+            yield tool(call_id, _sdk_output(observation, self.report), error=error)
         elif kind in {"AgentErrorEvent", "UserRejectObservation"}:
             reason = text_of(event.get("error")) or text_of(event.get("rejection_reason"))
             yield tool(self.calls.answer(event.get("tool_call_id"), self.number), reason, error=True)

@@ -19,7 +19,8 @@ Mapping rules for items (also Codex's):
   is a call with arguments `{"input": "<its input>"}`, `local_shell_call` a call of
   `local_shell` with its `action` as arguments.
 - `function_call_output`, `custom_tool_call_output` and `local_shell_call_output` items are the
-  results of their `call_id`s: the output string as recorded (a structured output's text).
+  results of their `call_id`s: the output string as recorded, or an output of content parts
+  read as a message's (text and `input_image` parts; others counted), or a structured output's.
 - `reasoning` items are reasoning (their summary text) of the next assistant message, kept apart
   from its text. Other items (web searches, ...) are counted and skipped.
 """
@@ -44,6 +45,7 @@ from ctxlab.workloads.importers.base import (
     schema,
     system,
     text_of,
+    text_only,
     text_part,
     tool,
     user,
@@ -96,7 +98,7 @@ class ItemMapper:
         elif kind in OUTPUTS:
             yield from self.flush()
             call_id = self.calls.answer(item.get("call_id"), line)
-            yield tool(call_id, _output(item.get("output")))
+            yield tool(call_id, self._output(item.get("output")))
         else:
             self.report.skip(f"item {kind!r}")
 
@@ -107,15 +109,26 @@ class ItemMapper:
             if self.listed:
                 yield from self.flush()
             self.open = True
-            self.texts.append(parts if isinstance(parts, str) else "")
+            self.texts.append(text_only(parts, self.report, "assistant"))
             return
         yield from self.flush()
         if role in {"system", "developer"}:
-            yield system(parts if isinstance(parts, str) else "")
+            yield system(text_only(parts, self.report, "system"))
         elif role == "user":
             yield user(parts)
         else:
             raise self.report.error(line, f"unknown message role {role!r}")
+
+    def _output(self, value: object) -> str | list[Wire]:
+        """A call's output: the string as recorded, or its content parts (text and images, as a
+        message's), or a structured output's `content` (or `output`)."""
+        if isinstance(value, str):
+            return value
+        if isinstance(value, Mapping):
+            return self._output(value.get("content") or value.get("output"))
+        if isinstance(value, list):
+            return self._parts(value)
+        return ""
 
     def _parts(self, value: object) -> str | list[Wire]:
         if not isinstance(value, list):
@@ -130,17 +143,6 @@ class ItemMapper:
             else:
                 self.report.skip(f"content part {kind!r}")
         return content(parts)
-
-
-def _output(value: object) -> str | list[Wire]:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        return _output(value.get("content") or value.get("output"))
-    if isinstance(value, list):
-        texts = [text_of(field_of(p, "text")) for p in value]
-        return "".join(texts)
-    return ""
 
 
 def is_responses_request(value: object) -> bool:

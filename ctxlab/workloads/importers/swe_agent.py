@@ -4,7 +4,9 @@ A SWE-agent `.traj` is one JSON object whose `history` lists what the model was 
 with `role`, `content`, and, with function calling, `tool_calls` on actions and `tool_call_ids`
 on observations (older files write both as Python literals in a string). A mini-swe-agent
 trajectory is a JSON list of messages, or an object with `messages` (`trajectory_format`
-`mini-swe-agent-*`).
+`mini-swe-agent-*`); mini-swe-agent 2 calls its `bash` tool with `tool_calls` answered by `tool`
+messages (`tool_call_id`), or writes its commands in `mswea_bash_command` blocks, and ends every
+run with an `exit` message holding the exit status.
 
 Mapping rules:
 - System messages are system messages; user messages are user messages, demonstrations
@@ -20,6 +22,10 @@ Mapping rules:
   without that block. Call ids are `step-<index in history>`.
 - A response with no action (a format error) is assistant text; the message after it is user
   text.
+- An assistant message's `reasoning_content` (mini-swe-agent 2 keeps the provider's) is its
+  reasoning, kept apart from its text.
+- mini-swe-agent's `exit` message is the run's end, never sent to the model: it is skipped and
+  counted, its exit status in the notes.
 """
 
 from __future__ import annotations
@@ -37,9 +43,11 @@ from ctxlab.workloads.importers.base import (
     assistant,
     call,
     content,
+    field_of,
     image_part,
     system,
     text_of,
+    text_only,
     text_part,
     tool,
     user,
@@ -127,24 +135,21 @@ def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool)
             continue
         waiting = None
         if role == "system":
-            yield system(text_of(message.get("content")))
+            yield system(text_only(_body(message.get("content")), report, "system"))
         elif role == "user":
             demos += bool(message.get("is_demo"))
             yield user(_body(message.get("content")))
         elif role == "assistant":
-            wire, waiting = _action(message, index, mini=mini)
+            wire, waiting = _action(message, index, report, mini=mini)
             for item in wire.get("tool_calls", []):
                 calls.declare(item["id"])
             yield wire
         elif role == "tool":
-            ids = _listed(message.get("tool_call_ids")) or [message.get("tool_call_id")]
-            body = _body(message.get("content"))
-            for k, call_id in enumerate(ids):
-                yield tool(calls.answer(call_id, number), body if k == 0 else "")
-            if len(ids) > 1:
-                report.notes.append(
-                    f"history[{index}]: one observation for {len(ids)} calls; the first has it"
-                )
+            yield from _observation(message, index, calls, number)
+        elif role == "exit" and mini:
+            report.skip("exit message (the run's end)")
+            status = text_of(field_of(message, "extra", "exit_status")) or text_of(message.get("content"))
+            report.notes.append(f"the run ended with exit status {status!r}")
         else:
             raise report.error(number, f"history[{index}]: unknown role {role!r}")
     if demos:
@@ -153,11 +158,21 @@ def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool)
         )
 
 
-def _action(message: Mapping[str, Any], index: int, *, mini: bool) -> tuple[Wire, str | None]:
+def _observation(message: Mapping[str, Any], index: int, calls: Calls, number: int) -> Iterator[Wire]:
+    """The tool messages of an observation: its content for its first call, '' for the others."""
+    ids = _listed(message.get("tool_call_ids")) or [message.get("tool_call_id")]
+    body = _body(message.get("content"))
+    for k, call_id in enumerate(ids):
+        yield tool(calls.answer(call_id, number), body if k == 0 else "")
+    if len(ids) > 1:
+        calls.report.notes.append(f"history[{index}]: one observation for {len(ids)} calls; the first has it")
+
+
+def _action(message: Mapping[str, Any], index: int, report: Report, *, mini: bool) -> tuple[Wire, str | None]:
     """The assistant message of a step, and the id of its text action when it has one."""
     listed = _listed(message.get("tool_calls"))
-    text = _body(message.get("content"))
-    text = text if isinstance(text, str) else ""
+    text = text_only(_body(message.get("content")), report, "assistant")
+    reasoning = text_of(message.get("reasoning_content"))
     if listed:
         calls = []
         for item in listed:
@@ -165,17 +180,17 @@ def _action(message: Mapping[str, Any], index: int, *, mini: bool) -> tuple[Wire
             calls.append(
                 call(str(item.get("id")), str(function.get("name")), function.get("arguments", "{}"))
             )
-        return assistant(text, calls), None
+        return assistant(text, calls, reasoning), None
     if mini:
         blocks = list(BASH_BLOCK.finditer(text))
         if not blocks:
-            return assistant(text), None
+            return assistant(text, (), reasoning), None
         last = blocks[-1]
         action, text = last.group(1), (text[: last.start()] + text[last.end() :]).strip()
     else:
         action = text_of(message.get("action"))
         if not action.strip():
-            return assistant(text), None
+            return assistant(text, (), reasoning), None
         text = text_of(message["thought"]) if isinstance(message.get("thought"), str) else text
     call_id = f"step-{index}"
-    return assistant(text, [call(call_id, ACTION_TOOL, {"action": action})]), call_id
+    return assistant(text, [call(call_id, ACTION_TOOL, {"action": action})], reasoning), call_id

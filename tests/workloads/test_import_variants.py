@@ -1,0 +1,330 @@
+"""Importers on what real tools write beyond the first fixtures: newer versions' records, content
+in several parts, images in results, sessions cut short. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxlab.cli import main
+from ctxlab.workloads.importers import import_file, import_lines, read_any
+from ctxlab.workloads.trace import TraceError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def lines(*entries: Any) -> list[str]:
+    return [json.dumps(entry, ensure_ascii=False) for entry in entries]
+
+
+# ---------------------------------------------------------------------------------------------
+# mini-swe-agent 2
+
+
+def test_mini_swe_agent_2_trajectories_end_with_an_exit_message_that_is_skipped() -> None:
+    """mini-swe-agent 2 ends every run with `{"role": "exit"}`; it is not part of what the model
+    was sent, and the trajectory imports with its tool calls and results as written."""
+    imported = import_file(DATA / "mini-swe-agent/v2-toolcall.traj.json")
+    assert imported.format == "mini-swe-agent"
+    roles = [m["role"] for m in imported.messages]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert [c["id"] for c in imported.messages[2]["tool_calls"]] == ["call_1", "call_2"]
+    assert [m["tool_call_id"] for m in imported.messages[3:5]] == ["call_1", "call_2"]
+    assert "skipped 1 × exit message (the run's end) (not replayed)" in imported.warnings
+    assert "the run ended with exit status 'Submitted'" in imported.warnings
+
+
+def test_mini_swe_agent_2_text_based_trajectories_replay(tmp_path: Path) -> None:
+    source = DATA / "mini-swe-agent/v2-textbased.traj.json"
+    workload = read_any(source)
+    (turn,) = workload.script.turns
+    assert [c.input for r in turn.rounds for c in r.calls] == [
+        json.dumps({"action": "echo hi"}),
+        json.dumps({"action": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}),
+    ]
+    code, _, err = run_cli("import", str(source), "--out", str(tmp_path / "s.jsonl"), "--quiet")
+    assert code == 0 and "exit status 'Submitted'" in err
+
+
+def test_mini_swe_agent_reasoning_is_kept_apart_from_the_text() -> None:
+    trajectory = {
+        "trajectory_format": "mini-swe-agent-1.1",
+        "messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "task"},
+            {
+                "role": "assistant",
+                "content": "THOUGHT: x\n\n```mswea_bash_command\nls\n```",
+                "reasoning_content": "hmm",
+            },
+            {"role": "user", "content": "out"},
+        ],
+    }
+    (_, _, reply, _) = import_lines(lines(trajectory), "t.json").messages
+    assert reply["reasoning_content"] == "hmm" and reply["content"] == "THOUGHT: x"
+
+
+# ---------------------------------------------------------------------------------------------
+# Claude Code
+
+
+SESSION = "4f1c2d0e-7a6b-4c1e-9f3a-2b8d5e6a7c10"
+
+
+def _line(kind: str, message: dict[str, Any], uuid: str, **fields: Any) -> dict[str, Any]:
+    envelope = {"type": kind, "isSidechain": False, "sessionId": SESSION, "uuid": uuid, "message": message}
+    return {**envelope, **fields}
+
+
+CONVERSATION = [
+    _line("user", {"role": "user", "content": "修复日期解析"}, "u1"),
+    _line(
+        "assistant",
+        {
+            "id": "m1",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}],
+        },
+        "u2",
+    ),
+    _line(
+        "user",
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        "u3",
+    ),
+    _line(
+        "assistant", {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Fixed."}]}, "u4"
+    ),
+]
+
+
+def test_claude_code_title_and_newer_bookkeeping_lines_are_skipped_and_counted() -> None:
+    """`/rename` appends `custom-title` and `agent-name` lines, Claude Code writes `ai-title`
+    ones, and later versions add kinds of their own: none is conversation."""
+    titled = [
+        {"type": "custom-title", "customTitle": "date bug", "sessionId": SESSION},
+        *CONVERSATION[:2],
+        {"type": "ai-title", "aiTitle": "Fix date parsing", "sessionId": SESSION},
+        {"type": "agent-name", "agentName": "date bug", "sessionId": SESSION},
+        *CONVERSATION[2:],
+        {"type": "some-future-kind", "sessionId": SESSION, "anything": [1, 2]},
+    ]
+    imported = import_lines(lines(*titled), "session.jsonl")
+    assert imported.format == "claude-code"
+    assert imported.messages == import_lines(lines(*CONVERSATION), "session.jsonl").messages
+    assert "skipped 1 × custom-title (not replayed)" in imported.warnings
+    assert "skipped 1 × some-future-kind (an entry type not known here) (not replayed)" in imported.warnings
+
+
+def test_claude_code_an_unknown_line_that_carries_a_message_is_still_an_error() -> None:
+    odd = {**CONVERSATION[0], "type": "narration", "uuid": "u9"}
+    with pytest.raises(
+        TraceError, match=r"session\.jsonl:2: unknown entry type 'narration' carries a message"
+    ):
+        import_lines(lines(CONVERSATION[0], odd), "session.jsonl", "claude-code")
+
+
+# ---------------------------------------------------------------------------------------------
+# Text in several parts
+
+
+def _rollout(*payloads: dict[str, Any]) -> list[str]:
+    return lines(
+        *({"timestamp": "2025-10-01T00:00:00Z", "type": "response_item", "payload": p} for p in payloads)
+    )
+
+
+def test_codex_developer_and_assistant_messages_in_several_parts_keep_their_text() -> None:
+    """Codex writes its developer instructions as several `input_text` parts; the Responses API
+    may answer with several `output_text` parts. Their text was dropped."""
+    imported = import_lines(
+        _rollout(
+            {
+                "type": "message",
+                "role": "developer",
+                "content": [
+                    {"type": "input_text", "text": "<permissions instructions>ro</permissions instructions>"},
+                    {"type": "input_text", "text": "<collaboration_mode>default</collaboration_mode>"},
+                ],
+            },
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {"type": "output_text", "text": "Part one. "},
+                    {"type": "output_text", "text": "Two."},
+                ],
+            },
+        ),
+        "rollout.jsonl",
+    )
+    assert imported.messages == (
+        {
+            "role": "system",
+            "content": "<permissions instructions>ro</permissions instructions>"
+            "<collaboration_mode>default</collaboration_mode>",
+        },
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Part one. Two."},
+    )
+
+
+def test_langgraph_system_and_ai_messages_in_several_parts_keep_their_text() -> None:
+    thread = {
+        "values": {
+            "messages": [
+                {
+                    "type": "system",
+                    "content": [{"type": "text", "text": "Research. "}, {"type": "text", "text": "Cite."}],
+                },
+                {"type": "human", "content": "量子计算"},
+                {
+                    "type": "ai",
+                    "content": [
+                        {"type": "thinking", "thinking": "plan"},
+                        {"type": "text", "text": "I search"},
+                        {"type": "text", "text": ", then read."},
+                        {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}},
+                    ],
+                },
+            ]
+        }
+    }
+    imported = import_lines(lines(thread), "thread.json")
+    assert imported.messages == (
+        {"role": "system", "content": "Research. Cite."},
+        {"role": "user", "content": "量子计算"},
+        {"role": "assistant", "content": "I search, then read.", "reasoning_content": "plan"},
+    )
+    assert "skipped 1 × assistant message part 'image_url' (not replayed)" in imported.warnings
+
+
+def test_mini_swe_agent_content_as_a_list_of_parts_keeps_its_text() -> None:
+    """Content written as parts (`[{"type": "text", "text": ..., "cache_control": ...}]`, as
+    prompt caching writes it) lost the system prompt."""
+    trajectory = {
+        "trajectory_format": "mini-swe-agent-1",
+        "messages": [
+            {
+                "role": "system",
+                "content": [{"type": "text", "text": "You act.", "cache_control": {"type": "ephemeral"}}],
+            },
+            {"role": "user", "content": [{"type": "text", "text": "Solve it"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "THOUGHT: "}, {"type": "text", "text": "done"}],
+            },
+        ],
+    }
+    messages = import_lines(lines(trajectory), "t.json").messages
+    assert [m["content"] for m in messages] == ["You act.", "Solve it", "THOUGHT: done"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Images in results
+
+
+def test_a_responses_output_of_content_parts_keeps_its_image() -> None:
+    """A function call's output may be content parts (Codex's `view_image`, an MCP tool's
+    image): the image was dropped without a word, and only the text replayed."""
+    image = "data:image/png;base64,iVBORw0KGgo="
+    imported = import_lines(
+        _rollout(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look"}]},
+            {
+                "type": "function_call",
+                "name": "view_image",
+                "arguments": '{"path": "a.png"}',
+                "call_id": "c1",
+            },
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": [
+                    {"type": "input_text", "text": "a.png:"},
+                    {"type": "input_image", "image_url": image},
+                    {"type": "input_file", "file_id": "file-1"},
+                ],
+            },
+        ),
+        "rollout.jsonl",
+    )
+    assert imported.messages[-1] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": [{"type": "text", "text": "a.png:"}, {"type": "image_url", "image_url": {"url": image}}],
+    }
+    assert "skipped 1 × content part 'input_file' (not replayed)" in imported.warnings
+
+
+def _sdk_record() -> dict[str, Any]:
+    text = (DATA / "openhands/sdk-output-risky-code-website.jsonl").read_text(encoding="utf-8")
+    record: dict[str, Any] = json.loads(text.splitlines()[0])
+    return record
+
+
+def test_openhands_sdk_events_never_sent_to_the_model_are_skipped_and_counted() -> None:
+    """The SDK keeps events that are not LLM messages in the history (a conversation error, a
+    hook run, token logs); each made the import fail as an unknown event kind. This error event
+    is as SDK 1.58.2 serialises it."""
+    record = _sdk_record()
+    error = {
+        "id": "127fd314-9221-49d5-92ba-1f215172e48e",
+        "timestamp": "2026-12-03T11:26:54.235899",
+        "source": "environment",
+        "parent_id": None,
+        "code": "LLMError",
+        "detail": "rate limited",
+        "classification": {"kind": "rate_limit", "retryable": True, "user_action": "retry", "error_id": None},
+        "kind": "ConversationErrorEvent",
+    }
+    plain = import_lines(lines(record), "output.jsonl").messages
+    record["history"].insert(3, error)
+    imported = import_lines(lines(record), "output.jsonl")
+    assert imported.messages == plain
+    assert "skipped 1 × ConversationErrorEvent (not replayed)" in imported.warnings
+
+
+def test_openhands_sdk_observation_content_keeps_its_images() -> None:
+    record = _sdk_record()
+    observation = record["history"][2]
+    observation["observation"] = {
+        "kind": "BrowserObservation",
+        "content": [
+            {"cache_prompt": False, "type": "text", "text": "page shown"},
+            {"cache_prompt": False, "type": "image", "image_urls": ["data:image/png;base64,AA"]},
+        ],
+        "is_error": False,
+    }
+    imported = import_lines(lines(record), "output.jsonl")
+    (result,) = [m for m in imported.messages if m.get("tool_call_id") == observation["tool_call_id"]]
+    assert result["content"] == [
+        {"type": "text", "text": "page shown"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+    ]
+
+
+def test_a_claude_code_sub_agent_transcript_is_read_as_its_own_conversation() -> None:
+    """Claude Code writes each sub-agent's transcript to `agent-<id>.jsonl`, every line
+    `isSidechain: true`; importing one said only "the transcript has no messages"."""
+    agent = [{**entry, "isSidechain": True, "agentId": "a1b2"} for entry in CONVERSATION]
+    imported = import_lines(lines(*agent), "agent-a1b2.jsonl")
+    assert imported.messages == import_lines(lines(*CONVERSATION), "session.jsonl").messages
+    assert "the file is a sub-agent's transcript (isSidechain): its conversation is read" in imported.warnings
+
+
+def test_importing_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
+    code, _, err = run_cli("import", str(tmp_path), "--out", str(tmp_path / "s.jsonl"))
+    assert code == 2 and f"{tmp_path}: is a folder; give a transcript file" in err
+    assert not (tmp_path / "s.jsonl").exists()
