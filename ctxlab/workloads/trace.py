@@ -32,7 +32,9 @@ Invariants:
 - A transcript that breaks the protocol is mapped as faithfully as a `Script` allows: a result
   with no unanswered call is dropped, a call with no result gets an empty one. Each such repair
   is listed in `notes`, and the source's own violations, computed with
-  `ctxlab.core.wire.protocol.violations` on the file's messages, are `source_violations`.
+  `ctxlab.core.wire.protocol.violations` on the file's messages, are `source_violations`, but
+  for the calls of a batch that closes the file unanswered (only results, if any, after it): the
+  session stopped there, so no request of the source carried them.
 - Mapping the transcript of a script (`ctxlab.workloads.transcript`) gives the script back, up
   to what a transcript cannot carry.
 """
@@ -383,6 +385,13 @@ class _Mapper:
         )
 
 
+def _sent(found: tuple[Violation, ...], at: int, calls: frozenset[str]) -> tuple[Violation, ...]:
+    """`found` without the dangling calls of the batch that closes the transcript (message `at`):
+    the session stopped before their results (a final submit, an interrupted run), so no request
+    of the source carried them unanswered."""
+    return tuple(v for v in found if not (v.kind == "dangling_call" and v.call_id in calls and v.index >= at))
+
+
 def map_messages(
     messages: Iterable[TraceMessage], *, tools: Sequence[ToolSchema] = (), name: str = "trace"
 ) -> TraceWorkload:
@@ -417,6 +426,7 @@ def map_stream(
     """
     mapper = _Mapper()
     first: list[int] = []  # the first message's label, for a transcript with nothing to replay
+    last_batch: list[tuple[int, frozenset[str]]] = []  # the closing calls, while only results follow
 
     def mapped() -> Iterator[Mapping[str, Any]]:
         for index, (label, wire) in enumerate(entries):
@@ -427,9 +437,15 @@ def map_stream(
             mapper.feed(message, index)
             if not first:
                 first.append(label)
+            if message.calls:
+                last_batch[:] = [(index, frozenset(c.id for c in message.calls))]
+            elif message.role != "tool":
+                last_batch.clear()
             yield wire
 
     found = tuple(violations(mapped(), rules))
+    if last_batch:
+        found = _sent(found, *last_batch[0])
     if not mapper.turns:
         raise fail(
             first[0] if first else 1, "the transcript has only a system prompt; there is nothing to replay"

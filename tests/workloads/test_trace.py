@@ -192,6 +192,33 @@ def test_protocol_breaks_are_mapped_faithfully_and_reported() -> None:
     assert violations(script_transcript(script), RULES) == []
 
 
+def test_calls_that_close_the_transcript_unanswered_are_no_source_violation() -> None:
+    # The session stopped after its last calls (a final submit, an interrupted run): no request
+    # of the source held them unanswered. The same calls followed by anything but results did.
+    ended = [
+        wire_user("go"),
+        wire_calls("a"),
+        wire_result("a", "ra"),
+        wire_calls("b", "c"),
+        wire_result("b", "rb"),
+    ]
+    workload = map_wire(ended, name="ended")
+    assert workload.source_violations == ()
+    assert workload.notes == ("call 'c' has no result in the source; replayed with an empty one",)
+    went_on = map_wire([*ended, wire_user("and?")], name="went-on")
+    assert {(v.rule, v.kind, v.call_id) for v in went_on.source_violations} == {
+        ("openai", "dangling_call", "c"),
+        ("anthropic", "dangling_call", "c"),
+    }
+    reused = [wire_user("go"), wire_calls("c"), wire_user("next"), wire_calls("c")]  # an id used again
+    kinds = {(v.rule, v.kind, v.index) for v in map_wire(reused, name="reused").source_violations}
+    assert kinds == {  # the first c dangles when the user speaks; the closing one is left out
+        ("openai", "dangling_call", 2),
+        ("anthropic", "dangling_call", 2),
+        *((rule, "duplicate_id", 3) for rule in RULES),
+    }
+
+
 def test_system_messages_user_merging_and_missing_users() -> None:
     wires = [
         {"role": "developer", "content": "sys A"},
