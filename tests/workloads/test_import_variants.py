@@ -210,6 +210,28 @@ def test_langgraph_system_and_ai_messages_in_several_parts_keep_their_text() -> 
     assert "skipped 1 × assistant message part 'image_url' (not replayed)" in imported.warnings
 
 
+def test_langgraph_tool_use_parts_are_the_calls_tool_calls_lists_or_the_calls_without_it() -> None:
+    use = {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"q": "qubits"}}
+    listed = {"name": "search", "args": {"q": "qubits"}, "id": "toolu_1", "type": "tool_call"}
+    result = {"type": "tool", "tool_call_id": "toolu_1", "content": "found"}
+    both = {"type": "ai", "content": [{"type": "text", "text": "Searching."}, use], "tool_calls": [listed]}
+    parts_only = {"type": "ai", "content": [{"type": "text", "text": "Searching."}, use]}
+    expected_call = {
+        "id": "toolu_1",
+        "type": "function",
+        "function": {"name": "search", "arguments": '{"q": "qubits"}'},
+    }
+    for ai in (both, parts_only):
+        thread = {"values": {"messages": [{"type": "human", "content": "go"}, ai, result]}}
+        imported = import_lines(lines(thread), "thread.json")
+        assert imported.messages[1] == {
+            "role": "assistant",
+            "content": "Searching.",
+            "tool_calls": [expected_call],
+        }
+        assert not any("tool_use" in warning for warning in imported.warnings)
+
+
 def test_mini_swe_agent_content_as_a_list_of_parts_keeps_its_text() -> None:
     """Content written as parts (`[{"type": "text", "text": ..., "cache_control": ...}]`, as
     prompt caching writes it) lost the system prompt."""

@@ -13,6 +13,8 @@ Mapping rules:
 - Text parts join the text; image parts (`image_url`, or `image` with a URL or base64 data) are
   image parts; `thinking`/`reasoning` parts and `additional_kwargs.reasoning_content` are
   reasoning, kept apart from the text.
+- `tool_use` / `tool_call` content parts (how Anthropic models' AI messages carry their calls)
+  are the calls `tool_calls` lists; they are read as the calls only when `tool_calls` is empty.
 - Other content parts (audio, files) are skipped and counted.
 - `invalid_tool_calls` (calls the model wrote but that could not be parsed) and `remove`
   markers are skipped and counted.
@@ -93,16 +95,17 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         calls = Calls(report)
         for index, message in enumerate(messages):
             kind, fields = _unwrap(message)
-            body, reasoning = _parts(fields.get("content"), report)
+            body, reasoning, used = _parts(fields.get("content"), report)
             if kind == "human":
                 yield user(body)
             elif kind == "system":
                 yield system(text_only(body, report, "system"))
             elif kind == "ai":
                 reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
+                declared = fields.get("tool_calls") or used
                 listed = [
-                    call(calls.declare(str(item.get("id"))), str(item.get("name")), item.get("args") or {})
-                    for item in fields.get("tool_calls") or []
+                    call(calls.declare(str(item.get("id"))), str(item.get("name")), _arguments(item))
+                    for item in declared or []
                     if isinstance(item, Mapping)
                 ]
                 for _ in fields.get("invalid_tool_calls") or []:
@@ -119,12 +122,18 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
                 )
 
 
-def _parts(value: object, report: Report) -> tuple[str | list[Wire], str]:
-    """Content as OpenAI content, and the reasoning parts' text."""
+def _arguments(item: Mapping[str, Any]) -> object:
+    """A call's arguments: `args` of a LangChain tool call, `input` of a `tool_use` part."""
+    return item.get("args") or item.get("input") or {}
+
+
+def _parts(value: object, report: Report) -> tuple[str | list[Wire], str, list[Mapping[str, Any]]]:
+    """Content as OpenAI content, the reasoning parts' text, and the call parts."""
     if not isinstance(value, list):
-        return text_of(value), ""
+        return text_of(value), "", []
     parts: list[Wire] = []
     reasoning: list[str] = []
+    used: list[Mapping[str, Any]] = []
     for item in value:
         if isinstance(item, str):
             parts.append(text_part(item))
@@ -144,6 +153,8 @@ def _parts(value: object, report: Report) -> tuple[str | list[Wire], str]:
                 parts.append(image_part(data_url(str(field_of(item, "mime_type") or "image/png"), data)))
             elif isinstance(url, str):
                 parts.append(image_part(url))
+        elif kind in {"tool_use", "tool_call"} and isinstance(item, Mapping):
+            used.append(item)
         else:
             report.skip(f"content part {kind!r}")
-    return content(parts), "\n\n".join(r for r in reasoning if r)
+    return content(parts), "\n\n".join(r for r in reasoning if r), used
