@@ -253,6 +253,21 @@ def test_mini_swe_agent_content_as_a_list_of_parts_keeps_its_text() -> None:
     assert [m["content"] for m in messages] == ["You act.", "Solve it", "THOUGHT: done"]
 
 
+def test_codex_reasoning_without_a_summary_keeps_its_reasoning_text() -> None:
+    imported = import_lines(
+        _rollout(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "why?"}]},
+            {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "think"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "because"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "so?"}]},
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "short"}], "content": None},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "so"}]},
+        ),
+        "rollout.jsonl",
+    )
+    assert [m.get("reasoning_content") for m in imported.messages[1::2]] == ["think", "short"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Images in results
 

@@ -21,8 +21,9 @@ Mapping rules for items (also Codex's):
 - `function_call_output`, `custom_tool_call_output` and `local_shell_call_output` items are the
   results of their `call_id`s: the output string as recorded, or an output of content parts
   read as a message's (text and `input_image` parts; others counted), or a structured output's.
-- `reasoning` items are reasoning (their summary text) of the next assistant message, kept apart
-  from its text. Other items (web searches, ...) are counted and skipped.
+- `reasoning` items are reasoning (their summary text, or the `reasoning_text` of their
+  `content` when they have no summary, as open-weight models write them) of the next assistant
+  message, kept apart from its text. Other items (web searches, ...) are counted and skipped.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ class ItemMapper:
         elif kind == "reasoning":
             if self.listed:
                 yield from self.flush()
-            summary = item.get("summary") or []
-            self.reasoning.extend(text_of(field_of(s, "text")) for s in summary if isinstance(s, Mapping))
+            parts = item.get("summary") or item.get("content") or []
+            self.reasoning.extend(text_of(field_of(p, "text")) for p in parts if isinstance(p, Mapping))
         elif kind in CALLS:
             self.open = True
             call_id = self.calls.declare(str(item.get("call_id") or item.get("id")))
