@@ -67,16 +67,32 @@ def mini_swe_agent(path: Path) -> list[Wire]:
     data = _load(path)
     messages = data["messages"] if isinstance(data, dict) else data
     out: list[Wire] = []
+    items: list[Any] = []  # a Responses-API model's responses and outputs, in a row
     observation_for = None
     for index, m in enumerate(messages):
+        if m.get("object") == "response" or m.get("type") == "function_call_output":
+            items.extend(m["output"] if m.get("object") == "response" else [m])
+            continue
+        out.extend(_responses_items(items))
+        items = []
+        if m["role"] == "exit":
+            continue
         text = m["content"]
+        text = "".join(p["text"] for p in text) if isinstance(text, list) else text or ""
         if observation_for and m["role"] == "user":
             out.append({"role": "tool", "tool_call_id": observation_for, "content": text})
             observation_for = None
             continue
         observation_for = None
         found = re.findall(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", text, re.DOTALL)
-        if m["role"] == "assistant" and found:
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            listed = [
+                _call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m["tool_calls"]
+            ]
+            out.append({"role": "assistant", "content": text, "tool_calls": listed})
+        elif m["role"] == "tool":
+            out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": text})
+        elif m["role"] == "assistant" and found:
             observation_for = f"step-{index}"
             block = text.rindex("```", 0, text.rindex("```"))
             thought = (text[:block] + text[text.rindex("```") + 3 :]).strip()
@@ -84,7 +100,9 @@ def mini_swe_agent(path: Path) -> list[Wire]:
             out.append({"role": "assistant", "content": thought, "tool_calls": [action]})
         else:
             out.append({"role": m["role"], "content": text})
-    return out
+        if m["role"] == "assistant" and m.get("reasoning_content"):
+            out[-1]["reasoning_content"] = m["reasoning_content"]
+    return out + _responses_items(items)
 
 
 def openhands_sdk(events: list[Any], instruction: str) -> list[Wire]:

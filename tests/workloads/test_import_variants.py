@@ -44,6 +44,22 @@ def test_mini_swe_agent_2_trajectories_end_with_an_exit_message_that_is_skipped(
     assert "the run ended with exit status 'Submitted'" in imported.warnings
 
 
+def test_mini_swe_agent_2_on_a_responses_api_model_imports_its_responses_and_outputs() -> None:
+    """With a Responses-API model, mini-swe-agent 2 keeps each response whole (`object:
+    response`, its output items) and each observation as a `function_call_output` item."""
+    imported = import_file(DATA / "mini-swe-agent/v2-responses.traj.json")
+    assert imported.format == "mini-swe-agent"
+    roles = [m["role"] for m in imported.messages]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert imported.messages[2]["content"] == "Let me look first."
+    assert [c["id"] for c in imported.messages[2]["tool_calls"]] == ["call_1", "call_2"]
+    assert [m["tool_call_id"] for m in imported.messages[3:5]] == ["call_1", "call_2"]
+    assert imported.messages[3]["content"].endswith("<output>\nhello\n</output>")
+    assert "the run ended with exit status 'Submitted'" in imported.warnings
+    (turn,) = read_any(DATA / "mini-swe-agent/v2-responses.traj.json").script.turns
+    assert [len(r.calls) for r in turn.rounds] == [2, 1]
+
+
 def test_mini_swe_agent_2_text_based_trajectories_replay(tmp_path: Path) -> None:
     source = DATA / "mini-swe-agent/v2-textbased.traj.json"
     workload = read_any(source)

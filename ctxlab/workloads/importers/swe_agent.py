@@ -26,6 +26,9 @@ Mapping rules:
   reasoning, kept apart from its text.
 - mini-swe-agent's `exit` message is the run's end, never sent to the model: it is skipped and
   counted, its exit status in the notes.
+- With a Responses-API model, mini-swe-agent 2 keeps each model response whole (`object:
+  response`, its `output` items) and each observation as a `function_call_output` item; both
+  are read as the Responses request logs' items are (`importers.responses`), in place.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
+from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
 
 ACTION_TOOL = "swe_agent_action"
 BASH_BLOCK = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
@@ -123,39 +127,60 @@ def read_mini(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
 
 def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool) -> Iterator[Wire]:
     calls = Calls(report)
+    items = ItemMapper(report, calls)  # mini-swe-agent 2 on a Responses-API model
     waiting: str | None = None  # the id of a text action whose observation comes next
-    demos = 0
     for index, message in enumerate(history):
         if not isinstance(message, Mapping):
             raise report.error(number, f"history[{index}] is not a message object")
+        if mini and _in_responses_form(message):
+            waiting = None
+            for item in message.get("output") or () if message.get("object") == "response" else (message,):
+                yield from items.item(item, number)
+            continue
+        yield from items.flush()
         role = message.get("role")
         if waiting is not None and role in {"user", "tool"} and not message.get("tool_call_ids"):
             yield tool(calls.answer(waiting, number), _body(message.get("content")))
             waiting = None
             continue
-        waiting = None
-        if role == "system":
-            yield system(text_only(_body(message.get("content")), report, "system"))
-        elif role == "user":
-            demos += bool(message.get("is_demo"))
-            yield user(_body(message.get("content")))
-        elif role == "assistant":
-            wire, waiting = _action(message, index, report, mini=mini)
-            for item in wire.get("tool_calls", []):
-                calls.declare(item["id"])
-            yield wire
-        elif role == "tool":
-            yield from _observation(message, index, calls, number)
-        elif role == "exit" and mini:
-            report.skip("exit message (the run's end)")
-            status = text_of(field_of(message, "extra", "exit_status")) or text_of(message.get("content"))
-            report.notes.append(f"the run ended with exit status {status!r}")
-        else:
-            raise report.error(number, f"history[{index}]: unknown role {role!r}")
+        wires, waiting = _by_role(message, index, number, calls, mini=mini)
+        yield from wires
+    yield from items.flush()
+    demos = sum(1 for m in history if m.get("role") == "user" and m.get("is_demo"))
     if demos:
         report.notes.append(
             f"{demos} demonstration message(s) (is_demo) kept as user text: the model was sent them"
         )
+
+
+def _by_role(
+    message: Mapping[str, Any], index: int, number: int, calls: Calls, *, mini: bool
+) -> tuple[list[Wire], str | None]:
+    """The messages of one chat message, and the id of its text action when it has one."""
+    role, report = message.get("role"), calls.report
+    if role == "system":
+        return [system(text_only(_body(message.get("content")), report, "system"))], None
+    if role == "user":
+        return [user(_body(message.get("content")))], None
+    if role == "assistant":
+        wire, waiting = _action(message, index, report, mini=mini)
+        for item in wire.get("tool_calls", []):
+            calls.declare(item["id"])
+        return [wire], waiting
+    if role == "tool":
+        return list(_observation(message, index, calls, number)), None
+    if role == "exit" and mini:
+        report.skip("exit message (the run's end)")
+        status = text_of(field_of(message, "extra", "exit_status")) or text_of(message.get("content"))
+        report.notes.append(f"the run ended with exit status {status!r}")
+        return [], None
+    raise report.error(number, f"history[{index}]: unknown role {role!r}")
+
+
+def _in_responses_form(message: Mapping[str, Any]) -> bool:
+    """A model response (`object: response`, its `output` items) or a call's output item, as
+    mini-swe-agent 2 keeps them with a Responses-API model."""
+    return message.get("object") == "response" or message.get("type") in CALLS | OUTPUTS
 
 
 def _observation(message: Mapping[str, Any], index: int, calls: Calls, number: int) -> Iterator[Wire]:
