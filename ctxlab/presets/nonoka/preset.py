@@ -66,6 +66,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.units import protocol_units, view_units
+from ctxlab.core.settings import SettingError
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
@@ -138,9 +139,12 @@ class NonokaParams:
 
     def __post_init__(self) -> None:
         if self.checkpoint_preview_chars < 1:
-            raise ValueError("checkpoint_preview_chars must be at least 1")
+            raise SettingError(("checkpoint_preview_chars",), "checkpoint_preview_chars must be at least 1")
         if "active_checkpoint: {path}" not in self.checkpoint_reference:
-            raise ValueError("checkpoint_reference must hold the line 'active_checkpoint: {path}'")
+            raise SettingError(
+                ("checkpoint_reference",),
+                "checkpoint_reference must hold the line 'active_checkpoint: {path}'",
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
