@@ -121,7 +121,7 @@ def attribute_docs(cls: type) -> dict[str, str]:
 
     >>> from ctxlab.core.compaction.budget import BudgetParams
     >>> attribute_docs(BudgetParams)["max_tokens"]
-    "the model's window."
+    "the model's window; 1 or more."
     """
     docs: dict[str, str] = {}
     current = None

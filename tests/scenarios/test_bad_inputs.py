@@ -168,6 +168,16 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _preset_entry("strands-sliding-window", "    per_turn: 0\n"),
         ":9:5: strategies[0].per_turn: per_turn must be a positive integer, True, or False, got 0",
     ),
+    "a nonoka budget below nonoka's own bound": (
+        _preset_entry("nonoka", "    budget:\n      reserve_output_tokens: 0\n"),
+        ":10:7: strategies[0].budget.reserve_output_tokens: reserve_output_tokens=0: nonoka's runtime "
+        "limits refuse a value below 1; use 1 or more (nonoka: 4096)",
+    ),
+    "a nonoka share that is no share": (
+        _preset_entry("nonoka", "    summarize: true\n    summary_share: 1.0e+18\n"),
+        ":10:5: strategies[0].summary_share: summary_share=1e+18: a share of the chat is above 0 and "
+        "at most 1",
+    ),
     "a swept setting a rule refuses": (
         _swept_clearing,
         ":13:30: sweep.strategies.clear.keep[1]: with strategies.clear.keep = -1: "
