@@ -178,6 +178,10 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ":10:5: strategies[0].summary_share: summary_share=1e+18: a share of the chat is above 0 and "
         "at most 1",
     ),
+    "a sliding window that keeps no message": (
+        _preset_entry("sliding-window", "    min_messages: 0\n"),
+        ":9:5: strategies[0].min_messages: min_messages=0: the window could then drop every message",
+    ),
     "a swept setting a rule refuses": (
         _swept_clearing,
         ":13:30: sweep.strategies.clear.keep[1]: with strategies.clear.keep = -1: "

@@ -191,3 +191,27 @@ def test_a_setting_error_survives_pickling_with_its_path() -> None:
     error = SettingError(("condenser", "max_size"), "condenser max_size=0: use a value above 0")
     back = pickle.loads(pickle.dumps(error))
     assert (type(back), back.path, str(back)) == (SettingError, error.path, str(error))
+
+
+@pytest.mark.parametrize(
+    ("settings", "loc", "needle"),
+    [
+        ({"max_tokens": 0}, ("max_tokens",), "no request fits a budget of 0 tokens"),
+        ({"max_tokens": -100}, ("max_tokens",), "use 1 or more, or leave it unset"),
+        ({"min_messages": 0}, ("min_messages",), "leave the model nothing to answer"),
+        ({"min_messages": -1}, ("min_messages",), "use 1 or more"),
+    ],
+)
+def test_the_sliding_window_refuses_a_budget_or_floor_below_1(
+    settings: dict[str, Any], loc: tuple[str, ...], needle: str
+) -> None:
+    """Before, these loaded: a budget of 0 or less dropped all it could on every call, and a
+    floor of 0 or less could drop the latest message too."""
+    with pytest.raises(ValidationError) as caught:
+        ENTRIES["sliding-window"].model_validate({"preset": "sliding-window", **settings})
+    [error] = caught.value.errors()
+    assert error["loc"] == loc and needle in str(error["ctx"]["error"])
+    edges = ENTRIES["sliding-window"].model_validate(
+        {"preset": "sliding-window", "max_tokens": 1, "min_messages": 1}
+    )
+    assert (edges.max_tokens, edges.min_messages) == (1, 1)  # type: ignore[attr-defined]
