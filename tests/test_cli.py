@@ -434,3 +434,23 @@ def test_the_readme_scenario_example_is_valid(tmp_path: Path) -> None:
     code, out, err = run_cli("validate", str(write(tmp_path, example)))
     assert code == 0, err
     assert "my-scenario, 8 runs" in out  # agentscope and none once per window, early four times
+
+
+def test_replay_names_the_setting_a_preset_rule_refuses(tmp_path: Path) -> None:
+    """A rule of the preset's parameters reads at the setting given, the package's wording kept."""
+    code, out, err = run_cli(
+        "replay",
+        str(DATA / "support-session.jsonl"),
+        "--preset",
+        "openhands",
+        "--set",
+        "condenser.max_size=0",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "ctxlab replay: strategies[0].condenser.max_size: condenser max_size=0: the SDK's "
+        "LLMSummarizingCondenser refuses it (its own check); use a value above 0\n"
+    )
+    assert not (tmp_path / "o").exists()

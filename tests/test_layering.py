@@ -68,7 +68,7 @@ CORE_ALLOWED = {
     "wire": {"messages", "wire"},
     "world": {"messages", "wire", "world"},
     "agentscope": {"messages", "wire", "world", "agentscope"},
-    "compaction": {"messages", "wire", "world", "compaction"},
+    "compaction": {"messages", "wire", "world", "compaction", "settings"},
 }
 
 LAYERS_ALLOWED = {

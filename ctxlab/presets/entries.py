@@ -11,7 +11,8 @@ Invariants:
   dataclass's `Attributes:` docstring section); unknown keys are rejected at every level.
 - `entry_params(entry)` rebuilds the dataclass value from a validated entry: the defaults give
   the dataclass's own defaults back exactly. The dataclass's own checks run when the entry is
-  validated, so a broken rule fails at load time.
+  validated, so a broken rule fails at load time: at the setting a `SettingError` names (a
+  nested dataclass's error under the field holding it), else at the entry, its message as written.
 - A built strategy is named after its entry.
 - Fields a dataclass lists in `__late_fields__` are left out of an entry's dump while they hold
   their defaults (the config hash of a run that does not use them stays as it was).
@@ -41,6 +42,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
+from ctxlab.core.settings import SettingError, SettingPath, at_setting
 from ctxlab.presets.preset import Preset
 from ctxlab.problems import Problem
 from ctxlab.texts import TextsName
@@ -119,7 +121,7 @@ def attribute_docs(cls: type) -> dict[str, str]:
 
     >>> from ctxlab.core.compaction.budget import BudgetParams
     >>> attribute_docs(BudgetParams)["max_tokens"]
-    "the model's window."
+    "the model's window; 1 or more."
     """
     docs: dict[str, str] = {}
     current = None
@@ -183,7 +185,7 @@ def params_model(cls: type) -> type[ParamsModel]:
         cls.__name__,
         __base__=ParamsModel,
         __doc__=inspect.getdoc(cls),
-        __validators__={"_suggest_missing": cast(Any, model_validator(mode="wrap")(_suggest_missing(cls)))},
+        __validators__={"_placed_errors": cast(Any, model_validator(mode="wrap")(_placed_errors(cls)))},
         **_fields(cls),
     )
     _DATACLASS_OF[model] = cls
@@ -194,12 +196,30 @@ _DATACLASS_OF: dict[type[BaseModel], type] = {}
 
 
 def _back(value: Any) -> Any:
+    """A validated model's value as the dataclass value it stands for.
+
+    Raises:
+        SettingError: a nested dataclass refuses its values; the path starts at `value`.
+    """
     if isinstance(value, BaseModel):
-        cls = _DATACLASS_OF[type(value)]
-        return cls(**{f.name: _back(getattr(value, f.name)) for f in dataclasses.fields(cls)})
+        return _built(_DATACLASS_OF[type(value)], value)
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(_back(item) for item in value)
+        return tuple(_within(i, _back, item) for i, item in enumerate(value))
     return value
+
+
+def _built(cls: type, model: BaseModel) -> Any:
+    """The dataclass `cls` from the fields of `model`; a nested dataclass's error is placed under
+    the field holding it."""
+    return cls(**{f.name: _within(f.name, _back, getattr(model, f.name)) for f in dataclasses.fields(cls)})
+
+
+def _within(key: str | int, make: Any, value: Any) -> Any:
+    """`make(value)`, a `ValueError` it raises placed at `key` (`at_setting`)."""
+    try:
+        return make(value)
+    except ValueError as error:
+        raise at_setting(error, key) from error
 
 
 LATE_FIELDS = "__late_fields__"
@@ -234,7 +254,7 @@ def entry_model(info: Preset[Any]) -> type[StrategyEntry]:
     preset: Any = Literal[info.name]
     hooks: dict[str, Any] = {
         "_parameters_hold": model_validator(mode="after")(_parameters_hold),
-        "_suggest_missing": model_validator(mode="wrap")(_suggest_missing(info.params)),
+        "_placed_errors": model_validator(mode="wrap")(_placed_errors(info.params)),
     }
     if _late_defaults(info.params):
         hooks["_without_late_defaults"] = model_serializer(mode="wrap")(_without_late_defaults)
@@ -254,32 +274,39 @@ def _parameters_hold(entry: StrategyEntry) -> StrategyEntry:
     """The dataclass's own checks (e.g. OpenHands' room for a tail) run at load time.
 
     Raises:
-        ValueError: the parameters break a rule of the preset's dataclass.
+        ValueError: the parameters break a rule of the preset's dataclass (a `SettingError`
+            names the setting at fault; `_placed_errors` reports it there).
     """
     entry_params(entry)
     return entry
 
 
-def _suggest_missing(cls: type) -> Any:
-    """A wrap validator: a missing required parameter's error names the value its field suggests.
+def _placed_errors(cls: type) -> Any:
+    """A wrap validator that words and places two kinds of error better than pydantic would.
 
-    A dataclass field without a default may carry `metadata={"suggest": "n: 5, the paper's
-    value"}`; its "is required but missing" error then ends with that suggestion. Every other
-    error passes unchanged.
+    - A missing required parameter: a dataclass field without a default may carry
+      `metadata={"suggest": "n: 5, the paper's value"}`; its "is required but missing" error then
+      ends with that suggestion.
+    - A rule of the dataclass (`_parameters_hold`) that names the setting at fault
+      (`SettingError`): the error moves from the entry to that setting, so a scenario reports it
+      at the setting's own line; its message is kept as written.
+
+    Every other error passes unchanged. (Wrapping the entry's after-validator, this validator
+    is declared after it.)
     """
     suggestions = {f.name: f.metadata["suggest"] for f in dataclasses.fields(cls) if "suggest" in f.metadata}
 
-    def suggest(entry: type[BaseModel], data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    def place(entry: type[BaseModel], data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         try:
             return handler(data)
         except ValidationError as error:
             errors = error.errors()
-            if not any(_suggestion(e, suggestions) for e in errors):
+            if not any(_suggestion(e, suggestions) or _setting_at_fault(e) for e in errors):
                 raise
-            details = [_with_suggestion(e, suggestions) for e in errors]
+            details = [_placed(e, suggestions, data) for e in errors]
             raise ValidationError.from_exception_data(error.title, details) from None
 
-    return classmethod(suggest)
+    return classmethod(place)
 
 
 def _suggestion(error: ErrorDetails, suggestions: dict[str, str]) -> str | None:
@@ -288,19 +315,41 @@ def _suggestion(error: ErrorDetails, suggestions: dict[str, str]) -> str | None:
     return suggestions.get(str(error["loc"][0]))
 
 
-def _with_suggestion(error: ErrorDetails, suggestions: dict[str, str]) -> InitErrorDetails:
+def _setting_at_fault(error: ErrorDetails) -> SettingError | None:
+    """The `SettingError` of a rule broken by the whole entry, when it names a setting."""
+    found = (error.get("ctx") or {}).get("error")
+    if error["loc"] or not isinstance(found, SettingError) or not found.path:
+        return None
+    return found
+
+
+def _placed(error: ErrorDetails, suggestions: dict[str, str], data: Any) -> InitErrorDetails:
     suggestion = _suggestion(error, suggestions)
-    if suggestion is None:
+    if suggestion is not None:
+        message = f"is required but missing; add it ({suggestion})"
         return InitErrorDetails(
-            type=error["type"], loc=error["loc"], input=error["input"], ctx=error.get("ctx", {})
+            type=PydanticCustomError("ctxlab_rule", message), loc=error["loc"], input=error["input"]
         )
-    message = f"is required but missing; add it ({suggestion})"
+    fault = _setting_at_fault(error)
+    if fault is not None:
+        return InitErrorDetails(
+            type="value_error", loc=fault.path, input=_given(data, fault.path), ctx={"error": fault}
+        )
     return InitErrorDetails(
-        type=PydanticCustomError("ctxlab_rule", message), loc=error["loc"], input=error["input"]
+        type=error["type"], loc=error["loc"], input=error["input"], ctx=error.get("ctx", {})
     )
+
+
+def _given(data: Any, path: SettingPath) -> Any:
+    """What the input holds at `path`, or None where it sets nothing (a default is at fault)."""
+    for key in path:
+        try:
+            data = data[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def entry_params(entry: StrategyEntry) -> Any:
     """The preset's parameter dataclass from a validated entry."""
-    cls = _DATACLASS_OF[type(entry)]
-    return cls(**{f.name: _back(getattr(entry, f.name)) for f in dataclasses.fields(cls)})
+    return _built(_DATACLASS_OF[type(entry)], entry)

@@ -60,6 +60,21 @@ def _swept_generator_named(name: str) -> Callable[[Path], Path]:
     return lambda folder: write(folder, swept)
 
 
+def _preset_entry(preset: str, settings: str) -> Callable[[Path], Path]:
+    """TINY with its strategy replaced by `preset` and `settings` (lines of the entry, from line 9)."""
+    return _replace("  - preset: agentscope\n", f"  - preset: {preset}\n{settings}")
+
+
+def _swept_clearing(folder: Path) -> Path:
+    swept = SWEPT.replace(
+        "  - name: none\n    preset: none\n", "  - name: clear\n    preset: anthropic-clear\n"
+    )
+    swept = swept.replace(
+        "strategies.agentscope.context.trigger_ratio: [0.6, 0.8]", "strategies.clear.keep: [1, -1]"
+    )
+    return write(folder, swept)
+
+
 CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "unknown key": (
         _replace("  - preset: agentscope\n", "  - preset: agentscope\n    contxt: {trigger_ratio: 0.5}\n"),
@@ -93,6 +108,84 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
             "  - preset: agentscope\n", "  - preset: agentscope\n    injection: {template: 'Now: {time}'}\n"
         ),
         "strategies[0].injection.template: template 'Now: {time}' lacks the '{runtime_state}' placeholder",
+    ),
+    "a parameter rule broken by one setting": (
+        _preset_entry("anthropic-clear", "    trigger: 1000\n    keep: -1\n"),
+        ":10:5: strategies[0].keep: keep=-1: Anthropic's clear_tool_uses takes a count of tool uses "
+        "here, and a count is not negative; use 0 or more",
+    ),
+    "a nested setting a rule refuses": (
+        _preset_entry("openhands", "    condenser:\n      defaults: agent\n      max_size: 0\n"),
+        ":11:7: strategies[0].condenser.max_size: condenser max_size=0: the SDK's "
+        "LLMSummarizingCondenser refuses it (its own check); use a value above 0",
+    ),
+    "a rule relating two nested settings": (
+        _preset_entry("openhands", "    condenser:\n      max_size: 8\n"),
+        ":9:5: strategies[0].condenser: condenser keep_first=4 leaves no room for a tail with "
+        "max_size=8: keep_first must be below max_size // 2 - 1 (the SDK's own check); lower "
+        "keep_first or raise max_size",
+    ),
+    "a nested setting in a flow mapping": (
+        _preset_entry("openhands-hybrid", "    masking: {n: 0}\n"),
+        ":9:15: strategies[0].masking.n: n=0: SWE-agent keeps a positive number of observations",
+    ),
+    "a setting nested two deep": (
+        _preset_entry("deepagents", "    summarization:\n      truncate_args_settings: {max_length: -1}\n"),
+        ":10:32: strategies[0].summarization.truncate_args_settings.max_length: max_length is at "
+        "least 0, got -1",
+    ),
+    "an ADK compaction setting below its bound": (
+        _preset_entry(
+            "google-adk-window",
+            "    events_compaction_config:\n      compaction_interval: 0\n      overlap_size: 1\n",
+        ),
+        ":10:7: strategies[0].events_compaction_config.compaction_interval: compaction_interval "
+        "must be at least 1, got 0",
+    ),
+    "an ADK pair set by half": (
+        _preset_entry("google-adk-tokens", "    events_compaction_config: {token_threshold: 1000}\n"),
+        ":9:5: strategies[0].events_compaction_config.event_retention_size: token_threshold and "
+        "event_retention_size must be set together (ADK's EventsCompactionConfig has no default for "
+        "either); token_threshold is set, so set event_retention_size too",
+    ),
+    "a LangChain threshold, in the package's words": (
+        _preset_entry("langchain-summary", "    keep: [fraction, 2]\n"),
+        ":9:5: strategies[0].keep: a keep fraction is in (0, 1], got 2.0",
+    ),
+    "a pydantic-ai setting, in the package's words": (
+        _preset_entry("pydantic-ai-summary", "    max_messages: 10\n    tool_return_max_chars: 0\n"),
+        ":10:5: strategies[0].tool_return_max_chars: tool_return_max_chars must be positive.",
+    ),
+    "two pydantic-ai triggers that exclude each other": (
+        _preset_entry("pydantic-ai-window", "    max_tokens: 1000\n    max_fraction: 0.5\n"),
+        ":8:5: strategies[0]: Set at most one of max_tokens or max_fraction.",
+    ),
+    "an OpenAI Agents trimmer setting": (
+        _preset_entry("openai-agents-trimmer", "    recent_turns: 0\n"),
+        ":9:5: strategies[0].recent_turns: recent_turns must be >= 1, got 0",
+    ),
+    "a strands setting": (
+        _preset_entry("strands-sliding-window", "    per_turn: 0\n"),
+        ":9:5: strategies[0].per_turn: per_turn must be a positive integer, True, or False, got 0",
+    ),
+    "a nonoka budget below nonoka's own bound": (
+        _preset_entry("nonoka", "    budget:\n      reserve_output_tokens: 0\n"),
+        ":10:7: strategies[0].budget.reserve_output_tokens: reserve_output_tokens=0: nonoka's runtime "
+        "limits refuse a value below 1; use 1 or more (nonoka: 4096)",
+    ),
+    "a nonoka share that is no share": (
+        _preset_entry("nonoka", "    summarize: true\n    summary_share: 1.0e+18\n"),
+        ":10:5: strategies[0].summary_share: summary_share=1e+18: a share of the chat is above 0 and "
+        "at most 1",
+    ),
+    "a sliding window that keeps no message": (
+        _preset_entry("sliding-window", "    min_messages: 0\n"),
+        ":9:5: strategies[0].min_messages: min_messages=0: the window could then drop every message",
+    ),
+    "a swept setting a rule refuses": (
+        _swept_clearing,
+        ":13:30: sweep.strategies.clear.keep[1]: with strategies.clear.keep = -1: "
+        "strategies[1].keep: keep=-1: Anthropic's clear_tool_uses takes a count of tool uses",
     ),
     "unknown preset": (
         _replace("  - preset: agentscope\n", "  - preset: agentscop\n"),

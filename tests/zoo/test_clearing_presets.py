@@ -239,6 +239,6 @@ def test_anthropic_clearing_refuses_a_negative_count_at_load(
         load_scenario(path)
     name = setting.partition(":")[0]
     assert [str(p) for p in caught.value.problems] == [
-        f"{path}:6:5: strategies[0]: {name}=-1: Anthropic's clear_tool_uses takes a count of {counted} "
-        "here, and a count is not negative; use 0 or more"
+        f"{path}:7:5: strategies[0].{name}: {name}=-1: Anthropic's clear_tool_uses takes a count of "
+        f"{counted} here, and a count is not negative; use 0 or more"
     ]

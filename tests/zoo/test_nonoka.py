@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
 
 from ctxlab.core.compaction.budget import BudgetParams
 from ctxlab.core.events import Event, EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.world.artifacts import Artifact, reference_text
 from ctxlab.core.world.script import ScriptedRound
+from ctxlab.presets.entries import entry_params
 from ctxlab.presets.nonoka.preset import PRESET, NonokaParams, artifact_id
+from ctxlab.presets.registry import ENTRIES
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.zoo.runs import Ran, one_turn, results_of, run, text, tool_call, turns
 
@@ -176,3 +182,48 @@ def test_a_fact_in_an_evicted_result_stays_in_the_ledger_until_the_ledger_is_dro
     assert places == [("context", "ledger"), (), (), ()]
     dropped = [c for c in outcome.calls if Event(EventKind.LEDGER_DROPPED) in c.events]
     assert dropped and dropped[0].call_index == delivered[1].before_call
+
+
+@pytest.mark.parametrize(
+    ("settings", "loc", "needle"),
+    [
+        ({"budget": {"max_tokens": -1}}, ("budget", "max_tokens"), "refuse a value below 1"),
+        ({"budget": {"reserve_output_tokens": 0}}, ("budget", "reserve_output_tokens"), "below 1"),
+        ({"budget": {"compaction_buffer_tokens": -1}}, ("budget", "compaction_buffer_tokens"), "below 0"),
+        ({"evict": {"max_bytes": -1}}, ("evict", "max_bytes"), "not negative"),
+        ({"evict": {"preview_chars": -1}}, ("evict", "preview_chars"), "not negative"),
+        ({"evict": {"preview_side": 0}}, ("evict", "preview_side"), "text[-0:]"),
+        ({"evict": {"preview_chars": 100}}, ("evict", "preview_side"), "below preview_chars / 2"),
+        ({"evict": {"raw_arguments_chars": -1}}, ("evict", "raw_arguments_chars"), "not negative"),
+        ({"microcompact": {"command_chars": -1}}, ("microcompact", "command_chars"), "use 1 or more"),
+        ({"microcompact": {"command_chars": 0}}, ("microcompact", "command_chars"), "key every command"),
+        ({"trim": {"keep_last": -1}}, ("trim", "keep_last"), "not negative"),
+        ({"summary_share": -1}, ("summary_share",), "above 0 and at most 1"),
+        ({"summary_share": 0}, ("summary_share",), "above 0 and at most 1"),
+        ({"summary_share": 1e18}, ("summary_share",), "above 0 and at most 1"),
+        ({"summary_failure_limit": 0}, ("summary_failure_limit",), "1 or more"),
+        ({"summary_failure_limit": -3}, ("summary_failure_limit",), "1 or more"),
+    ],
+)
+def test_values_nonoka_cannot_mean_are_refused_at_their_setting(
+    settings: dict[str, Any], loc: tuple[str, ...], needle: str
+) -> None:
+    """Before, each of these loaded and ran (a negative `keep_last` acted as 0, a share of 1e18
+    summarized everything, a limit of 0 acted as 1)."""
+    with pytest.raises(ValidationError) as caught:
+        ENTRIES["nonoka"].model_validate({"preset": "nonoka", **settings})
+    [error] = caught.value.errors()
+    assert error["loc"] == loc and needle in str(error["ctx"]["error"])
+
+
+def test_the_edges_of_nonoka_s_ranges_load() -> None:
+    edges = {
+        "budget": {"max_tokens": 1, "reserve_output_tokens": 1, "compaction_buffer_tokens": 0},
+        "evict": {"max_bytes": 0, "preview_chars": 3, "preview_side": 1, "raw_arguments_chars": 0},
+        "microcompact": {"command_chars": 1},
+        "trim": {"keep_last": 0},
+        "summary_share": 1,
+        "summary_failure_limit": 1,
+    }
+    params = entry_params(ENTRIES["nonoka"].model_validate({"preset": "nonoka", **edges}))
+    assert (params.summary_share, params.trim.keep_last, params.evict.max_bytes) == (1, 0, 0)

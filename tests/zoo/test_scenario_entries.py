@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import csv
 import io
+import pickle
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from ctxlab.cli import main
+from ctxlab.core.settings import SettingError
 from ctxlab.presets.entries import attribute_docs, entry_params
 from ctxlab.presets.nonoka.preset import NonokaParams
 from ctxlab.presets.registry import ENTRIES, PRESETS, build_strategy, entry_defaults, params_of
@@ -132,3 +135,83 @@ def test_openhands_settings_the_sdk_refuses_are_refused_at_load(
     `max_iterations`); before, these loaded and a limit of 0 ran no call at all."""
     with pytest.raises(ValueError, match=re.escape(needle)):
         ENTRIES[preset].model_validate({"preset": preset, **setting})
+
+
+@pytest.mark.parametrize(
+    ("preset", "settings", "loc", "message"),
+    [
+        (
+            "anthropic-clear",
+            {"keep": -1},
+            ("keep",),
+            "keep=-1: Anthropic's clear_tool_uses takes a count of tool uses here, and a count is "
+            "not negative; use 0 or more",
+        ),
+        (
+            "openhands",
+            {"condenser": {"hard_reset_retries": 0}},
+            ("condenser", "hard_reset_retries"),
+            "condenser hard_reset_retries=0: the SDK's LLMSummarizingCondenser refuses it (its own "
+            "check); use a value 1 or more",
+        ),
+        (
+            "deepagents",
+            {"summarization": {"truncate_args_settings": {"keep": ["fraction", 2]}}},
+            ("summarization", "truncate_args_settings", "keep"),
+            "a truncate_args_settings keep fraction is in (0, 1], got 2.0",
+        ),
+        (
+            "google-adk-window",
+            {"events_compaction_config": {"compaction_interval": None, "overlap_size": None}},
+            ("events_compaction_config",),
+            "set at least one compaction trigger: the token-threshold pair or the sliding-window pair",
+        ),
+        (
+            "pydantic-ai-clear",
+            {"max_tokens": 100, "max_fraction": 0.5},
+            (),
+            "Set at most one of max_tokens or max_fraction.",
+        ),
+    ],
+)
+def test_a_broken_rule_is_placed_at_the_setting_it_names(
+    preset: str, settings: dict[str, Any], loc: tuple[str, ...], message: str
+) -> None:
+    """A `SettingError` moves the error from the entry to its setting (a nested dataclass's under
+    the field holding it; a rule of a whole nested dataclass at that field); a rule relating two
+    top-level settings stays at the entry. The message is the check's own, word for word."""
+    with pytest.raises(ValidationError) as caught:
+        ENTRIES[preset].model_validate({"preset": preset, **settings})
+    [error] = caught.value.errors()
+    assert (error["loc"], str(error["ctx"]["error"])) == (loc, message)
+
+
+def test_a_setting_error_survives_pickling_with_its_path() -> None:
+    """Runs execute in worker processes, whose errors come back pickled."""
+    error = SettingError(("condenser", "max_size"), "condenser max_size=0: use a value above 0")
+    back = pickle.loads(pickle.dumps(error))
+    assert (type(back), back.path, str(back)) == (SettingError, error.path, str(error))
+
+
+@pytest.mark.parametrize(
+    ("settings", "loc", "needle"),
+    [
+        ({"max_tokens": 0}, ("max_tokens",), "no request fits a budget of 0 tokens"),
+        ({"max_tokens": -100}, ("max_tokens",), "use 1 or more, or leave it unset"),
+        ({"min_messages": 0}, ("min_messages",), "leave the model nothing to answer"),
+        ({"min_messages": -1}, ("min_messages",), "use 1 or more"),
+    ],
+)
+def test_the_sliding_window_refuses_a_budget_or_floor_below_1(
+    settings: dict[str, Any], loc: tuple[str, ...], needle: str
+) -> None:
+    """Before, these loaded: a budget of 0 or less dropped all it could on every call, and a
+    floor of 0 or less could drop the latest message too."""
+    with pytest.raises(ValidationError) as caught:
+        ENTRIES["sliding-window"].model_validate({"preset": "sliding-window", **settings})
+    [error] = caught.value.errors()
+    assert error["loc"] == loc and needle in str(error["ctx"]["error"])
+    edges = ENTRIES["sliding-window"].model_validate(
+        {"preset": "sliding-window", "max_tokens": 1, "min_messages": 1}
+    )
+    assert (edges.max_tokens, edges.min_messages) == (1, 1)  # type: ignore[attr-defined]

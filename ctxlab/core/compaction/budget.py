@@ -30,6 +30,7 @@ from ctxlab.core.messages.sizes import (
     unit_tallies,
 )
 from ctxlab.core.messages.units import protocol_units, view_units
+from ctxlab.core.settings import SettingError
 
 Zone = Literal["target", "buffer", "compact", "overflow"]
 
@@ -39,15 +40,30 @@ class BudgetParams:
     """nonoka's three numbers (tokens).
 
     Attributes:
-        max_tokens: the model's window.
+        max_tokens: the model's window; 1 or more.
         reserve_output_tokens: room kept for the model's reply; compaction aims below
-            `max_tokens - reserve_output_tokens`.
-        compaction_buffer_tokens: compaction fires this far below the window.
+            `max_tokens - reserve_output_tokens`; 1 or more.
+        compaction_buffer_tokens: compaction fires this far below the window; 0 or more.
+
+    The bounds are those of nonoka's `RuntimeLimits` (`max_context_tokens`,
+    `reserve_output_tokens`, `compaction_buffer_tokens`), through which its runner sets them.
     """
 
     max_tokens: int = 8192
     reserve_output_tokens: int = 4096
     compaction_buffer_tokens: int = 2048
+
+    def __post_init__(self) -> None:
+        for name, low, fix in (
+            ("max_tokens", 1, "give the window in tokens (nonoka: 8192)"),
+            ("reserve_output_tokens", 1, "use 1 or more (nonoka: 4096)"),
+            ("compaction_buffer_tokens", 0, "use 0 to compact only at the window, or more (nonoka: 2048)"),
+        ):
+            value = getattr(self, name)
+            if value < low:
+                raise SettingError(
+                    (name,), f"{name}={value}: nonoka's runtime limits refuse a value below {low}; {fix}"
+                )
 
 
 class Zones(NamedTuple):
@@ -98,9 +114,21 @@ def zone_of(tokens: int, params: BudgetParams = BudgetParams()) -> Zone:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PromptTrimParams:
-    """The last safety net: how many trailing view messages always stay (the seed: 2)."""
+    """The last safety net: how many trailing view messages always stay (the seed: 2; 0 or more).
+
+    Attributes:
+        keep_last: trailing view messages never trimmed (2); 0 or more.
+    """
 
     keep_last: int = 2
+
+    def __post_init__(self) -> None:
+        if self.keep_last < 0:
+            raise SettingError(
+                ("keep_last",),
+                f"keep_last={self.keep_last}: a count of messages is not negative (below 0 it "
+                "would keep none, as 0 does); use 0 to let every message be trimmed, or more",
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -43,6 +43,7 @@ from ctxlab.core.messages.units import (
     result_ref,
     view_units,
 )
+from ctxlab.core.settings import SettingError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,9 +108,10 @@ class AnthropicClearParams:
         for name in ("trigger", "keep", "clear_at_least"):
             value = getattr(self, name)
             if value is not None and value < 0:
-                raise ValueError(
+                raise SettingError(
+                    (name,),
                     f"{name}={value}: Anthropic's clear_tool_uses takes a count of "
-                    f"{_COUNTED[name]} here, and a count is not negative; use 0 or more"
+                    f"{_COUNTED[name]} here, and a count is not negative; use 0 or more",
                 )
 
 

@@ -34,6 +34,7 @@ from ctxlab.core.messages.sizes import (
     unit_tallies,
 )
 from ctxlab.core.messages.units import ViewUnit, protocol_units, view_units
+from ctxlab.core.settings import SettingError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,11 +42,13 @@ class EvictParams:
     """nonoka's compactor settings; header and marker wordings are ctxlab's own.
 
     Attributes:
-        max_bytes: cap on the rendered ledger (nonoka: 12 KB).
-        preview_chars: results longer than this many characters are previewed (nonoka: 800).
-        preview_side: characters kept at each end of a previewed result (nonoka: 360).
+        max_bytes: cap on the rendered ledger (nonoka: 12 KB); 0 or more (0: no ledger).
+        preview_chars: results longer than this many characters are previewed (nonoka: 800);
+            0 or more.
+        preview_side: characters kept at each end of a previewed result (nonoka: 360); 1 or
+            more, and below half of `preview_chars`.
         raw_arguments_chars: arguments that are not JSON are kept as `{"raw": ...}` up to this
-            many characters (nonoka: 500).
+            many characters (nonoka: 500); 0 or more.
         protect_first_user: also never evict the first user message (nonoka: only the latest).
         header: the ledger message's first line.
         marker: what stands between a preview's head and tail.
@@ -60,6 +63,32 @@ class EvictParams:
     header: str = "[Evidence ledger: tool calls evicted from the context]\n"
     marker: str = "\n[... middle omitted ...]\n"
     role: Role = "system"
+
+    def __post_init__(self) -> None:
+        for name, unit, note in (
+            ("max_bytes", "bytes", " (0 keeps no ledger)"),
+            ("preview_chars", "characters", " (0 previews every result)"),
+            ("raw_arguments_chars", "characters", ""),
+        ):
+            value = getattr(self, name)
+            if value < 0:
+                raise SettingError(
+                    (name,), f"{name}={value}: a count of {unit} is not negative; use 0 or more{note}"
+                )
+        side, chars = self.preview_side, self.preview_chars
+        if side < 1:
+            raise SettingError(
+                ("preview_side",),
+                f"preview_side={side}: a preview keeps at least 1 character at each end (with 0, "
+                "Python's text[-0:] would keep the whole result); use 1 or more (nonoka: 360)",
+            )
+        if 2 * side >= chars:
+            raise SettingError(
+                ("preview_side",),
+                f"preview_side={side}: a preview keeps {2 * side} characters (both ends) of a result "
+                f"longer than preview_chars={chars}, so it would be no shorter than the result; use a "
+                "preview_side below preview_chars / 2, or raise preview_chars",
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

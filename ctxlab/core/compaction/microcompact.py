@@ -29,6 +29,7 @@ from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import BlockRef, ViewUnit, call_blocks, result_block, result_ref, view_units
+from ctxlab.core.settings import SettingError
 
 Key = tuple[str, ...]
 
@@ -42,7 +43,7 @@ class MicrocompactParams:
         search_tools: tools keyed by pattern and path (nonoka: grep, glob, grep_files,
             search_files).
         shell_tools: tools keyed by command (nonoka: bash, shell, execute_command, run_command).
-        command_chars: how much of a shell command makes the key (nonoka: 200).
+        command_chars: how much of a shell command makes the key (nonoka: 200); 1 or more.
         placeholder: the superseded result's new content; `{tool}` is the lower-cased tool name.
     """
 
@@ -51,6 +52,15 @@ class MicrocompactParams:
     shell_tools: tuple[str, ...] = ("bash", "shell", "execute_command", "run_command")
     command_chars: int = 200
     placeholder: str = "[superseded by a newer {tool} result]"
+
+    def __post_init__(self) -> None:
+        if self.command_chars < 1:
+            raise SettingError(
+                ("command_chars",),
+                f"command_chars={self.command_chars}: a shell result's key is the first command_chars "
+                "characters of its command, so this is a length: 0 would key every command alike, "
+                "a negative one cuts from the end; use 1 or more (nonoka keys on 200)",
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -59,6 +59,7 @@ from ctxlab.core.messages.units import (
     result_block,
     view_units,
 )
+from ctxlab.core.settings import SettingError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,12 +88,13 @@ class LastNObservationsParams:
 
     def __post_init__(self) -> None:
         if self.n <= 0:
-            raise ValueError(
+            raise SettingError(
+                ("n",),
                 f"n={self.n}: SWE-agent keeps a positive number of observations (its own check); "
-                "give n: 5 as in the paper, or another count above 0"
+                "give n: 5 as in the paper, or another count above 0",
             )
         if self.polling <= 0:
-            raise ValueError(f"polling={self.polling}: use 1 (every step) or more")
+            raise SettingError(("polling",), f"polling={self.polling}: use 1 (every step) or more")
 
 
 def observation_steps(messages: Sequence[Message]) -> list[tuple[ViewUnit, ...]]:

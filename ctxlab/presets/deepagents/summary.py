@@ -43,6 +43,7 @@ from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import BlockRef, split_at_unit, view_units
+from ctxlab.core.settings import SettingError, setting
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
@@ -108,10 +109,12 @@ class TruncateArgsSettings:
 
     def __post_init__(self) -> None:
         if self.trigger is not None:
-            checked(self.trigger.kind, self.trigger.value, "truncate_args_settings trigger")
-        checked(self.keep.kind, self.keep.value, "truncate_args_settings keep")
+            with setting("trigger"):
+                checked(self.trigger.kind, self.trigger.value, "truncate_args_settings trigger")
+        with setting("keep"):
+            checked(self.keep.kind, self.keep.value, "truncate_args_settings keep")
         if self.max_length < 0:
-            raise ValueError(f"max_length is at least 0, got {self.max_length}")
+            raise SettingError(("max_length",), f"max_length is at least 0, got {self.max_length}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,8 +137,10 @@ class SummarizationSettings:
     truncate_args_settings: TruncateArgsSettings = TruncateArgsSettings()
 
     def __post_init__(self) -> None:
-        clauses(self.trigger)
-        checked(self.keep.kind, self.keep.value, "keep")
+        with setting("trigger"):
+            clauses(self.trigger)
+        with setting("keep"):
+            checked(self.keep.kind, self.keep.value, "keep")
 
 
 def tool_tokens(tools: Sequence[ToolSchema], builtin: dict[str, int]) -> int:

@@ -44,6 +44,7 @@ from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBloc
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.settings import SettingError
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_memo
@@ -108,9 +109,10 @@ class EventsCompactionConfig:
             given = [name for name in (first, second) if getattr(self, name) is not None]
             if len(given) == 1:
                 missing = second if given == [first] else first
-                raise ValueError(
+                raise SettingError(
+                    (missing,),
                     f"{first} and {second} must be set together (ADK's EventsCompactionConfig has no "
-                    f"default for either); {given[0]} is set, so set {missing} too"
+                    f"default for either); {given[0]} is set, so set {missing} too",
                 )
         if self.token_threshold is None and self.compaction_interval is None:
             raise ValueError(
@@ -124,7 +126,7 @@ class EventsCompactionConfig:
     def _at_least(self, name: str, low: int) -> None:
         value = getattr(self, name)
         if value is not None and value < low:
-            raise ValueError(f"{name} must be at least {low}, got {value}")
+            raise SettingError((name,), f"{name} must be at least {low}, got {value}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -406,15 +408,17 @@ class AdkParams:
 
     def __post_init__(self) -> None:
         if not self.agent_name.isidentifier() or self.agent_name == "user":
-            raise ValueError(
+            raise SettingError(
+                ("agent_name",),
                 f"agent_name={self.agent_name!r}: ADK refuses it (an agent's name is a Python "
                 "identifier, and 'user' is kept for the end user); use letters, digits and "
-                "underscores, not starting with a digit, such as 'agent'"
+                "underscores, not starting with a digit, such as 'agent'",
             )
         if self.max_llm_calls >= sys.maxsize:
-            raise ValueError(
+            raise SettingError(
+                ("max_llm_calls",),
                 f"max_llm_calls={self.max_llm_calls}: ADK refuses {sys.maxsize} and above (its own "
-                "check); use 0 for no limit, or a smaller count"
+                "check); use 0 for no limit, or a smaller count",
             )
 
     @property

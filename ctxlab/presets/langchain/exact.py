@@ -59,6 +59,7 @@ from ctxlab.core.messages.units import (
     split_at_unit,
     view_units,
 )
+from ctxlab.core.settings import SettingError, setting
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, with_context
@@ -110,8 +111,10 @@ class LangChainSummaryParams:
     anthropic: bool = False
 
     def __post_init__(self) -> None:
-        clauses(self.trigger)
-        checked(self.keep.kind, self.keep.value, "keep")
+        with setting("trigger"):
+            clauses(self.trigger)
+        with setting("keep"):
+            checked(self.keep.kind, self.keep.value, "keep")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,10 +146,11 @@ class LangChainClearParams:
         """`keep` is a count: ClearToolUsesEdit's `candidates[:-keep]` turns a negative one
         into "clear only the oldest -keep results", the opposite of what it reads as."""
         if self.keep < 0:
-            raise ValueError(
+            raise SettingError(
+                ("keep",),
                 f"keep={self.keep}: LangChain's ClearToolUsesEdit slices with it and would clear "
                 f"at most the {-self.keep} oldest tool results; ctxlab refuses it: use 0 to clear "
-                "every result, or the count of newest results to keep"
+                "every result, or the count of newest results to keep",
             )
 
 

@@ -66,6 +66,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.units import protocol_units, view_units
+from ctxlab.core.settings import SettingError
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
@@ -105,10 +106,12 @@ class NonokaParams:
         evict: the ledger's cap (12 KB), previews (800 / 360 characters), header and role.
         protected_ids: ids of stored messages never evicted (nonoka's `context_protected`).
         summarize: ask the summarizer before evicting (nonoka: only with a `summary_llm`).
-        summary_share: the share of the chat the summary replaces (nonoka: the oldest ~⅓).
+        summary_share: the share of the chat the summary replaces (nonoka: the oldest ~⅓);
+            above 0 and at most 1.
         summary_prompt: the summary request; `{previous_summary}`, `{conversation}`.
         summary_heading: the summary as sent; `{summary}`.
-        summary_failure_limit: consecutive failures before the summarizer is off (3).
+        summary_failure_limit: consecutive failures before the summarizer is off (3); 1 or
+            more.
         trim: the prompt-only trimming: how many trailing messages always stay (2).
         checkpoint: write each summary to a workspace checkpoint and send only its reference and
             a one-line preview (ctxlab's Isolate move; off in nonoka).
@@ -137,10 +140,26 @@ class NonokaParams:
     )
 
     def __post_init__(self) -> None:
+        if not 0 < self.summary_share <= 1:
+            raise SettingError(
+                ("summary_share",),
+                f"summary_share={self.summary_share}: a share of the chat is above 0 and at most 1 "
+                "(nonoka summarizes the oldest third: 0.333); to never summarize, set summarize: false",
+            )
+        if self.summary_failure_limit < 1:
+            raise SettingError(
+                ("summary_failure_limit",),
+                f"summary_failure_limit={self.summary_failure_limit}: the summarizer is turned off "
+                "after this many failures in a row, so it is 1 or more (nonoka: 3); to never "
+                "summarize, set summarize: false",
+            )
         if self.checkpoint_preview_chars < 1:
-            raise ValueError("checkpoint_preview_chars must be at least 1")
+            raise SettingError(("checkpoint_preview_chars",), "checkpoint_preview_chars must be at least 1")
         if "active_checkpoint: {path}" not in self.checkpoint_reference:
-            raise ValueError("checkpoint_reference must hold the line 'active_checkpoint: {path}'")
+            raise SettingError(
+                ("checkpoint_reference",),
+                "checkpoint_reference must hold the line 'active_checkpoint: {path}'",
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

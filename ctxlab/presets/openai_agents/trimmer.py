@@ -27,6 +27,7 @@ from ctxlab.core.messages.edits import replace_blocks, with_output
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message, call_ids, result_ids
 from ctxlab.core.messages.units import BlockRef
+from ctxlab.core.settings import SettingError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,11 +49,13 @@ class ToolOutputTrimmerParams:
 
     def __post_init__(self) -> None:
         if self.recent_turns < 1:
-            raise ValueError(f"recent_turns must be >= 1, got {self.recent_turns}")
+            raise SettingError(("recent_turns",), f"recent_turns must be >= 1, got {self.recent_turns}")
         if self.max_output_chars < 1:
-            raise ValueError(f"max_output_chars must be >= 1, got {self.max_output_chars}")
+            raise SettingError(
+                ("max_output_chars",), f"max_output_chars must be >= 1, got {self.max_output_chars}"
+            )
         if self.preview_chars < 0:
-            raise ValueError(f"preview_chars must be >= 0, got {self.preview_chars}")
+            raise SettingError(("preview_chars",), f"preview_chars must be >= 0, got {self.preview_chars}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,6 +41,7 @@ from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, fixed_messages, text_message
 from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.settings import SettingError
 from ctxlab.core.wire.views import to_openai
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
@@ -130,9 +131,10 @@ class CondenserSettings:
             ("hard_reset_scaling", 0 < self.hard_reset_scaling < 1, "between 0 and 1, both excluded"),
         ):
             if not holds:
-                raise ValueError(
+                raise SettingError(
+                    (name,),
                     f"condenser {name}={getattr(self, name)}: the SDK's LLMSummarizingCondenser "
-                    f"refuses it (its own check); use a value {rule}"
+                    f"refuses it (its own check); use a value {rule}",
                 )
         if self.size // 2 - self.first - 1 <= 0:
             raise ValueError(
@@ -362,12 +364,13 @@ def check_max_iterations(max_iterations: int) -> None:
     """The conversation's iteration limit is 1 or more (the SDK's own check).
 
     Raises:
-        ValueError: `max_iterations` is 0 or negative.
+        SettingError: `max_iterations` is 0 or negative.
     """
     if max_iterations < 1:
-        raise ValueError(
+        raise SettingError(
+            ("max_iterations",),
             f"max_iterations={max_iterations}: the SDK's conversation refuses it (its own check: "
-            "at least 1 iteration a run); use 1 or more (500 is the SDK's default)"
+            "at least 1 iteration a run); use 1 or more (500 is the SDK's default)",
         )
 
 

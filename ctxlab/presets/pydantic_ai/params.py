@@ -12,21 +12,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ctxlab.core.settings import SettingError
+
 
 def _check_trigger(
     max_messages: int | None, max_tokens: int | None, max_fraction: float | None, context_window: int | None
 ) -> None:
     """The package's checks of a trigger (all three unset: the lab never compacts)."""
     if max_messages is not None and max_messages < 1:
-        raise ValueError("max_messages must be positive.")
+        raise SettingError(("max_messages",), "max_messages must be positive.")
     if max_tokens is not None and max_fraction is not None:
         raise ValueError("Set at most one of max_tokens or max_fraction.")
     if max_tokens is not None and max_tokens < 1:
-        raise ValueError("max_tokens must be positive.")
+        raise SettingError(("max_tokens",), "max_tokens must be positive.")
     if max_fraction is not None and not 0 < max_fraction <= 1:
-        raise ValueError("max_fraction must be greater than 0 and at most 1.")
+        raise SettingError(("max_fraction",), "max_fraction must be greater than 0 and at most 1.")
     if context_window is not None and context_window < 1:
-        raise ValueError("context_window must be positive.")
+        raise SettingError(("context_window",), "context_window must be positive.")
 
 
 def token_trigger(
@@ -74,9 +76,9 @@ class ClearToolResultsParams:
     def __post_init__(self) -> None:
         _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
         if self.keep_pairs < 0:
-            raise ValueError("keep_pairs must be non-negative.")
+            raise SettingError(("keep_pairs",), "keep_pairs must be non-negative.")
         if self.min_clear_tokens is not None and self.min_clear_tokens < 0:
-            raise ValueError("min_clear_tokens must be non-negative.")
+            raise SettingError(("min_clear_tokens",), "min_clear_tokens must be non-negative.")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,9 +106,9 @@ class SlidingWindowParams:
     def __post_init__(self) -> None:
         _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
         if self.keep_messages < 0:
-            raise ValueError("keep_messages must be non-negative.")
+            raise SettingError(("keep_messages",), "keep_messages must be non-negative.")
         if self.keep_tokens is not None and self.keep_tokens < 0:
-            raise ValueError("keep_tokens must be non-negative.")
+            raise SettingError(("keep_tokens",), "keep_tokens must be non-negative.")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,8 +141,8 @@ class SummarizingParams:
     def __post_init__(self) -> None:
         _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
         if self.keep_messages < 0:
-            raise ValueError("keep_messages must be non-negative.")
+            raise SettingError(("keep_messages",), "keep_messages must be non-negative.")
         if self.keep_tokens is not None and self.keep_tokens < 0:
-            raise ValueError("keep_tokens must be non-negative.")
+            raise SettingError(("keep_tokens",), "keep_tokens must be non-negative.")
         if self.tool_return_max_chars is not None and self.tool_return_max_chars < 1:
-            raise ValueError("tool_return_max_chars must be positive.")
+            raise SettingError(("tool_return_max_chars",), "tool_return_max_chars must be positive.")

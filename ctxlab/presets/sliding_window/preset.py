@@ -24,6 +24,7 @@ from typing import ClassVar
 from ctxlab.core.compaction.window import SlidingWindowParams, slide_window
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.message import Message
+from ctxlab.core.settings import SettingError
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
@@ -39,9 +40,10 @@ class WindowParams:
     """The window's settings.
 
     Attributes:
-        max_tokens: the request budget (None: the model's window).
+        max_tokens: the request budget in tokens, 1 or more (None: the model's window).
         keep_system: never drop system messages.
-        min_messages: never keep fewer view messages.
+        min_messages: never keep fewer view messages; 1 or more, so the latest message (the
+            one the model answers) is always sent.
         persist: drop from the stored history instead of each request.
     """
 
@@ -49,6 +51,22 @@ class WindowParams:
     keep_system: bool = True
     min_messages: int = 1
     persist: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise SettingError(
+                ("max_tokens",),
+                f"max_tokens={self.max_tokens}: no request fits a budget of {self.max_tokens} "
+                "tokens, so every call would drop all it may; use 1 or more, or leave it unset "
+                "for the model's window",
+            )
+        if self.min_messages < 1:
+            raise SettingError(
+                ("min_messages",),
+                f"min_messages={self.min_messages}: the window could then drop every message, the "
+                "latest one too, and leave the model nothing to answer; use 1 or more (1 keeps "
+                "the latest message)",
+            )
 
     def core(self, context_size: int) -> SlidingWindowParams:
         """The core window settings for a model window of `context_size`."""

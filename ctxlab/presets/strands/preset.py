@@ -40,6 +40,7 @@ from ctxlab.core.messages.message import Message, fixed_messages, text_message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.units import split_at_unit, view_units
+from ctxlab.core.settings import SettingError
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
@@ -98,9 +99,13 @@ class StrandsSlidingWindowParams:
 
     def __post_init__(self) -> None:
         if self.window_size < 0:
-            raise ValueError(f"window_size must be a non-negative integer, got {self.window_size}")
+            raise SettingError(
+                ("window_size",), f"window_size must be a non-negative integer, got {self.window_size}"
+            )
         if not isinstance(self.per_turn, bool) and self.per_turn <= 0:
-            raise ValueError(f"per_turn must be a positive integer, True, or False, got {self.per_turn}")
+            raise SettingError(
+                ("per_turn",), f"per_turn must be a positive integer, True, or False, got {self.per_turn}"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
