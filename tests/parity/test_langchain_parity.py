@@ -5,6 +5,7 @@ summaries and clearing at the same calls, the same counts, and the same errors."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -202,3 +203,20 @@ for config in (LCConfig(trigger=[("tokens", 1500), {"messages": 12}], keep=("tok
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     first, second = outputs_under_two_hash_seeds(DUMP)
     assert first and first == second
+
+
+def test_deviation_an_empty_final_answer_is_a_message_in_langchain_only() -> None:
+    """L25: LangChain keeps an empty final answer as an AI message, sent and counted in every later
+    request; the lab's engine stores nothing for it. Pinned so a fix (or a change) shows here."""
+    script = loop([200, 300], turns=2)
+    script = replace(script, turns=(replace(script.turns[0], final=""), script.turns[1]))
+    config = LCConfig(trigger=("tokens", 100_000))
+    played = ["human", "ai", "tool", "ai", "tool"]  # a prompt and two rounds
+    theirs, ours = run_langchain(script, config), run_lab(script, config)
+    assert [m.kind for m in theirs.final] == [*played, "ai", *played, "ai"]
+    assert [m.kind for m in ours.final] == [*played, *played, "ai"]
+    empty = theirs.final[5]
+    assert empty.content == "" and not empty.tool_calls
+    first, second = theirs.calls[3], ours.calls[3]  # the second turn's first request
+    assert len(first.messages) == len(second.messages) + 1
+    assert first.counted == second.counted + 6  # 3 per message, the role, rounded up

@@ -5,6 +5,7 @@ the same failures."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from hypothesis import event, given, settings
@@ -221,3 +222,20 @@ for config in (StrandsConfig(window=6000, window_size=6, per_turn=2),
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     first, second = outputs_under_two_hash_seeds(DUMP)
     assert first and first == second
+
+
+def test_deviation_an_empty_final_answer_is_sent_as_blank_text_by_strands_only() -> None:
+    """ST22: strands keeps an empty final answer as an assistant message with no content and sends
+    it as `[blank text]`; the lab's engine stores nothing for it. Pinned so a fix shows here."""
+    script = loop([200, 300], turns=2)
+    script = dataclasses.replace(
+        script, turns=(dataclasses.replace(script.turns[0], final=""), script.turns[1])
+    )
+    config = StrandsConfig(window=64_000)
+    theirs, ours = run_strands(script, config), run_lab(script, config)
+    sent, lab = (
+        json.loads(theirs.calls[3].messages)["messages"],
+        json.loads(ours.calls[3].messages)["messages"],
+    )
+    assert {"role": "assistant", "content": "[blank text]"} in sent
+    assert [m for m in sent if m.get("content") != "[blank text]"] == lab

@@ -100,6 +100,10 @@ def build_summary(params: LangChainSummaryParams, texts: Texts) -> StepStrategy:
 
 PEERS = ("langchain", "langchain-core")
 """The distributions the LangChain presets are proven against."""
+NOTES = (
+    "an empty final answer adds no message: LangChain keeps an AI message with empty content, "
+    "sent and counted in every later request (declared as L25)",
+)
 
 CLEAR_PRESET = Preset(
     name="langchain-clear",
@@ -109,6 +113,7 @@ CLEAR_PRESET = Preset(
     params=LangChainClearParams,
     build=build_clear,
     peers=PEERS,
+    notes=NOTES,
 )
 
 SUMMARY_PRESET = Preset(
@@ -119,4 +124,5 @@ SUMMARY_PRESET = Preset(
     params=LangChainSummaryParams,
     build=build_summary,
     peers=PEERS,
+    notes=NOTES,
 )

@@ -75,6 +75,8 @@ NOTES = (
     "pin_first and proactive_compression (off by default) are not reproduced",
     "a refused over-window request is an event (context_overflow) on the next call, not a call",
     f"the run fails at the {REFUSALS}th refusal in a row, where strands would retry without end",
+    "an empty final answer adds no message: strands keeps an assistant message with no content, "
+    "sent as '[blank text]' and counted in the window (declared as ST22)",
 )
 
 
