@@ -12,6 +12,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.presets.deepagents.summary import ContextOverflowError
 from ctxlab.presets.lc_messages import count_tokens
@@ -210,6 +211,17 @@ def test_tools_over_the_input_budget_fail_the_run_before_any_call() -> None:
     assert not theirs.calls
 
 
+def test_a_user_tool_named_as_a_built_in_takes_its_place() -> None:
+    """`create_agent` keys the tools by name: the user's `read_file` is offered (and counted) where
+    the built-in was, and there is one tool of that name (found replaying a DeerFlow transcript)."""
+    own = ToolSchema.of("read_file", "Read a file of the sandbox.", {"type": "object", "properties": {}})
+    script = replace(loop([3000] * 8, tool="read_file"), tools=(*TOOLS, own))
+    ours, _ = compare(script, DAConfig(window=8000))
+    tools = [json.loads(t)["function"] for t in ours.calls[0].tools]
+    assert [t["name"] for t in tools][:3] == ["ls", "read_file", "write_file"]
+    assert len(tools) == 10 and tools[1]["description"] == own.description
+
+
 DUMP = """
 import dataclasses, json
 from ctxlab.presets.lc_messages import count_tokens
@@ -223,3 +235,34 @@ print(json.dumps(dataclasses.asdict(trace), sort_keys=True))
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     first, second = outputs_under_two_hash_seeds(DUMP)
     assert first and first == second
+
+
+def test_deviation_an_empty_final_answer_is_a_message_in_deepagents_only() -> None:
+    """D19: as in LangChain (L25), deepagents keeps an empty final answer as an AI message, sent and
+    counted in every later request; the lab's engine stores nothing for it. Pinned so a fix (or a
+    change) shows here."""
+    script = loop([200, 300], turns=2)
+    script = replace(script, turns=(replace(script.turns[0], final=""), script.turns[1]))
+    config = DAConfig(window=16_000)
+    theirs, ours = run_deepagents(script, config), run_lab(script, config)
+    first, second = theirs.calls[3], ours.calls[3]  # the second turn's first request
+    assert [m.kind for m in first.messages] == ["system", "human", "ai", "tool", "ai", "tool", "ai", "human"]
+    assert first.messages[:6] + first.messages[7:] == second.messages
+    empty = first.messages[6]
+    assert empty.content == "" and not empty.tool_calls
+    assert first.counted == second.counted + 6  # 3 per message, the role, rounded up
+
+
+def test_deviation_deepagents_strips_a_tool_description_built_by_structured_tool() -> None:
+    """D20: the driver builds the user's tools with `StructuredTool.from_function`, which strips the
+    description; the lab sends (and counts) a workload's description as written. Not the family's
+    concern (the generated workloads' descriptions have no surrounding whitespace); pinned."""
+    padded = replace(TOOLS[0], description=TOOLS[0].description + "\n")
+    script = replace(loop([200]), tools=(padded, TOOLS[1]))
+    theirs, ours = run_deepagents(script, DAConfig()), run_lab(script, DAConfig())
+    sent = {
+        side: json.loads(trace.calls[0].tools[8])["function"]["description"]
+        for side, trace in (("theirs", theirs), ("ours", ours))
+    }
+    assert sent == {"theirs": TOOLS[0].description, "ours": TOOLS[0].description + "\n"}
+    assert ours.calls[0].counted == theirs.calls[0].counted + 1  # the newline, rounded up

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,23 @@ def test_two_driver_processes_write_the_same_bytes(driver: OpenHandsDriver) -> N
         assert other.run_raw(workload) == driver.run_raw(workload)
     finally:
         other.close()
+
+
+def test_deviation_an_empty_final_answer_does_not_end_the_reply_in_the_sdk(driver: OpenHandsDriver) -> None:
+    """17: the SDK takes an empty answer (no text, no call) as no answer: it keeps the empty
+    assistant message, adds its corrective nudge and asks the model again; the lab ends the reply
+    there (the workload has no further answer to give). Most imported transcripts end so. Pinned:
+    the SDK's extra request, which its scripted model cannot answer."""
+    script = single_turn(2)
+    script = replace(script, turns=(replace(script.turns[0], final=""),))
+    case = Workload(
+        script=script, params=OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    )
+    trace = driver.run(driver_workload(case))
+    theirs = sdk_calls(trace)
+    ours, error = run_lab(case)
+    assert ours == theirs[:-1] and error is None
+    assert trace["errors"] == ["ConversationRunError"]  # the scripted model has nothing more to say
+    empty, nudge = theirs[-1].messages[-2:]
+    assert empty == ("assistant", "", (), "")
+    assert nudge[0] == "user" and "did not include a function call or a message" in nudge[1]

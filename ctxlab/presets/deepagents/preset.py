@@ -2,8 +2,8 @@
 (checked call for call against the installed package, `tests/parity/test_deepagents_parity.py`).
 
 A deep agent offers its eight built-in tools (`ls`, `read_file`, `write_file`, `edit_file`,
-`delete`, `glob`, `grep`, `task`) before the user's, and its middleware works on the LangChain
-view of the history:
+`delete`, `glob`, `grep`, `task`) before the user's (a user's tool of a built-in's name in its
+place), and its middleware works on the LangChain view of the history:
 - `FilesystemMiddleware` evicts a tool result longer than `tool_token_limit_before_evict` x 4
   characters as it arrives: the text is saved at `/large_tool_results/<call id>` and the result
   becomes a stub with a numbered head-and-tail preview (`ctxlab.presets.deepagents.eviction`).
@@ -23,7 +23,7 @@ Deviations (tests/parity/CHECKLIST.md, D-section): the history session and an ev
 message are named by counters in the shape of deepagents' uuid4s; files are kept in the lab's
 workspace under its own names (the model sees deepagents' paths); the history file holds the
 lab's JSON of the span rather than deepagents' Markdown; the counter is 4 characters per token
-(no Anthropic 3.3).
+(no Anthropic 3.3); an empty final answer is no message (deepagents keeps one).
 
 Events: `offloaded` (a result evicted, the history saved), `compressed`, `truncated`,
 `summary_failed`.
@@ -147,8 +147,12 @@ class EvictLargeResults(Step):
         return evicted(result, self.texts)
 
     def tools(self, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
-        """The built-in tools, then the user's."""
-        return (*(t.schema for t in self.texts.tools), *tools)
+        """The built-in tools, then the user's; as `create_agent` keys the tools by name, a user's
+        tool named as a built-in takes the built-in's place (one tool per name)."""
+        offered = {t.schema.name: t.schema for t in self.texts.tools}
+        for tool in tools:
+            offered[tool.name] = tool
+        return tuple(offered.values())
 
 
 def _deepagents_texts(texts: Texts) -> DeepAgentsTexts:
@@ -163,7 +167,7 @@ def _deepagents_texts(texts: Texts) -> DeepAgentsTexts:
 def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
     """The `deepagents` strategy: eviction, then summarization, as `create_deep_agent` stacks them."""
     own = _deepagents_texts(texts)
-    builtin = {t.schema.name: t.counted_chars for t in own.tools}
+    builtin = {t.schema: t.counted_chars for t in own.tools}
 
     def request_counter(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
         """deepagents' count of a request: system prompt, messages and tools."""
@@ -198,5 +202,7 @@ PRESET = Preset(
         "deviations: the history session and evicted user messages named by counters, not uuid4s; "
         "files kept under the workspace's own names (the model sees deepagents' paths) and the history "
         "file as the lab's JSON; 4 characters per token (no Anthropic 3.3)",
+        "an empty final answer adds no message: deepagents (as LangChain) keeps an AI message with empty "
+        "content, sent and counted in every later request (declared as D19)",
     ),
 )

@@ -143,11 +143,12 @@ class SummarizationSettings:
             checked(self.keep.kind, self.keep.value, "keep")
 
 
-def tool_tokens(tools: Sequence[ToolSchema], builtin: dict[str, int]) -> int:
-    """The tools' share of deepagents' count: their counted characters over 4, rounded up."""
+def tool_tokens(tools: Sequence[ToolSchema], builtin: dict[ToolSchema, int]) -> int:
+    """The tools' share of deepagents' count: their counted characters over 4, rounded up (a
+    built-in tool as deepagents binds it, any other from its schema)."""
     if not tools:
         return 0
-    return math.ceil(sum(builtin.get(t.name, counted_chars(t)) for t in tools) / SCALED.chars_per_token)
+    return math.ceil(sum(builtin.get(t, counted_chars(t)) for t in tools) / SCALED.chars_per_token)
 
 
 def input_budget(window: int) -> int:
@@ -237,9 +238,10 @@ class SummarizeDeep(Step):
     edits: ClassVar[bool] = True
 
     @property
-    def builtin_chars(self) -> dict[str, int]:
-        """Counted characters of the built-in tools, by name."""
-        return {t.schema.name: t.counted_chars for t in self.texts.tools}
+    def builtin_chars(self) -> dict[ToolSchema, int]:
+        """Counted characters of the built-in tools, by schema (a user's tool of the same name is
+        counted as itself)."""
+        return {t.schema: t.counted_chars for t in self.texts.tools}
 
     def truncations(
         self, messages: tuple[Message, ...], view: Sequence[LCMessage], tokens: int, window: int

@@ -431,6 +431,10 @@ PRESET = Preset(
     source=SOURCE,
     params=OpenHandsParams,
     build=build,
+    notes=(
+        "an empty final answer ends the reply: the SDK keeps the empty message, adds its corrective "
+        "nudge and asks the model again (declared as 17)",
+    ),
 )
 
 HYBRID_PRESET = Preset(
@@ -440,4 +444,5 @@ HYBRID_PRESET = Preset(
     source=HYBRID_SOURCE,
     params=HybridParams,
     build=build_hybrid,
+    notes=PRESET.notes,
 )
