@@ -25,4 +25,8 @@ PRESET = Preset(
     entry=AgentScopeEntry,
     from_entry=agentscope_params,
     peers=("agentscope",),
+    notes=(
+        "a negative context.tool_result_limit is refused at load: AgentScope takes it, offloads "
+        "every result as 0 does and fails on a result with no output (declared in row 28)",
+    ),
 )

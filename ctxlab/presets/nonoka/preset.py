@@ -414,4 +414,9 @@ PRESET = Preset(
     params=NonokaParams,
     build=build,
     assistant_first="evicting the oldest protocol units may leave an assistant turn first",
+    notes=(
+        "settings nonoka fixes as constants take ranges here (budget as its RuntimeLimits; "
+        "evict, microcompact, trim and summary values that cannot mean anything are refused at "
+        "load, where nonoka's WorkingMemory built by hand would take them: declared as N1-N3)",
+    ),
 )
