@@ -51,6 +51,27 @@ SHARES = (0.002, 0.02, 0.08, 0.3, 1.2)
 SMALL_SHARES = (0.002, 0.02, 0.05, 0.1)
 
 
+ARGUMENT_FORMS = (
+    lambda n: json.dumps({"query": f"q{n}"}),
+    lambda n: json.dumps({"query": f"{CJK[:4]}{n}", "k": [1, 2]}, separators=(",", ":"), ensure_ascii=False),
+    lambda n: json.dumps({"query": f"{CJK[:3]}{n}"}),  # non-ASCII escaped
+    lambda n: f' {{"query" : "q{n}",\n "k":1.50}} ',
+    lambda n: "not json",
+    lambda n: "",
+    lambda n: "[1,2]",
+)
+"""How a model may write a call's arguments: as `json.dumps` does, compact, escaped or not,
+spaced, not JSON, blank, not an object. strands parses them and sends them re-serialized."""
+
+
+@st.composite
+def arguments(draw: st.DrawFn, n: int) -> str:
+    form = draw(
+        st.sampled_from(ARGUMENT_FORMS[:4]) if draw(st.integers(0, 5)) else st.sampled_from(ARGUMENT_FORMS)
+    )
+    return form(n)
+
+
 @st.composite
 def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedRound:
     calls = []
@@ -59,7 +80,7 @@ def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedR
         calls.append(
             ScriptedCall(
                 tool=draw(st.sampled_from(["retrieve", "figure"])),
-                input=json.dumps({"query": f"q{n}"}),
+                input=draw(arguments(n)),
                 result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
                 error=draw(st.integers(0, 6)) == 0,
             )
@@ -205,6 +226,43 @@ def test_an_empty_window_is_refused_until_the_lab_gives_up() -> None:
     big = Script(system_prompt=PROSE * 200, tools=script.tools, turns=script.turns)
     ours, _ = compare(big, StrandsConfig(window=1500, window_size=0))
     assert kinds(ours).count("f") == REFUSALS
+
+
+def test_arguments_are_sent_as_strands_parses_and_re_serializes_them() -> None:
+    """strands parses a call's arguments into `toolUse.input` (blank or invalid JSON: `{}`) and its
+    OpenAI provider writes them back with `json.dumps(..., ensure_ascii=False)`: the lab sends and
+    counts them the same way, however the model wrote them."""
+    forms = [form(n) for n, form in enumerate(ARGUMENT_FORMS)]
+    script = assign_call_ids(
+        Script(
+            system_prompt="You research.",
+            tools=TOOLS,
+            turns=(
+                ScriptedTurn(
+                    user=(TextBlock(text="Collect the passages."),),
+                    rounds=tuple(
+                        ScriptedRound(
+                            calls=(ScriptedCall(tool="retrieve", input=raw, result=(TextBlock(text=PROSE),)),)
+                        )
+                        for raw in forms
+                    ),
+                    final="Done.",
+                ),
+            ),
+        )
+    )
+    ours, _ = compare(script, StrandsConfig(window=64_000))
+    last = json.loads(ours.calls[-1].messages)["messages"]
+    sent = [c["function"]["arguments"] for m in last for c in m.get("tool_calls", ())]
+    assert sent == [
+        '{"query": "q0"}',
+        '{"query": "上下文工1", "k": [1, 2]}',
+        '{"query": "上下文2"}',
+        '{"query": "q3", "k": 1.5}',
+        "{}",
+        "{}",
+        "[1, 2]",
+    ]
 
 
 DUMP = """

@@ -26,6 +26,9 @@ closing user request, no tools) and replaced by the summary as a user message (`
 too few messages, or a failed summary, fails the run. A summary request over the window is
 refused like any other.
 
+A call's arguments are stored as strands parses them and its OpenAI provider writes them back
+(`ctxlab.presets.strands.answers`): every request sends and counts them so.
+
 Not reproduced (declared in `NOTES` and in the checklist): `pin_first`, `proactive_compression`
 (it estimates from the provider's reported usage and tiktoken), a `summarization_agent`.
 """
@@ -46,6 +49,7 @@ from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import Compaction, Step, Stepped, StepStrategy, record_compaction
+from ctxlab.presets.strands.answers import strands_answer
 from ctxlab.presets.strands.window import (
     TrimError,
     cut_results,
@@ -322,6 +326,7 @@ def build_window(params: StrandsSlidingWindowParams, texts: Texts) -> StepStrate
         source=WINDOW_SOURCE,
         futile_limit=0,
         max_iters=NO_LOOP_LIMIT,
+        kept_answer=strands_answer,
     )
 
 
@@ -334,6 +339,7 @@ def build_summarizing(params: StrandsSummarizingParams, texts: Texts) -> StepStr
         source=SUMMARY_SOURCE,
         futile_limit=0,
         max_iters=NO_LOOP_LIMIT,
+        kept_answer=strands_answer,
     )
 
 
