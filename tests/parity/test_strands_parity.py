@@ -98,7 +98,9 @@ def scripts(
         count = draw(st.integers(20, longest)) if long_loop else draw(st.integers(0, 6))
         played = tuple(draw(rounds(window, shares)) for _ in range(count))
         user = TextBlock(text=draw(text(300)))
-        turns.append(ScriptedTurn(user=(user,), rounds=played, final=draw(text(100))))
+        turns.append(
+            ScriptedTurn(user=(user,), rounds=played, final=draw(st.sampled_from(["", draw(text(100))])))
+        )  # "": an empty answer
     return assign_call_ids(Script(system_prompt=draw(text(600)), tools=TOOLS, turns=tuple(turns)))
 
 
@@ -282,18 +284,20 @@ def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     assert first and first == second
 
 
-def test_deviation_an_empty_final_answer_is_sent_as_blank_text_by_strands_only() -> None:
-    """ST22: strands keeps an empty final answer as an assistant message with no content and sends
-    it as `[blank text]`; the lab's engine stores nothing for it. Pinned so a fix shows here."""
-    script = loop([200, 300], turns=2)
+def test_an_empty_final_answer_is_a_message_sent_as_blank_text() -> None:
+    """ST22: strands keeps an empty final answer (no text, no call) as an assistant message with
+    no content, sends it as `[blank text]` and counts it in its sliding window."""
+    script = loop([200, 300], turns=3)
     script = dataclasses.replace(
-        script, turns=(dataclasses.replace(script.turns[0], final=""), script.turns[1])
+        script, turns=(dataclasses.replace(script.turns[0], final=""), *script.turns[1:])
     )
-    config = StrandsConfig(window=64_000)
-    theirs, ours = run_strands(script, config), run_lab(script, config)
-    sent, lab = (
-        json.loads(theirs.calls[3].messages)["messages"],
-        json.loads(ours.calls[3].messages)["messages"],
-    )
-    assert {"role": "assistant", "content": "[blank text]"} in sent
-    assert [m for m in sent if m.get("content") != "[blank text]"] == lab
+    ours, _ = compare(script, StrandsConfig(window=64_000))
+    sent = json.loads(ours.calls[3].messages)["messages"]
+    assert sent[-2:] == [
+        {"role": "assistant", "content": "[blank text]"},
+        {"role": "user", "content": "Collect the passages."},
+    ]
+    windowed, _ = compare(script, StrandsConfig(window=64_000, window_size=5))
+    assert len(json.loads(windowed.calls[3].messages)["messages"]) < len(sent)
+    summarized, _ = compare(script, StrandsConfig(manager="summary", window=350, preserve_recent_messages=2))
+    assert "s" in kinds(summarized)

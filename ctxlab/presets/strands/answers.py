@@ -7,6 +7,14 @@ not. Its OpenAI provider writes the input back with `json.dumps(input, ensure_as
 (`models/openai.py::format_request_message_tool_call`) in every request that carries the call:
 non-ASCII as written, `", "` and `": "` as separators, numbers as Python writes them back.
 
+An answer with no content (no text, no call) is kept as an assistant message with an empty
+content list, which strands sends as `[blank text]` (`event_loop/streaming.py::_normalize_messages`,
+on a copy of every reasoning request) and its sliding window counts: the lab stores that text,
+so every reasoning request carries and counts it as strands sends it. A summary request goes to
+the model directly (`compression/context_compression.py`), without that normalization, and the
+OpenAI provider leaves a message with no content out of it (`_format_regular_messages`, then
+`format_request_messages`): `summary_messages` leaves the stored text out.
+
 Invariants: a pure function of the blocks; a block that strands would send unchanged is returned
 as the same object, so the stored context keeps its identities.
 """
@@ -15,7 +23,12 @@ from __future__ import annotations
 
 import json
 
-from ctxlab.core.messages.blocks import Block, ToolCallBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock
+from ctxlab.core.messages.message import Message
+
+BLANK_TEXT = "[blank text]"
+"""What strands sends for an assistant message with no content (a literal in
+`event_loop/streaming.py`)."""
 
 
 def strands_arguments(raw: str) -> str:
@@ -35,7 +48,10 @@ def strands_arguments(raw: str) -> str:
 
 
 def strands_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
-    """The answer's blocks as strands keeps them: each call's arguments re-serialized."""
+    """The answer's blocks as strands keeps them: each call's arguments re-serialized; an empty
+    answer a message sent as `[blank text]`."""
+    if not blocks:
+        return (TextBlock(text=BLANK_TEXT),)
     return tuple(_kept(block) for block in blocks)
 
 
@@ -44,3 +60,18 @@ def _kept(block: Block) -> Block:
         return block
     arguments = strands_arguments(block.input)
     return block if arguments == block.input else ToolCallBlock(id=block.id, name=block.name, input=arguments)
+
+
+def summary_messages(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """`messages` as a summary request sends them: without the empty answers kept as
+    `[blank text]` (a message with nothing left is left out)."""
+    out: list[Message] = []
+    for message in messages:
+        kept = message.blocks
+        if message.role == "assistant":
+            kept = tuple(b for b in kept if not (isinstance(b, TextBlock) and b.text == BLANK_TEXT))
+        if kept is message.blocks or len(kept) == len(message.blocks):
+            out.append(message)
+        elif kept:
+            out.append(message.with_blocks(kept))
+    return tuple(out)
