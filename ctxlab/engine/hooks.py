@@ -7,11 +7,11 @@ per-result step (truncation). Built-in tools are tools the lab runs itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
@@ -56,6 +56,12 @@ class Strategy(Protocol):
     def builtins(self) -> Mapping[str, BuiltinTool]:
         """The tools this strategy runs itself, by name (task tools, the compression tool)."""
         ...
+
+
+KeptAnswer = Callable[[tuple[Block, ...]], tuple[Block, ...]]
+"""How a framework stores a model's answer: the blocks it keeps of the blocks the model gave. A
+strategy may carry one as `kept_answer` (read with `getattr`, None: the blocks as given, and
+nothing for an empty answer); the response itself is recorded as the model gave it."""
 
 
 class BuiltinTool(Protocol):

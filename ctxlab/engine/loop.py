@@ -35,7 +35,14 @@ from ctxlab.core.agentscope.compress import ReplyMark, fixed_messages, unfinishe
 from ctxlab.core.agentscope.toolkit import ACTIVE_GROUPS, inactive_refusal, offered_tools, with_skills
 from ctxlab.core.agentscope.toolresult import merge_text_parts
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import HintBlock, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import (
+    Block,
+    HintBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import measure_all
@@ -44,7 +51,7 @@ from ctxlab.core.world.retention import RetentionSnapshot
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
-from ctxlab.engine.hooks import BuiltinTool, Frame, RunSettings, Strategy
+from ctxlab.engine.hooks import BuiltinTool, Frame, KeptAnswer, RunSettings, Strategy
 from ctxlab.engine.middleware import (
     HOOKS,
     Acted,
@@ -96,6 +103,7 @@ class Loop:
     delegated_at: int | None = None
     _basic_tools: tuple[ToolSchema, ...] = field(init=False)
     _active: tuple[str, ...] = field(init=False, default=())
+    _kept: KeptAnswer | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
@@ -105,6 +113,7 @@ class Loop:
         base = with_skills(self.script.system_prompt, self.script.skills, self.env.texts)
         prompt = transform_prompt(layers["on_system_prompt"], base)
         self._basic_tools = self.strategy.tools(self.script.tools)
+        self._kept = getattr(self.strategy, "kept_answer", None)
         self.frame = Frame(
             system_prompt=self.strategy.system_prompt(prompt),
             tools=self.offered(()),
@@ -215,8 +224,8 @@ class Loop:
             state = self.strategy.prepare(state, self.env, self.frame)
             reasoned = self._reasoning(state, "none" if forced else "auto")
             state, response = reasoned.state, reasoned.response
-            if not reasoned.saved and response.blocks:
-                state = append_to_reply(state, response.blocks, self.env.counter)
+            if not reasoned.saved and (kept := self.kept(response)):
+                state = append_to_reply(state, kept, self.env.counter)
             if not response.calls or forced:
                 return evolve(state, cur_iter=state.cur_iter + 1)
             state = self.act(state, response.calls)
@@ -260,13 +269,20 @@ class Loop:
         return self.env.reasoning(state, request, tokens)
 
     def save_response(self, state: EpisodeState, response: ModelResponse) -> EpisodeState:
-        """Append the response's blocks to the reply message; the reply now carries usage."""
+        """Append the response's blocks (as the strategy keeps them) to the reply message; the reply
+        now carries usage."""
         reply = state.reply
         if not reply.has_usage:
             reply = ReplyMark(reply_id=reply.reply_id, has_usage=True, name=reply.name)
-        if response.blocks:
-            return append_to_reply(state, response.blocks, self.env.counter, reply=reply)
+        kept = self.kept(response)
+        if kept:
+            return append_to_reply(state, kept, self.env.counter, reply=reply)
         return state if reply is state.reply else evolve(state, reply=reply)
+
+    def kept(self, response: ModelResponse) -> tuple[Block, ...]:
+        """The blocks of `response` stored in the context: the strategy's `kept_answer` of them, or
+        the blocks as given. The calls run as the model gave them (their ids and names)."""
+        return response.blocks if self._kept is None else self._kept(response.blocks)
 
     def act(self, state: EpisodeState, calls: tuple[ToolCallBlock, ...]) -> EpisodeState:
         """Run the calls in order and save each result after the strategy's per-result step."""

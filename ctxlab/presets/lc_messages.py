@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
+from ctxlab.core.messages.blocks import Block, TextBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
@@ -134,6 +135,13 @@ def lc_of(message: Message) -> tuple[LCMessage, ...]:
 
 _lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](lc_of)
 _lc_view = LeadingConcat[Message, LCMessage](lambda message, _at, _before: _lc_of(message))
+
+
+def lc_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    """An answer as LangChain's agent keeps it: every answer is an AI message in the state, an
+    empty one (no text, no call) an AI message with empty content, sent and counted in every
+    later request (an empty text block, which the OpenAI view sends as `""`)."""
+    return blocks if blocks else (TextBlock(text=""),)
 
 
 def calls_repr(calls: Sequence[LCCall]) -> str:

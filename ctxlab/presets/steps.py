@@ -50,7 +50,7 @@ from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import ViewUnit, placed_units
 from ctxlab.engine.env import Env, RequestCounter
-from ctxlab.engine.hooks import BuiltinTool, Frame
+from ctxlab.engine.hooks import BuiltinTool, Frame, KeptAnswer
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.progress import flag_progress
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
@@ -237,6 +237,8 @@ class StepStrategy:
         request_counter: the family's own count of a request, recorded as `strategy_tokens`.
         iteration_limit: the framework's own limit of steps per reply, condensations included,
             after which the reply stops without a forced answer (None: the run's `max_iters`).
+        kept_answer: how the framework stores a model's answer (None: as given; an empty answer
+            stores nothing).
     """
 
     name: str
@@ -248,6 +250,7 @@ class StepStrategy:
     max_iters: int | None = None
     request_counter: RequestCounter | None = None
     iteration_limit: int | None = None
+    kept_answer: KeptAnswer | None = None
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The script's tools after every step's additions."""

@@ -22,7 +22,7 @@ from ctxlab.presets.langchain.exact import (
     SummarizeExact,
 )
 from ctxlab.presets.langchain.preset import LANGGRAPH_LOOP_LIMIT
-from ctxlab.presets.lc_messages import LCMessage, count_tokens, lc_view
+from ctxlab.presets.lc_messages import LCMessage, count_tokens, lc_answer, lc_view
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.langchain import langchain_texts
@@ -93,7 +93,12 @@ def strategy_of(config: LCConfig) -> StepStrategy:
             anthropic=config.anthropic,
         )
         step = SummarizeExact(params, texts=texts)
-    return StepStrategy(name=f"langchain-{config.middleware}", steps=(step,), futile_limit=0)  # type: ignore[arg-type]
+    return StepStrategy(  # the presets' strategy fields (`build_clear`, `build_summary`)
+        name=f"langchain-{config.middleware}",
+        steps=(step,),  # type: ignore[arg-type]
+        futile_limit=0,
+        kept_answer=lc_answer,
+    )
 
 
 def run_lab(script: Script, config: LCConfig) -> LCTrace:

@@ -33,6 +33,7 @@ from strands.agent.conversation_manager import (
 )
 from strands.agent.conversation_manager.compression.context_compression import DEFAULT_SUMMARIZATION_PROMPT
 from strands.models.model import Model
+from strands.models.openai import OpenAIModel
 from strands.tools.executors import SequentialToolExecutor
 from strands.tools.tools import PythonAgentTool
 from strands.types.exceptions import ContextWindowOverflowException
@@ -90,16 +91,16 @@ class StrandsTrace:
 
 
 def lab_message(message: dict[str, Any]) -> Message:
-    """A strands message as ctxlab blocks (what the OpenAI view and the counter read)."""
+    """A strands message as ctxlab blocks (what the OpenAI view and the counter read); a tool use's
+    parsed input is written back as strands' OpenAI provider writes it."""
     blocks: list[Block] = []
     for content in message["content"]:
         if "text" in content:
             blocks.append(TextBlock(text=content["text"]))
         elif "toolUse" in content:
             use = content["toolUse"]
-            blocks.append(
-                ToolCallBlock(id=use["toolUseId"], name=use["name"], input=json.dumps(use["input"]))
-            )
+            arguments = OpenAIModel.format_request_message_tool_call(use)["function"]["arguments"]
+            blocks.append(ToolCallBlock(id=use["toolUseId"], name=use["name"], input=arguments))
         elif "toolResult" in content:
             result = content["toolResult"]
             parts = tuple(TextBlock(text=item["text"]) for item in result["content"])

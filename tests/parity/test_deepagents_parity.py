@@ -81,7 +81,9 @@ def da_scripts(draw: st.DrawFn, window: int) -> Script:
         rounds = tuple(draw(da_rounds(window, rounds_so_far + k)) for k in range(count))
         rounds_so_far += count
         user = TextBlock(text=draw(text(300)))
-        turns.append(ScriptedTurn(user=(user,), rounds=rounds, final=draw(text(100))))
+        turns.append(
+            ScriptedTurn(user=(user,), rounds=rounds, final=draw(st.sampled_from(["", draw(text(100))])))
+        )  # "": an empty answer
     return assign_call_ids(Script(system_prompt=draw(text(600)), tools=TOOLS, turns=tuple(turns)))
 
 

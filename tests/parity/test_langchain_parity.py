@@ -65,7 +65,9 @@ def scripts(draw: st.DrawFn, window: int) -> Script:
         count = draw(st.integers(20, 45)) if long_loop else draw(st.integers(0, 6))
         rounds = tuple(draw(lc_rounds(window)) for _ in range(count))
         user = TextBlock(text=draw(text(300)))
-        turns.append(ScriptedTurn(user=(user,), rounds=rounds, final=draw(text(100))))
+        turns.append(
+            ScriptedTurn(user=(user,), rounds=rounds, final=draw(st.sampled_from(["", draw(text(100))])))
+        )  # "": an empty answer
     return assign_call_ids(Script(system_prompt=draw(text(600)), tools=TOOLS, turns=tuple(turns)))
 
 
@@ -205,18 +207,16 @@ def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     assert first and first == second
 
 
-def test_deviation_an_empty_final_answer_is_a_message_in_langchain_only() -> None:
-    """L25: LangChain keeps an empty final answer as an AI message, sent and counted in every later
-    request; the lab's engine stores nothing for it. Pinned so a fix (or a change) shows here."""
-    script = loop([200, 300], turns=2)
-    script = replace(script, turns=(replace(script.turns[0], final=""), script.turns[1]))
-    config = LCConfig(trigger=("tokens", 100_000))
+def test_an_empty_final_answer_is_an_ai_message_with_empty_content() -> None:
+    """L25: LangChain keeps an empty final answer (no text, no call) as an AI message with empty
+    content, sent and counted in every later request and counted for `keep` in messages."""
+    script = loop([200, 300], turns=3)
+    script = replace(script, turns=(replace(script.turns[0], final=""), *script.turns[1:]))
     played = ["human", "ai", "tool", "ai", "tool"]  # a prompt and two rounds
-    theirs, ours = run_langchain(script, config), run_lab(script, config)
-    assert [m.kind for m in theirs.final] == [*played, "ai", *played, "ai"]
-    assert [m.kind for m in ours.final] == [*played, *played, "ai"]
+    ours, theirs = compare(script, LCConfig(trigger=("tokens", 100_000)))
+    assert [m.kind for m in theirs.final] == [*played, "ai", *played, "ai", *played, "ai"]
     empty = theirs.final[5]
     assert empty.content == "" and not empty.tool_calls
-    first, second = theirs.calls[3], ours.calls[3]  # the second turn's first request
-    assert len(first.messages) == len(second.messages) + 1
-    assert first.counted == second.counted + 6  # 3 per message, the role, rounded up
+    assert [m.kind for m in ours.calls[3].messages] == ["system", *played, "ai", "human"]  # sent, counted
+    summarized, _ = compare(script, LCConfig(trigger=("messages", 12), keep=("messages", 6)))
+    assert "summary" in [c.kind for c in summarized.calls]

@@ -51,6 +51,27 @@ SHARES = (0.002, 0.02, 0.08, 0.3, 1.2)
 SMALL_SHARES = (0.002, 0.02, 0.05, 0.1)
 
 
+ARGUMENT_FORMS = (
+    lambda n: json.dumps({"query": f"q{n}"}),
+    lambda n: json.dumps({"query": f"{CJK[:4]}{n}", "k": [1, 2]}, separators=(",", ":"), ensure_ascii=False),
+    lambda n: json.dumps({"query": f"{CJK[:3]}{n}"}),  # non-ASCII escaped
+    lambda n: f' {{"query" : "q{n}",\n "k":1.50}} ',
+    lambda n: "not json",
+    lambda n: "",
+    lambda n: "[1,2]",
+)
+"""How a model may write a call's arguments: as `json.dumps` does, compact, escaped or not,
+spaced, not JSON, blank, not an object. strands parses them and sends them re-serialized."""
+
+
+@st.composite
+def arguments(draw: st.DrawFn, n: int) -> str:
+    form = draw(
+        st.sampled_from(ARGUMENT_FORMS[:4]) if draw(st.integers(0, 5)) else st.sampled_from(ARGUMENT_FORMS)
+    )
+    return form(n)
+
+
 @st.composite
 def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedRound:
     calls = []
@@ -59,7 +80,7 @@ def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedR
         calls.append(
             ScriptedCall(
                 tool=draw(st.sampled_from(["retrieve", "figure"])),
-                input=json.dumps({"query": f"q{n}"}),
+                input=draw(arguments(n)),
                 result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
                 error=draw(st.integers(0, 6)) == 0,
             )
@@ -77,7 +98,9 @@ def scripts(
         count = draw(st.integers(20, longest)) if long_loop else draw(st.integers(0, 6))
         played = tuple(draw(rounds(window, shares)) for _ in range(count))
         user = TextBlock(text=draw(text(300)))
-        turns.append(ScriptedTurn(user=(user,), rounds=played, final=draw(text(100))))
+        turns.append(
+            ScriptedTurn(user=(user,), rounds=played, final=draw(st.sampled_from(["", draw(text(100))])))
+        )  # "": an empty answer
     return assign_call_ids(Script(system_prompt=draw(text(600)), tools=TOOLS, turns=tuple(turns)))
 
 
@@ -207,6 +230,43 @@ def test_an_empty_window_is_refused_until_the_lab_gives_up() -> None:
     assert kinds(ours).count("f") == REFUSALS
 
 
+def test_arguments_are_sent_as_strands_parses_and_re_serializes_them() -> None:
+    """strands parses a call's arguments into `toolUse.input` (blank or invalid JSON: `{}`) and its
+    OpenAI provider writes them back with `json.dumps(..., ensure_ascii=False)`: the lab sends and
+    counts them the same way, however the model wrote them."""
+    forms = [form(n) for n, form in enumerate(ARGUMENT_FORMS)]
+    script = assign_call_ids(
+        Script(
+            system_prompt="You research.",
+            tools=TOOLS,
+            turns=(
+                ScriptedTurn(
+                    user=(TextBlock(text="Collect the passages."),),
+                    rounds=tuple(
+                        ScriptedRound(
+                            calls=(ScriptedCall(tool="retrieve", input=raw, result=(TextBlock(text=PROSE),)),)
+                        )
+                        for raw in forms
+                    ),
+                    final="Done.",
+                ),
+            ),
+        )
+    )
+    ours, _ = compare(script, StrandsConfig(window=64_000))
+    last = json.loads(ours.calls[-1].messages)["messages"]
+    sent = [c["function"]["arguments"] for m in last for c in m.get("tool_calls", ())]
+    assert sent == [
+        '{"query": "q0"}',
+        '{"query": "上下文工1", "k": [1, 2]}',
+        '{"query": "上下文2"}',
+        '{"query": "q3", "k": 1.5}',
+        "{}",
+        "{}",
+        "[1, 2]",
+    ]
+
+
 DUMP = """
 import dataclasses, json
 from tests.parity.strands_driver import StrandsConfig, run_strands
@@ -224,18 +284,20 @@ def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     assert first and first == second
 
 
-def test_deviation_an_empty_final_answer_is_sent_as_blank_text_by_strands_only() -> None:
-    """ST22: strands keeps an empty final answer as an assistant message with no content and sends
-    it as `[blank text]`; the lab's engine stores nothing for it. Pinned so a fix shows here."""
-    script = loop([200, 300], turns=2)
+def test_an_empty_final_answer_is_a_message_sent_as_blank_text() -> None:
+    """ST22: strands keeps an empty final answer (no text, no call) as an assistant message with
+    no content, sends it as `[blank text]` and counts it in its sliding window."""
+    script = loop([200, 300], turns=3)
     script = dataclasses.replace(
-        script, turns=(dataclasses.replace(script.turns[0], final=""), script.turns[1])
+        script, turns=(dataclasses.replace(script.turns[0], final=""), *script.turns[1:])
     )
-    config = StrandsConfig(window=64_000)
-    theirs, ours = run_strands(script, config), run_lab(script, config)
-    sent, lab = (
-        json.loads(theirs.calls[3].messages)["messages"],
-        json.loads(ours.calls[3].messages)["messages"],
-    )
-    assert {"role": "assistant", "content": "[blank text]"} in sent
-    assert [m for m in sent if m.get("content") != "[blank text]"] == lab
+    ours, _ = compare(script, StrandsConfig(window=64_000))
+    sent = json.loads(ours.calls[3].messages)["messages"]
+    assert sent[-2:] == [
+        {"role": "assistant", "content": "[blank text]"},
+        {"role": "user", "content": "Collect the passages."},
+    ]
+    windowed, _ = compare(script, StrandsConfig(window=64_000, window_size=5))
+    assert len(json.loads(windowed.calls[3].messages)["messages"]) < len(sent)
+    summarized, _ = compare(script, StrandsConfig(manager="summary", window=350, preserve_recent_messages=2))
+    assert "s" in kinds(summarized)

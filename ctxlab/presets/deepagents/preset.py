@@ -57,7 +57,7 @@ from ctxlab.presets.deepagents.summary import (
     counted,
     tool_tokens,
 )
-from ctxlab.presets.lc_messages import lc_view
+from ctxlab.presets.lc_messages import lc_answer, lc_view
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy
 from ctxlab.texts import Texts
@@ -183,6 +183,7 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
         source=SOURCE,
         futile_limit=0,
         max_iters=LANGGRAPH_LOOP_LIMIT,
+        kept_answer=lc_answer,
         request_counter=request_counter,
     )
 

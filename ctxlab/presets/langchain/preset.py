@@ -28,7 +28,7 @@ from ctxlab.presets.langchain.exact import (
     LangChainSummaryParams,
     SummarizeExact,
 )
-from ctxlab.presets.lc_messages import count_tokens, lc_view
+from ctxlab.presets.lc_messages import count_tokens, lc_answer, lc_view
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
@@ -80,6 +80,7 @@ def build_clear(params: LangChainClearParams, texts: Texts) -> StepStrategy:
         source=CLEAR_SOURCE,
         futile_limit=0,
         max_iters=LANGGRAPH_LOOP_LIMIT,
+        kept_answer=lc_answer,
         request_counter=counted_messages,
     )
 
@@ -94,16 +95,13 @@ def build_summary(params: LangChainSummaryParams, texts: Texts) -> StepStrategy:
         source=SUMMARY_SOURCE,
         futile_limit=0,
         max_iters=LANGGRAPH_LOOP_LIMIT,
+        kept_answer=lc_answer,
         request_counter=counted_messages,
     )
 
 
 PEERS = ("langchain", "langchain-core")
 """The distributions the LangChain presets are proven against."""
-NOTES = (
-    "an empty final answer adds no message: LangChain keeps an AI message with empty content, "
-    "sent and counted in every later request (declared as L25)",
-)
 
 CLEAR_PRESET = Preset(
     name="langchain-clear",
@@ -113,7 +111,6 @@ CLEAR_PRESET = Preset(
     params=LangChainClearParams,
     build=build_clear,
     peers=PEERS,
-    notes=NOTES,
 )
 
 SUMMARY_PRESET = Preset(
@@ -124,5 +121,4 @@ SUMMARY_PRESET = Preset(
     params=LangChainSummaryParams,
     build=build_summary,
     peers=PEERS,
-    notes=NOTES,
 )

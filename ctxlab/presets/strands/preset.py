@@ -26,6 +26,11 @@ closing user request, no tools) and replaced by the summary as a user message (`
 too few messages, or a failed summary, fails the run. A summary request over the window is
 refused like any other.
 
+A call's arguments are stored as strands parses them and its OpenAI provider writes them back
+(`ctxlab.presets.strands.answers`): every request sends and counts them so. An empty answer (no
+text, no call) is kept as a message sent as `[blank text]` and counted by the window, and left
+out of a summary request, as strands does.
+
 Not reproduced (declared in `NOTES` and in the checklist): `pin_first`, `proactive_compression`
 (it estimates from the provider's reported usage and tiktoken), a `summarization_agent`.
 """
@@ -46,6 +51,7 @@ from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import Compaction, Step, Stepped, StepStrategy, record_compaction
+from ctxlab.presets.strands.answers import strands_answer, summary_messages
 from ctxlab.presets.strands.window import (
     TrimError,
     cut_results,
@@ -75,8 +81,6 @@ NOTES = (
     "pin_first and proactive_compression (off by default) are not reproduced",
     "a refused over-window request is an event (context_overflow) on the next call, not a call",
     f"the run fails at the {REFUSALS}th refusal in a row, where strands would retry without end",
-    "an empty final answer adds no message: strands keeps an assistant message with no content, "
-    "sent as '[blank text]' and counted in the window (declared as ST22)",
 )
 
 
@@ -294,7 +298,7 @@ class Summarizing(Step):
         """
         prompt = self.params.summarization_system_prompt
         system = text_message("system", self.texts.summary_system_prompt if prompt is None else prompt)
-        request = (system, *head, text_message("user", self.texts.summary_request))
+        request = (system, *summary_messages(head), text_message("user", self.texts.summary_request))
         if env.counter.count(request, ()) > env.context_size:
             env.summarize_text(state, request)  # the refused call is still made
             raise ContextOverflowError("the summary request is over the window")
@@ -322,6 +326,7 @@ def build_window(params: StrandsSlidingWindowParams, texts: Texts) -> StepStrate
         source=WINDOW_SOURCE,
         futile_limit=0,
         max_iters=NO_LOOP_LIMIT,
+        kept_answer=strands_answer,
     )
 
 
@@ -334,6 +339,7 @@ def build_summarizing(params: StrandsSummarizingParams, texts: Texts) -> StepStr
         source=SUMMARY_SOURCE,
         futile_limit=0,
         max_iters=NO_LOOP_LIMIT,
+        kept_answer=strands_answer,
     )
 
 
