@@ -203,7 +203,5 @@ PRESET = Preset(
         "deviations: the history session and evicted user messages named by counters, not uuid4s; "
         "files kept under the workspace's own names (the model sees deepagents' paths) and the history "
         "file as the lab's JSON; 4 characters per token (no Anthropic 3.3)",
-        "an empty final answer adds no message: deepagents (as LangChain) keeps an AI message with empty "
-        "content, sent and counted in every later request (declared as D19)",
     ),
 )
