@@ -178,6 +178,19 @@ def test_the_iteration_limit_stops_a_reply_without_a_forced_answer(driver: OpenH
     assert len(kinds) == 9
 
 
+def test_a_request_over_the_limit_by_itself_resets_until_the_iteration_limit(driver: OpenHandsDriver) -> None:
+    """A system prompt over `max_tokens` by itself: every hard reset leaves a request still over the
+    limit, so the SDK resets again, one summary per iteration, until `max_iteration_per_run` ends
+    the reply (status `error`, no exception); the next turn starts over. 2 x 250 summaries: more
+    than any fixed list of scripted answers (the driver once had 399, and the SDK then failed)."""
+    script = replace(single_turn(2), system_prompt="You are a test. " * 200)
+    script = replace(script, turns=script.turns * 2)
+    condenser = CondenserSettings(max_size=40, keep_first=4, max_tokens=300)
+    params = OpenHandsParams(condenser=condenser, max_iterations=250)
+    kinds = compare(driver, Workload(script=script, params=params))
+    assert kinds == ["summary"] * 500
+
+
 def test_two_driver_processes_write_the_same_bytes(driver: OpenHandsDriver) -> None:
     params = OpenHandsParams(condenser=CondenserSettings(max_size=12, keep_first=3, max_tokens=900))
     workload = driver_workload(

@@ -87,7 +87,10 @@ CTXLAB_CONDENSER_TEXTS = OpenHandsTexts(
 """ctxlab's own wording of the summary request (`texts: ctxlab`); the mechanics are the SDK's."""
 
 MAX_STEPS = 500
-"""Condensations in a row before a call at most (the conversation's own iteration limit)."""
+"""The conversation's default iteration limit (`max_iteration_per_run`)."""
+
+STEPS_KEY = "condenser-steps"
+"""Memo: (the reply's id, condensations made in it), for the iteration limit."""
 
 DefaultSet = Literal["agent", "class"]
 DEFAULT_SETS: dict[str, tuple[int, int]] = {"agent": (80, 4), "class": (240, 2)}
@@ -168,20 +171,28 @@ class CondenseEvents(Step):
 
     settings: CondenserSettings
     texts: OpenHandsTexts
+    max_iterations: int = MAX_STEPS
     key: ClassVar[str] = "condenser"
     edits: ClassVar[bool] = True
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
-        """Condense, step after step, while the SDK would (each a conversation iteration)."""
+        """Condense, step after step, while the SDK would (each a conversation iteration): at most
+        until the reply's steps (its reasoning calls and condensations) reach `max_iterations`,
+        where the conversation stops the reply."""
+        reply, used = memo(state, STEPS_KEY, ("", 0))
+        used = used if reply == state.reply.reply_id else 0
         compaction = None
-        for _ in range(MAX_STEPS):
+        while state.cur_iter + used < self.max_iterations:
             before = request_sizer(state, env, frame).tokens(state.context_tally)
             attempt = self.attempt(state, env, frame)
-            if not attempt.condensed:
-                return Stepped(state=attempt.state, compaction=compaction)
             state = attempt.state
+            if not attempt.condensed:
+                break
+            used += 1
             after = request_sizer(state, env, frame).tokens(state.context_tally)
             compaction = Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0)
+        if compaction is not None:
+            state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
         return Stepped(state=state, compaction=compaction)
 
     def limit(self, env: Env) -> int | None:
@@ -400,7 +411,7 @@ class HybridParams:
 
 def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
     """The `openhands` strategy."""
-    step = CondenseEvents(params.condenser, condenser_texts(texts))
+    step = CondenseEvents(params.condenser, condenser_texts(texts), params.max_iterations)
     return StepStrategy(
         name="openhands",
         steps=(step,),
@@ -413,7 +424,8 @@ def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
 
 def build_hybrid(params: HybridParams, texts: Texts) -> StepStrategy:
     """The `openhands-hybrid` strategy: the condenser, then SWE-agent-style masking."""
-    steps = (CondenseEvents(params.condenser, condenser_texts(texts)), LastNObservations(params.masking))
+    condense = CondenseEvents(params.condenser, condenser_texts(texts), params.max_iterations)
+    steps = (condense, LastNObservations(params.masking))
     return StepStrategy(
         name="openhands-hybrid",
         steps=steps,
