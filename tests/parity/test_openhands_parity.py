@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
 from ctxlab.presets.openhands.tokens import count_message
@@ -221,3 +222,38 @@ def test_deviation_an_empty_final_answer_does_not_end_the_reply_in_the_sdk(drive
     empty, nudge = theirs[-1].messages[-2:]
     assert empty == ("assistant", "", (), "")
     assert nudge[0] == "user" and "did not include a function call or a message" in nudge[1]
+
+
+def test_deviation_a_call_of_a_tool_named_finish_ends_the_reply_in_the_sdk(driver: OpenHandsDriver) -> None:
+    """18: the SDK takes any call of a tool named `finish` (its `FinishTool`'s name) as the end of
+    the reply: the call runs, its result is kept, the conversation is finished and the model is
+    not asked again (calls after it in the same response are dropped). The lab ends a reply on an
+    answer without calls only, so it asks once more for the turn's final answer. Pinned: the
+    lab's one extra request, after the SDK's last."""
+    script = single_turn(2)
+    finish = ToolSchema.of(
+        "finish",
+        "Signal that the task is done.",
+        {
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "The answer."}},
+            "required": ["message"],
+        },
+    )
+    done = ScriptedRound(
+        text="",
+        calls=(
+            ScriptedCall(tool="finish", input='{"message": "done"}', result=(TextBlock(text="ok"),), id="f1"),
+        ),
+    )
+    turn = replace(script.turns[0], rounds=(*script.turns[0].rounds, done))
+    script = replace(script, tools=(*script.tools, finish), turns=(turn,))
+    case = Workload(
+        script=script, params=OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    )
+    trace = driver.run(driver_workload(case))
+    theirs = sdk_calls(trace)
+    ours, error = run_lab(case)
+    assert ours[:-1] == theirs and error is None and trace["errors"] == [None]
+    assert len(theirs) == 3 and ours[-1].kind == "reasoning"
+    assert ours[-1].messages[-1][0] == "tool"  # the finish call's result, then the lab's extra request

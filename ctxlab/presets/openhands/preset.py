@@ -446,6 +446,8 @@ PRESET = Preset(
     notes=(
         "an empty final answer ends the reply: the SDK keeps the empty message, adds its corrective "
         "nudge and asks the model again (declared as 17)",
+        "a call of a tool named `finish` does not end the reply: the SDK finishes the conversation "
+        "after it without asking the model again (declared as 18)",
     ),
 )
 
