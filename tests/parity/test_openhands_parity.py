@@ -257,3 +257,20 @@ def test_deviation_a_call_of_a_tool_named_finish_ends_the_reply_in_the_sdk(drive
     assert ours[:-1] == theirs and error is None and trace["errors"] == [None]
     assert len(theirs) == 3 and ours[-1].kind == "reasoning"
     assert ours[-1].messages[-1][0] == "tool"  # the finish call's result, then the lab's extra request
+
+
+def test_a_tool_without_parameters_is_sent_without_a_required_list(driver: OpenHandsDriver) -> None:
+    """The SDK writes a tool's schema from its action model, and pydantic writes `required` only
+    when a field is required: a tool without parameters goes out without the key, even where the
+    workload's schema says `"required": []` (as OpenHands' own `finish`-like tools and imported
+    transcripts do)."""
+    script = single_turn(2)
+    status = ToolSchema.of("status", "Show the status.", {"type": "object", "properties": {}, "required": []})
+    look = ScriptedRound(
+        text="look",
+        calls=(ScriptedCall(tool="status", input="{}", result=(TextBlock(text="clean"),), id="s1"),),
+    )
+    turn = replace(script.turns[0], rounds=(look, *script.turns[0].rounds))
+    script = replace(script, tools=(*script.tools, status), turns=(turn,))
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    compare(driver, Workload(script=script, params=params))

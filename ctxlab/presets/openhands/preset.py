@@ -351,9 +351,14 @@ class CondenseEvents(Step):
 
 
 def _with_properties(tool: ToolSchema, added: dict[str, object]) -> ToolSchema:
+    """The tool as the SDK sends it: its schema is written from an action model, so the added
+    properties come first, and `required` is left out when no field is required (pydantic writes
+    it only then)."""
     parameters = json.loads(tool.parameters)
     own = parameters.get("properties", {})
     parameters["properties"] = {**added, **{k: v for k, v in own.items() if k not in added}}
+    if parameters.get("required") == []:
+        del parameters["required"]
     return ToolSchema.of(tool.name, tool.description, parameters)
 
 
