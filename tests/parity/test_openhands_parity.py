@@ -274,3 +274,22 @@ def test_a_tool_without_parameters_is_sent_without_a_required_list(driver: OpenH
     script = replace(script, tools=(*script.tools, status), turns=(turn,))
     params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
     compare(driver, Workload(script=script, params=params))
+
+
+def test_a_tool_text_over_50000_characters_is_cut_in_the_middle_in_every_request(
+    driver: OpenHandsDriver,
+) -> None:
+    """The SDK cuts each text part of a tool message longer than 50,000 characters in the middle
+    (`maybe_truncate`, its notice between head and tail) whenever it writes a request, and counts
+    the cut text; a failed result's header is a part of its own. Found replaying a transcript
+    whose `find` printed 52,612 characters."""
+    script = single_turn(3)
+    rounds = list(script.turns[0].rounds)
+    for k, (size, error) in enumerate(((60_001, False), (50_001, True))):
+        (call,) = rounds[k].calls
+        text = "".join(f"/usr/lib/file_{i}.txt\n" for i in range(size))[:size]
+        rounds[k] = replace(rounds[k], calls=(replace(call, result=(TextBlock(text=text),), error=error),))
+    script = replace(script, turns=(replace(script.turns[0], rounds=tuple(rounds)),))
+    condenser = CondenserSettings(max_size=40, keep_first=4, max_tokens=60_000)
+    calls = compare(driver, Workload(script=script, params=OpenHandsParams(condenser=condenser)))
+    assert calls == ["reasoning"] * 4

@@ -81,7 +81,7 @@ CTXLAB_CONDENSER_TEXTS = OpenHandsTexts(
     events_end="\nWrite the notes now.",
     preview_chars=500,
     error_header="",
-    truncate_notice="<clipped>",
+    truncate_notice=view.CLIP_NOTICE,
     added_properties="{}",
 )
 """ctxlab's own wording of the summary request (`texts: ctxlab`); the mechanics are the SDK's."""
@@ -202,12 +202,12 @@ class CondenseEvents(Step):
 
     def count(self, state: EpisodeState, frame: Frame, context: tuple[Message, ...] | None = None) -> int:
         """The SDK's token count of the request the view would send."""
-        shown = view.sdk_request(state.context if context is None else context)
+        shown = view.sdk_request(state.context if context is None else context, self.texts.truncate_notice)
         return sdk_token_count(to_openai((*fixed_messages(frame.system_prompt, ""), *shown)), frame.tools)
 
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
         """The request as the SDK sends it (`view.sdk_request`)."""
-        return Edit(messages=view.sdk_request(messages))
+        return Edit(messages=view.sdk_request(messages, self.texts.truncate_notice))
 
     def attempt(self, state: EpisodeState, env: Env, frame: Frame) -> Attempt:
         """One step's `condense`: None, a condensation, or a hard reset."""
