@@ -7,8 +7,8 @@ that workload as JSON. (The lab reads the SDK's texts itself: `ctxlab.texts.open
 
 A workload: the system prompt, the tools (name, description, string parameters), the turns
 (a user text and the agent's responses, each a thought and tool calls, then a final text), the
-result of every call, the condenser settings, the agent's window, the summarizer's answers
-(a text, or null for a failing call) and the conversation's iteration limit.
+result of every call, the condenser settings, the agent's window, the summary text and
+which summary calls fail (counted from 1), and the conversation's iteration limit.
 
 The trace: every model call in order, each with its kind (`reasoning` or `summary`), its
 messages as the SDK formats them for a chat-completions endpoint, and its tools; then the
@@ -162,13 +162,18 @@ def response(turn_round: dict[str, Any]) -> Message:
     )
 
 
-def summary_answers(answers: list[str | None]) -> list[Message | Exception]:
-    """The condenser model's answers: a text, or a failing call for null."""
+def summary_answers(workload: dict[str, Any]) -> list[Message | Exception]:
+    """The condenser model's answers: the summary text, or a failing call where scripted (counted
+    from 1). As many as a run can ask for: a summary call at most per attempt (a soft one and the
+    hard reset's retries) of every iteration of every turn, so the list never runs out first."""
+    failing = set(workload["failing_summaries"])
+    attempts = 1 + workload["condenser"].get("hard_context_reset_max_retries", 5)
+    count = len(workload["turns"]) * workload["max_iterations"] * attempts
     return [
         FailingSummary("scripted summary failure")
-        if a is None
-        else Message(role="assistant", content=[TextContent(text=a)])
-        for a in answers
+        if k in failing
+        else Message(role="assistant", content=[TextContent(text=workload["summary"])])
+        for k in range(1, count + 1)
     ]
 
 
@@ -183,7 +188,7 @@ def run(workload: dict[str, Any]) -> dict[str, Any]:
         [], usage_id="agent", max_input_tokens=workload.get("max_input_tokens")
     )
     agent_llm.recorder = recorder
-    summarizer = RecordingLLM.from_messages(summary_answers(workload["summaries"]), usage_id="condenser")
+    summarizer = RecordingLLM.from_messages(summary_answers(workload), usage_id="condenser")
     summarizer.recorder, summarizer.kind = recorder, "summary"
     settings = workload["condenser"]
     condenser = LLMSummarizingCondenser(

@@ -108,7 +108,6 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         text = "".join(p.text for p in call.result if isinstance(p, TextBlock))
         results[call.id] = {"text": text, "error": call.error}
     settings = case.params.condenser
-    summaries = [None if k in case.fail_on else SUMMARY_TEXT for k in range(1, 400)]
     return {
         "system_prompt": script.system_prompt,
         "tools": [_tool_spec(t.name, t.description, t.parameters) for t in script.tools],
@@ -133,7 +132,8 @@ def driver_workload(case: Workload) -> dict[str, Any]:
             "max_tokens": settings.max_tokens,
         },
         "max_input_tokens": case.context_size,
-        "summaries": summaries,
+        "summary": SUMMARY_TEXT,
+        "failing_summaries": sorted(case.fail_on),
         "max_iterations": case.params.max_iterations,
     }
 

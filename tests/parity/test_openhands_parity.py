@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
 from ctxlab.presets.openhands.tokens import count_message
@@ -178,6 +179,19 @@ def test_the_iteration_limit_stops_a_reply_without_a_forced_answer(driver: OpenH
     assert len(kinds) == 9
 
 
+def test_a_request_over_the_limit_by_itself_resets_until_the_iteration_limit(driver: OpenHandsDriver) -> None:
+    """A system prompt over `max_tokens` by itself: every hard reset leaves a request still over the
+    limit, so the SDK resets again, one summary per iteration, until `max_iteration_per_run` ends
+    the reply (status `error`, no exception); the next turn starts over. 2 x 250 summaries: more
+    than any fixed list of scripted answers (the driver once had 399, and the SDK then failed)."""
+    script = replace(single_turn(2), system_prompt="You are a test. " * 200)
+    script = replace(script, turns=script.turns * 2)
+    condenser = CondenserSettings(max_size=40, keep_first=4, max_tokens=300)
+    params = OpenHandsParams(condenser=condenser, max_iterations=250)
+    kinds = compare(driver, Workload(script=script, params=params))
+    assert kinds == ["summary"] * 500
+
+
 def test_two_driver_processes_write_the_same_bytes(driver: OpenHandsDriver) -> None:
     params = OpenHandsParams(condenser=CondenserSettings(max_size=12, keep_first=3, max_tokens=900))
     workload = driver_workload(
@@ -208,3 +222,74 @@ def test_deviation_an_empty_final_answer_does_not_end_the_reply_in_the_sdk(drive
     empty, nudge = theirs[-1].messages[-2:]
     assert empty == ("assistant", "", (), "")
     assert nudge[0] == "user" and "did not include a function call or a message" in nudge[1]
+
+
+def test_deviation_a_call_of_a_tool_named_finish_ends_the_reply_in_the_sdk(driver: OpenHandsDriver) -> None:
+    """18: the SDK takes any call of a tool named `finish` (its `FinishTool`'s name) as the end of
+    the reply: the call runs, its result is kept, the conversation is finished and the model is
+    not asked again (calls after it in the same response are dropped). The lab ends a reply on an
+    answer without calls only, so it asks once more for the turn's final answer. Pinned: the
+    lab's one extra request, after the SDK's last."""
+    script = single_turn(2)
+    finish = ToolSchema.of(
+        "finish",
+        "Signal that the task is done.",
+        {
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "The answer."}},
+            "required": ["message"],
+        },
+    )
+    done = ScriptedRound(
+        text="",
+        calls=(
+            ScriptedCall(tool="finish", input='{"message": "done"}', result=(TextBlock(text="ok"),), id="f1"),
+        ),
+    )
+    turn = replace(script.turns[0], rounds=(*script.turns[0].rounds, done))
+    script = replace(script, tools=(*script.tools, finish), turns=(turn,))
+    case = Workload(
+        script=script, params=OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    )
+    trace = driver.run(driver_workload(case))
+    theirs = sdk_calls(trace)
+    ours, error = run_lab(case)
+    assert ours[:-1] == theirs and error is None and trace["errors"] == [None]
+    assert len(theirs) == 3 and ours[-1].kind == "reasoning"
+    assert ours[-1].messages[-1][0] == "tool"  # the finish call's result, then the lab's extra request
+
+
+def test_a_tool_without_parameters_is_sent_without_a_required_list(driver: OpenHandsDriver) -> None:
+    """The SDK writes a tool's schema from its action model, and pydantic writes `required` only
+    when a field is required: a tool without parameters goes out without the key, even where the
+    workload's schema says `"required": []` (as OpenHands' own `finish`-like tools and imported
+    transcripts do)."""
+    script = single_turn(2)
+    status = ToolSchema.of("status", "Show the status.", {"type": "object", "properties": {}, "required": []})
+    look = ScriptedRound(
+        text="look",
+        calls=(ScriptedCall(tool="status", input="{}", result=(TextBlock(text="clean"),), id="s1"),),
+    )
+    turn = replace(script.turns[0], rounds=(look, *script.turns[0].rounds))
+    script = replace(script, tools=(*script.tools, status), turns=(turn,))
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    compare(driver, Workload(script=script, params=params))
+
+
+def test_a_tool_text_over_50000_characters_is_cut_in_the_middle_in_every_request(
+    driver: OpenHandsDriver,
+) -> None:
+    """The SDK cuts each text part of a tool message longer than 50,000 characters in the middle
+    (`maybe_truncate`, its notice between head and tail) whenever it writes a request, and counts
+    the cut text; a failed result's header is a part of its own. Found replaying a transcript
+    whose `find` printed 52,612 characters."""
+    script = single_turn(3)
+    rounds = list(script.turns[0].rounds)
+    for k, (size, error) in enumerate(((60_001, False), (50_001, True))):
+        (call,) = rounds[k].calls
+        text = "".join(f"/usr/lib/file_{i}.txt\n" for i in range(size))[:size]
+        rounds[k] = replace(rounds[k], calls=(replace(call, result=(TextBlock(text=text),), error=error),))
+    script = replace(script, turns=(replace(script.turns[0], rounds=tuple(rounds)),))
+    condenser = CondenserSettings(max_size=40, keep_first=4, max_tokens=60_000)
+    calls = compare(driver, Workload(script=script, params=OpenHandsParams(condenser=condenser)))
+    assert calls == ["reasoning"] * 4

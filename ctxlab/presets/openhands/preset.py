@@ -81,13 +81,16 @@ CTXLAB_CONDENSER_TEXTS = OpenHandsTexts(
     events_end="\nWrite the notes now.",
     preview_chars=500,
     error_header="",
-    truncate_notice="<clipped>",
+    truncate_notice=view.CLIP_NOTICE,
     added_properties="{}",
 )
 """ctxlab's own wording of the summary request (`texts: ctxlab`); the mechanics are the SDK's."""
 
 MAX_STEPS = 500
-"""Condensations in a row before a call at most (the conversation's own iteration limit)."""
+"""The conversation's default iteration limit (`max_iteration_per_run`)."""
+
+STEPS_KEY = "condenser-steps"
+"""Memo: (the reply's id, condensations made in it), for the iteration limit."""
 
 DefaultSet = Literal["agent", "class"]
 DEFAULT_SETS: dict[str, tuple[int, int]] = {"agent": (80, 4), "class": (240, 2)}
@@ -168,20 +171,28 @@ class CondenseEvents(Step):
 
     settings: CondenserSettings
     texts: OpenHandsTexts
+    max_iterations: int = MAX_STEPS
     key: ClassVar[str] = "condenser"
     edits: ClassVar[bool] = True
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
-        """Condense, step after step, while the SDK would (each a conversation iteration)."""
+        """Condense, step after step, while the SDK would (each a conversation iteration): at most
+        until the reply's steps (its reasoning calls and condensations) reach `max_iterations`,
+        where the conversation stops the reply."""
+        reply, used = memo(state, STEPS_KEY, ("", 0))
+        used = used if reply == state.reply.reply_id else 0
         compaction = None
-        for _ in range(MAX_STEPS):
+        while state.cur_iter + used < self.max_iterations:
             before = request_sizer(state, env, frame).tokens(state.context_tally)
             attempt = self.attempt(state, env, frame)
-            if not attempt.condensed:
-                return Stepped(state=attempt.state, compaction=compaction)
             state = attempt.state
+            if not attempt.condensed:
+                break
+            used += 1
             after = request_sizer(state, env, frame).tokens(state.context_tally)
             compaction = Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0)
+        if compaction is not None:
+            state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
         return Stepped(state=state, compaction=compaction)
 
     def limit(self, env: Env) -> int | None:
@@ -191,12 +202,12 @@ class CondenseEvents(Step):
 
     def count(self, state: EpisodeState, frame: Frame, context: tuple[Message, ...] | None = None) -> int:
         """The SDK's token count of the request the view would send."""
-        shown = view.sdk_request(state.context if context is None else context)
+        shown = view.sdk_request(state.context if context is None else context, self.texts.truncate_notice)
         return sdk_token_count(to_openai((*fixed_messages(frame.system_prompt, ""), *shown)), frame.tools)
 
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
         """The request as the SDK sends it (`view.sdk_request`)."""
-        return Edit(messages=view.sdk_request(messages))
+        return Edit(messages=view.sdk_request(messages, self.texts.truncate_notice))
 
     def attempt(self, state: EpisodeState, env: Env, frame: Frame) -> Attempt:
         """One step's `condense`: None, a condensation, or a hard reset."""
@@ -340,9 +351,14 @@ class CondenseEvents(Step):
 
 
 def _with_properties(tool: ToolSchema, added: dict[str, object]) -> ToolSchema:
+    """The tool as the SDK sends it: its schema is written from an action model, so the added
+    properties come first, and `required` is left out when no field is required (pydantic writes
+    it only then)."""
     parameters = json.loads(tool.parameters)
     own = parameters.get("properties", {})
     parameters["properties"] = {**added, **{k: v for k, v in own.items() if k not in added}}
+    if parameters.get("required") == []:
+        del parameters["required"]
     return ToolSchema.of(tool.name, tool.description, parameters)
 
 
@@ -400,7 +416,7 @@ class HybridParams:
 
 def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
     """The `openhands` strategy."""
-    step = CondenseEvents(params.condenser, condenser_texts(texts))
+    step = CondenseEvents(params.condenser, condenser_texts(texts), params.max_iterations)
     return StepStrategy(
         name="openhands",
         steps=(step,),
@@ -413,7 +429,8 @@ def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
 
 def build_hybrid(params: HybridParams, texts: Texts) -> StepStrategy:
     """The `openhands-hybrid` strategy: the condenser, then SWE-agent-style masking."""
-    steps = (CondenseEvents(params.condenser, condenser_texts(texts)), LastNObservations(params.masking))
+    condense = CondenseEvents(params.condenser, condenser_texts(texts), params.max_iterations)
+    steps = (condense, LastNObservations(params.masking))
     return StepStrategy(
         name="openhands-hybrid",
         steps=steps,
@@ -434,6 +451,8 @@ PRESET = Preset(
     notes=(
         "an empty final answer ends the reply: the SDK keeps the empty message, adds its corrective "
         "nudge and asks the model again (declared as 17)",
+        "a call of a tool named `finish` does not end the reply: the SDK finishes the conversation "
+        "after it without asking the model again (declared as 18)",
     ),
 )
 

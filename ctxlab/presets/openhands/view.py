@@ -270,8 +270,17 @@ def sdk_arguments(raw: str) -> str:
         return raw
 
 
-def sdk_request(context: Sequence[Message]) -> tuple[Message, ...]:
-    """The context as the SDK sends it: every call's arguments re-serialised, and user messages
+TOOL_TEXT_LIMIT = 50_000
+"""Characters of one text part of a tool result the SDK sends (`DEFAULT_TEXT_CONTENT_LIMIT`, SDK
+1.58.2): a longer part is cut in the middle (`maybe_truncate`) each time a request is written."""
+
+CLIP_NOTICE = "<clipped>"
+"""ctxlab's wording of the notice in the middle of a cut text (`texts: openhands` takes the SDK's)."""
+
+
+def sdk_request(context: Sequence[Message], notice: str = CLIP_NOTICE) -> tuple[Message, ...]:
+    """The context as the SDK sends it: every call's arguments re-serialised, every text part of
+    a tool result over `TOOL_TEXT_LIMIT` cut in the middle around `notice`, and user messages
     that follow each other (a summary after a user message) merged into one, their parts in
     order. Unchanged messages are the same objects, so they keep their cached sizes, and a
     message sent again is the very copy made for it before (`sent_as`)."""
@@ -280,14 +289,16 @@ def sdk_request(context: Sequence[Message]) -> tuple[Message, ...]:
         if message.role == "user" and out and out[-1].role == "user":
             out[-1] = out[-1].appended(*message.blocks)
         else:
-            out.append(sent_as(message))
+            out.append(sent_as(message, notice))
     return tuple(out)
 
 
-def _sent_as(message: Message) -> Message:
-    if message.role != "assistant" or not any(isinstance(b, ToolCallBlock) for b in message.blocks):
+def _sent_as(message: Message, notice: str) -> Message:
+    if message.role != "assistant" or not any(
+        isinstance(b, ToolCallBlock | ToolResultBlock) for b in message.blocks
+    ):
         return message
-    blocks = tuple(_sdk_blocks(message.blocks))
+    blocks = tuple(_sdk_blocks(message.blocks, notice))
     same = len(blocks) == len(message.blocks) and all(
         a is b for a, b in zip(blocks, message.blocks, strict=True)
     )
@@ -295,22 +306,38 @@ def _sent_as(message: Message) -> Message:
 
 
 sent_as = IdentityMemo[Message, Message](_sent_as)
-"""One stored message as the SDK sends it (itself when nothing changes), made once per message:
+"""One stored message as the SDK sends it (itself when nothing changes), made once per message
+and notice:
 the request is worked out from the whole context at every call."""
 
 
-def _sdk_blocks(blocks: tuple[Block, ...]) -> list[Block]:
-    """A reply's blocks as sent: calls re-serialised, blank thoughts of a call message dropped."""
+def _sdk_blocks(blocks: tuple[Block, ...], notice: str) -> list[Block]:
+    """A reply's blocks as sent: calls re-serialised, long result texts cut, blank thoughts of a
+    call message dropped."""
     out: list[Block] = []
     for index, block in enumerate(blocks):
         if isinstance(block, ToolCallBlock):
             changed = sdk_arguments(block.input)
             out.append(block if changed == block.input else replace(block, input=changed))
+        elif isinstance(block, ToolResultBlock):
+            out.append(_clipped(block, notice))
         elif isinstance(block, TextBlock) and not block.text.strip() and _before_calls(blocks, index):
             continue
         else:
             out.append(block)
     return out
+
+
+def _clipped(result: ToolResultBlock, notice: str) -> ToolResultBlock:
+    """The result with each text part over `TOOL_TEXT_LIMIT` cut in the middle (each part on its
+    own, as the SDK cuts each text content of a tool message)."""
+    if not any(isinstance(b, TextBlock) and len(b.text) > TOOL_TEXT_LIMIT for b in result.output):
+        return result
+    output = tuple(
+        replace(b, text=truncate_middle(b.text, TOOL_TEXT_LIMIT, notice)) if isinstance(b, TextBlock) else b
+        for b in result.output
+    )
+    return replace(result, output=output)
 
 
 def _before_calls(blocks: tuple[Block, ...], index: int) -> bool:
