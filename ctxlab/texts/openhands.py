@@ -79,7 +79,8 @@ class OpenHandsTexts:
         events_end: written after the last event (the whole message is then stripped).
         preview_chars: the event previews' length (`N_CHAR_PREVIEW`).
         error_header: put before a failed tool's result.
-        truncate_notice: put in the middle of an event cut during a hard reset.
+        truncate_notice: put in the middle of a text cut short: an event during a hard reset, a
+            tool result over the limit in every request.
         added_properties: the properties (JSON object) the SDK adds in front of every tool's own.
     """
 
