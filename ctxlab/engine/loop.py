@@ -104,6 +104,7 @@ class Loop:
     _basic_tools: tuple[ToolSchema, ...] = field(init=False)
     _active: tuple[str, ...] = field(init=False, default=())
     _kept: KeptAnswer | None = field(init=False, default=None)
+    _finish: str | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
@@ -114,6 +115,7 @@ class Loop:
         prompt = transform_prompt(layers["on_system_prompt"], base)
         self._basic_tools = self.strategy.tools(self.script.tools)
         self._kept = getattr(self.strategy, "kept_answer", None)
+        self._finish = getattr(self.strategy, "finish_tool", None)
         self.frame = Frame(
             system_prompt=self.strategy.system_prompt(prompt),
             tools=self.offered(()),
@@ -199,7 +201,8 @@ class Loop:
         """Iterate until a response has no tool calls (or the forced last step).
 
         A strategy with its own `iteration_limit` (a framework counting its condensations as
-        steps) stops the reply after that many steps instead, without a forced answer.
+        steps) stops the reply after that many steps instead, without a forced answer; one with a
+        `finish_tool` ends it once an answer whose last call is that tool's has run.
         """
         limit: int | None = getattr(self.strategy, "iteration_limit", None)
         steps = 0
@@ -229,6 +232,8 @@ class Loop:
             if not response.calls or forced:
                 return evolve(state, cur_iter=state.cur_iter + 1)
             state = self.act(state, response.calls)
+            if response.calls[-1].name == self._finish:
+                return evolve(state, cur_iter=state.cur_iter + 1)
             if not unfinished_call_ids(state.context, state.reply.reply_id):
                 state = evolve(state, cur_iter=state.cur_iter + 1)
             advance = _round_advance(turn, state.cur_iter)

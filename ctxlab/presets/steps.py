@@ -239,6 +239,8 @@ class StepStrategy:
             after which the reply stops without a forced answer (None: the run's `max_iters`).
         kept_answer: how the framework stores a model's answer (None: as given; an empty answer
             stores nothing).
+        finish_tool: a tool whose call, the last of its answer, ends the reply once it has run
+            (the framework finishes without asking the model again); None: none does.
     """
 
     name: str
@@ -251,6 +253,7 @@ class StepStrategy:
     request_counter: RequestCounter | None = None
     iteration_limit: int | None = None
     kept_answer: KeptAnswer | None = None
+    finish_tool: str | None = None
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The script's tools after every step's additions."""

@@ -224,39 +224,53 @@ def test_deviation_an_empty_final_answer_does_not_end_the_reply_in_the_sdk(drive
     assert nudge[0] == "user" and "did not include a function call or a message" in nudge[1]
 
 
-def test_deviation_a_call_of_a_tool_named_finish_ends_the_reply_in_the_sdk(driver: OpenHandsDriver) -> None:
-    """18: the SDK takes any call of a tool named `finish` (its `FinishTool`'s name) as the end of
-    the reply: the call runs, its result is kept, the conversation is finished and the model is
-    not asked again (calls after it in the same response are dropped). The lab ends a reply on an
-    answer without calls only, so it asks once more for the turn's final answer. Pinned: the
-    lab's one extra request, after the SDK's last."""
+FINISH = ToolSchema.of(
+    "finish",
+    "Signal that the task is done.",
+    {
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "The answer."}},
+        "required": ["message"],
+    },
+)
+
+
+def _finishing(*calls: ScriptedCall) -> Workload:
+    """Two rounds of the single-turn workload, then a round of `calls`; the finish tool offered."""
     script = single_turn(2)
-    finish = ToolSchema.of(
-        "finish",
-        "Signal that the task is done.",
-        {
-            "type": "object",
-            "properties": {"message": {"type": "string", "description": "The answer."}},
-            "required": ["message"],
-        },
-    )
-    done = ScriptedRound(
-        text="",
-        calls=(
-            ScriptedCall(tool="finish", input='{"message": "done"}', result=(TextBlock(text="ok"),), id="f1"),
-        ),
-    )
+    done = ScriptedRound(text="", calls=calls)
     turn = replace(script.turns[0], rounds=(*script.turns[0].rounds, done))
-    script = replace(script, tools=(*script.tools, finish), turns=(turn,))
-    case = Workload(
+    script = replace(script, tools=(*script.tools, FINISH), turns=(turn,))
+    return Workload(
         script=script, params=OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
     )
+
+
+def _call(tool: str, call_id: str) -> ScriptedCall:
+    arguments = '{"message": "done"}' if tool == "finish" else '{"command": "ls"}'
+    return ScriptedCall(tool=tool, input=arguments, result=(TextBlock(text="ok"),), id=call_id)
+
+
+def test_a_call_of_a_tool_named_finish_ends_the_reply(driver: OpenHandsDriver) -> None:
+    """18: the SDK takes any call of a tool named `finish` (its `FinishTool`'s name) as the end of
+    the reply: the call runs, its result is kept, the conversation is finished and the model is
+    not asked again; so does the lab."""
+    case = _finishing(_call("finish", "f1"))
     trace = driver.run(driver_workload(case))
     theirs = sdk_calls(trace)
     ours, error = run_lab(case)
-    assert ours[:-1] == theirs and error is None and trace["errors"] == [None]
-    assert len(theirs) == 3 and ours[-1].kind == "reasoning"
-    assert ours[-1].messages[-1][0] == "tool"  # the finish call's result, then the lab's extra request
+    assert ours == theirs and error is None and trace["errors"] == [None]
+    assert len(theirs) == 3
+
+
+def test_deviation_calls_after_finish_in_one_answer_run_in_the_lab_only(driver: OpenHandsDriver) -> None:
+    """18: calls after a `finish` call in the same answer are dropped by the SDK, which then
+    finishes; the lab runs them and asks once more. Pinned: the lab's one extra request."""
+    case = _finishing(_call("finish", "f1"), _call("run", "x1"))
+    trace = driver.run(driver_workload(case))
+    theirs = sdk_calls(trace)
+    ours, _ = run_lab(case)
+    assert len(theirs) == 3 and len(ours) == 4 and ours[:2] == theirs[:2]
 
 
 def test_a_tool_without_parameters_is_sent_without_a_required_list(driver: OpenHandsDriver) -> None:

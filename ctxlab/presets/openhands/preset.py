@@ -414,6 +414,11 @@ class HybridParams:
         check_max_iterations(self.max_iterations)
 
 
+FINISH_TOOL = "finish"
+"""The name of the SDK's `FinishTool`: a call of any tool so named ends the reply (the SDK
+compares names only, whoever defines the tool)."""
+
+
 def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
     """The `openhands` strategy."""
     step = CondenseEvents(params.condenser, condenser_texts(texts), params.max_iterations)
@@ -424,6 +429,7 @@ def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
         source=SOURCE,
         futile_limit=0,
         iteration_limit=params.max_iterations,
+        finish_tool=FINISH_TOOL,
     )
 
 
@@ -438,6 +444,7 @@ def build_hybrid(params: HybridParams, texts: Texts) -> StepStrategy:
         source=HYBRID_SOURCE,
         futile_limit=0,
         iteration_limit=params.max_iterations,
+        finish_tool=FINISH_TOOL,
     )
 
 
@@ -451,8 +458,8 @@ PRESET = Preset(
     notes=(
         "an empty final answer ends the reply: the SDK keeps the empty message, adds its corrective "
         "nudge and asks the model again (declared as 17)",
-        "a call of a tool named `finish` does not end the reply: the SDK finishes the conversation "
-        "after it without asking the model again (declared as 18)",
+        "a call of a tool named `finish` ends the reply as in the SDK; calls after it in the same "
+        "answer are run here, where the SDK drops them (declared as 18)",
     ),
 )
 
