@@ -152,7 +152,10 @@ def _points(
         except ValidationError as error:
             at_point = Located(file=located.file, data=doc, positions=located.positions)
             described = partial(description_at, doc=doc, root=Scenario, entry_model=entry_model)
-            found = describe_errors(error, Scenario, clean=clean_loc, document=doc, describe=described)
+            keys = partial(fields_at, doc=doc, root=Scenario, entry_model=entry_model)
+            found = describe_errors(
+                error, Scenario, clean=clean_loc, keys=keys, document=doc, describe=described
+            )
             problems.extend(_relocate(at_point.locate(p), located, axes, point.picks) for p in found)
             continue
         points.append(
@@ -192,9 +195,13 @@ def _check_workloads(
     return [built[key] for key in keys]
 
 
-def _related(a: Loc, b: Loc) -> bool:
-    shorter = min(len(a), len(b))
-    return a[:shorter] == b[:shorter]
+def _related(problem: Loc, axis: Loc) -> bool:
+    """Whether a swept value can cause a problem at `problem`: one holds the other, or the
+    axis is a `kind` that chooses what the problem's section is (a summarizer's fields)."""
+    shorter = min(len(problem), len(axis))
+    if problem[:shorter] == axis[:shorter]:
+        return True
+    return axis[-1:] == ("kind",) and problem[: len(axis) - 1] == axis[:-1]
 
 
 def _relocate(problem: Problem, located: Located, axes: tuple[Axis, ...], picks: tuple[int, ...]) -> Problem:

@@ -276,6 +276,21 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
     ),
+    "a fixed summarizer's key under an extractive one": (
+        _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: extractive, text: hi}"),
+        "model.summarizer.text: unknown key 'text'; remove it or fix its spelling; allowed here: fail_on, "
+        "fail_mode, window, kind, fact_recall, rule_recall, artifact_recall, field_chars\n",
+    ),
+    "a swept summarizer kind that refuses the other kind's key": (
+        _raw(
+            SWEPT.replace("4000\n", "4000\n  summarizer: {kind: fixed, text: hi}\n", 1)
+            .replace("  model.context_size: [4000, 6000]\n", "  model.summarizer.kind: [fixed, extractive]\n")
+            .encode()
+        ),
+        ":13:34: sweep.model.summarizer.kind[1]: with model.summarizer.kind = 'extractive': "
+        "model.summarizer.text: unknown key 'text'; remove it or fix its spelling; allowed here: fail_on, "
+        "fail_mode, window, kind, fact_recall, rule_recall, artifact_recall, field_chars\n",
+    ),
 }
 
 
