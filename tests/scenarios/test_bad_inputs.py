@@ -276,6 +276,33 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
     ),
+    "a checkpoint without a workspace": (
+        _replace(
+            "  - preset: agentscope",
+            "  - {preset: nonoka, summarize: true, checkpoint: true, workspace: none}",
+        ),
+        ":8:57: strategies[0].workspace: workspace: none keeps no files, but checkpoint: true writes each "
+        "summary to the workspace (checkpoint: false keeps it in the context); use workspace: memory or "
+        "directory",
+    ),
+    "a swept workspace that leaves a checkpoint none": (
+        _raw(
+            TINY.replace("  - preset: agentscope", "  - {preset: nonoka, summarize: true, checkpoint: true}")
+            .__add__("sweep:\n  strategies.nonoka.workspace: [memory, none]\n")
+            .encode()
+        ),
+        ":10:41: sweep.strategies.nonoka.workspace[1]: with strategies.nonoka.workspace = 'none': "
+        "strategies[0].workspace: workspace: none keeps no files",
+    ),
+    "sub-agents that checkpoint under a parent without a workspace": (
+        _replace(
+            "  - preset: agentscope",
+            "  - {preset: agentscope, workspace: none}\n"
+            "delegate:\n  strategy: {preset: nonoka, summarize: true, checkpoint: true}",
+        ),
+        ":8:26: strategies[0].workspace: workspace: none keeps no files, but sub-agents run in their "
+        "parent's workspace and delegate.strategy's checkpoint: true writes each summary",
+    ),
     "a fixed summarizer's key under an extractive one": (
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: extractive, text: hi}"),
         "model.summarizer.text: unknown key 'text'; remove it or fix its spelling; allowed here: fail_on, "
