@@ -77,9 +77,11 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _members(annotation: Any) -> list[Any]:
+    """A union's members other than None, nested unions flattened (`Annotated[A | B, ...] | None`
+    is A and B)."""
     origin = typing.get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
-        return [_unwrap(a) for a in typing.get_args(annotation) if a is not type(None)]
+        return [m for a in typing.get_args(annotation) if a is not type(None) for m in _members(_unwrap(a))]
     return [annotation]
 
 
