@@ -114,6 +114,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     )
     points = _points(located, scenario, axes, context)
     rounds = _check_workloads(located, points, axes, context["files"])
+    _check_needs(located, points, axes, rounds)
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
     warnings += _dedupe(
         w
@@ -195,6 +196,42 @@ def _check_workloads(
     return [built[key] for key in keys]
 
 
+def _check_needs(
+    located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], rounds: list[list[int]]
+) -> None:
+    """A policy agent's need at a turn or round the workload does not have would never come due."""
+    problems: list[Problem] = []
+    for point, scripted in zip(points, rounds, strict=True):
+        agent = point.scenario.model.agent
+        if agent.kind != "policy":
+            continue
+        for i, need in enumerate(agent.needs):
+            at: Loc = ("model", "agent", "needs", i)
+            if need.turn >= len(scripted):
+                field, message = (
+                    "turn",
+                    (
+                        f"turn {need.turn} does not exist: the workload has {len(scripted)} turn(s), "
+                        f"0 to {len(scripted) - 1}, so this need would never come due; name one of them"
+                    ),
+                )
+            elif need.round > scripted[need.turn]:
+                field, message = (
+                    "round",
+                    (
+                        f"round {need.round} does not exist: turn {need.turn} scripts {scripted[need.turn]} "
+                        f"round(s), so this need would never come due; use 0 to {scripted[need.turn] - 1}, "
+                        f"or {scripted[need.turn]} for before the turn's final answer"
+                    ),
+                )
+            else:
+                continue
+            problem = located.locate(Problem(loc=(*at, field), message=message))
+            problems.append(_relocate(problem, located, axes, point.picks, ("workload",)))
+    if problems:
+        raise ScenarioError(_dedupe(problems))
+
+
 def _related(problem: Loc, axis: Loc) -> bool:
     """Whether a swept value can cause a problem at `problem`: one holds the other, or the
     axis is a `kind` that chooses what the problem's section is (a summarizer's fields)."""
@@ -204,10 +241,19 @@ def _related(problem: Loc, axis: Loc) -> bool:
     return axis[-1:] == ("kind",) and problem[: len(axis) - 1] == axis[:-1]
 
 
-def _relocate(problem: Problem, located: Located, axes: tuple[Axis, ...], picks: tuple[int, ...]) -> Problem:
-    """A grid point's problem, located at the (first) sweep value that caused it."""
+def _relocate(
+    problem: Problem,
+    located: Located,
+    axes: tuple[Axis, ...],
+    picks: tuple[int, ...],
+    shapes: Loc | None = None,
+) -> Problem:
+    """A grid point's problem, located at the (first) sweep value that caused it (a value under
+    `shapes` counts as a cause too: the workload, for a need of its turns)."""
     related = [
-        (axis, pick) for axis, pick in zip(axes, picks, strict=True) if _related(problem.loc, axis.loc)
+        (axis, pick)
+        for axis, pick in zip(axes, picks, strict=True)
+        if _related(problem.loc, axis.loc) or (shapes is not None and axis.loc[: len(shapes)] == shapes)
     ]
     if not related:
         return problem

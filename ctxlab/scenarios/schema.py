@@ -53,8 +53,13 @@ class NeedSpec(Section):
     """A planted probe the agent needs before a round: when it is gone, the agent looks for it."""
 
     key: str = Field(description="The probe's key (it must be planted in workload.probes).")
-    turn: int = Field(ge=0, description="The turn (0-based) that needs it.")
-    round: int = Field(default=0, ge=0, description="Needed before this round of the turn (0-based).")
+    turn: int = Field(ge=0, description="The turn (0-based) that needs it; one the workload has.")
+    round: int = Field(
+        default=0,
+        ge=0,
+        description="Needed before this round of the turn (0-based); the turn's number of rounds: "
+        "before its final answer. A round the turn does not have is refused.",
+    )
 
 
 class AgentSpec(Section):

@@ -276,6 +276,29 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
     ),
+    "a need at a turn the workload does not have": (
+        _raw(
+            TINY.replace(
+                "params: {rounds: 4}", "params: {rounds: 4, probes: [{key: k, value: v, where: turn 0}]}"
+            )
+            .replace("4000\n", "4000\n  agent: {kind: policy, needs: [{key: k, turn: 1}]}\n")
+            .encode()
+        ),
+        "model.agent.needs[0].turn: turn 1 does not exist: the workload has 1 turn(s), 0 to 0, so this "
+        "need would never come due; name one of them",
+    ),
+    "a need at a round a swept workload does not have": (
+        _raw(
+            SWEPT.replace(
+                "params: {rounds: 6}", "params: {rounds: 6, probes: [{key: k, value: v, where: turn 0}]}"
+            )
+            .replace("4000\n", "4000\n  agent: {kind: policy, needs: [{key: k, turn: 0, round: 5}]}\n", 1)
+            .replace("  model.context_size: [4000, 6000]\n", "  workload.generator.params.rounds: [6, 4]\n")
+            .encode()
+        ),
+        "sweep.workload.generator.params.rounds[1]: with workload.generator.params.rounds = 4: "
+        "model.agent.needs[0].round: round 5 does not exist: turn 0 scripts 4 round(s)",
+    ),
     "a checkpoint without a workspace": (
         _replace(
             "  - preset: agentscope",
