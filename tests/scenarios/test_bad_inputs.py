@@ -276,6 +276,14 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
     ),
+    "a blank probe value": (
+        _replace("workload:\n", "workload:\n  probes: [{kind: rule, key: r, value: '', where: system}]\n"),
+        ":4:33: workload.probes[0].value: '' is blank: a blank value is found in every text or in none",
+    ),
+    "a blank probe value in a generator's probes": (
+        _replace("params: {rounds: 4}", "params: {rounds: 4, probes: [{key: k, value: ' ', where: turn 0}]}"),
+        "workload.generator.params.probes[0].value: ' ' is blank",
+    ),
     "a need at a turn the workload does not have": (
         _raw(
             TINY.replace(
