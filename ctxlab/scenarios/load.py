@@ -23,10 +23,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ctxlab.presets.entries import StrategyEntry
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
-from ctxlab.scenarios.rounds import RoundsCut, rounds_cut, scripted_rounds
+from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at
 
@@ -113,13 +114,13 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for key, values in scenario.sweep.items()
     )
     points = _points(located, scenario, axes, context)
-    rounds = _check_workloads(located, points, axes, context["files"])
+    rounds, delegated = _check_workloads(located, points, axes, context["files"])
     _check_needs(located, points, axes, rounds)
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
     warnings += _dedupe(
         w
-        for point, scripted in zip(points, rounds, strict=True)
-        for w in _cut_warnings(located, point, axes, scripted)
+        for point, scripted, sub in zip(points, rounds, delegated, strict=True)
+        for w in _cut_warnings(located, point, axes, scripted, sub)
     )
     warnings += _trace_warnings(located, scenario, context["trace_warnings"])
     return LoadedScenario(
@@ -175,25 +176,27 @@ def _points(
 
 def _check_workloads(
     located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], files: dict[str, str]
-) -> list[list[int]]:
+) -> tuple[list[list[int]], list[list[int]]]:
     """Build each distinct workload once, so a probe that cannot be planted fails at load time;
-    each point's rounds per scripted turn (`scripted_rounds`)."""
+    each point's rounds per scripted turn (`scripted_rounds`), and per delegated script's turn
+    (`delegated_rounds`)."""
     keys = [f"{p.scenario.seed}:{p.scenario.workload.model_dump_json()}" for p in points]
-    built: dict[str, list[int]] = {}
+    built: dict[str, tuple[list[int], list[int]]] = {}
     problems: list[Problem] = []
     for point, key in zip(points, keys, strict=True):
         if key in built:
             continue
-        built[key] = []
+        built[key] = ([], [])
         try:
-            built[key] = scripted_rounds(point.scenario.workload.build(point.scenario.seed, files))
+            workload = point.scenario.workload.build(point.scenario.seed, files)
+            built[key] = (scripted_rounds(workload), delegated_rounds(workload))
         except WorkloadError as error:
             for found in error.problems:
                 problem = located.locate(Problem(loc=("workload", *found.loc), message=found.message))
                 problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
     if problems:
         raise ScenarioError(_dedupe(problems))
-    return [built[key] for key in keys]
+    return [built[key][0] for key in keys], [built[key][1] for key in keys]
 
 
 def _check_needs(
@@ -302,14 +305,27 @@ def with_every_round(loaded: LoadedScenario) -> tuple[LoadedScenario, list[tuple
 
 
 def _cut_warnings(
-    located: Located, point: ScenarioPoint, axes: tuple[Axis, ...], rounds: Sequence[int]
+    located: Located,
+    point: ScenarioPoint,
+    axes: tuple[Axis, ...],
+    rounds: Sequence[int],
+    delegated: Sequence[int] = (),
 ) -> Iterator[Problem]:
+    """The scripted rounds each strategy never plays; sub-agents' scripts under the limit they
+    run with: `delegate.strategy`'s where it is set, else their parent's."""
     strategies = point.scenario.strategies
-    for cut in rounds_cut(strategies, rounds):
-        path: Loc = ("strategies", cut.strategy, *cut.limit.setting.split("."))
-        message = f"warning: {cut.message(strategies[cut.strategy].preset)}"
-        problem = located.locate(Problem(loc=path, message=message))
-        yield _relocate(problem, located, axes, point.picks) if axes else problem
+    delegate = point.scenario.delegate.strategy if point.scenario.delegate is not None else None
+    checks: list[tuple[Sequence[StrategyEntry], Sequence[int], Loc, str]] = [(strategies, rounds, (), "")]
+    if delegated:
+        sub = ([delegate], ("delegate", "strategy")) if delegate is not None else (strategies, ())
+        checks.append((sub[0], delegated, sub[1], "a sub-agent's script: "))
+    for entries, scripted, at, scripts in checks:
+        for cut in rounds_cut(entries, scripted):
+            place: Loc = at or ("strategies", cut.strategy)
+            path: Loc = (*place, *cut.limit.setting.split("."))
+            message = f"warning: {cut.message(entries[cut.strategy].preset, scripts)}"
+            problem = located.locate(Problem(loc=path, message=message))
+            yield _relocate(problem, located, axes, point.picks) if axes else problem
 
 
 def _trace_warnings(
