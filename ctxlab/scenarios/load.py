@@ -24,12 +24,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from ctxlab.presets.entries import StrategyEntry
+from ctxlab.presets.registry import build_strategy
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at
+from ctxlab.texts import load_texts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,6 +118,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     points = _points(located, scenario, axes, context)
     rounds, delegated = _check_workloads(located, points, axes, context["files"])
     _check_needs(located, points, axes, rounds)
+    _check_texts(located, points, axes)
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
     warnings += _dedupe(
         w
@@ -197,6 +200,39 @@ def _check_workloads(
     if problems:
         raise ScenarioError(_dedupe(problems))
     return [built[key][0] for key in keys], [built[key][1] for key in keys]
+
+
+def _check_texts(located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...]) -> None:
+    """Every strategy can be built with its texts: a text set read from another environment (the
+    OpenHands SDK's, Google ADK's) needs that environment, and its absence is the file's problem
+    at the entry's `texts`, not an error of the run."""
+    problems: list[Problem] = []
+    tried: dict[str, str | None] = {}
+    for point in points:
+        scenario = point.scenario
+        delegate = scenario.delegate.strategy if scenario.delegate is not None else None
+        entries: list[tuple[Loc, StrategyEntry]] = [
+            (("strategies", i), e) for i, e in enumerate(scenario.strategies)
+        ]
+        entries += [(("delegate", "strategy"), delegate)] if delegate is not None else []
+        for at, entry in entries:
+            key = entry.model_dump_json()
+            if key not in tried:
+                tried[key] = _unbuildable(entry)
+            if tried[key] is not None:
+                problem = located.locate(Problem(loc=(*at, "texts"), message=str(tried[key])))
+                problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
+    if problems:
+        raise ScenarioError(_dedupe(problems))
+
+
+def _unbuildable(entry: StrategyEntry) -> str | None:
+    """Why `entry`'s strategy cannot be built here (its texts cannot be read), or None."""
+    try:
+        build_strategy(entry, load_texts(entry.texts))
+    except (OSError, LookupError) as error:
+        return str(error)
+    return None
 
 
 def _check_needs(

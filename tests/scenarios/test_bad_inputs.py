@@ -377,6 +377,25 @@ def test_bad_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str,
     assert sorted(p.name for p in folder.iterdir()) == before
 
 
+@pytest.mark.parametrize("interpreter", ["missing", "without the package"])
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_texts_whose_environment_is_missing_are_a_located_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interpreter: str, command: str
+) -> None:
+    python = str(tmp_path / "no-python") if interpreter == "missing" else sys.executable
+    monkeypatch.setenv("CTXLAB_OPENHANDS_PYTHON", python)
+    swept = "sweep:\n  model.context_size: [4000, 5000]\n"
+    entry = "{preset: openhands, texts: openhands}"
+    path = write(tmp_path, TINY.replace("preset: agentscope", entry) + swept)
+    results = tmp_path / "results"
+    code, out, err = run_cli(command, str(path), *(["--out", str(results)] if command == "run" else []))
+    assert code == 2, err
+    assert err.startswith(f"{path}:8:25: strategies[0].texts: "), err
+    assert "openhands-sdk==1.58.2" in err and "make openhands-env" in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and out == ""
+    assert not results.exists()
+
+
 def test_every_problem_of_every_file_is_reported_before_anything_runs(tmp_path: Path) -> None:
     good = write(tmp_path, TINY, "good.yaml")
     bad = write(tmp_path, TINY.replace("context_size: 4000", "context_size: -1"), "bad.yaml")
