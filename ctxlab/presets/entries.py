@@ -277,8 +277,26 @@ def _parameters_hold(entry: StrategyEntry) -> StrategyEntry:
         ValueError: the parameters break a rule of the preset's dataclass (a `SettingError`
             names the setting at fault; `_placed_errors` reports it there).
     """
-    entry_params(entry)
+    reason = workspace_need(entry)
+    if reason and entry.workspace == "none":
+        raise SettingError(
+            ("workspace",),
+            f"workspace: none keeps no files, but {reason}; use workspace: memory or directory",
+        )
     return entry
+
+
+def workspace_need(entry: StrategyEntry) -> str | None:
+    """Why a run of `entry` writes to its workspace (its parameters' `needs_workspace()`), or None.
+
+    Raises:
+        ValueError: the parameters break a rule of the preset's dataclass.
+    """
+    if type(entry) not in _DATACLASS_OF:
+        return None
+    need = getattr(entry_params(entry), "needs_workspace", None)
+    reason = need() if callable(need) else None
+    return str(reason) if reason else None
 
 
 def _placed_errors(cls: type) -> Any:

@@ -81,7 +81,9 @@ class DelegateSpec(BaseModel):
 
     strategy: StrategyField | None = Field(
         default=None,
-        description="The sub-agents' strategy entry (any preset, with its settings); default: the parent's.",
+        description="The sub-agents' strategy entry (any preset, with its settings); default: the "
+        "parent's. Sub-agents share their parent's workspace: the parent's `workspace` holds for them, "
+        "not this entry's.",
     )
     context_size: int | None = Field(
         default=None, gt=0, description="The sub-agents' window in tokens; default: model.context_size."

@@ -23,12 +23,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ctxlab.presets.entries import StrategyEntry
+from ctxlab.presets.registry import build_strategy
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
-from ctxlab.scenarios.rounds import RoundsCut, rounds_cut, scripted_rounds
+from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at
+from ctxlab.texts import load_texts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,12 +116,14 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for key, values in scenario.sweep.items()
     )
     points = _points(located, scenario, axes, context)
-    rounds = _check_workloads(located, points, axes, context["files"])
+    rounds, delegated = _check_workloads(located, points, axes, context["files"])
+    _check_needs(located, points, axes, rounds)
+    _check_texts(located, points, axes)
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
     warnings += _dedupe(
         w
-        for point, scripted in zip(points, rounds, strict=True)
-        for w in _cut_warnings(located, point, axes, scripted)
+        for point, scripted, sub in zip(points, rounds, delegated, strict=True)
+        for w in _cut_warnings(located, point, axes, scripted, sub)
     )
     warnings += _trace_warnings(located, scenario, context["trace_warnings"])
     return LoadedScenario(
@@ -152,7 +157,10 @@ def _points(
         except ValidationError as error:
             at_point = Located(file=located.file, data=doc, positions=located.positions)
             described = partial(description_at, doc=doc, root=Scenario, entry_model=entry_model)
-            found = describe_errors(error, Scenario, clean=clean_loc, document=doc, describe=described)
+            keys = partial(fields_at, doc=doc, root=Scenario, entry_model=entry_model)
+            found = describe_errors(
+                error, Scenario, clean=clean_loc, keys=keys, document=doc, describe=described
+            )
             problems.extend(_relocate(at_point.locate(p), located, axes, point.picks) for p in found)
             continue
         points.append(
@@ -171,36 +179,120 @@ def _points(
 
 def _check_workloads(
     located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], files: dict[str, str]
-) -> list[list[int]]:
+) -> tuple[list[list[int]], list[list[int]]]:
     """Build each distinct workload once, so a probe that cannot be planted fails at load time;
-    each point's rounds per scripted turn (`scripted_rounds`)."""
+    each point's rounds per scripted turn (`scripted_rounds`), and per delegated script's turn
+    (`delegated_rounds`)."""
     keys = [f"{p.scenario.seed}:{p.scenario.workload.model_dump_json()}" for p in points]
-    built: dict[str, list[int]] = {}
+    built: dict[str, tuple[list[int], list[int]]] = {}
     problems: list[Problem] = []
     for point, key in zip(points, keys, strict=True):
         if key in built:
             continue
-        built[key] = []
+        built[key] = ([], [])
         try:
-            built[key] = scripted_rounds(point.scenario.workload.build(point.scenario.seed, files))
+            workload = point.scenario.workload.build(point.scenario.seed, files)
+            built[key] = (scripted_rounds(workload), delegated_rounds(workload))
         except WorkloadError as error:
             for found in error.problems:
                 problem = located.locate(Problem(loc=("workload", *found.loc), message=found.message))
                 problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
     if problems:
         raise ScenarioError(_dedupe(problems))
-    return [built[key] for key in keys]
+    return [built[key][0] for key in keys], [built[key][1] for key in keys]
 
 
-def _related(a: Loc, b: Loc) -> bool:
-    shorter = min(len(a), len(b))
-    return a[:shorter] == b[:shorter]
+def _check_texts(located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...]) -> None:
+    """Every strategy can be built with its texts: a text set read from another environment (the
+    OpenHands SDK's, Google ADK's) needs that environment, and its absence is the file's problem
+    at the entry's `texts`, not an error of the run."""
+    problems: list[Problem] = []
+    tried: dict[str, str | None] = {}
+    for point in points:
+        scenario = point.scenario
+        delegate = scenario.delegate.strategy if scenario.delegate is not None else None
+        entries: list[tuple[Loc, StrategyEntry]] = [
+            (("strategies", i), e) for i, e in enumerate(scenario.strategies)
+        ]
+        entries += [(("delegate", "strategy"), delegate)] if delegate is not None else []
+        for at, entry in entries:
+            key = entry.model_dump_json()
+            if key not in tried:
+                tried[key] = _unbuildable(entry)
+            if tried[key] is not None:
+                problem = located.locate(Problem(loc=(*at, "texts"), message=str(tried[key])))
+                problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
+    if problems:
+        raise ScenarioError(_dedupe(problems))
 
 
-def _relocate(problem: Problem, located: Located, axes: tuple[Axis, ...], picks: tuple[int, ...]) -> Problem:
-    """A grid point's problem, located at the (first) sweep value that caused it."""
+def _unbuildable(entry: StrategyEntry) -> str | None:
+    """Why `entry`'s strategy cannot be built here (its texts cannot be read), or None."""
+    try:
+        build_strategy(entry, load_texts(entry.texts))
+    except (OSError, LookupError) as error:
+        return str(error)
+    return None
+
+
+def _check_needs(
+    located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], rounds: list[list[int]]
+) -> None:
+    """A policy agent's need at a turn or round the workload does not have would never come due."""
+    problems: list[Problem] = []
+    for point, scripted in zip(points, rounds, strict=True):
+        agent = point.scenario.model.agent
+        if agent.kind != "policy":
+            continue
+        for i, need in enumerate(agent.needs):
+            at: Loc = ("model", "agent", "needs", i)
+            if need.turn >= len(scripted):
+                field, message = (
+                    "turn",
+                    (
+                        f"turn {need.turn} does not exist: the workload has {len(scripted)} turn(s), "
+                        f"0 to {len(scripted) - 1}, so this need would never come due; name one of them"
+                    ),
+                )
+            elif need.round > scripted[need.turn]:
+                field, message = (
+                    "round",
+                    (
+                        f"round {need.round} does not exist: turn {need.turn} scripts {scripted[need.turn]} "
+                        f"round(s), so this need would never come due; use 0 to {scripted[need.turn] - 1}, "
+                        f"or {scripted[need.turn]} for before the turn's final answer"
+                    ),
+                )
+            else:
+                continue
+            problem = located.locate(Problem(loc=(*at, field), message=message))
+            problems.append(_relocate(problem, located, axes, point.picks, ("workload",)))
+    if problems:
+        raise ScenarioError(_dedupe(problems))
+
+
+def _related(problem: Loc, axis: Loc) -> bool:
+    """Whether a swept value can cause a problem at `problem`: one holds the other, or the
+    axis is a `kind` that chooses what the problem's section is (a summarizer's fields)."""
+    shorter = min(len(problem), len(axis))
+    if problem[:shorter] == axis[:shorter]:
+        return True
+    return axis[-1:] == ("kind",) and problem[: len(axis) - 1] == axis[:-1]
+
+
+def _relocate(
+    problem: Problem,
+    located: Located,
+    axes: tuple[Axis, ...],
+    picks: tuple[int, ...],
+    shapes: Loc | None = None,
+) -> Problem:
+    """A grid point's problem, located at the (first) sweep value that caused it (a value under
+    `shapes` counts as a cause too: the workload, for a need of its turns)."""
     related = [
-        (axis, pick) for axis, pick in zip(axes, picks, strict=True) if _related(problem.loc, axis.loc)
+        (axis, pick)
+        for axis, pick in zip(axes, picks, strict=True)
+        if _related(problem.loc, axis.loc) or (shapes is not None and axis.loc[: len(shapes)] == shapes)
     ]
     if not related:
         return problem
@@ -249,14 +341,27 @@ def with_every_round(loaded: LoadedScenario) -> tuple[LoadedScenario, list[tuple
 
 
 def _cut_warnings(
-    located: Located, point: ScenarioPoint, axes: tuple[Axis, ...], rounds: Sequence[int]
+    located: Located,
+    point: ScenarioPoint,
+    axes: tuple[Axis, ...],
+    rounds: Sequence[int],
+    delegated: Sequence[int] = (),
 ) -> Iterator[Problem]:
+    """The scripted rounds each strategy never plays; sub-agents' scripts under the limit they
+    run with: `delegate.strategy`'s where it is set, else their parent's."""
     strategies = point.scenario.strategies
-    for cut in rounds_cut(strategies, rounds):
-        path: Loc = ("strategies", cut.strategy, *cut.limit.setting.split("."))
-        message = f"warning: {cut.message(strategies[cut.strategy].preset)}"
-        problem = located.locate(Problem(loc=path, message=message))
-        yield _relocate(problem, located, axes, point.picks) if axes else problem
+    delegate = point.scenario.delegate.strategy if point.scenario.delegate is not None else None
+    checks: list[tuple[Sequence[StrategyEntry], Sequence[int], Loc, str]] = [(strategies, rounds, (), "")]
+    if delegated:
+        sub = ([delegate], ("delegate", "strategy")) if delegate is not None else (strategies, ())
+        checks.append((sub[0], delegated, sub[1], "a sub-agent's script: "))
+    for entries, scripted, at, scripts in checks:
+        for cut in rounds_cut(entries, scripted):
+            place: Loc = at or ("strategies", cut.strategy)
+            path: Loc = (*place, *cut.limit.setting.split("."))
+            message = f"warning: {cut.message(entries[cut.strategy].preset, scripts)}"
+            problem = located.locate(Problem(loc=path, message=message))
+            yield _relocate(problem, located, axes, point.picks) if axes else problem
 
 
 def _trace_warnings(

@@ -40,13 +40,14 @@ class RoundsCut:
         """The least limit that plays every scripted round and lets each turn answer unforced."""
         return self.longest + 1
 
-    def message(self, preset: str) -> str:
+    def message(self, preset: str, scripts: str = "") -> str:
+        """The warning; `scripts` names whose turns they are (a sub-agent's), else the workload's."""
         limit = self.limit
         unplayed, turns = _counted(self.unplayed, "scripted round"), _counted(self.turns, "turn")
         ends = "stops" if limit.steps else "is made to answer"
         verb = "is" if self.unplayed == 1 else "are"
         return (
-            f"turn {self.turn + 1} scripts {self.longest:,} rounds, but {preset} plays at most "
+            f"{scripts}turn {self.turn + 1} scripts {self.longest:,} rounds, but {preset} plays at most "
             f"{limit.rounds:,} a reply ({limit.setting}): {unplayed} in {turns} {verb} never "
             f"played, the reply {ends} first; set {limit.setting}: {self.needed} to play every round"
         )
@@ -59,6 +60,20 @@ def _counted(n: int, noun: str) -> str:
 def scripted_rounds(workload: Workload) -> list[int]:
     """The rounds each turn of a built workload scripts, in turn order."""
     return [len(turn.rounds) for turn in workload.script.turns]
+
+
+def delegated_rounds(workload: Workload) -> list[int]:
+    """The rounds each turn of every delegated script scripts (sub-agents' and theirs, depth
+    first in call order): what sub-agents play under their own reply limit."""
+    out: list[int] = []
+    pending = [workload.script]
+    while pending:
+        script = pending.pop(0)
+        for call in script.calls():
+            if call.delegate is not None:
+                out.extend(len(turn.rounds) for turn in call.delegate.turns)
+                pending.append(call.delegate)
+    return out
 
 
 def rounds_cut(strategies: Sequence[StrategyEntry], rounds: Sequence[int]) -> list[RoundsCut]:

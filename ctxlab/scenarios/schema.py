@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic.json_schema import models_json_schema
 
 from ctxlab.engine.trace import Convention
-from ctxlab.presets.entries import NAME_PATTERN, StrategyEntry
+from ctxlab.presets.entries import NAME_PATTERN, StrategyEntry, workspace_need
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import Loc, located_error
 from ctxlab.scenarios.fields import DelegateSpec, StrategyField, SummarizerField
@@ -53,8 +53,13 @@ class NeedSpec(Section):
     """A planted probe the agent needs before a round: when it is gone, the agent looks for it."""
 
     key: str = Field(description="The probe's key (it must be planted in workload.probes).")
-    turn: int = Field(ge=0, description="The turn (0-based) that needs it.")
-    round: int = Field(default=0, ge=0, description="Needed before this round of the turn (0-based).")
+    turn: int = Field(ge=0, description="The turn (0-based) that needs it; one the workload has.")
+    round: int = Field(
+        default=0,
+        ge=0,
+        description="Needed before this round of the turn (0-based); the turn's number of rounds: "
+        "before its final answer. A round the turn does not have is refused.",
+    )
 
 
 class AgentSpec(Section):
@@ -221,6 +226,27 @@ class Scenario(Section):
             )
             for i, need in enumerate(agent.needs)
             if need.key not in keys
+        ]
+        if problems:
+            raise located_error("Scenario", problems)
+        return self
+
+    @model_validator(mode="after")
+    def _subagents_have_a_workspace(self) -> Scenario:
+        """Sub-agents write to their parent's workspace: a parent without one cannot run a
+        `delegate.strategy` that needs one."""
+        entry = self.delegate.strategy if self.delegate is not None else None
+        reason = workspace_need(entry) if entry is not None else None
+        if not reason:
+            return self
+        message = (
+            f"workspace: none keeps no files, but sub-agents run in their parent's workspace and "
+            f"delegate.strategy's {reason}; use workspace: memory or directory"
+        )
+        problems: list[tuple[Loc, str, object]] = [
+            (("strategies", i, "workspace"), message, parent.workspace)
+            for i, parent in enumerate(self.strategies)
+            if parent.workspace == "none"
         ]
         if problems:
             raise located_error("Scenario", problems)

@@ -73,7 +73,8 @@ class FixedSummarizerSpec(FailureSpec):
     text: str | None = Field(
         default=None,
         description="The answer to every free-text summary request (OpenHands' condenser, LangChain's "
-        "summary), verbatim. None: the fields rendered as text.",
+        "summary), verbatim. None: the fields rendered as text. A blank text is a failed summary, as "
+        "with fail_mode: empty.",
     )
 
     @field_validator("fields")

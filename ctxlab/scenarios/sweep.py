@@ -77,9 +77,11 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _members(annotation: Any) -> list[Any]:
+    """A union's members other than None, nested unions flattened (`Annotated[A | B, ...] | None`
+    is A and B)."""
     origin = typing.get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
-        return [_unwrap(a) for a in typing.get_args(annotation) if a is not type(None)]
+        return [m for a in typing.get_args(annotation) if a is not type(None) for m in _members(_unwrap(a))]
     return [annotation]
 
 
@@ -283,10 +285,28 @@ def fields_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entry_mod
         value = _child(value, step)
         if loc[: position + 1] == DELEGATE_ENTRY:
             annotation = entry_model(value)
-    models = [m for m in _members(_unwrap(annotation)) if _is_model(m)]
+    models = _chosen([m for m in _members(_unwrap(annotation)) if _is_model(m)], value)
     if not models:
         return None
     return list(dict.fromkeys(f for m in models for f in m.model_fields))
+
+
+def _chosen(models: list[type[BaseModel]], value: Any) -> list[type[BaseModel]]:
+    """The members of a union of models that `value` selects by their tag fields (a `Literal`
+    such as a summarizer's `kind`, given or defaulted); all of them when it selects none."""
+    if len(models) < 2 or not isinstance(value, Mapping):
+        return models
+    chosen = [m for m in models if all(_tag_fits(f, name, value) for name, f in m.model_fields.items())]
+    return chosen or models
+
+
+def _tag_fits(field: Any, name: str, value: Mapping[str, Any]) -> bool:
+    annotation = _unwrap(field.annotation)
+    if typing.get_origin(annotation) is not typing.Literal:
+        return True
+    if name in value:
+        return value[name] in typing.get_args(annotation)
+    return not field.is_required()
 
 
 def description_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entry_model: Any) -> str | None:
@@ -304,7 +324,7 @@ def description_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entr
         value = _child(value, step)
         if loc[: position + 1] == DELEGATE_ENTRY:
             annotation = entry_model(value)
-    for model in (m for m in _members(_unwrap(annotation)) if _is_model(m)):
+    for model in _chosen([m for m in _members(_unwrap(annotation)) if _is_model(m)], value):
         field = model.model_fields.get(str(loc[-1]))
         if field is not None and field.description:
             return str(field.description)

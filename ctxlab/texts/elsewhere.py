@@ -79,8 +79,11 @@ class Environment:
             check=False,
         )
         if done.returncode != 0:
+            lines = done.stderr.strip().splitlines() or ["no error output"]
             raise LookupError(
-                f"reading the texts of {self.distribution} with {python} failed: {done.stderr.strip()[-500:]}"
+                f"reading the texts of {self.distribution} with {python} failed ({lines[-1][-300:]}); "
+                f"run `make {self.make}`, or set {self.variable} to an interpreter with "
+                f"{self.distribution}=={self.version}"
             )
         return done.stdout
 

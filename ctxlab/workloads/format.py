@@ -381,8 +381,18 @@ class ProbeSpec(Spec):
 
     kind: ProbeKind = "fact"
     key: str = Field(min_length=1)
-    value: str
+    value: str = Field(description="The fact's value, the rule's words or the artifact; not blank.")
     where: str
+
+    @field_validator("value")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError(
+                f"{value!r} is blank: a blank value is found in every text or in none, so its retention "
+                "measures nothing; give the fact, rule or artifact its text"
+            )
+        return value
 
     @field_validator("where")
     @classmethod

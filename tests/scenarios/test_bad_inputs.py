@@ -276,6 +276,79 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
     ),
+    "a blank probe value": (
+        _replace("workload:\n", "workload:\n  probes: [{kind: rule, key: r, value: '', where: system}]\n"),
+        ":4:33: workload.probes[0].value: '' is blank: a blank value is found in every text or in none",
+    ),
+    "a blank probe value in a generator's probes": (
+        _replace("params: {rounds: 4}", "params: {rounds: 4, probes: [{key: k, value: ' ', where: turn 0}]}"),
+        "workload.generator.params.probes[0].value: ' ' is blank",
+    ),
+    "a need at a turn the workload does not have": (
+        _raw(
+            TINY.replace(
+                "params: {rounds: 4}", "params: {rounds: 4, probes: [{key: k, value: v, where: turn 0}]}"
+            )
+            .replace("4000\n", "4000\n  agent: {kind: policy, needs: [{key: k, turn: 1}]}\n")
+            .encode()
+        ),
+        "model.agent.needs[0].turn: turn 1 does not exist: the workload has 1 turn(s), 0 to 0, so this "
+        "need would never come due; name one of them",
+    ),
+    "a need at a round a swept workload does not have": (
+        _raw(
+            SWEPT.replace(
+                "params: {rounds: 6}", "params: {rounds: 6, probes: [{key: k, value: v, where: turn 0}]}"
+            )
+            .replace("4000\n", "4000\n  agent: {kind: policy, needs: [{key: k, turn: 0, round: 5}]}\n", 1)
+            .replace("  model.context_size: [4000, 6000]\n", "  workload.generator.params.rounds: [6, 4]\n")
+            .encode()
+        ),
+        "sweep.workload.generator.params.rounds[1]: with workload.generator.params.rounds = 4: "
+        "model.agent.needs[0].round: round 5 does not exist: turn 0 scripts 4 round(s)",
+    ),
+    "a checkpoint without a workspace": (
+        _replace(
+            "  - preset: agentscope",
+            "  - {preset: nonoka, summarize: true, checkpoint: true, workspace: none}",
+        ),
+        ":8:57: strategies[0].workspace: workspace: none keeps no files, but checkpoint: true writes each "
+        "summary to the workspace (checkpoint: false keeps it in the context); use workspace: memory or "
+        "directory",
+    ),
+    "a swept workspace that leaves a checkpoint none": (
+        _raw(
+            TINY.replace("  - preset: agentscope", "  - {preset: nonoka, summarize: true, checkpoint: true}")
+            .__add__("sweep:\n  strategies.nonoka.workspace: [memory, none]\n")
+            .encode()
+        ),
+        ":10:41: sweep.strategies.nonoka.workspace[1]: with strategies.nonoka.workspace = 'none': "
+        "strategies[0].workspace: workspace: none keeps no files",
+    ),
+    "sub-agents that checkpoint under a parent without a workspace": (
+        _replace(
+            "  - preset: agentscope",
+            "  - {preset: agentscope, workspace: none}\n"
+            "delegate:\n  strategy: {preset: nonoka, summarize: true, checkpoint: true}",
+        ),
+        ":8:26: strategies[0].workspace: workspace: none keeps no files, but sub-agents run in their "
+        "parent's workspace and delegate.strategy's checkpoint: true writes each summary",
+    ),
+    "a fixed summarizer's key under an extractive one": (
+        _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: extractive, text: hi}"),
+        "model.summarizer.text: unknown key 'text'; remove it or fix its spelling; allowed here: fail_on, "
+        "fail_mode, window, kind, fact_recall, rule_recall, artifact_recall, field_chars\n",
+    ),
+    "a swept summarizer kind that refuses the other kind's key": (
+        _raw(
+            SWEPT.replace("4000\n", "4000\n  summarizer: {kind: fixed, text: hi}\n", 1)
+            .replace("  model.context_size: [4000, 6000]\n", "  model.summarizer.kind: [fixed, extractive]\n")
+            .encode()
+        ),
+        ":13:34: sweep.model.summarizer.kind[1]: with model.summarizer.kind = 'extractive': "
+        "model.summarizer.text: unknown key 'text'; remove it or fix its spelling; allowed here: fail_on, "
+        "fail_mode, window, kind, fact_recall, rule_recall, artifact_recall, field_chars\n",
+    ),
 }
 
 
@@ -302,6 +375,25 @@ def test_bad_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str,
     assert "Traceback" not in err and out == ""
     assert not results.exists()
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+@pytest.mark.parametrize("interpreter", ["missing", "without the package"])
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_texts_whose_environment_is_missing_are_a_located_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interpreter: str, command: str
+) -> None:
+    python = str(tmp_path / "no-python") if interpreter == "missing" else sys.executable
+    monkeypatch.setenv("CTXLAB_OPENHANDS_PYTHON", python)
+    swept = "sweep:\n  model.context_size: [4000, 5000]\n"
+    entry = "{preset: openhands, texts: openhands}"
+    path = write(tmp_path, TINY.replace("preset: agentscope", entry) + swept)
+    results = tmp_path / "results"
+    code, out, err = run_cli(command, str(path), *(["--out", str(results)] if command == "run" else []))
+    assert code == 2, err
+    assert err.startswith(f"{path}:8:25: strategies[0].texts: "), err
+    assert "openhands-sdk==1.58.2" in err and "make openhands-env" in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and out == ""
+    assert not results.exists()
 
 
 def test_every_problem_of_every_file_is_reported_before_anything_runs(tmp_path: Path) -> None:

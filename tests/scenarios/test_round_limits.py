@@ -91,3 +91,35 @@ def test_the_rounds_a_warning_counts_are_the_rounds_the_run_leaves_out(
         assert result.status == "ok", result.error
         calls = sum(1 for row in result.calls if row["kind"] == "reasoning")
         assert calls == sum(n + 1 for n in rounds) - unplayed.get(i, 0), json.dumps(result.measures)
+
+
+def delegating(sub_rounds: int, strategies: list[str], delegate: str = "") -> str:
+    """One call that delegates a one-turn script of `sub_rounds` rounds."""
+    sub = f"{{tools: [{{name: look}}], turns: [{{user: Sub., rounds: [{', '.join([ROUND] * sub_rounds)}]}}]}}"
+    entries = "".join(f"  - {entry}\n" for entry in strategies)
+    return (
+        "name: sub-limits\nworkload:\n  script:\n    tools: [{name: look}]\n    turns:\n"
+        f"      - user: Go.\n        rounds: [{{calls: [{{tool: look, delegate: {sub}}}]}}]\n"
+        f"model: {{context_size: 100000}}\nstrategies:\n{entries}{delegate}"
+    )
+
+
+def test_a_sub_agents_script_is_warned_of_under_the_limit_it_runs_with(tmp_path: Path) -> None:
+    parent = write(tmp_path, delegating(4, ["{name: a, preset: agentscope, react: {max_iters: 2}}"]))
+    (warning,) = load_scenario(parent).warnings
+    assert str(warning) == (
+        f"{parent}:10:43: strategies[0].react.max_iters: warning: a sub-agent's script: turn 1 scripts 4 "
+        "rounds, but agentscope plays at most 2 a reply (react.max_iters): 2 scripted rounds in 1 turn "
+        "are never played, the reply is made to answer first; set react.max_iters: 5 to play every round"
+    )
+    own = "delegate:\n  strategy: {name: sub, preset: agentscope, react: {max_iters: 3}}\n"
+    path = write(tmp_path, delegating(4, ["{name: a, preset: agentscope}"], own), "own.yaml")
+    (warning,) = load_scenario(path).warnings
+    assert f"{path}:12:53: delegate.strategy.react.max_iters: warning: a sub-agent's script:" in str(warning)
+    assert "1 scripted round in 1 turn is never played" in str(warning)
+    result = execute(expand(load_scenario(path))[0])
+    sub_calls = sum(1 for row in result.calls if row["kind"] == "reasoning" and row["agent"] != "parent")
+    assert (result.status, sub_calls) == ("ok", 4)  # 3 of the 4 rounds, then the forced answer
+    fitting = delegating(4, ["{name: a, preset: agentscope, react: {max_iters: 5}}"])
+    fits = write(tmp_path, fitting, "fits.yaml")
+    assert load_scenario(fits).warnings == ()

@@ -223,8 +223,12 @@ def test_a_probe_that_cannot_be_planted_fails_at_load(tmp_path: Path) -> None:
 # Sweep paths
 
 
+CALL = {"tool": "r", "result": {"bytes": 5}, "delegate": {"turns": [{"user": "u"}]}}
 DOC = {
-    "workload": {"generator": {"name": "retrieval"}, "script": {"turns": [{"user": {"bytes": 3}}]}},
+    "workload": {
+        "generator": {"name": "retrieval"},
+        "script": {"turns": [{"user": {"bytes": 3}, "rounds": [{"calls": [CALL]}]}]},
+    },
     "model": {"context_size": 10},
     "strategies": [{"preset": "agentscope", "name": "a"}, {"preset": "none"}],
 }
@@ -240,6 +244,18 @@ DOC = {
         ("strategies.none.workspace", ("strategies", 1, "workspace")),
         ("workload.generator.params.rounds", ("workload", "generator", "params", "rounds")),
         ("workload.script.turns.0.user.bytes", ("workload", "script", "turns", 0, "user", "bytes")),
+        (  # an optional size form (a call's result), and a nested script's
+            "workload.script.turns.0.rounds.0.calls.0.result.bytes",
+            ("workload", "script", "turns", 0, "rounds", 0, "calls", 0, "result", "bytes"),
+        ),
+        (
+            "workload.script.turns.0.rounds.0.calls.0.delegate.turns.0.user",
+            ("workload", "script", "turns", 0, "rounds", 0, "calls", 0, "delegate", "turns", 0, "user"),
+        ),
+        (
+            "workload.script.turns.0.rounds.0.text.tokens",
+            ("workload", "script", "turns", 0, "rounds", 0, "text", "tokens"),
+        ),
         ("model.summarizer.fail_on", ("model", "summarizer", "fail_on")),
         ("prices.output", ("prices", "output")),
     ],

@@ -161,6 +161,16 @@ class NonokaParams:
                 "checkpoint_reference must hold the line 'active_checkpoint: {path}'",
             )
 
+    def needs_workspace(self) -> str | None:
+        """Why a run of these settings writes to its workspace whatever the entry's `workspace`
+        says (a checkpointed summary), or None."""
+        if self.summarize and self.checkpoint:
+            return (
+                "checkpoint: true writes each summary to the workspace (checkpoint: false keeps it in "
+                "the context)"
+            )
+        return None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NonokaMemo:
