@@ -131,7 +131,7 @@ def agent_for(spec: RunSpec, script: Script, workload: Workload, texts: Texts) -
     """The fake agent a run's `model.agent` asks for, with the tools it needs."""
     agent = spec.model.agent
     if agent.kind == "script":
-        return Agent(model=ScriptModel(script), script=script, builtins={})
+        return Agent(model=ScriptModel(script, requests=None), script=script, builtins={})
     needs = tuple(Need(key=n.key, turn=n.turn, round=n.round) for n in agent.needs)
     script = with_read_tool(script, texts)
     model = PolicyModel.for_texts(
@@ -141,6 +141,7 @@ def agent_for(spec: RunSpec, script: Script, workload: Workload, texts: Texts) -
         needs=needs,
         relist_after_compression=agent.relist_after_compression,
         max_rereads=agent.max_rereads,
+        requests=None,
     )
     return Agent(model=model, script=script, builtins={READ_TOOL: ReadOffloaded(texts)})
 

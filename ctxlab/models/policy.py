@@ -89,7 +89,9 @@ class PolicyModel:
     task_update_tool: str = "TaskUpdate"
     relist_after_compression: bool = True
     max_rereads: int = 3
-    requests: list[ModelRequest] = field(default_factory=list)
+    # The requests answered, in order, for inspection; None keeps none, as a run does: each
+    # request holds its whole context, so keeping them all costs O(calls x context) memory.
+    requests: list[ModelRequest] | None = field(default_factory=list)
     events: list[PolicyEvent] = field(default_factory=list)
     turn: int = -1
     round_index: int = 0
@@ -115,7 +117,8 @@ class PolicyModel:
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """A reaction round, else the next scripted round of the request's turn, else its final answer."""
-        self.requests.append(request)
+        if self.requests is not None:
+            self.requests.append(request)
         if request.turn != self.turn:
             self.turn, self.round_index = request.turn, 0
         turn = self.script.turns[request.turn]

@@ -89,11 +89,14 @@ class ScriptModel:
     script: Script
     turn: int = -1
     round_index: int = 0
-    requests: list[ModelRequest] = field(default_factory=list)
+    # The requests answered, in order, for inspection; None keeps none, as a run does: each
+    # request holds its whole context, so keeping them all costs O(calls x context) memory.
+    requests: list[ModelRequest] | None = field(default_factory=list)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """The next round of the request's turn, or the turn's final answer."""
-        self.requests.append(request)
+        if self.requests is not None:
+            self.requests.append(request)
         if request.turn != self.turn:
             self.turn, self.round_index = request.turn, 0
         turn = self.script.turns[request.turn]

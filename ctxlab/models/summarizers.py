@@ -96,12 +96,15 @@ class FixedSummarizer:
     fail_mode: FailMode = "no_tool_call"
     window: int | None = None
     text: str | None = None
-    requests: list[ModelRequest] = field(default_factory=list)
+    # The requests answered, in order, for inspection; None keeps none, as a run does: each
+    # request holds its whole context, so keeping them all costs O(calls x context) memory.
+    requests: list[ModelRequest] | None = field(default_factory=list)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """The fixed summary (`text` verbatim for a free-text request when given), or a failure
         on the listed invocations or over the window."""
-        self.requests.append(request)
+        if self.requests is not None:
+            self.requests.append(request)
         failed = scheduled_failure(
             request, fail_on=self.fail_on, fail_mode=self.fail_mode, window=self.window
         )

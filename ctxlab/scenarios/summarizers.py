@@ -93,6 +93,7 @@ class FixedSummarizerSpec(FailureSpec):
             fail_mode=self.fail_mode,
             window=self.window,
             text=self.text,
+            requests=None,
         )
 
 
@@ -122,4 +123,5 @@ class ExtractiveSummarizerSpec(FailureSpec):
             fail_on=frozenset(self.fail_on),
             fail_mode=self.fail_mode,
             window=self.window,
+            requests=None,
         )
