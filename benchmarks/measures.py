@@ -68,7 +68,7 @@ def lab_run(
         return run_script(
             script,
             AgentScopeStrategy(texts=texts),
-            model=ScriptModel(script),
+            model=ScriptModel(script, requests=None),  # as a run builds it
             summarizer=FixedSummarizer(fields=FIELDS),
             texts=texts,
             context_size=WINDOW,
