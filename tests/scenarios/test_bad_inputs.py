@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab.cli import main
+from ctxlab.texts.openhands import openhands_texts
 from tests.scenarios.files import SWEPT, TINY, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -380,10 +381,16 @@ def test_bad_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str,
 @pytest.mark.parametrize("interpreter", ["missing", "without the package"])
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_texts_whose_environment_is_missing_are_a_located_problem(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interpreter: str, command: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    interpreter: str,
+    command: str,
 ) -> None:
     python = str(tmp_path / "no-python") if interpreter == "missing" else sys.executable
     monkeypatch.setenv("CTXLAB_OPENHANDS_PYTHON", python)
+    openhands_texts.cache_clear()  # a set another test read in this process would be reused
+    request.addfinalizer(openhands_texts.cache_clear)  # and this test's environment not kept
     swept = "sweep:\n  model.context_size: [4000, 5000]\n"
     entry = "{preset: openhands, texts: openhands}"
     path = write(tmp_path, TINY.replace("preset: agentscope", entry) + swept)
