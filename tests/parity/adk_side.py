@@ -22,7 +22,8 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.presets.google_adk.preset import AdkParams, build
+from ctxlab.presets.google_adk.params import AdkParams
+from ctxlab.presets.google_adk.preset import build
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.google_adk import ENVIRONMENT
 from tests.parity.openhands_side import Call, RecordingModel, normal, normal_tool

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.presets.google_adk.preset import AdkParams, EventsCompactionConfig
+from ctxlab.presets.google_adk.params import AdkParams, EventsCompactionConfig
 from tests.parity.adk_side import Workload
 from tests.parity.openhands_workloads import TOOLS, texts
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.presets.google_adk.preset import AdkParams, EventsCompactionConfig
+from ctxlab.presets.google_adk.params import AdkParams, EventsCompactionConfig
 from ctxlab.texts.google_adk import adk_texts
 from tests.parity.adk_side import AdkDriver, Workload, adk_calls, driver_workload, run_lab
 from tests.parity.adk_workloads import adk_cases, token_config, window_config

@@ -24,10 +24,8 @@ from ctxlab.engine.trace import CONVENTIONS, CallRecord
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.google_adk import session
+from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.preset import (
-    AdkParams,
-    AdkTokenParams,
-    EventsCompactionConfig,
     _reasoning_calls,
     adk_estimate,
     as_message,
