@@ -37,7 +37,7 @@ from ctxlab.scenarios.load import LoadedScenario, load_located
 from ctxlab.scenarios.located import Located
 from ctxlab.scenarios.tune import TuneSpec
 from ctxlab.tune.measure import CONSTRAINTS, TrialRecord, invalid_record, run_record
-from ctxlab.tune.space import Candidate, space_size, suggest, trial_document
+from ctxlab.tune.space import Candidate, probe_candidates, space_size, suggest, trial_document
 
 RECORD = "ctxlab_record"
 """The user attribute of an Optuna trial that holds its record."""
@@ -152,6 +152,27 @@ def told_records(study: Any) -> list[TrialRecord]:
     return records
 
 
+def load_trial(plan: Plan, candidate: Candidate) -> LoadedScenario | str:
+    """The scenario of `candidate`'s trial, or why it cannot load (its settings break a rule)."""
+    doc = trial_document(plan.document, plan.tune.space, candidate)
+    try:
+        return load_located(Located(file=plan.loaded.source, data=doc, positions={}), plan.base_dir)
+    except ScenarioError as error:
+        return "; ".join(f"{p.field}: {p.message}" for p in error.problems)
+
+
+def unrunnable(plan: Plan) -> list[tuple[int, str]]:
+    """The space entries none of whose probe settings can load (`probe_candidates`), each with
+    the first probe's reason: every trial of them would be invalid, so the search is refused."""
+    found = []
+    for index, entry in enumerate(plan.tune.space):
+        probes = probe_candidates(entry)
+        loaded = [load_trial(plan, candidate) for candidate in probes or ()]
+        if loaded and all(isinstance(item, str) for item in loaded):
+            found.append((index, str(loaded[0])))
+    return found
+
+
 class _Runner:
     """Runs candidates on the run path, each distinct run once."""
 
@@ -162,20 +183,10 @@ class _Runner:
         self.results: dict[str, TrialRecord] = {r.run_id: r for r in known if r.run_id}
         self.runs = len(self.results)
 
-    def load(self, candidate: Candidate) -> LoadedScenario | str:
-        """The trial's scenario, or why the setting is invalid."""
-        doc = trial_document(self.plan.document, self.plan.tune.space, candidate)
-        try:
-            return load_located(
-                Located(file=self.plan.loaded.source, data=doc, positions={}), self.plan.base_dir
-            )
-        except ScenarioError as error:
-            return "; ".join(f"{p.field}: {p.message}" for p in error.problems)
-
     def evaluate(self, first: int, candidates: Sequence[Candidate]) -> list[TrialRecord]:
         """The records of trials `first`, `first + 1`, ... for `candidates`."""
         tune = self.plan.tune
-        loaded = [self.load(c) for c in candidates]
+        loaded = [load_trial(self.plan, c) for c in candidates]
         new: dict[str, LoadedScenario] = {}
         for item in loaded:
             if isinstance(item, LoadedScenario):

@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,6 +71,42 @@ def suggest(trial: Any, space: Sequence[SpaceEntry]) -> Candidate:
     entry = space[labels.index(label)]
     values = tuple((path, _suggest(trial, f"{label}.{path}", spec)) for path, spec in entry.params.items())
     return Candidate(label=label, preset=entry.preset, values=values)
+
+
+PROBES_PER_ENTRY = 64
+"""The most settings of one candidate tried before a search (`probe_candidates`)."""
+
+
+def probe_candidates(entry: SpaceEntry) -> list[Candidate] | None:
+    """Settings of `entry` that stand for its whole space: each searched parameter at its bounds
+    and middle, or at each choice, in every combination (None: more than `PROBES_PER_ENTRY`).
+
+    The presets' rules across settings bound one setting by others, so a space in which none of
+    these settings can run is taken to hold no setting that can (`unrunnable`).
+    """
+    grids = [[(path, value) for value in _probe_values(spec)] for path, spec in entry.params.items()]
+    if math.prod(len(grid) for grid in grids) > PROBES_PER_ENTRY:
+        return None
+    return [
+        Candidate(label=entry.label, preset=entry.preset, values=tuple(values))
+        for values in itertools.product(*grids)
+    ]
+
+
+def _probe_values(spec: ParamSpec) -> list[Any]:
+    if spec.choices is not None:
+        return list(spec.choices)
+    assert spec.low is not None and spec.high is not None
+    low, high = spec.low, spec.high
+    if spec.log:
+        middle: Any = math.sqrt(low * high)
+    elif spec.step is not None:
+        middle = low + spec.step * math.floor((high - low) / spec.step / 2)
+    else:
+        middle = (low + high) / 2
+    if spec.integer:
+        middle = int(middle)
+    return list(dict.fromkeys([low, middle, high]))
 
 
 def space_size(space: Sequence[SpaceEntry]) -> int | None:

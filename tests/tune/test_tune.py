@@ -14,7 +14,7 @@ import pytest
 
 from ctxlab.cli import main
 from tests.scenarios.files import write
-from tests.tune.files import GRID, INFEASIBLE, RANGES, TUNED
+from tests.tune.files import GRID, INFEASIBLE, RANGES, TUNED, WORKLOAD
 
 OUTPUTS = (
     "trials.csv",
@@ -321,3 +321,43 @@ def test_importances_are_ordered_by_value_then_name_whatever_optuna_s_order(
     unordered = {"b": 0.0, "c": 0.7, "a": 0.0, "d": 0.3}  # as a set of names may iterate
     monkeypatch.setattr(optuna.importance, "get_param_importances", lambda *_a, **_k: unordered)
     assert list(param_importance(study)) == ["c", "d", "a", "b"]
+
+
+CONFLICTING = f"""\
+name: conflicting
+{WORKLOAD}strategies:
+  - {{name: none, preset: none}}
+tune:
+  trials: 2
+  space:
+    - preset: agentscope
+      fixed: {{context.trigger_ratio: 0.3, context.reserve_ratio: 0.5}}
+    - preset: agentscope
+      name: searched
+      fixed: {{context.reserve_ratio: 0.5}}
+      params: {{context.trigger_ratio: {{low: 0.1, high: 0.45}}}}
+"""
+
+
+def test_settings_valid_alone_that_no_trial_can_combine_are_refused_before_any_search(tmp_path: Path) -> None:
+    code, _, err = tune(tmp_path, CONFLICTING, tmp_path / "results")
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 2
+    assert (
+        ":14:7: tune.space[0].fixed: these settings break a rule together: context: reserve_ratio 0.5"
+        in lines[0]
+    )
+    assert ":17:7: tune.space[1].fixed: no setting of candidate 'searched' can run" in lines[1]
+    assert "below trigger_ratio 0.1" in lines[1]
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_range_only_partly_valid_with_the_fixed_settings_is_searched(tmp_path: Path) -> None:
+    first = CONFLICTING.index("    - preset: agentscope\n      fixed")
+    second = CONFLICTING.index("    - preset: agentscope\n      name: searched")
+    partly = (CONFLICTING[:first] + CONFLICTING[second:]).replace("high: 0.45", "high: 0.9")
+    code, _, err = tune(tmp_path, partly, tmp_path / "results", "--workers", "1")
+    assert code in (0, 1), err
+    assert "can run" not in err
+    assert (tmp_path / "results").exists()
