@@ -31,6 +31,7 @@ from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at
+from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_message
 from ctxlab.texts import load_texts
 
 
@@ -126,7 +127,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for w in _cut_warnings(located, point, axes, scripted, sub)
     )
     warnings += _trace_warnings(located, scenario, context["trace_warnings"])
-    return LoadedScenario(
+    loaded = LoadedScenario(
         source=located.file,
         base_dir=base_dir,
         scenario=scenario,
@@ -136,6 +137,37 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         warnings=tuple(warnings),
         files=dict(context["files"]),
     )
+    _check_tune(located, loaded)
+    return loaded
+
+
+def _check_tune(located: Located, loaded: LoadedScenario) -> None:
+    """Refuse a `tune:` space entry none of whose probe settings can load (`probe_settings`):
+    settings valid one by one that break a rule together would make every trial invalid."""
+    tune = loaded.scenario.tune
+    problems = []
+    for index, entry in enumerate(tune.space if tune is not None else ()):
+        reasons = [
+            _trial_refusal(loaded, candidate_entry(entry, entry.label, values, Scenario, entry_model))
+            for values in probe_settings(entry) or ()
+        ]
+        if reasons and all(reasons):
+            section = ("fixed",) if entry.fixed else ("params",) if entry.params else ()
+            message = unrunnable_message(entry, str(reasons[0]))
+            problems.append(located.locate(Problem(loc=("tune", "space", index, *section), message=message)))
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _trial_refusal(loaded: LoadedScenario, strategy: dict[str, Any]) -> str | None:
+    """Why the file's workload and model with `strategy` alone cannot load, or None."""
+    doc = {k: v for k, v in loaded.document.items() if k not in ("sweep", "tune")}
+    trial = Located(file=loaded.source, data={**doc, "strategies": [strategy]}, positions={})
+    try:
+        load_located(trial, loaded.base_dir)
+    except ScenarioError as error:
+        return "; ".join(f"{p.field.removeprefix('strategies[0].')}: {p.message}" for p in error.problems)
+    return None
 
 
 def _points(

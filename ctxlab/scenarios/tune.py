@@ -16,7 +16,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+import math
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -279,3 +281,63 @@ def refused(preset: str, loc: Loc, value: Any) -> str | None:
             if where[: len(loc)] == loc and where:
                 return f"preset {preset!r} refuses it: {explain(item)}"
     return None
+
+
+PROBES_PER_ENTRY = 64
+"""The most settings of one space entry tried at load time (`probe_settings`)."""
+
+
+def probe_settings(entry: SpaceEntry) -> list[tuple[tuple[str, Any], ...]] | None:
+    """Searched values that stand for `entry`'s whole space: each parameter at its bounds and
+    middle, or at each choice, in every combination (None: more than `PROBES_PER_ENTRY`).
+
+    The presets' rules across settings bound one setting by others, so a space in which none of
+    these settings can run is taken to hold no setting that can.
+    """
+    grids = [[(path, value) for value in _probe_values(spec)] for path, spec in entry.params.items()]
+    if math.prod(len(grid) for grid in grids) > PROBES_PER_ENTRY:
+        return None
+    return list(itertools.product(*grids))
+
+
+def _probe_values(spec: ParamSpec) -> list[Any]:
+    if spec.choices is not None:
+        return list(spec.choices)
+    assert spec.low is not None and spec.high is not None
+    low, high = spec.low, spec.high
+    if spec.log:
+        middle: Any = math.sqrt(low * high)
+    elif spec.step is not None:
+        middle = low + spec.step * math.floor((high - low) / spec.step / 2)
+    else:
+        middle = (low + high) / 2
+    if spec.integer:
+        middle = int(middle)
+    return list(dict.fromkeys([low, middle, high]))
+
+
+def candidate_entry(
+    entry: SpaceEntry,
+    label: str,
+    values: Sequence[tuple[str, Any]],
+    root: type[BaseModel],
+    entry_model: EntryModel,
+) -> dict[str, Any]:
+    """The strategy entry of a candidate: its name and preset, the fixed settings, the values."""
+    out: dict[str, Any] = {"name": label, "preset": entry.preset}
+    for path, value in [*entry.fixed.items(), *values]:
+        out = set_at(out, setting_loc(entry.preset, path, root, entry_model), value)
+    return out
+
+
+def unrunnable_message(entry: SpaceEntry, reason: str) -> str:
+    """The problem of a space entry none of whose probe settings can run, for `reason`."""
+    if entry.params:
+        return (
+            f"no setting of candidate {entry.label!r} can run: every one tried (each searched "
+            f"setting at its bounds and middle, or each choice) is refused: {reason}; change the "
+            "ranges or the fixed settings so they can agree"
+        )
+    if entry.fixed:
+        return f"these settings break a rule together: {reason}; change one of them"
+    return f"its trial cannot run: {reason}"

@@ -88,7 +88,7 @@ def add_tune(commands: Commands) -> None:
     tune.set_defaults(handler=cmd_tune)
 
 
-def _load(args: argparse.Namespace, path: Path) -> tuple[Located, LoadedScenario]:
+def _load(args: argparse.Namespace, path: Path) -> LoadedScenario:
     from ctxlab.problems import ScenarioError
     from ctxlab.scenarios.load import load_located
     from ctxlab.scenarios.located import parse_yaml, read_text
@@ -97,7 +97,7 @@ def _load(args: argparse.Namespace, path: Path) -> tuple[Located, LoadedScenario
         located = parse_yaml(read_text(path), str(path))
         if args.trace is not None:
             located = _on_trace(located, args)
-        return located, load_located(located, path.parent)
+        return load_located(located, path.parent)
     except ScenarioError as error:
         raise BadInput([str(p) for p in error.problems]) from None
 
@@ -130,41 +130,13 @@ def _on_trace(located: Located, args: argparse.Namespace) -> Located:
 def _plan(args: argparse.Namespace, path: Path, err: TextIO) -> Plan:
     from ctxlab.tune.search import Plan
 
-    located, loaded = _load(args, path)
+    loaded = _load(args, path)
     tune = loaded.scenario.tune
     if tune is None:
         raise BadInput([f"{loaded.source}:1:1: has no tune: section; add one (README.md, Tuning)"])
-    plan = Plan(loaded=loaded, document=loaded.document, tune=tune)
-    _refuse_unrunnable(plan, located)
     for warning in loaded.warnings:
         print(str(warning), file=err)
-    return plan
-
-
-def _refuse_unrunnable(plan: Plan, located: Located) -> None:
-    """Refuse a space entry whose every trial would be invalid: settings valid one by one that
-    break a rule together (before anything is searched or written)."""
-    from ctxlab.problems import Problem
-    from ctxlab.tune.search import unrunnable
-
-    problems = []
-    for index, why in unrunnable(plan):
-        entry = plan.tune.space[index]
-        reason = why.removeprefix("strategies[0].")
-        if entry.params:
-            message = (
-                f"no setting of candidate {entry.label!r} can run: every one tried (each searched "
-                f"setting at its bounds and middle, or each choice) is refused: {reason}; change the "
-                "ranges or the fixed settings so they can agree"
-            )
-        elif entry.fixed:
-            message = f"these settings break a rule together: {reason}; change one of them"
-        else:
-            message = f"its trial cannot run: {reason}"
-        section = ("fixed",) if entry.fixed else ("params",) if entry.params else ()
-        problems.append(located.locate(Problem(loc=("tune", "space", index, *section), message=message)))
-    if problems:
-        raise BadInput([str(p) for p in problems])
+    return Plan(loaded=loaded, document=loaded.document, tune=tune)
 
 
 class _Progress:

@@ -37,7 +37,7 @@ from ctxlab.scenarios.load import LoadedScenario, load_located
 from ctxlab.scenarios.located import Located
 from ctxlab.scenarios.tune import TuneSpec
 from ctxlab.tune.measure import CONSTRAINTS, TrialRecord, invalid_record, run_record
-from ctxlab.tune.space import Candidate, probe_candidates, space_size, suggest, trial_document
+from ctxlab.tune.space import Candidate, space_size, suggest, trial_document
 
 RECORD = "ctxlab_record"
 """The user attribute of an Optuna trial that holds its record."""
@@ -159,18 +159,6 @@ def load_trial(plan: Plan, candidate: Candidate) -> LoadedScenario | str:
         return load_located(Located(file=plan.loaded.source, data=doc, positions={}), plan.base_dir)
     except ScenarioError as error:
         return "; ".join(f"{p.field}: {p.message}" for p in error.problems)
-
-
-def unrunnable(plan: Plan) -> list[tuple[int, str]]:
-    """The space entries none of whose probe settings can load (`probe_candidates`), each with
-    the first probe's reason: every trial of them would be invalid, so the search is refused."""
-    found = []
-    for index, entry in enumerate(plan.tune.space):
-        probes = probe_candidates(entry)
-        loaded = [load_trial(plan, candidate) for candidate in probes or ()]
-        if loaded and all(isinstance(item, str) for item in loaded):
-            found.append((index, str(loaded[0])))
-    return found
 
 
 class _Runner:

@@ -12,7 +12,6 @@ Invariants:
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,8 +19,7 @@ from typing import Any
 
 from ctxlab.experiments.grid import canonical_json
 from ctxlab.scenarios.schema import Scenario, entry_model
-from ctxlab.scenarios.sweep import set_at
-from ctxlab.scenarios.tune import ParamSpec, SpaceEntry, setting_loc
+from ctxlab.scenarios.tune import ParamSpec, SpaceEntry, candidate_entry
 
 CANDIDATE = "candidate"
 """The Optuna parameter that picks the candidate when the space has several."""
@@ -73,42 +71,6 @@ def suggest(trial: Any, space: Sequence[SpaceEntry]) -> Candidate:
     return Candidate(label=label, preset=entry.preset, values=values)
 
 
-PROBES_PER_ENTRY = 64
-"""The most settings of one candidate tried before a search (`probe_candidates`)."""
-
-
-def probe_candidates(entry: SpaceEntry) -> list[Candidate] | None:
-    """Settings of `entry` that stand for its whole space: each searched parameter at its bounds
-    and middle, or at each choice, in every combination (None: more than `PROBES_PER_ENTRY`).
-
-    The presets' rules across settings bound one setting by others, so a space in which none of
-    these settings can run is taken to hold no setting that can (`unrunnable`).
-    """
-    grids = [[(path, value) for value in _probe_values(spec)] for path, spec in entry.params.items()]
-    if math.prod(len(grid) for grid in grids) > PROBES_PER_ENTRY:
-        return None
-    return [
-        Candidate(label=entry.label, preset=entry.preset, values=tuple(values))
-        for values in itertools.product(*grids)
-    ]
-
-
-def _probe_values(spec: ParamSpec) -> list[Any]:
-    if spec.choices is not None:
-        return list(spec.choices)
-    assert spec.low is not None and spec.high is not None
-    low, high = spec.low, spec.high
-    if spec.log:
-        middle: Any = math.sqrt(low * high)
-    elif spec.step is not None:
-        middle = low + spec.step * math.floor((high - low) / spec.step / 2)
-    else:
-        middle = (low + high) / 2
-    if spec.integer:
-        middle = int(middle)
-    return list(dict.fromkeys([low, middle, high]))
-
-
 def space_size(space: Sequence[SpaceEntry]) -> int | None:
     """How many distinct settings the space holds (None: a float range without a step)."""
     total = 0
@@ -138,11 +100,7 @@ def _count(spec: ParamSpec) -> int | None:
 
 def strategy_entry(entry: SpaceEntry, candidate: Candidate) -> dict[str, Any]:
     """The scenario entry of a candidate: its name and preset, the fixed settings, the values."""
-    out: dict[str, Any] = {"name": candidate.label, "preset": entry.preset}
-    settings = [*entry.fixed.items(), *candidate.values]
-    for path, value in settings:
-        out = set_at(out, setting_loc(entry.preset, path, Scenario, entry_model), value)
-    return out
+    return candidate_entry(entry, candidate.label, candidate.values, Scenario, entry_model)
 
 
 def trial_document(base: dict[str, Any], space: Sequence[SpaceEntry], candidate: Candidate) -> dict[str, Any]:

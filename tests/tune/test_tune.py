@@ -351,6 +351,8 @@ def test_settings_valid_alone_that_no_trial_can_combine_are_refused_before_any_s
     assert ":17:7: tune.space[1].fixed: no setting of candidate 'searched' can run" in lines[1]
     assert "below trigger_ratio 0.1" in lines[1]
     assert not (tmp_path / "results").exists()
+    code, _, validated = run_cli("validate", str(tmp_path / "tuned.yaml"))
+    assert code == 2 and validated == err
 
 
 def test_a_range_only_partly_valid_with_the_fixed_settings_is_searched(tmp_path: Path) -> None:
