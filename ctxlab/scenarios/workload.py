@@ -34,10 +34,10 @@ from ctxlab.scenarios.section import Section
 from ctxlab.workloads.files import unreadable
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
-from ctxlab.workloads.importers import ImportFormat, replay_text, sniff
+from ctxlab.workloads.importers import ImportFormat, replay_text
 from ctxlab.workloads.limits import filler_budget
 from ctxlab.workloads.probes import Planted, Probe, plant
-from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools, text_lines
+from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools
 
 
 class ClockSpec(Section):
@@ -130,8 +130,7 @@ def _file_problems(
         tools = load_tools(base / trace.tools) if trace.tools else ()
         text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read
         replayed = replay_text(text, source, fmt=trace.format, tools=tools, name=Path(trace.path).stem)
-        if not sniff(text_lines(text), source, trace.format)[1]:
-            warnings[trace.path] = replayed.notes
+        warnings[trace.path] = replayed.notes
     except TraceError as error:
         field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
         return [((field,), f"cannot replay: {error}", getattr(trace, field))]

@@ -25,6 +25,9 @@ error); other keys are ignored. The mapping:
   empty user message when the file has no user message at all).
 - A last user message with no reply is a turn with no rounds and an empty final answer: the
   replay ends with one final model call.
+- A reply ends where its model answers without calls, as in every loop the lab runs. A reply the
+  source ended on calls (a final `submit`, an interrupted run) is replayed with one more model
+  call, answered with an empty final answer; the request the source never made is in `notes`.
 
 Invariants:
 - Call ids are the transcript's own. Where the source repeats an id, the later call is renamed
@@ -380,6 +383,12 @@ class _Mapper:
         for waiting in self.unanswered.values():
             for call in waiting:
                 self.notes.append(f"call {call.id!r} has no result in the source; replayed with an empty one")
+        for number, turn in enumerate(self.turns):
+            if turn.rounds and not turn.pending:
+                self.notes.append(
+                    f"turn {number}: the source's reply ends on its tool calls; the replay asks the model "
+                    "once more, for an empty final answer (one request the source did not make)"
+                )
         return Script(
             system_prompt=_join(self.system), tools=tuple(tools), turns=tuple(t.freeze() for t in self.turns)
         )

@@ -63,12 +63,24 @@ def script_bytes(script: Script) -> int:
     return total
 
 
+def ended_on_calls(wires: list[dict[str, Any]]) -> list[int]:
+    """The turns (one per user message) whose last assistant message makes calls."""
+    last: list[dict[str, Any] | None] = []
+    for wire in wires:
+        if wire["role"] == "user":
+            last.append(None)
+        elif wire["role"] == "assistant" and last:
+            last[-1] = wire
+    return [n for n, message in enumerate(last) if message is not None and message.get("tool_calls")]
+
+
 @pytest.mark.parametrize("name", TRACES)
 def test_vendored_transcripts_map_call_for_call_and_text_for_text(traces_dir: Path, name: str) -> None:
     wires = lines(traces_dir / name)
     workload = read_trace(traces_dir / name)
     script = workload.script
-    assert workload.name == name.removesuffix(".jsonl") and workload.notes == ()
+    assert workload.name == name.removesuffix(".jsonl")
+    assert [note.split(":")[0] for note in workload.notes] == [f"turn {n}" for n in ended_on_calls(wires)]
 
     file_calls = [
         (c["id"], c["function"]["name"], c["function"]["arguments"])
@@ -183,6 +195,8 @@ def test_protocol_breaks_are_mapped_faithfully_and_reported() -> None:
         "message 5: call id 'a' repeats; replayed as 'a_dup2'",
         "message 7: result for 'zzz' answers no unanswered call; dropped",
         "call 'c' has no result in the source; replayed with an empty one",
+        "turn 0: the source's reply ends on its tool calls; the replay asks the model once more, "
+        "for an empty final answer (one request the source did not make)",
     )
     kinds = {(v.rule, v.kind, v.call_id) for v in workload.source_violations}
     assert ("openai", "dangling_call", "b") in kinds
@@ -204,7 +218,11 @@ def test_calls_that_close_the_transcript_unanswered_are_no_source_violation() ->
     ]
     workload = map_wire(ended, name="ended")
     assert workload.source_violations == ()
-    assert workload.notes == ("call 'c' has no result in the source; replayed with an empty one",)
+    assert workload.notes == (
+        "call 'c' has no result in the source; replayed with an empty one",
+        "turn 0: the source's reply ends on its tool calls; the replay asks the model once more, "
+        "for an empty final answer (one request the source did not make)",
+    )
     went_on = map_wire([*ended, wire_user("and?")], name="went-on")
     assert {(v.rule, v.kind, v.call_id) for v in went_on.source_violations} == {
         ("openai", "dangling_call", "c"),
