@@ -150,6 +150,26 @@ def test_claude_code_an_unknown_line_that_carries_a_message_is_still_an_error() 
         import_lines(lines(CONVERSATION[0], odd), "session.jsonl", "claude-code")
 
 
+def test_codex_a_line_of_an_unknown_kind_is_skipped_unless_it_carries_a_conversation_item() -> None:
+    """A newer Codex may write rollout kinds this importer does not know; they were an error."""
+    conversation = _rollout(
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "yes"}]},
+    )
+    future = json.dumps({"timestamp": "t", "type": "ghost_snapshot", "payload": {"commit": "abc"}})
+    imported = import_lines([conversation[0], future, conversation[1]], "rollout.jsonl")
+    assert imported.format == "codex"
+    assert imported.messages == import_lines(conversation, "rollout.jsonl").messages
+    assert "skipped 1 × ghost_snapshot (an entry type not known here) (not replayed)" in imported.warnings
+    carrying = json.dumps(
+        {"type": "mystery", "payload": {"type": "message", "role": "user", "content": "lost?"}}
+    )
+    with pytest.raises(TraceError, match=r"rollout\.jsonl:2: unknown entry type 'mystery' carries a"):
+        import_lines([conversation[0], carrying], "rollout.jsonl")
+    with pytest.raises(TraceError, match=r"rollout\.jsonl:2: unknown entry type None"):
+        import_lines([conversation[0], json.dumps({"payload": {}})], "rollout.jsonl")
+
+
 # ---------------------------------------------------------------------------------------------
 # Text in several parts
 
