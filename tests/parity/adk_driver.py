@@ -165,6 +165,16 @@ def responses_of(workload: dict[str, Any]) -> list[list[dict[str, Any]]]:
     return out
 
 
+def instruction(workload: dict[str, Any]) -> Any:
+    """The agent's instruction: the system prompt as sent, through an instruction provider (a
+    string instruction is a template ADK fills from session state, raising on an unknown
+    `{name}`); with `template_instruction`, the prompt as a string, to show that."""
+    prompt: str = workload["system_prompt"]
+    if workload.get("template_instruction"):
+        return prompt
+    return lambda _context: prompt
+
+
 async def play(workload: dict[str, Any]) -> dict[str, Any]:
     """Run the workload; the trace of every model call."""
     clock = itertools.count(1)
@@ -184,7 +194,7 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
     agent = LlmAgent(
         name=workload["agent_name"],
         model=model,
-        instruction=workload["system_prompt"],
+        instruction=instruction(workload),
         tools=[ScriptedTool(t, workload["results"]) for t in workload["tools"]],
     )
     app = App(
