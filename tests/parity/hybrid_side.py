@@ -72,7 +72,9 @@ def masked(messages: list[dict[str, Any]], masking: LastNObservationsParams) -> 
 
 def _call(kind: str, wire: list[dict[str, Any]], tools: tuple[str, ...]) -> Call:
     tokens = sdk_token_count(wire, ()) if kind == "reasoning" else 0
-    return Call(kind=kind, messages=tuple(normal(m) for m in wire), tools=tools, tokens=tokens, wire=tuple(wire))
+    return Call(
+        kind=kind, messages=tuple(normal(m) for m in wire), tools=tools, tokens=tokens, wire=tuple(wire)
+    )
 
 
 def real_calls(trace: dict[str, Any], masking: LastNObservationsParams) -> list[Call]:

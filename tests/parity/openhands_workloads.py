@@ -13,10 +13,10 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from tests.parity.openhands_side import Workload
 

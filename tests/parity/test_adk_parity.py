@@ -166,7 +166,9 @@ def test_the_token_threshold_summarises_before_calls_inside_a_turn(driver: AdkDr
 
 def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: AdkDriver) -> None:
     calls = (
-        ScriptedCall(tool="run", input='{"command":"cat 数据.txt","n":2.50}', result=(TextBlock(text="x"),), id="a"),
+        ScriptedCall(
+            tool="run", input='{"command":"cat 数据.txt","n":2.50}', result=(TextBlock(text="x"),), id="a"
+        ),
         ScriptedCall(tool="run", input='{"command": "ls \\u00e9"}', result=(TextBlock(text="y"),), id="b"),
         ScriptedCall(tool="run", input="", result=(TextBlock(text="z"),), id="c"),
     )

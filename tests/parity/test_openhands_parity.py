@@ -26,6 +26,7 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.openhands.tokens import count_message
+from tests.parity import hybrid_side as hybrid
 from tests.parity.openhands_side import (
     Call,
     OpenHandsDriver,
@@ -34,7 +35,6 @@ from tests.parity.openhands_side import (
     run_lab,
     sdk_calls,
 )
-from tests.parity import hybrid_side as hybrid
 from tests.parity.openhands_workloads import TOOLS, hybrid_cases, openhands_cases
 
 
@@ -358,7 +358,11 @@ def test_a_tool_keeps_its_name_as_written(driver: OpenHandsDriver) -> None:
     bash = ToolSchema.of(
         "Bash",
         "Run a command.",
-        {"type": "object", "properties": {"command": {"type": "string", "description": "It."}}, "required": ["command"]},
+        {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "It."}},
+            "required": ["command"],
+        },
     )
     turn = script.turns[0]
     rounds = tuple(replace(r, calls=tuple(replace(c, tool="Bash") for c in r.calls)) for r in turn.rounds)
