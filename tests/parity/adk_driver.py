@@ -206,7 +206,8 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
     config = RunConfig(max_llm_calls=workload["max_llm_calls"])
     error = None
     for turn in workload["turns"]:
-        message = types.Content(role="user", parts=[types.Part(text=turn["user"])])
+        texts = turn["user"] if isinstance(turn["user"], list) else [turn["user"]]
+        message = types.Content(role="user", parts=[types.Part(text=text) for text in texts])
         try:
             async for _ in runner.run_async(
                 user_id="u", session_id="s", new_message=message, run_config=config

@@ -209,6 +209,20 @@ def test_a_system_prompt_is_sent_as_written_where_a_string_instruction_is_a_temp
     assert templated["error"] == "KeyError" and templated["calls"] == []
 
 
+def test_a_user_message_of_several_text_parts_is_one_line_per_part_in_the_summary_request(
+    driver: AdkDriver,
+) -> None:
+    script = turns(3)
+    first = replace(
+        script.turns[0], user=(TextBlock(text="<context>cwd</context>"), TextBlock(text="Task 0"))
+    )
+    script = replace(script, turns=(first, *script.turns[1:]))
+    case = Workload(script=script, params=window(1, 0))
+    compare(driver, case)  # the driver sends the parts apart, as the lab does
+    prompt = next(c for c in run_lab(case) if c.kind == "summary").messages[0][1]
+    assert "user: <context>cwd</context>\nuser: Task 0\n" in prompt
+
+
 def test_two_driver_processes_write_the_same_bytes(driver: AdkDriver) -> None:
     params = AdkParams(
         events_compaction_config=EventsCompactionConfig(token_threshold=300, event_retention_size=3)
