@@ -165,6 +165,16 @@ def responses_of(workload: dict[str, Any]) -> list[list[dict[str, Any]]]:
     return out
 
 
+def instruction(workload: dict[str, Any]) -> Any:
+    """The agent's instruction: the system prompt as sent, through an instruction provider (a
+    string instruction is a template ADK fills from session state, raising on an unknown
+    `{name}`); with `template_instruction`, the prompt as a string, to show that."""
+    prompt: str = workload["system_prompt"]
+    if workload.get("template_instruction"):
+        return prompt
+    return lambda _context: prompt
+
+
 async def play(workload: dict[str, Any]) -> dict[str, Any]:
     """Run the workload; the trace of every model call."""
     clock = itertools.count(1)
@@ -184,7 +194,7 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
     agent = LlmAgent(
         name=workload["agent_name"],
         model=model,
-        instruction=workload["system_prompt"],
+        instruction=instruction(workload),
         tools=[ScriptedTool(t, workload["results"]) for t in workload["tools"]],
     )
     app = App(
@@ -196,7 +206,8 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
     config = RunConfig(max_llm_calls=workload["max_llm_calls"])
     error = None
     for turn in workload["turns"]:
-        message = types.Content(role="user", parts=[types.Part(text=turn["user"])])
+        texts = turn["user"] if isinstance(turn["user"], list) else [turn["user"]]
+        message = types.Content(role="user", parts=[types.Part(text=text) for text in texts])
         try:
             async for _ in runner.run_async(
                 user_id="u", session_id="s", new_message=message, run_config=config

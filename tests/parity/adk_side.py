@@ -66,7 +66,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         ],
         "turns": [
             {
-                "user": "".join(p.text for p in turn.user if isinstance(p, TextBlock)),
+                "user": [p.text for p in turn.user if isinstance(p, TextBlock)],
                 "rounds": [
                     {
                         "text": r.text or "",

@@ -1,6 +1,7 @@
 """Generated Google ADK parity cases: multi-turn scripts, both compaction configs, summaries.
 
-Several user turns (ADK compacts after an invocation), single and parallel calls, huge results
+Several user turns (ADK compacts after an invocation), single and parallel calls (arguments
+written as ADK writes them back, compact, or with non-ASCII escaped), huge results
 (past the summarizer's 2,000-character cap), CJK text, intervals and overlaps from 1 to 4, token
 thresholds from small to never reached, retention from 0 to past the session, both together,
 summaries short or long (so ADK's worth check refuses some ranges), and failing summaries.
@@ -30,6 +31,21 @@ def result(draw: st.DrawFn) -> str:
 
 
 @st.composite
+def written(draw: st.DrawFn, args: dict[str, str]) -> str:
+    """A call's arguments as a model may write them: as ADK writes them back, compact, or with
+    non-ASCII escaped (ADK keeps the parsed object and sends it re-serialized)."""
+    return draw(
+        st.sampled_from(
+            [
+                json.dumps(args, ensure_ascii=False),
+                json.dumps(args, ensure_ascii=False, separators=(",", ":")),
+                json.dumps(args),
+            ]
+        )
+    )
+
+
+@st.composite
 def rounds(draw: st.DrawFn, tools: tuple[ToolSchema, ...], turn: int) -> tuple[ScriptedRound, ...]:
     """Zero to six rounds of one to three calls each."""
     out = []
@@ -41,7 +57,7 @@ def rounds(draw: st.DrawFn, tools: tuple[ToolSchema, ...], turn: int) -> tuple[S
             calls.append(
                 ScriptedCall(
                     tool=tool.name,
-                    input=json.dumps(args, ensure_ascii=False),
+                    input=draw(written(args)),
                     result=(TextBlock(text=draw(result())),),
                     id=f"t{turn}r{index}c{k}",
                 )

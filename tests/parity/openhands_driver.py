@@ -148,7 +148,9 @@ def tool_class(spec: dict[str, Any], results: dict[str, Any], pending: list[str]
             )
         ]
 
-    return type(f"{camel(spec['name'])}Tool", (ToolDefinition,), {"create": classmethod(create)})
+    # named explicitly: the SDK's name from the class name is its snake case (`Bash` -> `bash`)
+    body = {"create": classmethod(create), "name": spec["name"]}
+    return type(f"{camel(spec['name'])}Tool", (ToolDefinition,), body)
 
 
 def response(turn_round: dict[str, Any]) -> Message:

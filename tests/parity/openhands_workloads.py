@@ -2,19 +2,22 @@
 
 Single and parallel calls, long sessions past several condensations (small `max_size`), the
 event and the token trigger, failing summaries (soft: sent uncondensed; hard: the reset and its
-retries), huge and failed tool results, and the conversation's iteration limit.
+retries), huge and failed tool results, and the conversation's iteration limit; for
+`openhands-hybrid` the same with single-call rounds and SWE-agent's masking settings.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import strategies as st
 
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
+from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from tests.parity.openhands_side import Workload
 
 
@@ -105,3 +108,28 @@ def openhands_cases(draw: st.DrawFn) -> Workload:
     limit = draw(st.sampled_from([500, 500, 500, 12, 30]))
     params = OpenHandsParams(condenser=draw(settings()), max_iterations=limit)
     return Workload(script=script, params=params, fail_on=fail_on)
+
+
+def one_call_per_round(script: Script) -> Script:
+    """`script` with each round of several calls made rounds of one (SWE-agent's function calling
+    takes one call per step), the thought on the first."""
+    turns = []
+    for turn in script.turns:
+        rounds = tuple(
+            ScriptedRound(text=r.text if k == 0 else None, calls=(call,))
+            for r in turn.rounds
+            for k, call in enumerate(r.calls)
+        )
+        turns.append(replace(turn, rounds=rounds))
+    return replace(script, turns=tuple(turns))
+
+
+@st.composite
+def hybrid_cases(draw: st.DrawFn) -> tuple[Workload, HybridParams]:
+    """One `openhands-hybrid` case: an OpenHands case of single-call rounds, and the masking."""
+    case = draw(openhands_cases())
+    masking = LastNObservationsParams(n=draw(st.integers(1, 8)), polling=draw(st.integers(1, 3)))
+    params = HybridParams(
+        masking=masking, condenser=case.params.condenser, max_iterations=case.params.max_iterations
+    )
+    return replace(case, script=one_call_per_round(case.script)), params

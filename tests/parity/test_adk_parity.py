@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,65 @@ def test_the_token_threshold_summarises_before_calls_inside_a_turn(driver: AdkDr
     kinds, _ = compare(driver, Workload(script=turns(1, rounds=12), params=params))
     # the 6th and 11th requests counted 302 and 318 tokens: at or over 300, so a summary follows each
     assert "".join("S" if k == "summary" else "r" for k in kinds) == "rrrrrrSrrrrrSrr"
+
+
+def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: AdkDriver) -> None:
+    calls = (
+        ScriptedCall(
+            tool="run", input='{"command":"cat 数据.txt","n":2.50}', result=(TextBlock(text="x"),), id="a"
+        ),
+        ScriptedCall(tool="run", input='{"command": "ls \\u00e9"}', result=(TextBlock(text="y"),), id="b"),
+        ScriptedCall(tool="run", input="", result=(TextBlock(text="z"),), id="c"),
+    )
+    script = Script(
+        system_prompt="You are a test.",
+        tools=TOOLS[:1],
+        turns=(
+            ScriptedTurn(user=(TextBlock(text="Go"),), rounds=(ScriptedRound(calls=calls),), final="ok"),
+            ScriptedTurn(user=(TextBlock(text="Again"),), rounds=(), final="ok"),
+        ),
+    )
+    params = AdkParams(
+        events_compaction_config=EventsCompactionConfig(token_threshold=60, event_retention_size=1)
+    )
+    kinds, _ = compare(driver, Workload(script=script, params=params))
+    assert "summary" in kinds
+    lab = run_lab(Workload(script=script, params=params))
+    sent = next(m["tool_calls"] for c in lab if c.kind == "reasoning" for m in c.wire if m.get("tool_calls"))
+    # ADK keeps the parsed object and its LiteLLM adapter writes it back with json.dumps
+    assert [c["function"]["arguments"] for c in sent] == [
+        '{"command": "cat 数据.txt", "n": 2.5}',
+        '{"command": "ls é"}',
+        "{}",
+    ]
+
+
+def test_a_system_prompt_is_sent_as_written_where_a_string_instruction_is_a_template(
+    driver: AdkDriver,
+) -> None:
+    script = turns(2)
+    script = replace(script, system_prompt="Fill {WINDOW} and {user:name?}; keep {not a name}.")
+    case = Workload(script=script, params=window(1, 0))
+    compare(driver, case)  # the driver gives the prompt as an instruction provider: sent as written
+    assert run_lab(case)[0].wire[0]["content"].startswith("Fill {WINDOW} and {user:name?};")
+    # declared: a string instruction is a template ADK fills from session state; `{WINDOW}` is
+    # not in the state, so ADK raises before the first model call
+    templated = driver.run({**driver_workload(case), "template_instruction": True})
+    assert templated["error"] == "KeyError" and templated["calls"] == []
+
+
+def test_a_user_message_of_several_text_parts_is_one_line_per_part_in_the_summary_request(
+    driver: AdkDriver,
+) -> None:
+    script = turns(3)
+    first = replace(
+        script.turns[0], user=(TextBlock(text="<context>cwd</context>"), TextBlock(text="Task 0"))
+    )
+    script = replace(script, turns=(first, *script.turns[1:]))
+    case = Workload(script=script, params=window(1, 0))
+    compare(driver, case)  # the driver sends the parts apart, as the lab does
+    prompt = next(c for c in run_lab(case) if c.kind == "summary").messages[0][1]
+    assert "user: <context>cwd</context>\nuser: Task 0\n" in prompt
 
 
 def test_two_driver_processes_write_the_same_bytes(driver: AdkDriver) -> None:

@@ -20,11 +20,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.presets.openhands.preset import CondenserSettings, OpenHandsParams
+from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.openhands.tokens import count_message
+from tests.parity import hybrid_side as hybrid
 from tests.parity.openhands_side import (
     Call,
     OpenHandsDriver,
@@ -33,7 +35,7 @@ from tests.parity.openhands_side import (
     run_lab,
     sdk_calls,
 )
-from tests.parity.openhands_workloads import TOOLS, openhands_cases
+from tests.parity.openhands_workloads import TOOLS, hybrid_cases, openhands_cases
 
 
 def python_312() -> str | None:
@@ -306,4 +308,64 @@ def test_a_tool_text_over_50000_characters_is_cut_in_the_middle_in_every_request
     script = replace(script, turns=(replace(script.turns[0], rounds=tuple(rounds)),))
     condenser = CondenserSettings(max_size=40, keep_first=4, max_tokens=60_000)
     calls = compare(driver, Workload(script=script, params=OpenHandsParams(condenser=condenser)))
+    assert calls == ["reasoning"] * 4
+
+
+def compare_hybrid(
+    driver: OpenHandsDriver, script: Script, params: HybridParams, fail_on: frozenset[int] = frozenset()
+) -> list[Call]:
+    """Run `openhands-hybrid` and its real parts (`tests/parity/hybrid_side.py`); assert the same
+    calls; the real side's calls."""
+    params = hybrid.with_swe_agent_notices(params)
+    trace = driver.run(driver_workload(hybrid.condenser_workload(script, params, fail_on)))
+    theirs = hybrid.real_calls(trace, params.masking)
+    ours, error = hybrid.run_lab(script, params, fail_on)
+    for index, (mine, real) in enumerate(zip(ours, theirs, strict=False)):
+        assert mine == real, f"call {index} differs: {first_difference(mine, real)}"
+    assert len(ours) == len(theirs)
+    assert (error is not None) == any(e not in (None, "error") for e in trace["errors"])
+    return theirs
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hybrid_cases())
+def test_openhands_hybrid_matches_the_sdk_masked_by_swe_agent_call_for_call(
+    driver: OpenHandsDriver, case: tuple[Workload, HybridParams]
+) -> None:
+    workload, params = case
+    compare_hybrid(driver, workload.script, params, workload.fail_on)
+
+
+def test_the_hybrid_masks_the_condensed_requests_and_later_users_are_not_observations(
+    driver: OpenHandsDriver,
+) -> None:
+    first = single_turn(14)
+    second = replace(first.turns[0], user=(TextBlock(text="Now the rest"),))
+    script = replace(first, turns=(first.turns[0], second))
+    params = HybridParams(
+        masking=LastNObservationsParams(n=3), condenser=CondenserSettings(max_size=16, keep_first=2)
+    )
+    calls = compare_hybrid(driver, script, params)
+    assert [c.kind for c in calls].count("summary") >= 2
+    elided = [sum("lines omitted" in str(m.get("content")) for m in c.wire) for c in calls]
+    assert max(elided) >= 3
+
+
+def test_a_tool_keeps_its_name_as_written(driver: OpenHandsDriver) -> None:
+    """A tool named `Bash` (as Claude Code's are) is sent as `Bash`: the driver names its tool
+    classes explicitly, where the SDK would name a `BashTool` class `bash`."""
+    script = single_turn(3)
+    bash = ToolSchema.of(
+        "Bash",
+        "Run a command.",
+        {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "It."}},
+            "required": ["command"],
+        },
+    )
+    turn = script.turns[0]
+    rounds = tuple(replace(r, calls=tuple(replace(c, tool="Bash") for c in r.calls)) for r in turn.rounds)
+    script = replace(script, tools=(bash,), turns=(replace(turn, rounds=rounds),))
+    calls = compare(driver, Workload(script=script, params=OpenHandsParams()))
     assert calls == ["reasoning"] * 4

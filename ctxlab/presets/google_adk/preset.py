@@ -350,6 +350,9 @@ NOTES = (
     "never reached by the lab's workloads: rewinds, sub-agents and isolation scopes, long-running "
     "or pending calls (so no recovered or dropped orphan), failed tool results",
     "max_llm_calls counts compactions as steps here (ADK counts model calls only)",
+    "the system prompt is sent as written, as ADK sends an instruction provider's text; ADK fills "
+    "a string instruction's {name} placeholders from session state and raises on a missing one "
+    "(declared as GA20)",
 )
 
 
@@ -365,6 +368,7 @@ def build(params: AdkParams, texts: Texts, name: str = "google-adk-window") -> A
         futile_limit=0,
         iteration_limit=params.call_limit,
         identity=words.identity.format(name=params.agent_name),
+        kept_answer=s.adk_answer,
     )
 
 

@@ -356,6 +356,40 @@ def arguments(call: ToolCallBlock) -> dict[str, object]:
     return parsed if isinstance(parsed, dict) else {}
 
 
+def sent_arguments(raw: str) -> str:
+    """A call's arguments as ADK sends them in every later request: it keeps the model's call as
+    a `FunctionCall` whose `args` is the parsed object (`arguments`), and its LiteLLM adapter
+    writes it back with `json.dumps(args, ensure_ascii=False)`: non-ASCII as written, `", "` and
+    `": "` as separators.
+
+    >>> sent_arguments('{"q":"北京","k":[1,2.50]}')
+    '{"q": "北京", "k": [1, 2.5]}'
+    >>> sent_arguments("  "), sent_arguments("[1, 2]"), sent_arguments("not json")
+    ('{}', '{}', 'not json')
+
+    Arguments that are not JSON are left as given: ADK's adapter fails on them (after its
+    repairs), so no ADK session holds such a call.
+    """
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return raw
+    return json.dumps(parsed if isinstance(parsed, dict) else {}, ensure_ascii=False)
+
+
+def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
+    writes them; a block ADK would send unchanged is the same object."""
+    return tuple(_kept_call(block) for block in blocks)
+
+
+def _kept_call(block: Block) -> Block:
+    if not isinstance(block, ToolCallBlock):
+        return block
+    sent = sent_arguments(block.input)
+    return block if sent == block.input else ToolCallBlock(id=block.id, name=block.name, input=sent)
+
+
 def serialized_size(items: Sequence[Item]) -> int:
     """`_serialized_size`: the summed JSON length of the items' contents."""
     return sum(len(content_json(item, "")) for item in items)
