@@ -51,10 +51,12 @@ from ctxlab.texts import Texts
 ModelCall = Callable[[ModelRequest], ModelResponse]
 RequestCounter = Callable[[tuple[Message, ...], tuple[ToolSchema, ...]], int]
 """A strategy's own count of a request (messages as sent, tools), recorded beside the lab's."""
-TextFailure = Literal["blank", "no_text", "error"]
+TextFailure = Literal["blank", "empty", "no_text", "error"]
 """Which answers of a free-text summary call fail besides a model error: `blank` (an answer whose
-text is empty or whitespace), `no_text` (an answer with no text block at all; a blank text is a
-summary), `error` (none: every answer is a summary, its text empty when it held none)."""
+text is empty or whitespace), `empty` (an answer whose text is empty, as an OpenAI-compatible
+provider's stream gives no text for it; whitespace is a summary), `no_text` (an answer with no
+text block at all; any text, an empty one too, is a summary), `error` (none: every answer is a
+summary, its text empty when it held none)."""
 
 
 def _no_compression(state: EpisodeState, request: CompressRequest) -> EpisodeState:
@@ -229,7 +231,12 @@ class Env:
         self._record(state, "summary", sent, response)
         text = response.text
         held_text = any(isinstance(b, TextBlock) for b in response.blocks)
-        refused = (failure == "blank" and not text.strip()) or (failure == "no_text" and not held_text)
+        refused = {
+            "blank": not text.strip(),
+            "empty": not text,
+            "no_text": not held_text,
+            "error": False,
+        }[failure]
         if refused:
             self.consecutive_failures += 1
             what = "blank text" if failure == "blank" else "no text"
