@@ -224,10 +224,10 @@ class Env:
         )
         try:
             response = self.summarizer.respond(request)
-        except ModelError as failure:
+        except ModelError as error:
             self._record(state, "summary", sent, ModelResponse())
             self.consecutive_failures += 1
-            return TextSummary(text=None, error=failure)
+            return TextSummary(text=None, error=error)
         self._record(state, "summary", sent, response)
         text = response.text
         held_text = any(isinstance(b, TextBlock) for b in response.blocks)

@@ -5,8 +5,8 @@ One JSON workload per stdin line; one JSON trace per stdout line. Each workload 
 `InMemorySessionService`, one `run_async` per user turn. The agent's model (also the summarizer's,
 as ADK defaults it) is a `BaseLlm` subclass that plays the script from its own counter and reports
 as usage ctxlab's count of the request (`ctxlab.core`, standard library only); a summary request
-(no system instruction) gets the workload's summary text, or no content or an exception to fail. ADK's clock and id
-providers are counters, so two processes write the same bytes.
+(no system instruction) gets the workload's summary text, or no content or an exception to fail.
+ADK's clock and id providers are counters, so two processes write the same bytes.
 """
 
 from __future__ import annotations

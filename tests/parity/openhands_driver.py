@@ -164,9 +164,10 @@ def response(turn_round: dict[str, Any]) -> Message:
 
 
 def summary_answers(workload: dict[str, Any]) -> list[Message | Exception]:
-    """The condenser model's answers: the summary text, a failing call or a blank answer (a blank
-    text, or no content when `blank` is null) where scripted (counted from 1). As many as a run can ask for: a summary call at most per attempt (a soft one and the
-    hard reset's retries) of every iteration of every turn, so the list never runs out first."""
+    """The condenser model's answers: the summary text, a failing call or a blank answer (a
+    blank text, or no content when `blank` is null) where scripted (counted from 1). As many as a
+    run can ask for: a summary call at most per attempt (a soft one and the hard reset's retries)
+    of every iteration of every turn, so the list never runs out first."""
     failing = set(workload["failing_summaries"])
     blank = set(workload.get("blank_summaries", ()))
     attempts = 1 + workload["condenser"].get("hard_context_reset_max_retries", 5)

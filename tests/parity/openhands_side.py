@@ -187,8 +187,7 @@ def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], 
     model = RecordingModel(ScriptModel(case.script), [])
     summarizer = ScheduledSummarizer(
         FixedSummarizer(fields={}, text=SUMMARY_TEXT, requests=None),
-        {k: "raise" for k in case.fail_on}
-        | dict.fromkeys(case.blank_on, case.blank_mode),
+        {k: "raise" for k in case.fail_on} | dict.fromkeys(case.blank_on, case.blank_mode),
     )
     env = Env(
         counter=AgentScopeEstimator(),

@@ -203,7 +203,11 @@ def test_a_hard_reset_answered_blank_resets_at_its_first_attempt(driver: OpenHan
     answers: tuple[tuple[FailMode, str | None], ...] = (("no_tool_call", " "), ("empty", None))
     for mode, summary in answers:
         case = Workload(
-            script=single_turn(12), params=params, fail_on=frozenset({1}), blank_on=frozenset({2}), blank_mode=mode
+            script=single_turn(12),
+            params=params,
+            fail_on=frozenset({1}),
+            blank_on=frozenset({2}),
+            blank_mode=mode,
         )
         trace = driver.run(driver_workload(case))
         kinds = same_calls(case, trace)

@@ -5,10 +5,9 @@ the same failures."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import dataclasses
 import json
+from dataclasses import replace
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st

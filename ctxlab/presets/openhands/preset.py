@@ -22,9 +22,10 @@ message, tool call, tool result, final text and summary; see `ctxlab.presets.ope
   is a summary: a blank text is kept as it is, and an answer with no text (a provider's empty
   content) forgets the range with no summary put in its place.
 - Nothing is condensed when the range is empty or under `minimum_progress` of the view, or when
-  the summary call fails (a model error): a soft condensation then sends the view uncondensed (and tries again before
-  the next call); a hard one resets: every event after the system prompt is summarized, retried
-  up to `hard_reset_retries` times with each event cut to 0.8 of the longest, then the run fails.
+  the summary call fails (a model error): a soft condensation then sends the view uncondensed
+  (and tries again before the next call); a hard one resets: every event after the system
+  prompt is summarized, retried up to `hard_reset_retries` times with each event cut to 0.8 of
+  the longest, then the run fails.
 - Each condensation is an iteration of the conversation; a reply stops (without a forced answer)
   after `max_iterations` iterations.
 
@@ -467,6 +468,9 @@ PRESET = Preset(
         "nudge and asks the model again (declared as 17)",
         "a call of a tool named `finish` ends the reply as in the SDK; calls after it in the same "
         "answer are run here, where the SDK drops them (declared as 18)",
+        "a summary answered with no text forgets the range with nothing in its place, as the SDK does: "
+        "a request may then start with an assistant turn, or hold no turn after a hard reset, which "
+        "providers refuse (reproduced, not repaired; 10)",
     ),
 )
 
