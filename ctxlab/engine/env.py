@@ -9,7 +9,9 @@ Invariants:
 - Every request is recorded before the next one is sent, with the lab's own token counts.
 - A summary invocation makes at most `len(ATTEMPT_CHOICES)` calls; only structured-output
   errors move to the next attempt; a model error ends the invocation at once. A free-text
-  invocation (`summarize_text`) is one call; a blank answer or a model error is a failure.
+  invocation (`summarize_text`) is one call; a model error is a failure, and so is the answer
+  its caller's `failure` rule refuses (by default a blank one): the families differ on what a
+  blank answer, or one with no text at all, leads to.
 - Every call is metered by `cache` (a `PromptCacheMeter` unless another meter is given), so
   each record carries its cached and cache-write tokens.
 - With a breaker of N, after N consecutive failed invocations no summarizer is called again in
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ctxlab.core.agentscope.inject import HintScan, HintScanner, InjectionParams
 from ctxlab.core.agentscope.summary import (
@@ -30,6 +32,7 @@ from ctxlab.core.agentscope.summary import (
     read_summary_fields,
     summary_text,
 )
+from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import TokenCounter
@@ -48,6 +51,12 @@ from ctxlab.texts import Texts
 ModelCall = Callable[[ModelRequest], ModelResponse]
 RequestCounter = Callable[[tuple[Message, ...], tuple[ToolSchema, ...]], int]
 """A strategy's own count of a request (messages as sent, tools), recorded beside the lab's."""
+TextFailure = Literal["blank", "empty", "no_text", "error"]
+"""Which answers of a free-text summary call fail besides a model error: `blank` (an answer whose
+text is empty or whitespace), `empty` (an answer whose text is empty, as an OpenAI-compatible
+provider's stream gives no text for it; whitespace is a summary), `no_text` (an answer with no
+text block at all; any text, an empty one too, is a summary), `error` (none: every answer is a
+summary, its text empty when it held none)."""
 
 
 def _no_compression(state: EpisodeState, request: CompressRequest) -> EpisodeState:
@@ -71,6 +80,9 @@ class TextSummary:
     text: str | None
     error: Exception | None = None
     skipped: bool = False
+    held_text: bool = False
+    """The answer held a text block (blank or not); False for no answer or an answer without
+    text, which a provider sends as empty content."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -177,12 +189,20 @@ class Env:
         return outcome
 
     def summarize_text(
-        self, state: EpisodeState, messages: tuple[Message, ...], *, retry: bool = False
+        self,
+        state: EpisodeState,
+        messages: tuple[Message, ...],
+        *,
+        retry: bool = False,
+        failure: TextFailure = "blank",
     ) -> TextSummary:
         """One free-text summarizer invocation: a single call with `messages` and no tools.
 
-        A blank answer or a model error is a failed summary; the breaker counts it. With `retry`
-        the call is another attempt of the last invocation (its number is not advanced).
+        A model error is a failed summary, and so is an answer `failure` refuses (by default a
+        blank one); the breaker counts both. Any other answer is the summary: its text as the
+        model wrote it (the caller strips it where its family does), with `held_text` saying
+        whether it held a text block. With `retry` the call is another attempt of the last
+        invocation (its number is not advanced).
         """
         if self.breaker_limit and self.consecutive_failures >= self.breaker_limit:
             return TextSummary(text=None, skipped=True)
@@ -204,17 +224,25 @@ class Env:
         )
         try:
             response = self.summarizer.respond(request)
-        except ModelError as failure:
+        except ModelError as error:
             self._record(state, "summary", sent, ModelResponse())
             self.consecutive_failures += 1
-            return TextSummary(text=None, error=failure)
+            return TextSummary(text=None, error=error)
         self._record(state, "summary", sent, response)
         text = response.text
-        if not text.strip():
+        held_text = any(isinstance(b, TextBlock) for b in response.blocks)
+        refused = {
+            "blank": not text.strip(),
+            "empty": not text,
+            "no_text": not held_text,
+            "error": False,
+        }[failure]
+        if refused:
             self.consecutive_failures += 1
-            return TextSummary(text=None, error=ValueError("the summarizer answered blank text"))
+            what = "blank text" if failure == "blank" else "no text"
+            return TextSummary(text=None, error=ValueError(f"the summarizer answered {what}"))
         self.consecutive_failures = 0
-        return TextSummary(text=text)
+        return TextSummary(text=text, held_text=held_text)
 
     def _attempts(
         self, state: EpisodeState, request: SummaryRequest, schema: Mapping[str, Any]

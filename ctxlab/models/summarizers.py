@@ -5,8 +5,10 @@ Invariants:
   when the request offers that tool, and with the fields as free text when it offers no tool
   (the summary requests of the LangChain, OpenHands and nonoka families), unless the request's
   summarizer invocation is listed in `fail_on` (1-based, counting invocations of the run; every
-  attempt of a failing invocation fails). In free-text mode every failure but `raise` and
-  `overflow` answers blank text, which the engine treats as a failed summary.
+  attempt of a failing invocation fails). To a free-text request `no_tool_call` answers blank
+  text and `empty`, `malformed` and `missing_field` an answer with no text; whether that is a
+  failed summary is the caller's rule (`Env.summarize_text`'s `failure`), as each family's
+  package decides.
 - Failure modes: `no_tool_call` (text instead of the call), `empty` (no blocks at all),
   `malformed` (the call's input is not JSON), `missing_field` (a required field is absent) — all
   structured-output errors, so AgentScope's attempt ladder moves on — and `raise` (a provider

@@ -143,5 +143,8 @@ def keep_cutoff(
 
 
 def summary_failure(outcome_error: Exception | None) -> Exception:
-    """The error a failed summary attempt raises (a blank answer is one)."""
-    return outcome_error if outcome_error is not None else ModelError("the summarizer answered blank text")
+    """The error a failed summary attempt raises: the model's, or the breaker's refusal to call it.
+
+    A blank answer is no failure: LangChain strips it and goes on with an empty summary.
+    """
+    return outcome_error if outcome_error is not None else ModelError("the summary breaker is open")

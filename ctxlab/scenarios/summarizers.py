@@ -48,7 +48,9 @@ class FailureSpec(BaseModel):
     fail_mode: FailMode = Field(
         default="no_tool_call",
         description="How a failing invocation fails: no_tool_call, empty, malformed, missing_field "
-        "(structured-output errors: AgentScope tries again), raise (a provider error), overflow.",
+        "(structured-output errors: AgentScope tries again), raise (a provider error), overflow. To a "
+        "free-text request, no_tool_call answers blank text and empty, malformed and missing_field "
+        "answer no text; each family treats those as its package does (README, Summarizers).",
     )
     window: int | None = Field(
         default=None, gt=0, description="The summarizer's own window in tokens; a larger request overflows."
@@ -73,8 +75,10 @@ class FixedSummarizerSpec(FailureSpec):
     text: str | None = Field(
         default=None,
         description="The answer to every free-text summary request (OpenHands' condenser, LangChain's "
-        "summary), verbatim. None: the fields rendered as text. A blank text is a failed summary, as "
-        "with fail_mode: empty.",
+        "summary), verbatim. None: the fields rendered as text. What a blank text leads to is the "
+        "family's: an empty summary (langchain-summary, deepagents), the blank summary (openhands, "
+        "google-adk; strands unless it is empty, which fails the run), or a failed summary "
+        "(pydantic-ai-summary, nonoka and the lab's own families).",
     )
 
     @field_validator("fields")

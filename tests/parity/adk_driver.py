@@ -5,8 +5,8 @@ One JSON workload per stdin line; one JSON trace per stdout line. Each workload 
 `InMemorySessionService`, one `run_async` per user turn. The agent's model (also the summarizer's,
 as ADK defaults it) is a `BaseLlm` subclass that plays the script from its own counter and reports
 as usage ctxlab's count of the request (`ctxlab.core`, standard library only); a summary request
-(no system instruction) gets the workload's summary text, or no content to fail. ADK's clock and id
-providers are counters, so two processes write the same bytes.
+(no system instruction) gets the workload's summary text, or no content or an exception to fail.
+ADK's clock and id providers are counters, so two processes write the same bytes.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class Scripted(BaseLlm):
     """Plays the workload's responses in order; answers summary requests with the workload's text."""
 
     responses: list[list[dict[str, Any]]]
-    summaries: list[str | None]
+    summaries: list[str | dict[str, bool] | None]  # the text; None: no content; a mapping: raise
     trace: list[dict[str, Any]]
     schemas: list[ToolSchema]
     next_response: int = 0
@@ -120,6 +120,8 @@ class Scripted(BaseLlm):
         if summary:
             text = self.summaries[self.next_summary] if self.next_summary < len(self.summaries) else None
             self.next_summary += 1
+            if isinstance(text, dict):
+                raise RuntimeError("scripted summary failure")
             if text is None:
                 yield LlmResponse(error_code="FAILED", error_message="scripted failure")
             else:

@@ -21,12 +21,12 @@ from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
-from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.presets.google_adk.params import AdkParams
 from ctxlab.presets.google_adk.preset import build
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.google_adk import ENVIRONMENT
-from tests.parity.openhands_side import Call, RecordingModel, normal, normal_tool
+from tests.parity.openhands_side import Call, RecordingModel, ScheduledSummarizer, normal, normal_tool
 from tests.parity.server import DriverServer
 from tests.zoo.runs import strategy_caused
 
@@ -41,7 +41,8 @@ class Workload:
     script: Script
     params: AdkParams
     summary: str = "SUMMARY: the user asked for files; the agent read them with its tools."
-    fail_on: frozenset[int] = frozenset()
+    fail_on: frozenset[int] = frozenset()  # answered with no content
+    raise_on: frozenset[int] = frozenset()  # the model raises
 
 
 class AdkDriver(DriverServer):
@@ -82,7 +83,10 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         "config": {k: v for k, v in config.items() if v is not None},
         "agent_name": case.params.agent_name,
         "max_llm_calls": case.params.max_llm_calls,
-        "summaries": [None if k in case.fail_on else case.summary for k in range(1, 400)],
+        "summaries": [
+            None if k in case.fail_on else {"raise": True} if k in case.raise_on else case.summary
+            for k in range(1, 400)
+        ],
     }
 
 
@@ -116,7 +120,8 @@ def run_lab(case: Workload, texts_name: str = "google-adk") -> list[Call]:
     """
     texts = dataclasses.replace(CTXLAB_TEXTS, name=texts_name)
     model = RecordingModel(ScriptModel(case.script), [])
-    summarizer = FixedSummarizer(fields={}, fail_on=case.fail_on, fail_mode="empty", text=case.summary)
+    modes: dict[int, FailMode] = dict.fromkeys(case.fail_on, "empty") | dict.fromkeys(case.raise_on, "raise")
+    summarizer = ScheduledSummarizer(FixedSummarizer(fields={}, text=case.summary, requests=None), modes)
     counter = AgentScopeEstimator()
     env = Env(counter=counter, model=model, summarizer=summarizer, texts=texts, context_size=HUGE_WINDOW)
     loop = Loop(script=case.script, strategy=build(case.params, texts), env=env)

@@ -7,8 +7,9 @@ that workload as JSON. (The lab reads the SDK's texts itself: `ctxlab.texts.open
 
 A workload: the system prompt, the tools (name, description, string parameters), the turns
 (a user text and the agent's responses, each a thought and tool calls, then a final text), the
-result of every call, the condenser settings, the agent's window, the summary text and
-which summary calls fail (counted from 1), and the conversation's iteration limit.
+result of every call, the condenser settings, the agent's window, the summary text, which
+summary calls fail and which answer blank (counted from 1), and the conversation's iteration
+limit.
 
 The trace: every model call in order, each with its kind (`reasoning` or `summary`), its
 messages as the SDK formats them for a chat-completions endpoint, and its tools; then the
@@ -165,18 +166,23 @@ def response(turn_round: dict[str, Any]) -> Message:
 
 
 def summary_answers(workload: dict[str, Any]) -> list[Message | Exception]:
-    """The condenser model's answers: the summary text, or a failing call where scripted (counted
-    from 1). As many as a run can ask for: a summary call at most per attempt (a soft one and the
-    hard reset's retries) of every iteration of every turn, so the list never runs out first."""
+    """The condenser model's answers: the summary text, a failing call or a blank answer (a
+    blank text, or no content when `blank` is null) where scripted (counted from 1). As many as a
+    run can ask for: a summary call at most per attempt (a soft one and the hard reset's retries)
+    of every iteration of every turn, so the list never runs out first."""
     failing = set(workload["failing_summaries"])
+    blank = set(workload.get("blank_summaries", ()))
     attempts = 1 + workload["condenser"].get("hard_context_reset_max_retries", 5)
     count = len(workload["turns"]) * workload["max_iterations"] * attempts
-    return [
-        FailingSummary("scripted summary failure")
-        if k in failing
-        else Message(role="assistant", content=[TextContent(text=workload["summary"])])
-        for k in range(1, count + 1)
-    ]
+
+    def answer(k: int) -> Message | Exception:
+        if k in failing:
+            return FailingSummary("scripted summary failure")
+        text = workload.get("blank") if k in blank else workload["summary"]
+        # No text at all is the provider's empty content: `from_llm_chat_message` gives `[]`.
+        return Message(role="assistant", content=[] if text is None else [TextContent(text=text)])
+
+    return [answer(k) for k in range(1, count + 1)]
 
 
 def run(workload: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
-from ctxlab.models.summarizers import FixedSummarizer
+from ctxlab.models.summarizers import FailMode, FixedSummarizer, failed_answer
 from ctxlab.presets.openhands.preset import OpenHandsParams, build
 from ctxlab.presets.openhands.tokens import sdk_token_count
 from ctxlab.texts import CTXLAB_TEXTS
@@ -32,6 +32,8 @@ from tests.parity.server import DriverServer
 DRIVER = Path(__file__).with_name("openhands_driver.py")
 SUMMARY_TEXT = "SUMMARY: the agent listed files and read their contents."
 HUGE_WINDOW = 10**9
+BLANK_TEXTS: dict[str, str | None] = {"no_tool_call": " ", "empty": None}
+"""What the SDK's model answers for the fake's blank answers: a blank text, or no content."""
 
 Normal = tuple[str, str, tuple[tuple[str, str, str], ...], str]
 
@@ -97,6 +99,8 @@ class Workload:
     params: OpenHandsParams
     fail_on: frozenset[int] = frozenset()
     context_size: int = HUGE_WINDOW
+    blank_on: frozenset[int] = frozenset()
+    blank_mode: FailMode = "no_tool_call"  # how a call of `blank_on` answers: " ", or `empty`
 
 
 def driver_workload(case: Workload) -> dict[str, Any]:
@@ -134,6 +138,8 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         "max_input_tokens": case.context_size,
         "summary": SUMMARY_TEXT,
         "failing_summaries": sorted(case.fail_on),
+        "blank_summaries": sorted(case.blank_on),
+        "blank": BLANK_TEXTS[case.blank_mode],
         "max_iterations": case.params.max_iterations,
     }
 
@@ -159,13 +165,30 @@ class RecordingModel:
         return self.inner.respond(request)
 
 
+@dataclass
+class ScheduledSummarizer:
+    """The fixed summarizer, failing as scheduled per call (a model error, no content, blank text)."""
+
+    inner: FixedSummarizer
+    modes: dict[int, FailMode]
+    requests: list[ModelRequest] = field(default_factory=list)
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        mode = self.modes.get(request.invocation)
+        return self.inner.respond(request) if mode is None else failed_answer(mode, request)
+
+
 def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], str | None]:
     """ctxlab's run of the case: every call in normal form, and the error that ended it."""
     from dataclasses import replace
 
     texts = replace(CTXLAB_TEXTS, name=texts_name)
     model = RecordingModel(ScriptModel(case.script), [])
-    summarizer = FixedSummarizer(fields={}, fail_on=case.fail_on, fail_mode="empty", text=SUMMARY_TEXT)
+    summarizer = ScheduledSummarizer(
+        FixedSummarizer(fields={}, text=SUMMARY_TEXT, requests=None),
+        {k: "raise" for k in case.fail_on} | dict.fromkeys(case.blank_on, case.blank_mode),
+    )
     env = Env(
         counter=AgentScopeEstimator(),
         model=model,

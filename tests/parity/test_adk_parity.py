@@ -155,6 +155,27 @@ def test_a_long_summary_makes_adk_refuse_the_next_range(driver: AdkDriver) -> No
     assert kinds.count("summary") == 1  # every later range is smaller than the summary
 
 
+def test_a_blank_summary_is_a_summary(driver: AdkDriver) -> None:
+    """GA12: an answer with content is the summary even when its text is blank; the history is
+    compacted as with any other summary."""
+    script = turns(7)
+    for blank in (" ", ""):
+        kinds, _ = compare(driver, Workload(script=script, params=window(2, 1), summary=blank))
+        assert summaries_before_turns(kinds, script) == [2, 4, 6]
+
+
+def test_a_summary_without_content_or_raising_leaves_the_history(driver: AdkDriver) -> None:
+    """GA12: no content, or an exception from the model (ADK logs it), and nothing is compacted:
+    the range is tried again after the next turn (3), which moves the later ones (5)."""
+    script = turns(7)
+    for case in (
+        Workload(script=script, params=window(2, 1), fail_on=frozenset({1})),
+        Workload(script=script, params=window(2, 1), raise_on=frozenset({1})),
+    ):
+        kinds, _ = compare(driver, case)
+        assert summaries_before_turns(kinds, script) == [2, 3, 5]
+
+
 def test_the_token_threshold_summarises_before_calls_inside_a_turn(driver: AdkDriver) -> None:
     params = AdkParams(
         events_compaction_config=EventsCompactionConfig(token_threshold=300, event_retention_size=2)

@@ -171,6 +171,24 @@ def test_the_built_in_tools_are_counted_so_a_16k_window_summarizes_after_21_call
     assert last + step >= 13_600 > last + step - overhead  # the messages alone would not trigger
 
 
+def test_a_failing_summary_is_tried_three_times_and_ends_the_run() -> None:
+    """D9: LangChain's retry (three attempts) around the summary call, then the run fails."""
+    ours, theirs = compare(loop([2000] * 30), DAConfig(window=16_000, fail_on=frozenset({1})))
+    assert theirs.error is not None and ours.error is not None
+    assert [c.kind for c in theirs.calls].count("summary") == 3
+
+
+def test_a_blank_summary_is_stripped_and_kept_as_an_empty_summary() -> None:
+    """D9: a blank answer is no failure (LangChain's helper strips it): the summary message names
+    the saved history and holds an empty summary, and the run goes on."""
+    for blank in ("", " \n "):
+        ours, theirs = compare(loop([2000] * 30), DAConfig(window=16_000, summary_text=blank))
+        kinds = [c.kind for c in theirs.calls]
+        assert theirs.error is None and ours.error is None and kinds.count("summary") == 1
+        summary = theirs.calls[kinds.index("summary") + 1].messages[1]
+        assert summary.kind == "human" and "/conversation_history/" in str(summary.content)
+
+
 def test_a_result_over_the_limit_is_saved_and_left_as_a_stub_naming_its_file() -> None:
     ours, _ = compare(loop([200, 100_000, 200]), DAConfig())
     results = [m for m in ours.calls[-1].messages if m.kind == "tool"]

@@ -191,6 +191,17 @@ def test_a_failing_summary_is_tried_three_times_and_ends_the_run() -> None:
     assert theirs.error is not None and [c.kind for c in theirs.calls].count("summary") == 3
 
 
+def test_a_blank_summary_is_stripped_and_kept_as_an_empty_summary() -> None:
+    """L12: a blank answer is no failure; LangChain strips it and the run goes on with the
+    summary message holding an empty summary (the answer is asked for once)."""
+    for blank in ("", " \n\t "):
+        ours, theirs = compare(loop([2000] * 10), LCConfig(trigger=("tokens", 2000), summary_text=blank))
+        kinds = [c.kind for c in theirs.calls]
+        assert theirs.error is None and ours.error is None and "summary" in kinds
+        after = theirs.calls[kinds.index("summary") + 1]
+        assert after.messages[1].kind == "human" and after.messages[1].content.endswith("\n\n")
+
+
 DUMP = """
 import dataclasses, json
 from tests.parity.lc_driver import LCConfig, run_langchain

@@ -24,10 +24,12 @@ from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.models.summarizers import FailMode
 from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.openhands.tokens import count_message
 from tests.parity import hybrid_side as hybrid
 from tests.parity.openhands_side import (
+    SUMMARY_TEXT,
     Call,
     OpenHandsDriver,
     Workload,
@@ -173,6 +175,47 @@ def test_a_failing_hard_reset_ends_the_run_as_in_the_sdk(driver: OpenHandsDriver
     case = Workload(script=single_turn(12), params=params, fail_on=frozenset(range(1, 20)))
     kinds = compare(driver, case)
     assert kinds.count("summary") == 6  # one condensation, then the five reset attempts
+
+
+def test_a_blank_summary_is_put_in_place_of_the_forgotten_events(driver: OpenHandsDriver) -> None:
+    """10: a blank text is no failure; it is the summary, sent where the forgotten range began."""
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    case = Workload(script=single_turn(50), params=params, blank_on=frozenset({1, 2}))
+    trace = driver.run(driver_workload(case))
+    kinds = same_calls(case, trace)
+    assert summary_positions(kinds) == [20, 31, 42]
+    assert [c["summary"] for c in trace["condensations"]] == [" ", " ", SUMMARY_TEXT]
+
+
+def test_an_answer_without_text_forgets_the_events_with_no_summary(driver: OpenHandsDriver) -> None:
+    """10: an answer with no content condenses too; the range is forgotten, nothing replaces it."""
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    case = Workload(script=single_turn(50), params=params, blank_on=frozenset({1}), blank_mode="empty")
+    trace = driver.run(driver_workload(case))
+    kinds = same_calls(case, trace)
+    assert [c["summary"] for c in trace["condensations"]][:2] == [None, SUMMARY_TEXT]
+    after = sdk_calls(trace)[kinds.index("summary") + 1]
+    assert not any(SUMMARY_TEXT in m[1] for m in after.messages) and len(kinds) > 50
+
+
+def test_a_hard_reset_answered_blank_resets_at_its_first_attempt(driver: OpenHandsDriver) -> None:
+    """11: the condensation fails, so the SDK resets; its first attempt, answered blank or with no
+    text, is the reset (every event after the system prompt forgotten) and the run goes on."""
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4, max_tokens=300))
+    answers: tuple[tuple[FailMode, str | None], ...] = (("no_tool_call", " "), ("empty", None))
+    for mode, summary in answers:
+        case = Workload(
+            script=single_turn(12),
+            params=params,
+            fail_on=frozenset({1}),
+            blank_on=frozenset({2}),
+            blank_mode=mode,
+        )
+        trace = driver.run(driver_workload(case))
+        kinds = same_calls(case, trace)
+        assert kinds[6:9] == ["summary", "summary", "reasoning"] and trace["errors"] == [None]
+        reset = trace["condensations"][0]
+        assert (reset["offset"], reset["summary"]) == (1, summary)
 
 
 def test_the_iteration_limit_stops_a_reply_without_a_forced_answer(driver: OpenHandsDriver) -> None:

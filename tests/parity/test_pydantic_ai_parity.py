@@ -207,6 +207,22 @@ def test_a_failing_summarizer_ends_the_run() -> None:
     assert theirs.error is not None and [c.kind for c in theirs.calls].count("summary") == 1
 
 
+def test_deviation_a_blank_summary_ends_the_run_without_pydantic_ai_s_retry() -> None:
+    """PA20: pydantic-ai retries a blank summary once (its output validator's feedback for
+    whitespace, core's for no text) and then fails the run; the lab fails it at the first blank
+    answer. The calls before are the same, and so is the outcome."""
+    for blank in (" ", ""):
+        config = PAConfig(
+            capability="summary", settings={"max_messages": 4, "keep_messages": 2}, summary_text=blank
+        )
+        theirs, ours = run_pydantic_ai(loop([300] * 6), config), run_lab(loop([300] * 6), config)
+        assert theirs.error is not None and ours.error is not None
+        assert [c.kind for c in theirs.calls] == [*[c.kind for c in ours.calls], "summary"]
+        assert ours.calls == theirs.calls[: len(ours.calls)]
+        retry = theirs.calls[-1].messages
+        assert retry[: len(ours.calls[-1].messages)] == ours.calls[-1].messages and len(retry) == 4
+
+
 DUMP = """
 from tests.parity.pa_driver import PAConfig, dump, run_pydantic_ai
 from tests.parity.test_pydantic_ai_parity import loop

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import replace
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -221,6 +222,17 @@ def test_a_failing_summary_ends_the_run() -> None:
         loop([1500] * 16), StrandsConfig(manager="summary", window=5000, fail_on=frozenset({1}))
     )
     assert theirs.error is not None and kinds(theirs).count("s") == 1
+
+
+def test_a_whitespace_summary_is_a_summary_and_an_empty_one_ends_the_run() -> None:
+    """ST14: strands keeps the answer's text blocks as the summary, so a whitespace text is one
+    and the run goes on; the OpenAI provider streams no text block for empty content, and a
+    summary without text fails the run (RuntimeError) as a failing call does."""
+    config = StrandsConfig(manager="summary", window=5000, summary_text=" ")
+    ours, theirs = compare(loop([1500] * 16), config)
+    assert theirs.error is None and ours.error is None and "s" in kinds(theirs)
+    ours, theirs = compare(loop([1500] * 16), replace(config, summary_text=""))
+    assert theirs.error is not None and ours.error is not None and kinds(theirs).count("s") == 1
 
 
 def test_an_empty_window_is_refused_until_the_lab_gives_up() -> None:

@@ -219,6 +219,12 @@ CONFIGURED = {
 }
 
 
+NO_TEXT_FORGETS = {"openhands", "openhands-hybrid"}
+"""Families whose package forgets the range with nothing in its place when the summary answer
+holds no text, which may leave an assistant turn first or no turn at all (CHECKLIST, OpenHands
+10): reproduced, not repaired, so this property holds for them on a summary error only."""
+
+
 @pytest.mark.parametrize("name", list(CONFIGURED))
 @given(data=st.data(), workload=workloads())
 def test_no_request_breaks_the_provider_rules(
@@ -235,7 +241,9 @@ def test_no_request_breaks_the_provider_rules(
             script,
             window=window,
             fail_on=fail_on,
-            fail_mode=data.draw(st.sampled_from(["raise", "empty"])),
+            fail_mode=data.draw(
+                st.sampled_from(["raise"] if name in NO_TEXT_FORGETS else ["raise", "empty"])
+            ),
             record_requests=True,
         )
     except ContextOverflowError:  # deepagents ends a run whose request stays over budget (D10)

@@ -17,6 +17,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.units import view_units
 from ctxlab.core.world.script import ScriptedRound
+from ctxlab.models.summarizers import FailMode
 from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.deepagents.summary import HISTORY_DIR
 from ctxlab.presets.langchain import preset as langchain
@@ -96,6 +97,22 @@ def test_a_failed_summary_is_tried_three_times_and_then_fails_the_run() -> None:
             fail_on=(1,),
             fail_mode="raise",
         )
+
+
+@pytest.mark.parametrize("mode", ["empty", "no_tool_call", "malformed"])
+def test_a_blank_summary_is_an_empty_summary_and_the_run_goes_on(mode: FailMode) -> None:
+    """LangChain strips the answer's text (empty when it holds none) and keeps it as the summary."""
+    ran = run(
+        langchain.build_summary(exact(0.5), CTXLAB_TEXTS),
+        one_turn(*(search(k, 400) for k in range(20))),
+        window=4000,
+        fail_on=(1,),
+        fail_mode=mode,
+    )
+    first = ran.summarizer.requests[0].invocation
+    assert first == 1 and [r.invocation for r in ran.summarizer.requests[:2]] == [1, 2]  # no retry
+    texts = [b.text for r in ran.sent() for m in r for b in m.blocks if isinstance(b, TextBlock)]
+    assert PREFIX in texts and "summary_failed" not in ran.events()
 
 
 def test_without_a_trigger_langchain_never_summarizes() -> None:

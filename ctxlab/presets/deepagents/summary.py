@@ -15,7 +15,8 @@ Before every model call, on the LangChain view of the context (`ctxlab.presets.l
    (the session named once per run), and summarized: trimmed to `trim_tokens_to_summarize`
    (none by default: the whole span) and sent as LangChain's XML transcript in deepagents'
    prompt; a trim that leaves nothing gives LangChain's fixed text without a call; a failing
-   call is tried 3 times in all, then the run fails. The summary enters the context as a user
+   call is tried 3 times in all, then the run fails (a blank answer is an empty summary, as in
+   LangChain). The summary enters the context as a user
    message naming the history file, followed by the kept tail.
 6. The request is checked against the input budget: when over, the trailing batch of tool
    results is cut, in the stored history too (a `read_file` result to its first 4,000 characters
@@ -326,7 +327,7 @@ class SummarizeDeep(Step):
         request = (text_message("user", prompt),)
         error: Exception | None = None
         for attempt in range(SUMMARY_ATTEMPTS):
-            outcome = env.summarize_text(state, request, retry=attempt > 0)
+            outcome = env.summarize_text(state, request, retry=attempt > 0, failure="error")
             if outcome.text is not None:
                 return outcome.text.strip()
             error = summary_failure(outcome.error)

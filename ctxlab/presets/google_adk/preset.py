@@ -22,8 +22,9 @@ Behaviour (see `ctxlab.presets.google_adk.session` for the event model):
 - A range is summarised only if an empty summary of it would remove more characters (the
   contents' JSON) than the latest summary holds. The summary request is one user message: the
   prompt template around one line per text, call and response (arguments and responses as Python
-  reprs cut to 2,000 characters). The summary is a model message where its range ended; a failed
-  summary leaves the history as it was.
+  reprs cut to 2,000 characters). The summary is a model message where its range ended; any
+  answer with content is one, a blank text too, and a failed summary (an answer with no text,
+  which ADK reads as no content, or a model error, which ADK logs) leaves the history as it was.
 - Every request's system instruction ends with the agent's identity instruction.
 
 Texts: `texts: google-adk` takes the package's strings from its installed package
@@ -199,7 +200,8 @@ class CompactEvents(Step):
         for event in chosen:
             lines.extend(self.lines(event))
         prompt = self.texts.prompt_template.format(conversation_history="\n".join(lines))
-        outcome = env.summarize_text(state, (text_message("user", prompt),))
+        # ADK keeps any answer with content, a blank text too; no content (or an error) fails.
+        outcome = env.summarize_text(state, (text_message("user", prompt),), failure="no_text")
         if outcome.text is None:
             env.recorder.event(EventKind.SUMMARY_FAILED)
             return None

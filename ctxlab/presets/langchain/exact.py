@@ -19,7 +19,8 @@ Summarization, before every model call:
   and maybe cutting one message to its last lines; when nothing is left the summary is the
   package's fixed text and no model is called. Otherwise the prompt (the span as LangChain's
   XML transcript) is sent as one user message; a failing call is retried (3 attempts in all)
-  and then the run fails.
+  and then the run fails. The answer's text, stripped, is the summary: a blank answer (or one
+  with no text) is no failure, the summary is empty.
 - The summary becomes a user message at the start of the context (a message in state: it
   counts for later triggers and for `keep`, and is summarized again with the next span).
 - No futile-compaction breaker and no round cap: the family's loop limit is LangGraph's
@@ -208,7 +209,7 @@ class SummarizeExact(Step):
         request = (text_message("user", prompt),)
         error: Exception | None = None
         for attempt in range(SUMMARY_ATTEMPTS):
-            outcome = env.summarize_text(state, request, retry=attempt > 0)
+            outcome = env.summarize_text(state, request, retry=attempt > 0, failure="error")
             if outcome.text is not None:
                 return outcome.text.strip()
             error = summary_failure(outcome.error)

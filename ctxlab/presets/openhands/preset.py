@@ -18,11 +18,14 @@ message, tool call, tool result, final text and summary; see `ctxlab.presets.ope
 - The summary request is a system message (the SDK's summarizing prompt) and a user message of
   every forgotten event's preview (`str(event)`, at most 500 characters of content; actions
   without their arguments; an earlier summary is an event like the others). The summary is
-  inserted where the forgotten range began, as a user message inside the context.
+  inserted where the forgotten range began, as a user message inside the context. Any answer
+  is a summary: a blank text is kept as it is, and an answer with no text (a provider's empty
+  content) forgets the range with no summary put in its place.
 - Nothing is condensed when the range is empty or under `minimum_progress` of the view, or when
-  the summary fails: a soft condensation then sends the view uncondensed (and tries again before
-  the next call); a hard one resets: every event after the system prompt is summarized, retried
-  up to `hard_reset_retries` times with each event cut to 0.8 of the longest, then the run fails.
+  the summary call fails (a model error): a soft condensation then sends the view uncondensed
+  (and tries again before the next call); a hard one resets: every event after the system
+  prompt is summarized, retried up to `hard_reset_retries` times with each event cut to 0.8 of
+  the longest, then the run fails.
 - Each condensation is an iteration of the conversation; a reply stops (without a forced answer)
   after `max_iterations` iterations.
 
@@ -273,15 +276,20 @@ class CondenseEvents(Step):
         forgotten: tuple[view.Event, ...],
         max_chars: int | None,
     ) -> EpisodeState | None:
-        """Summarize `forgotten` and put the summary at the cut's start; None when it fails."""
+        """Summarize `forgotten` and put the summary at the cut's start; None when the call fails.
+
+        Any answer condenses (`_generate_condensation`): a blank text is the summary, and an
+        answer with no text forgets the events with no summary put in their place.
+        """
         request = self.summary_request(forgotten, max_chars)
-        outcome = env.summarize_text(state, request)
+        outcome = env.summarize_text(state, request, failure="error")
         if outcome.text is None:
             env.recorder.event(EventKind.SUMMARY_FAILED)
             return None
         number = memo(state, self.key, 0) + 1
         kept = events[: cut.start - 1] + events[cut.end - 1 :]
-        context = view.rebuild(state.context, kept, view.summary_message(outcome.text, number), cut.start - 1)
+        summary = view.summary_message(outcome.text, number) if outcome.held_text else None
+        context = view.rebuild(state.context, kept, summary, cut.start - 1)
         new = with_memo(with_context(state, context, env.counter), self.key, number)
         env.recorder.event(EventKind.COMPRESSED)
         record_compaction(
@@ -460,6 +468,9 @@ PRESET = Preset(
         "nudge and asks the model again (declared as 17)",
         "a call of a tool named `finish` ends the reply as in the SDK; calls after it in the same "
         "answer are run here, where the SDK drops them (declared as 18)",
+        "a summary answered with no text forgets the range with nothing in its place, as the SDK does: "
+        "a request may then start with an assistant turn, or hold no turn after a hard reset, which "
+        "providers refuse (reproduced, not repaired; 10)",
     ),
 )
 

@@ -56,6 +56,10 @@ NOTES = (
     "the scripted models report no usage: the harness's estimate is its character count alone",
     "pydantic-ai's limit of 50 requests a run is not applied (the lab's loop limit is)",
 )
+BLANK_SUMMARY_NOTE = (
+    "a blank summary (whitespace or no text) fails the run at once; pydantic-ai asks the summarizer "
+    "once more with its retry feedback first, so the lab makes one summary call fewer"
+)
 
 
 def pa_texts(texts: Texts) -> PydanticAITexts:
@@ -144,5 +148,5 @@ SUMMARY_PRESET = Preset(
     params=SummarizingParams,
     build=build_summary,
     peers=PEERS,
-    notes=NOTES,
+    notes=(*NOTES, BLANK_SUMMARY_NOTE),
 )

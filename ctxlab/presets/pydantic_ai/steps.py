@@ -11,7 +11,8 @@ message counts and cutoffs see the history as pydantic-ai holds it.
 
 Invariants:
 - A step that changes nothing returns the state it was given (its memo aside).
-- The summarizer is called once per summary; an error or a blank answer ends the run (raised).
+- The summarizer is called once per summary; an error or a blank answer ends the run (raised);
+  pydantic-ai asks again once after a blank answer, which the lab does not (a declared deviation).
 
 Events: `cleared` (ClearToolResults), `dropped` (SlidingWindowCompaction), `compressed`
 (SummarizingCompaction).

@@ -294,7 +294,9 @@ class Summarizing(Step):
         """One summary call: the system prompt, the messages, the closing request; no tools.
 
         Raises:
-            ModelError: the call failed, was refused (over the window), or answered blank.
+            ModelError: the call failed, was refused (over the window), or answered no text (the
+                OpenAI provider streams no text block for empty content, and strands' summary
+                needs one); a whitespace text is a summary.
         """
         prompt = self.params.summarization_system_prompt
         system = text_message("system", self.texts.summary_system_prompt if prompt is None else prompt)
@@ -302,7 +304,7 @@ class Summarizing(Step):
         if env.counter.count(request, ()) > env.context_size:
             env.summarize_text(state, request)  # the refused call is still made
             raise ContextOverflowError("the summary request is over the window")
-        outcome = env.summarize_text(state, request)
+        outcome = env.summarize_text(state, request, failure="empty")
         if outcome.text is None:
             raise outcome.error if outcome.error is not None else ModelError("no summary")
         return outcome.text
