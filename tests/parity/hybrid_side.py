@@ -100,10 +100,10 @@ def run_lab(
     script: Script, params: HybridParams, fail_on: frozenset[int] = frozenset()
 ) -> tuple[list[Call], str | None]:
     """ctxlab's run with `openhands-hybrid` (`texts: openhands`): its calls, and the error that
-    ended it; the summaries numbered in `fail_on` fail."""
+    ended it; the summaries numbered in `fail_on` fail (a model error, as the SDK's driver raises)."""
     texts = replace(CTXLAB_TEXTS, name="openhands")
     model = RecordingModel(ScriptModel(script), [])
-    summarizer = FixedSummarizer(fields={}, fail_on=fail_on, fail_mode="empty", text=SUMMARY_TEXT)
+    summarizer = FixedSummarizer(fields={}, fail_on=fail_on, fail_mode="raise", text=SUMMARY_TEXT)
     counter = AgentScopeEstimator()
     env = Env(counter=counter, model=model, summarizer=summarizer, texts=texts, context_size=HUGE_WINDOW)
     loop = Loop(script=script, strategy=build_hybrid(params, texts), env=env)
