@@ -172,8 +172,8 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
     def request_counter(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
         """deepagents' count of a request: system prompt, messages and tools."""
         view = lc_view(messages)
-        system = str(view[0].content) if view and view[0].kind == "system" else ""
-        return counted(view[1:] if system else view, system, tool_tokens(tools, builtin))
+        system = str(view[0].content) if view and view[0].kind == "system" else None
+        return counted(view if system is None else view[1:], system, tool_tokens(tools, builtin))
 
     steps = (EvictLargeResults(params.filesystem, own), SummarizeDeep(params.summarization, own))
     return StepStrategy(
@@ -185,6 +185,7 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
         max_iters=LANGGRAPH_LOOP_LIMIT,
         kept_answer=lc_answer,
         request_counter=request_counter,
+        empty_system=True,  # create_deep_agent writes its system message even with no prompt
     )
 
 

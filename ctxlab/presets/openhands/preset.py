@@ -328,7 +328,7 @@ class CondenseEvents(Step):
             if done is not None:
                 return done
             if max_chars is None:
-                prompt = view.preview(frame.system_prompt, self.texts.preview_chars, dots_inside=False)
+                prompt = view.preview(frame.system_prompt or "", self.texts.preview_chars, dots_inside=False)
                 system = (
                     f"SystemPromptEvent (agent)\n  System: {prompt}\n  Tools: {len(frame.tools)} available"
                 )
@@ -430,6 +430,7 @@ def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
         futile_limit=0,
         iteration_limit=params.max_iterations,
         finish_tool=FINISH_TOOL,
+        empty_system=True,  # the SDK's system prompt event is sent even when it is empty
     )
 
 
@@ -445,6 +446,7 @@ def build_hybrid(params: HybridParams, texts: Texts) -> StepStrategy:
         futile_limit=0,
         iteration_limit=params.max_iterations,
         finish_tool=FINISH_TOOL,
+        empty_system=True,  # the SDK's system prompt event is sent even when it is empty
     )
 
 

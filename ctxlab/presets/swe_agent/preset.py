@@ -47,7 +47,13 @@ def family_params(params: LastNObservationsParams, texts: Texts) -> LastNObserva
 def build(params: LastNObservationsParams, texts: Texts) -> StepStrategy:
     """The `swe-agent` strategy."""
     params = family_params(params, texts)
-    return StepStrategy(name="swe-agent", steps=(LastNObservations(params),), config=params, source=SOURCE)
+    return StepStrategy(
+        name="swe-agent",
+        steps=(LastNObservations(params),),
+        config=params,
+        source=SOURCE,
+        empty_system=True,  # the history always starts with the rendered system template
+    )
 
 
 NOTES = (
