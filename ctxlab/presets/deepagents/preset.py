@@ -58,7 +58,7 @@ from ctxlab.presets.deepagents.summary import (
     tool_tokens,
 )
 from ctxlab.presets.lc_messages import lc_answer, lc_view
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy
 from ctxlab.texts import Texts
 from ctxlab.texts.deepagents import CTXLAB_DEEPAGENTS_TEXTS, DeepAgentsTexts
@@ -199,6 +199,7 @@ PRESET = Preset(
     params=DeepAgentsParams,
     build=build,
     peers=("deepagents", "langchain", "langchain-core"),
+    no_system=f"{EMPTY_SYSTEM_MESSAGE}, counted (create_deep_agent writes one for system_prompt=None)",
     notes=(
         "exact to deepagents 0.7.32 under texts: deepagents (50 generated workloads call for call)",
         "deviations: the history session and evicted user messages named by counters, not uuid4s; "

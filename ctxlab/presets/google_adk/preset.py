@@ -388,6 +388,7 @@ WINDOW_PRESET = Preset(
     build=build,
     notes=NOTES,
     assistant_first="ADK sends its compaction summary as a model turn, which may come first",
+    no_system="a system message of the agent's identity instruction alone",
 )
 
 TOKENS_PRESET = Preset(
@@ -399,4 +400,5 @@ TOKENS_PRESET = Preset(
     build=build_tokens,
     notes=NOTES,
     assistant_first="ADK sends its compaction summary as a model turn, which may come first",
+    no_system="a system message of the agent's identity instruction alone",
 )

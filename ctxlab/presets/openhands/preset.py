@@ -49,7 +49,7 @@ from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
 from ctxlab.presets.observations import LastNObservations
 from ctxlab.presets.openhands import view
 from ctxlab.presets.openhands.tokens import sdk_token_count
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import (
     Compaction,
     Edit,
@@ -457,6 +457,7 @@ PRESET = Preset(
     source=SOURCE,
     params=OpenHandsParams,
     build=build,
+    no_system=f'{EMPTY_SYSTEM_MESSAGE} (the SDK\'s system prompt event, with system_prompt="")',
     notes=(
         "an empty final answer ends the reply: the SDK keeps the empty message, adds its corrective "
         "nudge and asks the model again (declared as 17)",
@@ -473,4 +474,5 @@ HYBRID_PRESET = Preset(
     params=HybridParams,
     build=build_hybrid,
     notes=PRESET.notes,
+    no_system=PRESET.no_system,
 )

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.presets.observations import LastNObservations
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
 
@@ -78,5 +78,6 @@ PRESET = Preset(
     source=SOURCE,
     params=LastNObservationsParams,
     build=build,
+    no_system=f"{EMPTY_SYSTEM_MESSAGE} (the history starts with the rendered system template)",
     notes=NOTES,
 )
