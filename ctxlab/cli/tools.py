@@ -60,6 +60,7 @@ def cmd_presets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"{'':<{width}}  source: {preset.source}", file=out)
             if preset.peers:
                 print(f"{'':<{width}}  installed: {installed(preset.peers)}", file=out)
+            print(f"{'':<{width}}  no system prompt: requests carry {preset.no_system}", file=out)
             for note in preset.remarks:
                 print(f"{'':<{width}}  note: {note}", file=out)
     return 0

@@ -31,8 +31,9 @@ class Strategy(Protocol):
         """The tool schemas sent with reasoning requests."""
         ...
 
-    def system_prompt(self, base: str) -> str:
-        """The system prompt as sent (strategies may add to it)."""
+    def system_prompt(self, base: str) -> str | None:
+        """The system prompt as sent (strategies may add to it); None: the requests carry no
+        system message (what most frameworks send for an empty prompt)."""
         ...
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
@@ -91,8 +92,9 @@ class RunSettings:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Frame:
-    """What every request of a run shares: the system prompt as sent, the tools, the settings."""
+    """What every request of a run shares: the system prompt as sent (None: no system message),
+    the tools, the settings."""
 
-    system_prompt: str
+    system_prompt: str | None
     tools: tuple[ToolSchema, ...]
     settings: RunSettings

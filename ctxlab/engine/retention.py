@@ -105,16 +105,16 @@ class RetentionTracker(Middleware):
     recorder: Recorder
     workspace: Workspace | None = None
     ledger: Callable[[EpisodeState], str] = no_ledger
-    system_prompt: str = ""
+    system_prompt: str | None = None
     pending: EpisodeState | None = None
     snapshots: list[RetentionSnapshot] = field(default_factory=list)
     delivered: dict[str, int] = field(default_factory=dict)
     files: dict[str, OffloadText] = field(default_factory=dict)
 
-    def start(self, system_prompt: str) -> None:
-        """Note the system prompt as sent; probes in it are delivered now."""
+    def start(self, system_prompt: str | None) -> None:
+        """Note the system prompt as sent (None: none); probes in it are delivered now."""
         self.system_prompt = system_prompt
-        self.deliver((system_prompt,))
+        self.deliver((system_prompt or "",))
 
     def deliver(self, texts: Iterable[str]) -> None:
         """Mark the probes found in `texts` as delivered before the next call."""
@@ -175,7 +175,8 @@ class RetentionTracker(Middleware):
     ) -> RetentionSnapshot:
         """Where every delivered probe is in `state` (its context through `view`, by default the
         stored one) and the workspace."""
-        shown = (text_message("system", self.system_prompt), *view(state))
+        system = () if self.system_prompt is None else (text_message("system", self.system_prompt),)
+        shown = (*system, *view(state))
         return self.locate(shown, state, final=final)
 
     def locate(

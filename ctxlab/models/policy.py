@@ -34,7 +34,13 @@ from typing import Any, Literal
 from ctxlab.core.compaction.checkpoint import CHECKPOINT_LINE
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
-from ctxlab.core.world.reading import is_summary_message, message_text, placeholder_values, request_summary
+from ctxlab.core.world.reading import (
+    is_summary_message,
+    message_text,
+    placeholder_values,
+    request_summary,
+    summary_index,
+)
 from ctxlab.core.world.reading import visible_text as request_text
 from ctxlab.core.world.retention import Probe, probe_found
 from ctxlab.core.world.script import Script, ScriptedRound, ScriptedTurn
@@ -168,7 +174,8 @@ class PolicyModel:
         """Offloaded files the request's reminders name: the summary's, then the context's,
         newest first."""
         messages = request.messages
-        start = 2 if is_summary_message(messages, 1) else 1
+        at = summary_index(messages)
+        start = at + 1 if is_summary_message(messages, at) else at
         texts = [request_summary(messages), *(message_text(m) for m in reversed(messages[start:]))]
         paths: list[str] = []
         for text in texts:

@@ -26,6 +26,11 @@ from ctxlab.texts import CTXLAB_TEXTS, Texts
 
 P = TypeVar("P")
 
+NO_SYSTEM_MESSAGE = "no system message"
+"""What most presets send for a workload with no system prompt."""
+EMPTY_SYSTEM_MESSAGE = "an empty system message"
+"""What a preset whose framework always writes its system message sends instead."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Preset(Generic[P]):
@@ -45,6 +50,8 @@ class Preset(Generic[P]):
         from_entry: the parameters of a validated hand-written entry.
         peers: the installed distributions it is proven against call for call, in the lab's
             environment (`ctxlab presets -v` prints their versions); empty when none is.
+        no_system: what its requests carry for a workload with no system prompt, as
+            `ctxlab presets -v` says it (the strategy's `system_prompt("")` does it).
     """
 
     name: str
@@ -57,6 +64,7 @@ class Preset(Generic[P]):
     from_entry: Callable[[Any], P] | None = None
     peers: tuple[str, ...] = ()
     assistant_first: str = ""
+    no_system: str = NO_SYSTEM_MESSAGE
 
     def __post_init__(self) -> None:
         if (self.entry is None) != (self.from_entry is None):

@@ -241,6 +241,8 @@ class StepStrategy:
             stores nothing).
         finish_tool: a tool whose call, the last of its answer, ends the reply once it has run
             (the framework finishes without asking the model again); None: none does.
+        empty_system: with an empty system prompt, the requests still carry an empty system
+            message (the framework always writes one); False: they carry none.
     """
 
     name: str
@@ -254,6 +256,7 @@ class StepStrategy:
     iteration_limit: int | None = None
     kept_answer: KeptAnswer | None = None
     finish_tool: str | None = None
+    empty_system: bool = False
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The script's tools after every step's additions."""
@@ -261,9 +264,9 @@ class StepStrategy:
             script_tools = step.tools(script_tools)
         return script_tools
 
-    def system_prompt(self, base: str) -> str:
-        """The base prompt."""
-        return base
+    def system_prompt(self, base: str) -> str | None:
+        """The base prompt; an empty one is no system message unless `empty_system`."""
+        return base if base or self.empty_system else None
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
         """Every step's stored edit in order, judged for progress, then the next request worked out."""

@@ -157,7 +157,7 @@ def run_deepagents(script: Script, config: DAConfig) -> LCTrace:
     agent = create_deep_agent(
         model,
         tools=[_tool(t) for t in script.tools],
-        system_prompt=script.system_prompt,
+        system_prompt=script.system_prompt or None,
         middleware=[filesystem, summarization_of(config, model, backend), CountingWorld(results, model)],
         backend=backend,
         checkpointer=InMemorySaver(),

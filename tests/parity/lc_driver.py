@@ -215,7 +215,7 @@ def run_langchain(script: Script, config: LCConfig) -> LCTrace:
     agent = create_agent(
         model,
         tools=[_tool(t) for t in script.tools],
-        system_prompt=script.system_prompt,
+        system_prompt=script.system_prompt or None,  # an empty "" would send an empty system message
         middleware=[middleware_of(config, model), ScriptedWorld(results)],
     )
     messages: list[BaseMessage] = []

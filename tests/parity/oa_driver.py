@@ -109,8 +109,9 @@ def _tool(schema: Any, results: dict[str, ScriptedCall]) -> FunctionTool:
 def _record(model: ScriptedModel) -> tuple[OACall, ...]:
     calls = []
     for call in model.calls:
-        messages = [{"role": "system", "content": call.system_instructions}]
-        messages += Converter.items_to_messages(call.input)
+        # the chat-completions model writes a system message only for non-empty instructions
+        system = [{"role": "system", "content": call.system_instructions}] if call.system_instructions else []
+        messages = [*system, *Converter.items_to_messages(call.input)]
         tools = tuple(
             tool_json(t.name, t.description, t.params_json_schema)
             for t in call.tools
@@ -124,7 +125,7 @@ async def _run(script: Script, config: OAConfig, model: ScriptedModel) -> str | 
     results = {c.id: c for c in script.calls() if c.id is not None}
     agent = Agent(
         name="agent",
-        instructions=script.system_prompt,
+        instructions=script.system_prompt or None,
         model=model,
         tools=[_tool(t, results) for t in script.tools],
     )

@@ -174,7 +174,7 @@ def run_pydantic_ai(script: Script, config: PAConfig) -> PATrace:
     capability = CAPABILITIES[config.capability](**settings)
     agent = Agent(
         FunctionModel(player, profile={"context_window": config.window}),
-        instructions=script.system_prompt,
+        instructions=script.system_prompt or None,
         tools=[_tool(t, results) for t in script.tools],
         capabilities=[capability],
     )

@@ -15,7 +15,9 @@ Invariants:
 - A summary call is recognised by having no tools and the summarization system prompt; it is
   answered with the configured text, or raises when its invocation is listed in `fail_on`.
 - Each request is recorded in the OpenAI view with the tool names sent and its count; tools run
-  one after another (`SequentialToolExecutor`), so results are stored in call order.
+  one after another (`SequentialToolExecutor`), so results are stored in call order. Its system
+  messages are the ones strands' OpenAI provider writes (`_format_system_messages`): none for an
+  agent without a system prompt, which is how a workload with an empty one is run.
 - Nothing nondeterministic reaches a request: no clock, no random id, no usage estimate.
 """
 
@@ -141,7 +143,8 @@ class ScriptedStrandsModel(Model):
     async def stream(  # type: ignore[override]
         self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
     ) -> AsyncIterator[dict[str, Any]]:
-        sent = [text_message("system", system_prompt or ""), *(lab_message(m) for m in messages)]
+        system = OpenAIModel._format_system_messages(system_prompt, **kwargs)
+        sent = [*(text_message("system", s["content"]) for s in system), *(lab_message(m) for m in messages)]
         schemas: tuple[ToolSchema, ...] = tuple(self.tools[s["name"]] for s in tool_specs or ())
         tokens = self.counter.count(sent, schemas)
         summary = tool_specs is None and system_prompt == DEFAULT_SUMMARIZATION_PROMPT
@@ -245,7 +248,7 @@ def run_strands(script: Script, config: StrandsConfig) -> StrandsTrace:
     agent = Agent(
         model=model,
         tools=[scripted_tool(t, results) for t in script.tools],
-        system_prompt=script.system_prompt,
+        system_prompt=script.system_prompt or None,
         conversation_manager=manager_of(config),
         callback_handler=None,
         tool_executor=SequentialToolExecutor(),

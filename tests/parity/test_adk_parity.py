@@ -8,6 +8,7 @@ tests fail, naming the fix.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -271,3 +272,14 @@ def test_ctxlab_s_wording_keeps_adk_s_mechanics(driver: AdkDriver) -> None:
     assert [c.kind for c in ours] == theirs  # the same calls, worded by ctxlab
     prompt = next(c for c in ours if c.kind == "summary").messages[0][1]
     assert "more characters]" in prompt and prompt.startswith("Below is the start")
+
+
+def test_an_agent_without_an_instruction_sends_its_identity_alone(driver: AdkDriver) -> None:
+    """With no instruction ADK's system instruction is the identity instruction alone; the lab's
+    requests carry the same one."""
+    script = dataclasses.replace(turns(7), system_prompt="")
+    kinds, _ = compare(driver, Workload(script=script, params=window(2, 1)))
+    assert summaries_before_turns(kinds, script) == [2, 4, 6]
+    theirs, _ = adk_calls(driver.run(driver_workload(Workload(script=script, params=window(2, 1)))))
+    firsts = {c.messages[0][:2] for c in theirs if c.kind == "reasoning"}
+    assert len(firsts) == 1 and all(role == "system" and 'name is "agent"' in text for role, text in firsts)

@@ -282,3 +282,14 @@ def test_deviation_deepagents_strips_a_tool_description_built_by_structured_tool
     }
     assert sent == {"theirs": TOOLS[0].description, "ours": TOOLS[0].description + "\n"}
     assert ours.calls[0].counted == theirs.calls[0].counted + 1  # the newline, rounded up
+
+
+def test_no_system_prompt_still_sends_and_counts_an_empty_system_message() -> None:
+    """`create_deep_agent(system_prompt=None)` writes an empty system message, sent and counted
+    by its summarization (its overhead and role): the lab keeps it, and summarizes at the same call."""
+    script = replace(loop([2000] * 30), system_prompt="")
+    ours, theirs = compare(script, DAConfig(window=16_000))
+    for trace in (ours, theirs):
+        reasoning = [c for c in trace.calls if c.kind == "reasoning"]
+        assert all(c.messages[0].kind == "system" and c.messages[0].content == "" for c in reasoning)
+    assert summary_positions(ours) == summary_positions(theirs) != []

@@ -4,9 +4,12 @@ and summaries."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from hypothesis import given
 
+from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script
 from tests.parity.ch08 import ch08_workload
 from tests.parity.lab import run_lab, without_ids
@@ -50,3 +53,21 @@ def test_engine_matches_agentscope_with_injection_task_tools_and_the_compression
 def test_the_book_experiment_on_both_sides(window: int) -> None:
     ours, theirs = compare(*ch08_workload(window))
     assert ours.input_tokens("messages") == theirs.input_tokens("messages")
+
+
+def test_an_empty_system_prompt_is_sent_as_an_empty_system_message() -> None:
+    """AgentScope always writes its system message, an empty one too (its OpenAI formatter keeps
+    the empty text block); the lab sends it in reasoning and summary requests alike, and every
+    count and compression stays AgentScope's."""
+    import dataclasses
+
+    from agentscope.formatter import OpenAIChatFormatter
+    from agentscope.message import SystemMsg
+
+    script, config = ch08_workload(4000)
+    ours, theirs = compare(dataclasses.replace(script, system_prompt=""), config)
+    assert ours.compressions
+    for call in theirs.calls:
+        assert call.request[0].role == "system" and call.request[0].blocks == (TextBlock(text=""),)
+    sent = asyncio.run(OpenAIChatFormatter().format([SystemMsg(name="system", content="")]))
+    assert sent == [{"role": "system", "name": "system", "content": [{"type": "text", "text": ""}]}]

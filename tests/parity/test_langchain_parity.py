@@ -231,3 +231,17 @@ def test_an_empty_final_answer_is_an_ai_message_with_empty_content() -> None:
     assert [m.kind for m in ours.calls[3].messages] == ["system", *played, "ai", "human"]  # sent, counted
     summarized, _ = compare(script, LCConfig(trigger=("messages", 12), keep=("messages", 6)))
     assert "summary" in [c.kind for c in summarized.calls]
+
+
+def test_no_system_prompt_sends_no_system_message() -> None:
+    """`create_agent(system_prompt=None)` sends no system message (`""` would send an empty one,
+    which a workload without a system prompt does not ask for); the summary request is the
+    middleware's own user message either way."""
+    script = replace(loop([2000] * 12), system_prompt="")
+    for config in (
+        LCConfig(trigger=("tokens", 3000), keep=("messages", 4)),
+        LCConfig(middleware="clear", clear={"trigger": 1000, "keep": 1}),
+    ):
+        ours, theirs = compare(script, config)
+        assert all(c.messages[0].kind == "human" for c in (*ours.calls, *theirs.calls))
+        assert config.middleware == "clear" or summary_positions(theirs)

@@ -5,6 +5,7 @@ calls on the same items."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from hypothesis import event, given, settings
@@ -160,3 +161,12 @@ for config in (OAConfig(trimmer={"recent_turns": 1, "max_output_chars": 100}, li
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     first, second = outputs_under_two_hash_seeds(DUMP)
     assert first and first == second
+
+
+def test_no_instructions_send_no_system_message() -> None:
+    """An agent without instructions sends no system message (the chat-completions model writes
+    one only for non-empty instructions)."""
+    script = dataclasses.replace(loop([900, 300], turns=3), system_prompt="")
+    for config in (OAConfig(), OAConfig(trimmer=None, limit=2)):
+        ours, theirs = compare(script, config)
+        assert all(json.loads(c.messages[0])["role"] != "system" for c in (*ours.calls, *theirs.calls))

@@ -8,6 +8,7 @@ fix, unless the machine has no Python >= 3.12 at all: then they skip, saying so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -412,3 +413,17 @@ def test_a_tool_keeps_its_name_as_written(driver: OpenHandsDriver) -> None:
     script = replace(script, tools=(bash,), turns=(replace(turn, rounds=rounds),))
     calls = compare(driver, Workload(script=script, params=OpenHandsParams()))
     assert calls == ["reasoning"] * 4
+
+
+def test_an_empty_system_prompt_is_sent_as_an_empty_system_message(driver: OpenHandsDriver) -> None:
+    """`Agent(system_prompt="")` (the workload's own prompt, empty) still sends its system prompt
+    event, an empty system message counted by LiteLLM's counter, in reasoning requests and in the
+    condenser's previews; the lab sends and counts it too."""
+    script = dataclasses.replace(single_turn(50), system_prompt="")
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    assert summary_positions(compare(driver, Workload(script=script, params=params))) == [20, 31, 42]
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=0, max_tokens=300))
+    script = dataclasses.replace(single_turn(30), system_prompt="")
+    assert "summary" in compare(driver, Workload(script=script, params=params))
+    trace = driver.run(driver_workload(Workload(script=script, params=params)))
+    assert {c.messages[0][:2] for c in sdk_calls(trace) if c.kind == "reasoning"} == {("system", "")}

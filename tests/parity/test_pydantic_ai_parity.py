@@ -6,6 +6,7 @@ every request, and the same errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from typing import Any
@@ -237,3 +238,16 @@ for config in (PAConfig(capability="summary", settings={"max_tokens": 1500, "kee
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     first, second = outputs_under_two_hash_seeds(DUMP)
     assert first and first == second
+
+
+def test_no_system_prompt_sends_no_system_message() -> None:
+    """An agent without instructions sends no system message, and the summarizer's own requests
+    keep theirs (the lab sent an empty one before)."""
+    script = dataclasses.replace(loop([300, 200, 100], turns=2), system_prompt="")
+    for capability in ("window", "summary", "clear"):
+        config = PAConfig(capability=capability, settings={"max_messages": 6, "keep_messages": 3})
+        if capability == "clear":
+            config = PAConfig(capability=capability, settings={"max_messages": 6, "keep_pairs": 1})
+        ours, _ = compare(script, config)
+        for call in ours.calls:
+            assert (json.loads(call.messages[0])["role"] == "system") == (call.kind == "summary"), capability

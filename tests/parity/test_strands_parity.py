@@ -313,3 +313,23 @@ def test_an_empty_final_answer_is_a_message_sent_as_blank_text() -> None:
     assert len(json.loads(windowed.calls[3].messages)["messages"]) < len(sent)
     summarized, _ = compare(script, StrandsConfig(manager="summary", window=350, preserve_recent_messages=2))
     assert "s" in kinds(summarized)
+
+
+def test_no_system_prompt_sends_no_system_message() -> None:
+    """An agent with `system_prompt=None` sends no system message in reasoning requests; the
+    summarizing manager's requests keep their own system prompt."""
+    script = dataclasses.replace(loop([2000] * 12, turns=2), system_prompt="")
+    for config in (
+        StrandsConfig(window=64_000, window_size=10),
+        StrandsConfig(window=4000, manager="summary"),
+    ):
+        ours, theirs = compare(script, config)
+        for trace in (ours, theirs):
+            sent = [
+                (c.kind, json.loads(c.messages)["messages"][0]["role"])
+                for c in trace.calls
+                if c.kind != "refused"
+            ]
+            assert "system" not in {role for kind, role in sent if kind == "reasoning"}
+            assert {role for kind, role in sent if kind == "summary"} <= {"system"}
+    assert "s" in kinds(theirs)

@@ -5,6 +5,7 @@ OpenAI view, on generated workloads and on the cases that pin each rule.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -184,3 +185,11 @@ def test_ctxlab_texts_change_only_the_wording() -> None:
         "[earlier tool output elided: 3 lines]",
         "[earlier tool output elided: 2 lines]",
     ]
+
+
+def test_an_empty_system_template_is_still_sent_as_a_system_message() -> None:
+    """SWE-agent's history always starts with the rendered system template, so an empty one goes
+    out as an empty system message, and the lab sends it too."""
+    script = dataclasses.replace(session(["a", "b", "c", "d"]), system_prompt="")
+    for request in same_requests(Workload(script=script, params=LastNObservationsParams(n=2))):
+        assert request[0] == {"role": "system", "content": ""}

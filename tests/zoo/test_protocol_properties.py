@@ -80,7 +80,7 @@ def workloads(draw: st.DrawFn) -> tuple[Script, int]:
         )
         user = "Task: " + "u" * draw(st.integers(10, 400))
         made.append(ScriptedTurn(user=(TextBlock(text=user),), rounds=rounds, final=f"Answer {t}."))
-    system = "You are careful. " * draw(st.integers(1, 40))
+    system = "You are careful. " * draw(st.integers(0, 40))  # 0: no system prompt
     return Script(system_prompt=system, tools=TOOLS, turns=tuple(made)), window
 
 

@@ -44,7 +44,7 @@ class EmptyContextError(RuntimeError):
 class CompressionInput:
     """The state a compression reads."""
 
-    system_prompt: str
+    system_prompt: str | None
     summary: Summary
     context: tuple[Message, ...]
     tools: tuple[ToolSchema, ...]

@@ -55,7 +55,7 @@ def summary_tool(schema_json: str, description: str) -> ToolSchema:
 
 def build_summary_request(
     *,
-    system_prompt: str,
+    system_prompt: str | None,
     old_summary: Summary,
     compress: Sequence[Message],
     instructions: Sequence[HintBlock],

@@ -6,7 +6,10 @@ Invariants:
   thinking, calls, results). A round of parallel calls is stored calls-first:
   `[A, B, C, resA, resB, resC]`, so a call and its result never span two messages.
 - The summary is not a context message: it travels beside the context and is sent as a user
-  message right after the system prompt.
+  message right after the system prompt (first, when the request has no system message).
+- A system prompt of None sends no system message; an empty one sends an empty system message
+  (what a framework that always writes one does). Which one a run has is its strategy's choice
+  (`Strategy.system_prompt`).
 """
 
 from __future__ import annotations
@@ -119,16 +122,20 @@ def summary_message(summary: str | tuple[Part, ...]) -> Message | None:
 
 
 @functools.lru_cache(maxsize=64)
-def fixed_messages(system_prompt: str, summary: str | tuple[Part, ...]) -> tuple[Message, ...]:
-    """The system prompt and the summary message (when there is a summary).
+def fixed_messages(system_prompt: str | None, summary: str | tuple[Part, ...]) -> tuple[Message, ...]:
+    """The system message (unless `system_prompt` is None) and the summary message (when there is
+    a summary).
+
+    >>> [m.role for m in fixed_messages(None, "S")], [m.role for m in fixed_messages("", "S")]
+    (['user'], ['system', 'user'])
 
     Memoised: a run asks for the same pair before every call, and returning the same objects lets
     per-message caches (protocol checks, cache accounting) recognise the shared request prefix,
     the summary request's included.
     """
     carried = summary_message(summary)
-    system = text_message("system", system_prompt)
-    return (system,) if carried is None else (system, carried)
+    system = () if system_prompt is None else (text_message("system", system_prompt),)
+    return system if carried is None else (*system, carried)
 
 
 def call_ids(message: Message) -> tuple[str, ...]:

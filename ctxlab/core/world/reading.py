@@ -2,9 +2,10 @@
 request, and the values a template put into a text.
 
 Invariants:
-- The summary travels as a user message without an id right after the system prompt; every
-  context message the loop stores carries an id. So `messages[1]` is the summary exactly when
-  it is a user message with an empty id.
+- The summary travels as a user message without an id right after the system prompt (first, in
+  a request with no system message); every context message the loop stores carries an id. So
+  the message at `summary_index` is the summary exactly when it is a user message with an empty
+  id.
 - A summary request is, in order: the system prompt, the old summary (optional), the messages to
   compress, an optional assistant message of instruction hints (no id), and the compression
   prompt as the last user message (as sent, with the structured-output instruction added to it).
@@ -40,9 +41,16 @@ def visible_text(messages: Sequence[Message]) -> str:
     return "\n\n".join(message_text(m) for m in messages)
 
 
+def summary_index(messages: Sequence[Message]) -> int:
+    """Where a request's summary would be: after the system message, or first without one."""
+    return 1 if messages and messages[0].role == "system" else 0
+
+
 def is_summary_message(messages: Sequence[Message], index: int) -> bool:
-    """Whether `messages[index]` is the summary: the user message without an id after the system."""
-    return index == 1 and len(messages) > 1 and messages[1].role == "user" and not messages[1].id
+    """Whether `messages[index]` is the summary: the user message without an id after the system
+    message (first, in a request without one)."""
+    at = summary_index(messages)
+    return index == at and len(messages) > at and messages[at].role == "user" and not messages[at].id
 
 
 def request_summary(messages: Sequence[Message]) -> str:
@@ -53,8 +61,11 @@ def request_summary(messages: Sequence[Message]) -> str:
     'S'
     >>> request_summary([text_message("system", "s"), text_message("user", "U", id="msg-1")])
     ''
+    >>> request_summary([text_message("user", "S"), text_message("user", "U", id="msg-1")])
+    'S'
     """
-    return message_text(messages[1]) if is_summary_message(messages, 1) else ""
+    at = summary_index(messages)
+    return message_text(messages[at]) if is_summary_message(messages, at) else ""
 
 
 def without_summary(messages: Sequence[Message]) -> tuple[Message, ...]:

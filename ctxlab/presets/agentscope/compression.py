@@ -63,7 +63,7 @@ class CompressionSettings:
 
 def compression_input(
     state: EpisodeState,
-    system_prompt: str,
+    system_prompt: str | None,
     tools: tuple[ToolSchema, ...],
     env: Env,
     settings: CompressionSettings,
@@ -86,7 +86,7 @@ def compress_if_triggered(
     env: Env,
     settings: CompressionSettings,
     *,
-    system_prompt: str,
+    system_prompt: str | None,
     tools: tuple[ToolSchema, ...],
     instructions: tuple[HintBlock, ...] = (),
 ) -> EpisodeState:

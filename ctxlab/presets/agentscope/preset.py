@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxlab.presets.agentscope.entry import AgentScopeEntry, agentscope_params
 from ctxlab.presets.agentscope.strategy import AgentScopeParams, AgentScopeStrategy
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.texts import Texts
 
 SOURCE = "agentscope 2.0.11, agent/_agent.py and agent/_config.py"
@@ -25,6 +25,7 @@ PRESET = Preset(
     entry=AgentScopeEntry,
     from_entry=agentscope_params,
     peers=("agentscope",),
+    no_system=f"{EMPTY_SYSTEM_MESSAGE} (the agent always writes one)",
     notes=(
         "a negative context.tool_result_limit is refused at load: AgentScope takes it, offloads "
         "every result as 0 does and fails on a result with no output (declared in row 28)",

@@ -86,8 +86,9 @@ class AgentScopeStrategy:
             tools += (self.texts.compress_tool,)
         return tools
 
-    def system_prompt(self, base: str) -> str:
-        """The base prompt (no skills or workspace instructions)."""
+    def system_prompt(self, base: str) -> str | None:
+        """The base prompt (no skills or workspace instructions); an empty one is still sent, as
+        AgentScope always writes its system message."""
         return base
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:

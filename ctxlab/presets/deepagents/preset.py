@@ -58,7 +58,7 @@ from ctxlab.presets.deepagents.summary import (
     tool_tokens,
 )
 from ctxlab.presets.lc_messages import lc_answer, lc_view
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy
 from ctxlab.texts import Texts
 from ctxlab.texts.deepagents import CTXLAB_DEEPAGENTS_TEXTS, DeepAgentsTexts
@@ -172,8 +172,8 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
     def request_counter(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
         """deepagents' count of a request: system prompt, messages and tools."""
         view = lc_view(messages)
-        system = str(view[0].content) if view and view[0].kind == "system" else ""
-        return counted(view[1:] if system else view, system, tool_tokens(tools, builtin))
+        system = str(view[0].content) if view and view[0].kind == "system" else None
+        return counted(view if system is None else view[1:], system, tool_tokens(tools, builtin))
 
     steps = (EvictLargeResults(params.filesystem, own), SummarizeDeep(params.summarization, own))
     return StepStrategy(
@@ -185,6 +185,7 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
         max_iters=LANGGRAPH_LOOP_LIMIT,
         kept_answer=lc_answer,
         request_counter=request_counter,
+        empty_system=True,  # create_deep_agent writes its system message even with no prompt
     )
 
 
@@ -198,6 +199,7 @@ PRESET = Preset(
     params=DeepAgentsParams,
     build=build,
     peers=("deepagents", "langchain", "langchain-core"),
+    no_system=f"{EMPTY_SYSTEM_MESSAGE}, counted (create_deep_agent writes one for system_prompt=None)",
     notes=(
         "exact to deepagents 0.7.32 under texts: deepagents (50 generated workloads call for call)",
         "deviations: the history session and evicted user messages named by counters, not uuid4s; "

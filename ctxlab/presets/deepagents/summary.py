@@ -157,16 +157,17 @@ def input_budget(window: int) -> int:
     return max(0, int(window * BUDGET_SHARE))
 
 
-def counted(view: Sequence[LCMessage], system: str, tools: int) -> int:
-    """deepagents' count of a request: the system prompt, the messages and the tools."""
+def counted(view: Sequence[LCMessage], system: str | None, tools: int) -> int:
+    """deepagents' count of a request: the system message (an empty one too; None: none), the
+    messages and the tools."""
     return count_tokens((*_system_head(system), *view), SCALED) + tools
 
 
 @functools.lru_cache(maxsize=16)
-def _system_head(system: str) -> tuple[LCMessage, ...]:
+def _system_head(system: str | None) -> tuple[LCMessage, ...]:
     """The system prompt as the request's first message: the same object for the same text, so
     the count of a request resumes after what the one before shared with it."""
-    return (LCMessage(kind="system", content=system),) if system else ()
+    return () if system is None else (LCMessage(kind="system", content=system),)
 
 
 def _scaled(view: Sequence[LCMessage]) -> int:

@@ -394,6 +394,7 @@ WINDOW_PRESET = Preset(
     build=build,
     notes=NOTES,
     assistant_first="ADK sends its compaction summary as a model turn, which may come first",
+    no_system="a system message of the agent's identity instruction alone",
 )
 
 TOKENS_PRESET = Preset(
@@ -405,4 +406,5 @@ TOKENS_PRESET = Preset(
     build=build_tokens,
     notes=NOTES,
     assistant_first="ADK sends its compaction summary as a model turn, which may come first",
+    no_system="a system message of the agent's identity instruction alone",
 )

@@ -29,7 +29,7 @@ from ctxlab.presets.langchain.exact import (
     SummarizeExact,
 )
 from ctxlab.presets.lc_messages import count_tokens, lc_answer, lc_view
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import NO_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
 from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS, LangChainTexts
@@ -111,6 +111,7 @@ CLEAR_PRESET = Preset(
     params=LangChainClearParams,
     build=build_clear,
     peers=PEERS,
+    no_system=f'{NO_SYSTEM_MESSAGE} (create_agent with system_prompt=None; "" would send an empty one)',
 )
 
 SUMMARY_PRESET = Preset(
@@ -121,4 +122,5 @@ SUMMARY_PRESET = Preset(
     params=LangChainSummaryParams,
     build=build_summary,
     peers=PEERS,
+    no_system=f'{NO_SYSTEM_MESSAGE} (create_agent with system_prompt=None; "" would send an empty one)',
 )

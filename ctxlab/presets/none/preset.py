@@ -42,9 +42,9 @@ class NoStrategy:
         """The script's tools."""
         return script_tools
 
-    def system_prompt(self, base: str) -> str:
-        """The base prompt."""
-        return base
+    def system_prompt(self, base: str) -> str | None:
+        """The base prompt; an empty one is no system message."""
+        return base or None
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame, request: CompressRequest) -> EpisodeState:
         """Never compresses."""

@@ -52,7 +52,7 @@ from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
 from ctxlab.presets.observations import LastNObservations
 from ctxlab.presets.openhands import view
 from ctxlab.presets.openhands.tokens import sdk_token_count
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import (
     Compaction,
     Edit,
@@ -336,7 +336,7 @@ class CondenseEvents(Step):
             if done is not None:
                 return done
             if max_chars is None:
-                prompt = view.preview(frame.system_prompt, self.texts.preview_chars, dots_inside=False)
+                prompt = view.preview(frame.system_prompt or "", self.texts.preview_chars, dots_inside=False)
                 system = (
                     f"SystemPromptEvent (agent)\n  System: {prompt}\n  Tools: {len(frame.tools)} available"
                 )
@@ -438,6 +438,7 @@ def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
         futile_limit=0,
         iteration_limit=params.max_iterations,
         finish_tool=FINISH_TOOL,
+        empty_system=True,  # the SDK's system prompt event is sent even when it is empty
     )
 
 
@@ -453,6 +454,7 @@ def build_hybrid(params: HybridParams, texts: Texts) -> StepStrategy:
         futile_limit=0,
         iteration_limit=params.max_iterations,
         finish_tool=FINISH_TOOL,
+        empty_system=True,  # the SDK's system prompt event is sent even when it is empty
     )
 
 
@@ -463,6 +465,7 @@ PRESET = Preset(
     source=SOURCE,
     params=OpenHandsParams,
     build=build,
+    no_system=f'{EMPTY_SYSTEM_MESSAGE} (the SDK\'s system prompt event, with system_prompt="")',
     notes=(
         "an empty final answer ends the reply: the SDK keeps the empty message, adds its corrective "
         "nudge and asks the model again (declared as 17)",
@@ -482,4 +485,5 @@ HYBRID_PRESET = Preset(
     params=HybridParams,
     build=build_hybrid,
     notes=PRESET.notes,
+    no_system=PRESET.no_system,
 )

@@ -137,7 +137,7 @@ class ClearStep(HarnessStep):
         the cleared one by what clearing took, not part by part at every call."""
         state, history = self.history(state)
         chars = stored_chars(state.context, self.frame)
-        before = tokens_of(chars, frame.system_prompt)
+        before = tokens_of(chars, frame.system_prompt or "")
         if not self.due(history, env, before):
             return Stepped(state=state)
         p = self.params
@@ -147,7 +147,7 @@ class ClearStep(HarnessStep):
         new = harness.cleared(history, plan, self.placeholder)
         if new == history:
             return Stepped(state=state)
-        after = tokens_of(chars - harness.chars_cleared(history, new), frame.system_prompt)
+        after = tokens_of(chars - harness.chars_cleared(history, new), frame.system_prompt or "")
         if p.min_clear_tokens is not None and before - after < p.min_clear_tokens:
             return Stepped(state=state)
         edited = replace_blocks(state.context, self._edits(state.context, history, new))
@@ -187,7 +187,7 @@ def triggered_cutoff(
     """The token trigger in force, and where the kept tail starts once the trigger holds (None
     while it does not): what the window and the summary share."""
     limit = token_trigger(p.max_tokens, p.max_fraction, p.context_window, env.context_size)
-    instructions = frame.system_prompt
+    instructions = frame.system_prompt or ""
     if not harness.over_trigger(
         history, max_messages=p.max_messages, max_tokens=limit, instructions=instructions
     ):
@@ -214,8 +214,8 @@ class WindowStep(HarnessStep):
             return Stepped(state=state)
         new = harness.slid(history, cutoff, preserve_first_user=p.preserve_first_user_message)
         env.recorder.event(EventKind.DROPPED)
-        before = estimate_tokens(history, frame.system_prompt)
-        after = estimate_tokens(new, frame.system_prompt)
+        before = estimate_tokens(history, frame.system_prompt or "")
+        after = estimate_tokens(new, frame.system_prompt or "")
         state = with_context(state, kept_context(state.context, new), env.counter)
         done = Compaction(before=before, after=after, floor=after, trigger=limit or before)
         return Stepped(state=self.remember(state, new), compaction=done)
@@ -250,8 +250,8 @@ class SummarizeStep(HarnessStep):
         kept = (*((plan.first,) if plan.first is not None else ()), *plan.preserved)
         context = _with_summary(kept_context(minted.state.context, kept), message, plan.first, state.context)
         new = pa_view(context, self.frame, joined_of(kept))
-        before = estimate_tokens(history, frame.system_prompt)
-        after = estimate_tokens(new, frame.system_prompt)
+        before = estimate_tokens(history, frame.system_prompt or "")
+        after = estimate_tokens(new, frame.system_prompt or "")
         env.recorder.event(EventKind.COMPRESSED)
         record_compaction(
             env,

@@ -49,7 +49,7 @@ from ctxlab.core.settings import SettingError
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import NO_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import Compaction, Step, Stepped, StepStrategy, record_compaction
 from ctxlab.presets.strands.answers import strands_answer, summary_messages
 from ctxlab.presets.strands.window import (
@@ -354,6 +354,7 @@ WINDOW_PRESET = Preset(
     params=StrandsSlidingWindowParams,
     build=build_window,
     peers=("strands-agents",),
+    no_system=f'{NO_SYSTEM_MESSAGE} (an Agent with system_prompt=None; "" would send an empty one)',
     notes=NOTES,
     assistant_first="its tool-pair trim point starts the window at an assistant tool use",
 )
@@ -366,5 +367,6 @@ SUMMARY_PRESET = Preset(
     params=StrandsSummarizingParams,
     build=build_summarizing,
     peers=("strands-agents",),
+    no_system=f'{NO_SYSTEM_MESSAGE} (an Agent with system_prompt=None; "" would send an empty one)',
     notes=NOTES,
 )

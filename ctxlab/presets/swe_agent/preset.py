@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.presets.observations import LastNObservations
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
 
@@ -47,7 +47,13 @@ def family_params(params: LastNObservationsParams, texts: Texts) -> LastNObserva
 def build(params: LastNObservationsParams, texts: Texts) -> StepStrategy:
     """The `swe-agent` strategy."""
     params = family_params(params, texts)
-    return StepStrategy(name="swe-agent", steps=(LastNObservations(params),), config=params, source=SOURCE)
+    return StepStrategy(
+        name="swe-agent",
+        steps=(LastNObservations(params),),
+        config=params,
+        source=SOURCE,
+        empty_system=True,  # the history always starts with the rendered system template
+    )
 
 
 NOTES = (
@@ -72,5 +78,6 @@ PRESET = Preset(
     source=SOURCE,
     params=LastNObservationsParams,
     build=build,
+    no_system=f"{EMPTY_SYSTEM_MESSAGE} (the history starts with the rendered system template)",
     notes=NOTES,
 )
