@@ -11,7 +11,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol, assert_never
 
@@ -183,6 +183,24 @@ class ToolResultBlock:
 
 
 Block = TextBlock | ThinkingBlock | HintBlock | ToolCallBlock | ToolResultBlock | DataBlock
+
+
+def with_arguments(blocks: tuple[Block, ...], rewrite: Callable[[str], str]) -> tuple[Block, ...]:
+    """`blocks` with each call's input rewritten (as a framework keeps or re-serializes it); a
+    block left as it was is the same object.
+
+    >>> call = ToolCallBlock(id="c1", name="Read", input='{"a":1}')
+    >>> with_arguments((call,), lambda raw: json.dumps(json.loads(raw)))[0].input
+    '{"a": 1}'
+    """
+    return tuple(_with_input(block, rewrite) for block in blocks)
+
+
+def _with_input(block: Block, rewrite: Callable[[str], str]) -> Block:
+    if not isinstance(block, ToolCallBlock):
+        return block
+    written = rewrite(block.input)
+    return block if written == block.input else ToolCallBlock(id=block.id, name=block.name, input=written)
 
 
 def block_kind(block: Block) -> str:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock, with_arguments
 from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 
@@ -380,14 +380,7 @@ def sent_arguments(raw: str) -> str:
 def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
     writes them; a block ADK would send unchanged is the same object."""
-    return tuple(_kept_call(block) for block in blocks)
-
-
-def _kept_call(block: Block) -> Block:
-    if not isinstance(block, ToolCallBlock):
-        return block
-    sent = sent_arguments(block.input)
-    return block if sent == block.input else ToolCallBlock(id=block.id, name=block.name, input=sent)
+    return with_arguments(blocks, sent_arguments)
 
 
 def serialized_size(items: Sequence[Item]) -> int:

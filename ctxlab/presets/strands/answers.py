@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, with_arguments
 from ctxlab.core.messages.message import Message
 
 BLANK_TEXT = "[blank text]"
@@ -52,14 +52,7 @@ def strands_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     answer a message sent as `[blank text]`."""
     if not blocks:
         return (TextBlock(text=BLANK_TEXT),)
-    return tuple(_kept(block) for block in blocks)
-
-
-def _kept(block: Block) -> Block:
-    if not isinstance(block, ToolCallBlock):
-        return block
-    arguments = strands_arguments(block.input)
-    return block if arguments == block.input else ToolCallBlock(id=block.id, name=block.name, input=arguments)
+    return with_arguments(blocks, strands_arguments)
 
 
 def summary_messages(messages: tuple[Message, ...]) -> tuple[Message, ...]:
