@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import CallKind
+from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.engine.session import run_script
 from ctxlab.engine.trace import CONVENTIONS, CallRecord
@@ -426,3 +427,33 @@ def test_a_requests_messages_are_the_items_read_one_by_one(history: list[Message
         plain = tuple(as_message(item, k) for k, item in enumerate(shown))
         assert request_messages(shown) == plain
     assert request_messages(items[1:]) == tuple(as_message(item, k) for k, item in enumerate(items[1:]))
+
+
+def test_a_request_is_written_as_adk_s_litellm_adapter_writes_it() -> None:
+    """GA22: results as their function response's JSON, a model turn's texts joined with a
+    newline (empty ones left out), and the continuation after a request that ends with a model
+    turn; a user message's parts stay apart, and the stored messages are not edited."""
+    user = Message(role="user", blocks=(TextBlock(text="<env>"), TextBlock(text="go")))
+    call = ToolCallBlock(id="a", name="run", input='{"command": "ls"}')
+    result = ToolResultBlock(id="a", name="run", output=(TextBlock(text='数据 "x"'),))
+    texts = (TextBlock(text="look"), TextBlock(text=""), TextBlock(text="then run"))
+    reply = Message(
+        role="assistant", blocks=(*texts, call, result, TextBlock(text="done"), TextBlock(text="bye"))
+    )
+    sent = sent_request((user, reply), continuation("go on"))
+    assert to_openai(sent) == [
+        {"role": "user", "content": [{"type": "text", "text": "<env>"}, {"type": "text", "text": "go"}]},
+        {
+            "role": "assistant",
+            "content": "look\nthen run",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "run", "arguments": call.input}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": '{"result": "数据 \\"x\\""}'},
+        {"role": "assistant", "content": "done\nbye"},
+        {"role": "user", "content": "go on"},
+    ]
+    assert sent[0] is user and reply.blocks[4] is result
+    assert sent_request((user, reply), continuation("go on")) == sent  # the same copies again
+    assert sent_request((user,), continuation("go on")) == (user,)

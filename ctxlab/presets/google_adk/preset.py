@@ -26,6 +26,11 @@ Behaviour (see `ctxlab.presets.google_adk.session` for the event model):
   answer with content is one, a blank text too, and a failed summary (an answer with no text,
   which ADK reads as no content, or a model error, which ADK logs) leaves the history as it was.
 - Every request's system instruction ends with the agent's identity instruction.
+- Requests go out as ADK's LiteLLM adapter writes them for an OpenAI chat endpoint
+  (`models/lite_llm.py`): each tool result as its function response's JSON, `{"result": ...}`
+  (`json.dumps` with non-ASCII as written), a model turn's texts joined with a newline, and a
+  user message asking to go on after contents that end with a model turn (a summary); the lab's
+  counter sizes that, and ADK's estimate reads the contents as ADK does.
 
 Texts: `texts: google-adk` takes the package's strings from its installed package
 (`ctxlab.texts.google_adk`); otherwise the summary request is worded by ctxlab.
@@ -353,9 +358,43 @@ def _answered(message: Message) -> bool:
 
 
 def _sent_message_of(message: Message) -> Message:
-    if not any(isinstance(block, ToolResultBlock) for block in message.blocks):
+    """The message as sent: results written as their responses (`_sent_block`); in an assistant
+    message, each model turn's texts (a run of blocks between results) as one, which ADK's adapter
+    joins with a newline, leaving empty ones out."""
+    texts = 0
+    several = False
+    for block in message.blocks:
+        if isinstance(block, ToolResultBlock):
+            texts = 0
+        elif isinstance(block, TextBlock):
+            texts += 1
+            several = several or (texts > 1 and message.role == "assistant")
+    if not several and not any(isinstance(block, ToolResultBlock) for block in message.blocks):
         return message
-    return message.with_blocks(tuple(_sent_block(block) for block in message.blocks))
+    blocks = tuple(_sent_block(block) for block in message.blocks)
+    return message.with_blocks(_joined_texts(blocks) if several else blocks)
+
+
+def _joined_texts(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    """Each run of blocks between results with its texts as one, at the first one's place.
+
+    >>> _joined_texts((TextBlock(text="a"), TextBlock(text=""), TextBlock(text="b")))
+    (TextBlock(text='a\\nb'),)
+    """
+    out: list[Block] = []
+    first: int | None = None
+    for block in blocks:
+        if isinstance(block, ToolResultBlock):
+            first = None
+        elif isinstance(block, TextBlock) and first is not None:
+            held = out[first]
+            assert isinstance(held, TextBlock)
+            out[first] = TextBlock(text="\n".join(t for t in (held.text, block.text) if t))
+            continue
+        elif isinstance(block, TextBlock):
+            first = len(out)
+        out.append(block)
+    return tuple(out)
 
 
 def _sent_result(block: ToolResultBlock) -> ToolResultBlock:
@@ -403,6 +442,10 @@ NOTES = (
     "the system prompt is sent as written, as ADK sends an instruction provider's text; ADK fills "
     "a string instruction's {name} placeholders from session state and raises on a missing one "
     "(declared as GA20)",
+    "requests are in the OpenAI form ADK's LiteLLM adapter writes (results as {\"result\": ...} "
+    "JSON); the adapter's null tool_calls and reasoning_content are left out, an empty summary "
+    "text is sent as \"\" where the adapter writes [], and its handling of empty user texts is "
+    "not reproduced (declared as GA22)",
 )
 
 
