@@ -4,8 +4,9 @@
 peers pin higher, so it lives in an environment of its own (`make adk-env` creates `.venv-adk`;
 `CTXLAB_ADK_PYTHON` names another interpreter). The strings are produced there by the package
 itself: its summarizer's prompt template and tool-content cap as constants, and the lines it
-writes for each event, the truncation notice and the agent's identity instruction by calling its
-own methods on stand-in events with marker values. They are read back as JSON into the lab's text
+writes for each event, the truncation notice, the agent's identity instruction and the user
+message its model adapters add after a model turn by calling its own methods on stand-in events
+with marker values. They are read back as JSON into the lab's text
 cache (`ctxlab.texts.cache`), keyed by the package's files.
 
 Invariant: nothing of the package is stored in the project; a missing environment is an error
@@ -32,6 +33,7 @@ from google.adk.agents import LlmAgent
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer as S
 from google.adk.events.event import Event
 from google.adk.flows.llm_flows.prompt import _identity
+from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 
 def part(**kw):
@@ -52,6 +54,8 @@ async def identity():
     async for _ in _identity.request_processor.run_async(SimpleNamespace(agent=agent), request):
         pass
 asyncio.run(identity())
+ended = LlmRequest(contents=[types.Content(role="model", parts=[part(text="x")])])
+BaseLlm._maybe_append_user_content(SimpleNamespace(), ended)
 print(json.dumps({
     "version": version("google-adk"),
     "prompt_template": S._DEFAULT_PROMPT_TEMPLATE,
@@ -62,6 +66,7 @@ print(json.dumps({
     "response_line": response.replace("\x03", "{name}").replace(str({"a": 1}), "{response}"),
     "truncated_notice": cut[cap:].replace("7", "{dropped}"),
     "identity": request.config.system_instruction.replace("NAME_MARK", "{name}"),
+    "continuation": ended.contents[-1].parts[0].text,
 }))
 """
 
@@ -80,6 +85,8 @@ class AdkTexts:
         response_line: a function response (`{name}`, `{response}`: the response's Python repr).
         truncated_notice: put after a cut tool content (`{dropped}` characters dropped).
         identity: the instruction every agent's system instruction ends with (`{name}`).
+        continuation: the user message ADK's model adapters add to a request whose contents end
+            with a model turn (`BaseLlm._maybe_append_user_content`).
     """
 
     prompt_template: str
@@ -90,6 +97,7 @@ class AdkTexts:
     response_line: str
     truncated_notice: str
     identity: str
+    continuation: str
 
 
 ENVIRONMENT = Environment(

@@ -7,17 +7,26 @@ as ADK defaults it) is a `BaseLlm` subclass that plays the script from its own c
 as usage ctxlab's count of the request (`ctxlab.core`, standard library only); a summary request
 (no system instruction) gets the workload's summary text, or no content or an exception to fail.
 ADK's clock and id providers are counters, so two processes write the same bytes.
+
+Each request is recorded as ADK's LiteLLM adapter (`google/adk/models/lite_llm.py`) would send it
+to an OpenAI chat endpoint: the adapter's own conversion runs on a copy of the `LlmRequest`
+(`openai_view`), so the messages compared (each result as `{"result": ...}` JSON, arguments
+re-serialized, the user message added after a model turn) are the package's, not the driver's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.machinery
+import importlib.util
 import itertools
 import json
 import sys
 import warnings
 from collections.abc import AsyncGenerator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -40,56 +49,43 @@ from ctxlab.core.messages.tokens import AgentScopeEstimator  # noqa: E402
 from ctxlab.core.messages.tools import ToolSchema  # noqa: E402
 from ctxlab.core.wire.views import from_openai  # noqa: E402
 
-
-def openai_view(request: LlmRequest) -> list[dict[str, Any]]:
-    """The request as chat-completions messages: system, user, assistant with calls, tool."""
-    out: list[dict[str, Any]] = []
-    system = request.config.system_instruction if request.config else None
-    if system:
-        out.append({"role": "system", "content": system})
-    for content in request.contents:
-        parts = content.parts or []
-        text = "".join(p.text for p in parts if p.text and not p.thought)
-        calls = [p.function_call for p in parts if p.function_call]
-        responses = [p.function_response for p in parts if p.function_response]
-        if content.role == "model":
-            wire: dict[str, Any] = {"role": "assistant", "content": text or None}
-            if calls:
-                wire["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {
-                            "name": c.name,
-                            "arguments": json.dumps(c.args or {}, ensure_ascii=False),
-                        },
-                    }
-                    for c in calls
-                ]
-            out.append(wire)
-        elif responses:
-            out.extend(
-                {"role": "tool", "tool_call_id": r.id, "content": (r.response or {}).get("result", "")}
-                for r in responses
-            )
-        else:
-            out.append({"role": "user", "content": text})
-    return out
+LITELLM_MODEL = "openai/gpt-4o"
+"""The model name the adapter is asked to write for: an OpenAI chat endpoint."""
 
 
-def tool_specs(request: LlmRequest) -> list[dict[str, Any]]:
-    """The function declarations sent."""
-    out = []
-    for tool in (request.config.tools or []) if request.config else []:
-        for declaration in tool.function_declarations or []:
-            out.append(
-                {
-                    "name": declaration.name,
-                    "description": declaration.description,
-                    "parameters": declaration.parameters_json_schema,
-                }
-            )
-    return out
+def _stand_in_for_litellm() -> ModuleType:
+    """`litellm` for ADK's LiteLLM adapter when the package is not installed (ADK's own
+    environment installs `google-adk` alone). The adapter's request conversion takes nothing from
+    `litellm` but its message types, `TypedDict`s, which build plain dicts: `dict` stands in for
+    each, so the adapter's own code writes the messages, offline. The module is registered before
+    the adapter is imported (the adapter refuses to load when `litellm` cannot be found)."""
+    existing = sys.modules.get("litellm")
+    if existing is not None or importlib.util.find_spec("litellm") is not None:
+        return existing or importlib.import_module("litellm")
+    module = ModuleType("litellm")
+    module.__spec__ = importlib.machinery.ModuleSpec("litellm", loader=None)
+    sys.modules["litellm"] = module
+    return module
+
+
+_LITELLM = _stand_in_for_litellm()
+
+from google.adk.models import lite_llm  # noqa: E402
+
+if not hasattr(_LITELLM, "ChatCompletionToolMessage"):
+    for _symbol in lite_llm._LITELLM_GLOBAL_SYMBOLS:
+        setattr(_LITELLM, _symbol, dict)
+
+
+async def openai_view(model: BaseLlm, request: LlmRequest) -> dict[str, Any]:
+    """The request as ADK's LiteLLM adapter sends it to an OpenAI chat endpoint: its own code
+    (`LiteLlm.generate_content_async`'s steps before the call) run on a copy of the request, so
+    the messages and tools are the package's, call for call."""
+    sent = request.model_copy(deep=True)
+    model._maybe_append_user_content(sent)
+    lite_llm._append_fallback_user_content_if_missing(sent)
+    messages, tools, _, _, _ = await lite_llm._get_completion_inputs(sent, LITELLM_MODEL)
+    return {"messages": [dict(m) for m in messages], "tools": [t["function"] for t in tools or []]}
 
 
 class Scripted(BaseLlm):
@@ -105,8 +101,8 @@ class Scripted(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        wire = openai_view(llm_request)
-        tools = tool_specs(llm_request)
+        sent = await openai_view(self, llm_request)
+        wire, tools = sent["messages"], sent["tools"]
         summary = not (llm_request.config and llm_request.config.system_instruction)
         tokens = AgentScopeEstimator().count(from_openai(wire), tuple(self.schemas) if tools else ())
         self.trace.append(

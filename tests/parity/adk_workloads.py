@@ -2,9 +2,11 @@
 
 Several user turns (ADK compacts after an invocation), single and parallel calls (arguments
 written as ADK writes them back, compact, or with non-ASCII escaped), huge results
-(past the summarizer's 2,000-character cap), CJK text, intervals and overlaps from 1 to 4, token
-thresholds from small to never reached, retention from 0 to past the session, both together,
-summaries short or long (so ADK's worth check refuses some ranges), and failing summaries.
+(past the summarizer's 2,000-character cap), results with quotes, backslashes, control
+characters or non-ASCII (which their JSON form escapes or keeps) and empty ones, CJK text,
+intervals and overlaps from 1 to 4, token thresholds from small to never reached, retention
+from 0 to past the session, both together, summaries short or long (so ADK's worth check
+refuses some ranges), and failing summaries.
 """
 
 from __future__ import annotations
@@ -20,11 +22,19 @@ from ctxlab.presets.google_adk.params import AdkParams, EventsCompactionConfig
 from tests.parity.adk_side import Workload
 from tests.parity.openhands_workloads import TOOLS, texts
 
+ESCAPED = ('"quoted"', "back\\slash", "line\nbreak", "tab\tstop", "bell\x07", "", "数据 😀")
+"""Pieces JSON writes escaped, or non-ASCII it keeps (ADK sends a result as `{"result": ...}` JSON)."""
+
 
 @st.composite
 def result(draw: st.DrawFn) -> str:
-    """A tool's output: short, or huge (past the 2,000-character cap)."""
+    """A tool's output: short, or huge (past the 2,000-character cap), some with characters its
+    JSON form escapes, or empty."""
     text = draw(texts())
+    if draw(st.integers(0, 3)) == 0:
+        text = " ".join([text, *draw(st.lists(st.sampled_from(ESCAPED), min_size=1, max_size=3))])
+    elif draw(st.integers(0, 12)) == 0:
+        text = ""
     if draw(st.integers(0, 5)) == 0:
         text = (text + " ") * draw(st.integers(60, 400))
     return text

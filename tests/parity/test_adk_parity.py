@@ -14,11 +14,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.views import from_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.presets.google_adk.params import AdkParams, EventsCompactionConfig
 from ctxlab.texts.google_adk import adk_texts
@@ -45,6 +48,7 @@ def compare(driver: AdkDriver, case: Workload) -> tuple[list[str], int]:
         ours = run_lab(case)
         for index, (mine, real) in enumerate(zip(ours, theirs, strict=False)):
             assert mine == real, f"call {index} differs: {first_difference(mine, real)}"
+            assert as_compared(mine.wire) == as_compared(real.wire), f"call {index}'s wire differs"
         assert len(ours) == len(theirs)
     except AssertionError:
         dump = os.environ.get("CTXLAB_PARITY_DUMP")
@@ -52,6 +56,20 @@ def compare(driver: AdkDriver, case: Workload) -> tuple[list[str], int]:
             Path(dump).write_text(json.dumps({"workload": workload, "trace": trace}))
         raise
     return [c.kind for c in theirs], trailing
+
+
+def as_compared(wire: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """The messages of a request, exactly as sent but for two forms that carry the same: ADK's
+    adapter writes an assistant message's absent `tool_calls` and `reasoning_content` as None
+    (the lab leaves them out), and an empty summary text as `content: []` (the lab's is `""`,
+    declared in GA22)."""
+    out = []
+    for message in wire:
+        kept = {key: value for key, value in message.items() if value is not None or key == "content"}
+        if kept["role"] == "assistant" and kept["content"] == []:
+            kept["content"] = ""
+        out.append(kept)
+    return out
 
 
 def first_difference(mine: Call, real: Call) -> str:
@@ -161,8 +179,14 @@ def test_a_blank_summary_is_a_summary(driver: AdkDriver) -> None:
     compacted as with any other summary."""
     script = turns(7)
     for blank in (" ", ""):
-        kinds, _ = compare(driver, Workload(script=script, params=window(2, 1), summary=blank))
+        case = Workload(script=script, params=window(2, 1), summary=blank)
+        kinds, _ = compare(driver, case)
         assert summaries_before_turns(kinds, script) == [2, 4, 6]
+    # declared (GA22): ADK's adapter writes an empty summary text as `content: []`, the lab as ""
+    theirs = driver.run(driver_workload(case))["calls"]
+    summary = {"role": "assistant", "content": [], "tool_calls": None, "reasoning_content": None}
+    assert summary in theirs[-1]["messages"]
+    assert {"role": "assistant", "content": ""} in run_lab(case)[-1].wire
 
 
 def test_a_summary_without_content_or_raising_leaves_the_history(driver: AdkDriver) -> None:
@@ -215,6 +239,66 @@ def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: 
         '{"command": "ls é"}',
         "{}",
     ]
+
+
+def test_a_result_is_sent_as_adk_s_function_response_json_and_counted_so(driver: AdkDriver) -> None:
+    """GA22: ADK keeps a tool's text as the function response `{"result": text}` and its LiteLLM
+    adapter writes it with `json.dumps(..., ensure_ascii=False)`; the lab sends and counts that."""
+    outputs = ['数据 "quoted" \\ back\nslash\ttab', "", "plain " * 700, "emoji 😀 é"]
+    calls = tuple(
+        ScriptedCall(
+            tool="run", input=json.dumps({"command": f"c{k}"}), result=(TextBlock(text=t),), id=f"r{k}"
+        )
+        for k, t in enumerate(outputs)
+    )
+    script = Script(
+        system_prompt="You are a test.",
+        tools=TOOLS[:1],
+        turns=(
+            ScriptedTurn(user=(TextBlock(text="Go"),), rounds=(ScriptedRound(calls=calls),), final="ok"),
+            ScriptedTurn(user=(TextBlock(text="Again"),), rounds=(), final="ok"),
+            ScriptedTurn(user=(TextBlock(text="More"),), rounds=(), final="ok"),
+        ),
+    )
+    params = AdkParams(
+        events_compaction_config=EventsCompactionConfig(token_threshold=900, event_retention_size=2)
+    )
+    case = Workload(script=script, params=params)
+    kinds, _ = compare(driver, case)  # the same messages, wire and counts, call for call
+    assert "summary" in kinds
+    trace = driver.run(driver_workload(case))
+    sent = [m["content"] for m in trace["calls"][1]["messages"] if m["role"] == "tool"]
+    assert sent == [json.dumps({"result": t}, ensure_ascii=False) for t in outputs]
+    lab = run_lab(case)
+    assert [m["content"] for m in lab[1].wire if m["role"] == "tool"] == sent
+    bare = AgentScopeEstimator().count(
+        from_openai(
+            [{**m, "content": t} if m["role"] == "tool" else m for m, t in zip_tools(lab[1].wire, outputs)]
+        ),
+        (TOOLS[0],),
+    )
+    assert lab[1].tokens > bare  # the wrapping is counted
+
+
+def zip_tools(wire: tuple[dict[str, Any], ...], outputs: list[str]) -> list[tuple[dict[str, Any], str]]:
+    """Each message with the output of its result (tool messages in order), "" for the others."""
+    texts = iter(outputs)
+    return [(m, next(texts) if m["role"] == "tool" else "") for m in wire]
+
+
+def test_a_request_ending_with_a_model_turn_gets_the_adapter_s_continuation(driver: AdkDriver) -> None:
+    """GA22: retention 0 summarises every event before a call, so the request's contents end with
+    the summary, a model turn; ADK's model adapters then add a user message asking to go on."""
+    params = AdkParams(
+        events_compaction_config=EventsCompactionConfig(token_threshold=60, event_retention_size=0)
+    )
+    case = Workload(script=turns(2, rounds=3, size=3), params=params)
+    compare(driver, case)
+    going_on = {"role": "user", "content": adk_texts().continuation}
+    reasoning = [c for c in run_lab(case) if c.kind == "reasoning"]
+    ended = [c for c in reasoning if c.wire[-1] == going_on]
+    assert ended and all(c.wire[-2]["role"] == "assistant" for c in ended)
+    assert all(c.wire[-1]["role"] in ("user", "tool") for c in reasoning)
 
 
 def test_a_system_prompt_is_sent_as_written_where_a_string_instruction_is_a_template(

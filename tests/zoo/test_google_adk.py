@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import CallKind
+from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.engine.session import run_script
 from ctxlab.engine.trace import CONVENTIONS, CallRecord
@@ -26,15 +27,18 @@ from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.google_adk import session
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.preset import (
+    CTXLAB_ADK_TEXTS,
     _reasoning_calls,
     adk_estimate,
     as_message,
     build,
     build_tokens,
     context_events,
+    continuation,
     invocations,
     reasoning_call,
     request_messages,
+    sent_request,
 )
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.openhands_workloads import TOOLS
@@ -178,11 +182,13 @@ def test_a_window_compaction_is_recorded_with_the_requests_it_shrank() -> None:
 
 def adk_chars(request: dict[str, Any]) -> int:
     """ADK's estimate of a recorded OpenAI request, read off the request itself: the characters of
-    texts, call names and JSON arguments, and each response as `{"result": ...}`, // 4."""
+    texts, call names and JSON arguments, and each response (sent as `{"result": ...}` written
+    with non-ASCII as is) as `json.dumps` writes it by default, // 4; the adapter's continuation
+    after a model turn is not among the contents ADK estimates."""
     names: dict[str, str] = {}
     total = 0
     for message in request["messages"]:
-        if message["role"] == "system":
+        if message["role"] == "system" or message["content"] == CTXLAB_ADK_TEXTS.continuation:
             continue
         for call in message.get("tool_calls") or ():
             names[call["id"]] = call["function"]["name"]
@@ -190,7 +196,9 @@ def adk_chars(request: dict[str, Any]) -> int:
             total += len(call["function"]["name"]) + (len(json.dumps(args)) if args else 0)
         if message["role"] == "tool":
             name = names[message["tool_call_id"]]
-            total += len(name) + len(json.dumps({"result": message["content"]}))
+            response = json.loads(message["content"])
+            assert set(response) == {"result"}, response
+            total += len(name) + len(json.dumps(response))
         elif isinstance(message.get("content"), str):
             total += len(message["content"])
     return total // 4
@@ -363,7 +371,8 @@ def test_the_estimate_of_each_request_is_the_plain_reading_of_it(
         messages = tuple(request[:cut])
         chat = [m for m in messages if m.role != "system"]
         old_reading = session.estimate_tokens(session.events_of(chat, invocations(chat))) or 0
-        assert adk_estimate(messages, ()) == plain_estimate(messages) == old_reading
+        sent = sent_request(messages, continuation("go on"))
+        assert adk_estimate(sent, ()) == plain_estimate(messages) == old_reading
         if grow:
             request.append(history[grow % len(history)])
 
@@ -418,3 +427,33 @@ def test_a_requests_messages_are_the_items_read_one_by_one(history: list[Message
         plain = tuple(as_message(item, k) for k, item in enumerate(shown))
         assert request_messages(shown) == plain
     assert request_messages(items[1:]) == tuple(as_message(item, k) for k, item in enumerate(items[1:]))
+
+
+def test_a_request_is_written_as_adk_s_litellm_adapter_writes_it() -> None:
+    """GA22: results as their function response's JSON, a model turn's texts joined with a
+    newline (empty ones left out), and the continuation after a request that ends with a model
+    turn; a user message's parts stay apart, and the stored messages are not edited."""
+    user = Message(role="user", blocks=(TextBlock(text="<env>"), TextBlock(text="go")))
+    call = ToolCallBlock(id="a", name="run", input='{"command": "ls"}')
+    result = ToolResultBlock(id="a", name="run", output=(TextBlock(text='数据 "x"'),))
+    texts = (TextBlock(text="look"), TextBlock(text=""), TextBlock(text="then run"))
+    reply = Message(
+        role="assistant", blocks=(*texts, call, result, TextBlock(text="done"), TextBlock(text="bye"))
+    )
+    sent = sent_request((user, reply), continuation("go on"))
+    assert to_openai(sent) == [
+        {"role": "user", "content": [{"type": "text", "text": "<env>"}, {"type": "text", "text": "go"}]},
+        {
+            "role": "assistant",
+            "content": "look\nthen run",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "run", "arguments": call.input}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": '{"result": "数据 \\"x\\""}'},
+        {"role": "assistant", "content": "done\nbye"},
+        {"role": "user", "content": "go on"},
+    ]
+    assert sent[0] is user and reply.blocks[4] is result
+    assert sent_request((user, reply), continuation("go on")) == sent  # the same copies again
+    assert sent_request((user,), continuation("go on")) == (user,)

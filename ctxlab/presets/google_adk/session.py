@@ -383,6 +383,29 @@ def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     return with_arguments(blocks, sent_arguments)
 
 
+def sent_response(text: str) -> str:
+    r"""A tool's text result as ADK sends it in the OpenAI form: its session keeps a result that
+    is not a mapping as the function response `{"result": ...}`, and its LiteLLM adapter writes
+    the response into the `tool` message with `json.dumps(response, ensure_ascii=False)`.
+
+    >>> print(sent_response('ls: 数据\n"ok"'))
+    {"result": "ls: 数据\n\"ok\""}
+    """
+    return json.dumps({"result": text}, ensure_ascii=False)
+
+
+def escaped_length(sent: str) -> int:
+    r"""The length of the JSON text `sent` (written with non-ASCII as is) written again with
+    non-ASCII escaped, as `json.dumps` does by default: each character past ASCII becomes one
+    `\uXXXX` escape, or two (a surrogate pair) past the Basic Multilingual Plane; every other
+    character is written alike either way.
+
+    >>> escaped_length(sent_response("é😀")) == len(json.dumps({"result": "é😀"}))
+    True
+    """
+    return len(sent) + sum(5 if ord(c) < 0x10000 else 11 for c in sent if ord(c) > 0x7F)
+
+
 def serialized_size(items: Sequence[Item]) -> int:
     """`_serialized_size`: the summed JSON length of the items' contents."""
     return sum(len(content_json(item, "")) for item in items)
@@ -413,9 +436,10 @@ def estimate_tokens(items: Sequence[Item]) -> int | None:
 
 
 def estimated_request_tokens(messages: Sequence[Message]) -> int:
-    """`estimate_tokens` of the events of a request's messages, system messages left out (0 for
-    none). A message's events hold its blocks between them, so the characters are summed message
-    by message, and resumed after the leading messages it shares with a request summed before."""
+    """`estimate_tokens` of the events of a request's messages (results as sent, `sent_response`),
+    system messages and the adapter's continuation left out (0 for none). A message's events hold
+    its blocks between them, so the characters are summed message by message, and resumed after
+    the leading messages it shares with a request summed before."""
     return _request_chars(messages, 0) // 4
 
 
@@ -439,8 +463,23 @@ _counted = IdentityMemo[RawEvent, int](_counted_chars)
 """The characters `estimate_tokens` counts of one raw event, kept by identity."""
 
 
+CONTINUATION_ID = "adk-continuation"
+"""The id of the user message ADK's model adapters add to a request that ends with a model turn
+(not among the contents ADK estimates)."""
+
+
+def _sent_block_chars(block: Block) -> int:
+    """`_block_chars` of a block of a request, whose results are written as ADK sends them
+    (`sent_response`): a result's JSON is counted as `json.dumps` writes it by default."""
+    if isinstance(block, ToolResultBlock):
+        return len(block.name) + escaped_length(block.text)
+    return _block_chars(block)
+
+
 def _message_chars(message: Message) -> int:
-    return 0 if message.role == "system" else sum(_block_chars(block) for block in message.blocks)
+    if message.role == "system" or message.id == CONTINUATION_ID:
+        return 0
+    return sum(_sent_block_chars(block) for block in message.blocks)
 
 
 _counted_message = IdentityMemo[Message, int](_message_chars)
