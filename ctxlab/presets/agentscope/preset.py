@@ -26,6 +26,8 @@ PRESET = Preset(
     from_entry=agentscope_params,
     peers=("agentscope",),
     no_system=f"{EMPTY_SYSTEM_MESSAGE} (the agent always writes one)",
+    assistant_first="a summary request sends the span it compresses after the system prompt, and that "
+    "span may begin with an assistant turn",
     notes=(
         "a negative context.tool_result_limit is refused at load: AgentScope takes it, offloads "
         "every result as 0 does and fails on a result with no output (declared in row 28)",
