@@ -83,6 +83,9 @@ class TextSummary:
     held_text: bool = False
     """The answer held a text block (blank or not); False for no answer or an answer without
     text, which a provider sends as empty content."""
+    refused: str | None = None
+    """The text of an answer the `failure` rule refused (empty when it held none), for a caller
+    that asks again after it; None otherwise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,7 +243,11 @@ class Env:
         if refused:
             self.consecutive_failures += 1
             what = "blank text" if failure == "blank" else "no text"
-            return TextSummary(text=None, error=ValueError(f"the summarizer answered {what}"))
+            return TextSummary(
+                text=None,
+                error=ValueError(f"the summarizer answered {what}"),
+                refused=text,
+            )
         self.consecutive_failures = 0
         return TextSummary(text=text, held_text=held_text)
 

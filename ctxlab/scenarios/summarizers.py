@@ -78,7 +78,7 @@ class FixedSummarizerSpec(FailureSpec):
         "summary), verbatim. None: the fields rendered as text. What a blank text leads to is the "
         "family's: an empty summary (langchain-summary, deepagents), the blank summary (openhands, "
         "google-adk; strands unless it is empty, which fails the run), or a failed summary "
-        "(pydantic-ai-summary, nonoka and the lab's own families).",
+        "(pydantic-ai-summary after asking once more, nonoka and the lab's own families).",
     )
 
     @field_validator("fields")

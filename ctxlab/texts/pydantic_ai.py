@@ -8,7 +8,10 @@ store; `CTXLAB_PYDANTIC_AI_TEXTS` is the lab's own wording of them (used without
 Nothing of the packages is stored in this project: the summary prompt, the summarizer's
 instructions, the incremental-update instruction and the clearing placeholder are the harness's
 constants and defaults; the frame pydantic-ai-slim puts around a stored summary when it sends it is
-read by framing a marker with the package's own function.
+read by framing a marker with the package's own function; the two retry messages a blank summary
+gets are rendered by the packages' own code (the harness's output validator raises its feedback,
+pydantic-ai renders it and its own no-text feedback as a model without mid-conversation system
+messages is sent them).
 
 Importing this module imports no other package; `pydantic_ai_texts()` imports the packages and
 raises ModuleNotFoundError when they are not installed (the `peers` extra).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -32,6 +36,9 @@ class PydanticAITexts:
         placeholder: what a cleared tool result holds.
         summary_head: what a stored summary is sent after, in its user message.
         summary_tail: what a stored summary is sent before, in its user message.
+        blank_retry: the user message that asks the summarizer again after a whitespace answer.
+        no_text_retry: the user message that asks the summarizer again after an answer with no
+            text.
     """
 
     summary_prompt: str
@@ -40,6 +47,8 @@ class PydanticAITexts:
     placeholder: str
     summary_head: str
     summary_tail: str
+    blank_retry: str
+    no_text_retry: str
 
 
 CTXLAB_PYDANTIC_AI_TEXTS = PydanticAITexts(
@@ -56,6 +65,11 @@ CTXLAB_PYDANTIC_AI_TEXTS = PydanticAITexts(
     placeholder="[result cleared]",
     summary_head="<earlier-conversation>\n",
     summary_tail="\n</earlier-conversation>",
+    blank_retry=(
+        "[automated check, not the user] Your notes came back empty. Write the notes on the "
+        "conversation above."
+    ),
+    no_text_retry="[automated check, not the user] Answer with the notes as text.",
 )
 
 _MARK = "\x00summary\x00"
@@ -79,4 +93,37 @@ def pydantic_ai_texts() -> PydanticAITexts:
         placeholder=str(placeholder),
         summary_head=head,
         summary_tail=tail,
+        blank_retry=_blank_retry(summarizing._non_empty_summary),
+        no_text_retry=_no_text_retry(),
     )
+
+
+def _feedback(content: str, cause: str) -> str:
+    """A retry's feedback as pydantic-ai sends it on a model without mid-conversation system
+    messages: the application's own feedback (`no_output`) as `<system>`-tagged user text, any
+    other in its user-voice fence."""
+    from pydantic_ai import _framing
+    from pydantic_ai import messages as pa
+
+    part = pa.RetryFeedbackPart(content=content, retry=pa.RetryInfo(cause=cause))  # type: ignore[arg-type]
+    text = part.model_response()
+    speaks = pa._retry_feedback_speaks_for_the_harness(part)
+    return _framing.wrap(_framing.SYSTEM_TAG, text) if speaks else text
+
+
+def _blank_retry(validate: Callable[[str], str]) -> str:
+    """The feedback the harness's output validator raises on a whitespace summary."""
+    from pydantic_ai.exceptions import ModelRetry
+
+    try:
+        validate(" ")
+    except ModelRetry as retry:
+        return _feedback(retry.message, "model_retry")
+    raise LookupError("the summary validator accepts a blank summary")
+
+
+def _no_text_retry() -> str:
+    """pydantic-ai's feedback on an answer with no text, where text is the only output."""
+    from pydantic_ai import messages as pa
+
+    return _feedback(pa._no_output_feedback_text([pa._NO_OUTPUT_RETURN_TEXT]), "no_output")

@@ -60,6 +60,8 @@ class PAConfig:
         window: the model's context window (what a fraction trigger applies to).
         settings: the capability's keyword arguments (the lab's parameters have the same names).
         summary_text: what the summarizer answers.
+        answers: what the first summary calls answer, call by call (retries included), before
+            `summary_text`.
         fail_on: summary invocations (1-based) that raise.
     """
 
@@ -67,7 +69,12 @@ class PAConfig:
     window: int = 16_000
     settings: dict[str, Any] = field(default_factory=dict)
     summary_text: str = "## Intent\nCollect the passages.\n\n## Current state\nThree were retrieved."
+    answers: tuple[str, ...] = ()
     fail_on: frozenset[int] = frozenset()
+
+    def answer(self, call: int) -> str:
+        """What the summary call numbered `call` (0-based) answers."""
+        return self.answers[call] if call < len(self.answers) else self.summary_text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,7 +123,7 @@ class ScriptedPlayer:
     def __init__(self, script: Script, config: PAConfig) -> None:
         self.script, self.config = script, config
         self.calls: list[PACall] = []
-        self.turn = self.round = self.summaries = 0
+        self.turn = self.round = self.summaries = self.summary_calls = 0
         self.openai = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="unused"))
         self.instructions = pydantic_ai_texts().instructions
 
@@ -135,10 +142,12 @@ class ScriptedPlayer:
             )
         )
         if summary:
-            self.summaries += 1
+            if not _is_retry(messages):
+                self.summaries += 1
             if self.summaries in self.config.fail_on:
                 raise RuntimeError(f"summarizer unavailable (invocation {self.summaries})")
-            return _response([TextPart(self.config.summary_text)])
+            self.summary_calls += 1
+            return _response([TextPart(self.config.answer(self.summary_calls - 1))])
         return _response(self._next_parts())
 
     def _next_parts(self) -> list[Any]:
@@ -150,6 +159,11 @@ class ScriptedPlayer:
             return [*texts, *(ToolCallPart(c.tool, c.input, tool_call_id=c.id) for c in scripted.calls)]
         self.turn, self.round = self.turn + 1, 0
         return [TextPart(turn.final)]
+
+
+def _is_retry(messages: list[ModelMessage]) -> bool:
+    """Whether a summary request asks again after an answer (the summary agent's retry)."""
+    return any(isinstance(m, ModelResponse) for m in messages)
 
 
 def _response(parts: list[Any]) -> ModelResponse:

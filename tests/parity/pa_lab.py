@@ -50,16 +50,16 @@ class Recording:
 
 @dataclass
 class TextSummarizer:
-    """Answers every summary call with `text`; an invocation in `fail_on` raises."""
+    """Answers each summary call as the configuration says; an invocation in `fail_on` raises."""
 
-    text: str
-    fail_on: frozenset[int] = frozenset()
+    config: PAConfig
     requests: list[ModelRequest] = field(default_factory=list)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        if request.invocation in self.fail_on:
+        if request.invocation in self.config.fail_on:
             raise ModelError(f"summarizer unavailable (invocation {request.invocation})")
-        return ModelResponse(blocks=(TextBlock(text=self.text),))
+        self.requests.append(request)
+        return ModelResponse(blocks=(TextBlock(text=self.config.answer(len(self.requests) - 1)),))
 
 
 def strategy_of(config: PAConfig) -> StepStrategy:
@@ -77,7 +77,7 @@ def run_lab(script: Script, config: PAConfig) -> PATrace:
     env = Env(
         counter=AgentScopeEstimator(),
         model=Recording(ScriptModel(script), calls, "reasoning"),
-        summarizer=Recording(TextSummarizer(config.summary_text, config.fail_on), calls, "summary"),
+        summarizer=Recording(TextSummarizer(config), calls, "summary"),
         texts=CTXLAB_TEXTS,
         context_size=config.window,
     )

@@ -138,7 +138,9 @@ def summary_cases(draw: st.DrawFn) -> tuple[Script, PAConfig]:
         "tool_return_max_chars": draw(st.sampled_from([500, None, 40])),
     }
     fail_on = frozenset(draw(st.lists(st.integers(1, 3), max_size=1)))
-    config = PAConfig(capability="summary", window=window, settings=options, fail_on=fail_on)
+    good = PAConfig().summary_text
+    answers = tuple(draw(st.lists(st.sampled_from([good, good, " ", "", "\n\t"]), max_size=3)))
+    config = PAConfig(capability="summary", window=window, settings=options, fail_on=fail_on, answers=answers)
     return draw(scripts(window, 20)), config  # a summary is a request too: 50 a run at most
 
 
@@ -169,6 +171,11 @@ def test_pydantic_ai_summary_matches_summarizing_compaction(case: tuple[Script, 
     _, theirs = compare(*case)
     event(actions(theirs))
     event("the run failed" if theirs.error else "the run finished")
+    retried = any(
+        a.kind == b.kind == "summary" and b.messages[: len(a.messages)] == a.messages
+        for a, b in itertools.pairwise(theirs.calls)
+    )
+    event("a blank summary asked again" if retried else "no summary asked again")
 
 
 def loop(sizes: list[int], *, turns: int = 1) -> Script:
@@ -208,20 +215,37 @@ def test_a_failing_summarizer_ends_the_run() -> None:
     assert theirs.error is not None and [c.kind for c in theirs.calls].count("summary") == 1
 
 
-def test_deviation_a_blank_summary_ends_the_run_without_pydantic_ai_s_retry() -> None:
-    """PA20: pydantic-ai retries a blank summary once (its output validator's feedback for
-    whitespace, core's for no text) and then fails the run; the lab fails it at the first blank
-    answer. The calls before are the same, and so is the outcome."""
-    for blank in (" ", ""):
-        config = PAConfig(
-            capability="summary", settings={"max_messages": 4, "keep_messages": 2}, summary_text=blank
-        )
-        theirs, ours = run_pydantic_ai(loop([300] * 6), config), run_lab(loop([300] * 6), config)
-        assert theirs.error is not None and ours.error is not None
-        assert [c.kind for c in theirs.calls] == [*[c.kind for c in ours.calls], "summary"]
-        assert ours.calls == theirs.calls[: len(ours.calls)]
-        retry = theirs.calls[-1].messages
-        assert retry[: len(ours.calls[-1].messages)] == ours.calls[-1].messages and len(retry) == 4
+def blank_case(*answers: str) -> tuple[PATrace, PATrace]:
+    """A run whose first summary calls answer `answers`, compared with the real agent."""
+    config = PAConfig(capability="summary", settings={"max_messages": 4, "keep_messages": 2}, answers=answers)
+    return compare(loop([300] * 6), config)
+
+
+def test_a_blank_summary_is_asked_again_once_after_the_answer_with_its_feedback() -> None:
+    """PA20: whitespace fails the summary agent's output validator and no text fails pydantic-ai's
+    own check; either is asked again once, the request extended by the blank answer and the
+    feedback for its kind, and a good second answer is the summary."""
+    for blank in (" \n ", ""):
+        ours, theirs = blank_case(blank, PAConfig().summary_text)
+        assert ours.error is None and theirs.error is None
+        first, second = [c for c in ours.calls if c.kind == "summary"][:2]
+        assert second.messages[: len(first.messages)] == first.messages
+        assert len(second.messages) == len(first.messages) + 2
+        assert json.loads(second.messages[-2]) == {"content": blank, "role": "assistant"}
+        feedback = json.loads(second.messages[-1])["content"]
+        assert ("Please return text." in feedback) == (blank == "")
+        after = ours.calls[ours.calls.index(second) + 1]
+        assert after.kind == "reasoning" and any("Collect the passages." in m for m in after.messages)
+
+
+def test_a_second_blank_summary_ends_the_run() -> None:
+    """PA20: the summary agent allows one retry; a second blank answer of either kind ends the run
+    after two summary calls."""
+    for answers in ((" ", " "), ("", ""), (" ", ""), ("", "\t")):
+        ours, theirs = blank_case(*answers)
+        assert ours.error is not None and theirs.error is not None
+        assert [c.kind for c in theirs.calls].count("summary") == 2
+        assert ours.calls[-1].kind == "summary"
 
 
 DUMP = """

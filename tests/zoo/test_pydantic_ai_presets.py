@@ -6,13 +6,17 @@ from __future__ import annotations
 import pytest
 
 from ctxlab.core.messages.blocks import TextBlock
-from ctxlab.core.world.script import ScriptedRound
+from ctxlab.core.messages.message import text_message
+from ctxlab.core.world.script import ScriptedRound, assign_call_ids
+from ctxlab.engine.session import run_script
+from ctxlab.models.scripted import ScriptModel
+from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.presets.pydantic_ai import preset as pydantic_ai
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
 from ctxlab.presets.pydantic_ai.view import Frame, estimate_tokens, find_safe_cutoff, pa_view
 from ctxlab.texts import CTXLAB_TEXTS, load_texts
 from ctxlab.texts.pydantic_ai import CTXLAB_PYDANTIC_AI_TEXTS
-from tests.zoo.runs import one_turn, results_of, run, text, tool_call, turns
+from tests.zoo.runs import FIELDS, one_turn, results_of, run, text, tool_call, turns
 
 FRAME = Frame(head=CTXLAB_PYDANTIC_AI_TEXTS.summary_head, tail=CTXLAB_PYDANTIC_AI_TEXTS.summary_tail)
 
@@ -108,3 +112,35 @@ def test_texts_pydantic_ai_reads_the_packages_strings() -> None:
     assert "{messages}" in texts.summary_prompt and texts.summary_head.startswith("<conversation_summary>")
     assert texts.summary_tail.endswith("</conversation_summary>") and texts.instructions
     assert CTXLAB_PYDANTIC_AI_TEXTS.placeholder != texts.placeholder
+
+
+@pytest.mark.parametrize(
+    ("fail_mode", "answer", "feedback"),
+    [
+        ("no_tool_call", " ", CTXLAB_PYDANTIC_AI_TEXTS.blank_retry),
+        ("empty", "", CTXLAB_PYDANTIC_AI_TEXTS.no_text_retry),
+    ],
+    ids=["whitespace", "no text"],
+)
+def test_a_blank_summary_is_asked_again_once_in_the_lab_s_wording(
+    fail_mode: FailMode, answer: str, feedback: str
+) -> None:
+    """Under the lab's texts a blank summary is asked again once, after the blank answer, with the
+    lab's feedback for its kind; a second blank answer ends the run."""
+    strategy = pydantic_ai.build_summary(SummarizingParams(max_messages=4, keep_messages=2), CTXLAB_TEXTS)
+    script = assign_call_ids(one_turn(*(search(k) for k in range(6))))
+    summarizer = FixedSummarizer(fields=FIELDS, fail_on=frozenset({1}), fail_mode=fail_mode)
+    with pytest.raises(ValueError, match="blank text"):
+        run_script(
+            script,
+            strategy,
+            model=ScriptModel(script),
+            summarizer=summarizer,
+            texts=CTXLAB_TEXTS,
+            context_size=200_000,
+        )
+    assert summarizer.requests is not None and len(summarizer.requests) == 2
+    first, second = (r.messages for r in summarizer.requests)
+    assert second[: len(first)] == first and len(second) == len(first) + 2
+    assert second[-2] == text_message("assistant", answer)
+    assert second[-1] == text_message("user", feedback)

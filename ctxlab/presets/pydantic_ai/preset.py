@@ -9,8 +9,10 @@ Each runs before every model request, decides with the harness's estimate (about
 per token over the history's text and the instructions; `request_counter`, recorded as
 `strategy_tokens`), and edits the stored history. None has a futile-compaction breaker. Under
 `texts: pydantic-ai` they use the harness's own summary prompt, summarizer instructions,
-incremental-update instruction and placeholder, and pydantic-ai's frame around a sent summary,
-read at run time (`ctxlab.texts.pydantic_ai`); otherwise the lab's wording.
+incremental-update instruction and placeholder, pydantic-ai's frame around a sent summary, and
+the feedback a blank summary is asked again with (once: whitespace by the summary agent's output
+validator, no text by pydantic-ai's own check; a second blank answer ends the run), read at run
+time (`ctxlab.texts.pydantic_ai`); otherwise the lab's wording.
 
 Declared deviations (`tests/parity/CHECKLIST.md`, PA section): no trigger means never (the package
 refuses it); the scripted models report no usage, so no estimate is anchored on a provider's
@@ -55,10 +57,6 @@ NOTES = (
     "no trigger set: never compacts (the harness refuses a capability without one)",
     "the scripted models report no usage: the harness's estimate is its character count alone",
     "pydantic-ai's limit of 50 requests a run is not applied (the lab's loop limit is)",
-)
-BLANK_SUMMARY_NOTE = (
-    "a blank summary (whitespace or no text) fails the run at once; pydantic-ai asks the summarizer "
-    "once more with its retry feedback first, so the lab makes one summary call fewer"
 )
 
 
@@ -148,5 +146,5 @@ SUMMARY_PRESET = Preset(
     params=SummarizingParams,
     build=build_summary,
     peers=PEERS,
-    notes=(*NOTES, BLANK_SUMMARY_NOTE),
+    notes=NOTES,
 )

@@ -11,8 +11,9 @@ message counts and cutoffs see the history as pydantic-ai holds it.
 
 Invariants:
 - A step that changes nothing returns the state it was given (its memo aside).
-- The summarizer is called once per summary; an error or a blank answer ends the run (raised);
-  pydantic-ai asks again once after a blank answer, which the lab does not (a declared deviation).
+- The summarizer is called once per summary, twice when its first answer is blank (whitespace or
+  no text): the second request is the first, the blank answer and the feedback for its kind. An
+  error, or a second blank answer, ends the run (raised).
 
 Events: `cleared` (ClearToolResults), `dropped` (SlidingWindowCompaction), `compressed`
 (SummarizingCompaction).
@@ -276,6 +277,13 @@ class SummarizeStep(HarnessStep):
         )
         request = (text_message("system", self.texts.instructions), text_message("user", prompt))
         outcome = env.summarize_text(state, request)
+        if outcome.refused is not None:
+            # A blank answer is asked again once, after the answer itself, with the feedback for
+            # its kind: whitespace fails the summary agent's output validator, no text at all
+            # fails pydantic-ai's own check; a second blank answer ends the run.
+            feedback = self.texts.blank_retry if outcome.refused else self.texts.no_text_retry
+            retry = (*request, text_message("assistant", outcome.refused), text_message("user", feedback))
+            outcome = env.summarize_text(state, retry, retry=True)
         if outcome.text is None:
             raise outcome.error if outcome.error is not None else ModelError("the summarizer was not called")
         return outcome.text.strip()
