@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
-from ctxlab.core.messages.blocks import Block, TextBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
@@ -140,7 +140,15 @@ _lc_view = LeadingConcat[Message, LCMessage](lambda message, _at, _before: _lc_o
 def lc_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """An answer as LangChain's agent keeps it: every answer is an AI message in the state, an
     empty one (no text, no call) an AI message with empty content, sent and counted in every
-    later request (an empty text block, which the OpenAI view sends as `""`)."""
+    later request (an empty text block, which the OpenAI view sends as `""`).
+
+    A model's thinking is left out: an OpenAI-compatible chat model's `reasoning_content` is kept
+    in the AI message's `additional_kwargs`, which no later request carries (the OpenAI form is
+    the content and the calls), `count_tokens_approximately` does not read, and the summary
+    prompt's transcript (`get_buffer_string` of a text content) does not show; an answer of
+    thinking alone is an AI message with empty content."""
+    if any(isinstance(b, ThinkingBlock) for b in blocks):
+        blocks = tuple(b for b in blocks if not isinstance(b, ThinkingBlock))
     return blocks if blocks else (TextBlock(text=""),)
 
 

@@ -46,7 +46,14 @@ from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.presets.lc_messages import LCMessage
 from tests.parity.lc_bridge import from_langchain
-from tests.parity.lc_driver import LCCallRecord, LCTrace, ScriptedLCModel, ScriptedWorld, _tool
+from tests.parity.lc_driver import (
+    LCCallRecord,
+    LCTrace,
+    ScriptedLCModel,
+    ScriptedWorld,
+    _tool,
+    sent_reasoning,
+)
 
 SUMMARY_HEAD = DEEPAGENTS_DEFAULT_SUMMARY_PROMPT[:120]
 SESSION = re.compile(r"session_[0-9a-f]{32}")
@@ -104,7 +111,11 @@ class ScriptedDeepModel(ScriptedLCModel):
         )
         counted = 0 if summary else self.counts[-1]
         kind = "summary" if summary else "reasoning"
-        self.calls.append(LCCallRecord(kind=kind, messages=view, tools=tools, counted=counted))
+        self.calls.append(
+            LCCallRecord(
+                kind=kind, messages=view, tools=tools, counted=counted, reasoning=sent_reasoning(messages)
+            )
+        )
         if summary:
             return self._summary()
         return ChatResult(generations=[ChatGeneration(message=self._next_answer())])
@@ -184,10 +195,5 @@ def normalised(trace: LCTrace) -> LCTrace:
             return replace(message, content=EVICTED_MESSAGE.sub("/conversation_history/<id>.md", content))
         return message
 
-    calls = tuple(
-        LCCallRecord(
-            kind=c.kind, messages=tuple(clean(m) for m in c.messages), tools=c.tools, counted=c.counted
-        )
-        for c in trace.calls
-    )
+    calls = tuple(replace(c, messages=tuple(clean(m) for m in c.messages)) for c in trace.calls)
     return replace(trace, calls=calls)

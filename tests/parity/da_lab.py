@@ -28,7 +28,7 @@ from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS, load_texts
 from tests.parity.da_driver import DAConfig
 from tests.parity.lc_driver import LCCallRecord, LCTrace
-from tests.parity.lc_lab import TextSummarizer, _trigger
+from tests.parity.lc_lab import TextSummarizer, _trigger, wire_reasoning
 
 
 @dataclass
@@ -58,7 +58,13 @@ class Recording:
         counter = self.strategy.request_counter
         counted = 0 if self.kind == "summary" or counter is None else counter(request.messages, request.tools)
         self.calls.append(
-            LCCallRecord(kind=self.kind, messages=lc_view(request.messages), tools=tools, counted=counted)
+            LCCallRecord(
+                kind=self.kind,
+                messages=lc_view(request.messages),
+                tools=tools,
+                counted=counted,
+                reasoning=wire_reasoning(request.messages),
+            )
         )
         return self.inner.respond(request)  # type: ignore[attr-defined, no-any-return]
 

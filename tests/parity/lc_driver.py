@@ -13,7 +13,12 @@ Invariants:
   recognised by the summary prompt and answered with the configured text, or raises when its
   invocation is listed in `fail_on` (every attempt of it fails).
 - Each request is recorded in the OpenAI view (`LCMessage`s, the system prompt first) with the
-  tools sent and what LangChain's counter gives for its messages without the system prompt.
+  tools sent, what LangChain's counter gives for its messages without the system prompt, and
+  the reasoning the request carries in langchain-core's OpenAI form
+  (`convert_to_openai_messages`, read by `reasoning_fields`).
+- A scripted round's thinking comes back as an OpenAI-compatible chat model's integration
+  delivers a `reasoning_content` (DeepSeek, Qwen, Kimi through LangChain): an AI message whose
+  `additional_kwargs` holds it, its content the round's text.
 - Nothing nondeterministic reaches a request: message ids are the only random values and no
   request carries them; retries do not wait (the retry count is LangChain's).
 - A run that raises (a summary failing on every attempt) ends there; the trace keeps every call
@@ -39,7 +44,7 @@ from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.messages.utils import convert_to_openai_messages, count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 
@@ -47,6 +52,7 @@ from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.presets.lc_messages import LCMessage
 from tests.parity.lc_bridge import from_langchain
+from tests.parity.reasoning import reasoning_fields
 
 SUMMARY_HEAD = DEFAULT_SUMMARY_PROMPT.split("{messages}")[0]
 
@@ -80,12 +86,14 @@ class LCConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LCCallRecord:
-    """One request: its kind, messages (OpenAI view), tools sent and LangChain's count."""
+    """One request: its kind, messages (OpenAI view), tools sent, LangChain's count, and the
+    reasoning it sends back (the `reasoning_content` fields of its OpenAI form)."""
 
     kind: str
     messages: tuple[LCMessage, ...]
     tools: tuple[str, ...]
     counted: int
+    reasoning: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,7 +142,11 @@ class ScriptedLCModel(BaseChatModel):
         )
         self.calls.append(
             LCCallRecord(
-                kind="summary" if summary else "reasoning", messages=view, tools=tools, counted=counted
+                kind="summary" if summary else "reasoning",
+                messages=view,
+                tools=tools,
+                counted=counted,
+                reasoning=sent_reasoning(messages),
             )
         )
         if summary:
@@ -157,10 +169,24 @@ class ScriptedLCModel(BaseChatModel):
         if self.round < len(turn.rounds):
             scripted = turn.rounds[self.round]
             self.round += 1
+            if not scripted.calls:  # an answer without calls ends the turn, as in the lab's loop
+                self.turn, self.round = self.turn + 1, 0
             calls = [{"name": c.tool, "args": json.loads(c.input), "id": c.id} for c in scripted.calls]
-            return AIMessage(content=scripted.text or "", tool_calls=calls)
+            return reasoning_answer(scripted.text or "", calls, scripted.thinking)
         self.turn, self.round = self.turn + 1, 0
         return AIMessage(content=turn.final)
+
+
+def reasoning_answer(text: str, calls: list[dict[str, Any]], thinking: str | None) -> AIMessage:
+    """An answer as LangChain's OpenAI-compatible integrations keep a `reasoning_content`: in the
+    AI message's `additional_kwargs`, its content the text alone."""
+    extra = {"reasoning_content": thinking} if thinking else {}
+    return AIMessage(content=text, tool_calls=calls, additional_kwargs=extra)
+
+
+def sent_reasoning(messages: Sequence[BaseMessage]) -> tuple[str, ...]:
+    """The reasoning the request carries in langchain-core's OpenAI form."""
+    return reasoning_fields(convert_to_openai_messages(messages))
 
 
 class ScriptedWorld(AgentMiddleware):  # type: ignore[type-arg]

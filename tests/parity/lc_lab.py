@@ -4,12 +4,15 @@ LangChain's own texts, recording every request in the same view as the driver.""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelError, ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
@@ -27,6 +30,7 @@ from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.langchain import langchain_texts
 from tests.parity.lc_driver import LCCallRecord, LCConfig, LCTrace
+from tests.parity.reasoning import reasoning_fields
 
 
 @dataclass
@@ -54,8 +58,21 @@ class Recording:
             for t in request.tools
         )
         counted = count_tokens([m for m in view if m.kind != "system"])
-        self.calls.append(LCCallRecord(kind=self.kind, messages=view, tools=tools, counted=counted))
+        self.calls.append(
+            LCCallRecord(
+                kind=self.kind,
+                messages=view,
+                tools=tools,
+                counted=counted,
+                reasoning=wire_reasoning(request.messages),
+            )
+        )
         return self.inner.respond(request)  # type: ignore[attr-defined, no-any-return]
+
+
+def wire_reasoning(messages: Sequence[Message]) -> tuple[str, ...]:
+    """The reasoning the lab's OpenAI request for `messages` carries."""
+    return reasoning_fields(to_openai(messages))
 
 
 @dataclass

@@ -14,6 +14,12 @@ Invariants:
   instead (strands would retry without end).
 - A summary call is recognised by having no tools and the summarization system prompt; it is
   answered with the configured text, or raises when its invocation is listed in `fail_on`.
+- A scripted round's thinking is streamed as strands' OpenAI provider streams a
+  `reasoning_content`: a reasoning content block before the text, which strands keeps in the
+  assistant message (`reasoningContent`). The provider's formatting leaves every reasoning block
+  out of a request (and a message holding nothing else), so the request the driver records and
+  counts leaves it out too; the reasoning fields and parts of the provider's own formatting
+  (`OpenAIModel.format_request_messages`) are recorded with each request (`reasoning`).
 - Each request is recorded in the OpenAI view with the tool names sent and its count; tools run
   one after another (`SequentialToolExecutor`), so results are stored in call order. Its system
   messages are the ones strands' OpenAI provider writes (`_format_system_messages`): none for an
@@ -48,6 +54,7 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.presets.strands.preset import REFUSALS
+from tests.parity.reasoning import reasoning_fields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,20 +83,24 @@ class StrandsConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StrandsCall:
-    """One request: its kind (reasoning / refused / summary), OpenAI view, tools and count."""
+    """One request: its kind (reasoning / refused / summary), OpenAI view, tools, count, and the
+    reasoning its OpenAI form carries (`reasoning_fields`)."""
 
     kind: str
     messages: str
     tools: tuple[str, ...]
     tokens: int
+    reasoning: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StrandsTrace:
-    """A whole run: every request, and the type of the error that ended it (if any)."""
+    """A whole run: every request, the type of the error that ended it (if any), and how many
+    messages the agent keeps at the end (0: not known)."""
 
     calls: tuple[StrandsCall, ...]
     error: str | None
+    kept: int = 0
 
 
 def lab_message(message: dict[str, Any]) -> Message:
@@ -103,6 +114,8 @@ def lab_message(message: dict[str, Any]) -> Message:
             use = content["toolUse"]
             arguments = OpenAIModel.format_request_message_tool_call(use)["function"]["arguments"]
             blocks.append(ToolCallBlock(id=use["toolUseId"], name=use["name"], input=arguments))
+        elif "reasoningContent" in content:
+            continue  # never in a request: the OpenAI provider leaves reasoning out
         elif "toolResult" in content:
             result = content["toolResult"]
             parts = tuple(TextBlock(text=item["text"]) for item in result["content"])
@@ -147,12 +160,17 @@ class ScriptedStrandsModel(Model):
         sent = [*(text_message("system", s["content"]) for s in system), *(lab_message(m) for m in messages)]
         schemas: tuple[ToolSchema, ...] = tuple(self.tools[s["name"]] for s in tool_specs or ())
         tokens = self.counter.count(sent, schemas)
+        reasoning = sent_reasoning(messages, system_prompt)
         summary = tool_specs is None and system_prompt == DEFAULT_SUMMARIZATION_PROMPT
         over = tokens > self.setup.window
         kind = "summary" if summary else "refused" if over else "reasoning"
         self.calls.append(
             StrandsCall(
-                kind=kind, messages=openai_view(sent), tools=tuple(s.name for s in schemas), tokens=tokens
+                kind=kind,
+                messages=openai_view(sent),
+                tools=tuple(s.name for s in schemas),
+                tokens=tokens,
+                reasoning=reasoning,
             )
         )
         if summary:
@@ -167,8 +185,8 @@ class ScriptedStrandsModel(Model):
                 f"{tokens} tokens are over the window of {self.setup.window}"
             )
         self.refused = 0
-        text, calls = self._next_answer()
-        for event in answer_events(text, calls):
+        text, calls, thinking = self._next_answer()
+        for event in answer_events(text, calls, thinking):
             yield event
 
     async def _summary(self, over: bool) -> AsyncIterator[dict[str, Any]]:
@@ -180,19 +198,34 @@ class ScriptedStrandsModel(Model):
         for event in answer_events(self.setup.summary_text, ()):
             yield event
 
-    def _next_answer(self) -> tuple[str | None, tuple[ScriptedCall, ...]]:
+    def _next_answer(self) -> tuple[str | None, tuple[ScriptedCall, ...], str | None]:
         turn = self.script.turns[self.turn]
         if self.round < len(turn.rounds):
             scripted = turn.rounds[self.round]
             self.round += 1
-            return scripted.text, scripted.calls
+            if not scripted.calls:  # an answer without calls ends the turn, as in the lab's loop
+                self.turn, self.round = self.turn + 1, 0
+            return scripted.text, scripted.calls, scripted.thinking
         self.turn, self.round = self.turn + 1, 0
-        return turn.final, ()
+        return turn.final, (), None
 
 
-def answer_events(text: str | None, calls: tuple[ScriptedCall, ...]) -> list[dict[str, Any]]:
-    """The stream events of one answer: its text, then its tool uses."""
+def sent_reasoning(messages: Any, system_prompt: str | None) -> tuple[str, ...]:
+    """The reasoning strands' OpenAI provider writes into the request (its own formatting)."""
+    return reasoning_fields(OpenAIModel.format_request_messages(messages, system_prompt))
+
+
+def answer_events(
+    text: str | None, calls: tuple[ScriptedCall, ...], thinking: str | None = None
+) -> list[dict[str, Any]]:
+    """The stream events of one answer: its reasoning, its text, then its tool uses."""
     events: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
+    if thinking:
+        events += [
+            {"contentBlockStart": {"start": {}}},
+            {"contentBlockDelta": {"delta": {"reasoningContent": {"text": thinking}}}},
+            {"contentBlockStop": {}},
+        ]
     if text:
         events += [
             {"contentBlockStart": {"start": {}}},
@@ -261,4 +294,4 @@ def run_strands(script: Script, config: StrandsConfig) -> StrandsTrace:
         except Exception as failure:  # the run ends; the trace keeps what happened
             error = type(failure).__name__
             break
-    return StrandsTrace(calls=tuple(model.calls), error=error)
+    return StrandsTrace(calls=tuple(model.calls), error=error, kept=len(agent.messages))

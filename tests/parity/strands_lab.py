@@ -10,6 +10,7 @@ from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.model import ModelError, ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
@@ -25,7 +26,13 @@ from ctxlab.presets.strands.preset import (
     build_window,
 )
 from ctxlab.texts import CTXLAB_TEXTS
-from tests.parity.strands_driver import StrandsCall, StrandsConfig, StrandsTrace, openai_view
+from tests.parity.strands_driver import (
+    StrandsCall,
+    StrandsConfig,
+    StrandsTrace,
+    openai_view,
+    reasoning_fields,
+)
 
 COUNTER = AgentScopeEstimator()
 
@@ -52,6 +59,7 @@ class Recording:
                 messages=openai_view(list(request.messages)),
                 tools=tuple(t.name for t in request.tools),
                 tokens=COUNTER.count(request.messages, request.tools),
+                reasoning=reasoning_fields(to_openai(request.messages)),
             )
         )
         return self.inner.respond(request)  # type: ignore[attr-defined, no-any-return]

@@ -21,7 +21,7 @@ from tests.parity.da_lab import run_lab
 from tests.parity.lc_driver import LCTrace
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.test_langchain_parity import condition, summary_positions, text, triggers
-from tests.parity.workloads import PROSE, TOOLS
+from tests.parity.workloads import PROSE, TOOLS, reasoning_loop
 from tests.parity.workloads import retrieval_loop as loop
 
 
@@ -34,6 +34,7 @@ def compare(script: Script, config: DAConfig) -> tuple[LCTrace, LCTrace]:
         assert mine.messages == real.messages, index
         assert mine.tools == real.tools, index
         assert mine.counted == real.counted, index
+        assert mine.reasoning == real.reasoning, index
     return ours, theirs
 
 
@@ -68,7 +69,8 @@ def da_rounds(draw: st.DrawFn, window: int, start: int) -> ScriptedRound:
                 error=draw(st.integers(0, 6)) == 0,
             )
         )
-    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), calls=tuple(calls))
+    thinking = draw(st.one_of(st.none(), text(300)))  # a reasoning model's `reasoning_content`
+    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), thinking=thinking, calls=tuple(calls))
 
 
 @st.composite
@@ -267,6 +269,24 @@ def test_an_empty_final_answer_is_an_ai_message_with_empty_content() -> None:
     assert [m.kind for m in first.messages] == ["system", "human", "ai", "tool", "ai", "tool", "ai", "human"]
     empty = first.messages[6]
     assert empty.content == "" and not empty.tool_calls
+
+
+def test_reasoning_is_kept_out_of_every_request_and_count() -> None:
+    """D15: as in LangChain, a `reasoning_content` kept in the AI message's `additional_kwargs` is
+    in no request, neither in deepagents' count (system prompt, messages, tools) nor in a summary
+    request; an answer of reasoning alone is an AI message with empty content. The lab stores no
+    thinking for deepagents."""
+    script = reasoning_loop()
+    for config in (
+        DAConfig(window=16_000),
+        DAConfig(window=16_000, trigger=("messages", 9), keep=("messages", 4)),
+    ):
+        _, theirs = compare(script, config)
+        assert all(not c.reasoning for c in theirs.calls)
+        assert all("I should look up" not in json.dumps(c.messages, default=str) for c in theirs.calls)
+    first = compare(script, DAConfig(window=16_000))[1].calls[4]  # the second turn's first request
+    assert [m.kind for m in first.messages][-3:] == ["tool", "ai", "human"]
+    assert first.messages[-2].content == ""
 
 
 def test_deviation_deepagents_strips_a_tool_description_built_by_structured_tool() -> None:

@@ -15,7 +15,7 @@ from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, Script
 from tests.parity.lc_driver import LCConfig, LCTrace, run_langchain
 from tests.parity.lc_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
-from tests.parity.workloads import CJK, PROSE, TOOLS
+from tests.parity.workloads import CJK, PROSE, TOOLS, reasoning_loop
 from tests.parity.workloads import retrieval_loop as loop
 
 
@@ -27,6 +27,7 @@ def compare(script: Script, config: LCConfig) -> tuple[LCTrace, LCTrace]:
         assert mine.messages == real.messages, index
         assert mine.tools == real.tools, index
         assert mine.counted == real.counted, index
+        assert mine.reasoning == real.reasoning, index
     if theirs.error is None:
         assert ours.final == theirs.final
     return ours, theirs
@@ -54,7 +55,8 @@ def lc_rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
                 error=draw(st.integers(0, 6)) == 0,
             )
         )
-    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), calls=tuple(calls))
+    thinking = draw(st.one_of(st.none(), text(300)))  # a reasoning model's `reasoning_content`
+    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), thinking=thinking, calls=tuple(calls))
 
 
 @st.composite
@@ -231,6 +233,26 @@ def test_an_empty_final_answer_is_an_ai_message_with_empty_content() -> None:
     assert [m.kind for m in ours.calls[3].messages] == ["system", *played, "ai", "human"]  # sent, counted
     summarized, _ = compare(script, LCConfig(trigger=("messages", 12), keep=("messages", 6)))
     assert "summary" in [c.kind for c in summarized.calls]
+
+
+def test_reasoning_is_kept_out_of_every_request_and_count() -> None:
+    """A `reasoning_content` kept in the AI message's `additional_kwargs` (as LangChain's
+    OpenAI-compatible integrations keep it) is sent in no request (langchain-core's OpenAI form
+    carries no such field), counted by neither counter nor summarized; an answer of reasoning
+    alone is an AI message with empty content, sent and counted. The lab's requests carry no
+    thinking at all, so its own yardstick does not count it either."""
+    script = reasoning_loop()
+    for config in (
+        LCConfig(trigger=("tokens", 100_000)),
+        LCConfig(trigger=("messages", 9), keep=("messages", 4)),
+        LCConfig(middleware="clear", clear={"trigger": 600, "keep": 1}),
+    ):
+        _, theirs = compare(script, config)
+        assert all(not c.reasoning for c in theirs.calls)
+        assert all("I should look up" not in json.dumps(c.messages, default=str) for c in theirs.calls)
+    second_turn = compare(script, LCConfig(trigger=("tokens", 100_000)))[1].calls[4]
+    assert [m.kind for m in second_turn.messages][-3:] == ["tool", "ai", "human"]
+    assert second_turn.messages[-2].content == ""  # the answer of reasoning alone
 
 
 def test_no_system_prompt_sends_no_system_message() -> None:

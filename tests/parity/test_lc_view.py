@@ -7,13 +7,14 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langchain_core.messages import AIMessage
 from langchain_core.messages.utils import (
     count_tokens_approximately,
     get_buffer_string,
     trim_messages,
 )
 
-from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.presets.lc_messages import (
     ANTHROPIC_CHARS_PER_TOKEN,
@@ -21,6 +22,7 @@ from ctxlab.presets.lc_messages import (
     LCCall,
     LCMessage,
     count_tokens,
+    lc_answer,
     lc_view,
     trim_last,
     xml_transcript,
@@ -171,3 +173,21 @@ def test_view_of_a_stored_reply_is_one_message_per_call_batch_and_result() -> No
         ("tool", "b", [], "c2"),
         ("ai", "done", [], ""),
     ]
+
+
+def test_deviation_an_anthropic_chat_model_s_thinking_blocks_are_not_modelled() -> None:
+    """L27: the lab keeps no thinking for LangChain (`lc_answer`), as an OpenAI-compatible chat
+    model's `reasoning_content` (in `additional_kwargs`) is neither sent nor counted. An Anthropic
+    chat model (`anthropic: true`) keeps its thinking as a block of the AI message's content, which
+    `count_tokens_approximately` counts (the `repr` of a block it does not know): not modelled."""
+    thinking = {"type": "thinking", "thinking": "Weigh the passages first.", "signature": "sig"}
+    text = {"type": "text", "text": "Looking."}
+    openai_compatible = AIMessage(content="Looking.", additional_kwargs={"reasoning_content": "Weigh."})
+    assert count_tokens_approximately([openai_compatible]) == count_tokens_approximately(
+        [AIMessage(content="Looking.")]
+    )
+    anthropic = AIMessage(content=[thinking, text])
+    assert count_tokens_approximately([anthropic]) > count_tokens_approximately([AIMessage(content=[text])])
+    answer = lc_answer((ThinkingBlock(thinking="Weigh the passages first."), TextBlock(text="Looking.")))
+    assert answer == (TextBlock(text="Looking."),)
+    assert lc_answer((ThinkingBlock(thinking="Weigh."),)) == (TextBlock(text=""),)

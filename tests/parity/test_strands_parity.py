@@ -24,7 +24,7 @@ from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.strands_driver import StrandsConfig, StrandsTrace, run_strands
 from tests.parity.strands_lab import TextSummarizer, run_lab, strategy_of
-from tests.parity.workloads import CJK, PROSE, TOOLS
+from tests.parity.workloads import CJK, PROSE, TOOLS, reasoning_loop
 from tests.parity.workloads import retrieval_loop as loop
 
 
@@ -38,6 +38,7 @@ def compare(script: Script, config: StrandsConfig) -> tuple[StrandsTrace, Strand
         assert mine.messages == real.messages, index
         assert mine.tools == real.tools, index
         assert mine.tokens == real.tokens, index
+        assert mine.reasoning == real.reasoning, index
     return ours, theirs
 
 
@@ -86,7 +87,8 @@ def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedR
                 error=draw(st.integers(0, 6)) == 0,
             )
         )
-    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), calls=tuple(calls))
+    thinking = draw(st.one_of(st.none(), text(300)))  # a reasoning model's `reasoning_content`
+    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), thinking=thinking, calls=tuple(calls))
 
 
 @st.composite
@@ -294,6 +296,44 @@ for config in (StrandsConfig(window=6000, window_size=6, per_turn=2),
 def test_the_driver_sends_the_same_bytes_in_two_processes() -> None:
     first, second = outputs_under_two_hash_seeds(DUMP)
     assert first and first == second
+
+
+def test_reasoning_is_kept_out_of_every_request_and_count() -> None:
+    """ST25: a `reasoning_content` streamed by the OpenAI provider is kept as a `reasoningContent`
+    block, which its formatting leaves out of every request (a message of reasoning alone too):
+    not sent, not counted by the provider, not in a summary request. The lab stores no thinking,
+    so its requests and its count match."""
+    script = reasoning_loop()
+    for config in (
+        StrandsConfig(),
+        StrandsConfig(manager="summary", window=1200, preserve_recent_messages=2),
+    ):
+        ours, theirs = compare(script, config)
+        assert all(not c.reasoning for c in theirs.calls)
+        assert all("I should look up" not in c.messages for c in theirs.calls)
+        assert ours.error is None and theirs.error is None
+    summarized = [c.kind for c in compare(script, config)[1].calls]
+    assert "summary" in summarized
+    first = json.loads(compare(script, StrandsConfig())[1].calls[4].messages)["messages"]
+    assert [m["role"] for m in first][-3:] == ["assistant", "tool", "user"]  # the reasoning alone: not sent
+
+
+def test_deviation_a_message_of_reasoning_alone_is_not_counted_by_the_window() -> None:
+    """ST25: strands keeps an answer of reasoning alone as a message its sliding window counts
+    (16 messages after `reasoning_loop`); the lab keeps it as an empty thinking block, which no
+    request shows and its window, reading the request's messages, does not count. A window of 7
+    messages trims the first prompt after the first turn in strands (8 messages), not in the lab
+    (7). Pinned: the scripts of `tests/data` never end a reply on reasoning alone."""
+    script = reasoning_loop()
+    theirs, ours = (
+        run_strands(script, StrandsConfig(window_size=7)),
+        run_lab(script, StrandsConfig(window_size=7)),
+    )
+    assert theirs.kept == 7 and [c.kind for c in ours.calls] == [c.kind for c in theirs.calls]
+    sent = [[m["role"] for m in json.loads(t.calls[4].messages)["messages"]] for t in (theirs, ours)]
+    assert sent[0] == ["system", "assistant", "tool", "assistant", "tool", "assistant", "tool", "user"]
+    assert sent[1] == ["system", "user", *sent[0][1:]]
+    assert run_strands(script, StrandsConfig()).kept == 16
 
 
 def test_an_empty_final_answer_is_a_message_sent_as_blank_text() -> None:

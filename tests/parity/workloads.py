@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from hypothesis import strategies as st
 
@@ -47,6 +48,22 @@ def retrieval_loop(
     )
     turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=rounds, final="Done.")
     return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,) * turns))
+
+
+def reasoning_loop() -> Script:
+    """Two turns of a reasoning model: every round thinks (text or not), the first turn ends on an
+    answer of reasoning alone (no text, no call)."""
+    base = retrieval_loop([300, 2000, 300], turns=2)
+    first = base.turns[0]
+    rounds = tuple(
+        replace(
+            r, thinking=f"I should look up q{k} next; 上下文 {'x' * 40 * k}", text="Looking." if k else None
+        )
+        for k, r in enumerate(first.rounds)
+    )
+    thought_only = ScriptedRound(thinking="Enough passages; nothing to add.")
+    turns = (replace(first, rounds=(*rounds, thought_only)), base.turns[1])
+    return assign_call_ids(replace(base, turns=turns))
 
 
 @st.composite

@@ -205,5 +205,7 @@ PRESET = Preset(
         "deviations: the history session and evicted user messages named by counters, not uuid4s; "
         "files kept under the workspace's own names (the model sees deepagents' paths) and the history "
         "file as the lab's JSON; 4 characters per token (no Anthropic 3.3)",
+        "a model's thinking is neither sent, counted nor summarized, as an OpenAI-compatible chat "
+        "model's reasoning_content kept in additional_kwargs (Anthropic thinking blocks not modelled)",
     ),
 )

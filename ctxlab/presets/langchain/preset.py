@@ -103,6 +103,13 @@ def build_summary(params: LangChainSummaryParams, texts: Texts) -> StepStrategy:
 PEERS = ("langchain", "langchain-core")
 """The distributions the LangChain presets are proven against."""
 
+NOTES = (
+    "a model's thinking is neither sent, counted nor summarized, as an OpenAI-compatible chat model's "
+    "reasoning_content kept in additional_kwargs; with anthropic: true, an Anthropic chat model's "
+    "thinking blocks (kept in the content, sent back and counted) are not modelled",
+)
+"""The declared deviations of both LangChain presets."""
+
 CLEAR_PRESET = Preset(
     name="langchain-clear",
     summary="LangChain ClearToolUsesEdit: when the messages count over 100k tokens (LangChain's counter), "
@@ -112,6 +119,7 @@ CLEAR_PRESET = Preset(
     build=build_clear,
     peers=PEERS,
     no_system=f'{NO_SYSTEM_MESSAGE} (create_agent with system_prompt=None; "" would send an empty one)',
+    notes=NOTES,
 )
 
 SUMMARY_PRESET = Preset(
@@ -123,4 +131,5 @@ SUMMARY_PRESET = Preset(
     build=build_summary,
     peers=PEERS,
     no_system=f'{NO_SYSTEM_MESSAGE} (create_agent with system_prompt=None; "" would send an empty one)',
+    notes=NOTES,
 )

@@ -15,6 +15,14 @@ the model directly (`compression/context_compression.py`), without that normaliz
 OpenAI provider leaves a message with no content out of it (`_format_regular_messages`, then
 `format_request_messages`): `summary_messages` leaves the stored text out.
 
+A model's thinking, streamed by the OpenAI provider as a `reasoning_content`, is kept as a
+`reasoningContent` block of the assistant message, and the provider leaves every such block out of
+every request (`_format_regular_messages`, with a warning), a message holding nothing else
+included; no counter of strands' reads it. The lab keeps no thinking: an answer of thinking
+alone is stored as one empty thinking block, which no request shows and no counter counts (and
+which, unlike strands' message of reasoning alone, the sliding window does not count as a
+message: a declared deviation).
+
 Invariants: a pure function of the blocks; a block that strands would send unchanged is returned
 as the same object, so the stored context keeps its identities.
 """
@@ -23,7 +31,7 @@ from __future__ import annotations
 
 import json
 
-from ctxlab.core.messages.blocks import Block, TextBlock, with_arguments
+from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, with_arguments
 from ctxlab.core.messages.message import Message
 
 BLANK_TEXT = "[blank text]"
@@ -47,11 +55,20 @@ def strands_arguments(raw: str) -> str:
         return "{}"
 
 
+REASONING_ALONE = ThinkingBlock(thinking="")
+"""What the lab keeps of an answer of thinking alone: a block no request shows or counts."""
+
+
 def strands_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """The answer's blocks as strands keeps them: each call's arguments re-serialized; an empty
-    answer a message sent as `[blank text]`."""
+    answer a message sent as `[blank text]`; thinking left out (never sent), an answer of
+    thinking alone `REASONING_ALONE`."""
     if not blocks:
         return (TextBlock(text=BLANK_TEXT),)
+    if any(isinstance(b, ThinkingBlock) for b in blocks):
+        blocks = tuple(b for b in blocks if not isinstance(b, ThinkingBlock))
+        if not blocks:
+            return (REASONING_ALONE,)
     return with_arguments(blocks, strands_arguments)
 
 

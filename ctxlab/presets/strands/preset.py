@@ -81,6 +81,9 @@ NOTES = (
     "pin_first and proactive_compression (off by default) are not reproduced",
     "a refused over-window request is an event (context_overflow) on the next call, not a call",
     f"the run fails at the {REFUSALS}th refusal in a row, where strands would retry without end",
+    "a model's thinking is neither sent nor counted (the OpenAI provider leaves reasoningContent out); "
+    "an answer of thinking alone is not a message the window or the summary split counts "
+    "(strands keeps one)",
 )
 
 
