@@ -66,9 +66,12 @@ class TextBlock:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ThinkingBlock:
-    """Model reasoning. Counted, but has no field in the OpenAI wire format."""
+    """Model reasoning. Counted; the OpenAI view drops it unless `wire_field` names the field of
+    its assistant message it is sent in (`reasoning_content`, as DeepSeek and Kimi return it,
+    for the frameworks that send it back)."""
 
     thinking: str
+    wire_field: str | None = None
     tally: Tally = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
