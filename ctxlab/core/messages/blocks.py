@@ -206,6 +206,23 @@ def _with_input(block: Block, rewrite: Callable[[str], str]) -> Block:
     return block if written == block.input else ToolCallBlock(id=block.id, name=block.name, input=written)
 
 
+def with_thinking_sent(blocks: tuple[Block, ...], field: str) -> tuple[Block, ...]:
+    """`blocks` with their thinking sent in the assistant message's `field` (a framework that
+    sends a model's reasoning back); `blocks` itself when nothing changes.
+
+    >>> with_thinking_sent((ThinkingBlock(thinking="hm"),), "reasoning_content")[0].wire_field
+    'reasoning_content'
+    """
+    if not any(isinstance(block, ThinkingBlock) and block.wire_field != field for block in blocks):
+        return blocks
+    return tuple(
+        ThinkingBlock(thinking=block.thinking, wire_field=field)
+        if isinstance(block, ThinkingBlock) and block.wire_field != field
+        else block
+        for block in blocks
+    )
+
+
 def block_kind(block: Block) -> str:
     """A short name for the block's type, as used in traces and parity checks.
 

@@ -36,6 +36,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
     with_arguments,
+    with_thinking_sent,
 )
 from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
@@ -391,16 +392,7 @@ def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
     writes them, its reasoning as a thought part, which ADK's LiteLLM adapter sends back in the
     assistant message's `reasoning_content`; a block ADK would send unchanged is the same object."""
-    kept = with_arguments(blocks, sent_arguments)
-    if not any(isinstance(block, ThinkingBlock) and block.wire_field != REASONING_FIELD for block in kept):
-        return kept
-    return tuple(_thought(block) if isinstance(block, ThinkingBlock) else block for block in kept)
-
-
-def _thought(block: ThinkingBlock) -> ThinkingBlock:
-    if block.wire_field == REASONING_FIELD:
-        return block
-    return ThinkingBlock(thinking=block.thinking, wire_field=REASONING_FIELD)
+    return with_thinking_sent(with_arguments(blocks, sent_arguments), REASONING_FIELD)
 
 
 def sent_response(text: str) -> str:
