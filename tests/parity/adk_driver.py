@@ -130,6 +130,8 @@ class Scripted(BaseLlm):
 
 
 def _part(spec: dict[str, Any]) -> types.Part:
+    if "thought" in spec:  # what the LiteLLM adapter makes of a message's `reasoning_content`
+        return types.Part(text=spec["thought"], thought=True)
     if "text" in spec:
         return types.Part(text=spec["text"])
     call = types.FunctionCall(id=spec["id"], name=spec["name"], args=json.loads(spec["arguments"] or "{}"))
@@ -158,7 +160,8 @@ def responses_of(workload: dict[str, Any]) -> list[list[dict[str, Any]]]:
     out = []
     for turn in workload["turns"]:
         for r in turn["rounds"]:
-            out.append(([{"text": r["text"]}] if r["text"] else []) + r["calls"])
+            thought = [{"thought": r["thinking"]}] if r.get("thinking") else []
+            out.append(thought + ([{"text": r["text"]}] if r["text"] else []) + r["calls"])
         out.append([{"text": turn["final"]}])
     return out
 

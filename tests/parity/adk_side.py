@@ -70,6 +70,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
                 "user": [p.text for p in turn.user if isinstance(p, TextBlock)],
                 "rounds": [
                     {
+                        "thinking": r.thinking or "",
                         "text": r.text or "",
                         "calls": [{"id": c.id, "name": c.tool, "arguments": c.input} for c in r.calls],
                     }

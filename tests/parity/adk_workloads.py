@@ -72,7 +72,10 @@ def rounds(draw: st.DrawFn, tools: tuple[ToolSchema, ...], turn: int) -> tuple[S
                     id=f"t{turn}r{index}c{k}",
                 )
             )
-        out.append(ScriptedRound(text=draw(st.one_of(st.none(), texts())), calls=tuple(calls)))
+        thinking = draw(st.one_of(st.none(), st.none(), texts()))
+        out.append(
+            ScriptedRound(text=draw(st.one_of(st.none(), texts())), calls=tuple(calls), thinking=thinking)
+        )
     return tuple(out)
 
 

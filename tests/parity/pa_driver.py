@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai import Agent, Tool
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ThinkingPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -107,6 +107,8 @@ def canonical_message(message: dict[str, Any]) -> str:
         ]
     if message.get("tool_call_id"):
         out["tool_call_id"] = message["tool_call_id"]
+    if message.get("reasoning_content"):  # an empty one (pydantic-ai's backfill) is left out: PA23
+        out["reasoning_content"] = message["reasoning_content"]
     return json.dumps(out, ensure_ascii=False, sort_keys=True)
 
 
@@ -156,7 +158,17 @@ class ScriptedPlayer:
             scripted = turn.rounds[self.round]
             self.round += 1
             texts = [TextPart(scripted.text)] if scripted.text else []
-            return [*texts, *(ToolCallPart(c.tool, c.input, tool_call_id=c.id) for c in scripted.calls)]
+            # reasoning as `OpenAIChatModel._process_thinking` keeps a message's `reasoning_content`
+            thinking = (
+                [ThinkingPart(scripted.thinking, id="reasoning_content", provider_name=self.openai.system)]
+                if scripted.thinking
+                else []
+            )
+            return [
+                *thinking,
+                *texts,
+                *(ToolCallPart(c.tool, c.input, tool_call_id=c.id) for c in scripted.calls),
+            ]
         self.turn, self.round = self.turn + 1, 0
         return [TextPart(turn.final)]
 

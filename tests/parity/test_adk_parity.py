@@ -367,3 +367,37 @@ def test_an_agent_without_an_instruction_sends_its_identity_alone(driver: AdkDri
     theirs, _ = adk_calls(driver.run(driver_workload(Workload(script=script, params=window(2, 1)))))
     firsts = {c.messages[0][:2] for c in theirs if c.kind == "reasoning"}
     assert len(firsts) == 1 and all(role == "system" and 'name is "agent"' in text for role, text in firsts)
+
+
+def test_reasoning_is_kept_as_a_thought_sent_as_reasoning_content_and_counted(driver: AdkDriver) -> None:
+    """GA24: a model's reasoning (an OpenAI-compatible model's `reasoning_content`, which ADK's
+    LiteLLM adapter turns into a thought part) is kept in the session, sent back in the assistant
+    message's `reasoning_content`, counted by ADK's estimate and written into the summary request
+    as a thought line."""
+    base = turns(4, rounds=2)
+    script = replace(
+        base,
+        turns=tuple(
+            replace(
+                turn,
+                rounds=tuple(
+                    replace(r, thinking=f"think {t}.{i} 数据" * 9) for i, r in enumerate(turn.rounds)
+                ),
+            )
+            for t, turn in enumerate(base.turns)
+        ),
+    )
+    params = AdkParams(
+        events_compaction_config=EventsCompactionConfig(
+            compaction_interval=2, overlap_size=1, token_threshold=200, event_retention_size=3
+        )
+    )
+    kinds, _ = compare(driver, Workload(script=script, params=params))
+    assert "summary" in kinds
+    lab = run_lab(Workload(script=script, params=params))
+    sent = [m for call in lab if call.kind == "reasoning" for m in call.wire if m.get("reasoning_content")]
+    assert sent and all(
+        m["role"] == "assistant" and m["reasoning_content"].startswith("think ") for m in sent
+    )
+    summaries = [call for call in lab if call.kind == "summary"]
+    assert any("(thought): think " in str(call.wire) for call in summaries)

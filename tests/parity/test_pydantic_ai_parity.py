@@ -62,7 +62,8 @@ def rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
                 error=draw(st.integers(0, 6)) == 0,
             )
         )
-    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), calls=tuple(calls))
+    thinking = draw(st.one_of(st.none(), st.none(), text(300)))
+    return ScriptedRound(text=draw(st.one_of(st.none(), text(200))), calls=tuple(calls), thinking=thinking)
 
 
 @st.composite
@@ -275,3 +276,43 @@ def test_no_system_prompt_sends_no_system_message() -> None:
         ours, _ = compare(script, config)
         for call in ours.calls:
             assert (json.loads(call.messages[0])["role"] == "system") == (call.kind == "summary"), capability
+
+
+def with_thinking(script: Script, every: int = 1) -> Script:
+    """`script` with reasoning on every `every`-th round of each turn."""
+    return dataclasses.replace(
+        script,
+        turns=tuple(
+            dataclasses.replace(
+                turn,
+                rounds=tuple(
+                    dataclasses.replace(r, thinking=f"Reasoning {t}.{i}: " + "weigh the passages " * 20)
+                    if i % every == 0
+                    else r
+                    for i, r in enumerate(turn.rounds)
+                ),
+            )
+            for t, turn in enumerate(script.turns)
+        ),
+    )
+
+
+def test_reasoning_is_sent_back_in_reasoning_content_counted_and_left_out_of_the_summary() -> None:
+    """PA22: a `ThinkingPart` from the OpenAI chat model's `reasoning_content` is sent back in that
+    field of its assistant message, counted by the harness's estimate, and left out of the
+    summarizer's transcript."""
+    config = PAConfig(capability="summary", settings={"max_messages": 8, "keep_messages": 3})
+    ours, _ = compare(with_thinking(loop([300, 2000, 200, 900, 100] * 2, turns=2)), config)
+    reasoning = [c for c in ours.calls if c.kind == "reasoning"]
+    assert any('"reasoning_content": "Reasoning ' in m for c in reasoning for m in c.messages)
+    summaries = [c for c in ours.calls if c.kind == "summary"]
+    assert summaries and not any("Reasoning " in m for c in summaries for m in c.messages)
+
+
+def test_reasoning_on_some_rounds_only_matches_but_for_empty_reasoning_fields() -> None:
+    """PA23: with reasoning on every other round, every request matches; pydantic-ai's empty
+    `reasoning_content` on this turn's calls without reasoning (no tokens) is left out on both
+    sides by `canonical_message`, the declared deviation."""
+    config = PAConfig(capability="window", settings={"max_messages": 40, "keep_messages": 3})
+    ours, _ = compare(with_thinking(loop([100, 100, 100, 100]), every=2), config)
+    assert sum('"reasoning_content"' in m for m in ours.calls[-1].messages) == 2

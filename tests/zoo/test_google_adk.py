@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import CallKind
 from ctxlab.core.wire.views import to_openai
@@ -338,8 +338,9 @@ def test_the_usage_read_is_the_one_found_walking_back_the_whole_session(
 
 
 def plain_estimate(messages: Sequence[Message]) -> int:
-    """ADK's estimate read block by block: texts, call names and JSON arguments, and each
-    response's name and `{"result": ...}`, over every message but the system's, // 4."""
+    """ADK's estimate read block by block: texts (a thought part's too), call names and JSON
+    arguments, and each response's name and `{"result": ...}`, over every message but the
+    system's, // 4."""
     total = 0
     for message in messages:
         if message.role == "system":
@@ -347,6 +348,8 @@ def plain_estimate(messages: Sequence[Message]) -> int:
         for block in message.blocks:
             if isinstance(block, TextBlock):
                 total += len(block.text)
+            elif isinstance(block, ThinkingBlock):
+                total += len(block.thinking)
             elif isinstance(block, ToolCallBlock):
                 args = json.loads(block.input) if block.input.strip() else {}
                 total += len(block.name) + (len(json.dumps(args)) if args and isinstance(args, dict) else 0)

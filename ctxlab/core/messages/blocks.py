@@ -66,9 +66,12 @@ class TextBlock:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ThinkingBlock:
-    """Model reasoning. Counted, but has no field in the OpenAI wire format."""
+    """Model reasoning. Counted; the OpenAI view drops it unless `wire_field` names the field of
+    its assistant message it is sent in (`reasoning_content`, as DeepSeek and Kimi return it,
+    for the frameworks that send it back)."""
 
     thinking: str
+    wire_field: str | None = None
     tally: Tally = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -201,6 +204,23 @@ def _with_input(block: Block, rewrite: Callable[[str], str]) -> Block:
         return block
     written = rewrite(block.input)
     return block if written == block.input else ToolCallBlock(id=block.id, name=block.name, input=written)
+
+
+def with_thinking_sent(blocks: tuple[Block, ...], field: str) -> tuple[Block, ...]:
+    """`blocks` with their thinking sent in the assistant message's `field` (a framework that
+    sends a model's reasoning back); `blocks` itself when nothing changes.
+
+    >>> with_thinking_sent((ThinkingBlock(thinking="hm"),), "reasoning_content")[0].wire_field
+    'reasoning_content'
+    """
+    if not any(isinstance(block, ThinkingBlock) and block.wire_field != field for block in blocks):
+        return blocks
+    return tuple(
+        ThinkingBlock(thinking=block.thinking, wire_field=field)
+        if isinstance(block, ThinkingBlock) and block.wire_field != field
+        else block
+        for block in blocks
+    )
 
 
 def block_kind(block: Block) -> str:

@@ -44,7 +44,8 @@ def encode_block(block: Block) -> Data:
         case TextBlock() | DataBlock():
             return encode_part(block)
         case ThinkingBlock():
-            return {"type": "thinking", "thinking": block.thinking}
+            field = {"wire_field": block.wire_field} if block.wire_field else {}
+            return {"type": "thinking", "thinking": block.thinking, **field}
         case HintBlock():
             hint: Any = block.hint if isinstance(block.hint, str) else [encode_part(p) for p in block.hint]
             return {"type": "hint", "hint": hint, "source": block.source}
@@ -95,7 +96,7 @@ def decode_block(data: Mapping[str, Any]) -> Block:
     if kind in ("text", "data"):
         return decode_part(data)
     if kind == "thinking":
-        return ThinkingBlock(thinking=data["thinking"])
+        return ThinkingBlock(thinking=data["thinking"], wire_field=data.get("wire_field"))
     if kind == "hint":
         hint = data["hint"]
         parts = hint if isinstance(hint, str) else tuple(decode_part(p) for p in hint)

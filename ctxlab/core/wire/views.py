@@ -5,7 +5,10 @@ Invariants:
   messages, split the way AgentScope's formatter splits them: inside an assistant message, text
   and calls accumulate into one assistant message; a tool result becomes a `tool` message
   (flushing what accumulated); a hint becomes a standalone user message at its place; images a
-  tool returned follow the batch's tool messages as one user message; thinking is dropped.
+  tool returned follow the batch's tool messages as one user message; thinking is dropped, unless
+  its block names the field it is sent in (`ThinkingBlock.wire_field`): then the assistant
+  message it belongs to carries it there (the thinking of one message joined), and a message of
+  such thinking alone is still not sent.
 - `to_anthropic` yields `(system, messages)` the Messages API accepts in form: strictly
   alternating roles, no empty turn or blank text, tool results and user text sharing user turns
   (results first), calls as `tool_use` blocks (input always an object) of assistant turns.
@@ -33,6 +36,9 @@ from ctxlab.core.messages.memo import LeadingScan
 from ctxlab.core.messages.message import Message
 
 Wire = dict[str, Any]
+REASONING_FIELD = "reasoning_content"
+"""The field of an assistant message OpenAI-compatible chat endpoints (DeepSeek, Kimi) return the
+model's reasoning in, and the frameworks that send it back send it in."""
 WireName = Literal["openai", "anthropic"]  # which API's form a request is recorded in
 
 
@@ -58,21 +64,28 @@ def _call_wire(call: ToolCallBlock) -> Wire:
     }
 
 
-WireCarry = tuple[tuple[Part, ...], tuple[ToolCallBlock, ...], tuple[Part, ...]]
+WireCarry = tuple[tuple[Part | ThinkingBlock, ...], tuple[ToolCallBlock, ...], tuple[Part, ...]]
 """What `to_openai_one` carries from block to block (a plain tuple: made at every block): the
-parts and calls of the message being built, and the images of the batch of results not yet sent."""
+parts (and thinking sent in a field) and calls of the message being built, and the images of the
+batch of results not yet sent."""
 
 NO_WIRE: WireCarry = ((), (), ())
 """The carry before a message's first block."""
 
 
-def _flushed(role: str, parts: Sequence[Part], calls: Sequence[ToolCallBlock]) -> list[Wire]:
-    """The message the accumulated parts and calls make (none when there are none)."""
-    if not parts and not calls:
+def _flushed(role: str, parts: Sequence[Part | ThinkingBlock], calls: Sequence[ToolCallBlock]) -> list[Wire]:
+    """The message the accumulated parts and calls make (none when there are none), with the
+    thinking sent in a field among `parts` in that field."""
+    shown = [p for p in parts if not isinstance(p, ThinkingBlock)]
+    if not shown and not calls:
         return []
-    wire: Wire = {"role": role, "content": _content(parts) if parts else None}
+    wire: Wire = {"role": role, "content": _content(shown) if shown else None}
     if calls:
         wire["tool_calls"] = [_call_wire(c) for c in calls]
+    if len(shown) < len(parts):
+        for block in parts:
+            if isinstance(block, ThinkingBlock) and block.wire_field:
+                wire[block.wire_field] = wire.get(block.wire_field, "") + block.thinking
     return [wire]
 
 
@@ -89,7 +102,8 @@ def wire_step(carry: WireCarry, block: Block, before: int, role: str) -> tuple[l
         case TextBlock() | DataBlock():
             parts = (*parts, block)
         case ThinkingBlock():
-            pass
+            if block.wire_field:
+                parts = (*parts, block)
         case ToolCallBlock():
             calls = (*calls, block)
         case HintBlock():
@@ -270,6 +284,8 @@ def from_openai(wires: Sequence[Mapping[str, Any]]) -> list[Message]:
 
     Each OpenAI message becomes one stored message; a `tool` message becomes an assistant
     message holding one result. Hints cannot be told from user text and come back as user text.
+    An assistant message's `reasoning_content` comes back as thinking sent in that field, ahead
+    of its content.
     """
     names: dict[str, str] = {}
     out: list[Message] = []
@@ -282,6 +298,9 @@ def from_openai(wires: Sequence[Mapping[str, Any]]) -> list[Message]:
             out.append(Message(role="assistant", blocks=(result,)))
             continue
         blocks: list[Block] = list(_wire_parts(wire.get("content")))
+        reasoning = wire.get("reasoning_content") if role == "assistant" else None
+        if isinstance(reasoning, str) and reasoning:
+            blocks.insert(0, ThinkingBlock(thinking=reasoning, wire_field=REASONING_FIELD))
         for call in wire.get("tool_calls") or ():
             function = call.get("function", {})
             names[str(call.get("id"))] = str(function.get("name", ""))

@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
@@ -234,7 +234,9 @@ class CompactEvents(Step):
         author = "user" if event.role == "user" else self.agent_name
         out = []
         for block in event.blocks:
-            if isinstance(block, TextBlock) and block.text:
+            if isinstance(block, ThinkingBlock) and block.thinking:
+                out.append(t.thought_line.format(author=author, text=block.thinking))
+            elif isinstance(block, TextBlock) and block.text:
                 out.append(t.text_line.format(author=author, text=block.text))
             elif isinstance(block, ToolCallBlock):
                 args = self.cap(str(s.arguments(block)))

@@ -29,9 +29,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock, with_arguments
+from ctxlab.core.messages.blocks import (
+    Block,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    with_arguments,
+    with_thinking_sent,
+)
 from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
+from ctxlab.core.wire.views import REASONING_FIELD
 
 Role = Literal["user", "model", "response"]
 
@@ -338,6 +347,8 @@ def content_json(item: Item, author: str) -> str:
     for block in item.blocks:
         if isinstance(block, TextBlock):
             parts.append({"text": block.text})
+        elif isinstance(block, ThinkingBlock):
+            parts.append({"text": block.thinking, "thought": True})
         elif isinstance(block, ToolCallBlock):
             parts.append({"function_call": {"id": block.id, "args": arguments(block), "name": block.name}})
         elif isinstance(block, ToolResultBlock):
@@ -379,8 +390,9 @@ def sent_arguments(raw: str) -> str:
 
 def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
-    writes them; a block ADK would send unchanged is the same object."""
-    return with_arguments(blocks, sent_arguments)
+    writes them, its reasoning as a thought part, which ADK's LiteLLM adapter sends back in the
+    assistant message's `reasoning_content`; a block ADK would send unchanged is the same object."""
+    return with_thinking_sent(with_arguments(blocks, sent_arguments), REASONING_FIELD)
 
 
 def sent_response(text: str) -> str:
@@ -444,9 +456,11 @@ def estimated_request_tokens(messages: Sequence[Message]) -> int:
 
 
 def _block_chars(block: Block) -> int:
-    """The characters `estimate_tokens` counts of one block."""
+    """The characters `estimate_tokens` counts of one block (a thought part's text too)."""
     if isinstance(block, TextBlock):
         return len(block.text)
+    if isinstance(block, ThinkingBlock):
+        return len(block.thinking)
     if isinstance(block, ToolCallBlock):
         args = arguments(block)
         return len(block.name) + (len(json.dumps(args)) if args else 0)

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import functools
 
+from ctxlab.core.messages.blocks import Block, with_thinking_sent
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.views import REASONING_FIELD
 from ctxlab.engine.env import RequestCounter
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
@@ -57,6 +59,8 @@ NOTES = (
     "no trigger set: never compacts (the harness refuses a capability without one)",
     "the scripted models report no usage: the harness's estimate is its character count alone",
     "pydantic-ai's limit of 50 requests a run is not applied (the lab's loop limit is)",
+    "a model's reasoning is sent back in reasoning_content and counted, as pydantic-ai does; its empty "
+    "reasoning_content on this turn's calls without reasoning (no tokens) is left out",
 )
 
 
@@ -95,7 +99,15 @@ def _strategy(
         source=source,
         futile_limit=0,
         request_counter=harness_counter(step.texts),
+        kept_answer=kept_answer,
     )
+
+
+def kept_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    """A model's answer as pydantic-ai keeps it: reasoning an OpenAI-compatible model returned in
+    `reasoning_content` is a `ThinkingPart` of that field from the same provider, which
+    `OpenAIChatModel` sends back in that field (`openai_chat_send_back_thinking_parts='auto'`)."""
+    return with_thinking_sent(blocks, REASONING_FIELD)
 
 
 def build_clear(params: ClearToolResultsParams, texts: Texts) -> StepStrategy:

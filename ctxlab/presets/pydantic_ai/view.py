@@ -34,9 +34,9 @@ from ctxlab.core.messages.blocks import Block, ToolResultBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, LeadingScan, Resumable
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
-from ctxlab.core.wire.views import NO_WIRE, Wire, WireCarry, wire_step, wire_tail
+from ctxlab.core.wire.views import NO_WIRE, REASONING_FIELD, Wire, WireCarry, wire_step, wire_tail
 
-PartKind = Literal["user", "summary", "return", "text", "call"]
+PartKind = Literal["user", "summary", "return", "thinking", "text", "call"]
 CHARS_PER_TOKEN = 4
 TOOL_PAIR_SEARCH_RANGE = 5
 """How far around a cutoff the harness looks for a call whose return would be split from it."""
@@ -69,7 +69,8 @@ class PAPart:
     """One part of a request or response.
 
     Attributes:
-        kind: user prompt, summary, tool return, assistant text or tool call.
+        kind: user prompt, summary, tool return, reasoning (sent in `reasoning_content`, counted
+            by the estimate, left out of the summarizer's transcript), assistant text or tool call.
         unit: the view unit it stands for (a call: its assistant message's unit).
         key: the stored message id (user, summary) it comes from: what a merge remembers.
         text: the prompt, the raw summary, the return's content, the text, or the call's arguments.
@@ -305,8 +306,12 @@ _items = IdentityMemo[Message, tuple[PAMessage, ...]](_message_items)
 
 
 def _response_parts(wire: Wire, index: int) -> tuple[PAPart, ...]:
-    """The text part (when the message has content) and the call parts of an assistant message."""
-    parts = [PAPart(kind="text", unit=index, text=_text(wire.get("content")))] if wire.get("content") else []
+    """The thinking part (reasoning sent back), the text part (when the message has content) and
+    the call parts of an assistant message."""
+    reasoning = wire.get(REASONING_FIELD)
+    parts = [PAPart(kind="thinking", unit=index, text=reasoning)] if reasoning else []
+    if wire.get("content"):
+        parts.append(PAPart(kind="text", unit=index, text=_text(wire.get("content"))))
     for call in wire.get("tool_calls") or ():
         function = call["function"]
         parts.append(
