@@ -120,7 +120,7 @@ class ScriptedChatModel(ChatModelBase):
     ) -> ChatResponse:
         tokens = await self.count_tokens(messages, tools)
         sent = await self.formatter.format(messages)
-        self._record("reasoning", Tokens(tokens, tokens, tokens), messages, tools, tool_choice, sent)
+        self._record("reasoning", Tokens(tokens, tokens, tokens), messages, tools, tool_choice, sent=sent)
         return self._respond(self._next_answer(tool_choice), tokens)
 
     def _next_answer(self, tool_choice: ToolChoice | None) -> list[Any]:
@@ -145,7 +145,7 @@ class ScriptedChatModel(ChatModelBase):
             as_sent=await self.count_tokens(messages, tools),
         )
         sent = await self.formatter.format(messages)
-        self._record("summary", tokens, messages, tools, tool_choice, sent)
+        self._record("summary", tokens, messages, tools, tool_choice, sent=sent)
         return self._respond(self._summary_answer(), tokens.as_sent)
 
     def _summary_answer(self) -> list[Any]:
@@ -164,6 +164,7 @@ class ScriptedChatModel(ChatModelBase):
         messages: list[Msg],
         tools: list[dict[str, Any]],
         tool_choice: ToolChoice | None,
+        *,
         sent: list[dict[str, Any]],
     ) -> None:
         summary = kind == "summary"

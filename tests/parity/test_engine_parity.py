@@ -87,7 +87,9 @@ def _plain(wire: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[tupl
             if content is None or isinstance(content, str)
             else "".join(p["text"] if p.get("type") == "text" else f"<{p.get('type')}>" for p in content)
         )
-        calls = tuple((c["id"], c["function"]["name"], c["function"]["arguments"]) for c in w.get("tool_calls") or ())
+        calls = tuple(
+            (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in w.get("tool_calls") or ()
+        )
         others = sorted(set(w) - {"role", "content", "tool_calls", "tool_call_id", "name"})
         out.append((w["role"], text or "", calls, w.get("tool_call_id"), others))
     return out
@@ -107,7 +109,9 @@ def test_thinking_is_counted_by_the_estimator_and_left_out_of_every_request() ->
         dataclasses.replace(
             t,
             rounds=tuple(
-                dataclasses.replace(r, thinking=f"Plan {k}: " + "why " * 200, text="Looking." if k % 2 else None)
+                dataclasses.replace(
+                    r, thinking=f"Plan {k}: " + "why " * 200, text="Looking." * (k % 2) or None
+                )
                 for k, r in enumerate(t.rounds)
             ),
         )
@@ -117,7 +121,8 @@ def test_thinking_is_counted_by_the_estimator_and_left_out_of_every_request() ->
     ours, theirs = compare(thinking, config)
     assert ours.compressions  # the thinking's tokens bring the trigger
     bare, _ = compare(script, config)
-    assert ours.calls[1].tokens.messages - bare.calls[1].tokens.messages == len("Plan 0: " + "why " * 200) // 4
+    added = ours.calls[1].tokens.messages - bare.calls[1].tokens.messages
+    assert added == len("Plan 0: " + "why " * 200) // 4  # the first round's thinking, counted
     for mine, real in zip(ours.calls, theirs.calls, strict=True):
         assert "why why" not in json.dumps(real.sent)
         if mine.kind == "reasoning":

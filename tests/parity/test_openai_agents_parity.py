@@ -199,5 +199,6 @@ def test_deviation_a_deepseek_model_is_sent_its_reasoning_content() -> None:
     other = run_openai_agents(script, OAConfig(), model_name=MODEL)
     assert [c.messages for c in lab.calls] == [c.messages for c in other.calls]
     sent = [json.loads(m) for m in deepseek.calls[-1].messages]
-    assert [w.get("reasoning_content") for w in sent if w["role"] == "assistant"][0] == "Which passage first?"
+    first = next(w for w in sent if w["role"] == "assistant")
+    assert first.get("reasoning_content") == "Which passage first?"
     assert not any("reasoning" in m for c in lab.calls for m in c.messages)

@@ -25,7 +25,6 @@ from tests.parity.swe_agent_side import (
 )
 from tests.parity.swe_agent_workloads import TOOLS, swe_agent_cases
 
-
 SENT_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
 """What a message of either side holds: no reasoning, no thinking blocks."""
 
@@ -214,7 +213,8 @@ def test_reasoning_content_is_never_kept_so_never_sent() -> None:
     and the processor counts observations, not tokens. The lab's requests carry none either."""
     case = Workload(script=thinking_session(["a", "b\nc", "d", "e"]), params=LastNObservationsParams(n=2))
     theirs = same_requests(case)
-    assert all(item["thinking_blocks"] is None for item in swe_history(case)[-1] if item["role"] == "assistant")
+    actions = [item for item in swe_history(case)[-1] if item["role"] == "assistant"]
+    assert all(item["thinking_blocks"] is None for item in actions)
     assert not any("Why step" in json.dumps(m) for request in theirs for m in request)
 
 

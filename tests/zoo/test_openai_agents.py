@@ -200,11 +200,7 @@ def reference_limit(
     items = [
         (m, b)
         for m, message in enumerate(history)
-        for b in (
-            [None]
-            if message.role != "assistant"
-            else list(range(len(message.blocks)))
-        )
+        for b in ([None] if message.role != "assistant" else list(range(len(message.blocks))))
     ]
     start = 0 if limit is None or limit < 0 else max(0, len(items) - limit)
 
