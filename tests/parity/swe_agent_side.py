@@ -178,7 +178,7 @@ def swe_history(case: Workload) -> list[list[dict[str, Any]]]:
                 "agent": "main",
                 "tool_calls": output["tool_calls"],
                 "message_type": "action",
-                "thinking_blocks": output.get("thinking_blocks"),
+                "thinking_blocks": output.get("thinking_blocks", []),  # as `DefaultAgent` sets the step's
             }
         )
         observation: dict[str, Any] = {

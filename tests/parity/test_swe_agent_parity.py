@@ -214,7 +214,7 @@ def test_reasoning_content_is_never_kept_so_never_sent() -> None:
     case = Workload(script=thinking_session(["a", "b\nc", "d", "e"]), params=LastNObservationsParams(n=2))
     theirs = same_requests(case)
     actions = [item for item in swe_history(case)[-1] if item["role"] == "assistant"]
-    assert all(item["thinking_blocks"] is None for item in actions)
+    assert all(item["thinking_blocks"] == [] for item in actions)
     assert not any("Why step" in json.dumps(m) for request in theirs for m in request)
 
 
