@@ -82,7 +82,8 @@ class ScriptedChatModel(ChatModelBase):
             stream=False,
             context_size=config.context_size,
         )
-        # The agent reads the formatter's media types when it takes user input.
+        # The agent reads the formatter's media types when it takes user input; requests are
+        # recorded as it formats them, as `OpenAIChatModel` sends them (thinking left out).
         self.formatter = OpenAIChatFormatter()
         self.calls: list[ModelCall] = []
         self._script = script
@@ -118,7 +119,8 @@ class ScriptedChatModel(ChatModelBase):
         self, messages: list[Msg], tools: list[dict[str, Any]], tool_choice: ToolChoice | None
     ) -> ChatResponse:
         tokens = await self.count_tokens(messages, tools)
-        self._record("reasoning", Tokens(tokens, tokens, tokens), messages, tools, tool_choice)
+        sent = await self.formatter.format(messages)
+        self._record("reasoning", Tokens(tokens, tokens, tokens), messages, tools, tool_choice, sent=sent)
         return self._respond(self._next_answer(tool_choice), tokens)
 
     def _next_answer(self, tool_choice: ToolChoice | None) -> list[Any]:
@@ -142,7 +144,8 @@ class ScriptedChatModel(ChatModelBase):
             preflight=await self.count_tokens(request, tools),
             as_sent=await self.count_tokens(messages, tools),
         )
-        self._record("summary", tokens, messages, tools, tool_choice)
+        sent = await self.formatter.format(messages)
+        self._record("summary", tokens, messages, tools, tool_choice, sent=sent)
         return self._respond(self._summary_answer(), tokens.as_sent)
 
     def _summary_answer(self) -> list[Any]:
@@ -161,6 +164,8 @@ class ScriptedChatModel(ChatModelBase):
         messages: list[Msg],
         tools: list[dict[str, Any]],
         tool_choice: ToolChoice | None,
+        *,
+        sent: list[dict[str, Any]],
     ) -> None:
         summary = kind == "summary"
         call = ModelCall(
@@ -172,6 +177,7 @@ class ScriptedChatModel(ChatModelBase):
             iteration=self._progress.served,
             invocation=self._invocations if summary else None,
             tool_choice=tool_choice.mode if tool_choice is not None else None,
+            sent=tuple(sent),
         )
         self.calls.append(call)
 

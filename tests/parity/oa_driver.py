@@ -14,6 +14,9 @@ Invariants:
 - Each request is recorded in the OpenAI chat view: the instructions as the system message, then
   the input items as the SDK's own `Converter.items_to_messages` turns them into chat messages,
   each as canonical JSON; tools as (name, description, parameters) JSON.
+- A round's thinking reaches the SDK as `OpenAIChatCompletionsModel` delivers a message with
+  `reasoning_content`: a reasoning item before the round's message and calls, made by the SDK's
+  own converter; requests are converted for the model name `MODEL` unless a test names another.
 - Nothing nondeterministic reaches a request: tracing is off, item ids are the script's call ids
   and the scripted model's fixed message id; `max_turns` is above any workload (the lab's loop
   limit is its own, CHECKLIST OA9).
@@ -32,11 +35,15 @@ from agents.memory import SessionSettings
 from agents.models.chatcmpl_converter import Converter
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
+from openai.types.chat import ChatCompletionMessage
 
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 
 MAX_TURNS = 100_000
+MODEL = "scripted"
+"""The model name the driver's requests are converted for, as `OpenAIChatCompletionsModel` passes
+its own: not a DeepSeek model, so a reasoning item is not replayed as `reasoning_content`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,11 +89,22 @@ def _text(parts: Any) -> str:
     return "".join(p.text for p in parts or () if isinstance(p, TextBlock))
 
 
-def _steps(script: Script) -> list[Any]:
+def reasoning_items(thinking: str | None, model_name: str = MODEL) -> list[Any]:
+    """The reasoning item `OpenAIChatCompletionsModel` makes of an answer whose message carries
+    `reasoning_content` (DeepSeek, Kimi), through the SDK's own converter; none without thinking."""
+    message = ChatCompletionMessage.model_validate(
+        {"role": "assistant", "content": None, "reasoning_content": thinking or ""}
+    )
+    items = Converter.message_to_output_items(message, provider_data={"model": model_name})
+    return [i for i in items if i.type == "reasoning"]
+
+
+def _steps(script: Script, model_name: str) -> list[Any]:
     steps: list[Any] = []
     for turn in script.turns:
         for scripted in turn.rounds:
-            output: list[Any] = [assistant_message(scripted.text)] if scripted.text else []
+            output: list[Any] = reasoning_items(scripted.thinking, model_name)
+            output += [assistant_message(scripted.text)] if scripted.text else []
             output += [function_call(c.tool, c.input or "{}", call_id=c.id or "") for c in scripted.calls]
             steps.append(output)
         steps.append([assistant_message(turn.final)])
@@ -106,12 +124,12 @@ def _tool(schema: Any, results: dict[str, ScriptedCall]) -> FunctionTool:
     )
 
 
-def _record(model: ScriptedModel) -> tuple[OACall, ...]:
+def _record(model: ScriptedModel, model_name: str) -> tuple[OACall, ...]:
     calls = []
     for call in model.calls:
         # the chat-completions model writes a system message only for non-empty instructions
         system = [{"role": "system", "content": call.system_instructions}] if call.system_instructions else []
-        messages = [*system, *Converter.items_to_messages(call.input)]
+        messages = [*system, *Converter.items_to_messages(call.input, model=model_name)]
         tools = tuple(
             tool_json(t.name, t.description, t.params_json_schema)
             for t in call.tools
@@ -144,8 +162,9 @@ async def _run(script: Script, config: OAConfig, model: ScriptedModel) -> str | 
     return None
 
 
-def run_openai_agents(script: Script, config: OAConfig) -> OATrace:
-    """Run the real agent on `script` (call ids assigned) under `config`."""
-    model = ScriptedModel(_steps(script))
+def run_openai_agents(script: Script, config: OAConfig, *, model_name: str = MODEL) -> OATrace:
+    """Run the real agent on `script` (call ids assigned) under `config`, its requests converted
+    for `model_name` as the chat-completions model of that name converts them."""
+    model = ScriptedModel(_steps(script, model_name))
     error = asyncio.run(_run(script, config, model))
-    return OATrace(calls=_record(model), error=error)
+    return OATrace(calls=_record(model, model_name), error=error)

@@ -15,6 +15,12 @@ one tool call) and its observation (role `tool`, `tool_call_ids`), rendered with
 its default config. Before each query the processors run over the whole history and the result
 becomes chat messages as its `LiteLLMModel._history_to_messages` writes them.
 
+A round's thinking reaches SWE-agent as an OpenAI-compatible provider's `reasoning_content` on
+the LiteLLM message: `LiteLLMModel._single_query` keeps of a choice only its content, its tool
+calls and, when the message carries them (LiteLLM's Anthropic form), its `thinking_blocks`, so
+the action's history item has no reasoning and no request carries it (`model_output`). A case
+may deliver thinking as `thinking_blocks` instead, which the action keeps and sends back.
+
 Both sides end in one normal form (`Normal`): role, text, calls, tool call id, images. ctxlab's
 OpenAI view sends a result's images as a user message after it (tool messages take no images
 there); the normal form folds that message back into the result, where SWE-agent has them.
@@ -37,7 +43,7 @@ from ctxlab.core.messages.blocks import DataBlock, TextBlock
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.wire.views import to_openai
-from ctxlab.core.world.script import Script
+from ctxlab.core.world.script import Script, ScriptedRound
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
@@ -100,6 +106,7 @@ class Workload:
     demos: int = 0
     action_tags: tuple[str, ...] = ()
     tagged_tools: tuple[str, ...] = field(default=())
+    thinking_blocks: bool = False  # thinking delivered as LiteLLM's Anthropic `thinking_blocks`
 
 
 def _demonstration(kind: int) -> list[dict[str, Any]]:
@@ -133,6 +140,20 @@ def _content(parts: tuple[Any, ...]) -> str | list[dict[str, Any]]:
     return items + [{"type": "image_url", "image_url": {"url": p.source}} for p in images]
 
 
+def model_output(round_: ScriptedRound, *, thinking_blocks: bool) -> dict[str, Any]:
+    """What `LiteLLMModel._single_query` returns for the round's answer (function calling): the
+    text, the calls, and `thinking_blocks` only where the LiteLLM message has some; a
+    `reasoning_content` is never read."""
+    calls = [
+        {"id": c.id, "type": "function", "function": {"name": c.tool, "arguments": c.input}}
+        for c in round_.calls
+    ]
+    output: dict[str, Any] = {"message": round_.text or "", "tool_calls": calls}
+    if thinking_blocks and round_.thinking:
+        output["thinking_blocks"] = [{"type": "thinking", "thinking": round_.thinking, "signature": "sig"}]
+    return output
+
+
 def swe_history(case: Workload) -> list[list[dict[str, Any]]]:
     """The history before each query, as SWE-agent's `DefaultAgent` builds it."""
     script = case.script
@@ -147,21 +168,17 @@ def swe_history(case: Workload) -> list[list[dict[str, Any]]]:
     for r in turn.rounds:
         (call,) = r.calls
         assert call.result is not None and call.id is not None
-        tool_call = {
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.tool, "arguments": call.input},
-        }
+        output = model_output(r, thinking_blocks=case.thinking_blocks)
         history.append(
             {
                 "role": "assistant",
-                "content": r.text or "",
-                "thought": r.text or "",
+                "content": output["message"],
+                "thought": output["message"],
                 "action": call.input,
                 "agent": "main",
-                "tool_calls": [tool_call],
+                "tool_calls": output["tool_calls"],
                 "message_type": "action",
-                "thinking_blocks": None,
+                "thinking_blocks": output.get("thinking_blocks", []),  # as `DefaultAgent` sets the step's
             }
         )
         observation: dict[str, Any] = {
@@ -208,6 +225,8 @@ def history_to_messages(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
             message = {"role": "tool", "content": item["content"], "tool_call_id": item["tool_call_ids"][0]}
         elif (calls := item.get("tool_calls")) is not None:
             message = {"role": item["role"], "content": item["content"], "tool_calls": calls}
+            if item.get("thinking_blocks"):
+                message["thinking_blocks"] = item["thinking_blocks"]
         else:
             message = {"role": item["role"], "content": item["content"]}
         messages.append(message)

@@ -77,7 +77,9 @@ def steps(draw: st.DrawFn, count: int) -> tuple[ScriptedRound, ...]:
             result=draw(observations(index)),
             id=f"call_{index}",
         )
-        out.append(ScriptedRound(text=draw(st.one_of(st.none(), texts())), calls=(call,)))
+        text = draw(st.one_of(st.none(), texts()))
+        thinking = draw(st.one_of(st.none(), st.none(), texts()))  # as a provider's reasoning_content
+        out.append(ScriptedRound(thinking=thinking, text=text, calls=(call,)))
     return tuple(out)
 
 

@@ -5,6 +5,8 @@ and summaries."""
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -24,6 +26,7 @@ def compare(script: Script, config: ParityConfig) -> tuple[ParityTrace, ParityTr
     theirs, ours = run_agentscope(script, config), run_lab(script, config)
     assert (ours.error is None) == (theirs.error is None), (ours.error, theirs.error)
     assert [c.kind for c in ours.calls] == [c.kind for c in theirs.calls]
+    assert not any("reasoning_content" in m for c in theirs.calls for m in c.sent)  # never sent
     for convention in ("messages", "preflight", "as_sent"):
         assert ours.input_tokens(convention) == theirs.input_tokens(convention), convention  # type: ignore[arg-type]
     assert len(ours.compressions) == len(theirs.compressions)
@@ -71,3 +74,56 @@ def test_an_empty_system_prompt_is_sent_as_an_empty_system_message() -> None:
         assert call.request[0].role == "system" and call.request[0].blocks == (TextBlock(text=""),)
     sent = asyncio.run(OpenAIChatFormatter().format([SystemMsg(name="system", content="")]))
     assert sent == [{"role": "system", "name": "system", "content": [{"type": "text", "text": ""}]}]
+
+
+def _plain(wire: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[tuple[object, ...]]:
+    """Each sent message as role, text, calls and result id: the OpenAI formatter's list of parts
+    and `name` aside, what the lab's view and AgentScope's formatter both carry."""
+    out: list[tuple[object, ...]] = []
+    for w in wire:
+        content = w.get("content")
+        text = (
+            content
+            if content is None or isinstance(content, str)
+            else "".join(p["text"] if p.get("type") == "text" else f"<{p.get('type')}>" for p in content)
+        )
+        calls = tuple(
+            (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in w.get("tool_calls") or ()
+        )
+        others = sorted(set(w) - {"role", "content", "tool_calls", "tool_call_id", "name"})
+        out.append((w["role"], text or "", calls, w.get("tool_call_id"), others))
+    return out
+
+
+def test_thinking_is_counted_by_the_estimator_and_left_out_of_every_request() -> None:
+    """AgentScope's OpenAI chat model keeps `reasoning_content` as a thinking block first in the
+    answer; its estimator counts it (reasoning, pre-flight and summary counts alike, so it moves
+    the trigger), its OpenAI formatter sends none of it. The lab counts and sends the same."""
+    import dataclasses
+
+    from ctxlab.core.wire.views import to_openai
+    from tests.parity.workloads import retrieval_loop
+
+    script = retrieval_loop([3000, 3000, 2000, 500], turns=2)
+    turns = tuple(
+        dataclasses.replace(
+            t,
+            rounds=tuple(
+                dataclasses.replace(
+                    r, thinking=f"Plan {k}: " + "why " * 200, text="Looking." * (k % 2) or None
+                )
+                for k, r in enumerate(t.rounds)
+            ),
+        )
+        for t in script.turns
+    )
+    thinking, config = dataclasses.replace(script, turns=turns), ParityConfig(context_size=6000)
+    ours, theirs = compare(thinking, config)
+    assert ours.compressions  # the thinking's tokens bring the trigger
+    bare, _ = compare(script, config)
+    added = ours.calls[1].tokens.messages - bare.calls[1].tokens.messages
+    assert added == len("Plan 0: " + "why " * 200) // 4  # the first round's thinking, counted
+    for mine, real in zip(ours.calls, theirs.calls, strict=True):
+        assert "why why" not in json.dumps(real.sent)
+        if mine.kind == "reasoning":
+            assert _plain(to_openai(mine.request)) == _plain(real.sent)

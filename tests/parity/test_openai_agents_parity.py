@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from tests.parity.oa_driver import OAConfig, OATrace, run_openai_agents
+from tests.parity.oa_driver import MODEL, OAConfig, OATrace, run_openai_agents
 from tests.parity.oa_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.workloads import CJK, PROSE, TOOLS
@@ -51,7 +51,8 @@ def rounds(draw: st.DrawFn) -> ScriptedRound:
             )
         )
     text = draw(st.one_of(st.none(), st.sampled_from(["Looking.", sized(300, False)])))
-    return ScriptedRound(text=text, calls=tuple(calls))
+    thinking = draw(st.sampled_from([None, None, "", "Which passage first?", sized(600, True)]))
+    return ScriptedRound(thinking=thinking, text=text, calls=tuple(calls))
 
 
 @st.composite
@@ -109,10 +110,11 @@ def test_session_matches_a_limited_sqlite_session(case: tuple[Script, OAConfig])
     event("history cut" if shorter else "history whole")
 
 
-def loop(sizes: list[int], *, turns: int, text: str | None = None) -> Script:
+def loop(sizes: list[int], *, turns: int, text: str | None = None, thinking: str | None = None) -> Script:
     """`turns` turns of one call per round, results of the given sizes (characters of prose)."""
     rounds = tuple(
         ScriptedRound(
+            thinking=thinking,
             text=text,
             calls=(
                 ScriptedCall(
@@ -170,3 +172,33 @@ def test_no_instructions_send_no_system_message() -> None:
     for config in (OAConfig(), OAConfig(trimmer=None, limit=2)):
         ours, theirs = compare(script, config)
         assert all(json.loads(c.messages[0])["role"] != "system" for c in (*ours.calls, *theirs.calls))
+
+
+def test_thinking_is_a_reasoning_item_the_limit_counts_and_no_request_carries() -> None:
+    """The chat-completions model keeps a round's `reasoning_content` as a reasoning item before
+    the round's message and calls: the session limit counts it, the orphan pass drops it with a
+    dropped call, and a request to a model not named DeepSeek leaves it out."""
+    script = loop([50, 50], turns=2, text="Looking.", thinking="Which passage first?")
+    # turn 1 stores 10 items: user, 2 x (reasoning, text, call, output), final
+    ours, theirs = compare(script, OAConfig(trimmer=None, limit=6))  # starts on the first output
+    wires = [json.loads(m) for m in ours.calls[3].messages]
+    assert [w["role"] for w in wires] == ["system", "assistant", "tool", "assistant", "user"]
+    assert wires[1]["tool_calls"][0]["id"] == "call-0002"  # 6 items back, thinking counted
+    assert not any("reasoning" in m for c in theirs.calls for m in c.messages)
+    for limit in range(12):  # every cut, thinking among the items
+        compare(script, OAConfig(trimmer=None, limit=limit))
+
+
+def test_deviation_a_deepseek_model_is_sent_its_reasoning_content() -> None:
+    """Declared: to a model whose name says DeepSeek (and reasoning from one) the SDK sends each
+    reasoning item back as the next assistant message's `reasoning_content`; ctxlab's presets
+    follow any other model, whose requests carry no reasoning."""
+    script = loop([50], turns=2, thinking="Which passage first?")
+    lab = run_lab(script, OAConfig())
+    deepseek = run_openai_agents(script, OAConfig(), model_name="deepseek-chat")
+    other = run_openai_agents(script, OAConfig(), model_name=MODEL)
+    assert [c.messages for c in lab.calls] == [c.messages for c in other.calls]
+    sent = [json.loads(m) for m in deepseek.calls[-1].messages]
+    first = next(w for w in sent if w["role"] == "assistant")
+    assert first.get("reasoning_content") == "Which passage first?"
+    assert not any("reasoning" in m for c in lab.calls for m in c.messages)

@@ -25,6 +25,9 @@ from tests.parity.swe_agent_side import (
 )
 from tests.parity.swe_agent_workloads import TOOLS, swe_agent_cases
 
+SENT_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
+"""What a message of either side holds: no reasoning, no thinking blocks."""
+
 
 def same_requests(case: Workload) -> list[list[dict[str, object]]]:
     """Assert that ctxlab sends SWE-agent's requests; SWE-agent's requests."""
@@ -33,6 +36,7 @@ def same_requests(case: Workload) -> list[list[dict[str, object]]]:
     assert len(ours) == len(theirs)
     for index, (mine, real) in enumerate(zip(ours, theirs, strict=True)):
         assert normal(mine) == normal(real), f"request {index} differs"
+        assert all(set(m) <= SENT_KEYS for m in (*mine, *real)), f"request {index} sends more"
     return theirs
 
 
@@ -193,3 +197,37 @@ def test_an_empty_system_template_is_still_sent_as_a_system_message() -> None:
     script = dataclasses.replace(session(["a", "b", "c", "d"]), system_prompt="")
     for request in same_requests(Workload(script=script, params=LastNObservationsParams(n=2))):
         assert request[0] == {"role": "system", "content": ""}
+
+
+def thinking_session(outputs: list[str]) -> Script:
+    """`session` with thinking on every step, as an OpenAI-compatible provider's reasoning."""
+    script = session(outputs)
+    (turn,) = script.turns
+    rounds = tuple(dataclasses.replace(r, thinking=f"Why step {k}? " * 40) for k, r in enumerate(turn.rounds))
+    return dataclasses.replace(script, turns=(dataclasses.replace(turn, rounds=rounds),))
+
+
+def test_reasoning_content_is_never_kept_so_never_sent() -> None:
+    """SWE-agent's model keeps of an answer its text, calls and LiteLLM `thinking_blocks`; an
+    OpenAI-compatible provider's `reasoning_content` reaches neither the history nor a request,
+    and the processor counts observations, not tokens. The lab's requests carry none either."""
+    case = Workload(script=thinking_session(["a", "b\nc", "d", "e"]), params=LastNObservationsParams(n=2))
+    theirs = same_requests(case)
+    actions = [item for item in swe_history(case)[-1] if item["role"] == "assistant"]
+    assert all(item["thinking_blocks"] == [] for item in actions)
+    assert not any("Why step" in json.dumps(m) for request in theirs for m in request)
+
+
+def test_deviation_thinking_blocks_are_sent_back_by_swe_agent_only() -> None:
+    """Declared: a model whose LiteLLM message carries `thinking_blocks` (Claude) has them kept on
+    the action and sent back with it; ctxlab's thinking stands for `reasoning_content`, which
+    SWE-agent never reads, so the lab's requests carry no thinking."""
+    case = Workload(
+        script=thinking_session(["a", "b", "c"]), params=LastNObservationsParams(n=2), thinking_blocks=True
+    )
+    theirs = swe_requests(case)[-1]
+    ours = lab_requests(case)[-1]
+    assert normal(ours) == normal(theirs)
+    sent = [m["thinking_blocks"][0]["thinking"] for m in theirs if "thinking_blocks" in m]
+    assert sent == [f"Why step {k}? " * 40 for k in range(3)]
+    assert not any("thinking_blocks" in m for m in ours)

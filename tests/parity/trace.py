@@ -82,6 +82,7 @@ class ModelCall:
     iteration: int  # the reasoning call of the turn it is (or, for a summary, precedes), from 0
     invocation: int | None = None  # summarizer invocation number, from 1
     tool_choice: str | None = None
+    sent: tuple[dict[str, Any], ...] = ()  # the messages as the model's OpenAI formatter sends them
 
     def openai(self) -> list[dict[str, Any]]:
         """The request in the OpenAI chat format, for reading a failing test."""

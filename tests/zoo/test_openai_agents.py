@@ -191,8 +191,8 @@ def timelines(draw: st.DrawFn) -> list[tuple[Message, ...]]:
 def reference_limit(
     messages: tuple[Message, ...], limit: int | None
 ) -> tuple[tuple[Message, ...], frozenset[str]]:
-    """The session's history read plainly: every item listed, the last `limit` kept, partners
-    checked over all of them."""
+    """The session's history read plainly: every item listed (thinking a reasoning item), the last
+    `limit` kept, partners checked over all of them, thinking dropped with the call it precedes."""
     current = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
     if current is None:
         return messages, frozenset()
@@ -200,11 +200,7 @@ def reference_limit(
     items = [
         (m, b)
         for m, message in enumerate(history)
-        for b in (
-            [None]
-            if message.role != "assistant"
-            else [b for b, x in enumerate(message.blocks) if not isinstance(x, ThinkingBlock)]
-        )
+        for b in ([None] if message.role != "assistant" else list(range(len(message.blocks))))
     ]
     start = 0 if limit is None or limit < 0 else max(0, len(items) - limit)
 
@@ -213,23 +209,23 @@ def reference_limit(
 
     window = items[start:]
     results = {x.id for i in window if isinstance(x := block(i), ToolResultBlock)}
-    kept = [i for i in window if not (isinstance(x := block(i), ToolCallBlock) and x.id not in results)]
+    lone = [isinstance(x := block(i), ToolCallBlock) and x.id not in results for i in window]
+    for k in range(len(window)):
+        if isinstance(block(window[k]), ThinkingBlock):
+            after = [j for j in range(k + 1, len(window)) if not isinstance(block(window[j]), ThinkingBlock)]
+            lone[k] = bool(after) and lone[after[0]]
+    kept = [i for i, gone in zip(window, lone, strict=True) if not gone]
     if limit is not None:
         calls = {x.id for i in kept if isinstance(x := block(i), ToolCallBlock)}
         kept = [i for i in kept if not (isinstance(x := block(i), ToolResultBlock) and x.id not in calls)]
     if len(kept) == len(items):
         return messages, frozenset()
-    first = (items[start][0], items[start][1] or 0) if start < len(items) else None
     out: list[Message] = []
     for m, message in enumerate(history):
         if message.role != "assistant":
             out.extend([message] if (m, None) in kept else [])
             continue
-        sent = tuple(
-            x
-            for b, x in enumerate(message.blocks)
-            if (m, b) in kept or (isinstance(x, ThinkingBlock) and first is not None and (m, b) > first)
-        )
+        sent = tuple(x for b, x in enumerate(message.blocks) if (m, b) in kept)
         out.extend(
             [message] if len(sent) == len(message.blocks) else [message.with_blocks(sent)] if sent else []
         )

@@ -48,6 +48,9 @@ NOTES = (
     "API) cannot run offline",
     "deviation: the SDK's max_turns (10, raising MaxTurnsExceeded) is not applied; the scenario's "
     "react.max_iters limits a reply",
+    "deviation: requests follow a model not named DeepSeek, which is sent no reasoning (a round's "
+    "thinking is still a stored reasoning item the session limit counts); to a DeepSeek model the "
+    "SDK sends each reasoning item back as the next assistant message's reasoning_content",
     "deviation: a tool output of several parts or with images is never trimmed (the SDK trims "
     "structured outputs with their own notices)",
 )
@@ -190,6 +193,6 @@ SESSION_PRESET = Preset(
     params=SessionParams,
     build=build_session,
     peers=("openai-agents",),
-    notes=NOTES[:2],
+    notes=NOTES[:3],
     assistant_first="the session's item limit keeps the newest items, which may begin with the assistant's",
 )

@@ -6,7 +6,10 @@ At the start of each run (one user turn) the SDK reads the last `limit` stored i
 ones that lost their partner, and puts the new user input after them; the items the run
 generates are appended to that for every later model call of the turn. The session itself keeps
 everything. Seen on ctxlab's messages, each user message is one item, and every assistant text,
-call and result is one item of its own.
+call and result is one item of its own, and so is a round's thinking: the chat-completions model
+stores a model's `reasoning_content` as a reasoning item before the round's message and calls
+(`models/chatcmpl_converter.py::Converter.message_to_output_items`), which counts for the limit
+and is not sent back to a model whose name does not say DeepSeek.
 
 Invariants:
 - The history is everything stored before the current turn's user message (the last user
@@ -15,14 +18,15 @@ Invariants:
   none; a negative limit keeps all (SQLite's `LIMIT` with a negative value).
 - Of the kept history, a call with no result in it is dropped (every limit), and with a limit
   set a result whose call is not kept is dropped too: the SDK repairs the cut between a call and
-  its output. A history may still start with an assistant message or call: the SDK sends it so.
+  its output; thinking whose next item (thinking aside) is a dropped call goes with it. A history
+  may still start with an assistant message or call: the SDK sends it so.
 - Untouched messages stay the same objects; a message left with no block is dropped; a message
   the window cuts is the same copy for the same cut.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import ThinkingBlock, ToolCallBlock, ToolResultBlock
@@ -54,30 +58,46 @@ Item = tuple[int, int | None]
 
 
 def history_items(messages: Sequence[Message]) -> list[Item]:
-    """The items the SDK stores for `messages`, in order (thinking is not an item)."""
+    """The items the SDK stores for `messages`, in order (a round's thinking is a reasoning item)."""
     items: list[Item] = []
     for m, message in enumerate(messages):
         if message.role != "assistant":
             items.append((m, None))
             continue
-        items.extend((m, b) for b, block in enumerate(message.blocks) if not isinstance(block, ThinkingBlock))
+        items.extend((m, b) for b in range(len(message.blocks)))
     return items
 
 
 def _partnered(messages: Sequence[Message], kept: list[Item], *, prune_outputs: bool) -> list[Item]:
-    """`kept` without calls that have no result in it, and (with `prune_outputs`) without results
-    whose call is not in it any more."""
+    """`kept` without calls that have no result in it, the thinking whose next item (thinking
+    aside) is such a call, and (with `prune_outputs`) without results whose call is not in it any
+    more."""
 
     def block(item: Item) -> object:
         m, b = item
         return None if b is None else messages[m].blocks[b]
 
     results = {x.id for i in kept if isinstance(x := block(i), ToolResultBlock)}
-    out = [i for i in kept if not (isinstance(x := block(i), ToolCallBlock) and x.id not in results)]
+    lone = {i for i in kept if isinstance(x := block(i), ToolCallBlock) and x.id not in results}
+    if lone:
+        lone |= _thinking_before(kept, lone, block)
+    out = [i for i in kept if i not in lone]
     if not prune_outputs:
         return out
     calls = {x.id for i in out if isinstance(x := block(i), ToolCallBlock)}
     return [i for i in out if not (isinstance(x := block(i), ToolResultBlock) and x.id not in calls)]
+
+
+def _thinking_before(kept: list[Item], dropped: set[Item], block: Callable[[Item], object]) -> set[Item]:
+    """The thinking items of `kept` whose next item that is not thinking is in `dropped`."""
+    tied: set[Item] = set()
+    following: Item | None = None
+    for item in reversed(kept):
+        if not isinstance(block(item), ThinkingBlock):
+            following = item
+        elif following is not None and following in dropped:
+            tied.add(item)
+    return tied
 
 
 def limit_history(messages: tuple[Message, ...], settings: SessionSettings) -> Limited:
@@ -119,9 +139,7 @@ def _window(history: Sequence[Message], limit: int | None) -> tuple[int, int]:
 
 
 def _item_count(message: Message) -> int:
-    if message.role != "assistant":
-        return 1
-    return sum(not isinstance(block, ThinkingBlock) for block in message.blocks)
+    return 1 if message.role != "assistant" else len(message.blocks)
 
 
 _items_in = LeadingFold[Message, int](lambda total, message: total + _item_count(message))
@@ -147,11 +165,7 @@ def _limit_from(
             if (m, None) in keep:
                 out.append(message)
             continue
-        sent = tuple(
-            b
-            for b, block in enumerate(message.blocks)
-            if (m, b) in keep or (isinstance(block, ThinkingBlock) and _after(items, skipped, m, b))
-        )
+        sent = tuple(b for b in range(len(message.blocks)) if (m, b) in keep)
         if len(sent) == len(message.blocks):
             out.append(message)
         elif sent:
@@ -200,11 +214,6 @@ def _blocks_at(message: Message, blocks: tuple[int, ...]) -> Message:
 _with_blocks_at = IdentityMemo[Message, Message](_blocks_at)
 """A stored message cut to some of its blocks, the same copy for the same blocks (the window's
 first reply is cut alike at every call of a turn)."""
-
-
-def _after(items: list[Item], start: int, m: int, b: int) -> bool:
-    """Whether a block that is not an item comes after the first kept item."""
-    return start < len(items) and (m, b) > (items[start][0], items[start][1] or 0)
 
 
 def _item_key(message: Message, position: int, block: int | None) -> str:

@@ -68,6 +68,9 @@ NOTES = (
     "images: elided and counted as in SWE-agent; kept ones travel in a user message after the tool "
     "message in the OpenAI view, inside it in SWE-agent's",
     "polling must be 1 or more (SWE-agent divides by it)",
+    "thinking stands for an OpenAI-compatible reasoning_content, which SWE-agent's model never keeps "
+    "or sends (the lab sends none either); a Claude model's thinking_blocks, which SWE-agent keeps on "
+    "the action and sends back with it, are not reproduced",
 )
 
 
