@@ -210,6 +210,13 @@ def test_the_token_threshold_summarises_before_calls_inside_a_turn(driver: AdkDr
     assert "".join("S" if k == "summary" else "r" for k in kinds) == "rrrrrrSrrrrrSrr"
 
 
+def one_round_then(calls: tuple[ScriptedCall, ...], *later: str) -> Script:
+    """A turn that makes `calls` in one round, then a turn per later user text, each answered "ok"."""
+    first = ScriptedTurn(user=(TextBlock(text="Go"),), rounds=(ScriptedRound(calls=calls),), final="ok")
+    rest = tuple(ScriptedTurn(user=(TextBlock(text=text),), rounds=(), final="ok") for text in later)
+    return Script(system_prompt="You are a test.", tools=TOOLS[:1], turns=(first, *rest))
+
+
 def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: AdkDriver) -> None:
     calls = (
         ScriptedCall(
@@ -218,14 +225,7 @@ def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: 
         ScriptedCall(tool="run", input='{"command": "ls \\u00e9"}', result=(TextBlock(text="y"),), id="b"),
         ScriptedCall(tool="run", input="", result=(TextBlock(text="z"),), id="c"),
     )
-    script = Script(
-        system_prompt="You are a test.",
-        tools=TOOLS[:1],
-        turns=(
-            ScriptedTurn(user=(TextBlock(text="Go"),), rounds=(ScriptedRound(calls=calls),), final="ok"),
-            ScriptedTurn(user=(TextBlock(text="Again"),), rounds=(), final="ok"),
-        ),
-    )
+    script = one_round_then(calls, "Again")
     params = AdkParams(
         events_compaction_config=EventsCompactionConfig(token_threshold=60, event_retention_size=1)
     )
@@ -251,15 +251,7 @@ def test_a_result_is_sent_as_adk_s_function_response_json_and_counted_so(driver:
         )
         for k, t in enumerate(outputs)
     )
-    script = Script(
-        system_prompt="You are a test.",
-        tools=TOOLS[:1],
-        turns=(
-            ScriptedTurn(user=(TextBlock(text="Go"),), rounds=(ScriptedRound(calls=calls),), final="ok"),
-            ScriptedTurn(user=(TextBlock(text="Again"),), rounds=(), final="ok"),
-            ScriptedTurn(user=(TextBlock(text="More"),), rounds=(), final="ok"),
-        ),
-    )
+    script = one_round_then(calls, "Again", "More")
     params = AdkParams(
         events_compaction_config=EventsCompactionConfig(token_threshold=900, event_retention_size=2)
     )
