@@ -38,6 +38,7 @@ from tests.parity.openhands_side import (
     Workload,
     normal,
     normal_tool,
+    sent_reasoning,
 )
 from tests.parity.swe_agent_side import PROCESSORS
 
@@ -73,7 +74,12 @@ def masked(messages: list[dict[str, Any]], masking: LastNObservationsParams) -> 
 def _call(kind: str, wire: list[dict[str, Any]], tools: tuple[str, ...]) -> Call:
     tokens = sdk_token_count(wire, ()) if kind == "reasoning" else 0
     return Call(
-        kind=kind, messages=tuple(normal(m) for m in wire), tools=tools, tokens=tokens, wire=tuple(wire)
+        kind=kind,
+        messages=tuple(normal(m) for m in wire),
+        tools=tools,
+        tokens=tokens,
+        reasoning=sent_reasoning(wire),
+        wire=tuple(wire),
     )
 
 

@@ -6,7 +6,8 @@ each line of standard input is one workload as JSON, each line of standard outpu
 that workload as JSON. (The lab reads the SDK's texts itself: `ctxlab.texts.openhands`.)
 
 A workload: the system prompt, the tools (name, description, string parameters), the turns
-(a user text and the agent's responses, each a thought and tool calls, then a final text), the
+(a user text and the agent's responses, each a thought, the model's reasoning if any, and tool
+calls, then a final text), the agent's model name (the SDK's `test-model` unless given), the
 result of every call, the condenser settings, the agent's window, the summary text, which
 summary calls fail and which answer blank (counted from 1), and the conversation's iteration
 limit.
@@ -18,7 +19,9 @@ the error that ended a turn, if any.
 
 Invariants:
 - The agent's model is the SDK's own `TestLLM`, scripted per turn in order; it never reads the
-  request, so condensation does not change what the agent does. The condenser has its own
+  request, so condensation does not change what the agent does. A response with reasoning is
+  made as the SDK's LLM makes one from an OpenAI-compatible provider's message: a LiteLLM
+  message with `reasoning_content`, through `Message.from_llm_chat_message`. The condenser has its own
   `TestLLM` whose answers are scripted in order too.
 - Nothing in a request depends on the clock, the host or a random draw: `uuid.uuid4` is replaced
   by a counter before the SDK is imported, stuck detection is off, and the workspace is a fixed
@@ -50,6 +53,7 @@ uuid.uuid4 = _counted_uuid4  # noqa: TID251
 
 import logging  # noqa: E402
 
+from litellm.types.utils import Message as LiteLLMMessage  # noqa: E402
 from openhands.sdk import Agent, Conversation  # noqa: E402
 from openhands.sdk.context.condenser import LLMSummarizingCondenser  # noqa: E402
 from openhands.sdk.event import Condensation  # noqa: E402
@@ -155,7 +159,24 @@ def tool_class(spec: dict[str, Any], results: dict[str, Any], pending: list[str]
 
 
 def response(turn_round: dict[str, Any]) -> Message:
-    """The agent's scripted response for one round."""
+    """The agent's scripted response for one round; with `thinking`, as the provider's message
+    with `reasoning_content` would reach the SDK."""
+    if turn_round.get("thinking") is not None:
+        wire: dict[str, Any] = {
+            "role": "assistant",
+            "content": turn_round.get("text", ""),
+            "reasoning_content": turn_round["thinking"],
+        }
+        if turn_round.get("calls"):
+            wire["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
+                for c in turn_round["calls"]
+            ]
+        return Message.from_llm_chat_message(LiteLLMMessage(**wire))
     calls = [
         MessageToolCall(id=c["id"], name=c["name"], arguments=c["arguments"], origin="completion")
         for c in turn_round.get("calls", [])
@@ -193,7 +214,10 @@ def run(workload: dict[str, Any]) -> dict[str, Any]:
     for spec in workload["tools"]:
         register_tool(spec["name"], tool_class(spec, results, pending))
     agent_llm = RecordingLLM.from_messages(
-        [], usage_id="agent", max_input_tokens=workload.get("max_input_tokens")
+        [],
+        usage_id="agent",
+        model=workload.get("model", "test-model"),
+        max_input_tokens=workload.get("max_input_tokens"),
     )
     agent_llm.recorder = recorder
     summarizer = RecordingLLM.from_messages(summary_answers(workload), usage_id="condenser")

@@ -4,7 +4,8 @@ The driver (`tests/parity/openhands_driver.py`) runs in the OpenHands environmen
 process per test session (its import takes many seconds); `OpenHandsDriver.run` sends it a
 workload and reads back the trace. `run_lab` plays the same script through ctxlab's loop with
 the `openhands` preset. Both traces are lists of calls in one normal form (`Call`): the kind, the
-messages as (role, text, calls, tool call id) and the tools, so the two compare with `==`.
+messages as (role, text, calls, tool call id), the `reasoning_content` each message is sent with
+(None when it has none) and the tools, so the two compare with `==`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
-from ctxlab.core.wire.views import to_openai
+from ctxlab.core.wire.views import REASONING_FIELD, to_openai
 from ctxlab.core.world.script import Script
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
@@ -46,6 +47,7 @@ class Call:
     messages: tuple[Normal, ...]
     tools: tuple[str, ...]
     tokens: int = 0  # a reasoning request's size by the SDK's counter (what its trigger compares)
+    reasoning: tuple[str | None, ...] = ()  # each message's `reasoning_content` field, if sent
     wire: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
 
 
@@ -63,6 +65,11 @@ def normal(wire: dict[str, Any]) -> Normal:
         (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in wire.get("tool_calls") or ()
     )
     return (wire["role"], _text(wire.get("content")), calls, wire.get("tool_call_id") or "")
+
+
+def sent_reasoning(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> tuple[str | None, ...]:
+    """Each message's `reasoning_content` field as sent (None when the message has none)."""
+    return tuple(m.get(REASONING_FIELD) for m in messages)
 
 
 def normal_tool(tool: dict[str, Any]) -> str:
@@ -85,6 +92,7 @@ def sdk_calls(trace: dict[str, Any]) -> list[Call]:
             messages=tuple(normal(m) for m in c["messages"]),
             tools=tuple(normal_tool(t) for t in c["tools"]),
             tokens=c.get("tokens", 0),
+            reasoning=sent_reasoning(c["messages"]),
             wire=tuple(c["messages"]),
         )
         for c in trace["calls"]
@@ -101,6 +109,7 @@ class Workload:
     context_size: int = HUGE_WINDOW
     blank_on: frozenset[int] = frozenset()
     blank_mode: FailMode = "no_tool_call"  # how a call of `blank_on` answers: " ", or `empty`
+    model: str = "test-model"  # the SDK's model name: whether it sends reasoning back depends on it
 
 
 def driver_workload(case: Workload) -> dict[str, Any]:
@@ -121,6 +130,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
                 "rounds": [
                     {
                         "text": r.text or "",
+                        "thinking": r.thinking,
                         "calls": [{"id": c.id, "name": c.tool, "arguments": c.input} for c in r.calls],
                     }
                     for r in turn.rounds
@@ -135,6 +145,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
             "keep_first": settings.first,
             "max_tokens": settings.max_tokens,
         },
+        "model": case.model,
         "max_input_tokens": case.context_size,
         "summary": SUMMARY_TEXT,
         "failing_summaries": sorted(case.fail_on),
@@ -208,10 +219,11 @@ def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], 
     calls = []
     for record in env.recorder.calls:
         request = next(order) if record.kind == "reasoning" else next(summaries)
+        wire = to_openai(request.messages)
         calls.append(
             Call(
                 kind=record.kind,
-                messages=tuple(normal(m) for m in to_openai(request.messages)),
+                messages=tuple(normal(m) for m in wire),
                 tools=tuple(
                     json.dumps(
                         {
@@ -223,10 +235,9 @@ def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], 
                     )
                     for t in request.tools
                 ),
-                tokens=sdk_token_count(to_openai(request.messages), request.tools)
-                if record.kind == "reasoning"
-                else 0,
-                wire=tuple(to_openai(request.messages)),
+                tokens=sdk_token_count(wire, request.tools) if record.kind == "reasoning" else 0,
+                reasoning=sent_reasoning(wire),
+                wire=tuple(wire),
             )
         )
     return calls, error

@@ -74,7 +74,8 @@ def rounds(
                 )
             )
         thought = draw(st.one_of(st.none(), texts()))
-        out.append(ScriptedRound(text=thought, calls=tuple(calls)))
+        thinking = draw(st.one_of(st.none(), st.none(), texts()))  # the model's reasoning_content
+        out.append(ScriptedRound(text=thought, thinking=thinking, calls=tuple(calls)))
     return tuple(out)
 
 
@@ -112,11 +113,13 @@ def openhands_cases(draw: st.DrawFn) -> Workload:
 
 def one_call_per_round(script: Script) -> Script:
     """`script` with each round of several calls made rounds of one (SWE-agent's function calling
-    takes one call per step), the thought on the first."""
+    takes one call per step), the thought and the reasoning on the first."""
     turns = []
     for turn in script.turns:
         rounds = tuple(
-            ScriptedRound(text=r.text if k == 0 else None, calls=(call,))
+            ScriptedRound(
+                text=r.text if k == 0 else None, thinking=r.thinking if k == 0 else None, calls=(call,)
+            )
             for r in turn.rounds
             for k, call in enumerate(r.calls)
         )

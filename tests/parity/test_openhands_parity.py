@@ -109,6 +109,8 @@ def first_difference(mine: Call, real: Call) -> str:
     for k, (a, b) in enumerate(zip(mine.messages, real.messages, strict=False)):
         if a != b:
             return f"message {k}:\n  ours   {a!r}\n  theirs {b!r}"
+    if mine.reasoning != real.reasoning:
+        return f"reasoning_content sent:\n  ours   {mine.reasoning!r}\n  theirs {real.reasoning!r}"
     return f"{len(mine.messages)} vs {len(real.messages)} messages"
 
 
@@ -427,3 +429,68 @@ def test_an_empty_system_prompt_is_sent_as_an_empty_system_message(driver: OpenH
     assert "summary" in compare(driver, Workload(script=script, params=params))
     trace = driver.run(driver_workload(Workload(script=script, params=params)))
     assert {c.messages[0][:2] for c in sdk_calls(trace) if c.kind == "reasoning"} == {("system", "")}
+
+
+def thinking_turn(rounds: int, thinking: int = 200, batch_every: int = 0) -> Script:
+    """`single_turn` whose every round carries the model's reasoning (`thinking` characters)."""
+    script = single_turn(rounds, batch_every)
+    turn = script.turns[0]
+    thought = tuple(
+        replace(r, thinking=(f"Reasoning {i}: which file next? " * thinking)[:thinking])
+        for i, r in enumerate(turn.rounds)
+    )
+    return replace(script, turns=(replace(turn, rounds=thought),))
+
+
+def test_reasoning_is_neither_sent_nor_counted_for_a_model_outside_the_sdks_list(
+    driver: OpenHandsDriver,
+) -> None:
+    """22: the model answers with `reasoning_content` (as an OpenAI-compatible provider sends it);
+    the SDK keeps it on its events, but for `test-model`, not in `SEND_REASONING_CONTENT_MODELS`,
+    no later request carries it, its token count leaves it out and the condenser's previews do
+    not show it: the lab's requests, counts and condensations are the same, by both triggers."""
+    plain = OpenHandsParams(condenser=CondenserSettings(max_size=40, keep_first=4))
+    tokens = OpenHandsParams(condenser=CondenserSettings(max_size=400, keep_first=4, max_tokens=1500))
+    for params, positions in ((plain, [20, 31, 42]), (tokens, None)):
+        case = Workload(script=thinking_turn(50, thinking=2000), params=params)
+        trace = driver.run(driver_workload(case))
+        kinds = same_calls(case, trace)
+        theirs = sdk_calls(trace)
+        assert all(r is None for c in theirs for r in c.reasoning)
+        assert not any("Reasoning" in m[1] for c in theirs for m in c.messages)
+        plain_case = case_without(case)
+        assert kinds == same_calls(plain_case, driver.run(driver_workload(plain_case)))  # none moves
+        if positions is not None:
+            assert summary_positions(kinds) == positions
+        else:
+            assert summary_positions(kinds)  # the token trigger fired
+
+
+def case_without(case: Workload) -> Workload:
+    """`case` with the reasoning taken off every round."""
+    turns = tuple(
+        replace(t, rounds=tuple(replace(r, thinking=None) for r in t.rounds)) for t in case.script.turns
+    )
+    return replace(case, script=replace(case.script, turns=turns))
+
+
+def test_deviation_a_listed_model_gets_its_reasoning_sent_back_by_the_sdk_only(
+    driver: OpenHandsDriver,
+) -> None:
+    """22: for a model of `SEND_REASONING_CONTENT_MODELS` (here `deepseek/deepseek-reasoner`) the
+    SDK sends each call message's `reasoning_content` back in every later request (a batch's
+    calls go out as one message, carrying it once) and counts it; the lab does not reproduce that
+    list: it sends no reasoning whatever the model. Pinned: the SDK's requests carry the
+    reasoning, the lab's do not, and otherwise they are the same messages."""
+    params = OpenHandsParams(condenser=CondenserSettings(max_size=400, keep_first=4))
+    script = thinking_turn(4, batch_every=2)
+    case = Workload(script=script, params=params, model="deepseek/deepseek-reasoner")
+    trace = driver.run(driver_workload(case))
+    theirs = sdk_calls(trace)
+    ours, _ = run_lab(case)
+    assert [c.messages for c in ours] == [c.messages for c in theirs]
+    assert all(r is None for c in ours for r in c.reasoning)
+    sent = [r for r in theirs[-1].reasoning if r is not None]
+    assert sent == [r.thinking for r in case.script.turns[0].rounds]
+    plain = sdk_calls(driver.run(driver_workload(replace(case, model="test-model"))))
+    assert theirs[-1].tokens > plain[-1].tokens  # and counted
