@@ -34,12 +34,11 @@ from ctxlab.presets.google_adk.preset import (
     build,
     build_tokens,
     context_events,
-    continuation,
     invocations,
     reasoning_call,
     request_messages,
-    sent_request,
 )
+from ctxlab.presets.google_adk.wire import continuation, sent_request
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.openhands_workloads import TOOLS
 from tests.zoo_strategies import agent_histories

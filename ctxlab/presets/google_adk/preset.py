@@ -26,7 +26,7 @@ Behaviour (see `ctxlab.presets.google_adk.session` for the event model):
   answer with content is one, a blank text too, and a failed summary (an answer with no text,
   which ADK reads as no content, or a model error, which ADK logs) leaves the history as it was.
 - Every request's system instruction ends with the agent's identity instruction.
-- Requests go out as ADK's LiteLLM adapter writes them for an OpenAI chat endpoint
+- Requests go out as ADK's LiteLLM adapter writes them for an OpenAI chat endpoint (`wire`)
   (`models/lite_llm.py`): each tool result as its function response's JSON, `{"result": ...}`
   (`json.dumps` with non-ASCII as written), a model turn's texts joined with a newline, and a
   user message asking to go on after contents that end with a model turn (a summary); the lab's
@@ -39,14 +39,13 @@ Texts: `texts: google-adk` takes the package's strings from its installed packag
 from __future__ import annotations
 
 import bisect
-import functools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
@@ -56,6 +55,7 @@ from ctxlab.engine.state import EpisodeState, memo, with_memo
 from ctxlab.engine.trace import CallRecord
 from ctxlab.presets.google_adk import session as s
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
+from ctxlab.presets.google_adk.wire import adk_answer, continuation, sent_request
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.steps import (
     Compaction,
@@ -342,85 +342,6 @@ _summary_message = IdentityMemo[s.Compacted, Message](_summary_of)
 _event_message = IdentityMemo[s.RawEvent, Message](_message_of)
 
 
-def sent_request(messages: tuple[Message, ...], then: Message) -> tuple[Message, ...]:
-    """The request's messages as ADK's LiteLLM adapter sends them: each result's text as its
-    function response written in JSON (`s.sent_response`), and `then` after a request whose
-    contents end with a model turn (a summary or a model response: what `as_message` makes of
-    them is an assistant message that does not end with a result)."""
-    sent = _sent_messages(messages)
-    last = sent[-1] if sent else None
-    if last is not None and last.role == "assistant" and not _answered(last):
-        return (*sent, then)
-    return sent
-
-
-def _answered(message: Message) -> bool:
-    """Whether the message ends with a result (whose content ADK gives the user role)."""
-    return bool(message.blocks) and isinstance(message.blocks[-1], ToolResultBlock)
-
-
-def _sent_message_of(message: Message) -> Message:
-    """The message as sent: results written as their responses (`_sent_block`); in an assistant
-    message, each model turn's texts (a run of blocks between results) as one, which ADK's adapter
-    joins with a newline, leaving empty ones out."""
-    texts = 0
-    several = False
-    for block in message.blocks:
-        if isinstance(block, ToolResultBlock):
-            texts = 0
-        elif isinstance(block, TextBlock):
-            texts += 1
-            several = several or (texts > 1 and message.role == "assistant")
-    if not several and not any(isinstance(block, ToolResultBlock) for block in message.blocks):
-        return message
-    blocks = tuple(_sent_block(block) for block in message.blocks)
-    return message.with_blocks(_joined_texts(blocks) if several else blocks)
-
-
-def _joined_texts(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
-    """Each run of blocks between results with its texts as one, at the first one's place.
-
-    >>> _joined_texts((TextBlock(text="a"), TextBlock(text=""), TextBlock(text="b")))
-    (TextBlock(text='a\\nb'),)
-    """
-    out: list[Block] = []
-    first: int | None = None
-    for block in blocks:
-        if isinstance(block, ToolResultBlock):
-            first = None
-        elif isinstance(block, TextBlock) and first is not None:
-            held = out[first]
-            assert isinstance(held, TextBlock)
-            out[first] = TextBlock(text="\n".join(t for t in (held.text, block.text) if t))
-            continue
-        elif isinstance(block, TextBlock):
-            first = len(out)
-        out.append(block)
-    return tuple(out)
-
-
-def _sent_result(block: ToolResultBlock) -> ToolResultBlock:
-    """The result with its text parts replaced by their response's JSON (media kept after it)."""
-    media = tuple(part for part in block.output if not isinstance(part, TextBlock))
-    sent = TextBlock(text=s.sent_response(block.text))
-    return ToolResultBlock(id=block.id, name=block.name, output=(sent, *media), state=block.state)
-
-
-def _sent_block(block: Block) -> Block:
-    return _sent_results(block) if isinstance(block, ToolResultBlock) else block
-
-
-_sent_results = IdentityMemo[ToolResultBlock, ToolResultBlock](_sent_result)
-_sent_message = IdentityMemo[Message, Message](_sent_message_of)
-_sent_messages = LeadingConcat[Message, Message](lambda message, _at, _before: (_sent_message(message),))
-
-
-@functools.cache
-def continuation(text: str) -> Message:
-    """The user message ADK's model adapters add after a model turn, one object per text."""
-    return text_message("user", text, id=s.CONTINUATION_ID)
-
-
 @dataclass(frozen=True, slots=True)
 class AdkStrategy(StepStrategy):
     """The steps, with the agent's identity instruction after the system prompt."""
@@ -463,7 +384,7 @@ def build(params: AdkParams, texts: Texts, name: str = "google-adk-window") -> A
         futile_limit=0,
         iteration_limit=params.call_limit,
         identity=words.identity.format(name=params.agent_name),
-        kept_answer=s.adk_answer,
+        kept_answer=adk_answer,
     )
 
 

@@ -35,12 +35,10 @@ from ctxlab.core.messages.blocks import (
     ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
-    with_arguments,
-    with_thinking_sent,
 )
 from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
-from ctxlab.core.wire.views import REASONING_FIELD
+from ctxlab.presets.google_adk.wire import CONTINUATION_ID, escaped_length
 
 Role = Literal["user", "model", "response"]
 
@@ -367,57 +365,6 @@ def arguments(call: ToolCallBlock) -> dict[str, object]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def sent_arguments(raw: str) -> str:
-    """A call's arguments as ADK sends them in every later request: it keeps the model's call as
-    a `FunctionCall` whose `args` is the parsed object (`arguments`), and its LiteLLM adapter
-    writes it back with `json.dumps(args, ensure_ascii=False)`: non-ASCII as written, `", "` and
-    `": "` as separators.
-
-    >>> sent_arguments('{"q":"北京","k":[1,2.50]}')
-    '{"q": "北京", "k": [1, 2.5]}'
-    >>> sent_arguments("  "), sent_arguments("[1, 2]"), sent_arguments("not json")
-    ('{}', '{}', 'not json')
-
-    Arguments that are not JSON are left as given: ADK's adapter fails on them (after its
-    repairs), so no ADK session holds such a call.
-    """
-    try:
-        parsed = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        return raw
-    return json.dumps(parsed if isinstance(parsed, dict) else {}, ensure_ascii=False)
-
-
-def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
-    """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
-    writes them, its reasoning as a thought part, which ADK's LiteLLM adapter sends back in the
-    assistant message's `reasoning_content`; a block ADK would send unchanged is the same object."""
-    return with_thinking_sent(with_arguments(blocks, sent_arguments), REASONING_FIELD)
-
-
-def sent_response(text: str) -> str:
-    r"""A tool's text result as ADK sends it in the OpenAI form: its session keeps a result that
-    is not a mapping as the function response `{"result": ...}`, and its LiteLLM adapter writes
-    the response into the `tool` message with `json.dumps(response, ensure_ascii=False)`.
-
-    >>> print(sent_response('ls: 数据\n"ok"'))
-    {"result": "ls: 数据\n\"ok\""}
-    """
-    return json.dumps({"result": text}, ensure_ascii=False)
-
-
-def escaped_length(sent: str) -> int:
-    r"""The length of the JSON text `sent` (written with non-ASCII as is) written again with
-    non-ASCII escaped, as `json.dumps` does by default: each character past ASCII becomes one
-    `\uXXXX` escape, or two (a surrogate pair) past the Basic Multilingual Plane; every other
-    character is written alike either way.
-
-    >>> escaped_length(sent_response("é😀")) == len(json.dumps({"result": "é😀"}))
-    True
-    """
-    return len(sent) + sum(5 if ord(c) < 0x10000 else 11 for c in sent if ord(c) > 0x7F)
-
-
 def serialized_size(items: Sequence[Item]) -> int:
     """`_serialized_size`: the summed JSON length of the items' contents."""
     return sum(len(content_json(item, "")) for item in items)
@@ -475,11 +422,6 @@ def _counted_chars(event: RawEvent) -> int:
 
 _counted = IdentityMemo[RawEvent, int](_counted_chars)
 """The characters `estimate_tokens` counts of one raw event, kept by identity."""
-
-
-CONTINUATION_ID = "adk-continuation"
-"""The id of the user message ADK's model adapters add to a request that ends with a model turn
-(not among the contents ADK estimates)."""
 
 
 def _sent_block_chars(block: Block) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from ctxlab.workloads.chat_message import parse_message
 from ctxlab.workloads.importers.base import Entry, Report, Wire
-from ctxlab.workloads.trace import parse_message
 
 
 def is_openai_chat(values: list[object]) -> bool:

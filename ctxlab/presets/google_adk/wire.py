@@ -1,0 +1,156 @@
+"""Google ADK 2.13.0's requests in the OpenAI chat form, as its LiteLLM adapter writes them
+(`models/lite_llm.py`), and a model's answer as its session keeps it.
+
+Invariants:
+- A call's arguments are the parsed object written back with `json.dumps(..., ensure_ascii=False)`
+  (`sent_arguments`); a reply's reasoning is sent back as `reasoning_content` (`adk_answer`).
+- A tool's text result goes out as its function response's JSON, `{"result": ...}`
+  (`sent_response`); a model turn's texts are joined with a newline; a request whose contents end
+  with a model turn gets the adapter's continuation user message (`sent_request`).
+- Each edit is kept by identity (memos), so a request that grew costs what it gained, and a
+  message that needs no edit is sent as the same object.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolResultBlock, with_arguments, with_thinking_sent
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
+from ctxlab.core.messages.message import Message, text_message
+from ctxlab.core.wire.views import REASONING_FIELD
+
+CONTINUATION_ID = "adk-continuation"
+"""The id of the user message ADK's model adapters add to a request that ends with a model turn
+(not among the contents ADK estimates)."""
+
+
+def sent_arguments(raw: str) -> str:
+    """A call's arguments as ADK sends them in every later request: it keeps the model's call as
+    a `FunctionCall` whose `args` is the parsed object (`arguments`), and its LiteLLM adapter
+    writes it back with `json.dumps(args, ensure_ascii=False)`: non-ASCII as written, `", "` and
+    `": "` as separators.
+
+    >>> sent_arguments('{"q":"北京","k":[1,2.50]}')
+    '{"q": "北京", "k": [1, 2.5]}'
+    >>> sent_arguments("  "), sent_arguments("[1, 2]"), sent_arguments("not json")
+    ('{}', '{}', 'not json')
+
+    Arguments that are not JSON are left as given: ADK's adapter fails on them (after its
+    repairs), so no ADK session holds such a call.
+    """
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return raw
+    return json.dumps(parsed if isinstance(parsed, dict) else {}, ensure_ascii=False)
+
+
+def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
+    writes them, its reasoning as a thought part, which ADK's LiteLLM adapter sends back in the
+    assistant message's `reasoning_content`; a block ADK would send unchanged is the same object."""
+    return with_thinking_sent(with_arguments(blocks, sent_arguments), REASONING_FIELD)
+
+
+def sent_response(text: str) -> str:
+    r"""A tool's text result as ADK sends it in the OpenAI form: its session keeps a result that
+    is not a mapping as the function response `{"result": ...}`, and its LiteLLM adapter writes
+    the response into the `tool` message with `json.dumps(response, ensure_ascii=False)`.
+
+    >>> print(sent_response('ls: 数据\n"ok"'))
+    {"result": "ls: 数据\n\"ok\""}
+    """
+    return json.dumps({"result": text}, ensure_ascii=False)
+
+
+def escaped_length(sent: str) -> int:
+    r"""The length of the JSON text `sent` (written with non-ASCII as is) written again with
+    non-ASCII escaped, as `json.dumps` does by default: each character past ASCII becomes one
+    `\uXXXX` escape, or two (a surrogate pair) past the Basic Multilingual Plane; every other
+    character is written alike either way.
+
+    >>> escaped_length(sent_response("é😀")) == len(json.dumps({"result": "é😀"}))
+    True
+    """
+    return len(sent) + sum(5 if ord(c) < 0x10000 else 11 for c in sent if ord(c) > 0x7F)
+
+
+def sent_request(messages: tuple[Message, ...], then: Message) -> tuple[Message, ...]:
+    """The request's messages as ADK's LiteLLM adapter sends them: each result's text as its
+    function response written in JSON (`sent_response`), and `then` after a request whose
+    contents end with a model turn (a summary or a model response: what `as_message` makes of
+    them is an assistant message that does not end with a result)."""
+    sent = _sent_messages(messages)
+    last = sent[-1] if sent else None
+    if last is not None and last.role == "assistant" and not _answered(last):
+        return (*sent, then)
+    return sent
+
+
+def _answered(message: Message) -> bool:
+    """Whether the message ends with a result (whose content ADK gives the user role)."""
+    return bool(message.blocks) and isinstance(message.blocks[-1], ToolResultBlock)
+
+
+def _sent_message_of(message: Message) -> Message:
+    """The message as sent: results written as their responses (`_sent_block`); in an assistant
+    message, each model turn's texts (a run of blocks between results) as one, which ADK's adapter
+    joins with a newline, leaving empty ones out."""
+    texts = 0
+    several = False
+    for block in message.blocks:
+        if isinstance(block, ToolResultBlock):
+            texts = 0
+        elif isinstance(block, TextBlock):
+            texts += 1
+            several = several or (texts > 1 and message.role == "assistant")
+    if not several and not any(isinstance(block, ToolResultBlock) for block in message.blocks):
+        return message
+    blocks = tuple(_sent_block(block) for block in message.blocks)
+    return message.with_blocks(_joined_texts(blocks) if several else blocks)
+
+
+def _joined_texts(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    """Each run of blocks between results with its texts as one, at the first one's place.
+
+    >>> _joined_texts((TextBlock(text="a"), TextBlock(text=""), TextBlock(text="b")))
+    (TextBlock(text='a\\nb'),)
+    """
+    out: list[Block] = []
+    first: int | None = None
+    for block in blocks:
+        if isinstance(block, ToolResultBlock):
+            first = None
+        elif isinstance(block, TextBlock) and first is not None:
+            held = out[first]
+            assert isinstance(held, TextBlock)
+            out[first] = TextBlock(text="\n".join(t for t in (held.text, block.text) if t))
+            continue
+        elif isinstance(block, TextBlock):
+            first = len(out)
+        out.append(block)
+    return tuple(out)
+
+
+def _sent_result(block: ToolResultBlock) -> ToolResultBlock:
+    """The result with its text parts replaced by their response's JSON (media kept after it)."""
+    media = tuple(part for part in block.output if not isinstance(part, TextBlock))
+    sent = TextBlock(text=sent_response(block.text))
+    return ToolResultBlock(id=block.id, name=block.name, output=(sent, *media), state=block.state)
+
+
+def _sent_block(block: Block) -> Block:
+    return _sent_results(block) if isinstance(block, ToolResultBlock) else block
+
+
+_sent_results = IdentityMemo[ToolResultBlock, ToolResultBlock](_sent_result)
+_sent_message = IdentityMemo[Message, Message](_sent_message_of)
+_sent_messages = LeadingConcat[Message, Message](lambda message, _at, _before: (_sent_message(message),))
+
+
+@functools.cache
+def continuation(text: str) -> Message:
+    """The user message ADK's model adapters add after a model turn, one object per text."""
+    return text_message("user", text, id=CONTINUATION_ID)

@@ -1,0 +1,146 @@
+"""One message of an OpenAI chat transcript, validated: its role, its content as parts (text,
+images as data blocks), its tool calls, the call a tool message answers, the reasoning and error
+keys the importers write (`ctxlab.workloads.trace` maps the messages into a script).
+
+Invariants:
+- `developer` is read as `system`; any other role is refused with the roles allowed.
+- Calls are allowed on assistant messages only; their arguments are kept as the JSON text the
+  transcript wrote (an object given instead is written with `json.dumps`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
+
+WireRole = Literal["system", "user", "assistant", "tool"]
+_ROLES: dict[str, WireRole] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+_TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
+_IMAGE_TYPES = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceCall:
+    """A tool call as the transcript wrote it."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceMessage:
+    """One validated transcript message."""
+
+    role: WireRole
+    parts: tuple[Part, ...]
+    calls: tuple[TraceCall, ...] = ()
+    call_id: str | None = None
+    reasoning: str = ""
+    error: bool = False
+
+    @property
+    def text(self) -> str:
+        """The text parts joined with nothing between."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextBlock))
+
+
+def _data_block(url: str) -> DataBlock:
+    if url.startswith("data:") and ";base64," in url:
+        header, payload = url[5:].split(";base64,", 1)
+        return DataBlock(media_type=header or "application/octet-stream", source=payload, kind="base64")
+    ext = url.rsplit("?", 1)[0].rsplit(".", 1)[-1].lower()
+    return DataBlock(media_type=_IMAGE_TYPES.get(ext, "image/*"), source=url, kind="url")
+
+
+def _part(item: object) -> Part:
+    if not isinstance(item, Mapping):
+        raise ValueError(f"a content part must be an object, got {type(item).__name__}")
+    kind = str(item.get("type"))
+    if kind in _TEXT_PARTS and isinstance(item.get(_TEXT_PARTS[kind]), str):
+        return TextBlock(text=item[_TEXT_PARTS[kind]])
+    if kind == "image_url":
+        image = item.get("image_url")
+        url = image.get("url") if isinstance(image, Mapping) else image
+        if isinstance(url, str):
+            return _data_block(url)
+    raise ValueError(f"unsupported content part {json.dumps(item)[:80]}; expected text or image_url parts")
+
+
+def _parts(content: object) -> tuple[Part, ...]:
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (TextBlock(text=content),)
+    if isinstance(content, list):
+        return tuple(_part(item) for item in content)
+    raise ValueError(f"'content' must be a string, null or a list of parts, got {type(content).__name__}")
+
+
+def _call(item: object, k: int) -> TraceCall:
+    function = item.get("function") if isinstance(item, Mapping) else None
+    if not isinstance(item, Mapping) or not isinstance(function, Mapping):
+        raise ValueError(f"tool_calls[{k}] must be an object with a 'function' object")
+    call_id, name, arguments = item.get("id"), function.get("name"), function.get("arguments", "")
+    if not isinstance(call_id, str) or not call_id:
+        raise ValueError(f"tool_calls[{k}] has no 'id' string")
+    if not isinstance(name, str):
+        raise ValueError(f"tool_calls[{k}].function has no 'name' string")
+    if isinstance(arguments, Mapping):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    if not isinstance(arguments, str):
+        raise ValueError(f"tool_calls[{k}].function.arguments must be a JSON string")
+    return TraceCall(id=call_id, name=name, arguments=arguments)
+
+
+def parse_message(wire: object) -> TraceMessage:
+    """A validated transcript message.
+
+    Raises:
+        ValueError: not a message (with what is wrong).
+    """
+    if not isinstance(wire, Mapping):
+        raise ValueError(f"not a message: expected a JSON object with a 'role', got {type(wire).__name__}")
+    if "role" not in wire:
+        raise ValueError("not a message: no 'role' field")
+    role = _ROLES.get(str(wire["role"]))
+    if role is None:
+        given = wire["role"]
+        shown = repr(given) if isinstance(given, str) else json.dumps(given)  # null, not None
+        raise ValueError(f"unknown role {shown}; expected one of system, developer, user, assistant, tool")
+    calls = wire.get("tool_calls") or []
+    if not isinstance(calls, list) or (calls and role != "assistant"):
+        raise ValueError("'tool_calls' must be a list, on assistant messages only")
+    call_id = wire.get("tool_call_id")
+    if role == "tool" and not isinstance(call_id, str):
+        raise ValueError("a tool message needs a 'tool_call_id' string")
+    reasoning = wire.get("reasoning_content")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise ValueError("'reasoning_content' must be a string")
+    error = wire.get("is_error", False)
+    if not isinstance(error, bool):
+        raise ValueError("'is_error' must be true or false")
+    return TraceMessage(
+        role=role,
+        parts=_parts(wire.get("content")),
+        calls=tuple(_call(item, k) for k, item in enumerate(calls)),
+        call_id=call_id if role == "tool" else None,
+        reasoning=reasoning or "" if role == "assistant" else "",
+        error=error and role == "tool",
+    )
