@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import importlib.metadata
-import json
 import os
 import platform
 import shutil
@@ -26,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import pydantic_core
 
 import ctxlab
 from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
@@ -314,5 +315,14 @@ def _fill(
             assert result.requests_gz is not None
             name = request_file_name(result.run_id, result.requests_wire)
             (folder / "requests" / name).write_bytes(result.requests_gz)
-    text = json.dumps(manifest(loaded, configs, results, tables), indent=2, ensure_ascii=False)
+    text = indented_json(manifest(loaded, configs, results, tables))
     (folder / "manifest.json").write_text(text + "\n", encoding="utf-8")
+
+
+def indented_json(value: object) -> str:
+    """`value` (JSON data: dicts, lists, strings, numbers, booleans, None) as JSON indented by two
+    spaces with non-ASCII characters as they are: the text of `json.dumps(value, indent=2,
+    ensure_ascii=False)` but for the spelling of a float with an exponent (`1e-05` is written
+    `0.00001`, the same number). A manifest holds the whole resolved scenario (a replayed
+    transcript's every turn with it), and Python's encoder indents in Python; this one does not."""
+    return pydantic_core.to_json(value, indent=2).decode("utf-8")

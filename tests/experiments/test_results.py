@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxlab.analysis.results import load_results
 from ctxlab.core.events import EventKind
@@ -20,7 +22,7 @@ from ctxlab.experiments.execute import execute
 from ctxlab.experiments.grid import canonical_json, config_hash, expand
 from ctxlab.experiments.measures import call_cost
 from ctxlab.experiments.processes import Share
-from ctxlab.experiments.results import Outcome, write_scenario, write_scenarios
+from ctxlab.experiments.results import Outcome, indented_json, write_scenario, write_scenarios
 from ctxlab.scenarios.load import load_scenario
 from tests.scenarios.files import SWEPT, TINY, write
 
@@ -432,3 +434,25 @@ def test_the_summary_breaker_stops_calling_a_failing_summarizer(tmp_path: Path) 
     )
     assert guarded_summaries == 3 < open_summaries
     assert runs["guarded"]["compressions"] == runs["open"]["compressions"]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _floats(value: object) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [f for item in items for f in _floats(item)]
+
+
+@given(_JSON)
+def test_the_manifest_text_is_pythons_indented_json_up_to_exponent_spelling(value: object) -> None:
+    text = indented_json(value)
+    assert json.loads(text) == value
+    if all("e" not in repr(f) for f in _floats(value)):
+        assert text == json.dumps(value, indent=2, ensure_ascii=False)
