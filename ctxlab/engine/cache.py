@@ -33,7 +33,7 @@ from ctxlab.core.messages.sizes import view_sizes
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
-from ctxlab.core.wire.views import to_openai_one
+from ctxlab.core.wire.views import kept_views, to_openai_one
 
 
 class CacheUse(NamedTuple):
@@ -100,13 +100,20 @@ class _Kept:
         if at >= len(self.messages):
             return 0
         start = self.ends[at - 1] if at else 0
-        views = same_leading(self.wire[start : self.ends[at]], piece.wire)
+        known = self.known_views(at, piece.message)
+        views = known + same_leading(self.wire[start + known : self.ends[at]], piece.wire[known:])
         if views:
             last = piece.sizes[views - 1]
             k = start + views
             if (self.nbytes[k] - self.nbytes[k - 1], self.ndata[k] - self.ndata[k - 1]) != last:
                 views -= 1
         return views
+
+    def known_views(self, at: int, message: Message) -> int:
+        """How many leading view messages of `message` are known to equal those of stored
+        message `at` (`views.kept_views`: a reply that grew), without comparing them."""
+        start = self.ends[at - 1] if at else 0
+        return kept_views(message, self.messages[at], self.ends[at] - start)
 
     def head(self, kept: int) -> _Kept:
         """A copy of the first `kept` stored messages."""
@@ -281,9 +288,14 @@ class PromptCacheMeter:
         """How many leading view messages the request of `messages` shares with `earlier`, whose
         first `same` stored messages are the request's."""
         at = earlier.ends[same - 1] if same else 0
+        # the first differing message may be a reply that grew from the kept one: most of its view
+        # is known equal; the rest is compared, the very same objects first, at C speed
+        grew = same < min(len(messages), len(earlier.messages))
+        known = earlier.known_views(same, messages[same]) if grew else 0
         for message in messages[same:]:
             wires = self._piece(message).wire
-            shared = same_leading(earlier.wire[at : at + len(wires)], wires)  # the very same, at C speed
+            shared = known + same_leading(earlier.wire[at + known : at + len(wires)], wires[known:])
+            known = 0
             at += shared
             for wire in wires[shared:]:
                 if at == len(earlier.wire):

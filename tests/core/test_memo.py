@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan, closest, forget
+from ctxlab.core.messages.memo import (
+    IdentityMemo,
+    LeadingConcat,
+    LeadingFold,
+    LeadingScan,
+    Running,
+    closest,
+    forget,
+)
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
@@ -300,3 +308,32 @@ def test_a_released_run_leaves_nothing_in_the_memos() -> None:
     assert len(_lc_of) > 0
     session.release()
     assert len(_lc_of) == 0
+
+
+class _Texts:
+    """An accumulator of the texts taken (what `Running` carries), read as a tuple."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def take(self, block: TextBlock) -> None:
+        self.texts.append(block.text)
+
+    def value(self) -> tuple[str, ...]:
+        return tuple(self.texts)
+
+
+@given(st.lists(st.tuples(st.integers(0, 8), st.lists(st.sampled_from("abc"), max_size=3)), max_size=12))
+def test_a_running_value_equals_reading_the_tuple_whole_whichever_version_grows(
+    steps: list[tuple[int, list[str]]],
+) -> None:
+    """Each step grows some earlier version (the latest, or one the kept one grew past, or
+    one on another branch) by appended blocks; a forgotten accumulator is made again."""
+    running = Running[tuple[str, ...]](_Texts)
+    versions = [Message(role="assistant", blocks=())]
+    for pick, texts in steps:
+        grown = versions[pick % len(versions)].appended(*(TextBlock(text=t) for t in texts))
+        versions.append(grown)
+        assert running(grown.blocks) == tuple(b.text for b in grown.blocks if isinstance(b, TextBlock))
+        if pick == 8:
+            forget()

@@ -347,3 +347,26 @@ def test_a_message_with_blocks_appended_is_the_message_made_with_them(
     made = Message(role=message.role, blocks=(*message.blocks, *more), id=message.id, name=message.name)
     assert grown == made and grown.tally == made.tally
     assert tuple(f.name for f in dataclasses.fields(Message)) == _FIELDS  # every field is copied
+
+
+@given(messages, st.lists(blocks, min_size=1, max_size=6), st.integers(1, 3))
+def test_a_grown_message_keeps_all_its_view_but_the_open_end_known_alike(
+    message: Message, more: list[Block], appends: int
+) -> None:
+    from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.wire.views import kept_views, to_openai_one
+
+    grown = message
+    for _ in range(appends):
+        grown = grown.appended(*more)
+    counter = AgentScopeEstimator()
+    old_view, new_view = to_openai_one(message), to_openai_one(grown)
+    known = kept_views(grown, message, len(old_view))
+    assert known == max(0, len(old_view) - 2)
+    assert new_view[:known] == old_view[:known]
+    assert view_sizes(grown, counter).sizes[:known] == view_sizes(message, counter).sizes[:known]
+    # what lineage does not vouch for is not known
+    copy = Message(role=grown.role, blocks=tuple(list(grown.blocks)), id=grown.id)
+    assert kept_views(copy, message, len(old_view)) == 0
+    other = "user" if grown.role == "assistant" else "assistant"
+    assert kept_views(Message(role=other, blocks=grown.blocks), message, len(old_view)) == 0

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from ctxlab.core.agentscope.split import Split, SplitInput, split_context
 from ctxlab.core.agentscope.summary import Summary, SummaryRequest, build_summary_request
 from ctxlab.core.messages.blocks import Block, HintBlock, Tally, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingConcat
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, Running
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.message import fixed_messages as fixed_messages  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
@@ -235,18 +235,31 @@ def unfinished_call_ids(context: tuple[Message, ...], reply_id: str) -> frozense
         return frozenset()
     blocks = context[-1].blocks
     if len(blocks) >= RESUMED_BLOCKS:  # a reply grows by a round at every call
-        return frozenset(_call_ids(blocks)) - frozenset(_result_ids(blocks))
+        return _unanswered(blocks)
     answered = {b.id for b in blocks if isinstance(b, ToolResultBlock)}
     return frozenset(b.id for b in blocks if isinstance(b, ToolCallBlock) and b.id not in answered)
 
 
-def _call_id(block: Block, _at: int, _before: int) -> tuple[str, ...]:
-    return (block.id,) if isinstance(block, ToolCallBlock) else ()
+class _Unanswered:
+    """The ids of the calls among the blocks taken that no block taken answers (a result before
+    its call answers it too), kept as blocks come."""
+
+    __slots__ = ("answered", "open")
+
+    def __init__(self) -> None:
+        self.open: set[str] = set()
+        self.answered: set[str] = set()
+
+    def take(self, block: Block) -> None:
+        if isinstance(block, ToolCallBlock):
+            if block.id not in self.answered:
+                self.open.add(block.id)
+        elif isinstance(block, ToolResultBlock):
+            self.answered.add(block.id)
+            self.open.discard(block.id)
+
+    def value(self) -> frozenset[str]:
+        return frozenset(self.open)
 
 
-def _result_id(block: Block, _at: int, _before: int) -> tuple[str, ...]:
-    return (block.id,) if isinstance(block, ToolResultBlock) else ()
-
-
-_call_ids = LeadingConcat[Block, str](_call_id)
-_result_ids = LeadingConcat[Block, str](_result_id)
+_unanswered = Running[frozenset[str]](_Unanswered)

@@ -46,6 +46,7 @@ P = TypeVar("P")
 S = TypeVar("S")
 T = TypeVar("T")
 H = TypeVar("H", bound=Hashable)
+V_co = TypeVar("V_co", covariant=True)
 
 
 RESUMED_BLOCKS = 16
@@ -334,12 +335,8 @@ def closest(
     `Message.appended` (`GROWN`), it is taken without comparing at all.
     """
     origin = source(slots[-1]) if source is not None and slots else None
-    if origin is not None:
-        grown: object = items
-        for _ in range(_LINEAGE_STEPS):
-            if grown is origin:
-                return len(slots) - 1, len(origin)
-            grown = GROWN.parent(grown)
+    if origin is not None and GROWN.extends(items, origin):
+        return len(slots) - 1, len(origin)
     best, same, score = -1, 0, (-1, 0)
     for k in reversed(range(len(slots))):
         kept = held(slots[k])
@@ -351,9 +348,46 @@ def closest(
     return best, same
 
 
-_LINEAGE_STEPS = 4
-"""How many appends back a tuple is followed to the one a slot holds (a reply gains a model
-turn and then its results between two reads)."""
+class Accumulator(Protocol[V_co]):
+    """What `Running` carries along a growing tuple: it takes items one at a time, in order."""
+
+    def take(self, item: Any) -> None: ...
+
+    def value(self) -> V_co: ...
+
+
+class Running(Generic[V]):
+    """`running(items)` equals `make()` fed every item of the block tuple `items`, then read
+    (`value()`, which must not share the accumulator's mutable state).
+
+    One accumulator is kept, for the last tuple read; a tuple `Message.appended` grew from it
+    (`GROWN`) takes it over and feeds it only the new items, so a reply that grows by a round at
+    every call costs its new blocks. Any other tuple is read afresh (and the tuple it replaces
+    can no longer be resumed). `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_items", "_kept", "_make")
+
+    def __init__(self, make: Callable[[], Accumulator[V]]) -> None:
+        self._make = make
+        self._items: tuple[object, ...] | None = None
+        self._kept: Accumulator[V] | None = None
+        _MEMOS.add(self)
+
+    def clear(self) -> None:
+        """Drop the kept accumulator."""
+        self._items = self._kept = None
+
+    def __call__(self, items: tuple[object, ...]) -> V:
+        kept = self._kept
+        if kept is None or self._items is None or not GROWN.extends(items, self._items):
+            kept, start = self._make(), 0
+        else:
+            start = len(self._items)
+        for item in items[start:]:
+            kept.take(item)
+        self._items, self._kept = items, kept
+        return kept.value()
 
 
 class _Clearable(Protocol):

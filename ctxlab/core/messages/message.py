@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -75,19 +76,22 @@ _FIELDS = ("role", "blocks", "id", "name", "tally")
 class Lineage:
     """The block tuples `Message.appended` made lately, each with the tuple it extends: a tuple
     noted here begins with the very objects of its parent, so a reader that kept its work on the
-    parent resumes without comparing them (`memo.closest`). Only speed depends on it."""
+    parent resumes without comparing them (`memo.closest`, `grew_from`). Only speed depends on it."""
 
     __slots__ = ("__weakref__", "_parents")
 
     LIMIT = 256
+    STEPS = 4
+    """How many appends back `extends` follows a tuple (a reply gains a model turn and then its
+    results between two requests)."""
 
     def __init__(self) -> None:
-        self._parents: dict[int, tuple[tuple[Block, ...], tuple[Block, ...]]] = {}
+        self._parents: OrderedDict[int, tuple[tuple[Block, ...], tuple[Block, ...]]] = OrderedDict()
 
     def note(self, grown: tuple[Block, ...], parent: tuple[Block, ...]) -> None:
         """`grown` is `parent` and more blocks (the oldest note goes past `LIMIT`)."""
         if len(self._parents) >= self.LIMIT:
-            del self._parents[next(iter(self._parents))]
+            self._parents.popitem(last=False)
         self._parents[id(grown)] = (grown, parent)  # holding `grown` keeps its id its own
 
     def parent(self, items: object) -> tuple[Block, ...] | None:
@@ -95,12 +99,31 @@ class Lineage:
         noted = self._parents.get(id(items))
         return noted[1] if noted is not None and noted[0] is items else None
 
+    def extends(self, items: object, origin: object) -> bool:
+        """Whether `items` is `origin`, or was grown from it by at most `STEPS` noted appends (so
+        it begins with the very objects of `origin`). False says nothing."""
+        grown: object = items
+        for _ in range(self.STEPS):
+            if grown is origin:
+                return True
+            grown = self.parent(grown)
+            if grown is None:
+                return False
+        return grown is origin
+
     def clear(self) -> None:
         """Forget every note."""
         self._parents.clear()
 
 
 GROWN = Lineage()
+
+
+def grew_from(new: Message, old: Message) -> bool:
+    """Whether `new` is known to be `old` with blocks appended (`GROWN`): the same role, its
+    blocks beginning with the very blocks of `old`. A pure scan of blocks then makes for `new`,
+    up to what `old`'s still-open end makes, what it made for `old`. False says nothing."""
+    return new.role == old.role and GROWN.extends(new.blocks, old.blocks)
 
 
 def text_message(role: Role, text: str, *, id: str = "", name: str | None = None) -> Message:

@@ -29,6 +29,7 @@ from ctxlab.core.wire.protocol import (
     report,
     start,
 )
+from ctxlab.core.wire.views import kept_views
 
 
 @dataclass(slots=True)
@@ -69,10 +70,11 @@ class ProtocolMeter:
         same = same_leading(self._messages, messages)
         if same < len(self._messages) and same < len(messages) and self._drop_before(same, messages):
             same = same_leading(self._messages, messages)
+        at = self._ends[same - 1] if same else 0
+        known = self._known_facts(same, messages)
         del self._messages[same:], self._ends[same:]
-        at = self._ends[-1] if same else 0
         facts = list(itertools.chain.from_iterable(map(self._track, messages[same:])))
-        kept = at + equal_leading(self._facts[at:], facts)
+        kept = at + known + equal_leading(self._facts[at + known :], facts[known:])
         # Hold the equal facts just read: a long message's are the objects its next, grown
         # version reads again, so the next request finds them the same at C speed.
         self._facts[at:kept] = facts[: kept - at]
@@ -84,6 +86,14 @@ class ProtocolMeter:
             present = {id(m) for m in messages}
             self._views = {key: value for key, value in self._views.items() if key in present}
         return self._report()
+
+    def _known_facts(self, same: int, messages: Sequence[Message]) -> int:
+        """How many leading facts of `messages[same]` are known to equal the kept ones of the kept
+        message it replaces (`views.kept_views`: a reply that grew), without comparing them."""
+        if same >= min(len(messages), len(self._messages)):
+            return 0
+        old_facts = self._ends[same] - (self._ends[same - 1] if same else 0)
+        return kept_views(messages[same], self._messages[same], old_facts)
 
     def _drop_before(self, same: int, messages: Sequence[Message]) -> bool:
         """When the request goes on, after its first `same` kept messages, with a later kept
