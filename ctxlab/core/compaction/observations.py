@@ -49,7 +49,7 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.edits import edited, holds_only, with_output
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
-from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.message import GROWN, Message, same_leading
 from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import (
@@ -298,7 +298,9 @@ def _elide_in_order(
     elided = outside = _as_elided(blocks, False, params)
     if first < end:
         start, stop = _boundary(steps, first), _boundary(steps, end)
-        elided = outside[:start] + _as_elided(blocks, True, params)[start:stop] + outside[stop:]
+        inside = _as_elided(blocks, True, params)
+        elided = outside[:start] + inside[start:stop] + outside[stop:]
+        GROWN.note(elided, *((outside, start) if start else (inside, stop)))  # its longest leading run
     if same_leading(elided, blocks) == len(blocks):
         return ElidedMessage(message=message, cleared=())
     changed = itertools.compress(blocks, map(operator.is_not, elided, blocks))

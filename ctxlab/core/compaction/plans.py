@@ -41,7 +41,7 @@ from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import ZERO, Block, Tally, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.memo import Resumable
-from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.message import GROWN, Message, begins_with, same_leading
 from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.units import BlockRef
 
@@ -166,6 +166,7 @@ class Plan:
         if self.last_edit is not None and self.last_edit[0] is full and self.last_edit[1] == cut:
             return self.last_edit[2]
         blocks = full[:cut] + message.blocks[cut:]
+        GROWN.note(blocks, full, cut)
         same = same_leading(blocks, message.blocks) == len(blocks)
         copy = message if same else message.with_blocks(blocks, running_tally(blocks))
         self.last_edit = (full, cut, copy)
@@ -178,17 +179,22 @@ class Plan:
         held, used = self.full_of, self.full_used
         if held is message and len(used) == len(verdicts) == same_leading(used, verdicts):
             return self.full_blocks
+        before: tuple[Block, ...] | None = self.full_blocks
         if (
             held is None
-            or same_leading(held.blocks, message.blocks) < len(held.blocks)
+            or not begins_with(message.blocks, held.blocks)
             or same_leading(used, verdicts) < len(used)
         ):
-            self.full, used = [], []
-        self.full.extend(message.blocks[len(self.full) :])
+            self.full, used, before = [], [], None
+        unchanged = len(self.full)
+        self.full.extend(message.blocks[unchanged:])
         for verdict in verdicts[len(used) :]:
             if verdict.cleared is not None:
                 self.full[verdict.ref.block] = verdict.cleared
+                unchanged = min(unchanged, verdict.ref.block)
         self.full_of, self.full_used, self.full_blocks = message, verdicts, tuple(self.full)
+        if before is not None:
+            GROWN.note(self.full_blocks, before, unchanged)
         return self.full_blocks
 
     def resume(self, messages: Sequence[Message], judge: Judge, same: int | None = None) -> None:
@@ -222,7 +228,7 @@ class Plan:
         if same >= min(len(self.messages), len(messages)) or not isinstance(judge, GrowingJudge):
             return 0
         kept = self.messages[same].blocks
-        if len(kept) < memo.RESUMED_BLOCKS or same_leading(kept, messages[same].blocks) < len(kept):
+        if len(kept) < memo.RESUMED_BLOCKS or not begins_with(messages[same].blocks, kept):
             return 0
         return len(kept)
 

@@ -166,14 +166,16 @@ class LeadingConcat(Generic[K, P]):
         kept, same = self._kept.resume(args, items, partial(_Sequence, 0))
         if same == len(items) == len(kept.items) and kept.whole is not None:
             return kept.whole
+        before = kept.whole
         kept.cut(same)
+        shared = len(kept.parts)
         for at in range(same, len(items)):
             item = items[at]
             kept.parts.extend(self._parts(item, at, len(kept.parts), *args))
             kept.items.append(item)
             kept.ends.append(len(kept.parts))
         kept.whole = tuple(kept.parts)
-        _brought_up(kept, items)
+        _brought_up(kept, items, before, shared)
         return kept.whole
 
 
@@ -220,9 +222,10 @@ class LeadingScan(Generic[K, S, P]):
         kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))
         if same == len(items) == len(kept.items) and kept.whole is not None:
             return kept.whole, kept.values[-1]
+        before = kept.whole
         kept.cut(same)
         step, out, held, carries, ends = self._step, kept.parts, kept.items, kept.values, kept.ends
-        carry = carries[-1]
+        shared, carry = len(out), carries[-1]
         for item in items[same:]:
             parts, carry = step(carry, item, len(out), *args)
             if parts:
@@ -231,7 +234,7 @@ class LeadingScan(Generic[K, S, P]):
             carries.append(carry)
             ends.append(len(out))
         kept.whole = tuple(out)
-        _brought_up(kept, items)
+        _brought_up(kept, items, before, shared)
         return kept.whole, carry
 
 
@@ -270,9 +273,17 @@ def _source_of(kept: _Sequence[K, V, P]) -> tuple[object, ...] | None:
     return kept.source
 
 
-def _brought_up(kept: _Sequence[K, V, P], items: Sequence[object]) -> None:
-    """`kept` now holds exactly `items`: a tuple is noted as its source (a list may change)."""
+def _brought_up(
+    kept: _Sequence[K, V, P],
+    items: Sequence[object],
+    before: tuple[P, ...] | None = None,
+    shared: int = 0,
+) -> None:
+    """`kept` now holds exactly `items`: a tuple is noted as its source (a list may change). Its
+    parts made anew begin with the first `shared` of those it held `before` (`GROWN`)."""
     kept.source = items if type(items) is tuple else None
+    if before is not None and shared and kept.whole is not None:
+        GROWN.note(kept.whole, before, shared)
 
 
 class Resumable(Generic[H, T]):
@@ -331,12 +342,16 @@ def closest(
 
     The last slot (the one used last) is taken at once when `items` extends it whole: a history
     read at every step mostly grows, and each comparison walks it. When the slot holds exactly
-    the tuple `source(slot)` and `items` is that tuple, or was grown from it by
-    `Message.appended` (`GROWN`), it is taken without comparing at all.
+    the tuple `source(slot)` and `items` is known to share at least half of it (`GROWN`: that
+    tuple, one grown from it by `Message.appended`, or an edited or resumed copy of a relative),
+    it is taken without comparing at all, with what is known shared (perhaps less than what
+    is: then a little more is worked out again).
     """
     origin = source(slots[-1]) if source is not None and slots else None
-    if origin is not None and GROWN.extends(items, origin):
-        return len(slots) - 1, len(origin)
+    if origin is not None:
+        known = GROWN.shared(items, origin)
+        if known is not None and 2 * known >= len(origin):  # one `Resumable.resume` resumes
+            return len(slots) - 1, known
     best, same, score = -1, 0, (-1, 0)
     for k in reversed(range(len(slots))):
         kept = held(slots[k])

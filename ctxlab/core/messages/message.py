@@ -18,7 +18,7 @@ import functools
 import itertools
 import operator
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -74,42 +74,65 @@ _FIELDS = ("role", "blocks", "id", "name", "tally")
 
 
 class Lineage:
-    """The block tuples `Message.appended` made lately, each with the tuple it extends: a tuple
-    noted here begins with the very objects of its parent, so a reader that kept its work on the
-    parent resumes without comparing them (`memo.closest`, `grew_from`). Only speed depends on it."""
+    """Tuples known to begin with the very objects of another, each noted with that parent and
+    how many leading objects they share: every block tuple `Message.appended` made (sharing all
+    its parent's), and the tuples a resumed read or an edit made from one it kept (`memo`). Two
+    tuples with a noted common ancestor share at least the fewest objects any link on the way
+    shares, so a reader that kept its work on one resumes the other without comparing them
+    (`memo.closest`, `grew_from`). Only speed depends on it.
+    """
 
     __slots__ = ("__weakref__", "_parents")
 
     LIMIT = 256
     STEPS = 4
-    """How many appends back `extends` follows a tuple (a reply gains a model turn and then its
-    results between two requests)."""
+    """How many links back a tuple is followed (a reply gains a model turn and then its results
+    between two requests)."""
 
     def __init__(self) -> None:
-        self._parents: OrderedDict[int, tuple[tuple[Block, ...], tuple[Block, ...]]] = OrderedDict()
+        self._parents: OrderedDict[int, tuple[tuple[object, ...], tuple[object, ...], int]] = OrderedDict()
 
-    def note(self, grown: tuple[Block, ...], parent: tuple[Block, ...]) -> None:
-        """`grown` is `parent` and more blocks (the oldest note goes past `LIMIT`)."""
+    def note(self, grown: tuple[object, ...], parent: tuple[object, ...], shared: int | None = None) -> None:
+        """The first `shared` objects of `grown` are those of `parent` (all of `parent`'s when not
+        given); the oldest note goes past `LIMIT`."""
+        if grown is parent:
+            return
         if len(self._parents) >= self.LIMIT:
             self._parents.popitem(last=False)
-        self._parents[id(grown)] = (grown, parent)  # holding `grown` keeps its id its own
+        # holding `grown` keeps its id its own
+        self._parents[id(grown)] = (grown, parent, len(parent) if shared is None else shared)
 
-    def parent(self, items: object) -> tuple[Block, ...] | None:
-        """The tuple `items` was grown from, if noted."""
+    def parent(self, items: object) -> tuple[object, ...] | None:
+        """The tuple `items` was noted with, if any."""
         noted = self._parents.get(id(items))
         return noted[1] if noted is not None and noted[0] is items else None
 
-    def extends(self, items: object, origin: object) -> bool:
-        """Whether `items` is `origin`, or was grown from it by at most `STEPS` noted appends (so
-        it begins with the very objects of `origin`). False says nothing."""
-        grown: object = items
-        for _ in range(self.STEPS):
-            if grown is origin:
-                return True
-            grown = self.parent(grown)
-            if grown is None:
-                return False
-        return grown is origin
+    def _ancestors(self, items: tuple[object, ...]) -> Iterator[tuple[tuple[object, ...], int]]:
+        """`items` and its noted ancestors, each with how many leading objects `items` is known
+        to share with it."""
+        shared = len(items)
+        for _ in range(self.STEPS + 1):
+            yield items, shared
+            noted = self._parents.get(id(items))
+            if noted is None or noted[0] is not items:
+                return
+            items, shared = noted[1], min(shared, noted[2])
+
+    def shared(self, items: object, origin: tuple[object, ...]) -> int | None:
+        """How many leading objects `items` and `origin` are known to share, by way of their
+        nearest noted common ancestor; None when none is known (which says nothing)."""
+        if type(items) is not tuple:
+            return None
+        theirs = {id(t): (t, n) for t, n in self._ancestors(origin)}
+        for ancestor, shared in self._ancestors(items):
+            found = theirs.get(id(ancestor))
+            if found is not None and found[0] is ancestor:
+                return min(shared, found[1])
+        return None
+
+    def extends(self, items: object, origin: tuple[object, ...]) -> bool:
+        """Whether `items` is known to begin with every object of `origin`."""
+        return self.shared(items, origin) == len(origin)
 
     def clear(self) -> None:
         """Forget every note."""
@@ -117,6 +140,12 @@ class Lineage:
 
 
 GROWN = Lineage()
+
+
+def begins_with(items: Sequence[object], prefix: tuple[object, ...]) -> bool:
+    """Whether `items` begins with the very objects of `prefix`: known at once when noted
+    (`GROWN`), else compared at C speed."""
+    return GROWN.extends(items, prefix) or same_leading(prefix, items) == len(prefix)
 
 
 def grew_from(new: Message, old: Message) -> bool:
