@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ctxlab.core.messages.blocks import Tally
-from ctxlab.core.messages.message import Message, resumed_at, same_leading
+from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading
 from ctxlab.core.messages.sizes import view_sizes
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
-from ctxlab.core.wire.views import kept_views, to_openai_one
+from ctxlab.core.wire.views import openai_one
 
 
 class CacheUse(NamedTuple):
@@ -65,6 +65,7 @@ class _Kept:
     """
 
     messages: list[Message] = field(default_factory=list)
+    pieces: list[_Piece] = field(default_factory=list)  # of `messages`
     ends: list[int] = field(default_factory=list)
     wire: list[Mapping[str, Any]] = field(default_factory=list)
     nbytes: list[int] = field(default_factory=lambda: [0])
@@ -85,7 +86,7 @@ class _Kept:
         """Keep the first `kept` stored messages, and the first `views` view messages of the next
         one (for `extend(piece, views)` to end with a message that grew from it)."""
         wire = (self.ends[kept - 1] if kept else 0) + views
-        del self.messages[kept:], self.ends[kept:], self.wire[wire:]
+        del self.messages[kept:], self.pieces[kept:], self.ends[kept:], self.wire[wire:]
         del self.nbytes[wire + 1 :], self.ndata[wire + 1 :]
         del self.hidden_nbytes[kept + 1 :], self.hidden_ndata[kept + 1 :]
 
@@ -100,7 +101,7 @@ class _Kept:
         if at >= len(self.messages):
             return 0
         start = self.ends[at - 1] if at else 0
-        known = self.known_views(at, piece.message)
+        known = self.known_views(at, piece)
         views = known + same_leading(self.wire[start + known : self.ends[at]], piece.wire[known:])
         if views:
             last = piece.sizes[views - 1]
@@ -109,17 +110,17 @@ class _Kept:
                 views -= 1
         return views
 
-    def known_views(self, at: int, message: Message) -> int:
-        """How many leading view messages of `message` are known to equal those of stored
-        message `at` (`views.kept_views`: a reply that grew), without comparing them."""
-        start = self.ends[at - 1] if at else 0
-        return kept_views(message, self.messages[at], self.ends[at] - start)
+    def known_views(self, at: int, piece: _Piece) -> int:
+        """How many leading view messages of `piece` are known to be the very ones of stored
+        message `at` (`GROWN`: a reply that grew, or an edited copy of one), without comparing."""
+        return GROWN.shared(piece.wire, self.pieces[at].wire) or 0
 
     def head(self, kept: int) -> _Kept:
         """A copy of the first `kept` stored messages."""
         wire = self.ends[kept - 1] if kept else 0
         return _Kept(
             messages=self.messages[:kept],
+            pieces=self.pieces[:kept],
             ends=self.ends[:kept],
             wire=self.wire[:wire],
             nbytes=self.nbytes[: wire + 1],
@@ -134,6 +135,7 @@ class _Kept:
         message's view and sizes are its own, so they carry over; only the running sums move)."""
         first, last = source.ends[start - 1] if start else 0, source.ends[stop - 1]
         self.messages.extend(source.messages[start:stop])
+        self.pieces.extend(source.pieces[start:stop])
         shift = len(self.wire) - first
         self.ends.extend([end + shift for end in source.ends[start:stop]])
         self.wire.extend(source.wire[first:last])
@@ -149,6 +151,7 @@ class _Kept:
     def extend(self, piece: _Piece, views: int = 0) -> None:
         """Add one stored message at the end (its first `views` view messages already are)."""
         self.messages.append(piece.message)
+        self.pieces.append(piece)
         self.wire.extend(piece.wire[views:])
         nbytes, ndata = self.nbytes[-1], self.ndata[-1]
         for size in piece.sizes[views:]:
@@ -288,10 +291,11 @@ class PromptCacheMeter:
         """How many leading view messages the request of `messages` shares with `earlier`, whose
         first `same` stored messages are the request's."""
         at = earlier.ends[same - 1] if same else 0
-        # the first differing message may be a reply that grew from the kept one: most of its view
-        # is known equal; the rest is compared, the very same objects first, at C speed
+        # the first differing message may be a reply that grew from the kept one (or an edited
+        # copy of one): its view's leading messages known to be the very same are not compared;
+        # the rest is, the very same objects first, at C speed
         grew = same < min(len(messages), len(earlier.messages))
-        known = earlier.known_views(same, messages[same]) if grew else 0
+        known = earlier.known_views(same, self._piece(messages[same])) if grew else 0
         for message in messages[same:]:
             wires = self._piece(message).wire
             shared = known + same_leading(earlier.wire[at + known : at + len(wires)], wires[known:])
@@ -313,7 +317,7 @@ class PromptCacheMeter:
         sized = view_sizes(message, self.counter)
         piece = _Piece(
             message=message,
-            wire=tuple(to_openai_one(message)),
+            wire=openai_one(message),
             sizes=sized.sizes,
             unseen=sized.unseen,
         )

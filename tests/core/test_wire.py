@@ -350,23 +350,22 @@ def test_a_message_with_blocks_appended_is_the_message_made_with_them(
 
 
 @given(messages, st.lists(blocks, min_size=1, max_size=6), st.integers(1, 3))
-def test_a_grown_message_keeps_all_its_view_but_the_open_end_known_alike(
+def test_a_grown_messages_view_is_known_to_share_all_its_earlier_views_but_the_open_end(
     message: Message, more: list[Block], appends: int
 ) -> None:
-    from ctxlab.core.messages.sizes import view_sizes
-    from ctxlab.core.wire.views import kept_views, to_openai_one
+    from ctxlab.core.messages.memo import RESUMED_BLOCKS
+    from ctxlab.core.messages.message import GROWN
+    from ctxlab.core.wire.protocol import facts_of_message
+    from ctxlab.core.wire.views import openai_one, to_openai_one
 
-    grown = message
-    for _ in range(appends):
-        grown = grown.appended(*more)
-    counter = AgentScopeEstimator()
-    old_view, new_view = to_openai_one(message), to_openai_one(grown)
-    known = kept_views(grown, message, len(old_view))
-    assert known == max(0, len(old_view) - 2)
-    assert new_view[:known] == old_view[:known]
-    assert view_sizes(grown, counter).sizes[:known] == view_sizes(message, counter).sizes[:known]
-    # what lineage does not vouch for is not known
-    copy = Message(role=grown.role, blocks=tuple(list(grown.blocks)), id=grown.id)
-    assert kept_views(copy, message, len(old_view)) == 0
-    other = "user" if grown.role == "assistant" else "assistant"
-    assert kept_views(Message(role=other, blocks=grown.blocks), message, len(old_view)) == 0
+    long = message.appended(*more * RESUMED_BLOCKS)  # long enough to be read by resuming
+    for view in (openai_one, facts_of_message):
+        old = view(long)
+        grown = long
+        for _ in range(appends):
+            grown = grown.appended(*more)
+        new = view(grown)
+        known = GROWN.shared(new, old)
+        assert known is not None and known >= len(old) - 2  # the open end: a media message, or one being built
+        assert all(a is b for a, b in zip(new[:known], old[:known], strict=True))
+    assert openai_one(grown) == tuple(to_openai_one(grown))

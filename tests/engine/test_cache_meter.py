@@ -114,13 +114,13 @@ def test_each_stored_message_is_converted_once_while_it_is_remembered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     converted: list[int] = []
-    real = cache_module.to_openai_one
+    real = cache_module.openai_one
 
     def counting(message: Message):  # type: ignore[no-untyped-def]
         converted.append(id(message))
         return real(message)
 
-    monkeypatch.setattr(cache_module, "to_openai_one", counting)
+    monkeypatch.setattr(cache_module, "openai_one", counting)
     script = generate("long_conversation", {"turns": 40}, seed=0).script
     ran = run(none.NoStrategy(), script)
     sent = ran.sent()

@@ -217,6 +217,25 @@ class LeadingScan(Generic[K, S, P]):
                 out += parts
         return out, carry
 
+    def finished(
+        self, items: Sequence[K], start: S, finish: Callable[[S], Sequence[P]], *args: Any
+    ) -> tuple[P, ...]:
+        """The scan's parts, then `finish(carry)`'s (the parts its carry still holds open), as
+        one tuple. A long sequence's (`RESUMED_BLOCKS`) is noted (`GROWN`) as beginning with the
+        parts of the scan, themselves noted as beginning with those of the scan it resumed: a
+        reader that kept the tuple of an earlier sequence finds what the two share at once."""
+        if len(items) < RESUMED_BLOCKS:
+            out, carry = self.walk(items, start, *args)
+            out += finish(carry)
+            return tuple(out)
+        done, carry = self.with_carry(items, start, *args)
+        tail = finish(carry)
+        if not tail:
+            return done
+        whole = done + tuple(tail)
+        GROWN.note(whole, done)
+        return whole
+
     def with_carry(self, items: Sequence[K], start: S, *args: Any) -> tuple[tuple[P, ...], S]:
         """The scan's parts and its carry after the last item."""
         kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))

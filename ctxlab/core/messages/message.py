@@ -79,7 +79,7 @@ class Lineage:
     its parent's), and the tuples a resumed read or an edit made from one it kept (`memo`). Two
     tuples with a noted common ancestor share at least the fewest objects any link on the way
     shares, so a reader that kept its work on one resumes the other without comparing them
-    (`memo.closest`, `grew_from`). Only speed depends on it.
+    (`memo.closest`, `begins_with`, the meters). Only speed depends on it.
     """
 
     __slots__ = ("__weakref__", "_parents")
@@ -146,13 +146,6 @@ def begins_with(items: Sequence[object], prefix: tuple[object, ...]) -> bool:
     """Whether `items` begins with the very objects of `prefix`: known at once when noted
     (`GROWN`), else compared at C speed."""
     return GROWN.extends(items, prefix) or same_leading(prefix, items) == len(prefix)
-
-
-def grew_from(new: Message, old: Message) -> bool:
-    """Whether `new` is known to be `old` with blocks appended (`GROWN`): the same role, its
-    blocks beginning with the very blocks of `old`. A pure scan of blocks then makes for `new`,
-    up to what `old`'s still-open end makes, what it made for `old`. False says nothing."""
-    return new.role == old.role and GROWN.extends(new.blocks, old.blocks)
 
 
 def text_message(role: Role, text: str, *, id: str = "", name: str | None = None) -> Message:

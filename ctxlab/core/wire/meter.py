@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ctxlab.core.messages.message import Message, equal_leading, resumed_at, same_leading
+from ctxlab.core.messages.message import GROWN, Message, equal_leading, resumed_at, same_leading
 from ctxlab.core.wire.protocol import (
     CallIds,
     Checker,
@@ -29,7 +29,6 @@ from ctxlab.core.wire.protocol import (
     report,
     start,
 )
-from ctxlab.core.wire.views import kept_views
 
 
 @dataclass(slots=True)
@@ -88,12 +87,11 @@ class ProtocolMeter:
         return self._report()
 
     def _known_facts(self, same: int, messages: Sequence[Message]) -> int:
-        """How many leading facts of `messages[same]` are known to equal the kept ones of the kept
-        message it replaces (`views.kept_views`: a reply that grew), without comparing them."""
+        """How many leading facts of `messages[same]` are known to be those of the kept message
+        it replaces (`GROWN`: a reply that grew, or an edited copy of one), without comparing."""
         if same >= min(len(messages), len(self._messages)):
             return 0
-        old_facts = self._ends[same] - (self._ends[same - 1] if same else 0)
-        return kept_views(messages[same], self._messages[same], old_facts)
+        return GROWN.shared(self.facts(messages[same]), self.facts(self._messages[same])) or 0
 
     def _drop_before(self, same: int, messages: Sequence[Message]) -> bool:
         """When the request goes on, after its first `same` kept messages, with a later kept

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
@@ -197,15 +198,20 @@ def facts_of_message(message: Message) -> tuple[Fact, ...]:
 
     Equals `tuple(fact_of(w) for w in to_openai_one(message))` (a property test holds them
     together) without building the provider messages: the meter's hot path. A long message
-    resumes an earlier read of the blocks it begins with (`memo.RESUMED_BLOCKS`).
+    resumes an earlier read of the blocks it begins with (`memo.RESUMED_BLOCKS`), and its facts
+    are noted as sharing that read's (`LeadingScan.finished`).
     """
     role = message.role
-    out, (parts, shown, calls, media) = _facts_scan.walk(message.blocks, _NO_FACTS, role)
-    if media:
-        out.append(Fact("user"))
+    return _facts_scan.finished(message.blocks, _NO_FACTS, partial(_open_facts, role), role)
+
+
+def _open_facts(role: str, carry: _FactCarry) -> list[Fact]:
+    """The facts of the view messages a message's blocks leave open (`carry`, after its last)."""
+    parts, shown, calls, media = carry
+    out = [Fact("user")] if media else []
     if parts or calls:
         out.append(Fact(role, calls, shown=shown or bool(calls)))
-    return tuple(out)
+    return out
 
 
 _FactCarry = tuple[bool, bool, tuple[str, ...], bool]

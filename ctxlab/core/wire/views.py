@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, assert_never
 
 from ctxlab.core.messages.blocks import (
@@ -33,7 +34,7 @@ from ctxlab.core.messages.blocks import (
     ToolResultBlock,
 )
 from ctxlab.core.messages.memo import LeadingScan
-from ctxlab.core.messages.message import Message, grew_from
+from ctxlab.core.messages.message import Message
 
 Wire = dict[str, Any]
 REASONING_FIELD = "reasoning_content"
@@ -142,19 +143,15 @@ def to_openai_one(message: Message) -> list[Wire]:
     return out + wire_tail(carry, message.role)
 
 
-OPEN_VIEWS = 2
-"""How many messages at the end of a stored message's view may change when blocks are appended to
-it: the one its blocks leave open (`wire_tail`: a batch's media message or the message being
-built) and, in size, the last one finished (`sizes.view_sizes`: it takes in the hidden blocks
-after it). Every message before them stays as it is."""
+def openai_one(message: Message) -> tuple[Wire, ...]:
+    """`to_openai_one` as a tuple. A long message's (`RESUMED_BLOCKS` blocks or more) is noted
+    (`LeadingScan.finished`) as sharing its leading messages with the tuple of the earlier
+    message whose read it resumed, so a meter that kept that one finds them without comparing."""
+    return _wire_scan.finished(message.blocks, NO_WIRE, partial(_open_wire, message.role), message.role)
 
 
-def kept_views(new: Message, old: Message, old_views: int) -> int:
-    """How many leading messages of `new`'s view (`to_openai_one`) are known, without reading
-    either message, to equal those of `old`'s (which has `old_views`), and to be sized alike
-    (`sizes.view_sizes`): all of `old`'s but its open end when `new` grew from `old` by appended
-    blocks (`grew_from`), else 0. A scan of the blocks `new` shares with `old` made them."""
-    return max(0, old_views - OPEN_VIEWS) if grew_from(new, old) else 0
+def _open_wire(role: str, carry: WireCarry) -> list[Wire]:
+    return wire_tail(carry, role)
 
 
 def wire_tail(carry: WireCarry, role: str) -> list[Wire]:
