@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ctxlab.core.messages.blocks import Tally
+from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading
 from ctxlab.core.messages.sizes import view_sizes
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
@@ -113,6 +114,8 @@ class _Kept:
     def known_views(self, at: int, piece: _Piece) -> int:
         """How many leading view messages of `piece` are known to be the very ones of stored
         message `at` (`GROWN`: a reply that grew, or an edited copy of one), without comparing."""
+        if len(piece.message.blocks) < RESUMED_BLOCKS:  # only a long message's view is noted
+            return 0
         return GROWN.shared(piece.wire, self.pieces[at].wire) or 0
 
     def head(self, kept: int) -> _Kept:

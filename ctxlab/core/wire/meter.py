@@ -17,6 +17,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import GROWN, Message, equal_leading, resumed_at, same_leading
 from ctxlab.core.wire.protocol import (
     CallIds,
@@ -89,8 +90,8 @@ class ProtocolMeter:
     def _known_facts(self, same: int, messages: Sequence[Message]) -> int:
         """How many leading facts of `messages[same]` are known to be those of the kept message
         it replaces (`GROWN`: a reply that grew, or an edited copy of one), without comparing."""
-        if same >= min(len(messages), len(self._messages)):
-            return 0
+        if same >= min(len(messages), len(self._messages)) or len(messages[same].blocks) < RESUMED_BLOCKS:
+            return 0  # only a long message's facts are noted
         return GROWN.shared(self.facts(messages[same]), self.facts(self._messages[same])) or 0
 
     def _drop_before(self, same: int, messages: Sequence[Message]) -> bool:
