@@ -15,6 +15,7 @@ from ctxlab.core.messages.memo import (
     LeadingConcat,
     LeadingFold,
     LeadingScan,
+    Replaced,
     Running,
     closest,
     forget,
@@ -337,3 +338,28 @@ def test_a_running_value_equals_reading_the_tuple_whole_whichever_version_grows(
         assert running(grown.blocks) == tuple(b.text for b in grown.blocks if isinstance(b, TextBlock))
         if pick == 8:
             forget()
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 8), st.booleans()), max_size=12))
+def test_what_an_edited_copy_replaced_equals_comparing_it_whole_as_copies_come_and_go(
+    steps: list[tuple[int, int, bool]],
+) -> None:
+    """Each step grows the original by appended blocks and makes a copy that keeps the leading
+    `keep` blocks of the last copy (noted so in `GROWN`) and replaces some of the others, or one
+    that starts afresh (not noted)."""
+    from ctxlab.core.messages.message import GROWN
+
+    replaced = Replaced[str](lambda block: block.text)
+    original = Message(role="assistant", blocks=())
+    copy: tuple[TextBlock, ...] = ()
+    for grow, keep, noted in steps:
+        original = original.appended(*(TextBlock(text=f"{len(original.blocks) + i}") for i in range(grow)))
+        blocks = original.blocks
+        keep = min(keep, len(copy), len(blocks)) if noted else 0
+        rest = tuple(TextBlock(text=f"new {b.text}") if i % 3 == 0 else b for i, b in enumerate(blocks))
+        new_copy = copy[:keep] + rest[keep:]
+        if noted:
+            GROWN.note(new_copy, copy, keep)
+        copy = new_copy
+        expected = tuple(o.text for o, c in zip(blocks, copy, strict=True) if c is not o)
+        assert replaced(blocks, copy) == expected

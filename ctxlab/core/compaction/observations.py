@@ -303,12 +303,13 @@ def _elide_in_order(
         GROWN.note(elided, *((outside, start) if start else (inside, stop)))  # its longest leading run
     if same_leading(elided, blocks) == len(blocks):
         return ElidedMessage(message=message, cleared=())
-    changed = itertools.compress(blocks, map(operator.is_not, elided, blocks))
     copy = message.with_blocks(elided, running_tally(elided))
-    return ElidedMessage(message=copy, cleared=tuple(map(_ID, changed)))
+    return ElidedMessage(message=copy, cleared=_elided_ids(blocks, elided))
 
 
-_ID = operator.attrgetter("id")
+_elided_ids = memo.Replaced[str](operator.attrgetter("id"))
+"""The call ids of the results an elided copy replaced, read where the copy changed (a reply's
+copy is made again at every call, most of it as before)."""
 
 
 def _boundary(steps: Sequence[tuple[int, ...]], k: int) -> int:

@@ -32,6 +32,7 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -422,6 +423,45 @@ class Running(Generic[V]):
             kept.take(item)
         self._items, self._kept = items, kept
         return kept.value()
+
+
+class Replaced(Generic[V]):
+    """`replaced(original, copy)` equals `tuple(key(o) for o, c in zip(original, copy) if c is
+    not o)`: what an edited copy of a tuple replaced (`copy` is as long as `original`).
+
+    The pair last read is kept with where its replacements stand; a pair whose copy and original
+    are each known (`GROWN`) to share leading objects with the kept ones keeps the replacements
+    before the shorter of the two shares and compares only the rest. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_at", "_copy", "_key", "_keys", "_original")
+
+    def __init__(self, key: Callable[[Any], V]) -> None:
+        self._key = key
+        self._original: tuple[object, ...] = ()
+        self._copy: tuple[object, ...] = ()
+        self._at: list[int] = []
+        self._keys: list[V] = []
+        _MEMOS.add(self)
+
+    def clear(self) -> None:
+        """Drop the kept pair."""
+        self._original, self._copy, self._at, self._keys = (), (), [], []
+
+    def __call__(self, original: tuple[object, ...], copy: tuple[object, ...]) -> tuple[V, ...]:
+        same = 0
+        if self._copy:
+            copied, kept = GROWN.shared(copy, self._copy), GROWN.shared(original, self._original)
+            if copied is not None and kept is not None:
+                same = min(copied, kept)
+        held = bisect.bisect_left(self._at, same)
+        at, keys = self._at[:held], self._keys[:held]
+        for i in range(same, len(original)):
+            if copy[i] is not original[i]:
+                at.append(i)
+                keys.append(self._key(original[i]))
+        self._original, self._copy, self._at, self._keys = original, copy, at, keys
+        return tuple(keys)
 
 
 class _Clearable(Protocol):
