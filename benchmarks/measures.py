@@ -263,22 +263,27 @@ LONG_REPLY_WINDOW = 8_000
 def long_reply_growth(preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, repeats: int = 2) -> float:
     """How a replay of one long reply through `preset` grows with the reply (window
     `LONG_REPLY_WINDOW`, collector as the `ctxlab` command sets it): CPU seconds of the longer
-    replay of `rounds` over the shorter, each the best of `repeats`. A cost per call that stays
-    flat gives at most the ratio of the lengths (less by what a replay costs whatever its length);
-    one that reads the whole reply at every call gives up to its square."""
+    replay of `rounds` over the shorter, each the best of `repeats` taken in turn (`best_in_turn`).
+    A cost per call that stays flat gives at most the ratio of the lengths (less by what a replay
+    costs whatever its length); one that reads the whole reply at every call gives up to its
+    square."""
     from ctxlab.replay import replay_transcript
 
-    seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder, collecting_less():
-        for n in rounds:
-            path = Path(folder) / f"reply{n}.jsonl"
+        paths = [Path(folder) / f"reply{n}.jsonl" for n in rounds]
+        for path, n in zip(paths, rounds, strict=True):
             path.write_text(long_reply(n), encoding="utf-8")
-            best = float("inf")
-            for _ in range(repeats):
+
+        def replay(path: Path) -> Callable[[], float]:
+            def seconds() -> float:
                 out = Path(folder) / "out"
                 start = time.process_time()
                 replay_transcript(path, out, context_size=LONG_REPLY_WINDOW, presets=[preset])
-                best = min(best, time.process_time() - start)
+                spent = time.process_time() - start
                 shutil.rmtree(out)
-            seconds.append(best)
-    return seconds[1] / seconds[0]
+                return spent
+
+            return seconds
+
+        short, long = best_in_turn(repeats, *(replay(path) for path in paths))
+    return long / short
