@@ -352,10 +352,10 @@ def test_what_an_edited_copy_replaced_equals_comparing_it_whole_as_copies_come_a
     replaced = Replaced[str](lambda block: block.text)
     original = Message(role="assistant", blocks=())
     copy: tuple[TextBlock, ...] = ()
-    for grow, keep, noted in steps:
+    for grow, wanted, noted in steps:
         original = original.appended(*(TextBlock(text=f"{len(original.blocks) + i}") for i in range(grow)))
         blocks = original.blocks
-        keep = min(keep, len(copy), len(blocks)) if noted else 0
+        keep = min(wanted, len(copy), len(blocks)) if noted else 0
         rest = tuple(TextBlock(text=f"new {b.text}") if i % 3 == 0 else b for i, b in enumerate(blocks))
         new_copy = copy[:keep] + rest[keep:]
         if noted:
