@@ -28,6 +28,12 @@ Invariants:
 - `Resumable` is where all of them (and other histories' plans and views) keep what they worked
   out: a few per key, and a new history resumes the one it shares most leading objects with
   (`closest`), or starts afresh. Which one it resumes decides what is recomputed, never a value.
+  How many leading objects two tuples share is learnt from their lineage (`message.GROWN`:
+  every tuple made from another is noted so, the parts a resumed read made among them) where
+  it is known, and compared where it is not.
+- `Running` (an accumulator carried along a growing tuple) and `Replaced` (what an edited copy
+  replaced) keep what they read for the last tuple only; the next one keeps what its lineage
+  vouches for and reads the rest, so each equals a reading from scratch.
 """
 
 from __future__ import annotations
