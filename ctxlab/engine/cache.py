@@ -297,8 +297,8 @@ class PromptCacheMeter:
         # the first differing message may be a reply that grew from the kept one (or an edited
         # copy of one): its view's leading messages known to be the very same are not compared;
         # the rest is, the very same objects first, at C speed
-        grew = same < min(len(messages), len(earlier.messages))
-        known = earlier.known_views(same, self._piece(messages[same])) if grew else 0
+        paired = same < min(len(messages), len(earlier.messages))  # a kept message at its place
+        known = earlier.known_views(same, self._piece(messages[same])) if paired else 0
         for message in messages[same:]:
             wires = self._piece(message).wire
             shared = known + same_leading(earlier.wire[at + known : at + len(wires)], wires[known:])
