@@ -26,9 +26,8 @@ from typing import Literal, get_args
 
 from ctxlab.core.messages.blocks import DataBlock, SourceKind
 from ctxlab.workloads import banks as b
-from ctxlab.workloads.draws import Outputs, outputs
 from ctxlab.workloads.limits import spend
-from ctxlab.workloads.prose import prose, prose_text, sentence
+from ctxlab.workloads.prose import prose, sentence
 
 FillerKind = Literal["prose", "code", "json", "log", "shell", "zh"]
 FILLER_KINDS: tuple[FillerKind, ...] = get_args(FillerKind)
@@ -68,10 +67,6 @@ def filler(kind: FillerKind, nbytes: int, rng: random.Random) -> str:
         raise ValueError(f"filler size {nbytes} is negative; give a size of 0 or more bytes")
     if kind == "zh":
         return _zh_exact(nbytes, rng)
-    if kind == "prose":
-        with outputs(rng) as out:
-            if out is not None:
-                return prose_text(out, nbytes)
     return _take_ascii(_STREAMS[kind](rng), nbytes)
 
 
@@ -89,12 +84,7 @@ def filler_at(seed: int, path: str, kind: FillerKind, nbytes: int) -> str:
     """`filler` for the item at `path`, with its own derived generator (counted against the
     workload's `filler_budget`)."""
     spend(nbytes)
-    rng = item_rng(seed, path)
-    if kind == "prose" and nbytes >= 0:
-        # The generator is this item's alone and dropped here, so the outputs read ahead need not
-        # be given back (`outputs` does that for a generator drawn from again): the same text.
-        return prose_text(Outputs(rng), nbytes)
-    return filler(kind, nbytes, rng)
+    return filler(kind, nbytes, item_rng(seed, path))
 
 
 def _take_ascii(stream: Iterator[str], nbytes: int) -> str:

@@ -1,24 +1,28 @@
-"""English prose filler: sentences from templates and word banks, drawn from a seeded generator.
+"""English prose filler: paragraphs of sentences drawn from a seeded generator, in blocks.
 
 Invariants:
-- `prose(rng)` draws, per paragraph, `randrange(3, 7)` sentences; per sentence the template by
-  `randrange`, then each of its fields in sorted name order by `choice` (`number` by
-  `randrange(2, 90)`). These draws fix the text: every seed's bytes are pinned by them.
-- `prose_text(out, n)` is the first n characters of `prose(out.rng)` and consumes exactly the same
-  draws (`ctxlab.workloads.draws`), with no Python call per word; a test compares the two.
+- `sentence(rng)` draws the template by `randrange`, then each of its fields in sorted name order
+  by `choice` (`number` by `randrange(2, 90)`).
+- `sentence_pool()` is `POOL_SIZE` sentences made from templates and word banks by a generator of
+  a fixed seed, the same on every machine and in every process.
+- `prose(rng)` reads `rng` in blocks of `BLOCK` 16-bit values (`rng.randbytes`, little-endian);
+  each paragraph takes one value for its length (3 to 6 sentences: 3 plus the value's low two
+  bits) and one per sentence (the pool's sentence at the value's low 12 bits). These draws fix
+  the text: every seed's bytes are pinned by them, and a paragraph costs a few C calls, not a
+  Python step per word.
 - Pure ASCII: one byte per character.
 """
 
 from __future__ import annotations
 
-import operator
+import functools
+import itertools
 import random
-import re
 import string
-from collections.abc import Callable, Iterator, Sequence
+import struct
+from collections.abc import Iterator, Sequence
 
 from ctxlab.workloads import banks as b
-from ctxlab.workloads.draws import Outputs, shift_below
 
 _SENTENCES = (
     "The {adj} {noun} {verb} the {noun2} {prep} the {adj2} {noun3}.",
@@ -50,110 +54,56 @@ _BANKS: dict[str, Sequence[object]] = {
     "an_adj2": tuple(_with_article(a) for a in b.ADJECTIVES),
     "An_adj": tuple(_with_article(a).capitalize() for a in b.ADJECTIVES),
 }
-"""`_DRAWS` as data: each field's words, dressed, in its bank's order (`number` is `randrange(2, 90)`)."""
-
-
-_DRAWS: dict[str, Callable[[random.Random], object]] = {
-    "adj": lambda rng: rng.choice(b.ADJECTIVES),
-    "adj2": lambda rng: rng.choice(b.ADJECTIVES),
-    "noun": lambda rng: rng.choice(b.NOUNS),
-    "noun2": lambda rng: rng.choice(b.NOUNS),
-    "noun3": lambda rng: rng.choice(b.NOUNS),
-    "verb": lambda rng: rng.choice(b.VERBS),
-    "prep": lambda rng: rng.choice(b.PREPOSITIONS),
-    "adverb": lambda rng: rng.choice(b.ADVERBS),
-    "connective": lambda rng: rng.choice(b.CONNECTIVES),
-    "name": lambda rng: rng.choice(b.NAMES),
-    "number": lambda rng: rng.randrange(2, 90),
-    "an_adj2": lambda rng: _with_article(rng.choice(b.ADJECTIVES)),
-    "An_adj": lambda rng: _with_article(rng.choice(b.ADJECTIVES)).capitalize(),
-}
+"""Each field's words, dressed (`choice` of `number`'s bank is `randrange(2, 90)`)."""
 
 
 def sentence(rng: random.Random) -> str:
     """One sentence drawn from `rng`."""
     k = rng.randrange(len(_SENTENCES))
-    return _SENTENCES[k].format(**{field: _DRAWS[field](rng) for field in sorted(_FIELDS[k])})
+    return _SENTENCES[k].format(**{field: rng.choice(_BANKS[field]) for field in sorted(_FIELDS[k])})
+
+
+POOL_SIZE = 4096
+"""Sentences in the pool: a power of two, so that a 16-bit value's low bits pick one uniformly."""
+_POOL_SEED = 20_260_101
+BLOCK = 64
+"""16-bit values drawn at a time: one `randbytes` call per ~50 sentences (~3 kB of prose)."""
+_VALUES = struct.Struct(f"<{BLOCK}H")
+
+
+@functools.cache
+def sentence_pool() -> tuple[str, ...]:
+    """`POOL_SIZE` sentences from a generator of a fixed seed: every sentence's template by
+    `choices`, then, template by template, each field's words for all its sentences by `choices`
+    (fields in the order they stand)."""
+    rng = random.Random(_POOL_SEED)
+    templates = rng.choices(range(len(_SENTENCES)), k=POOL_SIZE)
+    made: list[Iterator[str]] = []
+    for k, template in enumerate(_SENTENCES):
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f]
+        percent = template.format_map({f: "%s" for f in fields})
+        columns = [rng.choices(_BANKS[f], k=templates.count(k)) for f in fields]
+        made.append(iter([percent % words for words in zip(*columns, strict=True)]))
+    return tuple(next(made[k]) for k in templates)
+
+
+@functools.cache
+def _by_value() -> tuple[str, ...]:
+    """The pool repeated to 65,536 entries: indexed by a whole 16-bit value, it gives the
+    sentence at the value's low 12 bits."""
+    pool = sentence_pool()
+    return pool * (2**16 // len(pool))
+
+
+def _values(rng: random.Random) -> Iterator[int]:
+    """`rng`'s 16-bit values, without end, drawn `BLOCK` at a time."""
+    blocks = map(rng.randbytes, itertools.repeat(2 * BLOCK))
+    return itertools.chain.from_iterable(map(_VALUES.unpack, blocks))
 
 
 def prose(rng: random.Random) -> Iterator[str]:
-    """Paragraphs of 3 to 6 sentences, without end."""
+    """Paragraphs of 3 to 6 pool sentences, without end."""
+    pick, values = _by_value().__getitem__, _values(rng)
     while True:
-        sentences = [sentence(rng) for _ in range(rng.randrange(3, 7))]
-        yield " ".join(sentences) + "\n\n"
-
-
-# Prose read from a generator's outputs in blocks: the same draws as `prose`, in the same order,
-# without a Python call per word (`ctxlab.workloads.draws`). Long results are mostly prose.
-
-_Draw = tuple[Sequence[object], int, int]
-_Plan = tuple[str, Callable[[list[object]], tuple[object, ...]], tuple[_Draw, ...]]
-
-
-def _plan(template: str, fields: frozenset[str]) -> _Plan:
-    """The template with `%s` for its fields in place order, how to order the drawn words so, and
-    what to draw for each field in drawing (sorted) order: its bank, the bank's size and shift."""
-    drawn = sorted(fields)
-    placed = [f for _, f, _, _ in string.Formatter().parse(template) if f]
-    assert "%" not in template and sorted(set(placed)) == drawn and len(placed) > 1
-    percent = re.sub(r"\{(\w+)\}", "%s", template)
-    order = operator.itemgetter(*(drawn.index(f) for f in placed))
-    draws = tuple((_BANKS[f], len(_BANKS[f]), shift_below(len(_BANKS[f]))) for f in drawn)
-    return percent, order, draws
-
-
-_PLANS = tuple(_plan(t, f) for t, f in zip(_SENTENCES, _FIELDS, strict=True))
-_SENTENCE_SHIFT = shift_below(len(_SENTENCES))
-_COUNT_SHIFT = shift_below(4)  # sentences per paragraph: randrange(3, 7)
-_MARGIN = 128
-"""Outputs kept ahead of a paragraph, which uses about 46 (rarely over 90); a paragraph that runs
-past them is drawn again after a fetch."""
-_BYTES_PER_OUTPUT = 6
-"""Prose draws about one output per six bytes (0.16-0.19 per byte past a paragraph): a fetch
-sized by the bytes still wanted rarely needs a second one, and a short text fetches little."""
-
-
-def prose_text(out: Outputs, nbytes: int) -> str:
-    """The first `nbytes` of `prose(rng)`, picking from `out` (the outputs of that `rng`), which
-    advances by exactly the outputs `prose` would have drawn for it."""
-    pieces: list[str] = []
-    size = 0
-    while size < nbytes:
-        if len(out.words) - out.used < _MARGIN:
-            out.fetch(_MARGIN + (nbytes - size) // _BYTES_PER_OUTPUT)
-        try:
-            at, paragraph = _paragraph(out.words, out.used)
-        except IndexError:  # ran past the fetched outputs: fetch more, draw it again
-            out.fetch(_MARGIN)
-            continue
-        out.used = at
-        pieces.append(paragraph)
-        size += len(paragraph)
-    return "".join(pieces)[:nbytes]
-
-
-def _paragraph(words: list[int], at: int) -> tuple[int, str]:
-    """The paragraph drawn from `words[at:]`, and where its draws end (IndexError past the end)."""
-    count = words[at] >> _COUNT_SHIFT
-    at += 1
-    while count >= 4:
-        count = words[at] >> _COUNT_SHIFT
-        at += 1
-    sentences: list[str] = []
-    for _ in range(3 + count):
-        k = words[at] >> _SENTENCE_SHIFT
-        at += 1
-        while k >= len(_SENTENCES):
-            k = words[at] >> _SENTENCE_SHIFT
-            at += 1
-        template, order, draws = _PLANS[k]
-        drawn: list[object] = []
-        for bank, n, shift in draws:
-            value = words[at] >> shift
-            at += 1
-            while value >= n:
-                value = words[at] >> shift
-                at += 1
-            drawn.append(bank[value])
-        sentences.append(template % order(drawn))
-    return at, " ".join(sentences) + "\n\n"
+        count = 3 + (next(values) & 3)
+        yield " ".join(map(pick, itertools.islice(values, count))) + "\n\n"
