@@ -61,7 +61,7 @@ Status = Literal["ok", "failed"]
 class RunSpec(BaseModel):
     """A resolved run config, validated again where it runs."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     seed: int
     workload: WorkloadSpec

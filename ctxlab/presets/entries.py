@@ -51,7 +51,7 @@ from ctxlab.texts import TextsName
 class ReActConfig(BaseModel):
     """Loop limits (AgentScope's `ReActConfig.max_iters`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_iters: int = Field(default=50, gt=0, description="Rounds per reply before a forced answer.")
 
@@ -65,7 +65,7 @@ WorkspaceKind = Literal["memory", "directory", "none"]
 class StrategyEntry(BaseModel):
     """What every strategy entry has, whatever its preset."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str = Field(
         default="",
@@ -113,7 +113,7 @@ ATTRIBUTE = re.compile(r"^\s{8}(\w+): (.*)$")
 class ParamsModel(BaseModel):
     """A nested group of preset parameters: frozen, unknown keys rejected."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 def attribute_docs(cls: type) -> dict[str, str]:

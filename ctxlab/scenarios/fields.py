@@ -77,7 +77,7 @@ class DelegateSpec(BaseModel):
     """How sub-agents run: their own strategy, window and summarizer (each the parent's when left
     out). Every sub-agent of the run, nested ones included, runs with these settings."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     strategy: StrategyField | None = Field(
         default=None,

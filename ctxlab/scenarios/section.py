@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Section(BaseModel):
-    """Base of the scenario's own sections: frozen, unknown keys refused."""
+    """Base of the scenario's own sections: frozen, unknown keys refused, validators built at first
+    use (`defer_build`, as every lab model: start-up builds none)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)

@@ -39,7 +39,7 @@ DEFAULT_FIELDS: dict[str, str] = {
 class FailureSpec(BaseModel):
     """How and when a fake summarizer fails (shared by every kind)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     fail_on: list[int] = Field(
         default_factory=list,

@@ -28,9 +28,13 @@ Seconds = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class Spec(BaseModel):
-    """Base of every workload model: frozen, unknown keys rejected with a 'did you mean'."""
+    """Base of every workload model: frozen, unknown keys rejected with a 'did you mean'.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Its validator is built at first use (`defer_build`), as are every lab model's: a process
+    builds only the models its scenario reaches, not every generator's parameters.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -31,7 +31,7 @@ DEFAULT_INJECTION_SOURCE = '{"label": "System", "sublabel": "Runtime State"}'
 class SummarySchema(BaseModel):
     """The five fields of a structured summary: a hand-over note for the agent's future self."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     task_overview: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["task_overview"])
     current_state: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["current_state"])
@@ -48,7 +48,7 @@ class ContextConfig(BaseModel):
     lower limit).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     trigger_ratio: float = Field(
         default=0.8,
@@ -129,7 +129,7 @@ class InjectionConfig(BaseModel):
     AgentScope 2.0.11's fields and defaults. Text fields left as None take the strategy's texts.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     inject_runtime_state: bool = Field(default=True, description="Master switch.")
     timezone: str = Field(default="UTC", description="IANA zone of the injected time.")
