@@ -7,7 +7,8 @@ Invariants:
   front, or keep their first message while a window moves and cuts its oldest kept message).
 - A request that grew at the end, or a window that dropped messages at its front, costs the
   facts it gained and those fed again until the rules agree, plus C-speed scans of the stored
-  messages; a request that changed early costs the facts after the change.
+  messages (none over the facts of a reply known to have grown: `GROWN`); a request that
+  changed early costs the facts after the change.
 """
 
 from __future__ import annotations
@@ -73,14 +74,19 @@ class ProtocolMeter:
         at = self._ends[same - 1] if same else 0
         known = self._known_facts(same, messages)
         del self._messages[same:], self._ends[same:]
-        facts = list(itertools.chain.from_iterable(map(self._track, messages[same:])))
-        kept = at + known + equal_leading(self._facts[at + known :], facts[known:])
+        tracked = [self._track(message) for message in messages[same:]]
+        # The facts read afresh: the first new message's past the `known` ones (equal to the
+        # kept facts there, which stay), then every later message's. A reply that grew costs
+        # what it gained, not its length.
+        fresh = list(itertools.chain(tracked[0][known:], *tracked[1:])) if tracked else []
+        fresh_at = at + known
+        kept = fresh_at + equal_leading(self._facts[fresh_at:], fresh)
         # Hold the equal facts just read: a long message's are the objects its next, grown
         # version reads again, so the next request finds them the same at C speed.
-        self._facts[at:kept] = facts[: kept - at]
+        self._facts[fresh_at:kept] = fresh[: kept - fresh_at]
         while len(self._facts) > kept:
             self._pop()
-        for fact in facts[kept - at :]:
+        for fact in fresh[kept - fresh_at :]:
             self._push(fact)
         if len(self._views) > 2 * len(messages) + 16:  # forget views of messages long gone
             present = {id(m) for m in messages}
