@@ -31,7 +31,7 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 
 import ctxlab
-from ctxlab.analysis.plots import STYLE
+from ctxlab.analysis.plots import STYLE, laid_out
 
 KERNEL = "python3"
 KERNELSPEC = {"name": KERNEL, "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -48,7 +48,7 @@ class NotebookError(RuntimeError):
 def figure_png(figure: Figure, *, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes without software metadata (the same figure, the same bytes)."""
     buffer = io.BytesIO()
-    with mpl.rc_context(cast(Any, STYLE)):
+    with mpl.rc_context(cast(Any, STYLE)), laid_out(figure, dpi):
         figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     return buffer.getvalue()
 

@@ -9,13 +9,15 @@ Invariants:
   encodes; token axes use thousands separators.
 - `save` writes PNG (and SVG on request) whose bytes depend only on the figure: no software version or date
   in the metadata, a fixed SVG id salt.
+- Saving draws a figure once: its layout is solved first (`laid_out`), not by an unseen draw.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, cast
 
@@ -36,6 +38,7 @@ STYLE: dict[str, Any] = {
     "svg.fonttype": "path",
     "font.size": 9,
     "axes.titlesize": 10,
+    "axes.titley": 1.0,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -43,7 +46,8 @@ STYLE: dict[str, Any] = {
     "legend.fontsize": 8,
     "legend.framealpha": 0.85,
 }
-"""The style every figure is drawn and saved with."""
+"""The style every figure is drawn and saved with. A fixed title height (no figure has ticks on
+top for a title to clear) spares matplotlib measuring the axes again for every title it draws."""
 
 P = ParamSpec("P")
 THOUSANDS = FuncFormatter(lambda value, _: f"{value:,.0f}")
@@ -87,12 +91,40 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
+@contextlib.contextmanager
+def laid_out(figure: Figure, dpi: float) -> Iterator[Figure]:
+    """`figure` with its layout solved at `dpi` and its layout engine set aside, restored after.
+
+    Saving a figure that has a layout engine draws it twice: once unseen, to place the axes,
+    then for real. Solved here first, the layout is the same (so are the pixels) and the figure
+    is drawn once, about a third less work for a PNG.
+    """
+    engine = figure.get_layout_engine()
+    if engine is None:
+        yield figure
+        return
+    dpi_before = figure.dpi
+    figure.dpi = dpi
+    engine.execute(figure)
+    with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        figure.set_layout_engine(None)
+    try:
+        yield figure
+    finally:
+        figure.set_layout_engine(engine)
+        figure.dpi = dpi_before
+
+
+PNG_DPI = 110
+
+
 def save(figure: Figure, folder: Path, stem: str, *, svg: bool = False) -> list[Path]:
     """Write `<stem>.png` (and `<stem>.svg` when asked) into `folder`; returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / f"{stem}.png"]
     with mpl.rc_context(cast(Any, STYLE)):
-        figure.savefig(written[0], dpi=110, metadata={"Software": None})
+        with laid_out(figure, PNG_DPI):
+            figure.savefig(written[0], dpi=PNG_DPI, metadata={"Software": None})
         if svg:
             written.append(folder / f"{stem}.svg")
             figure.savefig(written[1], metadata={"Date": None, "Creator": None})

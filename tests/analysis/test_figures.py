@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from pathlib import Path
+from typing import Any
 
+import matplotlib as mpl
+import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from ctxlab.analysis import load_results
 from ctxlab.analysis.folder_figures import figure_plan, plot_folder
 from ctxlab.analysis.labels import value_text
-from ctxlab.analysis.plots import sawtooth
+from ctxlab.analysis.plots import STYLE, laid_out, sawtooth
 from ctxlab.cli import main
 from ctxlab.experiments.processes import shares
 from tests.scenarios.files import SWEPT, write
@@ -142,3 +147,29 @@ def test_figures_drawn_in_worker_processes_are_the_same_bytes(results_root: Path
     side_by_side = {p.name: p.read_bytes() for p in (tmp_path / "out" / "swept" / "figures").iterdir()}
     assert side_by_side == alone
     assert sorted(p.name for p in (tmp_path / "out" / "other" / "figures").iterdir()) == sorted(alone)
+
+
+def test_a_figure_laid_out_first_has_the_pixels_of_matplotlibs_own_layout(results_root: Path) -> None:
+    """`laid_out` solves the layout before saving, so the figure is drawn once: every kind of
+    figure must come out pixel for pixel as matplotlib's two-pass save draws it, and keep its
+    layout engine and dpi."""
+
+    def pixels(figure: Any, *, first: bool) -> Any:
+        buffer = io.BytesIO()
+        with mpl.rc_context(STYLE), contextlib.ExitStack() as stack:
+            if first:
+                stack.enter_context(laid_out(figure, 110))
+            figure.savefig(buffer, format="png", dpi=110)
+        return np.asarray(Image.open(buffer))
+
+    results = load_results(results_root / "swept")
+    plan = figure_plan(results)
+    kinds = {stem.split("-")[0] for stem, _ in plan}
+    assert kinds >= {"sawtooth", "overlay", "cumulative", "heatmap", "sweep"}
+    for _, draw in plan:
+        figure = draw()
+        engine, dpi = figure.get_layout_engine(), figure.dpi
+        assert engine is not None
+        laid = pixels(figure, first=True)
+        assert figure.get_layout_engine() is engine and figure.dpi == dpi
+        assert np.array_equal(laid, pixels(draw(), first=False))
