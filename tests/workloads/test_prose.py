@@ -6,6 +6,7 @@ import hashlib
 import itertools
 import random
 import re
+import struct
 
 import pytest
 from hypothesis import given
@@ -57,7 +58,14 @@ def test_the_generator_advances_by_whole_blocks() -> None:
         twin.randbytes(2 * prose.BLOCK)
         blocks += 1
         assert blocks < 100
-    assert blocks >= 4000 // (prose.BLOCK * 70)
+    # the values the paragraphs of 4,000 bytes take, read as the module's invariants say
+    values = struct.unpack(f"<{100 * prose.BLOCK}H", random.Random(9).randbytes(200 * prose.BLOCK))
+    pool, size, used = prose.sentence_pool(), 0, 0
+    while size < 4000:
+        count = 3 + (values[used] & 3)
+        size += len(" ".join(pool[v % prose.POOL_SIZE] for v in values[used + 1 : used + 1 + count])) + 2
+        used += 1 + count
+    assert blocks == -(-used // prose.BLOCK) > 1
 
 
 def test_pinned_bytes() -> None:
