@@ -104,11 +104,11 @@ def laid_out(figure: Figure, dpi: float) -> Iterator[Figure]:
         yield figure
         return
     dpi_before = figure.dpi
-    figure.dpi = dpi
-    engine.execute(figure)
-    with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-        figure.set_layout_engine(None)
     try:
+        figure.dpi = dpi
+        engine.execute(figure)
+        with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            figure.set_layout_engine(None)
         yield figure
     finally:
         figure.set_layout_engine(engine)

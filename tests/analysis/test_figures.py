@@ -173,3 +173,21 @@ def test_a_figure_laid_out_first_has_the_pixels_of_matplotlibs_own_layout(result
         laid = pixels(figure, first=True)
         assert figure.get_layout_engine() is engine and figure.dpi == dpi
         assert np.array_equal(laid, pixels(draw(), first=False))
+
+
+def test_a_layout_that_fails_leaves_the_figure_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = pd.DataFrame(
+        {"run_id": ["r"] * 2, "call_index": [0, 1], "kind": ["reasoning"] * 2, "input_tokens": [10, 20]}
+    )
+    events = pd.DataFrame({"run_id": ["r"], "call_index": [1], "kind": ["compressed"]})
+    figure = sawtooth(calls, events, title="t", window=100)
+    engine, dpi = figure.get_layout_engine(), figure.dpi
+    assert engine is not None
+
+    def fail(_: object) -> None:
+        raise RuntimeError("no layout")
+
+    monkeypatch.setattr(engine, "execute", fail)
+    with pytest.raises(RuntimeError, match="no layout"), laid_out(figure, 300):
+        pass
+    assert figure.get_layout_engine() is engine and figure.dpi == dpi
