@@ -92,7 +92,7 @@ def _figure(width: float, height: float) -> Figure:
 
 
 @contextlib.contextmanager
-def laid_out(figure: Figure, dpi: float) -> Iterator[Figure]:
+def laid_out(figure: Figure, dpi: float) -> Iterator[None]:
     """`figure` with its layout solved at `dpi` and its layout engine set aside, restored after.
 
     Saving a figure that has a layout engine draws it twice: once unseen, to place the axes,
@@ -101,7 +101,7 @@ def laid_out(figure: Figure, dpi: float) -> Iterator[Figure]:
     """
     engine = figure.get_layout_engine()
     if engine is None:
-        yield figure
+        yield
         return
     dpi_before = figure.dpi
     try:
@@ -109,7 +109,7 @@ def laid_out(figure: Figure, dpi: float) -> Iterator[Figure]:
         engine.execute(figure)
         with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
             figure.set_layout_engine(None)
-        yield figure
+        yield
     finally:
         figure.set_layout_engine(engine)
         figure.dpi = dpi_before

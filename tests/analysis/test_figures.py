@@ -156,9 +156,7 @@ def test_a_figure_laid_out_first_has_the_pixels_of_matplotlibs_own_layout(result
 
     def pixels(figure: Any, *, first: bool) -> Any:
         buffer = io.BytesIO()
-        with mpl.rc_context(STYLE), contextlib.ExitStack() as stack:
-            if first:
-                stack.enter_context(laid_out(figure, 110))
+        with mpl.rc_context(STYLE), laid_out(figure, 110) if first else contextlib.nullcontext():
             figure.savefig(buffer, format="png", dpi=110)
         return np.asarray(Image.open(buffer))
 
