@@ -22,7 +22,7 @@ from ctxlab.presets.google_adk.params import AdkParams, EventsCompactionConfig
 from tests.parity.adk_side import Workload
 from tests.parity.openhands_workloads import TOOLS, texts
 
-ESCAPED = ('"quoted"', "back\\slash", "line\nbreak", "tab\tstop", "bell\x07", "", "数据 😀")
+ESCAPED = ('"quoted"', "back\\slash", "line\nbreak", "tab\tstop", "bell\x07", "del\x7f", "", "数据 😀")
 """Pieces JSON writes escaped, or non-ASCII it keeps (ADK sends a result as `{"result": ...}` JSON)."""
 
 

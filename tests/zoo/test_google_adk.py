@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
@@ -38,7 +38,7 @@ from ctxlab.presets.google_adk.preset import (
     reasoning_call,
     request_messages,
 )
-from ctxlab.presets.google_adk.wire import continuation, sent_request
+from ctxlab.presets.google_adk.wire import continuation, escaped_length, sent_request, sent_response
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.openhands_workloads import TOOLS
 from tests.zoo_strategies import agent_histories
@@ -101,6 +101,14 @@ def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:
     assert session.surviving((inner, outer, partial)) == [1, 2]
     shown = session.effective(events, (inner, outer, partial))
     assert [getattr(x, "text", None) or x.ts for x in shown] == ["B", "C", 6]  # type: ignore[union-attr]
+
+
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+@example("del \x7f, é, 数据, 😀, lone \ud800")
+def test_a_result_is_counted_as_json_dumps_escapes_it(text: str) -> None:
+    """A result's JSON as ADK sends it counted as the default `json.dumps` writes it: every
+    character past ASCII escaped (astral ones as pairs, lone surrogates too), and DEL."""
+    assert escaped_length(sent_response(text)) == len(json.dumps({"result": text}))
 
 
 @pytest.mark.parametrize("name", ["", "my agent", "1st", "{bogus}", "user"])

@@ -68,13 +68,19 @@ def sent_response(text: str) -> str:
 def escaped_length(sent: str) -> int:
     r"""The length of the JSON text `sent` (written with non-ASCII as is) written again with
     non-ASCII escaped, as `json.dumps` does by default: each character past ASCII becomes one
-    `\uXXXX` escape, or two (a surrogate pair) past the Basic Multilingual Plane; every other
-    character is written alike either way.
+    `\uXXXX` escape, or two (a surrogate pair) past the Basic Multilingual Plane, and so does
+    DEL (U+007F), the one ASCII character only the default escapes; every other character is
+    written alike either way.
 
-    >>> escaped_length(sent_response("é😀")) == len(json.dumps({"result": "é😀"}))
+    >>> escaped_length(sent_response("é😀\x7f")) == len(json.dumps({"result": "é😀\x7f"}))
     True
     """
-    return len(sent) + sum(5 if ord(c) < 0x10000 else 11 for c in sent if ord(c) > 0x7F)
+    if sent.isascii() and "\x7f" not in sent:
+        return len(sent)
+    # counted by C-speed encodings, not character by character: a result can be megabytes
+    beyond_ascii = len(sent) - len(sent.encode("ascii", "ignore"))
+    astral = len(sent.encode("utf-16-le", "surrogatepass")) // 2 - len(sent)
+    return len(sent) + 5 * (beyond_ascii + sent.count("\x7f")) + 6 * astral
 
 
 def sent_request(messages: tuple[Message, ...], then: Message) -> tuple[Message, ...]:
