@@ -152,7 +152,7 @@ def test_figures_drawn_in_worker_processes_are_the_same_bytes(results_root: Path
 def test_a_figure_laid_out_first_has_the_pixels_of_matplotlibs_own_layout(results_root: Path) -> None:
     """`laid_out` solves the layout before saving, so the figure is drawn once: every figure of
     a swept scenario (six kinds) must come out pixel for pixel as matplotlib's two-pass save
-    draws it, and keep its layout engine and dpi."""
+    draws it, and keep its layout engine, its dpi and how its axes treat minor ticks."""
 
     def pixels(figure: Any, *, first: bool) -> Any:
         buffer = io.BytesIO()
@@ -166,11 +166,16 @@ def test_a_figure_laid_out_first_has_the_pixels_of_matplotlibs_own_layout(result
     assert kinds == {"sawtooth", "overlay", "cumulative", "cache", "heatmap", "sweep"}
     for _, draw in plan:
         figure = draw()
-        engine, dpi = figure.get_layout_engine(), figure.dpi
+        engine, dpi, overlaps = figure.get_layout_engine(), figure.dpi, removes_overlaps(figure)
         assert engine is not None
         laid = pixels(figure, first=True)
         assert figure.get_layout_engine() is engine and figure.dpi == dpi
+        assert removes_overlaps(figure) == overlaps
         assert np.array_equal(laid, pixels(draw(), first=False))
+
+
+def removes_overlaps(figure: Any) -> list[bool]:
+    return [bool(axis.remove_overlapping_locs) for axes in figure.axes for axis in (axes.xaxis, axes.yaxis)]
 
 
 def test_a_layout_that_fails_leaves_the_figure_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,3 +194,4 @@ def test_a_layout_that_fails_leaves_the_figure_as_it_was(monkeypatch: pytest.Mon
     with pytest.raises(RuntimeError, match="no layout"), laid_out(figure, 300):
         pass
     assert figure.get_layout_engine() is engine and figure.dpi == dpi
+    assert removes_overlaps(figure) == [True, True]
