@@ -131,12 +131,14 @@ def batch_seed(seed: int, told: int) -> int:
 
 
 def journal_storage(journal: Path) -> Any:
-    """Optuna's storage in the journal file `journal` (made when new)."""
+    """Optuna's storage in the journal file `journal` (made when new), appended unsynced
+    (`ctxlab.tune.journal`)."""
     optuna_module()
     from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
 
-    return JournalStorage(JournalFileBackend(str(journal)))
+    from ctxlab.tune.journal import AppendedJournal
+
+    return JournalStorage(AppendedJournal(journal))
 
 
 def told_records(study: Any) -> list[TrialRecord]:
