@@ -215,7 +215,7 @@ def _check_workloads(
     """Build each distinct workload once, so a probe that cannot be planted fails at load time;
     each point's rounds per scripted turn (`scripted_rounds`), and per delegated script's turn
     (`delegated_rounds`)."""
-    keys = [f"{p.scenario.seed}:{p.scenario.workload.model_dump_json()}" for p in points]
+    keys = [f"{p.scenario.seed}:{p.scenario.workload.as_json}" for p in points]
     built: dict[str, tuple[list[int], list[int]]] = {}
     problems: list[Problem] = []
     for point, key in zip(points, keys, strict=True):

@@ -96,11 +96,14 @@ def parse_yaml(text: str, file: str) -> Located:
     """Parse one YAML document with the safe loader, keeping node positions.
 
     A plain document (one, without anchors, aliases or tags beyond the scalar ones) is read
-    straight from libyaml's events (`_read_events`); anything else, and every error, goes through
-    `compose_yaml`, which gives the same data and positions for a plain document.
+    straight from libyaml's events (`_read_events`), and its positions are read from them again
+    only when a problem is located; anything else, and every error, goes through `compose_yaml`,
+    which gives the same data and positions for a plain document.
     """
-    read = _read_events(text) if FAST_LOADER is not yaml.SafeLoader else None
-    return Located(file=file, data=read[0], positions=read[1]) if read else compose_yaml(text, file)
+    data = _read_events(text) if FAST_LOADER is not yaml.SafeLoader else _NOT_PLAIN
+    if data is _NOT_PLAIN:
+        return compose_yaml(text, file)
+    return Located(file=file, data=data, positions=_Positions(text))
 
 
 def compose_yaml(text: str, file: str) -> Located:
@@ -253,14 +256,14 @@ _NOTHING: Any = object()
 _RESOLVER: Any = yaml.resolver.Resolver()
 
 
-def _read_events(text: str) -> tuple[Any, dict[Loc, tuple[int, int]]] | None:
-    """A plain document's data and positions, read from libyaml's events without building nodes
-    (None when `compose_yaml` must read it: see `_Unusual`, or a stream with no document).
+def _read_events(text: str, positions: dict[Loc, tuple[int, int]] | None = None) -> Any:
+    """A plain document's data, read from libyaml's events without building nodes, with the
+    position of every node put into `positions` when given; `_NOT_PLAIN` when `compose_yaml` must
+    read it (see `_Unusual`, or a stream with no document).
 
     Invariant: for every document it reads, data and positions (in their insertion order) equal
-    `compose_yaml`'s; a test compares the two.
+    `compose_yaml`'s; a test compares the two. Whether positions are kept changes nothing else.
     """
-    positions: dict[Loc, tuple[int, int]] = {}
     root = _Open((), mapping=False, root=True)
     stack = [root]
     seen: dict[tuple[Any, ...], Any] = {}
@@ -274,15 +277,18 @@ def _read_events(text: str) -> tuple[Any, dict[Loc, tuple[int, int]]] | None:
                 if parent.wants_key():
                     parent.take_key(value, event.start_mark)
                 else:
-                    positions[parent.child_path()] = (event.start_mark.line + 1, event.start_mark.column + 1)
+                    if positions is not None:
+                        positions[parent.child_path()] = _line_column(event.start_mark)
                     parent.add(value, positions)
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 parent = stack[-1]
                 unusual = event.anchor is not None or event.tag not in (None, "!") or parent.wants_key()
                 if unusual or len(stack) > MAX_DEPTH:
                     raise _Unusual
-                path = parent.child_path()
-                positions[path] = (event.start_mark.line + 1, event.start_mark.column + 1)
+                path: Loc = ()
+                if positions is not None:
+                    path = parent.child_path()
+                    positions[path] = _line_column(event.start_mark)
                 stack.append(_Open(path, mapping=kind is yaml.MappingStartEvent))
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
                 done = stack.pop()
@@ -290,22 +296,56 @@ def _read_events(text: str) -> tuple[Any, dict[Loc, tuple[int, int]]] | None:
             elif kind is yaml.AliasEvent or (kind is yaml.DocumentStartEvent and root.value):
                 raise _Unusual
     except (yaml.YAMLError, _Unusual):
-        return None
-    return (root.value[0], positions) if root.value else None
+        return _NOT_PLAIN
+    return root.value[0] if root.value else _NOT_PLAIN
+
+
+_NOT_PLAIN: Any = object()
+
+
+def _line_column(mark: Any) -> tuple[int, int]:
+    return (mark.line + 1, mark.column + 1)
+
+
+class _Positions(Mapping[Loc, tuple[int, int]]):
+    """The positions of a plain document's nodes, read from its events again when first asked
+    for: a document that loads without a problem to locate never needs them."""
+
+    def __init__(self, text: str) -> None:
+        self._text: str | None = text
+        self._table: dict[Loc, tuple[int, int]] = {}
+
+    def _read(self) -> dict[Loc, tuple[int, int]]:
+        if self._text is not None:
+            _read_events(self._text, self._table)
+            self._text = None
+        return self._table
+
+    def __getitem__(self, loc: Loc) -> tuple[int, int]:
+        return self._read()[loc]
+
+    def __contains__(self, loc: object) -> bool:
+        return loc in self._read()
+
+    def __iter__(self) -> Iterator[Loc]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
 
 
 @dataclass(slots=True)
 class _Open:
-    """A mapping or sequence being read: its path, its value so far, and a mapping's key read
-    but not yet given its value (with the key's position). The root holds the document's node
-    as its one item, at the empty path."""
+    """A mapping or sequence being read: its path (when positions are kept), its value so far,
+    and a mapping's key read but not yet given its value (with the key's mark). The root holds
+    the document's node as its one item, at the empty path."""
 
     path: Loc
     mapping: bool
     root: bool = False
     value: Any = None
     key: Any = _NOTHING
-    key_at: tuple[int, int] = (0, 0)
+    key_mark: Any = None
 
     def __post_init__(self) -> None:
         self.value = {} if self.mapping else []
@@ -316,18 +356,19 @@ class _Open:
     def take_key(self, key: Any, mark: Any) -> None:
         if key in self.value:
             raise _Unusual
-        self.key, self.key_at = key, (mark.line + 1, mark.column + 1)
+        self.key, self.key_mark = key, mark
 
     def child_path(self) -> Loc:
         if self.mapping:
             return (*self.path, self.key)
         return () if self.root else (*self.path, len(self.value))
 
-    def add(self, value: Any, positions: dict[Loc, tuple[int, int]]) -> None:
+    def add(self, value: Any, positions: dict[Loc, tuple[int, int]] | None) -> None:
         """Give the value read: a mapping's to its key (positioned at the key), else appended."""
         if self.mapping:
             self.value[self.key] = value
-            positions[(*self.path, self.key)] = self.key_at
+            if positions is not None:
+                positions[(*self.path, self.key)] = _line_column(self.key_mark)
             self.key = _NOTHING
         else:
             self.value.append(value)

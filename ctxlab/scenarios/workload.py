@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import zoneinfo
 from collections.abc import Callable, Mapping
@@ -169,6 +170,12 @@ class WorkloadSpec(Section):
         )
         raise located_error("WorkloadSpec", [(loc, message, None)])
 
+    @functools.cached_property
+    def as_json(self) -> str:
+        """The section as JSON: equal texts build the same workload for a seed. Worked out once
+        per section (a long script's is long, and loading and the run both key by it)."""
+        return self.model_dump_json()
+
     def build(self, seed: int, files: Mapping[str, str]) -> Workload:
         """The workload's script for `seed`, reading trace and tool files from `files` (their texts).
 
@@ -179,7 +186,7 @@ class WorkloadSpec(Section):
         Raises:
             WorkloadError: a probe cannot be planted; problems are located inside this section.
         """
-        key = (seed, self.model_dump_json(), tuple(sorted(files.items())))
+        key = (seed, self.as_json, tuple(sorted(files.items())))
         built = _BUILT.get(key)
         if built is None:
             built = self._build(seed, files)

@@ -13,7 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxlab.problems import ScenarioError
 from ctxlab.scenarios import located
-from ctxlab.scenarios.located import Located, _read_events, compose_yaml, load, parse_yaml, read_text
+from ctxlab.scenarios.located import (
+    _NOT_PLAIN,
+    Located,
+    _Positions,
+    _read_events,
+    compose_yaml,
+    load,
+    parse_yaml,
+    read_text,
+)
 
 
 class Inner(BaseModel):
@@ -112,6 +121,25 @@ def test_valid_file_loads_with_positions(tmp_path: Path) -> None:
     assert located.where(("items", 0, "nothing", "deeper")) == (3, 5)
 
 
+def test_a_plain_documents_positions_are_read_when_first_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[bool] = []
+    real = located._read_events
+
+    def counted(text: str, positions: dict[object, tuple[int, int]] | None = None) -> object:
+        reads.append(positions is not None)
+        return real(text, positions)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(located, "_read_events", counted)
+    doc = parse_yaml("name: ok\nitems:\n  - trigger_ratio: 2\n", "s.yaml")
+    assert reads == [False] and isinstance(doc.positions, _Positions)
+    with pytest.raises(ScenarioError) as raised:
+        located.validate(doc, Outer)
+    assert [str(p).split(": ")[0] for p in raised.value.problems] == ["s.yaml:3:5"]
+    assert doc.where(("name",)) == (1, 1) and reads == [False, True]  # read once
+
+
 def test_dates_stay_as_written(tmp_path: Path) -> None:
     located = parse_yaml("start: 2026-01-01T00:00:00\n", "x")
     assert located.data == {"start": "2026-01-01T00:00:00"}
@@ -165,7 +193,7 @@ def test_a_plain_document_is_read_from_events_as_composed(
     text = yaml.safe_dump(
         {"doc": data, "n": [1, 1.5, True, None]}, default_flow_style=flow, default_style=quote
     )
-    assert _read_events(text) is not None  # the event reading takes it
+    assert _read_events(text) is not _NOT_PLAIN  # the event reading takes it
     fast, composed = read_both(text)
     assert fast == composed
 
