@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from benchmarks.workload import WINDOW, long_reply, replies
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
@@ -44,6 +45,10 @@ FIELDS = {
 }
 
 
+Meters = Literal["both", "protocol", "cache", "none"]
+"""Which of a run's two meters the lab side runs with: protocol checks, cache accounting."""
+
+
 class _Unmetered:
     """A cache meter that prices nothing: for the lab's time with its accounting off."""
 
@@ -56,13 +61,13 @@ def lab_run(
     middlewares: tuple[Middleware, ...] = (),
     script: Script | None = None,
     *,
-    metered: bool = True,
+    meters: Meters = "both",
     collect_less: bool = True,
 ) -> RunOutcome:
     """The `n`-reply workload (or `script`, built already) through the `agentscope` preset
-    (AgentScope's texts and defaults), with protocol checks and cache accounting unless not
-    `metered`, and with the garbage collector as the `ctxlab` command and its workers set it
-    (`ctxlab.experiments.collector`) unless not `collect_less`."""
+    (AgentScope's texts and defaults), with the `meters` asked for (a run has both: protocol
+    checks and cache accounting), and with the garbage collector as the `ctxlab` command and its
+    workers set it (`ctxlab.experiments.collector`) unless not `collect_less`."""
     script, texts = script or replies(n), load_texts("agentscope")
     with collecting_less() if collect_less else contextlib.nullcontext():
         return run_script(
@@ -74,17 +79,17 @@ def lab_run(
             context_size=WINDOW,
             workspace=InMemoryWorkspace(),
             middlewares=middlewares,
-            rules=RULES if metered else (),
-            cache=None if metered else _Unmetered(),
+            rules=RULES if meters in ("both", "protocol") else (),
+            cache=None if meters in ("both", "cache") else _Unmetered(),
         )
 
 
-def lab_per_call(n: int, *, metered: bool = True, collect_less: bool = True) -> float:
+def lab_per_call(n: int, *, meters: Meters = "both", collect_less: bool = True) -> float:
     """CPU seconds per model call of the lab on `n` replies (the script, the input of both sides,
     is built before the clock starts)."""
     script = replies(n)
     start = time.process_time()
-    outcome = lab_run(n, script=script, metered=metered, collect_less=collect_less)
+    outcome = lab_run(n, script=script, meters=meters, collect_less=collect_less)
     return (time.process_time() - start) / len(outcome.calls)
 
 

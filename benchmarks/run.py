@@ -11,7 +11,8 @@ the exception, timed on the wall clock because its work happens in worker proces
    accounting on: time per model call, and whole process including start-up. Each side runs as
    its users run it: the lab with the garbage collector set as the `ctxlab` command and its
    workers set it (`ctxlab.experiments.collector`; a row shows the lab with Python's default
-   collector too), the real loop with Python's default.
+   collector too), the real loop with Python's default. Breakdown rows time the lab with no
+   meter, with each meter alone, so a call's cost reads as the engine's and each meter's.
 2. Flat and linear cost: per-call time late in a 5,000-reply run against early in it, and the
    cost of one compression as the context doubles from 2,500 to 20,000 blocks.
 3. Long replies: one user turn answered in 500 and in 2,000 tool rounds (a coding agent's
@@ -112,10 +113,12 @@ LAB_10K = "from benchmarks.measures import lab_run; lab_run(5000)"
 
 
 def against_the_real_loop() -> list[Figure]:
-    lab, bare, python_gc, real = best_in_turn(
+    lab, bare, checked, cached, python_gc, real = best_in_turn(
         4,
         lambda: min(lab_per_call(200) for _ in range(2)),
-        lambda: lab_per_call(200, metered=False),
+        lambda: lab_per_call(200, meters="none"),
+        lambda: lab_per_call(200, meters="protocol"),
+        lambda: lab_per_call(200, meters="cache"),
         lambda: lab_per_call(200, collect_less=False),
         lambda: real_per_call(200),
     )
@@ -123,6 +126,8 @@ def against_the_real_loop() -> list[Figure]:
     return [
         Figure("ctxlab per model call", lab * 1e6, "<= 50", lab * 1e6 <= 50, "us"),
         Figure("  of which the engine (meters off)", bare * 1e6, "(breakdown)", True, "us"),
+        Figure("  the engine with protocol checks alone", checked * 1e6, "(breakdown)", True, "us"),
+        Figure("  the engine with cache accounting alone", cached * 1e6, "(breakdown)", True, "us"),
         Figure("  with Python's default garbage collector", python_gc * 1e6, "(breakdown)", True, "us"),
         Figure("agentscope per model call", real * 1e6, "(reference)", True, "us"),
         Figure("per-call speed-up over the real loop", real / lab, ">= 30x", real / lab >= 30, "x"),

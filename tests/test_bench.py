@@ -32,11 +32,12 @@ def test_the_lab_side_compresses_within_the_window_and_sends_only_well_formed_re
     assert max(call.tokens["as_sent"] for call in outcome.calls) < WINDOW
 
 
-def test_unmetered_runs_make_the_same_calls() -> None:
-    metered, bare = lab_run(30), lab_run(30, metered=False)
-    assert [c.tokens for c in metered.calls] == [c.tokens for c in bare.calls]
-    assert all(c.cached_tokens == 0 for c in bare.calls)
-    assert any(c.cached_tokens for c in metered.calls)
+def test_each_meter_can_be_left_out_and_the_calls_stay_the_same() -> None:
+    runs = {meters: lab_run(30, meters=meters) for meters in ("both", "protocol", "cache", "none")}
+    tokens = {meters: [c.tokens for c in run.calls] for meters, run in runs.items()}
+    assert all(sent == tokens["both"] for sent in tokens.values())
+    cached = {meters: any(c.cached_tokens for c in run.calls) for meters, run in runs.items()}
+    assert cached == {"both": True, "protocol": False, "cache": True, "none": False}
 
 
 def test_both_sides_run_the_same_workload_call_for_call() -> None:
