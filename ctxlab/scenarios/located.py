@@ -253,6 +253,7 @@ class _Unusual(Exception):
 
 
 _NOTHING: Any = object()
+_NOT_PLAIN: Any = object()  # what `_read_events` gives for a document it leaves to `compose_yaml`
 _RESOLVER: Any = yaml.resolver.Resolver()
 
 
@@ -298,9 +299,6 @@ def _read_events(text: str, positions: dict[Loc, tuple[int, int]] | None = None)
     except (yaml.YAMLError, _Unusual):
         return _NOT_PLAIN
     return root.value[0] if root.value else _NOT_PLAIN
-
-
-_NOT_PLAIN: Any = object()
 
 
 def _line_column(mark: Any) -> tuple[int, int]:

@@ -121,9 +121,7 @@ def test_valid_file_loads_with_positions(tmp_path: Path) -> None:
     assert located.where(("items", 0, "nothing", "deeper")) == (3, 5)
 
 
-def test_a_plain_documents_positions_are_read_when_first_asked_for(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_plain_documents_positions_are_read_when_first_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[bool] = []
     real = located._read_events
 
