@@ -26,8 +26,8 @@ the exception, timed on the wall clock because its work happens in worker proces
    `ctxlab run FILE --no-plots --quiet`, whole process against the real loop's whole process on
    2,000 replies, and the share of ctxlab's time spent loading and building the workload.
 7. The main job: `make experiments` after set-up (every shipped scenario run and its figures
-   drawn, then the tuned ones tuned), on the wall clock, once; and one shipped scenario rerun
-   with `ctxlab run`, figures drawn, as a user reruns a file they edited.
+   drawn, then the tuned ones tuned), on the wall clock, the best of two; and one shipped
+   scenario rerun with `ctxlab run`, figures drawn, as a user reruns a file they edited.
 """
 
 from __future__ import annotations
@@ -250,9 +250,14 @@ def long_replies() -> list[Figure]:
     ]
 
 
-def make_experiments_seconds() -> float:
+def make_experiments_seconds(repeats: int = 2) -> float:
     """Wall seconds of what `make experiments` runs after set-up: `ctxlab run` over every shipped
-    scenario, then `ctxlab tune` over those with a tune: section, into a fresh folder."""
+    scenario, then `ctxlab tune` over those with a tune: section, into a fresh folder; the best
+    of `repeats` (on the wall clock, a burst of other work on a shared machine lands in one)."""
+    return min(_make_experiments_once() for _ in range(repeats))
+
+
+def _make_experiments_once() -> float:
     scenarios = sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml"))
     tuned = [p for p in scenarios if "\ntune:" in "\n" + Path(p).read_text(encoding="utf-8")]
     with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder:
