@@ -3,6 +3,7 @@ changes (`ctxlab.core.messages.memo`), as used for a message's LangChain form an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from hypothesis import given
@@ -199,6 +200,59 @@ def test_a_reply_grown_by_appending_resumes_every_read_from_the_tuple_it_grew_fr
             plain.extend(parts)
             total = total * 3 + len(block.text)
         assert scan(blocks, 0) == tuple(plain) and fold(blocks, 0) == total
+    forget()
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["grow", "grow", "grow", "cut", "edit", "back", "walk"]), st.integers(0, 9)
+        ),
+        max_size=30,
+    )
+)
+def test_a_finished_scan_is_the_plain_walk_closed_and_every_tuple_noted_shares_what_it_says(
+    plan: list[tuple[str, int]],
+) -> None:
+    """`finished` equals the plain walk closed by `finish` (which may keep fewer parts than the
+    scan made and add others), also when the same scan is read whole in between; and every
+    lineage note it leaves (`GROWN`) holds: the tuple begins with that many objects of its parent."""
+    from ctxlab.core.messages.memo import RESUMED_BLOCKS
+    from ctxlab.core.messages.message import GROWN
+
+    def step(carry: int, block: TextBlock, before: int) -> tuple[list[tuple[int, int]], int]:
+        carry += len(block.text)
+        return [(carry, before)] * (len(block.text) % 3), carry
+
+    def finish(carry: int, done: Sequence[tuple[int, int]]) -> tuple[int, list[tuple[int, int]]]:
+        keep = len(done) - carry % 2 if done else 0  # an odd carry replaces the last part
+        return keep, [(carry, -1)] * (carry % 3)
+
+    scan = LeadingScan[TextBlock, int, tuple[int, int]](step)
+    message, versions = Message(role="assistant", blocks=()), []
+    for action, n in plan:
+        if action == "grow":
+            message = message.appended(*(TextBlock(text="x" * k) for k in range(n % 4 + RESUMED_BLOCKS // 4)))
+        elif action == "cut":
+            message = message.with_blocks(message.blocks[: n % (len(message.blocks) + 1)])
+        elif action == "edit":  # the last blocks cut and others in their place, in one read
+            kept = message.blocks[: len(message.blocks) - n % 3]
+            message = message.with_blocks((*kept, *(TextBlock(text="y" * k) for k in range(n % 4))))
+        elif action == "back" and versions:
+            message = versions[n % len(versions)]
+        versions.append(message)
+        plain: list[tuple[int, int]] = []
+        carry = 0
+        for block in message.blocks:
+            parts, carry = step(carry, block, len(plain))
+            plain.extend(parts)
+        if action == "walk":
+            assert scan.with_carry(message.blocks, 0) == (tuple(plain), carry)
+        keep, tail = finish(carry, plain)
+        assert scan.finished(message.blocks, 0, finish) == (*plain[:keep], *tail)
+    for grown, parent, shared in GROWN._parents.values():  # every note, read where it is kept
+        assert shared <= min(len(grown), len(parent))
+        assert all(a is b for a, b in zip(grown[:shared], parent[:shared], strict=True))
     forget()
 
 

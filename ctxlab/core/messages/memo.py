@@ -225,33 +225,50 @@ class LeadingScan(Generic[K, S, P]):
         return out, carry
 
     def finished(
-        self, items: Sequence[K], start: S, finish: Callable[[S], Sequence[P]], *args: Any
+        self, items: Sequence[K], start: S, finish: Callable[[S, Sequence[P]], Closing[P]], *args: Any
     ) -> tuple[P, ...]:
-        """The scan's parts, then `finish(carry)`'s (the parts its carry still holds open), as
-        one tuple. A long sequence's (`RESUMED_BLOCKS`) is noted (`GROWN`) as beginning with the
-        parts of the scan, themselves noted as beginning with those of the scan it resumed: a
-        reader that kept the tuple of an earlier sequence finds what the two share at once."""
+        """The scan's parts closed by `finish(carry, parts)` (the carry after the last item, the
+        scan's parts: not to be changed), which says how many of them to keep and what follows
+        them (the parts the carry still holds open; a last part that takes in what came after
+        it), as one tuple.
+
+        A long sequence's (`RESUMED_BLOCKS`) is made in one copy of its parts, and noted
+        (`GROWN`) as beginning with the parts of the tuple the read it resumed made: a reader
+        that kept that tuple finds what the two share at once."""
         if len(items) < RESUMED_BLOCKS:
             out, carry = self.walk(items, start, *args)
-            out += finish(carry)
+            keep, tail = finish(carry, out)
+            del out[keep:]
+            out += tail
             return tuple(out)
-        done, carry = self.with_carry(items, start, *args)
-        tail = finish(carry)
-        if not tail:
-            return done
-        whole = done + tuple(tail)
-        GROWN.note(whole, done)
-        return whole
+        kept, carry = self._scanned(items, start, args)
+        keep, tail = finish(carry, kept.parts)
+        out = kept.parts
+        if keep == len(out) and not tail:
+            return self._whole(kept)
+        dropped = out[keep:]
+        del out[keep:]
+        out += tail
+        closed = tuple(out)
+        del out[keep:]
+        out += dropped
+        self._made(kept, closed, keep)
+        return closed
 
     def with_carry(self, items: Sequence[K], start: S, *args: Any) -> tuple[tuple[P, ...], S]:
         """The scan's parts and its carry after the last item."""
+        kept, carry = self._scanned(items, start, args)
+        return self._whole(kept), carry
+
+    def _scanned(self, items: Sequence[K], start: S, args: tuple[Any, ...]) -> tuple[_Sequence[K, S, P], S]:
+        """The kept scan, its parts brought up to `items` (the memo's own: not to be kept), and
+        its carry after the last item."""
         kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))
-        if same == len(items) == len(kept.items) and kept.whole is not None:
-            return kept.whole, kept.values[-1]
-        before = kept.whole
+        if same == len(items) == len(kept.items):
+            return kept, kept.values[-1]
         kept.cut(same)
         step, out, held, carries, ends = self._step, kept.parts, kept.items, kept.values, kept.ends
-        shared, carry = len(out), carries[-1]
+        carry = carries[-1]
         for item in items[same:]:
             parts, carry = step(carry, item, len(out), *args)
             if parts:
@@ -259,9 +276,29 @@ class LeadingScan(Generic[K, S, P]):
             held.append(item)
             carries.append(carry)
             ends.append(len(out))
-        kept.whole = tuple(out)
-        _brought_up(kept, items, before, shared)
-        return kept.whole, carry
+        kept.whole = None
+        _brought_up(kept, items)
+        return kept, carry
+
+    def _whole(self, kept: _Sequence[K, S, P]) -> tuple[P, ...]:
+        """The scan's parts as a tuple, made once while they stay."""
+        if kept.whole is None:
+            kept.whole = tuple(kept.parts)
+            self._made(kept, kept.whole, len(kept.whole))
+        return kept.whole
+
+    @staticmethod
+    def _made(kept: _Sequence[K, S, P], made: tuple[P, ...], keeps: int) -> None:
+        """`made` begins with the first `keeps` parts of `kept`: noted (`GROWN`) as sharing
+        with the tuple made before it as many leading parts as both still hold."""
+        before, shared = kept.made, min(kept.made_keeps, keeps)
+        if before is not None and shared:
+            GROWN.note(made, before, shared)
+        kept.made, kept.made_keeps = made, keeps
+
+
+Closing = tuple[int, Sequence[P]]
+"""How `LeadingScan.finished` closes a scan: how many of its parts stay, and the parts after them."""
 
 
 @dataclass(slots=True)
@@ -278,6 +315,8 @@ class _Sequence(Generic[K, V, P]):
     whole: tuple[P, ...] | None = None
     ends: list[int] = field(default_factory=lambda: [0])
     source: tuple[object, ...] | None = None
+    made: tuple[P, ...] | None = None
+    made_keeps: int = 0
 
     def __post_init__(self, start: V) -> None:
         self.values = [start]
@@ -289,6 +328,7 @@ class _Sequence(Generic[K, V, P]):
             del self.items[same:], self.values[same + 1 :], self.ends[same + 1 :]
             del self.parts[self.ends[-1] :]
             self.whole = None
+            self.made_keeps = min(self.made_keeps, len(self.parts))
 
 
 def _items_of(kept: _Sequence[K, V, P]) -> Sequence[object]:

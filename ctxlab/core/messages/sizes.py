@@ -27,7 +27,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
+from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -74,16 +74,23 @@ def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
     A message of `RESUMED_BLOCKS` blocks or more (a reply that grows by a round at every call)
     resumes the pass over an earlier message whose blocks it begins with (`LeadingScan`).
     """
-    sizes, (pending, media, shown, has_media) = _sizes_scan.walk(message.blocks, _NO_SIZES, counter)
-    if has_media:
-        sizes.append(media)
-    if shown:
-        sizes.append(pending)
-    elif sizes:
-        sizes[-1] = sizes[-1] + pending
-    else:
+    sizes = _sizes_scan.finished(message.blocks, _NO_SIZES, _closed_sizes, counter)
+    if not sizes:
         return ViewSizes((), counter.measure_message(message))
-    return ViewSizes(tuple(sizes), ZERO)
+    return ViewSizes(sizes, ZERO)
+
+
+def _closed_sizes(carry: _SizeCarry, done: Sequence[Tally]) -> Closing[Tally]:
+    """The sizes after the last block: the view messages still open, or, when none shows,
+    hidden blocks the last view message takes in (none: the message has no view message)."""
+    pending, media, shown, has_media = carry
+    if shown:
+        return len(done), [media, pending] if has_media else [pending]
+    if has_media:
+        return len(done), [media + pending]
+    if done:
+        return len(done) - 1, [done[-1] + pending]
+    return 0, []
 
 
 _SizeCarry = tuple[Tally, Tally, bool, bool]

@@ -37,7 +37,7 @@ from functools import partial
 from typing import Any, Literal, Protocol
 
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import LeadingScan
+from ctxlab.core.messages.memo import Closing, LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.core.wire.views import blank
 
@@ -205,13 +205,14 @@ def facts_of_message(message: Message) -> tuple[Fact, ...]:
     return _facts_scan.finished(message.blocks, _NO_FACTS, partial(_open_facts, role), role)
 
 
-def _open_facts(role: str, carry: _FactCarry) -> list[Fact]:
-    """The facts of the view messages a message's blocks leave open (`carry`, after its last)."""
+def _open_facts(role: str, carry: _FactCarry, done: Sequence[Fact]) -> Closing[Fact]:
+    """Every fact of `done`, then those of the view messages a message's blocks leave open
+    (`carry`, after its last)."""
     parts, shown, calls, media = carry
     out = [Fact("user")] if media else []
     if parts or calls:
         out.append(Fact(role, calls, shown=shown or bool(calls)))
-    return out
+    return len(done), out
 
 
 _FactCarry = tuple[bool, bool, tuple[str, ...], bool]

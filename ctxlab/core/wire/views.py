@@ -33,7 +33,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import LeadingScan
+from ctxlab.core.messages.memo import Closing, LeadingScan
 from ctxlab.core.messages.message import Message
 
 Wire = dict[str, Any]
@@ -150,8 +150,8 @@ def openai_one(message: Message) -> tuple[Wire, ...]:
     return _wire_scan.finished(message.blocks, NO_WIRE, partial(_open_wire, message.role), message.role)
 
 
-def _open_wire(role: str, carry: WireCarry) -> list[Wire]:
-    return wire_tail(carry, role)
+def _open_wire(role: str, carry: WireCarry, done: Sequence[Wire]) -> Closing[Wire]:
+    return len(done), wire_tail(carry, role)
 
 
 def wire_tail(carry: WireCarry, role: str) -> list[Wire]:
