@@ -256,6 +256,34 @@ def test_a_finished_scan_is_the_plain_walk_closed_and_every_tuple_noted_shares_w
     forget()
 
 
+@given(st.lists(st.tuples(st.sampled_from(["grow", "grow", "other", "back"]), st.lists(st.integers(0, 5)))))
+def test_an_index_is_the_dict_of_its_pairs_whatever_it_indexed_before(
+    plan: list[tuple[str, list[int]]],
+) -> None:
+    """`Indexed` extends its dictionary for a tuple that grew from the last one read (noted or
+    not) and starts afresh otherwise; either way it reads as `dict(pairs)`, later pairs winning."""
+    from ctxlab.core.messages.memo import Indexed
+    from ctxlab.core.messages.message import GROWN
+
+    indexed = Indexed[int, object]()
+    pairs: tuple[tuple[int, object], ...] = ()
+    versions = [pairs]
+    for action, keys in plan:
+        new = tuple((key, object()) for key in keys)
+        if action == "grow":
+            grown = pairs + new
+            if len(keys) % 2:  # half of them noted, as a resumed read notes its parts
+                GROWN.note(grown, pairs)
+            pairs = grown
+        elif action == "other":
+            pairs = new
+        else:
+            pairs = versions[len(keys) % len(versions)]
+        versions.append(pairs)
+        assert dict(indexed(pairs)) == dict(pairs)
+    forget()
+
+
 def test_the_closest_kept_sequence_is_the_last_used_when_extended_whole() -> None:
     a, b, c, d, x = (Item(float(v)) for v in range(5))
     assert closest([[a, b, c], [a, b]], [a, b, c, d], list) == (1, 2)  # the last used, extended

@@ -39,6 +39,7 @@ from ctxlab.core.messages.units import (
     ViewUnit,
     call_blocks,
     call_declarations,
+    calls_by_id,
     result_block,
     result_ref,
     view_units,
@@ -136,7 +137,7 @@ def clear_tool_uses(
     if params.clear_tool_inputs:
         return _cleared_at_once(messages, sizer, params)
     declared = call_declarations(messages)
-    calls = dict(declared)
+    calls = calls_by_id(declared)
     tally = sizer.size(messages)
     before = sizer.tokens(tally)
     unchanged = Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)

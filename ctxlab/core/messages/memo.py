@@ -40,9 +40,10 @@ from __future__ import annotations
 
 import bisect
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import partial
+from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
 from ctxlab.core.messages.message import GROWN, same_leading
@@ -508,6 +509,40 @@ class Replaced(Generic[V]):
                 keys.append(self._key(original[i]))
         self._original, self._copy, self._at, self._keys = original, copy, at, keys
         return tuple(keys)
+
+
+class Indexed(Generic[H, V]):
+    """`indexed(pairs)` equals `dict(pairs)` (a later pair of the same key wins), read-only.
+
+    One dictionary is kept, for the last tuple read; a tuple that begins with pairs equal to
+    that one's (the very same objects as far as `GROWN` knows, the rest compared as tuples are,
+    each object first by identity) extends it in place with its new pairs, so a history's index
+    costs what the history gained and a comparison at C speed. Its values may so be equal
+    objects read earlier, not the very ones of `pairs`. The mapping given back is valid until
+    the next call, which may extend it: not to be kept. Any other tuple gets a new dictionary.
+    `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_index", "_pairs")
+
+    def __init__(self) -> None:
+        self._pairs: tuple[tuple[H, V], ...] = ()
+        self._index: dict[H, V] = {}
+        _MEMOS.add(self)
+
+    def clear(self) -> None:
+        """Drop the kept dictionary."""
+        self._pairs, self._index = (), {}
+
+    def __call__(self, pairs: tuple[tuple[H, V], ...]) -> Mapping[H, V]:
+        kept = self._pairs
+        known = (GROWN.shared(pairs, kept) or 0) if kept else 0
+        if kept and pairs[known : len(kept)] == kept[known:]:
+            self._index.update(pairs[len(kept) :])
+        else:
+            self._index = dict(pairs)
+        self._pairs = pairs
+        return MappingProxyType(self._index)
 
 
 class _Clearable(Protocol):

@@ -23,7 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, assert_never
 
@@ -388,6 +388,13 @@ def call_declarations(messages: Sequence[Message]) -> tuple[tuple[str, tuple[Blo
     return _declared_calls(messages)
 
 
+def calls_by_id(declared: tuple[_Declared, ...]) -> Mapping[str, tuple[BlockRef, ToolCallBlock]]:
+    """`call_declarations`' result by id (a later declaration of the same id wins), read-only
+    and valid until the next call: the index of a history that grew is extended, not rebuilt
+    (`memo.Indexed`)."""
+    return _calls_by_id(declared)
+
+
 def _message_calls(message: Message, position: int, _before: int) -> list[_Declared] | tuple[_Declared, ...]:
     blocks = message.blocks
     if len(blocks) >= memo.RESUMED_BLOCKS:  # a reply grows by a round at every call
@@ -408,6 +415,7 @@ def _call_step(at: int, block: Block, _before: int, position: int) -> tuple[tupl
 _Declared = tuple[str, tuple[BlockRef, ToolCallBlock]]
 _declared_calls = LeadingConcat[Message, _Declared](_message_calls)
 _calls_scan = LeadingScan[Block, int, _Declared](_call_step)
+_calls_by_id = memo.Indexed[str, tuple[BlockRef, ToolCallBlock]]()
 
 
 def result_block(messages: Sequence[Message], unit: ViewUnit) -> ToolResultBlock:
