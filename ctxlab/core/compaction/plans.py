@@ -35,7 +35,7 @@ import itertools
 from bisect import bisect_left
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard
 
 from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import ZERO, Block, Tally, ToolCallBlock, ToolResultBlock
@@ -86,7 +86,6 @@ class Judge(Protocol):
         ...
 
 
-@runtime_checkable
 class GrowingJudge(Judge, Protocol):
     """A judge whose verdicts of a message's results depend on its blocks up to each result (and
     its position and the carry into it) only, so a message that grew keeps those it had."""
@@ -96,6 +95,12 @@ class GrowingJudge(Judge, Protocol):
     ) -> tuple[list[Verdict], object]:
         """`judge`'s verdicts of the results at blocks `first` on, and the carry after the message."""
         ...
+
+
+def grows(judge: Judge) -> TypeGuard[GrowingJudge]:
+    """Whether `judge` judges block by block: the structural check `isinstance` makes against a
+    runtime-checkable protocol, without its walk over the protocol's members at every call."""
+    return callable(getattr(judge, "judge_from", None))
 
 
 @dataclass(slots=True, eq=False)
@@ -210,7 +215,7 @@ class Plan:
         carry = self.carries[-1]
         for position in range(same, len(messages)):
             message = messages[position]
-            if judged and isinstance(judge, GrowingJudge):
+            if judged and grows(judge):
                 verdicts, carry = judge.judge_from(message, position, carry, judged)
                 judged = 0
             else:
@@ -225,7 +230,7 @@ class Plan:
         """How many leading blocks of `messages[same]` keep the verdicts the kept message at its
         place had: all of that message's when it is long and they begin `messages[same]`, and the
         judge judges block by block; else 0."""
-        if same >= min(len(self.messages), len(messages)) or not isinstance(judge, GrowingJudge):
+        if same >= min(len(self.messages), len(messages)) or not grows(judge):
             return 0
         kept = self.messages[same].blocks
         if len(kept) < memo.RESUMED_BLOCKS or not begins_with(messages[same].blocks, kept):
