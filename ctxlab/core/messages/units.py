@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Literal, NamedTuple, assert_never
 
 from ctxlab.core.messages import memo
@@ -183,16 +184,28 @@ def view_units(messages: Sequence[Message]) -> tuple[ViewUnit, ...]:
 
 def _place_units(message: Message, position: int, first: int) -> tuple[ViewUnit, ...]:
     blocks = message.blocks
-    if len(blocks) < memo.RESUMED_BLOCKS:
-        segmenter = _Segmenter(message=position, role=message.role, next_index=first)
-        for i, block in enumerate(blocks):
-            segmenter.add(i, block)
-    else:
-        units, carry = _segments.with_carry(blocks, _NOTHING_READ, message.role, (position, first))
-        segmenter = _resumed(carry, message.role, position, first + len(units))
-        segmenter.units = list(units)
+    if len(blocks) >= memo.RESUMED_BLOCKS:
+        close = partial(_closed_units, message.role, (position, first), len(blocks))
+        return _segments.finished(blocks, _NOTHING_READ, close, message.role, (position, first))
+    segmenter = _Segmenter(message=position, role=message.role, next_index=first)
+    for i, block in enumerate(blocks):
+        segmenter.add(i, block)
     segmenter.finish(len(blocks))
     return tuple(segmenter.units)
+
+
+def _closed_units(
+    role: WireRole, place: tuple[int, int], size: int, carry: _Segment, done: Sequence[ViewUnit]
+) -> memo.Closing[ViewUnit]:
+    """The units the walk over a long message of `size` blocks stored at `place` (its position,
+    its first unit's view index) closes at its end (`done` so far, `carry` after its last
+    block): those still open, and its last unit again when the end extends it."""
+    position, first = place
+    segmenter = _resumed(carry, role, position, first + len(done))
+    keep = max(len(done) - 1, 0)
+    segmenter.units = list(done[keep:])
+    segmenter.finish(size)
+    return keep, segmenter.units
 
 
 class _Segment(NamedTuple):
