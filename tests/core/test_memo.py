@@ -11,13 +11,12 @@ from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
+from ctxlab.core.messages.latest import Replaced, Running
 from ctxlab.core.messages.memo import (
     IdentityMemo,
     LeadingConcat,
     LeadingFold,
     LeadingScan,
-    Replaced,
-    Running,
     closest,
     forget,
 )
@@ -262,7 +261,7 @@ def test_an_index_is_the_dict_of_its_pairs_whatever_it_indexed_before(
 ) -> None:
     """`Indexed` extends its dictionary for a tuple that grew from the last one read (noted or
     not) and starts afresh otherwise; either way it reads as `dict(pairs)`, later pairs winning."""
-    from ctxlab.core.messages.memo import Indexed
+    from ctxlab.core.messages.latest import Indexed
     from ctxlab.core.messages.message import GROWN
 
     indexed = Indexed[int, object]()

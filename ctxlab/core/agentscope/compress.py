@@ -29,7 +29,8 @@ from dataclasses import dataclass, replace
 from ctxlab.core.agentscope.split import Split, SplitInput, split_context
 from ctxlab.core.agentscope.summary import Summary, SummaryRequest, build_summary_request
 from ctxlab.core.messages.blocks import Block, HintBlock, Tally, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import RESUMED_BLOCKS, Running
+from ctxlab.core.messages.latest import Running
+from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.message import fixed_messages as fixed_messages  # noqa: PLC0414 (an explicit re-export)
 from ctxlab.core.messages.tokens import TokenCounter, measure_all

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ctxlab.core.compaction.clearing import Clearing, replace_results
-from ctxlab.core.messages import memo
+from ctxlab.core.messages import latest, memo
 from ctxlab.core.messages.blocks import (
     Block,
     DataBlock,
@@ -307,7 +307,7 @@ def _elide_in_order(
     return ElidedMessage(message=copy, cleared=_elided_ids(blocks, elided))
 
 
-_elided_ids = memo.Replaced[str](operator.attrgetter("id"))
+_elided_ids = latest.Replaced[str](operator.attrgetter("id"))
 """The call ids of the results an elided copy replaced, read where the copy changed (a reply's
 copy is made again at every call, most of it as before)."""
 

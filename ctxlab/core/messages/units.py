@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Literal, NamedTuple, assert_never
 
-from ctxlab.core.messages import memo
+from ctxlab.core.messages import latest, memo
 from ctxlab.core.messages.blocks import (
     Block,
     DataBlock,
@@ -404,7 +404,7 @@ def call_declarations(messages: Sequence[Message]) -> tuple[tuple[str, tuple[Blo
 def calls_by_id(declared: tuple[_Declared, ...]) -> Mapping[str, tuple[BlockRef, ToolCallBlock]]:
     """`call_declarations`' result by id (a later declaration of the same id wins), read-only
     and valid until the next call: the index of a history that grew is extended, not rebuilt
-    (`memo.Indexed`)."""
+    (`latest.Indexed`)."""
     return _calls_by_id(declared)
 
 
@@ -428,7 +428,7 @@ def _call_step(at: int, block: Block, _before: int, position: int) -> tuple[tupl
 _Declared = tuple[str, tuple[BlockRef, ToolCallBlock]]
 _declared_calls = LeadingConcat[Message, _Declared](_message_calls)
 _calls_scan = LeadingScan[Block, int, _Declared](_call_step)
-_calls_by_id = memo.Indexed[str, tuple[BlockRef, ToolCallBlock]]()
+_calls_by_id = latest.Indexed[str, tuple[BlockRef, ToolCallBlock]]()
 
 
 def result_block(messages: Sequence[Message], unit: ViewUnit) -> ToolResultBlock:

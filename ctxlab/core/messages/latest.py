@@ -1,0 +1,141 @@
+"""Values kept for the last tuple read, carried along its lineage (`message.GROWN`).
+
+A reply grows by a round at every call, and a request-only edit makes a new copy of it each
+time; what is read off such a tuple is kept for the last one only, and the next one keeps what
+its lineage (or a comparison at C speed) vouches for and reads the rest.
+
+Invariants:
+- `Running(make)(items)` equals a fresh accumulator fed every item of `items`; `Replaced(key)`
+  (original, copy) equals the keys of the items the copy replaced; `Indexed()(pairs)` equals
+  `dict(pairs)`. Each equals a reading from scratch whatever was read before.
+- Each registers with `memo.forget()`, so no run's objects outlive the run.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Hashable, Mapping
+from types import MappingProxyType
+from typing import Any, Generic, Protocol, TypeVar
+
+from ctxlab.core.messages.memo import register
+from ctxlab.core.messages.message import GROWN
+
+V = TypeVar("V")
+H = TypeVar("H", bound=Hashable)
+V_co = TypeVar("V_co", covariant=True)
+
+
+class Accumulator(Protocol[V_co]):
+    """What `Running` carries along a growing tuple: it takes items one at a time, in order."""
+
+    def take(self, item: Any) -> None: ...
+
+    def value(self) -> V_co: ...
+
+
+class Running(Generic[V]):
+    """`running(items)` equals `make()` fed every item of the block tuple `items`, then read
+    (`value()`, which must not share the accumulator's mutable state).
+
+    One accumulator is kept, for the last tuple read; a tuple `Message.appended` grew from it
+    (`GROWN`) takes it over and feeds it only the new items, so a reply that grows by a round at
+    every call costs its new blocks. Any other tuple is read afresh (and the tuple it replaces
+    can no longer be resumed). `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_items", "_kept", "_make")
+
+    def __init__(self, make: Callable[[], Accumulator[V]]) -> None:
+        self._make = make
+        self._items: tuple[object, ...] | None = None
+        self._kept: Accumulator[V] | None = None
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept accumulator."""
+        self._items = self._kept = None
+
+    def __call__(self, items: tuple[object, ...]) -> V:
+        kept = self._kept
+        if kept is None or self._items is None or not GROWN.extends(items, self._items):
+            kept, start = self._make(), 0
+        else:
+            start = len(self._items)
+        for item in items[start:]:
+            kept.take(item)
+        self._items, self._kept = items, kept
+        return kept.value()
+
+
+class Replaced(Generic[V]):
+    """`replaced(original, copy)` equals `tuple(key(o) for o, c in zip(original, copy) if c is
+    not o)`: what an edited copy of a tuple replaced (`copy` is as long as `original`).
+
+    The pair last read is kept with where its replacements stand; a pair whose copy and original
+    are each known (`GROWN`) to share leading objects with the kept ones keeps the replacements
+    before the shorter of the two shares and compares only the rest. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_at", "_copy", "_key", "_keys", "_original")
+
+    def __init__(self, key: Callable[[Any], V]) -> None:
+        self._key = key
+        self._original: tuple[object, ...] = ()
+        self._copy: tuple[object, ...] = ()
+        self._at: list[int] = []
+        self._keys: list[V] = []
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept pair."""
+        self._original, self._copy, self._at, self._keys = (), (), [], []
+
+    def __call__(self, original: tuple[object, ...], copy: tuple[object, ...]) -> tuple[V, ...]:
+        same = 0
+        if self._copy:
+            copied, kept = GROWN.shared(copy, self._copy), GROWN.shared(original, self._original)
+            if copied is not None and kept is not None:
+                same = min(copied, kept)
+        held = bisect.bisect_left(self._at, same)
+        at, keys = self._at[:held], self._keys[:held]
+        for i in range(same, len(original)):
+            if copy[i] is not original[i]:
+                at.append(i)
+                keys.append(self._key(original[i]))
+        self._original, self._copy, self._at, self._keys = original, copy, at, keys
+        return tuple(keys)
+
+
+class Indexed(Generic[H, V]):
+    """`indexed(pairs)` equals `dict(pairs)` (a later pair of the same key wins), read-only.
+
+    One dictionary is kept, for the last tuple read; a tuple that begins with pairs equal to
+    that one's (the very same objects as far as `GROWN` knows, the rest compared as tuples are,
+    each object first by identity) extends it in place with its new pairs, so a history's index
+    costs what the history gained and a comparison at C speed. Its values may so be equal
+    objects read earlier, not the very ones of `pairs`. The mapping given back is valid until
+    the next call, which may extend it: not to be kept. Any other tuple gets a new dictionary.
+    `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_index", "_pairs")
+
+    def __init__(self) -> None:
+        self._pairs: tuple[tuple[H, V], ...] = ()
+        self._index: dict[H, V] = {}
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept dictionary."""
+        self._pairs, self._index = (), {}
+
+    def __call__(self, pairs: tuple[tuple[H, V], ...]) -> Mapping[H, V]:
+        kept = self._pairs
+        known = (GROWN.shared(pairs, kept) or 0) if kept else 0
+        if kept and pairs[known : len(kept)] == kept[known:]:
+            self._index.update(pairs[len(kept) :])
+        else:
+            self._index = dict(pairs)
+        self._pairs = pairs
+        return MappingProxyType(self._index)
