@@ -30,4 +30,4 @@ class LastNObservations(Step):
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
         """The request with the older observations elided."""
         elided = elide_observations(messages, self.params)
-        return Edit(messages=elided.messages, cleared=frozenset(elided.cleared))
+        return Edit(messages=elided.messages, cleared=elided.cleared)

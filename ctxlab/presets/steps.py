@@ -41,6 +41,7 @@ from ctxlab.core.compaction.progress import (
 )
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
+from ctxlab.core.messages.latest import Unseen
 from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import (
@@ -84,7 +85,7 @@ class Edit:
     """A request-only edit: the messages sent, and keys of what it cleared or dropped."""
 
     messages: tuple[Message, ...]
-    cleared: frozenset[str] = frozenset()
+    cleared: tuple[str, ...] | frozenset[str] = ()
 
 
 class Step:
@@ -165,7 +166,7 @@ class PersistableClearing(Step):
         if self.persist:
             return Edit(messages=messages)
         cleared = self.clear(messages, request_sizer(state, env, frame))
-        return Edit(messages=cleared.messages, cleared=frozenset(cleared.cleared))
+        return Edit(messages=cleared.messages, cleared=cleared.cleared)
 
 
 def unit_keys(messages: tuple[Message, ...], indices: tuple[int, ...]) -> frozenset[str]:
@@ -187,6 +188,8 @@ def _unit_name(unit: ViewUnit, _at: int, _before: int, message_id: str) -> tuple
 
 
 _unit_names = LeadingConcat[Message, str](_message_unit_names)
+_UNSEEN = Unseen[str]()
+"""Whether a step's edit clears what the last request did not show."""
 _names_of_units = LeadingConcat[ViewUnit, str](_unit_name)
 
 
@@ -200,7 +203,7 @@ def request_sizer(state: EpisodeState, env: Env, frame: Frame) -> Sizer:
 class Shown:
     """What each step's request-only edit had cleared in the last request, by step key."""
 
-    cleared: tuple[tuple[str, frozenset[str]], ...] = ()
+    cleared: tuple[tuple[str, tuple[str, ...] | frozenset[str]], ...] = ()
 
 
 NOTHING_SHOWN = Shown()
@@ -306,14 +309,12 @@ class StepStrategy:
         """
         before = dict(memo(state, VIEW_KEY, NOTHING_SHOWN).cleared)
         messages = state.context
-        shown: list[tuple[str, frozenset[str]]] = []
+        shown: list[tuple[str, tuple[str, ...] | frozenset[str]]] = []
         for step in self.steps:
             if step.edits:
                 edit = step.edit(messages, state, env, frame)
                 messages = edit.messages
-                shown_before = before.get(step.key, frozenset())
-                # a step that gives back the very set shown last time clears nothing new: no scan
-                if edit.cleared is not shown_before and edit.cleared - shown_before:
+                if _UNSEEN(edit.cleared, before.get(step.key, ())):
                     env.recorder.event(step.event)
                 shown.append((step.key, edit.cleared))
         if dict(shown) != before:

@@ -283,6 +283,41 @@ def test_an_index_is_the_dict_of_its_pairs_whatever_it_indexed_before(
     forget()
 
 
+UNSEEN_PLANS = st.lists(
+    st.tuples(st.sampled_from(["grow", "grow", "same", "other", "back"]), st.lists(st.integers(0, 6)))
+)
+
+
+@given(UNSEEN_PLANS)
+def test_unseen_keys_are_those_the_set_before_lacks_whatever_was_read_before(
+    plan: list[tuple[str, list[int]]],
+) -> None:
+    """`Unseen` looks up only the keys a tuple noted grown from the last one read gained, and
+    reads any other pair whole; either way it says whether `keys` holds one `before` lacks
+    (keys recur, so a grown tuple may gain one it had)."""
+    from ctxlab.core.messages.latest import Unseen
+    from ctxlab.core.messages.message import GROWN
+
+    unseen = Unseen[int]()
+    before: tuple[int, ...] | frozenset[int] = ()
+    versions: list[tuple[int, ...] | frozenset[int]] = [before]
+    for action, keys in plan:
+        if action == "grow" and isinstance(before, tuple):
+            keys_: tuple[int, ...] | frozenset[int] = before + tuple(keys)
+            if len(keys) % 2:  # half of them noted, as a plan notes the ids it extends
+                GROWN.note(keys_, before)
+        elif action == "same":
+            keys_ = before
+        elif action == "other":
+            keys_ = tuple(keys) if len(keys) % 3 else frozenset(keys)
+        else:
+            keys_ = versions[len(keys) % len(versions)]
+        assert unseen(keys_, before) == (not set(before).issuperset(keys_))
+        before = keys_
+        versions.append(before)
+    forget()
+
+
 def test_the_closest_kept_sequence_is_the_last_used_when_extended_whole() -> None:
     a, b, c, d, x = (Item(float(v)) for v in range(5))
     assert closest([[a, b, c], [a, b]], [a, b, c, d], list) == (1, 2)  # the last used, extended

@@ -12,7 +12,7 @@ from ctxlab.core.compaction.clearing import AnthropicClearParams, Clearing, _cle
 from ctxlab.core.compaction.plans import Plan, Verdict
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock, sum_tallies
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import GROWN, Message, same_leading
 from ctxlab.core.messages.units import BlockRef
 from ctxlab.presets.langchain import exact
 from ctxlab.presets.langchain.exact import LangChainClearParams, clear_exact
@@ -151,6 +151,8 @@ def test_anthropic_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole
         assert out.messages[0] is whole.messages[0]
         assert clear_tool_uses(seen, sizer=SIZER, params=params).messages == out.messages
         assert all(m.tally == sum_tallies(m.blocks) for m in out.messages)  # a copy's, kept running
+        parent = GROWN.parent(out.cleared)  # a cleared-ids tuple noted grown begins with its parent's
+        assert parent is None or same_leading(out.cleared, parent) == len(parent)
 
 
 def test_a_result_whose_call_is_declared_later_is_judged_again() -> None:

@@ -125,6 +125,8 @@ class Plan:
     full_used: list[Verdict] = field(default_factory=list)
     full_blocks: tuple[Block, ...] = ()  # `full` as a tuple, made again when it changes
     last_edit: tuple[tuple[Block, ...], int, Message] | None = None  # `full_blocks`, a cut, its copy
+    ids: tuple[str, ...] = ()  # the last `cleared_ids` given
+    ids_valid: int = 0  # leading ones of `ids` still those of `cleared`
 
     def applied(self, keep: int) -> int:
         """How many leading verdicts take effect when the `keep` most recent ranked are spared."""
@@ -135,8 +137,20 @@ class Plan:
         return self.clears[applied]
 
     def cleared_ids(self, applied: int) -> tuple[str, ...]:
-        """The call ids the first `applied` verdicts clear, in order."""
-        return tuple(self.cleared[: self.clears[applied]])
+        """The call ids the first `applied` verdicts clear, in order: the tuple given last when
+        they are the same, else, when they begin with it, a tuple noted (`GROWN`) as its
+        extension (a reply that clears one more result a call is not copied by identity
+        checks downstream)."""
+        count, ids = self.clears[applied], self.ids
+        if count == len(ids) == self.ids_valid:
+            return ids
+        if len(ids) == self.ids_valid < count:
+            self.ids = ids + tuple(self.cleared[len(ids) : count])
+            GROWN.note(self.ids, ids)
+        else:
+            self.ids = tuple(self.cleared[:count])
+        self.ids_valid = count
+        return self.ids
 
     def delta(self, applied: int) -> Tally:
         """How the counter's tally changes when the first `applied` verdicts take effect."""
@@ -258,6 +272,7 @@ class Plan:
         del self.messages[same:], self.carries[same + 1 :], self.starts[same + 1 :]
         del self.verdicts[kept:], self.ranks[kept + 1 :], self.clears[kept + 1 :]
         del self.deltas[kept + 1 :], self.reach[kept + 1 :], self.cleared[self.clears[kept] :]
+        self.ids_valid = min(self.ids_valid, len(self.cleared))
         while self.awaited and self.awaited[-1][0] >= kept:
             self.awaited.pop()
         self.out_valid = min(self.out_valid, same)

@@ -7,14 +7,15 @@ its lineage (or a comparison at C speed) vouches for and reads the rest.
 Invariants:
 - `Running(make)(items)` equals a fresh accumulator fed every item of `items`; `Replaced(key)`
   (original, copy) equals the keys of the items the copy replaced; `Indexed()(pairs)` equals
-  `dict(pairs)`. Each equals a reading from scratch whatever was read before.
+  `dict(pairs)`; `Unseen()(keys, before)` says whether `keys` holds one `before` does not. Each
+  equals a reading from scratch whatever was read before.
 - Each registers with `memo.forget()`, so no run's objects outlive the run.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -139,3 +140,38 @@ class Indexed(Generic[H, V]):
             self._index = dict(pairs)
         self._pairs = pairs
         return MappingProxyType(self._index)
+
+
+class Unseen(Generic[H]):
+    """`unseen(keys, before)` equals `not set(before).issuperset(keys)`: whether `keys` holds a
+    key `before` does not (what a request-only edit clears that the last request did not show).
+
+    The set of the last `keys` read is kept; when `before` is that very tuple and `keys` a tuple
+    noted (`GROWN`) to begin with it, only the keys past it are looked up and added, so a
+    clearing that clears one more result a call costs that one. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_keys", "_set")
+
+    def __init__(self) -> None:
+        self._keys: Collection[H] | None = None
+        self._set: set[H] = set()
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept set."""
+        self._keys, self._set = None, set()
+
+    def __call__(self, keys: Collection[H], before: Collection[H]) -> bool:
+        if keys is before:
+            return False
+        held = self._set if before is self._keys else None
+        if held is not None and type(keys) is tuple and type(before) is tuple and GROWN.extends(keys, before):
+            extra = keys[len(before) :]
+            found = not held.issuperset(extra)
+            held.update(extra)
+        else:
+            found = not (set(before) if held is None else held).issuperset(keys)
+            self._set = set(keys)
+        self._keys = keys
+        return found
