@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxlab.core.messages.blocks import Block, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold, LeadingScan, Resumable
+from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan, Resumable
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import NO_WIRE, REASONING_FIELD, Wire, WireCarry, wire_step, wire_tail
@@ -228,16 +228,34 @@ def _message_read(
 
     Its OpenAI view is read block by block (`wire_step`), each view message becoming a part or a
     response as it is completed; a message of `RESUMED_BLOCKS` blocks or more (a reply that grows
-    by a round at every call) resumes the read of an earlier one whose blocks it begins with.
+    by a round at every call) resumes the read of an earlier one whose blocks it begins with, and
+    is closed in one copy (`LeadingScan.finished`).
     """
     place = _Place(message.role, message.id, frame, key_joined)
-    done, (wires, index, request, chars) = _item_scan.walk(message.blocks, (NO_WIRE, first, (), 0), place)
-    for wire in wire_tail(wires, message.role):
-        request, chars = _take(done, request, chars, wire, index=index, name="", place=place)
-        index += 1
-    if request:
-        done.append(PAMessage(kind="request", parts=request))
-    return tuple(done), chars
+    closing = _Closing(place)
+    done = _item_scan.finished(message.blocks, (NO_WIRE, first, (), 0), closing, place)
+    return done, closing.chars
+
+
+@dataclass(slots=True)
+class _Closing:
+    """Closes a message's read (`LeadingScan.finished`): the view messages its last block left
+    open, and the request still open, follow the read's parts; `chars` is then the characters of
+    them all."""
+
+    place: _Place
+    chars: int = 0
+
+    def __call__(self, carry: _ItemCarry, done: Sequence[PAMessage]) -> Closing[PAMessage]:
+        wires, index, request, chars = carry
+        tail: list[PAMessage] = []
+        for wire in wire_tail(wires, self.place.role):
+            request, chars = _take(tail, request, chars, wire, index=index, name="", place=self.place)
+            index += 1
+        if request:
+            tail.append(PAMessage(kind="request", parts=request))
+        self.chars = chars
+        return len(done), tail
 
 
 def _item_step(
