@@ -270,6 +270,24 @@ class BlockCountingJudge(CountingJudge):
         return [v for v in verdicts(message, position) if v.ref.block >= first], carry
 
 
+def test_cleared_ids_are_the_last_tuple_or_one_noted_as_its_extension() -> None:
+    """The same tuple while the ids are unchanged; a tuple noted (`GROWN`) as beginning with the
+    last when they grew; a fresh one, not noted, when the history lost what the last one held."""
+    history = rounds(4)[1:]
+    grown = [*history, *(reply(call(f"d{k}", "t"), result(f"d{k}", "y", "t")) for k in range(3))]
+    plan, judge = Plan(), CountingJudge()
+    plan.resume(history, judge)
+    first = plan.cleared_ids(plan.applied(1))
+    assert first == ("c0", "c1", "c2") and plan.cleared_ids(plan.applied(1)) is first
+    plan.resume(grown, judge)
+    longer = plan.cleared_ids(plan.applied(1))
+    assert longer == (*first, "c3", "d0", "d1")
+    assert GROWN.parent(longer) is first and same_leading(longer, first) == len(first)
+    plan.resume(grown[1:], judge)  # a new front: judged again, the ids made afresh
+    fresh = plan.cleared_ids(plan.applied(1))
+    assert fresh == ("d0", "d1") and GROWN.parent(fresh) is None
+
+
 def test_a_plan_judges_only_the_blocks_a_long_reply_gained() -> None:
     rounds_ = [b for k in range(12) for b in (call(f"c{k}", "t"), result(f"c{k}", "y", "t"))]
     history = [user("go"), reply(*rounds_)]
