@@ -283,6 +283,43 @@ def test_an_index_is_the_dict_of_its_pairs_whatever_it_indexed_before(
     forget()
 
 
+LINEAGE_PLANS = st.lists(
+    st.tuples(st.integers(0, 30), st.sampled_from(["grow", "cut", "edit"]), st.integers(0, 4)), max_size=30
+)
+
+
+@given(LINEAGE_PLANS, st.data())
+def test_lineage_never_claims_more_than_two_tuples_share(
+    plan: list[tuple[int, str, int]], data: st.DataObject
+) -> None:
+    """Tuples made from earlier ones (grown, cut short, or edited at a place), each noted with
+    its parent and what the two truly share: `shared` of any two is at most the leading objects
+    they share, and a tuple grown whole from another shares all of it."""
+    from ctxlab.core.messages.message import Lineage, same_leading
+
+    lineage = Lineage()
+    versions: list[tuple[object, ...]] = [tuple(object() for _ in range(3))]
+    for pick, action, amount in plan:
+        parent = versions[pick % len(versions)]
+        if action == "grow":
+            made = parent + tuple(object() for _ in range(amount))
+            lineage.note(made, parent)
+            assert lineage.shared(made, parent) == len(parent)
+        elif action == "cut":
+            made = parent[: max(len(parent) - amount, 0)]
+            lineage.note(made, parent, len(made))
+        else:
+            at = min(amount, len(parent))
+            made = (*parent[:at], object(), *parent[at + 1 :])
+            lineage.note(made, parent, at)
+        versions.append(made)
+    for _ in range(10):
+        a, b = data.draw(st.sampled_from(versions)), data.draw(st.sampled_from(versions))
+        known = lineage.shared(a, b)
+        assert known is None or known <= same_leading(a, b)
+        assert lineage.shared(a, a) == len(a)
+
+
 UNSEEN_PLANS = st.lists(
     st.tuples(st.sampled_from(["grow", "grow", "same", "other", "back"]), st.lists(st.integers(0, 6)))
 )

@@ -18,7 +18,7 @@ import functools
 import itertools
 import operator
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -107,24 +107,29 @@ class Lineage:
         noted = self._parents.get(id(items))
         return noted[1] if noted is not None and noted[0] is items else None
 
-    def _ancestors(self, items: tuple[object, ...]) -> Iterator[tuple[tuple[object, ...], int]]:
-        """`items` and its noted ancestors, each with how many leading objects `items` is known
-        to share with it."""
-        shared = len(items)
-        for _ in range(self.STEPS + 1):
-            yield items, shared
-            noted = self._parents.get(id(items))
+    def _chain(self, items: tuple[object, ...]) -> list[tuple[tuple[object, ...], int]]:
+        """`items` and its noted ancestors, nearest first, each with how many leading objects
+        `items` is known to share with it (a list: read at every call of a long reply)."""
+        chain = [(items, len(items))]
+        parents, shared = self._parents, len(items)
+        for _ in range(self.STEPS):
+            noted = parents.get(id(items))
             if noted is None or noted[0] is not items:
-                return
-            items, shared = noted[1], min(shared, noted[2])
+                break
+            items = noted[1]
+            shared = min(shared, noted[2])
+            chain.append((items, shared))
+        return chain
 
     def shared(self, items: object, origin: tuple[object, ...]) -> int | None:
         """How many leading objects `items` and `origin` are known to share, by way of their
         nearest noted common ancestor; None when none is known (which says nothing)."""
         if type(items) is not tuple:
             return None
-        theirs = {id(t): (t, n) for t, n in self._ancestors(origin)}
-        for ancestor, shared in self._ancestors(items):
+        if items is origin:
+            return len(origin)
+        theirs = {id(t): (t, n) for t, n in self._chain(origin)}
+        for ancestor, shared in self._chain(items):
             found = theirs.get(id(ancestor))
             if found is not None and found[0] is ancestor:
                 return min(shared, found[1])
