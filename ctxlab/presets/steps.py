@@ -80,12 +80,16 @@ class Stepped:
     compaction: Compaction | None = None
 
 
+ClearedKeys = tuple[str, ...] | frozenset[str]
+"""Keys of what a request-only edit cleared or dropped: a tuple in order, or a set."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Edit:
     """A request-only edit: the messages sent, and keys of what it cleared or dropped."""
 
     messages: tuple[Message, ...]
-    cleared: tuple[str, ...] | frozenset[str] = ()
+    cleared: ClearedKeys = ()
 
 
 class Step:
@@ -188,9 +192,9 @@ def _unit_name(unit: ViewUnit, _at: int, _before: int, message_id: str) -> tuple
 
 
 _unit_names = LeadingConcat[Message, str](_message_unit_names)
+_names_of_units = LeadingConcat[ViewUnit, str](_unit_name)
 _UNSEEN = Unseen[str]()
 """Whether a step's edit clears what the last request did not show."""
-_names_of_units = LeadingConcat[ViewUnit, str](_unit_name)
 
 
 def request_sizer(state: EpisodeState, env: Env, frame: Frame) -> Sizer:
@@ -203,7 +207,7 @@ def request_sizer(state: EpisodeState, env: Env, frame: Frame) -> Sizer:
 class Shown:
     """What each step's request-only edit had cleared in the last request, by step key."""
 
-    cleared: tuple[tuple[str, tuple[str, ...] | frozenset[str]], ...] = ()
+    cleared: tuple[tuple[str, ClearedKeys], ...] = ()
 
 
 NOTHING_SHOWN = Shown()
@@ -309,7 +313,7 @@ class StepStrategy:
         """
         before = dict(memo(state, VIEW_KEY, NOTHING_SHOWN).cleared)
         messages = state.context
-        shown: list[tuple[str, tuple[str, ...] | frozenset[str]]] = []
+        shown: list[tuple[str, ClearedKeys]] = []
         for step in self.steps:
             if step.edits:
                 edit = step.edit(messages, state, env, frame)

@@ -139,8 +139,7 @@ class Plan:
     def cleared_ids(self, applied: int) -> tuple[str, ...]:
         """The call ids the first `applied` verdicts clear, in order: the tuple given last when
         they are the same, else, when they begin with it, a tuple noted (`GROWN`) as its
-        extension (a reply that clears one more result a call is not copied by identity
-        checks downstream)."""
+        extension, so a reader that kept the last one reads only the ids added."""
         count, ids = self.clears[applied], self.ids
         if count == len(ids) == self.ids_valid:
             return ids
