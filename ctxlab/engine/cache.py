@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ctxlab.core.messages.blocks import Tally
+from ctxlab.core.messages.blocks import Tally, tally_of
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading
 from ctxlab.core.messages.sizes import view_sizes
@@ -77,11 +77,11 @@ class _Kept:
 
     def prefix(self, views: int) -> Tally:
         """The size of the first `views` view messages."""
-        return Tally(self.nbytes[views], self.ndata[views])
+        return tally_of((self.nbytes[views], self.ndata[views]))
 
     def total(self) -> Tally:
         """The size of the whole request, view messages and hidden ones."""
-        return Tally(self.nbytes[-1] + self.hidden_nbytes[-1], self.ndata[-1] + self.hidden_ndata[-1])
+        return tally_of((self.nbytes[-1] + self.hidden_nbytes[-1], self.ndata[-1] + self.hidden_ndata[-1]))
 
     def truncate(self, kept: int, views: int = 0) -> None:
         """Keep the first `kept` stored messages, and the first `views` view messages of the next

@@ -19,7 +19,7 @@ from typing import NamedTuple, TypeVar
 from ctxlab.core.agentscope.compress import ReplyMark
 from ctxlab.core.agentscope.summary import Summary
 from ctxlab.core.agentscope.tasks import Board
-from ctxlab.core.messages.blocks import ZERO, Block, Tally
+from ctxlab.core.messages.blocks import ZERO, Block, Tally, tally_of
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.engine.clock import IdGen, VirtualClock
@@ -102,7 +102,7 @@ def append_to_reply(
     else:
         reply = Message(role="assistant", blocks=blocks, id=state.reply.reply_id, name=state.reply.name)
         context = (*state.context, reply)
-    return evolve(state, context=context, context_tally=Tally(nbytes, ndata), **changes)
+    return evolve(state, context=context, context_tally=tally_of((nbytes, ndata)), **changes)
 
 
 class Minted(NamedTuple):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal, NamedTuple, Protocol, assert_never
 
 ResultState = Literal["success", "error", "running"]
@@ -31,11 +32,15 @@ class Tally(NamedTuple):
 
     def __add__(self, other: object) -> Tally:
         assert isinstance(other, Tally)
-        return Tally(self.nbytes + other.nbytes, self.ndata + other.ndata)
+        return tally_of((self.nbytes + other.nbytes, self.ndata + other.ndata))
 
     def __sub__(self, other: Tally) -> Tally:
-        return Tally(self.nbytes - other.nbytes, self.ndata - other.ndata)
+        return tally_of((self.nbytes - other.nbytes, self.ndata - other.ndata))
 
+
+tally_of: Callable[[tuple[int, int]], Tally] = partial(tuple.__new__, Tally)
+"""`Tally(nbytes, ndata)` of the pair `(nbytes, ndata)`, made without the Python frame of the
+named tuple's constructor: a run makes tallies by the million, a score of them a model call."""
 
 ZERO = Tally(0, 0)
 
@@ -61,7 +66,7 @@ class TextBlock:
     tally: Tally = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _set_tally(self, Tally(utf8_len(self.text), 0))
+        _set_tally(self, tally_of((utf8_len(self.text), 0)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,7 +124,7 @@ def sum_tallies(items: Iterable[Sized]) -> Tally:
     for item in items:
         nbytes += item.tally.nbytes
         ndata += item.tally.ndata
-    return Tally(nbytes, ndata)
+    return tally_of((nbytes, ndata))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,7 +159,7 @@ class ToolCallBlock:
     tally: Tally = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _set_tally(self, Tally(utf8_len(self.input), 0))
+        _set_tally(self, tally_of((utf8_len(self.input), 0)))
 
     @classmethod
     def of(cls, id: str, name: str, arguments: object) -> ToolCallBlock:

@@ -26,6 +26,7 @@ from ctxlab.core.messages.blocks import (
     ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
+    tally_of,
 )
 from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
@@ -139,7 +140,7 @@ def _sum(tallies: Iterable[Tally]) -> Tally:
     for tally in tallies:
         nbytes += tally.nbytes
         ndata += tally.ndata
-    return Tally(nbytes, ndata)
+    return tally_of((nbytes, ndata))
 
 
 def context_size(messages: Sequence[Message], counter: TokenCounter) -> Tally:

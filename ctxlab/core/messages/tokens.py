@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxlab.core.messages.blocks import ZERO, Block, Tally, sum_tallies
+from ctxlab.core.messages.blocks import ZERO, Block, Tally, sum_tallies, tally_of
 from ctxlab.core.messages.memo import LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema, tools_bytes
@@ -60,12 +60,12 @@ def measure_all(counter: TokenCounter, messages: Sequence[Message]) -> Tally:
         size = counter.measure_message(message)
         nbytes += size.nbytes
         ndata += size.ndata
-    return Tally(nbytes, ndata)
+    return tally_of((nbytes, ndata))
 
 
 def _add_message(total: Tally, message: Message, counter: TokenCounter) -> Tally:
     size = counter.measure_message(message)
-    return Tally(total.nbytes + size.nbytes, total.ndata + size.ndata)
+    return tally_of((total.nbytes + size.nbytes, total.ndata + size.ndata))
 
 
 _summed = LeadingFold[Message, Tally](_add_message)
