@@ -44,10 +44,9 @@ class CacheUse(NamedTuple):
     written: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Piece:
+class _Piece(NamedTuple):
     """One stored message as the cache sees it: its view messages, their sizes, and its size
-    when it yields no view message at all."""
+    when it yields no view message at all (a named tuple: one is made for every new message)."""
 
     message: Message
     wire: tuple[Mapping[str, Any], ...]

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.memo import Closing, LeadingScan
@@ -182,10 +182,13 @@ def report(
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(NamedTuple):
     """What the rules read from one OpenAI message: its role, its call ids, the call it answers,
-    and whether the Anthropic view shows it (a message of empty texts has no Anthropic turn)."""
+    and whether the Anthropic view shows it (a message of empty texts has no Anthropic turn).
+
+    Facts, and the checkers' states below, are named tuples rather than frozen dataclasses: the
+    meter makes and compares several a model call, and a named tuple is made in half the time
+    and compared at C speed (a tuple of fields, as a frozen dataclass compares its fields)."""
 
     role: str
     calls: tuple[str, ...] = ()
@@ -287,8 +290,7 @@ def _dangling(call_id: str, index: int, rule: Rule, when: str) -> Violation:
 _Fed = tuple["Checker", tuple[Violation, ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class _OpenAIChecker:
+class _OpenAIChecker(NamedTuple):
     open_calls: tuple[tuple[str, int], ...] = ()  # unanswered calls of the batch, with their index
     answered: frozenset[str] = frozenset()
     rule: Rule = "openai"
@@ -333,16 +335,14 @@ def orphan(index: int, call_id: str, ids: CallIds) -> Violation:
     return _violation(index, call_id, "openai", "orphan_result", detail)
 
 
-@dataclass(frozen=True, slots=True)
-class _Turn:
+class _Turn(NamedTuple):
     role: str
     first: int  # OpenAI index of the turn's first message
     uses: tuple[tuple[int, str], ...] = ()  # (OpenAI index, id)
     results: tuple[tuple[int, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _TurnChecker:
+class _TurnChecker(NamedTuple):
     """Anthropic and Bedrock: turns merge consecutive same-role messages; a user turn is judged
     against the assistant turn before it when it closes."""
 
