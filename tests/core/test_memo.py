@@ -19,6 +19,7 @@ from ctxlab.core.messages.memo import (
     LeadingScan,
     closest,
     forget,
+    weight_of,
 )
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
@@ -75,6 +76,43 @@ def test_objects_used_once_never_hold_more_than_two_generations() -> None:
     assert memo._limit == 8
     forget()
     assert len(memo._kept) + len(memo._previous) == 0
+
+
+def _reply(rounds: int) -> list[Message]:
+    """Every version of a reply that gains two blocks a round, as a run stores it."""
+    versions, reply = [], Message(role="assistant", blocks=())
+    for i in range(rounds):
+        reply = reply.appended(TextBlock(text=f"step {i}"), TextBlock(text="x"))
+        versions.append(reply)
+    return versions
+
+
+def test_a_growing_reply_s_versions_are_not_all_held() -> None:
+    """Each version of a reply that grows at every call is a new object, asked for at one call;
+    an entry weighs by the message's blocks, so the memo holds its last few versions, not all of
+    them (every version held would be memory in the square of the reply's length)."""
+    memo = IdentityMemo[Message, int](lambda m: len(m.blocks), limit=256)
+    versions = _reply(400)
+    assert [memo(m) for m in versions] == [2 * (i + 1) for i in range(400)]
+    held = [m for m, _value, _weight in (*memo._previous.values(), *memo._kept.values())]
+    assert 0 < len(held) <= 24 and held[-1] is versions[-1]
+    weights = [weight_of(m) for m in held]
+    assert sum(weights) <= 2 * (256 + weights[-1])  # two generations, each past its limit by one entry
+
+
+def test_long_messages_asked_at_every_step_are_computed_once() -> None:
+    """A history of long messages (past replies of many rounds) read whole at every step, while a
+    reply grows at its end and then joins it, computes each past reply once: what keeps coming
+    back doubles the limit, however much the growing reply's versions weigh."""
+    computed: list[Message] = []
+    memo = IdentityMemo[Message, int](lambda m: computed.append(m) or len(m.blocks), limit=16)
+    history: list[Message] = []
+    for _turn in range(12):
+        for reply in _reply(30):  # gains a round at every call
+            asked = (*history, reply)
+            assert [memo(m) for m in asked] == [len(m.blocks) for m in asked]
+        history.append(reply)  # 60 blocks: weighing 4
+    assert [sum(c is m for c in computed) for m in history] == [1] * 12
 
 
 class Item:

@@ -10,12 +10,16 @@ Invariants:
   `compute` must be pure and `obj` immutable. The same object and equal `args` give back the
   very value made the first time (so an edited copy is the same object at every step).
 - An entry holds its object alive, so its id cannot be reused by another object while the
-  entry exists. Entries live in two generations: when the current one holds `limit` entries it
-  becomes the previous one (the older previous one is dropped), and a value asked for again
-  from the previous generation moves back into the current one without being computed. When
-  more than half of a full generation came back that way, the objects in use outnumber the
-  limit, so the limit doubles instead: a context of any length is computed once per object,
-  and at most two generations are held. `forget()` drops every memo's entries and limits (and
+  entry exists. Entries live in two generations: when the current one's entries weigh `limit`
+  it becomes the previous one (the older previous one is dropped), and a value asked for again
+  from the previous generation moves back into the current one without being computed. An
+  entry weighs one, and one more for every `RESUMED_BLOCKS` blocks of a message it is kept for:
+  what is made from a message is as long as the message, and a reply that grows at every call
+  is a new message at every call, so a generation holds only its last few versions, not every
+  one (which would hold memory in the square of the reply's length). When more than half of a
+  full generation came back, the objects in use outweigh the limit, so the limit doubles
+  instead: a context of any length is computed once per object, and at most two generations
+  are held. `forget()` drops every memo's entries and limits (and
   everything a `Resumable` keeps); a run calls it when it is released, so no run's objects
   outlive it.
 - `LeadingFold(step)(items, start, *args)` equals folding `step` over `items` from `start`, left
@@ -62,20 +66,29 @@ grows by a round at every call); a shorter one is read whole, cheaper than looki
 class IdentityMemo(Generic[K, V]):
     """`compute` remembered per object and arguments (see the module invariants)."""
 
-    __slots__ = ("__weakref__", "_compute", "_first_limit", "_kept", "_limit", "_previous", "_revived")
+    __slots__ = (
+        "__weakref__",
+        "_compute",
+        "_first_limit",
+        "_held",
+        "_kept",
+        "_limit",
+        "_previous",
+        "_revived",
+    )
 
     def __init__(self, compute: Callable[..., V], limit: int = 8192) -> None:
         self._compute = compute
-        self._kept: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V]] = {}
-        self._previous: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V]] = {}
+        self._kept: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V, int]] = {}
+        self._previous: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V, int]] = {}
         self._first_limit = self._limit = max(limit, 1)
-        self._revived = 0
+        self._held = self._revived = 0  # the weights of the current generation, of what came back
         _MEMOS.add(self)
 
     def clear(self) -> None:
         """Drop every entry, and the limit grown since the memo was made."""
         self._kept, self._previous = {}, {}
-        self._limit, self._revived = self._first_limit, 0
+        self._limit, self._held, self._revived = self._first_limit, 0, 0
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -87,13 +100,14 @@ class IdentityMemo(Generic[K, V]):
             return kept[1]
         kept = self._previous.get(key)
         if kept is not None and kept[0] is obj:
-            value = kept[1]
-            self._revived += 1
+            value, weight = kept[1], kept[2]
+            self._revived += weight
         else:
-            value = self._compute(obj, *args)
-        if len(self._kept) >= self._limit:
+            value, weight = self._compute(obj, *args), weight_of(obj)
+        if self._held >= self._limit:
             self._make_room()
-        self._kept[key] = (obj, value)
+        self._kept[key] = (obj, value, weight)
+        self._held += weight
         return value
 
     def _make_room(self) -> None:
@@ -101,8 +115,21 @@ class IdentityMemo(Generic[K, V]):
         if 2 * self._revived > self._limit:
             self._limit *= 2
         else:
-            self._kept, self._previous = {}, self._kept
+            self._kept, self._previous, self._held = {}, self._kept, 0
         self._revived = 0
+
+
+def weight_of(obj: object) -> int:
+    """How much of an `IdentityMemo`'s limit an entry kept for `obj` takes: one, and one more
+    for every `RESUMED_BLOCKS` blocks when `obj` is a message (or anything holding a tuple of
+    blocks).
+
+    >>> from ctxlab.core.messages.message import text_message
+    >>> weight_of(text_message("user", "hi")), weight_of("hi")
+    (1, 1)
+    """
+    blocks = getattr(obj, "blocks", None)
+    return 1 + len(blocks) // RESUMED_BLOCKS if type(blocks) is tuple else 1
 
 
 class LeadingFold(Generic[K, V]):
