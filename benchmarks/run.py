@@ -19,7 +19,8 @@ the exception, timed on the wall clock because its work happens in worker proces
    session), replayed through every preset in an 8,000-token window, each preset in a process of
    its own; the longer replay's CPU time over the shorter's. A per-call cost that stays flat keeps
    it at about 4: first without a strategy (`none`, the engine and its meters alone), then each
-   preset's over that.
+   preset's over that; and the peak memory of each preset's process (its longest replay), the
+   worst against the same 300 MB as a 10,000-call run.
 4. Sweeps: 64 runs on 2 worker processes against 1.
 5. Memory: peak RSS of a 10,000-call run without request recording.
 6. The user's path: the same workload written as a 2,000-reply scenario file and run with
@@ -41,6 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
@@ -207,18 +209,27 @@ def the_users_path() -> list[Figure]:
     ]
 
 
-def growth_apart(preset: str, repeats: int) -> float:
+class Growth(NamedTuple):
+    """A long reply's growth through one preset, and the peak memory of the process replaying it."""
+
+    ratio: float
+    peak_mb: float
+
+
+def growth_apart(preset: str, repeats: int) -> Growth:
     """`long_reply_growth` in a process of its own, as `ctxlab replay` runs: what the bench's own
-    process holds by then (the runs before) made every collection of the longer replay longer."""
+    process holds by then (the runs before) made every collection of the longer replay longer.
+    The process's peak memory is that of its longest replay (each replay's results are freed)."""
     code = (
         "from benchmarks.measures import long_reply_growth\n"
-        f"print(long_reply_growth({preset!r}, repeats={repeats}))"
+        f"print(long_reply_growth({preset!r}, repeats={repeats}))\n" + PEAK_KB
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", code], check=True, cwd=ROOT, env=env, capture_output=True, text=True
     )
-    return float(done.stdout.split()[-1])
+    ratio, peak_kb = done.stdout.split()[-2:]
+    return Growth(float(ratio), int(peak_kb) / 1024)
 
 
 def long_replies() -> list[Figure]:
@@ -226,10 +237,13 @@ def long_replies() -> list[Figure]:
 
     short, long = LONG_REPLY_ROUNDS
     # `none` is a goal itself and every preset's yardstick, and cheap: the best of more repeats
-    growth = {name: growth_apart(name, repeats=5 if name == "none" else 2) for name in PRESETS}
+    measured = {name: growth_apart(name, repeats=5 if name == "none" else 2) for name in PRESETS}
+    growth = {name: m.ratio for name, m in measured.items()}
     floor = growth["none"]
     over = {name: value / floor for name, value in growth.items() if name != "none"}
     worst = max(over, key=over.__getitem__)
+    heaviest = max(measured, key=lambda name: measured[name].peak_mb)
+    peak = measured[heaviest].peak_mb
     flat = 1.25 * long / short
     return [
         Figure(
@@ -245,6 +259,13 @@ def long_replies() -> list[Figure]:
             "<= 1.5x",
             over[worst] <= 1.5,
             "x",
+        ),
+        Figure(
+            f"  peak RSS replaying {long:,} rounds, worst ({heaviest}; none {measured['none'].peak_mb:.0f})",
+            peak,
+            "< 300",
+            peak < 300,
+            "MB",
         ),
         *(Figure(f"    {name}", value, "(each)", True, "x") for name, value in growth.items()),
     ]
