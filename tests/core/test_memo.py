@@ -401,6 +401,25 @@ def test_the_closest_kept_sequence_is_the_last_used_when_extended_whole() -> Non
     assert closest([], [a], list) == (-1, 0)
 
 
+def test_a_kept_sequence_known_to_be_an_ancestor_is_taken_without_comparing() -> None:
+    """A reader alternating between a growing reply and copies that cut its front: the slot of the
+    reply's last version is found by lineage (`GROWN`) wherever it stands, not by walking the reply."""
+    reply = _reply(20)
+    grown, cut = reply[-1].blocks, reply[-2].blocks[4:]
+    compared: list[object] = []
+
+    def held(slot: tuple[object, ...]) -> tuple[object, ...]:
+        compared.append(slot)
+        return slot
+
+    def source(slot: tuple[object, ...]) -> tuple[object, ...]:
+        return slot
+
+    slots = [reply[-2].blocks, cut]  # the reply's last version read, then a cut copy (used last)
+    assert closest(slots, grown, held, source) == (0, len(reply[-2].blocks)) and compared == []
+    assert closest([cut], grown, held, source) == (0, 0) and compared == [cut]  # no relation: compared
+
+
 def _old_lc_view(messages: list[Message]) -> tuple[object, ...]:
     """`lc_view` worked out over the whole context at once, as it was defined."""
     out = []

@@ -432,17 +432,22 @@ def closest(
     many it shares; (-1, 0) when there is none.
 
     The last slot (the one used last) is taken at once when `items` extends it whole: a history
-    read at every step mostly grows, and each comparison walks it. When the slot holds exactly
+    read at every step mostly grows, and each comparison walks it. When a slot holds exactly
     the tuple `source(slot)` and `items` is known to share at least half of it (`GROWN`: that
     tuple, one grown from it by `Message.appended`, or an edited or resumed copy of a relative),
-    it is taken without comparing at all, with what is known shared (perhaps less than what
-    is: then a little more is worked out again).
+    the latest used such slot is taken without comparing at all, with what is known shared
+    (perhaps less than what is: then a little more is worked out again). Every slot is asked,
+    not only the last: a reader may alternate between a growing reply and copies of it that do
+    not begin with it (a window that cuts the reply's front), and a comparison walks the reply.
     """
-    origin = source(slots[-1]) if source is not None and slots else None
-    if origin is not None:
-        known = GROWN.shared(items, origin)
-        if known is not None and 2 * known >= len(origin):  # one `Resumable.resume` resumes
-            return len(slots) - 1, known
+    if source is not None:
+        for k in reversed(range(len(slots))):
+            origin = source(slots[k])
+            if origin is None:
+                continue
+            known = GROWN.shared(items, origin)
+            if known is not None and 2 * known >= len(origin):  # one `Resumable.resume` resumes
+                return k, known
     best, same, score = -1, 0, (-1, 0)
     for k in reversed(range(len(slots))):
         kept = held(slots[k])
