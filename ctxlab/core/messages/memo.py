@@ -19,9 +19,8 @@ Invariants:
   one (which would hold memory in the square of the reply's length). When more than half of a
   full generation came back, the objects in use outweigh the limit, so the limit doubles
   instead: a context of any length is computed once per object, and at most two generations
-  are held. `forget()` drops every memo's entries and limits (and
-  everything a `Resumable` keeps); a run calls it when it is released, so no run's objects
-  outlive it.
+  are held. `forget()` drops every memo's entries and limits (and everything a `Resumable`
+  keeps); a run calls it when it is released, so no run's objects outlive it.
 - `LeadingFold(step)(items, start, *args)` equals folding `step` over `items` from `start`, left
   to right, whatever it folded before: it keeps the running values of the last sequence folded
   from each start, and a sequence that begins with the same objects resumes after them. Each
