@@ -216,13 +216,13 @@ class Growth(NamedTuple):
     peak_mb: float
 
 
-def growth_apart(preset: str, repeats: int) -> Growth:
+def growth_apart(preset: str, repeats: int, rounds: tuple[int, int] = LONG_REPLY_ROUNDS) -> Growth:
     """`long_reply_growth` in a process of its own, as `ctxlab replay` runs: what the bench's own
     process holds by then (the runs before) made every collection of the longer replay longer.
     The process's peak memory is that of its longest replay (each replay's results are freed)."""
     code = (
         "from benchmarks.measures import long_reply_growth\n"
-        f"print(long_reply_growth({preset!r}, repeats={repeats}))\n" + PEAK_KB
+        f"print(long_reply_growth({preset!r}, {rounds!r}, repeats={repeats}))\n" + PEAK_KB
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(

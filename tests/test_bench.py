@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.measures import best_in_turn, compression_timer, lab_run, plain_pass_timer
-from benchmarks.run import Figure, peak_rss_mb
+from benchmarks.run import Figure, growth_apart, peak_rss_mb
 from benchmarks.sweep import AXES, sweep_configs
 from benchmarks.workload import RESULT_BYTES, WINDOW, replies
 from ctxlab.experiments.execute import execute
@@ -102,6 +102,11 @@ def test_peak_memory_is_the_child_s_own_whatever_the_parent_holds() -> None:
     held[::4096] = b"x" * len(held[::4096])  # every page resident
     small, grown = peak_rss_mb("x = 1"), peak_rss_mb("x = bytearray(200 * 1024 * 1024)")
     assert small < 100 and 200 < grown < 300 and held
+
+
+def test_a_long_reply_s_process_reports_its_growth_and_its_own_peak_memory() -> None:
+    growth = growth_apart("none", repeats=1, rounds=(4, 16))
+    assert growth.ratio > 0 and 30 < growth.peak_mb < 1000
 
 
 def test_the_long_reply_is_one_user_turn_answered_in_its_rounds(tmp_path: Path) -> None:
