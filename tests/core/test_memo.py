@@ -573,3 +573,80 @@ def test_what_an_edited_copy_replaced_equals_comparing_it_whole_as_copies_come_a
         copy = new_copy
         expected = tuple(o.text for o, c in zip(blocks, copy, strict=True) if c is not o)
         assert replaced(blocks, copy) == expected
+
+
+def _reset_step(calls: list[TextBlock]) -> object:
+    """A scan step that never reads `before`: its carry sums the texts' lengths, back to 0 at `|`."""
+
+    def step(carry: int, block: TextBlock, before: int) -> tuple[list[int], int]:
+        calls.append(block)
+        carry = 0 if block.text == "|" else carry + len(block.text)
+        return [carry] * (1 + len(block.text) % 2), carry
+
+    return step
+
+
+def _walked(step: object, blocks: Sequence[TextBlock]) -> tuple[int, ...]:
+    out: list[int] = []
+    carry = 0
+    for block in blocks:
+        parts, carry = step(carry, block, len(out))  # type: ignore[operator]
+        out.extend(parts)
+    return tuple(out)
+
+
+def test_a_scan_read_anywhere_resumes_a_sequence_whose_front_was_cut_where_its_carry_restarts() -> None:
+    """A window that cuts a reply's front after an item that restarts the carry costs the items
+    it gained; cut elsewhere, the sequence is read afresh; both read as the plain walk."""
+    from ctxlab.core.messages.memo import RESUMED_BLOCKS
+
+    calls: list[TextBlock] = []
+    step = _reset_step(calls)
+    scan = LeadingScan[TextBlock, int, int](step, anywhere=True)
+    blocks = tuple(TextBlock(text="|" if k % 3 == 0 else "x" * (k % 5)) for k in range(4 * RESUMED_BLOCKS))
+    assert scan(blocks, 0) == _walked(step, blocks)
+    for front, read in ((4, 1), (7, 1), (5, 4 * RESUMED_BLOCKS - 5 + 1)):  # after "|", and not
+        cut = (*blocks[front:], TextBlock(text="yy"))
+        calls.clear()
+        scanned = scan(cut, 0)
+        assert len(calls) == read
+        assert scanned == _walked(step, cut)
+    forget()
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["grow", "grow", "front", "back"]), st.integers(0, 40)), max_size=25)
+)
+def test_a_scan_read_anywhere_is_the_plain_walk_after_any_cut_of_the_front(
+    plan: list[tuple[str, int]],
+) -> None:
+    """Grown at the end, cut at the front anywhere, or an older version read again: every read
+    equals the plain walk (`finished` too), whichever kept run it resumed."""
+    from ctxlab.core.messages.memo import RESUMED_BLOCKS
+
+    step = _reset_step([])
+    scan = LeadingScan[TextBlock, int, int](step, anywhere=True)
+    blocks: tuple[TextBlock, ...] = ()
+    versions: list[tuple[TextBlock, ...]] = []
+    for action, n in plan:
+        if action == "grow":
+            blocks = (
+                *blocks,
+                *(TextBlock(text="|" if k % 4 == n % 4 else "x" * k) for k in range(RESUMED_BLOCKS)),
+            )
+        elif action == "front":
+            blocks = blocks[n % (len(blocks) + 1) :]
+        elif action == "back" and versions:
+            blocks = versions[n % len(versions)]
+        versions.append(blocks)
+        plain = _walked(step, blocks)
+        assert scan(blocks, 0) == plain
+        assert scan.finished(blocks, 0, lambda carry, done: (len(done), [carry])) == (*plain, _carry(blocks))
+    forget()
+
+
+def _carry(blocks: Sequence[TextBlock]) -> int:
+    carry = 0
+    for block in blocks:
+        carry = 0 if block.text == "|" else carry + len(block.text)
+    return carry

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ctxlab.core.wire.protocol import RULES, Rule, anthropic_violations, violations
+from ctxlab.core.wire.protocol import RULES, Fact, Rule, anthropic_violations, violations
 from ctxlab.core.wire.views import anthropic_of_openai as to_anthropic_view
 
 KIMI = "deerflow_kimi-k2.5_caren-landing-page_b83fbb2a.jsonl"
@@ -302,3 +302,70 @@ def test_an_orphan_whose_call_the_window_dropped_reads_as_having_no_call() -> No
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
     details = {v.detail for v in meter.check(moved) if v.rule == "openai"}
     assert details == {"result for 'c1' has no call in this request"}
+
+
+def _rounds(first: int, count: int, *, prefix: str = "c", hint: bool = False) -> list[Any]:
+    """`count` rounds of a reply: a text, a call and its result (after a hint, when `hint`)."""
+    from ctxlab.core.messages.blocks import HintBlock, TextBlock, ToolCallBlock, ToolResultBlock
+
+    return [
+        block
+        for i in range(first, first + count)
+        for block in (
+            *([HintBlock(hint="time is short", source="runtime")] if hint else []),
+            TextBlock(text=f"step {i}"),
+            ToolCallBlock(id=f"{prefix}{i}", name="Read", input="{}"),
+            ToolResultBlock(id=f"{prefix}{i}", name="Read", output=()),
+        )
+    ]
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2), st.booleans()), min_size=1, max_size=10),
+    st.sampled_from(["c", "d"]),
+)
+def test_the_meter_checks_a_reply_whose_front_a_window_cuts_as_a_full_check(
+    plan: list[tuple[int, int, bool]], again: str
+) -> None:
+    """A window over one long reply: each request cuts blocks from the reply's front (at a round's
+    end or inside one, orphaning a result), the reply grows by rounds (some reusing a call id),
+    and a user message may follow; every check equals a full check."""
+    from ctxlab.core.messages.blocks import TextBlock
+
+    system = Message(role="system", blocks=(TextBlock(text="be brief"),), id="s")
+    user = Message(role="user", blocks=(TextBlock(text="go"),), id="u")
+    blocks, made = _rounds(0, 8), 8
+    meter = ProtocolMeter(RULES)
+    for cut, grow, follow in plan:
+        blocks = [*blocks[cut:], *_rounds(made, grow, prefix=again if grow == 2 else "c")]
+        made += grow
+        reply = Message(role="assistant", blocks=tuple(blocks), id="r")
+        request = [system, user, reply, *([user] if follow else [])]
+        assert list(meter.check(request)) == violations(to_openai(request), RULES)
+
+
+def test_a_window_that_cuts_a_replys_front_costs_the_meter_what_changed() -> None:
+    """Each request drops the reply's two oldest rounds and adds two: the meter feeds the rules a
+    few facts, not the reply's (each round's hint is a fact equal to every other round's: the
+    stretch the window kept is found past the first equal one)."""
+    from ctxlab.core.messages.blocks import TextBlock
+
+    system = Message(role="system", blocks=(TextBlock(text="be brief"),), id="s")
+    blocks = _rounds(0, 40, hint=True)
+    fed: list[Fact] = []
+    meter = ProtocolMeter(RULES)
+    advance = ProtocolMeter._advance
+
+    def counted(self: ProtocolMeter, before: Any, fact: Fact, stamp: int) -> Any:
+        fed.append(fact)
+        return advance(self, before, fact, stamp)
+
+    for k in range(40, 80, 2):
+        blocks = [*blocks[8:], *_rounds(k, 2, hint=True)]
+        request = [system, Message(role="assistant", blocks=tuple(blocks), id="r")]
+        fed.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(ProtocolMeter, "_advance", counted)
+            assert list(meter.check(request)) == violations(to_openai(request), RULES)
+        if k > 40:
+            assert len(fed) <= 10

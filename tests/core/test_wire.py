@@ -314,7 +314,8 @@ def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
     grown: list[Block], role: Role, data: st.DataObject
 ) -> None:
     """A reply grows a block at a time; each version resumes the read of one it begins with, also
-    after an early block was edited or another long message was read in between."""
+    after an early block was edited, its front was cut (a window: the read may resume inside an
+    earlier one) or another long message was read in between."""
     from ctxlab.core.messages.memo import forget
 
     forget()
@@ -322,8 +323,10 @@ def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
     message = Message(role=role, blocks=(), id="reply")
     for block in grown:
         message = message.appended(block)
-        step = data.draw(st.sampled_from(["grow", "grow", "edit", "other"]))
-        if step == "edit" and len(message.blocks) > 1:
+        step = data.draw(st.sampled_from(["grow", "grow", "edit", "front", "other"]))
+        if step == "front":
+            message = message.with_blocks(message.blocks[data.draw(st.integers(0, len(message.blocks))) :])
+        elif step == "edit" and len(message.blocks) > 1:
             at = data.draw(st.integers(0, len(message.blocks) - 2))
             edited = (*message.blocks[:at], data.draw(blocks), *message.blocks[at + 1 :])
             message = message.with_blocks(edited)
@@ -332,6 +335,53 @@ def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
         whole = _read_whole(message, counter)
         assert _read(message, counter) == whole
         assert _read(message, counter) == whole  # read again: the kept read, whole
+
+
+@given(paired_histories(), st.lists(st.integers(0, 12), min_size=1, max_size=6), st.data())
+def test_a_reply_whose_front_a_window_cuts_reads_as_a_whole_read(
+    history: list[Message], cuts: list[int], data: st.DataObject
+) -> None:
+    """A long reply of rounds, cut at its front (at a round's end or inside one) and grown again,
+    reads as a whole read: a read that resumes inside an earlier one (`LeadingScan`, anywhere)
+    takes its parts from where the cut left them."""
+    from dataclasses import replace
+
+    from ctxlab.core.messages.memo import forget
+
+    forget()
+    counter = AgentScopeEstimator()
+    rounds = [replace(b) for _ in range(4) for m in history if m.role == "assistant" for b in m.blocks]
+    reply = Message(role="assistant", blocks=tuple(rounds), id="reply")
+    for cut in cuts:
+        grown = data.draw(st.lists(blocks, max_size=3))
+        reply = reply.with_blocks((*reply.blocks[cut:], *grown))
+        assert _read(reply, counter) == _read_whole(reply, counter)
+
+
+def test_a_reply_cut_after_a_round_takes_the_views_and_facts_read_before() -> None:
+    """A window that cuts a long reply's first rounds: its view messages and facts are the very
+    objects the read of the whole reply made (resumed inside it, not read again)."""
+    from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.wire.protocol import facts_of_message
+    from ctxlab.core.wire.views import openai_one
+
+    rounds = [
+        block
+        for i in range(12)
+        for block in (
+            TextBlock(text=f"step {i}"),
+            ToolCallBlock(id=f"c{i}", name="Read", input="{}"),
+            ToolResultBlock(id=f"c{i}", name="Read", output=(TextBlock(text="x" * i),)),
+        )
+    ]
+    reply = Message(role="assistant", blocks=tuple(rounds), id="reply")
+    counter = AgentScopeEstimator()
+    views, facts = openai_one(reply), facts_of_message(reply)
+    sizes = view_sizes(reply, counter).sizes
+    cut = reply.with_blocks((*reply.blocks[6:], TextBlock(text="done")))  # two rounds fewer
+    assert all(a is b for a, b in zip(openai_one(cut)[:-1], views[4:], strict=True))
+    assert all(a is b for a, b in zip(facts_of_message(cut)[:-1], facts[4:], strict=True))
+    assert view_sizes(cut, counter).sizes[:-1] == sizes[4:]
 
 
 @given(messages, st.lists(blocks, max_size=4))

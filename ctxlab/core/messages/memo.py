@@ -27,7 +27,10 @@ Invariants:
   value is the one the plain fold computes, so even a float sum is bit for bit the same.
   `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is `start`, `[-1]`
   the whole fold), from the same kept values. `LeadingConcat` and `LeadingScan` keep parts the
-  same way: what an item contributes is worked out once while the items before it stay.
+  same way: what an item contributes is worked out once while the items before it stay. A
+  scan whose step does not read its position (`anywhere`) also resumes inside a kept sequence
+  where a run of its items is entered with the start's carry: parts depend only on the carry
+  and the items.
 - `Resumable` is where all of them (and other histories' plans and views) keep what they worked
   out: a few per key, and a new history resumes the one it shares most leading objects with
   (`closest`), or starts afresh. Which one it resumes decides what is recomputed, never a value.
@@ -217,12 +220,18 @@ class LeadingScan(Generic[K, S, P]):
 
     The parts and the carry after every item of the sequences last scanned are kept, so a
     sequence that begins with the same objects resumes after them.
+
+    A scan whose step never reads `before` (`anywhere`) gives a run of items the same parts
+    wherever the run stands, once the carry ahead of it is the same. A long sequence
+    (`RESUMED_BLOCKS`) that shares no leading objects with a kept one, but begins with a run of
+    `RESUMED_BLOCKS` or more items of one, entered with the carry `start` (a window that cut a
+    reply's front at a message boundary), then starts from that run's parts and carries.
     """
 
-    __slots__ = ("_kept", "_step")
+    __slots__ = ("_anywhere", "_kept", "_step")
 
-    def __init__(self, step: Callable[..., tuple[Iterable[P], S]]) -> None:
-        self._step = step
+    def __init__(self, step: Callable[..., tuple[Iterable[P], S]], *, anywhere: bool = False) -> None:
+        self._step, self._anywhere = step, anywhere
         self._kept = Resumable[tuple[S, tuple[Hashable, ...]], _Sequence[K, S, P]](
             _items_of, source=_source_of
         )
@@ -287,9 +296,12 @@ class LeadingScan(Generic[K, S, P]):
     def _scanned(self, items: Sequence[K], start: S, args: tuple[Any, ...]) -> tuple[_Sequence[K, S, P], S]:
         """The kept scan, its parts brought up to `items` (the memo's own: not to be kept), and
         its carry after the last item."""
-        kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))
+        key = (start, args)
+        kept, same = self._kept.resume(key, items, partial(_Sequence, start))
         if same == len(items) == len(kept.items):
             return kept, kept.values[-1]
+        if not same and self._anywhere and len(items) >= RESUMED_BLOCKS:
+            same = _resume_inside(kept, items, start, self._kept.slots(key))
         kept.cut(same)
         step, out, held, carries, ends = self._step, kept.parts, kept.items, kept.values, kept.ends
         carry = carries[-1]
@@ -321,6 +333,33 @@ class LeadingScan(Generic[K, S, P]):
         kept.made, kept.made_keeps = made, keeps
 
 
+def _resume_inside(
+    kept: _Sequence[K, S, P], items: Sequence[K], start: S, slots: Sequence[_Sequence[K, S, P]]
+) -> int:
+    """Fill the empty `kept` with the longest run (`RESUMED_BLOCKS` or more) that `items` begins
+    with inside another of `slots`, entered there with the carry `start`; how many items it holds
+    (0: none found, `kept` stays empty)."""
+    first, best, at = items[0], 0, None
+    for other in slots:
+        if other is kept:
+            continue
+        q = other.place(first)
+        if q is None or q == 0 or other.values[q] != start:
+            continue
+        shared = same_leading(other.items[q:], items)
+        if shared > best:
+            best, at = shared, (other, q)
+    if at is None or best < RESUMED_BLOCKS:
+        return 0
+    other, q = at
+    stop, base = q + best, other.ends[q]
+    kept.items[:] = other.items[q:stop]
+    kept.values[:] = [start, *other.values[q + 1 : stop + 1]]
+    kept.ends[:] = map((-base).__add__, other.ends[q : stop + 1])
+    kept.parts[:] = other.parts[base : other.ends[stop]]
+    return best
+
+
 Closing = tuple[int, Sequence[P]]
 """How `LeadingScan.finished` closes a scan: how many of its parts stay, and the parts after them."""
 
@@ -341,13 +380,29 @@ class _Sequence(Generic[K, V, P]):
     source: tuple[object, ...] | None = None
     made: tuple[P, ...] | None = None
     made_keeps: int = 0
+    places: dict[int, int] | None = None  # id(item) -> a place of it, for the first `placed` items
+    placed: int = 0
 
     def __post_init__(self, start: V) -> None:
         self.values = [start]
 
+    def place(self, item: object) -> int | None:
+        """Where the very object `item` stands among the items (None: nowhere), found by an index
+        made when first asked and brought up to the items at every later ask."""
+        if self.places is None:
+            self.places = {}
+        placed, held = self.placed, len(self.items)
+        if placed < held:
+            self.places.update(zip(map(id, self.items[placed:]), range(placed, held), strict=True))
+            self.placed = held
+        # an entry may name a place since cut: the object found there must be `item` itself
+        at = self.places.get(id(item))
+        return at if at is not None and at < len(self.items) and self.items[at] is item else None
+
     def cut(self, same: int) -> None:
         """Keep the first `same` items only (and no source until brought up again)."""
         self.source = None
+        self.placed = min(self.placed, same)
         if same < len(self.items):
             del self.items[same:], self.values[same + 1 :], self.ends[same + 1 :]
             del self.parts[self.ends[-1] :]
@@ -418,6 +473,10 @@ class Resumable(Generic[H, T]):
             return slots[-1], 0
         slots.append(slots.pop(at))
         return slots[-1], same
+
+    def slots(self, key: H) -> Sequence[T]:
+        """What is kept for `key`, the last used last."""
+        return self._kept.get(key, ())
 
 
 def closest(

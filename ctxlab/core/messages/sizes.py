@@ -132,7 +132,7 @@ def _size_step(
     return done, (pending, media, shown, has_media)
 
 
-_sizes_scan = LeadingScan[Block, _SizeCarry, Tally](_size_step)
+_sizes_scan = LeadingScan[Block, _SizeCarry, Tally](_size_step, anywhere=True)
 
 
 def _sum(tallies: Iterable[Tally]) -> Tally:

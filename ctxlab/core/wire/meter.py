@@ -5,10 +5,11 @@ Invariants:
 - `check(messages)` equals `violations(to_openai(messages), rules)`, whatever came before it
   (Hypothesis properties hold them together for requests that grow, are edited, lose their
   front, or keep their first message while a window moves and cuts its oldest kept message).
-- A request that grew at the end, or a window that dropped messages at its front, costs the
-  facts it gained and those fed again until the rules agree, plus C-speed scans of the stored
-  messages (none over the facts of a reply known to have grown: `GROWN`); a request that
-  changed early costs the facts after the change.
+- A request that grew at the end, or a window that dropped messages at its front (or cut the
+  front of a long message: a reply's oldest rounds), costs the facts it gained and those fed
+  again until the rules agree, plus C-speed scans of the stored messages and facts (none over
+  the facts of a reply known to have grown: `GROWN`); a request that changed early costs the
+  facts after the change.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from ctxlab.core.wire.protocol import (
     start,
 )
 
+_TRIES = 4
+"""How many places of a long message's first fact are tried as the start of the stretch a
+window kept (facts repeat by value: a call's id makes most of them unique)."""
+
 
 @dataclass(slots=True)
 class ProtocolMeter:
@@ -48,8 +53,10 @@ class ProtocolMeter:
     later message of the previous request (a window that moved), the messages between are
     dropped, and the facts after them are fed again only until the checkers' states equal the
     kept ones (equal states judge the rest alike; what a rule reads off the request's calls is
-    read again when reported). Then the kept facts go up to the first that differs (a message
-    that grew by appended blocks keeps the facts it had), and only the rest are fed.
+    read again when reported). A long message that begins with a later stretch of the facts of
+    the kept message it replaces (a window that cut a reply's front) drops the kept facts
+    before that stretch the same way. Then the kept facts go up to the first that differs (a
+    message that grew by appended blocks keeps the facts it had), and only the rest are fed.
     """
 
     rules: tuple[Rule, ...]
@@ -69,8 +76,11 @@ class ProtocolMeter:
         if not self._states:
             self._states.append(tuple(start(rule) for rule in self.rules))
         same = same_leading(self._messages, messages)
-        if same < len(self._messages) and same < len(messages) and self._drop_before(same, messages):
-            same = same_leading(self._messages, messages)
+        if same < len(self._messages) and same < len(messages):
+            if self._drop_before(same, messages):
+                same = same_leading(self._messages, messages)
+            else:
+                self._drop_inside(same, messages)
         at = self._ends[same - 1] if same else 0
         known = self._known_facts(same, messages)
         del self._messages[same:], self._ends[same:]
@@ -115,10 +125,7 @@ class ProtocolMeter:
         cut = end - len(head)
         if cut < start or self._facts[cut:end] != head:
             return False
-        for stamp, fact in zip(self._stamps[start:cut], self._facts[start:cut], strict=True):
-            self._ids.discard(stamp, fact.calls)
-            self._found.pop(stamp, None)
-        del self._facts[start:cut], self._stamps[start:cut], self._states[start + 1 : cut + 1]
+        self._forget_facts(start, cut)
         ends = list(
             itertools.accumulate((len(self.facts(message)) for message in messages[same:m]), initial=start)
         )
@@ -126,6 +133,42 @@ class ProtocolMeter:
         kept[same:j] = messages[same:m]
         self._settle(start)
         return True
+
+    def _drop_inside(self, same: int, messages: Sequence[Message]) -> None:
+        """When `messages[same]`, a long message, begins with a later stretch of the facts of the
+        kept message it replaces, up to that one's end (a window that cut the front of a reply),
+        drop the kept facts before the stretch, settle the ones after it, and keep only the
+        messages before `same` (the rest are read again, their facts found equal)."""
+        if len(messages[same].blocks) < RESUMED_BLOCKS:
+            return
+        facts = self.facts(messages[same])
+        start, end = self._ends[same - 1] if same else 0, self._ends[same]
+        cut = self._stretch(facts, start + 1, end)
+        if cut is None:
+            return
+        self._forget_facts(start, cut)
+        del self._messages[same:], self._ends[same:]
+        self._settle(start)
+
+    def _stretch(self, facts: tuple[Fact, ...], low: int, end: int) -> int | None:
+        """Where, from `low` on, the kept facts up to `end` are the leading ones of `facts` (the
+        first few places their first fact is found are tried); None when nowhere."""
+        held, at = self._facts, low - 1
+        for _ in range(_TRIES):
+            try:
+                at = held.index(facts[0], at + 1, end) if facts else end
+            except ValueError:
+                return None
+            if equal_leading(held[at:end], facts) == min(end - at, len(facts)):
+                return at
+        return None
+
+    def _forget_facts(self, start: int, cut: int) -> None:
+        """Drop the kept facts from `start` up to `cut`, with their calls, states and findings."""
+        for stamp, fact in zip(self._stamps[start:cut], self._facts[start:cut], strict=True):
+            self._ids.discard(stamp, fact.calls)
+            self._found.pop(stamp, None)
+        del self._facts[start:cut], self._stamps[start:cut], self._states[start + 1 : cut + 1]
 
     def _settle(self, start: int) -> None:
         """Feed the facts from `start` on again until a state equals the one kept after it."""

@@ -251,7 +251,7 @@ def _fact_step(carry: _FactCarry, block: Block, before: int, role: str) -> tuple
     return out, (parts, shown, calls, media)
 
 
-_facts_scan = LeadingScan[Block, _FactCarry, Fact](_fact_step)
+_facts_scan = LeadingScan[Block, _FactCarry, Fact](_fact_step, anywhere=True)
 
 
 def _visible(part: TextBlock | DataBlock) -> bool:

@@ -123,7 +123,7 @@ def wire_step(carry: WireCarry, block: Block, before: int, role: str) -> tuple[l
     return out, (parts, calls, media)
 
 
-_wire_scan = LeadingScan[Block, WireCarry, Wire](wire_step)
+_wire_scan = LeadingScan[Block, WireCarry, Wire](wire_step, anywhere=True)
 
 
 def _tool_wire(result: ToolResultBlock) -> Wire:
