@@ -93,6 +93,31 @@ def test_events_are_read_once_and_stay_as_the_context_grows(history: list[Messag
     assert session.estimate_tokens(grown) == session.estimate_tokens(fresh)
 
 
+@given(st.lists(st.tuples(st.sampled_from(["grow", "grow", "cut", "back"]), st.integers(0, 30)), max_size=20))
+def test_the_token_estimate_of_a_growing_reply_is_its_blocks_counted_afresh(
+    plan: list[tuple[str, int]],
+) -> None:
+    """A reply read at every call is summed by resuming an earlier version's sum: grown, cut, or
+    an older version sent again, the estimate is the one its blocks give counted one by one."""
+    user = text_message("user", "go")
+    reply, versions = Message(role="assistant", blocks=()), []
+    for action, n in plan:
+        if action == "grow":
+            more = [TextBlock(text="x" * k) for k in range(n % 5)]
+            more += [ToolCallBlock(id=f"c{n}", name="Read", input='{"path": "a"}')] * (n % 2)
+            more += [ToolResultBlock(id=f"c{n}", name="Read", output=(TextBlock(text='q"' * n),))] * (
+                n % 3 == 0
+            )
+            reply = reply.appended(*more, *[TextBlock(text="y")] * 9)
+        elif action == "cut":
+            reply = reply.with_blocks(reply.blocks[: n % (len(reply.blocks) + 1)])
+        elif action == "back" and versions:
+            reply = versions[n % len(versions)]
+        versions.append(reply)
+        chars = sum(session._sent_block_chars(b) for m in (user, reply) for b in m.blocks)
+        assert session.estimated_request_tokens([user, reply]) == chars // 4
+
+
 def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:
     events = raw(6)
     inner = session.Compacted(start=1, end=2, text="A", after=2)

@@ -36,7 +36,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.presets.google_adk.wire import CONTINUATION_ID, escaped_length
 
@@ -433,9 +433,16 @@ def _sent_block_chars(block: Block) -> int:
 
 
 def _message_chars(message: Message) -> int:
+    """A long message (a reply that gains a round at every call) is summed by resuming the sum of
+    an earlier version it begins with (`LeadingFold`), so a call costs the blocks it gained."""
     if message.role == "system" or message.id == CONTINUATION_ID:
         return 0
+    if len(message.blocks) >= RESUMED_BLOCKS:
+        return _blocks_chars(message.blocks, 0)
     return sum(_sent_block_chars(block) for block in message.blocks)
+
+
+_blocks_chars = LeadingFold[Block, int](lambda total, block: total + _sent_block_chars(block))
 
 
 _counted_message = IdentityMemo[Message, int](_message_chars)
