@@ -265,13 +265,15 @@ LONG_REPLY_ROUNDS = (500, 2000)
 LONG_REPLY_WINDOW = 8_000
 
 
-def long_reply_growth(preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, repeats: int = 2) -> float:
-    """How a replay of one long reply through `preset` grows with the reply (window
-    `LONG_REPLY_WINDOW`, collector as the `ctxlab` command sets it): CPU seconds of the longer
-    replay of `rounds` over the shorter, each the best of `repeats` taken in turn (`best_in_turn`).
-    A cost per call that stays flat gives at most the ratio of the lengths (less by what a replay
-    costs whatever its length); one that reads the whole reply at every call gives up to its
-    square."""
+def long_reply_seconds(
+    preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, repeats: int = 2
+) -> tuple[float, float]:
+    """CPU seconds of replaying one long reply of each of `rounds` through `preset` (window
+    `LONG_REPLY_WINDOW`, collector as the `ctxlab` command sets it), each the best of `repeats`
+    taken in turn (`best_in_turn`). The longer over the shorter is how the replay grows with the
+    reply: a cost per call that stays flat gives at most the ratio of the lengths (less by what
+    a replay costs whatever its length); one that reads the whole reply at every call gives up
+    to its square."""
     from ctxlab.replay import replay_transcript
 
     with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder, collecting_less():
@@ -291,4 +293,4 @@ def long_reply_growth(preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, 
             return seconds
 
         short, long = best_in_turn(repeats, *(replay(path) for path in paths))
-    return long / short
+    return short, long

@@ -210,26 +210,28 @@ def the_users_path() -> list[Figure]:
 
 
 class Growth(NamedTuple):
-    """A long reply's growth through one preset, and the peak memory of the process replaying it."""
+    """A long reply's growth through one preset (the longer replay's time over the shorter's),
+    the longer replay's CPU seconds, and the peak memory of the process replaying it."""
 
     ratio: float
+    seconds: float
     peak_mb: float
 
 
 def growth_apart(preset: str, repeats: int, rounds: tuple[int, int] = LONG_REPLY_ROUNDS) -> Growth:
-    """`long_reply_growth` in a process of its own, as `ctxlab replay` runs: what the bench's own
+    """`long_reply_seconds` in a process of its own, as `ctxlab replay` runs: what the bench's own
     process holds by then (the runs before) made every collection of the longer replay longer.
     The process's peak memory is that of its longest replay (each replay's results are freed)."""
     code = (
-        "from benchmarks.measures import long_reply_growth\n"
-        f"print(long_reply_growth({preset!r}, {rounds!r}, repeats={repeats}))\n" + PEAK_KB
+        "from benchmarks.measures import long_reply_seconds\n"
+        f"print(*long_reply_seconds({preset!r}, {rounds!r}, repeats={repeats}))\n" + PEAK_KB
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", code], check=True, cwd=ROOT, env=env, capture_output=True, text=True
     )
-    ratio, peak_kb = done.stdout.split()[-2:]
-    return Growth(float(ratio), int(peak_kb) / 1024)
+    short, long, peak_kb = done.stdout.split()[-3:]
+    return Growth(float(long) / float(short), float(long), int(peak_kb) / 1024)
 
 
 def long_replies() -> list[Figure]:
@@ -244,6 +246,8 @@ def long_replies() -> list[Figure]:
     worst = max(over, key=over.__getitem__)
     heaviest = max(measured, key=lambda name: measured[name].peak_mb)
     peak = measured[heaviest].peak_mb
+    cost = {name: m.seconds / measured["none"].seconds for name, m in measured.items()}
+    dearest = max((name for name in cost if name != "none"), key=cost.__getitem__)
     flat = 1.25 * long / short
     return [
         Figure(
@@ -261,13 +265,23 @@ def long_replies() -> list[Figure]:
             "x",
         ),
         Figure(
+            f"  a preset's {long:,}-round replay, CPU time over none's, worst ({dearest})",
+            cost[dearest],
+            "(reference)",
+            True,
+            "x",
+        ),
+        Figure(
             f"  peak RSS replaying {long:,} rounds, worst ({heaviest}; none {measured['none'].peak_mb:.0f})",
             peak,
             "< 300",
             peak < 300,
             "MB",
         ),
-        *(Figure(f"    {name}", value, "(each)", True, "x") for name, value in growth.items()),
+        *(
+            Figure(f"    {name} (time {cost[name]:.1f}x none's)", value, "(each)", True, "x")
+            for name, value in growth.items()
+        ),
     ]
 
 

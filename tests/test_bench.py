@@ -104,9 +104,10 @@ def test_peak_memory_is_the_child_s_own_whatever_the_parent_holds() -> None:
     assert small < 100 and 200 < grown < 300 and held
 
 
-def test_a_long_reply_s_process_reports_its_growth_and_its_own_peak_memory() -> None:
+def test_a_long_reply_s_process_reports_its_growth_time_and_its_own_peak_memory() -> None:
     growth = growth_apart("none", repeats=1, rounds=(4, 16))
     assert growth.ratio > 0 and 30 < growth.peak_mb < 1000
+    assert 0 < growth.seconds < 60
 
 
 def test_the_long_reply_is_one_user_turn_answered_in_its_rounds(tmp_path: Path) -> None:
