@@ -369,3 +369,27 @@ def test_a_window_that_cuts_a_replys_front_costs_the_meter_what_changed() -> Non
             assert list(meter.check(request)) == violations(to_openai(request), RULES)
         if k > 40:
             assert len(fed) <= 10
+
+
+def test_a_reply_that_only_grows_is_not_searched_for_a_window_s_cut() -> None:
+    """A reply that gains a round at every call begins with the very facts the kept read made:
+    the meter does not look for a stretch a window kept (a search as long as the reply)."""
+    from ctxlab.core.messages.blocks import TextBlock
+
+    system = Message(role="system", blocks=(TextBlock(text="be brief"),), id="s")
+    reply = Message(role="assistant", blocks=tuple(_rounds(0, 20)), id="r")
+    searched: list[int] = []
+    stretch = ProtocolMeter._stretch
+
+    def counted(self: ProtocolMeter, facts: tuple[Fact, ...], low: int, end: int) -> int | None:
+        searched.append(low)
+        return stretch(self, facts, low, end)
+
+    meter = ProtocolMeter(RULES)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ProtocolMeter, "_stretch", counted)
+        for k in range(20, 30):
+            reply = reply.appended(*_rounds(k, 1))
+            request = [system, reply]
+            assert list(meter.check(request)) == violations(to_openai(request), RULES)
+    assert searched == []

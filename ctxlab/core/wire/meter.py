@@ -143,6 +143,8 @@ class ProtocolMeter:
             return
         facts = self.facts(messages[same])
         start, end = self._ends[same - 1] if same else 0, self._ends[same]
+        if not facts or (start < end and self._facts[start] is facts[0]):
+            return  # the very first fact the kept read made: a reply that grew, not one cut
         cut = self._stretch(facts, start + 1, end)
         if cut is None:
             return
@@ -151,12 +153,12 @@ class ProtocolMeter:
         self._settle(start)
 
     def _stretch(self, facts: tuple[Fact, ...], low: int, end: int) -> int | None:
-        """Where, from `low` on, the kept facts up to `end` are the leading ones of `facts` (the
-        first few places their first fact is found are tried); None when nowhere."""
+        """Where, from `low` on, the kept facts up to `end` are the leading ones of `facts` (not
+        empty; the first few places their first fact is found are tried); None when nowhere."""
         held, at = self._facts, low - 1
         for _ in range(_TRIES):
             try:
-                at = held.index(facts[0], at + 1, end) if facts else end
+                at = held.index(facts[0], at + 1, end)
             except ValueError:
                 return None
             if equal_leading(held[at:end], facts) == min(end - at, len(facts)):
