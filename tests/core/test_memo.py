@@ -650,3 +650,38 @@ def _carry(blocks: Sequence[TextBlock]) -> int:
     for block in blocks:
         carry = 0 if block.text == "|" else carry + len(block.text)
     return carry
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["more", "more", "again", "table", "other"]), st.integers(0, 30)),
+        max_size=25,
+    )
+)
+def test_a_pick_is_the_items_at_its_indices_whatever_was_picked_before(plan: list[tuple[str, int]]) -> None:
+    """`Picked` equals indexing afresh when a window drops more (the pick extended, and noted so),
+    when it picks the same again, when the table grows or changes under it, or picks elsewhere."""
+    from ctxlab.core.messages.latest import Picked
+    from ctxlab.core.messages.message import GROWN
+
+    pick = Picked[str]()
+    table: tuple[str, ...] = tuple(f"n{k}" for k in range(40))
+    indices: tuple[int, ...] = ()
+    last: tuple[str, ...] | None = None
+    for action, n in plan:
+        if action == "more":
+            indices = (*indices, *range(len(indices), min(len(indices) + n % 4, len(table))))
+        elif action == "table":  # grown at its end, or one name changed (the table read afresh)
+            table = (
+                (*table, f"m{n}")
+                if n % 2
+                else (*table[: n % len(table)], f"x{n}", *table[n % len(table) + 1 :])
+            )
+        elif action == "other":
+            indices = tuple(sorted({n % len(table), (3 * n) % len(table)}))
+        picked = pick(table, indices)
+        assert picked == tuple(table[i] for i in indices)
+        if last is not None and len(picked) > len(last) and picked[: len(last)] == last and action == "more":
+            assert GROWN.extends(picked, last)  # what `Unseen` reads to look up only the new keys
+        last = picked
+    forget()

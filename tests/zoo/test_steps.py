@@ -141,5 +141,5 @@ def test_unit_names_equal_a_plain_naming_as_histories_grow_and_change(
             msgs = tuple(grown[:end])
             units = view_units(msgs)
             picked = data.draw(st.lists(st.integers(0, max(len(units) - 1, 0)), max_size=8)) if units else []
-            plain = {f"{msgs[units[i].message].id}:{units[i].start}:{units[i].kind}" for i in picked}
+            plain = tuple(f"{msgs[units[i].message].id}:{units[i].start}:{units[i].kind}" for i in picked)
             assert unit_keys(msgs, tuple(picked)) == plain

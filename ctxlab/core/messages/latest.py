@@ -7,21 +7,23 @@ its lineage (or a comparison at C speed) vouches for and reads the rest.
 Invariants:
 - `Running(make)(items)` equals a fresh accumulator fed every item of `items`; `Replaced(key)`
   (original, copy) equals the keys of the items the copy replaced; `Indexed()(pairs)` equals
-  `dict(pairs)`; `Unseen()(keys, before)` says whether `keys` holds one `before` does not. Each
-  equals a reading from scratch whatever was read before.
+  `dict(pairs)`; `Unseen()(keys, before)` says whether `keys` holds one `before` does not;
+  `Picked()(table, indices)` equals `tuple(table[i] for i in indices)`. Each equals a reading
+  from scratch whatever was read before.
 - Each registers with `memo.forget()`, so no run's objects outlive the run.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
 from ctxlab.core.messages.memo import register
 from ctxlab.core.messages.message import GROWN
 
+T = TypeVar("T")
 V = TypeVar("V")
 H = TypeVar("H", bound=Hashable)
 V_co = TypeVar("V_co", covariant=True)
@@ -175,3 +177,51 @@ class Unseen(Generic[H]):
             self._set = set(keys)
         self._keys = keys
         return found
+
+
+class Picked(Generic[T]):
+    """`picked(table, indices)` equals `tuple(table[i] for i in indices)`.
+
+    The last pick is kept: when `indices` begins with its indices and `table` with the items they
+    reached (the very objects: `GROWN`, else compared at C speed), the pick is the last one
+    extended by the items of the new indices, and noted (`GROWN`) as beginning with it. A window
+    that drops a little more of a growing history at every call names what it dropped at the
+    cost of what it dropped anew, and `Unseen` reads only the new names. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_last")
+
+    def __init__(self) -> None:
+        self._last: tuple[Sequence[T], tuple[int, ...], tuple[T, ...], int] | None = None
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept pick."""
+        self._last = None
+
+    def __call__(self, table: Sequence[T], indices: tuple[int, ...]) -> tuple[T, ...]:
+        last = self._last
+        if last is not None:
+            before, picked_at, picked, reach = last
+            n = len(picked_at)
+            if indices[:n] == picked_at and _begins_alike(table, before, reach):
+                if len(indices) > n:
+                    grown = picked + tuple(map(table.__getitem__, indices[n:]))
+                    GROWN.note(grown, picked, n)
+                    picked = grown
+                self._last = (table, indices, picked, max(reach, max(indices[n:], default=-1) + 1))
+                return picked
+        picked = tuple(map(table.__getitem__, indices))
+        self._last = (table, indices, picked, max(indices, default=-1) + 1)
+        return picked
+
+
+def _begins_alike(table: Sequence[object], before: Sequence[object], reach: int) -> bool:
+    """Whether the first `reach` items of `table` are those of `before`."""
+    if table is before:
+        return True
+    if len(table) < reach:
+        return False
+    if type(table) is tuple and type(before) is tuple and (GROWN.shared(table, before) or 0) >= reach:
+        return True
+    return table[:reach] == before[:reach]
