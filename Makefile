@@ -76,7 +76,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 
 typecheck: $(STAMP)
-	$(BIN)/python -m mypy --strict ctxlab
+	$(BIN)/python -m mypy --strict ctxlab benchmarks
 
 test: lint typecheck openhands-env adk-env $(BYTECODE)
 	$(BIN)/python -m pytest --hypothesis-profile=ci

@@ -79,7 +79,7 @@ def scenario_file(n: int, fields: dict[str, str]) -> str:
 def long_reply(rounds: int) -> str:
     """An OpenAI chat transcript (JSONL) of one user turn answered in `rounds` tool rounds, as a
     coding agent works: each round a short text, one `read_file` call and a 20-line result."""
-    lines = [
+    lines: list[dict[str, object]] = [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": "Fix the bug in the parser."},
     ]
