@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxlab.core.messages.memo import forget as forget_memos
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ChatModel
+from ctxlab.core.messages.resumable import forget as forget_memos
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.wire.protocol import RULES, Rule
 from ctxlab.core.world.retention import Probe
@@ -68,7 +68,7 @@ class Session:
 
     def release(self) -> None:
         """Free the run's objects as soon as the session is dropped (`Loop.release`, and the
-        memos' entries, `core.messages.memo.forget`); call it once the records have been read."""
+        memos' entries, `core.messages.resumable.forget`); call it once the records have been read."""
         self.loop.release()
         forget_memos()
 

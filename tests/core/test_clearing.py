@@ -372,7 +372,7 @@ def test_swe_agent_reads_a_long_message_by_resuming_as_it_reads_it_whole(
         elide_message,
         message_observations,
     )
-    from ctxlab.core.messages.memo import forget
+    from ctxlab.core.messages.resumable import forget
 
     forget()
     if stray is not None:

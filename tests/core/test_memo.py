@@ -17,11 +17,10 @@ from ctxlab.core.messages.memo import (
     LeadingConcat,
     LeadingFold,
     LeadingScan,
-    closest,
-    forget,
     weight_of,
 )
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.resumable import closest, forget
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import ScriptedRound, assign_call_ids

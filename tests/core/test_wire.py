@@ -316,7 +316,7 @@ def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
     """A reply grows a block at a time; each version resumes the read of one it begins with, also
     after an early block was edited, its front was cut (a window: the read may resume inside an
     earlier one) or another long message was read in between."""
-    from ctxlab.core.messages.memo import forget
+    from ctxlab.core.messages.resumable import forget
 
     forget()
     counter = AgentScopeEstimator()
@@ -346,7 +346,7 @@ def test_a_reply_whose_front_a_window_cuts_reads_as_a_whole_read(
     takes its parts from where the cut left them."""
     from dataclasses import replace
 
-    from ctxlab.core.messages.memo import forget
+    from ctxlab.core.messages.resumable import forget
 
     forget()
     counter = AgentScopeEstimator()

@@ -165,7 +165,7 @@ def test_a_long_message_read_by_resuming_reads_as_a_whole_read(
     """A reply grows a block at a time; each version resumes the read of one it begins with, also
     after it was cut short (its end or its front dropped) and grew again, was read at another place
     or joined otherwise, or another long message was read in between."""
-    from ctxlab.core.messages.memo import forget
+    from ctxlab.core.messages.resumable import forget
 
     forget()
     message = Message(role=role, blocks=(), id="reply")

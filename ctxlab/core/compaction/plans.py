@@ -40,8 +40,8 @@ from typing import Protocol, TypeGuard
 from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import ZERO, Block, Tally, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
-from ctxlab.core.messages.memo import Resumable
 from ctxlab.core.messages.message import GROWN, Message, begins_with, same_leading
+from ctxlab.core.messages.resumable import Resumable
 from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.units import BlockRef
 

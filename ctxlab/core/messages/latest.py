@@ -10,7 +10,7 @@ Invariants:
   `dict(pairs)`; `Unseen()(keys, before)` says whether `keys` holds one `before` does not;
   `Picked()(table, indices)` equals `tuple(table[i] for i in indices)`. Each equals a reading
   from scratch whatever was read before.
-- Each registers with `memo.forget()`, so no run's objects outlive the run.
+- Each registers with `resumable.forget()`, so no run's objects outlive the run.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
-from ctxlab.core.messages.memo import register
 from ctxlab.core.messages.message import GROWN
+from ctxlab.core.messages.resumable import register
 
 T = TypeVar("T")
 V = TypeVar("V")

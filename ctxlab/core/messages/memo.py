@@ -19,8 +19,8 @@ Invariants:
   one (which would hold memory in the square of the reply's length). When more than half of a
   full generation came back, the objects in use outweigh the limit, so the limit doubles
   instead: a context of any length is computed once per object, and at most two generations
-  are held. `forget()` drops every memo's entries and limits (and everything a `Resumable`
-  keeps); a run calls it when it is released, so no run's objects outlive it.
+  are held. `forget()` drops every memo's entries and limits; a run calls it when it is
+  released, so no run's objects outlive it.
 - `LeadingFold(step)(items, start, *args)` equals folding `step` over `items` from `start`, left
   to right, whatever it folded before: it keeps the running values of the last sequence folded
   from each start, and a sequence that begins with the same objects resumes after them. Each
@@ -31,33 +31,25 @@ Invariants:
   scan whose step does not read its position (`anywhere`) also resumes inside a kept sequence
   where a run of its items is entered with the start's carry: parts depend only on the carry
   and the items.
-- `Resumable` is where all of them (and other histories' plans and views) keep what they worked
-  out: a few per key, and a new history resumes the one it shares most leading objects with
-  (`closest`), or starts afresh. Which one it resumes decides what is recomputed, never a value.
-  How many leading objects two tuples share is learnt from their lineage (`message.GROWN`:
-  every tuple made from another is noted so, the parts a resumed read made among them) where
-  it is known, and compared where it is not.
-- What is kept for the last tuple read only (an accumulator carried along a growing reply, what
-  an edited copy replaced, an index of pairs) lives in `latest`; it `register`s with this
-  module, so `forget()` drops it too.
+- They keep what they worked out in a `Resumable` (`ctxlab.core.messages.resumable`): a few
+  sequences per start, the one a new sequence shares most with resumed. Every memo registers
+  there, so `resumable.forget()` drops it.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import partial
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ctxlab.core.messages.message import GROWN, same_leading
+from ctxlab.core.messages.resumable import Resumable, register
 
 K = TypeVar("K")
 V = TypeVar("V")
 P = TypeVar("P")
 S = TypeVar("S")
-T = TypeVar("T")
-H = TypeVar("H", bound=Hashable)
 
 
 RESUMED_BLOCKS = 16
@@ -85,7 +77,7 @@ class IdentityMemo(Generic[K, V]):
         self._previous: dict[tuple[int, tuple[Hashable, ...]], tuple[K, V, int]] = {}
         self._first_limit = self._limit = max(limit, 1)
         self._held = self._revived = 0  # the weights of the current generation, of what came back
-        _MEMOS.add(self)
+        register(self)
 
     def clear(self) -> None:
         """Drop every entry, and the limit grown since the memo was made."""
@@ -429,110 +421,3 @@ def _brought_up(
     kept.source = items if type(items) is tuple else None
     if before is not None and shared and kept.whole is not None:
         GROWN.note(kept.whole, before, shared)
-
-
-class Resumable(Generic[H, T]):
-    """A few things worked out from a history (a fold, a plan, a view), kept per key so that the
-    next history resumes the one it shares most with.
-
-    At most `per_key` are kept per key, the last used last, and `keys` keys (past that all are
-    forgotten); `held(thing)` is the history a thing was worked out from. `forget()` drops them.
-    """
-
-    __slots__ = ("__weakref__", "_held", "_kept", "_keys", "_per_key", "_source")
-
-    def __init__(
-        self,
-        held: Callable[[T], Sequence[object]],
-        keys: int = 16,
-        per_key: int = 4,
-        source: Callable[[T], tuple[object, ...] | None] | None = None,
-    ) -> None:
-        self._held, self._keys, self._per_key, self._source = held, keys, per_key, source
-        self._kept: dict[H, list[T]] = {}
-        _MEMOS.add(self)
-
-    def clear(self) -> None:
-        """Drop everything kept."""
-        self._kept.clear()
-
-    def resume(self, key: H, items: Sequence[object], make: Callable[[], T]) -> tuple[T, int]:
-        """The thing kept for `key` that `items` resumes, moved last, and how many leading items
-        they share; or a new one from `make` (in place of the least recently used), sharing 0,
-        when none shares at least half of its own history."""
-        slots = self._kept.get(key)
-        if slots is None:
-            if len(self._kept) >= self._keys:
-                self._kept.clear()
-            slots = self._kept[key] = []
-        at, same = closest(slots, items, self._held, self._source)
-        if at < 0 or 2 * same < len(self._held(slots[at])):
-            if len(slots) >= self._per_key:
-                del slots[0]
-            slots.append(make())
-            return slots[-1], 0
-        slots.append(slots.pop(at))
-        return slots[-1], same
-
-    def slots(self, key: H) -> Sequence[T]:
-        """What is kept for `key`, the last used last."""
-        return self._kept.get(key, ())
-
-
-def closest(
-    slots: Sequence[T],
-    items: Sequence[object],
-    held: Callable[[T], Sequence[object]],
-    source: Callable[[T], tuple[object, ...] | None] | None = None,
-) -> tuple[int, int]:
-    """Which of `slots` (each holding the sequence `held(slot)`, the last used last) `items`
-    shares the most leading objects with (of those, the shortest, then the latest used), and how
-    many it shares; (-1, 0) when there is none.
-
-    The last slot (the one used last) is taken at once when `items` extends it whole: a history
-    read at every step mostly grows, and each comparison walks it. When a slot holds exactly
-    the tuple `source(slot)` and `items` is known to share at least half of it (`GROWN`: that
-    tuple, one grown from it by `Message.appended`, or an edited or resumed copy of a relative),
-    the latest used such slot is taken without comparing at all, with what is known shared
-    (perhaps less than what is: then a little more is worked out again). Every slot is asked,
-    not only the last: a reader may alternate between a growing reply and copies of it that do
-    not begin with it (a window that cuts the reply's front), and a comparison walks the reply.
-    """
-    if source is not None:
-        for k in reversed(range(len(slots))):
-            origin = source(slots[k])
-            if origin is None:
-                continue
-            known = GROWN.shared(items, origin)
-            if known is not None and 2 * known >= len(origin):  # one `Resumable.resume` resumes
-                return k, known
-    best, same, score = -1, 0, (-1, 0)
-    for k in reversed(range(len(slots))):
-        kept = held(slots[k])
-        shared = same_leading(kept, items)
-        if shared == len(kept) and k == len(slots) - 1:
-            return k, shared
-        if (shared, -len(kept)) > score:  # the most shared; the least to cut; the latest used
-            best, same, score = k, shared, (shared, -len(kept))
-    return best, same
-
-
-class Clearable(Protocol):
-    """Anything that keeps values `forget()` must drop."""
-
-    def clear(self) -> None: ...
-
-
-_MEMOS: weakref.WeakSet[Clearable] = weakref.WeakSet()
-_MEMOS.add(GROWN)
-
-
-def register(kept: Clearable) -> None:
-    """Have `forget()` clear `kept` (held weakly: a memo that is gone is not kept alive)."""
-    _MEMOS.add(kept)
-
-
-def forget() -> None:
-    """Drop the entries of every memo (their values are made again when next asked for)."""
-    for memo in list(_MEMOS):
-        memo.clear()

@@ -79,7 +79,7 @@ class Lineage:
     its parent's), and the tuples a resumed read or an edit made from one it kept (`memo`). Two
     tuples with a noted common ancestor share at least the fewest objects any link on the way
     shares, so a reader that kept its work on one resumes the other without comparing them
-    (`memo.closest`, `begins_with`, the meters). Only speed depends on it.
+    (`resumable.closest`, `begins_with`, the meters). Only speed depends on it.
     """
 
     __slots__ = ("__weakref__", "_parents")

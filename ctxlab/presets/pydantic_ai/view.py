@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxlab.core.messages.blocks import Block, ToolResultBlock
-from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan, Resumable
+from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.resumable import Resumable
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import NO_WIRE, REASONING_FIELD, Wire, WireCarry, wire_step, wire_tail
 
