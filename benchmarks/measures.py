@@ -275,6 +275,7 @@ def long_reply_seconds(
     a replay costs whatever its length); one that reads the whole reply at every call gives up
     to its square."""
     from ctxlab.replay import replay_transcript
+    from ctxlab.scenarios.workload import forget_kept
 
     with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder, collecting_less():
         paths = [Path(folder) / f"reply{n}.jsonl" for n in rounds]
@@ -284,6 +285,7 @@ def long_reply_seconds(
         def replay(path: Path) -> Callable[[], float]:
             def seconds() -> float:
                 out = Path(folder) / "out"
+                forget_kept()  # each repeat replays as `ctxlab replay` does, in a fresh process
                 start = time.process_time()
                 replay_transcript(path, out, context_size=LONG_REPLY_WINDOW, presets=[preset])
                 spent = time.process_time() - start

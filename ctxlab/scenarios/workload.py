@@ -6,7 +6,8 @@ Invariants:
   read relative to the scenario's folder when a `base_dir` is in the validation context, and
   their texts are kept in the context's `files` (a missing or unreadable file is a load error).
 - Building is a pure function of the section, the seed and the files' texts; a process keeps
-  the last few built (`BUILT_KEPT`).
+  the last few built (`BUILT_KEPT`), and the last few transcripts replayed (`REPLAYS_KEPT`):
+  checking a trace replays it, and building its workload replays the same text again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
@@ -130,7 +132,7 @@ def _file_problems(
     try:
         tools = load_tools(base / trace.tools) if trace.tools else ()
         text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read
-        replayed = replay_text(text, source, fmt=trace.format, tools=tools, name=Path(trace.path).stem)
+        replayed = _replay(text, source, fmt=trace.format, tools=tools, name=_trace_name(trace))
         warnings[trace.path] = replayed.notes
     except TraceError as error:
         field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
@@ -246,6 +248,13 @@ BUILT_KEPT = 4
 _BUILT: dict[tuple[int, str, tuple[tuple[str, str], ...]], Workload] = {}
 
 
+def forget_kept() -> None:
+    """Forget the workloads and transcripts this process keeps, so that the next load reads and
+    builds as a fresh process would (a benchmark's repeats)."""
+    _BUILT.clear()
+    _REPLAYED.clear()
+
+
 def _prefixed(build: Callable[[], Planted], prefix: Loc) -> Planted:
     try:
         return build()
@@ -257,5 +266,28 @@ def _prefixed(build: Callable[[], Planted], prefix: Loc) -> Planted:
 def replay_trace(trace: TraceSpec, files: Mapping[str, str]) -> TraceWorkload:
     """The workload of a transcript whose text (and tool file's text) is in `files`."""
     tools = parse_tools(json.loads(files[trace.tools]), source=trace.tools) if trace.tools else ()
-    name = trace.name or Path(trace.path).stem
-    return replay_text(files[trace.path], trace.path, fmt=trace.format, tools=tools, name=name)
+    return _replay(files[trace.path], trace.path, fmt=trace.format, tools=tools, name=_trace_name(trace))
+
+
+def _trace_name(trace: TraceSpec) -> str:
+    return trace.name or Path(trace.path).stem
+
+
+REPLAYS_KEPT = 2
+"""How many replayed transcripts a process keeps (`_replay`)."""
+_REPLAYED: dict[tuple[str, str | None, tuple[ToolSchema, ...], str], TraceWorkload] = {}
+
+
+def _replay(
+    text: str, source: str, *, fmt: str | None, tools: tuple[ToolSchema, ...], name: str
+) -> TraceWorkload:
+    """`replay_text`, the same value again for the same text, format, tools and name. `source`
+    is not part of the key: it only names the file in a `TraceError`, and a failed replay is
+    not kept."""
+    key = (text, fmt, tools, name)
+    replayed = _REPLAYED.get(key)
+    if replayed is None:
+        replayed = _REPLAYED[key] = replay_text(text, source, fmt=fmt, tools=tools, name=name)
+        while len(_REPLAYED) > REPLAYS_KEPT:
+            del _REPLAYED[next(iter(_REPLAYED))]
+    return replayed

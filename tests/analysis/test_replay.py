@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,6 +11,8 @@ from ctxlab import replay
 from ctxlab.analysis.results import Results, read_requests
 from ctxlab.presets.registry import PRESETS
 from ctxlab.problems import ScenarioError
+from ctxlab.scenarios import workload
+from ctxlab.workloads.trace import TraceWorkload
 from tests.scenarios.files import long_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,3 +92,25 @@ def test_a_transcript_plays_every_recorded_round_through_every_preset(scratch: P
     assert results.runs["calls"].tolist() == [61, 61]  # 60 rounds and the answer, past max_iters 50
     document = replay.transcript_document(trace, context_size=10**6, presets=["none"], name="cut")
     assert replay.run_document(document, scratch).runs["calls"].tolist() == [51]
+
+
+def test_a_replay_maps_its_transcript_once_and_sees_an_edited_one(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking the trace, building it and raising the round limit (a second load) all take the
+    one replay; the same path with other content is replayed anew."""
+    replayed: list[str] = []
+    real = workload.replay_text
+
+    def counted(text: str, source: str, **kwargs: Any) -> TraceWorkload:
+        replayed.append(source)
+        return real(text, source, **kwargs)
+
+    monkeypatch.setattr(workload, "replay_text", counted)
+    workload.forget_kept()
+    trace = long_reply(scratch, 60)
+    runs = replay.replay_transcript(trace, scratch / "a", context_size=10**6, presets=["none"]).runs
+    assert (len(replayed), runs["calls"].tolist()) == (1, [61])
+    trace = long_reply(scratch, 70)  # the same path, other content
+    runs = replay.replay_transcript(trace, scratch / "b", context_size=10**6, presets=["none"]).runs
+    assert (len(replayed), runs["calls"].tolist()) == (2, [71])
