@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
 from ctxlab.core.messages.codec import decode_messages, encode_messages
 from ctxlab.core.messages.message import Message
-from ctxlab.engine.workspace import InMemoryWorkspace, UnsafePathError, safe_path
+from ctxlab.engine.workspace import (
+    PAYLOAD_SLICE,
+    InMemoryWorkspace,
+    UnsafePathError,
+    context_payload,
+    safe_path,
+)
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from tests.strategies import messages, parts, texts
 
@@ -90,3 +96,12 @@ def test_both_workspaces_store_the_same_bytes_at_the_same_paths(
 @given(st.lists(messages, max_size=5))
 def test_codec_round_trips(msgs: list[Message]) -> None:
     assert decode_messages(json.loads(json.dumps(encode_messages(msgs)))) == msgs
+
+
+@given(st.lists(messages, max_size=6), st.integers(1, 4))
+def test_a_stored_span_is_its_messages_json_whatever_its_length(msgs: list[Message], copies: int) -> None:
+    """Spans shorter and longer than a slice of `context_payload`, and as long as several."""
+    span = tuple(msgs) * (copies * PAYLOAD_SLICE // max(len(msgs), 1) // 2 + 1)
+    for length in {0, 1, len(span) // 2, len(span)}:
+        encoded = json.dumps(encode_messages(span[:length]), ensure_ascii=False).encode("utf-8")
+        assert context_payload(span[:length]) == encoded
