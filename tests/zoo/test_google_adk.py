@@ -15,7 +15,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import (
+    Block,
+    HintBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import CallKind
 from ctxlab.core.wire.views import to_openai
@@ -492,3 +500,89 @@ def test_a_request_is_written_as_adk_s_litellm_adapter_writes_it() -> None:
     assert sent[0] is user and reply.blocks[4] is result
     assert sent_request((user, reply), continuation("go on")) == sent  # the same copies again
     assert sent_request((user,), continuation("go on")) == (user,)
+
+
+def plain_sent(message: Message) -> Message:
+    """A message as ADK's adapter sends it, read block by block: results as their responses, an
+    assistant's texts between results joined at the first one's place (empty ones left out)."""
+    out: list[Block] = []
+    first: int | None = None
+    for block in message.blocks:
+        if isinstance(block, ToolResultBlock):
+            media = tuple(p for p in block.output if not isinstance(p, TextBlock))
+            response = TextBlock(text=sent_response(block.text))
+            out.append(dataclasses.replace(block, output=(response, *media)))
+            first = None
+        elif isinstance(block, TextBlock) and message.role == "assistant" and first is not None:
+            held = out[first]
+            assert isinstance(held, TextBlock)
+            out[first] = TextBlock(text="\n".join(t for t in (held.text, block.text) if t))
+        else:
+            first = len(out) if isinstance(block, TextBlock) and first is None else first
+            out.append(block)
+    return Message(role=message.role, blocks=tuple(out), id=message.id, name=message.name)
+
+
+reply_blocks = st.lists(
+    st.sampled_from(["text", "empty", "call", "result", "hint", "thinking"]), min_size=1, max_size=70
+)
+
+
+@given(
+    reply_blocks | reply_blocks.map(lambda kinds: kinds * 6),
+    st.integers(0, 69),
+    st.sampled_from(["assistant", "user"]),
+)
+@example(["text", "call", "result", "text", "empty", "text"] * 4, 9, "assistant")
+def test_a_growing_reply_is_sent_as_its_blocks_read_afresh(kinds: list[str], cut: int, role: str) -> None:
+    """A reply sent at every call as it grows, then cut back, resumes what was sent for the
+    blocks it begins with: the same blocks and tally as reading it afresh."""
+    made = {
+        "text": lambda k: TextBlock(text=f"step {k}"),
+        "empty": lambda k: TextBlock(text=""),
+        "call": lambda k: ToolCallBlock(id=f"c{k}", name="run", input="{}"),
+        "result": lambda k: ToolResultBlock(id=f"c{k}", name="run", output=(TextBlock(text=f"out {k}"),)),
+        "hint": lambda k: HintBlock(hint=f"<hint {k}>"),
+        "thinking": lambda k: ThinkingBlock(thinking=f"plan {k}"),
+    }
+    reply = Message(role=role, blocks=(), id="r")  # type: ignore[arg-type]
+    versions = []
+    for k, kind in enumerate(kinds):
+        reply = reply.appended(made[kind](k))
+        versions.append(reply)
+    versions.append(reply.with_blocks(reply.blocks[: min(cut, len(reply.blocks))]))
+    for version in versions:
+        sent = sent_request((version,), continuation("go on"))[0]
+        expected = plain_sent(version)
+        assert (sent, sent.tally) == (expected, expected.tally)
+        if expected.blocks == version.blocks and not any(
+            isinstance(b, ToolResultBlock) for b in version.blocks
+        ):
+            assert sent is version
+
+
+@given(reply_blocks | reply_blocks.map(lambda kinds: kinds * 6))
+@example(["call", "result", "text", "call", "call", "result", "result"] * 4)
+def test_a_growing_reply_s_events_are_its_blocks_read_afresh(kinds: list[str]) -> None:
+    """A reply read at every call as it grows resumes the events of the blocks it begins with:
+    the events of reading it afresh, a long one's closed runs the very objects read before."""
+    made = {
+        "text": lambda k: TextBlock(text=f"step {k}"),
+        "empty": lambda k: TextBlock(text=""),
+        "call": lambda k: ToolCallBlock(id=f"c{k}", name="run", input="{}"),
+        "result": lambda k: ToolResultBlock(id=f"c{k}", name="run", output=(TextBlock(text=f"out {k}"),)),
+        "hint": lambda k: HintBlock(hint=f"<hint {k}>"),
+        "thinking": lambda k: ThinkingBlock(thinking=f"plan {k}"),
+    }
+    ask = text_message("user", "fix it")
+    reply = Message(role="assistant", blocks=(), id="r")
+    before: tuple[session.RawEvent, ...] = ()
+    for k, kind in enumerate(kinds):
+        reply = reply.appended(made[kind](k))
+        context = [ask, reply]
+        events = session.events_of(context, invocations(context))
+        assert [(e.ts, e.invocation, e.role, e.blocks) for e in events] == plain_events(context)
+        assert {e.message_id for e in events} == {ask.id, "r"} and events[0].user is ask
+        if len(reply.blocks) > RESUMED_BLOCKS:  # a long reply's read resumes: all but the open run
+            assert all(a is b for a, b in zip(before[:-1], events, strict=False))
+        before = events

@@ -325,8 +325,8 @@ def as_message(item: s.Item, index: int) -> Message:
     same place is the same message at every call (kept by identity), so the meters reuse it."""
     if isinstance(item, s.Compacted):
         return _summary_message(item, index)
-    if item.role == "user":
-        return item.message
+    if item.user is not None:
+        return item.user
     return _event_message(item)
 
 
@@ -335,7 +335,7 @@ def _summary_of(item: s.Compacted, index: int) -> Message:
 
 
 def _message_of(item: s.RawEvent) -> Message:
-    return Message(role="assistant", blocks=item.blocks, id=f"{item.message.id}-{item.ts}")
+    return Message(role="assistant", blocks=item.blocks, id=f"{item.message_id}-{item.ts}")
 
 
 _summary_message = IdentityMemo[s.Compacted, Message](_summary_of)

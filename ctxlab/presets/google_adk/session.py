@@ -13,7 +13,8 @@ Sources (`google/adk/`): `apps/compaction.py` (both triggers, the ranges, the wo
 Invariants:
 - `events_of(context)` covers every block of the context once, in order; appending to the
   context never changes the events already read (so ordinals are stable), and they stay the
-  same objects (each message's events are kept by identity, `message_events`).
+  same objects (each message's events are kept by identity, `message_events`; a long reply
+  that grew keeps those of its closed runs, resumed by `LeadingScan`).
 - A sequence of raw events is in timestamp order (`effective` finds ranges by bisection).
 - Functions here are pure and take everything as arguments; what is asked of a whole session or
   request at every call is kept per event or message by identity, or resumed after the leading
@@ -27,7 +28,8 @@ import json
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import partial
+from typing import Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import (
     Block,
@@ -36,7 +38,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingFold
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, Closing, IdentityMemo, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.presets.google_adk.wire import CONTINUATION_ID, escaped_length
 
@@ -52,14 +54,16 @@ class RawEvent:
         invocation: the user turn it belongs to.
         role: a user message, a model response, or a batch of tool responses.
         blocks: the context blocks it stands for.
-        message: the stored message it was read from (a user message is kept whole).
+        message_id: the id of the stored message it was read from.
+        user: a user event's message, kept whole (None for the other events).
     """
 
     ts: int
     invocation: int
     role: Role
     blocks: tuple[Block, ...]
-    message: Message
+    message_id: str
+    user: Message | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,24 +95,60 @@ def events_of(context: Sequence[Message], turns: Sequence[int]) -> tuple[RawEven
 
 def _read_events(message: Message, turn: int, first: int) -> tuple[RawEvent, ...]:
     """The events of one message of invocation `turn`, numbered from `first`: a user message is
-    one event; another is split into runs of tool results and runs of everything else."""
+    one event; another is split into runs of tool results and runs of everything else. A long
+    message (a reply that grows by a round at every call) resumes the read of the blocks it
+    begins with (`LeadingScan`): the events of its closed runs stay the same objects."""
     if message.role == "user":
-        return (RawEvent(ts=first, invocation=turn, role="user", blocks=message.blocks, message=message),)
-    runs: list[tuple[Role, tuple[Block, ...]]] = []
-    run: list[Block] = []
-    results = False
-    for block in message.blocks:
-        if isinstance(block, ToolResultBlock) != results and run:
-            runs.append(("response" if results else "model", tuple(run)))
-            run = []
-        results = isinstance(block, ToolResultBlock)
-        run.append(block)
-    if run:
-        runs.append(("response" if results else "model", tuple(run)))
-    return tuple(
-        RawEvent(ts=first + k, invocation=turn, role=role, blocks=blocks, message=message)
-        for k, (role, blocks) in enumerate(runs)
-    )
+        event = RawEvent(
+            ts=first, invocation=turn, role="user", blocks=message.blocks, message_id=message.id, user=message
+        )
+        return (event,)
+    place = _Place(turn, first, message.id)
+    return _runs.finished(message.blocks, _NO_RUN, partial(_close_run, place), place)
+
+
+class _Place(NamedTuple):
+    """Where a message's events stand: its invocation, the first one's ordinal, its id."""
+
+    turn: int
+    first: int
+    message_id: str
+
+    def event(self, ordinal: int, role: Role, blocks: tuple[Block, ...]) -> RawEvent:
+        """The message's event `ordinal` (from 0)."""
+        return RawEvent(
+            ts=self.first + ordinal,
+            invocation=self.turn,
+            role=role,
+            blocks=blocks,
+            message_id=self.message_id,
+        )
+
+
+class _Run(NamedTuple):
+    """The run of blocks a message's read holds open: its role and its blocks so far."""
+
+    role: Role
+    blocks: tuple[Block, ...]
+
+
+_NO_RUN = _Run("model", ())
+
+
+def _run_step(run: _Run, block: Block, before: int, place: _Place) -> tuple[tuple[RawEvent, ...], _Run]:
+    """The event `block` closes (the open run's, when it begins a run of the other role), and
+    the run it leaves open; `before` is the number of events closed ahead of it."""
+    role: Role = "response" if isinstance(block, ToolResultBlock) else "model"
+    if run.blocks and role != run.role:
+        return (place.event(before, run.role, run.blocks),), _Run(role, (block,))
+    return (), _Run(role, (*run.blocks, block))
+
+
+def _close_run(place: _Place, run: _Run, done: Sequence[RawEvent]) -> Closing[RawEvent]:
+    return len(done), (place.event(len(done), run.role, run.blocks),) if run.blocks else ()
+
+
+_runs = LeadingScan[Block, _Run, RawEvent](_run_step)
 
 
 message_events = IdentityMemo[Message, tuple[RawEvent, ...]](_read_events)

@@ -15,9 +15,27 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
+from collections.abc import Sequence
+from typing import NamedTuple
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolResultBlock, with_arguments, with_thinking_sent
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
+from ctxlab.core.messages.blocks import (
+    ZERO,
+    Block,
+    Tally,
+    TextBlock,
+    ToolResultBlock,
+    with_arguments,
+    with_thinking_sent,
+)
+from ctxlab.core.messages.memo import (
+    RESUMED_BLOCKS,
+    Closing,
+    IdentityMemo,
+    LeadingConcat,
+    LeadingFold,
+    LeadingScan,
+)
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.wire.views import REASONING_FIELD
 
@@ -103,41 +121,56 @@ def _answered(message: Message) -> bool:
 def _sent_message_of(message: Message) -> Message:
     """The message as sent: results written as their responses (`_sent_block`); in an assistant
     message, each model turn's texts (a run of blocks between results) as one, which ADK's adapter
-    joins with a newline, leaving empty ones out."""
-    texts = 0
-    several = False
-    for block in message.blocks:
-        if isinstance(block, ToolResultBlock):
-            texts = 0
-        elif isinstance(block, TextBlock):
-            texts += 1
-            several = several or (texts > 1 and message.role == "assistant")
-    if not several and not any(isinstance(block, ToolResultBlock) for block in message.blocks):
-        return message
-    blocks = tuple(_sent_block(block) for block in message.blocks)
-    return message.with_blocks(_joined_texts(blocks) if several else blocks)
+    joins with a newline, leaving empty ones out. A message that needs neither is itself. A long
+    message (a reply that grows by a round at every call) resumes the blocks sent for the blocks
+    it begins with (`LeadingScan`), and their running tally.
 
-
-def _joined_texts(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
-    """Each run of blocks between results with its texts as one, at the first one's place.
-
-    >>> _joined_texts((TextBlock(text="a"), TextBlock(text=""), TextBlock(text="b")))
+    >>> texts = (TextBlock(text="a"), TextBlock(text=""), TextBlock(text="b"))
+    >>> _sent_message_of(Message(role="assistant", blocks=texts)).blocks
     (TextBlock(text='a\\nb'),)
+    >>> plain = Message(role="user", blocks=texts)
+    >>> _sent_message_of(plain) is plain
+    True
     """
-    out: list[Block] = []
-    first: int | None = None
-    for block in blocks:
-        if isinstance(block, ToolResultBlock):
-            first = None
-        elif isinstance(block, TextBlock) and first is not None:
-            held = out[first]
-            assert isinstance(held, TextBlock)
-            out[first] = TextBlock(text="\n".join(t for t in (held.text, block.text) if t))
-            continue
-        elif isinstance(block, TextBlock):
-            first = len(out)
-        out.append(block)
-    return tuple(out)
+    blocks = _sent_scan.finished(message.blocks, _NO_SENT, _open_sent, message.role == "assistant")
+    if len(blocks) == len(message.blocks) and all(map(operator.is_, blocks, message.blocks)):
+        return message
+    if len(blocks) < RESUMED_BLOCKS:
+        return message.with_blocks(blocks)
+    return message.with_blocks(blocks, _sent_tally(blocks, ZERO))
+
+
+class _SentRun(NamedTuple):
+    """The blocks a message's sent form holds open: those since its last result, with its texts
+    joined at the first one's place (`text_at`, -1 before a text) where texts are joined."""
+
+    blocks: tuple[Block, ...]
+    text_at: int
+
+
+_NO_SENT = _SentRun((), -1)
+
+
+def _sent_step(run: _SentRun, block: Block, _before: int, joins: bool) -> tuple[tuple[Block, ...], _SentRun]:
+    """The sent blocks `block` completes (the open run and its result), and the run left open."""
+    if isinstance(block, ToolResultBlock):
+        return (*run.blocks, _sent_results(block)), _NO_SENT
+    if not isinstance(block, TextBlock) or not joins:
+        return (), _SentRun((*run.blocks, block), run.text_at)
+    if run.text_at < 0:
+        return (), _SentRun((*run.blocks, block), len(run.blocks))
+    held = run.blocks[run.text_at]
+    assert isinstance(held, TextBlock)
+    joined = TextBlock(text="\n".join(t for t in (held.text, block.text) if t))
+    return (), _SentRun((*run.blocks[: run.text_at], joined, *run.blocks[run.text_at + 1 :]), run.text_at)
+
+
+def _open_sent(run: _SentRun, done: Sequence[Block]) -> Closing[Block]:
+    return len(done), run.blocks
+
+
+_sent_scan = LeadingScan[Block, _SentRun, Block](_sent_step)
+_sent_tally = LeadingFold[Block, Tally](lambda total, block: total + block.tally)
 
 
 def _sent_result(block: ToolResultBlock) -> ToolResultBlock:
