@@ -350,11 +350,22 @@ def test_lineage_never_claims_more_than_two_tuples_share(
             made = (*parent[:at], object(), *parent[at + 1 :])
             lineage.note(made, parent, at)
         versions.append(made)
+
+    def chain(items: tuple[object, ...]) -> list[tuple[tuple[object, ...], int]]:
+        """`items` and its first `STEPS` noted ancestors, each with what `items` shares with it."""
+        out = [(items, len(items))]
+        while len(out) <= Lineage.STEPS and (parent := lineage.parent(out[-1][0])) is not None:
+            noted = lineage._parents[id(out[-1][0])][2]
+            out.append((parent, min(out[-1][1], noted)))
+        return out
+
     for _ in range(10):
         a, b = data.draw(st.sampled_from(versions)), data.draw(st.sampled_from(versions))
         known = lineage.shared(a, b)
         assert known is None or known <= same_leading(a, b)
         assert lineage.shared(a, a) == len(a)
+        nearest = [min(n, m) for t, n in chain(a) for u, m in chain(b) if t is u][:1]  # a's nearest first
+        assert known == (nearest[0] if nearest else None)
 
 
 UNSEEN_PLANS = st.lists(

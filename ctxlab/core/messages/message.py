@@ -107,32 +107,34 @@ class Lineage:
         noted = self._parents.get(id(items))
         return noted[1] if noted is not None and noted[0] is items else None
 
-    def _chain(self, items: tuple[object, ...]) -> list[tuple[tuple[object, ...], int]]:
-        """`items` and its noted ancestors, nearest first, each with how many leading objects
-        `items` is known to share with it (a list: read at every call of a long reply)."""
-        chain = [(items, len(items))]
-        parents, shared = self._parents, len(items)
-        for _ in range(self.STEPS):
-            noted = parents.get(id(items))
-            if noted is None or noted[0] is not items:
-                break
-            items = noted[1]
-            shared = min(shared, noted[2])
-            chain.append((items, shared))
-        return chain
-
     def shared(self, items: object, origin: tuple[object, ...]) -> int | None:
         """How many leading objects `items` and `origin` are known to share, by way of their
-        nearest noted common ancestor; None when none is known (which says nothing)."""
+        nearest noted common ancestor (up to `STEPS` links back from each); None when none is
+        known (which says nothing)."""
         if type(items) is not tuple:
             return None
         if items is origin:
             return len(origin)
-        theirs = {id(t): (t, n) for t, n in self._chain(origin)}
-        for ancestor, shared in self._chain(items):
-            found = theirs.get(id(ancestor))
-            if found is not None and found[0] is ancestor:
+        parents = self._parents
+        # origin's ancestors, each with how many leading objects origin shares with it
+        theirs = {id(origin): (origin, len(origin))}
+        ancestor, known = origin, len(origin)
+        for _ in range(self.STEPS):
+            noted = parents.get(id(ancestor))
+            if noted is None or noted[0] is not ancestor:
+                break
+            ancestor, known = noted[1], min(known, noted[2])
+            theirs[id(ancestor)] = (ancestor, known)
+        # then items' own, nearest first, until one is among them (read at every call of a reply)
+        mine, shared = items, len(items)
+        for _ in range(self.STEPS + 1):
+            found = theirs.get(id(mine))
+            if found is not None and found[0] is mine:
                 return min(shared, found[1])
+            noted = parents.get(id(mine))
+            if noted is None or noted[0] is not mine:
+                return None
+            mine, shared = noted[1], min(shared, noted[2])
         return None
 
     def extends(self, items: object, origin: tuple[object, ...]) -> bool:
