@@ -24,8 +24,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ctxlab.core.messages.blocks import Block
+from ctxlab.core.messages.blocks import Block, ToolCallBlock
 from ctxlab.core.messages.edits import holds_only, replace_blocks, with_output
+from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import BlockRef, ViewUnit, call_blocks, result_block, result_ref, view_units
@@ -133,6 +134,13 @@ def _result_keys(
     keys: list[Key | None] = []
     for unit in results:
         found = calls.get(unit.call_ids[0])
-        call = found[1] if found else None
-        keys.append(None if call is None else superseding_key(call.name, parse_arguments(call.input), params))
+        keys.append(None if found is None else _call_key(found[1], params))
     return keys
+
+
+def _key_of(call: ToolCallBlock, params: MicrocompactParams) -> Key | None:
+    return superseding_key(call.name, parse_arguments(call.input), params)
+
+
+_call_key = IdentityMemo[ToolCallBlock, Key | None](_key_of)
+"""A call's key, its arguments parsed once while the call stays in the context."""
