@@ -269,6 +269,51 @@ def test_transcripts_that_are_not_text_say_why(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+_USER = '{"role": "user", "content": "hi"}'
+_CALL = '{"role": "assistant", "content": "", "tool_calls": [{"id": %s, "function": {"name": "f"}}]}'
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "why"),
+    [
+        (
+            "call.jsonl",
+            "\n".join([_USER, _CALL % '"c\\ud800"', '{"role": "tool", "tool_call_id": "c1", "content": ""}']),
+            "call.jsonl:2: tool_calls[0].id: \\ud800 is a lone surrogate (half of a UTF-16 pair)",
+        ),
+        (
+            "reasoning.jsonl",
+            _USER + '\n{"role": "assistant", "content": "ok", "reasoning_content": "\\udc00"}',
+            "reasoning.jsonl:2: reasoning_content: \\udc00 is a lone surrogate",
+        ),
+        (
+            "thread.json",
+            '{"values": {"messages": [\n{"type": "human", "content": "hi"},\n'
+            '{"type": "ai", "content": "\\ud83d\\ude00 \\uD800"}]}}',
+            "thread.json:3: values.messages[1].content: \\uD800 is a lone surrogate",
+        ),
+        (
+            "deep.jsonl",
+            _USER + '\n{"role": "assistant", "content": "ok", "x": ' + "[" * 5000 + "]" * 5000 + "}",
+            "deep.jsonl:2: the JSON is nested too deep",
+        ),
+    ],
+)
+def test_transcripts_of_json_no_text_holds_are_refused_at_their_line(
+    tmp_path: Path, name: str, text: str, why: str
+) -> None:
+    """A lone surrogate escaped in the JSON cannot be written as UTF-8, and nesting past the
+    parser's depth cannot be read: both are bad input at their line, not a traceback or a run
+    that fails after loading."""
+    (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+    code, _, err = run_cli("import", str(tmp_path / name), "--out", str(tmp_path / "x.jsonl"))
+    assert code == 2 and err.startswith(f"{tmp_path}/{why}"), err
+    assert not (tmp_path / "x.jsonl").exists()
+    code, _, err = run_cli("replay", str(tmp_path / name), "--out", str(tmp_path / "o"), "--no-plots")
+    assert code == 2 and f"{tmp_path}/{why}" in err, err
+    assert not (tmp_path / "o").exists()
+
+
 def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o"))
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()

@@ -9,6 +9,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,18 +34,82 @@ class JsonLine(NamedTuple):
     value: Any
 
 
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+"""The escape of a high half with no low half after it, or of a low half with no high before."""
+
+
+def json_value(text: str, source: str, line: int | None) -> Any:
+    """The JSON value of `text` (a line or a whole document starting at `line`), refusing what no
+    transcript can mean: nesting deeper than Python's parser goes, and a lone surrogate (an
+    escaped half of a UTF-16 pair, such as `"\\ud800"`), which is no character and cannot be
+    written as the UTF-8 every request, count and result file is made of.
+
+    Raises:
+        json.JSONDecodeError: `text` is not JSON.
+        TraceError: at `source:line`, nested too deep or a lone surrogate.
+    """
+    try:
+        value = json.loads(text)
+        if "\\ud" in text or "\\uD" in text:  # a surrogate can only come from an escape
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise TraceError(
+            source, line, "the JSON is nested too deep to read; no transcript format nests so"
+        ) from None
+    except UnicodeEncodeError as error:
+        found = _LONE_SURROGATE.search(text)
+        half = found.group() if found else ascii(error.object[error.start])[1:-1]
+        at = line + text.count("\n", 0, found.start()) if found and line is not None else line
+        raise TraceError(
+            source,
+            at,
+            f"{_surrogate_path(value)}: {half} is a lone surrogate (half of a UTF-16 pair), not a "
+            "character; write the character itself, or both halves of its pair",
+        ) from None
+    return value
+
+
+def _surrogate_path(value: object) -> str:
+    """The path (`tool_calls[0].id`, `<key>` for a key) of the first string in `value` that
+    holds a lone surrogate; walked with a stack, as `value` may nest as deep as JSON allows."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str) and not item.isascii() and _unencodable(item):
+            return path or "the value"
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, child in reversed(list(pairs)):
+            if isinstance(key, str) and _unencodable(key):
+                return f"{path}.<key>" if path else "<key>"
+            stack.append(
+                (f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key, child)
+            )
+    return "the value"
+
+
+def _unencodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def jsonl_entries(lines: Iterable[str], source: str) -> Iterator[JsonLine]:
     """The JSON values of JSONL lines with their 1-based line numbers, one at a time; blank
     lines skipped.
 
     Raises:
-        TraceError: a line that is not JSON.
+        TraceError: a line that is not JSON, nested too deep or with a lone surrogate.
     """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            yield JsonLine(number, json.loads(line))
+            yield JsonLine(number, json_value(line, source, number))
         except json.JSONDecodeError as error:
             raise TraceError(source, number, not_json(error)) from None
 
@@ -162,7 +227,7 @@ def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
         TraceError: unreadable, not JSON, or not a list of schemas.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        data = json_value(Path(path).read_text(encoding="utf-8-sig"), str(path), 1)
     except (OSError, UnicodeDecodeError) as error:
         raise TraceError(str(path), None, f"cannot read the tool schemas: {error}") from None
     except json.JSONDecodeError as error:

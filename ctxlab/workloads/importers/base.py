@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.workloads.files import not_json
+from ctxlab.workloads.files import json_value, not_json
 from ctxlab.workloads.trace import JsonLine, TraceError
 
 Wire = dict[str, Any]
@@ -59,18 +59,19 @@ def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
     """The JSON values of a JSONL file (one per non-blank line), or its one JSON document.
 
     Raises:
-        TraceError: a line (or the document) that is not JSON; a cut-short last line says so.
+        TraceError: a line (or the document) that is not JSON, nested too deep or with a lone
+            surrogate (`ctxlab.workloads.files.json_value`); a cut-short last line says so.
     """
     numbered = enumerate(lines, start=1)
     first, line = next(((n, text) for n, text in numbered if text.strip()), (0, ""))
     if not first:
         return
     try:
-        value = json.loads(line)
+        value = json_value(line, source, first)
     except json.JSONDecodeError as line_error:
         rest = "\n".join(text for _, text in numbered)
         try:
-            document = json.loads(line + "\n" + rest)
+            document = json_value(line + "\n" + rest, source, first)
         except json.JSONDecodeError as error:
             if error.lineno == 1:
                 raise TraceError(source, first, not_json(line_error)) from None
@@ -85,7 +86,7 @@ def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
         if pending is not None:
             raise TraceError(source, pending[0], not_json(pending[1]))
         try:
-            yield Entry(number, json.loads(text))
+            yield Entry(number, json_value(text, source, number))
         except json.JSONDecodeError as error:
             pending = (number, error)
     if pending is not None:
