@@ -54,7 +54,13 @@ def _registry_union(models: dict[str, type[BaseModel]], field: str, default: str
     if len(models) == 1:
         return next(iter(models.values()))
     members = tuple(Annotated[model, Tag(name)] for name, model in models.items())
-    return Annotated[Union[members], Discriminator(_tagger(field, default))]  # noqa: UP007 (built at run time)
+    forms = " or ".join(f"{{{field}: {name}}}" for name in models)
+    told = Discriminator(
+        _tagger(field, default),
+        custom_error_type="ctxlab_form",
+        custom_error_message=f"expected a mapping such as {forms}",
+    )
+    return Annotated[Union[members], told]  # noqa: UP007 (built at run time)
 
 
 def _by_preset(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:

@@ -277,6 +277,14 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixd}"),
         "model.summarizer.kind: unknown summarizer kind 'fixd' (did you mean 'fixed'?)",
     ),
+    "a summarizer given by its kind's name": (
+        _replace("context_size: 4000", "context_size: 4000\n  summarizer: fixed"),
+        ":7:3: model.summarizer: expected a mapping such as {kind: fixed} or {kind: extractive}",
+    ),
+    "a summarizer that is no mapping, for sub-agents": (
+        _replace("context_size: 4000\n", "context_size: 4000\ndelegate: {summarizer: 3}\n"),
+        ":7:12: delegate.summarizer: expected a mapping such as {kind: fixed} or {kind: extractive}",
+    ),
     "a blank probe value": (
         _replace("workload:\n", "workload:\n  probes: [{kind: rule, key: r, value: '', where: system}]\n"),
         ":4:33: workload.probes[0].value: '' is blank: a blank value is found in every text or in none",
