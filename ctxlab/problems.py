@@ -192,6 +192,8 @@ def _bound(kind: str, ctx: Mapping[str, Any]) -> str | None:
             return f"has too few items; at least {ctx.get('min_length')} needed"
         case "too_long":
             return f"has too many items; at most {ctx.get('max_length')} allowed"
+        case "string_too_long":
+            return f"is longer than {ctx.get('max_length')} characters; shorten it"
         case "literal_error":
             return f"is not allowed; use {ctx.get('expected')}"
         case _:

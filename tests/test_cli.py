@@ -249,6 +249,20 @@ def test_transcripts_named_in_other_scripts_keep_their_own_results(tmp_path: Pat
     assert len(folders) == 2 and all(name.startswith("transcript-") for name in folders)
 
 
+def test_a_transcript_with_a_long_file_name_is_replayed(tmp_path: Path) -> None:
+    """The results folder is named after the file, and its temporary sibling
+    (`.<name>.tmp-<pid>`) must fit a file name too: a long name is cut and ends in a digest."""
+    names = ["a" * 245 + ".jsonl", "a" * 245 + "b.jsonl"]
+    for name in names:
+        (tmp_path / name).write_text(
+            '{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n', "utf-8"
+        )
+        code, _, err = run_cli("replay", str(tmp_path / name), "--out", str(tmp_path / "r"), "--quiet")
+        assert code == 0, err
+    folders = sorted(p.name for p in (tmp_path / "r").iterdir() if p.is_dir())
+    assert len(folders) == 2 and all(len(name) == 100 and name.startswith("a" * 91) for name in folders)
+
+
 def test_transcripts_that_are_not_text_say_why(tmp_path: Path) -> None:
     plain = b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "caf\xe9"}\n'
     (tmp_path / "latin.jsonl").write_bytes(plain)

@@ -58,6 +58,10 @@ class ReActConfig(BaseModel):
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 """Strategy and scenario names: a word that is safe in a path, a run id and a sweep path."""
+NAME_MAX_LENGTH = 100
+"""The longest strategy or scenario name. Names are parts of file names (`.<scenario>.tmp-<pid>`,
+`sawtooth-<strategy>-<hash>.png`), which file systems cut at 255 bytes: a longer name would load
+and then fail when its results are written."""
 
 WorkspaceKind = Literal["memory", "directory", "none"]
 
@@ -70,6 +74,7 @@ class StrategyEntry(BaseModel):
     name: str = Field(
         default="",
         pattern=r"^$|" + NAME_PATTERN,
+        max_length=NAME_MAX_LENGTH,
         description="The strategy's name in sweep paths (`strategies.<name>.…`), run ids and results. "
         "Default: the preset's name.",
     )

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ctxlab.presets.entries import StrategyEntry
+from ctxlab.presets.entries import NAME_MAX_LENGTH, StrategyEntry
 from ctxlab.presets.registry import build_strategy
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
@@ -419,17 +419,23 @@ def _dedupe(problems: Iterator[Problem] | Sequence[Problem]) -> list[Problem]:
 
 def scenario_name(path: Path) -> str:
     """A scenario name from a file name (letters, digits, `-` and `_`). A name with letters a
-    results folder cannot hold (non-ASCII) ends in a digest of the whole name, so two such
-    files keep their own folders.
+    results folder cannot hold (non-ASCII), or longer than a name may be (`NAME_MAX_LENGTH`),
+    ends in a digest of the whole name, so two such files keep their own folders.
 
     >>> scenario_name(Path("runs/2024 session.v2.jsonl"))
     '2024-session-v2'
     >>> scenario_name(Path("会话一.jsonl")), scenario_name(Path("run-会话.jsonl"))
     ('transcript-8cfca12b', 'run-91c5d815')
+    >>> len(scenario_name(Path("a" * 250 + ".jsonl")))
+    100
     """
     stem = path.stem
+    digest = hashlib.sha256(stem.encode("utf-8")).hexdigest()[:8]
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_")
     if not stem.isascii():
-        name = f"{name or 'transcript'}-{hashlib.sha256(stem.encode('utf-8')).hexdigest()[:8]}"
+        name = f"{name or 'transcript'}-{digest}"
     name = name or "transcript"
-    return name if name[0].isalnum() else f"t{name}"
+    name = name if name[0].isalnum() else f"t{name}"
+    if len(name) > NAME_MAX_LENGTH:
+        name = f"{name[: NAME_MAX_LENGTH - len(digest) - 1].rstrip('-_')}-{digest}"
+    return name

@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic.json_schema import models_json_schema
 
 from ctxlab.engine.trace import Convention
-from ctxlab.presets.entries import NAME_PATTERN, StrategyEntry, workspace_need
+from ctxlab.presets.entries import NAME_MAX_LENGTH, NAME_PATTERN, StrategyEntry, workspace_need
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import Loc, located_error
 from ctxlab.scenarios.fields import DelegateSpec, StrategyField, SummarizerField
@@ -137,7 +137,9 @@ class Scenario(Section):
         },
     )
 
-    name: str = Field(pattern=NAME_PATTERN, description="Results go to <out>/<name>/.")
+    name: str = Field(
+        pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH, description="Results go to <out>/<name>/."
+    )
     description: str = Field(default="", description="What this scenario asks, in one sentence.")
     seed: int = Field(default=0, ge=0, description="Seeds every generated text.")
     workload: WorkloadSpec

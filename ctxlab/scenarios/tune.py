@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, StrictInt, ValidationError, model_validator
 
-from ctxlab.presets.entries import NAME_PATTERN
+from ctxlab.presets.entries import NAME_MAX_LENGTH, NAME_PATTERN
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import Loc, explain, located_error
 from ctxlab.scenarios.registry import preset_problem
@@ -137,7 +137,10 @@ class SpaceEntry(Section):
 
     preset: str = Field(description="The preset (see `ctxlab presets`).")
     name: str | None = Field(
-        default=None, pattern=NAME_PATTERN, description="The candidate's name; default: the preset's."
+        default=None,
+        pattern=NAME_PATTERN,
+        max_length=NAME_MAX_LENGTH,
+        description="The candidate's name; default: the preset's.",
     )
     params: dict[str, ParamSpec] = Field(
         default_factory=dict,

@@ -285,6 +285,16 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000\n", "context_size: 4000\ndelegate: {summarizer: 3}\n"),
         ":7:12: delegate.summarizer: expected a mapping such as {kind: fixed} or {kind: extractive}",
     ),
+    "a scenario name longer than a file name may hold": (
+        _replace("name: tiny", "name: " + "t" * 250),
+        ":1:1: name: 'tttttttttttttttttttttttttttttttttttttttttttttttttttttttt... is longer than 100 "
+        "characters; shorten it",
+    ),
+    "a strategy name longer than a file name may hold": (
+        _replace("- preset: agentscope", "- {name: " + "s" * 230 + ", preset: agentscope}"),
+        ":8:6: strategies[0].name: 'ssssssssssssssssssssssssssssssssssssssssssssssssssssssss... is longer "
+        "than 100 characters; shorten it",
+    ),
     "a blank probe value": (
         _replace("workload:\n", "workload:\n  probes: [{kind: rule, key: r, value: '', where: system}]\n"),
         ":4:33: workload.probes[0].value: '' is blank: a blank value is found in every text or in none",
