@@ -13,6 +13,7 @@ Invariants:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -219,6 +220,13 @@ def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
         raise _node_error(node, reading.file, path, "a mapping key must be a plain value")
     tag = node.tag
     if tag in (_STR, _TIMESTAMP):
+        half = _surrogate(node)
+        if half:
+            message = (
+                f"{half} is a surrogate (half of a UTF-16 pair), not a character, and YAML joins no "
+                "pairs; write the character itself, or its \\U escape of 8 hex digits (\\U0001F600)"
+            )
+            raise _node_error(node, reading.file, path, message)
         return node.value  # a string as written; dates are kept as written too (the models parse them)
     _check_tag(node, path, reading.file, *_SCALAR_TAGS)
     # the safe constructor's own function for the tag, without `construct_object`'s bookkeeping
@@ -232,6 +240,19 @@ def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
     if refusal:
         raise _node_error(node, reading.file, path, f"{node.value} {refusal}")
     return value
+
+
+def _surrogate(scalar: yaml.ScalarNode | yaml.ScalarEvent) -> str | None:
+    """The escape of the first surrogate a double-quoted scalar holds (`"\\ud800"`: no character,
+    and nothing a run writes as UTF-8 can hold it; YAML reads `"\\ud83d\\ude00"` as two of
+    them), or None. Only a double-quoted scalar can escape one; the file's own text is UTF-8."""
+    if scalar.style != '"' or scalar.value.isascii():
+        return None
+    found = _SURROGATE.search(scalar.value)
+    return ascii(found.group())[1:-1] if found else None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _out_of_range(value: Any) -> str | None:
@@ -395,6 +416,8 @@ def _scalar_value(event: Any) -> Any:
     if tag is None or tag == "!":
         tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
     if tag in (_STR, _TIMESTAMP):
+        if _surrogate(event):
+            raise _Unusual
         return event.value
     if tag not in _SCALAR_TAGS:
         raise _Unusual

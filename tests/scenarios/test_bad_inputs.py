@@ -295,6 +295,11 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ":8:6: strategies[0].name: 'ssssssssssssssssssssssssssssssssssssssssssssssssssssssss... is longer "
         "than 100 characters; shorten it",
     ),
+    "a surrogate escaped in a double-quoted string": (
+        _replace("description: Four retrieval rounds in a small window.", 'description: "\\ud83d\\ude00"'),
+        ":2:14: description: \\ud83d is a surrogate (half of a UTF-16 pair), not a character, and YAML "
+        "joins no pairs; write the character itself, or its \\U escape of 8 hex digits",
+    ),
     "a blank probe value": (
         _replace("workload:\n", "workload:\n  probes: [{kind: rule, key: r, value: '', where: system}]\n"),
         ":4:33: workload.probes[0].value: '' is blank: a blank value is found in every text or in none",
