@@ -307,6 +307,13 @@ _CALL = '{"role": "assistant", "content": "", "tool_calls": [{"id": %s, "functio
             "thread.json:3: values.messages[1].content: \\uD800 is a lone surrogate",
         ),
         (
+            "arguments.jsonl",
+            _USER
+            + "\n"
+            + _CALL.replace('"name": "f"', '"name": "f", "arguments": "[\\"\\\\ud800\\"]"') % '"c1"',
+            "arguments.jsonl:2: tool_calls[0].function.arguments: its JSON escapes a lone surrogate",
+        ),
+        (
             "deep.jsonl",
             _USER + '\n{"role": "assistant", "content": "ok", "x": ' + "[" * 5000 + "]" * 5000 + "}",
             "deep.jsonl:2: the JSON is nested too deep",

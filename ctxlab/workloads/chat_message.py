@@ -106,7 +106,27 @@ def _call(item: object, k: int) -> TraceCall:
         arguments = json.dumps(arguments, ensure_ascii=False)
     if not isinstance(arguments, str):
         raise ValueError(f"tool_calls[{k}].function.arguments must be a JSON string")
+    if _holds_lone_surrogate(arguments):
+        raise ValueError(
+            f"tool_calls[{k}].function.arguments: its JSON escapes a lone surrogate (half of a UTF-16 "
+            "pair, such as \\ud800), which is not a character; write the character itself, or both "
+            "halves of its pair"
+        )
     return TraceCall(id=call_id, name=name, arguments=arguments)
+
+
+def _holds_lone_surrogate(arguments: str) -> bool:
+    """Whether the arguments, read as JSON as every preset reads them, hold a lone surrogate,
+    which no request can carry as UTF-8. Arguments that are not JSON are kept as written."""
+    if "\\ud" not in arguments and "\\uD" not in arguments:  # a surrogate comes from an escape
+        return False
+    try:
+        json.dumps(json.loads(arguments), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):
+        return False
+    return False
 
 
 def parse_message(wire: object) -> TraceMessage:
