@@ -114,7 +114,7 @@ class _Place(NamedTuple):
     first: int
     message_id: str
 
-    def event(self, ordinal: int, role: Role, blocks: tuple[Block, ...]) -> RawEvent:
+    def event_at(self, ordinal: int, role: Role, blocks: tuple[Block, ...]) -> RawEvent:
         """The message's event `ordinal` (from 0)."""
         return RawEvent(
             ts=self.first + ordinal,
@@ -140,12 +140,12 @@ def _run_step(run: _Run, block: Block, before: int, place: _Place) -> tuple[tupl
     the run it leaves open; `before` is the number of events closed ahead of it."""
     role: Role = "response" if isinstance(block, ToolResultBlock) else "model"
     if run.blocks and role != run.role:
-        return (place.event(before, run.role, run.blocks),), _Run(role, (block,))
+        return (place.event_at(before, run.role, run.blocks),), _Run(role, (block,))
     return (), _Run(role, (*run.blocks, block))
 
 
 def _close_run(place: _Place, run: _Run, done: Sequence[RawEvent]) -> Closing[RawEvent]:
-    return len(done), (place.event(len(done), run.role, run.blocks),) if run.blocks else ()
+    return len(done), (place.event_at(len(done), run.role, run.blocks),) if run.blocks else ()
 
 
 _runs = LeadingScan[Block, _Run, RawEvent](_run_step)
@@ -400,8 +400,19 @@ def _dump(value: object) -> str:
 
 
 def arguments(call: ToolCallBlock) -> dict[str, object]:
-    """A call's arguments as the model gave them (an object)."""
-    parsed = json.loads(call.input) if call.input.strip() else {}
+    """A call's arguments as the model gave them (an object).
+
+    Raises:
+        ValueError: the arguments are not JSON. ADK's LiteLLM adapter refuses such a call, so
+            no ADK session holds one to count or summarize.
+    """
+    try:
+        parsed = json.loads(call.input) if call.input.strip() else {}
+    except ValueError as error:
+        raise ValueError(
+            f"call {call.id!r} ({call.name}): its arguments are not JSON ({error}); ADK's model "
+            "adapter refuses such a call, so an ADK session never holds one"
+        ) from None
     return parsed if isinstance(parsed, dict) else {}
 
 
