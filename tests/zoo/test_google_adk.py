@@ -586,3 +586,11 @@ def test_a_growing_reply_s_events_are_its_blocks_read_afresh(kinds: list[str]) -
         if len(reply.blocks) > RESUMED_BLOCKS:  # a long reply's read resumes: all but the open run
             assert all(a is b for a, b in zip(before[:-1], events, strict=False))
         before = events
+
+
+def test_a_call_whose_arguments_are_not_json_is_refused_with_the_reason() -> None:
+    """ADK's adapter refuses such a call, so a session holding one cannot be counted."""
+    call = ToolCallBlock(id="c1", name="run", input="not json {")
+    with pytest.raises(ValueError, match=r"call 'c1' \(run\): its arguments are not JSON .*never holds one"):
+        session.arguments(call)
+    assert session.arguments(ToolCallBlock(id="c2", name="run", input="[1]")) == {}
