@@ -124,7 +124,8 @@ class Lineage:
             if noted is None or noted[0] is not ancestor:
                 break
             ancestor, known = noted[1], min(known, noted[2])
-            theirs[id(ancestor)] = (ancestor, known)
+            # the nearest place: notes can cycle (`()` and whole slices are the tuples they slice)
+            theirs.setdefault(id(ancestor), (ancestor, known))
         # then items' own, nearest first, until one is among them (read at every call of a reply)
         mine, shared = items, len(items)
         for _ in range(self.STEPS + 1):
