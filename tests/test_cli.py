@@ -367,6 +367,41 @@ def test_plot_regenerates_and_refuses_what_is_not_results(tmp_path: Path) -> Non
     assert code == 2 and "no results here" in err
 
 
+def test_plot_refuses_a_folder_whose_files_cannot_be_read_and_keeps_every_figure(tmp_path: Path) -> None:
+    paths = [write(tmp_path, TINY), write(tmp_path, TINY.replace("name: tiny", "name: other"), "other.yaml")]
+    run_cli("run", *map(str, paths), "--out", str(tmp_path / "results"), "--quiet")
+    figures = sorted((tmp_path / "results" / "other" / "figures").iterdir())
+    damaged = [("runs.parquet", b"PAR1 cut short"), ("manifest.json", b"{"), ("manifest.json", b"[]")]
+    for name, content in damaged:
+        (tmp_path / "results" / "tiny" / name).write_bytes(content)
+        for workers in ("1", "2"):  # read in this process, or in a worker
+            code, _, err = run_cli("plot", str(tmp_path / "results"), "--workers", workers)
+            assert code == 2 and "Traceback" not in err, err
+            assert f"tiny/{name}: cannot be read as ctxlab results (" in err
+            assert "run its scenario again" in err
+            assert sorted((tmp_path / "results" / "other" / "figures").iterdir()) == figures
+            assert not [p for p in (tmp_path / "results").glob("*/.*")]
+        run_cli("run", str(paths[0]), "--out", str(tmp_path / "results"), "--quiet")
+
+
+def test_a_run_writes_the_index_beside_unreadable_and_older_results_folders(tmp_path: Path) -> None:
+    """A results root kept across versions: a folder written before a column existed shows it
+    empty, and one that cannot be read is named in the index without stopping the run."""
+    import pyarrow.parquet as pq
+
+    paths = [write(tmp_path, TINY), write(tmp_path, TINY.replace("name: tiny", "name: older"), "older.yaml")]
+    run_cli("run", *map(str, paths), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    runs = tmp_path / "r" / "older" / "runs.parquet"
+    pq.write_table(pq.read_table(runs).drop(["violations_bedrock"]), runs)
+    (tmp_path / "r" / "broken").mkdir()
+    (tmp_path / "r" / "broken" / "manifest.json").write_text("{", encoding="utf-8")
+    code, _, err = run_cli("run", str(paths[0]), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    assert code == 0 and err == ""
+    index = (tmp_path / "r" / "index.md").read_text(encoding="utf-8")
+    assert "## broken\n\n_Not shown: `broken/manifest.json` cannot be read (not JSON: " in index
+    assert "## older" in index and "| 0/0/ |" in index and "## tiny" in index
+
+
 def test_plot_draws_without_importing_the_run_path(tmp_path: Path) -> None:
     """Redrawing reads results: it needs neither the scenario loader nor the presets."""
     path = write(tmp_path, TINY)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ctxlab.analysis import agents, plots
+from ctxlab.analysis.folders import read_manifest
 from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.experiments.processes import WHOLE, Share, map_shares
@@ -251,8 +251,7 @@ def plot_folders(
 
 
 def _runs(folder: Path) -> int:
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    return len(manifest["runs"])
+    return len(read_manifest(folder)["runs"])
 
 
 def _draw_into(svg: bool, source_and_target: tuple[Path, Path], share: Share) -> list[Path]:

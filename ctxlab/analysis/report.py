@@ -4,18 +4,19 @@ Invariants:
 - One section per results folder under the root, sorted by scenario name; the page depends only
   on the results files (never on the wall clock), so the same results give the same page.
 - Links are relative to the root, so the folder can be moved or published as it is.
+- A folder that cannot be read (cut short, edited) gets a section that says so, and the others
+  are shown; a column a later version added reads as empty in a folder written before it.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxlab.analysis.folders import result_folders, swept_columns
+from ctxlab.analysis.folders import ResultsError, first_line, read_manifest, result_folders, swept_columns
 from ctxlab.analysis.labels import value_text
 
 EMBEDDED = ("overlay", "cumulative", "heatmap", "sweep", "cache-hit-rate", "retention")
@@ -42,13 +43,20 @@ class Runs:
 
 def read_runs(folder: Path) -> Runs:
     """A results folder's manifest and runs: from `runs.parquet` with pyarrow (which wrote it),
-    or, for a folder without one, from `runs.csv` through `load_results`."""
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    or, for a folder without one, from `runs.csv` through `load_results`.
+
+    Raises:
+        ResultsError: a file of it cannot be read.
+    """
+    manifest = read_manifest(folder)
     parquet = folder / "runs.parquet"
     if parquet.is_file():
         import pyarrow.parquet as pq
 
-        table = pq.ParquetFile(parquet).read()  # `read_table` would import pandas
+        try:
+            table = pq.ParquetFile(parquet).read()  # `read_table` would import pandas
+        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+            raise ResultsError(parquet, first_line(error)) from None
         columns, rows = tuple(table.column_names), table.to_pylist()
     else:
         from ctxlab.analysis.results import load_results
@@ -88,12 +96,12 @@ def _table(results: Runs) -> list[str]:
         for _, column in columns:
             if column == "violations":
                 cells.append(
-                    "/".join(_cell(row[f"violations_{p}"]) for p in ("openai", "anthropic", "bedrock"))
+                    "/".join(_cell(row.get(f"violations_{p}")) for p in ("openai", "anthropic", "bedrock"))
                 )
             elif column == "status" and row["status"] != "ok":
-                cells.append(f"**{row['status']}**: {_cell(row['error'])[:120]}")
+                cells.append(f"**{row['status']}**: {_cell(row.get('error'))[:120]}")
             else:
-                cells.append(_cell(row[column]))
+                cells.append(_cell(row.get(column)))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -178,7 +186,11 @@ def write_index(root: Path) -> Path:
     lines += ["- [Tuned settings](#tuned-settings)"] if tuned else []
     lines += [""]
     for folder in folders:
-        lines += section(read_runs(folder), root)
+        try:
+            lines += section(read_runs(folder), root)
+        except ResultsError as error:  # one unreadable folder leaves the others' sections
+            where = Path(os.path.relpath(error.path, root)).as_posix()
+            lines += [f"## {folder.name}", "", f"_Not shown: `{where}` cannot be read ({error.why})._", ""]
     lines += tune_section(tuned, root)
     path = root / "index.md"
     temporary = root / f".index.md.tmp-{os.getpid()}"

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from ctxlab.analysis.folders import swept_columns
+from ctxlab.analysis.folders import ResultsError, first_line, read_manifest, swept_columns
 from ctxlab.core.events import EventKind
 from ctxlab.experiments.measures import PARENT
 
@@ -66,10 +66,18 @@ class Results:
 
 def _frame(folder: Path, name: str, columns: dict[str, str]) -> pd.DataFrame:
     parquet = folder / f"{name}.parquet"
-    if parquet.is_file():
-        return pd.read_parquet(parquet, dtype_backend="numpy_nullable")
+    path = parquet if parquet.is_file() else folder / f"{name}.csv"
+    try:
+        if path == parquet:
+            return pd.read_parquet(parquet, dtype_backend="numpy_nullable")
+        return _csv_frame(path, columns)
+    except (OSError, ValueError) as error:  # pyarrow's and pandas' read errors are ValueErrors
+        raise ResultsError(path, first_line(error)) from None
+
+
+def _csv_frame(path: Path, columns: dict[str, str]) -> pd.DataFrame:
     types: dict[str, Any] = {column: _DTYPES[text.split(":", 1)[0]] for column, text in columns.items()}
-    frame = pd.read_csv(folder / f"{name}.csv", dtype="string", keep_default_na=False, na_values=[""])
+    frame = pd.read_csv(path, dtype="string", keep_default_na=False, na_values=[""])
     for column, dtype in types.items():
         if column in frame:
             source = frame[column]
@@ -89,6 +97,7 @@ def load_results(folder: Path | str) -> Results:
 
     Raises:
         FileNotFoundError: the folder has no `manifest.json`.
+        ResultsError: a file of it cannot be read (cut short, edited, or not ctxlab's).
     """
     folder = Path(folder)
     manifest_path = folder / "manifest.json"
@@ -96,7 +105,7 @@ def load_results(folder: Path | str) -> Results:
         raise FileNotFoundError(
             f"{folder} is not a results folder (no manifest.json); run `ctxlab run` first"
         )
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = read_manifest(folder)
     columns = manifest.get("columns", {})
     calls = _frame(folder, "calls", columns.get("calls", {}))
     written = (folder / "events.parquet").is_file() or (folder / "events.csv").is_file()

@@ -15,7 +15,7 @@ from ctxlab.cli.base import BadInput, Commands, Progress, positive
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Redraw the figures of a results folder (one scenario's, or a root of several)."""
     from ctxlab.analysis.folder_figures import plot_folders
-    from ctxlab.analysis.folders import result_folders
+    from ctxlab.analysis.folders import ResultsError, result_folders
     from ctxlab.analysis.report import write_index
 
     root = Path(args.results)
@@ -24,8 +24,11 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput(
             [f"{root}: no results here (no manifest.json in it or its subfolders); run `ctxlab run` first"]
         )
-    with Progress([("drawing", "scenario", len(folders))], quiet=False, err=err) as progress:
-        drawn = plot_folders(folders, svg=args.svg, workers=args.workers, on_drawn=progress.step)
+    try:
+        with Progress([("drawing", "scenario", len(folders))], quiet=False, err=err) as progress:
+            drawn = plot_folders(folders, svg=args.svg, workers=args.workers, on_drawn=progress.step)
+    except ResultsError as error:  # every folder's figures are left as they were
+        raise BadInput([str(error)]) from None
     for folder, written in zip(folders, drawn, strict=True):
         print(f"{folder}/figures/: {len(written)} file{'' if len(written) == 1 else 's'}", file=out)
     if folders != [root]:
