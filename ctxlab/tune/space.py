@@ -4,7 +4,8 @@ Invariants:
 - A candidate's Optuna parameters are named `<candidate>.<path>`; with more than one candidate a
   categorical `candidate` parameter picks one first, so each candidate's parameters are its own.
 - Choices Optuna cannot hold (lists, mappings) are offered as their canonical JSON text and
-  turned back into the value; every other choice is offered as written.
+  turned back into the value; every other choice is offered as written. A sampled range value is
+  a plain Python `int` or `float`, whatever type Optuna returns.
 - A trial's document is the scenario file's own with one strategy, the candidate, in place of
   its strategies, and without `sweep` and `tune`: the file's workload, model, prices and seed.
 """
@@ -58,8 +59,10 @@ def _suggest(trial: Any, name: str, spec: ParamSpec) -> Any:
     assert spec.low is not None and spec.high is not None
     if spec.integer:
         step = int(spec.step) if spec.step is not None else 1
-        return trial.suggest_int(name, int(spec.low), int(spec.high), step=step, log=spec.log)
-    return trial.suggest_float(name, float(spec.low), float(spec.high), step=spec.step, log=spec.log)
+        return int(trial.suggest_int(name, int(spec.low), int(spec.high), step=step, log=spec.log))
+    # Optuna's TPE answers a numpy float for some ranges (a very narrow one), which no scenario
+    # file can hold: best.yaml could not be written
+    return float(trial.suggest_float(name, float(spec.low), float(spec.high), step=spec.step, log=spec.log))
 
 
 def suggest(trial: Any, space: Sequence[SpaceEntry]) -> Candidate:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ctxlab.cli import main
 from tests.scenarios.files import write
@@ -363,3 +364,20 @@ def test_a_range_only_partly_valid_with_the_fixed_settings_is_searched(tmp_path:
     assert code in (0, 1), err
     assert "can run" not in err
     assert (tmp_path / "results").exists()
+
+
+def test_a_range_narrower_than_optunas_rounding_still_writes_a_best_yaml_that_loads(tmp_path: Path) -> None:
+    """Past its startup trials, Optuna's TPE sampler answers a numpy float for such a range."""
+    text = (
+        "name: narrow\nworkload:\n  generator: {name: retrieval, params: {rounds: 4}}\n"
+        "model: {context_size: 4000}\nstrategies:\n  - {preset: agentscope}\ntune:\n  trials: 14\n"
+        "  constraints: {over_window: 100}\n  space:\n    - preset: agentscope\n"
+        "      params: {context.trigger_ratio: {low: 0.5, high: 0.5000000000000001}}\n"
+    )
+    code, _, err = tune(tmp_path, text, tmp_path / "results", "--quiet")
+    assert code == 0 and "Traceback" not in err, err
+    best = yaml.safe_load(
+        (tmp_path / "results" / "narrow" / "tune" / "best.yaml").read_text(encoding="utf-8")
+    )
+    assert best["strategies"][0]["context"]["trigger_ratio"] in (0.5, 0.5000000000000001)
+    assert len(rows(tmp_path / "results" / "narrow" / "tune" / "trials.csv")) == 14
