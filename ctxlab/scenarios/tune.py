@@ -8,8 +8,10 @@ Invariants:
   (`strategies.<name>.<path>`): a path that names nothing, or a strategy's `name` or `preset`,
   is refused at load time, with a "did you mean".
 - Every bound and choice is checked against the preset's own rules for that field at load time
-  (a trigger ratio above 0.9 fails there); rules across fields (reserve below trigger) are
-  checked per trial, where a sampled combination that breaks one is an infeasible trial.
+  (a trigger ratio above 0.9 fails there), and so is a value inside a range of decimals (so
+  `{low: 1, high: 5.0}` for a whole-number setting fails there too); rules across fields (reserve
+  below trigger) are checked per trial, where a sampled combination that breaks one is an
+  infeasible trial.
 - A range is a float range unless its bounds (and step) are whole numbers, which make it an
   integer range; `log: true` needs a positive low bound.
 """
@@ -242,10 +244,16 @@ def _entry_problems(
                 problems.append(((*at, section, key), overlap_message("setting", other), key))
             named[str(key)] = loc
             values = _values(spec) if section == "params" else [((), spec)]
-            for index, value in values:
-                refusal = refused(preset, loc, value)
-                if refusal:
-                    problems.append(((*at, section, key, *index), refusal, value))
+            refusals = [(index, value, refused(preset, loc, value)) for index, value in values]
+            problems.extend(((*at, section, key, *i), why, v) for i, v, why in refusals if why)
+            inside = _inside(spec) if section == "params" and not any(why for *_, why in refusals) else None
+            refusal = None if inside is None else refused(preset, loc, inside)
+            if refusal:
+                message = (
+                    f"a range with a decimal bound samples decimals such as {inside!r}, and {refusal}; "
+                    "write low and high as whole numbers to search whole numbers"
+                )
+                problems.append(((*at, section, key), message, spec))
     return problems
 
 
@@ -271,6 +279,17 @@ def _values(spec: object) -> list[tuple[Loc, Any]]:
     if parsed.choices is not None:
         return [(("choices", i), value) for i, value in enumerate(parsed.choices)]
     return [(("low",), parsed.low), (("high",), parsed.high)]
+
+
+def _inside(spec: object) -> float | None:
+    """A value strictly inside a raw parameter's range of decimals (no step: Optuna samples any
+    float there), or None for choices, whole-number or stepped ranges and what does not parse."""
+    values = dict(_values(spec))
+    low, high = values.get(("low",)), values.get(("high",))
+    stepped = isinstance(spec, dict) and spec.get("step") is not None
+    if low is None or high is None or stepped or (isinstance(low, int) and isinstance(high, int)):
+        return None
+    return float(low + (high - low) / 3)
 
 
 def refused(preset: str, loc: Loc, value: Any) -> str | None:

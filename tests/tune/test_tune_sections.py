@@ -75,6 +75,12 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "9:53: tune.space[0].params.budget.max_tokens.low: [4000] is not a number; use a number",
         ),
         (
+            "tune:\n  space:\n"
+            "    - {preset: nonoka, params: {budget.max_tokens: {low: 4000, high: 9000.0}}}\n",
+            "9:33: tune.space[0].params.budget.max_tokens: a range with a decimal bound samples decimals "
+            "such as 5666.666666666667, and preset 'nonoka' refuses it",
+        ),
+        (
             "tune:\n  space:\n    - {preset: nonoka, params: {budget.max_tokens: {low: 4000}}}\n",
             "9:33: tune.space[0].params.budget.max_tokens.high: is required for a range",
         ),
