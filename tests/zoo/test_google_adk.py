@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -523,9 +523,16 @@ def plain_sent(message: Message) -> Message:
     return Message(role=message.role, blocks=tuple(out), id=message.id, name=message.name)
 
 
-reply_blocks = st.lists(
-    st.sampled_from(["text", "empty", "call", "result", "hint", "thinking"]), min_size=1, max_size=70
-)
+REPLY_BLOCKS: dict[str, Callable[[int], Block]] = {
+    "text": lambda k: TextBlock(text=f"step {k}"),
+    "empty": lambda k: TextBlock(text=""),
+    "call": lambda k: ToolCallBlock(id=f"c{k}", name="run", input="{}"),
+    "result": lambda k: ToolResultBlock(id=f"c{k}", name="run", output=(TextBlock(text=f"out {k}"),)),
+    "hint": lambda k: HintBlock(hint=f"<hint {k}>"),
+    "thinking": lambda k: ThinkingBlock(thinking=f"plan {k}"),
+}
+"""The `k`th block of a reply drawn from `reply_blocks`, by kind."""
+reply_blocks = st.lists(st.sampled_from(list(REPLY_BLOCKS)), min_size=1, max_size=70)
 
 
 @given(
@@ -537,18 +544,10 @@ reply_blocks = st.lists(
 def test_a_growing_reply_is_sent_as_its_blocks_read_afresh(kinds: list[str], cut: int, role: str) -> None:
     """A reply sent at every call as it grows, then cut back, resumes what was sent for the
     blocks it begins with: the same blocks and tally as reading it afresh."""
-    made = {
-        "text": lambda k: TextBlock(text=f"step {k}"),
-        "empty": lambda k: TextBlock(text=""),
-        "call": lambda k: ToolCallBlock(id=f"c{k}", name="run", input="{}"),
-        "result": lambda k: ToolResultBlock(id=f"c{k}", name="run", output=(TextBlock(text=f"out {k}"),)),
-        "hint": lambda k: HintBlock(hint=f"<hint {k}>"),
-        "thinking": lambda k: ThinkingBlock(thinking=f"plan {k}"),
-    }
     reply = Message(role=role, blocks=(), id="r")  # type: ignore[arg-type]
     versions = []
     for k, kind in enumerate(kinds):
-        reply = reply.appended(made[kind](k))
+        reply = reply.appended(REPLY_BLOCKS[kind](k))
         versions.append(reply)
     versions.append(reply.with_blocks(reply.blocks[: min(cut, len(reply.blocks))]))
     for version in versions:
@@ -566,19 +565,11 @@ def test_a_growing_reply_is_sent_as_its_blocks_read_afresh(kinds: list[str], cut
 def test_a_growing_reply_s_events_are_its_blocks_read_afresh(kinds: list[str]) -> None:
     """A reply read at every call as it grows resumes the events of the blocks it begins with:
     the events of reading it afresh, a long one's closed runs the very objects read before."""
-    made = {
-        "text": lambda k: TextBlock(text=f"step {k}"),
-        "empty": lambda k: TextBlock(text=""),
-        "call": lambda k: ToolCallBlock(id=f"c{k}", name="run", input="{}"),
-        "result": lambda k: ToolResultBlock(id=f"c{k}", name="run", output=(TextBlock(text=f"out {k}"),)),
-        "hint": lambda k: HintBlock(hint=f"<hint {k}>"),
-        "thinking": lambda k: ThinkingBlock(thinking=f"plan {k}"),
-    }
     ask = text_message("user", "fix it")
     reply = Message(role="assistant", blocks=(), id="r")
     before: tuple[session.RawEvent, ...] = ()
     for k, kind in enumerate(kinds):
-        reply = reply.appended(made[kind](k))
+        reply = reply.appended(REPLY_BLOCKS[kind](k))
         context = [ask, reply]
         events = session.events_of(context, invocations(context))
         assert [(e.ts, e.invocation, e.role, e.blocks) for e in events] == plain_events(context)
