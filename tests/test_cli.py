@@ -555,3 +555,34 @@ def test_replay_names_the_setting_a_preset_rule_refuses(tmp_path: Path) -> None:
         "LLMSummarizingCondenser refuses it (its own check); use a value above 0\n"
     )
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["import", "TRACE", "--out", "FILE/sub/x.jsonl"],
+        ["import", "TRACE", "--out", "x.jsonl", "--tools-out", "FILE/tools.json"],
+        ["run", "SCENARIO", "--out", "FILE/results"],
+        ["replay", "TRACE", "--out", "FILE/results"],
+        ["tune", str(ROOT / "scenarios" / "compare-coding.yaml"), "--trials", "2", "--out", "FILE/results"],
+    ],
+)
+def test_an_output_path_inside_a_file_is_refused_before_any_work(tmp_path: Path, command: list[str]) -> None:
+    """No folder can be made inside a file: said at once (exit 2), not after the runs."""
+    file = write(tmp_path, b"x", "file")
+    trace = long_reply(tmp_path, 2)
+    scenario = write(tmp_path, TINY)
+    given = [a.replace("TRACE", str(trace)).replace("SCENARIO", str(scenario)) for a in command]
+    given = [
+        str(tmp_path / a.replace("FILE", "file")) if a.startswith("FILE") or a == "x.jsonl" else a
+        for a in given
+    ]
+    code, _, err = run_cli(*given)
+    assert code == 2 and f"{file} is a file, so no folder can be made inside it" in err, err
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_tuning_timeout_that_is_no_number_of_seconds_is_refused() -> None:
+    scenario = str(ROOT / "scenarios" / "compare-coding.yaml")
+    code, _, err = run_cli("tune", scenario, "--timeout", "nan", "--trials", "2")
+    assert code == 2 and "--timeout nan: give seconds, 0 or more" in err

@@ -33,10 +33,29 @@ def positive(text: str) -> int:
 
 
 def out_dir(value: str) -> Path:
+    """The results root `--out` names, refused before any run when results cannot go there: it,
+    or the nearest of its parents that exists (the folders made for it start there), is a file."""
     out = Path(value)
     if out.exists() and not out.is_dir():
         raise BadInput([f"--out {value}: is a file; give a folder for the results"])
+    _refuse_inside_a_file(out, "--out")
     return out
+
+
+def out_file(value: str, option: str) -> Path:
+    """A file an option names to be written, refused before any work when the nearest of its
+    parents that exists is a file (no folder can be made inside it)."""
+    path = Path(value)
+    _refuse_inside_a_file(path, option)
+    return path
+
+
+def _refuse_inside_a_file(path: Path, option: str) -> None:
+    blocking = next((parent for parent in path.parents if parent.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise BadInput(
+            [f"{option} {path}: {blocking} is a file, so no folder can be made inside it; give another"]
+        )
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

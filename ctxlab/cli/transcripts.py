@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, out_dir, positive
+from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, out_dir, out_file, positive
 from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of, problem_text, warn
 
 EXAMPLES_REPLAY = """examples:
@@ -134,7 +134,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.workloads.importers import write_jsonl
     from ctxlab.workloads.trace import TraceError
 
-    source, target = Path(args.transcript), Path(args.out)
+    source, target = Path(args.transcript), out_file(args.out, "--out")
     if not source.is_file():
         what = "is a folder; give a transcript file" if source.is_dir() else "no such transcript file"
         raise BadInput([f"{source}: {what}"])
@@ -142,7 +142,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])
     if target.resolve() == source.resolve():
         raise BadInput([f"--out {target}: is the transcript itself; give another path"])
-    tools_out = Path(args.tools_out) if args.tools_out else None
+    tools_out = out_file(args.tools_out, "--tools-out") if args.tools_out else None
     if tools_out is not None and tools_out.is_dir():
         raise BadInput([f"--tools-out {tools_out}: is a folder; give the JSON file's path"])
     try:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ctxlab.cli.base import BadInput, Commands, positive
+from ctxlab.cli.base import BadInput, Commands, out_dir, positive
 
 if TYPE_CHECKING:  # the loader and the run path are imported when the command runs (quick `--help`)
     from concurrent.futures import Executor
@@ -190,16 +190,13 @@ def _check_options(args: argparse.Namespace) -> Path:
         optuna_module()
     except OptunaMissing as missing:
         raise BadInput([str(missing)]) from None
-    if args.timeout is not None and args.timeout < 0:
+    if args.timeout is not None and not args.timeout >= 0:  # nan too
         raise BadInput([f"--timeout {args.timeout}: give seconds, 0 or more"])
     if (args.tools or args.context_size) and args.trace is None:
         raise BadInput(["--tools and --context-size go with --trace TRANSCRIPT"])
     if args.trace is not None and len(args.scenarios) > 1:
         raise BadInput(["--trace goes with one SCENARIO: it replaces that file's workload"])
-    root = Path(args.out)
-    if root.exists() and not root.is_dir():
-        raise BadInput([f"--out {args.out}: is a file; give a folder for the results"])
-    return root
+    return out_dir(args.out)
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

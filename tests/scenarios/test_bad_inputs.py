@@ -448,6 +448,8 @@ def test_an_out_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
     target = write(tmp_path, b"x", "results")
     code, _, err = run_cli("run", str(path), "--out", str(target))
     assert code == 2 and "is a file; give a folder" in err
+    code, _, err = run_cli("run", str(path), "--out", str(target / "sub" / "dir"))
+    assert code == 2 and f"{target} is a file, so no folder can be made inside it" in err
 
 
 def test_a_date_less_time_format_runs_with_a_warning(tmp_path: Path) -> None:
