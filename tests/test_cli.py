@@ -586,3 +586,11 @@ def test_a_tuning_timeout_that_is_no_number_of_seconds_is_refused() -> None:
     scenario = str(ROOT / "scenarios" / "compare-coding.yaml")
     code, _, err = run_cli("tune", scenario, "--timeout", "nan", "--trials", "2")
     assert code == 2 and "--timeout nan: give seconds, 0 or more" in err
+
+
+def test_a_tuning_budget_above_a_files_most_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = str(ROOT / "scenarios" / "compare-coding.yaml")
+    with pytest.raises(SystemExit) as done:
+        run_cli("tune", scenario, "--trials", "10001")
+    assert done.value.code == 2
+    assert "argument --trials: 10001 is above 10,000, the most a study runs" in capsys.readouterr().err

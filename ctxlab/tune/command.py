@@ -52,7 +52,7 @@ def add_tune(commands: Commands) -> None:
     )
     tune.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     tune.add_argument(
-        "--trials", type=positive, default=None, metavar="N", help="trials (default: the file's)"
+        "--trials", type=_trials, default=None, metavar="N", help="trials (default: the file's)"
     )
     tune.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="stop starting trials after this long"
@@ -165,6 +165,16 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _trials(text: str) -> int:
+    """A trial budget, as a file's `trials:` may give it: 1 to `MAX_TRIALS`."""
+    from ctxlab.scenarios.tune import MAX_TRIALS
+
+    value = positive(text)
+    if value > MAX_TRIALS:
+        raise argparse.ArgumentTypeError(f"{value} is above {MAX_TRIALS:,}, the most a study runs")
+    return value
 
 
 def journal_path(out: Path, plan: Plan, batch: int) -> Path:
