@@ -125,6 +125,7 @@ def test_zoo_strategies_are_step_strategies() -> None:
         ),
         ("openhands", {"max_iterations": 0}, "max_iterations=0: the SDK's conversation refuses it"),
         ("openhands-hybrid", {"max_iterations": -1}, "max_iterations=-1: the SDK's conversation refuses"),
+        ("openhands", {"max_iterations": 10**9}, "max_iterations=1000000000: above the 100,000 a run"),
         ("openhands-hybrid", {"condenser": {"hard_reset_scaling": -1}}, "hard_reset_scaling=-1.0: the SDK's"),
     ],
 )

@@ -384,17 +384,31 @@ def condenser_texts(texts: Texts) -> OpenHandsTexts:
     return openhands_texts() if texts.name == "openhands" else CTXLAB_CONDENSER_TEXTS
 
 
+MAX_ITERATIONS = 100_000
+"""The most iterations a conversation may be given here (the SDK sets no upper bound): a window
+the condensed view never fits in condenses again at every iteration, so a mistyped limit (1e9)
+would run without end; no real run comes near it (declared as 2 in the parity checklist)."""
+
+
 def check_max_iterations(max_iterations: int) -> None:
-    """The conversation's iteration limit is 1 or more (the SDK's own check).
+    """The conversation's iteration limit is 1 or more (the SDK's own check), and at most
+    `MAX_ITERATIONS` (the lab's).
 
     Raises:
-        SettingError: `max_iterations` is 0 or negative.
+        SettingError: `max_iterations` is 0 or negative, or above `MAX_ITERATIONS`.
     """
     if max_iterations < 1:
         raise SettingError(
             ("max_iterations",),
             f"max_iterations={max_iterations}: the SDK's conversation refuses it (its own check: "
             "at least 1 iteration a run); use 1 or more (500 is the SDK's default)",
+        )
+    if max_iterations > MAX_ITERATIONS:
+        raise SettingError(
+            ("max_iterations",),
+            f"max_iterations={max_iterations}: above the {MAX_ITERATIONS:,} a run may take here (a "
+            "window the condensed view never fits in condenses at every iteration, so the run would "
+            "not end); use a smaller limit (500 is the SDK's default)",
         )
 
 
@@ -477,6 +491,8 @@ PRESET = Preset(
         "a summary answered with no text forgets the range with nothing in its place, as the SDK does: "
         "a request may then start with an assistant turn, or hold no turn after a hard reset, which "
         "providers refuse (reproduced, not repaired; 10)",
+        f"max_iterations above {MAX_ITERATIONS:,} is refused when the scenario loads; the SDK sets no "
+        "upper bound (declared as 2)",
     ),
 )
 
