@@ -40,6 +40,16 @@ FIRST_PARTY: tuple[Provider, ...] = ("openai", "anthropic")  # the default; Bedr
 MAX_TRIALS = 10_000
 
 
+def _repeated(choices: Sequence[Any]) -> tuple[Any, Any] | None:
+    """The first choice equal to one before it, with that one (`1.0` equals `1`, and `true` does
+    too: the sampler gives the first of equal choices back, so a later one is never tried)."""
+    for k, later in enumerate(choices):
+        for earlier in choices[:k]:
+            if later == earlier:
+                return later, earlier
+    return None
+
+
 def _a_number(value: Any) -> Any:
     """Only numbers pass (not true or false): one message for a value that is neither a whole
     number nor a decimal, rather than one per kind of number."""
@@ -89,8 +99,11 @@ class ParamSpec(Section):
             problems.append(((missing,), "is required for a range; or give choices: [...] instead", None))
         elif self.low is not None and self.high is not None:
             problems.extend(self._range_problems(self.low, self.high))
-        if self.choices is not None and len({repr(c) for c in self.choices}) < len(self.choices):
-            problems.append((("choices",), "repeats a value; list each value once", self.choices))
+        repeated = _repeated(self.choices) if self.choices is not None else None
+        if repeated is not None:
+            later, earlier = repeated
+            told = "" if repr(later) == repr(earlier) else f" ({later!r} equals {earlier!r})"
+            problems.append((("choices",), f"repeats a value{told}; list each value once", self.choices))
         if problems:
             raise located_error("ParamSpec", problems)
         return self

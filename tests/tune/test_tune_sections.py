@@ -89,6 +89,10 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "9:53: tune.space[0].params.budget.max_tokens.choices: repeats a value",
         ),
         (
+            "tune:\n  space:\n    - {preset: nonoka, params: {budget.max_tokens: {choices: [900, 900.]}}}\n",
+            "9:53: tune.space[0].params.budget.max_tokens.choices: repeats a value (900.0 equals 900)",
+        ),
+        (
             "tune:\n  objectiv: cost\n  space: [{preset: none}]\n",
             "8:3: tune.objectiv: unknown key 'objectiv' (did you mean 'objective'?)",
         ),
