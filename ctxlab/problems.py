@@ -177,6 +177,10 @@ def _shown(value: object) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
+"""Strategy and scenario names: a word that is safe in a path, a run id and a sweep path."""
+
+
 def _bound(kind: str, ctx: Mapping[str, Any]) -> str | None:
     """`is above the maximum 0.9; use 0.9 or less`, for pydantic's bound errors."""
     match kind:
@@ -196,6 +200,10 @@ def _bound(kind: str, ctx: Mapping[str, Any]) -> str | None:
             return f"is longer than {ctx.get('max_length')} characters; shorten it"
         case "literal_error":
             return f"is not allowed; use {ctx.get('expected')}"
+        case "string_pattern_mismatch" if str(ctx.get("pattern")).endswith(NAME_PATTERN):
+            return "is not a name: use ASCII letters, digits, - and _, starting with a letter or digit"
+        case "string_pattern_mismatch":
+            return f"does not match the pattern {ctx.get('pattern')}"
         case _:
             return None
 

@@ -44,7 +44,7 @@ from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from ctxlab.core.settings import SettingError, SettingPath, at_setting
 from ctxlab.presets.preset import Preset
-from ctxlab.problems import Problem
+from ctxlab.problems import NAME_PATTERN, Problem
 from ctxlab.texts import TextsName
 
 
@@ -56,8 +56,6 @@ class ReActConfig(BaseModel):
     max_iters: int = Field(default=50, gt=0, description="Rounds per reply before a forced answer.")
 
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
-"""Strategy and scenario names: a word that is safe in a path, a run id and a sweep path."""
 NAME_MAX_LENGTH = 100
 """The longest strategy or scenario name. Names are parts of file names (`.<scenario>.tmp-<pid>`,
 `sawtooth-<strategy>-<hash>.png`), which file systems cut at 255 bytes: a longer name would load

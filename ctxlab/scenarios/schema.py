@@ -32,9 +32,9 @@ from pydantic import (
 from pydantic.json_schema import models_json_schema
 
 from ctxlab.engine.trace import Convention
-from ctxlab.presets.entries import NAME_MAX_LENGTH, NAME_PATTERN, StrategyEntry, workspace_need
+from ctxlab.presets.entries import NAME_MAX_LENGTH, StrategyEntry, workspace_need
 from ctxlab.presets.registry import ENTRIES
-from ctxlab.problems import Loc, located_error
+from ctxlab.problems import NAME_PATTERN, Loc, located_error
 from ctxlab.scenarios.fields import DelegateSpec, StrategyField, SummarizerField
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem, summarizer_problem
 from ctxlab.scenarios.section import Section

@@ -26,9 +26,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, StrictInt, ValidationError, model_validator
 
-from ctxlab.presets.entries import NAME_MAX_LENGTH, NAME_PATTERN
+from ctxlab.presets.entries import NAME_MAX_LENGTH
 from ctxlab.presets.registry import ENTRIES
-from ctxlab.problems import Loc, explain, located_error
+from ctxlab.problems import NAME_PATTERN, Loc, explain, located_error
 from ctxlab.scenarios.registry import preset_problem
 from ctxlab.scenarios.section import Section
 from ctxlab.scenarios.sweep import SweepPathError, overlap_message, overlapping, resolve, set_at

@@ -285,6 +285,11 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000\n", "context_size: 4000\ndelegate: {summarizer: 3}\n"),
         ":7:12: delegate.summarizer: expected a mapping such as {kind: fixed} or {kind: extractive}",
     ),
+    "a scenario name that is no name": (
+        _replace("name: tiny", "name: 'my run!'"),
+        ":1:1: name: 'my run!' is not a name: use ASCII letters, digits, - and _, starting with a letter "
+        "or digit",
+    ),
     "a scenario name longer than a file name may hold": (
         _replace("name: tiny", "name: " + "t" * 250),
         ":1:1: name: 'tttttttttttttttttttttttttttttttttttttttttttttttttttttttt... is longer than 100 "
