@@ -26,7 +26,8 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.presets.openhands.preset import HybridParams, OpenHandsParams, build_hybrid
+from ctxlab.presets.openhands.params import HybridParams, OpenHandsParams
+from ctxlab.presets.openhands.preset import build_hybrid
 from ctxlab.presets.openhands.tokens import sdk_token_count
 from ctxlab.presets.swe_agent.preset import SWE_AGENT_MEDIA_NOTICE, SWE_AGENT_NOTICE
 from ctxlab.texts import CTXLAB_TEXTS

@@ -24,7 +24,8 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FailMode, FixedSummarizer, failed_answer
-from ctxlab.presets.openhands.preset import OpenHandsParams, build
+from ctxlab.presets.openhands.params import OpenHandsParams
+from ctxlab.presets.openhands.preset import build
 from ctxlab.presets.openhands.tokens import sdk_token_count
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.openhands import ENVIRONMENT

@@ -17,7 +17,7 @@ from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, OpenHandsParams
 from tests.parity.openhands_side import Workload
 
 

@@ -26,7 +26,7 @@ from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.models.summarizers import FailMode
-from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.openhands.tokens import count_message
 from tests.parity import hybrid_side as hybrid
 from tests.parity.openhands_side import (

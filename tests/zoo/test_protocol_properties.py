@@ -33,7 +33,7 @@ from ctxlab.presets.openai_agents import preset as openai_agents
 from ctxlab.presets.openai_agents.preset import SessionParams, TrimmerParams
 from ctxlab.presets.openai_agents.session import SessionSettings
 from ctxlab.presets.openhands import preset as openhands
-from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.pydantic_ai import preset as pydantic_ai
 from ctxlab.presets.sliding_window import preset as sliding_window
 from ctxlab.presets.sliding_window.preset import WindowParams

@@ -23,7 +23,7 @@ from ctxlab.presets.deepagents.summary import HISTORY_DIR
 from ctxlab.presets.langchain import preset as langchain
 from ctxlab.presets.langchain.exact import LangChainSummaryParams as ExactSummaryParams
 from ctxlab.presets.openhands import preset as openhands
-from ctxlab.presets.openhands.preset import CondenserSettings, HybridParams, OpenHandsParams
+from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.openhands.view import sdk_arguments, sdk_request
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS
