@@ -32,7 +32,7 @@ from ctxlab.engine.session import run_script
 from ctxlab.engine.trace import CONVENTIONS, CallRecord
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.presets.google_adk import session
+from ctxlab.presets.google_adk import estimate, session
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.preset import (
     CTXLAB_ADK_TEXTS,
@@ -98,7 +98,7 @@ def test_events_are_read_once_and_stay_as_the_context_grows(history: list[Messag
     ]
     assert all(as_message(e, 0) is as_message(e, 0) for e in grown)
     fresh = [dataclasses.replace(e) for e in grown]  # equal events, counted afresh
-    assert session.estimate_tokens(grown) == session.estimate_tokens(fresh)
+    assert estimate.estimate_tokens(grown) == estimate.estimate_tokens(fresh)
 
 
 @given(st.lists(st.tuples(st.sampled_from(["grow", "grow", "cut", "back"]), st.integers(0, 30)), max_size=20))
@@ -122,8 +122,8 @@ def test_the_token_estimate_of_a_growing_reply_is_its_blocks_counted_afresh(
         elif action == "back" and versions:
             reply = versions[n % len(versions)]
         versions.append(reply)
-        chars = sum(session._sent_block_chars(b) for m in (user, reply) for b in m.blocks)
-        assert session.estimated_request_tokens([user, reply]) == chars // 4
+        chars = sum(estimate._sent_block_chars(b) for m in (user, reply) for b in m.blocks)
+        assert estimate.estimated_request_tokens([user, reply]) == chars // 4
 
 
 def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:
@@ -413,7 +413,7 @@ def test_the_estimate_of_each_request_is_the_plain_reading_of_it(
         cut = len(request) - grow if pick == 3 else len(request)
         messages = tuple(request[:cut])
         chat = [m for m in messages if m.role != "system"]
-        old_reading = session.estimate_tokens(session.events_of(chat, invocations(chat))) or 0
+        old_reading = estimate.estimate_tokens(session.events_of(chat, invocations(chat))) or 0
         sent = sent_request(messages, continuation("go on"))
         assert adk_estimate(sent, ()) == plain_estimate(messages) == old_reading
         if grow:

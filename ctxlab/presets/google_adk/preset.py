@@ -53,6 +53,7 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_memo
 from ctxlab.engine.trace import CallRecord
+from ctxlab.presets.google_adk import estimate
 from ctxlab.presets.google_adk import session as s
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.wire import adk_answer, continuation, sent_request
@@ -188,7 +189,7 @@ class CompactEvents(Step):
         answered = _reasoning_calls(calls, 0)
         response = s.counted_response(raw, compactions, answered)
         if response is None:
-            return s.estimate_tokens(s.effective(raw, compactions))
+            return estimate.estimate_tokens(s.effective(raw, compactions))
         return reasoning_call(calls, response, answered).tokens["as_sent"]
 
     def summarize(
@@ -396,7 +397,7 @@ def build_tokens(params: AdkTokenParams, texts: Texts) -> AdkStrategy:
 def adk_estimate(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
     """ADK's own estimate of a request (`_estimate_prompt_token_count`: its contents' characters
     // 4; the system instruction and the tools left out), 0 for a request of no contents."""
-    return s.estimated_request_tokens(messages)
+    return estimate.estimated_request_tokens(messages)
 
 
 WINDOW_PRESET = Preset(
