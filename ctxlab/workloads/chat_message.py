@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
+from ctxlab.workloads.files import holds_lone_surrogate
 
 WireRole = Literal["system", "user", "assistant", "tool"]
 _ROLES: dict[str, WireRole] = {
@@ -121,12 +122,9 @@ def _holds_lone_surrogate(arguments: str) -> bool:
     if "\\ud" not in arguments and "\\uD" not in arguments:  # a surrogate comes from an escape
         return False
     try:
-        json.dumps(json.loads(arguments), ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
+        return holds_lone_surrogate(json.loads(arguments))
     except (ValueError, RecursionError):
         return False
-    return False
 
 
 def parse_message(wire: object) -> TraceMessage:

@@ -53,22 +53,26 @@ def json_value(text: str, source: str, line: int | None) -> Any:
     """
     try:
         value = json.loads(text)
-        if "\\ud" in text or "\\uD" in text:  # a surrogate can only come from an escape
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        escaped = "\\ud" in text or "\\uD" in text  # a surrogate can only come from an escape
+        lone = escaped and holds_lone_surrogate(value)
     except RecursionError:
         raise TraceError(
             source, line, "the JSON is nested too deep to read; no transcript format nests so"
         ) from None
-    except UnicodeEncodeError as error:
+    if lone:
         found = _LONE_SURROGATE.search(text)
-        half = found.group() if found else ascii(error.object[error.start])[1:-1]
+        if found is None:  # the first character UTF-8 refuses, as the encoder would name it
+            dumped = json.dumps(value, ensure_ascii=False)
+            half = ascii(next(c for c in dumped if _unencodable(c)))[1:-1]
+        else:
+            half = found.group()
         at = line + text.count("\n", 0, found.start()) if found and line is not None else line
         raise TraceError(
             source,
             at,
             f"{_surrogate_path(value)}: {half} is a lone surrogate (half of a UTF-16 pair), not a "
             "character; write the character itself, or both halves of its pair",
-        ) from None
+        )
     return value
 
 
@@ -88,6 +92,12 @@ def _surrogate_path(value: object) -> str:
                 (f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key, child)
             )
     return "the value"
+
+
+def holds_lone_surrogate(value: object) -> bool:
+    """Whether a JSON value holds a lone surrogate (an escaped half of a UTF-16 pair), which no
+    UTF-8 text, and so no request, count or result file, can carry."""
+    return _unencodable(json.dumps(value, ensure_ascii=False))
 
 
 def _unencodable(text: str) -> bool:
