@@ -19,7 +19,7 @@ import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import (
     Field,
@@ -41,6 +41,9 @@ from ctxlab.workloads.importers import ImportFormat, replay_text
 from ctxlab.workloads.limits import filler_budget
 from ctxlab.workloads.probes import Planted, Probe, plant
 from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class ClockSpec(Section):
@@ -189,13 +192,7 @@ class WorkloadSpec(Section):
             WorkloadError: a probe cannot be planted; problems are located inside this section.
         """
         key = (seed, self.as_json, tuple(sorted(files.items())))
-        built = _BUILT.get(key)
-        if built is None:
-            built = self._build(seed, files)
-            _BUILT[key] = built
-            while len(_BUILT) > BUILT_KEPT:
-                del _BUILT[next(iter(_BUILT))]
-        return built
+        return _kept(_BUILT, key, lambda: self._build(seed, files), BUILT_KEPT)
 
     def _build(self, seed: int, files: Mapping[str, str]) -> Workload:
         with filler_budget():
@@ -285,9 +282,17 @@ def _replay(
     is not part of the key: it only names the file in a `TraceError`, and a failed replay is
     not kept."""
     key = (text, fmt, tools, name)
-    replayed = _REPLAYED.get(key)
-    if replayed is None:
-        replayed = _REPLAYED[key] = replay_text(text, source, fmt=fmt, tools=tools, name=name)
-        while len(_REPLAYED) > REPLAYS_KEPT:
-            del _REPLAYED[next(iter(_REPLAYED))]
-    return replayed
+    return _kept(
+        _REPLAYED, key, lambda: replay_text(text, source, fmt=fmt, tools=tools, name=name), REPLAYS_KEPT
+    )
+
+
+def _kept(kept: dict[K, V], key: K, make: Callable[[], V], limit: int) -> V:
+    """`kept[key]`, made by `make` when missing; the oldest entries go past `limit` (a value
+    that `make` fails to make is not kept)."""
+    value = kept.get(key)
+    if value is None:
+        value = kept[key] = make()
+        while len(kept) > limit:
+            del kept[next(iter(kept))]
+    return value
