@@ -75,9 +75,19 @@ LAYERS_ALLOWED = {
     "texts": {"core", "texts"},
     "engine": {"core", "texts", "engine"},
     "models": {"core", "texts", "models"},
-    "workloads": {"core", "problems", "workloads"},
-    "presets": {"core", "engine", "texts", "problems", "workloads", "presets", "tokenizers"},
-    "scenarios": {"core", "engine", "models", "texts", "problems", "workloads", "presets", "scenarios"},
+    "workloads": {"core", "problems", "inputs", "workloads"},
+    "presets": {"core", "engine", "texts", "problems", "inputs", "workloads", "presets", "tokenizers"},
+    "scenarios": {
+        "core",
+        "engine",
+        "models",
+        "texts",
+        "problems",
+        "inputs",
+        "workloads",
+        "presets",
+        "scenarios",
+    },
 }
 
 

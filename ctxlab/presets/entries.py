@@ -43,12 +43,13 @@ from pydantic import (
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from ctxlab.core.settings import SettingError, SettingPath, at_setting
+from ctxlab.inputs import InputModel
 from ctxlab.presets.preset import Preset
 from ctxlab.problems import NAME_PATTERN, Problem
 from ctxlab.texts import TextsName
 
 
-class ReActConfig(BaseModel):
+class ReActConfig(InputModel):
     """Loop limits (AgentScope's `ReActConfig.max_iters`)."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -64,7 +65,7 @@ and then fail when its results are written."""
 WorkspaceKind = Literal["memory", "directory", "none"]
 
 
-class StrategyEntry(BaseModel):
+class StrategyEntry(InputModel):
     """What every strategy entry has, whatever its preset."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -113,7 +114,7 @@ class StrategyEntry(BaseModel):
 ATTRIBUTE = re.compile(r"^\s{8}(\w+): (.*)$")
 
 
-class ParamsModel(BaseModel):
+class ParamsModel(InputModel):
     """A nested group of preset parameters: frozen, unknown keys rejected."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)

@@ -30,6 +30,7 @@ from pydantic import (
     field_validator,
 )
 
+from ctxlab.inputs import InputModel
 from ctxlab.presets.entries import StrategyEntry
 from ctxlab.presets.registry import ENTRIES
 from ctxlab.problems import located_error
@@ -79,7 +80,7 @@ else:
     SummarizerField = _registry_union({s.name: s.params for s in SUMMARIZERS.values()}, "kind", "fixed")
 
 
-class DelegateSpec(BaseModel):
+class DelegateSpec(InputModel):
     """How sub-agents run: their own strategy, window and summarizer (each the parent's when left
     out). Every sub-agent of the run, nested ones included, runs with these settings."""
 

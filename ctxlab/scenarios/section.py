@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from ctxlab.inputs import InputModel
 
 
-class Section(BaseModel):
+class Section(InputModel):
     """Base of the scenario's own sections: frozen, unknown keys refused, validators built at first
     use (`defer_build`, as every lab model: start-up builds none)."""
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ctxlab.core.messages.model import ChatModel
 from ctxlab.core.world.retention import Probe
+from ctxlab.inputs import InputModel
 from ctxlab.models.extractive import ExtractiveSummarizer
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.problems import unknown_name
@@ -36,7 +37,7 @@ DEFAULT_FIELDS: dict[str, str] = {
 """The fixed summarizer's default answer: short, and the same in every run."""
 
 
-class FailureSpec(BaseModel):
+class FailureSpec(InputModel):
     """How and when a fake summarizer fails (shared by every kind)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from ctxlab.core.messages.blocks import Part, TextBlock
+from ctxlab.inputs import InputModel
 from ctxlab.problems import Loc, located_error, unknown_key
 from ctxlab.workloads.filler import FillerKind, filler_at, image_block
 from ctxlab.workloads.limits import Bytes, Tokens
@@ -27,7 +28,7 @@ Lang = Literal["en", "zh"]
 Seconds = Annotated[float, Field(allow_inf_nan=False)]
 
 
-class Spec(BaseModel):
+class Spec(InputModel):
     """Base of every workload model: frozen, unknown keys rejected with a 'did you mean'.
 
     Its validator is built at first use (`defer_build`), as are every lab model's: a process

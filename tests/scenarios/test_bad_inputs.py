@@ -115,6 +115,19 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ":10:5: strategies[0].keep: keep=-1: Anthropic's clear_tool_uses takes a count of tool uses "
         "here, and a count is not negative; use 0 or more",
     ),
+    "a yes/no value where a number goes": (
+        _preset_entry("anthropic-clear", "    trigger: 1000\n    keep: yes\n"),
+        ":10:5: strategies[0].keep: true is a yes/no value, not a number (YAML reads yes, no, on and "
+        "off as yes/no too); write a number",
+    ),
+    "a number where a yes/no value goes": (
+        _preset_entry("sliding-window", "    persist: 1\n"),
+        ":9:5: strategies[0].persist: 1 is not true or false; write true or false",
+    ),
+    "a yes/no value in a generator's parameters": (
+        _replace("params: {rounds: 4}", "params: {rounds: on}"),
+        ":4:41: workload.generator.params.rounds: true is a yes/no value, not a number",
+    ),
     "a nested setting a rule refuses": (
         _preset_entry("openhands", "    condenser:\n      defaults: agent\n      max_size: 0\n"),
         ":11:7: strategies[0].condenser.max_size: condenser max_size=0: the SDK's "

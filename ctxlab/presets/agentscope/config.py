@@ -18,9 +18,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ctxlab.core.agentscope.inject import InjectionParams
+from ctxlab.inputs import InputModel
 from ctxlab.texts import SUMMARY_FIELD_DESCRIPTIONS
 
 RUNTIME_STATE_PLACEHOLDER = "{runtime_state}"
@@ -28,7 +29,7 @@ DEFAULT_TASK_TOOL_NAMES = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
 DEFAULT_INJECTION_SOURCE = '{"label": "System", "sublabel": "Runtime State"}'
 
 
-class SummarySchema(BaseModel):
+class SummarySchema(InputModel):
     """The five fields of a structured summary: a hand-over note for the agent's future self."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -40,7 +41,7 @@ class SummarySchema(BaseModel):
     context_to_preserve: str = Field(description=SUMMARY_FIELD_DESCRIPTIONS["context_to_preserve"])
 
 
-class ContextConfig(BaseModel):
+class ContextConfig(InputModel):
     """When and how the context is compressed; AgentScope 2.0.11's fields and defaults.
 
     Stricter than AgentScope: `reserve_ratio < trigger_ratio` is checked here, at load time,
@@ -123,7 +124,7 @@ class ContextConfig(BaseModel):
         return self
 
 
-class InjectionConfig(BaseModel):
+class InjectionConfig(InputModel):
     """Runtime-state hints (time, tasks, context usage, repeated tool errors).
 
     AgentScope 2.0.11's fields and defaults. Text fields left as None take the strategy's texts.
