@@ -195,6 +195,9 @@ def test_replay_a_transcript_with_settings(tmp_path: Path) -> None:
         ("context.trigger_ratio", "write PATH=VALUE"),
         ("context.trigger_ratio=!!python/name:os.system", "is not allowed"),
         ("preset=none", "--set preset=none: choose the strategy with --preset none"),
+        ("record_requests=true", "--set record_requests=true: use --record-requests"),
+        ("name=mine", "--set name=mine: a replay is named after its transcript's file; to name it, write a"),
+        ("sweep.model.context_size=[1000]", "a replay runs one setting; to sweep, write a scenario file"),
     ],
 )
 def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) -> None:

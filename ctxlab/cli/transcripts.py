@@ -51,6 +51,17 @@ _ROOT_KEYS = {
 }
 
 
+_AS_A_FILE = "write a scenario file whose workload is `trace: {path: ...}` (README, Scenario files)"
+_REPLAY_OWN = {
+    "name": f"a replay is named after its transcript's file; to name it, {_AS_A_FILE}",
+    "description": f"a replay describes itself; to describe it, {_AS_A_FILE}",
+    "record_requests": "use --record-requests",
+    "sweep": f"a replay runs one setting; to sweep, {_AS_A_FILE}",
+    "tune": f"a replay runs one setting; to tune, {_AS_A_FILE} and run `ctxlab tune`",
+}
+"""What `--set` says of the top-level keys a replay sets itself."""
+
+
 def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     from ctxlab.problems import ScenarioError
     from ctxlab.scenarios.load import scenario_name
@@ -80,6 +91,9 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
             continue
         if path == "preset":
             messages.append(f"--set {setting}: choose the strategy with --preset {text or 'NAME'}")
+            continue
+        if path.split(".", 1)[0] in _REPLAY_OWN:
+            messages.append(f"--set {setting}: {_REPLAY_OWN[path.split('.', 1)[0]]}")
             continue
         if path.split(".", 1)[0] not in _ROOT_KEYS:
             path = f"strategies.{args.preset}.{path}"
