@@ -14,12 +14,24 @@ Mapping rules (also Claude Code's):
   text, or its text and image parts; `is_error` makes it an error result.
 - An assistant message's `text` blocks join its text, `tool_use` blocks are its calls (`input`
   JSON-encoded), `thinking` is reasoning (kept apart), `redacted_thinking` is counted and skipped.
-- Images (`image` with a base64 or URL source) are image parts; other blocks (documents, server
-  tool results) are counted and skipped.
+- Images (`image` with a base64 or URL source) are image parts. A `document` of text (a `text`
+  or `content` source) and a `search_result` are text parts: their title (and a document's
+  `context`, a search result's `source`) then their text, a blank line between. A PDF document,
+  an image or document given by `file_id`, and a `container_upload` carry no text the lab can
+  replay: they are counted and skipped.
+
+Request logs only (Claude Code logs have no server tools): a tool the API runs within one
+response (`server_tool_use`, `mcp_tool_use`) is a call, and its result block (`mcp_tool_result`,
+`web_search_tool_result` and the other `*_tool_result` blocks) is the call's tool message at its
+place, so the assistant message is split there: the text and calls before the result, the result,
+then the rest as the next assistant message. A result's text is its text blocks, a web search
+result's title and URL (its `encrypted_content` is opaque, noted), a web fetch's document, or the
+JSON of any other structured result; an `*_error` result or `is_error` makes it an error result.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +67,10 @@ class AssistantParts:
     calls: list[Wire] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
 
+    def empty(self) -> bool:
+        """Nothing was added."""
+        return not (self.texts or self.calls or self.reasoning)
+
     def wire(self) -> Wire:
         return assistant("".join(self.texts), self.calls, "\n\n".join(r for r in self.reasoning if r))
 
@@ -86,6 +102,69 @@ def add_assistant_blocks(parts: AssistantParts, value: object, calls: Calls, rep
             report.skip(f"assistant block {kind!r}")
 
 
+SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
+
+
+def _is_server_result(kind: object) -> bool:
+    return kind == "mcp_tool_result" or (
+        isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+    )
+
+
+def assistant_messages(value: object, calls: Calls, report: Report, line: int | None) -> Iterator[Wire]:
+    """An assistant message of a request log: one assistant message, split after each server
+    tool call that has its result within it (see the module docstring). Every result follows
+    the message that holds its call (or the results alone, when the call closed an earlier
+    message); an empty message is one empty assistant message."""
+    if not isinstance(value, list):
+        parts = AssistantParts()
+        add_assistant_blocks(parts, value, calls, report)
+        yield parts.wire()
+        return
+    parts, given = AssistantParts(), False
+    for block in value:
+        kind = field_of(block, "type")
+        if kind in SERVER_CALLS:
+            call_id = calls.declare(str(field_of(block, "id")))
+            parts.calls.append(call(call_id, str(field_of(block, "name")), field_of(block, "input") or {}))
+        elif _is_server_result(kind):
+            if not parts.empty():
+                yield parts.wire()
+            parts, given = AssistantParts(), True
+            yield _server_result(block, calls, report, line)
+        else:
+            add_assistant_blocks(parts, [block], calls, report)
+    if not (parts.empty() and given):
+        yield parts.wire()
+
+
+def _server_result(block: object, calls: Calls, report: Report, line: int | None) -> Wire:
+    call_id = calls.answer(field_of(block, "tool_use_id"), line)
+    found = field_of(block, "content")
+    error = field_of(block, "is_error") is True or str(field_of(found, "type")).endswith("_error")
+    if isinstance(found, list):
+        return tool(call_id, _joined([_server_item(item, report) for item in found]), error=error)
+    if field_of(found, "type") == "web_fetch_result":
+        document = field_of(found, "content")
+        text = _document_text(field_of(document, "source"))
+        if text is None:
+            report.skip(f"web fetch result {_kind(document)}")
+        return tool(call_id, _joined([text_of(field_of(found, "url")), text or ""]), error=error)
+    text = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
+    return tool(call_id, text, error=error)
+
+
+def _server_item(item: object, report: Report) -> str:
+    """One item of a server tool's result list as text."""
+    kind = field_of(item, "type")
+    if kind == "text":
+        return text_of(field_of(item, "text"))
+    if kind == "web_search_result":
+        report.skip("web search result's encrypted_content (opaque; its title and URL are kept)")
+        return _joined([text_of(field_of(item, "title")), text_of(field_of(item, "url"))])
+    return json.dumps(item, ensure_ascii=False)
+
+
 def user_blocks(value: object, calls: Calls, report: Report, line: int | None) -> Iterator[Wire]:
     """The tool messages and then the user message of a user message's content."""
     if isinstance(value, str):
@@ -97,12 +176,10 @@ def user_blocks(value: object, calls: Calls, report: Report, line: int | None) -
         if kind == "tool_result":
             call_id = calls.answer(block.get("tool_use_id"), line)
             yield tool(call_id, _result(block.get("content"), report), error=block.get("is_error") is True)
-        elif kind == "text":
-            parts.append(text_part(text_of(block.get("text"))))
-        elif kind == "image" and (image := _image(block)) is not None:
-            parts.append(image)
+        elif (part := _part(block)) is not None:
+            parts.append(part)
         else:
-            report.skip(f"user block {kind!r}")
+            report.skip(f"user block {_kind(block)}")
     if parts:
         yield user(content(parts))
 
@@ -112,14 +189,60 @@ def _result(value: object, report: Report) -> str | list[Wire]:
         return text_of(value)
     parts: list[Wire] = []
     for block in value:
-        kind = field_of(block, "type")
-        if kind == "text":
-            parts.append(text_part(text_of(block.get("text"))))
-        elif kind == "image" and (image := _image(block)) is not None:
-            parts.append(image)
+        if (part := _part(block)) is not None:
+            parts.append(part)
         else:
-            report.skip(f"tool result block {kind!r}")
+            report.skip(f"tool result block {_kind(block)}")
     return content(parts)
+
+
+def _part(block: object) -> Wire | None:
+    """The content part of a text, image, text document or search result block; None for any
+    other block."""
+    kind = field_of(block, "type")
+    if kind == "text":
+        return text_part(text_of(field_of(block, "text")))
+    if kind == "image" and isinstance(block, Mapping):
+        return _image(block)
+    if kind == "document":
+        body = _document_text(field_of(block, "source"))
+        head = [text_of(field_of(block, "title")), text_of(field_of(block, "context"))]
+        return None if body is None else text_part(_joined([*head, body]))
+    if kind == "search_result":
+        head = [text_of(field_of(block, "title")), text_of(field_of(block, "source"))]
+        return text_part(_joined([*head, _blocks_text(field_of(block, "content"))]))
+    return None
+
+
+def _document_text(source: object) -> str | None:
+    """The text of a document's source; None for a PDF (base64, URL or file) or a file."""
+    kind = field_of(source, "type")
+    if kind == "text":
+        return text_of(field_of(source, "data"))
+    if kind == "content":
+        return _blocks_text(field_of(source, "content"))
+    return None
+
+
+def _blocks_text(value: object) -> str:
+    """A string, or the text of a list of text blocks, joined with nothing between as every
+    importer joins parts (`base.text_only`)."""
+    if isinstance(value, list):
+        return "".join(text_of(field_of(b, "text")) for b in value)
+    return text_of(value)
+
+
+def _joined(texts: list[str]) -> str:
+    return "\n\n".join(t for t in texts if t)
+
+
+def _kind(block: object) -> str:
+    """How a skipped block is counted: its type, and for an image or document its source's."""
+    kind = field_of(block, "type")
+    source = field_of(block, "source", "type")
+    if kind in {"image", "document"} and isinstance(source, str):
+        return f"{kind!r} ({source} source)"
+    return repr(kind)
 
 
 def unwrap(value: object) -> tuple[Mapping[str, Any] | None, object]:
@@ -186,14 +309,10 @@ def _request(request: Mapping[str, Any], response: object, number: int, report: 
         if role == "user":
             yield from user_blocks(message.get("content"), calls, report, number)
         elif role == "assistant":
-            parts = AssistantParts()
-            add_assistant_blocks(parts, message.get("content"), calls, report)
-            yield parts.wire()
+            yield from assistant_messages(message.get("content"), calls, report, number)
         else:
             raise report.error(
                 number, f"messages[{index}]: unknown role {role!r}; expected user or assistant"
             )
     if isinstance(response, Mapping) and isinstance(response.get("content"), list):
-        parts = AssistantParts()
-        add_assistant_blocks(parts, response["content"], calls, report)
-        yield parts.wire()
+        yield from assistant_messages(response["content"], calls, report, number)

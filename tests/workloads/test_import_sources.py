@@ -1,0 +1,157 @@
+"""Importers on further variants of what real writers produce today: Anthropic Messages request
+logs with server and MCP tools, documents and search results; LangChain threads; OpenHands
+events; SWE-agent trajectories. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxlab.cli import main
+from ctxlab.workloads.importers import import_file, import_lines, read_any
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def lines(*entries: Any) -> list[str]:
+    return [json.dumps(entry, ensure_ascii=False) for entry in entries]
+
+
+# ---------------------------------------------------------------------------------------------
+# Anthropic Messages request logs
+
+
+def test_anthropic_server_and_mcp_tools_are_calls_answered_where_their_results_stand() -> None:
+    """A server tool (web search) and an MCP connector tool run within one response: the
+    `server_tool_use` / `mcp_tool_use` block is a call and its `*_tool_result` block its result,
+    so the text after the result is a message of its own, not glued to the text before."""
+    imported = import_file(DATA / "anthropic-messages/server-tools.json")
+    assert imported.format == "anthropic-messages"
+    roles = [m["role"] for m in imported.messages]
+    assert roles == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    search, found, sunny = imported.messages[2:5]
+    assert search["content"] == "Searching the forecast."
+    assert search["tool_calls"][0]["function"]["name"] == "web_search"
+    assert found == {
+        "role": "tool",
+        "tool_call_id": "srvtoolu_01",
+        "content": "Tuesday forecast\n\nhttps://weather.example.org/tue",
+    }
+    assert sunny["content"] == "Sunny on Tuesday." and sunny["tool_calls"][0]["id"] == "toolu_02"
+    assert imported.messages[8] == {
+        "role": "tool",
+        "tool_call_id": "mcptoolu_03",
+        "content": "dice server unavailable",
+        "is_error": True,
+    }
+    assert imported.messages[9]["content"] == "The dice failed; pick 10:00."
+    assert any("encrypted_content" in w for w in imported.warnings)
+    turns = read_any(DATA / "anthropic-messages/server-tools.json").script.turns
+    assert [len(r.calls) for t in turns for r in t.rounds] == [1, 1, 1]
+
+
+def test_anthropic_text_documents_and_search_results_keep_their_text_and_a_pdf_is_counted() -> None:
+    imported = import_file(DATA / "anthropic-messages/server-tools.json")
+    memo, question = imported.messages[1]["content"]
+    assert memo["text"] == "Memo\n\nFrom the team lead\n\nLaunch is on Tuesday."
+    assert question["text"] == "Is the weather good for the launch?"
+    assert imported.messages[5]["content"] == "Launch checklist\n\nwiki/launch\n\nCheck the weather."
+    assert "skipped 1 × user block 'document' (base64 source) (not replayed)" in imported.warnings
+
+
+def test_anthropic_server_tool_errors_and_structured_results() -> None:
+    """A code execution result is its JSON; a `*_error` result is an error result."""
+    request = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [
+            {"role": "user", "content": "run it"},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "server_tool_use",
+                        "id": "s1",
+                        "name": "bash_code_execution",
+                        "input": {"command": "ls"},
+                    },
+                    {
+                        "type": "bash_code_execution_tool_result",
+                        "tool_use_id": "s1",
+                        "content": {
+                            "type": "bash_code_execution_result",
+                            "stdout": "a\n",
+                            "stderr": "",
+                            "return_code": 0,
+                        },
+                    },
+                    {
+                        "type": "server_tool_use",
+                        "id": "s2",
+                        "name": "web_fetch",
+                        "input": {"url": "https://x.example"},
+                    },
+                    {
+                        "type": "web_fetch_tool_result",
+                        "tool_use_id": "s2",
+                        "content": {
+                            "type": "web_fetch_tool_result_error",
+                            "error_code": "url_not_accessible",
+                        },
+                    },
+                ],
+            },
+        ],
+    }
+    messages = import_lines(lines(request), "r.json").messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert json.loads(messages[2]["content"])["stdout"] == "a\n" and "is_error" not in messages[2]
+    assert messages[4]["is_error"] is True and "url_not_accessible" in messages[4]["content"]
+
+
+def test_anthropic_server_tool_log_replays_from_the_cli(tmp_path: Path) -> None:
+    source = DATA / "anthropic-messages/server-tools.json"
+    code, _, err = run_cli("import", str(source), "--out", str(tmp_path / "s.jsonl"), "--quiet")
+    assert code == 0 and "base64 source" in err
+    written = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    calls = {c["id"] for m in written for c in m.get("tool_calls", [])}
+    assert calls == {m["tool_call_id"] for m in written if m["role"] == "tool"}
+
+
+def test_anthropic_a_server_result_continuing_a_paused_turn_follows_its_call() -> None:
+    """After `pause_turn` the caller sends the paused message back and the next response may
+    open with the server tool's result: the result answers the call of the message before."""
+    paused = [{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}}]
+    request = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": paused}],
+    }
+    response = {
+        "content": [
+            {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+            {"type": "text", "text": "nothing found"},
+        ]
+    }
+    messages = import_lines(lines({"request": request, "response": response}), "r.json").messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[3]["content"] == "nothing found"
