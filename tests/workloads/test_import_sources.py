@@ -155,3 +155,60 @@ def test_anthropic_a_server_result_continuing_a_paused_turn_follows_its_call() -
     messages = import_lines(lines({"request": request, "response": response}), "r.json").messages
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
     assert messages[3]["content"] == "nothing found"
+
+
+# ---------------------------------------------------------------------------------------------
+# LangGraph / LangChain
+
+
+def test_langgraph_checkpoint_with_legacy_invalid_calls_and_responses_reasoning() -> None:
+    """A checkpoint (`channel_values`) in LangChain's serialised form: calls kept only in
+    `additional_kwargs.tool_calls` (no "result without its call" error), an invalid call that a
+    tool message answers, and a Responses-API reasoning part's summary kept as reasoning."""
+    imported = import_file(DATA / "langgraph/checkpoint.json")
+    assert imported.format == "langgraph"
+    messages = imported.messages
+    roles = [m["role"] for m in messages]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert messages[1]["tool_calls"][0]["function"] == {"name": "ls", "arguments": '{"path": "."}'}
+    assert messages[3]["tool_calls"][0]["function"]["arguments"] == '{"path": notes.txt}'
+    assert messages[4]["is_error"] is True
+    assert messages[5]["reasoning_content"] == "Quote the path this time."
+    assert imported.warnings == ()
+    turns = read_any(DATA / "langgraph/checkpoint.json").script.turns
+    assert [len(r.calls) for t in turns for r in t.rounds] == [1, 1, 1]
+
+
+def test_langgraph_an_unanswered_invalid_call_is_counted_and_its_raw_copy_not_read() -> None:
+    message = {
+        "type": "ai",
+        "content": "",
+        "tool_calls": [],
+        "invalid_tool_calls": [{"id": "c1", "name": "f", "args": "{", "error": "bad"}],
+        "additional_kwargs": {"tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{"}}]},
+    }
+    imported = import_lines(
+        lines({"values": {"messages": [{"type": "human", "content": "hi"}, message]}}), "t"
+    )
+    assert "tool_calls" not in imported.messages[1]
+    assert "skipped 1 × invalid_tool_calls (not replayed)" in imported.warnings
+
+
+def test_langgraph_thread_history_chat_messages_and_values_as_a_list() -> None:
+    """A thread's history (a list of states, newest first) is read from its newest state; a
+    `chat` message takes its role's kind; `values` may be the message list itself."""
+    newest = {
+        "values": {
+            "messages": [
+                {"type": "human", "content": "q"},
+                {"type": "chat", "role": "assistant", "content": "a"},
+            ]
+        }
+    }
+    older = {"values": {"messages": [{"type": "human", "content": "q"}]}}
+    imported = import_lines(lines([newest, older]), "history.json")
+    assert imported.format == "langgraph"
+    assert [m["role"] for m in imported.messages] == ["user", "assistant"]
+    assert "skipped 1 × earlier thread state (not replayed)" in imported.warnings
+    bare = {"values": [{"type": "human", "content": "q"}, {"type": "ai", "content": "a"}]}
+    assert len(import_lines(lines(bare), "t.json").messages) == 2

@@ -1,23 +1,28 @@
 """LangGraph / LangChain threads (such as deer-flow's thread files), as OpenAI chat messages.
 
 A thread is a JSON object whose `values.messages` (or `messages`) lists serialised LangChain
-messages, or a bare list of them: `type` `human`, `ai`, `tool` or `system` (or the
+messages, or a bare list of them: `type` `human`, `ai`, `tool`, `system` or `chat` (or the
 `{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}` form), `content` a
 string or a list of parts, `tool_calls` (`name`, `args`, `id`) on AI messages, `tool_call_id` on
-tool messages.
+tool messages. A checkpoint (`channel_values.messages`, also under `checkpoint`) is read the
+same way; a list of thread states (a thread's history, newest first as LangGraph lists it) is
+read from its first state, the others counted.
 
 Mapping rules:
 - `human` is a user message, `system` a system message (one after the first message is user text
   at its place, as for every format), `ai` an assistant message with its tool calls (`args`
-  JSON-encoded), `tool` the result of its call (an error result when its `status` is `error`).
+  JSON-encoded), `tool` the result of its call (an error result when its `status` is `error`);
+  a `chat` message takes the kind of its `role`.
 - Text parts join the text; image parts (`image_url`, or `image` with a URL or base64 data) are
-  image parts; `thinking`/`reasoning` parts and `additional_kwargs.reasoning_content` are
-  reasoning, kept apart from the text.
-- `tool_use` / `tool_call` content parts (how Anthropic models' AI messages carry their calls)
-  are the calls `tool_calls` lists; they are read as the calls only when `tool_calls` is empty.
+  image parts; `thinking`/`reasoning` parts (a Responses-API reasoning part's `summary` texts
+  too) and `additional_kwargs.reasoning_content` are reasoning, kept apart from the text.
+- An AI message's calls are its `tool_calls`; when it has none, its `tool_use` / `tool_call`
+  content parts (how Anthropic models' AI messages carry them), else the OpenAI-form calls of
+  `additional_kwargs.tool_calls` (what LangChain before `tool_calls` existed kept).
 - Other content parts (audio, files) are skipped and counted.
-- `invalid_tool_calls` (calls the model wrote but that could not be parsed) and `remove`
-  markers are skipped and counted.
+- `invalid_tool_calls` (calls the model wrote but that could not be parsed) are calls, their
+  arguments as written, when a tool message answers them; the others are skipped and counted,
+  as are `remove` markers.
 """
 
 from __future__ import annotations
@@ -56,29 +61,50 @@ KINDS = {
     "ToolMessageChunk": "tool",
     "system": "system",
     "SystemMessage": "system",
+    "SystemMessageChunk": "system",
+    "chat": "chat",
+    "ChatMessage": "chat",
+    "ChatMessageChunk": "chat",
     "remove": "remove",
     "RemoveMessage": "remove",
 }
+
+
+ROLES = {"user": "human", "human": "human", "assistant": "ai", "ai": "ai", "system": "system", "tool": "tool"}
+"""The kind of a `chat` message, by its `role`."""
 
 
 def _unwrap(message: object) -> tuple[str | None, Mapping[str, Any]]:
     """A message's kind and fields, from either serialised form."""
     if not isinstance(message, Mapping):
         return None, {}
+    fields: Mapping[str, Any] = message
+    kind = KINDS.get(str(message.get("type")))
     if message.get("lc") == 1 and isinstance(message.get("kwargs"), Mapping):
         ident = message.get("id")
-        name = ident[-1] if isinstance(ident, list) and ident else None
-        return KINDS.get(str(name)), message["kwargs"]
-    return KINDS.get(str(message.get("type"))), message
+        fields = message["kwargs"]
+        kind = KINDS.get(str(ident[-1] if isinstance(ident, list) and ident else None))
+    if kind == "chat":
+        return ROLES.get(str(fields.get("role"))), fields
+    return kind, fields
+
+
+def _state(value: object) -> object:
+    """The state holding a thread's messages: a checkpoint's channel values, or the newest
+    state of a history list."""
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) and "values" in v for v in value):
+        value = value[0]
+    for path in (("checkpoint", "channel_values"), ("channel_values",), ("values",)):
+        found = field_of(value, *path)
+        if found is not None:
+            return found
+    return value
 
 
 def thread_messages(value: object) -> list[Any] | None:
     """The serialised messages of a thread, or None when `value` is not one."""
-    messages = field_of(value, "values", "messages")
-    if messages is None and isinstance(value, Mapping):
-        messages = value.get("messages")
-    if messages is None and isinstance(value, list):
-        messages = value
+    state = _state(value)
+    messages = state.get("messages") if isinstance(state, Mapping) else state
     if not isinstance(messages, list) or not messages:
         return None
     return messages if all(_unwrap(m)[0] is not None for m in messages[:5]) else None
@@ -92,39 +118,68 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
             raise report.error(
                 number, "not a LangGraph thread: expected values.messages of LangChain messages"
             )
-        calls = Calls(report)
-        for index, message in enumerate(messages):
-            kind, fields = _unwrap(message)
-            body, reasoning, used = _parts(fields.get("content"), report)
-            if kind == "human":
-                yield user(body)
-            elif kind == "system":
-                yield system(text_only(body, report, "system"))
-            elif kind == "ai":
-                reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
-                declared = fields.get("tool_calls") or used
-                listed = [
-                    call(calls.declare(str(item.get("id"))), str(item.get("name")), _arguments(item))
-                    for item in declared or []
-                    if isinstance(item, Mapping)
-                ]
-                for _ in fields.get("invalid_tool_calls") or []:
-                    report.skip("invalid_tool_calls")
-                yield assistant(text_only(body, report, "assistant"), listed, reasoning)
-            elif kind == "tool":
-                error = fields.get("status") == "error"
-                yield tool(calls.answer(fields.get("tool_call_id"), number), body, error=error)
-            elif kind == "remove":
-                report.skip("remove")
+        if isinstance(value, list) and messages is not value:
+            for _ in value[1:]:
+                report.skip("earlier thread state")
+        yield from _messages(messages, number, report)
+
+
+def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire]:
+    calls = Calls(report)
+    answered = {str(_unwrap(m)[1].get("tool_call_id")) for m in messages if _unwrap(m)[0] == "tool"}
+    for index, message in enumerate(messages):
+        kind, fields = _unwrap(message)
+        body, reasoning, used = _parts(fields.get("content"), report)
+        if kind == "human":
+            yield user(body)
+        elif kind == "system":
+            yield system(text_only(body, report, "system"))
+        elif kind == "ai":
+            reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
+            listed = [call(calls.declare(i), n, a) for i, n, a in _calls(fields, used, answered, report)]
+            yield assistant(text_only(body, report, "assistant"), listed, reasoning)
+        elif kind == "tool":
+            error = fields.get("status") == "error"
+            yield tool(calls.answer(fields.get("tool_call_id"), number), body, error=error)
+        elif kind == "remove":
+            report.skip("remove")
+        else:
+            raise report.error(number, f"message {index}: unknown message type {field_of(message, 'type')!r}")
+
+
+def _calls(
+    fields: Mapping[str, Any], used: list[Mapping[str, Any]], answered: set[str], report: Report
+) -> Iterator[tuple[str, str, object]]:
+    """An AI message's calls as (id, name, arguments), in the order of the module docstring."""
+    invalid = fields.get("invalid_tool_calls") or []
+    # LangChain keeps the raw calls in additional_kwargs too; those it could not parse are
+    # the invalid_tool_calls, read below
+    legacy = [] if invalid else field_of(fields, "additional_kwargs", "tool_calls")
+    for item in fields.get("tool_calls") or used or legacy or []:
+        if isinstance(item, Mapping):
+            function = item.get("function")
+            if isinstance(function, Mapping):
+                yield str(item.get("id")), str(function.get("name")), function.get("arguments") or "{}"
             else:
-                raise report.error(
-                    number, f"message {index}: unknown message type {field_of(message, 'type')!r}"
-                )
+                yield str(item.get("id")), str(item.get("name")), _arguments(item)
+    for item in invalid:
+        if str(field_of(item, "id")) in answered:
+            yield str(item.get("id")), str(field_of(item, "name")), field_of(item, "args") or "{}"
+        else:
+            report.skip("invalid_tool_calls")
 
 
 def _arguments(item: Mapping[str, Any]) -> object:
     """A call's arguments: `args` of a LangChain tool call, `input` of a `tool_use` part."""
     return item.get("args") or item.get("input") or {}
+
+
+def _summary(item: object) -> str:
+    """The text of a Responses-API reasoning part's `summary` list."""
+    summary = field_of(item, "summary")
+    if not isinstance(summary, list):
+        return ""
+    return "\n\n".join(t for t in (text_of(field_of(p, "text")) for p in summary) if t)
 
 
 def _parts(value: object, report: Report) -> tuple[str | list[Wire], str, list[Mapping[str, Any]]]:
@@ -142,7 +197,9 @@ def _parts(value: object, report: Report) -> tuple[str | list[Wire], str, list[M
         if kind == "text":
             parts.append(text_part(text_of(field_of(item, "text"))))
         elif kind in {"thinking", "reasoning"}:
-            reasoning.append(text_of(field_of(item, kind)) or text_of(field_of(item, "text")))
+            reasoning.append(
+                text_of(field_of(item, kind)) or text_of(field_of(item, "text")) or _summary(item)
+            )
         elif kind == "image_url":
             url = field_of(item, "image_url")
             parts.append(image_part(str(field_of(url, "url") if isinstance(url, Mapping) else url)))
