@@ -212,3 +212,39 @@ def test_langgraph_thread_history_chat_messages_and_values_as_a_list() -> None:
     assert "skipped 1 × earlier thread state (not replayed)" in imported.warnings
     bare = {"values": [{"type": "human", "content": "q"}, {"type": "ai", "content": "a"}]}
     assert len(import_lines(lines(bare), "t.json").messages) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenHands
+
+
+def test_openhands_sdk_context_images_and_thinking_reach_the_messages() -> None:
+    """The agent SDK sends a system prompt's `dynamic_context` as its second block and a
+    message's `extended_content` after its content; an Anthropic model's `thinking_blocks` and
+    a Responses reasoning item are its reasoning. None of them was read before."""
+    imported = import_file(DATA / "openhands/sdk-events-context.json")
+    assert imported.format == "openhands"
+    prompt, question, action, _, answer = imported.messages
+    assert prompt["content"].endswith("Working directory: /workspace/app")
+    assert [p["type"] for p in question["content"]] == ["text", "image_url", "text"]
+    assert question["content"][2]["text"].startswith("<EXTRA_INFO>")
+    assert action["reasoning_content"] == "The screenshot shows a lockfile error."
+    assert answer["reasoning_content"] == "Explain the fix."
+    assert imported.warnings == ()
+
+
+def test_openhands_a_users_terminal_command_and_an_error_without_a_call_are_user_text() -> None:
+    """A command the user ran in the session's terminal was refused as 'an agent without
+    function calling'; an error observation without a call was dropped, though OpenHands sends
+    both to the model as user messages."""
+    imported = import_file(DATA / "openhands/user-terminal.json")
+    users = [m["content"] for m in imported.messages if m["role"] == "user"]
+    assert users == [
+        "Is the tree clean?",
+        "git status --short",
+        " M src/app.py",
+        "Show its diff.",
+        "Missing required parameters for function 'execute_bash': {'command'}",
+    ]
+    assert imported.warnings == ()
+    assert len(read_any(DATA / "openhands/user-terminal.json").script.turns) == 2

@@ -17,18 +17,26 @@ Mapping rules:
 - An observation with `tool_call_metadata` is the result of that call: its raw `content`, with
   no added exit-code line (an `error` observation is an error result).
 - An agent `message` action without metadata is assistant text.
-- Recalls, state changes, condensation events and observations without a call are not part of
-  what the model was sent as messages: they are skipped and counted. Only the first record of an
+- What the user did in the session's terminal (a user `run` action, and the `run` observation
+  without a call that holds its output) is user text: the command, then its output (OpenHands
+  adds a lead-in line to each, not replayed). Other user actions are user text of their
+  `message`. An `error` or `user_rejected` observation without a call is user text too: OpenHands
+  sends it to the model as a user message.
+- Recalls (OpenHands renders them with its prompt templates, which the file does not hold),
+  state changes, condensation events and the other observations without a call are skipped and
+  counted. Only the first record of an
   evaluation output is read (each record is its own session); the rest are counted.
 
 The OpenHands agent SDK writes its events with a `kind` instead (`SystemPromptEvent`,
 `MessageEvent`, `ActionEvent`, `ObservationEvent`, `AgentErrorEvent`, `UserRejectObservation`,
 `Condensation`, ...), mapped by the same rules: the actions of one `llm_response_id` are one
-assistant message (its `thought` the text, `reasoning_content` the reasoning, each `tool_call` a
-call); an observation's result is its raw `output` (or its `content` text), an error when the
-observation says so, its images kept; an agent error or a user's rejection is the error result
-of its call; the instruction is the first user message, placed first when the history has none
-before the agent acts. Events the SDK never converts to LLM messages (conversation errors, hook
+assistant message (its `thought` the text, `reasoning_content` the reasoning, else its
+`thinking_blocks` or its Responses reasoning item's texts, each `tool_call` a call); a system
+prompt's `dynamic_context` follows the prompt, and a message's `extended_content` its content
+(images kept), as the SDK sends them; an observation's result is its raw `output` (or its
+`content` text), an error when the observation says so, its images kept; an agent error or a
+user's rejection is the error result of its call; the instruction is the first user message,
+placed first when the history has none before the agent acts. Events the SDK never converts to LLM messages (conversation errors, hook
 runs, token and completion logs, security analyses, interrupts, state updates) are skipped and
 counted, as are condensations.
 """
@@ -53,6 +61,7 @@ from ctxlab.workloads.importers.base import (
     schema,
     system,
     text_of,
+    text_only,
     text_part,
     tool,
     user,
@@ -144,11 +153,9 @@ def _events(events: Sequence[Any], number: int, report: Report, instruction: str
                 for item in wire.get("tool_calls", []):
                     calls.declare(item["id"])
                 yield wire
-        elif kind == "message" and source == "user":
-            text = instruction if instruction is not None else _message_text(event)
-            instruction = None
-            images = [image_part(str(u)) for u in field_of(event, "args", "image_urls") or []]
-            yield user([text_part(text), *images] if images else text)
+        elif source == "user" and kind in KNOWN_ACTIONS:
+            yield _user_action(event, instruction if kind == "message" else None)
+            instruction = None if kind == "message" else instruction
         elif kind in {"message", "finish"} and source == "agent":
             yield assistant(_message_text(event))
         elif kind in KNOWN_ACTIONS:
@@ -161,13 +168,36 @@ def _events(events: Sequence[Any], number: int, report: Report, instruction: str
             raise report.error(number, f"event {index}: unknown action {kind!r}")
 
 
+USER_OBSERVATIONS = frozenset({"run", "error", "user_rejected"})
+"""Observations without a call that OpenHands sends to the model as user messages."""
+
+
 def _observation(event: Mapping[str, Any], calls: Calls, number: int) -> Iterator[Wire]:
     metadata = event.get("tool_call_metadata")
+    kind = event.get("observation")
     if isinstance(metadata, Mapping) and metadata.get("tool_call_id"):
-        error = event.get("observation") == "error"
-        yield tool(calls.answer(metadata["tool_call_id"], number), text_of(event.get("content")), error=error)
+        yield tool(
+            calls.answer(metadata["tool_call_id"], number),
+            text_of(event.get("content")),
+            error=kind == "error",
+        )
+    elif kind in USER_OBSERVATIONS:
+        yield user(text_of(event.get("content")))
     else:
-        calls.report.skip(f"observation:{event['observation']}")
+        calls.report.skip(f"observation:{kind}")
+
+
+def _user_action(event: Mapping[str, Any], instruction: str | None) -> Wire:
+    """A user's message (the record's instruction in place of the first one's text), or the
+    command a user ran in the terminal, or another user action's `message`."""
+    kind, args = event.get("action"), event.get("args")
+    if kind == "run" and isinstance(field_of(args, "command"), str):
+        return user(field_of(args, "command"))
+    if kind != "message":
+        return user(text_of(event.get("message")))
+    text = instruction if instruction is not None else _message_text(event)
+    images = [image_part(str(u)) for u in field_of(args, "image_urls") or []]
+    return user([text_part(text), *images] if images else text)
 
 
 def _system(event: Mapping[str, Any], report: Report) -> Wire:
@@ -244,6 +274,22 @@ def _sdk_text(parts: object) -> str:
     return "".join(text_of(field_of(p, "text")) for p in parts) if isinstance(parts, list) else ""
 
 
+def _sdk_reasoning(holder: object) -> str:
+    """The reasoning of an action or a message: its `reasoning_content`, else its Anthropic
+    `thinking_blocks`, else its Responses reasoning item's summary and content."""
+    found = text_of(field_of(holder, "reasoning_content"))
+    blocks = field_of(holder, "thinking_blocks")
+    if not found and isinstance(blocks, list):
+        found = "\n\n".join(t for t in (text_of(field_of(b, "thinking")) for b in blocks) if t)
+    item = field_of(holder, "responses_reasoning_item")
+    if not found and isinstance(item, Mapping):
+        texts = [*(item.get("summary") or []), *(item.get("content") or [])]
+        found = "\n\n".join(
+            t for t in (p if isinstance(p, str) else text_of(field_of(p, "text")) for p in texts) if t
+        )
+    return found
+
+
 def _sdk_output(observation: object, report: Report) -> str | list[Wire]:
     """An observation's result: its raw `output`, else its `content` (text and image parts),
     else its `message`."""
@@ -257,6 +303,11 @@ def _sdk_output(observation: object, report: Report) -> str | list[Wire]:
 
 
 def _sdk_parts(parts: list[Any], report: Report) -> str | list[Wire]:
+    """`_sdk_part_list` as content."""
+    return content(_sdk_part_list(parts, report))
+
+
+def _sdk_part_list(parts: list[Any], report: Report) -> list[Wire]:
     """`TextContent` and `ImageContent` (each of its `image_urls`) as content parts; other parts
     are counted."""
     found: list[Wire] = []
@@ -268,8 +319,8 @@ def _sdk_parts(parts: list[Any], report: Report) -> str | list[Wire]:
         elif kind == "image" and isinstance(urls, list):
             found.extend(image_part(str(url)) for url in urls)
         else:
-            report.skip(f"observation content part {kind!r}")
-    return content(found)
+            report.skip(f"content part {kind!r}")
+    return found
 
 
 @dataclass(slots=True)
@@ -287,15 +338,29 @@ class _Sdk:
             yield self.held[1]
         self.held = None
 
-    def first_user(self, text: str) -> Wire:
-        """The first user message is the record's instruction."""
-        message = user(self.instruction if self.instruction is not None else text)
-        self.instruction = None
-        return message
+    def first_user(self, own: list[Wire], extra: Sequence[Wire] = ()) -> Wire:
+        """A user message of its own parts and then `extra`; the first one's text is the
+        record's instruction (its other parts kept)."""
+        if self.instruction is not None:
+            own = [text_part(self.instruction), *(p for p in own if p["type"] != "text")]
+            self.instruction = None
+        return user(content([*own, *extra]))
+
+    def message(self, event: Mapping[str, Any]) -> Wire:
+        """A `MessageEvent`: its message's content, then its `extended_content` (the text the
+        agent context adds, which the SDK sends with it)."""
+        message = event.get("llm_message")
+        found = field_of(message, "content")
+        own = _sdk_part_list(found, self.report) if isinstance(found, list) else [text_part(_sdk_text(found))]
+        extra = [text_part(text_of(field_of(p, "text"))) for p in event.get("extended_content") or []]
+        if event.get("source") == "user":
+            return self.first_user(own, extra)
+        text = text_only(content([*own, *extra]), self.report, "assistant")
+        return assistant(text, (), _sdk_reasoning(message))
 
     def action(self, event: Mapping[str, Any]) -> Iterator[Wire]:
         if self.instruction is not None:
-            yield self.first_user("")
+            yield self.first_user([])
         call_id = self.calls.declare(str(event.get("tool_call_id")))
         arguments = field_of(event, "tool_call", "arguments") or "{}"
         made = call(call_id, str(event.get("tool_name")), arguments)
@@ -305,7 +370,7 @@ class _Sdk:
             return
         yield from self.flush()
         text = _sdk_text(event.get("thought"))
-        self.held = (response, assistant(text, [made], text_of(event.get("reasoning_content"))))
+        self.held = (response, assistant(text, [made], _sdk_reasoning(event)))
 
     def other(self, event: Mapping[str, Any], kind: object, index: int) -> Iterator[Wire]:
         yield from self.flush()
@@ -319,17 +384,11 @@ class _Sdk:
             reason = text_of(event.get("error")) or text_of(event.get("rejection_reason"))
             yield tool(self.calls.answer(event.get("tool_call_id"), self.number), reason, error=True)
         elif kind == "MessageEvent":
-            message = event.get("llm_message")
-            text = _sdk_text(field_of(message, "content"))
-            if event.get("source") == "user":
-                yield self.first_user(text)
-            else:
-                yield assistant(text, (), text_of(field_of(message, "reasoning_content")))
+            yield self.message(event)
         elif kind == "SystemPromptEvent":
-            yield _system(
-                {"args": {"content": _sdk_text(event.get("system_prompt")), "tools": event.get("tools")}},
-                self.report,
-            )
+            # dynamic_context is the system message's second block when the SDK sends it
+            prompt = _sdk_text([event.get("system_prompt"), event.get("dynamic_context")])
+            yield _system({"args": {"content": prompt, "tools": event.get("tools")}}, self.report)
         elif kind in SDK_SKIPPED:
             self.report.skip(str(kind))
         else:
