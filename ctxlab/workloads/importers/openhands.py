@@ -36,9 +36,9 @@ prompt's `dynamic_context` follows the prompt, and a message's `extended_content
 (images kept), as the SDK sends them; an observation's result is its raw `output` (or its
 `content` text), an error when the observation says so, its images kept; an agent error or a
 user's rejection is the error result of its call; the instruction is the first user message,
-placed first when the history has none before the agent acts. Events the SDK never converts to LLM messages (conversation errors, hook
-runs, token and completion logs, security analyses, interrupts, state updates) are skipped and
-counted, as are condensations.
+placed first when the history has none before the agent acts. Events the SDK never converts to
+LLM messages (conversation errors, hook runs, token and completion logs, security analyses,
+interrupts, state updates) are skipped and counted, as are condensations.
 """
 
 from __future__ import annotations
