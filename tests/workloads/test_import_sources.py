@@ -248,3 +248,29 @@ def test_openhands_a_users_terminal_command_and_an_error_without_a_call_are_user
     ]
     assert imported.warnings == ()
     assert len(read_any(DATA / "openhands/user-terminal.json").script.turns) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# SWE-agent and mini-swe-agent
+
+
+def test_swe_agent_thinking_blocks_are_the_steps_reasoning() -> None:
+    """SWE-agent keeps an Anthropic model's thinking in `thinking_blocks` (no
+    `reasoning_content`); it was dropped without a count."""
+    imported = import_file(DATA / "swe-agent/thinking-blocks.traj")
+    assert imported.format == "swe-agent"
+    assert imported.messages[2]["reasoning_content"] == "Search for the test first."
+    assert "reasoning_content" not in imported.messages[4]
+    assert imported.messages[3]["content"] == "tests/test_dates.py:4:def test_date():"
+
+
+def test_mini_swe_agent_a_response_with_two_commands_is_a_format_error_not_a_call() -> None:
+    """mini-swe-agent runs a response only when it holds exactly one command block and answers
+    any other with a format error: the response is text, not a call of its last block that the
+    error message would answer as if the command had run."""
+    imported = import_file(DATA / "mini-swe-agent/format-error.traj.json")
+    roles = [m["role"] for m in imported.messages]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "tool", "assistant"]
+    assert "tool_calls" not in imported.messages[2]
+    assert imported.messages[3]["content"].startswith("Please always provide EXACTLY ONE action")
+    assert json.loads(imported.messages[4]["tool_calls"][0]["function"]["arguments"]) == {"action": "pwd"}

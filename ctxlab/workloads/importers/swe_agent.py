@@ -18,12 +18,14 @@ Mapping rules:
   `swe_agent_action` with arguments `{"action": "<the action text>"}`; the assistant text is the
   step's `thought` (the response without the action). The user message that follows it is its
   observation, the call's result. mini-swe-agent steps follow the same rule: the action is the
-  last fenced `bash` (or `mswea_bash_command`) block of the response, the text the response
+  one fenced `bash` (or `mswea_bash_command`) block of the response, the text the response
   without that block. Call ids are `step-<index in history>`.
-- A response with no action (a format error) is assistant text; the message after it is user
-  text.
-- An assistant message's `reasoning_content` (mini-swe-agent 2 keeps the provider's) is its
-  reasoning, kept apart from its text.
+- A response with no action, or (mini-swe-agent) with more than one block, is a format error
+  the agent answered with an error message, not run: it is assistant text, and the message
+  after it is user text.
+- An assistant message's `reasoning_content` (mini-swe-agent 2 keeps the provider's), else the
+  text of its `thinking_blocks` (an Anthropic model's, as SWE-agent and litellm keep them), is
+  its reasoning, kept apart from its text.
 - mini-swe-agent's `exit` message is the run's end, never sent to the model: it is skipped and
   counted, its exit status in the notes.
 - With a Responses-API model, mini-swe-agent 2 keeps each model response whole (`object:
@@ -193,11 +195,18 @@ def _observation(message: Mapping[str, Any], index: int, calls: Calls, number: i
         calls.report.notes.append(f"history[{index}]: one observation for {len(ids)} calls; the first has it")
 
 
+def _thinking(blocks: object) -> str:
+    """The text of a message's `thinking` blocks ('' for none)."""
+    if not isinstance(blocks, list):
+        return ""
+    return "\n\n".join(t for t in (text_of(field_of(b, "thinking")) for b in blocks) if t)
+
+
 def _action(message: Mapping[str, Any], index: int, report: Report, *, mini: bool) -> tuple[Wire, str | None]:
     """The assistant message of a step, and the id of its text action when it has one."""
     listed = _listed(message.get("tool_calls"))
     text = text_only(_body(message.get("content")), report, "assistant")
-    reasoning = text_of(message.get("reasoning_content"))
+    reasoning = text_of(message.get("reasoning_content")) or _thinking(message.get("thinking_blocks"))
     if listed:
         calls = []
         for item in listed:
@@ -208,9 +217,9 @@ def _action(message: Mapping[str, Any], index: int, report: Report, *, mini: boo
         return assistant(text, calls, reasoning), None
     if mini:
         blocks = list(BASH_BLOCK.finditer(text))
-        if not blocks:
+        if len(blocks) != 1:
             return assistant(text, (), reasoning), None
-        last = blocks[-1]
+        last = blocks[0]
         action, text = last.group(1), (text[: last.start()] + text[last.end() :]).strip()
     else:
         action = text_of(message.get("action"))
