@@ -401,3 +401,57 @@ def test_importing_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
     code, _, err = run_cli("import", str(tmp_path), "--out", str(tmp_path / "s.jsonl"))
     assert code == 2 and f"{tmp_path}: is a folder; give a transcript file" in err
     assert not (tmp_path / "s.jsonl").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Codex: compaction, interrupted turns, the first rollout layout (openai/codex, codex-rs:
+# `CompactedItem { message, replacement_history }` in protocol.rs; `build_compacted_history` in
+# core/src/compact.rs sends the summary as a user message; the context manager's
+# `ensure_call_outputs_present` gives a call with no output the output "aborted")
+
+
+def test_codex_compaction_summary_is_a_user_message_and_an_interrupted_call_is_answered() -> None:
+    """The summary of a `compacted` line was skipped as bookkeeping, and a call a user
+    interrupted stayed without a result though Codex sent it `aborted`."""
+    imported = import_file(DATA / "codex/rollout-2025-11-20T10-00-00-compacted.jsonl")
+    assert imported.format == "codex"
+    roles = [m["role"] for m in imported.messages]
+    assert roles == [*["user", "assistant", "tool"] * 2, "assistant", "user", "user", "assistant"]
+    assert imported.messages[2] == {"role": "tool", "tool_call_id": "call_K1", "content": "aborted"}
+    assert imported.messages[7]["content"].startswith("Another language model started")
+    assert "call 'call_K1' has no output in the rollout: given 'aborted'" in imported.warnings
+    assert not any("compacted" in w for w in imported.warnings)
+    (turn, *_) = read_any(DATA / "codex/rollout-2025-11-20T10-00-00-compacted.jsonl").script.turns
+    assert [c.id for r in turn.rounds for c in r.calls] == ["call_K1"]
+
+
+def test_codex_a_compaction_without_summary_text_is_counted() -> None:
+    """A remote compaction writes no summary text (it is encrypted in a `compaction` item)."""
+    conversation = _rollout(
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "yes"}]},
+    )
+    compacted = json.dumps({"timestamp": "t", "type": "compacted", "payload": {"message": ""}})
+    imported = import_lines([*conversation, compacted], "rollout.jsonl")
+    assert imported.messages == import_lines(conversation, "rollout.jsonl").messages
+    assert "skipped 1 × compacted (no summary text) (not replayed)" in imported.warnings
+
+
+def test_codex_calls_that_end_the_rollout_stay_unanswered() -> None:
+    call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    imported = import_lines(_rollout(user, call), "rollout.jsonl")
+    assert [m["role"] for m in imported.messages] == ["user", "assistant"]
+
+
+def test_a_codex_rollout_of_the_first_layout_is_detected_and_read(tmp_path: Path) -> None:
+    """Rollouts written before Codex wrapped each line as `{type, payload}` (a bare session
+    header, bare items, `record_type` state lines) were "the format is not recognised"."""
+    name = "codex/rollout-2025-06-12T08-30-00-first-layout.jsonl"
+    imported = import_file(DATA / name)
+    assert imported.format == "codex"
+    assert [m["role"] for m in imported.messages] == ["user", "assistant", "tool", "assistant"]
+    assert imported.messages[1]["reasoning_content"] == "**Listing tests**"
+    assert "skipped 3 × record_type 'state' (not replayed)" in imported.warnings
+    code, said, err = run_cli("import", str(DATA / name), "--out", str(tmp_path / "s.jsonl"))
+    assert code == 0 and "(codex)" in said, err

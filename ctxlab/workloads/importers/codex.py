@@ -4,13 +4,25 @@ messages.
 Each line is `{"timestamp", "type", "payload"}`. `response_item` lines hold the Responses items
 the model was sent and returned (messages, reasoning, function calls and their outputs);
 `event_msg` lines are the interface's copies of them (and token counts); `session_meta` and
-`turn_context` describe the session; `compacted` marks a compaction.
+`turn_context` describe the session; `compacted` marks a compaction: its `message` is the summary
+Codex wrote, which it sends as a user message in place of the history before it (its
+`replacement_history`, when written, is that new history).
 
 Mapping rules (items as in `responses`):
 - `response_item` payloads are mapped in order. The `<environment_context>` message (and the
   `<user_instructions>` one) stays a user message, as Codex sent it.
-- `event_msg` copies of items are ignored; `session_meta`, `turn_context` and `compacted` lines
-  are skipped; all are counted in the warnings.
+- A `compacted` line's summary is a user message at its place, as Codex sent it (the lab's own
+  strategies decide what of the history before it a replay keeps, so the `replacement_history`
+  is not replayed); a compaction with no summary text (a remote one, whose summary is
+  encrypted) is counted.
+- A call with no output before the next message (an interrupted turn) is given the output
+  Codex sends in its place, `aborted`, and a note says so; the calls that end the file stay
+  unanswered.
+- A rollout of the first layout (mid-2025: a bare `{id, timestamp, instructions}` header, bare
+  items, `{"record_type": "state"}` lines) is read as the same lines wrapped; its state lines
+  are counted.
+- `event_msg` copies of items are ignored; `session_meta` and `turn_context` lines are skipped;
+  all are counted in the warnings.
 - A line of a `type` this importer does not know (Codex adds rollout kinds from one version to
   the next) is skipped and counted too, unless its `payload` is a conversation item (a message,
   a call, an output, reasoning): then it is an error, as it may hold conversation. A line
@@ -21,19 +33,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of
+from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, tool
 from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
 
-SKIPPED = frozenset({"event_msg", "session_meta", "turn_context", "compacted"})
-KINDS = SKIPPED | {"response_item"}
+SKIPPED = frozenset({"event_msg", "session_meta", "turn_context"})
+KINDS = SKIPPED | {"response_item", "compacted"}
 CONVERSATION_ITEMS = CALLS | OUTPUTS | {"message", "reasoning"}
+ABORTED = "aborted"
+"""The output Codex records for a call that has none."""
 _EXPECTED = f"expected one of {', '.join(sorted(KINDS))}"
 
 
 def is_codex(values: list[object]) -> bool:
-    """Entries of a rollout: typed lines with a `payload` (the first line decides)."""
+    """Entries of a rollout: typed lines with a `payload` (the first line decides), or a rollout
+    of the first layout (its bare session header first, then a conversation item or a state
+    line among the lines after it)."""
     first = values[0] if values else None
-    return isinstance(first, Mapping) and first.get("type") in KINDS and "payload" in first
+    if isinstance(first, Mapping) and first.get("type") in KINDS and "payload" in first:
+        return True
+    return _is_header(first) and any(_is_bare(v) for v in values[1:])
+
+
+def _is_header(value: object) -> bool:
+    """The first line of a rollout of the first layout: the session's `id` and `timestamp`."""
+    return isinstance(value, Mapping) and {"id", "timestamp"} <= value.keys() and "type" not in value
+
+
+def _is_bare(value: object) -> bool:
+    """A line of the first layout after its header: an item, or a `record_type` state line."""
+    return isinstance(value, Mapping) and ("record_type" in value or value.get("type") in CONVERSATION_ITEMS)
 
 
 def read_codex(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
@@ -47,6 +75,37 @@ def read_codex(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     mapper = ItemMapper(report, Calls(report))
     unknown: list[tuple[int, object]] = []
     found = False
+    for wire in _answered(_messages(_enveloped(entries, report), mapper, report, unknown), report):
+        found = True
+        yield wire
+    if not found and unknown:
+        raise report.error(unknown[0][0], f"unknown entry type {unknown[0][1]!r}; {_EXPECTED}")
+
+
+def _enveloped(entries: Iterator[Entry], report: Report) -> Iterator[Entry]:
+    """The lines as `{type, payload}` lines: those of a rollout of the first layout (a bare header,
+    bare items, `record_type` state lines, counted) are wrapped; any other rollout's pass as
+    they are."""
+    first = next(entries, None)
+    if first is None:
+        return
+    if not _is_header(first.value):
+        yield first
+        yield from entries
+        return
+    report.notes.append("the rollout is of Codex's first layout (lines not yet wrapped as {type, payload})")
+    yield Entry(first.number, {"type": "session_meta", "payload": first.value})
+    for number, value in entries:
+        if isinstance(value, Mapping) and "record_type" in value:
+            report.skip(f"record_type {value['record_type']!r}")
+        else:
+            yield Entry(number, {"type": "response_item", "payload": value})
+
+
+def _messages(
+    entries: Iterator[Entry], mapper: ItemMapper, report: Report, unknown: list[tuple[int, object]]
+) -> Iterator[Wire]:
+    """The messages of the lines; the first line of an unknown kind goes to `unknown`."""
     for number, value in entries:
         kind = field_of(value, "type")
         if kind not in KINDS or not isinstance(value, Mapping):
@@ -54,15 +113,37 @@ def read_codex(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
             unknown[:] = unknown or [(number, kind)]
         elif kind in SKIPPED:
             report.skip(str(kind))
+        elif kind == "compacted":
+            yield from _summary(value.get("payload"), mapper, number, report)
         else:
-            for wire in mapper.item(value.get("payload"), number):
-                found = True
-                yield wire
-    for wire in mapper.flush():
-        found = True
-        yield wire
-    if not found and unknown:
-        raise report.error(unknown[0][0], f"unknown entry type {unknown[0][1]!r}; {_EXPECTED}")
+            yield from mapper.item(value.get("payload"), number)
+    yield from mapper.flush()
+
+
+def _answered(messages: Iterator[Wire], report: Report) -> Iterator[Wire]:
+    """The messages, with the output Codex gives a call that has none (an interrupted turn):
+    `aborted`, after the results its batch has, before the next message. Codex fills it in when
+    it next sends the history, so the model read it; the calls of the batch that ends the file
+    stay unanswered (no request carried them)."""
+    waiting: dict[str, None] = {}
+    for message in messages:
+        if message["role"] == "tool":
+            waiting.pop(message["tool_call_id"], None)
+        else:
+            for call_id in waiting:
+                report.notes.append(f"call {call_id!r} has no output in the rollout: given {ABORTED!r}")
+                yield tool(call_id, ABORTED)
+            waiting = dict.fromkeys(c["id"] for c in message.get("tool_calls", ()))
+        yield message
+
+
+def _summary(payload: object, mapper: ItemMapper, number: int, report: Report) -> Iterator[Wire]:
+    """The user message of a compaction's summary (none, counted, when it has no text)."""
+    message = field_of(payload, "message")
+    if not isinstance(message, str) or not message:
+        report.skip("compacted (no summary text)")
+        return
+    yield from mapper.item({"type": "message", "role": "user", "content": message}, number)
 
 
 def _skip_unknown(value: object, kind: object, number: int, report: Report) -> None:
