@@ -455,3 +455,79 @@ def test_a_codex_rollout_of_the_first_layout_is_detected_and_read(tmp_path: Path
     assert "skipped 3 × record_type 'state' (not replayed)" in imported.warnings
     code, said, err = run_cli("import", str(DATA / name), "--out", str(tmp_path / "s.jsonl"))
     assert code == 0 and "(codex)" in said, err
+
+
+# ---------------------------------------------------------------------------------------------
+# Responses: built-in tools, refusals, item references (the Responses API reference's input and
+# output items: computer_call(_output), mcp_call, code_interpreter_call, refusal, item_reference)
+
+
+def test_responses_built_in_tool_calls_keep_their_results_and_a_refusal_its_text() -> None:
+    """A computer call and its screenshot, an MCP call and a code interpreter run (each carrying
+    its output) were counted and dropped, and a refusal gave an empty assistant message; the
+    references to the first response's items were "a tool result ... has no call before it"."""
+    imported = import_file(DATA / "openai-responses/builtin-tools.jsonl")
+    assert imported.format == "openai-responses"
+    by_id = {m["tool_call_id"]: m for m in imported.messages if m["role"] == "tool"}
+    assert by_id["call_a2"]["content"] == [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    ]
+    assert by_id["mcp_a3"]["content"].startswith('[{"id":7')
+    assert by_id["mcp_a4"] == {
+        "role": "tool",
+        "tool_call_id": "mcp_a4",
+        "content": "tracker timed out",
+        "is_error": True,
+    }
+    assert by_id["ci_a5"]["content"] == "7.0\n"
+    calls = [c["function"]["name"] for m in imported.messages for c in m.get("tool_calls", [])]
+    assert calls == ["computer", "list_issues", "list_labels", "code_interpreter"]
+    assert imported.messages[2]["reasoning_content"] == "Open the tracker page first."
+    assert imported.messages[-1] == {
+        "role": "assistant",
+        "content": "I can't close issues without the owner's approval.",
+    }
+    assert not any("item " in w for w in imported.warnings)
+
+
+def _request(*items: dict[str, Any]) -> str:
+    return json.dumps({"model": "gpt-5", "input": [{"role": "user", "content": "go"}, *items]})
+
+
+def test_an_item_reference_the_log_cannot_resolve_is_a_located_error() -> None:
+    with pytest.raises(TraceError, match=r"log\.jsonl:1: item_reference 'fc_9' names an item that no logged"):
+        import_lines([_request({"type": "item_reference", "id": "fc_9"})], "log.jsonl")
+    reasoning = import_lines([_request({"type": "item_reference", "id": "rs_9"})], "log.jsonl")
+    assert (
+        "skipped 1 × item_reference to a reasoning item the log does not hold (not replayed)"
+        in reasoning.warnings
+    )
+
+
+def test_codex_tool_search_is_a_call_with_the_tools_it_found_as_its_result() -> None:
+    """Codex's `tool_search_call` / `tool_search_output` pair were both dropped (counted)."""
+    found = [{"type": "function", "name": "create_issue", "description": "Open an issue.", "parameters": {}}]
+    imported = import_lines(
+        _rollout(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "file it"}]},
+            {
+                "type": "tool_search_call",
+                "call_id": None,
+                "status": "completed",
+                "execution": "server",
+                "arguments": {"query": "issue"},
+            },
+            {
+                "type": "tool_search_output",
+                "call_id": None,
+                "status": "completed",
+                "execution": "server",
+                "tools": found,
+            },
+        ),
+        "rollout.jsonl",
+    )
+    (_, asked, result) = imported.messages
+    assert asked["tool_calls"][0]["function"] == {"name": "tool_search", "arguments": '{"query": "issue"}'}
+    assert result["tool_call_id"] == asked["tool_calls"][0]["id"]
+    assert json.loads(result["content"]) == found

@@ -16,18 +16,31 @@ Mapping rules for items (also Codex's):
   format); `input_text`/`output_text` parts join the text, `input_image` parts are image parts.
 - `function_call` items are calls of the assistant message they follow (an assistant message
   and the calls after it are one message, so parallel calls stay together); `custom_tool_call`
-  is a call with arguments `{"input": "<its input>"}`, `local_shell_call` a call of
-  `local_shell` with its `action` as arguments.
-- `function_call_output`, `custom_tool_call_output` and `local_shell_call_output` items are the
-  results of their `call_id`s: the output string as recorded, or an output of content parts
-  read as a message's (text and `input_image` parts; others counted), or a structured output's.
+  is a call with arguments `{"input": "<its input>"}`; a built-in tool's call is a call of that
+  tool with its `action` (or `arguments`) as arguments: `local_shell_call` of `local_shell`,
+  `computer_call` of `computer`, `tool_search_call` of `tool_search` (Codex).
+- `function_call_output`, `custom_tool_call_output`, `local_shell_call_output`,
+  `computer_call_output` and `tool_search_output` items are the results of their `call_id`s
+  (a `tool_search_output` without one answers the last tool search): the output string as
+  recorded, or an output of content parts read as a message's (text and `input_image` parts;
+  others counted), or a screenshot's image, or a structured output's; a tool search's result
+  is the JSON of the tools it found.
+- A call the server runs carries its output: `mcp_call` is a call of its `name` answered by its
+  `output` (its `error`, an error result), `code_interpreter_call` a call of `code_interpreter`
+  with its `code`, answered by its logs and images. Its assistant message ends there.
+- A `refusal` part is the assistant's text.
+- An `item_reference` is the item of that `id` among the logged responses' outputs (a request
+  log keeps those items, as the API does); one the log does not hold is an error, but for a
+  reasoning item's (`rs_`), which holds no readable text: counted.
 - `reasoning` items are reasoning (their summary text, or the `reasoning_text` of their
   `content` when they have no summary, as open-weight models write them) of the next assistant
-  message, kept apart from its text. Other items (web searches, ...) are counted and skipped.
+  message, kept apart from its text. Other items (web searches, whose results the API does not
+  return, MCP tool listings, ...) are counted and skipped.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,8 +65,38 @@ from ctxlab.workloads.importers.base import (
     user,
 )
 
-CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+CALLS = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "computer_call", "tool_search_call"}
+)
+OUTPUTS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "computer_call_output",
+        "tool_search_output",
+    }
+)
+ANSWERED = frozenset({"mcp_call", "code_interpreter_call"})
+"""Calls the server runs, each item carrying its own output."""
+BUILT_IN = {
+    "local_shell_call": "local_shell",
+    "computer_call": "computer",
+    "tool_search_call": "tool_search",
+    "code_interpreter_call": "code_interpreter",
+}
+"""The tool a built-in call item calls."""
+
+
+def _arguments(kind: str, item: Mapping[str, Any]) -> tuple[str, object]:
+    """The tool name and the arguments of a call item."""
+    if kind == "custom_tool_call":
+        return str(item.get("name")), {"input": text_of(item.get("input"))}
+    if kind == "code_interpreter_call":
+        return BUILT_IN[kind], {"code": text_of(item.get("code"))}
+    if kind in BUILT_IN:
+        return BUILT_IN[kind], item.get("action") or item.get("arguments") or {}
+    return str(item.get("name")), item.get("arguments") or "{}"
 
 
 @dataclass(slots=True)
@@ -66,6 +109,9 @@ class ItemMapper:
     listed: list[Wire] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     open: bool = False
+    known: Mapping[str, Any] = field(default_factory=dict)
+    listed_id: str = ""
+    search: str | None = None
 
     def flush(self) -> Iterator[Wire]:
         """The assistant message being built, if any."""
@@ -85,23 +131,68 @@ class ItemMapper:
                 yield from self.flush()
             parts = item.get("summary") or item.get("content") or []
             self.reasoning.extend(text_of(field_of(p, "text")) for p in parts if isinstance(p, Mapping))
-        elif kind in CALLS:
+        elif kind in CALLS or kind in ANSWERED:
             self.open = True
-            call_id = self.calls.declare(str(item.get("call_id") or item.get("id")))
-            if kind == "function_call":
-                self.listed.append(call(call_id, str(item.get("name")), item.get("arguments") or "{}"))
-            elif kind == "custom_tool_call":
-                self.listed.append(
-                    call(call_id, str(item.get("name")), {"input": text_of(item.get("input"))})
-                )
-            else:
-                self.listed.append(call(call_id, "local_shell", item.get("action") or {}))
+            self.listed.append(self._call(kind, item))
+            if kind in ANSWERED:
+                yield from self.flush()
+                yield self._result(kind, item, self.listed_id)
         elif kind in OUTPUTS:
             yield from self.flush()
-            call_id = self.calls.answer(item.get("call_id"), line)
-            yield tool(call_id, self._output(item.get("output")))
+            answered = item.get("call_id") or (self.search if kind == "tool_search_output" else None)
+            yield self._result(kind, item, self.calls.answer(answered, line))
+        elif kind == "item_reference":
+            yield from self._reference(item.get("id"), line)
         else:
             self.report.skip(f"item {kind!r}")
+
+    def _call(self, kind: str, item: Mapping[str, Any]) -> Wire:
+        """The call of a call item (the name the tool has for a built-in one)."""
+        given = item.get("call_id") or item.get("id") or f"{kind}_{len(self.calls.ids)}"
+        call_id = self.calls.declare(str(given))
+        self.listed_id = call_id
+        if kind == "tool_search_call":
+            self.search = call_id
+        name, arguments = _arguments(kind, item)
+        return call(call_id, name, arguments)
+
+    def _result(self, kind: str, item: Mapping[str, Any], call_id: str) -> Wire:
+        """The result of a call: an output item's, or that a server-run call carries."""
+        if kind == "tool_search_output":
+            return tool(call_id, json.dumps(item.get("tools") or [], ensure_ascii=False))
+        if kind == "mcp_call" and item.get("error"):
+            error = item["error"]
+            return tool(call_id, error if isinstance(error, str) else json.dumps(error), error=True)
+        if kind == "code_interpreter_call":
+            return tool(call_id, self._interpreter(item.get("outputs")))
+        return tool(call_id, self._output(item.get("output")))
+
+    def _interpreter(self, outputs: object) -> str | list[Wire]:
+        """A code interpreter's outputs: its logs as text, its images as image parts."""
+        parts: list[Wire] = []
+        for output in outputs if isinstance(outputs, list) else []:
+            if field_of(output, "type") == "logs":
+                parts.append(text_part(text_of(output.get("logs"))))
+            elif field_of(output, "type") == "image" and isinstance(output.get("url"), str):
+                parts.append(image_part(output["url"]))
+            else:
+                self.report.skip(f"code interpreter output {field_of(output, 'type')!r}")
+        return content(parts)
+
+    def _reference(self, ref: object, line: int | None) -> Iterator[Wire]:
+        """The item an `item_reference` names, from the log's responses; one the log does not
+        hold is an error, but for a reasoning item's (`rs_`), counted: it holds no text."""
+        target = self.known.get(ref) if isinstance(ref, str) else None
+        if target is not None and field_of(target, "type") != "item_reference":
+            yield from self.item(target, line)
+        elif isinstance(ref, str) and ref.startswith("rs_"):
+            self.report.skip("item_reference to a reasoning item the log does not hold")
+        else:
+            raise self.report.error(
+                line,
+                f"item_reference {ref!r} names an item that no logged response holds; log each "
+                "request with its response, or send the items themselves",
+            )
 
     def _message(self, item: Mapping[str, Any], line: int | None) -> Iterator[Wire]:
         role = item.get("role")
@@ -122,9 +213,11 @@ class ItemMapper:
 
     def _output(self, value: object) -> str | list[Wire]:
         """A call's output: the string as recorded, or its content parts (text and images, as a
-        message's), or a structured output's `content` (or `output`)."""
+        message's), or a screenshot's image, or a structured output's `content` (or `output`)."""
         if isinstance(value, str):
             return value
+        if isinstance(value, Mapping) and isinstance(value.get("image_url"), str):
+            return [image_part(value["image_url"])]
         if isinstance(value, Mapping):
             return self._output(value.get("content") or value.get("output"))
         if isinstance(value, list):
@@ -139,6 +232,8 @@ class ItemMapper:
             kind = field_of(part, "type")
             if kind in {"input_text", "output_text", "text"}:
                 parts.append(text_part(text_of(part.get("text"))))
+            elif kind == "refusal":
+                parts.append(text_part(text_of(part.get("refusal"))))
             elif kind == "input_image" and isinstance(part.get("image_url"), str):
                 parts.append(image_part(part["image_url"]))
             else:
@@ -177,8 +272,11 @@ def _requests(entries: Iterator[Entry]) -> Iterator[tuple[int, object]]:
             yield number, item
 
 
-def _last_with_chain(entries: Iterator[Entry], report: Report) -> tuple[int, object, tuple[Link, ...]] | None:
-    """The last request, with the links it continues, oldest first (none when it does not chain).
+def _last_with_chain(
+    entries: Iterator[Entry], report: Report, known: dict[str, Any]
+) -> tuple[int, object, tuple[Link, ...]] | None:
+    """The last request, with the links it continues, oldest first (none when it does not chain);
+    `known` gets every logged response's output items that have an `id`, for `item_reference`.
 
     Only the previous request is kept until a request chains onto a response; from then on,
     every request with a logged response id is kept (each sends only what is new, so they hold
@@ -201,6 +299,7 @@ def _last_with_chain(entries: Iterator[Entry], report: Report) -> tuple[int, obj
         response_id = field_of(response, "id")
         if isinstance(response_id, str):
             kept[response_id] = link
+        known.update(_identified(field_of(response, "output")))
     if last is None:
         return None
     request, response = unwrap(last[1])
@@ -224,9 +323,16 @@ def _last_with_chain(entries: Iterator[Entry], report: Report) -> tuple[int, obj
     return last[0], last[1], tuple(reversed(chain))
 
 
+def _identified(items: object) -> Iterator[tuple[str, Any]]:
+    for item in items if isinstance(items, list) else []:
+        if isinstance(field_of(item, "id"), str):
+            yield item["id"], item
+
+
 def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The conversation of the last request of a log (see the module docstring)."""
-    found = _last_with_chain(entries, report)
+    known: dict[str, Any] = {}
+    found = _last_with_chain(entries, report, known)
     if found is None:
         return
     number, value, chain = found
@@ -243,7 +349,7 @@ def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
             report.tools.append(found_schema)
     if isinstance(request.get("instructions"), str) and request["instructions"]:
         yield system(request["instructions"])
-    mapper = ItemMapper(report, Calls(report))
+    mapper = ItemMapper(report, Calls(report), known=known)
     for link in (*chain, _link(number, request, response)):
         for item in link.items:
             yield from mapper.item(item, link.line)
