@@ -531,3 +531,41 @@ def test_codex_tool_search_is_a_call_with_the_tools_it_found_as_its_result() -> 
     assert asked["tool_calls"][0]["function"] == {"name": "tool_search", "arguments": '{"query": "issue"}'}
     assert result["tool_call_id"] == asked["tool_calls"][0]["id"]
     assert json.loads(result["content"]) == found
+
+
+# ---------------------------------------------------------------------------------------------
+# Claude Code: a rewound session (each line's `parentUuid` names the line it continues; an
+# edited or rewound prompt is a second child of an earlier line, and Claude Code resumes from
+# the last line's branch)
+
+
+def test_a_claude_code_branch_the_session_left_is_noted_with_its_lines() -> None:
+    """The branch a rewind left was replayed as if the session had said it, without a word."""
+    imported = import_file(DATA / "claude-code/rewound.jsonl")
+    assert imported.format == "claude-code"
+    assert len(imported.messages) == 7
+    assert [w for w in imported.warnings if "branches" in w] == [
+        "line 6: the session branches (a prompt edited or rewound): this line continues line 2, so "
+        "the lines between them are a branch Claude Code left, replayed here as written"
+    ]
+
+
+def test_claude_code_tool_results_never_count_as_a_branch() -> None:
+    """Only a prompt can start a branch: results that name the line of their call are not one."""
+    call = _line("assistant", {"id": "m1", "role": "assistant", "content": []}, "u2", parentUuid="u1")
+    results = [
+        _line(
+            "user",
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": t, "content": "ok"}]},
+            f"r{t}",
+            parentUuid="u2",
+        )
+        for t in ("t1", "t2")
+    ]
+    call["message"]["content"] = [
+        {"type": "tool_use", "id": t, "name": "Bash", "input": {}} for t in ("t1", "t2")
+    ]
+    imported = import_lines(
+        lines(_line("user", {"role": "user", "content": "go"}, "u1"), call, *results), "s.jsonl"
+    )
+    assert not [w for w in imported.warnings if "branches" in w]

@@ -20,6 +20,11 @@ Mapping rules (content blocks as in `anthropic`):
 - `summary` lines are not messages; `system` lines (compaction boundaries among them) and the
   bookkeeping kinds (titles, snapshots, queue operations, ...) are skipped and counted in the
   warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
+- Lines are read in file order. Each names the line it continues (`parentUuid`); a prompt
+  that continues a line which already has a continuation is a branch (an edited prompt, a
+  rewind), and Claude Code resumes from the last line's branch. The branch left behind is
+  replayed as written (choosing the branch would need the whole file before the first message),
+  and a note names the line where the session branched and the line it continues.
 - A line of a `type` this importer does not know (Claude Code adds bookkeeping kinds from one
   version to the next) is skipped and counted too, unless it carries a `message`: then it may
   hold conversation, and it is an error. A line without a string `type` is an error.
@@ -28,6 +33,8 @@ Mapping rules (content blocks as in `anthropic`):
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
 from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of
@@ -98,6 +105,7 @@ def read_claude_code(entries: Iterator[Entry], report: Report) -> Iterator[Wire]
 def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[int, str]]) -> Iterator[Wire]:
     """The main conversation's messages; the first line of an unknown kind goes to `unknown`."""
     calls = Calls(report)
+    forks = Forks(report)
     pending: tuple[str, AssistantParts] | None = None
     held: list[Wire] = []  # results that came between lines of the pending message
     side: bool | None = None  # whether the conversation read is a sub-agent's (its first line says)
@@ -123,6 +131,7 @@ def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[
         message = value.get("message")
         if not isinstance(message, Mapping):
             raise report.error(number, f"a {kind} entry without a 'message' object")
+        forks.see(value, number, isinstance(message.get("content"), str) and kind == "user")
         if kind == "assistant":
             mid = message.get("id")
             if pending is not None and mid is not None and pending[0] == mid:
@@ -143,6 +152,38 @@ def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[
         pending = None
         yield from wires
     yield from _flush(pending, held)
+
+
+@dataclass(slots=True)
+class Forks:
+    """Where the main conversation branches: a prompt whose `parentUuid` already has a child
+    (Claude Code writes one when a prompt is edited or the conversation rewound, and resumes
+    from the last line's branch). Holds the uuids and lines of the lines read, never content.
+
+    A log is replayed in file order, so a branch the session left is replayed too; each fork
+    is a note naming its lines, so the replay is not taken for the session's own conversation.
+    """
+
+    report: Report
+    lines: dict[str, int] = field(default_factory=dict)
+    parents: set[str] = field(default_factory=set)
+
+    def see(self, value: Mapping[str, Any], number: int, prompt: bool) -> None:
+        """Record a conversation line; note a fork at a prompt (text only, never a result)."""
+        parent = value.get("parentUuid")
+        if isinstance(parent, str):
+            if prompt and parent in self.parents:
+                self.report.notes.append(
+                    f"line {number}: the session branches (a prompt edited or rewound): this line "
+                    f"continues line {self.lines[parent]}, so the lines between them are a branch "
+                    "Claude Code left, replayed here as written"
+                    if parent in self.lines
+                    else f"line {number}: the session branches (a prompt edited or rewound) at "
+                    f"{parent!r}, a line not in the file; the branch it left is replayed as written"
+                )
+            self.parents.add(parent)
+        if isinstance(value.get("uuid"), str):
+            self.lines[value["uuid"]] = number
 
 
 def _flush(pending: tuple[str, AssistantParts] | None, held: list[Wire]) -> Iterator[Wire]:
