@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -569,3 +571,15 @@ def test_claude_code_tool_results_never_count_as_a_branch() -> None:
         lines(_line("user", {"role": "user", "content": "go"}, "u1"), call, *results), "s.jsonl"
     )
     assert not [w for w in imported.warnings if "branches" in w]
+
+
+def test_import_never_replaces_a_device_or_pipe_given_as_out(tmp_path: Path) -> None:
+    """`--out /dev/null` (to check a file imports) replaced /dev/null with a regular file when
+    run as root: the JSONL is written beside the target and renamed over it."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    code, _, err = run_cli(
+        "import", str(DATA / "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl"), "--out", str(pipe)
+    )
+    assert code == 2 and f"--out {pipe}: is not a regular file" in err
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
