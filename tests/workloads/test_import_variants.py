@@ -583,3 +583,24 @@ def test_import_never_replaces_a_device_or_pipe_given_as_out(tmp_path: Path) -> 
     )
     assert code == 2 and f"--out {pipe}: is not a regular file" in err
     assert stat.S_ISFIFO(pipe.stat().st_mode)
+
+
+def test_codex_base_instructions_in_the_session_meta_are_the_system_prompt() -> None:
+    """Newer Codex records the instructions it sends in `session_meta.base_instructions`
+    (openai/codex codex-rs protocol: `SessionMeta.base_instructions`); they were skipped with
+    the line, so a replay ran without the system prompt the session had."""
+    conversation = _rollout(
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "yes"}]},
+    )
+    payload = {
+        "id": "019b",
+        "cwd": "/w",
+        "cli_version": "0.77.0",
+        "base_instructions": {"text": "You are Codex."},
+    }
+    meta = json.dumps({"timestamp": "t", "type": "session_meta", "payload": payload})
+    imported = import_lines([meta, *conversation, meta], "rollout.jsonl")
+    assert imported.messages[0] == {"role": "system", "content": "You are Codex."}
+    assert imported.messages[1:] == import_lines(conversation, "rollout.jsonl").messages
+    assert "skipped 1 × session_meta (not replayed)" in imported.warnings

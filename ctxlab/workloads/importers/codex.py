@@ -9,6 +9,8 @@ Codex wrote, which it sends as a user message in place of the history before it 
 `replacement_history`, when written, is that new history).
 
 Mapping rules (items as in `responses`):
+- The `base_instructions` of the first line's `session_meta` (newer Codex writes the
+  instructions it sends the model there) are the system prompt.
 - `response_item` payloads are mapped in order. The `<environment_context>` message (and the
   `<user_instructions>` one) stays a user message, as Codex sent it.
 - A `compacted` line's summary is a user message at its place, as Codex sent it (the lab's own
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, tool
+from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, system, tool
 from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
 
 SKIPPED = frozenset({"event_msg", "session_meta", "turn_context"})
@@ -106,17 +108,22 @@ def _messages(
     entries: Iterator[Entry], mapper: ItemMapper, report: Report, unknown: list[tuple[int, object]]
 ) -> Iterator[Wire]:
     """The messages of the lines; the first line of an unknown kind goes to `unknown`."""
+    first = True
     for number, value in entries:
         kind = field_of(value, "type")
+        prompt = field_of(value, "payload", "base_instructions", "text")
         if kind not in KINDS or not isinstance(value, Mapping):
             _skip_unknown(value, kind, number, report)
             unknown[:] = unknown or [(number, kind)]
+        elif kind == "session_meta" and first and isinstance(prompt, str) and prompt:
+            yield system(prompt)
         elif kind in SKIPPED:
             report.skip(str(kind))
         elif kind == "compacted":
             yield from _summary(value.get("payload"), mapper, number, report)
         else:
             yield from mapper.item(value.get("payload"), number)
+        first = False
     yield from mapper.flush()
 
 
