@@ -604,3 +604,14 @@ def test_codex_base_instructions_in_the_session_meta_are_the_system_prompt() -> 
     assert imported.messages[0] == {"role": "system", "content": "You are Codex."}
     assert imported.messages[1:] == import_lines(conversation, "rollout.jsonl").messages
     assert "skipped 1 × session_meta (not replayed)" in imported.warnings
+
+
+def test_a_claude_code_log_that_opens_with_more_bookkeeping_than_detection_reads_is_detected() -> None:
+    """Hook progress lines, file snapshots and queued prompts can fill the first lines detection
+    reads; such a log was "the format is not recognised"."""
+    imported = import_file(DATA / "claude-code/hooks-first.jsonl")
+    assert imported.format == "claude-code"
+    assert [m["role"] for m in imported.messages] == ["user", "assistant"]
+    assert "skipped 5 × progress (not replayed)" in imported.warnings
+    with pytest.raises(TraceError, match="the format is not recognised"):
+        import_lines(lines({"type": "progress", "data": {}}, {"type": "system"}), "other.jsonl")

@@ -58,14 +58,23 @@ CONVERSATION = frozenset({"user", "assistant", "summary"})
 def is_claude_code(values: list[object]) -> bool:
     """Entries of a session log: the first a typed line, and a conversation line (or a session
     title) with Claude Code's envelope among them (a line of a kind not known here, such as a
-    newer version's bookkeeping, does not make the format doubtful)."""
+    newer version's bookkeeping, does not make the format doubtful); or, when a log opens with
+    more bookkeeping lines than detection reads (hook progress, file snapshots, queued
+    prompts), lines that are all of Claude Code's kinds as it writes them."""
     typed = [v for v in values if isinstance(v, Mapping) and isinstance(v.get("type"), str)]
+    if not typed or typed[0] is not values[0]:
+        return False
+    return any(
+        v["type"] in CONVERSATION and ("sessionId" in v or "leafUuid" in v or "uuid" in v) for v in typed
+    ) or all(_is_bookkeeping(v) for v in values)
+
+
+def _is_bookkeeping(value: object) -> bool:
+    """A line of one of Claude Code's kinds with its session id (or a file snapshot's)."""
     return (
-        bool(typed)
-        and typed[0] is values[0]
-        and any(
-            v["type"] in CONVERSATION and ("sessionId" in v or "leafUuid" in v or "uuid" in v) for v in typed
-        )
+        isinstance(value, Mapping)
+        and value.get("type") in KINDS
+        and (isinstance(value.get("sessionId"), str) or isinstance(value.get("snapshot"), Mapping))
     )
 
 
