@@ -615,3 +615,18 @@ def test_a_claude_code_log_that_opens_with_more_bookkeeping_than_detection_reads
     assert "skipped 5 × progress (not replayed)" in imported.warnings
     with pytest.raises(TraceError, match="the format is not recognised"):
         import_lines(lines({"type": "progress", "data": {}}, {"type": "system"}), "other.jsonl")
+
+
+def test_a_responses_conversation_is_put_together_from_its_logged_requests() -> None:
+    """A request that adds to a `conversation` (the Conversations API) sends only its new
+    items; the log's earlier requests of it were counted as repetitions and their turns lost."""
+    imported = import_file(DATA / "openai-responses/conversation.jsonl")
+    assert [m["content"] for m in imported.messages] == [
+        "Answer in one sentence.",
+        "Our release branch is release/2.4; remember it.",
+        "Noted: the release branch is release/2.4.",
+        "Which branch do I cherry-pick the fix onto?",
+        "Onto release/2.4.",
+    ]
+    assert not any(w.startswith("skipped") for w in imported.warnings)
+    assert any("1 earlier request(s) of conversation 'conv_68a1b2c3'" in w for w in imported.warnings)

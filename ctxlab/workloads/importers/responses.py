@@ -8,7 +8,10 @@ and a logged response's `output` items end it. A request that continues a respon
 `previous_response_id` sends only what is new: its conversation is the chain's requests' inputs,
 each followed by its response's output, oldest first (a chain onto a response the log does not
 hold is an error at that request's line); `instructions` and `tools` are the last request's, as
-the API does not carry them over.
+the API does not carry them over. A request that adds to a `conversation` (an id, or `{id}`)
+sends only what is new too: its conversation is every logged request of that conversation, in
+order, each followed by its response's output (what the conversation held before the first
+logged one is not in the file, and a note says so).
 
 Mapping rules for items (also Codex's):
 - A `message` item (or an item with only `role` and `content`) is a message of its role;
@@ -280,9 +283,11 @@ def _last_with_chain(
 
     Only the previous request is kept until a request chains onto a response; from then on,
     every request with a logged response id is kept (each sends only what is new, so they hold
-    the conversation once). Earlier requests are counted as skipped.
+    the conversation once). So is every request of a `conversation`, for the same reason.
+    Earlier requests are counted as skipped.
     """
     kept: dict[str, Link] = {}
+    threads: dict[str, list[Link]] = {}
     chained = False
     last: tuple[int, object] | None = None
     seen = 0
@@ -299,28 +304,53 @@ def _last_with_chain(
         response_id = field_of(response, "id")
         if isinstance(response_id, str):
             kept[response_id] = link
+        if (thread := _conversation(request)) is not None:
+            threads.setdefault(thread, []).append(link)
         known.update(_identified(field_of(response, "output")))
     if last is None:
         return None
-    request, response = unwrap(last[1])
+    request, _ = unwrap(last[1])
+    thread = _conversation(request)
+    chain = threads[thread][:-1] if thread is not None else _previous(request, kept, last[0], report)
+    if seen - 1 > len(chain):
+        report.skipped["earlier request"] += seen - 1 - len(chain)
+    if chain and thread is not None:
+        report.notes.append(
+            f"the last request continues {len(chain)} earlier request(s) of conversation {thread!r}; "
+            "any items it held before the first logged request are not in the file"
+        )
+    elif chain:
+        report.notes.append(
+            f"the last request continues {len(chain)} earlier request(s) by previous_response_id"
+        )
+    return last[0], last[1], tuple(chain)
+
+
+def _conversation(request: object) -> str | None:
+    """The id of the conversation a request adds to (`conversation`: an id or `{id}`), if any."""
+    thread = field_of(request, "conversation")
+    thread = field_of(thread, "id") if isinstance(thread, Mapping) else thread
+    return thread if isinstance(thread, str) else None
+
+
+def _previous(request: object, kept: dict[str, Link], line: int, report: Report) -> list[Link]:
+    """The links a request continues by `previous_response_id`, oldest first.
+
+    Raises:
+        TraceError: a link names a response the log does not hold.
+    """
     chain: list[Link] = []
     previous = field_of(request, "previous_response_id")
     while isinstance(previous, str):
         if previous not in kept or kept[previous] in chain:
             raise report.error(
-                (chain[-1].line if chain else last[0]),
+                (chain[-1].line if chain else line),
                 f"previous_response_id {previous!r} names no logged response; the conversation before it "
                 "is not in the file",
             )
         chain.append(kept[previous])
         previous = kept[previous].previous
-    if seen - 1 > len(chain):
-        report.skipped["earlier request"] += seen - 1 - len(chain)
-    if chain:
-        report.notes.append(
-            f"the last request continues {len(chain)} earlier request(s) by previous_response_id"
-        )
-    return last[0], last[1], tuple(reversed(chain))
+    return chain[::-1]
 
 
 def _identified(items: object) -> Iterator[tuple[str, Any]]:
