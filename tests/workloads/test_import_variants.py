@@ -630,3 +630,13 @@ def test_a_responses_conversation_is_put_together_from_its_logged_requests() -> 
     ]
     assert not any(w.startswith("skipped") for w in imported.warnings)
     assert any("1 earlier request(s) of conversation 'conv_68a1b2c3'" in w for w in imported.warnings)
+
+
+def test_a_responses_request_of_a_stored_prompt_is_detected_and_its_missing_text_noted() -> None:
+    """A request may name a stored prompt (`prompt: {id}`) that sets the model and the
+    instructions: without `model` it was "the format is not recognised"."""
+    request = {"prompt": {"id": "pmpt_123", "variables": {"city": "Oslo"}}, "input": "Weather?"}
+    imported = import_lines(lines(request), "log.jsonl")
+    assert imported.format == "openai-responses"
+    assert imported.messages == ({"role": "user", "content": "Weather?"},)
+    assert any("the stored prompt 'pmpt_123'" in w for w in imported.warnings)

@@ -11,7 +11,9 @@ hold is an error at that request's line); `instructions` and `tools` are the las
 the API does not carry them over. A request that adds to a `conversation` (an id, or `{id}`)
 sends only what is new too: its conversation is every logged request of that conversation, in
 order, each followed by its response's output (what the conversation held before the first
-logged one is not in the file, and a note says so).
+logged one is not in the file, and a note says so). A request of a stored `prompt` (which may
+set the model and instructions) is a request too; the prompt's text is not in the log, as a
+note says.
 
 Mapping rules for items (also Codex's):
 - A `message` item (or an item with only `role` and `content`) is a message of its role;
@@ -245,9 +247,12 @@ class ItemMapper:
 
 
 def is_responses_request(value: object) -> bool:
-    """An OpenAI Responses request: `model` and `input` (or `instructions`)."""
+    """An OpenAI Responses request: `input`, with `model`, `instructions` or a stored `prompt`
+    (which may set both)."""
     request, _ = unwrap(value[-1] if isinstance(value, list) and value else value)
-    return bool(request) and "input" in request and ("model" in request or "instructions" in request)  # type: ignore[operator]
+    if not request or "input" not in request:
+        return False
+    return bool({"model", "instructions", "prompt"} & request.keys())
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +384,11 @@ def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
             report.tools.append(found_schema)
     if isinstance(request.get("instructions"), str) and request["instructions"]:
         yield system(request["instructions"])
+    if isinstance(request.get("prompt"), Mapping):
+        report.notes.append(
+            f"the request uses the stored prompt {field_of(request, 'prompt', 'id')!r}: its text is "
+            "not in the file, so the replay lacks what it adds (instructions, messages)"
+        )
     mapper = ItemMapper(report, Calls(report), known=known)
     for link in (*chain, _link(number, request, response)):
         for item in link.items:
