@@ -640,3 +640,23 @@ def test_a_responses_request_of_a_stored_prompt_is_detected_and_its_missing_text
     assert imported.format == "openai-responses"
     assert imported.messages == ({"role": "user", "content": "Weather?"},)
     assert any("the stored prompt 'pmpt_123'" in w for w in imported.warnings)
+
+
+def test_codex_agent_messages_are_user_messages_of_their_text() -> None:
+    """A sub-agent's `agent_message` to its parent was counted and dropped; Codex sends its
+    plain text as a user message to a model that does not take agent messages (openai/codex
+    codex-rs: `plaintext_agent_message_content`)."""
+    ask = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "split it"}]}
+    reply = {
+        "type": "agent_message",
+        "author": "/root/worker",
+        "recipient": "/root",
+        "content": [
+            {"type": "input_text", "text": "part 1 done"},
+            {"type": "input_text", "text": "part 2 done"},
+        ],
+    }
+    sealed = {**reply, "content": [{"type": "encrypted_content", "encrypted_content": "gAAA"}]}
+    imported = import_lines(_rollout(ask, reply, sealed), "rollout.jsonl")
+    assert imported.messages[1:] == ({"role": "user", "content": "part 1 done\npart 2 done"},)
+    assert "skipped 1 × agent_message without plain text (encrypted) (not replayed)" in imported.warnings

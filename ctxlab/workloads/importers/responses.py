@@ -34,6 +34,9 @@ Mapping rules for items (also Codex's):
   `output` (its `error`, an error result), `code_interpreter_call` a call of `code_interpreter`
   with its `code`, answered by its logs and images. Its assistant message ends there.
 - A `refusal` part is the assistant's text.
+- An `agent_message` (Codex's message from another agent) is a user message of its text parts
+  joined by a line break, as Codex sends it to a model that does not take agent messages; one
+  with encrypted content is counted.
 - An `item_reference` is the item of that `id` among the logged responses' outputs (a request
   log keeps those items, as the API does); one the log does not hold is an error, but for a
   reasoning item's (`rs_`), which holds no readable text: counted.
@@ -148,6 +151,8 @@ class ItemMapper:
             yield self._result(kind, item, self.calls.answer(answered, line))
         elif kind == "item_reference":
             yield from self._reference(item.get("id"), line)
+        elif kind == "agent_message":
+            yield from self._agent_message(item.get("content"))
         else:
             self.report.skip(f"item {kind!r}")
 
@@ -183,6 +188,16 @@ class ItemMapper:
             else:
                 self.report.skip(f"code interpreter output {field_of(output, 'type')!r}")
         return content(parts)
+
+    def _agent_message(self, parts: object) -> Iterator[Wire]:
+        """Another agent's message (Codex's sub-agents) as the user message of its text, as Codex
+        sends it to a model that does not take agent messages; an encrypted one is counted."""
+        listed = parts if isinstance(parts, list) else []
+        if not listed or any(field_of(p, "type") != "input_text" for p in listed):
+            self.report.skip("agent_message without plain text (encrypted)")
+            return
+        yield from self.flush()
+        yield user("\n".join(text_of(p.get("text")) for p in listed))
 
     def _reference(self, ref: object, line: int | None) -> Iterator[Wire]:
         """The item an `item_reference` names, from the log's responses; one the log does not
