@@ -5,7 +5,9 @@ Invariants:
 - An importer is a generator: it reads `Entry` values one at a time and yields OpenAI chat
   messages (`Wire`) as soon as they are complete, so memory is bounded by the largest entry
   (a JSONL line, or the whole document of a single-JSON format) and by the one message an
-  importer may hold back to merge (Claude Code lines sharing a `message.id`).
+  importer may hold back to merge (Claude Code lines sharing a `message.id`). What an importer
+  keeps besides is small and says so: a request log's links of a chained conversation and its
+  responses' identified output items (`responses`), a session log's line ids (`claude_code`).
 - A file is JSONL when its first non-blank line is a JSON value on its own; otherwise it is one
   JSON document, read whole (its entry is numbered with the line it starts on).
 - Every error is a `TraceError` naming the file and the line of the entry at fault.
