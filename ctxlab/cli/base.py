@@ -44,9 +44,13 @@ def out_dir(value: str) -> Path:
 
 def out_file(value: str, option: str) -> Path:
     """A file an option names to be written, refused before any work when the nearest of its
-    parents that exists is a file (no folder can be made inside it)."""
+    parents that exists is a file (no folder can be made inside it), or when it exists and is not
+    a regular file or a folder (files are written beside their path and renamed over it, which
+    would replace a device such as /dev/null)."""
     path = Path(value)
     _refuse_inside_a_file(path, option)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise BadInput([f"{option} {path}: is not a regular file (a device or a pipe); give the file's path"])
     return path
 
 

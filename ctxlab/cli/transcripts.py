@@ -154,11 +154,6 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([f"{source}: {what}"])
     if target.is_dir():
         raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])
-    if target.exists() and not target.is_file():
-        # the JSONL is written beside it and renamed over it: a device would be replaced
-        raise BadInput(
-            [f"--out {target}: is not a regular file (a device or a pipe); give the JSONL file's path"]
-        )
     if target.resolve() == source.resolve():
         raise BadInput([f"--out {target}: is the transcript itself; give another path"])
     tools_out = out_file(args.tools_out, "--tools-out") if args.tools_out else None

@@ -582,7 +582,16 @@ def test_import_never_replaces_a_device_or_pipe_given_as_out(tmp_path: Path) -> 
         "import", str(DATA / "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl"), "--out", str(pipe)
     )
     assert code == 2 and f"--out {pipe}: is not a regular file" in err
-    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    code, _, err = run_cli(
+        "import",
+        str(DATA / "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl"),
+        "--out",
+        str(tmp_path / "s.jsonl"),
+        "--tools-out",
+        str(pipe),
+    )
+    assert code == 2 and f"--tools-out {pipe}: is not a regular file" in err
+    assert stat.S_ISFIFO(pipe.stat().st_mode) and not (tmp_path / "s.jsonl").exists()
 
 
 def test_codex_base_instructions_in_the_session_meta_are_the_system_prompt() -> None:
