@@ -2,9 +2,13 @@
 logs, as OpenAI chat messages.
 
 A request log is a JSON request, a JSON list of requests, or JSONL with one request a line; a
-request may be wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`). The last
-request of the log holds the whole conversation; earlier ones are counted and skipped. A logged
-response to that last request is its final assistant message.
+request may be wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); an entry
+that is no request is an error at its line. A log may hold several conversations (an agent's,
+its sub-agents', side requests for a title or a quota check): the conversation taken is the last
+request of the longest chain of requests each continuing the one before (its messages begin
+with all of that one's; `chains` states the rule). Every other request is counted and skipped,
+and when some were outside that chain a note names the line taken. A logged response to the
+request taken is its final assistant message.
 
 Mapping rules (also Claude Code's):
 - `system` (a string or text blocks) is the system prompt; `tools` (`name`, `description`,
@@ -47,7 +51,6 @@ from ctxlab.workloads.importers.base import (
     data_url,
     field_of,
     image_part,
-    last_request,
     schema,
     system,
     text_of,
@@ -55,6 +58,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
+from ctxlab.workloads.importers.chains import Chains, Choice
 
 WRAPPERS = ("request", "body", "params")
 
@@ -279,16 +283,64 @@ def is_messages_request(value: object) -> bool:
     )
 
 
-def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The conversation of the last request of a log (see the module docstring)."""
-    last = last_request(entries, report)
-    if last is None:
-        return
-    number, value = last
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """One request of a log with its logged response (None when not logged), or (`request`
+    None) the reason the entry is no conversation, as it is counted."""
+
+    request: Mapping[str, Any] | None
+    response: object = None
+    skipped: str = ""
+
+
+def _logged(value: object, number: int, report: Report) -> Logged:
+    """An entry of a log read as a request (see the module docstring).
+
+    Raises:
+        TraceError: an entry that is no request, or a request that cannot be read.
+    """
     request, response = unwrap(value)
     if request is None or not isinstance(request.get("messages"), list):
         raise report.error(number, "not an Anthropic Messages request: expected an object with 'messages'")
-    yield from _request(request, response, number, report)
+    return Logged(request, response)
+
+
+def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The conversation of a log: the last request of its longest chain (`chains`)."""
+    chains: Chains[tuple[Mapping[str, Any], object]] = Chains()
+    last = None
+    for number, value in entries:
+        last = number
+        for item in value if isinstance(value, list) else [value]:
+            logged = _logged(item, number, report)
+            if logged.request is None:
+                report.skip(logged.skipped)
+            else:
+                chains.add(number, logged.request["messages"], (logged.request, logged.response))
+    choice = chains.choice()
+    if choice is None:
+        if last is not None:
+            counted = ", ".join(f"{n} × {kind}" for kind, n in sorted(report.skipped.items()))
+            raise report.error(
+                last, f"the log holds no Messages request with a response to replay ({counted})"
+            )
+        return
+    _tell(choice, report)
+    request, response = choice.payload
+    yield from _request(request, response, choice.line, report)
+
+
+def _tell(choice: Choice[tuple[Mapping[str, Any], object]], report: Report) -> None:
+    """Count the requests not taken, and say which one was, when there was a choice."""
+    if choice.earlier:
+        report.skipped["earlier request"] += choice.earlier
+    if choice.others:
+        report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
+        report.notes.append(
+            f"the conversation is the request at line {choice.line}: the last of the longest chain "
+            f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
+            f"{choice.chains} other chains (side requests, sub-agents) are skipped"
+        )
 
 
 def _request(request: Mapping[str, Any], response: object, number: int, report: Report) -> Iterator[Wire]:

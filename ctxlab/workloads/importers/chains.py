@@ -1,0 +1,117 @@
+"""Which request of a request log holds the conversation to replay.
+
+A log of an agent's API traffic holds the main agent's requests and side requests: a small
+model asked for a title or a topic, a quota check, a sub-agent's own conversation. Each request
+repeats its conversation so far, so the rule is:
+
+- A request *continues* an earlier one when its messages begin with all of that one's messages
+  and it has more (messages compared as JSON, without their `cache_control` marks, which a client
+  moves from request to request). It continues the one with the most messages among those; of
+  requests with the same messages, the latest.
+- A *chain* is a request and the requests it continues, back to one that continues none.
+- The conversation is the last request of the longest chain (the most requests); of chains as
+  long, the one whose last request comes latest. Every other request is skipped: the chain's
+  earlier requests, and the requests of every other chain.
+
+So a log whose requests do not continue one another gives its last request, and a log whose
+last request continues all the others gives that one, as the last-request rule did. A client
+that rewrites earlier messages (clearing old tool results, compacting) starts a new chain there.
+
+Invariants: memory holds one digest a message of the request being read, one small link a
+request, and the payload of each request no later request continues (a chain's last), never
+the earlier requests of a chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+Payload = TypeVar("Payload")
+
+MARKS = frozenset({"cache_control"})
+"""Keys a client moves between requests without changing the conversation."""
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A request read: its line, the request it continues (by order) and its chain's length."""
+
+    line: int
+    parent: int | None
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class Choice(Generic[Payload]):
+    """The request taken as the conversation, and what was skipped: `earlier` requests of its
+    chain, `others` requests in `chains` other chains."""
+
+    line: int
+    payload: Payload
+    depth: int
+    earlier: int
+    others: int
+    chains: int
+
+
+def _unmarked(value: object) -> object:
+    """`value` without the `MARKS` keys, at any depth."""
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k not in MARKS}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
+def prefix_digests(messages: list[object]) -> list[bytes]:
+    """One digest per leading run of `messages`: element k identifies `messages[: k + 1]`."""
+    running = hashlib.sha256()
+    digests: list[bytes] = []
+    for message in messages:
+        data = json.dumps(_unmarked(message), sort_keys=True, separators=(",", ":")).encode()
+        running.update(len(data).to_bytes(8, "big"))  # a length prefix: no two runs read alike
+        running.update(data)
+        digests.append(running.copy().digest())
+    return digests
+
+
+@dataclass(slots=True)
+class Chains(Generic[Payload]):
+    """The requests of a log as they are read, linked into chains (see the module docstring)."""
+
+    links: list[Link] = field(default_factory=list)
+    ends: dict[bytes, int] = field(default_factory=dict)
+    """A request's whole-messages digest → the latest request with those messages."""
+    tips: dict[int, Payload] = field(default_factory=dict)
+    """The payload of each request no later request continues, by order."""
+
+    def add(self, line: int, messages: list[object], payload: Payload) -> None:
+        """Read the next request of the log."""
+        digests = prefix_digests(messages)
+        parent = next((self.ends[d] for d in reversed(digests[:-1]) if d in self.ends), None)
+        depth = 1 if parent is None else self.links[parent].depth + 1
+        order = len(self.links)
+        self.links.append(Link(line, parent, depth))
+        if parent is not None:
+            self.tips.pop(parent, None)
+        self.tips[order] = payload
+        if digests:
+            self.ends[digests[-1]] = order
+
+    def choice(self) -> Choice[Payload] | None:
+        """The conversation's request; None when no request was read."""
+        if not self.tips:
+            return None
+        order = max(self.tips, key=lambda o: (self.links[o].depth, o))
+        link = self.links[order]
+        return Choice(
+            line=link.line,
+            payload=self.tips[order],
+            depth=link.depth,
+            earlier=link.depth - 1,
+            others=len(self.links) - link.depth,
+            chains=len(self.tips) - 1,
+        )

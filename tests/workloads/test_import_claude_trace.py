@@ -1,0 +1,112 @@
+"""Request logs with more than one conversation, and claude-trace's logs of Claude Code's API
+traffic: which request is the conversation (`importers.chains`), a streamed response put back
+together (`importers.anthropic_stream`), and the lines claude-trace writes that are no
+conversation."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxlab.cli import main
+from ctxlab.workloads.importers import import_lines
+from ctxlab.workloads.importers.chains import Chains, prefix_digests
+from ctxlab.workloads.trace import TraceError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def lines(*entries: Any) -> list[str]:
+    return [json.dumps(entry, ensure_ascii=False) for entry in entries]
+
+
+def say(*texts: str) -> list[dict[str, Any]]:
+    """Messages alternating user and assistant, starting with the user."""
+    return [{"role": ("user", "assistant")[i % 2], "content": t} for i, t in enumerate(texts)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The conversation of a log: the last request of its longest chain
+
+
+def _chosen(*requests: list[dict[str, Any]]) -> tuple[int, int, int, int]:
+    """The line (1-based order) taken, its chain's length, and the requests skipped outside it
+    and the chains they form."""
+    chains: Chains[int] = Chains()
+    for line, messages in enumerate(requests, start=1):
+        chains.add(line, list(messages), line)
+    choice = chains.choice()
+    assert choice is not None and choice.payload == choice.line
+    return choice.line, choice.depth, choice.others, choice.chains
+
+
+def test_requests_that_continue_none_give_the_last_as_before() -> None:
+    assert _chosen(say("a"), say("b"), say("c")) == (3, 1, 2, 2)
+
+
+def test_a_side_request_after_the_conversation_does_not_replace_it() -> None:
+    main_1, main_2 = say("fix it"), say("fix it", "done?", "yes")
+    assert _chosen(main_1, say("a title, please"), main_2, say("quota")) == (3, 2, 2, 2)
+
+
+def test_a_longer_chain_wins_and_chains_as_long_go_to_the_later() -> None:
+    longest = [say("a"), say("a", "b", "c"), say("a", "b", "c", "d", "e")]
+    later = [say("x"), say("x", "y", "z")]
+    assert _chosen(*longest, *later)[:2] == (3, 3)
+    assert _chosen(*later, *longest[:2])[:2] == (4, 2)
+
+
+def test_a_request_continues_the_one_with_the_most_of_its_messages() -> None:
+    """A retry (the same messages again) takes its place; a later request continues it."""
+    assert _chosen(say("a"), say("a", "b", "c"), say("a", "b", "c"), say("a", "b", "c", "d", "e"))[:2] == (
+        4,
+        3,
+    )
+
+
+def test_cache_marks_moved_between_requests_do_not_break_a_chain() -> None:
+    marked = {"type": "text", "text": "fix it", "cache_control": {"type": "ephemeral"}}
+    first = [{"role": "user", "content": [marked]}]
+    plain = [{"role": "user", "content": [{"type": "text", "text": "fix it"}]}]
+    assert _chosen(first, say("side"), [*plain, *say("ok", "go")[1:]], say("quota"))[:2] == (3, 2)
+    assert prefix_digests(first) == prefix_digests(plain)
+
+
+def test_message_boundaries_are_part_of_a_digest() -> None:
+    assert prefix_digests(["ab"])[-1] != prefix_digests(["a", "b"])[-1]
+
+
+def test_a_plain_request_log_takes_the_longest_chain_and_says_so() -> None:
+    main_1 = {"model": "m", "max_tokens": 9, "system": "Agent.", "messages": say("fix it")}
+    main_2 = {**main_1, "messages": say("fix it", "looking", "and?")}
+    title = {"model": "s", "max_tokens": 9, "messages": say("title for: fix it")}
+    imported = import_lines(
+        lines(
+            main_1, {"request": main_2, "response": {"content": [{"type": "text", "text": "done"}]}}, title
+        ),
+        "log.jsonl",
+    )
+    assert [m["content"] for m in imported.messages] == ["Agent.", "fix it", "looking", "and?", "done"]
+    assert "skipped 1 × earlier request (not replayed)" in imported.warnings
+    assert "skipped 1 × request outside the conversation (a side request or sub-agent) (not replayed)" in (
+        imported.warnings
+    )
+    assert any("the request at line 2" in w for w in imported.warnings)
+
+
+def test_an_entry_that_is_no_request_is_an_error_at_its_line() -> None:
+    """Before, an entry that was not a request was counted as an earlier request unless it came
+    last; now every entry is read, so it is a located error wherever it stands."""
+    request = {"model": "m", "max_tokens": 9, "messages": say("hi")}
+    with pytest.raises(TraceError, match=r"log\.jsonl:2: not an Anthropic Messages request"):
+        import_lines(lines(request, {"model": "m", "max_tokens": 9}, request), "log.jsonl")
