@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from ctxlab.cli import main
 from ctxlab.workloads.importers import import_lines
+from ctxlab.workloads.importers.anthropic_stream import Streamed, StreamError, stream_message
 from ctxlab.workloads.importers.chains import Chains, prefix_digests
 from ctxlab.workloads.trace import TraceError
 
@@ -110,3 +112,91 @@ def test_an_entry_that_is_no_request_is_an_error_at_its_line() -> None:
     request = {"model": "m", "max_tokens": 9, "messages": say("hi")}
     with pytest.raises(TraceError, match=r"log\.jsonl:2: not an Anthropic Messages request"):
         import_lines(lines(request, {"model": "m", "max_tokens": 9}, request), "log.jsonl")
+
+
+# ---------------------------------------------------------------------------------------------
+# A streamed response put back together
+
+
+def sse(*events: dict[str, Any], newline: str = "\n") -> str:
+    """A stream's text as the API writes it: an `event:` line and a `data:` line per event."""
+    return "".join(f"event: {e['type']}{newline}data: {json.dumps(e)}{newline}{newline}" for e in events)
+
+
+def _delta(index: int, kind: str, **fields: str) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, **fields}}
+
+
+def _block(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+STREAM = (
+    {"type": "message_start", "message": {"id": "m1", "role": "assistant", "content": [], "model": "x"}},
+    _block(0, {"type": "thinking", "thinking": "", "signature": ""}),
+    _delta(0, "thinking_delta", thinking="Look "),
+    {"type": "ping"},
+    _delta(0, "thinking_delta", thinking="first."),
+    _delta(0, "signature_delta", signature="c2ln"),
+    {"type": "content_block_stop", "index": 0},
+    _block(1, {"type": "text", "text": ""}),
+    _delta(1, "text_delta", text="Line\u2028one, "),
+    _delta(1, "text_delta", text="then a call."),
+    {"type": "content_block_stop", "index": 1},
+    _block(2, {"type": "tool_use", "id": "t1", "name": "ls", "input": {}}),
+    _delta(2, "input_json_delta", partial_json=""),
+    _delta(2, "input_json_delta", partial_json='{"pa'),
+    _delta(2, "input_json_delta", partial_json='th": "."}'),
+    {"type": "content_block_stop", "index": 2},
+    _block(3, {"type": "tool_use", "id": "t2", "name": "date", "input": {}}),
+    {"type": "content_block_stop", "index": 3},
+    {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}},
+    {"type": "message_stop"},
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_stream_gives_back_its_message(newline: str) -> None:
+    skipped: list[str] = []
+    streamed = stream_message(sse(*STREAM, newline=newline), skipped.append)
+    assert streamed.message is not None and not skipped
+    assert streamed.message["stop_reason"] == "tool_use" and streamed.message["id"] == "m1"
+    assert streamed.message["content"] == [
+        {"type": "thinking", "thinking": "Look first.", "signature": "c2ln"},
+        {"type": "text", "text": "Line\u2028one, then a call."},
+        {"type": "tool_use", "id": "t1", "name": "ls", "input": {"path": "."}},
+        {"type": "tool_use", "id": "t2", "name": "date", "input": {}},
+    ]
+
+
+def test_a_stream_cut_before_a_block_closes_keeps_what_came() -> None:
+    cut = STREAM[:15]  # the call's input is whole, its block never closed
+    streamed = stream_message(sse(*cut), [].append)
+    assert streamed.message is not None
+    assert streamed.message["content"][2]["input"] == {"path": "."}
+
+
+def test_a_stream_that_ends_on_an_error_gives_no_message() -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert stream_message(sse(*STREAM[:3], error), [].append) == Streamed(None, "overloaded_error")
+
+
+def test_a_delta_of_another_kind_is_counted() -> None:
+    skipped: list[str] = []
+    stream_message(sse(*STREAM[:2], _delta(0, "future_delta", x="1")), skipped.append)
+    assert skipped == ["stream delta 'future_delta'"]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (sse(*STREAM[:2]) + "data: {not json\n\n", "event 3's data is not JSON"),
+        (sse(STREAM[0], _delta(0, "text_delta", text="x")), "block 0, which no content_block_start opened"),
+        (sse(*STREAM[11:13], _delta(2, "input_json_delta", partial_json="{")), "block 2's streamed input"),
+        (sse({"type": "ping"}), "not an Anthropic Messages stream"),
+        ("data: [1]\n\n", "event 1's data is not a JSON object"),
+    ],
+)
+def test_a_stream_that_cannot_be_read_says_where(text: str, why: str) -> None:
+    with pytest.raises(StreamError, match=re.escape(why)):
+        stream_message(text, [].append)
