@@ -20,6 +20,8 @@ EXAMPLES_IMPORT = """examples:
   ctxlab import ~/.claude/projects/-home-me-app/4f1c2d0e.jsonl --out session.jsonl
   ctxlab import run.traj --out session.jsonl        a SWE-agent trajectory
   ctxlab import requests.jsonl --format anthropic-messages --out session.jsonl
+  ctxlab import .claude-trace/log-2025-09-04-15-33-00.jsonl --out session.jsonl
+                                                    Claude Code's API traffic, as claude-trace logs it
 """
 
 REPLAY_CONTEXT_SIZE = 128_000
@@ -31,7 +33,7 @@ FORMAT_SUMMARIES = {
     "swe-agent": "SWE-agent trajectory (.traj)",
     "mini-swe-agent": "mini-swe-agent trajectory (messages JSON)",
     "langgraph": "LangGraph / LangChain thread (values.messages of human/ai/tool messages)",
-    "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL of requests)",
+    "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
     "openai-chat": "OpenAI chat messages, one a line (the lab's replay format)",
 }

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ctxlab.cli import main
-from ctxlab.workloads.importers import import_lines
+from ctxlab.workloads.importers import import_file, import_lines
 from ctxlab.workloads.importers.anthropic_stream import Streamed, StreamError, stream_message
 from ctxlab.workloads.importers.chains import Chains, prefix_digests
 from ctxlab.workloads.trace import TraceError
@@ -200,3 +200,137 @@ def test_a_delta_of_another_kind_is_counted() -> None:
 def test_a_stream_that_cannot_be_read_says_where(text: str, why: str) -> None:
     with pytest.raises(StreamError, match=re.escape(why)):
         stream_message(text, [].append)
+
+
+# ---------------------------------------------------------------------------------------------
+# claude-trace logs
+
+TRACE = DATA / "anthropic-messages/claude-trace.jsonl"
+
+
+def traced(body: Any, response: Any, path: str = "/v1/messages?beta=true") -> dict[str, Any]:
+    """A line as claude-trace writes it."""
+    request = {"timestamp": 1.0, "method": "POST", "url": "https://api.anthropic.com" + path, "headers": {}}
+    return {"request": {**request, "body": body}, "response": response, "logged_at": "2025-09-04T00:00:00Z"}
+
+
+def answered(message: dict[str, Any], status: int = 200) -> dict[str, Any]:
+    return {"timestamp": 2.0, "status_code": status, "headers": {}, "body": message}
+
+
+def streamed(*events: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": 2.0, "status_code": 200, "headers": {}, "body_raw": sse(*events)}
+
+
+ASK = {"model": "m", "max_tokens": 9, "messages": say("hi")}
+HELLO = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "hello"}]}
+
+
+def test_a_claude_trace_log_gives_the_main_agents_conversation() -> None:
+    """The fixture's last request is a title side request and a sub-agent's conversation and a
+    topic request run in between: the main agent's retried third request is taken, its answer
+    rebuilt from the stream."""
+    imported = import_file(TRACE)
+    assert imported.format == "anthropic-messages"
+    messages = imported.messages
+    assert [m["role"] for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert messages[0]["content"].startswith("You are Claude Code") and messages[1]["content"][1]["text"] == (
+        "The test test_parse fails; fix it."
+    )
+    assert messages[2]["reasoning_content"] == "The test fails on parsing. Run it first to see the error."
+    assert messages[3]["is_error"] is True
+    assert json.loads(messages[4]["tool_calls"][0]["function"]["arguments"])["prompt"].startswith(
+        "Find where"
+    )
+    assert messages[6] == {
+        "role": "assistant",
+        "content": "Line 12 drops the last field; removing `[:-1]` there fixes test_parse.",
+    }
+    assert [t.name for t in imported.tools] == ["Bash", "Task"]
+    assert set(imported.warnings) >= {
+        "skipped 1 × count_tokens call (not replayed)",
+        "skipped 1 × call to another endpoint than /v1/messages (not replayed)",
+        "skipped 1 × failed request (HTTP 529) (not replayed)",
+        "skipped 1 × request without a response (claude-trace's orphaned request) (not replayed)",
+        "skipped 2 × earlier request (not replayed)",
+        "skipped 5 × request outside the conversation (a side request or sub-agent) (not replayed)",
+    }
+
+
+def test_ctxlab_import_names_the_request_taken_on_stderr_and_replay_runs(tmp_path: Path) -> None:
+    code, said, err = run_cli("import", str(TRACE), "--out", str(tmp_path / "s.jsonl"))
+    assert code == 0 and "7 messages" in said and "(anthropic-messages)" in said
+    assert "the conversation is the request at line 9" in err and "5 requests in 4 other chains" in err
+    code, _, err = run_cli("replay", str(TRACE), "--preset", "none", "--out", str(tmp_path / "r"), "--quiet")
+    assert code == 0, err
+    assert len(list((tmp_path / "r").glob("*/manifest.json"))) == 1
+
+
+def test_a_claude_trace_log_opening_with_other_calls_is_detected() -> None:
+    count = traced(ASK, answered({"input_tokens": 3}), "/v1/messages/count_tokens?beta=true")
+    other = traced({"events": []}, answered({}), "/api/event_logging/batch")
+    imported = import_lines(lines(count, other, traced(ASK, answered(HELLO))), "t.jsonl")
+    assert imported.format == "anthropic-messages"
+    assert [m["content"] for m in imported.messages] == ["hi", "hello"]
+
+
+def test_a_base_path_before_the_endpoint_still_calls_the_messages_api() -> None:
+    entry = traced(ASK, answered(HELLO), "/proxy/anthropic/v1/messages")
+    assert [m["content"] for m in import_lines(lines(entry), "t.jsonl").messages] == ["hi", "hello"]
+
+
+def test_failed_and_unanswered_requests_are_counted() -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    failures = [
+        traced(ASK, answered(overloaded, status=529)),
+        traced(ASK, answered(overloaded)),
+        traced(ASK, streamed(STREAM[0], overloaded)),
+        traced(ASK, {"timestamp": 2.0, "status_code": 200, "headers": {}}),
+        {**traced(ASK, None), "note": "ORPHANED_REQUEST - No matching response received"},
+    ]
+    imported = import_lines(lines(traced(ASK, answered(HELLO)), *failures), "t.jsonl")
+    assert [m["content"] for m in imported.messages] == ["hi", "hello"]
+    assert set(imported.warnings) >= {
+        "skipped 1 × failed request (HTTP 529) (not replayed)",
+        "skipped 1 × failed request (overloaded_error) (not replayed)",
+        "skipped 1 × failed request (stream error overloaded_error) (not replayed)",
+        "skipped 1 × response without a body (not replayed)",
+        "skipped 1 × request without a response (claude-trace's orphaned request) (not replayed)",
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        (traced("not json {", answered(HELLO)), "t.jsonl:2: request.body is not a Messages request"),
+        (
+            traced(ASK, {"status_code": 200, "body_raw": "data: {oops\n\n"}),
+            "t.jsonl:2: response.body_raw: event 1",
+        ),
+        (
+            traced(ASK, streamed(STREAM[0], _delta(4, "text_delta", text="x"))),
+            "t.jsonl:2: response.body_raw: event 2 adds to block 4",
+        ),
+    ],
+)
+def test_a_claude_trace_line_that_cannot_be_read_is_an_error_at_its_line(
+    entry: dict[str, Any], why: str
+) -> None:
+    with pytest.raises(TraceError, match=re.escape(why)):
+        import_lines(lines(traced(ASK, answered(HELLO)), entry), "t.jsonl")
+
+
+def test_a_claude_trace_log_with_no_answered_request_says_what_it_skipped() -> None:
+    orphan = traced(ASK, None)
+    with pytest.raises(
+        TraceError, match=r"t\.jsonl:2: the log holds no Messages request .*2 × request without"
+    ):
+        import_lines(lines(orphan, orphan), "t.jsonl")

@@ -122,7 +122,7 @@ FORMATS: dict[str, Format] = {
         ),
         Format(
             name="anthropic-messages",
-            detect=lambda values: bool(values) and anthropic.is_messages_request(values[-1]),
+            detect=anthropic.is_messages_log,
             read=anthropic.read_anthropic_log,
         ),
         Format(
