@@ -38,7 +38,7 @@ def say(*texts: str) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The conversation of a log: the last request of its longest chain
+# The conversation of a log: the last request of the chain ending latest
 
 
 def _chosen(*requests: list[dict[str, Any]]) -> tuple[int, int, int, int]:
@@ -61,11 +61,19 @@ def test_a_side_request_after_the_conversation_does_not_replace_it() -> None:
     assert _chosen(main_1, say("a title, please"), main_2, say("quota")) == (3, 2, 2, 2)
 
 
-def test_a_longer_chain_wins_and_chains_as_long_go_to_the_later() -> None:
+def test_the_chain_ending_latest_wins_over_a_longer_one() -> None:
+    """A client that compacted or cleared its history starts a new chain: the conversation from
+    then on is that one, however long the chain before it."""
     longest = [say("a"), say("a", "b", "c"), say("a", "b", "c", "d", "e")]
     later = [say("x"), say("x", "y", "z")]
-    assert _chosen(*longest, *later)[:2] == (3, 3)
-    assert _chosen(*later, *longest[:2])[:2] == (4, 2)
+    assert _chosen(*longest, *later) == (5, 2, 3, 1)
+    assert _chosen(*later, *longest) == (5, 3, 2, 1)
+
+
+def test_a_sub_agent_that_returns_to_the_agent_is_skipped() -> None:
+    agent, sub_agent = say("fix it"), say("look for the bug")
+    resumed = say("fix it", "found it", "fix it now")
+    assert _chosen(agent, sub_agent, say("look for the bug", "x", "more"), resumed) == (4, 2, 2, 1)
 
 
 def test_a_request_continues_the_one_with_the_most_of_its_messages() -> None:

@@ -5,8 +5,9 @@ A request log is a JSON request, a JSON list of requests, or JSONL with one requ
 request may be wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); an entry
 that is no request is an error at its line. A log may hold several conversations (an agent's,
 its sub-agents', side requests for a title or a quota check): the conversation taken is the last
-request of the longest chain of requests each continuing the one before (its messages begin
-with all of that one's; `chains` states the rule). Every other request is counted and skipped,
+request of the chain that ends latest among the chains of two requests or more, a chain being
+requests each continuing the one before (its messages begin with all of that one's; `chains`
+states the rule). Every other request is counted and skipped,
 and when some were outside that chain a note names the line taken. A logged response to the
 request taken is its final assistant message.
 
@@ -392,7 +393,7 @@ def _logged(value: object, number: int, report: Report) -> Logged:
 
 
 def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The conversation of a log: the last request of its longest chain (`chains`)."""
+    """The conversation of a log: the last request of the chain that ends latest (`chains`)."""
     chains: Chains[tuple[Mapping[str, Any], object]] = Chains()
     last = None
     for number, value in entries:
@@ -423,7 +424,7 @@ def _tell(choice: Choice[tuple[Mapping[str, Any], object]], report: Report) -> N
     if choice.others:
         report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
         report.notes.append(
-            f"the conversation is the request at line {choice.line}: the last of the longest chain "
+            f"the conversation is the request at line {choice.line}: the last of the chain ending latest "
             f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
             f"{choice.chains} other chains (side requests, sub-agents) are skipped"
         )

@@ -9,13 +9,16 @@ repeats its conversation so far, so the rule is:
   moves from request to request). It continues the one with the most messages among those; of
   requests with the same messages, the latest.
 - A *chain* is a request and the requests it continues, back to one that continues none.
-- The conversation is the last request of the longest chain (the most requests); of chains as
-  long, the one whose last request comes latest. Every other request is skipped: the chain's
+- The conversation is the last request of the chain that ends latest among the chains of two
+  requests or more (a side request is a chain of one: a title, a topic, a quota check asked once);
+  when every chain is one request, the last request. Every other request is skipped: the chain's
   earlier requests, and the requests of every other chain.
 
 So a log whose requests do not continue one another gives its last request, and a log whose
 last request continues all the others gives that one, as the last-request rule did. A client
-that rewrites earlier messages (clearing old tool results, compacting) starts a new chain there.
+that rewrites earlier messages (clearing old tool results, compacting) starts a new chain there,
+which ends later than the one before it and so is taken, as the client's conversation from then
+on (the same request the last-request rule took).
 
 Invariants: memory holds one digest a message of the request being read, one small link a
 request, and the payload of each request no later request continues (a chain's last), never
@@ -105,7 +108,8 @@ class Chains(Generic[Payload]):
         """The conversation's request; None when no request was read."""
         if not self.tips:
             return None
-        order = max(self.tips, key=lambda o: (self.links[o].depth, o))
+        chained = [order for order in self.tips if self.links[order].depth > 1]
+        order = max(chained or self.tips)
         link = self.links[order]
         return Choice(
             line=link.line,
