@@ -218,15 +218,3 @@ def field_of(value: object, *keys: str) -> Any:
 def text_of(value: object) -> str:
     """A string field's value, '' for anything else (null, missing)."""
     return value if isinstance(value, str) else ""
-
-
-def last_request(entries: Iterator[Entry], report: Report) -> tuple[int, object] | None:
-    """The last logged request of a request log (each entry one request, or a list of them),
-    with its line; every earlier one is counted as skipped."""
-    last: tuple[int, object] | None = None
-    for number, value in entries:
-        for item in value if isinstance(value, list) else [value]:
-            if last is not None:
-                report.skip("earlier request")
-            last = (number, item)
-    return last
