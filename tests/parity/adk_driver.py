@@ -134,7 +134,9 @@ def _part(spec: dict[str, Any]) -> types.Part:
         return types.Part(text=spec["thought"], thought=True)
     if "text" in spec:
         return types.Part(text=spec["text"])
-    call = types.FunctionCall(id=spec["id"], name=spec["name"], args=json.loads(spec["arguments"] or "{}"))
+    # the adapter's own reading of a model's arguments (strict JSON, else its repairs)
+    args = lite_llm._parse_tool_call_arguments(spec["arguments"], function_name=spec["name"])
+    call = types.FunctionCall(id=spec["id"], name=spec["name"], args=args)
     return types.Part(function_call=call)
 
 

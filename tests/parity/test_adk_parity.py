@@ -241,6 +241,30 @@ def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: 
     ]
 
 
+def test_arguments_adk_repairs_are_kept_as_the_object_it_reads(driver: AdkDriver) -> None:
+    """GA19: ADK's adapter reads a Python literal, unquoted keys and a fenced object as objects
+    and sends them re-serialized; before, the lab sent them as written (window) or failed the run
+    (tokens). Found by replaying transcripts with such arguments."""
+    written = ["{'command': 'ls', 'all': True}", '{command: "ls", n: 2}', '```json\n{"command": "ls"}\n```']
+    calls = tuple(
+        ScriptedCall(tool="run", input=raw, result=(TextBlock(text=f"r{k}"),), id=f"a{k}")
+        for k, raw in enumerate(written)
+    )
+    script = one_round_then(calls, "Again")
+    params = AdkParams(
+        events_compaction_config=EventsCompactionConfig(token_threshold=60, event_retention_size=1)
+    )
+    kinds, _ = compare(driver, Workload(script=script, params=params))
+    assert "summary" in kinds
+    lab = run_lab(Workload(script=script, params=params))
+    sent = next(m["tool_calls"] for c in lab if c.kind == "reasoning" for m in c.wire if m.get("tool_calls"))
+    assert [c["function"]["arguments"] for c in sent] == [
+        '{"command": "ls", "all": true}',
+        '{"command": "ls", "n": 2}',
+        '{"command": "ls"}',
+    ]
+
+
 def test_a_result_is_sent_as_adk_s_function_response_json_and_counted_so(driver: AdkDriver) -> None:
     """GA22: ADK keeps a tool's text as the function response `{"result": text}` and its LiteLLM
     adapter writes it with `json.dumps(..., ensure_ascii=False)`; the lab sends and counts that."""

@@ -32,7 +32,8 @@ from ctxlab.engine.session import run_script
 from ctxlab.engine.trace import CONVENTIONS, CallRecord
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.presets.google_adk import estimate, session
+from ctxlab.presets.google_adk import estimate, session, wire
+from ctxlab.presets.google_adk.arguments import parsed_arguments
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.preset import (
     CTXLAB_ADK_TEXTS,
@@ -580,8 +581,37 @@ def test_a_growing_reply_s_events_are_its_blocks_read_afresh(kinds: list[str]) -
 
 
 def test_a_call_whose_arguments_are_not_json_is_refused_with_the_reason() -> None:
-    """ADK's adapter refuses such a call, so a session holding one cannot be counted."""
+    """ADK's adapter discards such a call, so a session holding one cannot be counted."""
     call = ToolCallBlock(id="c1", name="run", input="not json {")
-    with pytest.raises(ValueError, match=r"call 'c1' \(run\): its arguments are not JSON .*never holds one"):
+    with pytest.raises(
+        ValueError, match=r"call 'c1' \(run\): its arguments are not a JSON object.*never holds"
+    ):
         session.arguments(call)
-    assert session.arguments(ToolCallBlock(id="c2", name="run", input="[1]")) == {}
+    for raw in ("[1]", "null", " ", '"text"'):  # read, but not an object: discarded too
+        with pytest.raises(ValueError, match="MALFORMED_FUNCTION_CALL"):
+            session.arguments(ToolCallBlock(id="c2", name="run", input=raw))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4))
+def test_arguments_adk_repairs_read_back_as_the_object(args: dict[str, object]) -> None:
+    """GA19: an object written as JSON, as a Python literal or in a code fence reads back as the
+    same object (ADK's `_parse_tool_call_arguments`), and is sent as `json.dumps` writes it."""
+    for raw in (json.dumps(args), repr(args), f"```json\n{json.dumps(args)}\n```"):
+        assert parsed_arguments(raw) == args
+        assert wire.sent_arguments(raw) == json.dumps(args, ensure_ascii=False)
+
+
+def test_both_adk_presets_fail_a_run_on_a_call_adk_discards() -> None:
+    """Before, `google-adk-window` sent arguments ADK never sends while `google-adk-tokens`
+    failed; a call ADK's adapter discards now fails either run, naming the call."""
+    call = ToolCallBlock(id="b1", name="f", input="{not json")
+    for answer in ((call,), (TextBlock(text="x"), call)):
+        with pytest.raises(ValueError, match="call 'b1' \\(f\\)"):
+            wire.adk_answer(answer)

@@ -370,6 +370,9 @@ NOTES = (
     "JSON); the adapter's null tool_calls and reasoning_content are left out, an empty summary "
     'text is sent as "" where the adapter writes [], and its handling of empty user texts is '
     "not reproduced (declared as GA22)",
+    "a call's arguments are read as ADK's adapter reads them (JSON, else a Python literal, "
+    "unquoted keys or a code fence) and sent re-serialized; a transcript's call whose arguments "
+    "are no object even so, which ADK discards, fails the run naming the call (GA19)",
 )
 
 

@@ -40,6 +40,7 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
+from ctxlab.presets.google_adk.arguments import parsed_arguments
 
 Role = Literal["user", "model", "response"]
 
@@ -399,20 +400,20 @@ def _dump(value: object) -> str:
 
 
 def arguments(call: ToolCallBlock) -> dict[str, object]:
-    """A call's arguments as the model gave them (an object).
+    """A call's arguments as ADK keeps them (`parsed_arguments`: strict JSON, else its repairs).
 
     Raises:
-        ValueError: the arguments are not JSON. ADK's LiteLLM adapter refuses such a call, so
-            no ADK session holds one to count or summarize.
+        ValueError: ADK's LiteLLM adapter discards such a call (arguments it cannot read as an
+            object), so no ADK session holds one to send, count or summarize.
     """
-    try:
-        parsed = json.loads(call.input) if call.input.strip() else {}
-    except ValueError as error:
+    parsed = parsed_arguments(call.input)
+    if parsed is None:
         raise ValueError(
-            f"call {call.id!r} ({call.name}): its arguments are not JSON ({error}); ADK's model "
-            "adapter refuses such a call, so an ADK session never holds one"
-        ) from None
-    return parsed if isinstance(parsed, dict) else {}
+            f"call {call.id!r} ({call.name}): its arguments are not a JSON object, even after "
+            "ADK's repairs (a Python literal, unquoted keys, a code fence); ADK's model adapter "
+            "discards such a call (MALFORMED_FUNCTION_CALL), so an ADK session never holds one"
+        )
+    return parsed
 
 
 def serialized_size(items: Sequence[Item]) -> int:

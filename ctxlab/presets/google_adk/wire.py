@@ -2,8 +2,9 @@
 (`models/lite_llm.py`), and a model's answer as its session keeps it.
 
 Invariants:
-- A call's arguments are the parsed object written back with `json.dumps(..., ensure_ascii=False)`
-  (`sent_arguments`); a reply's reasoning is sent back as `reasoning_content` (`adk_answer`).
+- A call's arguments are the object ADK reads (strict JSON, else its repairs) written back with
+  `json.dumps(..., ensure_ascii=False)` (`sent_arguments`); a call ADK discards fails the run;
+  a reply's reasoning is sent back as `reasoning_content` (`adk_answer`).
 - A tool's text result goes out as its function response's JSON, `{"result": ...}`
   (`sent_response`); a model turn's texts are joined with a newline; a request whose contents end
   with a model turn gets the adapter's continuation user message (`sent_request`).
@@ -24,6 +25,7 @@ from ctxlab.core.messages.blocks import (
     Block,
     Tally,
     TextBlock,
+    ToolCallBlock,
     ToolResultBlock,
     with_arguments,
     with_thinking_sent,
@@ -38,6 +40,8 @@ from ctxlab.core.messages.memo import (
 )
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.wire.views import REASONING_FIELD
+from ctxlab.presets.google_adk.arguments import parsed_arguments
+from ctxlab.presets.google_adk.session import arguments
 
 CONTINUATION_ID = "adk-continuation"
 """The id of the user message ADK's model adapters add to a request that ends with a model turn
@@ -46,29 +50,34 @@ CONTINUATION_ID = "adk-continuation"
 
 def sent_arguments(raw: str) -> str:
     """A call's arguments as ADK sends them in every later request: it keeps the model's call as
-    a `FunctionCall` whose `args` is the parsed object (`arguments`), and its LiteLLM adapter
-    writes it back with `json.dumps(args, ensure_ascii=False)`: non-ASCII as written, `", "` and
-    `": "` as separators.
+    a `FunctionCall` whose `args` is the object it read (`parsed_arguments`: strict JSON, else
+    its repairs), and its LiteLLM adapter writes it back with `json.dumps(args,
+    ensure_ascii=False)`: non-ASCII as written, `", "` and `": "` as separators.
 
-    >>> sent_arguments('{"q":"北京","k":[1,2.50]}')
-    '{"q": "北京", "k": [1, 2.5]}'
-    >>> sent_arguments("  "), sent_arguments("[1, 2]"), sent_arguments("not json")
-    ('{}', '{}', 'not json')
+    >>> sent_arguments('{"q":"北京","k":[1,2.50]}'), sent_arguments(""), sent_arguments("{'q': True}")
+    ('{"q": "北京", "k": [1, 2.5]}', '{}', '{"q": true}')
 
-    Arguments that are not JSON are left as given: ADK's adapter fails on them (after its
-    repairs), so no ADK session holds such a call.
+    Raises:
+        ValueError: ADK discards a call whose arguments it cannot read as an object, so no ADK
+            session holds one (`session.arguments` names the call).
     """
-    try:
-        parsed = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        return raw
-    return json.dumps(parsed if isinstance(parsed, dict) else {}, ensure_ascii=False)
+    parsed = parsed_arguments(raw)
+    if parsed is None:
+        raise ValueError(f"arguments {raw[:80]!r}: not a JSON object, even after ADK's repairs")
+    return json.dumps(parsed, ensure_ascii=False)
 
 
 def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
     writes them, its reasoning as a thought part, which ADK's LiteLLM adapter sends back in the
-    assistant message's `reasoning_content`; a block ADK would send unchanged is the same object."""
+    assistant message's `reasoning_content`; a block ADK would send unchanged is the same object.
+
+    Raises:
+        ValueError: a call ADK's adapter discards (`session.arguments`, which names it).
+    """
+    for block in blocks:
+        if isinstance(block, ToolCallBlock):
+            arguments(block)
     return with_thinking_sent(with_arguments(blocks, sent_arguments), REASONING_FIELD)
 
 
