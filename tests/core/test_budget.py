@@ -96,7 +96,8 @@ def test_trimming_never_orphans(msgs: list[Message], limit: int, keep: int) -> N
         msgs, limit=limit, sizer=Sizer(counter=COUNTER), params=PromptTrimParams(keep_last=keep)
     )
     found = violations(to_openai(trim.messages), ["openai", "anthropic"])
-    assert [v for v in found if v.kind != "empty_request"] == []  # keep=0 may trim every message
+    # keep=0 may trim every message (nonoka refuses it for that); one kept message keeps a turn
+    assert [v for v in found if keep or v.kind != "empty_request"] == []
     n = len(view_units(msgs))
     assert all(i < n - keep for i in trim.dropped)
     assert trim.fits == (trim.tokens <= limit) and trim.tokens == COUNTER.count(trim.messages, ())

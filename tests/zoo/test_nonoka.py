@@ -198,6 +198,7 @@ def test_a_fact_in_an_evicted_result_stays_in_the_ledger_until_the_ledger_is_dro
         ({"microcompact": {"command_chars": -1}}, ("microcompact", "command_chars"), "use 1 or more"),
         ({"microcompact": {"command_chars": 0}}, ("microcompact", "command_chars"), "key every command"),
         ({"trim": {"keep_last": -1}}, ("trim", "keep_last"), "not negative"),
+        ({"trim": {"keep_last": 0}}, ("trim", "keep_last"), "1 or more"),
         ({"summary_share": -1}, ("summary_share",), "above 0 and at most 1"),
         ({"summary_share": 0}, ("summary_share",), "above 0 and at most 1"),
         ({"summary_share": 1e18}, ("summary_share",), "above 0 and at most 1"),
@@ -221,9 +222,9 @@ def test_the_edges_of_nonoka_s_ranges_load() -> None:
         "budget": {"max_tokens": 1, "reserve_output_tokens": 1, "compaction_buffer_tokens": 0},
         "evict": {"max_bytes": 0, "preview_chars": 3, "preview_side": 1, "raw_arguments_chars": 0},
         "microcompact": {"command_chars": 1},
-        "trim": {"keep_last": 0},
+        "trim": {"keep_last": 1},
         "summary_share": 1,
         "summary_failure_limit": 1,
     }
     params = entry_params(ENTRIES["nonoka"].model_validate({"preset": "nonoka", **edges}))
-    assert (params.summary_share, params.trim.keep_last, params.evict.max_bytes) == (1, 0, 0)
+    assert (params.summary_share, params.trim.keep_last, params.evict.max_bytes) == (1, 1, 0)

@@ -112,7 +112,7 @@ class NonokaParams:
         summary_heading: the summary as sent; `{summary}`.
         summary_failure_limit: consecutive failures before the summarizer is off (3); 1 or
             more.
-        trim: the prompt-only trimming: how many trailing messages always stay (2).
+        trim: the prompt-only trimming: how many trailing messages always stay (2; 1 or more).
         checkpoint: write each summary to a workspace checkpoint and send only its reference and
             a one-line preview (ctxlab's Isolate move; off in nonoka).
         checkpoint_reference: what the summary heading holds instead of a checkpointed summary;
@@ -155,6 +155,13 @@ class NonokaParams:
             )
         if self.checkpoint_preview_chars < 1:
             raise SettingError(("checkpoint_preview_chars",), "checkpoint_preview_chars must be at least 1")
+        if self.trim.keep_last < 1:
+            raise SettingError(
+                ("trim", "keep_last"),
+                f"keep_last={self.trim.keep_last}: trimming could then leave out every message, the "
+                "latest one too, and send a request with no turn, which Anthropic refuses; use 1 or "
+                "more (nonoka's seed keeps 2)",
+            )
         if "active_checkpoint: {path}" not in self.checkpoint_reference:
             raise SettingError(
                 ("checkpoint_reference",),
