@@ -16,7 +16,7 @@ from ctxlab.core.messages.codec import decode_messages
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.units import view_units
-from ctxlab.core.world.script import ScriptedRound
+from ctxlab.core.world.script import Script, ScriptedRound, ScriptedTurn
 from ctxlab.models.summarizers import FailMode
 from ctxlab.presets.deepagents import preset as deepagents
 from ctxlab.presets.deepagents.summary import HISTORY_DIR
@@ -28,7 +28,7 @@ from ctxlab.presets.openhands.view import sdk_arguments, sdk_request
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.langchain import CTXLAB_LANGCHAIN_TEXTS
 from tests.strategies import messages, paired_histories
-from tests.zoo.runs import lines, one_turn, results_of, run, text, tool_call
+from tests.zoo.runs import TOOLS, lines, one_turn, results_of, run, text, tool_call
 from tests.zoo_strategies import agent_histories
 
 PREFIX = "Summary of the conversation to date:\n\n"
@@ -167,6 +167,31 @@ def test_openhands_condenses_over_max_size_keeping_the_first_events_and_half_the
     assert "CondensationSummaryEvent (environment)" in second  # the previous summary is an event
     context = ran.outcome.state.context
     assert context[0].role == "user" and context[1].id.startswith("openhands-summary")  # after keep_first
+
+
+@given(
+    empty=st.lists(st.booleans(), min_size=2, max_size=6),
+    max_size=st.integers(4, 10),
+    hybrid=st.booleans(),
+)
+def test_openhands_condenses_a_history_with_empty_user_messages(
+    empty: list[bool], max_size: int, hybrid: bool
+) -> None:
+    """A transcript's user message may hold no part (content null or []): the SDK keeps it as a
+    message event with no text. Before, the condenser's cut read the last block of every event
+    and failed the run with an IndexError on such a message."""
+    made = tuple(
+        ScriptedTurn(user=() if blank else (TextBlock(text=f"Q{t}"),), rounds=(search(t, 40),), final="ok")
+        for t, blank in enumerate(empty)
+    )
+    condenser = CondenserSettings(max_size=max_size, keep_first=0)
+    strategy = (
+        openhands.build_hybrid(HybridParams(condenser=condenser), CTXLAB_TEXTS)
+        if hybrid
+        else openhands.build(OpenHandsParams(condenser=condenser), CTXLAB_TEXTS)
+    )
+    ran = run(strategy, Script(system_prompt="", tools=TOOLS, turns=made))
+    assert len(ran.outcome.calls) >= 2 * len(empty)  # every turn played: nothing failed
 
 
 def test_openhands_previews_each_forgotten_event_in_500_characters() -> None:

@@ -252,7 +252,7 @@ class CondenseEvents(Step):
 
     def render(self, event: view.Event) -> str:
         """`str(event)`."""
-        call = event.blocks[-1]
+        call = event.blocks[-1] if event.blocks else None  # a user message may hold no block
         action = f"{camel(call.name)}Action" if isinstance(call, ToolCallBlock) else ""
         return view.render(event, limit=self.texts.preview_chars, action_class=action)
 

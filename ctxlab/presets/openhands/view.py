@@ -111,11 +111,11 @@ def manipulation_indices(events: Sequence[Event]) -> frozenset[int]:
         previous = events[offset - 1] if offset else None
         if event.kind == "action" and previous is not None and previous.batch == event.batch:
             allowed.discard(index)  # batch atomicity: never between two calls of one response
-        call = event.blocks[-1]
-        if event.kind == "action" and isinstance(call, ToolCallBlock):
-            pending.add(call.id)
-        elif event.kind == "observation" and isinstance(call, ToolResultBlock):
-            pending.discard(call.id)
+        last = event.blocks[-1] if event.blocks else None  # a user message may hold no block
+        if event.kind == "action" and isinstance(last, ToolCallBlock):
+            pending.add(last.id)
+        elif event.kind == "observation" and isinstance(last, ToolResultBlock):
+            pending.discard(last.id)
         if pending:
             allowed.discard(index + 1)
     return frozenset(allowed)
