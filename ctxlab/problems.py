@@ -89,14 +89,15 @@ def unknown_key(key: object, allowed: Sequence[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """Where in an input file a problem is: the file's name, 1-based line and column."""
+    """Where in an input file a problem is: the file's name, 1-based line and column; line 0 for
+    a document with no lines (one a command or a notebook made in memory), named alone."""
 
     file: str
     line: int = 1
     column: int = 1
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{self.file}:{self.line}:{self.column}" if self.line else self.file
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,7 +44,9 @@ def run_document(
     Raises:
         ScenarioError: the document does not load (located messages, as `ctxlab validate` gives).
     """
-    loaded = load_located(Located(file=SOURCE, data=copy.deepcopy(dict(document)), positions={}), base_dir)
+    loaded = load_located(
+        Located(file=SOURCE, data=copy.deepcopy(dict(document)), positions={}, lined=False), base_dir
+    )
     if every_round:
         loaded, _ = with_every_round(loaded)
     (run,) = run_scenarios([loaded], out, workers=1)

@@ -597,3 +597,26 @@ def test_a_tuning_budget_above_a_files_most_is_refused(capsys: pytest.CaptureFix
         run_cli("tune", scenario, "--trials", "10001")
     assert done.value.code == 2
     assert "argument --trials: 10001 is above 10,000, the most a study runs" in capsys.readouterr().err
+
+
+def test_a_replays_warnings_name_the_command_not_a_line_it_has_not(tmp_path: Path) -> None:
+    """A replay's document is made in memory: its warnings, on stderr and in the manifest, say
+    they come from `ctxlab replay`, with no file position."""
+    lines = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+        {"role": "tool", "tool_call_id": "c9", "content": "a result with no call"},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+    ]
+    trace = tmp_path / "stray.jsonl"
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    code, _, err = run_cli("replay", str(trace), "--out", str(tmp_path / "o"), "--no-plots")
+    expected = "ctxlab replay: workload.trace.path: warning: message 2: result for 'c9' answers no"
+    assert code == 0 and err.startswith(expected)
+    manifest = json.loads((tmp_path / "o" / "stray" / "manifest.json").read_text())
+    assert [w[: len(expected)] for w in manifest["warnings"]] == [expected]
+
+
+def _call(call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "ls", "arguments": "{}"}}

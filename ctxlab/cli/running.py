@@ -13,16 +13,10 @@ from ctxlab.cli.base import BadInput, Progress, out_dir, shows_progress
 if TYPE_CHECKING:  # the loader and the run path are imported by the commands that use them
     from ctxlab.core.wire.views import WireName
     from ctxlab.experiments.results import Plotter
-    from ctxlab.problems import Problem
     from ctxlab.scenarios.load import LoadedScenario
 
-REPLAY_SOURCE = "<replay>"
-
-
-def problem_text(problem: Problem) -> str:
-    if problem.at is not None and problem.at.file == REPLAY_SOURCE:
-        return f"ctxlab replay: {problem.field}: {problem.message}" if problem.loc else problem.message
-    return str(problem)
+REPLAY_SOURCE = "ctxlab replay"
+"""What a replay's problems and warnings are said to come from (its document has no lines)."""
 
 
 def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
@@ -40,7 +34,7 @@ def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
         try:
             loaded.append(load_scenario(Path(path)))
         except ScenarioError as error:
-            messages.extend(problem_text(p) for p in error.problems)
+            messages.extend(str(p) for p in error.problems)
     names: dict[str, str] = {}
     for item in loaded:
         if item.name in names:
@@ -57,7 +51,7 @@ def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
 def warn(loaded: Sequence[LoadedScenario], err: TextIO) -> None:
     for item in loaded:
         for warning in item.warnings:
-            print(problem_text(warning), file=err)
+            print(warning, file=err)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, out_dir, out_file, positive
-from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of, problem_text, warn
+from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of, warn
 
 EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --context-size 32000
@@ -128,9 +128,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise BadInput([f"--tools {args.tools}: {what}; give the JSON list of the transcript's tool schemas"])
     doc = _replay_document(args)
     try:
-        loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}), Path.cwd())
+        loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}, lined=False), Path.cwd())
     except ScenarioError as error:
-        raise BadInput([problem_text(p) for p in error.problems]) from None
+        raise BadInput([str(p) for p in error.problems]) from None
     loaded, raised = with_every_round(loaded)
     if not args.quiet:
         warn([loaded], err)

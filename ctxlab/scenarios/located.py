@@ -40,14 +40,20 @@ M = TypeVar("M", bound=BaseModel)
 
 @dataclass(frozen=True, slots=True)
 class Located:
-    """A YAML document as plain data, with the position of every node by its path."""
+    """A YAML document as plain data, with the position of every node by its path; `lined`
+    False for a document made in memory (by `ctxlab replay` or a notebook), which has no lines:
+    its problems name `file` alone."""
 
     file: str
     data: Any
     positions: Mapping[Loc, tuple[int, int]]
+    lined: bool = True
 
     def where(self, loc: Loc) -> tuple[int, int]:
-        """The (line, column) of the deepest known node on `loc` (1-based)."""
+        """The (line, column) of the deepest known node on `loc` (1-based); (0, 0) when the
+        document has no lines."""
+        if not self.lined:
+            return (0, 0)
         for end in range(len(loc), -1, -1):
             if loc[:end] in self.positions:
                 return self.positions[loc[:end]]
