@@ -5,7 +5,6 @@ conversation."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -13,23 +12,11 @@ from typing import Any
 
 import pytest
 
-from ctxlab.cli import main
 from ctxlab.workloads.importers import import_file, import_lines
 from ctxlab.workloads.importers.anthropic_stream import Streamed, StreamError, stream_message
 from ctxlab.workloads.importers.chains import Chains, prefix_digests
 from ctxlab.workloads.trace import TraceError
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(args), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def lines(*entries: Any) -> list[str]:
-    return [json.dumps(entry, ensure_ascii=False) for entry in entries]
+from tests.workloads.importing import DATA, lines, run_cli
 
 
 def say(*texts: str) -> list[dict[str, Any]]:

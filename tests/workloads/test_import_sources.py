@@ -4,26 +4,11 @@ events; SWE-agent trajectories. Each test failed before its fix."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
-from typing import Any
 
-from ctxlab.cli import main
 from ctxlab.workloads.importers import import_file, import_lines, read_any
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(args), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def lines(*entries: Any) -> list[str]:
-    return [json.dumps(entry, ensure_ascii=False) for entry in entries]
-
+from tests.workloads.importing import DATA, lines, run_cli
 
 # ---------------------------------------------------------------------------------------------
 # Anthropic Messages request logs

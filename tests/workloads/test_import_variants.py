@@ -3,7 +3,6 @@ in several parts, images in results, sessions cut short. Each test failed before
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import stat
@@ -12,22 +11,9 @@ from typing import Any
 
 import pytest
 
-from ctxlab.cli import main
 from ctxlab.workloads.importers import import_file, import_lines, read_any
 from ctxlab.workloads.trace import TraceError
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(args), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def lines(*entries: Any) -> list[str]:
-    return [json.dumps(entry, ensure_ascii=False) for entry in entries]
-
+from tests.workloads.importing import DATA, lines, run_cli
 
 # ---------------------------------------------------------------------------------------------
 # mini-swe-agent 2

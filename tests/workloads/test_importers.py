@@ -4,7 +4,6 @@ strategy-caused protocol violation, and bad files are located errors that write 
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from functools import cache
@@ -15,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.cli import main
 from ctxlab.core.wire.views import to_anthropic
 from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.workspace import InMemoryWorkspace
@@ -27,13 +25,13 @@ from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.workloads.importers import DETECT_ENTRIES, FORMATS, import_file, import_lines, read_any, stream
 from ctxlab.workloads.trace import TraceError, TraceWorkload, map_wire, read_trace
 from ctxlab.workloads.transcript import script_messages, script_transcript, transcript_form
+from tests.workloads.importing import DATA, run_cli
 from tests.workloads.independent import CONVERSIONS
 from tests.workloads.test_trace import scripts
 from tests.workloads.test_trace_presets import replayed_calls
 from tests.zoo.runs import strategy_caused
 from tests.zoo.test_presets import REQUIRED
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 FIXTURES: dict[str, str] = {
     "swe-agent/function_calling_simple.traj": "swe-agent",
     "swe-agent/humanevalfix-python-0.traj": "swe-agent",
@@ -54,12 +52,6 @@ FIXTURES: dict[str, str] = {
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "openai-responses/requests.jsonl": "openai-responses",
 }
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(args), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from ctxlab.experiments.grid import text_sha256
 from ctxlab.workloads.importers import import_file, read_any, replay_text, workload_of
 from ctxlab.workloads.trace import TraceWorkload, text_lines
-from tests.workloads.test_importers import DATA, FIXTURES
+from tests.workloads.importing import DATA
+from tests.workloads.test_importers import FIXTURES
 
 ROUNDS = 200
 RESULT_CHARS = 16_000
