@@ -217,14 +217,9 @@ def one_round_then(calls: tuple[ScriptedCall, ...], *later: str) -> Script:
     return Script(system_prompt="You are a test.", tools=TOOLS[:1], turns=(first, *rest))
 
 
-def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: AdkDriver) -> None:
-    calls = (
-        ScriptedCall(
-            tool="run", input='{"command":"cat 数据.txt","n":2.50}', result=(TextBlock(text="x"),), id="a"
-        ),
-        ScriptedCall(tool="run", input='{"command": "ls \\u00e9"}', result=(TextBlock(text="y"),), id="b"),
-        ScriptedCall(tool="run", input="", result=(TextBlock(text="z"),), id="c"),
-    )
+def _sent_arguments(driver: AdkDriver, calls: tuple[ScriptedCall, ...]) -> list[str]:
+    """The arguments of `calls` as the window preset sends them after a compaction, once every
+    request has matched ADK's own, call for call."""
     script = one_round_then(calls, "Again")
     params = AdkParams(
         events_compaction_config=EventsCompactionConfig(token_threshold=60, event_retention_size=1)
@@ -233,8 +228,19 @@ def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: 
     assert "summary" in kinds
     lab = run_lab(Workload(script=script, params=params))
     sent = next(m["tool_calls"] for c in lab if c.kind == "reasoning" for m in c.wire if m.get("tool_calls"))
+    return [c["function"]["arguments"] for c in sent]
+
+
+def test_call_arguments_are_sent_as_adk_writes_them_back_and_counted_so(driver: AdkDriver) -> None:
+    calls = (
+        ScriptedCall(
+            tool="run", input='{"command":"cat 数据.txt","n":2.50}', result=(TextBlock(text="x"),), id="a"
+        ),
+        ScriptedCall(tool="run", input='{"command": "ls \\u00e9"}', result=(TextBlock(text="y"),), id="b"),
+        ScriptedCall(tool="run", input="", result=(TextBlock(text="z"),), id="c"),
+    )
     # ADK keeps the parsed object and its LiteLLM adapter writes it back with json.dumps
-    assert [c["function"]["arguments"] for c in sent] == [
+    assert _sent_arguments(driver, calls) == [
         '{"command": "cat 数据.txt", "n": 2.5}',
         '{"command": "ls é"}',
         "{}",
@@ -250,15 +256,7 @@ def test_arguments_adk_repairs_are_kept_as_the_object_it_reads(driver: AdkDriver
         ScriptedCall(tool="run", input=raw, result=(TextBlock(text=f"r{k}"),), id=f"a{k}")
         for k, raw in enumerate(written)
     )
-    script = one_round_then(calls, "Again")
-    params = AdkParams(
-        events_compaction_config=EventsCompactionConfig(token_threshold=60, event_retention_size=1)
-    )
-    kinds, _ = compare(driver, Workload(script=script, params=params))
-    assert "summary" in kinds
-    lab = run_lab(Workload(script=script, params=params))
-    sent = next(m["tool_calls"] for c in lab if c.kind == "reasoning" for m in c.wire if m.get("tool_calls"))
-    assert [c["function"]["arguments"] for c in sent] == [
+    assert _sent_arguments(driver, calls) == [
         '{"command": "ls", "all": true}',
         '{"command": "ls", "n": 2}',
         '{"command": "ls"}',
