@@ -527,15 +527,110 @@ def test_codex_tool_search_is_a_call_with_the_tools_it_found_as_its_result() -> 
 # the last line's branch)
 
 
-def test_a_claude_code_branch_the_session_left_is_noted_with_its_lines() -> None:
-    """The branch a rewind left was replayed as if the session had said it, without a word."""
+def test_a_claude_code_branch_the_session_left_is_not_replayed() -> None:
+    """The branch a rewind left was replayed as if the session had said it; a first read of the
+    file now finds it, and the import goes on from the prompt that replaced it."""
     imported = import_file(DATA / "claude-code/rewound.jsonl")
     assert imported.format == "claude-code"
+    assert [(m["role"], m["content"]) for m in imported.messages] == [
+        ("user", "Rename `load` to `load_tasks` in todo/store.py."),
+        ("assistant", "Renamed; the two callers in todo/cli.py are updated too."),
+        ("user", "Now update the tests for the new name instead."),
+        ("assistant", "Updated tests/test_store.py to call `load_tasks`."),
+    ]
+    assert "skipped 3 × line of a branch the session left (a prompt edited or rewound) (not replayed)" in (
+        imported.warnings
+    )
+    assert [w for w in imported.warnings if "branches" in w] == [
+        "line 6: the session branches (a prompt edited or rewound): this line continues line 2, and "
+        "the 3 lines of the branch it left, from line 3, are not replayed"
+    ]
+
+
+def test_a_claude_code_log_read_once_keeps_its_branch_and_says_where_it_is() -> None:
+    """Lines handed over as a stream cannot be read twice: the branch is replayed, with a note."""
+    text = (DATA / "claude-code/rewound.jsonl").read_text(encoding="utf-8")
+    imported = import_lines(iter(text.splitlines()), "s.jsonl")
     assert len(imported.messages) == 7
     assert [w for w in imported.warnings if "branches" in w] == [
         "line 6: the session branches (a prompt edited or rewound): this line continues line 2, so "
         "the lines between them are a branch Claude Code left, replayed here as written"
     ]
+
+
+def _prompt(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
+    return _line("user", {"role": "user", "content": text}, uuid, parentUuid=parent)
+
+
+def _answer(uuid: str, parent: str, mid: str, *blocks: dict[str, Any]) -> dict[str, Any]:
+    return _line(
+        "assistant", {"id": mid, "role": "assistant", "content": list(blocks)}, uuid, parentUuid=parent
+    )
+
+
+def _result(uuid: str, parent: str, call: str) -> dict[str, Any]:
+    content = [{"type": "tool_result", "tool_use_id": call, "content": f"out {call}"}]
+    return _line("user", {"role": "user", "content": content}, uuid, parentUuid=parent)
+
+
+def _use(call: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call, "name": "Bash", "input": {}}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def test_results_of_parallel_calls_off_the_route_stay_and_a_compaction_is_crossed() -> None:
+    """Only prompts start a branch: results hanging off the streamed lines of one answer stay
+    wherever their links point, and a compaction boundary is followed to what it continues."""
+    log = [
+        _prompt("p1", None, "first"),
+        _answer("a1", "p1", "m1", _use("t1")),
+        _answer("a2", "a1", "m1", _use("t2")),
+        _result("r1", "a1", "t1"),
+        _result("r2", "a2", "t2"),
+        _answer("a3", "r2", "m2", _text("both done")),
+        _prompt("left", "a3", "abandoned idea"),
+        _answer("a4", "left", "m3", _text("on it")),
+        _prompt("p2", "a3", "better idea"),
+        _answer("a5", "p2", "m4", _text("ok")),
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "b",
+            "parentUuid": None,
+            "logicalParentUuid": "a5",
+            "isSidechain": False,
+            "sessionId": SESSION,
+        },
+        _line("user", {"role": "user", "content": "summary"}, "s", parentUuid="b", isCompactSummary=True),
+        _prompt("p3", "s", "go on"),
+        _answer("a6", "p3", "m5", _text("done")),
+    ]
+    imported = import_lines(lines(*log), "s.jsonl")
+    texts = [m["content"] for m in imported.messages if m["role"] != "tool"]
+    assert texts == ["first", "", "both done", "better idea", "ok", "summary", "go on", "done"]
+    assert [m["tool_call_id"] for m in imported.messages if m["role"] == "tool"] == ["t1", "t2"]
+    assert [w for w in imported.warnings if "branches" in w] == [
+        "line 9: the session branches (a prompt edited or rewound): this line continues line 6, and "
+        "the 2 lines of the branch it left, from line 7, are not replayed"
+    ]
+
+
+def test_a_claude_code_log_whose_links_are_no_history_is_replayed_as_written() -> None:
+    """A line id used twice: the first read gives no answer, and the branch is noted instead."""
+    log = [
+        _prompt("p1", None, "first"),
+        _answer("a1", "p1", "m1", _text("one")),
+        _prompt("x", "a1", "left"),
+        _answer("a2", "x", "m2", _text("two")),
+        _prompt("p2", "a1", "instead"),
+        _answer("a2", "p2", "m3", _text("three")),
+    ]
+    imported = import_lines(lines(*log), "s.jsonl")
+    assert len(imported.messages) == 6
+    assert any("replayed here as written" in w for w in imported.warnings)
 
 
 def test_claude_code_tool_results_never_count_as_a_branch() -> None:

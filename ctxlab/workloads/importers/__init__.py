@@ -24,12 +24,15 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -45,7 +48,7 @@ from ctxlab.workloads.importers import (
     responses,
     swe_agent,
 )
-from ctxlab.workloads.importers.base import Entry, Report, Wire, json_entries
+from ctxlab.workloads.importers.base import Entry, Reader, Report, Wire, json_entries
 from ctxlab.workloads.trace import (
     TraceError,
     TraceWorkload,
@@ -76,11 +79,14 @@ OPENAI_CHAT = "openai-chat"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Format:
-    """An importable format: its name, how to recognise it, how to read it."""
+    """An importable format: its name, how to recognise it, how to read it; `survey`, for a
+    format whose reading depends on the whole file, reads its entries once first and gives the
+    reader to use (`stream` calls it when the lines can be read again)."""
 
     name: str
     detect: Callable[[list[object]], bool]
-    read: Callable[[Iterator[Entry], Report], Iterator[Wire]]
+    read: Reader
+    survey: Callable[[Iterator[Entry]], Reader] | None = None
 
 
 def _first(test: Callable[[object], bool]) -> Callable[[list[object]], bool]:
@@ -99,6 +105,7 @@ FORMATS: dict[str, Format] = {
             name="claude-code",
             detect=claude_code.is_claude_code,
             read=claude_code.read_claude_code,
+            survey=claude_code.survey,
         ),
         Format(
             name="openhands",
@@ -190,18 +197,42 @@ def _detect(head: list[Entry], source: str) -> str:
     )
 
 
-def stream(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, Iterator[Wire], Report]:
-    """The format of a file's lines, its messages (lazily), and the report they fill.
+Again = Callable[[], AbstractContextManager[Iterable[str]]]
+"""The lines of the file being read, opened once more (for a format's `survey`)."""
+
+
+def stream(
+    lines: Iterable[str], source: str, fmt: str | None = None, *, again: Again | None = None
+) -> tuple[str, Iterator[Wire], Report]:
+    """The format of a file's lines, its messages (lazily), and the report they fill. Given
+    `again`, a format with a `survey` reads the file once first (`Format.survey`).
 
     Raises:
-        TraceError: the format is not recognised (reading errors come from the iterator).
+        TraceError: the format is not recognised, or a first read's line is not JSON (reading
+            errors come from the iterator).
     """
     entries = json_entries(lines, source)
     head = list(itertools.islice(entries, DETECT_ENTRIES))
     name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
     report = Report(source=source)
     reading = _Reading(itertools.chain(head, entries))
-    return name, _guarded(FORMATS[name].read(reading, report), reading, source, name), report
+    return (
+        name,
+        _guarded(_reader(FORMATS[name], source, again)(reading, report), reading, source, name),
+        report,
+    )
+
+
+def _reader(fmt: Format, source: str, again: Again | None) -> Reader:
+    if fmt.survey is None or again is None:
+        return fmt.read
+    with again() as lines:
+        return fmt.survey(json_entries(lines, source))
+
+
+def _again(lines: Iterable[str]) -> Again | None:
+    """Lines held in a list or tuple can be read again; others (a file being read) cannot."""
+    return (lambda: contextlib.nullcontext(lines)) if isinstance(lines, list | tuple) else None
 
 
 @dataclass(slots=True)
@@ -235,13 +266,16 @@ open_lines = file_lines
 """A file's lines, read lazily (`ctxlab.workloads.trace.file_lines`)."""
 
 
-def import_lines(lines: Iterable[str], source: str, fmt: str | None = None) -> Imported:
-    """A transcript's lines imported whole.
+def import_lines(
+    lines: Iterable[str], source: str, fmt: str | None = None, *, again: Again | None = None
+) -> Imported:
+    """A transcript's lines imported whole (`again`: see `stream`; lines in a list or tuple are
+    read again from it).
 
     Raises:
         TraceError: located at the first problem.
     """
-    name, messages, report = stream(lines, source, fmt)
+    name, messages, report = stream(lines, source, fmt, again=again or _again(lines))
     listed = tuple(messages)
     return Imported(
         format=name, messages=listed, tools=tuple(report.tools), warnings=tuple(report.warnings())
@@ -251,7 +285,7 @@ def import_lines(lines: Iterable[str], source: str, fmt: str | None = None) -> I
 def import_file(path: Path | str, fmt: str | None = None) -> Imported:
     """A transcript file imported whole (see `import_lines`)."""
     with open_lines(path) as lines:
-        return import_lines(lines, str(path), fmt)
+        return import_lines(lines, str(path), fmt, again=partial(open_lines, path))
 
 
 def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, bool]:
@@ -286,7 +320,7 @@ def write_jsonl(path: Path | str, out: Path | str, fmt: str | None = None) -> tu
     count = 0
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink, open_lines(path) as lines:
-            name, messages, report = stream(lines, str(path), fmt)
+            name, messages, report = stream(lines, str(path), fmt, again=partial(open_lines, path))
             for message in messages:
                 sink.write(json.dumps(message, ensure_ascii=False) + "\n")
                 count += 1
@@ -331,7 +365,7 @@ def read_any(
     if native:
         return read_trace(path, tools=tools, name=name)
     with open_lines(path) as lines:
-        _, messages, report = stream(lines, source, chosen)
+        _, messages, report = stream(lines, source, chosen, again=partial(open_lines, path))
         return _streamed(messages, report, tools=tools, name=name, source=source)
 
 
@@ -360,7 +394,9 @@ def replay_text(
     chosen, native = sniff(text_lines(text), source, fmt)
     if native:
         return trace_of_lines(text_lines(text), source, tools=tools, name=name)
-    _, messages, report = stream(text_lines(text), source, chosen)
+    _, messages, report = stream(
+        text_lines(text), source, chosen, again=lambda: contextlib.nullcontext(text_lines(text))
+    )
     return _streamed(messages, report, tools=tools, name=name, source=source)
 
 

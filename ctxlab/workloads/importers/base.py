@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,10 @@ class Report:
         """One line per skipped kind, then the notes."""
         counted = [f"skipped {n} × {kind} (not replayed)" for kind, n in sorted(self.skipped.items())]
         return counted + self.notes
+
+
+Reader = Callable[[Iterator[Entry], Report], Iterator[Wire]]
+"""An importer: a generator of OpenAI chat messages from a file's entries, filling the report."""
 
 
 def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:

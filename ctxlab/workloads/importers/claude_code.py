@@ -22,9 +22,11 @@ Mapping rules (content blocks as in `anthropic`):
   warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
 - Lines are read in file order. Each names the line it continues (`parentUuid`); a prompt
   that continues a line which already has a continuation is a branch (an edited prompt, a
-  rewind), and Claude Code resumes from the last line's branch. The branch left behind is
-  replayed as written (choosing the branch would need the whole file before the first message),
-  and a note names the line where the session branched and the line it continues.
+  rewind), and Claude Code goes on from the last line's branch. When the log can be read twice
+  (a file, a scenario's text), a first read finds the branches the session left
+  (`claude_branches`), whose lines are then skipped and counted, with a note per fork; a log
+  read once (lines handed over as a stream) is replayed as written, with a note where the
+  session branched and the line it continues.
 - A line of a `type` this importer does not know (Claude Code adds bookkeeping kinds from one
   version to the next) is skipped and counted too, unless it carries a `message`: then it may
   hold conversation, and it is an error. A line without a string `type` is an error.
@@ -34,10 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
-from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of
+from ctxlab.workloads.importers.base import Calls, Entry, Reader, Report, Wire, field_of
+from ctxlab.workloads.importers.claude_branches import Branches, branches_left
 
 SKIPPED = frozenset(
     {
@@ -94,8 +98,17 @@ def _unknown(value: object, kind: object, number: int, report: Report) -> str:
     return kind
 
 
-def read_claude_code(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The main conversation of a session log (see the module docstring).
+def survey(entries: Iterator[Entry]) -> Reader:
+    """The reader of a session log whose lines `entries` gave once already: it skips the
+    branches the session left."""
+    return partial(read_claude_code, branches=branches_left(entries))
+
+
+def read_claude_code(
+    entries: Iterator[Entry], report: Report, branches: Branches | None = None
+) -> Iterator[Wire]:
+    """The main conversation of a session log (see the module docstring); `branches`, when a
+    first read found them, are the lines the session left.
 
     Raises:
         TraceError: at a line that is not one of a session log; and, when no line was
@@ -104,44 +117,26 @@ def read_claude_code(entries: Iterator[Entry], report: Report) -> Iterator[Wire]
     """
     unknown: list[tuple[int, str]] = []
     found = False
-    for wire in _conversation(entries, report, unknown):
+    for wire in _conversation(entries, report, unknown, branches):
         found = True
         yield wire
     if not found and unknown:
         raise report.error(unknown[0][0], _unknown_kind(unknown[0][1]))
 
 
-def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[int, str]]) -> Iterator[Wire]:
+def _conversation(
+    entries: Iterator[Entry], report: Report, unknown: list[tuple[int, str]], branches: Branches | None
+) -> Iterator[Wire]:
     """The main conversation's messages; the first line of an unknown kind goes to `unknown`."""
     calls = Calls(report)
-    forks = Forks(report)
+    gate = _Gate(report, unknown, branches)
     pending: tuple[str, AssistantParts] | None = None
     held: list[Wire] = []  # results that came between lines of the pending message
-    side: bool | None = None  # whether the conversation read is a sub-agent's (its first line says)
     for number, value in entries:
-        kind = field_of(value, "type")
-        if not isinstance(value, Mapping) or kind not in KINDS:
-            skipped = _unknown(value, kind, number, report)
-            unknown[:] = unknown or [(number, skipped)]
+        message = gate.message(number, value)
+        if message is None:
             continue
-        if kind in SKIPPED or kind == "system":
-            subtype = value.get("subtype")
-            report.skip(f"{kind}:{subtype}" if kind == "system" and subtype else str(kind))
-            continue
-        if side is None:
-            side = value.get("isSidechain") is True
-            if side:
-                report.notes.append(
-                    "the file is a sub-agent's transcript (isSidechain): its conversation is read"
-                )
-        if bool(value.get("isSidechain")) != side:
-            report.skip("main-conversation line" if side else "isSidechain sub-agent line")
-            continue
-        message = value.get("message")
-        if not isinstance(message, Mapping):
-            raise report.error(number, f"a {kind} entry without a 'message' object")
-        forks.see(value, number, isinstance(message.get("content"), str) and kind == "user")
-        if kind == "assistant":
+        if value["type"] == "assistant":
             mid = message.get("id")
             if pending is not None and mid is not None and pending[0] == mid:
                 add_assistant_blocks(pending[1], message.get("content"), calls, report)
@@ -161,6 +156,53 @@ def _conversation(entries: Iterator[Entry], report: Report, unknown: list[tuple[
         pending = None
         yield from wires
     yield from _flush(pending, held)
+
+
+class _Gate:
+    """Which lines hold the conversation read: lines of Claude Code's kinds, of the side the
+    file's first conversation line is on (the main conversation, or a sub-agent's), and on no
+    branch the session left; every other line is counted (or, of an unknown kind, noted in
+    `unknown`)."""
+
+    def __init__(self, report: Report, unknown: list[tuple[int, str]], branches: Branches | None) -> None:
+        self.report, self.unknown = report, unknown
+        self.side: bool | None = None  # whether the conversation read is a sub-agent's
+        self.forks = Forks(report) if branches is None else None
+        self.left = _noted(branches, report).left if branches is not None else frozenset()
+
+    def message(self, number: int, value: object) -> Mapping[str, Any] | None:
+        """The message of a conversation line, or None for a line that is not one."""
+        kind = field_of(value, "type")
+        if not isinstance(value, Mapping) or kind not in KINDS:
+            self.unknown[:] = self.unknown or [(number, _unknown(value, kind, number, self.report))]
+            return None
+        if kind in SKIPPED or kind == "system":
+            subtype = value.get("subtype")
+            self.report.skip(f"{kind}:{subtype}" if kind == "system" and subtype else str(kind))
+            return None
+        if not self._on_side(value):
+            return None
+        message = value.get("message")
+        if not isinstance(message, Mapping):
+            raise self.report.error(number, f"a {kind} entry without a 'message' object")
+        if value.get("uuid") in self.left:
+            self.report.skip("line of a branch the session left (a prompt edited or rewound)")
+            return None
+        if self.forks is not None:
+            self.forks.see(value, number, isinstance(message.get("content"), str) and kind == "user")
+        return message
+
+    def _on_side(self, value: Mapping[str, Any]) -> bool:
+        if self.side is None:
+            self.side = value.get("isSidechain") is True
+            if self.side:
+                self.report.notes.append(
+                    "the file is a sub-agent's transcript (isSidechain): its conversation is read"
+                )
+        if bool(value.get("isSidechain")) != self.side:
+            self.report.skip("main-conversation line" if self.side else "isSidechain sub-agent line")
+            return False
+        return True
 
 
 @dataclass(slots=True)
@@ -193,6 +235,17 @@ class Forks:
             self.parents.add(parent)
         if isinstance(value.get("uuid"), str):
             self.lines[value["uuid"]] = number
+
+
+def _noted(branches: Branches, report: Report) -> Branches:
+    """`branches`, each fork noted in the report."""
+    for fork in branches.forks:
+        report.notes.append(
+            f"line {fork.line}: the session branches (a prompt edited or rewound): this line continues "
+            f"line {fork.continued}, and the {fork.left_lines} lines of the branch it left, from line "
+            f"{fork.left_from}, are not replayed"
+        )
+    return branches
 
 
 def _flush(pending: tuple[str, AssistantParts] | None, held: list[Wire]) -> Iterator[Wire]:
