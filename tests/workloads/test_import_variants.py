@@ -750,3 +750,23 @@ def test_codex_agent_messages_are_user_messages_of_their_text() -> None:
     imported = import_lines(_rollout(ask, reply, sealed), "rollout.jsonl")
     assert imported.messages[1:] == ({"role": "user", "content": "part 1 done\npart 2 done"},)
     assert "skipped 1 × agent_message without plain text (encrypted) (not replayed)" in imported.warnings
+
+
+def test_a_branch_is_found_through_bookkeeping_lines_of_the_route() -> None:
+    """Lines of kinds the import skips (an attachment) still link the history: a fork after one
+    is found, and named by its line."""
+    attachment = {"type": "attachment", "uuid": "att", "parentUuid": "a1", "isSidechain": False}
+    log = [
+        _prompt("p1", None, "first"),
+        _answer("a1", "p1", "m1", _text("one")),
+        {**attachment, "sessionId": SESSION},
+        _prompt("x", "att", "left"),
+        _answer("a2", "x", "m2", _text("two")),
+        _prompt("p2", "att", "instead"),
+        _answer("a3", "p2", "m3", _text("three")),
+    ]
+    imported = import_lines(lines(*log), "s.jsonl")
+    assert [m["content"] for m in imported.messages] == ["first", "one", "instead", "three"]
+    assert any(
+        w.startswith("line 6: the session branches") and "continues line 3," in w for w in imported.warnings
+    )

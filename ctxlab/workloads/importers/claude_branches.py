@@ -32,7 +32,8 @@ from typing import Any
 
 from ctxlab.workloads.importers.base import Entry
 
-CONVERSATION_KINDS = frozenset({"user", "assistant", "system"})
+CONVERSATION_KINDS = frozenset({"user", "assistant"})
+"""The kinds of line the route ends at; lines of every kind with an id are links of it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,24 +106,22 @@ def branches_left(entries: Iterator[Entry]) -> Branches | None:
 
 
 def _read(entries: Iterator[Entry]) -> _Graph:
-    """Each line's id and links, for the side the file is read for (its first conversation
-    line's: the main conversation, or a sub-agent's)."""
+    """Each line's id and links (every line with an id: bookkeeping lines are links of the
+    history too), on the side the file is read for: its first conversation line's (the main
+    conversation, or a sub-agent's); lines before that one are taken whatever their side."""
     graph = _Graph()
     side: bool | None = None
     for number, value in entries:
-        if not isinstance(value, Mapping) or value.get("type") not in CONVERSATION_KINDS:
-            continue
-        uuid = value.get("uuid")
+        uuid = value.get("uuid") if isinstance(value, Mapping) else None
         if not isinstance(uuid, str):
             continue
-        sidechain = value.get("isSidechain") is True
-        side = sidechain if side is None else side
-        if sidechain != side:
+        sidechain, conversation = value.get("isSidechain") is True, value.get("type") in CONVERSATION_KINDS
+        if side is None and conversation:
+            side = sidechain
+        if side is not None and sidechain != side:
             continue
-        node = _Node(
-            number, _text(value.get("parentUuid")), _text(value.get("logicalParentUuid")), _prompt(value)
-        )
-        graph.add(uuid, node, value.get("type") in ("user", "assistant"))
+        parent, logical = _text(value.get("parentUuid")), _text(value.get("logicalParentUuid"))
+        graph.add(uuid, _Node(number, parent, logical, _prompt(value)), conversation)
     return graph
 
 

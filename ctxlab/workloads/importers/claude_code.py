@@ -240,9 +240,10 @@ class Forks:
 def _noted(branches: Branches, report: Report) -> Branches:
     """`branches`, each fork noted in the report."""
     for fork in branches.forks:
+        continued = f"line {fork.continued}" if fork.continued else "a line not in the file"
         report.notes.append(
             f"line {fork.line}: the session branches (a prompt edited or rewound): this line continues "
-            f"line {fork.continued}, and the {fork.left_lines} lines of the branch it left, from line "
+            f"{continued}, and the {fork.left_lines} lines of the branch it left, from line "
             f"{fork.left_from}, are not replayed"
         )
     return branches
