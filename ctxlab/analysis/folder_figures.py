@@ -1,7 +1,8 @@
 """Which figures a results folder gets, drawn into its `figures/`.
 
 - `sawtooth-<run_id>`: every run, when the scenario has at most `MAX_SAWTOOTH_RUNS` runs (a run
-  with sub-agents shows them too, every call in the order it was made: `analysis.agents`).
+  with sub-agents shows them too, every call in the order it was made: `analysis.agents`; a run
+  that made no call says so, and why when it failed).
 - `overlay[-k]` and `cumulative[-k]`: the runs that share a workload (the same values of every
   swept `workload.*` path and seed), when there are 2 to `MAX_OVERLAY_RUNS` of them; each line
   is labelled with its strategy and the other swept values.
@@ -32,7 +33,6 @@ from matplotlib.figure import Figure
 
 from ctxlab.analysis import agents, plots
 from ctxlab.analysis.folders import read_manifest
-from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.experiments.processes import WHOLE, Share, map_shares
 from ctxlab.experiments.replace import replace_folder
@@ -53,9 +53,7 @@ def figure_plan(results: Results) -> list[tuple[str, Draw]]:
     runs = results.runs
     if len(runs) <= MAX_SAWTOOTH_RUNS:
         for _, row in runs.iterrows():
-            draw = _sawtooth(results, row)
-            if draw is not None:
-                plan.append((f"sawtooth-{row['run_id']}", draw))
+            plan.append((f"sawtooth-{row['run_id']}", _sawtooth(results, row)))
     plan += _groups(results)
     plan += _sweeps(results)
     return plan
@@ -71,15 +69,11 @@ def draw_figures(results: Results, folder: Path, *, svg: bool = False, share: Sh
     return written
 
 
-def _sawtooth(results: Results, row: pd.Series) -> Draw | None:
+def _sawtooth(results: Results, row: pd.Series) -> Draw:
     calls = results.calls[results.calls["run_id"] == row["run_id"]]
-    if calls.empty:
-        return None
     settings = results.run_settings(str(row["run_id"]))
     context = settings.get("strategy_settings", {}).get("context", {})
     title = f"{results.name}: {plots.run_label(row, results.swept_columns())}"
-    if row["status"] != "ok":
-        title += " (failed)"
     subagents = results.subagent_calls[results.subagent_calls["run_id"] == row["run_id"]]
     if not subagents.empty:
         window = int(settings["model"]["context_size"])
@@ -101,7 +95,16 @@ def _sawtooth(results: Results, row: pd.Series) -> Draw | None:
         window=int(settings["model"]["context_size"]),
         trigger=context.get("trigger_ratio"),
         reserve=context.get("reserve_ratio"),
+        note=None if len(calls) else _no_calls(row),
     )
+
+
+def _no_calls(row: pd.Series) -> str:
+    """What the sawtooth of a run without a model call says instead of a line."""
+    if row["status"] == "ok":
+        return "no model call was made"
+    error = "" if pd.isna(row.get("error")) else f":\n{str(row['error'])[:160]}"
+    return f"no model call was made: the run failed first{error}"
 
 
 def _shared_columns(results: Results) -> list[str]:
@@ -118,7 +121,7 @@ def _grouped(results: Results) -> list[tuple[str, pd.DataFrame]]:
     for key, group in results.runs.groupby(shared, sort=False, dropna=False):
         values = key if isinstance(key, tuple) else (key,)
         caption = ", ".join(
-            f"{c.removeprefix('param.')}={value_text(v)}" for c, v in zip(shared, values, strict=True)
+            f"{c.removeprefix('param.')}={plots.swept_text(v)}" for c, v in zip(shared, values, strict=True)
         )
         groups.append((caption, group))
     return groups
@@ -175,7 +178,7 @@ def _sweeps(results: Results) -> list[tuple[str, Draw]]:
     plan: list[tuple[str, Draw]] = []
     for strategy in dict.fromkeys(runs["strategy"].tolist()):
         own = runs[runs["strategy"] == strategy]
-        dims = [c for c in swept if own[c].nunique(dropna=True) > 1]
+        dims = [c for c in swept if own[c].nunique(dropna=False) > 1]  # a swept null is a value
         if len(dims) == 1:
             title = f"{results.name}: {strategy} over {dims[0].removeprefix('param.')}"
             plan.append(
@@ -188,16 +191,14 @@ def _sweeps(results: Results) -> list[tuple[str, Draw]]:
 
 def _heatmaps(name: str, strategy: str, runs: pd.DataFrame, dims: list[str]) -> list[tuple[str, Draw]]:
     x, y, rest = dims[0], dims[1], dims[2:]
-    combos = list(itertools.product(*(sorted(runs[c].dropna().unique().tolist()) for c in rest)))[
-        :MAX_HEATMAPS
-    ]
+    combos = list(itertools.product(*(plots.grid_values(runs, c) for c in rest)))[:MAX_HEATMAPS]
     plan: list[tuple[str, Draw]] = []
     for k, combo in enumerate(combos, start=1):
         subset = runs
         for column, value in zip(rest, combo, strict=True):
-            subset = subset[subset[column] == value]
+            subset = subset[[plots.swept_key(v) == value for v in subset[column].tolist()]]
         fixed = ", ".join(
-            f"{c.removeprefix('param.')}={value_text(v)}" for c, v in zip(rest, combo, strict=True)
+            f"{c.removeprefix('param.')}={plots.swept_text(v)}" for c, v in zip(rest, combo, strict=True)
         )
         title = f"{name}: {strategy}" + (f" ({fixed})" if fixed else "")
         suffix = "" if len(combos) == 1 else f"-{k}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import numbers
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, cast
@@ -86,6 +87,17 @@ def line_colours(count: int) -> list[Any]:
     (every preset on one workload is eleven), repeating only past twenty."""
     palette = mpl.colormaps["tab10" if count <= 10 else "tab20"].colors  # type: ignore[attr-defined]
     return [palette[i % len(palette)] for i in range(count)]
+
+
+LABEL_WIDTH = 48
+TICK_WIDTH = 20
+"""Lines of a long label under a slanted tick, which must not reach past the figure's edge."""
+
+
+def wrapped(label: str, width: int = LABEL_WIDTH) -> str:
+    """A run's label as a legend or tick shows it: a label longer than `LABEL_WIDTH` characters
+    on lines of at most `width`, so a long strategy name cannot squeeze the plot to nothing."""
+    return label if len(label) <= LABEL_WIDTH else "\n".join(textwrap.wrap(label, width))
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -174,6 +186,18 @@ def _zone_lines(axes: Any, window: int, trigger: float | None, reserve: float | 
         )
 
 
+def whole_calls(axes: Axes) -> None:
+    """Whole call numbers on the x axis, also when every point is at one call (matplotlib would
+    spread a single call over fractions of a call around it), and none without a call."""
+    low, high = axes.dataLim.intervalx
+    if not (np.isfinite(low) and np.isfinite(high)):
+        axes.xaxis.set_major_locator(NullLocator())
+        return
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if low == high:
+        axes.set_xlim(low - 1, high + 1)
+
+
 def token_axes(axes: Axes, title: str, xlabel: str = "model call (0-based, in order)") -> None:
     """Title, labels, thousands on the y axis from 0, whole calls on the x axis, and the legend
     outside on the right: how every input-tokens-per-call figure is finished."""
@@ -181,7 +205,7 @@ def token_axes(axes: Axes, title: str, xlabel: str = "model call (0-based, in or
     axes.set_xlabel(xlabel)
     axes.set_ylabel("input tokens per call")
     axes.yaxis.set_major_formatter(THOUSANDS)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    whole_calls(axes)
     axes.set_ylim(bottom=0)
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
@@ -195,11 +219,13 @@ def sawtooth(
     window: int,
     trigger: float | None = None,
     reserve: float | None = None,
+    note: str | None = None,
 ) -> Figure:
     """Input tokens per call of one run, with the window, trigger and reserve lines.
 
     Reasoning and summary calls are marked apart; a dashed vertical line marks each compression
-    (a `compressed` row of `events`, the results' events table).
+    (a `compressed` row of `events`, the results' events table). `note` is written across the
+    plot (a run without calls says so there, rather than looking like a run of no tokens).
     """
     figure = _figure(8, 4.2)
     axes = figure.add_subplot()
@@ -223,6 +249,8 @@ def sawtooth(
         )
     _zone_lines(axes, window, trigger, reserve)
     token_axes(axes, title)
+    if note:
+        axes.text(0.5, 0.5, note, transform=axes.transAxes, ha="center", va="center", wrap=True)
     return figure
 
 
@@ -238,7 +266,7 @@ def overlay(calls: pd.DataFrame, labels: dict[str, str], *, title: str, window: 
             run["input_tokens"].astype(float),
             marker=".",
             linewidth=1.2,
-            label=label,
+            label=wrapped(label),
             color=colour,
         )
     if window is not None:
@@ -267,10 +295,23 @@ def cumulative(
     for (run_id, label), colour in zip(labels.items(), line_colours(len(labels)), strict=True):
         run = calls[calls["run_id"] == run_id]
         x = run["call_index"].astype(int)
+        marker = "o" if len(run) == 1 else None  # a line of one point draws nothing
         tokens_axes.plot(
-            x, run["input_tokens"].astype(float).cumsum(), linewidth=1.4, label=label, color=colour
+            x,
+            run["input_tokens"].astype(float).cumsum(),
+            linewidth=1.4,
+            label=wrapped(label),
+            color=colour,
+            marker=marker,
         )
-        cost_axes.plot(x, call_costs(run, prices).cumsum(), linewidth=1.4, label=label, color=colour)
+        cost_axes.plot(
+            x,
+            call_costs(run, prices).cumsum(),
+            linewidth=1.4,
+            label=wrapped(label),
+            color=colour,
+            marker=marker,
+        )
     tokens_axes.set_title("cumulative input tokens")
     tokens_axes.set_ylabel("input tokens (sum so far)")
     tokens_axes.yaxis.set_major_formatter(THOUSANDS)
@@ -278,7 +319,7 @@ def cumulative(
     cost_axes.set_ylabel("cost (price units, per-million prices)")
     for axes in (tokens_axes, cost_axes):
         axes.set_xlabel("model call (0-based, in order)")
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        whole_calls(axes)
         axes.set_ylim(bottom=0)
     cost_axes.legend(loc="upper left", fontsize=7)
     figure.suptitle(title)
@@ -293,7 +334,9 @@ def cache_hit_rates(runs: pd.DataFrame, labels: dict[str, str], *, title: str) -
     rates = [float(runs.loc[runs["run_id"] == r, "cache_hit_rate"].iloc[0]) for r in labels]
     bars = axes.bar(range(len(labels)), rates, color=REASONING)
     axes.bar_label(bars, labels=[f"{r:.0%}" for r in rates], fontsize=8)
-    axes.set_xticks(range(len(labels)), list(labels.values()), rotation=20, ha="right")
+    axes.set_xticks(
+        range(len(labels)), [wrapped(v, TICK_WIDTH) for v in labels.values()], rotation=20, ha="right"
+    )
     axes.set_ylim(0, 1.05)
     axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
     axes.set_ylabel("cached share of input tokens")
@@ -318,10 +361,10 @@ def retention(snapshots: dict[str, list[dict[str, Any]]], *, title: str) -> Figu
             points = [(int(s["before_call"]), float(s[kind])) for s in run if s.get(kind) is not None]
             if points:
                 xs, ys = zip(*points, strict=True)
-                axes.step(xs, ys, where="post", marker="o", markersize=3, linewidth=1.3, label=label)
+                axes.step(xs, ys, where="post", marker="o", markersize=3, linewidth=1.3, label=wrapped(label))
         axes.set_ylim(-0.02, 1.05)
         axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        whole_calls(axes)
         axes.set_xlabel("model call it precedes (0-based)")
         axes.set_ylabel(f"planted {kind} visible")
         axes.set_title(f"{kind} retained")
@@ -330,27 +373,50 @@ def retention(snapshots: dict[str, list[dict[str, Any]]], *, title: str) -> Figu
     return figure
 
 
-def _grid_values(runs: pd.DataFrame, column: str) -> list[Any]:
-    return sorted(runs[column].dropna().unique().tolist())
+def swept_key(value: Any) -> Any:
+    """A swept value as figures tell values apart: a missing one (a swept `null`) is None."""
+    return None if pd.api.types.is_scalar(value) and pd.isna(value) else value
+
+
+def grid_values(runs: pd.DataFrame, column: str) -> list[Any]:
+    """The distinct values of a swept column: None (a swept `null`) first, then numbers in
+    order, then the others in order of their text."""
+    values = {swept_key(v) for v in runs[column].tolist()}
+    present = [v for v in values if v is not None]
+    numeric = sorted(v for v in present if isinstance(v, numbers.Real))
+    others = sorted((v for v in present if not isinstance(v, numbers.Real)), key=str)
+    return ([None] if None in values else []) + numeric + others
+
+
+def swept_text(value: Any) -> str:
+    """A swept value as a tick or title shows it (a swept `null` as `null`)."""
+    return "null" if swept_key(value) is None else value_text(value)
 
 
 @styled
 def heatmap(
     runs: pd.DataFrame, x: str, y: str, *, title: str, metrics: dict[str, str] | None = None
 ) -> Figure:
-    """One panel per metric: the metric over the grid of two swept parameters (cells annotated)."""
+    """One panel per metric: the metric over the grid of two swept parameters (cells annotated;
+    a cell whose run failed says `failed`, a cell without a run is left blank)."""
     metrics = metrics or METRICS
-    xs, ys = _grid_values(runs, x), _grid_values(runs, y)
+    xs, ys = grid_values(runs, x), grid_values(runs, y)
     figure = _figure(4.2 * len(metrics), 3.9)
     for axes, (metric, label) in zip(
         np.atleast_1d(figure.subplots(1, len(metrics))), metrics.items(), strict=True
     ):
         grid = np.full((len(ys), len(xs)), np.nan)
+        failed: set[tuple[int, int]] = set()
         for _, row in runs.iterrows():
+            cell = ys.index(swept_key(row[y])), xs.index(swept_key(row[x]))
             if row["status"] == "ok" and not pd.isna(row[metric]):
-                grid[ys.index(row[y]), xs.index(row[x])] = float(row[metric])
+                grid[cell] = float(row[metric])
+            elif row["status"] != "ok":
+                failed.add(cell)
         image = axes.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
         for (i, j), value in np.ndenumerate(grid):
+            if np.isnan(value) and (i, j) not in failed:
+                continue
             text = "failed" if np.isnan(value) else _short_number(value)
             light = not np.isnan(value) and image.norm(value) > 0.55  # viridis is light at its top end
             axes.text(
@@ -362,8 +428,8 @@ def heatmap(
                 fontsize=7,
                 color="black" if light or np.isnan(value) else "white",
             )
-        axes.set_xticks(range(len(xs)), [value_text(v) for v in xs])
-        axes.set_yticks(range(len(ys)), [value_text(v) for v in ys])
+        axes.set_xticks(range(len(xs)), [swept_text(v) for v in xs])
+        axes.set_yticks(range(len(ys)), [swept_text(v) for v in ys])
         axes.set_xlabel(x.removeprefix("param."))
         axes.set_ylabel(y.removeprefix("param."))
         axes.set_title(label)
@@ -373,26 +439,35 @@ def heatmap(
     return figure
 
 
+def _line_values(runs: pd.DataFrame, x: str) -> tuple[list[Any], bool]:
+    """The values of `x` of every run, finished or not, and whether they are all numbers (then
+    in order; otherwise in the order they were swept, a swept `null` as None)."""
+    values = list(dict.fromkeys(swept_key(v) for v in runs[x].tolist()))
+    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in values)
+    return (sorted(values) if numeric else values), numeric
+
+
 @styled
 def sweep_lines(runs: pd.DataFrame, x: str, *, title: str, metrics: dict[str, str] | None = None) -> Figure:
     """One panel per metric: the metric against one swept parameter (numbers in order, other
-    values in the order they were swept)."""
+    values in the order they were swept). A value whose runs all failed has no point: `failed`
+    is written at it instead."""
     metrics = metrics or LINE_METRICS
     ok = runs[runs["status"] == "ok"]
-    values = list(dict.fromkeys(ok[x].tolist()))
-    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in values)
-    if numeric:
-        values = sorted(values)
+    keys = [swept_key(v) for v in ok[x].tolist()]
+    values, numeric = _line_values(runs, x)
     figure = _figure(3.4 * len(metrics), 3.6)
     for axes, (metric, label) in zip(
         np.atleast_1d(figure.subplots(1, len(metrics))), metrics.items(), strict=True
     ):
-        ys = [float(ok.loc[ok[x] == v, metric].iloc[0]) for v in values]
-        axes.set_ylim(bottom=0, top=max(ys) * 1.1 if max(ys, default=0) > 0 else 1)
+        ys = [_first(ok[metric], keys, v) for v in values]
+        finite = [y for y in ys if not np.isnan(y)]
+        axes.set_ylim(bottom=0, top=max(finite) * 1.1 if max(finite, default=0) > 0 else 1)
         xs = [float(v) for v in values] if numeric else list(range(len(values)))
         axes.plot(xs, ys, marker="o", linewidth=1.4, color=REASONING)
+        _failed_marks(axes, [p for p, y in zip(xs, ys, strict=True) if np.isnan(y)])
         if not numeric:
-            axes.set_xticks(xs, [value_text(v) for v in values], rotation=20, ha="right")
+            axes.set_xticks(xs, [swept_text(v) for v in values], rotation=20, ha="right")
             axes.set_xlim(-0.5, len(values) - 0.5)
         axes.set_xlabel(x.removeprefix("param."))
         axes.set_ylabel(label)
@@ -402,6 +477,34 @@ def sweep_lines(runs: pd.DataFrame, x: str, *, title: str, metrics: dict[str, st
             axes.yaxis.set_major_formatter(THOUSANDS)
     figure.suptitle(title)
     return figure
+
+
+def _first(column: pd.Series, keys: list[Any], value: Any) -> float:
+    """The metric of the first finished run at `value` (NaN when none finished)."""
+    for key, metric in zip(keys, column.tolist(), strict=True):
+        if key == value and not pd.isna(metric):
+            return float(metric)
+    return float("nan")
+
+
+def _failed_marks(axes: Axes, xs: list[float]) -> None:
+    """`failed` written at each x without a finished run, inside the axes' x range."""
+    if not xs:
+        return
+    axes.update_datalim([(x, 0.0) for x in xs])
+    axes.autoscale_view(scaley=False)
+    for x in xs:
+        axes.text(
+            x,
+            0.5,
+            "failed",
+            transform=axes.get_xaxis_transform(),
+            ha="center",
+            va="center",
+            rotation=90,
+            color=SUMMARY,
+            fontsize=8,
+        )
 
 
 def _short_number(value: float) -> str:
@@ -416,8 +519,10 @@ def _short_number(value: float) -> str:
 
 
 def run_label(row: pd.Series, columns: Sequence[str]) -> str:
-    """`strategy (name=value, ...)` with the given parameter columns' short names."""
+    """`strategy (name=value, ...)` with the given parameter columns' short names, and
+    ` (failed)` after a run that did not finish (its line stops where it failed)."""
     parts = [
         f"{c.rsplit('.', 1)[-1]}={value_text(row[c])}" for c in columns if c in row and not pd.isna(row[c])
     ]
-    return f"{row['strategy']} ({', '.join(parts)})" if parts else str(row["strategy"])
+    label = f"{row['strategy']} ({', '.join(parts)})" if parts else str(row["strategy"])
+    return label if row.get("status", "ok") == "ok" else f"{label} (failed)"
