@@ -387,6 +387,24 @@ def test_plot_refuses_a_folder_whose_files_cannot_be_read_and_keeps_every_figure
         run_cli("run", str(paths[0]), "--out", str(tmp_path / "results"), "--quiet")
 
 
+def test_plot_refuses_a_table_cut_short_at_a_line_boundary(tmp_path: Path) -> None:
+    """A CSV cut after a whole line still parses: the rows it lost are found missing against the
+    manifest and the runs' call counts, not drawn as a shorter run (or no run at all)."""
+    path = write(tmp_path, TINY)
+    run_cli("run", str(path), "--out", str(tmp_path / "r"), "--quiet")
+    folder = tmp_path / "r" / "tiny"
+    figures = {p.name: p.read_bytes() for p in (folder / "figures").iterdir()}
+    for name in ("runs", "calls"):
+        (folder / f"{name}.parquet").unlink()
+        lines = (folder / f"{name}.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+        (folder / f"{name}.csv").write_text("".join(lines[:-1]), encoding="utf-8")
+        code, _, err = run_cli("plot", str(folder))
+        assert code == 2 and "Traceback" not in err, err
+        assert f"tiny/{name}.csv: cannot be read as ctxlab results (" in err
+        assert {p.name: p.read_bytes() for p in (folder / "figures").iterdir()} == figures
+        run_cli("run", str(path), "--out", str(tmp_path / "r"), "--quiet")
+
+
 def test_a_run_writes_the_index_beside_unreadable_and_older_results_folders(tmp_path: Path) -> None:
     """A results root kept across versions: a folder written before a column existed shows it
     empty, and one that cannot be read is named in the index without stopping the run."""

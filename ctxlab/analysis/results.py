@@ -6,6 +6,8 @@ Invariants:
   types restored from the manifest's column descriptions.
 - Nothing is recomputed here: the frames hold exactly what the run wrote. The one exception is a
   folder written before the `events` table existed: its events are read from `calls.events`.
+- A folder whose runs are not the manifest's, or whose calls are not as many as its runs count,
+  is refused (`ResultsError`): a file cut short at a line boundary still parses, and shows less.
 - `calls` and `events` hold the runs' own calls (`agent` `parent`, or every row of a folder
   written before sub-agents' calls were), `subagent_calls` and `subagent_events` the sub-agents'
   rows, so every figure and analysis of a run's own calls reads `calls` as it always has.
@@ -64,9 +66,15 @@ class Results:
         return swept_columns(self.manifest, self.runs.columns)
 
 
+def _source(folder: Path, name: str) -> Path:
+    """The file a table is read from: its Parquet file, or its CSV file without one."""
+    parquet = folder / f"{name}.parquet"
+    return parquet if parquet.is_file() else folder / f"{name}.csv"
+
+
 def _frame(folder: Path, name: str, columns: dict[str, str]) -> pd.DataFrame:
     parquet = folder / f"{name}.parquet"
-    path = parquet if parquet.is_file() else folder / f"{name}.csv"
+    path = _source(folder, name)
     try:
         if path == parquet:
             return pd.read_parquet(parquet, dtype_backend="numpy_nullable")
@@ -112,15 +120,49 @@ def load_results(folder: Path | str) -> Results:
     events = _frame(folder, "events", columns.get("events", {})) if written else _events_of(calls)
     own_calls, sub_calls = _split(calls)
     own_events, sub_events = _split(events)
+    runs = _frame(folder, "runs", columns.get("runs", {}))
+    _check_runs(folder, manifest, runs)
+    _check_calls(folder, runs, own_calls, "calls")
+    _check_calls(folder, runs, sub_calls, "subagent_calls")
     return Results(
         folder=folder,
         manifest=manifest,
-        runs=_frame(folder, "runs", columns.get("runs", {})),
+        runs=runs,
         calls=own_calls,
         events=own_events,
         subagent_calls=sub_calls,
         subagent_events=sub_events,
     )
+
+
+def _check_runs(folder: Path, manifest: dict[str, Any], runs: pd.DataFrame) -> None:
+    """The runs table holds the manifest's runs, in its order (a file cut short at a line
+    boundary still parses, with runs missing).
+
+    Raises:
+        ResultsError: it does not.
+    """
+    expected = [str(entry.get("run_id")) for entry in manifest["runs"]]
+    found = runs["run_id"].astype(str).tolist() if "run_id" in runs.columns else []
+    if found != expected:
+        why = f"holds {len(found)} of the manifest's {len(expected)} runs, or others"
+        raise ResultsError(_source(folder, "runs"), why)
+
+
+def _check_calls(folder: Path, runs: pd.DataFrame, calls: pd.DataFrame, column: str) -> None:
+    """Each run has as many rows in the calls table as its `column` (`calls` for its own,
+    `subagent_calls` for its sub-agents'; not checked in a folder written before the column).
+
+    Raises:
+        ResultsError: a run has more or fewer.
+    """
+    if column not in runs.columns or "run_id" not in calls.columns:
+        return
+    counted = calls["run_id"].astype(str).value_counts()
+    for run_id, expected in zip(runs["run_id"].astype(str), runs[column], strict=True):
+        if not pd.isna(expected) and int(counted.get(run_id, 0)) != int(expected):
+            why = f"run {run_id} has {int(counted.get(run_id, 0))} rows, its {column} is {int(expected)}"
+            raise ResultsError(_source(folder, "calls"), why)
 
 
 def _split(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
