@@ -19,6 +19,7 @@ Figures: `regime_map` draws the regimes of a sweep; like `plots`, it takes frame
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -102,9 +103,11 @@ def describe(table: pd.DataFrame) -> list[str]:
         if len(worst):
             over = plural(int(group["over window"].max()), "request")
             loops = plural(int(group["loop warnings"].max()), "looping compression")
-            rate = float(group["compression rate"].max())
+            rate = float(group["compression rate"].max())  # NaN: no run made a reasoning call
             detail = (
-                f" — at worst {over} over the window, {loops}, and a compression before {rate:.0%} of "
+                f" — at worst {over} over the window and {loops}"
+                if np.isnan(rate)
+                else f" — at worst {over} over the window, {loops}, and a compression before {rate:.0%} of "
                 "reasoning calls"
             )
         lines.append(
@@ -115,7 +118,8 @@ def describe(table: pd.DataFrame) -> list[str]:
 
 def where(table: pd.DataFrame, regime_name: str) -> list[str]:
     """Where a regime occurs, per scenario and window, as short phrases: `every setting`, the
-    triggers at which every reserve falls in it, or the (trigger, reserve) cells."""
+    triggers at which every reserve falls in it, or the (trigger, reserve) cells; a run of a
+    strategy without a trigger is named by its strategy."""
     phrases = []
     for (scenario, window), group in table.groupby(["scenario", "window"], sort=False):
         hit = group[group["regime"] == regime_name]
@@ -130,9 +134,18 @@ def where(table: pd.DataFrame, regime_name: str) -> list[str]:
         whole = [float(cast(Any, t)) for t, flag in everywhere.items() if flag]
         rest = hit[~hit["trigger"].isin(whole)]
         parts = [f"trigger {t:g}" for t in whole]
-        parts += [f"trigger {r['trigger']:g} with reserve {r['reserve']:g}" for r in rest.to_dict("records")]
+        parts += [_setting(r) for r in rest.to_dict("records")]
         phrases.append(f"{scenario} at window {window:,} ({', '.join(parts)})")
     return phrases
+
+
+def _setting(row: Mapping[Hashable, Any]) -> str:
+    """One run's cell: its trigger and reserve, or its strategy's name when it has neither."""
+    if pd.isna(row["trigger"]):
+        return f"`{row['strategy']}`"
+    if pd.isna(row["reserve"]):
+        return f"trigger {row['trigger']:g}"
+    return f"trigger {row['trigger']:g} with reserve {row['reserve']:g}"
 
 
 def best_settings(table: pd.DataFrame, *, min_runs: int = 2) -> pd.DataFrame:
