@@ -23,6 +23,11 @@ EMBEDDED = ("overlay", "cumulative", "heatmap", "sweep", "cache-hit-rate", "rete
 """Figure kinds shown inline; per-run sawtooth plots are shown inline only for small scenarios."""
 
 MAX_INLINE_SAWTOOTH = 3
+NO_FIGURES = (
+    "_No figures: a sawtooth is drawn per run of a scenario of at most 16 runs, an overlay of 2 to 8 "
+    "runs on one workload, and sweep figures of swept strategies; read `runs.csv` and `calls.csv`._"
+)
+"""What the index says of a folder whose figures are none (every preset in one scenario)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,8 @@ def _figures(results: Runs, root: Path) -> list[str]:
     if not folder.is_dir():
         return ["_No figures (run without `--no-plots`, or `ctxlab plot` the folder)._"]
     pngs = sorted(folder.glob("*.png"))
+    if not pngs:
+        return [NO_FIGURES]
     link = {p: Path(os.path.relpath(p, root)).as_posix() for p in pngs}
     inline = [p for p in pngs if p.stem.split("-")[0] in EMBEDDED or p.stem.startswith("cache-hit-rate")]
     sawtooth = [p for p in pngs if p.stem.startswith("sawtooth-")]

@@ -87,17 +87,11 @@ def test_where_groups_whole_triggers_and_whole_windows() -> None:
 def test_where_and_describe_name_runs_without_a_trigger_or_reasoning_calls() -> None:
     """A strategy without a trigger (`none`, a zoo preset) is named, not `trigger nan`; a window
     whose runs made no reasoning call has no compression share to tell, not `nan%`."""
-    table = pd.DataFrame(
-        _cells({(0.5, 0.1): "ok", (0.9, 0.1): "over window"})
-        + [
-            _cells({(0.5, 0.1): "over window"})[0]
-            | {"strategy": "none", "trigger": None, "reserve": None, "run_id": "none-1"}
-        ]
-        + [
-            _cells({(0.5, 0.1): "fails"}, window=2000)[0]
-            | {"reasoning calls": 0, "compressions": 0, "compression rate": float("nan")}
-        ]
-    )
+    none = _cells({(0.5, 0.1): "over window"})[0]
+    none |= {"strategy": "none", "trigger": None, "reserve": None, "run_id": "none-1"}
+    failed = _cells({(0.5, 0.1): "fails"}, window=2000)[0]
+    failed |= {"reasoning calls": 0, "compressions": 0, "compression rate": float("nan")}
+    table = pd.DataFrame([*_cells({(0.5, 0.1): "ok", (0.9, 0.1): "over window"}), none, failed])
     assert sensitivity.where(table, "over window") == ["s at window 4,000 (trigger 0.9, `none`)"]
     lines = sensitivity.describe(table)
     assert lines[-1] == (

@@ -145,3 +145,16 @@ def test_an_empty_grid_cell_is_blank_and_a_failed_one_says_so(tmp_path: Path) ->
     )
     figure = plots.heatmap(runs, "x", "y", title="grid")
     assert sorted(t.get_text() for t in figure.axes[0].texts) == ["1", "3", "failed"]
+
+
+def test_the_index_says_why_a_folder_has_no_figures(tmp_path: Path) -> None:
+    from ctxlab.analysis import folder_figures
+    from ctxlab.analysis.report import NO_FIGURES, read_runs, section
+
+    strategies = [{"name": f"s{k}", "preset": "none"} for k in range(folder_figures.MAX_SAWTOOTH_RUNS + 1)]
+    results = run_document(_document("many", strategies=strategies), tmp_path)
+    assert figure_plan(results) == []
+    (results.folder / "figures").mkdir(exist_ok=True)
+    assert NO_FIGURES in section(read_runs(results.folder), tmp_path)
+    assert f"at most {folder_figures.MAX_SAWTOOTH_RUNS} runs" in NO_FIGURES
+    assert f"2 to {folder_figures.MAX_OVERLAY_RUNS} " in NO_FIGURES
