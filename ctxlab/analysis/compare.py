@@ -70,9 +70,16 @@ def strategy_table(results: Sequence[Results]) -> pd.DataFrame:
     if table.empty:
         return table
     table["safe"] = (table["status"] == "ok") & (table["over window"] == 0) & (table["violations"] == 0)
-    cheapest = table[table["safe"]].groupby("workload")["cost"].min()
-    table["cost vs best"] = table["cost"] / table["workload"].map(cheapest)
+    table["cost vs best"] = _cost_vs_best(table)
     return table
+
+
+def _cost_vs_best(table: pd.DataFrame) -> pd.Series:
+    """A safe run's cost over the cheapest safe run's of its workload (1 where both are free);
+    missing for an unsafe run, whose cost does not compare (a failed run stops early)."""
+    best = table["workload"].map(table[table["safe"]].groupby("workload")["cost"].min())
+    ratio = (table["cost"] / best).mask((best == 0) & (table["cost"] == 0), 1.0)
+    return ratio.where(table["safe"]).astype("float64")
 
 
 def _retention(runs: pd.DataFrame) -> pd.Series:

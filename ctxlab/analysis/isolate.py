@@ -20,7 +20,22 @@ DELEGATE = "param.workload.generator.params.delegate"
 
 
 def _flag(results: Results, column: str, value: bool) -> pd.Series:
-    return results.runs.loc[results.runs[column].astype(str).str.lower() == str(value).lower()].iloc[0]
+    """The first run whose swept `column` is `value`.
+
+    Raises:
+        ValueError: the scenario has no such run (its sweep was edited to one side only).
+    """
+    if column not in results.runs.columns:
+        raise ValueError(
+            f"{results.name}: no run sweeps {column.removeprefix('param.')}; sweep it over [false, true]"
+        )
+    runs = results.runs.loc[results.runs[column].astype(str).str.lower() == str(value).lower()]
+    if runs.empty:
+        raise ValueError(
+            f"{results.name}: no run with {column.removeprefix('param.')} = {str(value).lower()}; the "
+            "comparison needs both, so sweep it over [false, true]"
+        )
+    return runs.iloc[0]
 
 
 def tool_groups(results: Results) -> pd.DataFrame:

@@ -135,3 +135,13 @@ def test_safe_runs_bedrock_would_refuse_are_named_last() -> None:
         == "- **On Bedrock**, the Converse API would refuse requests of these safe runs: `x` (a, b)."
     )
     assert compare.answer(_table([_row("a", "y", 2.0)]))[-1].startswith("- **a**")
+
+
+def test_cost_vs_best_is_a_safe_runs_alone_and_one_where_every_safe_run_is_free() -> None:
+    """A failed run stops early, so its cost is no measure against the others'; with zero prices
+    every safe run is as cheap as the best."""
+    table = pd.DataFrame([_row("a", "x", 2.0), _row("a", "y", 1.0), _row("a", "failed", 0.2, safe=False)])
+    ratios = compare._cost_vs_best(table)
+    assert ratios.iloc[:2].tolist() == [2.0, 1.0] and pd.isna(ratios.iloc[2])
+    free = pd.DataFrame([_row("b", "x", 0.0), _row("b", "y", 0.0)])
+    assert compare._cost_vs_best(free).tolist() == [1.0, 1.0]

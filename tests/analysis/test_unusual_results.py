@@ -3,13 +3,14 @@ over `null`, a run of one call, names longer than a plot is wide."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from matplotlib.figure import Figure
 
-from ctxlab.analysis import plots
+from ctxlab.analysis import isolate, plots
 from ctxlab.analysis.folder_figures import figure_plan
 from ctxlab.analysis.results import Results
 from ctxlab.replay import run_document
@@ -158,3 +159,15 @@ def test_the_index_says_why_a_folder_has_no_figures(tmp_path: Path) -> None:
     assert NO_FIGURES in section(read_runs(results.folder), tmp_path)
     assert f"at most {folder_figures.MAX_SAWTOOTH_RUNS} runs" in NO_FIGURES
     assert f"2 to {folder_figures.MAX_OVERLAY_RUNS} " in NO_FIGURES
+
+
+def test_the_isolate_comparison_says_which_side_of_its_sweep_is_missing(retrieval_results: Results) -> None:
+    """Notebook 06 compares inline with delegated runs: results without one side (or without the
+    sweep) say what is missing instead of an IndexError."""
+    with pytest.raises(
+        ValueError, match=r"no run sweeps workload\.generator\.params\.delegate; sweep it over"
+    ):
+        isolate.delegation(retrieval_results)
+    swept = replace(retrieval_results, runs=retrieval_results.runs.assign(**{isolate.DELEGATE: "True"}))
+    with pytest.raises(ValueError, match=r"no run with workload\.generator\.params\.delegate = false"):
+        isolate.delegation(swept)
