@@ -495,6 +495,17 @@ def test_the_window_keeps_system_messages_and_a_minimum() -> None:
     assert [u.kind for u in view_units(blind.messages)] == ["text"]
 
 
+def test_the_window_keeps_the_images_a_result_returned_with_the_result() -> None:
+    """A tool's images are sent after its result, but they are the result's own: a window that
+    stopped between them dropped both and sent nothing, below `min_messages`."""
+    msgs = [user("read it"), reply(call("c1", "Read")), reply(result("c1", "x" * 40, "Read", IMAGE))]
+    assert [u.kind for u in view_units(msgs)] == ["user", "calls", "result", "media"]
+    out = slide_window(msgs, sizer=SIZER, params=SlidingWindowParams(max_tokens=10))
+    assert out.dropped == (0, 1)
+    assert [u.kind for u in view_units(out.messages)] == ["result", "media"]
+    assert [w["role"] for w in to_openai(out.messages)] == ["tool", "user"]
+
+
 def walked_window(msgs: list[Message], sizer: Sizer, params: SlidingWindowParams) -> tuple[int, ...]:
     """The window's drops found the plain way: take off each dropped unit's size and count the
     request again, one unit at a time."""
@@ -509,6 +520,15 @@ def walked_window(msgs: list[Message], sizer: Sizer, params: SlidingWindowParams
             continue
         dropped.append(unit.index)
         tally = tally - sizes[unit.index]
+    kept = [u for u in units if u.index not in dropped and not (params.keep_system and u.kind == "system")]
+    if kept and kept[0].kind == "media":  # its images are its results': they stay with them
+        media = kept[0]
+        holders = [
+            u.index
+            for u in units
+            if u.kind == "result" and u.message == media.message and set(u.blocks) & set(media.blocks)
+        ]
+        dropped = [d for d in dropped if d < min(holders)]
     return tuple(dropped)
 
 

@@ -78,7 +78,7 @@ def slide_window(
             sizer.tokens(left) <= params.max_tokens or len(units) - dropped.droppable <= params.min_messages
         )
 
-    stop = bisect_left(range(len(units)), True, key=stops)
+    stop = _with_its_results(units, bisect_left(range(len(units)), True, key=stops))
     spared = system_units_before(messages, units, stop) if params.keep_system else []
     dropped = tuple(
         itertools.chain.from_iterable(
@@ -87,6 +87,21 @@ def slide_window(
     )
     kept = drop_front(messages, units, stop, keep_system=params.keep_system)
     return Window(messages=kept, dropped=dropped, tokens=sizer.count(kept))
+
+
+def _with_its_results(units: Sequence[ViewUnit], stop: int) -> int:
+    """`stop`, or, when it falls on the images a batch of results returned (a media unit, which
+    owns no block: its images are the results' own), the first of those results: they go
+    together, or the images would be dropped with them and fewer than `min_messages` sent. The
+    media unit follows its batch's results, so only the batch is walked back over."""
+    if stop == len(units) or units[stop].kind != "media":
+        return stop
+    media, at, first = units[stop], stop, stop
+    while at > 0 and units[at - 1].kind == "result" and units[at - 1].message == media.message:
+        at -= 1
+        if set(units[at].blocks) & set(media.blocks):
+            first = at
+    return first
 
 
 class _Mark(NamedTuple):
