@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 import matplotlib as mpl
+import pandas as pd
 from matplotlib.figure import Figure
 
 import ctxlab
@@ -63,6 +64,27 @@ def say(lines: str | Iterable[str]) -> None:
     """Display Markdown: one string, or lines joined by newlines."""
     ipython: Any = importlib.import_module("IPython.display")
     ipython.display(ipython.Markdown(lines if isinstance(lines, str) else "\n".join(lines)))
+
+
+MISSING = "—"
+"""How a table shows a value that was not measured (retention without probes) or does not apply
+(a mean over no safe run)."""
+
+
+def shown(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """A table as a notebook shows it: decimals with `digits` places, a missing value `MISSING`
+    (pandas would print NaN, which reads as a broken measure).
+
+    >>> shown(pd.DataFrame({"x": [0.12345, float("nan")], "n": [1, 2]})).to_dict("list")
+    {'x': ['0.123', '—'], 'n': [1, 2]}
+    """
+    return frame.apply(lambda column: _shown_column(column, digits))
+
+
+def _shown_column(column: pd.Series, digits: int) -> pd.Series:
+    if pd.api.types.is_float_dtype(column):
+        return column.map(lambda v: MISSING if pd.isna(v) else f"{v:.{digits}f}")
+    return column.astype(object).where(column.notna(), MISSING)
 
 
 def results_root(default: str = "../results") -> Path:
