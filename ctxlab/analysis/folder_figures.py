@@ -34,6 +34,7 @@ from matplotlib.figure import Figure
 from ctxlab.analysis import agents, plots
 from ctxlab.analysis.folders import read_manifest
 from ctxlab.analysis.results import Results, load_results
+from ctxlab.analysis.sweep_figures import grid_values, heatmap, sweep_lines, swept_key, swept_text
 from ctxlab.experiments.processes import WHOLE, Share, map_shares
 from ctxlab.experiments.replace import replace_folder
 
@@ -121,7 +122,7 @@ def _grouped(results: Results) -> list[tuple[str, pd.DataFrame]]:
     for key, group in results.runs.groupby(shared, sort=False, dropna=False):
         values = key if isinstance(key, tuple) else (key,)
         caption = ", ".join(
-            f"{c.removeprefix('param.')}={plots.swept_text(v)}" for c, v in zip(shared, values, strict=True)
+            f"{c.removeprefix('param.')}={swept_text(v)}" for c, v in zip(shared, values, strict=True)
         )
         groups.append((caption, group))
     return groups
@@ -181,9 +182,7 @@ def _sweeps(results: Results) -> list[tuple[str, Draw]]:
         dims = [c for c in swept if own[c].nunique(dropna=False) > 1]  # a swept null is a value
         if len(dims) == 1:
             title = f"{results.name}: {strategy} over {dims[0].removeprefix('param.')}"
-            plan.append(
-                (f"sweep-{strategy}", functools.partial(plots.sweep_lines, own, dims[0], title=title))
-            )
+            plan.append((f"sweep-{strategy}", functools.partial(sweep_lines, own, dims[0], title=title)))
         elif len(dims) >= 2:
             plan += _heatmaps(results.name, strategy, own, dims)
     return plan
@@ -191,19 +190,22 @@ def _sweeps(results: Results) -> list[tuple[str, Draw]]:
 
 def _heatmaps(name: str, strategy: str, runs: pd.DataFrame, dims: list[str]) -> list[tuple[str, Draw]]:
     x, y, rest = dims[0], dims[1], dims[2:]
-    combos = list(itertools.product(*(plots.grid_values(runs, c) for c in rest)))[:MAX_HEATMAPS]
+    combos = list(itertools.product(*(grid_values(runs, c) for c in rest)))[:MAX_HEATMAPS]
     plan: list[tuple[str, Draw]] = []
     for k, combo in enumerate(combos, start=1):
         subset = runs
         for column, value in zip(rest, combo, strict=True):
-            subset = subset[[plots.swept_key(v) == value for v in subset[column].tolist()]]
+            subset = subset[[swept_key(v) == value for v in subset[column].tolist()]]
         fixed = ", ".join(
-            f"{c.removeprefix('param.')}={plots.swept_text(v)}" for c, v in zip(rest, combo, strict=True)
+            f"{c.removeprefix('param.')}={swept_text(v)}" for c, v in zip(rest, combo, strict=True)
         )
         title = f"{name}: {strategy}" + (f" ({fixed})" if fixed else "")
         suffix = "" if len(combos) == 1 else f"-{k}"
         plan.append(
-            (f"heatmap-{strategy}{suffix}", functools.partial(plots.heatmap, subset, x, y, title=title))
+            (
+                f"heatmap-{strategy}{suffix}",
+                functools.partial(heatmap, subset, x, y, title=title),
+            )
         )
     return plan
 

@@ -15,19 +15,15 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ctxlab.analysis.plots import styled
+from ctxlab.analysis.plots import new_figure, styled
 
 FEASIBLE, INFEASIBLE, BEST = "#1f77b4", "#bbbbbb", "#d62728"
-
-
-def _figure(width: float, height: float) -> Figure:
-    return Figure(figsize=(width, height), layout="constrained")
 
 
 @styled
 def history(trials: pd.DataFrame, *, objective: str, title: str) -> Figure:
     """Each trial's objective in trial order, and the best feasible value so far."""
-    figure = _figure(7.0, 3.6)
+    figure = new_figure(7.0, 3.6)
     axes = figure.add_subplot()
     measured = trials[trials["objective"].notna()]
     ok = measured[measured["feasible"]]
@@ -47,7 +43,7 @@ def history(trials: pd.DataFrame, *, objective: str, title: str) -> Figure:
 @styled
 def pareto(trials: pd.DataFrame, front: pd.DataFrame, *, title: str) -> Figure:
     """Cost against retention of the feasible trials, the Pareto front joined."""
-    figure = _figure(6.0, 4.0)
+    figure = new_figure(6.0, 4.0)
     axes = figure.add_subplot()
     feasible = trials[trials["feasible"] & trials["cost"].notna()]
     axes.scatter(feasible["cost"], feasible["retention"], s=16, color=FEASIBLE, label="feasible trial")
@@ -65,7 +61,7 @@ def importance(values: Mapping[str, float], *, title: str) -> Figure:
     """Each parameter's importance for reaching the best tenth of objective values (Optuna's
     PED-ANOVA), largest on top."""
     ordered = sorted(values.items(), key=lambda item: (item[1], item[0]))
-    figure = _figure(6.0, 1.2 + 0.35 * max(len(ordered), 1))
+    figure = new_figure(6.0, 1.2 + 0.35 * max(len(ordered), 1))
     axes = figure.add_subplot()
     if ordered:
         axes.barh([name for name, _ in ordered], [value for _, value in ordered], color=FEASIBLE)

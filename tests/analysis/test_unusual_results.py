@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from matplotlib.figure import Figure
 
-from ctxlab.analysis import isolate, plots
+from ctxlab.analysis import isolate, plots, sweep_figures
 from ctxlab.analysis.folder_figures import figure_plan
 from ctxlab.analysis.results import Results
 from ctxlab.replay import run_document
@@ -68,7 +68,7 @@ def test_failed_runs_are_named_failed_in_overlays_and_sweeps(tiny_window: Result
     assert "deep (context_size=200) (failed)" in legend
     assert "strands (context_size=200)" in legend
     assert "deep (context_size=200) (failed)" in _texts(figures["cumulative"])
-    assert _texts(figures["sweep-deep"]).count("failed") == 2 * len(plots.LINE_METRICS)
+    assert _texts(figures["sweep-deep"]).count("failed") == 2 * len(sweep_figures.LINE_METRICS)
     assert "failed" not in _texts(figures["sweep-strands"])
 
 
@@ -98,8 +98,8 @@ def test_a_swept_null_is_a_value_of_its_own(null_sweep: Results) -> None:
 
 
 def test_plots_tell_null_apart_from_numbers() -> None:
-    assert plots.swept_key(float("nan")) is None and plots.swept_key(0) == 0
-    assert plots.swept_text(None) == "null" and plots.swept_text(3000) == "3,000"
+    assert sweep_figures.swept_key(float("nan")) is None and sweep_figures.swept_key(0) == 0
+    assert sweep_figures.swept_text(None) == "null" and sweep_figures.swept_text(3000) == "3,000"
 
 
 @pytest.fixture(scope="module")
@@ -141,10 +141,10 @@ def test_an_empty_grid_cell_is_blank_and_a_failed_one_says_so(tmp_path: Path) ->
             "x": [1, 2, 1],
             "y": [1, 1, 2],
             "status": ["ok", "failed", "ok"],
-            **{metric: [1.0, 2.0, 3.0] for metric in plots.METRICS},
+            **{metric: [1.0, 2.0, 3.0] for metric in sweep_figures.METRICS},
         }
     )
-    figure = plots.heatmap(runs, "x", "y", title="grid")
+    figure = sweep_figures.heatmap(runs, "x", "y", title="grid")
     assert sorted(t.get_text() for t in figure.axes[0].texts) == ["1", "3", "failed"]
 
 
