@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -317,19 +318,32 @@ def cumulative(
 @styled
 def cache_hit_rates(runs: pd.DataFrame, labels: dict[str, str], *, title: str) -> Figure:
     """The cache hit rate of each run, as bars."""
-    figure = new_figure(max(5, 1 + 0.7 * len(labels)), 3.8)
+    ticks = [wrapped(v, TICK_WIDTH) for v in labels.values()]
+    lines = max((tick.count("\n") + 1 for tick in ticks), default=1)
+    slant, pitch = _bar_ticks(lines)
+    figure = new_figure(max(5, 1 + pitch * len(labels)), 3.8)
     axes = figure.add_subplot()
     rates = [float(runs.loc[runs["run_id"] == r, "cache_hit_rate"].iloc[0]) for r in labels]
     bars = axes.bar(range(len(labels)), rates, color=REASONING)
     axes.bar_label(bars, labels=[f"{r:.0%}" for r in rates], fontsize=8)
-    axes.set_xticks(
-        range(len(labels)), [wrapped(v, TICK_WIDTH) for v in labels.values()], rotation=20, ha="right"
-    )
+    axes.set_xticks(range(len(labels)), ticks, rotation=slant, ha="right")
     axes.set_ylim(0, 1.05)
     axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
     axes.set_ylabel("cached share of input tokens")
     axes.set_title(title)
     return figure
+
+
+def _bar_ticks(lines: int) -> tuple[float, float]:
+    """The slant of bar tick labels of up to `lines` lines, in degrees, and the pitch from one
+    bar to the next, in inches. Slanted labels side by side are parallel boxes, as far apart
+    across their slant as the pitch times the sine of the slant, which must exceed a label's
+    height (a line at the tick font is about 0.17 inch) or two labels overlap: one line fits a
+    pitch of 0.7 inch at 20 degrees; wrapped labels turn to 45 degrees, where a narrower pitch
+    keeps them apart."""
+    slant = 20.0 if lines == 1 else 45.0
+    across = 0.17 * lines + 0.06
+    return slant, max(0.7, across / math.sin(math.radians(slant)))
 
 
 RETENTION_KINDS = ("facts", "rules", "artifacts")

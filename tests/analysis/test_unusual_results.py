@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ctxlab.analysis import isolate, plots, sweep_figures
@@ -131,6 +132,30 @@ def test_a_long_label_is_wrapped_and_a_short_one_left_alone() -> None:
     assert all(len(line) <= plots.LABEL_WIDTH for line in plots.wrapped(name).split("\n"))
     assert plots.wrapped(name).replace("\n", "") == name
     assert max(len(line) for line in plots.wrapped(name, plots.TICK_WIDTH).split("\n")) <= plots.TICK_WIDTH
+
+
+@pytest.mark.parametrize("length", [12, 60, 110])
+def test_tick_labels_of_bars_never_overlap_however_long_the_names(length: int) -> None:
+    import itertools
+    import math
+
+    import pandas as pd
+
+    labels = {f"r{i}": f"{i}-" + "strategy name " * (length // 14) for i in range(6)}
+    runs = pd.DataFrame({"run_id": list(labels), "cache_hit_rate": [0.5] * len(labels)})
+    figure = plots.cache_hit_rates(runs, labels, title="cache")
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw_without_rendering()  # laid out as saved
+    ticks = figure.axes[0].get_xticklabels()
+    slant = ticks[0].get_rotation()
+    places = [tick.get_window_extent(renderer).x1 for tick in ticks]  # right-aligned at the tick
+    heights = []
+    for tick in ticks:
+        tick.set_rotation(0)
+        heights.append(tick.get_window_extent(renderer).height)
+    # parallel slanted boxes are apart across their slant by pitch x sin(slant)
+    gaps = [(b - a) * math.sin(math.radians(slant)) for a, b in itertools.pairwise(places)]
+    assert min(gaps) > max(heights), (slant, gaps, heights)
 
 
 def test_an_empty_grid_cell_is_blank_and_a_failed_one_says_so(tmp_path: Path) -> None:
