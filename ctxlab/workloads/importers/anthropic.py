@@ -12,14 +12,7 @@ and when some were outside that chain a note names the line taken. A logged resp
 request taken is its final assistant message.
 
 claude-trace logs (`.claude-trace/log-*.jsonl`, Claude Code's API traffic) are request logs
-too: each line is `{"request": {"url", "method", "headers", "body"}, "response": {"status_code",
-"headers", "body" | "body_raw"} | null, "logged_at"}`. The request is `request.body`; the
-response is `response.body` (JSON) or the message rebuilt from `response.body_raw`, the streamed
-events (`anthropic_stream`). A line calling another endpoint than `/v1/messages` (behind any
-base path; `count_tokens` among them), an orphaned request (`response` null), a failed one (a
-status outside 2xx, an error body or a stream ending on an error) or one whose response has no
-body is counted and skipped; a Messages call whose `request.body` is not a request, or whose
-stream cannot be read, is an error at its line.
+too; `claude_trace` reads their lines.
 
 Mapping rules (also Claude Code's):
 - `system` (a string or text blocks) is the system prompt; `tools` (`name`, `description`,
@@ -50,9 +43,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from ctxlab.workloads.importers.anthropic_stream import StreamError, stream_message
 from ctxlab.workloads.importers.base import (
     Calls,
     Entry,
@@ -72,6 +63,7 @@ from ctxlab.workloads.importers.base import (
     user,
 )
 from ctxlab.workloads.importers.chains import Chains, Choice
+from ctxlab.workloads.importers.claude_trace import Logged, is_trace_log, is_traced, traced
 
 WRAPPERS = ("request", "body", "params")
 
@@ -296,86 +288,14 @@ def is_messages_request(value: object) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Logged:
-    """One request of a log with its logged response (None when not logged), or (`request`
-    None) the reason the entry is no conversation, as it is counted."""
-
-    request: Mapping[str, Any] | None
-    response: object = None
-    skipped: str = ""
-
-
-MESSAGES, COUNT_TOKENS = "/v1/messages", "/v1/messages/count_tokens"
-
-
-def is_traced(value: object) -> bool:
-    """A claude-trace line: the HTTP request (`url`, `body`) and its response, as a pair."""
-    request = field_of(value, "request")
-    return isinstance(request, Mapping) and isinstance(request.get("url"), str) and "body" in request
-
-
 def is_messages_log(values: list[object]) -> bool:
-    """A request log: its last entry a Messages request, or a claude-trace line among the
-    entries calling the Messages API (its first lines may be other calls)."""
+    """A request log: its last entry a Messages request, or a claude-trace log
+    (`claude_trace.is_trace_log`) when its entries are claude-trace lines."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
-    traced = [value for value in flat if is_traced(value)]
-    if traced:
-        return any(_endpoint(str(field_of(v, "request", "url"))) == MESSAGES for v in traced)
+    traced_lines = [value for value in flat if is_traced(value)]
+    if traced_lines:
+        return is_trace_log(traced_lines)
     return bool(values) and is_messages_request(values[-1])
-
-
-def _endpoint(url: str) -> str:
-    """The Messages endpoint a URL calls (behind any base path), else its path."""
-    path = urlsplit(url).path.rstrip("/")
-    for endpoint in (COUNT_TOKENS, MESSAGES):
-        if path.endswith(endpoint):
-            return endpoint
-    return path
-
-
-def _traced(value: Mapping[str, Any], number: int, report: Report) -> Logged:
-    """A claude-trace line read: the request body, and the response body or its stream."""
-    request, response = value["request"], value.get("response")
-    endpoint = _endpoint(str(request["url"]))
-    if endpoint == COUNT_TOKENS:
-        return Logged(None, skipped="count_tokens call")
-    if endpoint != MESSAGES:
-        return Logged(None, skipped="call to another endpoint than /v1/messages")
-    if not isinstance(response, Mapping):
-        return Logged(None, skipped="request without a response (claude-trace's orphaned request)")
-    status = response.get("status_code")
-    if isinstance(status, int) and not 200 <= status < 300:
-        return Logged(None, skipped=f"failed request (HTTP {status})")
-    body = request.get("body")
-    if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list):
-        raise report.error(
-            number,
-            "request.body is not a Messages request (an object with 'messages'); "
-            "is the line cut, or was the body logged as text? re-record it or remove the line",
-        )
-    return _answered(body, response, number, report)
-
-
-def _answered(body: Mapping[str, Any], response: Mapping[str, Any], number: int, report: Report) -> Logged:
-    """A traced request with its response's message: `body` as JSON, or `body_raw` a stream."""
-    if isinstance(response.get("body"), Mapping):
-        message = response["body"]
-        if message.get("type") == "error":
-            return Logged(None, skipped=f"failed request ({field_of(message, 'error', 'type')})")
-        return Logged(body, message)
-    raw = response.get("body_raw")
-    if not isinstance(raw, str) or not raw.strip():
-        return Logged(None, skipped="response without a body")
-    try:
-        streamed = stream_message(raw, report.skip)
-    except StreamError as error:
-        raise report.error(
-            number, f"response.body_raw: {error}; is the stream cut? re-record it or remove the line"
-        ) from None
-    if streamed.message is None:
-        return Logged(None, skipped=f"failed request (stream error {streamed.error})")
-    return Logged(body, streamed.message)
 
 
 def _logged(value: object, number: int, report: Report) -> Logged:
@@ -385,7 +305,7 @@ def _logged(value: object, number: int, report: Report) -> Logged:
         TraceError: an entry that is no request, or a request that cannot be read.
     """
     if isinstance(value, Mapping) and is_traced(value):
-        return _traced(value, number, report)
+        return traced(value, number, report)
     request, response = unwrap(value)
     if request is None or not isinstance(request.get("messages"), list):
         raise report.error(number, "not an Anthropic Messages request: expected an object with 'messages'")

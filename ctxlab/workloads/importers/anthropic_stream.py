@@ -20,7 +20,7 @@ not known here is counted and skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,8 +127,18 @@ def stream_message(text: str, skip: Callable[[str], None]) -> Streamed:
     Raises:
         StreamError: the text is not an Anthropic Messages stream.
     """
+    return message_of(events(text), skip)
+
+
+def message_of(numbered: Iterable[tuple[int, object]], skip: Callable[[str], None]) -> Streamed:
+    """The message of a stream's events, each with its number (from 1), however the stream
+    framed them (server-sent events here, AWS event-stream frames in `bedrock_stream`).
+
+    Raises:
+        StreamError: the events are not an Anthropic Messages stream.
+    """
     building = _Building(skip)
-    for number, event in events(text):
+    for number, event in numbered:
         if not isinstance(event, Mapping):
             raise StreamError(f"event {number}'s data is not a JSON object")
         kind = event.get("type")
