@@ -277,6 +277,43 @@ def test_a_claude_trace_log_opening_with_other_calls_is_detected() -> None:
     assert [m["content"] for m in imported.messages] == ["hi", "hello"]
 
 
+def _sign_in() -> dict[str, Any]:
+    """A call claude-trace logs with --include-all-requests: a GET, so its body is null."""
+    line = traced(None, answered({"account": {}}), "/api/oauth/profile")
+    return {**line, "request": {**line["request"], "method": "GET"}}
+
+
+TELEMETRY = traced({"events": []}, answered({}), "/api/event_logging/batch")
+OTHER_CALLS = {
+    "sign-in and telemetry": [_sign_in(), *[TELEMETRY] * 8],
+    "count_tokens": [traced(ASK, answered({"input_tokens": 3}), "/v1/messages/count_tokens")] * 9,
+}
+
+
+@pytest.mark.parametrize("opening", OTHER_CALLS.values(), ids=OTHER_CALLS.keys())
+def test_a_log_opening_with_more_other_calls_than_detection_reads_is_detected(
+    opening: list[dict[str, Any]],
+) -> None:
+    """Before, detection needed a /v1/messages line among the first 8 entries."""
+    imported = import_lines(lines(*opening, traced(ASK, answered(HELLO))), "t.jsonl")
+    assert imported.format == "anthropic-messages"
+    assert [m["content"] for m in imported.messages] == ["hi", "hello"]
+
+
+def test_a_log_of_other_calls_alone_says_so() -> None:
+    why = r"t\.jsonl:9: the log holds no Messages request .*9 × call to another"
+    with pytest.raises(TraceError, match=why):
+        import_lines(lines(*OTHER_CALLS["sign-in and telemetry"]), "t.jsonl")
+
+
+def test_request_logs_without_claude_traces_line_shape_keep_their_formats() -> None:
+    """Wrapped requests of other logs are no claude-trace lines: no `url`, `method`, `logged_at`."""
+    responses_log = {"request": {"model": "m", "input": "hi"}, "response": {"output": []}}
+    anthropic_log = {"request": ASK, "response": HELLO}
+    assert import_lines(lines(responses_log), "r.jsonl").format == "openai-responses"
+    assert import_lines(lines(anthropic_log), "a.jsonl").messages[-1]["content"] == "hello"
+
+
 def test_a_base_path_before_the_endpoint_still_calls_the_messages_api() -> None:
     entry = traced(ASK, answered(HELLO), "/proxy/anthropic/v1/messages")
     assert [m["content"] for m in import_lines(lines(entry), "t.jsonl").messages] == ["hi", "hello"]

@@ -292,9 +292,8 @@ def is_messages_log(values: list[object]) -> bool:
     """A request log: its last entry a Messages request, or a claude-trace log
     (`claude_trace.is_trace_log`) when its entries are claude-trace lines."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
-    traced_lines = [value for value in flat if is_traced(value)]
-    if traced_lines:
-        return is_trace_log(traced_lines)
+    if any(is_traced(value) for value in flat):
+        return is_trace_log(flat)
     return bool(values) and is_messages_request(values[-1])
 
 

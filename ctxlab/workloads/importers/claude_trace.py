@@ -10,6 +10,11 @@ base path; `count_tokens` among them), an orphaned request (`response` null), a 
 status outside 2xx, an error body or a stream ending on an error) or one whose response has no
 body is counted and skipped; a Messages call whose `request.body` is not a request, or whose
 stream cannot be read, is an error at its line.
+
+Detection (`is_trace_log`): claude-trace logs every call to the Messages API (`count_tokens`
+too), and with `--include-all-requests` every call to the API's host (sign-in, telemetry), so a
+log may open with other calls than the conversation's: it is recognised by a Messages call among
+the first entries, or by every first entry having claude-trace's line shape.
 """
 
 from __future__ import annotations
@@ -42,10 +47,28 @@ def is_traced(value: object) -> bool:
     return isinstance(request, Mapping) and isinstance(request.get("url"), str) and "body" in request
 
 
-def is_trace_log(traced: list[object]) -> bool:
-    """The claude-trace lines of a file's first entries make a claude-trace log: one of them
-    calls the Messages API (its first lines may be other calls)."""
-    return any(_endpoint(str(field_of(v, "request", "url"))) == MESSAGES for v in traced)
+def is_pair(value: object) -> bool:
+    """A line as claude-trace writes every one: the request (`url`, `method`, `body`), its
+    `response` (null for an orphaned request) and when it was `logged_at`."""
+    return (
+        isinstance(value, Mapping)
+        and is_traced(value)
+        and isinstance(field_of(value, "request", "method"), str)
+        and "response" in value
+        and isinstance(value.get("logged_at"), str)
+    )
+
+
+def is_trace_log(values: list[object]) -> bool:
+    """A file's first entries are a claude-trace log: a claude-trace line among them calls the
+    Messages API (`count_tokens` too), or every entry is a line as claude-trace writes it
+    (`is_pair`), as in a log that opens with more calls to other endpoints (sign-in, telemetry,
+    with `--include-all-requests`) than detection reads. No other format's entry has the pair's
+    shape, so neither rule takes another format's file."""
+    traced = [value for value in values if is_traced(value)]
+    if any(_endpoint(str(field_of(v, "request", "url"))) in {MESSAGES, COUNT_TOKENS} for v in traced):
+        return True
+    return bool(values) and all(is_pair(value) for value in values)
 
 
 def _endpoint(url: str) -> str:
