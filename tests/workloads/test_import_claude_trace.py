@@ -252,7 +252,7 @@ def test_a_claude_trace_log_gives_the_main_agents_conversation() -> None:
     assert [t.name for t in imported.tools] == ["Bash", "Task"]
     assert set(imported.warnings) >= {
         "skipped 1 × count_tokens call (not replayed)",
-        "skipped 1 × call to another endpoint than /v1/messages (not replayed)",
+        "skipped 1 × call to another endpoint than a model's (not replayed)",
         "skipped 1 × failed request (HTTP 529) (not replayed)",
         "skipped 1 × request without a response (claude-trace's orphaned request) (not replayed)",
         "skipped 2 × earlier request (not replayed)",

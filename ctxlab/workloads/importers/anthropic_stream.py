@@ -1,5 +1,6 @@
 """The message an Anthropic Messages stream carries, put back together from its server-sent
-events (a streamed response logged as text, such as claude-trace's `response.body_raw`).
+events (a streamed response logged as text, such as claude-trace's `response.body_raw`), or from
+the same events framed otherwise (`message_of`; Bedrock's, `bedrock_stream`).
 
 Rules:
 - Events are separated by blank lines; an event's `data:` lines, joined, are its JSON; the
