@@ -12,7 +12,11 @@ Mapping rules (items as in `responses`):
 - The `base_instructions` of the first line's `session_meta` (newer Codex writes the
   instructions it sends the model there) are the system prompt.
 - `response_item` payloads are mapped in order. The `<environment_context>` message (and the
-  `<user_instructions>` one) stays a user message, as Codex sent it.
+  `<user_instructions>` one) stays a user message, as Codex sent it. An MCP tool's call is a
+  `function_call` answered by a `function_call_output` like any other (the `mcp_tool_call_end`
+  event some Codex versions also write is an `event_msg`, ignored): named
+  `mcp__<server>__<tool>`, or, where Codex offers each server's tools as a namespace, recorded
+  with its `namespace` apart and named by joining the two (`responses.flat_name`).
 - A `compacted` line's summary is a user message at its place, as Codex sent it (the lab's own
   strategies decide what of the history before it a replay keeps, so the `replacement_history`
   is not replayed); a compaction with no summary text (a remote one, whose summary is

@@ -23,7 +23,10 @@ Mapping rules for items (also Codex's):
   and the calls after it are one message, so parallel calls stay together); `custom_tool_call`
   is a call with arguments `{"input": "<its input>"}`; a built-in tool's call is a call of that
   tool with its `action` (or `arguments`) as arguments: `local_shell_call` of `local_shell`,
-  `computer_call` of `computer`, `tool_search_call` of `tool_search` (Codex).
+  `computer_call` of `computer`, `tool_search_call` of `tool_search` (Codex). A call into a
+  `namespace` (Codex offers each MCP server's tools as one, `mcp__<server>__`) is named as Codex
+  names it where the namespace cannot stay apart (`flat_name`: `mcp__<server>__<tool>`, the name
+  MCP tools had before namespaces), and so are the functions of a request's `namespace` tool.
 - `function_call_output`, `custom_tool_call_output`, `local_shell_call_output`,
   `computer_call_output` and `tool_search_output` items are the results of their `call_id`s
   (a `tool_search_output` without one answers the last tool search): the output string as
@@ -99,12 +102,21 @@ BUILT_IN = {
 def _arguments(kind: str, item: Mapping[str, Any]) -> tuple[str, object]:
     """The tool name and the arguments of a call item."""
     if kind == "custom_tool_call":
-        return str(item.get("name")), {"input": text_of(item.get("input"))}
+        return flat_name(item.get("namespace"), item.get("name")), {"input": text_of(item.get("input"))}
     if kind == "code_interpreter_call":
         return BUILT_IN[kind], {"code": text_of(item.get("code"))}
     if kind in BUILT_IN:
         return BUILT_IN[kind], item.get("action") or item.get("arguments") or {}
-    return str(item.get("name")), item.get("arguments") or "{}"
+    return flat_name(item.get("namespace"), item.get("name")), item.get("arguments") or "{}"
+
+
+def flat_name(namespace: object, name: object) -> str:
+    """A tool's name; one in a namespace (Codex's MCP tools: `mcp__<server>__`) is named as Codex
+    names it where the namespace cannot stay apart: the namespace without trailing `_`, `__`,
+    the name without leading `_`, as MCP tools were named before namespaces."""
+    if isinstance(namespace, str) and namespace:
+        return f"{namespace.rstrip('_')}__{str(name).lstrip('_')}"
+    return str(name)
 
 
 @dataclass(slots=True)
@@ -379,6 +391,23 @@ def _identified(items: object) -> Iterator[tuple[str, Any]]:
             yield item["id"], item
 
 
+def _tool_schemas(item: object, report: Report, namespace: object = None) -> None:
+    """The schemas of a request's tool: a function's, or each function's of a `namespace`
+    (named by `flat_name`); any other tool is counted."""
+    kind = field_of(item, "type")
+    if kind == "namespace" and namespace is None:
+        for inner in field_of(item, "tools") or []:
+            _tool_schemas(inner, report, field_of(item, "name"))
+        return
+    given = field_of(item, "name")
+    name = flat_name(namespace, given) if isinstance(given, str) and given else None
+    found = schema(name, field_of(item, "description"), field_of(item, "parameters"))
+    if found is None or kind != "function":
+        report.skip(f"tool of type {kind!r}")
+    else:
+        report.tools.append(found)
+
+
 def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The conversation of the last request of a log (see the module docstring)."""
     known: dict[str, Any] = {}
@@ -390,13 +419,7 @@ def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
     if request is None or "input" not in request:
         raise report.error(number, "not an OpenAI Responses request: expected an object with 'input'")
     for item in request.get("tools") or []:
-        found_schema = schema(
-            field_of(item, "name"), field_of(item, "description"), field_of(item, "parameters")
-        )
-        if found_schema is None or field_of(item, "type") != "function":
-            report.skip(f"tool of type {field_of(item, 'type')!r}")
-        else:
-            report.tools.append(found_schema)
+        _tool_schemas(item, report)
     if isinstance(request.get("instructions"), str) and request["instructions"]:
         yield system(request["instructions"])
     if isinstance(request.get("prompt"), Mapping):

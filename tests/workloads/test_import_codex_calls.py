@@ -1,0 +1,91 @@
+"""Codex rollouts' tool calls: a call into a namespace (current Codex's MCP tools), and which one
+result each call gets (openai/codex, codex-rs: `ResponseItem::FunctionCall { name, namespace }`;
+`ToolName::canonical_flat_name`; the context manager's `ensure_call_outputs_present`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlab.workloads.importers import import_lines
+from tests.workloads.importing import lines
+
+
+def rollout(*payloads: dict[str, Any]) -> list[str]:
+    """Response items as a rollout's lines."""
+    return lines(
+        *({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": p} for p in payloads)
+    )
+
+
+def say(role: str, text: str) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
+def call(call_id: str, name: str, **fields: str) -> dict[str, Any]:
+    return {"type": "function_call", "name": name, "arguments": "{}", "call_id": call_id, **fields}
+
+
+def output(call_id: str, text: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def names(lines_: list[str]) -> list[str]:
+    return [
+        c["function"]["name"]
+        for m in import_lines(lines_, "rollout.jsonl").messages
+        for c in m.get("tool_calls", [])
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# MCP tools: a function call into a namespace
+
+
+def test_a_call_into_a_namespace_keeps_its_namespace_in_its_name() -> None:
+    """Current Codex offers each MCP server's tools as a namespace and records the call's
+    `name` and `namespace` apart; the name alone lost the server (two servers' `search` were
+    one tool)."""
+    items = [
+        say("user", "weather?"),
+        call("c1", "get_forecast", namespace="mcp__weather__"),
+        output("c1", "sunny"),
+        call("c2", "exec_command", namespace="mcp__ccnm"),
+        output("c2", "ok"),
+    ]
+    assert names(rollout(*items)) == ["mcp__weather__get_forecast", "mcp__ccnm__exec_command"]
+
+
+def test_a_flat_mcp_name_of_older_codex_and_a_plain_call_are_kept() -> None:
+    items = [say("user", "go"), call("c1", "mcp__weather__get_forecast"), output("c1", "x")]
+    items += [call("c2", "shell"), output("c2", "y")]
+    assert names(rollout(*items)) == ["mcp__weather__get_forecast", "shell"]
+
+
+def test_a_custom_tool_call_into_a_namespace_is_named_alike() -> None:
+    custom = {
+        "type": "custom_tool_call",
+        "name": "apply",
+        "namespace": "mcp__git__",
+        "input": "x",
+        "call_id": "c1",
+    }
+    items = [
+        say("user", "go"),
+        custom,
+        {"type": "custom_tool_call_output", "call_id": "c1", "output": "done"},
+    ]
+    assert names(rollout(*items)) == ["mcp__git__apply"]
+
+
+def test_a_request_logs_namespace_tools_are_schemas_of_the_calls_names() -> None:
+    """A Responses request offering a namespace of functions: each is a schema named as its
+    calls are; before, the namespace was counted as a tool of another type."""
+    forecast = {"type": "function", "name": "get_forecast", "description": "Forecast.", "parameters": {}}
+    tools = [{"type": "namespace", "name": "mcp__weather__", "description": "Weather.", "tools": [forecast]}]
+    request = {"model": "m", "tools": tools, "input": [say("user", "weather?")]}
+    response = {"output": [call("c1", "get_forecast", namespace="mcp__weather__")]}
+    imported = import_lines(lines({"request": request, "response": response}), "log.jsonl")
+    assert [t.name for t in imported.tools] == ["mcp__weather__get_forecast"]
+    assert imported.messages[-1]["tool_calls"][0]["function"]["name"] == "mcp__weather__get_forecast"
+    assert not any("namespace" in w for w in imported.warnings)
