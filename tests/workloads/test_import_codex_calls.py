@@ -89,3 +89,65 @@ def test_a_request_logs_namespace_tools_are_schemas_of_the_calls_names() -> None
     assert [t.name for t in imported.tools] == ["mcp__weather__get_forecast"]
     assert imported.messages[-1]["tool_calls"][0]["function"]["name"] == "mcp__weather__get_forecast"
     assert not any("namespace" in w for w in imported.warnings)
+
+
+# ---------------------------------------------------------------------------------------------
+# One result for each call: a late output, `aborted` only for a call Codex has no output of
+
+
+def shape(messages: tuple[dict[str, Any], ...]) -> list[str]:
+    """Each message as its role, a call batch as its ids, a result as `=id:content`."""
+    return [
+        f"={m['tool_call_id']}:{m['content']}"
+        if m["role"] == "tool"
+        else "+".join(c["id"] for c in m.get("tool_calls", [])) or m["role"]
+        for m in messages
+    ]
+
+
+def test_an_output_after_a_later_message_is_the_calls_one_result_after_it() -> None:
+    """Codex records a call when the model gives it and its output when the tool returns, so a
+    message the model gave after the call in the same response comes before the output. The
+    call was given `aborted` before that message and then had the real output too."""
+    items = [say("user", "go"), call("c1", "shell"), say("assistant", "running it"), output("c1", "ok")]
+    imported = import_lines(rollout(*items, say("assistant", "done")), "rollout.jsonl")
+    assert shape(imported.messages) == ["user", "c1", "=c1:ok", "assistant", "assistant"]
+    assert "call 'c1''s output comes after a later message: replayed after the call" in imported.warnings
+
+
+def test_the_messages_held_back_keep_their_own_calls_and_results() -> None:
+    """An interruption's marker and a further batch between a call and its late output."""
+    marker = say("user", "<turn_aborted>The user interrupted the previous turn.</turn_aborted>")
+    items = [say("user", "go"), call("c1", "shell"), say("assistant", "and"), call("c2", "ls"), marker]
+    items += [output("c1", "aborted by user after 1.0s"), output("c2", "a b")]
+    imported = import_lines(rollout(*items), "rollout.jsonl")
+    assert shape(imported.messages) == [
+        "user",
+        "c1",
+        "=c1:aborted by user after 1.0s",
+        "c2",
+        "=c2:a b",
+        "user",
+    ]
+
+
+def test_a_call_with_no_output_anywhere_still_gets_aborted() -> None:
+    items = [say("user", "go"), call("c1", "shell"), say("user", "stop"), call("c2", "ls")]
+    imported = import_lines(rollout(*items, output("c2", "x")), "rollout.jsonl")
+    assert shape(imported.messages) == ["user", "c1", "=c1:aborted", "user", "c2", "=c2:x"]
+
+
+def test_a_rollout_read_once_keeps_aborted_and_counts_the_late_output() -> None:
+    """A stream cannot be read twice to find the late output: the call keeps one result."""
+    items = [say("user", "go"), call("c1", "shell"), say("assistant", "running it"), output("c1", "ok")]
+    imported = import_lines(iter(rollout(*items)), "rollout.jsonl")
+    assert shape(imported.messages) == ["user", "c1", "=c1:aborted", "assistant"]
+    assert "skipped 1 × further output of a call that has its result (not replayed)" in imported.warnings
+    assert any("read once (a stream), so the call keeps 'aborted'" in w for w in imported.warnings)
+
+
+def test_a_second_output_of_a_call_is_counted() -> None:
+    items = [say("user", "go"), call("c1", "shell"), output("c1", "ok"), output("c1", "again")]
+    imported = import_lines(rollout(*items), "rollout.jsonl")
+    assert shape(imported.messages) == ["user", "c1", "=c1:ok"]
+    assert "skipped 1 × further output of a call that has its result (not replayed)" in imported.warnings

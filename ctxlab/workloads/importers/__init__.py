@@ -100,6 +100,7 @@ FORMATS: dict[str, Format] = {
             name="codex",
             detect=codex.is_codex,
             read=codex.read_codex,
+            survey=codex.survey,
         ),
         Format(
             name="claude-code",

@@ -21,9 +21,16 @@ Mapping rules (items as in `responses`):
   strategies decide what of the history before it a replay keeps, so the `replacement_history`
   is not replayed); a compaction with no summary text (a remote one, whose summary is
   encrypted) is counted.
-- A call with no output before the next message (an interrupted turn) is given the output
-  Codex sends in its place, `aborted`, and a note says so; the calls that end the file stay
-  unanswered.
+- Each call gets exactly one result, right after its batch of calls, as the replay needs it.
+  Codex records a call as soon as the model gives it and its output when the tool returns, so a
+  message the model gave after the call in the same response (or one an interruption adds) can
+  come between them; and it sends a call with no output anywhere in its history the output
+  `aborted` in its place. So a call with no output before the next message gets the output that
+  comes later in the rollout, replayed after the call (the messages between are held back until
+  it comes; a note says so), or, when the rollout holds none, `aborted` (a note says so); the
+  calls that end the file stay unanswered. A first read of the rollout finds the late outputs;
+  a rollout read once (a stream) gives such a call `aborted` and counts the late output. A
+  further output of a call that has its result is counted.
 - A rollout of the first layout (mid-2025: a bare `{id, timestamp, instructions}` header, bare
   items, `{"record_type": "state"}` lines) is read as the same lines wrapped; its state lines
   are counted.
@@ -37,9 +44,12 @@ Mapping rules (items as in `responses`):
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import partial
 
-from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, system, tool
+from ctxlab.workloads.importers.base import Calls, Entry, Reader, Report, Wire, field_of, system, tool
 from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
 
 SKIPPED = frozenset({"event_msg", "session_meta", "turn_context"})
@@ -70,8 +80,27 @@ def _is_bare(value: object) -> bool:
     return isinstance(value, Mapping) and ("record_type" in value or value.get("type") in CONVERSATION_ITEMS)
 
 
-def read_codex(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The conversation of a rollout (see the module docstring).
+def survey(entries: Iterator[Entry]) -> Reader:
+    """The reader of a rollout whose lines `entries` gave once already: it knows which calls
+    have an output anywhere in the rollout."""
+    return partial(read_codex, answered=frozenset(_output_ids(entries)))
+
+
+def _output_ids(entries: Iterator[Entry]) -> Iterator[str]:
+    """The call ids of the rollout's outputs, in either layout; lines of other shapes give none
+    (reading them is `read_codex`'s)."""
+    for _, value in entries:
+        item = value.get("payload") if isinstance(value, Mapping) and "payload" in value else value
+        call_id = field_of(item, "call_id")
+        if field_of(item, "type") in OUTPUTS and isinstance(call_id, str):
+            yield call_id
+
+
+def read_codex(
+    entries: Iterator[Entry], report: Report, answered: frozenset[str] = frozenset()
+) -> Iterator[Wire]:
+    """The conversation of a rollout (see the module docstring); `answered`, when a first read
+    found them, are the calls with an output anywhere in the rollout.
 
     Raises:
         TraceError: at a line that cannot be a rollout's; and, when no line was conversation, at
@@ -81,7 +110,7 @@ def read_codex(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     mapper = ItemMapper(report, Calls(report))
     unknown: list[tuple[int, object]] = []
     found = False
-    for wire in _answered(_messages(_enveloped(entries, report), mapper, report, unknown), report):
+    for wire in _answered(_messages(_enveloped(entries, report), mapper, report, unknown), report, answered):
         found = True
         yield wire
     if not found and unknown:
@@ -131,21 +160,104 @@ def _messages(
     yield from mapper.flush()
 
 
-def _answered(messages: Iterator[Wire], report: Report) -> Iterator[Wire]:
-    """The messages, with the output Codex gives a call that has none (an interrupted turn):
-    `aborted`, after the results its batch has, before the next message. Codex fills it in when
-    it next sends the history, so the model read it; the calls of the batch that ends the file
-    stay unanswered (no request carried them)."""
-    waiting: dict[str, None] = {}
-    for message in messages:
-        if message["role"] == "tool":
-            waiting.pop(message["tool_call_id"], None)
+def _answered(messages: Iterator[Wire], report: Report, answered: frozenset[str]) -> Iterator[Wire]:
+    """The messages with one result for each call (see the module docstring); `answered` holds
+    the calls with an output anywhere in the rollout (empty when it could be read once only)."""
+    answers = _Answers(report, answered)
+    while True:
+        message = answers.queue.popleft() if answers.queue else next(messages, None)
+        if message is not None:
+            yield from answers.read(message)
+        elif answers.held:
+            yield from answers.end()
         else:
-            for call_id in waiting:
-                report.notes.append(f"call {call_id!r} has no output in the rollout: given {ABORTED!r}")
-                yield tool(call_id, ABORTED)
-            waiting = dict.fromkeys(c["id"] for c in message.get("tool_calls", ()))
+            return
+
+
+@dataclass(slots=True)
+class _Answers:
+    """The calls of the last batch waiting for their results, and the messages held back until
+    the late outputs of that batch come (`expected`); `done` maps each call with its result to
+    whether that result is Codex's `aborted`.
+
+    Invariant: memory holds the call ids and the messages between a batch and its last late
+    output, never more of the rollout."""
+
+    report: Report
+    answered: frozenset[str]
+    waiting: dict[str, None] = field(default_factory=dict)
+    expected: dict[str, None] = field(default_factory=dict)
+    held: list[Wire] = field(default_factory=list)
+    done: dict[str, bool] = field(default_factory=dict)
+    queue: deque[Wire] = field(default_factory=deque)
+    """Held messages released, read again before the next message of the rollout."""
+
+    def read(self, message: Wire) -> Iterator[Wire]:
+        """The messages one message of the rollout completes."""
+        if message["role"] == "tool":
+            yield from self._result(message)
+        elif self.expected:
+            self.held.append(message)
+        else:
+            yield from self._next_batch(message)
+
+    def end(self) -> Iterator[Wire]:
+        """The rollout ended before late outputs it promised: those calls get `aborted`."""
+        for call_id in self.expected:
+            yield self._abort(call_id)
+        self.expected = {}
+        self._release()
+
+    def _result(self, message: Wire) -> Iterator[Wire]:
+        call_id = message["tool_call_id"]
+        if call_id in self.done:
+            self._second(call_id)
+        elif self.expected and call_id not in self.expected:
+            self.held.append(message)
+        else:
+            self.done[call_id] = False
+            self.waiting.pop(call_id, None)
+            self.expected.pop(call_id, None)
+            yield message
+            if self.held and not self.expected:
+                self._release()
+
+    def _next_batch(self, message: Wire) -> Iterator[Wire]:
+        """A message after a batch: its calls without output get `aborted`, unless their output
+        comes later, which holds the message back until it has come."""
+        late = {call_id: None for call_id in self.waiting if call_id in self.answered}
+        for call_id in self.waiting:
+            if call_id not in late:
+                yield self._abort(call_id)
+        self.waiting = {}
+        if late:
+            self.expected, self.held = late, [message]
+            for call_id in late:
+                self.report.notes.append(
+                    f"call {call_id!r}'s output comes after a later message: replayed after the call"
+                )
+            return
+        self.waiting = dict.fromkeys(c["id"] for c in message.get("tool_calls", ()))
         yield message
+
+    def _abort(self, call_id: str) -> Wire:
+        self.report.notes.append(f"call {call_id!r} has no output in the rollout: given {ABORTED!r}")
+        self.done[call_id] = True
+        return tool(call_id, ABORTED)
+
+    def _second(self, call_id: str) -> None:
+        """A further result of a call that has one: counted; said when the first is `aborted`
+        only because the rollout could not be read twice to find the late output."""
+        self.report.skip("further output of a call that has its result")
+        if self.done[call_id]:
+            self.report.notes.append(
+                f"call {call_id!r} has an output after a later message, but the rollout was read once "
+                f"(a stream), so the call keeps {ABORTED!r}"
+            )
+
+    def _release(self) -> None:
+        self.queue.extendleft(reversed(self.held))
+        self.held = []
 
 
 def _summary(payload: object, mapper: ItemMapper, number: int, report: Report) -> Iterator[Wire]:
