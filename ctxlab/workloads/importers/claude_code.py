@@ -4,9 +4,10 @@ messages.
 Each line is an entry with a `type`. `user` and `assistant` entries wrap an Anthropic Messages
 `message` (content blocks: `text`, `thinking`, `tool_use`, `tool_result`, `image`), with
 `uuid`/`parentUuid` links, `isSidechain` for a sub-agent's lines and `isCompactSummary` for the
-summary written after a compaction; `summary` lines title a session; `system` lines carry
-notices such as compaction boundaries (`subtype: compact_boundary`); further bookkeeping kinds
-(`file-history-snapshot`, `queue-operation`, ...) hold no conversation.
+summary written after a compaction; `summary` lines title a session; `last-prompt` lines name
+the line the session stands at (`leafUuid`); `system` lines carry notices such as compaction
+boundaries (`subtype: compact_boundary`); further bookkeeping kinds (`file-history-snapshot`,
+`queue-operation`, ...) hold no conversation.
 
 Mapping rules (content blocks as in `anthropic`):
 - Assistant lines that share a `message.id` are one message: Claude Code writes one line per
@@ -22,11 +23,13 @@ Mapping rules (content blocks as in `anthropic`):
   warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
 - Lines are read in file order. Each names the line it continues (`parentUuid`); a prompt
   that continues a line which already has a continuation is a branch (an edited prompt, a
-  rewind), and Claude Code goes on from the last line's branch. When the log can be read twice
-  (a file, a scenario's text), a first read finds the branches the session left
-  (`claude_branches`), whose lines are then skipped and counted, with a note per fork; a log
-  read once (lines handed over as a stream) is replayed as written, with a note where the
-  session branched and the line it continues.
+  rewind), and Claude Code goes on from the line the last `last-prompt` names, or the last line's branch
+  (`claude_branches` states the rule). When the log can be read twice (a file, a scenario's
+  text), a first read finds the branches the session left, whose lines are then skipped and
+  counted, with a note per fork (and one for the lines past a named line); a session rewound to
+  before its first prompt and not continued is an error at that `last-prompt`. A log read once
+  (lines handed over as a stream) is replayed as written, with a note where the session branched
+  and the line it continues; its `last-prompt` lines are not followed.
 - A line of a `type` this importer does not know (Claude Code adds bookkeeping kinds from one
   version to the next) is skipped and counted too, unless it carries a `message`: then it may
   hold conversation, and it is an error. A line without a string `type` is an error.
@@ -41,11 +44,12 @@ from typing import Any
 
 from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
 from ctxlab.workloads.importers.base import Calls, Entry, Reader, Report, Wire, field_of
-from ctxlab.workloads.importers.claude_branches import Branches, branches_left
+from ctxlab.workloads.importers.claude_branches import Branches, Fork, branches_left
 
 SKIPPED = frozenset(
     {
         "summary",
+        "last-prompt",
         "file-history-snapshot",
         "queue-operation",
         "attachment",
@@ -56,6 +60,10 @@ SKIPPED = frozenset(
     }
 )
 KINDS = frozenset({"user", "assistant", "system"}) | SKIPPED
+CLEARED = (
+    "the session was rewound to before its first prompt (a last-prompt line naming no line) and "
+    "went on with nothing: it has no conversation to replay"
+)
 CONVERSATION = frozenset({"user", "assistant", "summary"})
 
 
@@ -120,6 +128,8 @@ def read_claude_code(
     for wire in _conversation(entries, report, unknown, branches):
         found = True
         yield wire
+    if not found and branches is not None and branches.cleared:
+        raise report.error(branches.cleared, CLEARED)
     if not found and unknown:
         raise report.error(unknown[0][0], _unknown_kind(unknown[0][1]))
 
@@ -238,15 +248,24 @@ class Forks:
 
 
 def _noted(branches: Branches, report: Report) -> Branches:
-    """`branches`, each fork noted in the report."""
+    """`branches`, each fork and the lines past a named leaf noted in the report."""
     for fork in branches.forks:
-        continued = f"line {fork.continued}" if fork.continued else "a line not in the file"
+        report.notes.append(_fork_note(fork))
+    if (pin := branches.pin) is not None:
         report.notes.append(
-            f"line {fork.line}: the session branches (a prompt edited or rewound): this line continues "
-            f"{continued}, and the {fork.left_lines} lines of the branch it left, from line "
-            f"{fork.left_from}, are not replayed"
+            f"line {pin.marker}: the session stands at line {pin.leaf} (a last-prompt line names it), "
+            f"so the {pin.left_lines} lines continuing that one, from line {pin.left_from}, are not replayed"
         )
     return branches
+
+
+def _fork_note(fork: Fork) -> str:
+    continued = f"line {fork.continued}" if fork.continued else "a line not in the file"
+    return (
+        f"line {fork.line}: the session branches (a prompt edited or rewound): this line continues "
+        f"{continued}, and the {fork.left_lines} lines of the branch it left, from line "
+        f"{fork.left_from}, are not replayed"
+    )
 
 
 def _flush(pending: tuple[str, AssistantParts] | None, held: list[Wire]) -> Iterator[Wire]:
