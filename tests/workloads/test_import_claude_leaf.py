@@ -1,5 +1,5 @@
 """Which conversation a Claude Code session log goes on with: the line a `last-prompt` names, a
-session rewound to nothing. The lines are shaped as Claude Code
+rewind to the first prompt, a session rewound to nothing. The lines are shaped as Claude Code
 2.1.2xx-2.1.3xx writes them (a rewind's `last-prompt` is `explicit` and `rewound`; the line a
 new prompt continues after a reply is the reply's closing `system` line)."""
 
@@ -131,10 +131,34 @@ def test_a_compaction_forgets_the_line_named_before_it() -> None:
     assert _texts(log) == ["APPLE", "ok APPLE", "CHERRY", "ok CHERRY", "summary", "DATE", "ok DATE"]
 
 
+def test_a_rewind_to_the_first_prompt_starts_the_conversation_anew() -> None:
+    """Rewound to its first prompt, a session's next prompt continues no line: a second root in
+    the file, and the only conversation Claude Code (and the model) went on with."""
+    log = [*REWOUND, *_turn(3, None, "CHERRY")]
+    assert _texts(log) == ["CHERRY", "ok CHERRY"]
+    assert _notes(log) == [
+        "line 7: the session starts anew (rewound to its first prompt): this prompt continues no "
+        "line, and the 6 lines of the conversation it left, from line 1, are not replayed"
+    ]
+    once = import_lines(iter(lines(*log)), "s.jsonl")
+    assert len(once.messages) == 6
+    assert [w for w in once.warnings if "anew" in w] == [
+        "line 7: the session starts anew (rewound to its first prompt): this prompt continues no "
+        "line, as the one of line 1 does; the conversation before it is replayed as written"
+    ]
+
+
 def test_a_session_rewound_to_nothing_is_a_located_error_until_it_goes_on() -> None:
     """A rewind to the first prompt writes a `last-prompt` naming no line: with nothing after it
     the session has no conversation, which is said at that line rather than replayed."""
     cleared = _mark(None, explicit=True, rewound=True)
     with pytest.raises(TraceError, match=r"s\.jsonl:7: the session was rewound to before its first prompt"):
         import_lines(lines(*REWOUND, cleared, {"type": "last-prompt", "sessionId": SESSION}), "s.jsonl")
-    assert _texts([*REWOUND, cleared, *_turn(3, "s2", "CHERRY")])[-2:] == ["CHERRY", "ok CHERRY"]
+    assert _texts([*REWOUND, cleared, *_turn(3, None, "CHERRY")]) == ["CHERRY", "ok CHERRY"]
+
+
+def test_prompts_that_name_no_parent_at_all_are_no_new_start() -> None:
+    """Only `parentUuid: null` says a prompt continues no line; lines without the key (as other
+    tools write them) are replayed as before."""
+    log = [{k: v for k, v in line.items() if k != "parentUuid"} for line in REWOUND]
+    assert _texts(log) == ["APPLE", "ok APPLE", "BANANA", "ok BANANA"]

@@ -2,7 +2,8 @@
 import replays the conversation the session went on with.
 
 Each line of a session log names the line it continues (`parentUuid`). A prompt edited or
-rewound is written as a second prompt continuing the same line as the first. Claude Code also appends
+rewound is written as a second prompt continuing the same line as the first; a rewind to the
+first prompt, as a prompt that continues no line (`parentUuid: null`). Claude Code also appends
 `last-prompt` lines naming the line the session stands at (`leafUuid`): as it goes, and, from a
 rewind, an `explicit` one (naming no line, `leafUuid: null`, where the session was rewound to
 before its first prompt). It resumes a session from the line the last of them names, or from
@@ -18,8 +19,9 @@ compaction boundary takes the name away. So:
 - The *route* is the leaf and the lines it continues, back to the first; a compaction boundary,
   which continues nothing, is followed to the line it logically continues (`logicalParentUuid`).
 - A branch is *left* where a prompt on the route shares the line it continues with other
-  prompts: each of those prompts and every line continuing it, at any depth, is left. Where a
-  `last-prompt` named the leaf,
+  prompts: each of those prompts and every line continuing it, at any depth, is left. Where the
+  route starts at a prompt that continues no line (`parentUuid: null`, the key present), every
+  other such prompt is left with the lines continuing it. Where a `last-prompt` named the leaf,
   each conversation line continuing it (directly, or through bookkeeping lines, which stay) is
   left with the lines continuing that one. Nothing else is: lines that continue a line of the
   route without being a prompt (tool results of parallel calls, streamed blocks of one answer)
@@ -56,12 +58,14 @@ a log."""
 @dataclass(frozen=True, slots=True)
 class Fork:
     """A branch left: the prompt the session went on with (its line), the line both continue
-    (0: a line not in the file), and the first line and number of lines of the branch left."""
+    (0: a line not in the file), and the first line and number of lines of the branch left;
+    `anew` where both prompts continue no line (the session started over)."""
 
     line: int
     continued: int
     left_from: int
     left_lines: int
+    anew: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,7 @@ class _Node:
     parent: str | None
     logical: str | None
     prompt: bool
+    root: bool
     conversation: bool
 
 
@@ -124,6 +129,7 @@ class _Mark:
 class _Graph:
     nodes: dict[str, _Node] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
+    roots: list[str] = field(default_factory=list)
     last: str | None = None
     side: bool | None = None
     mark: _Mark = field(default_factory=_Mark)
@@ -135,6 +141,8 @@ class _Graph:
         self.nodes[uuid] = node
         if node.parent is not None:
             self.children.setdefault(node.parent, []).append(uuid)
+        if node.root:
+            self.roots.append(uuid)
         if conversation:
             self.last = uuid
 
@@ -152,6 +160,8 @@ def branches_left(entries: Iterator[Entry]) -> Branches | None:
     if route is None:
         return None
     left, forks = _siblings(graph, set(route))
+    if route:
+        _anew(graph, route[-1], left, forks)
     pin = _pin(graph, leaf, left) if leaf is not None and leaf == graph.mark.leaf else None
     return Branches(frozenset(left), tuple(sorted(forks, key=lambda f: f.left_from)), pin)
 
@@ -183,7 +193,8 @@ def _add(graph: _Graph, uuid: str, value: Mapping[str, Any], number: int) -> Non
     if graph.side is not None and sidechain != graph.side:
         return
     parent, logical = _text(value.get("parentUuid")), _text(value.get("logicalParentUuid"))
-    graph.add(uuid, _Node(number, parent, logical, is_prompt(value), conversation), conversation)
+    root = "parentUuid" in value and value["parentUuid"] is None and logical is None
+    graph.add(uuid, _Node(number, parent, logical, is_prompt(value), root, conversation), conversation)
 
 
 def _leaf(graph: _Graph) -> str | None:
@@ -244,6 +255,18 @@ def _siblings(graph: _Graph, route: set[str]) -> tuple[set[str], list[Fork]]:
             continued = graph.nodes[node.parent].line if node.parent in graph.nodes else 0
             forks.append(Fork(node.line, continued, graph.nodes[sibling].line, len(subtree)))
     return left, forks
+
+
+def _anew(graph: _Graph, first: str, left: set[str], forks: list[Fork]) -> None:
+    """Where the route starts at a prompt continuing no line, the other such prompts' trees."""
+    start = graph.nodes.get(first)
+    if start is None or not (start.root and start.prompt):
+        return
+    for other in graph.roots:
+        if other != first and graph.nodes[other].prompt:
+            subtree = _subtree(graph, other)
+            left |= subtree
+            forks.append(Fork(start.line, 0, graph.nodes[other].line, len(subtree), anew=True))
 
 
 def _pin(graph: _Graph, leaf: str, left: set[str]) -> Pin | None:

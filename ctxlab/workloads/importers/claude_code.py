@@ -23,13 +23,14 @@ Mapping rules (content blocks as in `anthropic`):
   warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
 - Lines are read in file order. Each names the line it continues (`parentUuid`); a prompt
   that continues a line which already has a continuation is a branch (an edited prompt, a
-  rewind), and Claude Code goes on from the line the last `last-prompt` names, or the last line's branch
+  rewind), as is a second prompt that continues no line (a rewind to the first prompt), and
+  Claude Code goes on from the line the last `last-prompt` names, or the last line's branch
   (`claude_branches` states the rule). When the log can be read twice (a file, a scenario's
   text), a first read finds the branches the session left, whose lines are then skipped and
   counted, with a note per fork (and one for the lines past a named line); a session rewound to
   before its first prompt and not continued is an error at that `last-prompt`. A log read once
   (lines handed over as a stream) is replayed as written, with a note where the session branched
-  and the line it continues; its `last-prompt` lines are not followed.
+  and the line it continues, or started anew; its `last-prompt` lines are not followed.
 - A line of a `type` this importer does not know (Claude Code adds bookkeeping kinds from one
   version to the next) is skipped and counted too, unless it carries a `message`: then it may
   hold conversation, and it is an error. A line without a string `type` is an error.
@@ -44,7 +45,7 @@ from typing import Any
 
 from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
 from ctxlab.workloads.importers.base import Calls, Entry, Reader, Report, Wire, field_of
-from ctxlab.workloads.importers.claude_branches import Branches, Fork, branches_left
+from ctxlab.workloads.importers.claude_branches import Branches, Fork, branches_left, is_prompt
 
 SKIPPED = frozenset(
     {
@@ -228,10 +229,19 @@ class Forks:
     report: Report
     lines: dict[str, int] = field(default_factory=dict)
     parents: set[str] = field(default_factory=set)
+    start: int = 0  # the line of the last prompt that continues no line
 
     def see(self, value: Mapping[str, Any], number: int, prompt: bool) -> None:
         """Record a conversation line; note a fork at a prompt (text only, never a result)."""
         parent = value.get("parentUuid")
+        if "parentUuid" in value and parent is None and is_prompt(value):
+            if self.start:
+                self.report.notes.append(
+                    f"line {number}: the session starts anew (rewound to its first prompt): this prompt "
+                    f"continues no line, as the one of line {self.start} does; the conversation before "
+                    "it is replayed as written"
+                )
+            self.start = number
         if isinstance(parent, str):
             if prompt and parent in self.parents:
                 self.report.notes.append(
@@ -260,6 +270,12 @@ def _noted(branches: Branches, report: Report) -> Branches:
 
 
 def _fork_note(fork: Fork) -> str:
+    if fork.anew:
+        return (
+            f"line {fork.line}: the session starts anew (rewound to its first prompt): this prompt "
+            f"continues no line, and the {fork.left_lines} lines of the conversation it left, from line "
+            f"{fork.left_from}, are not replayed"
+        )
     continued = f"line {fork.continued}" if fork.continued else "a line not in the file"
     return (
         f"line {fork.line}: the session branches (a prompt edited or rewound): this line continues "
