@@ -5,9 +5,11 @@ Each line is an entry with a `type`. `user` and `assistant` entries wrap an Anth
 `message` (content blocks: `text`, `thinking`, `tool_use`, `tool_result`, `image`), with
 `uuid`/`parentUuid` links, `isSidechain` for a sub-agent's lines and `isCompactSummary` for the
 summary written after a compaction; `summary` lines title a session; `last-prompt` lines name
-the line the session stands at (`leafUuid`); `system` lines carry notices such as compaction
-boundaries (`subtype: compact_boundary`); further bookkeeping kinds (`file-history-snapshot`,
-`queue-operation`, ...) hold no conversation.
+the line the session stands at (`leafUuid`); `attachment` lines record context Claude Code adds
+to a request (hook output, @-mentioned files, reminders, a message typed while the model
+worked), newer versions with the text it sent (`rendered`); `system` lines carry notices such
+as compaction boundaries (`subtype: compact_boundary`); further bookkeeping kinds
+(`file-history-snapshot`, `queue-operation`, ...) hold no conversation.
 
 Mapping rules (content blocks as in `anthropic`):
 - Assistant lines that share a `message.id` are one message: Claude Code writes one line per
@@ -21,6 +23,14 @@ Mapping rules (content blocks as in `anthropic`):
 - `summary` lines are not messages; `system` lines (compaction boundaries among them) and the
   bookkeeping kinds (titles, snapshots, queue operations, ...) are skipped and counted in the
   warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
+- An attachment line's `rendered` text is replayed as user messages (whatever `renderedRole`
+  says: a model that takes no system turns gets it so) where the request it went with begins a
+  replay turn: after a prompt (it joins that prompt's turn), or after an answer and before the
+  next message (it opens the next turn). Within a reply Claude Code sent it beside tool results,
+  where a replay turn holds no user text, and after the last answer no request carried it:
+  those are counted by attachment kind, as are attachments without `rendered` (their text is
+  rendered by templates inside Claude Code, which the log does not hold; a note says so) or
+  with one not shaped as Claude Code writes it (`claude_replay`).
 - Lines are read in file order. Each names the line it continues (`parentUuid`); a prompt
   that continues a line which already has a continuation is a branch (an edited prompt, a
   rewind), as is a second prompt that continues no line (a rewind to the first prompt), and
@@ -43,9 +53,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
-from ctxlab.workloads.importers.base import Calls, Entry, Reader, Report, Wire, field_of
+from ctxlab.workloads.importers.base import Entry, Reader, Report, Wire, field_of
 from ctxlab.workloads.importers.claude_branches import Branches, Fork, branches_left, is_prompt
+from ctxlab.workloads.importers.claude_replay import Replay
 
 SKIPPED = frozenset(
     {
@@ -53,14 +63,14 @@ SKIPPED = frozenset(
         "last-prompt",
         "file-history-snapshot",
         "queue-operation",
-        "attachment",
         "progress",
         "custom-title",
         "ai-title",
         "agent-name",
     }
 )
-KINDS = frozenset({"user", "assistant", "system"}) | SKIPPED
+KINDS = frozenset({"user", "assistant", "system", "attachment"}) | SKIPPED
+LEFT = "line of a branch the session left (a prompt edited or rewound)"
 CLEARED = (
     "the session was rewound to before its first prompt (a last-prompt line naming no line) and "
     "went on with nothing: it has no conversation to replay"
@@ -139,34 +149,20 @@ def _conversation(
     entries: Iterator[Entry], report: Report, unknown: list[tuple[int, str]], branches: Branches | None
 ) -> Iterator[Wire]:
     """The main conversation's messages; the first line of an unknown kind goes to `unknown`."""
-    calls = Calls(report)
-    gate = _Gate(report, unknown, branches)
-    pending: tuple[str, AssistantParts] | None = None
-    held: list[Wire] = []  # results that came between lines of the pending message
+    gate, replay = _Gate(report, unknown, branches), Replay(report)
     for number, value in entries:
+        if field_of(value, "type") == "attachment":
+            if gate.keeps(value):
+                replay.attachment(value, number)
+            continue
         message = gate.message(number, value)
         if message is None:
             continue
         if value["type"] == "assistant":
-            mid = message.get("id")
-            if pending is not None and mid is not None and pending[0] == mid:
-                add_assistant_blocks(pending[1], message.get("content"), calls, report)
-                continue
-            yield from _flush(pending, held)
-            parts = AssistantParts()
-            add_assistant_blocks(parts, message.get("content"), calls, report)
-            pending = (str(mid), parts) if mid is not None else None
-            if pending is None:
-                yield parts.wire()
-            continue
-        wires = list(user_blocks(message.get("content"), calls, report, number))
-        if pending is not None and all(w["role"] == "tool" for w in wires):
-            held.extend(wires)
-            continue
-        yield from _flush(pending, held)
-        pending = None
-        yield from wires
-    yield from _flush(pending, held)
+            yield from replay.assistant(message)
+        else:
+            yield from replay.user(message, number)
+    yield from replay.finish()
 
 
 class _Gate:
@@ -197,11 +193,23 @@ class _Gate:
         if not isinstance(message, Mapping):
             raise self.report.error(number, f"a {kind} entry without a 'message' object")
         if value.get("uuid") in self.left:
-            self.report.skip("line of a branch the session left (a prompt edited or rewound)")
+            self.report.skip(LEFT)
             return None
         if self.forks is not None:
             self.forks.see(value, number, isinstance(message.get("content"), str) and kind == "user")
         return message
+
+    def keeps(self, value: object) -> bool:
+        """Whether an attachment line is of the conversation read: of its side (any side before
+        the first conversation line) and on no branch left; others are counted."""
+        if not isinstance(value, Mapping):
+            return False
+        if self.side is not None and not self._on_side(value):
+            return False
+        if value.get("uuid") in self.left:
+            self.report.skip(LEFT)
+            return False
+        return True
 
     def _on_side(self, value: Mapping[str, Any]) -> bool:
         if self.side is None:
@@ -282,10 +290,3 @@ def _fork_note(fork: Fork) -> str:
         f"{continued}, and the {fork.left_lines} lines of the branch it left, from line "
         f"{fork.left_from}, are not replayed"
     )
-
-
-def _flush(pending: tuple[str, AssistantParts] | None, held: list[Wire]) -> Iterator[Wire]:
-    if pending is not None:
-        yield pending[1].wire()
-    yield from held
-    held.clear()
