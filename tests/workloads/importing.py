@@ -23,3 +23,23 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 def lines(*entries: Any) -> list[str]:
     """Each entry as one line of JSON, non-ASCII kept."""
     return [json.dumps(entry, ensure_ascii=False) for entry in entries]
+
+
+CLAUDE_SESSION = "2cc1c994-1a4f-4a0b-aca7-41804577680f"
+
+
+def claude_line(kind: str, uuid: str, parent: str | None, **fields: Any) -> dict[str, Any]:
+    """A Claude Code session log line of `kind`, linked to `parent`, in the main conversation."""
+    return {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "type": kind,
+        "uuid": uuid,
+        "sessionId": CLAUDE_SESSION,
+        **fields,
+    }
+
+
+def claude_prompt(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
+    """A prompt the user typed, as a Claude Code session log line."""
+    return claude_line("user", uuid, parent, message={"role": "user", "content": text})

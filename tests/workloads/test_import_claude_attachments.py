@@ -9,39 +9,23 @@ from typing import Any
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.workloads.importers import import_lines
 from ctxlab.workloads.trace import map_wire
-from tests.workloads.importing import lines
+from tests.workloads.importing import claude_line, claude_prompt, lines
 
-SESSION = "2cc1c994-1a4f-4a0b-aca7-41804577680f"
 REMINDER = "<system-reminder>\n<total_tokens>14989389 tokens left</total_tokens>\n</system-reminder>"
-
-
-def _envelope(kind: str, uuid: str, parent: str | None, **fields: Any) -> dict[str, Any]:
-    return {
-        "parentUuid": parent,
-        "isSidechain": False,
-        "type": kind,
-        "uuid": uuid,
-        "sessionId": SESSION,
-        **fields,
-    }
-
-
-def _ask(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
-    return _envelope("user", uuid, parent, message={"role": "user", "content": text})
 
 
 def _answer(uuid: str, parent: str, *blocks: dict[str, Any]) -> dict[str, Any]:
     message = {"id": f"msg_{uuid}", "role": "assistant", "content": list(blocks)}
-    return _envelope("assistant", uuid, parent, message=message)
+    return claude_line("assistant", uuid, parent, message=message)
 
 
 def _result(uuid: str, parent: str, call: str) -> dict[str, Any]:
     content = [{"type": "tool_result", "tool_use_id": call, "content": "3 files"}]
-    return _envelope("user", uuid, parent, message={"role": "user", "content": content})
+    return claude_line("user", uuid, parent, message={"role": "user", "content": content})
 
 
 def _attached(uuid: str, parent: str, data: dict[str, Any], *rendered: object) -> dict[str, Any]:
-    line = _envelope("attachment", uuid, parent, attachment=data)
+    line = claude_line("attachment", uuid, parent, attachment=data)
     return {**line, "rendered": [{"content": c} for c in rendered]} if rendered else line
 
 
@@ -61,7 +45,7 @@ def test_the_text_sent_after_a_prompt_joins_that_prompt() -> None:
     hook = {"type": "hook_additional_context", "content": ["branch: main"], "hookName": "UserPromptSubmit"}
     rendered = [{"type": "text", "text": "<system-reminder>\nbranch: main\n</system-reminder>"}]
     log = [
-        _ask("u1", None, "list the files"),
+        claude_prompt("u1", None, "list the files"),
         _attached("h1", "u1", hook, rendered),
         _answer("a1", "h1", TEXT),
     ]
@@ -79,10 +63,10 @@ def test_the_text_sent_after_an_answer_opens_the_next_turn() -> None:
     """Between turns a reminder goes with the next prompt; after the last answer no request
     carried it, and it is counted, not replayed."""
     log = [
-        _ask("u1", None, "list the files"),
+        claude_prompt("u1", None, "list the files"),
         _answer("a1", "u1", TEXT),
         _reminder("r1", "a1"),
-        _ask("u2", "r1", "and the tests?"),
+        claude_prompt("u2", "r1", "and the tests?"),
         _answer("a2", "u2", TEXT),
         _reminder("r2", "a2"),
     ]
@@ -107,7 +91,7 @@ def test_a_message_typed_while_the_model_worked_starts_its_own_turn() -> None:
         "<system-reminder>\nThe user sent a new message while you were working:\n"
         "also count them\n</system-reminder>"
     )
-    log = [_ask("u1", None, "list"), _answer("a1", "u1", TEXT), _attached("q1", "a1", queued, sent)]
+    log = [claude_prompt("u1", None, "list"), _answer("a1", "u1", TEXT), _attached("q1", "a1", queued, sent)]
     log.append(_answer("a2", "q1", {"type": "text", "text": "3 files."}))
     imported = import_lines(lines(*log), "s.jsonl")
     assert [m["role"] for m in imported.messages] == ["user", "assistant", "user", "assistant"]
@@ -118,7 +102,7 @@ def test_the_text_sent_within_a_reply_is_counted_not_replayed() -> None:
     """Within a reply Claude Code sends the text beside the tool results, where a replay turn has
     no place for user text (a user message there would end the reply early)."""
     log = [
-        _ask("u1", None, "list the files"),
+        claude_prompt("u1", None, "list the files"),
         _answer("a1", "u1", CALL),
         _reminder("r1", "a1"),
         _result("x1", "r1", "t1"),
@@ -136,7 +120,7 @@ def test_an_attachment_without_its_text_is_counted_by_kind_with_a_note() -> None
     hook = {"type": "hook_success", "hookName": "Stop", "content": "", "exitCode": 0}
     odd = _attached("o1", "a1", {"type": "file", "filename": "a.png"}, [{"type": "image", "source": {}}])
     log = [
-        _ask("u1", None, "hi"),
+        claude_prompt("u1", None, "hi"),
         _answer("a1", "u1", TEXT),
         _attached("h1", "a1", hook),
         odd,
@@ -155,12 +139,12 @@ def test_an_attachment_without_its_text_is_counted_by_kind_with_a_note() -> None
 
 def test_an_attachment_on_a_branch_the_session_left_is_not_replayed() -> None:
     log = [
-        _ask("u1", None, "first"),
+        claude_prompt("u1", None, "first"),
         _answer("a1", "u1", TEXT),
-        _ask("x", "a1", "abandoned"),
+        claude_prompt("x", "a1", "abandoned"),
         _reminder("r1", "x"),
         _answer("a2", "r1", TEXT),
-        _ask("u2", "a1", "instead"),
+        claude_prompt("u2", "a1", "instead"),
         _answer("a3", "u2", TEXT),
     ]
     imported = import_lines(lines(*log), "s.jsonl")

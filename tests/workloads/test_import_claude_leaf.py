@@ -11,42 +11,35 @@ import pytest
 
 from ctxlab.workloads.files import TraceError
 from ctxlab.workloads.importers import import_lines
-from tests.workloads.importing import lines
-
-SESSION = "2cc1c994-1a4f-4a0b-aca7-41804577680f"
-
-
-def _envelope(kind: str, uuid: str, parent: str | None, **fields: Any) -> dict[str, Any]:
-    return {
-        "parentUuid": parent,
-        "isSidechain": False,
-        "type": kind,
-        "uuid": uuid,
-        "sessionId": SESSION,
-        **fields,
-    }
-
-
-def _ask(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
-    return _envelope("user", uuid, parent, message={"role": "user", "content": text})
+from tests.workloads.importing import CLAUDE_SESSION, claude_line, claude_prompt, lines
 
 
 def _reply(uuid: str, parent: str, text: str) -> dict[str, Any]:
     message = {"id": f"msg_{uuid}", "role": "assistant", "content": [{"type": "text", "text": text}]}
-    return _envelope("assistant", uuid, parent, message=message)
+    return claude_line("assistant", uuid, parent, message=message)
 
 
 def _closing(uuid: str, parent: str) -> dict[str, Any]:
-    return _envelope("system", uuid, parent, subtype="turn_duration", durationMs=1200)
+    return claude_line("system", uuid, parent, subtype="turn_duration", durationMs=1200)
 
 
 def _mark(leaf: str | None, **fields: Any) -> dict[str, Any]:
-    return {"type": "last-prompt", "lastPrompt": "BANANA", "leafUuid": leaf, "sessionId": SESSION, **fields}
+    return {
+        "type": "last-prompt",
+        "lastPrompt": "BANANA",
+        "leafUuid": leaf,
+        "sessionId": CLAUDE_SESSION,
+        **fields,
+    }
 
 
 def _turn(n: int, parent: str | None, text: str) -> list[dict[str, Any]]:
     """A prompt, its answer and the reply's closing line: `u<n>`, `r<n>`, `s<n>`."""
-    return [_ask(f"u{n}", parent, text), _reply(f"r{n}", f"u{n}", f"ok {text}"), _closing(f"s{n}", f"r{n}")]
+    return [
+        claude_prompt(f"u{n}", parent, text),
+        _reply(f"r{n}", f"u{n}", f"ok {text}"),
+        _closing(f"s{n}", f"r{n}"),
+    ]
 
 
 def _texts(log: list[dict[str, Any]]) -> list[str]:
@@ -87,9 +80,9 @@ def test_a_last_prompt_the_last_line_continues_changes_nothing() -> None:
     log = [
         *_turn(1, None, "APPLE"),
         _mark("s1"),
-        _ask("u2", "s1", "run both"),
-        _envelope("assistant", "c1", "u2", message={**calls, "content": [_use("t1")]}),
-        _envelope("assistant", "c2", "c1", message={**calls, "content": [_use("t2")]}),
+        claude_prompt("u2", "s1", "run both"),
+        claude_line("assistant", "c1", "u2", message={**calls, "content": [_use("t1")]}),
+        claude_line("assistant", "c2", "c1", message={**calls, "content": [_use("t2")]}),
         _result("x1", "c1", "t1"),
         _result("x2", "c2", "t2"),
         _mark("x1"),
@@ -107,7 +100,7 @@ def _use(call: str) -> dict[str, Any]:
 
 def _result(uuid: str, parent: str, call: str) -> dict[str, Any]:
     content = [{"type": "tool_result", "tool_use_id": call, "content": "done"}]
-    return _envelope("user", uuid, parent, message={"role": "user", "content": content})
+    return claude_line("user", uuid, parent, message={"role": "user", "content": content})
 
 
 def test_the_named_line_wins_over_a_later_line_that_does_not_continue_it() -> None:
@@ -123,8 +116,8 @@ def test_the_named_line_wins_over_a_later_line_that_does_not_continue_it() -> No
 
 def test_a_compaction_forgets_the_line_named_before_it() -> None:
     """Claude Code drops a `last-prompt` written before a compaction boundary."""
-    boundary = _envelope("system", "b", None, subtype="compact_boundary", logicalParentUuid="s3")
-    summary = _envelope(
+    boundary = claude_line("system", "b", None, subtype="compact_boundary", logicalParentUuid="s3")
+    summary = claude_line(
         "user", "sum", "b", message={"role": "user", "content": "summary"}, isCompactSummary=True
     )
     log = [*REWOUND, _mark("r2"), *_turn(3, "s1", "CHERRY"), boundary, summary, *_turn(4, "sum", "DATE")]
@@ -153,7 +146,9 @@ def test_a_session_rewound_to_nothing_is_a_located_error_until_it_goes_on() -> N
     the session has no conversation, which is said at that line rather than replayed."""
     cleared = _mark(None, explicit=True, rewound=True)
     with pytest.raises(TraceError, match=r"s\.jsonl:7: the session was rewound to before its first prompt"):
-        import_lines(lines(*REWOUND, cleared, {"type": "last-prompt", "sessionId": SESSION}), "s.jsonl")
+        import_lines(
+            lines(*REWOUND, cleared, {"type": "last-prompt", "sessionId": CLAUDE_SESSION}), "s.jsonl"
+        )
     assert _texts([*REWOUND, cleared, *_turn(3, None, "CHERRY")]) == ["CHERRY", "ok CHERRY"]
 
 
