@@ -190,6 +190,8 @@ def test_a_delta_of_another_kind_is_counted() -> None:
         (sse(*STREAM[11:13], _delta(2, "input_json_delta", partial_json="{")), "block 2's streamed input"),
         (sse({"type": "ping"}), "not an Anthropic Messages stream"),
         ("data: [1]\n\n", "event 1's data is not a JSON object"),
+        (sse({"type": "message_start", "message": "oops"}), "event 1's message is not a JSON object"),
+        (sse(STREAM[0], {"type": "message_delta", "delta": "end_turn"}), "event 2's delta is not a JSON"),
     ],
 )
 def test_a_stream_that_cannot_be_read_says_where(text: str, why: str) -> None:

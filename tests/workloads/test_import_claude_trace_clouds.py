@@ -169,6 +169,7 @@ def test_a_cloud_call_whose_body_was_not_logged_is_counted_with_a_note() -> None
             "event 2's chunk bytes",
         ),
         (b"\x00\x00\x00\x10 nothing framed here", "not a Bedrock response stream"),
+        (chunk(STREAM[0]) + chunk({"type": "message_delta", "delta": ["end_turn"]}), "event 2's delta"),
     ],
 )
 def test_a_bedrock_stream_that_cannot_be_read_is_an_error_at_its_line(stream: bytes, why: str) -> None:

@@ -13,9 +13,10 @@ Rules:
   `stop_reason` and the like. The content is the blocks in index order.
 - An `error` event means the request failed: the stream gives no message, only the error's type.
 
-A stream that cannot be read this way (an event that is not JSON, a delta to a block never
-opened, a call's input that is not JSON) raises `StreamError` saying where; a delta of a kind
-not known here is counted and skipped.
+A stream that cannot be read this way (an event that is not JSON, a `message_start` message or
+a `message_delta` delta that is not an object, a delta to a block never opened, a call's input
+that is not JSON) raises `StreamError` saying where; a delta of a kind not known here is counted
+and skipped.
 """
 
 from __future__ import annotations
@@ -122,6 +123,20 @@ def _index(event: Mapping[str, Any]) -> int:
     return index
 
 
+def _object(event: Mapping[str, Any], key: str, number: int) -> Mapping[str, Any]:
+    """An event's `key` object (`message`, `delta`); {} where it is absent or null.
+
+    Raises:
+        StreamError: it is there but not an object.
+    """
+    value = event.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise StreamError(f"event {number}'s {key} is not a JSON object")
+    return value
+
+
 def stream_message(text: str, skip: Callable[[str], None]) -> Streamed:
     """The message of a stream's text (see the module docstring); `skip` counts what is not read.
 
@@ -144,7 +159,7 @@ def message_of(numbered: Iterable[tuple[int, object]], skip: Callable[[str], Non
             raise StreamError(f"event {number}'s data is not a JSON object")
         kind = event.get("type")
         if kind == "message_start":
-            building.message = dict(event.get("message") or {})
+            building.message = dict(_object(event, "message", number))
         elif kind == "content_block_start":
             building.start(event)
         elif kind == "content_block_delta":
@@ -152,7 +167,7 @@ def message_of(numbered: Iterable[tuple[int, object]], skip: Callable[[str], Non
         elif kind == "content_block_stop":
             building.close(_index(event))
         elif kind == "message_delta":
-            building.message.update(event.get("delta") or {})
+            building.message.update(_object(event, "delta", number))
         elif kind == "error":
             return Streamed(None, str(field_of(event, "error", "type") or "error"))
     if not building.message and not building.blocks:
