@@ -192,6 +192,15 @@ def test_a_delta_of_another_kind_is_counted() -> None:
         ("data: [1]\n\n", "event 1's data is not a JSON object"),
         (sse({"type": "message_start", "message": "oops"}), "event 1's message is not a JSON object"),
         (sse(STREAM[0], {"type": "message_delta", "delta": "end_turn"}), "event 2's delta is not a JSON"),
+        (
+            sse(*STREAM[6:8], _delta(1, "text_delta", text="\ud83c")),
+            "event 3's data: delta.text: \\ud83c is a lone",
+        ),
+        (
+            sse(*STREAM[11:13], _delta(2, "input_json_delta", partial_json='{"p": "\\udc00"}')),
+            "input: p: \\udc00",
+        ),
+        ("data: " + "[" * 100_000 + "]" * 100_000 + "\n\n", "event 1's data: the JSON is nested too deep"),
     ],
 )
 def test_a_stream_that_cannot_be_read_says_where(text: str, why: str) -> None:

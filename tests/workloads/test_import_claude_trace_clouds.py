@@ -170,6 +170,11 @@ def test_a_cloud_call_whose_body_was_not_logged_is_counted_with_a_note() -> None
         ),
         (b"\x00\x00\x00\x10 nothing framed here", "not a Bedrock response stream"),
         (chunk(STREAM[0]) + chunk({"type": "message_delta", "delta": ["end_turn"]}), "event 2's delta"),
+        (chunk(STREAM[0]) + chunk({"type": "ping", "x": "\udfff"}), "event 2's chunk: x: \\udfff is a lone"),
+        (
+            chunk(STREAM[0]) + frame({}, b'{"bytes": ' + b"[" * 100_000),
+            "event 2's frame payload is nested too deep",
+        ),
     ],
 )
 def test_a_bedrock_stream_that_cannot_be_read_is_an_error_at_its_line(stream: bytes, why: str) -> None:

@@ -13,7 +13,8 @@ Rules:
   `stop_reason` and the like. The content is the blocks in index order.
 - An `error` event means the request failed: the stream gives no message, only the error's type.
 
-A stream that cannot be read this way (an event that is not JSON, a `message_start` message or
+A stream that cannot be read this way (an event that is not JSON, or JSON that a transcript's
+line could not hold either: nested too deep, a lone surrogate; a `message_start` message or
 a `message_delta` delta that is not an object, a delta to a block never opened, a call's input
 that is not JSON) raises `StreamError` saying where; a delta of a kind not known here is counted
 and skipped.
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxlab.workloads.files import TraceError, json_value
 from ctxlab.workloads.importers.base import Wire, field_of
 
 
@@ -65,10 +67,23 @@ def events(text: str) -> Iterator[tuple[int, object]]:
 
 
 def _json(number: int, data: str) -> object:
+    return stream_json(data, f"event {number}'s data")
+
+
+def stream_json(text: str, what: str) -> object:
+    """The JSON value of a piece of a stream (an event, a call's streamed input), refused as a
+    transcript's line is (`files.json_value`): JSON nested deeper than Python's parser goes, or
+    holding a lone surrogate, which no request or result file can carry.
+
+    Raises:
+        StreamError: `what` is not JSON, or is JSON no transcript can mean.
+    """
     try:
-        return json.loads(data)
+        return json_value(text, "", None)
     except json.JSONDecodeError as error:
-        raise StreamError(f"event {number}'s data is not JSON ({error.msg}, column {error.colno})") from None
+        raise StreamError(f"{what} is not JSON ({error.msg}, column {error.colno})") from None
+    except TraceError as error:
+        raise StreamError(f"{what}: {error.message}") from None
 
 
 @dataclass(slots=True)
@@ -105,10 +120,7 @@ class _Building:
         pieces = self.pieces.pop(index, None)
         if not pieces or not "".join(pieces).strip():
             return
-        try:
-            self.blocks[index]["input"] = json.loads("".join(pieces))
-        except json.JSONDecodeError as error:
-            raise StreamError(f"block {index}'s streamed input is not JSON ({error.msg})") from None
+        self.blocks[index]["input"] = stream_json("".join(pieces), f"block {index}'s streamed input")
 
     def done(self) -> Wire:
         for index in list(self.pieces):

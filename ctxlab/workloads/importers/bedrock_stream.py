@@ -11,8 +11,9 @@ Rules:
 - Each `{"bytes": ...}` payload, in order, is the next event: its base64 decoded as UTF-8 JSON.
 - An exception frame (an `:exception-type` header, such as `throttlingException`) ends the
   stream as an `error` event of that type, as the Messages API's own error event does.
-- A text with neither is not a Bedrock stream; a payload that is not base64 of JSON is an error
-  saying which event (`StreamError`).
+- A text with neither is not a Bedrock stream; a payload that is not base64 of JSON, or of JSON
+  a transcript's line could not hold either (`anthropic_stream.stream_json`), is an error saying
+  which event (`StreamError`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import json
 import re
 from collections.abc import Iterator
 
-from ctxlab.workloads.importers.anthropic_stream import StreamError
+from ctxlab.workloads.importers.anthropic_stream import StreamError, stream_json
 
 FRAME = re.compile(r'\{"bytes"\s*:|:exception-type\x07\x00([\x00-\x7f])')
 """A chunk's payload, or an exception's type header: its string type (7), then the value's
@@ -63,6 +64,8 @@ def _payload(text: str, start: int, number: int) -> tuple[object, int]:
         return DECODER.raw_decode(text, start)
     except json.JSONDecodeError as error:
         raise StreamError(f"event {number}'s frame payload is not JSON ({error.msg})") from None
+    except RecursionError:
+        raise StreamError(f"event {number}'s frame payload is nested too deep to read") from None
 
 
 def _event(payload: object, number: int) -> object:
@@ -71,6 +74,7 @@ def _event(payload: object, number: int) -> object:
     try:
         if not isinstance(data, str):
             raise binascii.Error
-        return json.loads(base64.b64decode(data, validate=True).decode("utf-8"))
-    except (binascii.Error, UnicodeDecodeError, json.JSONDecodeError):
-        raise StreamError(f"event {number}'s chunk bytes are not base64 of JSON") from None
+        text = base64.b64decode(data, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise StreamError(f"event {number}'s chunk bytes are not base64 of UTF-8 JSON") from None
+    return stream_json(text, f"event {number}'s chunk")
