@@ -5,13 +5,14 @@ new prompt continues after a reply is the reply's closing `system` line)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ctxlab.workloads.files import TraceError
 from ctxlab.workloads.importers import import_lines
-from tests.workloads.importing import CLAUDE_SESSION, claude_line, claude_prompt, lines
+from tests.workloads.importing import CLAUDE_SESSION, claude_line, claude_prompt, lines, run_cli
 
 
 def _reply(uuid: str, parent: str, text: str) -> dict[str, Any]:
@@ -157,3 +158,14 @@ def test_prompts_that_name_no_parent_at_all_are_no_new_start() -> None:
     tools write them) are replayed as before."""
     log = [{k: v for k, v in line.items() if k != "parentUuid"} for line in REWOUND]
     assert _texts(log) == ["APPLE", "ok APPLE", "BANANA", "ok BANANA"]
+
+
+def test_a_line_of_an_odd_shape_is_a_located_error_on_the_first_read_too(tmp_path: Path) -> None:
+    """The first read, which finds the line the session stands at, met a line whose `type` is a
+    list with a TypeError traceback; it is the located error the reading itself gives."""
+    odd = {**_reply("r2", "s1", "x"), "type": ["assistant"]}
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines(*_turn(1, None, "APPLE"), odd)) + "\n")
+    code, _, err = run_cli("import", str(path), "--out", str(tmp_path / "out.jsonl"), "--quiet")
+    assert code == 2 and not (tmp_path / "out.jsonl").exists()
+    assert f"{path}:4: an entry is not shaped as claude-code writes it (TypeError" in err

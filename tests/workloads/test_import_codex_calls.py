@@ -4,10 +4,11 @@ result each call gets (openai/codex, codex-rs: `ResponseItem::FunctionCall { nam
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ctxlab.workloads.importers import import_lines
-from tests.workloads.importing import lines
+from tests.workloads.importing import lines, run_cli
 
 
 def rollout(*payloads: dict[str, Any]) -> list[str]:
@@ -151,3 +152,16 @@ def test_a_second_output_of_a_call_is_counted() -> None:
     imported = import_lines(rollout(*items), "rollout.jsonl")
     assert shape(imported.messages) == ["user", "c1", "=c1:ok"]
     assert "skipped 1 × further output of a call that has its result (not replayed)" in imported.warnings
+
+
+def test_an_item_of_an_odd_shape_is_a_located_error_on_the_first_read_too(tmp_path: Path) -> None:
+    """The first read, which finds the late outputs, met an item whose `type` is an object with
+    a TypeError traceback from `ctxlab import` and `ctxlab replay`; it is the located error the
+    reading itself gives such an item."""
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(rollout(say("user", "go"), {"type": {"a": 1}}, say("assistant", "ok"))) + "\n")
+    for command in (["import", "--out", str(tmp_path / "s.jsonl")], ["replay", "--out", str(tmp_path / "r")]):
+        code, _, err = run_cli(command[0], str(path), *command[1:], "--quiet")
+        assert code == 2, command
+        assert f"{path}:2: an entry is not shaped as codex writes it (TypeError" in err, command
+    assert not (tmp_path / "s.jsonl").exists() and not (tmp_path / "r").exists()

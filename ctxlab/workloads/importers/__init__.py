@@ -16,8 +16,9 @@ Invariants:
   recognised, a line that is not JSON or is cut short, an unknown entry kind, a tool result
   without its call); entry kinds an importer skips by rule are counted in `Imported.warnings`.
 - An entry of a shape its importer does not expect (a list where it reads an object, a field
-  missing or of another type) is such an error too, at the line of the entry being read; a
-  detector that cannot read the first entries does not recognise them.
+  missing or of another type) is such an error too, at the line of the entry being read, by the
+  first read of a format's `survey` as by the reading itself; a detector that cannot read the
+  first entries does not recognise them.
 - The source's own protocol breaks are computed on the imported messages (`source_violations`),
   for every format alike.
 """
@@ -225,10 +226,20 @@ def stream(
 
 
 def _reader(fmt: Format, source: str, again: Again | None) -> Reader:
+    """The reader of a format, after its survey where it has one and the lines can be read again.
+
+    Raises:
+        TraceError: a line the survey cannot read, at that line: one that is not JSON, or of a
+            shape the format never writes (as reading raises for it, `_guarded`).
+    """
     if fmt.survey is None or again is None:
         return fmt.read
     with again() as lines:
-        return fmt.survey(json_entries(lines, source))
+        reading = _Reading(json_entries(lines, source))
+        try:
+            return fmt.survey(reading)
+        except SHAPE_ERRORS as error:
+            raise _misshapen(error, source, reading.line, fmt.name) from None
 
 
 def _again(lines: Iterable[str]) -> Again | None:
@@ -258,9 +269,15 @@ def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str)
     try:
         yield from messages
     except SHAPE_ERRORS as error:
-        detail = f"{type(error).__name__}: {error}"
-        message = f"an entry is not shaped as {fmt} writes it ({detail}); is the file of this format?"
-        raise TraceError(source, reading.line, message) from None
+        raise _misshapen(error, source, reading.line, fmt) from None
+
+
+def _misshapen(error: Exception, source: str, line: int | None, fmt: str) -> TraceError:
+    """The located error for an entry of a shape `fmt` never writes, found reading it."""
+    detail = f"{type(error).__name__}: {error}"
+    return TraceError(
+        source, line, f"an entry is not shaped as {fmt} writes it ({detail}); is the file of this format?"
+    )
 
 
 open_lines = file_lines
