@@ -254,7 +254,18 @@ def test_kept_part_is_never_larger_than_the_original(output: tuple[Part, ...], l
 @given(parts, limits)
 def test_a_result_is_split_exactly_when_it_is_over_the_limit(output: tuple[Part, ...], limit: int) -> None:
     over = bool(output) and parts_tokens(output, ESTIMATOR) > limit
-    assert (split(limit, *output) is not None) == over
+    cut = split(limit, *output)
+    if not over:
+        assert cut is None
+    elif cut is None:  # nothing to cut off: the boundary is an empty text that ends the output
+        assert isinstance(output[-1], T) and not output[-1].text
+
+
+def test_a_result_over_the_limit_only_by_an_empty_text_is_kept_whole_as_agentscope_keeps_it() -> None:
+    # Over a negative limit an empty text is "over" at 0 tokens, but its cut leaves nothing to
+    # offload, and AgentScope then returns the result as it was.
+    assert split(-1, T(text="")) is None
+    assert split(-1, T(text="a"), T(text="")) is not None
 
 
 @given(parts, limits, st.one_of(st.none(), st.text(alphabet=ALPHABET, max_size=20)))
