@@ -41,15 +41,25 @@ _LONE_SURROGATE = re.compile(
 """The escape of a high half with no low half after it, or of a low half with no high before."""
 
 
+TOO_LONG = (
+    "an integer has more digits than Python reads (over 4300); no transcript format writes such "
+    "a number: write it as a string"
+)
+"""Why a JSON value with an integer past Python's conversion limit is refused: `json.loads`
+raises a plain `ValueError` for it, not a decoding error."""
+_LONG_INTEGER = re.compile(r"\d{4301,}")
+
+
 def json_value(text: str, source: str, line: int | None) -> Any:
     """The JSON value of `text` (a line or a whole document starting at `line`), refusing what no
-    transcript can mean: nesting deeper than Python's parser goes, and a lone surrogate (an
-    escaped half of a UTF-16 pair, such as `"\\ud800"`), which is no character and cannot be
-    written as the UTF-8 every request, count and result file is made of.
+    transcript can mean: nesting deeper than Python's parser goes, an integer longer than Python
+    converts (`TOO_LONG`), and a lone surrogate (an escaped half of a UTF-16 pair, such as
+    `"\\ud800"`), which is no character and cannot be written as the UTF-8 every request, count
+    and result file is made of.
 
     Raises:
         json.JSONDecodeError: `text` is not JSON.
-        TraceError: at `source:line`, nested too deep or a lone surrogate.
+        TraceError: at `source:line`, nested too deep, an integer too long or a lone surrogate.
     """
     try:
         value = json.loads(text)
@@ -59,6 +69,12 @@ def json_value(text: str, source: str, line: int | None) -> Any:
         raise TraceError(
             source, line, "the JSON is nested too deep to read; no transcript format nests so"
         ) from None
+    except ValueError as error:
+        if isinstance(error, json.JSONDecodeError):
+            raise
+        digits = _LONG_INTEGER.search(text)
+        at = line + text.count("\n", 0, digits.start()) if digits and line is not None else line
+        raise TraceError(source, at, TOO_LONG) from None
     if lone:
         found = _LONE_SURROGATE.search(text)
         if found is None:  # the first character UTF-8 refuses, as the encoder would name it

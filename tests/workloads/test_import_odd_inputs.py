@@ -1,0 +1,73 @@
+"""Odd but possible input to `ctxlab import` and `ctxlab replay`, whatever the format: each is
+read as its writer meant it, or refused at its file and line with exit 2, no `--out` file and
+no results folder left behind, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.workloads.importing import lines, run_cli
+
+USER = {"role": "user", "content": "List the files."}
+ANSWER = {"role": "assistant", "content": "There are none."}
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "odd.jsonl") -> Path:
+    source = tmp_path / name
+    if isinstance(text, bytes):
+        source.write_bytes(text)
+    else:
+        source.write_text(text, encoding="utf-8")
+    return source
+
+
+def refused(tmp_path: Path, text: str | bytes, *args: str, name: str = "odd.jsonl") -> tuple[str, str]:
+    """The messages `import` and `replay` refuse a file with (exit 2, nothing written), without
+    the folder's path."""
+    source = _write(tmp_path, text, name)
+    out, results = tmp_path / "out" / "session.jsonl", tmp_path / "results"
+    code, _, err = run_cli("import", str(source), "--out", str(out), *args)
+    assert code == 2 and "Traceback" not in err, err
+    assert not out.exists() and not list((tmp_path / "out").glob("*"))
+    replay_code, _, replay_err = run_cli("replay", str(source), "--out", str(results), "--quiet", *args)
+    assert replay_code == 2 and "Traceback" not in replay_err, replay_err
+    assert not results.exists()
+    return err.replace(str(tmp_path) + "/", ""), replay_err.replace(str(tmp_path) + "/", "")
+
+
+def imported(tmp_path: Path, text: str | bytes, *args: str, name: str = "odd.jsonl") -> list[dict[str, Any]]:
+    """The messages `import` writes for a file, which `replay` replays too."""
+    source = _write(tmp_path, text, name)
+    out = tmp_path / "out" / "session.jsonl"
+    code, _, err = run_cli("import", str(source), "--out", str(out), "--quiet", *args)
+    assert code == 0, err
+    replay_code, _, replay_err = run_cli(
+        "replay", str(source), "--out", str(tmp_path / "results"), "--quiet", "--no-plots", *args
+    )
+    assert replay_code == 0, replay_err
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").split("\n") if line]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the file
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("\n".join(lines(USER)) + '\n{"role": "assistant", "content": "x", "n": ' + "7" * 5000 + "}\n", 2),
+        (json.dumps([USER, ANSWER], indent=1).replace('"There', "1" * 4400 + ', "x": "There'), 8),
+    ],
+    ids=["jsonl", "one-document"],
+)
+def test_an_integer_longer_than_python_reads_is_refused_at_its_line(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    err, replay_err = refused(tmp_path, text)
+    expected = f"odd.jsonl:{line}: an integer has more digits than Python reads (over 4300)"
+    assert err.startswith(expected), err
+    assert expected in replay_err
