@@ -11,12 +11,13 @@ Invariants:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
-from ctxlab.workloads.files import holds_lone_surrogate
+from ctxlab.workloads.files import TOO_LONG, holds_lone_surrogate
 
 WireRole = Literal["system", "user", "assistant", "tool"]
 _ROLES: dict[str, WireRole] = {
@@ -107,24 +108,61 @@ def _call(item: object, k: int) -> TraceCall:
         arguments = json.dumps(arguments, ensure_ascii=False)
     if not isinstance(arguments, str):
         raise ValueError(f"tool_calls[{k}].function.arguments must be a JSON string")
-    if _holds_lone_surrogate(arguments):
-        raise ValueError(
-            f"tool_calls[{k}].function.arguments: its JSON escapes a lone surrogate (half of a UTF-16 "
-            "pair, such as \\ud800), which is not a character; write the character itself, or both "
-            "halves of its pair"
-        )
+    problem = _unreadable(arguments)
+    if problem is not None:
+        raise ValueError(f"tool_calls[{k}].function.arguments: {problem}")
     return TraceCall(id=call_id, name=name, arguments=arguments)
 
 
-def _holds_lone_surrogate(arguments: str) -> bool:
-    """Whether the arguments, read as JSON as every preset reads them, hold a lone surrogate,
-    which no request can carry as UTF-8. Arguments that are not JSON are kept as written."""
-    if "\\ud" not in arguments and "\\uD" not in arguments:  # a surrogate comes from an escape
-        return False
+ARGUMENTS_DEPTH = 500
+"""How deep a call's arguments may nest. The presets read arguments with `json.loads` from deeper
+in the stack than this check, so JSON nested near Python's limit here would fail there."""
+_LONG_INTEGER = re.compile(r"\d{4301}")
+
+
+def _unreadable(arguments: str) -> str | None:
+    """Why arguments, read as JSON as every preset reads them, cannot be replayed: a lone
+    surrogate (no request can carry it as UTF-8), nesting past `ARGUMENTS_DEPTH`, an integer
+    longer than Python reads; None when they can. Arguments that are not JSON are kept as
+    written. Only arguments that could hold one of these are parsed."""
+    escaped = "\\ud" in arguments or "\\uD" in arguments  # a surrogate comes from an escape
+    nested = arguments.count("[") + arguments.count("{") > ARGUMENTS_DEPTH
+    if not (escaped or nested or _LONG_INTEGER.search(arguments)):
+        return None
     try:
-        return holds_lone_surrogate(json.loads(arguments))
-    except (ValueError, RecursionError):
-        return False
+        value = json.loads(arguments)
+    except RecursionError:
+        return _TOO_DEEP
+    except json.JSONDecodeError:
+        return None
+    except ValueError:
+        return TOO_LONG
+    if nested and _depth(value) > ARGUMENTS_DEPTH:
+        return _TOO_DEEP
+    if escaped and holds_lone_surrogate(value):
+        return (
+            "its JSON escapes a lone surrogate (half of a UTF-16 pair, such as \\ud800), which is "
+            "not a character; write the character itself, or both halves of its pair"
+        )
+    return None
+
+
+_TOO_DEEP = (
+    f"its JSON nests deeper than {ARGUMENTS_DEPTH} levels, more than the presets read; no model "
+    "writes such arguments: flatten them, or write the deep part as a string"
+)
+
+
+def _depth(value: object) -> int:
+    """How deep a JSON value nests (1 for an empty list or object), walked with a stack."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def parse_message(wire: object) -> TraceMessage:

@@ -71,3 +71,37 @@ def test_an_integer_longer_than_python_reads_is_refused_at_its_line(
     expected = f"odd.jsonl:{line}: an integer has more digits than Python reads (over 4300)"
     assert err.startswith(expected), err
     assert expected in replay_err
+
+
+def _called(arguments: str) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": arguments}}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "nothing"}
+    return [USER, {"role": "assistant", "content": None, "tool_calls": [call]}, result, ANSWER]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "why"),
+    [
+        ("[" * 600 + "]" * 600, "its JSON nests deeper than 500 levels, more than the presets read"),
+        ('{"n": ' + "9" * 5000 + "}", "an integer has more digits than Python reads"),
+    ],
+    ids=["nested", "long-integer"],
+)
+def test_call_arguments_no_preset_reads_are_refused_at_their_line(
+    tmp_path: Path, arguments: str, why: str
+) -> None:
+    """Every preset parses a call's arguments; ones that nest past what the parser reads from
+    within a run, or hold an integer past Python's limit, made the run fail (exit 1)."""
+    err, replay_err = refused(tmp_path, "\n".join(lines(*_called(arguments))) + "\n")
+    assert err.startswith(f"odd.jsonl:2: tool_calls[0].function.arguments: {why}"), err
+    assert f"odd.jsonl:2: tool_calls[0].function.arguments: {why}" in replay_err
+
+
+def test_arguments_nested_as_deep_as_models_write_them_are_replayed(tmp_path: Path) -> None:
+    arguments = json.dumps({"rows": [[{"cell": [i]} for i in range(300)]], "deep": [[[["x"]]]]})
+    assert (
+        imported(tmp_path, "\n".join(lines(*_called(arguments))) + "\n")[1]["tool_calls"][0]["function"][
+            "arguments"
+        ]
+        == arguments
+    )
