@@ -105,3 +105,20 @@ def test_arguments_nested_as_deep_as_models_write_them_are_replayed(tmp_path: Pa
         ]
         == arguments
     )
+
+
+def test_import_refuses_a_message_replay_would_refuse_at_its_entry(tmp_path: Path) -> None:
+    """An OpenHands call whose arguments escape a lone surrogate: import wrote it and exited 0,
+    and only replay refused the file."""
+    call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": '{"a": "\\udc00"}'}}
+    response = {"id": "r1", "choices": [{"message": {"content": "", "tool_calls": [call]}}]}
+    metadata = {"function_name": "ls", "tool_call_id": "c1", "model_response": response}
+    events = [
+        {"id": 0, "source": "user", "action": "message", "args": {"content": "List the files."}},
+        {"id": 1, "source": "agent", "action": "run", "args": {}, "tool_call_metadata": metadata},
+        {"id": 2, "source": "agent", "observation": "run", "content": "", "tool_call_metadata": metadata},
+    ]
+    err, replay_err = refused(tmp_path, json.dumps(events, indent=1), name="events.json")
+    expected = "events.json:1: message 1: tool_calls[0].function.arguments: its JSON escapes a lone surrogate"
+    assert err.startswith(expected), err
+    assert expected in replay_err

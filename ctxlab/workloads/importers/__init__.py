@@ -39,6 +39,7 @@ from typing import Literal, get_args
 
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.problems import unknown_name
+from ctxlab.workloads.chat_message import parse_message
 from ctxlab.workloads.importers import (
     anthropic,
     claude_code,
@@ -264,10 +265,18 @@ class _Reading:
 
 
 def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str) -> Iterator[Wire]:
-    """An importer's messages; an entry of a shape it does not expect raises `TraceError` at
-    that entry's line, like every other reading error."""
+    """An importer's messages, each one the replay reads (`parse_message`, which the OpenAI chat
+    importer applies itself), so `import` refuses what `replay` would; an entry of a shape the
+    importer does not expect, or whose message the replay refuses (arguments no preset reads),
+    raises `TraceError` at that entry's line, like every other reading error."""
     try:
-        yield from messages
+        for index, message in enumerate(messages):
+            if fmt != OPENAI_CHAT:
+                try:
+                    parse_message(message)
+                except ValueError as error:
+                    raise TraceError(source, reading.line, f"message {index}: {error}") from None
+            yield message
     except SHAPE_ERRORS as error:
         raise _misshapen(error, source, reading.line, fmt) from None
 
