@@ -277,6 +277,31 @@ def test_mini_swe_agent_content_as_a_list_of_parts_keeps_its_text() -> None:
     assert [m["content"] for m in messages] == ["You act.", "Solve it", "THOUGHT: done"]
 
 
+def test_an_openai_chat_list_showing_a_bash_block_is_not_a_mini_swe_agent_run() -> None:
+    """A chat whose assistant suggests a command in a `bash` block was read as mini-swe-agent: the
+    block became a call and the user's next message its result."""
+    chat = [
+        {"role": "user", "content": "How do I list hidden files?"},
+        {"role": "assistant", "content": "Run:\n\n```bash\nls -a\n```"},
+        {"role": "user", "content": "Thanks, and sorted by size?"},
+        {"role": "assistant", "content": "ls -aS"},
+    ]
+    imported = import_lines([json.dumps(chat)], "chat.json")
+    assert imported.format == "openai-chat" and list(imported.messages) == chat
+
+
+def test_a_bare_list_of_mini_swe_agent_steps_is_still_recognised() -> None:
+    """Without `mswea_bash_command`, a `bash` block answered by mini-swe-agent's observation."""
+    steps = [
+        {"role": "user", "content": "Please solve this issue: x"},
+        {"role": "assistant", "content": "THOUGHT: look\n\n```bash\nls\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\na\n</output>"},
+    ]
+    imported = import_lines([json.dumps(steps)], "run.json")
+    assert imported.format == "mini-swe-agent"
+    assert imported.messages[-1] == {"role": "tool", "tool_call_id": "step-1", "content": steps[2]["content"]}
+
+
 def test_codex_reasoning_without_a_summary_keeps_its_reasoning_text() -> None:
     imported = import_lines(
         _rollout(

@@ -61,6 +61,8 @@ from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
 
 ACTION_TOOL = "swe_agent_action"
 BASH_BLOCK = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
+OBSERVED = "<returncode>"
+"""How mini-swe-agent's observation of a command begins (its templates' `action_observation`)."""
 
 
 def is_swe_agent(value: object) -> bool:
@@ -81,9 +83,23 @@ def mini_messages(value: object) -> list[Any] | None:
         marked = str(value.get("trajectory_format", "")).startswith("mini-swe-agent")
         return messages if isinstance(messages, list) and (marked or "info" in value) else None
     if isinstance(value, list) and value and all(isinstance(m, Mapping) and "role" in m for m in value):
-        texts = (m.get("content") for m in value if m.get("role") == "assistant")
-        return value if any(isinstance(t, str) and BASH_BLOCK.search(t) for t in texts) else None
+        return value if _runs_commands(value) else None
     return None
+
+
+def _runs_commands(messages: list[Any]) -> bool:
+    """Whether a bare list of messages is mini-swe-agent's rather than an OpenAI chat list: a
+    response holds a `mswea_bash_command` block, or a `bash` block the next message answers with
+    mini-swe-agent's observation (`<returncode>`). A chat whose assistant shows a command in a
+    `bash` block, to a user who answers, is not a run."""
+    for index, message in enumerate(messages):
+        text = message.get("content") if message.get("role") == "assistant" else None
+        if not isinstance(text, str) or BASH_BLOCK.search(text) is None:
+            continue
+        after = messages[index + 1].get("content") if index + 1 < len(messages) else None
+        if "```mswea_bash_command" in text or (isinstance(after, str) and after.startswith(OBSERVED)):
+            return True
+    return False
 
 
 def _listed(value: object) -> list[Any]:
