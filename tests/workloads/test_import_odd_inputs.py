@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.workloads.importing import lines, run_cli
+from ctxlab.workloads.importers import import_lines
+from tests.workloads.importing import DATA, lines, run_cli
 
 USER = {"role": "user", "content": "List the files."}
 ANSWER = {"role": "assistant", "content": "There are none."}
@@ -122,3 +123,42 @@ def test_import_refuses_a_message_replay_would_refuse_at_its_entry(tmp_path: Pat
     expected = "events.json:1: message 1: tool_calls[0].function.arguments: its JSON escapes a lone surrogate"
     assert err.startswith(expected), err
     assert expected in replay_err
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenHands
+
+
+def _sdk_events() -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = json.loads((DATA / "openhands/sdk-events-context.json").read_text())
+    return events
+
+
+@pytest.mark.parametrize("kind", ["Condensation", "CondensationRequest"])
+def test_an_sdk_event_list_opening_with_a_kind_not_named_event_is_recognised(kind: str) -> None:
+    """The SDK names three kinds without `Event`; one among the first five events made a bare
+    event list unrecognised (and refused with --format openhands)."""
+    events = _sdk_events()
+    plain = import_lines([json.dumps(events)], "events.json")
+    events.insert(1, {"id": "c0", "source": "environment", "kind": kind, "forgotten_event_ids": []})
+    imported = import_lines([json.dumps(events)], "events.json")
+    assert imported.format == "openhands" and imported.messages == plain.messages
+    assert f"skipped 1 × {kind} (not replayed)" in imported.warnings
+
+
+def test_an_sdk_event_list_with_a_rejected_call_is_recognised() -> None:
+    events = _sdk_events()
+    events[3] = {
+        "id": "e3",
+        "source": "user",
+        "kind": "UserRejectObservation",
+        "tool_name": "terminal",
+        "tool_call_id": "toolu_01",
+        "action_id": "e2",
+        "rejection_reason": "Not that command.",
+    }
+    imported = import_lines([json.dumps(events)], "events.json")
+    assert imported.format == "openhands"
+    assert {"role": "tool", "tool_call_id": "toolu_01", "content": "Not that command.", "is_error": True} in (
+        imported.messages
+    )

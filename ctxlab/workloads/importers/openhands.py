@@ -93,10 +93,16 @@ KNOWN_ACTIONS = frozenset(
 )
 
 
+SDK_UNSUFFIXED = frozenset({"Condensation", "CondensationRequest", "UserRejectObservation"})
+"""The agent SDK's event kinds whose names do not end in `Event`."""
+
+
 def _is_event(value: object) -> bool:
+    """A classic event (an `action` or `observation`) or an agent-SDK one (its `kind`)."""
     if not isinstance(value, Mapping) or "source" not in value:
         return False
-    return "action" in value or "observation" in value or str(value.get("kind", "")).endswith("Event")
+    kind = str(value.get("kind", ""))
+    return "action" in value or "observation" in value or kind.endswith("Event") or kind in SDK_UNSUFFIXED
 
 
 def is_event_stream(value: object) -> bool:
