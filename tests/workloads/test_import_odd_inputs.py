@@ -162,3 +162,25 @@ def test_an_sdk_event_list_with_a_rejected_call_is_recognised() -> None:
     assert {"role": "tool", "tool_call_id": "toolu_01", "content": "Not that command.", "is_error": True} in (
         imported.messages
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# A JSONL file of several sessions
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("swe-agent/function_calling_simple.traj", "further trajectory"),
+        ("mini-swe-agent/v2-toolcall.traj.json", "further trajectory"),
+        ("langgraph/checkpoint.json", "further thread"),
+    ],
+)
+def test_a_jsonl_file_of_several_sessions_replays_its_first(name: str, kind: str) -> None:
+    """Each line of such a file is a session of its own; they were run together into one
+    conversation, the second's system prompt becoming user text and its call ids repeating."""
+    session = json.loads((DATA / name).read_text(encoding="utf-8"))
+    alone = import_lines(lines(session), "sessions.jsonl")
+    imported = import_lines(lines(session, session, session), "sessions.jsonl")
+    assert imported.messages == alone.messages
+    assert f"skipped 2 × {kind} (not replayed)" in imported.warnings

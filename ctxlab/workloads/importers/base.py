@@ -99,6 +99,17 @@ def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
         raise TraceError(source, pending[0], f"the last line is cut short: {not_json(pending[1])}")
 
 
+def first_session(entries: Iterator[Entry], report: Report, kind: str) -> Iterator[Entry]:
+    """The first entry of a file whose every entry is a whole session (a trajectory, a thread):
+    the others, one a line of a JSONL file, are sessions of their own, each counted as `kind`
+    and not read, rather than run together into one conversation."""
+    for index, entry in enumerate(entries):
+        if index:
+            report.skip(kind)
+        else:
+            yield entry
+
+
 # ---------------------------------------------------------------------------------------------
 # OpenAI chat messages
 

@@ -6,7 +6,8 @@ messages, or a bare list of them: `type` `human`, `ai`, `tool`, `system` or `cha
 string or a list of parts, `tool_calls` (`name`, `args`, `id`) on AI messages, `tool_call_id` on
 tool messages. A checkpoint (`channel_values.messages`, also under `checkpoint`) is read the
 same way; a list of thread states (a thread's history, newest first as LangGraph lists it) is
-read from its first state, the others counted.
+read from its first state, the others counted; so is a JSONL file of several threads, one a
+line, read from its first.
 
 Mapping rules:
 - `human` is a user message, `system` a system message (one after the first message is user text
@@ -40,6 +41,7 @@ from ctxlab.workloads.importers.base import (
     content,
     data_url,
     field_of,
+    first_session,
     image_part,
     system,
     text_of,
@@ -112,7 +114,7 @@ def thread_messages(value: object) -> list[Any] | None:
 
 def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The messages of a thread (see the module docstring)."""
-    for number, value in entries:
+    for number, value in first_session(entries, report, "further thread"):
         messages = thread_messages(value)
         if messages is None:
             raise report.error(
