@@ -199,6 +199,27 @@ def test_langgraph_thread_history_chat_messages_and_values_as_a_list() -> None:
     assert len(import_lines(lines(bare), "t.json").messages) == 2
 
 
+def test_langgraph_an_image_block_in_anthropic_form_is_an_image() -> None:
+    """LangChain passes an Anthropic image block (`source` with base64 `data` or a `url`) to the
+    model; its image was dropped without a word, and so was an image block with neither."""
+    content = [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "AAAA"}},
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
+        {"type": "image", "id": "file-only"},
+        {"type": "text", "text": "What is shown?"},
+    ]
+    thread = {
+        "values": {"messages": [{"type": "human", "content": content}, {"type": "ai", "content": "A cat."}]}
+    }
+    imported = import_lines(lines(thread), "thread.json")
+    assert imported.messages[0]["content"] == [
+        {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,AAAA"}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+        {"type": "text", "text": "What is shown?"},
+    ]
+    assert "skipped 1 × content part 'image' without its data or URL (not replayed)" in imported.warnings
+
+
 # ---------------------------------------------------------------------------------------------
 # OpenHands
 

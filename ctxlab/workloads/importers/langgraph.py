@@ -14,9 +14,10 @@ Mapping rules:
   at its place, as for every format), `ai` an assistant message with its tool calls (`args`
   JSON-encoded), `tool` the result of its call (an error result when its `status` is `error`);
   a `chat` message takes the kind of its `role`.
-- Text parts join the text; image parts (`image_url`, or `image` with a URL or base64 data) are
-  image parts; `thinking`/`reasoning` parts (a Responses-API reasoning part's `summary` texts
-  too) and `additional_kwargs.reasoning_content` are reasoning, kept apart from the text.
+- Text parts join the text; image parts (`image_url`, or `image` with a URL or base64 data, also
+  in an Anthropic `source`) are image parts (one with neither is counted); `thinking` and
+  `reasoning` parts (a Responses-API reasoning part's `summary` texts too) and
+  `additional_kwargs.reasoning_content` are reasoning, kept apart from the text.
 - An AI message's calls are its `tool_calls`; when it has none, its `tool_use` / `tool_call`
   content parts (how Anthropic models' AI messages carry them), else the OpenAI-form calls of
   `additional_kwargs.tool_calls` (what LangChain before `tool_calls` existed kept).
@@ -184,6 +185,17 @@ def _summary(item: object) -> str:
     return "\n\n".join(t for t in (text_of(field_of(p, "text")) for p in summary) if t)
 
 
+def _image(block: object) -> Wire | None:
+    """The image part of an `image` block: its base64 `data` (LangChain's `base64` too) with its
+    `mime_type` (an Anthropic source's `media_type`), or its `url`; None when it has neither."""
+    data = field_of(block, "data") or field_of(block, "base64")
+    url = field_of(block, "url")
+    if isinstance(data, str):
+        media = field_of(block, "mime_type") or field_of(block, "media_type")
+        return image_part(data_url(media if isinstance(media, str) else "image/png", data))
+    return image_part(url) if isinstance(url, str) else None
+
+
 def _parts(value: object, report: Report) -> tuple[str | list[Wire], str, list[Mapping[str, Any]]]:
     """Content as OpenAI content, the reasoning parts' text, and the call parts."""
     if not isinstance(value, list):
@@ -206,12 +218,11 @@ def _parts(value: object, report: Report) -> tuple[str | list[Wire], str, list[M
             url = field_of(item, "image_url")
             parts.append(image_part(str(field_of(url, "url") if isinstance(url, Mapping) else url)))
         elif kind == "image":
-            data = field_of(item, "data") or field_of(item, "base64")
-            url = field_of(item, "url")
-            if isinstance(data, str):
-                parts.append(image_part(data_url(str(field_of(item, "mime_type") or "image/png"), data)))
-            elif isinstance(url, str):
-                parts.append(image_part(url))
+            image = _image(item) or _image(field_of(item, "source"))
+            if image is None:
+                report.skip("content part 'image' without its data or URL")
+            else:
+                parts.append(image)
         elif kind in {"tool_use", "tool_call"} and isinstance(item, Mapping):
             used.append(item)
         else:
