@@ -166,6 +166,8 @@ def file_lines(path: Path | str) -> Iterator[Iterator[str]]:
 
 GZIP_MAGIC = b"\x1f\x8b"
 GZIPPED = "it is gzip-compressed; decompress it first (gunzip FILE)"
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+"""The byte-order marks a UTF-16 file opens with."""
 
 
 def not_json(error: json.JSONDecodeError) -> str:
@@ -189,14 +191,21 @@ def unreadable(raw: bytes, error: UnicodeDecodeError) -> str:
     """
     if raw[:2] == GZIP_MAGIC:
         return GZIPPED
+    if raw[:2] in UTF16_MARKS:  # what Windows PowerShell's `>` writes
+        return "it is UTF-16 text; save it as UTF-8"
     line = raw[: error.start].count(b"\n") + 1
     return f"it is not UTF-8 text (line {line}, byte {error.start}); save it as UTF-8"
 
 
 def _not_text(path: Path | str) -> str:
-    with Path(path).open("rb") as raw:
-        if raw.read(2) == GZIP_MAGIC:
-            return GZIPPED
+    """Why a file that failed to decode is not a transcript's text, at the line and byte where
+    it stops being UTF-8, as `unreadable` says it for a scenario's files. Only reached on that
+    failure, so reading the bytes whole costs nothing a readable file pays."""
+    raw = Path(path).read_bytes()
+    try:
+        raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return unreadable(raw, error)
     return "it is not UTF-8 text; save it as UTF-8"
 
 

@@ -74,6 +74,25 @@ def test_an_integer_longer_than_python_reads_is_refused_at_its_line(
     assert expected in replay_err
 
 
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (
+            b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "caf\xe9"}\n',
+            "(line 2, byte 71)",
+        ),
+        ('{"role": "user", "content": "hi"}\n'.encode("utf-16"), "it is UTF-16 text; save it as UTF-8"),
+    ],
+    ids=["latin-1", "utf-16"],
+)
+def test_a_file_that_is_not_utf8_says_where_or_what_it_is(tmp_path: Path, raw: bytes, why: str) -> None:
+    """Import said only that the file is not UTF-8, where replay named the line and byte; a
+    UTF-16 file (what Windows PowerShell's `>` writes) was a byte 0 to look for."""
+    err, replay_err = refused(tmp_path, raw)
+    assert err.startswith("odd.jsonl: cannot read the transcript: it is ") and why in err, err
+    assert why in replay_err
+
+
 def _called(arguments: str) -> list[dict[str, Any]]:
     call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": arguments}}
     result = {"role": "tool", "tool_call_id": "c1", "content": "nothing"}
