@@ -142,14 +142,17 @@ def jsonl_entries(lines: Iterable[str], source: str) -> Iterator[JsonLine]:
 
 @contextmanager
 def file_lines(path: Path | str) -> Iterator[Iterator[str]]:
-    """A text file's lines, read lazily, line ends stripped.
+    """A text file's lines, read lazily, split at `\n` only and stripped of it, as `text_lines`
+    splits a file's text: the file and its text give the same lines, so `import` and `replay`
+    read a file alike (a `\r` left at the end of a CRLF line is JSON whitespace).
 
     Raises:
         TraceError: the file cannot be read or is not UTF-8.
     """
     source = str(path)
     try:
-        handle = Path(path).open(encoding="utf-8-sig")  # noqa: SIM115 (closed by the with below)
+        # newline="\n": text mode would also split at a lone "\r", which the text does not
+        handle = Path(path).open(encoding="utf-8-sig", newline="\n")  # noqa: SIM115 (closed below)
     except OSError as error:
         raise TraceError(source, None, f"cannot read the transcript: {error}") from None
 
@@ -180,7 +183,15 @@ def not_json(error: json.JSONDecodeError) -> str:
     'not JSON (Unterminated string starting at column 7)'
     """
     where = "column" if error.msg.endswith(" at") else "at column"
-    return f"not JSON ({error.msg} {where} {error.colno})"
+    why = f"not JSON ({error.msg} {where} {error.colno})"
+    if error.msg == "Extra data" and _LONE_CR.search(error.doc):
+        return f"{why}; its lines end in a bare carriage return (\\r): save it with \\n line ends"
+    return why
+
+
+_LONE_CR = re.compile(r"\r(?!\n|$)")
+"""A carriage return ending a line within the text (an old Mac line end), not one before a
+line feed (a Windows line end)."""
 
 
 def unreadable(raw: bytes, error: UnicodeDecodeError) -> str:

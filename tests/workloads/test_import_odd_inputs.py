@@ -93,6 +93,23 @@ def test_a_file_that_is_not_utf8_says_where_or_what_it_is(tmp_path: Path, raw: b
     assert why in replay_err
 
 
+def test_lines_ending_in_a_bare_carriage_return_are_refused_alike_by_import_and_replay(
+    tmp_path: Path,
+) -> None:
+    """Import split such a file into lines (text mode) and wrote it; replay read it as one line
+    and refused it: the same file gave two answers. Both refuse it now, saying why."""
+    err, replay_err = refused(tmp_path, "\r".join(lines(USER, ANSWER)) + "\r")
+    expected = "odd.jsonl:1: not JSON (Extra data at column 48); its lines end in a bare carriage return"
+    assert err.startswith(expected), err
+    assert expected in replay_err
+
+
+@pytest.mark.parametrize("end", ["\r\n", "\r"])
+def test_a_json_document_with_windows_or_old_mac_line_ends_is_read(tmp_path: Path, end: str) -> None:
+    text = json.dumps([USER, ANSWER], indent=1).replace("\n", end)
+    assert imported(tmp_path, "\ufeff" + text, name="chat.json") == [USER, ANSWER]
+
+
 def _called(arguments: str) -> list[dict[str, Any]]:
     call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": arguments}}
     result = {"role": "tool", "tool_call_id": "c1", "content": "nothing"}
