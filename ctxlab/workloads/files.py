@@ -186,6 +186,8 @@ def not_json(error: json.JSONDecodeError) -> str:
     why = f"not JSON ({error.msg} {where} {error.colno})"
     if error.msg == "Extra data" and _LONE_CR.search(error.doc):
         return f"{why}; its lines end in a bare carriage return (\\r): save it with \\n line ends"
+    if error.msg == "Extra data":
+        return f"{why}; a second JSON value starts there: write JSONL, one value a line, or one JSON value"
     return why
 
 

@@ -104,6 +104,23 @@ def test_lines_ending_in_a_bare_carriage_return_are_refused_alike_by_import_and_
     assert expected in replay_err
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (json.dumps(USER, indent=1) + "\n" + json.dumps(ANSWER, indent=1) + "\n", 5),
+        ("".join(lines(USER, ANSWER)) + "\n", 1),
+    ],
+    ids=["pretty-printed", "on-one-line"],
+)
+def test_a_second_json_value_where_one_ends_says_how_to_write_it(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    """A file of pretty-printed messages, or two on a line, got only Python's "Extra data"."""
+    err, _ = refused(tmp_path, text)
+    assert err.startswith(f"odd.jsonl:{line}: not JSON (Extra data at column ")
+    assert "; a second JSON value starts there: write JSONL, one value a line, or one JSON value" in err
+
+
 @pytest.mark.parametrize("end", ["\r\n", "\r"])
 def test_a_json_document_with_windows_or_old_mac_line_ends_is_read(tmp_path: Path, end: str) -> None:
     text = json.dumps([USER, ANSWER], indent=1).replace("\n", end)
