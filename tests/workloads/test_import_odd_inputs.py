@@ -237,3 +237,14 @@ def test_a_jsonl_file_of_several_sessions_replays_its_first(name: str, kind: str
     imported = import_lines(lines(session, session, session), "sessions.jsonl")
     assert imported.messages == alone.messages
     assert f"skipped 2 × {kind} (not replayed)" in imported.warnings
+
+
+def test_an_openhands_record_whose_history_lacks_the_users_message_keeps_its_instruction() -> None:
+    """The instruction replaced the text of the history's first user message; a history with
+    none (trimmed, or written without it) lost the task, the replay opening with the agent."""
+    record = json.loads((DATA / "openhands/multi-swe-bench-output.jsonl").read_text().split("\n")[0])
+    whole = import_lines(lines(record), "output.jsonl").messages
+    del record["history"][1]  # the user's message
+    messages = import_lines(lines(record), "output.jsonl").messages
+    assert messages[1] == {"role": "user", "content": record["instruction"]}
+    assert messages == whole

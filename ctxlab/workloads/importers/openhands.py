@@ -8,8 +8,9 @@ from a `source` (`user`, `agent`, `environment`). Function-calling agents attach
 
 Mapping rules:
 - The `system` action is the system prompt; its `args.tools` are the tool schemas.
-- A record's first user message is its `instruction`; other user `message` actions are user
-  messages (their `image_urls` image parts).
+- A record's first user message is its `instruction` (placed first when the history has none
+  before the agent acts); other user `message` actions are user messages (their `image_urls`
+  image parts).
 - An agent action with `tool_call_metadata` is the assistant message of its model response (the
   response's text, reasoning apart, and all its tool calls, so parallel calls stay one message);
   the further actions of the same response add nothing. Without a model response, the action's
@@ -158,12 +159,14 @@ def _events(events: Sequence[Any], number: int, report: Report, instruction: str
             if wire is not None:
                 for item in wire.get("tool_calls", []):
                     calls.declare(item["id"])
-                yield wire
+                yield from _instructed(instruction, wire)
+                instruction = None
         elif source == "user" and kind in KNOWN_ACTIONS:
             yield _user_action(event, instruction if kind == "message" else None)
             instruction = None if kind == "message" else instruction
         elif kind in {"message", "finish"} and source == "agent":
-            yield assistant(_message_text(event))
+            yield from _instructed(instruction, assistant(_message_text(event)))
+            instruction = None
         elif kind in KNOWN_ACTIONS:
             raise report.error(
                 number,
@@ -172,6 +175,14 @@ def _events(events: Sequence[Any], number: int, report: Report, instruction: str
             )
         else:
             raise report.error(number, f"event {index}: unknown action {kind!r}")
+
+
+def _instructed(instruction: str | None, wire: Wire) -> Iterator[Wire]:
+    """An agent's message, after the record's instruction when no user message has given it (a
+    history that opens with the agent's turn): the model was sent the task first."""
+    if instruction is not None:
+        yield user(instruction)
+    yield wire
 
 
 USER_OBSERVATIONS = frozenset({"run", "error", "user_rejected"})
