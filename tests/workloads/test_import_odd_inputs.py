@@ -248,3 +248,44 @@ def test_an_openhands_record_whose_history_lacks_the_users_message_keeps_its_ins
     messages = import_lines(lines(record), "output.jsonl").messages
     assert messages[1] == {"role": "user", "content": record["instruction"]}
     assert messages == whole
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenAI Responses request logs
+
+
+def _request(given: object, **fields: Any) -> dict[str, Any]:
+    return {"model": "gpt-5", "instructions": "Be brief.", "input": given, **fields}
+
+
+def test_a_responses_input_that_is_one_object_says_what_input_must_be(tmp_path: Path) -> None:
+    """An `input` written as one item object was read as the list of its keys, refused as "an
+    item must be an object, got str"."""
+    err, _ = refused(tmp_path, json.dumps(_request({"role": "user", "content": "hi"})))
+    assert err.startswith("odd.jsonl:1: 'input' must be a string or a list of items, got dict"), err
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "line"),
+    [("r2", "r1", 1), (None, "r2", 2)],
+    ids=["two-requests-continue-each-other", "a-request-continues-its-own-response"],
+)
+def test_a_chain_of_responses_that_loops_says_so(
+    tmp_path: Path, first: str | None, second: str, line: int
+) -> None:
+    """It was refused as naming "no logged response", though the log holds that response."""
+    call = {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"}
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    requests = [
+        {"request": _request("hi", previous_response_id=first), "response": {"id": "r1", "output": [call]}},
+        {
+            "request": _request(
+                [{"type": "function_call_output", "call_id": "c1", "output": "x"}],
+                previous_response_id=second,
+            ),
+            "response": {"id": "r2", "output": [answer]},
+        },
+    ]
+    err, _ = refused(tmp_path, "\n".join(lines(*requests)) + "\n")
+    assert err.startswith(f"odd.jsonl:{line}: previous_response_id "), err
+    assert "leads back to a request already in the chain, so the chain loops" in err

@@ -292,8 +292,15 @@ class Link:
     items: tuple[Any, ...]
 
 
-def _link(number: int, request: Mapping[str, Any], response: object) -> Link:
+def _link(number: int, request: Mapping[str, Any], response: object, report: Report) -> Link:
+    """A logged request's link.
+
+    Raises:
+        TraceError: its `input` is neither a string nor a list of items.
+    """
     given = request.get("input")
+    if given is not None and not isinstance(given, str | list):
+        raise report.error(number, f"'input' must be a string or a list of items, got {type(given).__name__}")
     items: list[Any] = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
     if isinstance(response, Mapping):
         items.extend(response.get("output") or [])
@@ -329,7 +336,7 @@ def _last_with_chain(
         request, response = unwrap(value)
         if request is None:
             continue
-        link = _link(number, request, response)
+        link = _link(number, request, response, report)
         chained = chained or link.previous is not None
         if not chained:
             kept.clear()
@@ -374,9 +381,16 @@ def _previous(request: object, kept: dict[str, Link], line: int, report: Report)
     chain: list[Link] = []
     previous = field_of(request, "previous_response_id")
     while isinstance(previous, str):
-        if previous not in kept or kept[previous] in chain:
+        at = chain[-1].line if chain else line
+        if previous in kept and (kept[previous] in chain or kept[previous].line == line):
             raise report.error(
-                (chain[-1].line if chain else line),
+                at,
+                f"previous_response_id {previous!r} leads back to a request already in the chain, so "
+                "the chain loops; a request continues an earlier response only (are ids repeated?)",
+            )
+        if previous not in kept:
+            raise report.error(
+                at,
                 f"previous_response_id {previous!r} names no logged response; the conversation before it "
                 "is not in the file",
             )
@@ -428,7 +442,7 @@ def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
             "not in the file, so the replay lacks what it adds (instructions, messages)"
         )
     mapper = ItemMapper(report, Calls(report), known=known)
-    for link in (*chain, _link(number, request, response)):
+    for link in (*chain, _link(number, request, response, report)):
         for item in link.items:
             yield from mapper.item(item, link.line)
     yield from mapper.flush()
