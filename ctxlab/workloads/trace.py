@@ -324,10 +324,9 @@ def map_stream(
     found = tuple(violations(mapped(), rules))
     if last_batch:
         found = _sent(found, *last_batch[0])
-    if not mapper.turns:
-        raise fail(
-            first[0] if first else 1, "the transcript has only a system prompt; there is nothing to replay"
-        )
+    if not mapper.turns:  # then every note is of a dropped result: no call was ever made
+        held = "only tool results that answer no call" if mapper.notes else "only a system prompt"
+        raise fail(first[0] if first else 1, f"the transcript has {held}; there is nothing to replay")
     return TraceWorkload(
         script=mapper.script(tools), source_violations=found, name=name, notes=tuple(mapper.notes)
     )

@@ -289,3 +289,11 @@ def test_a_chain_of_responses_that_loops_says_so(
     err, _ = refused(tmp_path, "\n".join(lines(*requests)) + "\n")
     assert err.startswith(f"odd.jsonl:{line}: previous_response_id "), err
     assert "leads back to a request already in the chain, so the chain loops" in err
+
+
+def test_a_transcript_of_results_alone_is_not_said_to_hold_a_system_prompt(tmp_path: Path) -> None:
+    result = {"role": "tool", "tool_call_id": "c1", "content": "nothing"}
+    source = _write(tmp_path, "\n".join(lines({"role": "system", "content": "Act."}, result)) + "\n")
+    code, _, err = run_cli("replay", str(source), "--out", str(tmp_path / "results"), "--quiet")
+    assert code == 2
+    assert "odd.jsonl:1: the transcript has only tool results that answer no call; there is nothing" in err
