@@ -107,6 +107,9 @@ def parse_yaml(text: str, file: str) -> Located:
     only when a problem is located; anything else, and every error, goes through `compose_yaml`,
     which gives the same data and positions for a plain document.
     """
+    refused = _unprintable(text, file)
+    if refused is not None:
+        raise refused
     data = _read_events(text) if FAST_LOADER is not yaml.SafeLoader else _NOT_PLAIN
     if data is _NOT_PLAIN:
         return compose_yaml(text, file)
@@ -142,6 +145,33 @@ def _compose_slowly(text: str, file: str) -> yaml.Node | None:
         raise _refuse(
             file, f"nests deeper than {MAX_DEPTH} levels; a scenario holds plain settings"
         ) from deep
+
+
+_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""A character YAML does not allow in a document's text (its reader refuses the file with no
+line, so it is found here first): C0 and C1 controls but tab, newline, return and NEL, DEL,
+surrogates, U+FFFE and U+FFFF."""
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+"""What YAML counts as a line break (its marks' lines count these)."""
+
+
+def _unprintable(text: str, file: str) -> ScenarioError | None:
+    """The located refusal of the first character YAML does not allow in `text`, or None."""
+    found = _UNPRINTABLE.search(text)
+    if found is None:
+        return None
+    start = found.start()
+    breaks = [b.end() for b in _LINE_BREAK.finditer(text, 0, start)]
+    line, column = len(breaks) + 1, start - (breaks[-1] if breaks else 0) + 1
+    code = ord(found.group())
+    if 0xD800 <= code <= 0xDFFF:  # only text not read from a UTF-8 file holds one (an argument)
+        what = "is half of a UTF-16 pair (or a byte that is not UTF-8), not a character"
+        fix = "write the character itself in UTF-8"
+    else:
+        what = "is a control character or a non-character, which YAML does not allow"
+        fix = 'write it as an escape inside a double-quoted string ("\\x07" for U+0007)'
+    message = f"invalid YAML: U+{code:04X} {what}; delete it, or {fix}"
+    return _refuse(file, message, line, column)
 
 
 def _yaml_error(bad: yaml.MarkedYAMLError, file: str) -> ScenarioError:

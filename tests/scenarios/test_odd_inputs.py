@@ -1,0 +1,68 @@
+"""Odd scenario files found by sweeping the shipped scenarios with odd values and structures: each
+exits 2 through the CLI with a located message, no traceback, and writes nothing
+(the corpus of `test_bad_inputs` continued)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.scenarios.files import TINY, write
+from tests.scenarios.test_bad_inputs import run_cli
+
+GENERATOR = "generator: {name: retrieval, params: {rounds: 4}}"
+
+
+def _text(text: str) -> Callable[[Path], Path]:
+    return lambda folder: write(folder, text)
+
+
+def _tiny(old: str, new: str) -> Callable[[Path], Path]:
+    assert old in TINY
+    return _text(TINY.replace(old, new))
+
+
+ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "a control character in the file": (
+        _tiny("Four", "Fo\x07ur"),
+        ":2:16: invalid YAML: U+0007 is a control character or a non-character, which YAML does not "
+        'allow; delete it, or write it as an escape inside a double-quoted string ("\\x07" for U+0007)',
+    ),
+    "a DEL character after a line of CJK text, in a file with CR line breaks": (
+        _text(TINY.replace("\n", "\r").replace("Four", "名字\r\x7f")),
+        ":3:1: invalid YAML: U+007F is a control character",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD))
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_odd_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str, command: str) -> None:
+    make, needle = ODD[case]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    path = make(folder)
+    results = tmp_path / "results"
+    args = [command, str(path)] + (["--out", str(results)] if command == "run" else [])
+    before = sorted(p.name for p in folder.iterdir())
+    code, out, err = run_cli(*args)
+    assert code == 2, err
+    assert needle in err, err
+    assert err.startswith(str(path) + ":"), err
+    assert "Traceback" not in err and out == ""
+    assert not results.exists()
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_a_lone_surrogate_in_a_set_value_is_a_located_problem() -> None:
+    """An argument that is not UTF-8 reaches `parse_yaml` holding lone surrogates (Python decodes
+    arguments with surrogateescape), which libyaml cannot encode."""
+    from ctxlab.problems import ScenarioError
+    from ctxlab.scenarios.located import parse_yaml
+
+    with pytest.raises(ScenarioError) as refused:
+        parse_yaml("caf\udce9", "--set x=caf\udce9")
+    (problem,) = refused.value.problems
+    assert str(problem).startswith("--set x=caf\udce9:1:4: invalid YAML: U+DCE9 is half of a UTF-16 pair")
