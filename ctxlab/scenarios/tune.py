@@ -13,7 +13,8 @@ Invariants:
   below trigger) are checked per trial, where a sampled combination that breaks one is an
   infeasible trial.
 - A range is a float range unless its bounds (and step) are whole numbers, which make it an
-  integer range; `log: true` needs a positive low bound.
+  integer range; `log: true` needs a positive low bound; a float range's step leaves at most
+  `MAX_STEPS` steps (a finer one is no decimal setting, and exact arithmetic on it fails).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ Provider = Literal["openai", "anthropic", "bedrock"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "bedrock")
 FIRST_PARTY: tuple[Provider, ...] = ("openai", "anthropic")  # the default; Bedrock is stricter
 MAX_TRIALS = 10_000
+MAX_STEPS = 10**15
 
 
 def _repeated(choices: Sequence[Any]) -> tuple[Any, Any] | None:
@@ -115,6 +117,12 @@ class ParamSpec(Section):
             return [(("low",), f"{low!r}: a log range needs a low bound above 0", low)]
         if self.log and self.step is not None:
             return [(("step",), "a log range has no step; drop one of them", self.step)]
+        if self.step is not None and not self.integer and (high - low) / self.step > MAX_STEPS:
+            message = (
+                f"{self.step!r} cuts the range {low!r} to {high!r} into more than 10^15 "
+                "steps, more than a decimal setting can tell apart; use a larger step, or no step"
+            )
+            return [(("step",), message, self.step)]
         last = None if self.step is None else last_step(low, high, self.step)
         if last is not None and last != high:
             message = (

@@ -71,6 +71,14 @@ def problems(tmp_path: Path, text: str) -> list[str]:
         ),
         (
             "tune:\n  space:\n"
+            "    - {preset: agentscope, params: {context.trigger_ratio: "
+            "{low: 0.5, high: 0.9, step: 1.0e-320}}}\n",
+            "9:82: tune.space[0].params.context.trigger_ratio.step: 1e-320 cuts the range 0.5 to 0.9 into "
+            "more than 10^15 steps, more than a decimal setting can tell apart; use a larger step, or "
+            "no step",
+        ),
+        (
+            "tune:\n  space:\n"
             "    - {preset: nonoka, params: {budget.max_tokens: {low: [4000], high: 9000}}}\n",
             "9:53: tune.space[0].params.budget.max_tokens.low: [4000] is not a number; use a number",
         ),
