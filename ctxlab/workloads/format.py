@@ -20,6 +20,7 @@ Invariants:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import zoneinfo
 from collections.abc import Iterator
@@ -191,14 +192,28 @@ class TurnSpec(Spec):
         )
 
 
+@functools.cache
+def known_zones() -> frozenset[str]:
+    """Every IANA zone name this machine knows (read once: it lists the zone files)."""
+    return frozenset(zoneinfo.available_timezones())
+
+
 def check_timezone(name: str) -> str:
-    """`name` if it is a known IANA zone; else a ValueError with a suggestion."""
+    """`name` if it is a known IANA zone; else a ValueError with a suggestion.
+
+    Only a name among `known_zones` is opened: any other string would be opened as a file under
+    the zone folders, where a folder (`America`) or a name too long for a file fails with an
+    OSError rather than as an unknown zone.
+    """
     try:
+        if name not in known_zones():
+            raise zoneinfo.ZoneInfoNotFoundError(name)
         zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        hint = did_you_mean(name, zoneinfo.available_timezones())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        hint = did_you_mean(name, known_zones())
+        shown = name if len(name) <= 80 else name[:60] + "..."
         raise ValueError(
-            f"unknown timezone {name!r}{hint}; use an IANA name such as UTC or Asia/Shanghai"
+            f"unknown timezone {shown!r}{hint}; use an IANA name such as UTC or Asia/Shanghai"
         ) from None
     return name
 

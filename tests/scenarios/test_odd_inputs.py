@@ -34,6 +34,22 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         _text(TINY.replace("\n", "\r").replace("Four", "名字\r\x7f")),
         ":3:1: invalid YAML: U+007F is a control character",
     ),
+    "a clock timezone that names a folder of zones": (
+        _tiny("workload:\n", "workload:\n  clock: {timezone: America}\n"),
+        ":4:11: workload.clock.timezone: unknown timezone 'America' (did you mean 'America/",
+    ),
+    "a clock timezone longer than a file name": (
+        _tiny("workload:\n", "workload:\n  clock: {timezone: " + "a" * 300 + "}\n"),
+        ":4:11: workload.clock.timezone: unknown timezone '" + "a" * 60 + "...'",
+    ),
+    "a turn's timezone that names a folder of zones": (
+        _tiny(GENERATOR, "script: {turns: [{user: hi, timezone: Europe}]}"),
+        ":4:31: workload.script.turns[0].timezone: unknown timezone 'Europe'",
+    ),
+    "an AgentScope injection timezone that names a folder of zones": (
+        _tiny("  - preset: agentscope\n", "  - preset: agentscope\n    injection: {timezone: Asia}\n"),
+        ":9:17: strategies[0].injection.timezone: unknown timezone 'Asia'",
+    ),
 }
 
 
