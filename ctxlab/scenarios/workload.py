@@ -105,12 +105,29 @@ class TraceSpec(Section):
         return self
 
 
-def _not_a_file(full: Path) -> str:
-    if full.is_dir():
-        return f"{str(full)!r} is a folder; give the transcript file inside it"
-    if full.exists():
-        return f"{str(full)!r} is not a regular file (a device or a pipe); give a transcript file"
-    return f"no such file {str(full)!r}; paths are relative to the scenario's folder"
+def _not_a_file(full: Path, written: str) -> str | None:
+    """Why `full` (`written` in the file) is no file to read, or None when it is a regular file.
+    A path the system cannot even look up (a name longer than a file name may be) says so."""
+    shown = _shown(full)
+    try:
+        if full.is_file():
+            return None
+        if full.is_dir():
+            return f"{shown} is a folder; give the transcript file inside it"
+        if full.exists():
+            return f"{shown} is not a regular file (a device or a pipe); give a transcript file"
+    except OSError as error:
+        return f"cannot look up {shown}: {error.strerror}; give the path of an existing file"
+    home = (
+        " (~ is not expanded: write the path from the scenario's folder)" if written.startswith("~") else ""
+    )
+    return f"no such file {shown}; paths are relative to the scenario's folder{home}"
+
+
+def _shown(path: Path) -> str:
+    """A path as a message shows it: quoted, and cut when too long to read."""
+    text = str(path)
+    return repr(text) if len(text) <= 200 else repr(text[:160]) + f"... ({len(text):,} characters)"
 
 
 def _file_problems(
@@ -123,8 +140,9 @@ def _file_problems(
         full = base / written
         if written in files:
             continue
-        if not full.is_file():
-            return [((field,), _not_a_file(full), written)]
+        missing = _not_a_file(full, written)
+        if missing is not None:
+            return [((field,), missing, written)]
         try:
             raw = full.read_bytes()
             files[written] = raw.decode("utf-8-sig")  # a leading BOM is no content

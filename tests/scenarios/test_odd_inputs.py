@@ -50,6 +50,19 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         _tiny("  - preset: agentscope\n", "  - preset: agentscope\n    injection: {timezone: Asia}\n"),
         ":9:17: strategies[0].injection.timezone: unknown timezone 'Asia'",
     ),
+    "a transcript path longer than a file name may be": (
+        _tiny(GENERATOR, "trace: {path: " + "t" * 5000 + "}"),
+        ":4:11: workload.trace.path: cannot look up '",
+    ),
+    "a tools path longer than a file name may be": (
+        _tiny(GENERATOR, "trace: {path: scenario.yaml, tools: " + "t" * 5000 + "}"),
+        "workload.trace.tools: cannot look up",
+    ),
+    "a transcript path in the home folder": (
+        _tiny(GENERATOR, "trace: {path: ~/session.jsonl}"),
+        "session.jsonl'; paths are relative to the scenario's folder (~ is not expanded: write the path "
+        "from the scenario's folder)",
+    ),
 }
 
 
