@@ -58,6 +58,16 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def name_list(names: Iterable[str]) -> str:
+    """Names from a file joined for a message: each as written, or quoted with its escapes when
+    it holds a line break or another unprintable character, so a problem stays on one line.
+
+    >>> name_list(["db-port", "two\\nlines"])
+    "db-port, 'two\\\\nlines'"
+    """
+    return ", ".join(name if name.isprintable() else repr(name) for name in names)
+
+
 def unknown_name(what: str, name: object, known: Iterable[str], planned: Iterable[str] = ()) -> str:
     """The message for a name not in a registry (a preset, a generator, a summarizer kind).
 

@@ -34,7 +34,7 @@ from pydantic.json_schema import models_json_schema
 from ctxlab.engine.trace import Convention
 from ctxlab.presets.entries import NAME_MAX_LENGTH, StrategyEntry, workspace_need
 from ctxlab.presets.registry import ENTRIES
-from ctxlab.problems import NAME_PATTERN, Loc, located_error
+from ctxlab.problems import NAME_PATTERN, Loc, located_error, name_list
 from ctxlab.scenarios.fields import DelegateSpec, StrategyField, SummarizerField
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem, summarizer_problem
 from ctxlab.scenarios.section import Section
@@ -223,7 +223,7 @@ class Scenario(Section):
             (
                 ("model", "agent", "needs", i, "key"),
                 f"names no planted probe; plant it in workload.probes "
-                f"(planted: {', '.join(sorted(keys)) or 'none'})",
+                f"(planted: {name_list(sorted(keys)) or 'none'})",
                 need.key,
             )
             for i, need in enumerate(agent.needs)

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ctxlab.problems import Loc, did_you_mean
+from ctxlab.problems import Loc, did_you_mean, name_list
 from ctxlab.workloads.generators import GENERATORS, GeneratorSpec
 
 FIXED_PATHS = {"name", "description", "sweep", "record_requests", "tune"}
@@ -163,7 +163,7 @@ def _strategy_step(doc: Mapping[str, Any], segment: str, entry_model: Any) -> tu
     if segment not in names:
         raise SweepPathError(
             f"no strategy is named {segment!r}{did_you_mean(segment, names)}; strategies are addressed by "
-            f"name ({', '.join(names) or 'none defined'})"
+            f"name ({name_list(names) or 'none defined'})"
         )
     index = names.index(segment)
     return index, entry_model(entries[index]), entries[index]

@@ -63,6 +63,21 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         "session.jsonl'; paths are relative to the scenario's folder (~ is not expanded: write the path "
         "from the scenario's folder)",
     ),
+    "a need of a probe, beside a probe key with a line break": (
+        _text(
+            TINY.replace(
+                "workload:\n", 'workload:\n  probes: [{kind: fact, key: "a\\nb", value: v, where: turn 0}]\n'
+            ).replace("4000\n", "4000\n  agent: {kind: policy, needs: [{key: c, turn: 0}]}\n")
+        ),
+        "model.agent.needs[0].key: names no planted probe; plant it in workload.probes (planted: 'a\\nb')",
+    ),
+    "a sweep of a strategy beside a strategy name with a line break": (
+        _text(
+            TINY.replace("  - preset: agentscope", '  - {preset: agentscope, name: "a\\nb"}')
+            + "sweep:\n  strategies.b.summary_breaker: [1, 2]\n"
+        ),
+        "no strategy is named 'b'; strategies are addressed by name ('a\\nb')",
+    ),
 }
 
 
@@ -80,6 +95,7 @@ def test_odd_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str,
     assert code == 2, err
     assert needle in err, err
     assert err.startswith(str(path) + ":"), err
+    assert all(line.startswith(str(path) + ":") for line in err.splitlines()), err  # one line each
     assert "Traceback" not in err and out == ""
     assert not results.exists()
     assert sorted(p.name for p in folder.iterdir()) == before
