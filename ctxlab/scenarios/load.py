@@ -26,11 +26,12 @@ from pydantic import ValidationError
 from ctxlab.presets.entries import NAME_MAX_LENGTH, StrategyEntry
 from ctxlab.presets.registry import build_strategy
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
-from ctxlab.scenarios.located import Located, parse_yaml, read_text, validate
+from ctxlab.scenarios.located import Located, parse_yaml, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at
+from ctxlab.scenarios.text import read_text
 from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_message
 from ctxlab.texts import load_texts
 

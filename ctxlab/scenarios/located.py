@@ -6,8 +6,7 @@ Invariants:
 - Every value read keeps the position of its node, so any `Problem` found in the document can
   be located (`Located.locate`) and read `file:line:col: field.path: ...`; the wording of
   problems is `ctxlab.problems`'.
-- Files that are not YAML text (a directory, binary data, an empty file, an over-large file) are
-  refused with a located `ScenarioError` before parsing.
+- Files that are not YAML text are refused before parsing (`ctxlab.scenarios.text`).
 """
 
 from __future__ import annotations
@@ -33,8 +32,8 @@ from ctxlab.problems import (
     describe_errors,
     drop_union_tags,
 )
+from ctxlab.scenarios.text import read_text, refuse, unprintable
 
-MAX_SCENARIO_BYTES = 2_000_000
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -64,37 +63,6 @@ class Located:
         return replace(problem, at=Position(self.file, *self.where(problem.loc)))
 
 
-def _refuse(file: str, message: str, line: int = 1, column: int = 1, loc: Loc = ()) -> ScenarioError:
-    return ScenarioError([Problem(loc=loc, message=message, at=Position(file, line, column))])
-
-
-def read_text(path: Path) -> str:
-    """The file's text, or a located error saying why it cannot be a scenario."""
-    name = str(path)
-    if not path.exists():
-        raise _refuse(name, "no such file; check the path")
-    if path.is_dir():
-        raise _refuse(name, "is a directory; pass a .yaml file inside it")
-    size = path.stat().st_size
-    if size > MAX_SCENARIO_BYTES:
-        raise _refuse(
-            name,
-            f"is {size:,} bytes, over the {MAX_SCENARIO_BYTES:,}-byte limit; "
-            "a scenario describes a workload, it does not contain one",
-        )
-    raw = path.read_bytes()
-    if b"\x00" in raw:
-        raise _refuse(name, "is binary (it contains NUL bytes); pass a YAML text file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        line = raw[: bad.start].count(b"\n") + 1
-        raise _refuse(name, "is not UTF-8 text; save it as UTF-8", line) from bad
-    if not text.strip():
-        raise _refuse(name, "is empty; see scenarios/*.yaml for examples")
-    return text
-
-
 FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader where PyYAML was built with it: the same nodes and marks, much faster."""
 
@@ -107,7 +75,7 @@ def parse_yaml(text: str, file: str) -> Located:
     only when a problem is located; anything else, and every error, goes through `compose_yaml`,
     which gives the same data and positions for a plain document.
     """
-    refused = _unprintable(text, file)
+    refused = unprintable(text, file)
     if refused is not None:
         raise refused
     data = _read_events(text) if FAST_LOADER is not yaml.SafeLoader else _NOT_PLAIN
@@ -127,7 +95,7 @@ def compose_yaml(text: str, file: str) -> Located:
     except yaml.MarkedYAMLError:
         node = _compose_slowly(text, file)
     if node is None:
-        raise _refuse(file, "is empty (only blank lines or comments); see scenarios/*.yaml")
+        raise refuse(file, "is empty (only blank lines or comments); see scenarios/*.yaml")
     positions: dict[Loc, tuple[int, int]] = {}
     try:
         data = _build(node, (), positions, _Reading(file, yaml.constructor.SafeConstructor()))
@@ -142,46 +110,17 @@ def _compose_slowly(text: str, file: str) -> yaml.Node | None:
     except yaml.MarkedYAMLError as bad:
         raise _yaml_error(bad, file) from bad
     except RecursionError as deep:
-        raise _refuse(
-            file, f"nests deeper than {MAX_DEPTH} levels; a scenario holds plain settings"
-        ) from deep
-
-
-_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-"""A character YAML does not allow in a document's text (its reader refuses the file with no
-line, so it is found here first): C0 and C1 controls but tab, newline, return and NEL, DEL,
-surrogates, U+FFFE and U+FFFF."""
-_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-"""What YAML counts as a line break (its marks' lines count these)."""
-
-
-def _unprintable(text: str, file: str) -> ScenarioError | None:
-    """The located refusal of the first character YAML does not allow in `text`, or None."""
-    found = _UNPRINTABLE.search(text)
-    if found is None:
-        return None
-    start = found.start()
-    breaks = [b.end() for b in _LINE_BREAK.finditer(text, 0, start)]
-    line, column = len(breaks) + 1, start - (breaks[-1] if breaks else 0) + 1
-    code = ord(found.group())
-    if 0xD800 <= code <= 0xDFFF:  # only text not read from a UTF-8 file holds one (an argument)
-        what = "is half of a UTF-16 pair (or a byte that is not UTF-8), not a character"
-        fix = "write the character itself in UTF-8"
-    else:
-        what = "is a control character or a non-character, which YAML does not allow"
-        fix = 'write it as an escape inside a double-quoted string ("\\x07" for U+0007)'
-    message = f"invalid YAML: U+{code:04X} {what}; delete it, or {fix}"
-    return _refuse(file, message, line, column)
+        raise refuse(file, f"nests deeper than {MAX_DEPTH} levels; a scenario holds plain settings") from deep
 
 
 def _yaml_error(bad: yaml.MarkedYAMLError, file: str) -> ScenarioError:
     mark = bad.problem_mark or bad.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    return _refuse(file, f"invalid YAML: {bad.problem or bad.context}", line, column)
+    return refuse(file, f"invalid YAML: {bad.problem or bad.context}", line, column)
 
 
 def _node_error(node: yaml.Node, file: str, loc: Loc, message: str) -> ScenarioError:
-    return _refuse(file, message, node.start_mark.line + 1, node.start_mark.column + 1, loc)
+    return refuse(file, message, node.start_mark.line + 1, node.start_mark.column + 1, loc)
 
 
 MAX_DEPTH = 64

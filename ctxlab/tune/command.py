@@ -91,7 +91,8 @@ def add_tune(commands: Commands) -> None:
 def _load(args: argparse.Namespace, path: Path) -> LoadedScenario:
     from ctxlab.problems import ScenarioError
     from ctxlab.scenarios.load import load_located
-    from ctxlab.scenarios.located import parse_yaml, read_text
+    from ctxlab.scenarios.located import parse_yaml
+    from ctxlab.scenarios.text import read_text
 
     try:
         located = parse_yaml(read_text(path), str(path))

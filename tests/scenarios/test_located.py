@@ -21,8 +21,8 @@ from ctxlab.scenarios.located import (
     compose_yaml,
     load,
     parse_yaml,
-    read_text,
 )
+from ctxlab.scenarios.text import read_text
 
 
 class Inner(BaseModel):
