@@ -60,11 +60,32 @@ class ClockSpec(Section):
     def _known_zone(cls, value: str) -> str:
         return check_timezone(value)
 
+    @field_validator("start", mode="before")
+    @classmethod
+    def _written_date(cls, value: Any) -> Any:
+        """A date and time as text only: pydantic reads a number, or a quoted one, as seconds
+        since 1970, so `start: 2026` would silently be 1970-01-01T00:33:46."""
+        if isinstance(value, bool | int | float) or (isinstance(value, str) and _numeric(value)):
+            what = "a yes/no value" if isinstance(value, bool) else "a number"
+            raise ValueError(
+                f"{value!r} is {what}, not a date and time; write an ISO date and time such as "
+                "2026-01-01T09:00:00"
+            )
+        return value
+
     def aware_start(self) -> dt.datetime:
         """The start with its zone (a start without an offset is read in `timezone`)."""
         if self.start.tzinfo is not None:
             return self.start
         return self.start.replace(tzinfo=zoneinfo.ZoneInfo(self.timezone))
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class TraceSpec(Section):

@@ -78,6 +78,19 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         ),
         "no strategy is named 'b'; strategies are addressed by name ('a\\nb')",
     ),
+    "a clock start written as a year": (
+        _tiny("workload:\n", "workload:\n  clock: {start: 2026}\n"),
+        ":4:11: workload.clock.start: 2026 is a number, not a date and time; write an ISO date and time "
+        "such as 2026-01-01T09:00:00",
+    ),
+    "a clock start written as a quoted number": (
+        _tiny("workload:\n", "workload:\n  clock: {start: '1767225600'}\n"),
+        ":4:11: workload.clock.start: '1767225600' is a number, not a date and time",
+    ),
+    "a clock start written as yes": (
+        _tiny("workload:\n", "workload:\n  clock: {start: yes}\n"),
+        ":4:11: workload.clock.start: True is a yes/no value, not a date and time",
+    ),
 }
 
 
