@@ -166,11 +166,21 @@ def _build_mapping(
     out: dict[Any, Any] = {}
     for key_node, value_node in node.value:
         key = _scalar(key_node, path, reading)
+        if not isinstance(key, str):
+            raise _node_error(key_node, file, path, _not_a_name(key, key_node.value))
         if key in out:
             raise _node_error(key_node, file, (*path, key), "appears twice in one mapping; keep one")
         out[key] = _build(value_node, (*path, key), positions, reading)
         positions[(*path, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
     return out
+
+
+def _not_a_name(key: object, written: str) -> str:
+    """Why a mapping key YAML reads as a number, a yes/no value or null is refused: every key of
+    a scenario is a name (a setting's, a sweep path, a tool argument's), which such a key would
+    reach as something else (`yes:` as true, `1:` as an integer)."""
+    kind = "a yes/no value" if isinstance(key, bool) else "null" if key is None else "a number"
+    return f"the key {written!r} reads as {kind} in YAML, and keys are names; quote it ('{written}': ...)"
 
 
 def _check_tag(node: yaml.Node, path: Loc, file: str, *allowed: str) -> None:
@@ -192,7 +202,12 @@ _CONSTRUCTORS = yaml.constructor.SafeConstructor.yaml_constructors
 
 def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
     if not isinstance(node, yaml.ScalarNode):
-        raise _node_error(node, reading.file, path, "a mapping key must be a plain value")
+        raise _node_error(
+            node,
+            reading.file,
+            path,
+            "a mapping key must be a plain value; write a name, not a list or mapping",
+        )
     tag = node.tag
     if tag in (_STR, _TIMESTAMP):
         half = _surrogate(node)
@@ -245,7 +260,8 @@ INT64 = 2**63
 
 class _Unusual(Exception):
     """What the event reading leaves to `compose_yaml`: an anchor, an alias, a collection tag,
-    a key that is not a plain scalar, a repeated key, a second document, or any YAML error."""
+    a key that is not a plain scalar or not text, a repeated key, a second document, or any YAML
+    error."""
 
 
 _NOTHING: Any = object()
@@ -348,7 +364,7 @@ class _Open:
         return self.mapping and self.key is _NOTHING
 
     def take_key(self, key: Any, mark: Any) -> None:
-        if key in self.value:
+        if not isinstance(key, str) or key in self.value:
             raise _Unusual
         self.key, self.key_mark = key, mark
 

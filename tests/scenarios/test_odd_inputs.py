@@ -91,6 +91,26 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         _tiny("workload:\n", "workload:\n  clock: {start: yes}\n"),
         ":4:11: workload.clock.start: True is a yes/no value, not a date and time",
     ),
+    "a top-level key YAML reads as yes": (
+        _text(TINY + "yes: 1\n"),
+        ":9:1: the key 'yes' reads as a yes/no value in YAML, and keys are names; quote it ('yes': ...)",
+    ),
+    "a tool argument named on": (
+        _tiny(
+            GENERATOR,
+            "script: {turns: [{user: hi, rounds: [{calls: [{tool: t, input: {on: 1}, result: ok}]}]}]}",
+        ),
+        ":4:67: workload.script.turns[0].rounds[0].calls[0].input: the key 'on' reads as a yes/no value",
+    ),
+    "a generator parameter written as a number": (
+        _tiny("params: {rounds: 4}", "params: {rounds: 4, 3: 4}"),
+        ":4:52: workload.generator.params: the key '3' reads as a number in YAML",
+    ),
+    "a null key": (_text(TINY + "~: 1\n"), ":9:1: the key '~' reads as null in YAML"),
+    "a list as a key": (
+        _text(TINY + "? [a]\n: 1\n"),
+        ":9:3: a mapping key must be a plain value; write a name, not a list or mapping",
+    ),
 }
 
 
