@@ -219,11 +219,12 @@ def tune_problems(data: dict[str, Any], root: type[BaseModel], entry_model: Entr
         if found:
             problems.append((("tune", "space", i, "preset"), found, preset))
             continue
-        label = entry.get("name") or preset
+        named = entry.get("name")
+        label = named if isinstance(named, str) and named else preset  # another name's type is told
         if label in seen:
             message = f"candidate {label!r} is also tune.space[{seen[label]}]'s; give each its own `name`"
             problems.append((("tune", "space", i, "name"), message, label))
-        seen.setdefault(str(label), i)
+        seen.setdefault(label, i)
         problems.extend(_entry_problems(("tune", "space", i), preset, entry, root, entry_model))
     return problems
 

@@ -119,6 +119,10 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "8:17: tune.constraints.retention: needs planted probes to measure",
         ),
         (
+            "tune:\n  space: [{preset: none, name: [a]}]\n",
+            "8:26: tune.space[0].name: ['a'] is invalid: Input should be a valid string",
+        ),
+        (
             "tune:\n  space: [{preset: none}, {preset: none}]\n",
             "8:27: tune.space[1].name: candidate 'none' is also tune.space[0]'s",
         ),
