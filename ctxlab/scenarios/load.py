@@ -30,7 +30,7 @@ from ctxlab.scenarios.located import Located, parse_yaml, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
-from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at
+from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at, setting_at
 from ctxlab.scenarios.text import read_text
 from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_message
 from ctxlab.texts import load_texts
@@ -118,6 +118,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for key, values in scenario.sweep.items()
     )
     points = _points(located, scenario, axes, context)
+    _check_repeats(located, points, axes)
     rounds, delegated = _check_workloads(located, points, axes, context["files"])
     _check_needs(located, points, axes, rounds)
     _check_texts(located, points, axes)
@@ -208,6 +209,32 @@ def _points(
     if problems:
         raise ScenarioError(_dedupe(problems))
     return tuple(points)
+
+
+def _check_repeats(located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...]) -> None:
+    """Refuse a sweep value that validates to the same setting as an earlier one of its axis
+    (`[4000, "4000"]`, `[{}, {trigger_ratio: 0.8}]`): its runs would equal the earlier value's
+    and be dropped as repeats, so the sweep would silently have fewer points than written.
+    Each axis is compared along the points where every other axis takes its first value."""
+    by_picks = {point.picks: point for point in points}
+    problems: list[Problem] = []
+    for k, axis in enumerate(axes):
+        seen: dict[str, int] = {}
+        for j in range(len(axis.values)):
+            picks = tuple(j if a == k else 0 for a in range(len(axes)))
+            setting = setting_at(by_picks[picks].scenario, axis.loc)
+            if setting is None:
+                continue
+            if setting in seen:
+                i = seen[setting]
+                message = (
+                    f"reads as the same setting as {axis.key}[{i}] ({axis.values[i]!r}), so its runs would "
+                    "repeat that value's and be dropped; list each setting once"
+                )
+                problems.append(located.locate(Problem(loc=("sweep", axis.key, j), message=message)))
+            seen.setdefault(setting, j)
+    if problems:
+        raise ScenarioError(problems)
 
 
 def _check_workloads(

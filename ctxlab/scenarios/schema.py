@@ -11,7 +11,8 @@ Invariants:
   `tune:` section in `ctxlab.scenarios.tune`, the registry-built strategy and summarizer fields
   and `delegate:` in `ctxlab.scenarios.fields`.
 - Every sweep path names a field (checked against these models with the document's own
-  strategy names and generator), and every sweep list holds one or more distinct values.
+  strategy names and generator), and every sweep list holds one or more distinct values (values
+  that validate to the same setting are refused after validation, in `ctxlab.scenarios.load`).
 - Strategy names are unique within a scenario.
 """
 

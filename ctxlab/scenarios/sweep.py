@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
@@ -259,6 +260,32 @@ def grid(axes: Sequence[Axis]) -> Iterator[Point]:
     ranges = [range(len(axis.values)) for axis in axes]
     for index, picks in enumerate(itertools.product(*ranges)):
         yield Point(index=index, picks=tuple(picks))
+
+
+def setting_at(validated: BaseModel, loc: Loc) -> str | None:
+    """The validated setting at document path `loc` of a scenario, as canonical JSON (a
+    generator's parameters as its own model reads them), or None when the path holds nothing
+    validated. Two values that read as the same setting (`4000` and `"4000"`) give the same text.
+    """
+    node: Any = validated
+    for key in loc:
+        if isinstance(node, GeneratorSpec) and key == "params":
+            node = GENERATORS[node.name].parse(node.params)
+        elif isinstance(node, BaseModel) and isinstance(key, str) and key in type(node).model_fields:
+            node = getattr(node, key)
+        elif _holds(node, key):
+            node = node[key]
+        else:
+            return None
+    dumped = node.model_dump(mode="json") if isinstance(node, BaseModel) else node
+    return json.dumps(dumped, sort_keys=True, default=str)
+
+
+def _holds(node: Any, key: str | int) -> bool:
+    """Whether a list holds index `key`, or a mapping key `key`."""
+    if isinstance(node, list | tuple):
+        return isinstance(key, int) and -len(node) <= key < len(node)
+    return isinstance(node, Mapping) and key in node
 
 
 def grid_size(axes: Sequence[Axis]) -> int:

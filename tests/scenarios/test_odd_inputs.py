@@ -111,6 +111,23 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         _text(TINY + "? [a]\n: 1\n"),
         ":9:3: a mapping key must be a plain value; write a name, not a list or mapping",
     ),
+    "a swept window written once as a number and once as text": (
+        _text(TINY + "sweep:\n  model.context_size: [4000, '4000']\n"),
+        ":10:30: sweep.model.context_size[1]: reads as the same setting as model.context_size[0] (4000), "
+        "so its runs would repeat that value's and be dropped; list each setting once",
+    ),
+    "a swept section written once empty and once with its defaults": (
+        _text(
+            TINY.replace("- preset: agentscope", "- {name: a, preset: agentscope}")
+            + "sweep:\n  strategies.a.context: [{}, {trigger_ratio: 0.8}]\n"
+        ),
+        ":10:30: sweep.strategies.a.context[1]: reads as the same setting as strategies.a.context[0] ({})",
+    ),
+    "a swept generator parameter written once as text": (
+        _text(TINY + "sweep:\n  workload.generator.params.rounds: [2, '4', 4]\n"),
+        ":10:46: sweep.workload.generator.params.rounds[2]: reads as the same setting as "
+        "workload.generator.params.rounds[1] ('4')",
+    ),
 }
 
 
