@@ -102,7 +102,8 @@ class StrategyEntry(InputModel):
     @model_validator(mode="before")
     @classmethod
     def _default_name(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not data.get("name") and isinstance(data.get("preset"), str):
+        # only an absent, null or empty name: `name: 0` or `name: false` is told it is no name
+        if isinstance(data, dict) and data.get("name") in (None, "") and isinstance(data.get("preset"), str):
             return {**data, "name": data["preset"]}
         return data
 

@@ -128,6 +128,14 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         ":10:46: sweep.workload.generator.params.rounds[2]: reads as the same setting as "
         "workload.generator.params.rounds[1] ('4')",
     ),
+    "a strategy name written as 0": (
+        _tiny("- preset: agentscope", "- {preset: agentscope, name: 0}"),
+        ":8:26: strategies[0].name: 0 is invalid: Input should be a valid string",
+    ),
+    "a strategy name written as no": (
+        _tiny("- preset: agentscope", "- {preset: agentscope, name: no}"),
+        ":8:26: strategies[0].name: False is invalid: Input should be a valid string",
+    ),
 }
 
 
