@@ -116,7 +116,27 @@ def _compose_slowly(text: str, file: str) -> yaml.Node | None:
 def _yaml_error(bad: yaml.MarkedYAMLError, file: str) -> ScenarioError:
     mark = bad.problem_mark or bad.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    return refuse(file, f"invalid YAML: {bad.problem or bad.context}", line, column)
+    problem = str(bad.problem or bad.context)
+    fix = next((hint for needle, hint in _YAML_FIXES if needle in problem), _YAML_FIX)
+    return refuse(file, f"invalid YAML: {problem}; {fix}", line, column)
+
+
+_YAML_FIXES = (
+    ("'\\t'", "indent with spaces: YAML does not allow tabs there"),
+    ("another document", "a scenario file holds one YAML document; remove the second '---' and what follows"),
+    (
+        "mapping values are not allowed",
+        "quote a value that holds ': ', or start a nested mapping on its own line",
+    ),
+    ("expected ',' or", "add the missing comma, or close the bracket opened before"),
+    ("stream end", "close the quote or bracket that is still open"),
+    ("end of stream", "close the quote or bracket that is still open"),
+    ("<block end>", "indent this line as the other keys of its mapping or items of its list"),
+    ("undefined alias", "define the anchor (&name) before its alias (*name), or write the value out"),
+    ("cannot start any token", "quote the value"),
+)
+"""How to fix what PyYAML reports, by a part of its message; `_YAML_FIX` for any other."""
+_YAML_FIX = "check the quotes, brackets and indentation here"
 
 
 def _node_error(node: yaml.Node, file: str, loc: Loc, message: str) -> ScenarioError:

@@ -136,6 +136,21 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         _tiny("- preset: agentscope", "- {preset: agentscope, name: no}"),
         ":8:26: strategies[0].name: False is invalid: Input should be a valid string",
     ),
+    "a tab that indents": (
+        _tiny("  - preset: agentscope", "\t- preset: agentscope"),
+        ":8:1: invalid YAML: found character '\\t' that cannot start any token; indent with spaces: "
+        "YAML does not allow tabs there",
+    ),
+    "a second document": (
+        _text(TINY + "---\n" + TINY),
+        ":9:1: invalid YAML: but found another document; a scenario file holds one YAML document; "
+        "remove the second '---' and what follows",
+    ),
+    "a bracket left open": (
+        _tiny("params: {rounds: 4}}", "params: {rounds: 4}"),
+        ":5:1: invalid YAML: expected ',' or '}', but got '<scalar>'; add the missing comma, or close the "
+        "bracket opened before",
+    ),
 }
 
 
