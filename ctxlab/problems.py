@@ -157,6 +157,12 @@ HINTS: Mapping[str, str] = {
     "bool_parsing": "use true or false",
     "string_type": "use a string (quote it in YAML if it looks like a number or a date)",
     "list_type": "use a list ([...] or '- item' lines)",
+    "tuple_type": "use a list ([...] or '- item' lines)",
+    "named_tuple_type": "use a list ([...] or '- item' lines)",
+    "datetime_type": "write an ISO date and time such as 2026-01-01T09:00:00",
+    "datetime_parsing": "write an ISO date and time such as 2026-01-01T09:00:00",
+    "datetime_from_date_parsing": "write an ISO date and time such as 2026-01-01T09:00:00",
+    "invalid_key": "quote the key: every key is a name",
     "dict_type": "use a mapping ({key: value})",
     "model_type": "use a mapping ({key: value})",
     "model_attributes_type": "use a mapping ({key: value})",
@@ -207,6 +213,8 @@ def _bound(kind: str, ctx: Mapping[str, Any]) -> str | None:
             return f"has too few items; at least {ctx.get('min_length')} needed"
         case "too_long":
             return f"has too many items; at most {ctx.get('max_length')} allowed"
+        case "string_too_short":
+            return f"is too short; write at least {ctx.get('min_length')} character(s)"
         case "string_too_long":
             return f"is longer than {ctx.get('max_length')} characters; shorten it"
         case "literal_error":

@@ -101,7 +101,10 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     """Validate a parsed document whose relative file paths start at `base_dir`."""
     if not isinstance(located.data, dict):
         kind = type(located.data).__name__
-        message = f"is a {kind}, not a mapping of scenario keys"
+        message = (
+            f"is a {kind}, not a mapping of scenario keys; write `key: value` lines (name:, workload:, "
+            "model:, strategies:) as the files in scenarios/ do"
+        )
         raise ScenarioError([located.locate(Problem(loc=(), message=message))])
     context: dict[str, Any] = {"base_dir": base_dir, "files": {}, "trace_warnings": {}}
     doc: dict[str, Any] = located.data

@@ -151,6 +151,25 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         ":5:1: invalid YAML: expected ',' or '}', but got '<scalar>'; add the missing comma, or close the "
         "bracket opened before",
     ),
+    "an empty probe key": (
+        _tiny("workload:\n", "workload:\n  probes: [{kind: fact, key: '', value: v, where: turn 0}]\n"),
+        ":4:25: workload.probes[0].key: '' is too short; write at least 1 character(s)",
+    ),
+    "a clock start that is no date": (
+        _tiny("workload:\n", "workload:\n  clock: {start: now}\n"),
+        ":4:11: workload.clock.start: 'now' is invalid: Input should be a valid datetime or date, input is "
+        "too short; write an ISO date and time such as 2026-01-01T09:00:00",
+    ),
+    "a LangChain keep that is no list": (
+        _tiny("- preset: agentscope", "- {preset: langchain-summary, keep: 20}"),
+        ":8:33: strategies[0].keep: 20 is invalid: Input should be a tuple, list, dictionary or an instance "
+        "of ContextSize; use a list ([...] or '- item' lines)",
+    ),
+    "a scenario that is a sentence": (
+        _text("Run agentscope on retrieval.\n"),
+        ":1:1: is a str, not a mapping of scenario keys; write `key: value` lines (name:, workload:, "
+        "model:, strategies:) as the files in scenarios/ do",
+    ),
 }
 
 
