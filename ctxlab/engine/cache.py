@@ -12,9 +12,12 @@ Invariants:
   each one yields, the cumulative size of every view prefix). The next request keeps the lists up
   to the first stored message that is not the same object and rebuilds only the rest; the shared
   view prefix is found from there on. A run that appends pays O(new messages) Python work per
-  call (plus a C-speed identity scan of the request). A request that goes on with a later run of
-  the kept messages (a window that dropped its front) takes that run's lists over, its running
-  sums moved at C speed, rather than rebuilding them message by message.
+  call: how many leading messages the request shares with the kept one is known from their
+  lineage (`message.same_leading_known`: a long history grown from the last, or a request
+  joined from it), and found by a C-speed identity scan only when no lineage vouches for it. A
+  request that goes on with a later run of the kept messages (a window that dropped its front)
+  takes that run's lists over, its running sums moved at C speed, rather than rebuilding them
+  message by message.
 - Each stored message object is converted to its view messages and sized once while a kept
   request holds it (pieces are looked up by identity and holding them keeps the object alive).
 - Every observed call is kept as a `CallUsage`, in call order; `totals` sums them.
@@ -29,7 +32,7 @@ from typing import Any, NamedTuple
 
 from ctxlab.core.messages.blocks import Tally, tally_of
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
-from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading
+from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading, same_leading_known
 from ctxlab.core.messages.sizes import view_sizes
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -73,6 +76,7 @@ class _Kept:
     hidden_nbytes: list[int] = field(default_factory=lambda: [0])
     hidden_ndata: list[int] = field(default_factory=lambda: [0])
     tools: tuple[ToolSchema, ...] = ()
+    source: object = None  # the request whose messages `messages` holds, when known
 
     def prefix(self, views: int) -> Tally:
         """The size of the first `views` view messages."""
@@ -227,7 +231,7 @@ class PromptCacheMeter:
 
     def _compare(self, kind: CallKind, messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> _Read:
         """Input and cached tokens of a request, which becomes the kept request of its kind."""
-        same = {name: same_leading(kept.messages, messages) for name, kept in self._kept.items()}
+        same = {name: same_leading_known(k.messages, messages, k.source) for name, k in self._kept.items()}
         names = ("reasoning",) if kind == "reasoning" else ("reasoning", "summary")
         earlier = [
             _Shared(self._shared(self._kept[name], messages, same[name]), self._kept[name].tools == tools)
@@ -250,7 +254,7 @@ class PromptCacheMeter:
                 rest = rest[1:]
         for message in rest:
             kept.extend(self._piece(message))
-        kept.tools = tools
+        kept.tools, kept.source = tools, messages
         self._forget()
         input_tokens = self.counter.total(kept.total(), tools)
         cached = max(

@@ -43,6 +43,7 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from ctxlab.core.messages.latest import REQUESTS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import measure_all
@@ -257,7 +258,7 @@ class Loop:
         """One reasoning call, with the strategy's request-only view of the context."""
         context = self.strategy.view(state, self.env, self.frame)
         fixed_part = fixed_messages(self.frame.system_prompt, state.summary)
-        messages = (*fixed_part, *context)
+        messages = REQUESTS(fixed_part, context)
         size = state.context_tally if context is state.context else measure_all(self.env.counter, context)
         tokens = self.env.counter.total(measure_all(self.env.counter, fixed_part) + size, self.frame.tools)
         request = ModelRequest(

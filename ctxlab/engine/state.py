@@ -21,7 +21,7 @@ from ctxlab.core.agentscope.compress import ReplyMark
 from ctxlab.core.agentscope.summary import Summary
 from ctxlab.core.agentscope.tasks import Board
 from ctxlab.core.messages.blocks import ZERO, Block, Tally, tally_of
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH, Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.engine.clock import IdGen, VirtualClock
 
@@ -91,7 +91,10 @@ def append_message(
 ) -> EpisodeState:
     """The state with `message` added at the end of the context (and `changes` made in the same step)."""
     tally = state.context_tally + counter.measure_message(message)
-    return evolve(state, context=(*state.context, message), context_tally=tally, **changes)
+    context = (*state.context, message)
+    if len(context) >= LINEAGE_WORTH:  # a long history is found along its lineage
+        GROWN.note(context, state.context)
+    return evolve(state, context=context, context_tally=tally, **changes)
 
 
 def append_to_reply(
@@ -106,9 +109,13 @@ def append_to_reply(
     last = state.context[-1] if state.context else None
     if last is not None and last.role == "assistant" and last.id == state.reply.reply_id:
         context = (*state.context[:-1], last.appended(*blocks))
+        if len(context) >= LINEAGE_WORTH:
+            GROWN.note(context, state.context, len(context) - 1)
     else:
         reply = Message(role="assistant", blocks=blocks, id=state.reply.reply_id, name=state.reply.name)
         context = (*state.context, reply)
+        if len(context) >= LINEAGE_WORTH:
+            GROWN.note(context, state.context)
     return evolve(state, context=context, context_tally=tally_of((nbytes, ndata)), **changes)
 
 

@@ -118,6 +118,8 @@ class Plan:
     reach: list[int] = field(default_factory=lambda: [-1])  # last message the first k read
     awaited: list[tuple[int, str]] = field(default_factory=list)  # (verdict, call id)
     out: list[Message] = field(default_factory=list)  # the last request edited
+    out_made: tuple[Message, ...] = ()  # `out` as the tuple given
+    source: tuple[Message, ...] | None = None  # the tuple `messages` holds, when one was planned
     out_applied: int = 0
     out_valid: int = 0  # leading messages of `out` whose verdicts are unchanged since
     full_of: Message | None = None  # the long message `full` holds, with the verdicts `full_used`
@@ -172,7 +174,11 @@ class Plan:
         if grown:
             out.append(self._edited_last(messages[last], last, applied))
         self.out, self.out_applied, self.out_valid = out, applied, len(messages)
-        return tuple(out)
+        made = tuple(out)
+        if k:  # the request edited before and this one: noted, so their readers resume at once
+            GROWN.note(made, self.out_made, min(k, len(self.out_made)))
+        self.out_made = made
+        return made
 
     def _edited_last(self, message: Message, position: int, applied: int) -> Message:
         """The long last message with those of the first `applied` verdicts that are its own
@@ -220,6 +226,7 @@ class Plan:
         given): keep what still holds, judge the rest."""
         if same is None:
             same = same_leading(self.messages, messages)
+        self.source = messages if type(messages) is tuple else None
         judged = self._judged(messages, same, judge)
         self._cut(same, self.starts[same + 1] if judged else None)
         if not (judge.resumable() and self._holds(messages[same:], judged)):
@@ -295,7 +302,7 @@ class Plans:
     __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._kept = Resumable[Hashable, Plan](lambda plan: plan.messages)
+        self._kept = Resumable[Hashable, Plan](lambda plan: plan.messages, source=lambda plan: plan.source)
 
     def plan(self, messages: Sequence[Message], key: Hashable, judge: Judge) -> Plan:
         """The plan of `messages`, resumed from the kept one it shares most with (when it shares

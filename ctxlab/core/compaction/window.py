@@ -17,6 +17,7 @@ from typing import NamedTuple
 from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.drops import drop_front, system_units_before
+from ctxlab.core.messages.latest import Front
 from ctxlab.core.messages.memo import LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import Sizer, message_tallies
@@ -80,11 +81,7 @@ def slide_window(
 
     stop = _with_its_results(units, bisect_left(range(len(units)), True, key=stops))
     spared = system_units_before(messages, units, stop) if params.keep_system else []
-    dropped = tuple(
-        itertools.chain.from_iterable(
-            range(low + 1, high) for low, high in itertools.pairwise([-1, *spared, stop])
-        )
-    )
+    dropped = _front(stop, spared)
     kept = drop_front(messages, units, stop, keep_system=params.keep_system)
     return Window(messages=kept, dropped=dropped, tokens=sizer.count(kept))
 
@@ -126,6 +123,7 @@ def _add_message(mark: _Mark, message: Message, counter: TokenCounter, keep_syst
 
 
 _marks = LeadingFold[Message, _Mark](_add_message)
+_front = Front()
 
 
 def _dropped_before(

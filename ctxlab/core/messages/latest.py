@@ -8,19 +8,22 @@ Invariants:
 - `Running(make)(items)` equals a fresh accumulator fed every item of `items`; `Replaced(key)`
   (original, copy) equals the keys of the items the copy replaced; `Indexed()(pairs)` equals
   `dict(pairs)`; `Unseen()(keys, before)` says whether `keys` holds one `before` does not;
-  `Picked()(table, indices)` equals `tuple(table[i] for i in indices)`. Each equals a reading
-  from scratch whatever was read before.
+  `Picked()(table, indices)` equals `tuple(table[i] for i in indices)`; `Front()(stop, spared)`
+  equals `tuple(i for i in range(stop) if i not in spared)`; `Joined()(head, tail)` equals
+  `(*head, *tail)` and its `rest(items, start)` `items[start:]`. Each equals a reading from scratch
+  whatever was read before.
 - Each registers with `resumable.forget()`, so no run's objects outlive the run.
 """
 
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
-from ctxlab.core.messages.message import GROWN
+from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH
 from ctxlab.core.messages.resumable import register
 
 T = TypeVar("T")
@@ -204,7 +207,7 @@ class Picked(Generic[T]):
         if last is not None:
             before, picked_at, picked, reach = last
             n = len(picked_at)
-            if indices[:n] == picked_at and _begins_alike(table, before, reach):
+            if _begins_with(indices, picked_at) and _begins_alike(table, before, reach):
                 if len(indices) > n:
                     grown = picked + tuple(map(table.__getitem__, indices[n:]))
                     GROWN.note(grown, picked, n)
@@ -214,6 +217,99 @@ class Picked(Generic[T]):
         picked = tuple(map(table.__getitem__, indices))
         self._last = (table, indices, picked, max(indices, default=-1) + 1)
         return picked
+
+
+def _begins_with(indices: tuple[int, ...], picked_at: tuple[int, ...]) -> bool:
+    """Whether `indices` begins with `picked_at`: known from their lineage (`Front` notes what it
+    grows) or compared."""
+    n = len(picked_at)
+    return (GROWN.shared(indices, picked_at) or 0) >= n or indices[:n] == picked_at
+
+
+class Front:
+    """`front(stop, spared)` equals `tuple(i for i in range(stop) if i not in spared)` (`spared`
+    rising): the places a window dropped, before `stop`, but those it spared.
+
+    The last answer is kept: when `spared` is the same and `stop` has not moved back, the answer
+    is the last one extended by the places between the two stops (the spared ones all stand
+    before the last stop), noted (`GROWN`) as beginning with it, so a window that drops a little
+    more of a growing history at every call makes only the new places, and `Picked` finds the
+    old ones without comparing. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_last")
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[int, ...], int, tuple[int, ...]] | None = None
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept answer."""
+        self._last = None
+
+    def __call__(self, stop: int, spared: Sequence[int]) -> tuple[int, ...]:
+        spared = tuple(spared)
+        last = self._last
+        if last is not None and last[0] == spared and last[1] <= stop:
+            before = last[2]
+            if last[1] == stop:
+                return before
+            places = before + tuple(range(last[1], stop))
+            GROWN.note(places, before)
+        else:
+            bounds = (-1, *spared, stop)
+            places = tuple(i for k in range(len(bounds) - 1) for i in range(bounds[k] + 1, bounds[k + 1]))
+        self._last = (spared, stop, places)
+        return places
+
+
+class Joined:
+    """`joined(head, tail)` equals `(*head, *tail)` (`tail` itself when `head` is empty and
+    `tail` a tuple): a request, its fixed messages before its context.
+
+    The last join is kept: when `head` holds the very objects of the last one and `tail` is known
+    (`GROWN`) to begin with objects of the last tail, the join is noted as beginning with the
+    head and those of the last join, so a meter that kept the last request resumes the next one
+    without comparing them: a long history costs what it gained. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_last")
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[object, ...], tuple[object, ...], tuple[object, ...]] | None = None
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept join."""
+        self._last = None
+
+    def __call__(self, head: tuple[T, ...], tail: Sequence[T]) -> tuple[T, ...]:
+        if not head and type(tail) is tuple:
+            return tail
+        made = (*head, *tail)
+        last = self._last
+        if len(made) < LINEAGE_WORTH:
+            last = None  # a short request is compared, not noted
+        if last is not None and len(last[0]) == len(head) and all(map(operator.is_, last[0], head)):
+            shared = GROWN.shared(tail, last[1])
+            if shared:
+                GROWN.note(made, last[2], len(head) + shared)
+        self._last = (head, tuple(tail), made)
+        return made
+
+    def rest(self, items: tuple[T, ...], start: int) -> tuple[T, ...]:
+        """`items[start:]`: the very tail of the last join when `items` is that join and `start`
+        the length of its head (a request without its fixed messages is the context it was
+        joined from, which every reader of that context has kept), else a new slice."""
+        last = self._last
+        if last is not None and items is last[2] and start == len(last[0]):
+            return cast(tuple[T, ...], last[1])
+        return items[start:]
+
+
+REQUESTS = Joined()
+"""The reasoning requests the engine sends: fixed messages, then the context. A family that
+counts a request without its system message reads it back with `REQUESTS.rest`."""
 
 
 def _begins_alike(table: Sequence[object], before: Sequence[object], reach: int) -> bool:

@@ -82,25 +82,34 @@ class Lineage:
     (`resumable.closest`, `begins_with`, the meters). Only speed depends on it.
     """
 
-    __slots__ = ("__weakref__", "_parents")
+    __slots__ = ("__weakref__", "_held", "_parents")
 
     LIMIT = 256
+    HELD = 1 << 20
+    """The most objects the noted tuples may hold between them: a long history is a tuple as long
+    as it, noted at every step, and only the last few steps' notes are read."""
     STEPS = 4
     """How many links back a tuple is followed (a reply gains a model turn and then its results
     between two requests)."""
 
     def __init__(self) -> None:
         self._parents: OrderedDict[int, tuple[tuple[object, ...], tuple[object, ...], int]] = OrderedDict()
+        self._held = 0  # the length of every noted tuple, summed
 
     def note(self, grown: tuple[object, ...], parent: tuple[object, ...], shared: int | None = None) -> None:
         """The first `shared` objects of `grown` are those of `parent` (all of `parent`'s when not
-        given); the oldest note goes past `LIMIT`."""
+        given); the oldest notes go past `LIMIT` notes, or past `HELD` objects held."""
         if grown is parent:
             return
-        if len(self._parents) >= self.LIMIT:
-            self._parents.popitem(last=False)
+        parents = self._parents
+        while parents and (len(parents) >= self.LIMIT or self._held + len(grown) > self.HELD):
+            self._held -= len(parents.popitem(last=False)[1][0])
+        old = parents.pop(id(grown), None)  # a tuple noted again: its latest note stands
+        if old is not None:
+            self._held -= len(old[0])
         # holding `grown` keeps its id its own
-        self._parents[id(grown)] = (grown, parent, len(parent) if shared is None else shared)
+        parents[id(grown)] = (grown, parent, len(parent) if shared is None else shared)
+        self._held += len(grown)
 
     def parent(self, items: object) -> tuple[object, ...] | None:
         """The tuple `items` was noted with, if any."""
@@ -145,9 +154,33 @@ class Lineage:
     def clear(self) -> None:
         """Forget every note."""
         self._parents.clear()
+        self._held = 0
 
 
 GROWN = Lineage()
+LINEAGE_WORTH = 256
+"""A history this long is noted as grown from the last and found along its lineage; a shorter one
+is compared at C speed, which costs less than walking notes."""
+
+
+def same_leading_known(held: Sequence[object], items: Sequence[object], source: object) -> int:
+    """`same_leading(held, items)`, where `held` holds the very objects of the tuple `source`
+    (None: no tuple is known): the leading objects `items` is known to share with `source`
+    (`GROWN`: a history that grew from it) are not compared, so a request that grew from the
+    last one costs what it gained, not its length.
+
+    >>> x, y = text_message("user", "x"), text_message("user", "y")
+    >>> first = (x,)
+    >>> grown = (*first, y)
+    >>> GROWN.note(grown, first)
+    >>> same_leading_known([x], grown, first), same_leading_known([x, x], grown, None)
+    (1, 1)
+    """
+    known = GROWN.shared(items, source) if len(items) >= LINEAGE_WORTH and type(source) is tuple else None
+    if not known:
+        return same_leading(held, items)
+    known = min(known, len(held), len(items))
+    return known + same_leading(held[known:], items[known:])
 
 
 def begins_with(items: Sequence[object], prefix: tuple[object, ...]) -> bool:

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, Protocol, TypeVar
 
-from ctxlab.core.messages.message import GROWN, same_leading
+from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH, same_leading
 
 T = TypeVar("T")
 H = TypeVar("H", bound=Hashable)
@@ -105,10 +105,24 @@ def closest(
         kept = held(slots[k])
         shared = same_leading(kept, items)
         if shared == len(kept) and k == len(slots) - 1:
+            _learn(items, slots[k], shared, source)
             return k, shared
         if (shared, -len(kept)) > score:  # the most shared; the least to cut; the latest used
             best, same, score = k, shared, (shared, -len(kept))
+    if best >= 0:
+        _learn(items, slots[best], same, source)
     return best, same
+
+
+def _learn(
+    items: Sequence[object], slot: T, shared: int, source: Callable[[T], tuple[object, ...] | None] | None
+) -> None:
+    """Note (`GROWN`) what a comparison found `items` to share with the tuple a slot holds, so
+    that the next history grown from either is known to share it without comparing (two equal
+    histories read in turn, a request and its context, then resume one kept reading)."""
+    origin = source(slot) if source is not None else None
+    if origin is not None and shared >= LINEAGE_WORTH and type(items) is tuple and items is not origin:
+        GROWN.note(items, origin, shared)
 
 
 class Clearable(Protocol):

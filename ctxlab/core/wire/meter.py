@@ -8,8 +8,9 @@ Invariants:
 - A request that grew at the end, or a window that dropped messages at its front (or cut the
   front of a long message: a reply's oldest rounds), costs the facts it gained and those fed
   again until the rules agree, plus C-speed scans of the stored messages and facts (none over
-  the facts of a reply known to have grown: `GROWN`); a request that changed early costs the
-  facts after the change.
+  what lineage vouches for, `GROWN`: the messages a request grown from the last one shares with
+  it, the facts of a reply known to have grown); a request that changed early costs the facts
+  after the change.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
-from ctxlab.core.messages.message import GROWN, Message, equal_leading, resumed_at, same_leading
+from ctxlab.core.messages.message import (
+    GROWN,
+    Message,
+    equal_leading,
+    resumed_at,
+    same_leading,
+    same_leading_known,
+)
 from ctxlab.core.wire.protocol import (
     CallIds,
     Checker,
@@ -68,6 +76,7 @@ class ProtocolMeter:
     _found: dict[int, tuple[tuple[Violation, ...], ...]] = field(default_factory=dict)  # by stamp, per rule
     _ids: CallIds = field(default_factory=CallIds)
     _views: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
+    _request: object = None  # the last request, whose messages `_messages` holds
 
     def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
         """The violations of the request made of `messages` (stored messages, in order)."""
@@ -75,7 +84,8 @@ class ProtocolMeter:
             return ()
         if not self._states:
             self._states.append(tuple(start(rule) for rule in self.rules))
-        same = same_leading(self._messages, messages)
+        same = same_leading_known(self._messages, messages, self._request)
+        self._request = messages
         if same < len(self._messages) and same < len(messages):
             if self._drop_before(same, messages):
                 same = same_leading(self._messages, messages)

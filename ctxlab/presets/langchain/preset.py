@@ -20,6 +20,7 @@ Events: `cleared` (clearing), `compressed` (a summary replaced a span).
 
 from __future__ import annotations
 
+from ctxlab.core.messages.latest import REQUESTS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.presets.langchain.exact import (
@@ -58,7 +59,9 @@ rather than forcing an answer; as a round cap it is never reached by a workload.
 def counted_messages(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
     """LangChain's approximate count of a request's messages (the system prompt and tools are not
     counted), as both middlewares count them."""
-    return count_tokens(lc_view(messages[1:] if messages and messages[0].role == "system" else messages))
+    return count_tokens(
+        lc_view(REQUESTS.rest(messages, 1) if messages and messages[0].role == "system" else messages)
+    )
 
 
 def _langchain_texts(texts: Texts) -> LangChainTexts:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 
 from ctxlab.core.messages.blocks import Block, with_thinking_sent
+from ctxlab.core.messages.latest import REQUESTS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import REASONING_FIELD
@@ -80,7 +81,7 @@ def counted_request(
     (tools are not counted)."""
     system = messages[0] if messages and messages[0].role == "system" else None
     instructions = "".join(getattr(b, "text", "") for b in system.blocks) if system is not None else ""
-    rest = messages[1:] if system is not None else messages
+    rest = REQUESTS.rest(messages, 1) if system is not None else messages
     return estimate_stored_tokens(rest, summary_frame(texts), instructions)
 
 
