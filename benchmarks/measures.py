@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchmarks.workload import WINDOW, long_reply, replies
+from benchmarks.workload import WINDOW, long_reply, many_turns, replies
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.codec import encode_messages
 from ctxlab.core.messages.message import Message, fixed_messages, text_message
@@ -265,22 +265,28 @@ LONG_REPLY_ROUNDS = (500, 2000)
 LONG_REPLY_WINDOW = 8_000
 
 
+MANY_TURNS = (500, 2000)
+SHAPES = {"reply": long_reply, "turns": many_turns}
+"""The transcripts a replay's growth is measured on: one reply of many tool rounds, or many
+user turns of one round each (`benchmarks.workload`)."""
+
+
 def long_reply_seconds(
-    preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, repeats: int = 2
+    preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, repeats: int = 2, shape: str = "reply"
 ) -> tuple[float, float]:
-    """CPU seconds of replaying one long reply of each of `rounds` through `preset` (window
-    `LONG_REPLY_WINDOW`, collector as the `ctxlab` command sets it), each the best of `repeats`
-    taken in turn (`best_in_turn`). The longer over the shorter is how the replay grows with the
-    reply: a cost per call that stays flat gives at most the ratio of the lengths (less by what
-    a replay costs whatever its length); one that reads the whole reply at every call gives up
-    to its square."""
+    """CPU seconds of replaying one long reply of each of `rounds` (or, for `shape` "turns", a
+    transcript of that many user turns) through `preset` (window `LONG_REPLY_WINDOW`, collector
+    as the `ctxlab` command sets it), each the best of `repeats` taken in turn (`best_in_turn`).
+    The longer over the shorter is how the replay grows with the transcript: a cost per call that
+    stays flat gives at most the ratio of the lengths (less by what a replay costs whatever its
+    length); one that reads the whole history at every call gives up to its square."""
     from ctxlab.replay import replay_transcript
     from ctxlab.scenarios.workload import forget_kept
 
     with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder, collecting_less():
         paths = [Path(folder) / f"reply{n}.jsonl" for n in rounds]
         for path, n in zip(paths, rounds, strict=True):
-            path.write_text(long_reply(n), encoding="utf-8")
+            path.write_text(SHAPES[shape](n), encoding="utf-8")
 
         def replay(path: Path) -> Callable[[], float]:
             def seconds() -> float:

@@ -50,6 +50,7 @@ sys.path[:0] = [str(ROOT)]
 from benchmarks.measures import (  # noqa: E402
     FIELDS,
     LONG_REPLY_ROUNDS,
+    MANY_TURNS,
     best_in_turn,
     compression_scaling,
     lab_per_call,
@@ -218,13 +219,15 @@ class Growth(NamedTuple):
     peak_mb: float
 
 
-def growth_apart(preset: str, repeats: int, rounds: tuple[int, int] = LONG_REPLY_ROUNDS) -> Growth:
+def growth_apart(
+    preset: str, repeats: int, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, shape: str = "reply"
+) -> Growth:
     """`long_reply_seconds` in a process of its own, as `ctxlab replay` runs: what the bench's own
     process holds by then (the runs before) made every collection of the longer replay longer.
     The process's peak memory is that of its longest replay (each replay's results are freed)."""
     code = (
         "from benchmarks.measures import long_reply_seconds\n"
-        f"print(*long_reply_seconds({preset!r}, {rounds!r}, repeats={repeats}))\n" + PEAK_KB
+        f"print(*long_reply_seconds({preset!r}, {rounds!r}, repeats={repeats}, shape={shape!r}))\n" + PEAK_KB
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
@@ -281,6 +284,36 @@ def long_replies() -> list[Figure]:
         *(
             Figure(f"    {name} (time {cost[name]:.1f}x none's)", value, "(each)", True, "x")
             for name, value in growth.items()
+        ),
+    ]
+
+
+def many_turns() -> list[Figure]:
+    """The replay of many user turns (the history grows by whole messages, not inside one reply)
+    through every preset: `none`'s growth against a flat cost per call, each preset's beside it."""
+    from ctxlab.presets.registry import PRESETS
+
+    short, long = MANY_TURNS
+    measured = {
+        name: growth_apart(name, repeats=5 if name == "none" else 2, rounds=MANY_TURNS, shape="turns")
+        for name in PRESETS
+    }
+    floor = measured["none"].ratio
+    over = {name: m.ratio / floor for name, m in measured.items() if name != "none"}
+    worst = max(over, key=over.__getitem__)
+    flat = 1.25 * long / short
+    return [
+        Figure(
+            f"many turns, {long:,} over {short:,}, no strategy (none)",
+            floor,
+            f"<= {flat:g}x",
+            floor <= flat,
+            "x",
+        ),
+        Figure(f"  a preset's growth over none's, worst ({worst})", over[worst], "(reference)", True, "x"),
+        *(
+            Figure(f"    {name} ({m.seconds:.2f} s for {long:,} turns)", m.ratio, "(each)", True, "x")
+            for name, m in measured.items()
         ),
     ]
 
@@ -345,6 +378,7 @@ def main() -> int:
         against_the_real_loop,
         flat_and_linear,
         long_replies,
+        many_turns,
         sweeps,
         memory,
         the_users_path,

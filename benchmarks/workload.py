@@ -94,3 +94,24 @@ def long_reply(rounds: int) -> str:
         )
         lines.append({"role": "tool", "tool_call_id": f"call_{i}", "content": "line of code\n" * 20})
     return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def many_turns(turns: int) -> str:
+    """An OpenAI chat transcript (JSONL) of `turns` user turns, each answered as a coding agent
+    answers a question: one `read_file` call, its 20-line result and a short answer. Unlike
+    `long_reply`, the history grows by whole messages, so a preset that keeps it all and edits
+    only the requests (clearing, windows) reads a longer history at every call."""
+    lines: list[dict[str, object]] = [{"role": "system", "content": "You are a coding agent."}]
+    for i in range(turns):
+        call = {"name": "read_file", "arguments": json.dumps({"path": f"src/mod{i}.py"})}
+        lines += [
+            {"role": "user", "content": f"What does src/mod{i}.py do?"},
+            {
+                "role": "assistant",
+                "content": "Reading it.",
+                "tool_calls": [{"id": f"call_{i}", "type": "function", "function": call}],
+            },
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": "line of code\n" * 20},
+            {"role": "assistant", "content": f"It defines step {i} of the parser."},
+        ]
+    return "".join(json.dumps(line) + "\n" for line in lines)

@@ -120,3 +120,19 @@ def test_the_long_reply_is_one_user_turn_answered_in_its_rounds(tmp_path: Path) 
     path.write_text(long_reply(60), encoding="utf-8")
     results = replay_transcript(path, tmp_path / "out", context_size=LONG_REPLY_WINDOW, presets=["none"])
     assert results.runs["calls"].tolist() == [61]
+
+
+def test_the_many_turn_workload_is_a_call_and_an_answer_per_turn(tmp_path: Path) -> None:
+    """Each turn is a question, one call and its result, then an answer: two calls a turn, and
+    the history grows by whole messages (four a turn, after the system message)."""
+    from benchmarks.measures import LONG_REPLY_WINDOW
+    from benchmarks.workload import many_turns
+    from ctxlab.replay import replay_transcript
+
+    path = tmp_path / "turns.jsonl"
+    path.write_text(many_turns(30), encoding="utf-8")
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 1 + 4 * 30
+    results = replay_transcript(path, tmp_path / "out", context_size=LONG_REPLY_WINDOW, presets=["none"])
+    assert results.runs["calls"].tolist() == [60]
+    growth = growth_apart("none", repeats=1, rounds=(4, 16), shape="turns")
+    assert growth.ratio > 0 and 0 < growth.seconds < 60
