@@ -404,6 +404,16 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_bad_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str, command: str) -> None:
     make, needle = CORPUS[case]
+    refused_at_load(tmp_path, make, command, needle)
+
+
+def refused_at_load(
+    tmp_path: Path, make: Callable[[Path], Path], command: str, needle: str
+) -> tuple[Path, str]:
+    """Run `command` (`validate` or `run`) on the file `make` writes into a folder of its own:
+    it must exit 2 with `needle` in a message located in that file, print nothing else, and
+    write nothing (no results, no file beside the scenario). Gives back the file and what was
+    printed."""
     folder = tmp_path / "in"
     folder.mkdir()
     path = make(folder)
@@ -417,6 +427,7 @@ def test_bad_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str,
     assert "Traceback" not in err and out == ""
     assert not results.exists()
     assert sorted(p.name for p in folder.iterdir()) == before
+    return path, err
 
 
 @pytest.mark.parametrize("interpreter", ["missing", "without the package"])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.scenarios.files import TINY, write
-from tests.scenarios.test_bad_inputs import run_cli
+from tests.scenarios.test_bad_inputs import refused_at_load
 
 GENERATOR = "generator: {name: retrieval, params: {rounds: 4}}"
 
@@ -177,20 +177,8 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_odd_input_exits_2_located_and_writes_nothing(tmp_path: Path, case: str, command: str) -> None:
     make, needle = ODD[case]
-    folder = tmp_path / "in"
-    folder.mkdir()
-    path = make(folder)
-    results = tmp_path / "results"
-    args = [command, str(path)] + (["--out", str(results)] if command == "run" else [])
-    before = sorted(p.name for p in folder.iterdir())
-    code, out, err = run_cli(*args)
-    assert code == 2, err
-    assert needle in err, err
-    assert err.startswith(str(path) + ":"), err
+    path, err = refused_at_load(tmp_path, make, command, needle)
     assert all(line.startswith(str(path) + ":") for line in err.splitlines()), err  # one line each
-    assert "Traceback" not in err and out == ""
-    assert not results.exists()
-    assert sorted(p.name for p in folder.iterdir()) == before
 
 
 def test_a_lone_surrogate_in_a_set_value_is_a_located_problem() -> None:
