@@ -291,6 +291,7 @@ def _outside(raw: Sequence[RawEvent], hidden: Sequence[tuple[int, int]]) -> list
 
 
 _timestamp = operator.attrgetter("ts")
+_invocation = operator.attrgetter("invocation")
 
 
 def latest(compactions: Sequence[Compacted]) -> Compacted | None:
@@ -362,19 +363,33 @@ def window_candidates(
 ) -> list[RawEvent]:
     """The sliding window's range (`_run_compaction_for_sliding_window`): once `interval`
     invocations ended after the last compaction's end, from `overlap` invocations before the first
-    of them to the last of them. The last compaction is the last in stream order, not the widest."""
+    of them to the last of them. The last compaction is the last in stream order, not the widest.
+
+    `raw` is in timestamp order and an invocation's events stand together, in invocation order
+    (`events_of`): an invocation ended after the end when one of its events is after it, so the
+    new ones are those of the events past the end, and every place is found by bisection. A
+    session that grows costs what it gained, not a walk over every event at every turn.
+    """
     last_end = compactions[-1].end if compactions else 0
-    latest_ts: dict[int, int] = {}
-    for event in raw:
-        latest_ts[event.invocation] = max(latest_ts.get(event.invocation, 0), event.ts)
-    invocations = list(latest_ts)
-    new = [i for i in invocations if latest_ts[i] > last_end]
+    new = _invocations_from(raw, bisect.bisect_right(raw, last_end, key=_timestamp))
     if len(new) < interval:
         return []
-    start = invocations[max(0, invocations.index(new[0]) - overlap)]
-    first = next(k for k, e in enumerate(raw) if e.invocation == start)
-    last = max(k for k, e in enumerate(raw) if e.invocation == new[-1])
-    return self_contained_prefix(raw[first : last + 1])
+    first = bisect.bisect_left(raw, new[0], key=_invocation)
+    for _ in range(overlap):  # back over the invocations before, as many as stand there
+        if first == 0:
+            break
+        first = bisect.bisect_left(raw, raw[first - 1].invocation, hi=first, key=_invocation)
+    last = bisect.bisect_right(raw, new[-1], key=_invocation)
+    return self_contained_prefix(raw[first:last])
+
+
+def _invocations_from(raw: Sequence[RawEvent], at: int) -> list[int]:
+    """The invocations of `raw[at:]`, in order, each found past the last one's events."""
+    out: list[int] = []
+    while at < len(raw):
+        out.append(raw[at].invocation)
+        at = bisect.bisect_right(raw, out[-1], lo=at, key=_invocation)
+    return out
 
 
 def content_json(item: Item, author: str) -> str:
@@ -418,7 +433,16 @@ def arguments(call: ToolCallBlock) -> dict[str, object]:
 
 def serialized_size(items: Sequence[Item]) -> int:
     """`_serialized_size`: the summed JSON length of the items' contents."""
-    return sum(len(content_json(item, "")) for item in items)
+    return sum(map(_content_length, items))
+
+
+def _json_length(item: Item) -> int:
+    return len(content_json(item, ""))
+
+
+_content_length = IdentityMemo[Item, int](_json_length)
+"""The JSON length of an item's content, once per item: a session's events and summaries are the
+same objects from turn to turn, and every turn weighs them all."""
 
 
 def worth_compacting(
@@ -431,8 +455,8 @@ def worth_compacting(
     before = serialized_size(effective(raw, compactions))
     after = effective(raw, (*compactions, weightless))
     removable = before - sum(
-        len(_dump({"parts": [], "role": "model"})) if item is weightless else len(content_json(item, ""))
+        len(_dump({"parts": [], "role": "model"})) if item is weightless else _content_length(item)
         for item in after
     )
     last = latest(compactions)
-    return removable > (len(content_json(last, "")) if last else 0)
+    return removable > (_content_length(last) if last else 0)
