@@ -50,6 +50,7 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.edits import edited, holds_only, with_output
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import GROWN, Message, same_leading
+from ctxlab.core.messages.resumable import register
 from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.units import (
@@ -128,16 +129,58 @@ def elide_observations(messages: Sequence[Message], params: LastNObservationsPar
         return _elide_over_history(messages, params)
     last_removed = _last_removed(read[-1].steps, params)
     whole = bisect.bisect_right(read, last_removed, lo=1, key=_steps) - 1  # messages covered whole
-    # `covered` is None only before the first message, which the slice leaves out
-    pieces = [leading.covered for leading in read[1 : whole + 1] if leading.covered is not None]
+    covered_messages, covered_ids = _covered(read[1 : whole + 1])
     rest = zip(messages[whole:], read[whole:-1], read[whole + 1 :], strict=True)
-    for message, before, after in rest:
-        window = _window(before.steps, after.steps, last_removed)
-        pieces.append(_elided(message, before.user_seen, *window, params))
+    pieces = [
+        _elided(message, before.user_seen, *_window(before.steps, after.steps, last_removed), params)
+        for message, before, after in rest
+    ]
     return Clearing(
-        messages=tuple(piece.message for piece in pieces),
-        cleared=tuple(itertools.chain.from_iterable(piece.cleared for piece in pieces)),
+        messages=(*covered_messages, *(piece.message for piece in pieces)),
+        cleared=(*covered_ids, *itertools.chain.from_iterable(piece.cleared for piece in pieces)),
     )
+
+
+class _Covered:
+    """`covered(reads)` equals the messages and the cleared ids of every read's `covered` (the
+    messages the window covers whole, each elided; a read before any message gives none), as
+    lists not to be changed.
+
+    They are kept for the last reads: reads that begin with the very same objects (a history
+    that grew: `LeadingFold` keeps its reads) keep what those gave and read only the rest, so a
+    window over a long history costs what it gained and a copy at C speed. `forget()` drops
+    them.
+    """
+
+    __slots__ = ("__weakref__", "_id_ends", "_ids", "_message_ends", "_messages", "_reads")
+
+    def __init__(self) -> None:
+        self._reads: list[LeadingObservations] = []
+        self._messages: list[Message] = []
+        self._ids: list[str] = []
+        self._message_ends, self._id_ends = [0], [0]  # after the first k reads
+        register(self)
+
+    def clear(self) -> None:
+        """Drop what is kept."""
+        self._reads, self._messages, self._ids = [], [], []
+        self._message_ends, self._id_ends = [0], [0]
+
+    def __call__(self, reads: Sequence[LeadingObservations]) -> tuple[list[Message], list[str]]:
+        same = same_leading(self._reads, reads)
+        del self._reads[same:], self._message_ends[same + 1 :], self._id_ends[same + 1 :]
+        del self._messages[self._message_ends[-1] :], self._ids[self._id_ends[-1] :]
+        for read in reads[same:]:
+            if read.covered is not None:
+                self._messages.append(read.covered.message)
+                self._ids.extend(read.covered.cleared)
+            self._reads.append(read)
+            self._message_ends.append(len(self._messages))
+            self._id_ends.append(len(self._ids))
+        return self._messages, self._ids
+
+
+_covered = _Covered()
 
 
 def _last_removed(steps: int, params: LastNObservationsParams) -> int:
