@@ -91,9 +91,7 @@ def append_message(
 ) -> EpisodeState:
     """The state with `message` added at the end of the context (and `changes` made in the same step)."""
     tally = state.context_tally + counter.measure_message(message)
-    context = (*state.context, message)
-    if len(context) >= LINEAGE_WORTH:  # a long history is found along its lineage
-        GROWN.note(context, state.context)
+    context = _grown((*state.context, message), state.context)
     return evolve(state, context=context, context_tally=tally, **changes)
 
 
@@ -108,15 +106,21 @@ def append_to_reply(
         nbytes, ndata = nbytes + size.nbytes, ndata + size.ndata
     last = state.context[-1] if state.context else None
     if last is not None and last.role == "assistant" and last.id == state.reply.reply_id:
-        context = (*state.context[:-1], last.appended(*blocks))
-        if len(context) >= LINEAGE_WORTH:
-            GROWN.note(context, state.context, len(context) - 1)
+        context = _grown((*state.context[:-1], last.appended(*blocks)), state.context, len(state.context) - 1)
     else:
         reply = Message(role="assistant", blocks=blocks, id=state.reply.reply_id, name=state.reply.name)
-        context = (*state.context, reply)
-        if len(context) >= LINEAGE_WORTH:
-            GROWN.note(context, state.context)
+        context = _grown((*state.context, reply), state.context)
     return evolve(state, context=context, context_tally=tally_of((nbytes, ndata)), **changes)
+
+
+def _grown(
+    context: tuple[Message, ...], before: tuple[Message, ...], shared: int | None = None
+) -> tuple[Message, ...]:
+    """`context`, noted (`GROWN`) as beginning with `shared` messages of `before` (all of them when
+    not given) when it is long enough to be found along its lineage (`LINEAGE_WORTH`)."""
+    if len(context) >= LINEAGE_WORTH:
+        GROWN.note(context, before, shared)
+    return context
 
 
 class Minted(NamedTuple):

@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import bisect
+import itertools
 import operator
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from types import MappingProxyType
@@ -207,7 +208,10 @@ class Picked(Generic[T]):
         if last is not None:
             before, picked_at, picked, reach = last
             n = len(picked_at)
-            if _begins_with(indices, picked_at) and _begins_alike(table, before, reach):
+            # the indices begin with the last ones: known from their lineage (`Front`) or compared
+            if (GROWN.extends(indices, picked_at) or indices[:n] == picked_at) and _begins_alike(
+                table, before, reach
+            ):
                 if len(indices) > n:
                     grown = picked + tuple(map(table.__getitem__, indices[n:]))
                     GROWN.note(grown, picked, n)
@@ -217,13 +221,6 @@ class Picked(Generic[T]):
         picked = tuple(map(table.__getitem__, indices))
         self._last = (table, indices, picked, max(indices, default=-1) + 1)
         return picked
-
-
-def _begins_with(indices: tuple[int, ...], picked_at: tuple[int, ...]) -> bool:
-    """Whether `indices` begins with `picked_at`: known from their lineage (`Front` notes what it
-    grows) or compared."""
-    n = len(picked_at)
-    return (GROWN.shared(indices, picked_at) or 0) >= n or indices[:n] == picked_at
 
 
 class Front:
@@ -257,8 +254,8 @@ class Front:
             places = before + tuple(range(last[1], stop))
             GROWN.note(places, before)
         else:
-            bounds = (-1, *spared, stop)
-            places = tuple(i for k in range(len(bounds) - 1) for i in range(bounds[k] + 1, bounds[k + 1]))
+            gaps = itertools.pairwise((-1, *spared, stop))
+            places = tuple(itertools.chain.from_iterable(range(low + 1, high) for low, high in gaps))
         self._last = (spared, stop, places)
         return places
 
