@@ -40,7 +40,7 @@ from typing import Protocol, TypeGuard
 from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import ZERO, Block, Tally, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
-from ctxlab.core.messages.message import GROWN, Message, begins_with, same_leading
+from ctxlab.core.messages.message import GROWN, Message, begins_with, equal_leading, same_leading
 from ctxlab.core.messages.resumable import Resumable
 from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.units import BlockRef
@@ -140,16 +140,23 @@ class Plan:
 
     def cleared_ids(self, applied: int) -> tuple[str, ...]:
         """The call ids the first `applied` verdicts clear, in order: the tuple given last when
-        they are the same, else, when they begin with it, a tuple noted (`GROWN`) as its
-        extension, so a reader that kept the last one reads only the ids added."""
+        they are the same, else a tuple noted (`GROWN`) as sharing its leading ids, so a reader
+        that kept the last one reads only the ids that changed. Ids judged again alike (a new
+        turn re-reads the messages after the last one kept) still count as the same."""
         count, ids = self.clears[applied], self.ids
-        if count == len(ids) == self.ids_valid:
+        valid = self.ids_valid
+        if valid < len(ids):
+            end = min(len(ids), count)
+            valid += equal_leading(ids[valid:end], self.cleared[valid:end])
+        if count == len(ids) == valid:
+            self.ids_valid = valid
             return ids
-        if len(ids) == self.ids_valid < count:
+        if len(ids) == valid < count:
             self.ids = ids + tuple(self.cleared[len(ids) : count])
-            GROWN.note(self.ids, ids)
         else:
             self.ids = tuple(self.cleared[:count])
+        if min(valid, count):
+            GROWN.note(self.ids, ids, min(valid, count))
         self.ids_valid = count
         return self.ids
 
