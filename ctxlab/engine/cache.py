@@ -136,6 +136,27 @@ class _Kept:
             tools=self.tools,
         )
 
+    def part(self, start: int, stop: int) -> _Kept:
+        """A copy of stored messages `start:stop`, as a request made of them alone would be kept
+        (its sums from zero): what a request that moved on to them takes, at their cost."""
+        first, last = self.ends[start - 1] if start else 0, self.ends[stop - 1]
+
+        def rebased(sums: list[int], a: int, b: int) -> list[int]:
+            base = sums[a]
+            return [value - base for value in sums[a : b + 1]]
+
+        return _Kept(
+            messages=self.messages[start:stop],
+            pieces=self.pieces[start:stop],
+            ends=[end - first for end in self.ends[start:stop]],
+            wire=self.wire[first:last],
+            nbytes=rebased(self.nbytes, first, last),
+            ndata=rebased(self.ndata, first, last),
+            hidden_nbytes=rebased(self.hidden_nbytes, start, stop),
+            hidden_ndata=rebased(self.hidden_ndata, start, stop),
+            tools=self.tools,
+        )
+
     def extend_by(self, source: _Kept, start: int, stop: int) -> None:
         """Add stored messages `start:stop` of another kept request at the end (a stored
         message's view and sizes are its own, so they carry over; only the running sums move)."""
@@ -241,10 +262,11 @@ class PromptCacheMeter:
         own = self._kept.get(kind) if self._rebases_own(kind, same) else None
         moved = _moved(own, messages, same[kind]) if own is not None else None
         if own is not None and moved is not None:  # a new head, then the run the window moved to
-            kept = self._kept[kind] = own.head(same[kind])
+            run, kept = own.part(moved.start, moved.stop), own
+            kept.truncate(same[kind])  # in place: a request edited near its end costs the edit
             for message in messages[same[kind] : moved.resumed]:
                 kept.extend(self._piece(message))
-            kept.extend_by(own, moved.start, moved.stop)
+            kept.extend_by(run, 0, len(run.messages))
             rest = messages[moved.resumed + moved.stop - moved.start :]
         else:
             kept, views = self._rebase(kind, same, messages)
