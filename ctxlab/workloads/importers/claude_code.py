@@ -8,7 +8,8 @@ summary written after a compaction; `summary` lines title a session; `last-promp
 the line the session stands at (`leafUuid`); `attachment` lines record context Claude Code adds
 to a request (hook output, @-mentioned files, reminders, a message typed while the model
 worked), newer versions with the text it sent (`rendered`); `system` lines carry notices such
-as compaction boundaries (`subtype: compact_boundary`); further bookkeeping kinds
+as compaction boundaries (`subtype: compact_boundary`) and, in newer versions, a slash command
+run locally and its output (`subtype: local_command`); further bookkeeping kinds
 (`file-history-snapshot`, `queue-operation`, ...) hold no conversation.
 
 Mapping rules (content blocks as in `anthropic`):
@@ -22,7 +23,12 @@ Mapping rules (content blocks as in `anthropic`):
   sub-agent lines are read and any main-conversation line is skipped, as noted in the warnings.
 - `summary` lines are not messages; `system` lines (compaction boundaries among them) and the
   bookkeeping kinds (titles, snapshots, queue operations, ...) are skipped and counted in the
-  warnings. The summary message after a compaction stays a user message, as Claude Code sent it.
+  warnings, but for a local command's `system` line (`subtype: local_command`: a slash command
+  run and its output), whose `content` Claude Code sends as a user message. The summary message
+  after a compaction stays a user message, as Claude Code sent it.
+- Lines Claude Code shows but never sends to the model are skipped and counted: its synthetic
+  API-error notices (an assistant line with `isApiErrorMessage` whose model is `<synthetic>`,
+  such as "API Error: 529 Overloaded") and display-only lines (`isVirtual`).
 - An attachment line's `rendered` text is replayed as user messages (whatever `renderedRole`
   says: a model that takes no system turns gets it so) where the request it went with begins a
   replay turn: after a prompt (it joins that prompt's turn), or after an answer and before the
@@ -70,6 +76,11 @@ SKIPPED = frozenset(
     }
 )
 KINDS = frozenset({"user", "assistant", "system", "attachment"}) | SKIPPED
+LOCAL_COMMAND = "local_command"
+"""The subtype of the `system` lines Claude Code sends as user messages (a slash command's run and
+output)."""
+SYNTHETIC_MODEL = "<synthetic>"
+"""The model Claude Code names on the assistant messages it writes itself (API-error notices)."""
 LEFT = "line of a branch the session left (a prompt edited or rewound)"
 CLEARED = (
     "the session was rewound to before its first prompt (a last-prompt line naming no line) and "
@@ -183,13 +194,16 @@ class _Gate:
         if not isinstance(value, Mapping) or kind not in KINDS:
             self.unknown[:] = self.unknown or [(number, _unknown(value, kind, number, self.report))]
             return None
-        if kind in SKIPPED or kind == "system":
-            subtype = value.get("subtype")
-            self.report.skip(f"{kind}:{subtype}" if kind == "system" and subtype else str(kind))
+        subtype = value.get("subtype") if kind == "system" else None
+        if kind in SKIPPED or (kind == "system" and subtype != LOCAL_COMMAND):
+            self.report.skip(f"{kind}:{subtype}" if subtype else str(kind))
             return None
         if not self._on_side(value):
             return None
-        message = value.get("message")
+        message = _local_command(value) if kind == "system" else value.get("message")
+        if message is None:
+            self.report.skip(f"system:{LOCAL_COMMAND} (no text content)")
+            return None
         if not isinstance(message, Mapping):
             raise self.report.error(number, f"a {kind} entry without a 'message' object")
         if value.get("uuid") in self.left:
@@ -197,6 +211,9 @@ class _Gate:
             return None
         if self.forks is not None:
             self.forks.see(value, number, isinstance(message.get("content"), str) and kind == "user")
+        if (why := _unsent(value, message)) is not None:
+            self.report.skip(why)
+            return None
         return message
 
     def keeps(self, value: object) -> bool:
@@ -222,6 +239,23 @@ class _Gate:
             self.report.skip("main-conversation line" if self.side else "isSidechain sub-agent line")
             return False
         return True
+
+
+def _local_command(value: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The user message Claude Code sends for a local command's `system` line: its `content` (a
+    string or content blocks); None when it has none."""
+    body = value.get("content")
+    return {"role": "user", "content": body} if isinstance(body, str | list) else None
+
+
+def _unsent(value: Mapping[str, Any], message: Mapping[str, Any]) -> str | None:
+    """Why Claude Code never sends a conversation line to the model (as it is counted), or None
+    for a line it sends: an API-error notice it wrote itself, or a display-only line."""
+    if value.get("isVirtual") is True:
+        return f"{value['type']} line shown only (isVirtual), never sent"
+    if value.get("isApiErrorMessage") is True and message.get("model") == SYNTHETIC_MODEL:
+        return "API-error notice Claude Code wrote (isApiErrorMessage), never sent"
+    return None
 
 
 @dataclass(slots=True)

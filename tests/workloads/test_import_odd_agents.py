@@ -1,0 +1,74 @@
+"""Odd but possible input from the three formats users most often bring (Claude Code session
+logs, Codex rollouts, Anthropic Messages request logs): each is read as its writer meant it, or
+refused at its file and line with exit 2, nothing written, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.workloads.importing import claude_line, claude_prompt, lines
+from tests.workloads.test_import_odd_inputs import imported
+
+# ---------------------------------------------------------------------------------------------
+# Claude Code
+
+
+def _claude_answer(uuid: str, parent: str, text: str, **fields: Any) -> dict[str, Any]:
+    message = {"id": f"msg_{uuid}", "role": "assistant", "content": [{"type": "text", "text": text}]}
+    return claude_line("assistant", uuid, parent, message={**message, **fields})
+
+
+def test_claude_code_local_command_lines_are_the_user_messages_claude_code_sent(tmp_path: Path) -> None:
+    """Newer Claude Code writes a slash command run locally (`/cost`, `/context`) and its output as
+    `system` lines of subtype `local_command`, and sends their content as user messages so the
+    model can refer to the output; they were skipped as notices."""
+    command, output = (
+        "<command-name>/cost</command-name>",
+        "<local-command-stdout>$0.10</local-command-stdout>",
+    )
+    log = [
+        claude_prompt("p1", None, "Hi"),
+        _claude_answer("a1", "p1", "Hello."),
+        claude_line("system", "s1", "a1", subtype="local_command", content=command),
+        claude_line("system", "s2", "s1", subtype="local_command", content=output),
+        claude_line("system", "s3", "s2", subtype="informational", content="A hook ran."),
+        claude_prompt("p2", "s3", "Is that much?"),
+        _claude_answer("a2", "p2", "No."),
+    ]
+    assert imported(tmp_path, "\n".join(lines(*log)) + "\n") == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": command},
+        {"role": "user", "content": output},
+        {"role": "user", "content": "Is that much?"},
+        {"role": "assistant", "content": "No."},
+    ]
+
+
+def test_claude_code_notices_it_never_sends_are_not_replayed_as_the_models_turns(tmp_path: Path) -> None:
+    """Claude Code writes an API error ("API Error: 529 Overloaded", a usage limit) as an assistant
+    line of model `<synthetic>`, and leaves it and display-only (`isVirtual`) lines out of every
+    request; they were replayed as answers the model gave."""
+    notice = _claude_answer("e1", "p1", "API Error: 529 Overloaded", model="<synthetic>")
+    shown = _claude_answer("v1", "e1", "(shown only)")
+    log = [
+        claude_prompt("p1", None, "Hi"),
+        {**notice, "isApiErrorMessage": True},
+        {**shown, "isVirtual": True},
+        claude_prompt("p2", "v1", "Hi again"),
+        _claude_answer("a1", "p2", "Hello."),
+    ]
+    source = tmp_path / "in"
+    source.mkdir()
+    assert imported(source, "\n".join(lines(*log)) + "\n") == [
+        {"role": "user", "content": "Hi"},
+        {"role": "user", "content": "Hi again"},
+        {"role": "assistant", "content": "Hello."},
+    ]
+    # The model's own answer that quotes such a notice is its answer.
+    quoted = _claude_answer("e1", "p1", "API Error: 529 Overloaded")
+    assert imported(tmp_path, "\n".join(lines(log[0], {**quoted, "isApiErrorMessage": True})) + "\n")[1] == {
+        "role": "assistant",
+        "content": "API Error: 529 Overloaded",
+    }
