@@ -72,3 +72,39 @@ def test_claude_code_notices_it_never_sends_are_not_replayed_as_the_models_turns
         "role": "assistant",
         "content": "API Error: 529 Overloaded",
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Codex
+
+
+def _rollout(*items: dict[str, Any]) -> str:
+    meta = {"timestamp": "t", "type": "session_meta", "payload": {"id": "r1", "cli_version": "0.50.0"}}
+    wrapped = [{"timestamp": "t", "type": "response_item", "payload": item} for item in items]
+    return "\n".join(lines(meta, *wrapped)) + "\n"
+
+
+def _said(role: str, text: str) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
+def _shell(call_id: str, command: str) -> list[dict[str, Any]]:
+    arguments = '{"command": ["' + command + '"]}'
+    return [
+        {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": call_id},
+        {"type": "function_call_output", "call_id": call_id, "output": f"ran {command}"},
+    ]
+
+
+def test_codex_a_call_id_used_again_in_a_later_turn_keeps_that_calls_output(tmp_path: Path) -> None:
+    """A model that numbers its calls anew each response repeats an id: the later call's output was
+    counted as a second output of the first call, and the later call given `aborted`."""
+    rollout = _rollout(
+        _said("user", "List."), *_shell("call_0", "ls"), _said("assistant", "Listed."),
+        _said("user", "Again."), *_shell("call_0", "pwd"), _said("assistant", "Done."),
+    )  # fmt: skip
+    messages = imported(tmp_path, rollout)
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    assert results == ["ran ls", "ran pwd"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"] * 2

@@ -30,7 +30,9 @@ Mapping rules (items as in `responses`):
   it comes; a note says so), or, when the rollout holds none, `aborted` (a note says so); the
   calls that end the file stay unanswered. A first read of the rollout finds the late outputs;
   a rollout read once (a stream) gives such a call `aborted` and counts the late output. A
-  further output of a call that has its result is counted.
+  further output of a call that has its result is counted; but a call id used again by a call
+  of a later batch (model servers other than OpenAI's may repeat ids) names that new call, whose
+  output is its result.
 - A rollout of the first layout (mid-2025: a bare `{id, timestamp, instructions}` header, bare
   items, `{"record_type": "state"}` lines) is read as the same lines wrapped; its state lines
   are counted.
@@ -238,6 +240,8 @@ class _Answers:
                 )
             return
         self.waiting = dict.fromkeys(c["id"] for c in message.get("tool_calls", ()))
+        for call_id in self.waiting:
+            self.done.pop(call_id, None)  # a call id used again is a new call, awaiting its own output
         yield message
 
     def _abort(self, call_id: str) -> Wire:
