@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.workloads.importing import claude_line, claude_prompt, lines
-from tests.workloads.test_import_odd_inputs import imported
+from tests.workloads.test_import_odd_inputs import imported, refused
 
 # ---------------------------------------------------------------------------------------------
 # Claude Code
@@ -108,3 +108,81 @@ def test_codex_a_call_id_used_again_in_a_later_turn_keeps_that_calls_output(tmp_
     results = [m["content"] for m in messages if m["role"] == "tool"]
     assert results == ["ran ls", "ran pwd"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"] * 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Anthropic Messages request logs
+
+WEATHER = {"name": "weather", "description": "The weather.", "input_schema": {"type": "object"}}
+ASKED = {"role": "user", "content": "Weather in Paris?"}
+CALLED = {
+    "role": "assistant",
+    "content": [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}},
+    ],
+}
+RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny"}]}
+
+
+def _anthropic_request(*messages: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "claude-sonnet-4", "max_tokens": 1024, "tools": [WEATHER], "messages": list(messages)}
+
+
+def _response(*content: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": list(content),
+        "stop_reason": "end_turn",
+    }
+
+
+def test_a_response_logged_as_the_entry_after_its_request_answers_it(tmp_path: Path) -> None:
+    """A log that writes each request and then its response (a line each) was not recognised, or,
+    forced, refused at the first response as "not an Anthropic Messages request"."""
+    log = [
+        _anthropic_request(ASKED),
+        _response(*CALLED["content"]),
+        _anthropic_request(ASKED, CALLED, RESULT),
+        _response({"type": "text", "text": "Sunny in Paris."}),
+    ]
+    assert imported(tmp_path, "\n".join(lines(*log)) + "\n")[-3:] == [
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "Sunny"},
+        {"role": "assistant", "content": "Sunny in Paris."},
+    ]
+
+
+def test_a_response_that_follows_no_request_awaiting_one_is_refused_at_its_line(tmp_path: Path) -> None:
+    answer = _response({"type": "text", "text": "Sunny."})
+    wrapped = {"request": _anthropic_request(ASKED), "response": answer}
+    for log in ([_anthropic_request(ASKED), answer, answer], [wrapped, answer]):
+        err, replay_err = refused(tmp_path, "\n".join(lines(*log)) + "\n", "--format", "anthropic-messages")
+        expected = f"odd.jsonl:{len(log)}: a Messages response that follows no request awaiting one"
+        assert err.startswith(expected), err
+        assert expected in replay_err
+
+
+def test_a_response_to_a_prefilled_request_continues_the_prefill(tmp_path: Path) -> None:
+    """The API's answer to a request ending with an assistant message continues that message; they
+    were replayed as two assistant messages, the first a fragment the model never ended."""
+    prefilled = _anthropic_request(
+        {"role": "user", "content": "The weather as JSON."}, {"role": "assistant", "content": "{"}
+    )
+    log = {"request": prefilled, "response": _response({"type": "text", "text": '"sky": "clear"}'})}
+    assert imported(tmp_path, "\n".join(lines(log)) + "\n") == [
+        {"role": "user", "content": "The weather as JSON."},
+        {"role": "assistant", "content": '{"sky": "clear"}'},
+    ]

@@ -2,14 +2,17 @@
 logs, as OpenAI chat messages.
 
 A request log is a JSON request, a JSON list of requests, or JSONL with one request a line; a
-request may be wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); an entry
-that is no request is an error at its line. A log may hold several conversations (an agent's,
+request may be wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`), or be
+followed by its response as an entry of its own (a Messages response object: `type: message`,
+an assistant `role`, `content` blocks); an entry that is no request, and a response that does
+not follow a request without one, are errors at their line. A log may hold several conversations (an agent's,
 its sub-agents', side requests for a title or a quota check): the conversation taken is the last
 request of the chain that ends latest among the chains of two requests or more, a chain being
 requests each continuing the one before (its messages begin with all of that one's; `chains`
 states the rule). Every other request is counted and skipped,
 and when some were outside that chain a note names the line taken. A logged response to the
-request taken is its final assistant message.
+request taken is its final assistant message; where the request ends with an assistant message
+(a prefill), the response continues that message, and the two are one assistant message.
 
 claude-trace logs (`.claude-trace/log-*.jsonl`, Claude Code's API traffic) are request logs
 too; `claude_trace` reads their lines.
@@ -294,7 +297,20 @@ def is_messages_log(values: list[object]) -> bool:
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
     if any(is_traced(value) for value in flat):
         return is_trace_log(flat)
-    return bool(values) and is_messages_request(values[-1])
+    requests = [value for value in flat if not is_response(value)]
+    return bool(requests) and is_messages_request(requests[-1])
+
+
+def is_response(value: object) -> bool:
+    """A Messages API response logged as an entry of its own: `type: message`, an assistant
+    `role` and `content` blocks (a request has `messages` instead)."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("type") == "message"
+        and value.get("role") == "assistant"
+        and isinstance(value.get("content"), list)
+        and "messages" not in value
+    )
 
 
 def _logged(value: object, number: int, report: Report) -> Logged:
@@ -315,14 +331,22 @@ def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
     """The conversation of a log: the last request of the chain that ends latest (`chains`)."""
     chains: Chains[tuple[Mapping[str, Any], object]] = Chains()
     last = None
+    pending: tuple[int, Logged] | None = None  # the last request read, until its response may follow
     for number, value in entries:
         last = number
         for item in value if isinstance(value, list) else [value]:
-            logged = _logged(item, number, report)
+            if is_response(item):
+                pending = _answered(pending, item, number, report)
+                continue
+            if pending is not None:
+                _chain(chains, *pending)
+            logged, pending = _logged(item, number, report), None
             if logged.request is None:
                 report.skip(logged.skipped)
             else:
-                chains.add(number, logged.request["messages"], (logged.request, logged.response))
+                pending = number, logged
+    if pending is not None:
+        _chain(chains, *pending)
     choice = chains.choice()
     if choice is None:
         if last is not None:
@@ -334,6 +358,29 @@ def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
     _tell(choice, report)
     request, response = choice.payload
     yield from _request(request, response, choice.line, report)
+
+
+def _answered(
+    pending: tuple[int, Logged] | None, response: object, number: int, report: Report
+) -> tuple[int, Logged]:
+    """The request read last, answered by a response logged as the entry after it.
+
+    Raises:
+        TraceError: no request without a response comes right before the response.
+    """
+    if pending is None or pending[1].response is not None:
+        raise report.error(
+            number,
+            "a Messages response that follows no request awaiting one (the entry before it is no "
+            'request, or has its response): log each response right after its request, or as {"request": '
+            '..., "response": ...}',
+        )
+    return pending[0], Logged(pending[1].request, response)
+
+
+def _chain(chains: Chains[tuple[Mapping[str, Any], object]], number: int, logged: Logged) -> None:
+    if logged.request is not None:
+        chains.add(number, logged.request["messages"], (logged.request, logged.response))
 
 
 def _tell(choice: Choice[tuple[Mapping[str, Any], object]], report: Report) -> None:
@@ -362,9 +409,13 @@ def _request(request: Mapping[str, Any], response: object, number: int, report: 
     if isinstance(prompt, str) and prompt:
         yield system(prompt)
     calls = Calls(report)
+    answer = field_of(response, "content")
+    prefill: list[object] = []
     for index, message in enumerate(request["messages"]):
         role = field_of(message, "role")
-        if role == "user":
+        if role == "assistant" and isinstance(answer, list) and index == len(request["messages"]) - 1:
+            prefill = _blocks(message.get("content"))
+        elif role == "user":
             yield from user_blocks(message.get("content"), calls, report, number)
         elif role == "assistant":
             yield from assistant_messages(message.get("content"), calls, report, number)
@@ -372,5 +423,12 @@ def _request(request: Mapping[str, Any], response: object, number: int, report: 
             raise report.error(
                 number, f"messages[{index}]: unknown role {role!r}; expected user or assistant"
             )
-    if isinstance(response, Mapping) and isinstance(response.get("content"), list):
-        yield from assistant_messages(response["content"], calls, report, number)
+    if isinstance(answer, list):
+        yield from assistant_messages([*prefill, *answer], calls, report, number)
+
+
+def _blocks(value: object) -> list[object]:
+    """An assistant message's content as blocks (a string is one text block)."""
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}] if value else []
+    return list(value) if isinstance(value, list) else []
