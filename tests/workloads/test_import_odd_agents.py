@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ctxlab.workloads.importers import import_lines
+from ctxlab.workloads.importers.claude_branches import COPY
 from tests.workloads.importing import claude_line, claude_prompt, lines
 from tests.workloads.test_import_odd_inputs import imported, refused
 
@@ -72,6 +74,63 @@ def test_claude_code_notices_it_never_sends_are_not_replayed_as_the_models_turns
         "role": "assistant",
         "content": "API Error: 529 Overloaded",
     }
+
+
+def _session_with_a_call() -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}
+    return [
+        claude_prompt("p1", None, "List the files."),
+        claude_line("assistant", "a1", "p1", message={"id": "m1", "role": "assistant", "content": [call]}),
+        claude_line("user", "r1", "a1", message={"role": "user", "content": [result]}),
+        _claude_answer("a2", "r1", "One file."),
+    ]
+
+
+def test_claude_code_lines_written_again_are_read_once(tmp_path: Path) -> None:
+    """A session reopened (in an editor, or fed as a stream) re-appends its lines, the same uuid and
+    content with another `cwd` or `timestamp`; Claude Code reads lines by uuid, so once. The copies
+    were replayed, repeating the conversation and its call ids."""
+    session = _session_with_a_call()
+    copies = [{**line, "cwd": "/elsewhere", "timestamp": "2025-09-02T10:00:00.000Z"} for line in session]
+    later = [claude_prompt("p2", "a2", "And now?"), _claude_answer("a3", "p2", "Done.")]
+    text = "\n".join(lines(*session, *copies, *later)) + "\n"
+    expected = [
+        {"role": "user", "content": "List the files."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {"name": "Bash", "arguments": '{"command": "ls"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "a.py"},
+        {"role": "assistant", "content": "One file."},
+        {"role": "user", "content": "And now?"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    assert imported(tmp_path, text) == expected
+    once = import_lines(iter(text.splitlines()), "session.jsonl")  # read once, as a stream
+    assert list(once.messages) == expected
+    assert f"skipped 4 × {COPY} (not replayed)" in once.warnings
+
+
+def test_claude_code_one_uuid_on_two_different_lines_is_still_replayed_as_written() -> None:
+    """Only a line repeated whole is a copy: another line under a used uuid is kept."""
+    session = _session_with_a_call()
+    other = {
+        **session[3],
+        "message": {**session[3]["message"], "id": "m9", "content": [{"type": "text", "text": "Two."}]},
+    }
+    imported = import_lines(lines(*session, other), "session.jsonl")
+    assert imported.messages[-2:] == (
+        {"role": "assistant", "content": "One file."},
+        {"role": "assistant", "content": "Two."},
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,9 +28,12 @@ compaction boundary takes the name away. So:
   stay, as do lines no prompt's branch holds.
 - A session rewound to before its first prompt and not continued has no conversation: every
   line is left, and the reader says so at that `last-prompt`'s line.
-- A log whose links cannot be a single history (a line's id used twice, a loop of links) gives
-  no answer (None): it is replayed as written, with a note where it branches, as a log read once
-  is.
+- A line Claude Code wrote again (its id and all it holds of the conversation alike, `Copies`:
+  a session reopened re-appends its lines) is the same line, read once, as Claude Code reads
+  lines by id; every read skips it.
+- A log whose links cannot be a single history (a line's id used twice for different lines, a
+  loop of links) gives no answer (None): it is replayed as written, with a note where it
+  branches, as a log read once is.
 
 A prompt is a user line that is neither a tool result, nor a meta line (`isMeta`), nor the
 summary written after a compaction (`isCompactSummary`).
@@ -42,6 +45,8 @@ at a prompt off the route or at a conversation line continuing the leaf.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +58,39 @@ CONVERSATION_KINDS = frozenset({"user", "assistant"})
 MOVING_KINDS = CONVERSATION_KINDS | {"attachment", "system"}
 """The kinds of line that take an earlier `last-prompt`'s explicitness away, as Claude Code reads
 a log."""
+
+
+HELD = (
+    *("type", "parentUuid", "logicalParentUuid", "isSidechain", "isMeta", "isCompactSummary"),
+    *("message", "subtype", "content", "attachment", "rendered"),
+)
+"""The fields of a line that hold conversation or its links; the others (`cwd`, `timestamp`,
+`slug`, ...) may differ between two copies of one line."""
+COPY = "line Claude Code wrote again (its uuid and content repeat an earlier line's)"
+
+
+@dataclass(slots=True)
+class Copies:
+    """The lines read so far, as a digest of what each holds (`HELD`) by its uuid, to find a line
+    Claude Code wrote again (a session reopened in an editor, or fed as a stream, re-appends its
+    lines; Claude Code reads a log's lines by uuid, so it reads such a line once).
+
+    Invariant: holds one 16-byte digest a line id, never content."""
+
+    seen: dict[str, bytes] = field(default_factory=dict)
+
+    def again(self, value: Mapping[str, Any]) -> bool:
+        """Whether `value` repeats an earlier line: the same uuid, the same `HELD` fields. A line
+        that does not is recorded, the first of its uuid."""
+        uuid = value.get("uuid")
+        if not isinstance(uuid, str):
+            return False
+        held = json.dumps({key: value[key] for key in HELD if key in value}, sort_keys=True)
+        digest = hashlib.blake2b(held.encode(), digest_size=16).digest()
+        if self.seen.get(uuid) == digest:
+            return True
+        self.seen.setdefault(uuid, digest)
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,12 +209,14 @@ def _read(entries: Iterator[Entry]) -> _Graph:
     history too), on the side the file is read for: its first conversation line's (the main
     conversation, or a sub-agent's); lines before that one are taken whatever their side. The
     `last-prompt` lines, and the main-conversation lines written after them, move the mark."""
-    graph = _Graph()
+    graph, copies = _Graph(), Copies()
     for number, value in entries:
         if not isinstance(value, Mapping):
             continue
         if value.get("type") == "last-prompt":
             graph.mark.see(value, number)
+            continue
+        if copies.again(value):
             continue
         if value.get("isSidechain") is not True and value.get("type") in MOVING_KINDS:
             graph.mark.moved(value.get("subtype") == "compact_boundary")

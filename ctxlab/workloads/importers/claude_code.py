@@ -47,6 +47,9 @@ Mapping rules (content blocks as in `anthropic`):
   before its first prompt and not continued is an error at that `last-prompt`. A log read once
   (lines handed over as a stream) is replayed as written, with a note where the session branched
   and the line it continues, or started anew; its `last-prompt` lines are not followed.
+- A line Claude Code wrote again, its uuid and all it holds of the conversation repeating an
+  earlier line's (a session reopened re-appends its lines), is read once, as Claude Code reads
+  it, and the copy counted (`claude_branches.Copies`).
 - A line of a `type` this importer does not know (Claude Code adds bookkeeping kinds from one
   version to the next) is skipped and counted too, unless it carries a `message`: then it may
   hold conversation, and it is an error. A line without a string `type` is an error.
@@ -60,7 +63,7 @@ from functools import partial
 from typing import Any
 
 from ctxlab.workloads.importers.base import Entry, Reader, Report, Wire, field_of
-from ctxlab.workloads.importers.claude_branches import Branches, Fork, branches_left, is_prompt
+from ctxlab.workloads.importers.claude_branches import COPY, Branches, Copies, Fork, branches_left, is_prompt
 from ctxlab.workloads.importers.claude_replay import Replay
 
 SKIPPED = frozenset(
@@ -187,6 +190,7 @@ class _Gate:
         self.side: bool | None = None  # whether the conversation read is a sub-agent's
         self.forks = Forks(report) if branches is None else None
         self.left = _noted(branches, report).left if branches is not None else frozenset()
+        self.copies = Copies()
 
     def message(self, number: int, value: object) -> Mapping[str, Any] | None:
         """The message of a conversation line, or None for a line that is not one."""
@@ -197,6 +201,9 @@ class _Gate:
         subtype = value.get("subtype") if kind == "system" else None
         if kind in SKIPPED or (kind == "system" and subtype != LOCAL_COMMAND):
             self.report.skip(f"{kind}:{subtype}" if subtype else str(kind))
+            return None
+        if self.copies.again(value):
+            self.report.skip(COPY)
             return None
         if not self._on_side(value):
             return None
@@ -220,6 +227,9 @@ class _Gate:
         """Whether an attachment line is of the conversation read: of its side (any side before
         the first conversation line) and on no branch left; others are counted."""
         if not isinstance(value, Mapping):
+            return False
+        if self.copies.again(value):
+            self.report.skip(COPY)
             return False
         if self.side is not None and not self._on_side(value):
             return False
