@@ -48,6 +48,13 @@ def test_claude_code_local_command_lines_are_the_user_messages_claude_code_sent(
     ]
 
 
+def test_claude_code_a_line_without_its_message_is_still_refused_at_its_line(tmp_path: Path) -> None:
+    answer = _claude_answer("a1", "p1", "Hello.")
+    del answer["message"]
+    err, _ = refused(tmp_path, "\n".join(lines(claude_prompt("p1", None, "Hi"), answer)) + "\n")
+    assert err.startswith("odd.jsonl:2: an entry of type 'assistant' without a 'message' object"), err
+
+
 def test_claude_code_notices_it_never_sends_are_not_replayed_as_the_models_turns(tmp_path: Path) -> None:
     """Claude Code writes an API error ("API Error: 529 Overloaded", a usage limit) as an assistant
     line of model `<synthetic>`, and leaves it and display-only (`isVirtual`) lines out of every

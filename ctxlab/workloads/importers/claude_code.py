@@ -208,11 +208,11 @@ class _Gate:
         if not self._on_side(value):
             return None
         message = _local_command(value) if kind == "system" else value.get("message")
-        if message is None:
+        if kind == "system" and message is None:
             self.report.skip(f"system:{LOCAL_COMMAND} (no text content)")
             return None
         if not isinstance(message, Mapping):
-            raise self.report.error(number, f"a {kind} entry without a 'message' object")
+            raise self.report.error(number, f"an entry of type {kind!r} without a 'message' object")
         if value.get("uuid") in self.left:
             self.report.skip(LEFT)
             return None
