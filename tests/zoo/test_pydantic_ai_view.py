@@ -7,6 +7,7 @@ pass, the way the history is defined (docs in `ctxlab.presets.pydantic_ai.view`)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Sequence
 
 from hypothesis import given
@@ -24,6 +25,7 @@ from ctxlab.presets.pydantic_ai.view import (
     _message_read,
     estimate_stored_tokens,
     estimate_tokens,
+    merged_keys,
     message_chars,
     pa_view,
 )
@@ -125,6 +127,25 @@ def test_the_history_read_as_it_grows_and_merges_is_the_history_read_afresh(
         )
     cut = history[: len(history) // 2]
     assert pa_view(cut, FRAME, joined) == reference(cut, FRAME, joined)
+
+
+def merged_plainly(history: Sequence[PAMessage]) -> frozenset[str]:
+    """The keys of the requests that follow a request, read pair by pair over the history."""
+    return frozenset(
+        message.parts[0].key
+        for before, message in itertools.pairwise(history)
+        if before.is_request and message.is_request and message.parts[0].key
+    )
+
+
+@given(contexts(), st.data())
+def test_the_merged_keys_of_a_history_as_it_grows_or_is_cut_are_those_read_pair_by_pair(
+    drawn: tuple[list[Message], frozenset[str]], data: st.DataObject
+) -> None:
+    history, joined = drawn
+    for size in [*range(len(history) + 1), data.draw(st.integers(0, len(history)))]:
+        view = pa_view(history[:size], FRAME, joined)
+        assert merged_keys(view) == merged_plainly(view)
 
 
 def test_a_merge_undone_or_moved_is_read_again() -> None:

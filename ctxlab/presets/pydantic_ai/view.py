@@ -25,10 +25,9 @@ Invariants:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import Block, ToolResultBlock
 from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan
@@ -342,12 +341,27 @@ def _response_parts(wire: Wire, index: int) -> tuple[PAPart, ...]:
 
 
 def merged_keys(history: Sequence[PAMessage]) -> frozenset[str]:
-    """The keys of the parts a run start appends to the request before them (adjacent requests merge)."""
-    keys: set[str] = set()
-    for before, message in itertools.pairwise(history):
-        if before.is_request and message.is_request and message.parts[0].key:
-            keys.add(message.parts[0].key)
-    return frozenset(keys)
+    """The keys of the parts a run start appends to the request before them (adjacent requests
+    merge). Folded along the history and kept (`LeadingFold`): a turn costs what it added."""
+    return _merges(history, _NO_MERGES).keys
+
+
+class _Merging(NamedTuple):
+    """The keys merged so far, and whether the last message was a request."""
+
+    after_request: bool
+    keys: frozenset[str]
+
+
+def _merge_step(carry: _Merging, message: PAMessage) -> _Merging:
+    after_request, keys = carry
+    if after_request and message.is_request and (key := message.parts[0].key) and key not in keys:
+        keys = keys | {key}
+    return _Merging(message.is_request, keys)
+
+
+_NO_MERGES = _Merging(False, frozenset())
+_merges = LeadingFold[PAMessage, _Merging](_merge_step)
 
 
 def estimate_stored_tokens(messages: Sequence[Message], frame: Frame, instructions: str) -> int:
