@@ -6,12 +6,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.latest import Front, Joined
+from ctxlab.core.messages.latest import Front, Joined, Leading
 from ctxlab.core.messages.message import (
     GROWN,
     LINEAGE_WORTH,
     Lineage,
     Message,
+    extended,
     same_leading,
     same_leading_known,
     text_message,
@@ -51,6 +52,54 @@ def test_a_front_that_moves_on_is_the_last_one_extended() -> None:
     more = front(8, [1])
     assert more == (0, 2, 3, 4, 5, 6, 7) and GROWN.extends(more, first)
     assert front(3, [1]) == (0, 2)  # moved back: made afresh
+    forget()
+
+
+@given(st.lists(st.tuples(st.sampled_from(["grow", "same", "cut", "edit"]), st.integers(0, 3)), max_size=25))
+def test_the_part_before_a_place_is_the_slice_whatever_came_before(plan: list[tuple[str, int]]) -> None:
+    """`Leading` equals the slice as a long history grows, keeps its place, is cut or edited; it
+    gives back the very part while the history keeps it, and notes a part that grew."""
+    leading = Leading()
+    history = tuple(text_message("user", str(i)) for i in range(LINEAGE_WORTH))
+    last: tuple[tuple[Message, ...], int, tuple[Message, ...]] | None = None
+    for step, k in plan:
+        before = history
+        if step == "grow":
+            history = (*history, text_message("user", f"g{k}"))
+            GROWN.note(history, before)
+        elif step == "cut":
+            history = history[: max(1, len(history) - k)]
+        elif step == "edit":
+            at = len(history) - 1 - k
+            history = (*history[:at], text_message("user", f"e{k}"), *history[at + 1 :])
+        count = min(last[1], len(history)) if step == "same" and last else max(0, len(history) - k)
+        part = leading(history, count)
+        assert part == history[:count]
+        kept = step in {"grow", "same"} and len(history) >= LINEAGE_WORTH  # a short one is sliced
+        if last is not None and kept and count == last[1]:
+            assert part is last[2]
+        last = (history, count, part)
+    forget()
+
+
+def test_a_part_that_grew_with_its_history_is_noted_as_beginning_with_the_last() -> None:
+    leading = Leading()
+    history = tuple(text_message("user", str(i)) for i in range(LINEAGE_WORTH + 2))
+    first = leading(history, LINEAGE_WORTH)
+    assert leading(history, LINEAGE_WORTH) is first
+    grown = (*history, text_message("user", "more"))
+    GROWN.note(grown, history)
+    assert leading(grown, LINEAGE_WORTH) is first
+    longer = leading(grown, LINEAGE_WORTH + 1)
+    assert longer == grown[: LINEAGE_WORTH + 1] and GROWN.extends(longer, first)
+    forget()
+
+
+def test_a_request_extended_from_a_kept_part_is_known_to_begin_with_it() -> None:
+    head = tuple(text_message("user", str(i)) for i in range(LINEAGE_WORTH))
+    tail = (text_message("user", "tail"),)
+    made = extended(head, tail)
+    assert made == (*head, *tail) and GROWN.extends(made, head)
     forget()
 
 

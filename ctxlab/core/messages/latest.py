@@ -10,7 +10,8 @@ Invariants:
   `dict(pairs)`; `Unseen()(keys, before)` says whether `keys` holds one `before` does not;
   `Picked()(table, indices)` equals `tuple(table[i] for i in indices)`; `Front()(stop, spared)`
   equals `tuple(i for i in range(stop) if i not in spared)`; `Joined()(head, tail)` equals
-  `(*head, *tail)` and its `rest(items, start)` `items[start:]`. Each equals a reading from scratch
+  `(*head, *tail)` and its `rest(items, start)` `items[start:]`; `Leading()(items, count)`
+  equals `items[:count]`. Each equals a reading from scratch
   whatever was read before.
 - Each registers with `resumable.forget()`, so no run's objects outlive the run.
 """
@@ -258,6 +259,41 @@ class Front:
             places = tuple(itertools.chain.from_iterable(range(low + 1, high) for low, high in gaps))
         self._last = (spared, stop, places)
         return places
+
+
+class Leading:
+    """`leading(items, count)` equals `items[:count]`: the part of a history before a place (the
+    turns before the current one, before the recent ones).
+
+    The last part is kept: when `count` is the same and `items` is known (`GROWN`) to begin with
+    the first `count` objects of the last history, the very same part is given back, so a reader
+    that kept its work on it finds it unchanged at once, however long it is; when the part grew
+    (a new turn), the new one is noted as beginning with the last. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_last")
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[object, ...], int, tuple[object, ...]] | None = None
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept part."""
+        self._last = None
+
+    def __call__(self, items: tuple[T, ...], count: int) -> tuple[T, ...]:
+        last = self._last
+        shared = 0
+        if last is not None and len(items) >= LINEAGE_WORTH:
+            shared = len(last[0]) if items is last[0] else GROWN.shared(items, last[0]) or 0
+            if count == last[1] <= shared:
+                self._last = (items, count, last[2])  # the newest history, nearest the next one
+                return cast(tuple[T, ...], last[2])
+        part = items[:count]
+        if last is not None and len(part) >= LINEAGE_WORTH and last[1] <= min(shared, count):
+            GROWN.note(part, last[2])
+        self._last = (items, count, part)
+        return part
 
 
 class Joined:

@@ -163,6 +163,21 @@ LINEAGE_WORTH = 256
 is compared at C speed, which costs less than walking notes."""
 
 
+def extended(head: tuple[Message, ...], tail: Sequence[Message]) -> tuple[Message, ...]:
+    """`(*head, *tail)`, noted (`GROWN`) as beginning with `head` when long enough to be found
+    along its lineage: a request made of an edited part kept from the last request (the very
+    tuple while unchanged) and the rest of the history is then known to share that part.
+
+    >>> x = text_message("user", "x")
+    >>> extended((x,), (x,)) == (x, x)
+    True
+    """
+    made = (*head, *tail)
+    if len(made) >= LINEAGE_WORTH:
+        GROWN.note(made, head)
+    return made
+
+
 def same_leading_known(held: Sequence[object], items: Sequence[object], source: object) -> int:
     """`same_leading(held, items)`, where `held` holds the very objects of the tuple `source`
     (None: no tuple is known): the leading objects `items` is known to share with `source`

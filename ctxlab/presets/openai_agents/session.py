@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import ThinkingBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.latest import Leading
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
 from ctxlab.core.messages.message import Message, call_ids, result_ids, unfinished_calls
 
@@ -113,7 +114,7 @@ def limit_history(messages: tuple[Message, ...], settings: SessionSettings) -> L
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None)
     if current is None:
         return Limited(messages=messages)
-    history = messages[:current]
+    history = _before_turn(messages, current)
     first, skipped = _window(history, settings.limit)
     prune = settings.limit is not None
     if first == skipped == 0 and not _unpartnered(history, prune):
@@ -122,6 +123,10 @@ def limit_history(messages: tuple[Message, ...], settings: SessionSettings) -> L
     if limited is None:
         return Limited(messages=messages)
     return Limited(messages=(*limited.messages, *messages[current:]), dropped=limited.dropped)
+
+
+_before_turn = Leading()
+"""The history before the current turn (the very tuple during a turn)."""
 
 
 def _window(history: Sequence[Message], limit: int | None) -> tuple[int, int]:

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
+from ctxlab.core.messages.latest import Leading
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
-from ctxlab.core.messages.message import Message, call_ids, result_ids
+from ctxlab.core.messages.message import Message, call_ids, extended, result_ids
 from ctxlab.core.messages.units import BlockRef
 from ctxlab.core.settings import SettingError
 
@@ -146,13 +147,13 @@ def trim_tool_outputs(
     boundary = recent_boundary(messages, params.recent_turns)
     if boundary == 0:
         return Trimmed(messages=messages)
-    old, recent = messages[:boundary], messages[boundary:]
+    old, recent = _old_part(messages, boundary), messages[boundary:]
     if not _names_are_local(old, recent):
         return _trim_before(messages, boundary, _tool_names(messages), params, notice)
     trimmed = _trimmed_ids(old, params, notice)
     if not trimmed:
         return Trimmed(messages=messages)
-    return Trimmed(messages=(*_trimmed_copies(old, params, notice), *recent), trimmed=trimmed)
+    return Trimmed(messages=extended(_trimmed_copies(old, params, notice), recent), trimmed=trimmed)
 
 
 def _trim_before(
@@ -194,6 +195,9 @@ def _own_ids(message: Message) -> tuple[str, ...]:
     """The distinct ids of `message`'s calls and results (an empty id names no call)."""
     return tuple(dict.fromkeys(i for i in (*call_ids(message), *result_ids(message)) if i))
 
+
+_old_part = Leading()
+"""The part before the recent turns (the very tuple while it is unchanged: a turn)."""
 
 _old_ids = LeadingConcat[Message, str](lambda message, _at, _before: _own_ids(message))
 """`_own_ids` of every message of the old part, in order (the very tuple while it is unchanged)."""
