@@ -19,7 +19,8 @@ Invariants:
   takes that run's lists over, its running sums moved at C speed, rather than rebuilding them
   message by message.
 - Each stored message object is converted to its view messages and sized once while a kept
-  request holds it (pieces are looked up by identity and holding them keeps the object alive).
+  request holds it (pieces are looked up by identity and holding them keeps the object alive),
+  in the one read of its blocks the protocol meter shares (`ctxlab.core.wire.piece`).
 - Every observed call is kept as a `CallUsage`, in call order; `totals` sums them.
 - A meter belongs to one run: `observe` must see the run's calls in order.
 """
@@ -33,11 +34,10 @@ from typing import Any, NamedTuple
 from ctxlab.core.messages.blocks import Tally, tally_of
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading, same_leading_known
-from ctxlab.core.messages.sizes import view_sizes
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
-from ctxlab.core.wire.views import openai_one
+from ctxlab.core.wire.piece import Piece, piece_of
 
 
 class CacheUse(NamedTuple):
@@ -45,16 +45,6 @@ class CacheUse(NamedTuple):
 
     cached: int
     written: int
-
-
-class _Piece(NamedTuple):
-    """One stored message as the cache sees it: its view messages, their sizes, and its size
-    when it yields no view message at all (a named tuple: one is made for every new message)."""
-
-    message: Message
-    wire: tuple[Mapping[str, Any], ...]
-    sizes: tuple[Tally, ...]
-    unseen: Tally
 
 
 @dataclass(slots=True)
@@ -68,7 +58,7 @@ class _Kept:
     """
 
     messages: list[Message] = field(default_factory=list)
-    pieces: list[_Piece] = field(default_factory=list)  # of `messages`
+    pieces: list[Piece] = field(default_factory=list)  # of `messages`
     ends: list[int] = field(default_factory=list)
     wire: list[Mapping[str, Any]] = field(default_factory=list)
     nbytes: list[int] = field(default_factory=lambda: [0])
@@ -94,7 +84,7 @@ class _Kept:
         del self.nbytes[wire + 1 :], self.ndata[wire + 1 :]
         del self.hidden_nbytes[kept + 1 :], self.hidden_ndata[kept + 1 :]
 
-    def grown_views(self, at: int, piece: _Piece) -> int:
+    def grown_views(self, at: int, piece: Piece) -> int:
         """How many leading view messages of stored message `at` the message of `piece` keeps,
         the very same objects of the same sizes (a reply that grew; 0 when it did not).
 
@@ -114,12 +104,12 @@ class _Kept:
                 views -= 1
         return views
 
-    def known_views(self, at: int, piece: _Piece) -> int:
+    def known_views(self, at: int, piece: Piece) -> int:
         """How many leading view messages of `piece` are known to be the very ones of stored
         message `at` (`GROWN`: a reply that grew, or an edited copy of one), without comparing."""
         if len(piece.message.blocks) < RESUMED_BLOCKS:  # only a long message's view is noted
             return 0
-        return GROWN.shared(piece.wire, self.pieces[at].wire) or 0
+        return GROWN.shared(piece.views, self.pieces[at].views) or 0
 
     def head(self, kept: int) -> _Kept:
         """A copy of the first `kept` stored messages."""
@@ -175,7 +165,7 @@ class _Kept:
             shift = mine[-1] - theirs[a]
             mine.extend([value + shift for value in theirs[a + 1 : b + 1]])
 
-    def extend(self, piece: _Piece, views: int = 0) -> None:
+    def extend(self, piece: Piece, views: int = 0) -> None:
         """Add one stored message at the end (its first `views` view messages already are)."""
         self.messages.append(piece.message)
         self.pieces.append(piece)
@@ -223,7 +213,7 @@ class PromptCacheMeter:
     totals: CacheTotals = field(default_factory=CacheTotals)
     usages: list[CallUsage] = field(default_factory=list)
     _kept: dict[str, _Kept] = field(default_factory=dict)
-    _pieces: dict[int, _Piece] = field(default_factory=dict)
+    _pieces: dict[int, Piece] = field(default_factory=dict)
     _limit: int = 64  # pieces held before the next look for dead ones
 
     def observe(
@@ -338,18 +328,11 @@ class PromptCacheMeter:
                 at += 1
         return at
 
-    def _piece(self, message: Message) -> _Piece:
+    def _piece(self, message: Message) -> Piece:
         piece = self._pieces.get(id(message))
         if piece is not None and piece.message is message:
             return piece
-        sized = view_sizes(message, self.counter)
-        piece = _Piece(
-            message=message,
-            wire=openai_one(message),
-            sizes=sized.sizes,
-            unseen=sized.unseen,
-        )
-        self._pieces[id(message)] = piece
+        piece = self._pieces[id(message)] = piece_of(message, self.counter)
         return piece
 
     def _forget(self) -> None:

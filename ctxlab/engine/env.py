@@ -140,7 +140,7 @@ class Env:
             self.cache = PromptCacheMeter(self.counter)
         # One meter for both kinds: a summary request starts with the span the last reasoning
         # request held, so it is checked from where that one left off.
-        self._protocol = ProtocolMeter(self.rules)
+        self._protocol = ProtocolMeter(self.rules, self.counter)
 
     def unwire(self) -> None:
         """Drop the loop's steps wired in (`model_call`, `compress`) and the kept view."""

@@ -239,6 +239,7 @@ def test_the_meter_forgets_the_views_of_messages_long_gone_and_still_checks_righ
 
 def test_the_meter_keeps_the_views_of_messages_still_sent_when_it_forgets_the_others() -> None:
     from ctxlab.core.messages.blocks import TextBlock
+    from ctxlab.core.messages.resumable import forget
 
     meter = ProtocolMeter(RULES)
     user = Message(role="user", blocks=(TextBlock(text="go"),), id="u")
@@ -247,6 +248,8 @@ def test_the_meter_keeps_the_views_of_messages_still_sent_when_it_forgets_the_ot
     for k in range(40):  # enough new replies for the meter to forget views
         meter.check([user, Message(role="assistant", blocks=(TextBlock(text=f"r{k}"),), id=f"r{k}")])
     assert meter.facts(user) is kept  # still sent: still memoised
+    forget()  # what a released run drops: the pieces the meters of a run share (`piece_of`)
+    assert meter.facts(user) is kept  # still memoised by the meter
     assert meter.facts(first) is not gone and meter.facts(first) == gone  # long gone: read again
 
 

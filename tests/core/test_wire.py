@@ -131,6 +131,24 @@ def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
     assert found.unseen == (counter.measure_message(message) if not units else (0, 0))
 
 
+@given(messages)
+@example(REPLY)
+def test_a_piece_is_the_view_its_sizes_and_facts_read_apart(message: Message) -> None:
+    """The one read both meters share gives what the three reads of a message give apart."""
+    from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.wire.piece import piece_of
+    from ctxlab.core.wire.protocol import fact_of, facts_of_message
+    from ctxlab.core.wire.views import to_openai_one
+
+    counter = AgentScopeEstimator()
+    piece, wires = piece_of(message, counter), to_openai_one(message)
+    assert piece.message is message and piece.wire == tuple(wires)
+    assert (piece.sizes, piece.unseen) == view_sizes(message, counter)
+    assert piece.facts == facts_of_message(message) == tuple(fact_of(w) for w in wires)
+    assert piece.views == tuple(zip(piece.wire, piece.sizes, piece.facts, strict=True))
+    assert piece_of(message, counter) is piece  # read once while remembered
+
+
 def _owned_size(message: Message, unit: ViewUnit, counter: AgentScopeEstimator) -> Tally:
     blocks = message.blocks
     owned = sum((counter.measure(b) for b in blocks[unit.start : unit.end]), ZERO)
@@ -297,14 +315,17 @@ def _read_whole(message: Message, counter: AgentScopeEstimator) -> tuple[object,
 
 
 def _read(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:
-    """Every read of one message that resumes: its view, sizes and facts, its units where it
-    stands alone and placed further on, and its calls (the memos by identity are not asked)."""
+    """Every read of one message that resumes: its view, sizes and facts, apart and in one piece,
+    its units where it stands alone and placed further on, and its calls (the memos by identity
+    are not asked)."""
     from ctxlab.core.messages.sizes import view_sizes
     from ctxlab.core.messages.units import _message_calls, _place_units
+    from ctxlab.core.wire.piece import _piece
     from ctxlab.core.wire.protocol import facts_of_message
     from ctxlab.core.wire.views import to_openai_one
 
-    views = to_openai_one(message), view_sizes(message, counter), facts_of_message(message)
+    piece = _piece(message, counter)[1:]
+    views = to_openai_one(message), view_sizes(message, counter), facts_of_message(message), piece
     units = _place_units(message, 0, 0), _place_units(message, 3, 7)
     return (*views, *units, tuple(_message_calls(message, 3, 0)))
 
@@ -362,6 +383,7 @@ def test_a_reply_cut_after_a_round_takes_the_views_and_facts_read_before() -> No
     """A window that cuts a long reply's first rounds: its view messages and facts are the very
     objects the read of the whole reply made (resumed inside it, not read again)."""
     from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.wire.piece import piece_of
     from ctxlab.core.wire.protocol import facts_of_message
     from ctxlab.core.wire.views import openai_one
 
@@ -378,10 +400,12 @@ def test_a_reply_cut_after_a_round_takes_the_views_and_facts_read_before() -> No
     counter = AgentScopeEstimator()
     views, facts = openai_one(reply), facts_of_message(reply)
     sizes = view_sizes(reply, counter).sizes
+    piece = piece_of(reply, counter)
     cut = reply.with_blocks((*reply.blocks[6:], TextBlock(text="done")))  # two rounds fewer
     assert all(a is b for a, b in zip(openai_one(cut)[:-1], views[4:], strict=True))
     assert all(a is b for a, b in zip(facts_of_message(cut)[:-1], facts[4:], strict=True))
     assert view_sizes(cut, counter).sizes[:-1] == sizes[4:]
+    assert all(a is b for a, b in zip(piece_of(cut, counter).views[:-1], piece.views[4:], strict=True))
 
 
 @given(messages, st.lists(blocks, max_size=4))
@@ -405,11 +429,13 @@ def test_a_grown_messages_view_is_known_to_share_all_its_earlier_views_but_the_o
 ) -> None:
     from ctxlab.core.messages.memo import RESUMED_BLOCKS
     from ctxlab.core.messages.message import GROWN
+    from ctxlab.core.wire.piece import piece_of
     from ctxlab.core.wire.protocol import facts_of_message
     from ctxlab.core.wire.views import openai_one, to_openai_one
 
+    counter = AgentScopeEstimator()
     long = message.appended(*more * RESUMED_BLOCKS)  # long enough to be read by resuming
-    for view in (openai_one, facts_of_message):
+    for view in (openai_one, facts_of_message, lambda m: piece_of(m, counter).views):
         old = view(long)
         grown = long
         for _ in range(appends):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import ctxlab.engine.cache as cache_module
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.tokens import AgentScopeEstimator
+from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.wire.cache import CacheState, Prices, account, request_view
 from ctxlab.core.world.script import Script, ScriptedRound
 from ctxlab.engine.cache import PromptCacheMeter
@@ -114,13 +114,13 @@ def test_each_stored_message_is_converted_once_while_it_is_remembered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     converted: list[int] = []
-    real = cache_module.openai_one
+    real = cache_module.piece_of
 
-    def counting(message: Message):  # type: ignore[no-untyped-def]
+    def counting(message: Message, counter: TokenCounter):  # type: ignore[no-untyped-def]
         converted.append(id(message))
-        return real(message)
+        return real(message, counter)
 
-    monkeypatch.setattr(cache_module, "openai_one", counting)
+    monkeypatch.setattr(cache_module, "piece_of", counting)
     script = generate("long_conversation", {"turns": 40}, seed=0).script
     ran = run(none.NoStrategy(), script)
     sent = ran.sent()

@@ -50,7 +50,7 @@ def _data_part(block: DataBlock) -> Wire:
     return {"type": "file", "file": {"file_data": url, "media_type": block.media_type}}
 
 
-def _content(parts: Sequence[Part]) -> str | list[Wire]:
+def wire_content(parts: Sequence[Part]) -> str | list[Wire]:
     """A lone text is sent as a string; anything else as a list of parts."""
     if len(parts) == 1 and isinstance(parts[0], TextBlock):
         return parts[0].text
@@ -74,13 +74,13 @@ NO_WIRE: WireCarry = ((), (), ())
 """The carry before a message's first block."""
 
 
-def _flushed(role: str, parts: Sequence[Part | ThinkingBlock], calls: Sequence[ToolCallBlock]) -> list[Wire]:
+def flushed(role: str, parts: Sequence[Part | ThinkingBlock], calls: Sequence[ToolCallBlock]) -> list[Wire]:
     """The message the accumulated parts and calls make (none when there are none), with the
     thinking sent in a field among `parts` in that field."""
     shown = [p for p in parts if not isinstance(p, ThinkingBlock)]
     if not shown and not calls:
         return []
-    wire: Wire = {"role": role, "content": _content(shown) if shown else None}
+    wire: Wire = {"role": role, "content": wire_content(shown) if shown else None}
     if calls:
         wire["tool_calls"] = [_call_wire(c) for c in calls]
     if len(shown) < len(parts):
@@ -97,7 +97,7 @@ def wire_step(carry: WireCarry, block: Block, before: int, role: str) -> tuple[l
     parts, calls, media = carry
     out: list[Wire] = []
     if media and not isinstance(block, ToolResultBlock):
-        out.append({"role": "user", "content": _content(media)})
+        out.append({"role": "user", "content": wire_content(media)})
         media = ()
     match block:
         case TextBlock() | DataBlock():
@@ -108,15 +108,15 @@ def wire_step(carry: WireCarry, block: Block, before: int, role: str) -> tuple[l
         case ToolCallBlock():
             calls = (*calls, block)
         case HintBlock():
-            out += _flushed(role, parts, calls)
+            out += flushed(role, parts, calls)
             parts, calls = (), ()
             hint = (TextBlock(text=block.hint),) if isinstance(block.hint, str) else block.hint
             if hint:
-                out.append({"role": "user", "content": _content(hint)})
+                out.append({"role": "user", "content": wire_content(hint)})
         case ToolResultBlock():
-            out += _flushed(role, parts, calls)
+            out += flushed(role, parts, calls)
             parts, calls = (), ()
-            out.append(_tool_wire(block))
+            out.append(tool_wire(block))
             media = (*media, *(p for p in block.output if isinstance(p, DataBlock)))
         case _:
             assert_never(block)
@@ -126,9 +126,10 @@ def wire_step(carry: WireCarry, block: Block, before: int, role: str) -> tuple[l
 _wire_scan = LeadingScan[Block, WireCarry, Wire](wire_step, anywhere=True)
 
 
-def _tool_wire(result: ToolResultBlock) -> Wire:
+def tool_wire(result: ToolResultBlock) -> Wire:
+    """The `tool` message a result becomes (its texts; the images it returned follow the batch)."""
     texts = [p for p in result.output if isinstance(p, TextBlock)]
-    content: str | list[Wire] = _content(texts) if texts else ""
+    content: str | list[Wire] = wire_content(texts) if texts else ""
     return {"role": "tool", "tool_call_id": result.id, "content": content}
 
 
@@ -157,8 +158,8 @@ def _open_wire(role: str, carry: WireCarry, done: Sequence[Wire]) -> Closing[Wir
 def wire_tail(carry: WireCarry, role: str) -> list[Wire]:
     """The OpenAI messages still open after a message's last block (`carry`, from `wire_step`)."""
     parts, calls, media = carry
-    out: list[Wire] = [{"role": "user", "content": _content(media)}] if media else []
-    return out + _flushed(role, parts, calls)
+    out: list[Wire] = [{"role": "user", "content": wire_content(media)}] if media else []
+    return out + flushed(role, parts, calls)
 
 
 def to_openai(messages: Sequence[Message]) -> list[Wire]:
