@@ -13,9 +13,8 @@ Invariants:
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, fields
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, Protocol, TypeVar, cast
 
 from ctxlab.core.agentscope.compress import ReplyMark
 from ctxlab.core.agentscope.summary import Summary
@@ -55,30 +54,40 @@ class EpisodeState:
 
 
 _FIELDS = tuple(f.name for f in fields(EpisodeState))
-_PLACES = {name: at for at, name in enumerate(_FIELDS)}
-_values = operator.attrgetter(*_FIELDS)
-_SETTERS = tuple(vars(EpisodeState)[name].__set__ for name in _FIELDS)  # the slots' own
-_new = object.__new__
 
 
-def evolve(state: EpisodeState, **changes: object) -> EpisodeState:
-    """`dataclasses.replace(state, **changes)`, without its generic walk over field objects.
+class Evolve(Protocol):
+    """`evolve`'s signature: a state and the fields to change, by name."""
 
-    The engine replaces the state several times per model call, and the generic `replace` was
-    a tenth of a run's time. `EpisodeState` has no `__post_init__`, so copying the fields of
-    the frozen value is all its constructor does (a test holds the two equal): they are read
-    at once and written through their slots, not one `setattr` each.
-    """
-    values = list(_values(state))
-    for name, value in changes.items():
-        at = _PLACES.get(name)
-        if at is None:
-            raise TypeError(f"EpisodeState has no field {name!r}")
-        values[at] = value
-    new = _new(EpisodeState)
-    for write, value in zip(_SETTERS, values, strict=True):
-        write(new, value)
-    return new
+    def __call__(self, state: EpisodeState, /, **changes: object) -> EpisodeState: ...
+
+
+def _written_out() -> Evolve:
+    """`evolve`, written out for the fields of `EpisodeState` as `dataclasses` writes a class's
+    `__init__`: a keyword per field, each field taken from the state unless given and written
+    through its slot, a name that is no field refused; one call frame, no loop or dictionary of
+    changes to walk."""
+    keep = "_KEEP"
+    lines = [
+        f"def evolve(state, /, *, {', '.join(f'{name}={keep}' for name in _FIELDS)}, **unknown):",
+        "    if unknown:",
+        "        raise TypeError(f'EpisodeState has no field {next(iter(unknown))!r}')",
+        "    new = _new(EpisodeState)",
+        *(f"    _set_{name}(new, state.{name} if {name} is {keep} else {name})" for name in _FIELDS),
+        "    return new",
+    ]
+    scope: dict[str, object] = {keep: object(), "_new": object.__new__, "EpisodeState": EpisodeState}
+    scope.update({f"_set_{name}": vars(EpisodeState)[name].__set__ for name in _FIELDS})  # the slots' own
+    exec("\n".join(lines), scope)  # source made above from the field names alone
+    return cast(Evolve, scope["evolve"])
+
+
+evolve = _written_out()
+"""`dataclasses.replace(state, **changes)`, without its generic walk over field objects.
+
+The engine replaces the state several times per model call, and the generic `replace` was a tenth
+of a run's time. `EpisodeState` has no `__post_init__`, so copying the fields of the frozen value
+is all its constructor does (a test holds the two equal)."""
 
 
 def with_context(state: EpisodeState, context: tuple[Message, ...], counter: TokenCounter) -> EpisodeState:
