@@ -15,12 +15,14 @@ Invariants:
   blocks that made it; its size is `view_sizes`': a view message owns its blocks and the hidden
   ones before it (the last one also those after it), and images a batch of results returned
   count in the batch's media message.
-- A message is read once per counter while remembered (`IdentityMemo`): the meters of a run ask
-  for the same piece. A message of `RESUMED_BLOCKS` blocks or more resumes the read of an
-  earlier message whose blocks it begins with (or inside one: a window that cut a reply's front;
-  the step does not read its position), and its `views` is noted (`GROWN`) as sharing leading
-  triples with the `views` of the read it resumed: a meter that kept that piece finds what the
-  two share without comparing, and shared triples hold the very same view messages and facts.
+- A new message is read once for both meters: `piece_of` keeps the pieces it read last, and the
+  meters of a run ask it for a new message's piece with the run's counter in the same call (each
+  meter then keeps the pieces of the messages it holds). `resumable.forget()` drops them.
+- A message of `RESUMED_BLOCKS` blocks or more resumes the read of an earlier message whose
+  blocks it begins with (or inside one: a window that cut a reply's front; the step does not
+  read its position), and its `views` is noted (`GROWN`) as sharing leading triples with the
+  `views` of the read it resumed: a meter that kept that piece finds what the two share without
+  comparing, and shared triples hold the very same view messages and facts.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingScan
+from ctxlab.core.messages.memo import Closing, LeadingScan
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.resumable import register
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.wire.protocol import Fact
 from ctxlab.core.wire.views import Wire, blank, flushed, tool_wire, wire_content
@@ -76,8 +79,35 @@ _made = cast(Callable[[tuple[object, ...]], Piece], partial(tuple.__new__, Piece
 """`Piece(*fields)`, made without the Python frame of the named tuple's constructor."""
 
 
-piece_of = IdentityMemo[Message, Piece](_piece)
-"""One stored message read under a counter: `piece_of(message, counter)`."""
+def piece_of(message: Message, counter: TokenCounter) -> Piece:
+    """One stored message read under a counter; a message read last with the same counter (one
+    of the last `RECENT`) is not read again."""
+    kept = _RECENT.get(id(message))
+    if kept is not None and kept[1].message is message and kept[0] is counter:
+        return kept[1]
+    if len(_RECENT) >= RECENT:
+        _RECENT.clear()
+    piece = _piece(message, counter)
+    _RECENT[id(message)] = (counter, piece)
+    return piece
+
+
+RECENT = 256
+"""How many pieces `piece_of` keeps: the new messages of a call, which each meter of the run reads
+in the same call (a meter keeps the pieces of the messages it holds itself)."""
+
+_RECENT: dict[int, tuple[TokenCounter, Piece]] = {}  # by id(message)
+
+
+class _Recent:
+    """What has `resumable.forget()` drop the pieces `piece_of` keeps."""
+
+    def clear(self) -> None:
+        _RECENT.clear()
+
+
+_FORGET = _Recent()
+register(_FORGET)
 
 
 _Carry = tuple[tuple[Part | ThinkingBlock, ...], tuple[ToolCallBlock, ...], tuple[Part, ...], Tally, Tally]
