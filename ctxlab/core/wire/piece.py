@@ -80,8 +80,9 @@ _made = cast(Callable[[tuple[object, ...]], Piece], partial(tuple.__new__, Piece
 
 
 def piece_of(message: Message, counter: TokenCounter) -> Piece:
-    """One stored message read under a counter; a message read last with the same counter (one
-    of the last `RECENT`) is not read again."""
+    """One stored message read under a counter (`_piece`); a message read lately with the same
+    counter (one of the last `RECENT`) is not read again: the cache meter reads a call's new
+    messages, and the protocol meter finds them."""
     kept = _RECENT.get(id(message))
     if kept is not None and kept[1].message is message and kept[0] is counter:
         return kept[1]
@@ -99,14 +100,14 @@ in the same call (a meter keeps the pieces of the messages it holds itself)."""
 _RECENT: dict[int, tuple[TokenCounter, Piece]] = {}  # by id(message)
 
 
-class _Recent:
+class _ForgetRecent:
     """What has `resumable.forget()` drop the pieces `piece_of` keeps."""
 
     def clear(self) -> None:
         _RECENT.clear()
 
 
-_FORGET = _Recent()
+_FORGET = _ForgetRecent()
 register(_FORGET)
 
 
