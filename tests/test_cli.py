@@ -294,22 +294,6 @@ _CALL = '{"role": "assistant", "content": "", "tool_calls": [{"id": %s, "functio
     ("name", "text", "why"),
     [
         (
-            "call.jsonl",
-            "\n".join([_USER, _CALL % '"c\\ud800"', '{"role": "tool", "tool_call_id": "c1", "content": ""}']),
-            "call.jsonl:2: tool_calls[0].id: \\ud800 is a lone surrogate (half of a UTF-16 pair)",
-        ),
-        (
-            "reasoning.jsonl",
-            _USER + '\n{"role": "assistant", "content": "ok", "reasoning_content": "\\udc00"}',
-            "reasoning.jsonl:2: reasoning_content: \\udc00 is a lone surrogate",
-        ),
-        (
-            "thread.json",
-            '{"values": {"messages": [\n{"type": "human", "content": "hi"},\n'
-            '{"type": "ai", "content": "\\ud83d\\ude00 \\uD800"}]}}',
-            "thread.json:3: values.messages[1].content: \\uD800 is a lone surrogate",
-        ),
-        (
             "arguments.jsonl",
             _USER
             + "\n"
@@ -326,9 +310,9 @@ _CALL = '{"role": "assistant", "content": "", "tool_calls": [{"id": %s, "functio
 def test_transcripts_of_json_no_text_holds_are_refused_at_their_line(
     tmp_path: Path, name: str, text: str, why: str
 ) -> None:
-    """A lone surrogate escaped in the JSON cannot be written as UTF-8, and nesting past the
-    parser's depth cannot be read: both are bad input at their line, not a traceback or a run
-    that fails after loading."""
+    """A call's arguments whose JSON escapes a lone surrogate (no preset could write them back
+    as UTF-8), and nesting past the parser's depth: both are bad input at their line, not a
+    traceback or a run that fails after loading."""
     (tmp_path / name).write_text(text + "\n", encoding="utf-8")
     code, _, err = run_cli("import", str(tmp_path / name), "--out", str(tmp_path / "x.jsonl"))
     assert code == 2 and err.startswith(f"{tmp_path}/{why}"), err
@@ -336,6 +320,44 @@ def test_transcripts_of_json_no_text_holds_are_refused_at_their_line(
     code, _, err = run_cli("replay", str(tmp_path / name), "--out", str(tmp_path / "o"), "--no-plots")
     assert code == 2 and f"{tmp_path}/{why}" in err, err
     assert not (tmp_path / "o").exists()
+
+
+_CUT = "as a string cut between the two halves of an emoji holds"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "mended"),
+    [
+        (
+            "reasoning.jsonl",
+            _USER + '\n{"role": "assistant", "content": "ok", "reasoning_content": "cut \\ud83d"}',
+            2,
+            {"role": "assistant", "content": "ok", "reasoning_content": "cut \ufffd"},
+        ),
+        (
+            "thread.json",
+            '{"values": {"messages": [\n{"type": "human", "content": "hi"},\n'
+            '{"type": "ai", "content": "\\ud83d\\ude00 \\uD800"}]}}',
+            1,
+            {"role": "assistant", "content": "\U0001f600 \ufffd"},
+        ),
+    ],
+)
+def test_a_lone_surrogate_is_read_as_the_replacement_character_and_said(
+    tmp_path: Path, name: str, text: str, line: int, mended: dict[str, str]
+) -> None:
+    """A string cut between the halves of a UTF-16 pair (an emoji in a tool output a writer
+    shortened) leaves a lone half no UTF-8 text can carry: the transcript is read with U+FFFD in
+    its place, a whole pair kept, and the import and the replay say which line held one."""
+    (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+    code, _, err = run_cli("import", str(tmp_path / name), "--out", str(tmp_path / "x.jsonl"))
+    assert code == 0, err
+    said = f"lone surrogates (halves of UTF-16 pairs, {_CUT}) of 1 entry, the first at line {line}"
+    assert said in " ".join(err.split()), err
+    written = [json.loads(row) for row in (tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert written[-1] == mended
+    code, _, err = run_cli("replay", str(tmp_path / name), "--out", str(tmp_path / "o"), "--no-plots")
+    assert code == 0 and said in " ".join(err.split()), err
 
 
 def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:

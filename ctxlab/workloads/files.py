@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,16 +51,44 @@ raises a plain `ValueError` for it, not a decoding error."""
 _LONG_INTEGER = re.compile(r"\d{4301,}")
 
 
-def json_value(text: str, source: str, line: int | None) -> Any:
+@dataclass(slots=True)
+class Mended:
+    """The entries whose lone surrogates were read as U+FFFD: how many, and the first's line."""
+
+    entries: int = 0
+    first: int | None = None
+
+    def note(self, line: int | None) -> None:
+        """Count one more entry mended, at `line`."""
+        self.entries += 1
+        if self.first is None:
+            self.first = line
+
+    def warning(self) -> str | None:
+        """What a replay or import says of them; None when there were none."""
+        if not self.entries:
+            return None
+        where = f", the first at line {self.first}" if self.first is not None else ""
+        return (
+            f"read the lone surrogates (halves of UTF-16 pairs, as a string cut between the two "
+            f"halves of an emoji holds) of {self.entries} entr{'y' if self.entries == 1 else 'ies'}"
+            f"{where} as U+FFFD: no UTF-8 text can carry them"
+        )
+
+
+def json_value(text: str, source: str, line: int | None, mended: Mended | None = None) -> Any:
     """The JSON value of `text` (a line or a whole document starting at `line`), refusing what no
-    transcript can mean: nesting deeper than Python's parser goes, an integer longer than Python
-    converts (`TOO_LONG`), and a lone surrogate (an escaped half of a UTF-16 pair, such as
-    `"\\ud800"`), which is no character and cannot be written as the UTF-8 every request, count
-    and result file is made of.
+    transcript can mean: nesting deeper than Python's parser goes and an integer longer than
+    Python converts (`TOO_LONG`). A lone surrogate (an escaped half of a UTF-16 pair, such as
+    `"\\ud800"`: what a writer that counts UTF-16 units leaves when it cuts a string between
+    the halves of a pair) is no character and cannot be written as the UTF-8 every request,
+    count and result file is made of: given `mended`, it is read as U+FFFD, the replacement
+    character, and the entry counted there; without, it is refused.
 
     Raises:
         json.JSONDecodeError: `text` is not JSON.
-        TraceError: at `source:line`, nested too deep, an integer too long or a lone surrogate.
+        TraceError: at `source:line`, nested too deep, an integer too long, or (without
+            `mended`) a lone surrogate.
     """
     try:
         value = json.loads(text)
@@ -76,20 +105,35 @@ def json_value(text: str, source: str, line: int | None) -> Any:
         at = line + text.count("\n", 0, digits.start()) if digits and line is not None else line
         raise TraceError(source, at, TOO_LONG) from None
     if lone:
-        found = _LONE_SURROGATE.search(text)
-        if found is None:  # the first character UTF-8 refuses, as the encoder would name it
-            dumped = json.dumps(value, ensure_ascii=False)
-            half = ascii(next(c for c in dumped if _unencodable(c)))[1:-1]
-        else:
-            half = found.group()
-        at = line + text.count("\n", 0, found.start()) if found and line is not None else line
-        raise TraceError(
-            source,
-            at,
-            f"{_surrogate_path(value)}: {half} is a lone surrogate (half of a UTF-16 pair), not a "
-            "character; write the character itself, or both halves of its pair",
-        )
+        if mended is None:
+            raise _lone_surrogate(text, value, source, line)
+        value = _mended(value)
+        mended.note(line)
     return value
+
+
+def _lone_surrogate(text: str, value: object, source: str, line: int | None) -> TraceError:
+    """The error naming the first lone surrogate of `value` (read from `text`), where it is."""
+    found = _LONE_SURROGATE.search(text)
+    if found is None:  # the first character UTF-8 refuses, as the encoder would name it
+        dumped = json.dumps(value, ensure_ascii=False)
+        half = ascii(next(c for c in dumped if _unencodable(c)))[1:-1]
+    else:
+        half = found.group()
+    at = line + text.count("\n", 0, found.start()) if found and line is not None else line
+    return TraceError(
+        source,
+        at,
+        f"{_surrogate_path(value)}: {half} is a lone surrogate (half of a UTF-16 pair), not a "
+        "character; write the character itself, or both halves of its pair",
+    )
+
+
+def _mended(value: Any) -> Any:
+    """`value` with every lone surrogate of its strings and keys replaced by U+FFFD: written out
+    with them, mended as UTF-16 text, read back (the same values otherwise, in the same order)."""
+    dumped = json.dumps(value, ensure_ascii=False)
+    return json.loads(dumped.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
 
 
 def _surrogate_path(value: object) -> str:
@@ -124,18 +168,18 @@ def _unencodable(text: str) -> bool:
     return False
 
 
-def jsonl_entries(lines: Iterable[str], source: str) -> Iterator[JsonLine]:
+def jsonl_entries(lines: Iterable[str], source: str, mended: Mended | None = None) -> Iterator[JsonLine]:
     """The JSON values of JSONL lines with their 1-based line numbers, one at a time; blank
-    lines skipped.
+    lines skipped; lines whose lone surrogates were mended counted in `mended` (`json_value`).
 
     Raises:
-        TraceError: a line that is not JSON, nested too deep or with a lone surrogate.
+        TraceError: a line that is not JSON, or nested too deep.
     """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            yield JsonLine(number, json_value(line, source, number))
+            yield JsonLine(number, json_value(line, source, number, mended))
         except json.JSONDecodeError as error:
             raise TraceError(source, number, not_json(error)) from None
 

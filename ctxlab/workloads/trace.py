@@ -47,7 +47,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, Script
 from ctxlab.workloads.chat_message import TraceMessage, parse_message
 from ctxlab.workloads.files import (
     JsonLine,
+    Mended,
     TraceError,
     file_lines,
     jsonl_entries,
@@ -119,11 +120,14 @@ def trace_of_lines(
     def fail(line: int, message: str) -> TraceError:
         return TraceError(source, line, message)
 
-    entries = jsonl_entries(lines, source)
+    mended = Mended()
+    entries = jsonl_entries(lines, source, mended)
     first = next(entries, None)
     if first is None:
         raise TraceError(source, None, "the transcript has no messages")
-    return map_stream(itertools.chain([first], entries), fail=fail, tools=tools, name=name, rules=rules)
+    workload = map_stream(itertools.chain([first], entries), fail=fail, tools=tools, name=name, rules=rules)
+    warning = mended.warning()
+    return replace(workload, notes=(warning, *workload.notes)) if warning else workload
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ refused at its file and line with exit 2, nothing written, never a traceback."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -252,3 +253,23 @@ def test_a_response_to_a_prefilled_request_continues_the_prefill(tmp_path: Path)
         {"role": "user", "content": "The weather as JSON."},
         {"role": "assistant", "content": '{"sky": "clear"}'},
     ]
+
+
+def test_claude_code_a_tool_output_cut_inside_an_emoji_is_read_with_the_replacement_character(
+    tmp_path: Path,
+) -> None:
+    """Claude Code shortens long tool outputs by UTF-16 units, which can leave the first half of
+    an emoji's pair at the end; the log escapes it (`\\ud83d`). Such a half is no character: the
+    log is read with U+FFFD in its place (the rest as written), and the import says so."""
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+    cut = {"type": "tool_result", "tool_use_id": "t1", "content": "done \ud83d"}
+    log = [
+        claude_prompt("p1", None, "List"),
+        claude_line("assistant", "a1", "p1", message={"id": "m1", "role": "assistant", "content": [call]}),
+        claude_line("user", "r1", "a1", message={"role": "user", "content": [cut]}),
+        _claude_answer("a2", "r1", "Done."),
+    ]
+    text = "\n".join(json.dumps(line) for line in log) + "\n"  # a lone half is written escaped
+    assert imported(tmp_path, text)[2] == {"role": "tool", "tool_call_id": "t1", "content": "done \ufffd"}
+    warnings = import_lines(text.splitlines(), "odd.jsonl").warnings
+    assert any("of 1 entry, the first at line 3 as U+FFFD" in w for w in warnings), warnings

@@ -40,6 +40,7 @@ from typing import Literal, get_args
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.problems import unknown_name
 from ctxlab.workloads.chat_message import parse_message
+from ctxlab.workloads.files import Mended
 from ctxlab.workloads.importers import (
     anthropic,
     claude_code,
@@ -214,10 +215,10 @@ def stream(
         TraceError: the format is not recognised, or a first read's line is not JSON (reading
             errors come from the iterator).
     """
-    entries = json_entries(lines, source)
+    report = Report(source=source)
+    entries = json_entries(lines, source, report.mended)
     head = list(itertools.islice(entries, DETECT_ENTRIES))
     name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
-    report = Report(source=source)
     reading = _Reading(itertools.chain(head, entries))
     return (
         name,
@@ -235,8 +236,8 @@ def _reader(fmt: Format, source: str, again: Again | None) -> Reader:
     """
     if fmt.survey is None or again is None:
         return fmt.read
-    with again() as lines:
-        reading = _Reading(json_entries(lines, source))
+    with again() as lines:  # the lines mended here are counted as the read proper reads them
+        reading = _Reading(json_entries(lines, source, Mended()))
         try:
             return fmt.survey(reading)
         except SHAPE_ERRORS as error:
@@ -322,7 +323,7 @@ def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[st
     Raises:
         TraceError: the format is not recognised, or the first entries are not JSON.
     """
-    entries = json_entries(lines, source)
+    entries = json_entries(lines, source, Mended())
     head = list(itertools.islice(entries, DETECT_ENTRIES))
     name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
     return name, name == OPENAI_CHAT and not (head and isinstance(head[0].value, list))

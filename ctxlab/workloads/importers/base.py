@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.workloads.files import json_value, not_json
+from ctxlab.workloads.files import Mended, json_value, not_json
 from ctxlab.workloads.trace import JsonLine, TraceError
 
 Wire = dict[str, Any]
@@ -42,6 +42,7 @@ class Report:
     tools: list[ToolSchema] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    mended: Mended = field(default_factory=Mended)
 
     def skip(self, kind: str) -> None:
         """Count one skipped entry of `kind`."""
@@ -54,30 +55,33 @@ class Report:
     def warnings(self) -> list[str]:
         """One line per skipped kind, then the notes."""
         counted = [f"skipped {n} × {kind} (not replayed)" for kind, n in sorted(self.skipped.items())]
-        return counted + self.notes
+        mended = self.mended.warning()
+        return counted + self.notes + ([mended] if mended else [])
 
 
 Reader = Callable[[Iterator[Entry], Report], Iterator[Wire]]
 """An importer: a generator of OpenAI chat messages from a file's entries, filling the report."""
 
 
-def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
-    """The JSON values of a JSONL file (one per non-blank line), or its one JSON document.
+def json_entries(lines: Iterable[str], source: str, mended: Mended | None = None) -> Iterator[Entry]:
+    """The JSON values of a JSONL file (one per non-blank line), or its one JSON document; the
+    entries whose lone surrogates were read as U+FFFD counted in `mended`
+    (`ctxlab.workloads.files.json_value`).
 
     Raises:
-        TraceError: a line (or the document) that is not JSON, nested too deep or with a lone
-            surrogate (`ctxlab.workloads.files.json_value`); a cut-short last line says so.
+        TraceError: a line (or the document) that is not JSON or nested too deep; a cut-short
+            last line says so.
     """
     numbered = enumerate(lines, start=1)
     first, line = next(((n, text) for n, text in numbered if text.strip()), (0, ""))
     if not first:
         return
     try:
-        value = json_value(line, source, first)
+        value = json_value(line, source, first, mended)
     except json.JSONDecodeError as line_error:
         rest = "\n".join(text for _, text in numbered)
         try:
-            document = json_value(line + "\n" + rest, source, first)
+            document = json_value(line + "\n" + rest, source, first, mended)
         except json.JSONDecodeError as error:
             if error.lineno == 1:
                 raise TraceError(source, first, not_json(line_error)) from None
@@ -92,7 +96,7 @@ def json_entries(lines: Iterable[str], source: str) -> Iterator[Entry]:
         if pending is not None:
             raise TraceError(source, pending[0], not_json(pending[1]))
         try:
-            yield Entry(number, json_value(text, source, number))
+            yield Entry(number, json_value(text, source, number, mended))
         except json.JSONDecodeError as error:
             pending = (number, error)
     if pending is not None:
