@@ -445,3 +445,28 @@ def test_a_grown_messages_view_is_known_to_share_all_its_earlier_views_but_the_o
         assert known >= len(old) - 2  # the open end: a media message, or one being built
         assert all(a is b for a, b in zip(new[:known], old[:known], strict=True))
     assert openai_one(grown) == tuple(to_openai_one(grown))
+
+
+def test_a_long_reply_read_as_it_grows_and_is_cut_keeps_its_columns_those_of_its_views() -> None:
+    """Each read of a growing reply takes the columns of the read before up to what the two
+    share; whatever came before, a piece's columns are its views' and the three reads apart."""
+    from ctxlab.core.messages.memo import RESUMED_BLOCKS
+    from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.wire.piece import piece_of
+    from ctxlab.core.wire.protocol import facts_of_message
+    from ctxlab.core.wire.views import openai_one
+
+    counter = AgentScopeEstimator()
+    reply = Message(role="assistant", blocks=(), id="reply")
+    for i in range(RESUMED_BLOCKS + 6):
+        reply = reply.appended(
+            TextBlock(text=f"step {i}"),
+            ToolCallBlock(id=f"c{i}", name="Read", input="{}"),
+            ToolResultBlock(id=f"c{i}", name="Read", output=(TextBlock(text="x" * (i % 7)),)),
+        )
+        if i % 9 == 8:  # now and then a window cuts the reply's first rounds
+            reply = reply.with_blocks(reply.blocks[3:])
+        piece = piece_of(reply, counter)
+        assert (piece.wire, piece.sizes, piece.facts) == tuple(zip(*piece.views, strict=True))
+        assert piece.wire == openai_one(reply) and piece.facts == facts_of_message(reply)
+        assert piece.sizes == view_sizes(reply, counter).sizes

@@ -15,14 +15,17 @@ Invariants:
   blocks that made it; its size is `view_sizes`': a view message owns its blocks and the hidden
   ones before it (the last one also those after it), and images a batch of results returned
   count in the batch's media message.
-- A new message is read once for both meters: `piece_of` keeps the pieces it read last, and the
-  meters of a run ask it for a new message's piece with the run's counter in the same call (each
-  meter then keeps the pieces of the messages it holds). `resumable.forget()` drops them.
+- A new message is read once for both meters: `piece_of` keeps the pieces it read last (a few,
+  holding at most `RECENT_VIEWS` view messages between them), and the meters of a run ask it for
+  a new message's piece with the run's counter in the same call (each meter then keeps the
+  pieces of the messages it holds). `resumable.forget()` drops them.
 - A message of `RESUMED_BLOCKS` blocks or more resumes the read of an earlier message whose
   blocks it begins with (or inside one: a window that cut a reply's front; the step does not
   read its position), and its `views` is noted (`GROWN`) as sharing leading triples with the
   `views` of the read it resumed: a meter that kept that piece finds what the two share without
-  comparing, and shared triples hold the very same view messages and facts.
+  comparing, and shared triples hold the very same view messages and facts. Its columns extend
+  those of the last long read as far as the two share (`_columns`): a reply that grows by a
+  round at every call costs its new views and copies at C speed.
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ from ctxlab.core.messages.blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ctxlab.core.messages.memo import Closing, LeadingScan
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, Closing, LeadingScan
+from ctxlab.core.messages.message import GROWN, Message
 from ctxlab.core.messages.resumable import register
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.wire.protocol import Fact
@@ -71,8 +74,36 @@ def _piece(message: Message, counter: TokenCounter) -> Piece:
     views = _scan.finished(message.blocks, _START, partial(_closed, message.role), message.role, counter)
     if not views:
         return _made((message, (), (), (), counter.measure_message(message), ()))
-    wire, sizes, facts = zip(*views, strict=True)
+    wire, sizes, facts = _columns(views)
     return _made((message, views, wire, sizes, ZERO, facts))
+
+
+_Columns = tuple[tuple[Wire, ...], tuple[Tally, ...], tuple[Fact, ...]]
+
+
+def _columns(views: tuple[View, ...]) -> _Columns:
+    """The view messages, sizes and facts of `views`, each a column. A long read (a reply that
+    grows by a round at every call) noted (`GROWN`) as sharing leading views with the last long
+    read takes that one's columns up to there, at C speed, and reads only the views after."""
+    last = _LAST_LONG[0]
+    shared = GROWN.shared(views, last[0]) if last is not None and len(views) >= RESUMED_BLOCKS else None
+    if not shared or last is None:
+        columns = cast(_Columns, tuple(zip(*views, strict=True)))
+    else:
+        tail = views[shared:]
+        wire, sizes, facts = last[1]
+        columns = (
+            wire[:shared] + tuple([view[0] for view in tail]),
+            sizes[:shared] + tuple([view[1] for view in tail]),
+            facts[:shared] + tuple([view[2] for view in tail]),
+        )
+    if len(views) >= RESUMED_BLOCKS:
+        _LAST_LONG[0] = (views, columns)
+    return columns
+
+
+_LAST_LONG: list[tuple[tuple[View, ...], _Columns] | None] = [None]
+"""The last long read and its columns (`_columns`)."""
 
 
 _made = cast(Callable[[tuple[object, ...]], Piece], partial(tuple.__new__, Piece))
@@ -86,16 +117,22 @@ def piece_of(message: Message, counter: TokenCounter) -> Piece:
     kept = _RECENT.get(id(message))
     if kept is not None and kept[1].message is message and kept[0] is counter:
         return kept[1]
-    if len(_RECENT) >= RECENT:
-        _RECENT.clear()
     piece = _piece(message, counter)
+    if len(_RECENT) >= RECENT or _HELD[0] + len(piece.views) > RECENT_VIEWS:
+        _RECENT.clear()
+        _HELD[0] = 0
     _RECENT[id(message)] = (counter, piece)
+    _HELD[0] += len(piece.views)
     return piece
 
 
 RECENT = 256
 """How many pieces `piece_of` keeps: the new messages of a call, which each meter of the run reads
 in the same call (a meter keeps the pieces of the messages it holds itself)."""
+RECENT_VIEWS = 8192
+"""How many view messages the kept pieces may hold between them: a reply that grows by a round
+at every call is a new long piece each time, and only the call's own are read again."""
+_HELD = [0]  # the view messages of the pieces kept
 
 _RECENT: dict[int, tuple[TokenCounter, Piece]] = {}  # by id(message)
 
@@ -105,6 +142,8 @@ class _ForgetRecent:
 
     def clear(self) -> None:
         _RECENT.clear()
+        _HELD[0] = 0
+        _LAST_LONG[0] = None
 
 
 _FORGET = _ForgetRecent()
