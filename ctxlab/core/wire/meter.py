@@ -30,13 +30,14 @@ from ctxlab.core.messages.message import (
     same_leading_known,
 )
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
-from ctxlab.core.wire.piece import Piece, piece_of
+from ctxlab.core.wire.piece import recent_piece
 from ctxlab.core.wire.protocol import (
     CallIds,
     Checker,
     Fact,
     Rule,
     Violation,
+    facts_of_message,
     orphan,
     report,
     start,
@@ -67,9 +68,10 @@ class ProtocolMeter:
     before that stretch the same way. Then the kept facts go up to the first that differs (a
     message that grew by appended blocks keeps the facts it had), and only the rest are fed.
 
-    A stored message's facts are read together with its OpenAI view and their sizes under
-    `counter` (`ctxlab.core.wire.piece`): with the run's token counter, the piece the run's cache
-    meter read is the one found, and a new message is read once for both meters.
+    A stored message's facts are those of the piece the run's cache meter read in the same call
+    under `counter` (`ctxlab.core.wire.piece`: its OpenAI view, sizes and facts in one read), so
+    a new message is read once for both meters; a message the cache meter did not read (a
+    request it resumed past) has its facts alone read (`protocol.facts_of_message`).
     """
 
     rules: tuple[Rule, ...]
@@ -81,7 +83,7 @@ class ProtocolMeter:
     _states: list[tuple[Checker, ...]] = field(default_factory=list)  # after each fact; [0]: none yet
     _found: dict[int, tuple[tuple[Violation, ...], ...]] = field(default_factory=dict)  # by stamp, per rule
     _ids: CallIds = field(default_factory=CallIds)
-    _pieces: dict[int, Piece] = field(default_factory=dict)
+    _views: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
     _request: object = None  # the last request, whose messages `_messages` holds
 
     def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
@@ -114,9 +116,9 @@ class ProtocolMeter:
             self._pop()
         for fact in fresh[kept - fresh_at :]:
             self._push(fact)
-        if len(self._pieces) > 2 * len(messages) + 16:  # forget pieces of messages long gone
+        if len(self._views) > 2 * len(messages) + 16:  # forget facts of messages long gone
             present = {id(m) for m in messages}
-            self._pieces = {key: value for key, value in self._pieces.items() if key in present}
+            self._views = {key: value for key, value in self._views.items() if key in present}
         return self._report()
 
     def _known_facts(self, same: int, messages: Sequence[Message]) -> int:
@@ -124,7 +126,7 @@ class ProtocolMeter:
         it replaces (`GROWN`: a reply that grew, or an edited copy of one), without comparing."""
         if same >= min(len(messages), len(self._messages)) or len(messages[same].blocks) < RESUMED_BLOCKS:
             return 0  # only a long message's facts are noted
-        return GROWN.shared(self.piece(messages[same]).views, self.piece(self._messages[same]).views) or 0
+        return GROWN.shared(self.facts(messages[same]), self.facts(self._messages[same])) or 0
 
     def _drop_before(self, same: int, messages: Sequence[Message]) -> bool:
         """When the request goes on, after its first `same` kept messages, with a later kept
@@ -249,13 +251,12 @@ class ProtocolMeter:
         return replace(violation, index=index) if index != stamp else violation
 
     def facts(self, message: Message) -> tuple[Fact, ...]:
-        """The facts of one stored message's OpenAI view (`protocol.facts_of_message`)."""
-        return self.piece(message).facts
-
-    def piece(self, message: Message) -> Piece:
-        """One stored message read for the meters (memoised by identity; the cache meter of the
-        run reads it with the same counter, so it is read once for both)."""
-        piece = self._pieces.get(id(message))
-        if piece is None or piece.message is not message:
-            piece = self._pieces[id(message)] = piece_of(message, self.counter)
-        return piece
+        """The facts of one stored message's OpenAI view (memoised by identity): the piece's the
+        cache meter read in this call, else read alone (`protocol.facts_of_message`)."""
+        cached = self._views.get(id(message))
+        if cached is not None and cached[0] is message:
+            return cached[1]
+        piece = recent_piece(message, self.counter)
+        facts = piece.facts if piece is not None else facts_of_message(message)
+        self._views[id(message)] = (message, facts)
+        return facts

@@ -97,6 +97,7 @@ def _columns(views: tuple[View, ...]) -> _Columns:
             sizes[:shared] + tuple([view[1] for view in tail]),
             facts[:shared] + tuple([view[2] for view in tail]),
         )
+        GROWN.note(columns[2], facts, shared)  # the protocol meter finds a grown reply's facts so
     if len(views) >= RESUMED_BLOCKS:
         _LAST_LONG[0] = (views, columns)
     return columns
@@ -124,6 +125,12 @@ def piece_of(message: Message, counter: TokenCounter) -> Piece:
     _RECENT[id(message)] = (counter, piece)
     _HELD[0] += len(piece.views)
     return piece
+
+
+def recent_piece(message: Message, counter: TokenCounter) -> Piece | None:
+    """The piece of `message` under `counter` when `piece_of` read it lately, else None."""
+    kept = _RECENT.get(id(message))
+    return kept[1] if kept is not None and kept[1].message is message and kept[0] is counter else None
 
 
 RECENT = 256
