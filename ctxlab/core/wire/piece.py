@@ -16,9 +16,11 @@ Invariants:
   ones before it (the last one also those after it), and images a batch of results returned
   count in the batch's media message.
 - A new message is read once for both meters: `piece_of` keeps the pieces it read last (a few,
-  holding at most `RECENT_VIEWS` view messages between them), and the meters of a run ask it for
-  a new message's piece with the run's counter in the same call (each meter then keeps the
-  pieces of the messages it holds). `resumable.forget()` drops them.
+  holding at most `RECENT_VIEWS` view messages between them); the cache meter of a run asks it
+  for a new message's piece with the run's counter, and the protocol meter takes that piece in
+  the same call (`recent_piece`), or reads the facts alone of a message the cache meter did not
+  read (each meter then keeps what it read of the messages it holds). `resumable.forget()`
+  drops them.
 - A message of `RESUMED_BLOCKS` blocks or more resumes the read of an earlier message whose
   blocks it begins with (or inside one: a window that cut a reply's front; the step does not
   read its position), and its `views` is noted (`GROWN`) as sharing leading triples with the
