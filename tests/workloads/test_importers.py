@@ -375,6 +375,14 @@ def _claude(**fields: Any) -> str:
             "bad.jsonl:2: the last line is cut short: not JSON",
         ),
         (
+            _claude(message={"role": "user", "content": "hi"}) + "\n" + '{"type": "user", "message": {',
+            "bad.jsonl:2: the last line is cut short: not JSON (Expecting property name",
+        ),
+        (
+            _claude(message={"role": "user", "content": "hi"}) + "\n" + "garbage at the end\n",
+            "bad.jsonl:2: not JSON (Expecting value at column 1)",
+        ),
+        (
             _claude(message={"role": "user", "content": "hi"})
             + "\n"
             + _claude(type="hologram", message={"role": "user", "content": "hi"})

@@ -100,7 +100,15 @@ def json_entries(lines: Iterable[str], source: str, mended: Mended | None = None
         except json.JSONDecodeError as error:
             pending = (number, error)
     if pending is not None:
-        raise TraceError(source, pending[0], f"the last line is cut short: {not_json(pending[1])}")
+        number, last = pending
+        cut = "the last line is cut short: " if _ran_out(last) else ""
+        raise TraceError(source, number, cut + not_json(last))
+
+
+def _ran_out(error: json.JSONDecodeError) -> bool:
+    """Whether the parser ran out of a line before its value ended (a line cut short), rather
+    than meeting something no JSON holds."""
+    return error.msg.startswith("Unterminated string") or error.pos >= len(error.doc.rstrip())
 
 
 def first_session(entries: Iterator[Entry], report: Report, kind: str) -> Iterator[Entry]:
