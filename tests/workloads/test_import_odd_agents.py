@@ -273,3 +273,13 @@ def test_claude_code_a_tool_output_cut_inside_an_emoji_is_read_with_the_replacem
     assert imported(tmp_path, text)[2] == {"role": "tool", "tool_call_id": "t1", "content": "done \ufffd"}
     warnings = import_lines(text.splitlines(), "odd.jsonl").warnings
     assert any("of 1 entry, the first at line 3 as U+FFFD" in w for w in warnings), warnings
+
+
+def test_claude_code_lines_gathered_in_one_json_list_are_refused_saying_how_to_write_them(
+    tmp_path: Path,
+) -> None:
+    """A session's lines pretty-printed as one JSON list are no session log Claude Code writes;
+    forced as one, the refusal says what the file holds and how to write it."""
+    log = [claude_prompt("p1", None, "Hi"), _claude_answer("a1", "p1", "Hello.")]
+    err, _ = refused(tmp_path, json.dumps(log, indent=2) + "\n", "--format", "claude-code")
+    assert err.startswith("odd.jsonl:1: a JSON list, not an entry: a Claude Code session log holds"), err

@@ -119,10 +119,18 @@ def _unknown_kind(kind: object, detail: str = "") -> str:
     return f"unknown entry type {kind!r}{detail}; expected one of {', '.join(sorted(KINDS))}"
 
 
+_A_LIST = (
+    "a JSON list, not an entry: a Claude Code session log holds one entry (a JSON object) a "
+    "line; write each item of the list on a line of its own"
+)
+
+
 def _unknown(value: object, kind: object, number: int, report: Report) -> str:
     """Count a line of a kind not known here and return its kind, or raise when it cannot be one
     of Claude Code's bookkeeping lines (no string `type`, or a `message` that may hold
     conversation)."""
+    if isinstance(value, list):
+        raise report.error(number, _A_LIST)
     if not isinstance(value, Mapping) or not isinstance(kind, str):
         raise report.error(number, _unknown_kind(kind))
     if isinstance(value.get("message"), Mapping):
