@@ -111,39 +111,23 @@ class _Kept:
             return 0
         return GROWN.shared(piece.views, self.pieces[at].views) or 0
 
-    def head(self, kept: int) -> _Kept:
-        """A copy of the first `kept` stored messages."""
-        wire = self.ends[kept - 1] if kept else 0
-        return _Kept(
-            messages=self.messages[:kept],
-            pieces=self.pieces[:kept],
-            ends=self.ends[:kept],
-            wire=self.wire[:wire],
-            nbytes=self.nbytes[: wire + 1],
-            ndata=self.ndata[: wire + 1],
-            hidden_nbytes=self.hidden_nbytes[: kept + 1],
-            hidden_ndata=self.hidden_ndata[: kept + 1],
-            tools=self.tools,
-        )
-
     def part(self, start: int, stop: int) -> _Kept:
         """A copy of stored messages `start:stop`, as a request made of them alone would be kept
-        (its sums from zero): what a request that moved on to them takes, at their cost."""
-        first, last = self.ends[start - 1] if start else 0, self.ends[stop - 1]
-
-        def rebased(sums: list[int], a: int, b: int) -> list[int]:
-            base = sums[a]
-            return [value - base for value in sums[a : b + 1]]
-
+        (its sums from zero): the head another kind's request begins with (`start` 0), or the
+        run a request that moved on to them takes, at their cost."""
+        first, last = self.ends[start - 1] if start else 0, self.ends[stop - 1] if stop else 0
+        nbytes, ndata = self.nbytes[first : last + 1], self.ndata[first : last + 1]
+        hidden_nbytes = self.hidden_nbytes[start : stop + 1]
+        hidden_ndata = self.hidden_ndata[start : stop + 1]
         return _Kept(
             messages=self.messages[start:stop],
             pieces=self.pieces[start:stop],
-            ends=[end - first for end in self.ends[start:stop]],
+            ends=_less(self.ends[start:stop], first),
             wire=self.wire[first:last],
-            nbytes=rebased(self.nbytes, first, last),
-            ndata=rebased(self.ndata, first, last),
-            hidden_nbytes=rebased(self.hidden_nbytes, start, stop),
-            hidden_ndata=rebased(self.hidden_ndata, start, stop),
+            nbytes=_less(nbytes, nbytes[0]),
+            ndata=_less(ndata, ndata[0]),
+            hidden_nbytes=_less(hidden_nbytes, hidden_nbytes[0]),
+            hidden_ndata=_less(hidden_ndata, hidden_ndata[0]),
             tools=self.tools,
         )
 
@@ -179,6 +163,11 @@ class _Kept:
         self.ends.append(len(self.wire))
         self.hidden_nbytes.append(self.hidden_nbytes[-1] + piece.unseen.nbytes)
         self.hidden_ndata.append(self.hidden_ndata[-1] + piece.unseen.ndata)
+
+
+def _less(values: list[int], base: int) -> list[int]:
+    """`values` each less `base` (the list itself when `base` is 0)."""
+    return [value - base for value in values] if base else values
 
 
 class _Read(NamedTuple):
@@ -297,7 +286,7 @@ class PromptCacheMeter:
             own.truncate(at, views)
             return own, views
         source = max(same, key=lambda name: same[name], default=None)
-        own = self._kept[source].head(same[source]) if source is not None else _Kept()
+        own = self._kept[source].part(0, same[source]) if source is not None else _Kept()
         self._kept[kind] = own
         return own, 0
 
