@@ -87,7 +87,7 @@ def _columns(views: tuple[View, ...]) -> _Columns:
     """The view messages, sizes and facts of `views`, each a column. A long read (a reply that
     grows by a round at every call) noted (`GROWN`) as sharing leading views with the last long
     read takes that one's columns up to there, at C speed, and reads only the views after."""
-    last = _LAST_LONG[0]
+    last = _RECENT.long
     shared = GROWN.shared(views, last[0]) if last is not None and len(views) >= RESUMED_BLOCKS else None
     if not shared or last is None:
         columns = cast(_Columns, tuple(zip(*views, strict=True)))
@@ -101,12 +101,8 @@ def _columns(views: tuple[View, ...]) -> _Columns:
         )
         GROWN.note(columns[2], facts, shared)  # the protocol meter finds a grown reply's facts so
     if len(views) >= RESUMED_BLOCKS:
-        _LAST_LONG[0] = (views, columns)
+        _RECENT.long = (views, columns)
     return columns
-
-
-_LAST_LONG: list[tuple[tuple[View, ...], _Columns] | None] = [None]
-"""The last long read and its columns (`_columns`)."""
 
 
 _made = cast(Callable[[tuple[object, ...]], Piece], partial(tuple.__new__, Piece))
@@ -115,23 +111,18 @@ _made = cast(Callable[[tuple[object, ...]], Piece], partial(tuple.__new__, Piece
 
 def piece_of(message: Message, counter: TokenCounter) -> Piece:
     """One stored message read under a counter (`_piece`); a message read lately with the same
-    counter (one of the last `RECENT`) is not read again: the cache meter reads a call's new
-    messages, and the protocol meter finds them."""
-    kept = _RECENT.get(id(message))
-    if kept is not None and kept[1].message is message and kept[0] is counter:
-        return kept[1]
-    piece = _piece(message, counter)
-    if len(_RECENT) >= RECENT or _HELD[0] + len(piece.views) > RECENT_VIEWS:
-        _RECENT.clear()
-        _HELD[0] = 0
-    _RECENT[id(message)] = (counter, piece)
-    _HELD[0] += len(piece.views)
+    counter (`recent_piece`) is not read again: the cache meter reads a call's new messages, and
+    the protocol meter finds them."""
+    piece = recent_piece(message, counter)
+    if piece is None:
+        piece = _piece(message, counter)
+        _RECENT.keep(piece, counter)
     return piece
 
 
 def recent_piece(message: Message, counter: TokenCounter) -> Piece | None:
     """The piece of `message` under `counter` when `piece_of` read it lately, else None."""
-    kept = _RECENT.get(id(message))
+    kept = _RECENT.pieces.get(id(message))
     return kept[1] if kept is not None and kept[1].message is message and kept[0] is counter else None
 
 
@@ -141,22 +132,37 @@ in the same call (a meter keeps the pieces of the messages it holds itself)."""
 RECENT_VIEWS = 8192
 """How many view messages the kept pieces may hold between them: a reply that grows by a round
 at every call is a new long piece each time, and only the call's own are read again."""
-_HELD = [0]  # the view messages of the pieces kept
-
-_RECENT: dict[int, tuple[TokenCounter, Piece]] = {}  # by id(message)
 
 
-class _ForgetRecent:
-    """What has `resumable.forget()` drop the pieces `piece_of` keeps."""
+class _Recent:
+    """What reads of pieces keep between them: the pieces read last, by message id (at most
+    `RECENT`, holding at most `RECENT_VIEWS` view messages), and the last long read with its
+    columns (`_columns`). `resumable.forget()` clears it."""
+
+    __slots__ = ("__weakref__", "long", "pieces", "views")
+
+    def __init__(self) -> None:
+        self.pieces: dict[int, tuple[TokenCounter, Piece]] = {}
+        self.views = 0
+        self.long: tuple[tuple[View, ...], _Columns] | None = None
+        register(self)
+
+    def keep(self, piece: Piece, counter: TokenCounter) -> None:
+        """Keep a piece just read, after the others when they leave room, else alone."""
+        if len(self.pieces) >= RECENT or self.views + len(piece.views) > RECENT_VIEWS:
+            self.pieces.clear()
+            self.views = 0
+        self.pieces[id(piece.message)] = (counter, piece)
+        self.views += len(piece.views)
 
     def clear(self) -> None:
-        _RECENT.clear()
-        _HELD[0] = 0
-        _LAST_LONG[0] = None
+        """Drop every piece and the last long read."""
+        self.pieces.clear()
+        self.views = 0
+        self.long = None
 
 
-_FORGET = _ForgetRecent()
-register(_FORGET)
+_RECENT = _Recent()
 
 
 _Carry = tuple[tuple[Part | ThinkingBlock, ...], tuple[ToolCallBlock, ...], tuple[Part, ...], Tally, Tally]
