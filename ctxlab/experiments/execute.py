@@ -21,12 +21,12 @@ import os
 import sysconfig
 import tempfile
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from ctxlab.core.messages.model import ChatModel
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
@@ -69,7 +69,7 @@ class RunSpec(BaseModel):
     prices: PricesSpec
     strategy: StrategyField
     delegate: DelegateSpec | None = None
-    files: dict[str, str] = {}
+    files: SkipValidation[Mapping[str, str]] = {}  # a run's `SourceFiles`: validating would read them
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

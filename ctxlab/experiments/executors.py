@@ -6,6 +6,8 @@ Invariants:
 - A run that raises is a `failed` result (see `execute`); a worker that dies fails the runs it
   held, with the reason, and the other runs go on.
 - `on_done` is called once per finished run, in completion order (for a progress bar only).
+- Local workers read a scenario's files again where they need them (they run where the files
+  are); Dask's are sent their texts (`_with_texts`).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from ctxlab.experiments.collector import collecting_less
 from ctxlab.experiments.execute import RunResult, execute
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.processes import default_workers, process_pool
+from ctxlab.scenarios.sources import SourceChangedError, SourceFiles
 
 ExecutorName = Literal["local", "dask"]
 
@@ -130,7 +134,7 @@ def _dask(
             cluster.close()
         raise ExecutorUnavailableError(f"--scheduler {scheduler}: cannot connect ({unreachable})") from None
     try:
-        futures = client.map(execute_collecting_less, list(configs), pure=False)
+        futures = client.map(execute_collecting_less, _with_texts(configs), pure=False)
         positions = {future.key: position for position, future in enumerate(futures)}
         results: list[RunResult | None] = [None] * len(configs)
         for future in dask.as_completed(futures):
@@ -147,3 +151,20 @@ def _dask(
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _with_texts(configs: Sequence[RunConfig]) -> list[RunConfig]:
+    """The configs as sent to Dask's workers, which may run where the scenario's files are not:
+    each with its files' texts held, each set of files read once. A file that cannot be read
+    again is sent as it is, and the run that needs it fails saying why."""
+    held: dict[tuple[tuple[str, str], ...], SourceFiles] = {}
+    sent = []
+    for config in configs:
+        key = tuple(sorted(config.files.digests.items()))
+        if key not in held:
+            try:
+                held[key] = config.files.holding()
+            except SourceChangedError:
+                held[key] = config.files
+        sent.append(replace(config, files=held[key]))
+    return sent

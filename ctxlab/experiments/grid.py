@@ -1,7 +1,8 @@
 """A loaded scenario expanded into run configs: one per grid point and strategy, in grid order.
 
 A run config is plain data (picklable, JSON-able): the resolved settings of one run, its
-`config_hash` and `run_id`, its `param.*` columns, and the texts of the files its workload reads.
+`config_hash` and `run_id`, its `param.*` columns, and the files its workload reads (by path and
+digest, their texts read again where a run needs them: `ctxlab.scenarios.sources`).
 
 Invariants:
 - The resolved config holds everything a run depends on, defaults filled in: seed, workload (a
@@ -29,6 +30,7 @@ from ctxlab.presets.entries import StrategyEntry
 from ctxlab.presets.registry import flatten
 from ctxlab.scenarios.load import LoadedScenario, ScenarioPoint
 from ctxlab.scenarios.schema import Scenario
+from ctxlab.scenarios.sources import SourceFiles
 from ctxlab.workloads.generators import GENERATORS
 
 
@@ -43,7 +45,7 @@ class RunConfig:
     config_hash: str
     config: dict[str, Any]
     params: dict[str, Any]
-    files: dict[str, str] = field(default_factory=dict)
+    files: SourceFiles = field(default_factory=SourceFiles)
     record_requests: bool = False
     wire: WireName = "openai"
 
@@ -60,22 +62,6 @@ def canonical_json(value: Any) -> str:
 def config_hash(config: Mapping[str, Any]) -> str:
     """The first 12 hex digits of the sha256 of the config's canonical JSON."""
     return hashlib.sha256(canonical_json(config).encode("utf-8")).hexdigest()[:12]
-
-
-def text_sha256(text: str) -> str:
-    """The sha256 of a text's UTF-8 bytes, encoded a megabyte of characters at a time (so a large
-    transcript is never copied whole).
-
-    >>> text_sha256("中" * 3) == hashlib.sha256(("中" * 3).encode("utf-8")).hexdigest()
-    True
-    """
-    digest = hashlib.sha256()
-    for start in range(0, len(text), HASH_CHUNK):
-        digest.update(text[start : start + HASH_CHUNK].encode("utf-8"))
-    return digest.hexdigest()
-
-
-HASH_CHUNK = 1 << 20
 
 
 def resolved_config(scenario: Scenario, entry: StrategyEntry, digests: Mapping[str, str]) -> dict[str, Any]:
@@ -119,7 +105,7 @@ def expand(
     runs: list[RunConfig] = []
     seen: set[str] = set()
     record = loaded.scenario.record_requests if record_requests is None else record_requests
-    digests = {path: text_sha256(text) for path, text in loaded.files.items()}
+    digests = loaded.files.digests
     for point in loaded.points:
         for position, entry in enumerate(point.scenario.strategies):
             config = resolved_config(point.scenario, entry, digests)
@@ -137,7 +123,7 @@ def expand(
                     config_hash=digest,
                     config=config,
                     params=run_params(point, position, entry.name),
-                    files={path: loaded.files[path] for path in _used_files(point.scenario)},
+                    files=loaded.files.only(_used_files(point.scenario)),
                     record_requests=record,
                     wire=wire,
                 )

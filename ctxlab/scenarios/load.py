@@ -30,6 +30,7 @@ from ctxlab.scenarios.located import Located, parse_yaml, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
+from ctxlab.scenarios.sources import SourceFiles
 from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at, setting_at
 from ctxlab.scenarios.text import read_text
 from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_message
@@ -49,7 +50,9 @@ class ScenarioPoint:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadedScenario:
-    """A validated scenario file and everything needed to run it without reading files again."""
+    """A validated scenario file and everything needed to run it. The files its workloads read
+    are known by path and digest (`SourceFiles`): a run reads one again only when its process no
+    longer keeps what was built from it, and refuses it if it changed."""
 
     source: str
     base_dir: Path
@@ -58,7 +61,7 @@ class LoadedScenario:
     axes: tuple[Axis, ...]
     points: tuple[ScenarioPoint, ...]
     warnings: tuple[Problem, ...]
-    files: dict[str, str]
+    files: SourceFiles
 
     @property
     def name(self) -> str:
@@ -122,7 +125,8 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     )
     points = _points(located, scenario, axes, context)
     _check_repeats(located, points, axes)
-    rounds, delegated = _check_workloads(located, points, axes, context["files"])
+    files = SourceFiles.read(base_dir, context["files"], context.get("digests", {}))
+    rounds, delegated = _check_workloads(located, points, axes, files)
     _check_needs(located, points, axes, rounds)
     _check_texts(located, points, axes)
     warnings = _dedupe(w for point in points for w in _warnings(located, point, axes))
@@ -140,7 +144,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         axes=axes,
         points=points,
         warnings=tuple(warnings),
-        files=dict(context["files"]),
+        files=files.released(),
     )
     _check_tune(located, loaded)
     return loaded
@@ -241,7 +245,7 @@ def _check_repeats(located: Located, points: tuple[ScenarioPoint, ...], axes: tu
 
 
 def _check_workloads(
-    located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], files: dict[str, str]
+    located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], files: SourceFiles
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Build each distinct workload once, so a probe that cannot be planted fails at load time;
     each point's rounds per scripted turn (`scripted_rounds`), and per delegated script's turn

@@ -4,10 +4,12 @@ the clock, the probes to plant, and how it is built into a `Script`.
 Invariants:
 - A workload has exactly one source: `script`, `generator` or `trace`. Trace and tool files are
   read relative to the scenario's folder when a `base_dir` is in the validation context, and
-  their texts are kept in the context's `files` (a missing or unreadable file is a load error).
+  their texts and sha256 digests are kept in the context's `files` and `digests` (a missing or
+  unreadable file is a load error).
 - Building is a pure function of the section, the seed and the files' texts; a process keeps
-  the last few built (`BUILT_KEPT`), and the last few transcripts replayed (`REPLAYS_KEPT`):
-  checking a trace replays it, and building its workload replays the same text again.
+  the last few built (`BUILT_KEPT`), and the last few transcripts replayed (`REPLAYS_KEPT`),
+  by the texts' digests: checking a trace replays it, and building its workload takes that
+  replay back without asking for the text again (`ctxlab.scenarios.sources`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
+from ctxlab.scenarios.sources import digest_of, digests_of, file_text, text_sha256
 from ctxlab.workloads.files import unreadable
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
@@ -119,7 +122,8 @@ class TraceSpec(Section):
         checked = context.setdefault("checked", set())
         if (self.path, self.tools) in checked:
             return self
-        problems = _file_problems(self, base, files, context.setdefault("trace_warnings", {}))
+        digests, warnings = context.setdefault("digests", {}), context.setdefault("trace_warnings", {})
+        problems = _file_problems(self, base, files, digests, warnings)
         if problems:
             raise located_error("TraceSpec", problems)
         checked.add((self.path, self.tools))
@@ -152,10 +156,15 @@ def _shown(path: Path) -> str:
 
 
 def _file_problems(
-    trace: TraceSpec, base: Path, files: dict[str, str], warnings: dict[str, tuple[str, ...]]
+    trace: TraceSpec,
+    base: Path,
+    files: dict[str, str],
+    digests: dict[str, str],
+    warnings: dict[str, tuple[str, ...]],
 ) -> list[tuple[Loc, str, object]]:
-    """Read the trace and tools files once each; the problems, located at their fields. What an
-    importer could not map (not for the lab's own OpenAI chat JSONL) goes to `warnings`, by path."""
+    """Read the trace and tools files once each (their texts to `files`, their sha256 to
+    `digests`); the problems, located at their fields. What an importer could not map (not for
+    the lab's own OpenAI chat JSONL) goes to `warnings`, by path."""
     wanted = [("path", trace.path)] + ([("tools", trace.tools)] if trace.tools else [])
     for field, written in wanted:
         full = base / written
@@ -166,7 +175,8 @@ def _file_problems(
             return [((field,), missing, written)]
         try:
             raw = full.read_bytes()
-            files[written] = raw.decode("utf-8-sig")  # a leading BOM is no content
+            files[written] = file_text(raw)
+            digests[written] = text_sha256(files[written])
         except OSError as error:
             return [((field,), f"cannot read {str(full)!r}: {error}", written)]
         except UnicodeDecodeError as error:
@@ -174,7 +184,9 @@ def _file_problems(
     try:
         tools = load_tools(base / trace.tools) if trace.tools else ()
         text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read
-        replayed = _replay(text, source, fmt=trace.format, tools=tools, name=_trace_name(trace))
+        replayed = _replay(
+            lambda: text, digests[trace.path], source, fmt=trace.format, tools=tools, name=_trace_name(trace)
+        )
         warnings[trace.path] = replayed.notes
     except TraceError as error:
         field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
@@ -230,7 +242,7 @@ class WorkloadSpec(Section):
         Raises:
             WorkloadError: a probe cannot be planted; problems are located inside this section.
         """
-        key = (seed, self.as_json, tuple(sorted(files.items())))
+        key = (seed, self.as_json, tuple(sorted(digests_of(files).items())))
         return _kept(_BUILT, key, lambda: self._build(seed, files), BUILT_KEPT)
 
     def _build(self, seed: int, files: Mapping[str, str]) -> Workload:
@@ -282,6 +294,8 @@ def _clock_problem(script: Script, at: Loc) -> Problem | None:
 BUILT_KEPT = 4
 """How many built workloads a process keeps (`WorkloadSpec.build`)."""
 _BUILT: dict[tuple[int, str, tuple[tuple[str, str], ...]], Workload] = {}
+"""Built workloads by seed, section and the sha256 of each file's text (not the texts: a long
+transcript's would be held for as long as its workload is kept)."""
 
 
 def forget_kept() -> None:
@@ -300,9 +314,17 @@ def _prefixed(build: Callable[[], Planted], prefix: Loc) -> Planted:
 
 
 def replay_trace(trace: TraceSpec, files: Mapping[str, str]) -> TraceWorkload:
-    """The workload of a transcript whose text (and tool file's text) is in `files`."""
+    """The workload of a transcript whose text (and tool file's text) is in `files`; a replay
+    this process keeps is given again without the transcript's text being asked for."""
     tools = parse_tools(json.loads(files[trace.tools]), source=trace.tools) if trace.tools else ()
-    return _replay(files[trace.path], trace.path, fmt=trace.format, tools=tools, name=_trace_name(trace))
+    return _replay(
+        lambda: files[trace.path],
+        digest_of(files, trace.path),
+        trace.path,
+        fmt=trace.format,
+        tools=tools,
+        name=_trace_name(trace),
+    )
 
 
 def _trace_name(trace: TraceSpec) -> str:
@@ -312,17 +334,24 @@ def _trace_name(trace: TraceSpec) -> str:
 REPLAYS_KEPT = 2
 """How many replayed transcripts a process keeps (`_replay`)."""
 _REPLAYED: dict[tuple[str, str | None, tuple[ToolSchema, ...], str], TraceWorkload] = {}
+"""Replayed transcripts by the sha256 of the text, the format, the tools and the name."""
 
 
 def _replay(
-    text: str, source: str, *, fmt: str | None, tools: tuple[ToolSchema, ...], name: str
+    text: Callable[[], str],
+    digest: str,
+    source: str,
+    *,
+    fmt: str | None,
+    tools: tuple[ToolSchema, ...],
+    name: str,
 ) -> TraceWorkload:
-    """`replay_text`, the same value again for the same text, format, tools and name. `source`
-    is not part of the key: it only names the file in a `TraceError`, and a failed replay is
-    not kept."""
-    key = (text, fmt, tools, name)
+    """`replay_text` of the text `text()` gives (whose sha256 is `digest`), the same value again
+    for the same digest, format, tools and name. `source` is not part of the key: it only names
+    the file in a `TraceError`, and a failed replay is not kept."""
+    key = (digest, fmt, tools, name)
     return _kept(
-        _REPLAYED, key, lambda: replay_text(text, source, fmt=fmt, tools=tools, name=name), REPLAYS_KEPT
+        _REPLAYED, key, lambda: replay_text(text(), source, fmt=fmt, tools=tools, name=name), REPLAYS_KEPT
     )
 
 

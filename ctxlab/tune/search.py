@@ -117,7 +117,8 @@ def study_key(plan: Plan, batch: int) -> str:
     batch size, so the same search resumes and any other starts afresh."""
     tune = plan.tune.model_dump(mode="json", exclude={"trials"})
     document = {k: v for k, v in plan.document.items() if k != "tune"}
-    text = canonical_json({"document": document, "tune": tune, "batch": batch, "files": plan.loaded.files})
+    files = plan.loaded.files.digests
+    text = canonical_json({"document": document, "tune": tune, "batch": batch, "files": files})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 

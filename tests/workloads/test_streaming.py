@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.experiments.grid import text_sha256
+from ctxlab.scenarios.sources import text_sha256
 from ctxlab.workloads.importers import import_file, read_any, replay_text, workload_of
 from ctxlab.workloads.trace import TraceWorkload, text_lines
 from tests.workloads.importing import DATA
