@@ -54,7 +54,8 @@ class SourceChangedError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Where a file was read (`full`) and the sha256 of its text."""
+    """Where a file was read (`full`, absolute, so a worker in another folder finds it) and the
+    sha256 of its text."""
 
     full: str
     digest: str
@@ -75,7 +76,7 @@ class SourceFiles(Mapping[str, str]):
         """The files whose `texts` were read under `base`, holding those texts; `digests` are
         theirs where already known (the others are computed)."""
         known = {
-            path: Source(str(base / path), digests.get(path) or text_sha256(text))
+            path: Source(str((base / path).absolute()), digests.get(path) or text_sha256(text))
             for path, text in texts.items()
         }
         return cls(known, texts)
