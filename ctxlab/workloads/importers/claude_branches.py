@@ -126,6 +126,7 @@ class Branches:
     forks: tuple[Fork, ...] = ()
     pin: Pin | None = None
     cleared: int = 0
+    copies: frozenset[int] = frozenset()  # the lines Claude Code wrote again (`Copies`), by number
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +173,7 @@ class _Graph:
     side: bool | None = None
     mark: _Mark = field(default_factory=_Mark)
     doubled: bool = False
+    copies: set[int] = field(default_factory=set)
 
     def add(self, uuid: str, node: _Node, conversation: bool) -> None:
         if uuid in self.nodes:
@@ -192,7 +194,7 @@ def branches_left(entries: Iterator[Entry]) -> Branches | None:
     if graph.doubled:
         return None
     if graph.mark.cleared and graph.side is not True:
-        return Branches(frozenset(graph.nodes), cleared=graph.mark.cleared)
+        return Branches(frozenset(graph.nodes), cleared=graph.mark.cleared, copies=frozenset(graph.copies))
     leaf = _leaf(graph)
     route = _route(graph, leaf) if leaf is not None else []
     if route is None:
@@ -201,7 +203,8 @@ def branches_left(entries: Iterator[Entry]) -> Branches | None:
     if route:
         _anew(graph, route[-1], left, forks)
     pin = _pin(graph, leaf, left) if leaf is not None and leaf == graph.mark.leaf else None
-    return Branches(frozenset(left), tuple(sorted(forks, key=lambda f: f.left_from)), pin)
+    forks_in_order = tuple(sorted(forks, key=lambda f: f.left_from))
+    return Branches(frozenset(left), forks_in_order, pin, copies=frozenset(graph.copies))
 
 
 def _read(entries: Iterator[Entry]) -> _Graph:
@@ -217,6 +220,7 @@ def _read(entries: Iterator[Entry]) -> _Graph:
             graph.mark.see(value, number)
             continue
         if copies.again(value):
+            graph.copies.add(number)
             continue
         if value.get("isSidechain") is not True and value.get("type") in MOVING_KINDS:
             graph.mark.moved(value.get("subtype") == "compact_boundary")

@@ -174,7 +174,7 @@ def _conversation(
     gate, replay = _Gate(report, unknown, branches), Replay(report)
     for number, value in entries:
         if field_of(value, "type") == "attachment":
-            if gate.keeps(value):
+            if gate.keeps(number, value):
                 replay.attachment(value, number)
             continue
         message = gate.message(number, value)
@@ -199,6 +199,8 @@ class _Gate:
         self.forks = Forks(report) if branches is None else None
         self.left = _noted(branches, report).left if branches is not None else frozenset()
         self.copies = Copies()
+        # the first read's copies, found where every line is digested once: not digested again
+        self.copied = branches.copies if branches is not None else None
 
     def message(self, number: int, value: object) -> Mapping[str, Any] | None:
         """The message of a conversation line, or None for a line that is not one."""
@@ -210,7 +212,7 @@ class _Gate:
         if kind in SKIPPED or (kind == "system" and subtype != LOCAL_COMMAND):
             self.report.skip(f"{kind}:{subtype}" if subtype else str(kind))
             return None
-        if self.copies.again(value):
+        if self._copy(number, value):
             self.report.skip(COPY)
             return None
         if not self._on_side(value):
@@ -231,12 +233,12 @@ class _Gate:
             return None
         return message
 
-    def keeps(self, value: object) -> bool:
+    def keeps(self, number: int, value: object) -> bool:
         """Whether an attachment line is of the conversation read: of its side (any side before
         the first conversation line) and on no branch left; others are counted."""
         if not isinstance(value, Mapping):
             return False
-        if self.copies.again(value):
+        if self._copy(number, value):
             self.report.skip(COPY)
             return False
         if self.side is not None and not self._on_side(value):
@@ -245,6 +247,11 @@ class _Gate:
             self.report.skip(LEFT)
             return False
         return True
+
+    def _copy(self, number: int, value: Mapping[str, Any]) -> bool:
+        """Whether the line is one Claude Code wrote again. The first read's answer holds: with
+        one history, a line's id names one line, so its copies are exactly its later lines."""
+        return number in self.copied if self.copied is not None else self.copies.again(value)
 
     def _on_side(self, value: Mapping[str, Any]) -> bool:
         if self.side is None:
