@@ -403,6 +403,36 @@ def test_unseen_keys_are_those_the_set_before_lacks_whatever_was_read_before(
     forget()
 
 
+@given(UNSEEN_PLANS)
+def test_distinct_keys_are_a_set_when_none_repeats_whatever_was_read_before(
+    plan: list[tuple[str, list[int]]],
+) -> None:
+    """`Distinct` adds only the keys of a tuple noted grown from the last one read, and reads any
+    other tuple whole; either way it gives the tuple's set when no key repeats, else None (a grown
+    tuple may repeat a key it had, or gain one twice)."""
+    from ctxlab.core.messages.latest import Distinct
+    from ctxlab.core.messages.message import GROWN
+
+    distinct = Distinct[int]()
+    last: tuple[int, ...] = ()
+    versions: list[tuple[int, ...]] = [last]
+    for action, keys in plan:
+        if action == "grow":
+            read = last + tuple(keys)
+            if len(keys) % 2:
+                GROWN.note(read, last)
+        elif action == "same":
+            read = last
+        elif action == "other":
+            read = tuple(keys)
+        else:
+            read = versions[len(keys) % len(versions)]
+        assert distinct(read) == (set(read) if len(set(read)) == len(read) else None)
+        last = read
+        versions.append(read)
+    forget()
+
+
 def test_the_closest_kept_sequence_is_the_last_used_when_extended_whole() -> None:
     a, b, c, d, x = (Item(float(v)) for v in range(5))
     assert closest([[a, b, c], [a, b]], [a, b, c, d], list) == (1, 2)  # the last used, extended

@@ -8,6 +8,7 @@ Invariants:
 - `Running(make)(items)` equals a fresh accumulator fed every item of `items`; `Replaced(key)`
   (original, copy) equals the keys of the items the copy replaced; `Indexed()(pairs)` equals
   `dict(pairs)`; `Unseen()(keys, before)` says whether `keys` holds one `before` does not;
+  `Distinct()(keys)` equals `set(keys)` when no key repeats, else None;
   `Picked()(table, indices)` equals `tuple(table[i] for i in indices)`; `Front()(stop, spared)`
   equals `tuple(i for i in range(stop) if i not in spared)`; `Joined()(head, tail)` equals
   `(*head, *tail)` and its `rest(items, start)` `items[start:]`; `Leading()(items, count)`
@@ -182,6 +183,42 @@ class Unseen(Generic[H]):
             self._set = set(keys)
         self._keys = keys
         return found
+
+
+class Distinct(Generic[H]):
+    """`distinct(keys)` equals `set(keys)` when no key of `keys` repeats, else None: a set to read
+    at once, not to keep or change (the next call may change it).
+
+    The set of the last `keys` read is kept; when `keys` is a tuple noted (`GROWN`) to begin with
+    that one, only the keys past it are added, so an old part of a history that grows by a turn
+    costs that turn's keys. `forget()` drops it.
+    """
+
+    __slots__ = ("__weakref__", "_distinct", "_keys", "_set")
+
+    def __init__(self) -> None:
+        self._keys: tuple[H, ...] | None = None
+        self._set: set[H] = set()
+        self._distinct = True
+        register(self)
+
+    def clear(self) -> None:
+        """Drop the kept set."""
+        self._keys, self._set, self._distinct = None, set(), True
+
+    def __call__(self, keys: tuple[H, ...]) -> set[H] | None:
+        last = self._keys
+        if keys is not last:
+            if last is not None and GROWN.extends(keys, last):
+                if self._distinct:  # a repeat stays in every tuple that begins with it
+                    size = len(self._set)
+                    self._set.update(keys[len(last) :])
+                    self._distinct = len(self._set) == size + len(keys) - len(last)
+            else:
+                self._set = set(keys)
+                self._distinct = len(self._set) == len(keys)
+            self._keys = keys
+        return self._set if self._distinct else None
 
 
 class Picked(Generic[T]):

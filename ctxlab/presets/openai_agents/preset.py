@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.memo import IdentityMemo
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
@@ -127,16 +126,7 @@ class TrimToolOutputs(Step):
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
         """Old long outputs replaced by the notice with a preview."""
         trimmed = trim_tool_outputs(messages, self.params, self.notice)
-        return Edit(messages=trimmed.messages, cleared=_id_set(trimmed.trimmed))
-
-
-def _ids_of(ids: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(ids)
-
-
-_id_set = IdentityMemo[tuple[str, ...], frozenset[str]](_ids_of, limit=2)
-"""The set of a request's trimmed ids, the same set while the trimmer gives back the same tuple
-(it does while the old part is unchanged: a turn); the last two kept, each as long as the history."""
+        return Edit(messages=trimmed.messages, cleared=trimmed.trimmed)
 
 
 def family_texts(texts: Texts) -> OpenAIAgentsTexts:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
-from ctxlab.core.messages.latest import Leading
+from ctxlab.core.messages.latest import Distinct, Leading
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message, call_ids, extended, result_ids
 from ctxlab.core.messages.units import BlockRef
@@ -203,14 +203,9 @@ _old_ids = LeadingConcat[Message, str](lambda message, _at, _before: _own_ids(me
 """`_own_ids` of every message of the old part, in order (the very tuple while it is unchanged)."""
 
 
-def _distinct_ids(ids: tuple[str, ...]) -> frozenset[str] | None:
-    distinct = frozenset(ids)
-    return distinct if len(distinct) == len(ids) else None
-
-
-_distinct = IdentityMemo[tuple[str, ...], frozenset[str] | None](_distinct_ids, limit=2)
-"""The set of an old part's ids, None when one is in two messages; worked out once per old part
-(a turn), and only the last few kept, each as long as the history."""
+_distinct = Distinct[str]()
+"""The set of an old part's ids, None when one is in two messages: extended by the ids a new
+turn added to the old part (`latest.Distinct`)."""
 
 
 def _trim_own(message: Message, params: ToolOutputTrimmerParams, notice: TrimNotice) -> Trimmed:
