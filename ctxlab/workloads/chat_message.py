@@ -6,6 +6,8 @@ Invariants:
 - `developer` is read as `system`; any other role is refused with the roles allowed.
 - Calls are allowed on assistant messages only; their arguments are kept as the JSON text the
   transcript wrote (an object given instead is written with `json.dumps`).
+- An assistant message's `refusal` (what the Chat Completions API returns, content null, when a
+  model declines) is text after its content: the model said it, and it was sent back.
 """
 
 from __future__ import annotations
@@ -93,6 +95,18 @@ def _parts(content: object) -> tuple[Part, ...]:
     if isinstance(content, list):
         return tuple(_part(item) for item in content)
     raise ValueError(f"'content' must be a string, null or a list of parts, got {type(content).__name__}")
+
+
+def _refusal(wire: Mapping[str, object]) -> tuple[Part, ...]:
+    """An assistant message's `refusal` text as a part (none when it has none).
+
+    Raises:
+        ValueError: `refusal` is neither a string nor null.
+    """
+    refusal = wire.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        raise ValueError("'refusal' must be a string or null")
+    return (TextBlock(text=refusal),) if refusal else ()
 
 
 def _call(item: object, k: int) -> TraceCall:
@@ -194,7 +208,7 @@ def parse_message(wire: object) -> TraceMessage:
         raise ValueError("'is_error' must be true or false")
     return TraceMessage(
         role=role,
-        parts=_parts(wire.get("content")),
+        parts=_parts(wire.get("content")) + (_refusal(wire) if role == "assistant" else ()),
         calls=tuple(_call(item, k) for k, item in enumerate(calls)),
         call_id=call_id if role == "tool" else None,
         reasoning=reasoning or "" if role == "assistant" else "",

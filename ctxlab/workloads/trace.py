@@ -4,7 +4,7 @@
 One message per line: `role`, `content` (a string, null, or a list of parts), `tool_calls`,
 `tool_call_id`, and two keys the importers write where a source has them: `reasoning_content`
 (an assistant's reasoning, as DeepSeek's API names it) and `is_error` (a tool result that is an
-error); other keys are ignored. The mapping:
+error); an assistant's `refusal` is text after its content; other keys are ignored. The mapping:
 
 - Leading system (or developer) messages form the system prompt, joined by a blank line; a later
   one is user text at its place.
