@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ctxlab.workloads.importers import import_lines
 from tests.workloads.importing import lines, run_cli
 
 SYSTEM = {"role": "system", "content": "You list files."}
@@ -44,3 +45,44 @@ def test_chat_an_assistant_refusal_is_the_text_the_replay_sends_back(tmp_path: P
     text = "\n".join(lines(SYSTEM, USER, refusal, {"role": "user", "content": "Why not?"}))
     sent = last_messages(tmp_path, "chat.jsonl", text)
     assert {"role": "assistant", "content": "I can't help with that."} in sent
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenAI Responses request logs
+
+
+def _call(call_id: str = "call_1", name: str = "ls", arguments: str = '{"path": "."}') -> dict[str, Any]:
+    return {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
+
+
+def _output(call_id: str = "call_1", output: Any = "notes.txt") -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
+def _said(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+
+
+def _logged(items: list[Any], output: list[Any], response: str, **request: Any) -> dict[str, Any]:
+    body = {"model": "gpt-5", "instructions": "You list files.", "input": items, **request}
+    return {"request": body, "response": {"id": response, "output": output}}
+
+
+ASKED = {"role": "user", "content": "List the files."}
+TITLE = _logged([{"role": "user", "content": "A title for: List the files."}], [_said("Files")], "resp_t")
+
+
+def test_responses_a_side_request_after_the_agents_last_is_not_the_conversation() -> None:
+    chained = [
+        _logged([ASKED], [_call()], "resp_1"),
+        _logged([_output()], [_said("One file: notes.txt.")], "resp_2", previous_response_id="resp_1"),
+    ]
+    resent = [
+        _logged([ASKED], [_call()], "resp_1"),
+        _logged([ASKED, _call(), _output()], [_said("One file: notes.txt.")], "resp_2"),
+    ]
+    for log in (chained, resent):
+        imported = import_lines(lines(*log, TITLE), "requests.jsonl")
+        assert [m["role"] for m in imported.messages] == ["system", "user", "assistant", "tool", "assistant"]
+        assert imported.messages[-1]["content"] == "One file: notes.txt."
+        assert any("request outside the conversation" in w for w in imported.warnings)

@@ -91,10 +91,14 @@ class Chains(Generic[Payload]):
     tips: dict[int, Payload] = field(default_factory=dict)
     """The payload of each request no later request continues, by order."""
 
-    def add(self, line: int, messages: list[object], payload: Payload) -> None:
-        """Read the next request of the log."""
+    def add(self, line: int, messages: list[object], payload: Payload, *, after: int | None = None) -> None:
+        """Read the next request of the log; `after`, the order of a request it continues by a
+        link the log names (a Responses request's `previous_response_id`), replaces the
+        comparison of messages for it."""
         digests = prefix_digests(messages)
-        parent = next((self.ends[d] for d in reversed(digests[:-1]) if d in self.ends), None)
+        parent = after
+        if parent is None:
+            parent = next((self.ends[d] for d in reversed(digests[:-1]) if d in self.ends), None)
         depth = 1 if parent is None else self.links[parent].depth + 1
         order = len(self.links)
         self.links.append(Link(line, parent, depth))

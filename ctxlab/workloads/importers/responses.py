@@ -2,9 +2,11 @@
 as OpenAI chat messages.
 
 A request log is a JSON request, a JSON list of requests, or JSONL with one request a line, each
-possibly wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); the last request
-holds the conversation (its `instructions` and `input`), earlier ones are counted and skipped,
-and a logged response's `output` items end it. A request that continues a response by
+possibly wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); the request
+holding the conversation (its `instructions` and `input`) is the last of the chain ending latest
+among chains of two requests or more, as in an Anthropic log (`chains`), so a side request a
+client sends after its agent's last (a title) is not taken for it; the others are counted and
+skipped, and a logged response's `output` items end it. A request that continues a response by
 `previous_response_id` sends only what is new: its conversation is the chain's requests' inputs,
 each followed by its response's output, oldest first (a chain onto a response the log does not
 hold is an error at that request's line); `instructions` and `tools` are the last request's, as
@@ -75,6 +77,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
+from ctxlab.workloads.importers.chains import Chains, Choice
 
 CALLS = frozenset(
     {"function_call", "custom_tool_call", "local_shell_call", "computer_call", "tool_search_call"}
@@ -317,22 +320,26 @@ def _requests(entries: Iterator[Entry]) -> Iterator[tuple[int, object]]:
 def _last_with_chain(
     entries: Iterator[Entry], report: Report, known: dict[str, Any]
 ) -> tuple[int, object, tuple[Link, ...]] | None:
-    """The last request, with the links it continues, oldest first (none when it does not chain);
-    `known` gets every logged response's output items that have an `id`, for `item_reference`.
+    """The request holding the conversation, with the links it continues, oldest first (none when
+    it sends the whole conversation); `known` gets every logged response's output items that have
+    an `id`, for `item_reference`.
 
-    Only the previous request is kept until a request chains onto a response; from then on,
-    every request with a logged response id is kept (each sends only what is new, so they hold
-    the conversation once). So is every request of a `conversation`, for the same reason.
-    Earlier requests are counted as skipped.
+    The request is the last of the chain ending latest among chains of two requests or more,
+    as for an Anthropic log (`chains`): a side request asked once (a title, a summary) that a
+    client sends after its agent's last one is not the conversation. A request continues the
+    one whose response its `previous_response_id` names, the one before it in its
+    `conversation`, or one whose whole `input` its own begins with (a client that resends the
+    conversation). Only the previous request is kept until a request chains onto a response;
+    from then on, every request with a logged response id is kept (each sends only what is new,
+    so they hold the conversation once). So is every request of a `conversation`, for the same
+    reason. The other requests are counted as skipped.
     """
     kept: dict[str, Link] = {}
     threads: dict[str, list[Link]] = {}
+    orders: dict[str, int] = {}  # a response's id, or a conversation's, -> its request's order
+    chains: Chains[tuple[int, object]] = Chains()
     chained = False
-    last: tuple[int, object] | None = None
-    seen = 0
     for number, value in _requests(entries):
-        seen += 1
-        last = (number, value)
         request, response = unwrap(value)
         if request is None:
             continue
@@ -340,29 +347,50 @@ def _last_with_chain(
         chained = chained or link.previous is not None
         if not chained:
             kept.clear()
+        thread = _conversation(request)
+        after = orders.get(link.previous or "") if thread is None else orders.get(thread)
+        order = len(chains.links)
+        given = request.get("input")
+        chains.add(number, given if isinstance(given, list) else [given], (number, value), after=after)
         response_id = field_of(response, "id")
         if isinstance(response_id, str):
             kept[response_id] = link
-        if (thread := _conversation(request)) is not None:
+            orders[response_id] = order
+        if thread is not None:
             threads.setdefault(thread, []).append(link)
+            orders[thread] = order
         known.update(_identified(field_of(response, "output")))
-    if last is None:
+    choice = chains.choice()
+    if choice is None:
         return None
-    request, _ = unwrap(last[1])
+    number, value = choice.payload
+    request, _ = unwrap(value)
     thread = _conversation(request)
-    chain = threads[thread][:-1] if thread is not None else _previous(request, kept, last[0], report)
-    if seen - 1 > len(chain):
-        report.skipped["earlier request"] += seen - 1 - len(chain)
-    if chain and thread is not None:
+    chain = threads[thread][:-1] if thread is not None else _previous(request, kept, number, report)
+    _tell(choice, len(chain), thread, report)
+    return number, value, tuple(chain)
+
+
+def _tell(choice: Choice[tuple[int, object]], replayed: int, thread: str | None, report: Report) -> None:
+    """Count the requests not taken (`replayed` of its chain are), and say which was taken."""
+    if choice.earlier > replayed:
+        report.skipped["earlier request"] += choice.earlier - replayed
+    if choice.others:
+        report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
         report.notes.append(
-            f"the last request continues {len(chain)} earlier request(s) of conversation {thread!r}; "
+            f"the conversation is the request at line {choice.line}: the last of the chain ending latest "
+            f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
+            f"{choice.chains} other chains (side requests, sub-agents) are skipped"
+        )
+    if replayed and thread is not None:
+        report.notes.append(
+            f"the last request continues {replayed} earlier request(s) of conversation {thread!r}; "
             "any items it held before the first logged request are not in the file"
         )
-    elif chain:
+    elif replayed:
         report.notes.append(
-            f"the last request continues {len(chain)} earlier request(s) by previous_response_id"
+            f"the last request continues {replayed} earlier request(s) by previous_response_id"
         )
-    return last[0], last[1], tuple(chain)
 
 
 def _conversation(request: object) -> str | None:
