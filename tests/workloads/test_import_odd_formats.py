@@ -86,3 +86,28 @@ def test_responses_a_side_request_after_the_agents_last_is_not_the_conversation(
         assert [m["role"] for m in imported.messages] == ["system", "user", "assistant", "tool", "assistant"]
         assert imported.messages[-1]["content"] == "One file: notes.txt."
         assert any("request outside the conversation" in w for w in imported.warnings)
+
+
+def test_responses_the_shell_and_apply_patch_tools_calls_are_replayed_with_their_results() -> None:
+    shell = {"type": "shell_call", "call_id": "call_sh", "action": {"commands": ["ls"], "timeout_ms": 1000}}
+    ran = {
+        "type": "shell_call_output",
+        "call_id": "call_sh",
+        "output": [{"stdout": "notes.txt\n", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}],
+    }
+    patch = {
+        "type": "apply_patch_call",
+        "call_id": "call_ap",
+        "operation": {"type": "update_file", "path": "notes.txt", "diff": "@@\n-old\n+new\n"},
+    }
+    applied = {"type": "apply_patch_call_output", "call_id": "call_ap", "status": "failed"}
+    applied["output"] = "no match"
+    items = [ASKED, shell, ran, patch, applied, _said("Done.")]
+    imported = import_lines(lines(_logged(items, [], "resp_1")), "requests.jsonl")
+    calls = [m["tool_calls"][0]["function"] for m in imported.messages if m.get("tool_calls")]
+    assert [c["name"] for c in calls] == ["shell", "apply_patch"]
+    assert json.loads(calls[1]["arguments"])["path"] == "notes.txt"
+    results = [m for m in imported.messages if m["role"] == "tool"]
+    assert [r["content"] for r in results] == ["notes.txt\n", "no match"]
+    assert results[1].get("is_error") is True
+    assert not imported.warnings

@@ -24,17 +24,20 @@ Mapping rules for items (also Codex's):
 - `function_call` items are calls of the assistant message they follow (an assistant message
   and the calls after it are one message, so parallel calls stay together); `custom_tool_call`
   is a call with arguments `{"input": "<its input>"}`; a built-in tool's call is a call of that
-  tool with its `action` (or `arguments`) as arguments: `local_shell_call` of `local_shell`,
-  `computer_call` of `computer`, `tool_search_call` of `tool_search` (Codex). A call into a
+  tool with its `action` (or `operation`, or `arguments`) as arguments: `local_shell_call` of
+  `local_shell`, `shell_call` of `shell`, `apply_patch_call` of `apply_patch`, `computer_call`
+  of `computer`, `tool_search_call` of `tool_search` (Codex). A call into a
   `namespace` (Codex offers each MCP server's tools as one, `mcp__<server>__`) is named as Codex
   names it where the namespace cannot stay apart (`flat_name`: `mcp__<server>__<tool>`, the name
   MCP tools had before namespaces), and so are the functions of a request's `namespace` tool.
 - `function_call_output`, `custom_tool_call_output`, `local_shell_call_output`,
-  `computer_call_output` and `tool_search_output` items are the results of their `call_id`s
-  (a `tool_search_output` without one answers the last tool search): the output string as
-  recorded, or an output of content parts read as a message's (text and `input_image` parts;
-  others counted), or a screenshot's image, or a structured output's; a tool search's result
-  is the JSON of the tools it found.
+  `shell_call_output`, `apply_patch_call_output`, `computer_call_output` and
+  `tool_search_output` items are the results of their `call_id`s (a `tool_search_output`
+  without one answers the last tool search): the output string as recorded, or an output of
+  content parts read as a message's (text and `input_image` parts; others counted), or a
+  screenshot's image, or a structured output's; a shell call's result is each command's stdout
+  and stderr, a patch's that `failed` an error; a tool search's result is the JSON of the tools
+  it found.
 - A call the server runs carries its output: `mcp_call` is a call of its `name` answered by its
   `output` (its `error`, an error result), `code_interpreter_call` a call of `code_interpreter`
   with its `code`, answered by its logs and images. Its assistant message ends there.
@@ -80,7 +83,15 @@ from ctxlab.workloads.importers.base import (
 from ctxlab.workloads.importers.chains import Chains, Choice
 
 CALLS = frozenset(
-    {"function_call", "custom_tool_call", "local_shell_call", "computer_call", "tool_search_call"}
+    {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "computer_call",
+        "tool_search_call",
+        "shell_call",
+        "apply_patch_call",
+    }
 )
 OUTPUTS = frozenset(
     {
@@ -89,6 +100,8 @@ OUTPUTS = frozenset(
         "local_shell_call_output",
         "computer_call_output",
         "tool_search_output",
+        "shell_call_output",
+        "apply_patch_call_output",
     }
 )
 ANSWERED = frozenset({"mcp_call", "code_interpreter_call"})
@@ -98,6 +111,8 @@ BUILT_IN = {
     "computer_call": "computer",
     "tool_search_call": "tool_search",
     "code_interpreter_call": "code_interpreter",
+    "shell_call": "shell",
+    "apply_patch_call": "apply_patch",
 }
 """The tool a built-in call item calls."""
 
@@ -109,8 +124,17 @@ def _arguments(kind: str, item: Mapping[str, Any]) -> tuple[str, object]:
     if kind == "code_interpreter_call":
         return BUILT_IN[kind], {"code": text_of(item.get("code"))}
     if kind in BUILT_IN:
-        return BUILT_IN[kind], item.get("action") or item.get("arguments") or {}
+        return BUILT_IN[kind], item.get("action") or item.get("operation") or item.get("arguments") or {}
     return flat_name(item.get("namespace"), item.get("name")), item.get("arguments") or "{}"
+
+
+def _shell_output(value: object) -> str:
+    """The text of a shell call's output: each command's stdout then stderr, a line apart (a
+    string output as recorded)."""
+    if not isinstance(value, list):
+        return text_of(value)
+    texts = (text_of(field_of(run, key)) for run in value for key in ("stdout", "stderr"))
+    return "\n".join(text for text in texts if text)
 
 
 def flat_name(namespace: object, name: object) -> str:
@@ -190,7 +214,10 @@ class ItemMapper:
             return tool(call_id, error if isinstance(error, str) else json.dumps(error), error=True)
         if kind == "code_interpreter_call":
             return tool(call_id, self._interpreter(item.get("outputs")))
-        return tool(call_id, self._output(item.get("output")))
+        if kind == "shell_call_output":
+            return tool(call_id, _shell_output(item.get("output")))
+        failed = kind == "apply_patch_call_output" and item.get("status") == "failed"
+        return tool(call_id, self._output(item.get("output")), error=failed)
 
     def _interpreter(self, outputs: object) -> str | list[Wire]:
         """A code interpreter's outputs: its logs as text, its images as image parts."""
