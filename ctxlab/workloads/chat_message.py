@@ -5,7 +5,9 @@ keys the importers write (`ctxlab.workloads.trace` maps the messages into a scri
 Invariants:
 - `developer` is read as `system`; any other role is refused with the roles allowed.
 - Calls are allowed on assistant messages only; their arguments are kept as the JSON text the
-  transcript wrote (an object given instead is written with `json.dumps`).
+  transcript wrote (an object given instead is written with `json.dumps`). A custom tool's call
+  (`type: custom`, its free-form `input` in place of arguments) is a call with arguments
+  `{"input": "<its input>"}`, as the Responses importer reads one.
 - An assistant message's `refusal` (what the Chat Completions API returns, content null, when a
   model declines) is text after its content: the model said it, and it was sent back.
 """
@@ -109,7 +111,21 @@ def _refusal(wire: Mapping[str, object]) -> tuple[Part, ...]:
     return (TextBlock(text=refusal),) if refusal else ()
 
 
+def _custom(item: object) -> object:
+    """A custom tool call's `custom` object as a function's: its input as `{"input": ...}`
+    arguments; any other call as it is."""
+    if not isinstance(item, Mapping) or item.get("type") != "custom" or "function" in item:
+        return item
+    custom = item.get("custom")
+    if not isinstance(custom, Mapping):
+        return item
+    given = custom.get("input")
+    arguments = json.dumps({"input": given}, ensure_ascii=False) if isinstance(given, str) else given
+    return {**item, "function": {"name": custom.get("name"), "arguments": arguments}}
+
+
 def _call(item: object, k: int) -> TraceCall:
+    item = _custom(item)
     function = item.get("function") if isinstance(item, Mapping) else None
     if not isinstance(item, Mapping) or not isinstance(function, Mapping):
         raise ValueError(f"tool_calls[{k}] must be an object with a 'function' object")

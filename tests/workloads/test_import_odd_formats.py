@@ -47,6 +47,18 @@ def test_chat_an_assistant_refusal_is_the_text_the_replay_sends_back(tmp_path: P
     assert {"role": "assistant", "content": "I can't help with that."} in sent
 
 
+def test_chat_a_custom_tools_call_is_replayed_with_its_input(tmp_path: Path) -> None:
+    patch = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch"
+    custom = {"id": "call_1", "type": "custom", "custom": {"name": "apply_patch", "input": patch}}
+    called = {"role": "assistant", "content": None, "tool_calls": [custom]}
+    answered = {"role": "tool", "tool_call_id": "call_1", "content": "Done."}
+    text = "\n".join(lines(SYSTEM, USER, called, answered, {"role": "assistant", "content": "Added."}))
+    sent = last_messages(tmp_path, "chat.jsonl", text)
+    (function,) = [c["function"] for m in sent for c in m.get("tool_calls") or []]
+    assert function["name"] == "apply_patch" and json.loads(function["arguments"]) == {"input": patch}
+    assert answered in sent
+
+
 # ---------------------------------------------------------------------------------------------
 # OpenAI Responses request logs
 
