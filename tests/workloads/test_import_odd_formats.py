@@ -123,3 +123,21 @@ def test_responses_the_shell_and_apply_patch_tools_calls_are_replayed_with_their
     assert [r["content"] for r in results] == ["notes.txt\n", "no match"]
     assert results[1].get("is_error") is True
     assert not imported.warnings
+
+
+def test_responses_a_response_logged_as_the_entry_after_its_request_answers_it(tmp_path: Path) -> None:
+    first, second = (
+        _logged([ASKED], [_call()], "resp_1"),
+        _logged([_output()], [_said("notes.txt")], "resp_2"),
+    )
+    second["request"]["previous_response_id"] = "resp_1"
+    log = [first["request"], {"object": "response", **first["response"]}]
+    log += [second["request"], {"object": "response", **second["response"]}]
+    sent = last_messages(tmp_path, "requests.jsonl", "\n".join(lines(*log)))
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
+    assert sent[2]["tool_calls"][0]["function"]["name"] == "ls"
+    orphan = {"object": "response", **second["response"]}
+    imported = tmp_path / "orphan.jsonl"
+    imported.write_text("\n".join(lines(first, orphan)), encoding="utf-8")
+    code, _, err = run_cli("import", str(imported), "--out", str(tmp_path / "out.jsonl"))
+    assert code == 2 and "orphan.jsonl:2: a Responses response that follows no request awaiting one" in err

@@ -48,7 +48,7 @@ from ctxlab.workloads.importers import (
     langgraph,
     openai_chat,
     openhands,
-    responses,
+    responses_log,
     swe_agent,
 )
 from ctxlab.workloads.importers.base import Entry, Reader, Report, Wire, json_entries
@@ -138,8 +138,8 @@ FORMATS: dict[str, Format] = {
         ),
         Format(
             name="openai-responses",
-            detect=lambda values: bool(values) and responses.is_responses_request(values[-1]),
-            read=responses.read_responses_log,
+            detect=responses_log.is_responses_log,
+            read=responses_log.read_responses_log,
         ),
         Format(
             name=OPENAI_CHAT,

@@ -7,7 +7,7 @@ Invariants:
   (a JSONL line, or the whole document of a single-JSON format) and by the one message an
   importer may hold back to merge (Claude Code lines sharing a `message.id`). What an importer
   keeps besides is small and says so: a request log's links of a chained conversation and its
-  responses' identified output items (`responses`), a session log's line ids (`claude_code`).
+  responses' identified output items (`responses_log`), a session log's line ids (`claude_code`).
 - A file is JSONL when its first non-blank line is a JSON value on its own; otherwise it is one
   JSON document, read whole (its entry is numbered with the line it starts on).
 - Every error is a `TraceError` naming the file and the line of the entry at fault.

@@ -1,21 +1,6 @@
-"""OpenAI Responses items (shared by Codex CLI rollouts) and OpenAI Responses API request logs,
-as OpenAI chat messages.
-
-A request log is a JSON request, a JSON list of requests, or JSONL with one request a line, each
-possibly wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`); the request
-holding the conversation (its `instructions` and `input`) is the last of the chain ending latest
-among chains of two requests or more, as in an Anthropic log (`chains`), so a side request a
-client sends after its agent's last (a title) is not taken for it; the others are counted and
-skipped, and a logged response's `output` items end it. A request that continues a response by
-`previous_response_id` sends only what is new: its conversation is the chain's requests' inputs,
-each followed by its response's output, oldest first (a chain onto a response the log does not
-hold is an error at that request's line); `instructions` and `tools` are the last request's, as
-the API does not carry them over. A request that adds to a `conversation` (an id, or `{id}`)
-sends only what is new too: its conversation is every logged request of that conversation, in
-order, each followed by its response's output (what the conversation held before the first
-logged one is not in the file, and a note says so). A request of a stored `prompt` (which may
-set the model and instructions) is a request too; the prompt's text is not in the log, as a
-note says.
+"""OpenAI Responses items, as OpenAI chat messages: what a Responses request log
+(`responses_log`), a Codex CLI rollout and a mini-swe-agent 2 trajectory of a Responses model
+hold.
 
 Mapping rules for items (also Codex's):
 - A `message` item (or an item with only `role` and `content`) is a message of its role;
@@ -61,10 +46,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlab.workloads.importers.anthropic import unwrap
 from ctxlab.workloads.importers.base import (
     Calls,
-    Entry,
     Report,
     Wire,
     assistant,
@@ -72,7 +55,6 @@ from ctxlab.workloads.importers.base import (
     content,
     field_of,
     image_part,
-    schema,
     system,
     text_of,
     text_only,
@@ -80,7 +62,6 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
-from ctxlab.workloads.importers.chains import Chains, Choice
 
 CALLS = frozenset(
     {
@@ -301,203 +282,3 @@ class ItemMapper:
             else:
                 self.report.skip(f"content part {kind!r}")
         return content(parts)
-
-
-def is_responses_request(value: object) -> bool:
-    """An OpenAI Responses request: `input`, with `model`, `instructions` or a stored `prompt`
-    (which may set both)."""
-    request, _ = unwrap(value[-1] if isinstance(value, list) and value else value)
-    if not request or "input" not in request:
-        return False
-    return bool({"model", "instructions", "prompt"} & request.keys())
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One logged request of a conversation chained with `previous_response_id`: its line, the
-    response it continues, and its own items (its input, then its response's output)."""
-
-    line: int
-    previous: str | None
-    items: tuple[Any, ...]
-
-
-def _link(number: int, request: Mapping[str, Any], response: object, report: Report) -> Link:
-    """A logged request's link.
-
-    Raises:
-        TraceError: its `input` is neither a string nor a list of items.
-    """
-    given = request.get("input")
-    if given is not None and not isinstance(given, str | list):
-        raise report.error(number, f"'input' must be a string or a list of items, got {type(given).__name__}")
-    items: list[Any] = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
-    if isinstance(response, Mapping):
-        items.extend(response.get("output") or [])
-    previous = request.get("previous_response_id")
-    return Link(number, previous if isinstance(previous, str) else None, tuple(items))
-
-
-def _requests(entries: Iterator[Entry]) -> Iterator[tuple[int, object]]:
-    for number, value in entries:
-        for item in value if isinstance(value, list) else [value]:
-            yield number, item
-
-
-def _last_with_chain(
-    entries: Iterator[Entry], report: Report, known: dict[str, Any]
-) -> tuple[int, object, tuple[Link, ...]] | None:
-    """The request holding the conversation, with the links it continues, oldest first (none when
-    it sends the whole conversation); `known` gets every logged response's output items that have
-    an `id`, for `item_reference`.
-
-    The request is the last of the chain ending latest among chains of two requests or more,
-    as for an Anthropic log (`chains`): a side request asked once (a title, a summary) that a
-    client sends after its agent's last one is not the conversation. A request continues the
-    one whose response its `previous_response_id` names, the one before it in its
-    `conversation`, or one whose whole `input` its own begins with (a client that resends the
-    conversation). Only the previous request is kept until a request chains onto a response;
-    from then on, every request with a logged response id is kept (each sends only what is new,
-    so they hold the conversation once). So is every request of a `conversation`, for the same
-    reason. The other requests are counted as skipped.
-    """
-    kept: dict[str, Link] = {}
-    threads: dict[str, list[Link]] = {}
-    orders: dict[str, int] = {}  # a response's id, or a conversation's, -> its request's order
-    chains: Chains[tuple[int, object]] = Chains()
-    chained = False
-    for number, value in _requests(entries):
-        request, response = unwrap(value)
-        if request is None:
-            continue
-        link = _link(number, request, response, report)
-        chained = chained or link.previous is not None
-        if not chained:
-            kept.clear()
-        thread = _conversation(request)
-        after = orders.get(link.previous or "") if thread is None else orders.get(thread)
-        order = len(chains.links)
-        given = request.get("input")
-        chains.add(number, given if isinstance(given, list) else [given], (number, value), after=after)
-        response_id = field_of(response, "id")
-        if isinstance(response_id, str):
-            kept[response_id] = link
-            orders[response_id] = order
-        if thread is not None:
-            threads.setdefault(thread, []).append(link)
-            orders[thread] = order
-        known.update(_identified(field_of(response, "output")))
-    choice = chains.choice()
-    if choice is None:
-        return None
-    number, value = choice.payload
-    request, _ = unwrap(value)
-    thread = _conversation(request)
-    chain = threads[thread][:-1] if thread is not None else _previous(request, kept, number, report)
-    _tell(choice, len(chain), thread, report)
-    return number, value, tuple(chain)
-
-
-def _tell(choice: Choice[tuple[int, object]], replayed: int, thread: str | None, report: Report) -> None:
-    """Count the requests not taken (`replayed` of its chain are), and say which was taken."""
-    if choice.earlier > replayed:
-        report.skipped["earlier request"] += choice.earlier - replayed
-    if choice.others:
-        report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
-        report.notes.append(
-            f"the conversation is the request at line {choice.line}: the last of the chain ending latest "
-            f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
-            f"{choice.chains} other chains (side requests, sub-agents) are skipped"
-        )
-    if replayed and thread is not None:
-        report.notes.append(
-            f"the last request continues {replayed} earlier request(s) of conversation {thread!r}; "
-            "any items it held before the first logged request are not in the file"
-        )
-    elif replayed:
-        report.notes.append(
-            f"the last request continues {replayed} earlier request(s) by previous_response_id"
-        )
-
-
-def _conversation(request: object) -> str | None:
-    """The id of the conversation a request adds to (`conversation`: an id or `{id}`), if any."""
-    thread = field_of(request, "conversation")
-    thread = field_of(thread, "id") if isinstance(thread, Mapping) else thread
-    return thread if isinstance(thread, str) else None
-
-
-def _previous(request: object, kept: dict[str, Link], line: int, report: Report) -> list[Link]:
-    """The links a request continues by `previous_response_id`, oldest first.
-
-    Raises:
-        TraceError: a link names a response the log does not hold.
-    """
-    chain: list[Link] = []
-    previous = field_of(request, "previous_response_id")
-    while isinstance(previous, str):
-        at = chain[-1].line if chain else line
-        if previous in kept and (kept[previous] in chain or kept[previous].line == line):
-            raise report.error(
-                at,
-                f"previous_response_id {previous!r} leads back to a request already in the chain, so "
-                "the chain loops; a request continues an earlier response only (are ids repeated?)",
-            )
-        if previous not in kept:
-            raise report.error(
-                at,
-                f"previous_response_id {previous!r} names no logged response; the conversation before it "
-                "is not in the file",
-            )
-        chain.append(kept[previous])
-        previous = kept[previous].previous
-    return chain[::-1]
-
-
-def _identified(items: object) -> Iterator[tuple[str, Any]]:
-    for item in items if isinstance(items, list) else []:
-        if isinstance(field_of(item, "id"), str):
-            yield item["id"], item
-
-
-def _tool_schemas(item: object, report: Report, namespace: object = None) -> None:
-    """The schemas of a request's tool: a function's, or each function's of a `namespace`
-    (named by `flat_name`); any other tool is counted."""
-    kind = field_of(item, "type")
-    if kind == "namespace" and namespace is None:
-        for inner in field_of(item, "tools") or []:
-            _tool_schemas(inner, report, field_of(item, "name"))
-        return
-    given = field_of(item, "name")
-    name = flat_name(namespace, given) if isinstance(given, str) and given else None
-    found = schema(name, field_of(item, "description"), field_of(item, "parameters"))
-    if found is None or kind != "function":
-        report.skip(f"tool of type {kind!r}")
-    else:
-        report.tools.append(found)
-
-
-def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The conversation of the last request of a log (see the module docstring)."""
-    known: dict[str, Any] = {}
-    found = _last_with_chain(entries, report, known)
-    if found is None:
-        return
-    number, value, chain = found
-    request, response = unwrap(value)
-    if request is None or "input" not in request:
-        raise report.error(number, "not an OpenAI Responses request: expected an object with 'input'")
-    for item in request.get("tools") or []:
-        _tool_schemas(item, report)
-    if isinstance(request.get("instructions"), str) and request["instructions"]:
-        yield system(request["instructions"])
-    if isinstance(request.get("prompt"), Mapping):
-        report.notes.append(
-            f"the request uses the stored prompt {field_of(request, 'prompt', 'id')!r}: its text is "
-            "not in the file, so the replay lacks what it adds (instructions, messages)"
-        )
-    mapper = ItemMapper(report, Calls(report), known=known)
-    for link in (*chain, _link(number, request, response, report)):
-        for item in link.items:
-            yield from mapper.item(item, link.line)
-    yield from mapper.flush()
