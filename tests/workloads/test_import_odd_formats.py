@@ -60,6 +60,31 @@ def test_chat_a_custom_tools_call_is_replayed_with_its_input(tmp_path: Path) -> 
 
 
 # ---------------------------------------------------------------------------------------------
+# SWE-agent and mini-swe-agent
+
+
+def test_swe_agent_a_string_part_is_text_and_an_audio_part_is_counted() -> None:
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+    asked = {"role": "user", "content": ["Fix the bug in ", {"type": "text", "text": "calc.py"}, audio]}
+    acted = {
+        "role": "assistant",
+        "content": "Look first.",
+        "thought": "Look first.",
+        "action": "ls",
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+    }
+    observed = {"role": "tool", "content": "calc.py", "tool_call_ids": ["call_1"]}
+    trajectory = {"history": [SYSTEM, asked, acted, observed], "info": {}}
+    imported = import_lines([json.dumps(trajectory)], "run.traj")
+    assert imported.format == "swe-agent"
+    assert imported.messages[1]["content"] == [
+        {"type": "text", "text": "Fix the bug in "},
+        {"type": "text", "text": "calc.py"},
+    ]
+    assert "skipped 1 × content part 'input_audio' (not replayed)" in imported.warnings
+
+
+# ---------------------------------------------------------------------------------------------
 # OpenAI Responses request logs
 
 

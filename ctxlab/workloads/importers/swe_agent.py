@@ -64,6 +64,8 @@ from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
 
 ACTION_TOOL = "swe_agent_action"
 BASH_BLOCK = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
+TEXT_PARTS = frozenset({"text", "input_text", "output_text", None})
+"""The types of a text part (litellm's, the Responses API's; none at all)."""
 OBSERVED = "<returncode>"
 """How mini-swe-agent's observation of a command begins (its templates' `action_observation`)."""
 
@@ -115,18 +117,24 @@ def _listed(value: object) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _body(value: object) -> str | list[Wire]:
-    """A message's content: a string, or text and image parts."""
-    if isinstance(value, list):
-        parts: list[Wire] = []
-        for item in value:
-            if isinstance(item, Mapping) and item.get("type") == "image_url":
-                url = item.get("image_url")
-                parts.append(image_part(str(url.get("url") if isinstance(url, Mapping) else url)))
-            elif isinstance(item, Mapping):
-                parts.append(text_part(text_of(item.get("text"))))
-        return content(parts)
-    return text_of(value)
+def _body(value: object, report: Report) -> str | list[Wire]:
+    """A message's content: a string, or text and image parts (a string, or a `TEXT_PARTS` part
+    with its `text`, is text); any other part (audio, a file) is counted."""
+    if not isinstance(value, list):
+        return text_of(value)
+    parts: list[Wire] = []
+    for item in value:
+        kind = field_of(item, "type")
+        if isinstance(item, str):
+            parts.append(text_part(item))
+        elif kind == "image_url":
+            url = field_of(item, "image_url")
+            parts.append(image_part(str(field_of(url, "url") if isinstance(url, Mapping) else url)))
+        elif kind in TEXT_PARTS and isinstance(field_of(item, "text"), str):
+            parts.append(text_part(item["text"]))
+        else:
+            report.skip(f"content part {kind!r}")
+    return content(parts)
 
 
 def read_swe_agent(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
@@ -161,7 +169,7 @@ def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool)
         yield from items.flush()
         role = message.get("role")
         if waiting is not None and role in {"user", "tool"} and not message.get("tool_call_ids"):
-            yield tool(calls.answer(waiting, number), _body(message.get("content")))
+            yield tool(calls.answer(waiting, number), _body(message.get("content"), report))
             waiting = None
             continue
         wires, waiting = _by_role(message, index, number, calls, mini=mini)
@@ -180,9 +188,9 @@ def _by_role(
     """The messages of one chat message, and the id of its text action when it has one."""
     role, report = message.get("role"), calls.report
     if role == "system":
-        return [system(text_only(_body(message.get("content")), report, "system"))], None
+        return [system(text_only(_body(message.get("content"), report), report, "system"))], None
     if role == "user":
-        return [user(_body(message.get("content")))], None
+        return [user(_body(message.get("content"), report))], None
     if role == "assistant":
         wire, waiting = _action(message, index, report, mini=mini)
         for item in wire.get("tool_calls", []):
@@ -207,7 +215,7 @@ def _in_responses_form(message: Mapping[str, Any]) -> bool:
 def _observation(message: Mapping[str, Any], index: int, calls: Calls, number: int) -> Iterator[Wire]:
     """The tool messages of an observation: its content for its first call, '' for the others."""
     ids = _listed(message.get("tool_call_ids")) or [message.get("tool_call_id")]
-    body = _body(message.get("content"))
+    body = _body(message.get("content"), calls.report)
     for k, call_id in enumerate(ids):
         yield tool(calls.answer(call_id, number), body if k == 0 else "")
     if len(ids) > 1:
@@ -224,7 +232,7 @@ def _thinking(blocks: object) -> str:
 def _action(message: Mapping[str, Any], index: int, report: Report, *, mini: bool) -> tuple[Wire, str | None]:
     """The assistant message of a step, and the id of its text action when it has one."""
     listed = _listed(message.get("tool_calls"))
-    text = text_only(_body(message.get("content")), report, "assistant")
+    text = text_only(_body(message.get("content"), report), report, "assistant")
     reasoning = text_of(message.get("reasoning_content")) or _thinking(message.get("thinking_blocks"))
     if listed:
         calls = []
