@@ -177,6 +177,29 @@ def test_codex_a_call_id_used_again_in_a_later_turn_keeps_that_calls_output(tmp_
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"] * 2
 
 
+def test_codex_a_call_id_used_again_after_an_unanswered_call_keeps_its_output_for_the_later_call(
+    tmp_path: Path,
+) -> None:
+    """A call interrupted before its output (Esc, then a new prompt) and a later call reusing its
+    id: the first read found "an output of `call_0`" and moved the later call's output up to the
+    interrupted call, leaving the call that ran it `aborted`."""
+    interrupted = _shell("call_0", "ls")[0]
+    rollout = _rollout(
+        _said("user", "List."), interrupted, _said("user", "Stop; print the folder instead."),
+        *_shell("call_0", "pwd"), _said("assistant", "Done."),
+    )  # fmt: skip
+    messages = imported(tmp_path, rollout)
+    roles = ["user", "assistant", "tool", "user", "assistant", "tool", "assistant"]
+    assert [m["role"] for m in messages] == roles
+    assert [m["content"] for m in messages if m["role"] == "tool"] == ["aborted", "ran pwd"]
+    assert [m["tool_calls"][0]["function"]["arguments"] for m in messages if "tool_calls" in m] == [
+        '{"command": ["ls"]}',
+        '{"command": ["pwd"]}',
+    ]
+    # Read once (a stream), the rollout gives the same conversation.
+    assert list(import_lines(iter(rollout.splitlines()), "rollout.jsonl").messages) == messages
+
+
 # ---------------------------------------------------------------------------------------------
 # Anthropic Messages request logs
 

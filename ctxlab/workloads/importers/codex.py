@@ -32,7 +32,10 @@ Mapping rules (items as in `responses`):
   a rollout read once (a stream) gives such a call `aborted` and counts the late output. A
   further output of a call that has its result is counted; but a call id used again by a call
   of a later batch (model servers other than OpenAI's may repeat ids) names that new call, whose
-  output is its result.
+  output is its result. So the first read tells the calls apart by their place too: an output
+  answers the latest call of its id before it, and a call whose id comes again before any
+  output of it (an interrupted call, then a call reusing its id) has no output anywhere and
+  gets `aborted`, the later call keeping its own.
 - A rollout of the first layout (mid-2025: a bare `{id, timestamp, instructions}` header, bare
   items, `{"record_type": "state"}` lines) is read as the same lines wrapped; its state lines
   are counted.
@@ -46,13 +49,13 @@ Mapping rules (items as in `responses`):
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
 from ctxlab.workloads.importers.base import Calls, Entry, Reader, Report, Wire, field_of, system, tool
-from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
+from ctxlab.workloads.importers.responses import ANSWERED, CALLS, OUTPUTS, ItemMapper
 
 SKIPPED = frozenset({"event_msg", "session_meta", "turn_context"})
 KINDS = SKIPPED | {"response_item", "compacted"}
@@ -85,21 +88,30 @@ def _is_bare(value: object) -> bool:
 def survey(entries: Iterator[Entry]) -> Reader:
     """The reader of a rollout whose lines `entries` gave once already: it knows which calls
     have an output anywhere in the rollout."""
-    return partial(read_codex, answered=frozenset(_output_ids(entries)))
+    return partial(read_codex, answered=frozenset(_answered_calls(entries)))
 
 
-def _output_ids(entries: Iterator[Entry]) -> Iterator[str]:
-    """The call ids of the rollout's outputs, in either layout; lines of other shapes give none
-    (reading them is `read_codex`'s)."""
+Use = tuple[str, int]
+"""A call told apart from other calls of its id: the id and how many calls of that id the
+rollout holds up to it (1 for the first)."""
+
+
+def _answered_calls(entries: Iterator[Entry]) -> Iterator[Use]:
+    """The calls of the rollout that have an output, in either layout: an output answers the
+    latest call of its id before it (a call id used again names the new call); an output before
+    any call of its id, and lines of other shapes, give none (reading them is `read_codex`'s)."""
+    uses: Counter[str] = Counter()
     for _, value in entries:
         item = value.get("payload") if isinstance(value, Mapping) and "payload" in value else value
-        call_id = field_of(item, "call_id")
-        if field_of(item, "type") in OUTPUTS and isinstance(call_id, str):
-            yield call_id
+        kind, call_id = field_of(item, "type"), field_of(item, "call_id")
+        if kind in CALLS or kind in ANSWERED:
+            uses[str(call_id or field_of(item, "id"))] += 1
+        elif kind in OUTPUTS and isinstance(call_id, str) and uses[call_id]:
+            yield call_id, uses[call_id]
 
 
 def read_codex(
-    entries: Iterator[Entry], report: Report, answered: frozenset[str] = frozenset()
+    entries: Iterator[Entry], report: Report, answered: frozenset[Use] = frozenset()
 ) -> Iterator[Wire]:
     """The conversation of a rollout (see the module docstring); `answered`, when a first read
     found them, are the calls with an output anywhere in the rollout.
@@ -162,7 +174,7 @@ def _messages(
     yield from mapper.flush()
 
 
-def _answered(messages: Iterator[Wire], report: Report, answered: frozenset[str]) -> Iterator[Wire]:
+def _answered(messages: Iterator[Wire], report: Report, answered: frozenset[Use]) -> Iterator[Wire]:
     """The messages with one result for each call (see the module docstring); `answered` holds
     the calls with an output anywhere in the rollout (empty when it could be read once only)."""
     answers = _Answers(report, answered)
@@ -180,14 +192,17 @@ def _answered(messages: Iterator[Wire], report: Report, answered: frozenset[str]
 class _Answers:
     """The calls of the last batch waiting for their results, and the messages held back until
     the late outputs of that batch come (`expected`); `done` maps each call with its result to
-    whether that result is Codex's `aborted`.
+    whether that result is Codex's `aborted`; `uses` counts the calls of each id so far, which
+    tells a call from an earlier one of its id (`Use`).
 
     Invariant: memory holds the call ids and the messages between a batch and its last late
     output, never more of the rollout."""
 
     report: Report
-    answered: frozenset[str]
-    waiting: dict[str, None] = field(default_factory=dict)
+    answered: frozenset[Use]
+    waiting: dict[str, int] = field(default_factory=dict)
+    """The calls of the last batch, each with its use of its id."""
+    uses: Counter[str] = field(default_factory=Counter)
     expected: dict[str, None] = field(default_factory=dict)
     held: list[Wire] = field(default_factory=list)
     done: dict[str, bool] = field(default_factory=dict)
@@ -227,7 +242,7 @@ class _Answers:
     def _next_batch(self, message: Wire) -> Iterator[Wire]:
         """A message after a batch: its calls without output get `aborted`, unless their output
         comes later, which holds the message back until it has come."""
-        late = {call_id: None for call_id in self.waiting if call_id in self.answered}
+        late = {call_id: None for call_id, use in self.waiting.items() if (call_id, use) in self.answered}
         for call_id in self.waiting:
             if call_id not in late:
                 yield self._abort(call_id)
@@ -239,8 +254,9 @@ class _Answers:
                     f"call {call_id!r}'s output comes after a later message: replayed after the call"
                 )
             return
-        self.waiting = dict.fromkeys(c["id"] for c in message.get("tool_calls", ()))
-        for call_id in self.waiting:
+        for call_id in (c["id"] for c in message.get("tool_calls", ())):
+            self.uses[call_id] += 1
+            self.waiting[call_id] = self.uses[call_id]
             self.done.pop(call_id, None)  # a call id used again is a new call, awaiting its own output
         yield message
 
