@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -213,6 +215,19 @@ def test_arguments_that_are_not_a_json_object_reach_the_anthropic_view_whole_und
         reply = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="t", input=arguments),))
         (turn,) = to_anthropic([reply])[1]
         assert turn["content"][0]["input"] == {"raw": arguments}
+
+
+def test_arguments_holding_nan_or_infinity_reach_the_anthropic_view_whole_under_raw() -> None:
+    """Python's `json.dumps` writes NaN and infinities bare, and a transcript written so holds
+    them; read as an object they made the recorded Anthropic request invalid JSON."""
+    for arguments in ('{"x": NaN}', '{"x": [Infinity]}', '{"x": {"y": -Infinity}}'):
+        reply = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="t", input=arguments),))
+        (turn,) = to_anthropic([reply])[1]
+        assert turn["content"][0]["input"] == {"raw": arguments}
+        json.dumps(turn, allow_nan=False)
+    # A string that spells one is JSON.
+    reply = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="t", input='{"x": "NaN"}'),))
+    assert to_anthropic([reply])[1][0]["content"][0]["input"] == {"x": "NaN"}
 
 
 def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:

@@ -4,6 +4,7 @@ no results folder left behind, never a traceback."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,49 @@ def test_arguments_nested_as_deep_as_models_write_them_are_replayed(tmp_path: Pa
         ]
         == arguments
     )
+
+
+NOT_FINITE = {"x": float("nan"), "range": [float("inf"), -float("inf")]}
+"""Call input as Python's `json.dumps` writes it: `NaN`, `Infinity`, `-Infinity`, which strict
+JSON has not."""
+
+
+def _strict(line: str) -> Any:
+    def refuse(constant: str) -> object:
+        raise AssertionError(f"{constant} in {line[:200]}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_call_input_holding_nan_or_infinity_is_replayed_and_every_request_is_strict_json(
+    tmp_path: Path, wire: str
+) -> None:
+    """A Python agent's log holds them where the model wrote such a number (json.loads reads it
+    and json.dumps writes it back); the recorded Anthropic request wrote the input's NaN bare,
+    which no JSON reader takes. The arguments stay the text the agent wrote."""
+    arguments = json.dumps(NOT_FINITE)
+    assert "NaN" in arguments and "-Infinity" in arguments
+    text = "\n".join(lines(*_called(arguments))) + "\n"
+    assert imported(tmp_path, text)[1]["tool_calls"][0]["function"]["arguments"] == arguments
+    results = tmp_path / "results"
+    code, _, err = run_cli("replay", str(tmp_path / "odd.jsonl"), "--out", str(results), "--quiet",
+                           "--no-plots", "--record-requests", "--wire", wire)  # fmt: skip
+    assert code == 0, err
+    (recorded,) = (results / "odd" / "requests").iterdir()
+    requests = [_strict(line) for line in gzip.decompress(recorded.read_bytes()).decode("utf-8").splitlines()]
+    last = requests[-1]["messages"]
+    if wire == "anthropic":
+        (called,) = [
+            b for m in last if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_use"
+        ]
+        assert called["input"] == {"raw": arguments}
+    else:
+        (called,) = [c for m in last for c in m.get("tool_calls", [])]
+        assert called["function"]["arguments"] == arguments
+    for written in (results / "odd").iterdir():
+        if written.suffix in {".json", ".csv"}:
+            assert "NaN" not in written.read_text(encoding="utf-8"), written.name
 
 
 def test_import_refuses_a_message_replay_would_refuse_at_its_entry(tmp_path: Path) -> None:

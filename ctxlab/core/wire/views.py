@@ -11,7 +11,8 @@ Invariants:
   such thinking alone is still not sent.
 - `to_anthropic` yields `(system, messages)` the Messages API accepts in form: strictly
   alternating roles, no empty turn or blank text, tool results and user text sharing user turns
-  (results first), calls as `tool_use` blocks (input always an object) of assistant turns.
+  (results first), calls as `tool_use` blocks (input always an object, and strict JSON: no
+  `NaN` or `Infinity`) of assistant turns.
 - `from_openai(to_openai(x))` keeps every text, call and result in order (see `events`); thinking
   is dropped and hints come back as user text.
 """
@@ -217,12 +218,20 @@ def _source(url: str) -> Wire:
 
 
 def _arguments(raw: str) -> dict[str, object]:
-    """A call's input object; arguments that are not a JSON object are kept whole under `raw`."""
+    """A call's input object; arguments that are not a JSON object are kept whole under `raw`.
+    They are read as strict JSON: `NaN`, `Infinity` and `-Infinity` (which Python's `json.dumps`
+    writes, and a transcript may hold) are not JSON, and an input holding one would make the
+    request invalid JSON, so such arguments are kept whole under `raw` too, as the agent wrote
+    them."""
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = json.loads(raw, parse_constant=_not_json)
+    except ValueError:  # json.JSONDecodeError, or a constant strict JSON forbids
         return {"raw": raw}
     return value if isinstance(value, dict) else {"raw": raw}
+
+
+def _not_json(constant: str) -> object:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def to_anthropic(messages: Sequence[Message]) -> tuple[str, list[Wire]]:
