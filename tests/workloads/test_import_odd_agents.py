@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ctxlab.workloads.importers import import_lines
 from ctxlab.workloads.importers.claude_branches import COPY
 from tests.workloads.importing import claude_line, claude_prompt, lines
@@ -139,6 +141,61 @@ def test_claude_code_one_uuid_on_two_different_lines_is_still_replayed_as_writte
         {"role": "assistant", "content": "One file."},
         {"role": "assistant", "content": "Two."},
     )
+
+
+SEARCH = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "release"}}
+FOUND = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_1",
+    "content": [
+        {"type": "web_search_result", "title": "1.0", "url": "https://x.test/r", "encrypted_content": "E"}
+    ],
+}
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["a-line-a-block", "one-line"])
+def test_claude_code_a_server_tools_call_is_answered_at_its_place_as_in_request_logs(
+    tmp_path: Path, streamed: bool
+) -> None:
+    """A tool the API ran within the answer (web search) writes its call and its result in the
+    assistant message; both were counted and dropped, so the search's text never reached the
+    replayed context. As in a request log, the message is split at the result."""
+    bash = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    blocks = [
+        {"type": "text", "text": "Searching."},
+        SEARCH,
+        FOUND,
+        {"type": "text", "text": "In May."},
+        bash,
+    ]
+    answer = [
+        claude_line("assistant", f"a{k}", f"a{k - 1}" if k else "p1",
+                    message={"id": "m1", "role": "assistant", "content": [block] if streamed else blocks})
+        for k, block in enumerate(blocks if streamed else [None])
+    ]  # fmt: skip
+    last = answer[-1]["uuid"]
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}
+    log = [
+        claude_prompt("p1", None, "When was it released?"),
+        *answer,
+        claude_line("user", "r1", last, message={"role": "user", "content": [result]}),
+        _claude_answer("a9", "r1", "Done."),
+    ]
+    searched = {"id": "srvtoolu_1", "type": "function",
+                "function": {"name": "web_search", "arguments": '{"query": "release"}'}}  # fmt: skip
+    listed = {
+        "id": "toolu_1",
+        "type": "function",
+        "function": {"name": "Bash", "arguments": '{"command": "ls"}'},
+    }
+    assert imported(tmp_path, "\n".join(lines(*log)) + "\n") == [
+        {"role": "user", "content": "When was it released?"},
+        {"role": "assistant", "content": "Searching.", "tool_calls": [searched]},
+        {"role": "tool", "tool_call_id": "srvtoolu_1", "content": "1.0\n\nhttps://x.test/r"},
+        {"role": "assistant", "content": "In May.", "tool_calls": [listed]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "a.py"},
+        {"role": "assistant", "content": "Done."},
+    ]
 
 
 # ---------------------------------------------------------------------------------------------

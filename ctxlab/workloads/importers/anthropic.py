@@ -31,11 +31,11 @@ Mapping rules (also Claude Code's):
   an image or document given by `file_id`, and a `container_upload` carry no text the lab can
   replay: they are counted and skipped.
 
-Request logs only (Claude Code logs have no server tools): a tool the API runs within one
-response (`server_tool_use`, `mcp_tool_use`) is a call, and its result block (`mcp_tool_result`,
-`web_search_tool_result` and the other `*_tool_result` blocks) is the call's tool message at its
-place, so the assistant message is split there: the text and calls before the result, the result,
-then the rest as the next assistant message. A result's text is its text blocks, a web search
+A tool the API runs within one response (`server_tool_use`, `mcp_tool_use`) is a call, and its
+result block (`mcp_tool_result`, `web_search_tool_result` and the other `*_tool_result` blocks) is
+the call's tool message at its place, so the assistant message is split there: the text and calls
+before the result, the result, then the rest as the next assistant message (`Answer`; a Claude
+Code answer streamed over several lines is split alike). A result's text is its text blocks, a web search
 result's title and URL (its `encrypted_content` is opaque, noted), a web fetch's document, or the
 JSON of any other structured result; an `*_error` result or `is_error` makes it an error result.
 """
@@ -128,26 +128,50 @@ def assistant_messages(value: object, calls: Calls, report: Report, line: int | 
     tool call that has its result within it (see the module docstring). Every result follows
     the message that holds its call (or the results alone, when the call closed an earlier
     message); an empty message is one empty assistant message."""
-    if not isinstance(value, list):
-        parts = AssistantParts()
-        add_assistant_blocks(parts, value, calls, report)
-        yield parts.wire()
-        return
-    parts, given = AssistantParts(), False
-    for block in value:
-        kind = field_of(block, "type")
-        if kind in SERVER_CALLS:
-            call_id = calls.declare(str(field_of(block, "id")))
-            parts.calls.append(call(call_id, str(field_of(block, "name")), field_of(block, "input") or {}))
-        elif _is_server_result(kind):
-            if not parts.empty():
-                yield parts.wire()
-            parts, given = AssistantParts(), True
-            yield _server_result(block, calls, report, line)
-        else:
-            add_assistant_blocks(parts, [block], calls, report)
-    if not (parts.empty() and given):
-        yield parts.wire()
+    answer = Answer(calls, report)
+    yield from answer.add(value, line)
+    yield from answer.rest()
+
+
+@dataclass(slots=True)
+class Answer:
+    """An assistant message read block by block (a request log's in one go, a Claude Code
+    answer line by line), split after each server tool's result: `parts` is the message still
+    being built, `split` whether a result closed an earlier part.
+
+    Invariant: a server tool's result comes right after the message holding its call."""
+
+    calls: Calls
+    report: Report
+    parts: AssistantParts = field(default_factory=AssistantParts)
+    split: bool = False
+
+    def add(self, value: object, line: int | None) -> Iterator[Wire]:
+        """The messages content `value` (a string or blocks) completes: before each server tool's
+        result, the message built so far (when it holds anything), then the result."""
+        if not isinstance(value, list):
+            add_assistant_blocks(self.parts, value, self.calls, self.report)
+            return
+        for block in value:
+            kind = field_of(block, "type")
+            if kind in SERVER_CALLS:
+                call_id = self.calls.declare(str(field_of(block, "id")))
+                self.parts.calls.append(
+                    call(call_id, str(field_of(block, "name")), field_of(block, "input") or {})
+                )
+            elif _is_server_result(kind):
+                if not self.parts.empty():
+                    yield self.parts.wire()
+                self.parts, self.split = AssistantParts(), True
+                yield _server_result(block, self.calls, self.report, line)
+            else:
+                add_assistant_blocks(self.parts, [block], self.calls, self.report)
+
+    def rest(self) -> Iterator[Wire]:
+        """The message still being built: none when a server tool's result closed the answer and
+        nothing came after it."""
+        if not (self.parts.empty() and self.split):
+            yield self.parts.wire()
 
 
 def _server_result(block: object, calls: Calls, report: Report, line: int | None) -> Wire:

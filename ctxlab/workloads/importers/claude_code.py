@@ -15,7 +15,9 @@ run locally and its output (`subtype: local_command`); further bookkeeping kinds
 Mapping rules (content blocks as in `anthropic`):
 - Assistant lines that share a `message.id` are one message: Claude Code writes one line per
   content block of a streamed response, and the tool results of its first calls may come
-  between them; those results follow the merged message.
+  between them; those results follow the merged message. A tool the API ran within the answer
+  (`server_tool_use`, such as web search) is a call answered by its result block at its place,
+  the answer split there, as in a request log (`anthropic.Answer`).
 - Sub-agent lines (`isSidechain: true`) stay out of the main conversation: they are the
   sub-agent's own transcript, whose outcome the main conversation receives as its tool's result.
   A file whose first conversation line is a sub-agent's (Claude Code keeps each sub-agent's
@@ -181,7 +183,7 @@ def _conversation(
         if message is None:
             continue
         if value["type"] == "assistant":
-            yield from replay.assistant(message)
+            yield from replay.assistant(message, number)
         else:
             yield from replay.user(message, number)
     yield from replay.finish()

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ctxlab.workloads.importers.anthropic import AssistantParts, add_assistant_blocks, user_blocks
+from ctxlab.workloads.importers.anthropic import Answer, user_blocks
 from ctxlab.workloads.importers.base import Calls, Report, Wire, field_of
 
 UNRENDERED = (
@@ -35,25 +35,29 @@ class Replay:
 
     def __init__(self, report: Report) -> None:
         self.report, self.calls = report, Calls(report)
-        self.pending: tuple[str, AssistantParts] | None = None  # an answer still streaming
+        self.pending: tuple[str, Answer] | None = None  # an answer still streaming
         self.held: list[Wire] = []  # results that came between lines of the pending answer
         self.waiting: list[tuple[str, list[Wire]]] = []  # attachment texts, by attachment kind
         self.last: Wire | None = None  # the last message given
         self.unrendered = False
 
-    def assistant(self, message: Mapping[str, Any]) -> Iterator[Wire]:
-        """An assistant line: one more block of the pending answer, or a new answer."""
+    def assistant(self, message: Mapping[str, Any], number: int) -> Iterator[Wire]:
+        """An assistant line: one more block of the pending answer, or a new answer. A server
+        tool's result closes the message holding its call, which the results held so far then
+        follow, before that result (`anthropic.Answer`)."""
         mid = message.get("id")
         if self.pending is not None and mid is not None and self.pending[0] == mid:
             self._drop_waiting("sent within a reply")
-            add_assistant_blocks(self.pending[1], message.get("content"), self.calls, self.report)
-            return
-        yield from self._release()
-        parts = AssistantParts()
-        add_assistant_blocks(parts, message.get("content"), self.calls, self.report)
-        self.pending = (str(mid), parts) if mid is not None else None
-        if self.pending is None:
-            yield from self._give([parts.wire()])
+        else:
+            yield from self._release()
+            self.pending = (str(mid), Answer(self.calls, self.report))
+        for wire in self.pending[1].add(message.get("content"), number):
+            yield from self._give([wire])
+            if wire["role"] == "assistant":  # the results of its calls that came between its lines
+                yield from self._give(self.held)
+                self.held = []
+        if mid is None:
+            yield from self._flush()
 
     def user(self, message: Mapping[str, Any], number: int) -> Iterator[Wire]:
         """A user line: results of the pending answer, or a prompt (and the results before it)."""
@@ -94,7 +98,7 @@ class Replay:
         if self.held:
             return False
         if self.pending is not None:
-            return not self.pending[1].calls
+            return not self.pending[1].parts.calls
         return (
             self.last is None
             or self.last["role"] == "user"
@@ -108,7 +112,7 @@ class Replay:
 
     def _flush(self) -> Iterator[Wire]:
         if self.pending is not None:
-            yield from self._give([self.pending[1].wire()])
+            yield from self._give(list(self.pending[1].rest()))
         yield from self._give(self.held)
         self.held = []
         self.pending = None
