@@ -341,3 +341,89 @@ def test_a_transcript_of_results_alone_is_not_said_to_hold_a_system_prompt(tmp_p
     code, _, err = run_cli("replay", str(source), "--out", str(tmp_path / "results"), "--quiet")
     assert code == 2
     assert "odd.jsonl:1: the transcript has only tool results that answer no call; there is nothing" in err
+
+
+def _classic_call(event_id: int, response: str, *call_ids: str) -> list[dict[str, Any]]:
+    """A classic OpenHands `run` action for each call of one model response."""
+    calls = [
+        {
+            "id": c,
+            "type": "function",
+            "function": {"name": "execute_bash", "arguments": '{"command": "make"}'},
+        }
+        for c in call_ids
+    ]
+    model = {"id": response, "choices": [{"message": {"content": "Running.", "tool_calls": calls}}]}
+    return [
+        {"id": event_id + k, "source": "agent", "action": "run", "args": {"command": "make"},
+         "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": c, "model_response": model}}
+        for k, c in enumerate(call_ids)
+    ]  # fmt: skip
+
+
+def _classic_output(event_id: int, call_id: str) -> dict[str, Any]:
+    metadata = {"function_name": "execute_bash", "tool_call_id": call_id, "model_response": {}}
+    return {"id": event_id, "source": "agent", "observation": "run", "content": f"ran {call_id}",
+            "tool_call_metadata": metadata}  # fmt: skip
+
+
+def _said(event_id: int, source: str, text: str) -> dict[str, Any]:
+    return {"id": event_id, "source": source, "action": "message", "args": {"content": text}}
+
+
+def _calls(*call_ids: str) -> dict[str, Any]:
+    arguments = '{"command": "make"}'
+    listed = [
+        {"id": c, "type": "function", "function": {"name": "execute_bash", "arguments": arguments}}
+        for c in call_ids
+    ]
+    return {"role": "assistant", "content": "Running.", "tool_calls": listed}
+
+
+def test_an_openhands_message_sent_while_calls_await_their_results_goes_before_them(tmp_path: Path) -> None:
+    """A user's message typed while the agent's commands ran is recorded between the calls and
+    their observations; it was replayed there, between a call and its result (the protocol
+    broken in the imported file, and a request the session never made in the replay). OpenHands
+    holds the calls' message until all its results are in, and sends what came meanwhile first."""
+    events = [
+        _said(0, "user", "Build it."),
+        *_classic_call(1, "r1", "call_1", "call_2"),
+        _said(3, "user", "Then run the tests."),
+        _classic_output(4, "call_2"),
+        _classic_output(5, "call_1"),
+        _said(6, "agent", "Built; testing next."),
+    ]
+    source = tmp_path / "in"
+    source.mkdir()
+    assert imported(source, json.dumps(events), name="events.json") == [
+        {"role": "user", "content": "Build it."},
+        {"role": "user", "content": "Then run the tests."},
+        _calls("call_1", "call_2"),
+        {"role": "tool", "tool_call_id": "call_1", "content": "ran call_1"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "ran call_2"},
+        {"role": "assistant", "content": "Built; testing next."},
+    ]
+    # A call that never gets its observation (an interrupted command) is not waited for.
+    cut = [events[0], *_classic_call(9, "r0", "call_0"), *events[1:]]
+    messages = import_lines([json.dumps(cut)], "events.json").messages
+    assert [m["role"] for m in messages] == [
+        "user",
+        "assistant",
+        *["user", "assistant", "tool", "tool", "assistant"],
+    ]
+    assert messages[1]["tool_calls"][0]["id"] == "call_0"
+
+
+def test_an_openhands_sdk_message_sent_while_a_call_awaits_its_result_goes_before_it(tmp_path: Path) -> None:
+    """The SDK sends its events in order, a user's message between a call and its result, which
+    no provider takes; the replay puts it before the call, as the classic agent does."""
+    events = _sdk_events()
+    (at,) = [k for k, e in enumerate(events) if e.get("kind") == "ObservationEvent"]
+    typed = {"role": "user", "content": [{"type": "text", "text": "Also list hidden files."}]}
+    events.insert(at, {"id": "u2", "source": "user", "kind": "MessageEvent", "llm_message": typed})
+    plain = import_lines([json.dumps(_sdk_events())], "events.json").messages
+    (call_at,) = [k for k, m in enumerate(plain) if m.get("tool_calls")]
+    expected = [*plain[:call_at], {"role": "user", "content": "Also list hidden files."}, *plain[call_at:]]
+    assert imported(tmp_path, json.dumps(events), name="events.json") == expected
+    imported_ = import_lines([json.dumps(events)], "events.json")
+    assert any("replayed before the calls' message" in w for w in imported_.warnings)

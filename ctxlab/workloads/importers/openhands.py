@@ -17,6 +17,10 @@ Mapping rules:
   own call (its `function_name`, `tool_call_id` and `args`) is used.
 - An observation with `tool_call_metadata` is the result of that call: its raw `content`, with
   no added exit-code line (an `error` observation is an error result).
+- A response's message waits for the results of its calls (`batches`): what came between a call
+  and its observation (a message the user typed while a command ran) is replayed before the
+  calls' message, whose results follow it at once in the order of its calls, as OpenHands sends
+  them; a call with no observation anywhere is not waited for.
 - An agent `message` action without metadata is assistant text.
 - What the user did in the session's terminal (a user `run` action, and the `run` observation
   without a call that holds its output) is user text: the command, then its output (OpenHands
@@ -37,7 +41,9 @@ prompt's `dynamic_context` follows the prompt, and a message's `extended_content
 (images kept), as the SDK sends them; an observation's result is its raw `output` (or its
 `content` text), an error when the observation says so, its images kept; an agent error or a
 user's rejection is the error result of its call; the instruction is the first user message,
-placed first when the history has none before the agent acts. Events the SDK never converts to
+placed first when the history has none before the agent acts; what came between a call and its
+observation goes before the calls' message, as above (the SDK sends it between them, where the
+protocol has no room for it). Events the SDK never converts to
 LLM messages (conversation errors, hook runs, token and completion logs, security analyses,
 interrupts, state updates) are skipped and counted, as are condensations.
 """
@@ -67,6 +73,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
+from ctxlab.workloads.importers.batches import held_until_answered
 
 SKIPPED_ACTIONS = frozenset(
     {"recall", "change_agent_state", "condensation", "condensation_request", "null", "pause", "resume"}
@@ -136,7 +143,8 @@ def read_openhands(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
 def _dispatch(events: Sequence[Any], number: int, report: Report, instruction: str | None) -> Iterator[Wire]:
     """Events with a `kind` are the agent SDK's; the others the classic event stream's."""
     sdk = bool(events) and isinstance(events[0], Mapping) and "kind" in events[0]
-    yield from (_sdk_events if sdk else _events)(events, number, report, instruction)
+    messages = (_sdk_events if sdk else _events)(events, number, report, instruction)
+    yield from held_until_answered(list(messages), report)
 
 
 def _events(events: Sequence[Any], number: int, report: Report, instruction: str | None) -> Iterator[Wire]:
