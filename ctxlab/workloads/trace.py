@@ -267,6 +267,33 @@ class _Mapper:
         )
 
 
+@dataclass(slots=True)
+class Replayable:
+    """Whether the messages seen so far, by role, give the replay a turn: a user or assistant
+    message, or a system message after one that is not (`_Mapper.feed` makes a turn of exactly
+    these). It holds three flags, so a stream of any length is judged in constant memory;
+    `map_stream` refuses by it, and so does an import (`ctxlab.workloads.importers`), with the
+    same words."""
+
+    started: bool = False
+    turn: bool = False
+    results: bool = False
+
+    def see(self, role: str) -> None:
+        """Take the next message's role (a `TraceMessage`'s: `developer` read as `system`)."""
+        self.turn = self.turn or role in {"user", "assistant"} or (role == "system" and self.started)
+        self.started = self.started or role != "system"
+        self.results = self.results or role == "tool"
+
+    def refusal(self) -> str | None:
+        """Why there is nothing to replay, or None when there is a turn. Without a turn no call
+        was made, so every tool result answers none."""
+        if self.turn:
+            return None
+        held = "only tool results that answer no call" if self.results else "only a system prompt"
+        return f"the transcript has {held}; there is nothing to replay"
+
+
 def _sent(found: tuple[Violation, ...], at: int, calls: frozenset[str]) -> tuple[Violation, ...]:
     """`found` without the dangling calls of the batch that closes the transcript (message `at`):
     the session stopped before their results (a final submit, an interrupted run), so no request
@@ -306,7 +333,7 @@ def map_stream(
         Exception: `fail(label, why)` for the first message that is not one, or at the first
             message when no message is a user's or the agent's.
     """
-    mapper = _Mapper()
+    mapper, replayable = _Mapper(), Replayable()
     first: list[int] = []  # the first message's label, for a transcript with nothing to replay
     last_batch: list[tuple[int, frozenset[str]]] = []  # the closing calls, while only results follow
 
@@ -317,6 +344,7 @@ def map_stream(
             except ValueError as error:
                 raise fail(label, str(error)) from None
             mapper.feed(message, index)
+            replayable.see(message.role)
             if not first:
                 first.append(label)
             if message.calls:
@@ -328,9 +356,9 @@ def map_stream(
     found = tuple(violations(mapped(), rules))
     if last_batch:
         found = _sent(found, *last_batch[0])
-    if not mapper.turns:  # then every note is of a dropped result: no call was ever made
-        held = "only tool results that answer no call" if mapper.notes else "only a system prompt"
-        raise fail(first[0] if first else 1, f"the transcript has {held}; there is nothing to replay")
+    refusal = replayable.refusal()
+    if refusal is not None:
+        raise fail(first[0] if first else 1, refusal)
     return TraceWorkload(
         script=mapper.script(tools), source_violations=found, name=name, notes=tuple(mapper.notes)
     )
@@ -359,6 +387,7 @@ def map_wire(
 __all__ = [
     "JOIN",
     "JsonLine",
+    "Replayable",
     "TraceError",
     "TraceWorkload",
     "file_lines",

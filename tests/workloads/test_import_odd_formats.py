@@ -166,3 +166,25 @@ def test_responses_a_response_logged_as_the_entry_after_its_request_answers_it(t
     imported.write_text("\n".join(lines(first, orphan)), encoding="utf-8")
     code, _, err = run_cli("import", str(imported), "--out", str(tmp_path / "out.jsonl"))
     assert code == 2 and "orphan.jsonl:2: a Responses response that follows no request awaiting one" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# What replay refuses, import refuses
+
+
+def test_import_refuses_with_replays_words_a_transcript_with_nothing_to_replay(tmp_path: Path) -> None:
+    answered = {"role": "tool", "tool_call_id": "call_1", "content": "notes.txt"}
+    nothing = {
+        "system.jsonl": lines(SYSTEM),
+        "developer.json": [json.dumps([{"role": "developer", "content": "You list files."}])],
+        "results.jsonl": lines(SYSTEM, answered),
+        "empty-input.jsonl": lines({"model": "gpt-5", "instructions": "You list files.", "input": []}),
+        "null-input.jsonl": lines({"model": "gpt-5", "instructions": "You list files.", "input": None}),
+    }
+    for name, text in nothing.items():
+        source, out = tmp_path / name, tmp_path / f"{name}.out.jsonl"
+        source.write_text("\n".join(text) + "\n", encoding="utf-8")
+        code, _, err = run_cli("import", str(source), "--out", str(out))
+        replayed, _, refused = run_cli("replay", str(source), "--out", str(tmp_path / "runs"), "--quiet")
+        assert (code, replayed) == (2, 2) and not out.exists(), (name, err)
+        assert f"{name}:1: the transcript has only" in err and err.strip() in refused, (err, refused)

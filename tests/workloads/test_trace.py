@@ -16,6 +16,7 @@ from ctxlab.core.wire.protocol import RULES, violations
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.workloads.trace import (
     JOIN,
+    Replayable,
     TraceError,
     load_tools,
     map_wire,
@@ -350,6 +351,29 @@ def test_blank_lines_are_skipped_and_empty_files_refused(tmp_path: Path) -> None
         read_trace(tmp_path / "system.jsonl")
     with pytest.raises(TraceError, match=r"missing\.jsonl: cannot read the transcript"):
         read_trace(tmp_path / "missing.jsonl")
+
+
+_BY_ROLE: dict[str, dict[str, Any]] = {
+    "system": {"role": "system", "content": "Be terse."},
+    "developer": {"role": "developer", "content": "Be terse."},
+    "user": {"role": "user", "content": "hi"},
+    "assistant": {"role": "assistant", "content": "yo"},
+    "tool": {"role": "tool", "tool_call_id": "c", "content": "ok"},
+}
+
+
+@given(st.lists(st.sampled_from(sorted(_BY_ROLE)), min_size=1, max_size=6))
+def test_replayable_refuses_exactly_what_the_mapping_refuses(roles: list[str]) -> None:
+    replayable = Replayable()
+    for role in roles:
+        replayable.see("system" if role == "developer" else role)
+    refusal = replayable.refusal()
+    try:
+        map_wire([_BY_ROLE[role] for role in roles])
+    except ValueError as error:
+        assert refusal is not None and str(error) == f"message 0: {refusal}"
+    else:
+        assert refusal is None
 
 
 def test_tool_files_take_flat_and_openai_forms(tmp_path: Path) -> None:

@@ -15,6 +15,9 @@ Invariants:
 - A file that cannot be imported raises `TraceError` at its `file:line` (the format not
   recognised, a line that is not JSON or is cut short, an unknown entry kind, a tool result
   without its call); entry kinds an importer skips by rule are counted in `Imported.warnings`.
+- A file whose messages `replay` refuses as a whole (none, or nothing to replay: only a system
+  prompt, only results answering no call) is refused by every reader alike, with replay's words
+  (`ctxlab.workloads.trace.Replayable`), so `write_jsonl` never writes a file `replay` refuses.
 - An entry of a shape its importer does not expect (a list where it reads an object, a field
   missing or of another type) is such an error too, at the line of the entry being read, by the
   first read of a format's `survey` as by the reading itself; a detector that cannot read the
@@ -53,6 +56,7 @@ from ctxlab.workloads.importers import (
 )
 from ctxlab.workloads.importers.base import Entry, Reader, Report, Wire, json_entries
 from ctxlab.workloads.trace import (
+    Replayable,
     TraceError,
     TraceWorkload,
     file_lines,
@@ -213,7 +217,8 @@ def stream(
 
     Raises:
         TraceError: the format is not recognised, or a first read's line is not JSON (reading
-            errors come from the iterator).
+            errors come from the iterator, which also refuses, once it ends, a file with
+            nothing to replay, as `replay` does: `_guarded`).
     """
     report = Report(source=source)
     entries = json_entries(lines, source, report.mended)
@@ -266,20 +271,28 @@ class _Reading:
 
 
 def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str) -> Iterator[Wire]:
-    """An importer's messages, each one the replay reads (`parse_message`, which the OpenAI chat
-    importer applies itself), so `import` refuses what `replay` would; an entry of a shape the
-    importer does not expect, or whose message the replay refuses (arguments no preset reads),
-    raises `TraceError` at that entry's line, like every other reading error."""
+    """An importer's messages, each one the replay reads (`parse_message`), so `import` refuses
+    what `replay` would: an entry of a shape the importer does not expect, or whose message the
+    replay refuses (arguments no preset reads), raises `TraceError` at that entry's line, like
+    every other reading error; a file with no message, or with nothing to replay (`Replayable`),
+    raises it once the last message has passed, at the first message's line. Only the roles'
+    flags are kept, so the messages still stream."""
+    replayable, first = Replayable(), None
     try:
         for index, message in enumerate(messages):
-            if fmt != OPENAI_CHAT:
-                try:
-                    parse_message(message)
-                except ValueError as error:
-                    raise TraceError(source, reading.line, f"message {index}: {error}") from None
+            try:
+                replayable.see(parse_message(message).role)
+            except ValueError as error:
+                raise TraceError(source, reading.line, f"message {index}: {error}") from None
+            first = reading.line if first is None else first
             yield message
     except SHAPE_ERRORS as error:
         raise _misshapen(error, source, reading.line, fmt) from None
+    if first is None:
+        raise TraceError(source, None, "the transcript has no messages")
+    refusal = replayable.refusal()
+    if refusal is not None:
+        raise TraceError(source, first, refusal)
 
 
 def _misshapen(error: Exception, source: str, line: int | None, fmt: str) -> TraceError:
@@ -337,7 +350,8 @@ def detect_file(path: Path | str, fmt: str | None = None) -> tuple[str, bool]:
 
 def write_jsonl(path: Path | str, out: Path | str, fmt: str | None = None) -> tuple[str, int, Report]:
     """Import `path` and write its OpenAI chat JSONL to `out`, a message at a time; nothing is
-    written unless the whole file imports. Returns the format, the message count, the report.
+    written unless the whole file imports and has something to replay (`stream`), so `replay`
+    reads whatever `import` writes. Returns the format, the message count, the report.
 
     Raises:
         TraceError: located at the first problem; `out` is left as it was.
@@ -352,8 +366,6 @@ def write_jsonl(path: Path | str, out: Path | str, fmt: str | None = None) -> tu
             for message in messages:
                 sink.write(json.dumps(message, ensure_ascii=False) + "\n")
                 count += 1
-        if count == 0:
-            raise TraceError(str(path), None, "the transcript has no messages")
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -402,14 +414,11 @@ def _streamed(
 ) -> TraceWorkload:
     """The workload of an importer's messages as they stream; the file's tool schemas and
     warnings are read from `report` once the stream has ended."""
-    first = next(messages, None)
-    if first is None:
-        raise TraceError(source, None, "the transcript has no messages")
 
     def fail(index: int, why: str) -> TraceError:
         return TraceError(source, None, f"message {index}: {why}")
 
-    workload = map_stream(enumerate(itertools.chain([first], messages)), fail=fail, name=name)
+    workload = map_stream(enumerate(messages), fail=fail, name=name)
     script = replace(workload.script, tools=tuple(tools) or tuple(report.tools))
     return replace(workload, script=script, notes=tuple(report.warnings()) + workload.notes)
 
