@@ -188,3 +188,32 @@ def test_import_refuses_with_replays_words_a_transcript_with_nothing_to_replay(t
         replayed, _, refused = run_cli("replay", str(source), "--out", str(tmp_path / "runs"), "--quiet")
         assert (code, replayed) == (2, 2) and not out.exists(), (name, err)
         assert f"{name}:1: the transcript has only" in err and err.strip() in refused, (err, refused)
+
+
+def test_a_tool_result_naming_no_call_id_is_refused_as_such_at_its_line(tmp_path: Path) -> None:
+    called = {
+        "role": "assistant",
+        "content": "Look first.",
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+    }
+    unnamed = {
+        "run.traj": (
+            {"history": [SYSTEM, USER, called, {"role": "tool", "content": "a.py", "tool_call_ids": None}]},
+            "'history[3].tool_call_ids' is missing or null",
+        ),
+        "mini.traj.json": (
+            {
+                "trajectory_format": "mini-swe-agent-1.1",
+                "info": {},
+                "messages": [SYSTEM, USER, called, {"role": "tool", "content": "a.py"}],
+            },
+            "'messages[3].tool_call_id' is missing or null",
+        ),
+    }
+    for name, (trajectory, field) in unnamed.items():
+        source, out = tmp_path / name, tmp_path / f"{name}.out.jsonl"
+        source.write_text("\n" + json.dumps(trajectory) + "\n", encoding="utf-8")
+        code, _, err = run_cli("import", str(source), "--out", str(out))
+        assert code == 2 and not out.exists(), err
+        assert f"{name}:2: a tool result names no call id ({field}); set it to the id of the call" in err, err
+        assert "has no call before it" not in err

@@ -175,7 +175,7 @@ class Answer:
 
 
 def _server_result(block: object, calls: Calls, report: Report, line: int | None) -> Wire:
-    call_id = calls.answer(field_of(block, "tool_use_id"), line)
+    call_id = calls.answer(field_of(block, "tool_use_id"), line, key="tool_use_id")
     found = field_of(block, "content")
     error = field_of(block, "is_error") is True or str(field_of(found, "type")).endswith("_error")
     if isinstance(found, list):
@@ -210,7 +210,7 @@ def user_blocks(value: object, calls: Calls, report: Report, line: int | None) -
     for block in value if isinstance(value, list) else []:
         kind = field_of(block, "type")
         if kind == "tool_result":
-            call_id = calls.answer(block.get("tool_use_id"), line)
+            call_id = calls.answer(block.get("tool_use_id"), line, key="tool_use_id")
             yield tool(call_id, _result(block.get("content"), report), error=block.get("is_error") is True)
         elif (part := _part(block)) is not None:
             parts.append(part)

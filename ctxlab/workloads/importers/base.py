@@ -220,13 +220,26 @@ class Calls:
         self.ids.add(call_id)
         return call_id
 
-    def answer(self, call_id: object, line: int | None) -> str:
-        """The id of a result, which must answer a declared call.
+    def answer(self, call_id: object, line: int | None, *, key: str) -> str:
+        """The id of a result, read from its field `key`, which must answer a declared call.
 
         Raises:
-            TraceError: the result has no call before it.
+            TraceError: the result names no call id (`key` missing or null), names one that is
+                not a string, or names one with no call before it.
         """
-        if not isinstance(call_id, str) or call_id not in self.ids:
+        if call_id is None:
+            raise self.report.error(
+                line,
+                f"a tool result names no call id ({key!r} is missing or null); "
+                "set it to the id of the call the result answers",
+            )
+        if not isinstance(call_id, str):
+            raise self.report.error(
+                line,
+                f"a tool result's call id ({key!r}) is {call_id!r}, not a string; "
+                "write the id of the call the result answers, as a string",
+            )
+        if call_id not in self.ids:
             raise self.report.error(
                 line, f"a tool result for {call_id!r} has no call before it; the file is cut or out of order"
             )

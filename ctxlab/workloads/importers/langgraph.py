@@ -143,7 +143,9 @@ def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire
             yield assistant(text_only(body, report, "assistant"), listed, reasoning)
         elif kind == "tool":
             error = fields.get("status") == "error"
-            yield tool(calls.answer(fields.get("tool_call_id"), number), body, error=error)
+            yield tool(
+                calls.answer(fields.get("tool_call_id"), number, key="tool_call_id"), body, error=error
+            )
         elif kind == "remove":
             report.skip("remove")
         else:

@@ -202,7 +202,7 @@ def _observation(event: Mapping[str, Any], calls: Calls, number: int) -> Iterato
     kind = event.get("observation")
     if isinstance(metadata, Mapping) and metadata.get("tool_call_id"):
         yield tool(
-            calls.answer(metadata["tool_call_id"], number),
+            calls.answer(metadata["tool_call_id"], number, key="tool_call_metadata.tool_call_id"),
             text_of(event.get("content")),
             error=kind == "error",
         )
@@ -403,11 +403,15 @@ class _Sdk:
             observation = event.get("observation")
             flag = field_of(observation, "error")
             error = flag not in (None, False, "") or field_of(observation, "is_error") is True
-            call_id = self.calls.answer(event.get("tool_call_id"), self.number)
+            call_id = self.calls.answer(event.get("tool_call_id"), self.number, key="tool_call_id")
             yield tool(call_id, _sdk_output(observation, self.report), error=error)
         elif kind in {"AgentErrorEvent", "UserRejectObservation"}:
             reason = text_of(event.get("error")) or text_of(event.get("rejection_reason"))
-            yield tool(self.calls.answer(event.get("tool_call_id"), self.number), reason, error=True)
+            yield tool(
+                self.calls.answer(event.get("tool_call_id"), self.number, key="tool_call_id"),
+                reason,
+                error=True,
+            )
         elif kind == "MessageEvent":
             yield self.message(event)
         elif kind == "SystemPromptEvent":

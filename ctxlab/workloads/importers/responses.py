@@ -168,7 +168,7 @@ class ItemMapper:
         elif kind in OUTPUTS:
             yield from self.flush()
             answered = item.get("call_id") or (self.search if kind == "tool_search_output" else None)
-            yield self._result(kind, item, self.calls.answer(answered, line))
+            yield self._result(kind, item, self.calls.answer(answered, line, key="call_id"))
         elif kind == "item_reference":
             yield from self._reference(item.get("id"), line)
         elif kind == "agent_message":

@@ -169,7 +169,9 @@ def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool)
         yield from items.flush()
         role = message.get("role")
         if waiting is not None and role in {"user", "tool"} and not message.get("tool_call_ids"):
-            yield tool(calls.answer(waiting, number), _body(message.get("content"), report))
+            yield tool(
+                calls.answer(waiting, number, key="tool_call_ids"), _body(message.get("content"), report)
+            )
             waiting = None
             continue
         wires, waiting = _by_role(message, index, number, calls, mini=mini)
@@ -197,7 +199,7 @@ def _by_role(
             calls.declare(item["id"])
         return [wire], waiting
     if role == "tool":
-        return list(_observation(message, index, calls, number)), None
+        return list(_observation(message, index, calls, number, mini=mini)), None
     if role == "exit" and mini:
         report.skip("exit message (the run's end)")
         status = text_of(field_of(message, "extra", "exit_status")) or text_of(message.get("content"))
@@ -212,12 +214,17 @@ def _in_responses_form(message: Mapping[str, Any]) -> bool:
     return message.get("object") == "response" or message.get("type") in CALLS | OUTPUTS
 
 
-def _observation(message: Mapping[str, Any], index: int, calls: Calls, number: int) -> Iterator[Wire]:
-    """The tool messages of an observation: its content for its first call, '' for the others."""
+def _observation(
+    message: Mapping[str, Any], index: int, calls: Calls, number: int, *, mini: bool
+) -> Iterator[Wire]:
+    """The tool messages of an observation: its content for its first call, '' for the others;
+    an error names the id's field where the file has it (`messages` is mini-swe-agent's list)."""
     ids = _listed(message.get("tool_call_ids")) or [message.get("tool_call_id")]
+    field = "tool_call_ids" if "tool_call_ids" in message else "tool_call_id"
+    key = f"{'messages' if mini else 'history'}[{index}].{field}"
     body = _body(message.get("content"), calls.report)
     for k, call_id in enumerate(ids):
-        yield tool(calls.answer(call_id, number), body if k == 0 else "")
+        yield tool(calls.answer(call_id, number, key=key), body if k == 0 else "")
     if len(ids) > 1:
         calls.report.notes.append(f"history[{index}]: one observation for {len(ids)} calls; the first has it")
 
