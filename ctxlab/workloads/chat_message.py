@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.workloads.files import TOO_LONG, holds_lone_surrogate
@@ -193,6 +193,11 @@ def _depth(value: object) -> int:
             deepest = max(deepest, depth)
             stack.extend((child, depth + 1) for child in children)
     return deepest
+
+
+def role_of(wire: Mapping[str, Any]) -> WireRole:
+    """The role of a message `parse_message` read (`developer` is `system`)."""
+    return _ROLES[wire["role"]]
 
 
 def parse_message(wire: object) -> TraceMessage:

@@ -42,7 +42,7 @@ from typing import Literal, get_args
 
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.problems import unknown_name
-from ctxlab.workloads.chat_message import parse_message
+from ctxlab.workloads.chat_message import parse_message, role_of
 from ctxlab.workloads.files import Mended
 from ctxlab.workloads.importers import (
     anthropic,
@@ -280,8 +280,8 @@ def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str)
     replayable, first = Replayable(), None
     try:
         for index, message in enumerate(messages):
-            try:
-                replayable.see(parse_message(message).role)
+            try:  # the OpenAI chat importer parsed its messages: their role is known good
+                replayable.see(role_of(message) if fmt == OPENAI_CHAT else parse_message(message).role)
             except ValueError as error:
                 raise TraceError(source, reading.line, f"message {index}: {error}") from None
             first = reading.line if first is None else first
