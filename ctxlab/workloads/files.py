@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.messages.tools import NotJSONError, ToolSchema
 
 
 class TraceError(ValueError):
@@ -294,7 +294,8 @@ def parse_tools(data: object, *, source: str = "<tools>") -> tuple[ToolSchema, .
     `{"type": "function", "function": {...}}` items.
 
     Raises:
-        TraceError: not a list, or an item that is neither form (naming its index).
+        TraceError: not a list, or an item that is neither form, or whose parameters hold NaN or
+            Infinity (naming its index).
     """
     if not isinstance(data, list):
         raise TraceError(source, None, f"expected a JSON list of tool schemas, got {type(data).__name__}")
@@ -308,7 +309,10 @@ def parse_tools(data: object, *, source: str = "<tools>") -> tuple[ToolSchema, .
         parameters = flat.get("parameters", {"type": "object", "properties": {}})
         if not isinstance(parameters, Mapping):
             raise TraceError(source, None, f"item {k} ({flat['name']}): 'parameters' must be an object")
-        schemas.append(ToolSchema.of(flat["name"], str(flat.get("description", "")), parameters))
+        try:
+            schemas.append(ToolSchema.of(flat["name"], str(flat.get("description", "")), parameters))
+        except NotJSONError as error:
+            raise TraceError(source, None, f"item {k}: {error}") from None
     return tuple(schemas)
 
 

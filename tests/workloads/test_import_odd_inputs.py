@@ -205,6 +205,42 @@ def test_call_input_holding_nan_or_infinity_is_replayed_and_every_request_is_str
             assert "NaN" not in written.read_text(encoding="utf-8"), written.name
 
 
+def test_a_tool_schema_holding_nan_or_infinity_is_refused_at_its_line(tmp_path: Path) -> None:
+    """A declared tool whose schema holds NaN (a Python agent's `default: float("nan")`, written by
+    `json.dumps`) went into every recorded request as a bare NaN, which no JSON reader takes, and
+    no API accepts: the lab cannot send that request, so the file is refused where it declares it.
+    """
+    tool = {"name": "weather", "description": "The weather.", "input_schema": NOT_FINITE_SCHEMA}
+    asked = {"role": "user", "content": "Weather in Paris?"}
+    request = {"model": "claude-sonnet-4", "max_tokens": 1024, "tools": [tool], "messages": [asked]}
+    response = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Sunny."}],
+    }
+    text = "\n".join(lines(request, response)) + "\n"
+    assert "Infinity" in text
+    errors = refused(tmp_path, text)
+    for err in errors:
+        assert "odd.jsonl:1: tool 'weather': its parameters hold NaN or Infinity" in err, err
+
+
+def test_a_tools_file_holding_nan_or_infinity_is_refused(tmp_path: Path) -> None:
+    """`--tools FILE` is read by Python's `json`, which takes `Infinity`; the schema reached every
+    recorded request as written."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "ls", "parameters": NOT_FINITE_SCHEMA}]), encoding="utf-8")
+    source = _write(tmp_path, "\n".join(lines(USER, ANSWER)) + "\n")
+    code, _, err = run_cli("replay", str(source), "--tools", str(tools), "--out", str(tmp_path / "results"))
+    assert code == 2 and "Traceback" not in err, err
+    assert "item 0: tool 'ls': its parameters hold NaN or Infinity" in err
+    assert not (tmp_path / "results").exists()
+
+
+NOT_FINITE_SCHEMA = {"type": "object", "properties": {"n": {"type": "number", "maximum": float("inf")}}}
+
+
 def test_import_refuses_a_message_replay_would_refuse_at_its_entry(tmp_path: Path) -> None:
     """An OpenHands call whose arguments escape a lone surrogate: import wrote it and exited 0,
     and only replay refused the file."""

@@ -3,6 +3,8 @@
 Invariants:
 - `ToolSchema.parameters` is canonical JSON text (`json.dumps(..., ensure_ascii=False)` with
   default separators and the key order it was given in), so a schema is an immutable value.
+  It is strict JSON: parameters holding NaN or Infinity (which Python's `json` reads and writes,
+  and no API accepts) are refused with `NotJSONError`, so no request carries them.
 - `tools_json(tools)` equals `json.dumps([{"type": "function", "function": {"name", "description",
   "parameters"}}, ...], ensure_ascii=False)`: the one piece a counter reads for the tool list.
 """
@@ -19,6 +21,16 @@ from ctxlab.core.messages.blocks import utf8_len
 _ITEM = '{{"type": "function", "function": {}}}'
 
 
+class NotJSONError(ValueError):
+    """A tool's parameters hold a number JSON cannot write (NaN, Infinity, -Infinity)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"tool {name!r}: its parameters hold NaN or Infinity, which JSON cannot write and no API "
+            "accepts; write a number there or drop the keyword"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSchema:
     """One function tool: name, description and JSON-schema parameters (as JSON text)."""
@@ -30,7 +42,11 @@ class ToolSchema:
     item_bytes: int = field(init=False, repr=False, compare=False)  # of its entry in `tools_json`
 
     def __post_init__(self) -> None:
-        params = json.dumps(json.loads(self.parameters), ensure_ascii=False)
+        value = json.loads(self.parameters)
+        try:
+            params = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except ValueError:  # a float NaN or infinite: what JSON just read holds no cycle
+            raise NotJSONError(self.name) from None
         object.__setattr__(self, "parameters", params)
         function = (
             f'{{"name": {json.dumps(self.name, ensure_ascii=False)}, '

@@ -40,7 +40,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal, get_args
 
-from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.messages.tools import NotJSONError, ToolSchema
 from ctxlab.problems import unknown_name
 from ctxlab.workloads.chat_message import parse_message, role_of
 from ctxlab.workloads.files import Mended
@@ -247,6 +247,8 @@ def _reader(fmt: Format, source: str, again: Again | None) -> Reader:
             return fmt.survey(reading)
         except SHAPE_ERRORS as error:
             raise _misshapen(error, source, reading.line, fmt.name) from None
+        except NotJSONError as error:  # a tool declared with NaN or Infinity in its schema
+            raise TraceError(source, reading.line, str(error)) from None
 
 
 def _again(lines: Iterable[str]) -> Again | None:
@@ -273,8 +275,9 @@ class _Reading:
 def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str) -> Iterator[Wire]:
     """An importer's messages, each one the replay reads (`parse_message`), so `import` refuses
     what `replay` would: an entry of a shape the importer does not expect, or whose message the
-    replay refuses (arguments no preset reads), raises `TraceError` at that entry's line, like
-    every other reading error; a file with no message, or with nothing to replay (`Replayable`),
+    replay refuses (arguments no preset reads), or that declares a tool whose schema holds NaN or
+    Infinity (`NotJSONError`), raises `TraceError` at that entry's line, like every other
+    reading error; a file with no message, or with nothing to replay (`Replayable`),
     raises it once the last message has passed, at the first message's line. Only the roles'
     flags are kept, so the messages still stream."""
     replayable, first = Replayable(), None
@@ -288,6 +291,8 @@ def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str)
             yield message
     except SHAPE_ERRORS as error:
         raise _misshapen(error, source, reading.line, fmt) from None
+    except NotJSONError as error:  # a tool declared with NaN or Infinity in its schema
+        raise TraceError(source, reading.line, str(error)) from None
     if first is None:
         raise TraceError(source, None, "the transcript has no messages")
     refusal = replayable.refusal()

@@ -47,6 +47,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxlab.core.messages.tools import NotJSONError
 from ctxlab.workloads.importers.base import (
     Calls,
     Entry,
@@ -422,7 +423,11 @@ def _tell(choice: Choice[tuple[Mapping[str, Any], object]], report: Report) -> N
 
 def _request(request: Mapping[str, Any], response: object, number: int, report: Report) -> Iterator[Wire]:
     for item in request.get("tools") or []:
-        found = schema(field_of(item, "name"), field_of(item, "description"), field_of(item, "input_schema"))
+        name, description = field_of(item, "name"), field_of(item, "description")
+        try:
+            found = schema(name, description, field_of(item, "input_schema"))
+        except NotJSONError as error:
+            raise report.error(number, str(error)) from None
         if found is None or "input_schema" not in item:
             report.skip("server tool")
         else:
