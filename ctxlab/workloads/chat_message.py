@@ -10,6 +10,10 @@ Invariants:
   `{"input": "<its input>"}`, as the Responses importer reads one.
 - An assistant message's `refusal` (what the Chat Completions API returns, content null, when a
   model declines) is text after its content: the model said it, and it was sent back.
+- An audio or file part (`input_audio`, `file`) is not replayed: the presets and both wire forms
+  replay text and images only (Anthropic takes no audio, and the lab sends no file the OpenAI
+  API reads). The message keeps its other parts, and the part's type is in `unreplayed`, for the
+  reader to count; any other part type is refused, naming the ones read.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ _ROLES: dict[str, WireRole] = {
     "tool": "tool",
 }
 _TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
+UNREPLAYED_PARTS = frozenset({"input_audio", "file"})
+"""Content part types read but not replayed (see the module docstring)."""
 _IMAGE_TYPES = {
     "png": "image/png",
     "jpg": "image/jpeg",
@@ -60,6 +66,8 @@ class TraceMessage:
     call_id: str | None = None
     reasoning: str = ""
     error: bool = False
+    unreplayed: tuple[str, ...] = ()
+    """The types of the content parts left out (`UNREPLAYED_PARTS`), one per part."""
 
     @property
     def text(self) -> str:
@@ -75,7 +83,8 @@ def _data_block(url: str) -> DataBlock:
     return DataBlock(media_type=_IMAGE_TYPES.get(ext, "image/*"), source=url, kind="url")
 
 
-def _part(item: object) -> Part:
+def _part(item: object) -> Part | str:
+    """A content part, or the type of an unreplayed one."""
     if not isinstance(item, Mapping):
         raise ValueError(f"a content part must be an object, got {type(item).__name__}")
     kind = str(item.get("type"))
@@ -86,16 +95,23 @@ def _part(item: object) -> Part:
         url = image.get("url") if isinstance(image, Mapping) else image
         if isinstance(url, str):
             return _data_block(url)
-    raise ValueError(f"unsupported content part {json.dumps(item)[:80]}; expected text or image_url parts")
+    if kind in UNREPLAYED_PARTS:
+        return kind
+    raise ValueError(
+        f"unsupported content part {json.dumps(item)[:80]}; expected text, image_url, input_audio or "
+        "file parts"
+    )
 
 
-def _parts(content: object) -> tuple[Part, ...]:
+def _parts(content: object) -> tuple[tuple[Part, ...], tuple[str, ...]]:
+    """The replayed parts of a message's content, and the types of those left out."""
     if content is None:
-        return ()
+        return (), ()
     if isinstance(content, str):
-        return (TextBlock(text=content),)
+        return (TextBlock(text=content),), ()
     if isinstance(content, list):
-        return tuple(_part(item) for item in content)
+        read = [_part(item) for item in content]
+        return tuple(p for p in read if not isinstance(p, str)), tuple(p for p in read if isinstance(p, str))
     raise ValueError(f"'content' must be a string, null or a list of parts, got {type(content).__name__}")
 
 
@@ -227,9 +243,11 @@ def parse_message(wire: object) -> TraceMessage:
     error = wire.get("is_error", False)
     if not isinstance(error, bool):
         raise ValueError("'is_error' must be true or false")
+    parts, unreplayed = _parts(wire.get("content"))
     return TraceMessage(
         role=role,
-        parts=_parts(wire.get("content")) + (_refusal(wire) if role == "assistant" else ()),
+        parts=parts + (_refusal(wire) if role == "assistant" else ()),
+        unreplayed=unreplayed,
         calls=tuple(_call(item, k) for k, item in enumerate(calls)),
         call_id=call_id if role == "tool" else None,
         reasoning=reasoning or "" if role == "assistant" else "",

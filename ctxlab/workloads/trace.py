@@ -15,6 +15,8 @@ error); an assistant's `refusal` is text after its content; other keys are ignor
   with calls is a round (its text, joined after any text-only messages before it, then its
   calls); text-only messages after the last round are joined into the final answer. Texts are
   joined with a blank line, empty ones skipped.
+- Legacy function calling (an assistant's `function_call`, answered by a `function` message) is
+  read as a tool call and its result (`ctxlab.workloads.chat_legacy`).
 - A `tool` message is the result of the earliest unanswered call with its id, wherever that
   call is (a result after an intervening message still lands on its call); `is_error: true`
   makes it an error result.
@@ -45,7 +47,7 @@ Invariants:
 from __future__ import annotations
 
 import itertools
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,6 +57,7 @@ from ctxlab.core.messages.blocks import Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.protocol import RULES, Rule, Violation, violations
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
+from ctxlab.workloads.chat_legacy import current_form
 from ctxlab.workloads.chat_message import TraceMessage, parse_message
 from ctxlab.workloads.files import (
     JsonLine,
@@ -125,7 +128,8 @@ def trace_of_lines(
     first = next(entries, None)
     if first is None:
         raise TraceError(source, None, "the transcript has no messages")
-    workload = map_stream(itertools.chain([first], entries), fail=fail, tools=tools, name=name, rules=rules)
+    messages = current_form(itertools.chain([first], entries), fail)
+    workload = map_stream(messages, fail=fail, tools=tools, name=name, rules=rules)
     warning = mended.warning()
     return replace(workload, notes=(warning, *workload.notes)) if warning else workload
 
@@ -193,11 +197,13 @@ class _Mapper:
     unanswered: dict[str, deque[_Call]] = field(default_factory=dict)
     ids: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    unreplayed: Counter[str] = field(default_factory=Counter)
     started: bool = False
 
     def feed(self, message: TraceMessage, index: int) -> None:
         """Map the next message (the `index`-th of the transcript)."""
         self.started = self.started or message.role != "system"
+        self.unreplayed.update(message.unreplayed)
         match message.role:
             case "system" if not self.started:
                 self.system.append(message.text)
@@ -253,6 +259,8 @@ class _Mapper:
         answered.result, answered.error = message.parts, message.error
 
     def script(self, tools: Sequence[ToolSchema]) -> Script:
+        for kind, n in sorted(self.unreplayed.items()):  # worded as an importer's `Report` counts
+            self.notes.append(f"skipped {n} × content part {kind!r} (not replayed)")
         for waiting in self.unanswered.values():
             for call in waiting:
                 self.notes.append(f"call {call.id!r} has no result in the source; replayed with an empty one")

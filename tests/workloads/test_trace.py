@@ -293,7 +293,7 @@ def test_images_in_content_become_data_blocks() -> None:
         ('{"content": "x"}', "bad.jsonl:2: not a message: no 'role' field"),
         (
             '{"role": "function", "content": "x"}',
-            "bad.jsonl:2: unknown role 'function'; expected one of system",
+            "bad.jsonl:2: a 'function' message answers no 'function_call' before it",
         ),
         ('{"role": null, "content": "x"}', "bad.jsonl:2: unknown role null; expected one of system"),
         (
