@@ -344,7 +344,7 @@ def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[st
     entries = json_entries(lines, source, Mended())
     head = list(itertools.islice(entries, DETECT_ENTRIES))
     name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
-    return name, name == OPENAI_CHAT and not (head and isinstance(head[0].value, list))
+    return name, name == OPENAI_CHAT and (not head or openai_chat.is_message(head[0].value))
 
 
 def detect_file(path: Path | str, fmt: str | None = None) -> tuple[str, bool]:

@@ -66,8 +66,9 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
-from ctxlab.workloads.importers.chains import Chains, Choice
+from ctxlab.workloads.importers.chains import Chains, tell
 from ctxlab.workloads.importers.claude_trace import Logged, is_trace_log, is_traced, traced
+from ctxlab.workloads.importers.dialect import is_completion, openai_model, speaks_openai
 
 WRAPPERS = ("request", "body", "params")
 
@@ -310,7 +311,7 @@ def is_messages_request(value: object) -> bool:
     tools = request.get("tools") or []
     return bool(
         blocks & {"tool_use", "tool_result", "thinking"}
-        or "max_tokens" in request
+        or ("max_tokens" in request and not openai_model(request))
         or "system" in request
         or any(isinstance(t, Mapping) and "input_schema" in t for t in tools)
     )
@@ -318,12 +319,14 @@ def is_messages_request(value: object) -> bool:
 
 def is_messages_log(values: list[object]) -> bool:
     """A request log: its last entry a Messages request, or a claude-trace log
-    (`claude_trace.is_trace_log`) when its entries are claude-trace lines."""
+    (`claude_trace.is_trace_log`) when its entries are claude-trace lines; never a log holding
+    what only OpenAI's Chat Completions takes (`dialect`), such as its responses."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
     if any(is_traced(value) for value in flat):
         return is_trace_log(flat)
     requests = [value for value in flat if not is_response(value)]
-    return bool(requests) and is_messages_request(requests[-1])
+    openai = any(is_completion(v) or speaks_openai(unwrap(v)[0] or {}) for v in requests)
+    return bool(requests) and not openai and is_messages_request(requests[-1])
 
 
 def is_response(value: object) -> bool:
@@ -380,7 +383,7 @@ def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
                 last, f"the log holds no Messages request with a response to replay ({counted})"
             )
         return
-    _tell(choice, report)
+    tell(choice, report)
     request, response = choice.payload
     yield from _request(request, response, choice.line, report)
 
@@ -406,19 +409,6 @@ def _answered(
 def _chain(chains: Chains[tuple[Mapping[str, Any], object]], number: int, logged: Logged) -> None:
     if logged.request is not None:
         chains.add(number, logged.request["messages"], (logged.request, logged.response))
-
-
-def _tell(choice: Choice[tuple[Mapping[str, Any], object]], report: Report) -> None:
-    """Count the requests not taken, and say which one was, when there was a choice."""
-    if choice.earlier:
-        report.skipped["earlier request"] += choice.earlier
-    if choice.others:
-        report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
-        report.notes.append(
-            f"the conversation is the request at line {choice.line}: the last of the chain ending latest "
-            f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
-            f"{choice.chains} other chains (side requests, sub-agents) are skipped"
-        )
 
 
 def _request(request: Mapping[str, Any], response: object, number: int, report: Report) -> Iterator[Wire]:

@@ -32,6 +32,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from ctxlab.workloads.importers.base import Report
+
 Payload = TypeVar("Payload")
 
 MARKS = frozenset({"cache_control"})
@@ -122,4 +124,17 @@ class Chains(Generic[Payload]):
             earlier=link.depth - 1,
             others=len(self.links) - link.depth,
             chains=len(self.tips) - 1,
+        )
+
+
+def tell(choice: Choice[Payload], report: Report) -> None:
+    """Count the requests not taken, and say which one was, when there was a choice."""
+    if choice.earlier:
+        report.skipped["earlier request"] += choice.earlier
+    if choice.others:
+        report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
+        report.notes.append(
+            f"the conversation is the request at line {choice.line}: the last of the chain ending latest "
+            f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
+            f"{choice.chains} other chains (side requests, sub-agents) are skipped"
         )
