@@ -131,6 +131,15 @@ def test_a_response_with_no_request_before_it_is_refused_at_its_line() -> None:
         import_lines(lines(asked, completion(SAID), completion(SAID)), "log.jsonl")
 
 
+def test_a_streamed_chunk_is_refused_at_its_line_saying_what_to_log() -> None:
+    asked = {"model": "gpt-4o", "messages": [ASK]}
+    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"delta": {"content": "x"}}]}
+    with pytest.raises(
+        TraceError, match=r"log.jsonl:2: not an OpenAI Chat Completions request.*whole response"
+    ):
+        import_lines(lines(asked, chunk), "log.jsonl")
+
+
 def test_import_writes_a_request_logs_conversation(tmp_path: Path) -> None:
     source, out = tmp_path / "log.jsonl", tmp_path / "out.jsonl"
     asked = {"model": "gpt-4o", "messages": [SYSTEM, ASK, CALLED, ANSWERED]}

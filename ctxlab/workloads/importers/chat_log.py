@@ -68,10 +68,16 @@ def _without_unreplayed(wire: Wire) -> Wire:
 
 def is_conversation_log(values: list[object]) -> bool:
     """Entries holding conversations, not messages: each (after its wrapper), when it is no
-    response, has `messages`, a list of messages with a role, and no Responses `input`."""
+    response (nor a streamed one's chunk), has `messages`, a list of messages with a role, and
+    no Responses `input`."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
-    requests = [unwrap(value)[0] for value in flat if not is_completion(value)]
+    requests = [unwrap(value)[0] for value in flat if not (is_completion(value) or _chunk(value))]
     return bool(requests) and all(_conversation(request) for request in requests)
+
+
+def _chunk(value: object) -> bool:
+    """A streamed response's chunk: a log's entry, refused when read, saying what to log."""
+    return bool(field_of(value, "object") == "chat.completion.chunk")
 
 
 def _conversation(request: Mapping[str, Any] | None) -> bool:
