@@ -127,10 +127,11 @@ class Chains(Generic[Payload]):
         )
 
 
-def tell(choice: Choice[Payload], report: Report) -> None:
-    """Count the requests not taken, and say which one was, when there was a choice."""
-    if choice.earlier:
-        report.skipped["earlier request"] += choice.earlier
+def tell(choice: Choice[Payload], report: Report, *, replayed: int = 0) -> None:
+    """Count the requests not taken (the `replayed` earlier ones of the chain taken are replayed
+    too), and say which one was, when there was a choice."""
+    if choice.earlier > replayed:
+        report.skipped["earlier request"] += choice.earlier - replayed
     if choice.others:
         report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
         report.notes.append(

@@ -27,7 +27,7 @@ from typing import Any
 
 from ctxlab.workloads.importers.anthropic import unwrap
 from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, schema, system
-from ctxlab.workloads.importers.chains import Chains, Choice
+from ctxlab.workloads.importers.chains import Chains, Choice, tell
 from ctxlab.workloads.importers.responses import ItemMapper, flat_name
 
 
@@ -178,15 +178,7 @@ def _last_with_chain(
 
 def _tell(choice: Choice[tuple[int, object]], replayed: int, thread: str | None, report: Report) -> None:
     """Count the requests not taken (`replayed` of its chain are), and say which was taken."""
-    if choice.earlier > replayed:
-        report.skipped["earlier request"] += choice.earlier - replayed
-    if choice.others:
-        report.skipped["request outside the conversation (a side request or sub-agent)"] += choice.others
-        report.notes.append(
-            f"the conversation is the request at line {choice.line}: the last of the chain ending latest "
-            f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
-            f"{choice.chains} other chains (side requests, sub-agents) are skipped"
-        )
+    tell(choice, report, replayed=replayed)
     if replayed and thread is not None:
         report.notes.append(
             f"the last request continues {replayed} earlier request(s) of conversation {thread!r}; "
