@@ -32,10 +32,14 @@ Mapping rules (items as in `responses`):
   a rollout read once (a stream) gives such a call `aborted` and counts the late output. A
   further output of a call that has its result is counted; but a call id used again by a call
   of a later batch (model servers other than OpenAI's may repeat ids) names that new call, whose
-  output is its result. So the first read tells the calls apart by their place too: an output
-  answers the latest call of its id before it, and a call whose id comes again before any
+  output is its result. So the first read (which maps the items as the reading does) tells the
+  calls apart by their place too: an output answers the first call without one in the latest
+  batch calling its id, and a call whose id comes again in a later batch before any
   output of it (an interrupted call, then a call reusing its id) has no output anywhere and
-  gets `aborted`, the later call keeping its own.
+  gets `aborted`, the later call keeping its own. Two calls of one id in one batch (a model
+  server numbering calls per response) are two calls: their outputs answer them in order, the
+  first output the first call, and a note says so (the replay renames the later call, and gives
+  a result of an id to its calls in order).
 - A rollout of the first layout (mid-2025: a bare `{id, timestamp, instructions}` header, bare
   items, `{"record_type": "state"}` lines) is read as the same lines wrapped; its state lines
   are counted.
@@ -55,7 +59,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from ctxlab.workloads.importers.base import Calls, Entry, Reader, Report, Wire, field_of, system, tool
-from ctxlab.workloads.importers.responses import ANSWERED, CALLS, OUTPUTS, ItemMapper
+from ctxlab.workloads.importers.responses import CALLS, OUTPUTS, ItemMapper
+from ctxlab.workloads.trace import TraceError
 
 SKIPPED = frozenset({"event_msg", "session_meta", "turn_context"})
 KINDS = SKIPPED | {"response_item", "compacted"}
@@ -97,17 +102,29 @@ rollout holds up to it (1 for the first)."""
 
 
 def _answered_calls(entries: Iterator[Entry]) -> Iterator[Use]:
-    """The calls of the rollout that have an output, in either layout: an output answers the
-    latest call of its id before it (a call id used again names the new call); an output before
-    any call of its id, and lines of other shapes, give none (reading them is `read_codex`'s)."""
+    """The calls of the rollout that have an output, in either layout, found by mapping the items
+    as the reading does (so a batch here is the reading's batch): an output answers the first
+    call of its id without one in the latest batch calling that id (a call id used again in a
+    later batch names the new call); an output of no such call gives none. A line the reading
+    refuses ends the search there: the reading raises at it, with its file and line."""
+    report = Report(source="")
     uses: Counter[str] = Counter()
-    for _, value in entries:
-        item = value.get("payload") if isinstance(value, Mapping) and "payload" in value else value
-        kind, call_id = field_of(item, "type"), field_of(item, "call_id")
-        if kind in CALLS or kind in ANSWERED:
-            uses[str(call_id or field_of(item, "id"))] += 1
-        elif kind in OUTPUTS and isinstance(call_id, str) and uses[call_id]:
-            yield call_id, uses[call_id]
+    pending: dict[str, deque[int]] = {}
+    mapper = ItemMapper(report, Calls(report))
+    try:
+        for message in _messages(_enveloped(entries, report), mapper, report, []):
+            if message["role"] == "tool":
+                left = pending.get(message["tool_call_id"])
+                if left:
+                    yield message["tool_call_id"], left.popleft()
+                continue
+            batch: dict[str, deque[int]] = {}
+            for call_id in (c["id"] for c in message.get("tool_calls", ())):
+                uses[call_id] += 1
+                batch.setdefault(call_id, deque()).append(uses[call_id])
+            pending.update(batch)
+    except TraceError:
+        return
 
 
 def read_codex(
@@ -195,15 +212,19 @@ class _Answers:
     whether that result is Codex's `aborted`; `uses` counts the calls of each id so far, which
     tells a call from an earlier one of its id (`Use`).
 
-    Invariant: memory holds the call ids and the messages between a batch and its last late
-    output, never more of the rollout."""
+    Invariants: memory holds the call ids and the messages between a batch and its last late
+    output, never more of the rollout. The calls of one id in a batch get their results in
+    their order (the replay matches results of one id to its calls in order): first output to
+    first call, an `aborted` at the place of the call it stands for."""
 
     report: Report
     answered: frozenset[Use]
-    waiting: dict[str, int] = field(default_factory=dict)
-    """The calls of the last batch, each with its use of its id."""
+    waiting: dict[str, deque[int]] = field(default_factory=dict)
+    """The calls of the last batch without their results, by id: the use of each, in order."""
     uses: Counter[str] = field(default_factory=Counter)
-    expected: dict[str, None] = field(default_factory=dict)
+    expected: dict[str, deque[bool]] = field(default_factory=dict)
+    """The calls of a batch still to be answered once late outputs come, by id, in order: whether
+    each has an output coming (else it gets `aborted` at its place)."""
     held: list[Wire] = field(default_factory=list)
     done: dict[str, bool] = field(default_factory=dict)
     queue: deque[Wire] = field(default_factory=deque)
@@ -220,32 +241,55 @@ class _Answers:
 
     def end(self) -> Iterator[Wire]:
         """The rollout ended before late outputs it promised: those calls get `aborted`."""
-        for call_id in self.expected:
-            yield self._abort(call_id)
+        for call_id, coming in self.expected.items():
+            for _ in coming:
+                yield self._abort(call_id)
         self.expected = {}
         self._release()
 
     def _result(self, message: Wire) -> Iterator[Wire]:
         call_id = message["tool_call_id"]
-        if call_id in self.done:
+        if call_id in self.expected:
+            yield from self._late(call_id, message)
+        elif call_id in self.done and call_id not in self.waiting:
             self._second(call_id)
-        elif self.expected and call_id not in self.expected:
+        elif self.expected:
             self.held.append(message)
         else:
-            self.done[call_id] = False
-            self.waiting.pop(call_id, None)
-            self.expected.pop(call_id, None)
+            left = self.waiting.get(call_id)
+            if left:
+                left.popleft()
+            if not left:
+                self.waiting.pop(call_id, None)
+                self.done[call_id] = False
             yield message
-            if self.held and not self.expected:
-                self._release()
+
+    def _late(self, call_id: str, message: Wire) -> Iterator[Wire]:
+        """A late output: the result of the first call of its id expecting one (`_next_batch`
+        answered those before it that have none), then the `aborted` of those right after it."""
+        coming = self.expected[call_id]
+        coming.popleft()
+        yield message
+        while coming and not coming[0]:
+            coming.popleft()
+            yield self._abort(call_id)
+        if not coming:
+            del self.expected[call_id]
+            self.done[call_id] = False
+        if self.held and not self.expected:
+            self._release()
 
     def _next_batch(self, message: Wire) -> Iterator[Wire]:
         """A message after a batch: its calls without output get `aborted`, unless their output
         comes later, which holds the message back until it has come."""
-        late = {call_id: None for call_id, use in self.waiting.items() if (call_id, use) in self.answered}
-        for call_id in self.waiting:
-            if call_id not in late:
+        late: dict[str, deque[bool]] = {}
+        for call_id, left in self.waiting.items():
+            coming = deque((call_id, use) in self.answered for use in left)
+            while coming and not coming[0]:
+                coming.popleft()
                 yield self._abort(call_id)
+            if coming:
+                late[call_id] = coming
         self.waiting = {}
         if late:
             self.expected, self.held = late, [message]
@@ -256,8 +300,14 @@ class _Answers:
             return
         for call_id in (c["id"] for c in message.get("tool_calls", ())):
             self.uses[call_id] += 1
-            self.waiting[call_id] = self.uses[call_id]
+            self.waiting.setdefault(call_id, deque()).append(self.uses[call_id])
             self.done.pop(call_id, None)  # a call id used again is a new call, awaiting its own output
+        for call_id, left in self.waiting.items():
+            if len(left) > 1:
+                self.report.notes.append(
+                    f"call id {call_id!r} names {len(left)} calls of one response: their outputs "
+                    "answer them in order (the replay renames the later calls)"
+                )
         yield message
 
     def _abort(self, call_id: str) -> Wire:

@@ -1,0 +1,84 @@
+"""Odd shapes of LangGraph threads and Codex rollouts that real writers produce: each read as its
+writer meant it, or refused at its line saying how to fix it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxlab.workloads.importers import import_lines, read_any
+from tests.workloads.importing import lines, run_cli
+
+# ---------------------------------------------------------------------------------------------
+# Codex: one call id given to two calls of one response
+
+
+def _rollout(*items: dict[str, Any]) -> list[str]:
+    meta = {"timestamp": "t", "type": "session_meta", "payload": {"id": "r1", "cli_version": "0.50.0"}}
+    return lines(meta, *({"timestamp": "t", "type": "response_item", "payload": item} for item in items))
+
+
+def _said(role: str, text: str) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
+def _shell(call_id: str, command: str) -> dict[str, Any]:
+    arguments = json.dumps({"command": [command]})
+    return {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": call_id}
+
+
+def _output(call_id: str, text: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def _results(path: Path) -> list[tuple[str, str]]:
+    """Each replayed call's input and result text, in order."""
+    return [
+        (c.input, "".join(getattr(p, "text", "") for p in c.result or ()))
+        for turn in read_any(path).script.turns
+        for r in turn.rounds
+        for c in r.calls
+    ]
+
+
+def test_codex_two_calls_of_one_id_in_one_response_each_keep_their_own_output(tmp_path: Path) -> None:
+    """A model server that numbers calls per response can give two parallel calls one id: the
+    second output was counted as a further output of the first call and dropped, and the second
+    call (renamed by the replay) replayed with an empty result."""
+    items = [_said("user", "go"), _shell("call_0", "ls"), _shell("call_0", "pwd")]
+    items += [_output("call_0", "ran ls"), _output("call_0", "ran pwd"), _said("assistant", "done")]
+    text = _rollout(*items)
+    for imported in (import_lines(text, "r.jsonl"), import_lines(iter(text), "r.jsonl")):
+        assert [m.get("content") for m in imported.messages if m["role"] == "tool"] == ["ran ls", "ran pwd"]
+        assert not any("further output" in w for w in imported.warnings)
+        assert any("'call_0' names 2 calls of one response" in w for w in imported.warnings)
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(text) + "\n")
+    assert _results(path) == [('{"command": ["ls"]}', "ran ls"), ('{"command": ["pwd"]}', "ran pwd")]
+    assert not any("no result" in n for n in read_any(path).notes)
+
+
+def test_codex_two_calls_of_one_id_answered_after_a_later_message_keep_their_order(tmp_path: Path) -> None:
+    """Outputs recorded after a message the model gave in the same response are each moved up to
+    their own call, first output to first call."""
+    items = [_said("user", "go"), _shell("call_0", "ls"), _shell("call_0", "pwd"), _said("assistant", "ok")]
+    items += [_output("call_0", "ran ls"), _output("call_0", "ran pwd"), _said("assistant", "done")]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(_rollout(*items)) + "\n")
+    assert _results(path) == [('{"command": ["ls"]}', "ran ls"), ('{"command": ["pwd"]}', "ran pwd")]
+
+
+def test_codex_the_second_call_of_an_id_without_output_gets_aborted_after_the_first_ones(
+    tmp_path: Path,
+) -> None:
+    """One output for two calls of one id: it answers the first; the second gets Codex's
+    `aborted`, after it, so the replay gives each its own."""
+    items = [_said("user", "go"), _shell("call_0", "ls"), _shell("call_0", "pwd"), _said("assistant", "hm")]
+    items += [_output("call_0", "ran ls"), _said("user", "next")]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(_rollout(*items)) + "\n")
+    assert _results(path) == [('{"command": ["ls"]}', "ran ls"), ('{"command": ["pwd"]}', "aborted")]
+    code, _, err = run_cli("import", str(path), "--out", str(tmp_path / "out.jsonl"))
+    assert code == 0, err
