@@ -82,3 +82,47 @@ def test_codex_the_second_call_of_an_id_without_output_gets_aborted_after_the_fi
     assert _results(path) == [('{"command": ["ls"]}', "ran ls"), ('{"command": ["pwd"]}', "aborted")]
     code, _, err = run_cli("import", str(path), "--out", str(tmp_path / "out.jsonl"))
     assert code == 0, err
+
+
+# ---------------------------------------------------------------------------------------------
+# LangGraph: messages as langchain-core serialises them (`dumpd`: the `lc` constructor form;
+# `messages_to_dict`: `{"type", "data"}`)
+
+
+def _lc(kind: str, **fields: Any) -> dict[str, Any]:
+    """A message as `langchain_core.load.dumpd` writes it."""
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kind], "kwargs": fields}
+
+
+def _thread(*messages: dict[str, Any]) -> list[str]:
+    """A checkpoint holding the messages, as one JSON document."""
+    return [json.dumps({"checkpoint": {"channel_values": {"messages": list(messages)}}}, ensure_ascii=False)]
+
+
+HUMAN = _lc("HumanMessage", content="Weather in Paris?", type="human")
+CALLING = _lc(
+    "AIMessage",
+    content="",
+    type="ai",
+    tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}],
+    invalid_tool_calls=[],
+)
+ANSWER = _lc("AIMessage", content="Sunny, 21°C.", type="ai", tool_calls=[], invalid_tool_calls=[])
+
+
+def _tool(content: object) -> dict[str, Any]:
+    return _lc("ToolMessage", content=content, type="tool", tool_call_id="call_1", status="success")
+
+
+def test_langgraph_messages_as_messages_to_dict_writes_them_keep_their_content() -> None:
+    """`messages_to_dict` wraps each message's fields in `data`: their content was read as
+    empty, the tool result refused for want of its call id."""
+    data = [
+        {"type": "human", "data": {"content": "Weather in Paris?", "type": "human", "id": None}},
+        {"type": "ai", "data": {"content": "", "type": "ai", "tool_calls": CALLING["kwargs"]["tool_calls"]}},
+        {"type": "tool", "data": {"content": "sunny", "type": "tool", "tool_call_id": "call_1"}},
+        {"type": "ai", "data": {"content": "Sunny.", "type": "ai", "tool_calls": []}},
+    ]
+    imported = import_lines(lines({"values": {"messages": data}}), "thread.json")
+    assert [m["content"] for m in imported.messages] == ["Weather in Paris?", "", "sunny", "Sunny."]
+    assert imported.messages[1]["tool_calls"][0]["id"] == "call_1"

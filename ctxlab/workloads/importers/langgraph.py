@@ -1,13 +1,14 @@
 """LangGraph / LangChain threads (such as deer-flow's thread files), as OpenAI chat messages.
 
 A thread is a JSON object whose `values.messages` (or `messages`) lists serialised LangChain
-messages, or a bare list of them: `type` `human`, `ai`, `tool`, `system` or `chat` (or the
-`{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}` form), `content` a
-string or a list of parts, `tool_calls` (`name`, `args`, `id`) on AI messages, `tool_call_id` on
-tool messages. A checkpoint (`channel_values.messages`, also under `checkpoint`) is read the
-same way; a list of thread states (a thread's history, newest first as LangGraph lists it) is
-read from its first state, the others counted; so is a JSONL file of several threads, one a
-line, read from its first.
+messages, or a bare list of them: `type` `human`, `ai`, `tool`, `system` or `chat` (or
+`dumpd`'s `{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}` form, or
+`messages_to_dict`'s `{"type": "ai", "data": {...}}`), `content` a string or a list of parts,
+`tool_calls` (`name`, `args`, `id`) on AI messages, `tool_call_id` on tool messages. A
+checkpoint (`channel_values.messages`, also under `checkpoint`) is read the same way; a list of
+thread states (a thread's history, newest first as LangGraph lists it) is read from its first
+state, the others counted; so is a JSONL file of several threads, one a line, read from its
+first.
 
 Mapping rules:
 - `human` is a user message, `system` a system message (one after the first message is user text
@@ -87,6 +88,8 @@ def _unwrap(message: object) -> tuple[str | None, Mapping[str, Any]]:
         ident = message.get("id")
         fields = message["kwargs"]
         kind = KINDS.get(str(ident[-1] if isinstance(ident, list) and ident else None))
+    elif kind is not None and "content" not in message and isinstance(message.get("data"), Mapping):
+        fields = message["data"]  # messages_to_dict's form, {"type", "data"}
     if kind == "chat":
         return ROLES.get(str(fields.get("role"))), fields
     return kind, fields
