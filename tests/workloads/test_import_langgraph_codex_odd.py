@@ -114,6 +114,32 @@ def _tool(content: object) -> dict[str, Any]:
     return _lc("ToolMessage", content=content, type="tool", tool_call_id="call_1", status="success")
 
 
+def test_langgraph_a_tool_result_that_is_a_dict_is_its_json_text() -> None:
+    """A tool message whose content is an object (LangGraph JS, a message built without
+    validation) lost its content: LangChain sends such a tool output as its JSON text."""
+    result = {"temperature": 21, "sky": "sunny", "城市": "Paris"}
+    imported = import_lines(_thread(HUMAN, CALLING, _tool(result), ANSWER), "checkpoint.json")
+    assert imported.messages[2] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": '{"temperature": 21, "sky": "sunny", "城市": "Paris"}',
+    }
+
+
+def test_langgraph_a_tool_results_parts_without_a_type_are_their_text_or_json() -> None:
+    """A tool message's parts without a `type` were each counted as `content part None` and
+    lost: a part with a `text` is that text, another its JSON text."""
+    parts = [{"text": "Forecast:"}, {"temperature": 21}, "done", {"type": "json", "json": {"wind": 3}}]
+    imported = import_lines(_thread(HUMAN, CALLING, _tool(parts), ANSWER), "checkpoint.json")
+    assert imported.messages[2]["content"] == [
+        {"type": "text", "text": "Forecast:"},
+        {"type": "text", "text": '{"temperature": 21}'},
+        {"type": "text", "text": "done"},
+        {"type": "text", "text": '{"wind": 3}'},
+    ]
+    assert not any("content part" in w for w in imported.warnings)
+
+
 def test_langgraph_messages_as_messages_to_dict_writes_them_keep_their_content() -> None:
     """`messages_to_dict` wraps each message's fields in `data`: their content was read as
     empty, the tool result refused for want of its call id."""

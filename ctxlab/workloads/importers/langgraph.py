@@ -15,6 +15,9 @@ Mapping rules:
   at its place, as for every format), `ai` an assistant message with its tool calls (`args`
   JSON-encoded), `tool` the result of its call (an error result when its `status` is `error`);
   a `chat` message takes the kind of its `role`.
+- A tool's result that is not message content (an object, a number) is its JSON text, and so is
+  each part without a `type` that has no `text` (one that has is that text), and a `json` part's
+  `json`: LangChain sends a tool's output that is not message content as its JSON text.
 - Text parts join the text; image parts (`image_url`, or `image` with a URL or base64 data, also
   in an Anthropic `source`) are image parts (one with neither is counted); `thinking` and
   `reasoning` parts (a Responses-API reasoning part's `summary` texts too) and
@@ -30,6 +33,7 @@ Mapping rules:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -135,24 +139,27 @@ def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire
     answered = {str(_unwrap(m)[1].get("tool_call_id")) for m in messages if _unwrap(m)[0] == "tool"}
     for index, message in enumerate(messages):
         kind, fields = _unwrap(message)
-        body, reasoning, used = _parts(fields.get("content"), report)
-        if kind == "human":
-            yield user(body)
-        elif kind == "system":
-            yield system(text_only(body, report, "system"))
-        elif kind == "ai":
-            reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
-            listed = [call(calls.declare(i), n, a) for i, n, a in _calls(fields, used, answered, report)]
-            yield assistant(text_only(body, report, "assistant"), listed, reasoning)
-        elif kind == "tool":
+        if kind == "tool":
             error = fields.get("status") == "error"
-            yield tool(
-                calls.answer(fields.get("tool_call_id"), number, key="tool_call_id"), body, error=error
-            )
+            call_id = calls.answer(fields.get("tool_call_id"), number, key="tool_call_id")
+            yield tool(call_id, _result(fields.get("content"), report), error=error)
+        elif kind == "ai":
+            yield _ai(fields, calls, answered, report)
+        elif kind in {"human", "system"}:
+            body = _parts(fields.get("content"), report)[0]
+            yield user(body) if kind == "human" else system(text_only(body, report, "system"))
         elif kind == "remove":
             report.skip("remove")
         else:
             raise report.error(number, f"message {index}: unknown message type {field_of(message, 'type')!r}")
+
+
+def _ai(fields: Mapping[str, Any], calls: Calls, answered: set[str], report: Report) -> Wire:
+    """An AI message with its calls."""
+    body, reasoning, used = _parts(fields.get("content"), report)
+    reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
+    listed = [call(calls.declare(i), n, a) for i, n, a in _calls(fields, used, answered, report)]
+    return assistant(text_only(body, report, "assistant"), listed, reasoning)
 
 
 def _calls(
@@ -199,6 +206,34 @@ def _image(block: object) -> Wire | None:
         media = field_of(block, "mime_type") or field_of(block, "media_type")
         return image_part(data_url(media if isinstance(media, str) else "image/png", data))
     return image_part(url) if isinstance(url, str) else None
+
+
+def _result(value: object, report: Report) -> str | list[Wire]:
+    """A tool message's content as the tool's result: as `_parts` reads content, but content
+    that is not message content (an object, a number, a part without a `type`) is its JSON
+    text (a part's `text` where it has one), as LangChain turns a tool's output into a string
+    (`json.dumps`) when it is not message content."""
+    if isinstance(value, list):
+        value = [_result_part(part) for part in value]
+    elif value is not None and not isinstance(value, str):
+        value = _json_text(value)
+    return _parts(value, report)[0]
+
+
+def _result_part(part: object) -> object:
+    """A part of a tool's result: a `json` part is the JSON text of its `json`, another typed
+    part (or a string) as it is, an untyped one its `text` or its JSON text."""
+    if field_of(part, "type") == "json":
+        return _json_text(field_of(part, "json"))
+    if isinstance(part, str) or field_of(part, "type") is not None:
+        return part
+    text = field_of(part, "text")
+    return text if isinstance(text, str) else _json_text(part)
+
+
+def _json_text(value: object) -> str:
+    """A JSON value's text as LangChain writes a tool's output (`json.dumps`, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _parts(value: object, report: Report) -> tuple[str | list[Wire], str, list[Mapping[str, Any]]]:
