@@ -152,3 +152,76 @@ def test_langgraph_messages_as_messages_to_dict_writes_them_keep_their_content()
     imported = import_lines(lines({"values": {"messages": data}}), "thread.json")
     assert [m["content"] for m in imported.messages] == ["Weather in Paris?", "", "sunny", "Sunny."]
     assert imported.messages[1]["tool_calls"][0]["id"] == "call_1"
+
+
+LEGACY_CALL = _lc(
+    "AIMessage",
+    content="",
+    type="ai",
+    additional_kwargs={"function_call": {"name": "weather", "arguments": '{"city": "Paris"}'}},
+    tool_calls=[],
+    invalid_tool_calls=[],
+)
+FUNCTION_RESULT = _lc("FunctionMessage", content="sunny", type="function", name="weather")
+
+
+def test_langgraph_a_function_message_answers_the_legacy_function_call_before_it() -> None:
+    """A legacy function call (`additional_kwargs.function_call`) and its `FunctionMessage`
+    made the file "not recognised"; they are a call, with an id made from its place, and its
+    result."""
+    thread = _thread(HUMAN, LEGACY_CALL, FUNCTION_RESULT, ANSWER)
+    imported = import_lines(thread, "checkpoint.json")
+    assert imported.messages[1:3] == (
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "function_call_1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "function_call_1", "content": "sunny"},
+    )
+    assert import_lines(thread, "checkpoint.json").messages == imported.messages
+
+
+def test_langgraph_a_function_message_with_no_function_call_before_it_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "checkpoint.json"
+    path.write_text("\n".join(_thread(HUMAN, CALLING, FUNCTION_RESULT)) + "\n")
+    out = tmp_path / "out.jsonl"
+    code, _, err = run_cli("import", str(path), "--out", str(out))
+    assert code == 2, err
+    assert f"{path}:1: message 2: a FunctionMessage (the result of function 'weather')" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_langgraph_a_chat_message_takes_its_role_and_another_role_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """`ChatMessage`s with a custom role made the whole file "not recognised"."""
+    said = _lc("ChatMessage", content="Be brief.", type="chat", role="system")
+    asked = _lc("ChatMessage", content="Weather?", type="chat", role="user")
+    answered = _lc("ChatMessage", content="Sunny.", type="chat", role="assistant")
+    imported = import_lines(_thread(said, asked, answered), "checkpoint.json")
+    assert [m["role"] for m in imported.messages] == ["system", "user", "assistant"]
+    critic = _lc("ChatMessage", content="Too vague.", type="chat", role="critic")
+    path = tmp_path / "checkpoint.json"
+    path.write_text("\n".join(_thread(asked, answered, critic)) + "\n")
+    out = tmp_path / "out.jsonl"
+    code, _, err = run_cli("import", str(path), "--out", str(out))
+    assert code == 2, err
+    assert f"{path}:1: message 2: a ChatMessage with role 'critic'" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_a_list_of_tool_schemas_is_still_no_thread(tmp_path: Path) -> None:
+    """`type: function` names a FunctionMessage only with the function's `name` beside it."""
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"type": "function", "function": {"name": "weather", "parameters": {}}}]))
+    code, _, err = run_cli("import", str(path), "--out", str(tmp_path / "out.jsonl"))
+    assert code == 2 and "the format is not recognised" in err

@@ -1,10 +1,10 @@
 """LangGraph / LangChain threads (such as deer-flow's thread files), as OpenAI chat messages.
 
 A thread is a JSON object whose `values.messages` (or `messages`) lists serialised LangChain
-messages, or a bare list of them: `type` `human`, `ai`, `tool`, `system` or `chat` (or
-`dumpd`'s `{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}` form, or
-`messages_to_dict`'s `{"type": "ai", "data": {...}}`), `content` a string or a list of parts,
-`tool_calls` (`name`, `args`, `id`) on AI messages, `tool_call_id` on tool messages. A
+messages, or a bare list of them: `type` `human`, `ai`, `tool`, `system`, `chat` or `function`
+(or `dumpd`'s `{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}`
+form, or `messages_to_dict`'s `{"type": "ai", "data": {...}}`), `content` a string or a list of
+parts, `tool_calls` (`name`, `args`, `id`) on AI messages, `tool_call_id` on tool messages. A
 checkpoint (`channel_values.messages`, also under `checkpoint`) is read the same way; a list of
 thread states (a thread's history, newest first as LangGraph lists it) is read from its first
 state, the others counted; so is a JSONL file of several threads, one a line, read from its
@@ -14,10 +14,15 @@ Mapping rules:
 - `human` is a user message, `system` a system message (one after the first message is user text
   at its place, as for every format), `ai` an assistant message with its tool calls (`args`
   JSON-encoded), `tool` the result of its call (an error result when its `status` is `error`);
-  a `chat` message takes the kind of its `role`.
+  a `chat` message takes the kind of its `role` (`user`, `assistant`, `system`, `developer`,
+  `tool`, `function`); one of another role is an error at its message, as no model API takes it.
 - A tool's result that is not message content (an object, a number) is its JSON text, and so is
   each part without a `type` that has no `text` (one that has is that text), and a `json` part's
   `json`: LangChain sends a tool's output that is not message content as its JSON text.
+- An AI message's legacy `additional_kwargs.function_call` (OpenAI's function calling, which
+  gives the call no id) is a call with the id `function_call_<index of the message>`; a
+  `function` message (`FunctionMessage`) is the result of the AI message's call before it, and
+  one with no such call is an error at its message.
 - Text parts join the text; image parts (`image_url`, or `image` with a URL or base64 data, also
   in an Anthropic `source`) are image parts (one with neither is counted); `thinking` and
   `reasoning` parts (a Responses-API reasoning part's `summary` texts too) and
@@ -73,13 +78,25 @@ KINDS = {
     "chat": "chat",
     "ChatMessage": "chat",
     "ChatMessageChunk": "chat",
+    "function": "function",
+    "FunctionMessage": "function",
+    "FunctionMessageChunk": "function",
     "remove": "remove",
     "RemoveMessage": "remove",
 }
 
 
-ROLES = {"user": "human", "human": "human", "assistant": "ai", "ai": "ai", "system": "system", "tool": "tool"}
-"""The kind of a `chat` message, by its `role`."""
+ROLES = {
+    "user": "human",
+    "human": "human",
+    "assistant": "ai",
+    "ai": "ai",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "function",
+}
+"""The kind of a `chat` message, by its `role` (a role not here keeps the kind `chat`, refused)."""
 
 
 def _unwrap(message: object) -> tuple[str | None, Mapping[str, Any]]:
@@ -95,7 +112,9 @@ def _unwrap(message: object) -> tuple[str | None, Mapping[str, Any]]:
     elif kind is not None and "content" not in message and isinstance(message.get("data"), Mapping):
         fields = message["data"]  # messages_to_dict's form, {"type", "data"}
     if kind == "chat":
-        return ROLES.get(str(fields.get("role"))), fields
+        return ROLES.get(str(fields.get("role")), "chat"), fields
+    if kind == "function" and not isinstance(fields.get("name"), str):
+        return None, fields  # a FunctionMessage names its function; a tool schema's `type` is not one
     return kind, fields
 
 
@@ -137,29 +156,69 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
 def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire]:
     calls = Calls(report)
     answered = {str(_unwrap(m)[1].get("tool_call_id")) for m in messages if _unwrap(m)[0] == "tool"}
+    function: str | None = None  # the id of the last AI message's legacy function call, unanswered
     for index, message in enumerate(messages):
         kind, fields = _unwrap(message)
         if kind == "tool":
             error = fields.get("status") == "error"
             call_id = calls.answer(fields.get("tool_call_id"), number, key="tool_call_id")
             yield tool(call_id, _result(fields.get("content"), report), error=error)
+        elif kind == "function":
+            call_id = _function_answered(function, fields, f"message {index}", number, report)
+            yield tool(call_id, _result(fields.get("content"), report))
+            function = None
         elif kind == "ai":
-            yield _ai(fields, calls, answered, report)
+            wire, function = _ai(fields, index, calls, answered, report)
+            yield wire
         elif kind in {"human", "system"}:
             body = _parts(fields.get("content"), report)[0]
             yield user(body) if kind == "human" else system(text_only(body, report, "system"))
         elif kind == "remove":
             report.skip("remove")
+        elif kind == "chat":
+            raise report.error(
+                number,
+                f"message {index}: a ChatMessage with role {fields.get('role')!r}, which no model API "
+                "takes; set its role to user, assistant or system (the one it plays), or remove it",
+            )
         else:
             raise report.error(number, f"message {index}: unknown message type {field_of(message, 'type')!r}")
 
 
-def _ai(fields: Mapping[str, Any], calls: Calls, answered: set[str], report: Report) -> Wire:
-    """An AI message with its calls."""
+def _ai(
+    fields: Mapping[str, Any], index: int, calls: Calls, answered: set[str], report: Report
+) -> tuple[Wire, str | None]:
+    """An AI message, and the id of its legacy function call (`additional_kwargs.function_call`,
+    one call with no id: it gets one from its message's place, `function_call_<index>`), None
+    when it has none."""
     body, reasoning, used = _parts(fields.get("content"), report)
     reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
     listed = [call(calls.declare(i), n, a) for i, n, a in _calls(fields, used, answered, report)]
-    return assistant(text_only(body, report, "assistant"), listed, reasoning)
+    function = field_of(fields, "additional_kwargs", "function_call")
+    legacy = calls.declare(f"function_call_{index}") if isinstance(function, Mapping) else None
+    if legacy is not None:
+        listed.append(call(legacy, str(function.get("name")), function.get("arguments") or "{}"))
+    return assistant(text_only(body, report, "assistant"), listed, reasoning), legacy
+
+
+def _function_answered(
+    function: str | None, fields: Mapping[str, Any], where: str, number: int, report: Report
+) -> str:
+    """The id of the call a FunctionMessage (a legacy function's result) answers: the function
+    call of the AI message before it.
+
+    Raises:
+        TraceError: that AI message made no function call, or its call has its result.
+    """
+    if function is None:
+        raise report.error(
+            number,
+            f"{where}: a FunctionMessage (the result of function {fields.get('name')!r}) answers no "
+            "function call: the AIMessage before it has no additional_kwargs.function_call awaiting "
+            "a result; add the call there, or write the result as a ToolMessage with the "
+            "tool_call_id of its call",
+        )
+    return function
 
 
 def _calls(
