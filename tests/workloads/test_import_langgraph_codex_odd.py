@@ -225,3 +225,16 @@ def test_a_list_of_tool_schemas_is_still_no_thread(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"type": "function", "function": {"name": "weather", "parameters": {}}}]))
     code, _, err = run_cli("import", str(path), "--out", str(tmp_path / "out.jsonl"))
     assert code == 2 and "the format is not recognised" in err
+
+
+def test_codex_a_reused_ids_output_before_a_late_output_waits_for_its_call(tmp_path: Path) -> None:
+    """A call reusing an earlier call's id, in a message held back until a late output comes,
+    and its output recorded before that late output: it was counted as a further output of the
+    earlier call and dropped, leaving the later call with an empty result."""
+    items = [_said("user", "go"), _shell("call_a", "ls"), _output("call_a", "ran ls"), _said("user", "more")]
+    items += [_shell("call_b", "pwd"), _said("assistant", "and"), _shell("call_a", "id")]
+    items += [_output("call_a", "ran id"), _output("call_b", "ran pwd"), _said("assistant", "done")]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(_rollout(*items)) + "\n")
+    assert [result for _, result in _results(path)] == ["ran ls", "ran pwd", "ran id"]
+    assert not any("further output" in w for w in import_lines(_rollout(*items), "r.jsonl").warnings)

@@ -251,10 +251,10 @@ class _Answers:
         call_id = message["tool_call_id"]
         if call_id in self.expected:
             yield from self._late(call_id, message)
+        elif self.expected:  # read after the held messages, whose calls it may answer
+            self.held.append(message)
         elif call_id in self.done and call_id not in self.waiting:
             self._second(call_id)
-        elif self.expected:
-            self.held.append(message)
         else:
             left = self.waiting.get(call_id)
             if left:
