@@ -154,6 +154,8 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
 
 
 def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire]:
+    """The thread's messages in order (the module docstring's rules); every error is at the
+    line of the thread's entry, `number`, naming the message by its index."""
     calls = Calls(report)
     answered = {str(_unwrap(m)[1].get("tool_call_id")) for m in messages if _unwrap(m)[0] == "tool"}
     function: str | None = None  # the id of the last AI message's legacy function call, unanswered
