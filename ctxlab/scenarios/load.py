@@ -109,7 +109,8 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
             "model:, strategies:) as the files in scenarios/ do"
         )
         raise ScenarioError([located.locate(Problem(loc=(), message=message))])
-    context: dict[str, Any] = {"base_dir": base_dir, "files": {}, "trace_warnings": {}}
+    # shared by every validation below (each gets a copy of the dict, holding these same ones)
+    context: dict[str, Any] = {"base_dir": base_dir, "files": {}, "digests": {}, "trace_warnings": {}}
     doc: dict[str, Any] = located.data
 
     def keys(path: Loc) -> Sequence[str] | None:
@@ -125,7 +126,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     )
     points = _points(located, scenario, axes, context)
     _check_repeats(located, points, axes)
-    files = SourceFiles.read(base_dir, context["files"], context.get("digests", {}))
+    files = SourceFiles.read(base_dir, context["files"], context["digests"])
     rounds, delegated = _check_workloads(located, points, axes, files)
     _check_needs(located, points, axes, rounds)
     _check_texts(located, points, axes)

@@ -184,8 +184,9 @@ def _file_problems(
     try:
         tools = load_tools(base / trace.tools) if trace.tools else ()
         text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read
+        digest = digests.get(trace.path) or text_sha256(text)  # read under a context of its own
         replayed = _replay(
-            lambda: text, digests[trace.path], source, fmt=trace.format, tools=tools, name=_trace_name(trace)
+            lambda: text, digest, source, fmt=trace.format, tools=tools, name=_trace_name(trace)
         )
         warnings[trace.path] = replayed.notes
     except TraceError as error:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxlab.cli import main
 from ctxlab.experiments.execute import execute
 from ctxlab.experiments.executors import _with_texts
 from ctxlab.experiments.grid import expand
@@ -43,6 +44,22 @@ def test_what_loading_keeps_holds_no_text(tmp_path: Path) -> None:
     }
     assert len(pickle.dumps(loaded.files)) < 1_000 < len(transcript)
     assert all(len(pickle.dumps(config.files)) < 1_000 for config in configs)
+
+
+def test_a_swept_transcript_loads_and_runs_alike_on_any_number_of_workers(tmp_path: Path) -> None:
+    """Every grid point is validated with a copy of the loading context: the digests read for the
+    first point must reach the others (a sweep over a replayed transcript raised KeyError)."""
+    path = _scenario(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + "sweep:\n  model.context_size: [4000, 6000]\n")
+    loaded = load_scenario(path)
+    assert sorted(loaded.files) == ["long.jsonl", "tools.json"]
+    tables = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}"
+        code = main(["run", str(path), "--out", str(out), "--no-plots", "--quiet", "--workers", workers])
+        assert code == 0
+        tables.append([(out / "replayed" / name).read_bytes() for name in ("runs.csv", "calls.csv")])
+    assert tables[0] == tables[1]
 
 
 def test_a_run_reads_the_file_again_when_its_process_keeps_nothing(tmp_path: Path) -> None:
