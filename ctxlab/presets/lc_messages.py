@@ -271,6 +271,26 @@ _summed = LeadingFold[LCMessage, float](_add_message)
 """`count_tokens`' sum without scaling: a history counted again at every step costs what it gained."""
 
 
+def count_stored(messages: Sequence[Message], params: ApproxParams = APPROX) -> int:
+    """`count_tokens(lc_view(messages), params)`, read along the stored messages: each message's
+    LangChain messages are added in the view's order (the very same float additions), so a
+    history counted again at every step costs what it gained and no view of it is made (a copy
+    as long as the history at every call). Usage scaling reads the view."""
+    if params.use_usage_metadata_scaling:
+        return count_tokens(lc_view(messages), params)
+    return math.ceil(_stored_sum(messages, 0.0, params))
+
+
+def _add_stored(total: float, message: Message, params: ApproxParams) -> float:
+    for part in _lc_of(message):
+        total = _add_message(total, part, params)
+    return total
+
+
+_stored_sum = LeadingFold[Message, float](_add_stored)
+"""`count_stored`'s sum: `_summed` of the view, folded a stored message at a time."""
+
+
 Counter = Callable[[Sequence[LCMessage]], int]
 
 

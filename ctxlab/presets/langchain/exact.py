@@ -69,6 +69,7 @@ from ctxlab.presets.lc_messages import (
     ApproxParams,
     Counter,
     LCMessage,
+    count_stored,
     count_tokens,
     lc_view,
     trim_last,
@@ -249,7 +250,7 @@ def clear_exact(messages: Sequence[Message], params: LangChainClearParams, place
     """
     if params.clear_at_least > 0 or params.clear_tool_inputs:
         return _cleared_at_once(messages, params, placeholder)
-    before = count_tokens(lc_view(messages))
+    before = count_stored(messages)
     if before <= params.trigger:
         return Clearing(messages=tuple(messages), tokens_before=before, tokens_after=before)
     plan = _PLANS.plan(messages, (params, placeholder), _LangChainJudge(params, placeholder))
@@ -259,7 +260,7 @@ def clear_exact(messages: Sequence[Message], params: LangChainClearParams, place
         messages=edited,
         cleared=plan.cleared_ids(applied),
         tokens_before=before,
-        tokens_after=count_tokens(lc_view(edited)),
+        tokens_after=count_stored(edited),
     )
 
 
@@ -344,7 +345,7 @@ def _cleared_at_once(messages: Sequence[Message], params: LangChainClearParams, 
         cleared=tuple(cleared),
         inputs_cleared=tuple(inputs),
         tokens_before=before,
-        tokens_after=count_tokens(lc_view(edited)),
+        tokens_after=count_stored(edited),
     )
 
 

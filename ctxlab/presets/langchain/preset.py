@@ -29,7 +29,7 @@ from ctxlab.presets.langchain.exact import (
     LangChainSummaryParams,
     SummarizeExact,
 )
-from ctxlab.presets.lc_messages import count_tokens, lc_answer, lc_view
+from ctxlab.presets.lc_messages import count_stored, lc_answer
 from ctxlab.presets.preset import NO_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
@@ -59,9 +59,7 @@ rather than forcing an answer; as a round cap it is never reached by a workload.
 def counted_messages(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
     """LangChain's approximate count of a request's messages (the system prompt and tools are not
     counted), as both middlewares count them."""
-    return count_tokens(
-        lc_view(REQUESTS.rest(messages, 1) if messages and messages[0].role == "system" else messages)
-    )
+    return count_stored(REQUESTS.rest(messages, 1) if messages and messages[0].role == "system" else messages)
 
 
 def _langchain_texts(texts: Texts) -> LangChainTexts:
