@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.messages.blocks import Block, HintBlock
-from ctxlab.core.messages.message import Message, Role, text_message
+from ctxlab.core.messages.message import GROWN, Message, Role, text_message
+from ctxlab.core.messages.resumable import forget
 from ctxlab.core.messages.units import view_units
 from ctxlab.core.wire.views import to_openai
 from ctxlab.presets.pydantic_ai.view import (
@@ -127,6 +128,34 @@ def test_the_history_read_as_it_grows_and_merges_is_the_history_read_afresh(
         )
     cut = history[: len(history) // 2]
     assert pa_view(cut, FRAME, joined) == reference(cut, FRAME, joined)
+
+
+@given(contexts(), st.data())
+def test_a_history_known_grown_from_the_last_one_read_is_read_as_afresh(
+    drawn: tuple[list[Message], frozenset[str]], data: st.DataObject
+) -> None:
+    """A run's context is a tuple noted (`GROWN`) as beginning with the one before: the view
+    resumes by that note, without comparing, and still reads as a fresh read (also across a
+    merge that changed, an edited copy and a cut, which no note vouches for)."""
+    history, joined = drawn
+    ids = sorted({m.id for m in history if m.role == "user"})
+    before: tuple[Message, ...] = ()
+    for size in range(len(history) + 1):
+        if ids and data.draw(st.booleans()):
+            joined = data.draw(st.frozensets(st.sampled_from(ids)))
+        messages = tuple(history[:size])
+        if data.draw(st.booleans()):
+            GROWN.note(messages, before, min(len(before), size))
+        assert pa_view(messages, FRAME, joined) == reference(messages, FRAME, joined)
+        before = messages
+    if history:
+        at = data.draw(st.integers(0, len(history) - 1))
+        edited = (*history[:at], text_message("user", "edited"), *history[at + 1 :])
+        GROWN.note(edited, before, at)
+        assert pa_view(edited, FRAME, joined) == reference(list(edited), FRAME, joined)
+    cut = tuple(history[: len(history) // 2])
+    assert pa_view(cut, FRAME, joined) == reference(list(cut), FRAME, joined)
+    forget()
 
 
 def merged_plainly(history: Sequence[PAMessage]) -> frozenset[str]:

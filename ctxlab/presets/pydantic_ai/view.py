@@ -31,7 +31,7 @@ from typing import Any, Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import Block, ToolResultBlock
 from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH, Message
 from ctxlab.core.messages.resumable import Resumable
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import NO_WIRE, REASONING_FIELD, Wire, WireCarry, wire_step, wire_tail
@@ -149,16 +149,22 @@ class _Viewed:
     lasts: list[PAMessage | None] = field(default_factory=lambda: [None])
     firsts: list[int] = field(default_factory=lambda: [0])
     first_at: dict[str, int] = field(default_factory=dict)  # a kept message id -> its first place
+    made: tuple[PAMessage, ...] = ()  # the view last given
+    source: tuple[Message, ...] | None = None  # the history `messages` holds, when one was read
 
     def read(
         self, messages: Sequence[Message], frame: Frame, joined: frozenset[str], same: int
     ) -> tuple[PAMessage, ...]:
-        """The view of `messages`, whose first `same` are the first messages it read last."""
+        """The view of `messages`, whose first `same` are the first messages it read last; noted
+        (`GROWN`) as beginning with the view last given up to the request the next message may
+        extend, so what folds the views along (`merged_keys`) resumes without comparing them."""
         if joined != self.joined:
             moved = [self.first_at[key] for key in joined ^ self.joined if key in self.first_at]
             same = min([same, *moved])
             self.joined = joined
         self._cut(same)
+        self.source = None  # until `messages` is read whole
+        kept = max(0, len(self.out) - 1)  # the last one kept may be extended below
         out, first = self.out, self.firsts[-1]
         for position in range(same, len(messages)):
             message = messages[position]
@@ -175,7 +181,11 @@ class _Viewed:
             self.ends.append(len(out))
             self.lasts.append(out[-1] if out else None)
             self.firsts.append(first)
-        return tuple(out)
+        made, before = tuple(out), self.made
+        if min(kept, len(before)) >= LINEAGE_WORTH:
+            GROWN.note(made, before, min(kept, len(before)))
+        self.made, self.source = made, messages if type(messages) is tuple else None
+        return made
 
     def _cut(self, same: int) -> None:
         for position in range(same, len(self.messages)):
@@ -188,8 +198,13 @@ class _Viewed:
             self.out[-1] = last
 
 
-_VIEWS = Resumable[Frame, _Viewed](lambda viewed: viewed.messages, keys=4)
-"""The views of the histories last read, a few per frame."""
+def _source(viewed: _Viewed) -> tuple[Message, ...] | None:
+    return viewed.source
+
+
+_VIEWS = Resumable[Frame, _Viewed](lambda viewed: viewed.messages, keys=4, source=_source)
+"""The views of the histories last read, a few per frame (a history grown from one read last is
+resumed by its lineage, `GROWN`, without comparing)."""
 
 
 def _continues(before: PAMessage, item: PAMessage, key_joined: bool) -> bool:
