@@ -126,7 +126,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     )
     points = _points(located, scenario, axes, context)
     _check_repeats(located, points, axes)
-    files = SourceFiles.read(base_dir, context["files"], context["digests"])
+    files = SourceFiles.of_texts(base_dir, context["files"], context["digests"])
     rounds, delegated = _check_workloads(located, points, axes, files)
     _check_needs(located, points, axes, rounds)
     _check_texts(located, points, axes)

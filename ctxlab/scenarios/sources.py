@@ -72,7 +72,7 @@ class SourceFiles(Mapping[str, str]):
         self._held: dict[str, str] | None = dict(held) if held is not None else None
 
     @classmethod
-    def read(cls, base: Path, texts: Mapping[str, str], digests: Mapping[str, str]) -> SourceFiles:
+    def of_texts(cls, base: Path, texts: Mapping[str, str], digests: Mapping[str, str]) -> SourceFiles:
         """The files whose `texts` were read under `base`, holding those texts; `digests` are
         theirs where already known (the others are computed)."""
         known = {

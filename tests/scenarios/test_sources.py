@@ -124,7 +124,7 @@ def test_a_file_that_cannot_be_read_for_dask_is_sent_as_it_is(tmp_path: Path) ->
 
 
 def test_texts_held_are_given_without_reading() -> None:
-    files = SourceFiles.read(Path("/nowhere"), {"a.jsonl": "text"}, {})
+    files = SourceFiles.of_texts(Path("/nowhere"), {"a.jsonl": "text"}, {})
     assert files["a.jsonl"] == "text" and files.digest("a.jsonl") == text_sha256("text")
     with pytest.raises(SourceChangedError, match=r"a\.jsonl: cannot read the file again"):
         files.released()["a.jsonl"]
