@@ -12,8 +12,9 @@ from ctxlab.engine.session import run_script
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.presets.pydantic_ai import preset as pydantic_ai
+from ctxlab.presets.pydantic_ai.cutoffs import find_safe_cutoff
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
-from ctxlab.presets.pydantic_ai.view import Frame, estimate_tokens, find_safe_cutoff, pa_view
+from ctxlab.presets.pydantic_ai.view import Frame, estimate_tokens, pa_view
 from ctxlab.texts import CTXLAB_TEXTS, load_texts
 from ctxlab.texts.pydantic_ai import CTXLAB_PYDANTIC_AI_TEXTS
 from tests.zoo.runs import FIELDS, one_turn, results_of, run, text, tool_call, turns

@@ -25,15 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxlab.presets.pydantic_ai.view import (
-    PAMessage,
-    PAPart,
-    estimate_tokens,
-    find_safe_cutoff,
-    find_token_cutoff,
-    first_user_request,
-    message_chars,
-)
+from ctxlab.presets.pydantic_ai.cutoffs import find_safe_cutoff, find_token_cutoff, first_user_request
+from ctxlab.presets.pydantic_ai.view import PAMessage, PAPart, estimate_tokens, message_chars
 
 TRUNCATION_MARKER = "[...]"
 CLEARED_ARGS = "{}"
