@@ -3,16 +3,21 @@ logs, as OpenAI chat messages.
 
 A request log is a JSON request, a JSON list of requests, or JSONL with one request a line; a
 request may be wrapped as `{"request": {...}, "response": {...}}` (or `body`/`params`), or be
-followed by its response as an entry of its own (a Messages response object: `type: message`,
-an assistant `role`, `content` blocks); an entry that is no request, and a response that does
-not follow a request without one, are errors at their line. A log may hold several conversations (an agent's,
-its sub-agents', side requests for a title or a quota check): the conversation taken is the last
-request of the chain that ends latest among the chains of two requests or more, a chain being
-requests each continuing the one before (its messages begin with all of that one's; `chains`
-states the rule). Every other request is counted and skipped,
-and when some were outside that chain a note names the line taken. A logged response to the
-request taken is its final assistant message; where the request ends with an assistant message
-(a prefill), the response continues that message, and the two are one assistant message.
+followed by its response as an entry of its own (a Messages response object: `type: message`, an
+assistant `role`, `content` blocks); an entry that is no request, and a response that does not
+follow a request without one, are errors at their line. A request whose call failed (its
+response an error, such as the API's `{"type": "error", "error": {"type", "message"}}`, wrapped
+with it or the entry after it; `request_log` lists the shapes) is counted as `failed request
+(<error type>)` and joins no chain (`request_log` says why): the retry after it is the
+conversation's next request, and a log whose last request failed gives the conversation as a
+model last answered it. A log may hold several conversations (an agent's, its sub-agents', side
+requests for a title or a quota check): the conversation taken is the last request of the chain
+that ends latest among the chains of two requests or more, a chain being requests each
+continuing the one before (its messages begin with all of that one's; `chains` states the rule).
+Every other request is counted and skipped, and when some were outside that chain a note names
+the line taken. A logged response to the request taken is its final assistant message; where the
+request ends with an assistant message (a prefill), the response continues that message, and the
+two are one assistant message.
 
 claude-trace logs (`.claude-trace/log-*.jsonl`, Claude Code's API traffic) are request logs
 too; `claude_trace` reads their lines.
@@ -69,8 +74,14 @@ from ctxlab.workloads.importers.base import (
 from ctxlab.workloads.importers.chains import Chains, tell
 from ctxlab.workloads.importers.claude_trace import Logged, is_trace_log, is_traced, traced
 from ctxlab.workloads.importers.dialect import is_completion, openai_model, speaks_openai
-
-WRAPPERS = ("request", "body", "params")
+from ctxlab.workloads.importers.request_log import (
+    failed,
+    failure,
+    is_error,
+    nothing_to_replay,
+    unawaited,
+    unwrap,
+)
 
 
 @dataclass(slots=True)
@@ -283,17 +294,6 @@ def _kind(block: object) -> str:
     return repr(kind)
 
 
-def unwrap(value: object) -> tuple[Mapping[str, Any] | None, object]:
-    """A logged request and its logged response (None when not logged)."""
-    if not isinstance(value, Mapping):
-        return None, None
-    for key in WRAPPERS:
-        inner = value.get(key)
-        if isinstance(inner, Mapping):
-            return inner, value.get("response")
-    return value, None
-
-
 def is_messages_request(value: object) -> bool:
     """An Anthropic Messages request: `messages` with Anthropic content, no OpenAI-only roles."""
     request, _ = unwrap(value[-1] if isinstance(value, list) and value else value)
@@ -324,7 +324,7 @@ def is_messages_log(values: list[object]) -> bool:
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
     if any(is_traced(value) for value in flat):
         return is_trace_log(flat)
-    requests = [value for value in flat if not is_response(value)]
+    requests = [value for value in flat if not (is_response(value) or is_error(value))]
     openai = any(is_completion(v) or speaks_openai(unwrap(v)[0] or {}) for v in requests)
     return bool(requests) and not openai and is_messages_request(requests[-1])
 
@@ -363,25 +363,22 @@ def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
     for number, value in entries:
         last = number
         for item in value if isinstance(value, list) else [value]:
-            if is_response(item):
+            if is_response(item) or is_error(item):
                 pending = _answered(pending, item, number, report)
                 continue
             if pending is not None:
-                _chain(chains, *pending)
+                _chain(chains, *pending, report)
             logged, pending = _logged(item, number, report), None
             if logged.request is None:
                 report.skip(logged.skipped)
             else:
                 pending = number, logged
     if pending is not None:
-        _chain(chains, *pending)
+        _chain(chains, *pending, report)
     choice = chains.choice()
     if choice is None:
         if last is not None:
-            counted = ", ".join(f"{n} × {kind}" for kind, n in sorted(report.skipped.items()))
-            raise report.error(
-                last, f"the log holds no Messages request with a response to replay ({counted})"
-            )
+            raise nothing_to_replay(last, "Messages request with a response", report)
         return
     tell(choice, report)
     request, response = choice.payload
@@ -391,23 +388,23 @@ def read_anthropic_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
 def _answered(
     pending: tuple[int, Logged] | None, response: object, number: int, report: Report
 ) -> tuple[int, Logged]:
-    """The request read last, answered by a response logged as the entry after it.
+    """The request read last, answered by a response or an error logged as the entry after it.
 
     Raises:
         TraceError: no request without a response comes right before the response.
     """
     if pending is None or pending[1].response is not None:
-        raise report.error(
-            number,
-            "a Messages response that follows no request awaiting one (the entry before it is no "
-            'request, or has its response): log each response right after its request, or as {"request": '
-            '..., "response": ...}',
-        )
+        raise unawaited("Messages", response, number, report)
     return pending[0], Logged(pending[1].request, response)
 
 
-def _chain(chains: Chains[tuple[Mapping[str, Any], object]], number: int, logged: Logged) -> None:
-    if logged.request is not None:
+def _chain(
+    chains: Chains[tuple[Mapping[str, Any], object]], number: int, logged: Logged, report: Report
+) -> None:
+    """Add a request to the chains, or count it when its call failed (`request_log`)."""
+    if (name := failure(logged.response)) is not None:
+        report.skip(failed(name))
+    elif logged.request is not None:
         chains.add(number, logged.request["messages"], (logged.request, logged.response))
 
 

@@ -12,7 +12,8 @@ repeats its conversation so far, so the rule is:
 - The conversation is the last request of the chain that ends latest among the chains of two
   requests or more (a side request is a chain of one: a title, a topic, a quota check asked once);
   when every chain is one request, the last request. Every other request is skipped: the chain's
-  earlier requests, and the requests of every other chain.
+  earlier requests, and the requests of every other chain. A request whose call failed is not
+  one of them: its reader counts it and leaves it out (`request_log`).
 
 So a log whose requests do not continue one another gives its last request, and a log whose
 last request continues all the others gives that one, as the last-request rule did. A client

@@ -33,10 +33,10 @@ from typing import Any, cast
 from ctxlab.core.messages.tools import NotJSONError
 from ctxlab.workloads.chat_legacy import current_form
 from ctxlab.workloads.chat_message import UNREPLAYED_PARTS, parse_message
-from ctxlab.workloads.importers.anthropic import unwrap
 from ctxlab.workloads.importers.base import Entry, Report, Wire, field_of, first_session, schema
 from ctxlab.workloads.importers.chains import Chains, prefix_digests, tell
 from ctxlab.workloads.importers.dialect import is_completion
+from ctxlab.workloads.importers.request_log import unwrap
 
 Where = tuple[int, str]
 """A message's line, and how the error names it (`item 2: `, `messages[3]: `)."""

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 from ctxlab.workloads.importers.anthropic_stream import Streamed, StreamError, message_of, stream_message
 from ctxlab.workloads.importers.base import Report, field_of
 from ctxlab.workloads.importers.bedrock_stream import chunk_events, is_event_stream
+from ctxlab.workloads.importers.request_log import failed, failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +131,7 @@ def traced(value: Mapping[str, Any], number: int, report: Report) -> Logged:
         return Logged(None, skipped="request without a response (claude-trace's orphaned request)")
     status = response.get("status_code")
     if isinstance(status, int) and not 200 <= status < 300:
-        return Logged(None, skipped=f"failed request (HTTP {status})")
+        return Logged(None, skipped=failed(f"HTTP {status}"))
     body = request.get("body")
     if isinstance(body, Mapping) and isinstance(body.get("messages"), list):
         return _answered(body, response, number, report)
@@ -155,8 +156,8 @@ def _answered(body: Mapping[str, Any], response: Mapping[str, Any], number: int,
     """A traced request with its response's message: `body` as JSON, or `body_raw` a stream."""
     if isinstance(response.get("body"), Mapping):
         message = response["body"]
-        if message.get("type") == "error":
-            return Logged(None, skipped=f"failed request ({field_of(message, 'error', 'type')})")
+        if (name := failure(message)) is not None:
+            return Logged(None, skipped=failed(name))
         return Logged(body, message)
     raw = response.get("body_raw")
     if not isinstance(raw, str) or not raw.strip():
@@ -168,7 +169,7 @@ def _answered(body: Mapping[str, Any], response: Mapping[str, Any], number: int,
             number, f"response.body_raw: {error}; is the stream cut? re-record it or remove the line"
         ) from None
     if streamed.message is None:
-        return Logged(None, skipped=f"failed request (stream error {streamed.error})")
+        return Logged(None, skipped=failed(f"stream error {streamed.error}"))
     return Logged(body, streamed.message)
 
 

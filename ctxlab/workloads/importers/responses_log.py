@@ -25,9 +25,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.workloads.importers.anthropic import unwrap
 from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, schema, system
 from ctxlab.workloads.importers.chains import Chains, Choice, tell
+from ctxlab.workloads.importers.request_log import unwrap
 from ctxlab.workloads.importers.responses import ItemMapper, flat_name
 
 
