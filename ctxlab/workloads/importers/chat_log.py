@@ -12,9 +12,15 @@ request logs; and the check every OpenAI chat message passes (`checked`).
   (`chains`), the conversation is the last request of the chain ending latest among chains of
   two requests or more; the others are counted, and a note names the line taken. Its logged
   response's first choice is the conversation's last message (further choices are counted).
-- A file is a request log when its first entry names a `model`, is wrapped, or is a JSON list of
-  requests, or when its second entry is a response or continues the first (a log written
-  without the model); otherwise it is a fine-tuning file.
+  A request whose call failed (its response an error, such as the API's `{"error": {"message",
+  "type", "param", "code"}}`, wrapped with it or the entry after it; `request_log` lists the
+  shapes) is counted as `failed request (<code, else type>)` and joins no chain (`request_log`
+  says why): the retry after it is the conversation's next request, and a log whose last request
+  failed gives the conversation as a model last answered it. An error entry that follows no
+  request awaiting a response is an error at its line, as such a response is.
+- A file is a request log when its first entry names a `model`, is wrapped, is an error or is a
+  JSON list of requests, or when its second entry is a response or an error or continues the
+  first (a log written without the model); otherwise it is a fine-tuning file.
 
 Invariants:
 - Every message is read as the replay reads it (`parse_message`), after its legacy function
@@ -36,7 +42,14 @@ from ctxlab.workloads.chat_message import UNREPLAYED_PARTS, parse_message
 from ctxlab.workloads.importers.base import Entry, Report, Wire, field_of, first_session, schema
 from ctxlab.workloads.importers.chains import Chains, prefix_digests, tell
 from ctxlab.workloads.importers.dialect import is_completion
-from ctxlab.workloads.importers.request_log import unwrap
+from ctxlab.workloads.importers.request_log import (
+    failed,
+    failure,
+    is_error,
+    nothing_to_replay,
+    unawaited,
+    unwrap,
+)
 
 Where = tuple[int, str]
 """A message's line, and how the error names it (`item 2: `, `messages[3]: `)."""
@@ -68,10 +81,10 @@ def _without_unreplayed(wire: Wire) -> Wire:
 
 def is_conversation_log(values: list[object]) -> bool:
     """Entries holding conversations, not messages: each (after its wrapper), when it is no
-    response (nor a streamed one's chunk), has `messages`, a list of messages with a role, and
-    no Responses `input`."""
+    response (nor a streamed one's chunk, nor an error), has `messages`, a list of messages with
+    a role, and no Responses `input`."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
-    requests = [unwrap(value)[0] for value in flat if not (is_completion(value) or _chunk(value))]
+    requests = [unwrap(v)[0] for v in flat if not (is_completion(v) or _chunk(v) or is_error(v))]
     return bool(requests) and all(_conversation(request) for request in requests)
 
 
@@ -101,13 +114,13 @@ def _logged(head: list[object]) -> bool:
     """Whether the first two entries are a request log's (see the module docstring)."""
     first = head[0] if head else None
     request, _ = unwrap(first)
-    if isinstance(first, list) or is_completion(first) or request is None:
+    if isinstance(first, list) or is_completion(first) or is_error(first) or request is None:
         return True
     if request is not first or "model" in request:
         return True
     second = head[1] if len(head) > 1 else None
     later, _ = unwrap(second)
-    if is_completion(second) or later is None:
+    if is_completion(second) or is_error(second) or later is None:
         return second is not None
     return _continues(field_of(later, "messages"), field_of(request, "messages"))
 
@@ -166,18 +179,20 @@ def read_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The conversation of a request log: the last request of the chain ending latest."""
     chains: Chains[Logged] = Chains()
     pending: tuple[int, Logged] | None = None  # the last request read, until its response may follow
+    last = None
     for number, value in entries:
+        last = number
         for item in value if isinstance(value, list) else [value]:
-            if is_completion(item):
+            if is_completion(item) or is_error(item):
                 pending = _answered(pending, item, number, report)
                 continue
-            if pending is not None:
-                chains.add(pending[0], pending[1][0]["messages"], pending[1])
+            _chain(chains, pending, report)
             pending = number, _request(item, number, report)
-    if pending is not None:
-        chains.add(pending[0], pending[1][0]["messages"], pending[1])
+    _chain(chains, pending, report)
     choice = chains.choice()
     if choice is None:
+        if last is not None:
+            raise nothing_to_replay(last, "Chat Completions request", report)
         return
     tell(choice, report)
     request, response = choice.payload
@@ -203,21 +218,27 @@ def _request(item: object, number: int, report: Report) -> Logged:
     return request, response
 
 
+def _chain(chains: Chains[Logged], pending: tuple[int, Logged] | None, report: Report) -> None:
+    """Add a request read to the chains, or count it when its call failed (`request_log`)."""
+    if pending is None:
+        return
+    number, (request, response) = pending
+    if (name := failure(response)) is not None:
+        report.skip(failed(name))
+    else:
+        chains.add(number, request["messages"], (request, response))
+
+
 def _answered(
     pending: tuple[int, Logged] | None, response: object, number: int, report: Report
 ) -> tuple[int, Logged]:
-    """The request read last, answered by the response logged as the entry after it.
+    """The request read last, answered by the response or error logged as the entry after it.
 
     Raises:
         TraceError: no request without a response comes right before the response.
     """
     if pending is None or pending[1][1] is not None:
-        raise report.error(
-            number,
-            "a Chat Completions response that follows no request awaiting one (the entry before it is "
-            'no request, or has its response): log each response right after its request, or as {"request": '
-            '..., "response": ...}',
-        )
+        raise unawaited("Chat Completions", response, number, report)
     return pending[0], (pending[1][0], response)
 
 
