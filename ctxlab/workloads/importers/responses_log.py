@@ -17,6 +17,14 @@ order, each followed by its response's output (what the conversation held before
 logged one is not in the file, and a note says so). A request of a stored `prompt` (which may
 set the model and instructions) is a request too; the prompt's text is not in the log, as a
 note says.
+
+A request whose call failed (a response of `status: failed` with its `error`, or an error body
+such as `{"error": {"message", "type", "param", "code"}}`, wrapped with it or the entry after it;
+`request_log` lists the shapes) is counted as `failed request (<code, else type>)` and joins no
+chain, nor its `conversation` (`request_log` says why): the retry after it sends its input
+again, and a log whose last request failed gives the conversation as a model last answered it.
+An error entry that follows no request awaiting a response is an error at its line, as such a
+response is.
 """
 
 from __future__ import annotations
@@ -27,7 +35,14 @@ from typing import Any
 
 from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, schema, system
 from ctxlab.workloads.importers.chains import Chains, Choice, tell
-from ctxlab.workloads.importers.request_log import unwrap
+from ctxlab.workloads.importers.request_log import (
+    failed,
+    failure,
+    is_error,
+    nothing_to_replay,
+    unawaited,
+    unwrap,
+)
 from ctxlab.workloads.importers.responses import ItemMapper, flat_name
 
 
@@ -78,48 +93,47 @@ def is_response(value: object) -> bool:
 
 
 def is_responses_log(values: list[object]) -> bool:
-    """A request log: its last entry that is not a response a Responses request."""
-    requests = [value for value in values if not is_response(value)]
+    """A request log: its last entry that is neither a response nor an error a Responses
+    request."""
+    requests = [value for value in values if not (is_response(value) or is_error(value))]
     return bool(requests) and is_responses_request(requests[-1])
 
 
-def _requests(entries: Iterator[Entry], report: Report) -> Iterator[tuple[int, object]]:
-    """Each logged request, with its response when the log holds one: wrapped with it, or the
-    entry right after it.
+Pending = tuple[int, object, int]
+"""A logged request's line, the request (wrapped with its response when one was logged), and the
+line it ends on (its response's, when logged as the entry after it)."""
+
+
+def _requests(entries: Iterator[Entry], report: Report) -> Iterator[Pending]:
+    """Each logged request, with its response (or error) when the log holds one: wrapped with
+    it, or the entry right after it.
 
     Raises:
-        TraceError: a response that follows no request awaiting one.
+        TraceError: a response or an error that follows no request awaiting one.
     """
-    pending: tuple[int, object] | None = None
+    pending: Pending | None = None
     for number, value in entries:
         for item in value if isinstance(value, list) else [value]:
-            if is_response(item):
+            if is_response(item) or is_error(item):
                 pending = _answered(pending, item, number, report)
                 continue
             if pending is not None:
                 yield pending
-            pending = number, item
+            pending = number, item, number
     if pending is not None:
         yield pending
 
 
-def _answered(
-    pending: tuple[int, object] | None, response: object, number: int, report: Report
-) -> tuple[int, object]:
-    """The request read last, wrapped with the response logged as the entry after it.
+def _answered(pending: Pending | None, response: object, number: int, report: Report) -> Pending:
+    """The request read last, wrapped with the response or error logged as the entry after it.
 
     Raises:
         TraceError: no request without a response comes right before the response.
     """
     request, logged = unwrap(pending[1]) if pending is not None else (None, None)
     if pending is None or request is None or logged is not None:
-        raise report.error(
-            number,
-            "a Responses response that follows no request awaiting one (the entry before it is no "
-            "request, or has its response): log each response right after its request, or as "
-            '{"request": ..., "response": ...}',
-        )
-    return pending[0], {"request": request, "response": response}
+        raise unawaited("Responses", response, number, report)
+    return pending[0], {"request": request, "response": response}, number
 
 
 def _last_with_chain(
@@ -143,10 +157,13 @@ def _last_with_chain(
     threads: dict[str, list[Link]] = {}
     orders: dict[str, int] = {}  # a response's id, or a conversation's, -> its request's order
     chains: Chains[tuple[int, object]] = Chains()
-    chained = False
-    for number, value in _requests(entries, report):
+    chained, last = False, None
+    for number, value, end in _requests(entries, report):
         request, response = unwrap(value)
         if request is None:
+            continue
+        last = end
+        if _failed(response, report):
             continue
         link = _link(number, request, response, report)
         chained = chained or link.previous is not None
@@ -167,6 +184,8 @@ def _last_with_chain(
         known.update(_identified(field_of(response, "output")))
     choice = chains.choice()
     if choice is None:
+        if last is not None:
+            raise nothing_to_replay(last, "Responses request", report)
         return None
     number, value = choice.payload
     request, _ = unwrap(value)
@@ -174,6 +193,15 @@ def _last_with_chain(
     chain = threads[thread][:-1] if thread is not None else _previous(request, kept, number, report)
     _tell(choice, len(chain), thread, report)
     return number, value, tuple(chain)
+
+
+def _failed(response: object, report: Report) -> bool:
+    """Whether a request's call failed (`request_log`), counted: it joins no chain, nor the
+    conversation it names, whose retry sends its input again."""
+    name = failure(response)
+    if name is not None:
+        report.skip(failed(name))
+    return name is not None
 
 
 def _tell(choice: Choice[tuple[int, object]], replayed: int, thread: str | None, report: Report) -> None:
