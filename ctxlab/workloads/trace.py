@@ -32,6 +32,9 @@ error); an assistant's `refusal` is text after its content; other keys are ignor
   call, answered with an empty final answer; the request the source never made is in `notes`.
 
 Invariants:
+- The tools are the ones given (a `--tools` file, or the file's own); a transcript with none
+  offers one schema per tool it calls, read off the calls (`ctxlab.workloads.inferred_tools`),
+  so that no request names a tool it does not declare.
 - Call ids are the transcript's own. Where the source repeats an id, the later call is renamed
   `<id>_dupN` (the first free N from 2), so ids are unique in the script as `Script` requires.
 - A transcript that breaks the protocol is mapped as faithfully as a `Script` allows: a result
@@ -70,6 +73,7 @@ from ctxlab.workloads.files import (
     read_jsonl,
     text_lines,
 )
+from ctxlab.workloads.inferred_tools import inferred_schemas
 
 JOIN = "\n\n"
 """Separator of assistant texts joined into one round text or final answer."""
@@ -270,8 +274,11 @@ class _Mapper:
                     f"turn {number}: the source's reply ends on its tool calls; the replay asks the model "
                     "once more, for an empty final answer (one request the source did not make)"
                 )
+        declared = tuple(tools) or inferred_schemas(
+            (c.tool, c.input) for turn in self.turns for round_ in turn.rounds for c in round_.calls
+        )
         return Script(
-            system_prompt=_join(self.system), tools=tuple(tools), turns=tuple(t.freeze() for t in self.turns)
+            system_prompt=_join(self.system), tools=declared, turns=tuple(t.freeze() for t in self.turns)
         )
 
 

@@ -7,7 +7,8 @@ Invariants:
 - Mapping that transcript back (`ctxlab.workloads.trace.map_wire`) gives the same script up to
   what a transcript cannot carry (`transcript_form`): thinking, error flags, clock moves, names
   of data blocks, empty texts, built-in tools' results (unknown until they run, so empty here),
-  and images in tool results (the view sends them after the batch as a user message).
+  and images in tool results (the view sends them after the batch as a user message); a script
+  with no tool schemas gets those its calls imply (`ctxlab.workloads.inferred_tools`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.message import Message
 from ctxlab.core.wire.views import Wire, to_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.workloads.inferred_tools import inferred_schemas
 
 
 def script_messages(script: Script) -> list[Message]:
@@ -86,4 +88,5 @@ def transcript_form(script: Script) -> Script:
         ScriptedTurn(user=parts(t.user), rounds=tuple(round_(r) for r in t.rounds), final=t.final)
         for t in script.turns
     )
-    return replace(script, turns=turns)
+    tools = script.tools or inferred_schemas((c.tool, c.input) for c in script.calls())
+    return replace(script, tools=tools, turns=turns)

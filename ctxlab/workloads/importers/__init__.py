@@ -424,7 +424,8 @@ def _streamed(
         return TraceError(source, None, f"message {index}: {why}")
 
     workload = map_stream(enumerate(messages), fail=fail, name=name)
-    script = replace(workload.script, tools=tuple(tools) or tuple(report.tools))
+    # the mapping read the tools off the calls (`inferred_tools`): the given or declared ones come first
+    script = replace(workload.script, tools=tuple(tools) or tuple(report.tools) or workload.script.tools)
     return replace(workload, script=script, notes=tuple(report.warnings()) + workload.notes)
 
 

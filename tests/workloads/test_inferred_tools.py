@@ -1,0 +1,94 @@
+"""A transcript that declares no tools (the lab's JSONL carries calls, not schemas) is replayed
+with a schema for every tool it calls, so no request holds a tool call or result naming a tool
+it does not declare: the Anthropic Messages API refuses that ("Requests which include tool_use or
+tool_result blocks must define tools"), and so does Bedrock's Converse API without `toolConfig`."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.workloads.importers import read_any
+from ctxlab.workloads.trace import map_wire
+from tests.workloads.importing import DATA, lines, run_cli
+
+USER = {"role": "user", "content": "Plan the page."}
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _turn(*calls: dict[str, Any]) -> list[dict[str, Any]]:
+    results = [{"role": "tool", "tool_call_id": c["id"], "content": "OK"} for c in calls]
+    return [{"role": "assistant", "content": "", "tool_calls": list(calls)}, *results]
+
+
+MESSAGES = [
+    USER,
+    *_turn(
+        _call("a:0", "write_todos", '{"todos": [{"content": "hero", "status": "pending"}]}'),
+        _call("a:1", "bash", '{"command": "ls", "timeout": 5}'),
+    ),
+    *_turn(_call("a:2", "bash", '{"command": "pwd", "timeout": "5s"}')),
+    *_turn(_call("a:3", "shell", "ls -la")),
+    {"role": "assistant", "content": "Done."},
+]
+
+
+def test_the_schemas_are_read_off_the_calls_in_the_order_of_the_first_call_to_each() -> None:
+    tools = {t.name: json.loads(t.parameters) for t in map_wire(MESSAGES).script.tools}
+    assert list(tools) == ["write_todos", "bash", "shell"]
+    assert tools["write_todos"] == {"type": "object", "properties": {"todos": {"type": "array", "items": {}}}}
+    # `timeout` is a number once and a string once: no type the calls agree on
+    assert tools["bash"] == {"type": "object", "properties": {"command": {"type": "string"}, "timeout": {}}}
+    assert tools["shell"] == {"type": "object", "properties": {}}  # raw text: no key to read
+
+
+def test_tools_given_or_declared_are_kept_as_they_are() -> None:
+    given = (ToolSchema.of("bash", "Run a command.", {"type": "object"}),)
+    assert map_wire(MESSAGES, tools=given).script.tools == given
+
+
+def test_a_transcript_without_calls_offers_no_tool() -> None:
+    assert map_wire([USER, {"role": "assistant", "content": "Hello."}]).script.tools == ()
+
+
+def test_a_native_format_with_no_declared_tools_gets_them_from_its_calls() -> None:
+    """A deer-flow thread (LangGraph) stores the calls, not the agent's tools."""
+    workload = read_any(DATA / "langgraph" / "deerflow-b83fbb2a-thread.json")
+    called = list(dict.fromkeys(c.tool for c in workload.script.calls()))
+    assert called and [t.name for t in workload.script.tools] == called
+
+
+def _recorded(tmp_path: Path, wire: str) -> list[dict[str, Any]]:
+    source, results = tmp_path / "session.jsonl", tmp_path / "results"
+    source.write_text("\n".join(lines(*MESSAGES)), encoding="utf-8")
+    code, _, err = run_cli(
+        "replay", str(source), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
+        "--record-requests", "--wire", wire,
+    )  # fmt: skip
+    assert code == 0, err
+    (recorded,) = results.glob("*/requests/*.jsonl.gz")
+    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_every_anthropic_request_declares_each_tool_its_blocks_name(tmp_path: Path) -> None:
+    requests = _recorded(tmp_path, "anthropic")
+    for request in requests:
+        declared = {tool["name"] for tool in request["tools"]}
+        blocks = [b for m in request["messages"] if isinstance(m["content"], list) for b in m["content"]]
+        assert {b["name"] for b in blocks if b["type"] == "tool_use"} <= declared
+        assert declared or not any(b["type"] == "tool_result" for b in blocks)
+    assert {tool["name"] for tool in requests[-1]["tools"]} == {"write_todos", "bash", "shell"}
+
+
+def test_every_openai_request_declares_each_tool_it_calls(tmp_path: Path) -> None:
+    for request in _recorded(tmp_path, "openai"):
+        declared = {tool["function"]["name"] for tool in request["tools"]}
+        called = {c["function"]["name"] for m in request["messages"] for c in m.get("tool_calls") or ()}
+        assert called <= declared
