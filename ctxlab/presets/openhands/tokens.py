@@ -10,6 +10,10 @@ name (plus 1). Then 3 for the reply's priming; with tools the definitions and 9,
 system message is present. Texts over 4,000,000 characters are extrapolated from samples by
 LiteLLM; no workload here comes near.
 
+A tool schema LiteLLM's renderer cannot read (an array without `items`, a property that is no
+object) makes it raise; the SDK logs that and counts the request as 0 tokens, and so does
+`sdk_token_count`, so such a tool never condenses by size, as in OpenHands.
+
 Invariant: a function of the request's wire form and the tools only.
 """
 
@@ -63,7 +67,11 @@ def sdk_token_count(messages: Sequence[Wire], tools: Sequence[ToolSchema]) -> in
     names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or ()}
     total = sum(count_message(m, names) for m in messages) + PRIMING
     if tools:
-        total += count_text(function_definitions(tools)) + TOOLS_EXTRA
+        try:
+            definitions = function_definitions(tools)
+        except (KeyError, AttributeError, TypeError):
+            return 0  # LiteLLM's renderer raised on the schema, and the SDK counts 0 on any error
+        total += count_text(definitions) + TOOLS_EXTRA
         if any(m["role"] == "system" for m in messages):
             total += SYSTEM_WITH_TOOLS
     return total
