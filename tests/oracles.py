@@ -10,7 +10,8 @@ the whole request and checks every rule by index, the way the provider's documen
   the nearest non-tool message before it, which is an assistant message; no call id is used twice.
 - Anthropic (Messages API turns): `anthropic_shape` holds what every request must look like
   (roles alternate, no empty turn, no text that is empty or all whitespace, `tool_result` blocks
-  first in their user turn, `tool_use` only in assistant turns with an object input);
+  first in their user turn, `tool_use` only in assistant turns with an object input, ids of
+  `[a-zA-Z0-9_-]+`);
   `anthropic_problems` holds the tool
   rules: every `tool_use` is answered in the very next turn, every `tool_result` answers a
   `tool_use` of the turn before, at most once, and no id is used twice.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -31,6 +33,7 @@ from ctxlab.engine.trace import CallRecord
 from ctxlab.experiments.execute import request_file
 
 Wire = Mapping[str, Any]
+_ID = re.compile(r"[a-zA-Z0-9_-]+")  # the Messages API's pattern for tool_use ids
 
 
 def broken_pairs(wires: Sequence[Wire], rules: Sequence[Rule] = ("openai", "anthropic")) -> list[Violation]:
@@ -98,6 +101,10 @@ def anthropic_shape(system: object, turns: Sequence[Wire]) -> list[str]:
             problems.append(f"{index}: tool_result in an assistant turn")
         if any(not isinstance(block["input"], dict) for block in _blocks(turn, "tool_use")):
             problems.append(f"{index}: a tool_use input is not an object")
+        ids = [b["id"] for b in _blocks(turn, "tool_use")] + [
+            b["tool_use_id"] for b in _blocks(turn, "tool_result")
+        ]
+        problems += [f"{index}: id {i!r} is not [a-zA-Z0-9_-]+" for i in ids if not _ID.fullmatch(i)]
     return problems
 
 

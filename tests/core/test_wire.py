@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -22,7 +23,7 @@ from ctxlab.core.messages.message import Message, Role, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.units import ViewUnit
 from ctxlab.core.wire.protocol import violations
-from ctxlab.core.wire.views import anthropic_tool, events, from_openai, to_anthropic, to_openai
+from ctxlab.core.wire.views import anthropic_id, anthropic_tool, events, from_openai, to_anthropic, to_openai
 from tests.oracles import broken_pairs
 from tests.strategies import blocks, messages, paired_histories
 
@@ -228,6 +229,32 @@ def test_arguments_holding_nan_or_infinity_reach_the_anthropic_view_whole_under_
     # A string that spells one is JSON.
     reply = Message(role="assistant", blocks=(ToolCallBlock(id="a", name="t", input='{"x": "NaN"}'),))
     assert to_anthropic([reply])[1][0]["content"][0]["input"] == {"x": "NaN"}
+
+
+def test_a_call_id_the_messages_api_refuses_reaches_it_as_one_it_takes() -> None:
+    """The API refuses ids outside `^[a-zA-Z0-9_-]+$`; a transcript from an OpenAI-compatible
+    server holds such ids (`write_todos:14`): the call and its result get one valid id."""
+    reply = Message(role="assistant", blocks=(call("write_todos:14"), result("write_todos:14")))
+    _, turns = to_anthropic([text_message("user", "plan"), reply])
+    use, answer = turns[1]["content"][0], turns[2]["content"][0]
+    assert use["id"] == answer["tool_use_id"] == "write_todos_14_4e9c0ca5"
+    assert (
+        to_anthropic([text_message("user", "plan"), Message(role="assistant", blocks=(call("ok_1-a"),))])[1][
+            1
+        ]["content"][0]["id"]
+        == "ok_1-a"
+    )
+
+
+@given(st.text(max_size=12), st.text(max_size=12))
+@example("a:b", "a_b")
+@example("a:b", "a.b")
+def test_anthropic_ids_match_the_api_pattern_and_keep_ids_apart(one: str, other: str) -> None:
+    for call_id in (one, other):
+        assert re.fullmatch(r"[a-zA-Z0-9_-]+", anthropic_id(call_id))
+        if re.fullmatch(r"[a-zA-Z0-9_-]+", call_id):
+            assert anthropic_id(call_id) == call_id
+    assert (anthropic_id(one) == anthropic_id(other)) == (one == other)
 
 
 def test_an_openai_tool_as_the_anthropic_api_defines_it() -> None:

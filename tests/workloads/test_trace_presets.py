@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ctxlab.core.wire.protocol import Violation
+from ctxlab.core.wire.views import anthropic_id
 from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.hooks import Strategy
 from ctxlab.engine.session import assemble
@@ -80,7 +81,10 @@ def replay(script: Script, preset: str, window: int) -> list[Violation]:
     )
     for call, (shape, broken) in zip(calls, recorded_anthropic(calls), strict=True):
         assert shape == [], (preset, window, call.call_index)  # each request as the Messages API receives it
-        rule = {v.call_id for v in call.violations if v.rule == "anthropic"}
+        # the view sends each id as the API takes it (`anthropic_id`: `write_todos:14` changed)
+        rule = {
+            anthropic_id(v.call_id) if v.call_id else "" for v in call.violations if v.rule == "anthropic"
+        }
         assert {p.split(":", 1)[1] for p in broken} == rule, (preset, window, call.call_index)
     return [v for c in calls for v in c.violations]
 

@@ -12,14 +12,16 @@ Invariants:
 - `to_anthropic` yields `(system, messages)` the Messages API accepts in form: strictly
   alternating roles, no empty turn or blank text, tool results and user text sharing user turns
   (results first), calls as `tool_use` blocks (input always an object, and strict JSON: no
-  `NaN` or `Infinity`) of assistant turns.
+  `NaN` or `Infinity`) of assistant turns, every call id one the API takes (`anthropic_id`).
 - `from_openai(to_openai(x))` keeps every text, call and result in order (see `events`); thinking
   is dropped and hints come back as user text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal, assert_never
@@ -173,7 +175,7 @@ def _anthropic_blocks(wire: Mapping[str, Any]) -> Iterator[Wire]:
     if wire["role"] == "tool":
         yield {
             "type": "tool_result",
-            "tool_use_id": wire["tool_call_id"],
+            "tool_use_id": anthropic_id(wire["tool_call_id"]),
             "content": _wire_text(wire.get("content")),
         }
         return
@@ -181,10 +183,32 @@ def _anthropic_blocks(wire: Mapping[str, Any]) -> Iterator[Wire]:
     for call in wire.get("tool_calls") or ():
         yield {
             "type": "tool_use",
-            "id": call["id"],
+            "id": anthropic_id(call["id"]),
             "name": call["function"]["name"],
             "input": _arguments(call["function"]["arguments"]),
         }
+
+
+_ANTHROPIC_ID = re.compile(r"[A-Za-z0-9_-]+")
+_NOT_IN_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def anthropic_id(call_id: str) -> str:
+    """A call id as the Messages API takes it. The API refuses a `tool_use` id or `tool_use_id`
+    outside `^[a-zA-Z0-9_-]+$` ("String should match pattern"), which ids from other servers
+    break (`write_todos:14`, `functions.read.0`). Such an id is sent with every other character
+    as `_`, then `_` and the first 8 hex digits of its SHA-256: a function of the id alone, so a
+    call and its result keep one id in every request. A valid id is sent as it is; a changed
+    one ends in a digest of the id it stands for, so ids that differ stay apart (short of an
+    id written to equal another's changed form, digest and all).
+
+    >>> anthropic_id("toolu_01A-b"), anthropic_id("write_todos:14")
+    ('toolu_01A-b', 'write_todos_14_4e9c0ca5')
+    """
+    if _ANTHROPIC_ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
 
 
 def blank(text: str) -> bool:
