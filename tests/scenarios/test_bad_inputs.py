@@ -192,6 +192,16 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ":10:5: strategies[0].summary_share: summary_share=1e+18: a share of the chat is above 0 and "
         "at most 1",
     ),
+    "a nonoka summary heading that drops the summary": (
+        _preset_entry("nonoka", "    summarize: true\n    summary_heading: History\n"),
+        ":10:5: strategies[0].summary_heading: summary_heading lacks the '{summary}' placeholder, so "
+        "every summary would be dropped from the context; add '{summary}' where it goes",
+    ),
+    "a nonoka summary prompt without the conversation": (
+        _preset_entry("nonoka", "    summarize: true\n    summary_prompt: 'Summarize {previous_summary}.'\n"),
+        ":10:5: strategies[0].summary_prompt: summary_prompt lacks the '{conversation}' placeholder, "
+        "so the summarizer would never see the span it replaces",
+    ),
     "a sliding window that keeps no message": (
         _preset_entry("sliding-window", "    min_messages: 0\n"),
         ":9:5: strategies[0].min_messages: min_messages=0: the window could then drop every message",

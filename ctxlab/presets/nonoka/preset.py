@@ -96,6 +96,13 @@ SUMMARY_PROMPT = (
 )
 
 
+TEMPLATE_PLACEHOLDERS = (
+    ("summary_prompt", "{conversation}", "the summarizer would never see the span it replaces"),
+    ("summary_heading", "{summary}", "every summary would be dropped from the context"),
+)
+"""The placeholders a template cannot do without: each names the text the template carries."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NonokaParams:
     """nonoka's settings (wordings are ctxlab's own).
@@ -162,6 +169,13 @@ class NonokaParams:
                 "latest one too, and send a request with no turn, which Anthropic refuses; use 1 or "
                 "more (nonoka's seed keeps 2)",
             )
+        for name, placeholder, lost in TEMPLATE_PLACEHOLDERS:
+            if placeholder not in getattr(self, name):
+                raise SettingError(
+                    (name,),
+                    f"{name} lacks the '{placeholder}' placeholder, so {lost}; add '{placeholder}' "
+                    "where it goes",
+                )
         if "active_checkpoint: {path}" not in self.checkpoint_reference:
             raise SettingError(
                 ("checkpoint_reference",),
