@@ -221,7 +221,7 @@ def test_replay_plays_every_recorded_round_of_a_reply_past_the_loop_limit(tmp_pa
     assert run["calls"] == "61"
     kept = ("replay", str(trace), "--set", "react.max_iters=50", "--out", str(tmp_path / "cut"), "--no-plots")
     code, _, err = run_cli(*kept)
-    assert code == 0 and "ctxlab replay: strategies[0].react.max_iters: warning: turn 1 scripts 60" in err
+    assert code == 0 and "ctxlab replay: strategies[0].react.max_iters: warning: turn 0 scripts 60" in err
     assert "10 scripted rounds in 1 turn are never played" in err and "note" not in err
     (run,) = csv.DictReader((tmp_path / "cut" / "long" / "runs.csv").open(encoding="utf-8"))
     assert run["calls"] == "51"

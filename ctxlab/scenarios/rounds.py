@@ -47,7 +47,7 @@ class RoundsCut:
         ends = "stops" if limit.steps else "is made to answer"
         verb = "is" if self.unplayed == 1 else "are"
         return (
-            f"{scripts}turn {self.turn + 1} scripts {self.longest:,} rounds, but {preset} plays at most "
+            f"{scripts}turn {self.turn} scripts {self.longest:,} rounds, but {preset} plays at most "
             f"{limit.rounds:,} a reply ({limit.setting}): {unplayed} in {turns} {verb} never "
             f"played, the reply {ends} first; set {limit.setting}: {self.needed} to play every round"
         )

@@ -49,10 +49,10 @@ def test_each_strategy_whose_limit_cuts_a_turn_is_warned_of_at_its_setting(tmp_p
     path = write(tmp_path, scenario([4, 1, 3], entries))
     loaded = load_scenario(path)
     assert [str(w) for w in loaded.warnings] == [
-        f"{path}:18:43: strategies[0].react.max_iters: warning: turn 1 scripts 4 rounds, but agentscope "
+        f"{path}:18:43: strategies[0].react.max_iters: warning: turn 0 scripts 4 rounds, but agentscope "
         "plays at most 2 a reply (react.max_iters): 3 scripted rounds in 2 turns are never played, the "
         "reply is made to answer first; set react.max_iters: 5 to play every round",
-        f"{path}:19:34: strategies[1].max_iterations: warning: turn 1 scripts 4 rounds, but openhands "
+        f"{path}:19:34: strategies[1].max_iterations: warning: turn 0 scripts 4 rounds, but openhands "
         "plays at most 2 a reply (max_iterations): 3 scripted rounds in 2 turns are never played, the "
         "reply stops first; set max_iterations: 5 to play every round",
     ]
@@ -108,7 +108,7 @@ def test_a_sub_agents_script_is_warned_of_under_the_limit_it_runs_with(tmp_path:
     parent = write(tmp_path, delegating(4, ["{name: a, preset: agentscope, react: {max_iters: 2}}"]))
     (warning,) = load_scenario(parent).warnings
     assert str(warning) == (
-        f"{parent}:10:43: strategies[0].react.max_iters: warning: a sub-agent's script: turn 1 scripts 4 "
+        f"{parent}:10:43: strategies[0].react.max_iters: warning: a sub-agent's script: turn 0 scripts 4 "
         "rounds, but agentscope plays at most 2 a reply (react.max_iters): 2 scripted rounds in 1 turn "
         "are never played, the reply is made to answer first; set react.max_iters: 5 to play every round"
     )
