@@ -118,8 +118,11 @@ def _plant_parts(parts: tuple[Part, ...], line: str) -> tuple[Part, ...]:
 
 
 def _index(items: Sequence[object], index: int, what: str) -> int:
+    """`index` into `items`; a LookupError naming the indices there are when it is past them."""
     if not -len(items) <= index < len(items):
-        raise LookupError(f"{what} {index} does not exist (there are {len(items)})")
+        there = f"use {what} 0" if len(items) == 1 else f"use {what} 0 to {len(items) - 1}"
+        fix = there if items else f"there is no {what} here to plant in"
+        raise LookupError(f"{what} {index} does not exist (there are {len(items)}); {fix}")
     return index % len(items)
 
 
@@ -132,7 +135,10 @@ def _plant_round(round_: ScriptedRound, place: Place, line: str) -> ScriptedRoun
     c = _index(round_.calls, place.call, "call")
     call = round_.calls[c]
     if call.result is None:
-        raise LookupError(f"call {c} ({call.tool}) runs a built-in tool, so its result cannot hold a probe")
+        raise LookupError(
+            f"call {c} ({call.tool}) runs a built-in tool, so its result cannot hold a probe; plant it in "
+            "another call's result or in the round's text ('turn T round R text')"
+        )
     planted: ScriptedCall = replace(call, result=_plant_parts(call.result, line))
     return replace(round_, calls=(*round_.calls[:c], planted, *round_.calls[c + 1 :]))
 

@@ -109,11 +109,14 @@ def test_places_the_script_lacks_are_located_errors() -> None:
         plant(SCRIPT, probes)
     messages = [str(p) for p in caught.value.problems]
     assert messages == [
-        "probes[0].where: cannot plant at 'turn 5': turn 5 does not exist (there are 2)",
-        "probes[1].where: cannot plant at 'turn 0 round 9': round 9 does not exist (there are 3)",
-        "probes[2].where: cannot plant at 'turn 0 round 0 call 2': call 2 does not exist (there are 2)",
+        "probes[0].where: cannot plant at 'turn 5': turn 5 does not exist (there are 2); use turn 0 to 1",
+        "probes[1].where: cannot plant at 'turn 0 round 9': round 9 does not exist (there are 3); "
+        "use round 0 to 2",
+        "probes[2].where: cannot plant at 'turn 0 round 0 call 2': call 2 does not exist (there are 2); "
+        "use call 0 to 1",
         "probes[3].where: cannot plant at 'turn 0 round 1 call 0': call 0 (TaskList) runs a built-in tool, "
-        "so its result cannot hold a probe",
+        "so its result cannot hold a probe; plant it in another call's result or in the round's text "
+        "('turn T round R text')",
         "probes[4].where: rule 'db-port' is a user constraint; put it in 'turn T user' or 'system'",
     ]
 
