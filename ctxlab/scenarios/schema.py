@@ -114,7 +114,12 @@ class ModelSpec(Section):
 class PricesSpec(Section):
     """Prices per million tokens (relative units by default: input 1)."""
 
-    input: float = Field(default=1.0, ge=0, description="Uncached input, per million tokens.")
+    input: float = Field(
+        default=1.0,
+        ge=0,
+        description="Input where no prompt cache is metered; every ctxlab run meters one, so uncached "
+        "input is billed at cache_write and this price bills nothing.",
+    )
     cached_read: float = Field(default=0.1, ge=0, description="Input read from the prompt cache.")
     cache_write: float = Field(default=1.25, ge=0, description="Input written to the prompt cache.")
     output: float = Field(default=4.0, ge=0, description="Output tokens.")
