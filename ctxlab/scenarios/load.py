@@ -340,13 +340,18 @@ def _check_needs(
         raise ScenarioError(_dedupe(problems))
 
 
+CHOOSERS = ("kind", "name", "format")
+"""Keys whose value chooses what the rest of their section means: a summarizer's `kind` its
+fields, a generator's `name` its params, a trace's `format` how its file is read."""
+
+
 def _related(problem: Loc, axis: Loc) -> bool:
     """Whether a swept value can cause a problem at `problem`: one holds the other, or the
-    axis is a `kind` that chooses what the problem's section is (a summarizer's fields)."""
+    axis is a chooser (`CHOOSERS`) of the section the problem is in."""
     shorter = min(len(problem), len(axis))
     if problem[:shorter] == axis[:shorter]:
         return True
-    return axis[-1:] == ("kind",) and problem[: len(axis) - 1] == axis[:-1]
+    return axis[-1] in CHOOSERS and problem[: len(axis) - 1] == axis[:-1]
 
 
 def _relocate(

@@ -401,6 +401,17 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         "model.summarizer.text: unknown key 'text'; remove it or fix its spelling; allowed here: fail_on, "
         "fail_mode, window, kind, fact_recall, rule_recall, artifact_recall, field_chars\n",
     ),
+    "a swept generator whose params are the other generator's": (
+        _raw(
+            SWEPT.replace(
+                "  model.context_size: [4000, 6000]\n", "  workload.generator.name: [retrieval, swe_loop]\n"
+            )
+            .replace("  strategies.agentscope.context.trigger_ratio: [0.6, 0.8]\n", "")
+            .encode()
+        ),
+        ":12:40: sweep.workload.generator.name[1]: with workload.generator.name = 'swe_loop': "
+        "workload.generator.params.rounds: unknown key 'rounds'",
+    ),
 }
 
 
