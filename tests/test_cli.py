@@ -17,6 +17,7 @@ import pytest
 from ctxlab.cli import main
 from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.schema import scenario_json_schema
+from ctxlab.workloads.generators import GENERATORS
 from tests.oracles import anthropic_problems, anthropic_shape
 from tests.scenarios.files import TINY, long_reply, write
 
@@ -578,6 +579,29 @@ def test_the_readme_scenario_example_is_valid(tmp_path: Path) -> None:
     code, out, err = run_cli("validate", str(write(tmp_path, example)))
     assert code == 0, err
     assert "my-scenario, 8 runs" in out  # agentscope and none once per window, early four times
+
+
+def _shown_default(value: object) -> str:
+    """A parameter's default as the README's generator table writes it."""
+    if isinstance(value, tuple):
+        value = list(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return json.dumps(value, ensure_ascii=False)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def test_the_readme_generator_table_lists_every_generator_and_its_defaults() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in readme.splitlines() if line.startswith("| `")]
+    table = {row.split(" | ")[0].strip("| `"): row.rsplit(" | ", 1)[1].rstrip(" |") for row in rows}
+    for name, generator in GENERATORS.items():
+        fields = generator.params.model_fields.items()
+        written = ", ".join(
+            f"`{field}` {_shown_default(info.get_default(call_default_factory=True))}"
+            for field, info in fields
+            if field != "probes"
+        )
+        assert table.get(name) == written, name
 
 
 def test_replay_names_the_setting_a_preset_rule_refuses(tmp_path: Path) -> None:
