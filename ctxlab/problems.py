@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -185,8 +186,29 @@ def explain(error: ErrorDetails, allowed: Sequence[str] = ()) -> str:
     bound = _bound(kind, error.get("ctx") or {})
     if bound:
         return f"{shown} {bound}"
-    hint = HINTS.get(kind)
+    hint = _whole_number_hint(error.get("input")) if kind == "int_parsing" else None
+    hint = hint or HINTS.get(kind)
     return f"{shown} is invalid: {text}" + (f"; {hint}" if hint else "")
+
+
+def _whole_number_hint(value: object) -> str | None:
+    """The fix for a whole number YAML read as text: an exponent without YAML's dot and sign
+    (`1e5`, which YAML reads only as `1.0e+5`), or digits grouped with commas (`128,000`).
+
+    >>> _whole_number_hint("1e5")
+    'YAML reads it as text, not a number; write 100000'
+    >>> _whole_number_hint("128,000"), _whole_number_hint("1.5e0"), _whole_number_hint("x")
+    ('YAML reads it as text, not a number; write 128000', None, None)
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        number = float(value.replace(",", ""))
+    except ValueError:
+        return None
+    if not math.isfinite(number) or not number.is_integer():
+        return None
+    return f"YAML reads it as text, not a number; write {int(number)}"
 
 
 def _shown(value: object) -> str:

@@ -187,7 +187,7 @@ def _build_mapping(
     for key_node, value_node in node.value:
         key = _scalar(key_node, path, reading)
         if not isinstance(key, str):
-            raise _node_error(key_node, file, path, _not_a_name(key, key_node.value))
+            raise _node_error(key_node, file, path, _not_a_name(key, key_node.value, value_node))
         if key in out:
             raise _node_error(key_node, file, (*path, key), "appears twice in one mapping; keep one")
         out[key] = _build(value_node, (*path, key), positions, reading)
@@ -195,12 +195,19 @@ def _build_mapping(
     return out
 
 
-def _not_a_name(key: object, written: str) -> str:
+def _not_a_name(key: object, written: str, value: yaml.Node) -> str:
     """Why a mapping key YAML reads as a number, a yes/no value or null is refused: every key of
     a scenario is a name (a setting's, a sweep path, a tool argument's), which such a key would
-    reach as something else (`yes:` as true, `1:` as an integer)."""
+    reach as something else (`yes:` as true, `1:` as an integer). A number with no value after
+    it is most likely the rest of a number split at its thousands separator (`{size: 128,000}`)."""
     kind = "a yes/no value" if isinstance(key, bool) else "null" if key is None else "a number"
-    return f"the key {written!r} reads as {kind} in YAML, and keys are names; quote it ('{written}': ...)"
+    quote = f"quote it ('{written}': ...)"
+    if kind == "a number" and isinstance(value, yaml.ScalarNode) and value.value == "" and not value.style:
+        quote = (
+            "inside {...} a comma separates entries, so a number written with a thousands separator "
+            f"(128,000) is cut there: write the number without one (128000), or {quote} if it is a key"
+        )
+    return f"the key {written!r} reads as {kind} in YAML, and keys are names; {quote}"
 
 
 def _check_tag(node: yaml.Node, path: Loc, file: str, *allowed: str) -> None:

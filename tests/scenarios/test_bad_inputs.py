@@ -401,6 +401,18 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         "model.summarizer.text: unknown key 'text'; remove it or fix its spelling; allowed here: fail_on, "
         "fail_mode, window, kind, fact_recall, rule_recall, artifact_recall, field_chars\n",
     ),
+    "a whole number in an exponent form YAML reads as text": (
+        _replace("context_size: 4000", "context_size: 4e3"),
+        ":6:3: model.context_size: '4e3' is invalid: Input should be a valid integer, unable to parse "
+        "string as an integer; YAML reads it as text, not a number; write 4000\n",
+    ),
+    "a number with a thousands separator inside braces": (
+        _replace("params: {rounds: 4}", "params: {rounds: 4, result_bytes: 6,012}"),
+        ":4:68: workload.generator.params: the key '012' reads as a number in YAML, and keys are names; "
+        "inside {...} a comma separates entries, so a number written with a thousands separator "
+        "(128,000) is cut there: write the number without one (128000), or quote it ('012': ...) if it "
+        "is a key\n",
+    ),
     "a swept generator whose params are the other generator's": (
         _raw(
             SWEPT.replace(
