@@ -146,6 +146,25 @@ def test_record_requests_in_the_anthropic_view(tmp_path: Path) -> None:
     assert any(json.loads(line)["tools"] for line in lines)
 
 
+def test_a_wire_with_no_request_recorded_is_bad_input_and_writes_nothing(tmp_path: Path) -> None:
+    out_dir = tmp_path / "results"
+    args = ("run", str(write(tmp_path, TINY)), "--out", str(out_dir), "--no-plots", "--wire", "anthropic")
+    code, out, err = run_cli(*args)
+    assert (code, out) == (2, "")
+    assert err == (
+        "--wire anthropic: no request is recorded, so it would change nothing; add --record-requests "
+        "(or record_requests: true in the scenario)\n"
+    )
+    assert not out_dir.exists()
+    recorded = write(tmp_path, TINY + "record_requests: true\n", "recorded.yaml")
+    assert (
+        run_cli("run", str(recorded), "--out", str(out_dir), "--quiet", "--no-plots", "--wire", "anthropic")[
+            0
+        ]
+        == 0
+    )
+
+
 def test_a_failed_run_exits_1_with_its_error(tmp_path: Path) -> None:
     text = TINY.replace(
         "  - preset: agentscope\n",

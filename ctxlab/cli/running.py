@@ -95,6 +95,17 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
         raise BadInput(
             [f"{path}: is a file where results go; move it or choose another --out" for path in blocked]
         )
+    if (
+        how.wire != "openai"
+        and not how.record_requests
+        and not any(i.scenario.record_requests for i in loaded)
+    ):
+        raise BadInput(
+            [
+                f"--wire {how.wire}: no request is recorded, so it would change nothing; add "
+                "--record-requests (or record_requests: true in the scenario)"
+            ]
+        )
     counted = shows_progress(quiet=how.quiet, err=err)  # expanding a large grid twice costs
     total = sum(len(expand(item)) for item in loaded) if counted else 0
     phases = [("running", "run", total), ("drawing", "scenario", len(loaded) if how.plots else 0)]
