@@ -29,11 +29,12 @@ from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadErr
 from ctxlab.scenarios.located import Located, parse_yaml, validate
 from ctxlab.scenarios.registry import SUMMARIZERS
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
-from ctxlab.scenarios.schema import PricesSpec, Scenario, entry_model
+from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sources import SourceFiles
 from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at, setting_at
 from ctxlab.scenarios.text import read_text
 from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_message
+from ctxlab.scenarios.unused import unused_settings
 from ctxlab.texts import load_texts
 
 
@@ -137,7 +138,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for w in _cut_warnings(located, point, axes, scripted, sub)
     )
     warnings += _trace_warnings(located, scenario, context["trace_warnings"])
-    warnings += _unused_price(located, scenario)
+    warnings += unused_settings(located, scenario)
     loaded = LoadedScenario(
         source=located.file,
         base_dir=base_dir,
@@ -449,20 +450,6 @@ def _trace_warnings(
     return [
         located.locate(Problem(loc=loc, message=f"warning: {note}")) for note in found.get(trace.path, ())
     ]
-
-
-def _unused_price(located: Located, scenario: Scenario) -> list[Problem]:
-    """`prices.input` set away from its default, or swept, prices nothing: every run meters the
-    prompt cache, and `call_cost` bills uncached input at `cache_write` whenever one is metered."""
-    sweep = located.data.get("sweep")
-    places: list[Loc] = [("prices", "input")] if scenario.prices.input != PricesSpec().input else []
-    places += [("sweep", "prices.input")] if isinstance(sweep, dict) and "prices.input" in sweep else []
-    message = (
-        "warning: prices.input bills no call: every run meters the prompt cache, so uncached input is "
-        "billed at cache_write (it is written to the cache) and cached input at cached_read; set "
-        "cache_write to the price of uncached input instead (an OpenAI model's input price)"
-    )
-    return [located.locate(Problem(loc=loc, message=message)) for loc in places]
 
 
 def _dedupe(problems: Iterator[Problem] | Sequence[Problem]) -> list[Problem]:

@@ -209,6 +209,17 @@ def test_an_input_price_that_bills_no_call_loads_with_a_located_warning(tmp_path
     assert load_scenario(write(tmp_path, written_out)).warnings == ()
 
 
+def test_a_sub_agent_strategy_s_own_workspace_loads_with_a_located_warning(tmp_path: Path) -> None:
+    """Sub-agents run in their parent's workspace, so a `delegate.strategy` workspace is never read."""
+    text = TINY + "delegate:\n  strategy: {preset: agentscope, workspace: none}\n"
+    path = write(tmp_path, text)
+    (warning,) = load_scenario(path).warnings
+    assert str(warning) == (
+        f"{path}:10:34: delegate.strategy.workspace: warning: not used: sub-agents run in their parent's "
+        "workspace, the parent entry's workspace; set it there"
+    )
+
+
 def test_summarizer_fields_are_checked(tmp_path: Path) -> None:
     text = TINY.replace(
         "  context_size: 4000\n", "  context_size: 4000\n  summarizer: {fields: {task_overveiw: x}}\n"

@@ -1,0 +1,44 @@
+"""Settings a scenario may write that no run reads: each loads with a located warning.
+
+Invariants:
+- A warning is told only for what the file itself writes or sweeps, and a price only away from
+  its default, so the resolved prices ctxlab writes into a rerun's document load without one.
+- Nothing is refused: these settings are legal, and ignoring them changes no result.
+"""
+
+from __future__ import annotations
+
+from ctxlab.problems import Loc, Problem
+from ctxlab.scenarios.located import Located
+from ctxlab.scenarios.schema import PricesSpec, Scenario
+
+INPUT_PRICE = (
+    "warning: prices.input bills no call: every run meters the prompt cache, so uncached input is "
+    "billed at cache_write (it is written to the cache) and cached input at cached_read; set "
+    "cache_write to the price of uncached input instead (an OpenAI model's input price)"
+)
+SUB_AGENT_WORKSPACE = (
+    "warning: not used: sub-agents run in their parent's workspace, the parent entry's workspace; "
+    "set it there"
+)
+
+
+def unused_settings(located: Located, scenario: Scenario) -> list[Problem]:
+    """Every setting of the file no run reads, located, in file order of the checks."""
+    return [located.locate(Problem(loc=loc, message=message)) for loc, message in _unused(located, scenario)]
+
+
+def _unused(located: Located, scenario: Scenario) -> list[tuple[Loc, str]]:
+    """`prices.input` away from its default or swept: every run meters the prompt cache, and
+    `call_cost` bills uncached input at `cache_write` whenever one is metered. A
+    `delegate.strategy`'s own `workspace`: sub-agents share their parent's."""
+    sweep, delegate = located.data.get("sweep"), located.data.get("delegate")
+    found: list[tuple[Loc, str]] = []
+    if scenario.prices.input != PricesSpec().input:
+        found.append((("prices", "input"), INPUT_PRICE))
+    if isinstance(sweep, dict) and "prices.input" in sweep:
+        found.append((("sweep", "prices.input"), INPUT_PRICE))
+    strategy = delegate.get("strategy") if isinstance(delegate, dict) else None
+    if isinstance(strategy, dict) and "workspace" in strategy:
+        found.append((("delegate", "strategy", "workspace"), SUB_AGENT_WORKSPACE))
+    return found
