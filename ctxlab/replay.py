@@ -10,7 +10,7 @@ Invariants:
   as `ctxlab run`, so its folder is what the command would write for the same file.
 - Runs execute in this process, one after another: no worker processes to start from a kernel.
 - `rerun_document` keeps everything a run depended on (seed, resolved workload, model, prices,
-  strategy settings) and changes only what it is told.
+  strategy settings, the sub-agents' `delegate` section) and changes only what it is told.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def rerun_document(
         "prices": results.manifest["prices"],
         "strategies": [entry["strategy_settings"]],
         "record_requests": record_requests,
-    }
+    } | ({"delegate": entry["delegate"]} if entry.get("delegate") is not None else {})
 
 
 def rerun(

@@ -1,8 +1,9 @@
 """Settings a scenario may write that no run reads: each loads with a located warning.
 
 Invariants:
-- A warning is told only for what the file itself writes or sweeps, and a price only away from
-  its default, so the resolved prices ctxlab writes into a rerun's document load without one.
+- A warning is told only for what the file itself writes or sweeps, a price only away from its
+  default and a sub-agent's workspace only where it is not its parent's, so the resolved
+  settings ctxlab writes into a rerun's document load without one.
 - Nothing is refused: these settings are legal, and ignoring them changes no result.
 """
 
@@ -31,7 +32,7 @@ def unused_settings(located: Located, scenario: Scenario) -> list[Problem]:
 def _unused(located: Located, scenario: Scenario) -> list[tuple[Loc, str]]:
     """`prices.input` away from its default or swept: every run meters the prompt cache, and
     `call_cost` bills uncached input at `cache_write` whenever one is metered. A
-    `delegate.strategy`'s own `workspace`: sub-agents share their parent's."""
+    `delegate.strategy`'s own `workspace` other than a parent's: sub-agents share their parent's."""
     sweep, delegate = located.data.get("sweep"), located.data.get("delegate")
     found: list[tuple[Loc, str]] = []
     if scenario.prices.input != PricesSpec().input:
@@ -39,6 +40,13 @@ def _unused(located: Located, scenario: Scenario) -> list[tuple[Loc, str]]:
     if isinstance(sweep, dict) and "prices.input" in sweep:
         found.append((("sweep", "prices.input"), INPUT_PRICE))
     strategy = delegate.get("strategy") if isinstance(delegate, dict) else None
-    if isinstance(strategy, dict) and "workspace" in strategy:
+    if isinstance(strategy, dict) and "workspace" in strategy and _other_workspace(scenario):
         found.append((("delegate", "strategy", "workspace"), SUB_AGENT_WORKSPACE))
     return found
+
+
+def _other_workspace(scenario: Scenario) -> bool:
+    """Whether some sub-agent runs in a workspace other than its `delegate.strategy` names (one
+    that names its parent's changes nothing, as a rerun's resolved document does)."""
+    entry = scenario.delegate.strategy if scenario.delegate is not None else None
+    return entry is not None and any(parent.workspace != entry.workspace for parent in scenario.strategies)

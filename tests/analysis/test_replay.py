@@ -53,6 +53,24 @@ def test_a_swept_workload_parameter_is_kept(scratch: Path) -> None:
     assert again.runs["calls"].item() == longer["calls"] == 4
 
 
+def test_a_rerun_keeps_the_sub_agents_own_settings(scratch: Path) -> None:
+    """The `delegate:` section (the sub-agents' strategy, window and summarizer) is part of a run."""
+    document = {
+        "name": "delegated",
+        "workload": {"generator": {"name": "delegated_research", "params": {"questions": 2, "rounds": 2}}},
+        "model": {"context_size": 16000},
+        "strategies": [{"name": "agentscope", "preset": "agentscope"}],
+        "delegate": {"strategy": {"name": "sub", "preset": "agentscope"}, "context_size": 12000},
+        "sweep": {"delegate.context_size": [4000, 12000]},
+    }
+    results = replay.run_document(document, scratch)
+    for _, row in results.runs.iterrows():
+        again = replay.rerun(results, str(row["run_id"]), scratch / str(row["run_id"]))
+        assert again.runs["run_id"].tolist() == [row["run_id"]]
+        assert again.runs["subagent_calls"].item() == row["subagent_calls"]
+        assert again.manifest["warnings"] == []
+
+
 def test_a_bad_document_is_refused_with_located_problems(scratch: Path) -> None:
     with pytest.raises(ScenarioError, match="context_size"):
         replay.run_document(
