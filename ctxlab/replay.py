@@ -23,8 +23,9 @@ from typing import Any
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.experiments.run import run_scenarios
 from ctxlab.presets.registry import PRESETS
-from ctxlab.scenarios.load import load_located, scenario_name, with_every_round
+from ctxlab.scenarios.load import load_located, with_every_round
 from ctxlab.scenarios.located import Located
+from ctxlab.scenarios.registry import scenario_name
 from ctxlab.scenarios.schema import Tokenizer
 
 SOURCE = "<notebook>"

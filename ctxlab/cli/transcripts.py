@@ -66,8 +66,8 @@ _REPLAY_OWN = {
 
 def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     from ctxlab.problems import ScenarioError
-    from ctxlab.scenarios.load import scenario_name
     from ctxlab.scenarios.located import parse_yaml
+    from ctxlab.scenarios.registry import scenario_name
     from ctxlab.scenarios.schema import Scenario, entry_model
     from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
 

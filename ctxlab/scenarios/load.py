@@ -13,17 +13,15 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ctxlab.presets.entries import NAME_MAX_LENGTH, StrategyEntry
+from ctxlab.presets.entries import StrategyEntry
 from ctxlab.presets.registry import build_strategy
 from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml, validate
@@ -113,14 +111,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     # shared by every validation below (each gets a copy of the dict, holding these same ones)
     context: dict[str, Any] = {"base_dir": base_dir, "files": {}, "digests": {}, "trace_warnings": {}}
     doc: dict[str, Any] = located.data
-
-    def keys(path: Loc) -> Sequence[str] | None:
-        return fields_at(path, doc, Scenario, entry_model)
-
-    def describe(path: Loc) -> str | None:
-        return description_at(path, doc, Scenario, entry_model)
-
-    scenario = validate(located, Scenario, context, clean=clean_loc, keys=keys, describe=describe)
+    scenario = _validate_all(located, context)
     axes = tuple(
         Axis(key=key, loc=resolve(key, doc, Scenario, entry_model), values=tuple(values))
         for key, values in scenario.sweep.items()
@@ -151,6 +142,30 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     )
     _check_tune(located, loaded)
     return loaded
+
+
+def _validate_all(located: Located, context: dict[str, Any]) -> Scenario:
+    """The document as a Scenario. Sweep and tune paths are checked before the fields (they
+    resolve against the raw document), so their refusal alone would hide the fields' own
+    problems (`strategy:` for `strategies:` leaves every sweep path naming nothing): those are
+    found without the two sections and told first."""
+
+    def check(target: Located) -> Scenario:
+        keys = partial(fields_at, doc=target.data, root=Scenario, entry_model=entry_model)
+        describe = partial(description_at, doc=target.data, root=Scenario, entry_model=entry_model)
+        return validate(target, Scenario, context, clean=clean_loc, keys=keys, describe=describe)
+
+    try:
+        return check(located)
+    except ScenarioError as refused:
+        if not all(p.loc[:1] in (("sweep",), ("tune",)) for p in refused.problems):
+            raise
+        rest = {k: v for k, v in located.data.items() if k not in ("sweep", "tune")}
+        try:
+            check(replace(located, data=rest))
+        except ScenarioError as fields:
+            raise ScenarioError([*fields.problems, *refused.problems]) from None
+        raise
 
 
 def _check_tune(located: Located, loaded: LoadedScenario) -> None:
@@ -458,27 +473,3 @@ def _dedupe(problems: Iterator[Problem] | Sequence[Problem]) -> list[Problem]:
         if problem not in out:
             out.append(problem)
     return out
-
-
-def scenario_name(path: Path) -> str:
-    """A scenario name from a file name (letters, digits, `-` and `_`). A name with letters a
-    results folder cannot hold (non-ASCII), or longer than a name may be (`NAME_MAX_LENGTH`),
-    ends in a digest of the whole name, so two such files keep their own folders.
-
-    >>> scenario_name(Path("runs/2024 session.v2.jsonl"))
-    '2024-session-v2'
-    >>> scenario_name(Path("会话一.jsonl")), scenario_name(Path("run-会话.jsonl"))
-    ('transcript-8cfca12b', 'run-91c5d815')
-    >>> len(scenario_name(Path("a" * 250 + ".jsonl")))
-    100
-    """
-    stem = path.stem
-    digest = hashlib.sha256(stem.encode("utf-8")).hexdigest()[:8]
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_")
-    if not stem.isascii():
-        name = f"{name or 'transcript'}-{digest}"
-    name = name or "transcript"
-    name = name if name[0].isalnum() else f"t{name}"
-    if len(name) > NAME_MAX_LENGTH:
-        name = f"{name[: NAME_MAX_LENGTH - len(digest) - 1].rstrip('-_')}-{digest}"
-    return name

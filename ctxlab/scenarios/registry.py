@@ -1,4 +1,5 @@
-"""The names a scenario may use: presets (`ctxlab.presets.registry`), summarizer kinds, generators.
+"""The names a scenario may use: presets (`ctxlab.presets.registry`), summarizer kinds, generators;
+and the name a scenario made from a file takes (`scenario_name`).
 
 Invariants:
 - Names are unique; an unknown name fails with the known names and a "did you mean"; a name
@@ -7,10 +8,14 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import BaseModel
 
+from ctxlab.presets.entries import NAME_MAX_LENGTH
 from ctxlab.presets.registry import PRESETS
 from ctxlab.problems import unknown_name
 from ctxlab.scenarios.summarizers import ExtractiveSummarizerSpec, FixedSummarizerSpec
@@ -64,3 +69,27 @@ def summarizer_problem(kind: object) -> str | None:
 def generator_names() -> tuple[str, ...]:
     """The workload generators' names."""
     return tuple(GENERATORS)
+
+
+def scenario_name(path: Path) -> str:
+    """A scenario name from a file name (letters, digits, `-` and `_`). A name with letters a
+    results folder cannot hold (non-ASCII), or longer than a name may be (`NAME_MAX_LENGTH`),
+    ends in a digest of the whole name, so two such files keep their own folders.
+
+    >>> scenario_name(Path("runs/2024 session.v2.jsonl"))
+    '2024-session-v2'
+    >>> scenario_name(Path("会话一.jsonl")), scenario_name(Path("run-会话.jsonl"))
+    ('transcript-8cfca12b', 'run-91c5d815')
+    >>> len(scenario_name(Path("a" * 250 + ".jsonl")))
+    100
+    """
+    stem = path.stem
+    digest = hashlib.sha256(stem.encode("utf-8")).hexdigest()[:8]
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_")
+    if not stem.isascii():
+        name = f"{name or 'transcript'}-{digest}"
+    name = name or "transcript"
+    name = name if name[0].isalnum() else f"t{name}"
+    if len(name) > NAME_MAX_LENGTH:
+        name = f"{name[: NAME_MAX_LENGTH - len(digest) - 1].rstrip('-_')}-{digest}"
+    return name

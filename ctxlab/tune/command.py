@@ -105,8 +105,8 @@ def _load(args: argparse.Namespace, path: Path) -> LoadedScenario:
 
 def _on_trace(located: Located, args: argparse.Namespace) -> Located:
     """The scenario with the transcript as its workload (its probes and clock kept)."""
-    from ctxlab.scenarios.load import scenario_name
     from ctxlab.scenarios.located import Located
+    from ctxlab.scenarios.registry import scenario_name
 
     trace = Path(args.trace)
     if not trace.is_file():

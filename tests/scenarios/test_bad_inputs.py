@@ -413,6 +413,24 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         "(128,000) is cut there: write the number without one (128000), or quote it ('012': ...) if it "
         "is a key\n",
     ),
+    "a misspelt strategies key is told before the sweep paths it leaves naming nothing": (
+        _raw(SWEPT.replace("strategies:\n", "strategy:\n").encode()),
+        ":6:1: strategy: unknown key 'strategy' (did you mean 'strategies'?)",
+    ),
+    "an entry's key another preset has, beside the sweep path into it": (
+        _raw(
+            SWEPT.replace(
+                "    preset: agentscope\n", "    preset: nonoka\n    context: {trigger_ratio: 0.6}\n"
+            )
+            .replace("  strategies.agentscope.context.trigger_ratio: [0.6, 0.8]\n", "")
+            .replace(
+                "  model.context_size: [4000, 6000]\n",
+                "  strategies.agentscope.context.trigger_ratio: [0.6]\n",
+            )
+            .encode()
+        ),
+        ":9:5: strategies[0].context: unknown key 'context'",
+    ),
     "a swept generator whose params are the other generator's": (
         _raw(
             SWEPT.replace(
