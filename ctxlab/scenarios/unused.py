@@ -1,9 +1,11 @@
 """Settings a scenario may write that no run reads: each loads with a located warning.
 
 Invariants:
-- A warning is told only for what the file itself writes or sweeps, a price only away from its
-  default and a sub-agent's workspace only where it is not its parent's, so the resolved
-  settings ctxlab writes into a rerun's document load without one.
+- A warning is told only for what the file itself writes or sweeps: `prices.input` away from
+  its default with `cache_write` left at its own (a file giving both, as a provider's price
+  table does, has its uncached input billed as it says), and a sub-agent's workspace only where
+  it is not its parent's, so the resolved settings ctxlab writes into a rerun's document load
+  without one.
 - Nothing is refused: these settings are legal, and ignoring them changes no result.
 """
 
@@ -30,12 +32,14 @@ def unused_settings(located: Located, scenario: Scenario) -> list[Problem]:
 
 
 def _unused(located: Located, scenario: Scenario) -> list[tuple[Loc, str]]:
-    """`prices.input` away from its default or swept: every run meters the prompt cache, and
-    `call_cost` bills uncached input at `cache_write` whenever one is metered. A
+    """`prices.input` away from its default (`cache_write` not given) or swept: every run
+    meters the prompt cache, and `settle` bills uncached input at `cache_write`. A
     `delegate.strategy`'s own `workspace` other than a parent's: sub-agents share their parent's."""
     sweep, delegate = located.data.get("sweep"), located.data.get("delegate")
     found: list[tuple[Loc, str]] = []
-    if scenario.prices.input != PricesSpec().input:
+    prices = located.data.get("prices")
+    written = isinstance(prices, dict) and "cache_write" in prices
+    if scenario.prices.input != PricesSpec().input and not written:
         found.append((("prices", "input"), INPUT_PRICE))
     if isinstance(sweep, dict) and "prices.input" in sweep:
         found.append((("sweep", "prices.input"), INPUT_PRICE))

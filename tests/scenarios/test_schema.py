@@ -197,7 +197,7 @@ def test_a_date_less_time_format_loads_with_a_located_warning(tmp_path: Path) ->
 
 def test_an_input_price_that_bills_no_call_loads_with_a_located_warning(tmp_path: Path) -> None:
     """Every run meters the prompt cache, so a changed or swept `prices.input` would change
-    nothing; the price spelled out at its default is no mistake."""
+    nothing; the price spelled out at its default, or beside a `cache_write`, is no mistake."""
     priced = TINY.replace("model:\n", "prices: {input: 3.0, output: 15.0}\nmodel:\n")
     path = write(tmp_path, priced + "sweep:\n  prices.input: [2.0, 3.0]\n")
     assert [str(w).split(": warning: ")[0] for w in load_scenario(path).warnings] == [
@@ -207,6 +207,11 @@ def test_an_input_price_that_bills_no_call_loads_with_a_located_warning(tmp_path
     assert "set cache_write to the price of uncached input" in str(load_scenario(path).warnings[0])
     written_out = TINY.replace("model:\n", "prices: {input: 1.0, cache_write: 1.25}\nmodel:\n")
     assert load_scenario(write(tmp_path, written_out)).warnings == ()
+    # a provider's whole price table (uncached input billed at the cache_write it gives)
+    table = TINY.replace(
+        "model:\n", "prices: {input: 3, cached_read: 0.3, cache_write: 3.75, output: 15}\nmodel:\n"
+    )
+    assert load_scenario(write(tmp_path, table)).warnings == ()
 
 
 def test_a_sub_agent_strategy_s_own_workspace_loads_with_a_located_warning(tmp_path: Path) -> None:
