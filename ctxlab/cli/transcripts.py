@@ -207,7 +207,10 @@ def add_replay(commands: Commands) -> None:
         "(context.trigger_ratio=0.6); repeatable",
     )
     replay.add_argument(
-        "--tools", default=None, metavar="FILE", help="tool schemas (a JSON list) the transcript used"
+        "--tools",
+        default=None,
+        metavar="FILE",
+        help="tool schemas the transcript used (a JSON list, or JSONL: one a line)",
     )
     add_format_option(replay)
     add_run_options(replay)

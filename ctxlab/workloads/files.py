@@ -317,15 +317,36 @@ def parse_tools(data: object, *, source: str = "<tools>") -> tuple[ToolSchema, .
 
 
 def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
-    """Tool schemas from a JSON file (`--tools FILE`).
+    """Tool schemas from a JSON file (`--tools FILE`): one JSON list of schemas, or JSONL, one
+    schema a line (blank lines skipped), read as the list of its lines.
 
     Raises:
         TraceError: unreadable, not JSON, or not a list of schemas.
     """
     try:
-        data = json_value(Path(path).read_text(encoding="utf-8-sig"), str(path), 1)
+        text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise TraceError(str(path), None, f"cannot read the tool schemas: {error}") from None
+    try:
+        data = json_value(text, str(path), 1)
     except json.JSONDecodeError as error:
-        raise TraceError(str(path), error.lineno, not_json(error)) from None
+        if error.msg != "Extra data" or _LONE_CR.search(text):
+            raise TraceError(str(path), error.lineno, not_json(error)) from None
+        data = _schema_lines(text, str(path))
     return parse_tools(data, source=str(path))
+
+
+def _schema_lines(text: str, source: str) -> list[Any]:
+    """The JSON values of a tools file's lines, one schema a line (JSONL)."""
+    values = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append(json_value(line, source, number))
+        except json.JSONDecodeError as error:
+            why = not_json(error).split("; ")[0]
+            raise TraceError(
+                source, number, f"{why}; a tools file is one JSON list of schemas, or one schema a line"
+            ) from None
+    return values

@@ -400,6 +400,22 @@ def test_tool_files_take_flat_and_openai_forms(tmp_path: Path) -> None:
         load_tools(tmp_path / "broken.json")
 
 
+def test_a_tools_file_of_one_schema_a_line_is_read_as_their_list(tmp_path: Path) -> None:
+    flat = {"name": "Read", "description": "Read a file.", "parameters": {"type": "object"}}
+    openai = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}
+    path = tmp_path / "tools.jsonl"
+    path.write_text(f"{json.dumps(flat)}\n\n{json.dumps(openai)}\n", encoding="utf-8")
+    assert [tool.name for tool in load_tools(path)] == ["Read", "bash"]
+    path.write_text(f"{json.dumps(flat)}\n{{not json\n", encoding="utf-8")
+    with pytest.raises(
+        TraceError, match=r"tools.jsonl:2: not JSON .*; a tools file is one JSON list of schemas"
+    ):
+        load_tools(path)
+    path.write_text(f"{json.dumps(flat)}\n[1]\n", encoding="utf-8")  # each line must be a schema
+    with pytest.raises(TraceError, match=r"item 1: expected"):
+        load_tools(path)
+
+
 def test_read_trace_passes_tool_schemas_through(traces_dir: Path) -> None:
     tools = (ToolSchema.of("bash", "Run a command.", {"type": "object"}),)
     workload = read_trace(traces_dir / TRACES[2], tools=tools)
