@@ -133,7 +133,7 @@ def trace_of_lines(
     if first is None:
         raise TraceError(source, None, "the transcript has no messages")
     messages = current_form(itertools.chain([first], entries), fail)
-    workload = map_stream(messages, fail=fail, tools=tools, name=name, rules=rules)
+    workload = map_stream(messages, fail=fail, tools=tools, name=name, rules=rules, lines=True)
     warning = mended.warning()
     return replace(workload, notes=(warning, *workload.notes)) if warning else workload
 
@@ -204,8 +204,8 @@ class _Mapper:
     unreplayed: Counter[str] = field(default_factory=Counter)
     started: bool = False
 
-    def feed(self, message: TraceMessage, index: int) -> None:
-        """Map the next message (the `index`-th of the transcript)."""
+    def feed(self, message: TraceMessage, where: str) -> None:
+        """Map the next message (`where` names it in a note: `message 3`, `line 4 (message 3)`)."""
         self.started = self.started or message.role != "system"
         self.unreplayed.update(message.unreplayed)
         match message.role:
@@ -214,9 +214,9 @@ class _Mapper:
             case "system" | "user":
                 self.user(message.parts)
             case "assistant":
-                self.assistant(message, index)
+                self.assistant(message, where)
             case "tool":
-                self.tool(message, index)
+                self.tool(message, where)
 
     def user(self, parts: tuple[Part, ...]) -> None:
         last = self.turns[-1] if self.turns else None
@@ -226,7 +226,7 @@ class _Mapper:
         else:
             self.turns.append(_Turn(user=list(parts)))
 
-    def assistant(self, message: TraceMessage, index: int) -> None:
+    def assistant(self, message: TraceMessage, where: str) -> None:
         if not self.turns:
             self.turns.append(_Turn(user=[], prelude=True))
         turn = self.turns[-1]
@@ -235,7 +235,7 @@ class _Mapper:
         if not message.calls:
             turn.pending.append(message.text)
             return
-        calls = [_Call(id=self.fresh_id(c.id, index), tool=c.name, input=c.arguments) for c in message.calls]
+        calls = [_Call(id=self.fresh_id(c.id, where), tool=c.name, input=c.arguments) for c in message.calls]
         for source, call in zip(message.calls, calls, strict=True):
             self.unanswered.setdefault(source.id, deque()).append(call)
         turn.rounds.append(
@@ -244,20 +244,20 @@ class _Mapper:
         turn.pending.clear()
         turn.reasoning.clear()
 
-    def fresh_id(self, call_id: str, index: int) -> str:
+    def fresh_id(self, call_id: str, where: str) -> str:
         fresh, n = call_id, 2
         while fresh in self.ids:
             fresh, n = f"{call_id}_dup{n}", n + 1
         if fresh != call_id:
-            self.notes.append(f"message {index}: call id {call_id!r} repeats; replayed as {fresh!r}")
+            self.notes.append(f"{where}: call id {call_id!r} repeats; replayed as {fresh!r}")
         self.ids.add(fresh)
         return fresh
 
-    def tool(self, message: TraceMessage, index: int) -> None:
+    def tool(self, message: TraceMessage, where: str) -> None:
         call_id = message.call_id or ""
         waiting = self.unanswered.get(call_id)
         if not waiting:
-            self.notes.append(f"message {index}: result for {call_id!r} answers no unanswered call; dropped")
+            self.notes.append(f"{where}: result for {call_id!r} answers no unanswered call; dropped")
             return
         answered = waiting.popleft()
         answered.result, answered.error = message.parts, message.error
@@ -326,7 +326,7 @@ def map_messages(
     """
     mapper = _Mapper()
     for index, message in enumerate(messages):
-        mapper.feed(message, index)
+        mapper.feed(message, f"message {index}")
     return TraceWorkload(
         script=mapper.script(tools), source_violations=(), name=name, notes=tuple(mapper.notes)
     )
@@ -339,10 +339,12 @@ def map_stream(
     tools: Sequence[ToolSchema] = (),
     name: str = "trace",
     rules: Iterable[Rule] = RULES,
+    lines: bool = False,
 ) -> TraceWorkload:
     """The workload of OpenAI chat messages, each labelled (a line number or an index), with the
     source's own violations, in one pass: each message is checked and mapped as it comes, so
-    memory holds the workload and one message, never the whole input.
+    memory holds the workload and one message, never the whole input. A note names a message
+    by its index from 0, and by its label too where `lines` says labels are line numbers.
 
     Raises:
         Exception: `fail(label, why)` for the first message that is not one, or at the first
@@ -358,7 +360,7 @@ def map_stream(
                 message = parse_message(wire)
             except ValueError as error:
                 raise fail(label, str(error)) from None
-            mapper.feed(message, index)
+            mapper.feed(message, f"line {label} (message {index})" if lines else f"message {index}")
             replayable.see(message.role)
             if not first:
                 first.append(label)

@@ -17,7 +17,7 @@ SCENARIOS = sorted((ROOT / "scenarios").rglob("*.yaml"))
 NAMES = [str(p.relative_to(ROOT / "scenarios")) for p in SCENARIOS]
 WARNED = {
     "replayed-transcript.yaml": (
-        "warning: message 11: result for 'call_4' answers no unanswered call; dropped",
+        "warning: line 12 (message 11): result for 'call_4' answers no unanswered call; dropped",
     )
 }
 """The warnings a shipped file shows on purpose: its transcript logs one result twice."""

@@ -473,3 +473,16 @@ def test_a_scripts_own_transcript_maps_back_to_an_equivalent_script(script: Scri
     assert workload.source_violations == () and workload.notes == ()
     assert transcript_form(workload.script) == transcript_form(assign_call_ids(script))
     assert script_transcript(workload.script) == wires
+
+
+def test_a_jsonl_transcript_s_notes_name_the_line_of_the_message(tmp_path: Path) -> None:
+    """A note names a JSONL file's message by its line as well as its index (from 0): blank
+    lines and a leading system line make the two differ."""
+    lines = [wire_user("go"), wire_calls("a"), wire_result("a", "ra"), wire_result("zzz", "orphan")]
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(m) for m in lines[:2]) + "\n\n" + "\n".join(json.dumps(m) for m in lines[2:])
+    )
+    assert (
+        "line 5 (message 3): result for 'zzz' answers no unanswered call; dropped" in read_trace(path).notes
+    )
