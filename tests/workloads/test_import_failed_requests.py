@@ -368,3 +368,29 @@ def test_a_log_with_a_failed_request_replays(tmp_path: Path, log: Log) -> None:
         f"ctxlab replay: workload.trace.path: warning: skipped 1 × failed request ({log.name}) (not replayed)"
     )
     assert counted in manifest["warnings"]
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda log: log.format)
+@pytest.mark.parametrize(
+    ("status", "response", "name"),
+    [
+        ({"status_code": 429}, None, "HTTP 429"),
+        ({"status": 503}, "Service Unavailable", "HTTP 503"),
+        ({"status_code": 529}, OVERLOADED, "overloaded_error"),  # the body names the error
+    ],
+    ids=["no-body", "gateway-text", "error-body"],
+)
+def test_a_wrapper_s_failed_http_status_makes_its_request_failed(
+    tmp_path: Path, log: Log, status: dict[str, int], response: Any, name: str
+) -> None:
+    """A logger that wraps each call with its HTTP status: a status outside 2xx is a failed call,
+    named by the error body where one was logged, else by the status."""
+    entries = [
+        {"request": log.request(1), "response": log.answer(1), "status_code": 200},
+        {"request": log.request(2), "response": response, **status},
+        {"request": log.request(2), "response": log.answer(2), "status": 200},
+    ]
+    code, _, warned, written = _import(tmp_path, entries)
+    assert code == 0, warned
+    assert written == _conversation(2)
+    assert warned == _counted("earlier request", f"failed request ({name})")

@@ -10,7 +10,10 @@ shapes providers and loggers write:
 - an OpenAI Responses response that failed, `{"object": "response", "status": "failed",
   "error": {"code", "message"}, "output": []}`;
 - a wrapper holding an `error` in place of a response, `{"request", "error"}`, which is read as
-  the error body `{"error": ...}`.
+  the error body `{"error": ...}`;
+- a wrapper whose HTTP status (`status_code` or `status`) is outside 2xx, its response no error
+  body (none logged, or the text a gateway answered): named `HTTP <status>`, as claude-trace
+  logs' failed calls are.
 
 Invariants:
 - `failure` names an error as its body does: its `code`, else its `type` (of the innermost
@@ -41,15 +44,26 @@ UNNAMED = "untyped error"
 
 def unwrap(value: object) -> tuple[Mapping[str, Any] | None, object]:
     """A logged request and its logged response (None when not logged); a wrapper's `error` is
-    the response, as the error body it stands for."""
+    the response, as the error body it stands for, and so is a wrapper's HTTP status outside
+    2xx (`status_code` or `status`, a whole number) where its response is no error body:
+    `{"error": {"code": "HTTP 429"}}`."""
     if not isinstance(value, Mapping):
         return None, None
     for key in WRAPPERS:
         inner = value.get(key)
         if isinstance(inner, Mapping):
-            error = value.get("error")
-            return inner, {"error": error} if error else value.get("response")
+            error, response = value.get("error"), value.get("response")
+            if error:
+                return inner, {"error": error}
+            status = value.get("status_code", value.get("status"))
+            if _failed_status(status) and failure(response) is None:
+                return inner, {"error": {"code": f"HTTP {status}"}}
+            return inner, response
     return value, None
+
+
+def _failed_status(status: object) -> bool:
+    return isinstance(status, int) and not isinstance(status, bool) and not 200 <= status < 300
 
 
 def failure(response: object) -> str | None:
