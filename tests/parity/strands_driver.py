@@ -10,8 +10,11 @@ Invariants:
   never from the request; a refused request and a summary call do not move it.
 - The model is the provider too: it counts each request with the lab's counter (the request as
   ctxlab messages, with its tools) and refuses one over the window with strands'
-  `ContextWindowOverflowException`; at the `REFUSALS`-th refusal in a row it raises a plain error
-  instead (strands would retry without end).
+  `ContextWindowOverflowException`. strands' own end of retrying (its RecursionError after about
+  `REFUSALS` refusals of one invocation, at Python's default recursion limit) varies by a few with
+  how deeply the messages nest, so the driver raises the recursion limit during a run and ends an
+  invocation itself at the request that follows its `REFUSALS`-th reduced refusal, as the lab does
+  (`run_strands(..., own_end=True)` keeps strands' own end instead).
 - A summary call is recognised by having no tools and the summarization system prompt; it is
   answered with the configured text, or raises when its invocation is listed in `fail_on`.
 - A scripted round's thinking is streamed as strands' OpenAI provider streams a
@@ -30,6 +33,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -143,6 +147,7 @@ class ScriptedStrandsModel(Model):
         self.counter = AgentScopeEstimator()
         self.calls: list[StrandsCall] = []
         self.turn = self.round = self.summaries = self.refused = 0
+        self.own_end = False
 
     def update_config(self, **model_config: Any) -> None:
         pass
@@ -156,12 +161,14 @@ class ScriptedStrandsModel(Model):
     async def stream(  # type: ignore[override]
         self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
     ) -> AsyncIterator[dict[str, Any]]:
+        summary = tool_specs is None and system_prompt == DEFAULT_SUMMARIZATION_PROMPT
+        if not summary and self.refused >= REFUSALS and not self.own_end:
+            raise RuntimeError(f"refused {REFUSALS} times in this invocation")
         system = OpenAIModel._format_system_messages(system_prompt, **kwargs)
         sent = [*(text_message("system", s["content"]) for s in system), *(lab_message(m) for m in messages)]
         schemas: tuple[ToolSchema, ...] = tuple(self.tools[s["name"]] for s in tool_specs or ())
         tokens = self.counter.count(sent, schemas)
         reasoning = sent_reasoning(messages, system_prompt)
-        summary = tool_specs is None and system_prompt == DEFAULT_SUMMARIZATION_PROMPT
         over = tokens > self.setup.window
         kind = "summary" if summary else "refused" if over else "reasoning"
         self.calls.append(
@@ -179,12 +186,9 @@ class ScriptedStrandsModel(Model):
             return
         if over:
             self.refused += 1
-            if self.refused >= REFUSALS:
-                raise RuntimeError(f"refused {REFUSALS} times in a row")
             raise ContextWindowOverflowException(
                 f"{tokens} tokens are over the window of {self.setup.window}"
             )
-        self.refused = 0
         text, calls, thinking = self._next_answer()
         for event in answer_events(text, calls, thinking):
             yield event
@@ -274,9 +278,26 @@ def manager_of(config: StrandsConfig) -> Any:
     )
 
 
-def run_strands(script: Script, config: StrandsConfig) -> StrandsTrace:
-    """Run the real agent on `script` (call ids assigned) under `config`."""
+DEEP_ENOUGH = 2_000
+"""A recursion limit strands' nesting does not reach before the driver's own end of an invocation."""
+
+
+def run_strands(script: Script, config: StrandsConfig, *, own_end: bool = False) -> StrandsTrace:
+    """Run the real agent on `script` (call ids assigned) under `config`: each invocation ends at
+    the driver's `REFUSALS` (a recursion limit strands does not reach first), or with `own_end`
+    wherever strands ends it under the recursion limit in force."""
+    limit = sys.getrecursionlimit()
+    if not own_end:
+        sys.setrecursionlimit(max(limit, DEEP_ENOUGH))
+    try:
+        return _run(script, config, own_end=own_end)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _run(script: Script, config: StrandsConfig, *, own_end: bool) -> StrandsTrace:
     model = ScriptedStrandsModel(script, config)
+    model.own_end = own_end
     results = {c.id: c for c in script.calls() if c.id is not None}
     agent = Agent(
         model=model,
@@ -289,6 +310,7 @@ def run_strands(script: Script, config: StrandsConfig) -> StrandsTrace:
     error = None
     for turn in script.turns:
         user = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
+        model.refused = 0  # strands' retries nest within one invocation only
         try:
             agent(user)
         except Exception as failure:  # the run ends; the trace keeps what happened

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from dataclasses import replace
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +21,7 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
-from ctxlab.presets.strands.preset import NO_LOOP_LIMIT, REFUSALS
+from ctxlab.presets.strands.preset import NO_LOOP_LIMIT, REFUSALS, ContextOverflowError
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.strands_driver import StrandsConfig, StrandsTrace, run_strands
@@ -242,6 +244,49 @@ def test_an_empty_window_is_refused_until_the_lab_gives_up() -> None:
     big = Script(system_prompt=PROSE * 200, tools=script.tools, turns=script.turns)
     ours, _ = compare(big, StrandsConfig(window=1500, window_size=0))
     assert kinds(ours).count("f") == REFUSALS
+
+
+STALLED = StrandsConfig(manager="summary", window=3000)
+"""With a last result over the window, the newest 10 messages stay over it: once 11 messages are
+left, each summary replaces only the previous summary (a replayed transcript's shape)."""
+
+
+def test_a_summary_of_the_last_summary_is_retried_until_the_turn_gives_up() -> None:
+    """ST18: strands summarizes the previous summary again at every refusal; the lab gives up
+    after the same `REFUSALS` refusals and summaries, before the next retry."""
+    ours, theirs = compare(loop([100] * 5 + [20_000]), STALLED)
+    assert kinds(ours) == "r" * 6 + "fs" * REFUSALS
+    assert ours.error == "ContextOverflowError" and theirs.error is not None
+
+
+def test_the_lab_says_why_the_turn_gave_up_and_what_strands_does() -> None:
+    script = loop([100] * 4 + [20_000])
+    env = Env(
+        counter=AgentScopeEstimator(),
+        model=ScriptModel(script),
+        summarizer=TextSummarizer(STALLED.summary_text),
+        texts=CTXLAB_TEXTS,
+        context_size=STALLED.window,
+    )
+    run = Loop(
+        script=script, strategy=strategy_of(STALLED), env=env, settings=RunSettings(max_iters=NO_LOOP_LIMIT)
+    )
+    with pytest.raises(ContextOverflowError, match=r"replaces only the previous one.*RecursionError"):
+        run.run()
+
+
+def test_strands_itself_gives_up_near_the_lab_at_the_default_recursion_limit() -> None:
+    """What the lab's `REFUSALS` stands for: uncapped, the real agent retries until its nested
+    retries pass Python's default recursion limit, a few refusals either side of it."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        theirs = run_strands(loop([100] * 4 + [20_000]), STALLED, own_end=True)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert theirs.error == "RecursionError"
+    assert abs(kinds(theirs).count("f") - REFUSALS) <= 10
+    assert kinds(theirs).count("s") == kinds(theirs).count("f")
 
 
 def test_arguments_are_sent_as_strands_parses_and_re_serializes_them() -> None:

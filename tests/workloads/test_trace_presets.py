@@ -51,8 +51,8 @@ def strategy(name: str):  # type: ignore[no-untyped-def]
 
 ENDED_BY_THE_FRAMEWORK = (DeepAgentsOverflow, StrandsOverflow)
 """Errors a family raises by its source's design when a transcript cannot be fitted into the
-window (deepagents over its input budget; strands refused without end): the run ends there,
-and the requests sent before it are still checked."""
+window (deepagents over its input budget; strands with nothing left to reduce, or at its
+recursion limit): the run ends there, and the requests sent before it are still checked."""
 
 
 def replayed_calls(script: Script, strategy: Strategy, **options: Any) -> tuple[CallRecord, ...]:

@@ -5,8 +5,11 @@ exact to strands-agents 1.62.0 and checked call for call against the installed p
 Both work on the strands message list (`ctxlab.presets.strands.window`) and count messages, not
 tokens. The provider decides overflow: a request over the model's window (the lab's count of it)
 is refused, as a provider raises a context-window error; the agent then reduces the context and
-sends it again, as often as needed. A refused request is not a call (nothing is processed); the
-event `context_overflow` is recorded on the call that follows it.
+sends it again. A refused request is not a call (nothing is processed); the event
+`context_overflow` is recorded on the call that follows it. strands sets no bound on those
+retries, but each one nests a call, so the real agent stops at Python's recursion limit: the run
+fails once `REFUSALS` refusals of one turn have been reduced, where strands raises its
+`RecursionError` (a summary that no longer shrinks the request, an empty window).
 
 Sliding window, before each call and after each turn:
 - after every invocation (here: before the first call of the next turn, on the messages before
@@ -73,14 +76,28 @@ SUMMARY_SOURCE = (
     "(SummarizingConversationManager)"
 )
 NO_LOOP_LIMIT = 9_999
-"""A strands agent has no round limit by default; as a round cap this is never reached."""
-REFUSALS = 200
-"""Refusals in a row after which a run fails: the package would reduce and retry without end (a
-summary that does not shrink, an empty window); the lab stops there."""
+"""A strands agent has no round limit by default; as a round cap this is never reached. (Its tool
+rounds nest too: with no refusal, a turn ends with an EventLoopException at its 318th model call at
+Python's default recursion limit; not reproduced, see `NOTES`.)"""
+REFUSALS = 950
+"""Refusals of one turn after whose reduction a run fails. strands retries a refused request with
+no bound of its own, but each retry nests one more call (`Agent._execute_event_loop_cycle` calls
+itself), so at CPython's default recursion limit (1,000) the real agent raises a RecursionError
+after about 950 refusals in one invocation: 944 to 958 measured, by how deeply its messages nest."""
+REFUSED_KEY = "strands.refused"
+GAVE_UP = (
+    f"{VERSION} retries with no bound of its own, but each retry nests a call: the real agent stops "
+    f"with a RecursionError at Python's default recursion limit, after about {REFUSALS} refusals in "
+    "one invocation"
+)
 NOTES = (
     "pin_first and proactive_compression (off by default) are not reproduced",
     "a refused over-window request is an event (context_overflow) on the next call, not a call",
-    f"the run fails at the {REFUSALS}th refusal in a row, where strands would retry without end",
+    f"a turn fails once {REFUSALS} refusals in it have been reduced: strands sets no bound, but each "
+    "retry nests a call and the real agent stops with a RecursionError at Python's default recursion "
+    "limit, after 944 to 958 refusals (by how deeply its messages nest)",
+    "strands' tool rounds nest too: with no refusal, its 318th model call of one invocation stops "
+    "strands at the same limit (EventLoopException); the lab does not stop there",
     "a model's thinking is neither sent nor counted (the OpenAI provider leaves reasoningContent out); "
     "an answer of thinking alone is not a message the window or the summary split counts "
     "(strands keeps one)",
@@ -145,16 +162,24 @@ def overflowing(state: EpisodeState, env: Env, frame: Frame) -> bool:
     return request_tokens(state.context, state, env, frame) > env.context_size
 
 
-def refuse(env: Env, refused: int) -> int:
-    """Record one refused request; the count of refusals in a row for this call.
+def refused_in_turn(state: EpisodeState) -> int:
+    """The refusals reduced so far in the state's turn (strands' nesting depth of retries)."""
+    turn, count = memo(state, REFUSED_KEY, (state.turn, 0))
+    return count if turn == state.turn else 0
 
-    Raises:
-        ContextOverflowError: the `REFUSALS`-th refusal in a row (the package retries without end).
-    """
+
+def refuse(state: EpisodeState, env: Env) -> EpisodeState:
+    """Record one refused request and count it in its turn."""
     env.recorder.event(EventKind.CONTEXT_OVERFLOW)
-    if refused + 1 >= REFUSALS:
-        raise ContextOverflowError(f"the provider refused the request {REFUSALS} times in a row")
-    return refused + 1
+    return with_memo(state, REFUSED_KEY, (state.turn, refused_in_turn(state) + 1))
+
+
+def gave_up(stuck: str) -> ContextOverflowError:
+    """The error ending a turn at `REFUSALS` refusals: why the reductions did not help (`stuck`)
+    and what strands does there."""
+    return ContextOverflowError(
+        f"the provider refused the request {REFUSALS} times in this turn: {stuck}. {GAVE_UP}"
+    )
 
 
 def _compaction(before: int, after: int, env: Env) -> Compaction:
@@ -173,10 +198,14 @@ class SlidingWindow(Step):
         before = request_tokens(state.context, state, env, frame)
         state = self._after_turn(state, env, frame)
         state = self._before_call(state, env, frame)
-        refused = 0
         while overflowing(state, env, frame):
-            refused = refuse(env, refused)
-            state = self._before_call(self.reduce(state, env, frame, overflow=True), env, frame)
+            state = self._before_call(self.reduce(refuse(state, env), env, frame, overflow=True), env, frame)
+            if refused_in_turn(state) >= REFUSALS:  # strands' next retry passes the recursion limit
+                raise gave_up(
+                    "the trims leave the request over the window"
+                    if view_units(state.context)
+                    else "no message is left: the system prompt and tools alone are over the window"
+                )
         after = request_tokens(state.context, state, env, frame)
         return Stepped(state=state, compaction=_compaction(before, after, env) if after != before else None)
 
@@ -253,12 +282,22 @@ class Summarizing(Step):
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """Summarize the oldest messages while the provider refuses the request."""
         before = request_tokens(state.context, state, env, frame)
-        refused = 0
         while overflowing(state, env, frame):
-            refused = refuse(env, refused)
-            state = self.summarize_oldest(state, env, frame)
+            state = self.summarize_oldest(refuse(state, env), env, frame)
+            if refused_in_turn(state) >= REFUSALS:  # strands' next retry passes the recursion limit
+                raise gave_up(self.stuck(state))
         after = request_tokens(state.context, state, env, frame)
         return Stepped(state=state, compaction=_compaction(before, after, env) if after != before else None)
+
+    def stuck(self, state: EpisodeState) -> str:
+        """Why the summaries leave the request over the window."""
+        preserve = self.params.preserve_recent_messages
+        if len(strands_view(view_units(state.context))) == preserve + 1:
+            return (
+                f"preserve_recent_messages keeps the newest {preserve} messages, so each summary "
+                "replaces only the previous one"
+            )
+        return "the summaries leave the request over the window"
 
     def summarize_oldest(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
         """Replace the oldest messages by a summary of them.
