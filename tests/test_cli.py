@@ -695,7 +695,7 @@ def test_a_replays_warnings_name_the_command_not_a_line_it_has_not(tmp_path: Pat
     trace = tmp_path / "stray.jsonl"
     trace.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     code, _, err = run_cli("replay", str(trace), "--out", str(tmp_path / "o"), "--no-plots")
-    expected = "ctxlab replay: workload.trace.path: warning: message 2: result for 'c9' answers no"
+    expected = "ctxlab replay: workload.trace.path: warning: line 3 (message 2): result for 'c9' answers no"
     assert code == 0 and err.startswith(expected)
     manifest = json.loads((tmp_path / "o" / "stray" / "manifest.json").read_text())
     assert [w[: len(expected)] for w in manifest["warnings"]] == [expected]
