@@ -33,6 +33,8 @@ FORMAT_SUMMARIES = {
     "swe-agent": "SWE-agent trajectory (.traj)",
     "mini-swe-agent": "mini-swe-agent trajectory (messages JSON)",
     "langgraph": "LangGraph / LangChain thread (values.messages of human/ai/tool messages)",
+    "tau-bench": "tau-bench results (a JSON list of task runs with their `traj`)",
+    "tau2": "tau2-bench results (JSON with `simulations`; or one simulation's file)",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
     "openai-chat": "OpenAI chat messages, one a line (the lab's replay format)",

@@ -53,6 +53,8 @@ from ctxlab.workloads.importers import (
     openhands,
     responses_log,
     swe_agent,
+    tau2,
+    tau_bench,
 )
 from ctxlab.workloads.importers.base import Entry, Reader, Report, Wire, json_entries
 from ctxlab.workloads.trace import (
@@ -74,6 +76,8 @@ ImportFormat = Literal[
     "swe-agent",
     "mini-swe-agent",
     "langgraph",
+    "tau-bench",
+    "tau2",
     "anthropic-messages",
     "openai-responses",
     "openai-chat",
@@ -134,6 +138,16 @@ FORMATS: dict[str, Format] = {
             name="langgraph",
             detect=_first(lambda v: langgraph.thread_messages(v) is not None),
             read=langgraph.read_langgraph,
+        ),
+        Format(
+            name="tau-bench",
+            detect=_first(lambda v: tau_bench.runs_of(v) is not None),
+            read=tau_bench.read_tau_bench,
+        ),
+        Format(
+            name="tau2",
+            detect=_first(lambda v: tau2.is_results(v) or tau2.is_simulation(v)),
+            read=tau2.read_tau2,
         ),
         Format(
             name="anthropic-messages",

@@ -1,0 +1,146 @@
+"""tau-bench results (`historical_trajectories/*.json`, a run's results file), as OpenAI chat
+messages.
+
+A results file is a JSON list of task runs, `{task_id, trial, reward, info, traj}`, whose `traj`
+lists the OpenAI chat messages of the run as its agent sent and received them: the system
+prompt (the domain's policy), the simulated user's messages as user messages, the agent's
+answers and calls, and the tools' results (`tool_call_id`, and a `name` the replay has no use
+for).
+
+Mapping rules:
+- A message is mapped by its role: its `content` (null is '') is the text, an assistant's
+  `tool_calls` its calls (arguments that are an object are their JSON text), a tool message the
+  result of the call its `tool_call_id` names, which must come before it.
+- A call id the run uses again for another call (tau-bench's own trajectories do) is kept as
+  written: the replay renames the later call `<id>_dupN` and gives each result to the earliest
+  call of its id still unanswered (`ctxlab.workloads.trace`).
+- `reward` and `info` (the task, the user simulator's cost, the grading) are not messages. The
+  file declares no tool schemas, so the replay reads them off the calls.
+- `ctxlab import` writes one conversation: the file's first run is read; the others are counted
+  and a note names the run taken (its `task_id` and `trial`). To replay another, import a file
+  holding that run alone. A JSONL file of runs, or of lists of runs, is read the same way.
+
+Invariants:
+- Every error is at the line of the entry holding the run (a JSON document's first line),
+  naming the message by its index in `traj`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from ctxlab.workloads.importers.base import (
+    Calls,
+    Entry,
+    Report,
+    Wire,
+    assistant,
+    call,
+    field_of,
+    system,
+    tool,
+    user,
+)
+
+KIND = "further run (a task run of its own)"
+EXPECTED = "not tau-bench results: expected a JSON list of task runs, each with a 'traj' list of messages"
+Picker = Callable[[object], list[Any] | None]
+"""The runs an entry holds, or None when it holds none of the format's."""
+
+
+def runs_of(value: object) -> list[Any] | None:
+    """The task runs of an entry: a list of them, or one run."""
+    listed = value if isinstance(value, list) else [value]
+    return listed if listed and all(_is_run(item) for item in listed[:5]) else None
+
+
+def _is_run(value: object) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("traj"), list) and "task_id" in value
+
+
+def first_run(
+    entries: Iterator[Entry], report: Report, pick: Picker, *, expected: str, kind: str
+) -> Iterator[tuple[int, object, Mapping[str, Any]]]:
+    """The file's first run, with the line and value of the entry holding it; every other run
+    is counted as `kind` (read on to the end, so every entry is checked to hold runs).
+
+    Raises:
+        TraceError: an entry that holds no run, at its line (`expected` says what it should be).
+    """
+    first = True
+    for number, value in entries:
+        listed = pick(value)
+        if listed is None:
+            raise report.error(number, expected)
+        for run in listed:
+            if first:
+                yield number, value, run
+            else:
+                report.skip(kind)
+            first = False
+
+
+def taken_note(runs: str, name: str, total: int, what: str) -> str:
+    """The note naming the one of `total` runs (`runs` says of what) that `ctxlab import` read."""
+    return (
+        f"the file holds {total} {runs}; the first ({name}) is replayed and the others counted, "
+        f"as `ctxlab import` writes one conversation: to replay another, import {what}"
+    )
+
+
+def read_tau_bench(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The messages of a results file's first run (see the module docstring)."""
+    taken = None
+    for number, _, run in first_run(entries, report, runs_of, expected=EXPECTED, kind=KIND):
+        taken = f"task_id {run.get('task_id')!r}, trial {run.get('trial')!r}"
+        calls = Calls(report)
+        for index, message in enumerate(run["traj"]):
+            yield _message(message, f"traj[{index}]", number, calls)
+    total = 1 + report.skipped[KIND]
+    if taken is not None and total > 1:
+        report.notes.append(taken_note("runs", taken, total, "a JSON list holding that run alone"))
+
+
+def _message(message: object, where: str, number: int, calls: Calls) -> Wire:
+    """One message of a run's `traj`, as the replay reads it."""
+    report = calls.report
+    if not isinstance(message, Mapping):
+        raise report.error(number, f"{where} is not a message object")
+    role, text = message.get("role"), text_of_content(message.get("content"), where, number, report)
+    if role == "system":
+        return system(text)
+    if role == "user":
+        return user(text)
+    if role == "assistant":
+        listed = message.get("tool_calls") or []
+        return assistant(
+            text, [_call(item, f"{where}.tool_calls[{k}]", number, calls) for k, item in enumerate(listed)]
+        )
+    if role == "tool":
+        return tool(calls.answer(message.get("tool_call_id"), number, key=f"{where}.tool_call_id"), text)
+    raise report.error(number, f"{where}: unknown role {role!r}")
+
+
+def text_of_content(value: object, where: str, number: int, report: Report) -> str:
+    """A message's text: its `content`, '' for null.
+
+    Raises:
+        TraceError: content that is neither a string nor null.
+    """
+    if value is None or isinstance(value, str):
+        return value or ""
+    raise report.error(number, f"{where}.content is {type(value).__name__}, not text or null")
+
+
+def _call(item: object, where: str, number: int, calls: Calls) -> Wire:
+    """An OpenAI tool call as the run wrote it, its id declared."""
+    function = item.get("function") if isinstance(item, Mapping) else None
+    call_id, name, arguments = (
+        field_of(item, "id"),
+        field_of(function, "name"),
+        field_of(function, "arguments"),
+    )
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise calls.report.error(number, f"{where} is not a tool call with a string 'id' and 'function.name'")
+    return call(calls.declare(call_id), name, "{}" if arguments is None else arguments)
