@@ -315,11 +315,55 @@ def openai_responses(path: Path) -> list[Wire]:
     return [{"role": "system", "content": request["instructions"]}, *_responses_items(items)]
 
 
+def tau_bench(path: Path) -> list[Wire]:
+    out: list[Wire] = []
+    for m in _load(path)[0]["traj"]:
+        wire: Wire = {"role": m["role"], "content": m["content"] or ""}
+        if m.get("tool_calls"):
+            wire["tool_calls"] = [
+                _call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m["tool_calls"]
+            ]
+        if m["role"] == "tool":
+            wire["tool_call_id"] = m["tool_call_id"]
+        out.append(wire)
+    return out
+
+
+def tau2(path: Path) -> list[Wire]:
+    results = _load(path)
+    out: list[Wire] = [{"role": "system", "content": results["info"]["environment_info"]["policy"]}]
+    for m in results["simulations"][0]["messages"]:
+        if m.get("requestor") == "user" or (m["role"] == "user" and not m["content"]):
+            continue  # the user simulator's own tools: the agent never saw them
+        if m["role"] == "tool":
+            out.append(
+                {"role": "tool", "tool_call_id": m["id"], "content": m["content"], "is_error": m["error"]}
+            )
+            continue
+        wire = {"role": m["role"], "content": m["content"] or ""}
+        if m.get("tool_calls"):
+            written = (
+                {
+                    c["id"]: c["function"]["arguments"]
+                    for c in ((m.get("raw_data") or {}).get("message") or {})["tool_calls"]
+                }
+                if m.get("raw_data")
+                else {}
+            )
+            wire["tool_calls"] = [
+                _call(c["id"], c["name"], written.get(c["id"], c["arguments"])) for c in m["tool_calls"]
+            ]
+        out.append(wire)
+    return out
+
+
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
     "openhands": openhands,
     "langgraph": langgraph,
+    "tau-bench": tau_bench,
+    "tau2": tau2,
     "claude-code": claude_code,
     "codex": codex,
     "anthropic-messages": anthropic_messages,

@@ -48,6 +48,8 @@ FIXTURES: dict[str, str] = {
     "openhands/sdk-output-meeting-topics.jsonl": "openhands",
     "openhands/sdk-output-risky-code-website.jsonl": "openhands",
     "langgraph/deerflow-b83fbb2a-thread.json": "langgraph",
+    "tau-bench/results.json": "tau-bench",
+    "tau2/results.json": "tau2",
     "claude-code/session.jsonl": "claude-code",
     "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl": "codex",
     "anthropic-messages/requests.jsonl": "anthropic-messages",

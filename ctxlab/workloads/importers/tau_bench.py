@@ -63,7 +63,7 @@ def first_run(
     entries: Iterator[Entry], report: Report, pick: Picker, *, expected: str, kind: str
 ) -> Iterator[tuple[int, object, Mapping[str, Any]]]:
     """The file's first run, with the line and value of the entry holding it; every other run
-    is counted as `kind` (read on to the end, so every entry is checked to hold runs).
+    is counted as `kind`, not read (each entry is still checked to hold runs).
 
     Raises:
         TraceError: an entry that holds no run, at its line (`expected` says what it should be).
@@ -135,12 +135,8 @@ def text_of_content(value: object, where: str, number: int, report: Report) -> s
 
 def _call(item: object, where: str, number: int, calls: Calls) -> Wire:
     """An OpenAI tool call as the run wrote it, its id declared."""
-    function = item.get("function") if isinstance(item, Mapping) else None
-    call_id, name, arguments = (
-        field_of(item, "id"),
-        field_of(function, "name"),
-        field_of(function, "arguments"),
-    )
+    call_id, function = field_of(item, "id"), field_of(item, "function")
+    name, arguments = field_of(function, "name"), field_of(function, "arguments")
     if not isinstance(call_id, str) or not isinstance(name, str):
         raise calls.report.error(number, f"{where} is not a tool call with a string 'id' and 'function.name'")
     return call(calls.declare(call_id), name, "{}" if arguments is None else arguments)
