@@ -177,7 +177,9 @@ def test_tau2_declares_the_agents_tool_defs(tmp_path: Path) -> None:
         "get_order_details",
         "cancel_pending_order",
     ]
-    assert declared[1]["function"]["description"] == "Get the status and details of an order."
+    assert declared[1]["function"]["description"].startswith(  # the signature's `doc`, whole
+        'def get_order_details(order_id: str) -> str:\n    """Get the status and details of an order.'
+    )
     assert declared[1]["function"]["parameters"]["required"] == ["order_id"]
 
 

@@ -23,9 +23,10 @@ Mapping rules:
   message holding only such calls is no message of the conversation. An assistant message's
   calls are the agent's.
 - `turn_idx`, timestamps, costs, usage and `raw_data` (but for the arguments' text) are ignored.
-  The tools declared are the agent's `tool_defs` in `info` (each signature's `doc` its
-  description, `params` its parameters), where the run kept them; else the replay reads them
-  off the calls.
+  The tools declared are the agent's `tool_defs` in `info`, where the run kept them: each
+  signature's `params` its parameters (the schema tau2 sends), its `doc` its description (the
+  tool's Python signature and docstring, from which tau2 takes the description it sends, so a
+  little longer); else the replay reads them off the calls.
 - `ctxlab import` writes one conversation: the first simulation is read; the others are counted
   and a note names the one taken (`task_id`, `trial`). To replay another, import a file whose
   `simulations` hold it alone, or the simulation's own file. A file of one simulation (as a
