@@ -642,7 +642,7 @@ def _places(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
             yield from _places(item, (*at, index))
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.sampled_from(MUTABLE), st.data())
 def test_a_transcript_with_any_value_changed_imports_or_fails_at_a_line(
     tmp_path: Path, source: Path, data: st.DataObject
