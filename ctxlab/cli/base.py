@@ -23,12 +23,21 @@ RAW = argparse.RawDescriptionHelpFormatter
 
 
 def positive(text: str) -> int:
+    return _at_least(text, 1)
+
+
+def natural(text: str) -> int:
+    """A count from 0 (an index)."""
+    return _at_least(text, 0)
+
+
+def _at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{value} is below {least}")
     return value
 
 

@@ -7,19 +7,22 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, out_dir, out_file, positive
+from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, natural, out_dir, out_file, positive
 from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of, warn
 
 EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --context-size 32000
   ctxlab replay session.jsonl --tools tools.json --set context.trigger_ratio=0.6 --record-requests
   ctxlab replay session.jsonl --preset none --set model.context_size=8000
+  ctxlab replay results.json --session 3          the fourth task run of a tau-bench results file
 """
 
 EXAMPLES_IMPORT = """examples:
   ctxlab import ~/.claude/projects/-home-me-app/4f1c2d0e.jsonl --out session.jsonl
   ctxlab import run.traj --out session.jsonl        a SWE-agent trajectory
   ctxlab import requests.jsonl --format anthropic-messages --out session.jsonl
+  ctxlab import results.json --session 3 --out run3.jsonl
+                                                    the fourth run of a tau-bench or tau2 results file
   ctxlab import .claude-trace/log-2025-09-04-15-33-00.jsonl --out session.jsonl
                                                     Claude Code's API traffic, as claude-trace logs it
 """
@@ -79,6 +82,8 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
         workload["tools"] = str(Path(args.tools).resolve())
     if args.format:
         workload["format"] = args.format
+    if args.session:
+        workload["session"] = args.session
     doc: dict[str, Any] = {
         "name": scenario_name(trace),
         "description": f"Replay of {trace.name} through the {args.preset} preset.",
@@ -164,7 +169,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if tools_out is not None and tools_out.is_dir():
         raise BadInput([f"--tools-out {tools_out}: is a folder; give the JSON file's path"])
     try:
-        fmt, count, report = write_jsonl(source, target, args.format)
+        fmt, count, report = write_jsonl(source, target, args.format, session=args.session)
     except TraceError as error:
         raise BadInput([str(error)]) from None
     for warning in report.warnings():
@@ -215,6 +220,7 @@ def add_replay(commands: Commands) -> None:
         help="tool schemas the transcript used (a JSON list, or JSONL: one a line)",
     )
     add_format_option(replay)
+    add_session_option(replay)
     add_run_options(replay)
     replay.set_defaults(handler=cmd_replay)
 
@@ -225,6 +231,18 @@ def add_format_option(parser: argparse.ArgumentParser) -> None:
         choices=list(FORMAT_SUMMARIES),
         default=None,
         help="the transcript's format (default: detected from its content)",
+    )
+
+
+def add_session_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--session",
+        type=natural,
+        default=0,
+        metavar="N",
+        help="which conversation of a file holding several (tau-bench and tau2 results, JSONL of "
+        "trajectories, threads or fine-tuning lines) to read, counted from 0 in file order "
+        "(default: 0, the first)",
     )
 
 
@@ -248,5 +266,6 @@ def add_import(commands: Commands) -> None:
         help="also write the tool schemas the file declares (the JSON list `replay --tools` reads)",
     )
     add_format_option(command)
+    add_session_option(command)
     command.add_argument("--quiet", action="store_true", help="print nothing but errors and warnings")
     command.set_defaults(handler=cmd_import)

@@ -41,6 +41,7 @@ from ctxlab.workloads.files import unreadable
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
 from ctxlab.workloads.importers import ImportFormat, replay_text
+from ctxlab.workloads.importers.base import SessionError
 from ctxlab.workloads.limits import filler_budget
 from ctxlab.workloads.probes import Planted, Probe, plant
 from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools
@@ -104,13 +105,22 @@ class TraceSpec(Section):
     format: ImportFormat | None = Field(
         default=None, description="The transcript's format; default: detected from its content."
     )
+    session: int = Field(
+        default=0,
+        ge=0,
+        description="Which conversation of a file holding several (tau-bench, tau2, JSONL of "
+        "trajectories, threads or fine-tuning lines) to replay, counted from 0 in file order.",
+    )
 
     @model_serializer(mode="wrap")
-    def _without_default_format(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """No `format` key when detected, so results written before formats existed keep their hashes."""
+    def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `format` key when detected, no `session` key for the first, so results written
+        before either existed keep their hashes."""
         data: dict[str, Any] = handler(self)
         if data.get("format") is None:
             data.pop("format", None)
+        if data.get("session") == 0:
+            data.pop("session", None)
         return data
 
     @model_validator(mode="after")
@@ -120,13 +130,13 @@ class TraceSpec(Section):
             return self
         base, files = Path(context["base_dir"]), context.setdefault("files", {})
         checked = context.setdefault("checked", set())
-        if (self.path, self.tools) in checked:
+        if (self.path, self.tools, self.session) in checked:
             return self
         digests, warnings = context.setdefault("digests", {}), context.setdefault("trace_warnings", {})
         problems = _file_problems(self, base, files, digests, warnings)
         if problems:
             raise located_error("TraceSpec", problems)
-        checked.add((self.path, self.tools))
+        checked.add((self.path, self.tools, self.session))
         return self
 
 
@@ -185,10 +195,10 @@ def _file_problems(
         tools = load_tools(base / trace.tools) if trace.tools else ()
         text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read
         digest = digests.get(trace.path) or text_sha256(text)  # read under a context of its own
-        replayed = _replay(
-            lambda: text, digest, source, fmt=trace.format, tools=tools, name=_trace_name(trace)
-        )
+        replayed = _replay(lambda: text, digest, source, trace=trace, tools=tools)
         warnings[trace.path] = replayed.notes
+    except SessionError as error:
+        return [(("session",), f"cannot replay: {error}", trace.session)]
     except TraceError as error:
         field = "tools" if trace.tools and error.source == str(base / trace.tools) else "path"
         return [((field,), f"cannot replay: {error}", getattr(trace, field))]
@@ -319,12 +329,7 @@ def replay_trace(trace: TraceSpec, files: Mapping[str, str]) -> TraceWorkload:
     this process keeps is given again without the transcript's text being asked for."""
     tools = parse_tools(json.loads(files[trace.tools]), source=trace.tools) if trace.tools else ()
     return _replay(
-        lambda: files[trace.path],
-        digest_of(files, trace.path),
-        trace.path,
-        fmt=trace.format,
-        tools=tools,
-        name=_trace_name(trace),
+        lambda: files[trace.path], digest_of(files, trace.path), trace.path, trace=trace, tools=tools
     )
 
 
@@ -334,26 +339,23 @@ def _trace_name(trace: TraceSpec) -> str:
 
 REPLAYS_KEPT = 2
 """How many replayed transcripts a process keeps (`_replay`)."""
-_REPLAYED: dict[tuple[str, str | None, tuple[ToolSchema, ...], str], TraceWorkload] = {}
-"""Replayed transcripts by the sha256 of the text, the format, the tools and the name."""
+_REPLAYED: dict[tuple[str, str | None, tuple[ToolSchema, ...], str, int], TraceWorkload] = {}
+"""Replayed transcripts by the sha256 of the text, the format, the tools, the name and the session."""
 
 
 def _replay(
-    text: Callable[[], str],
-    digest: str,
-    source: str,
-    *,
-    fmt: str | None,
-    tools: tuple[ToolSchema, ...],
-    name: str,
+    text: Callable[[], str], digest: str, source: str, *, trace: TraceSpec, tools: tuple[ToolSchema, ...]
 ) -> TraceWorkload:
-    """`replay_text` of the text `text()` gives (whose sha256 is `digest`), the same value again
-    for the same digest, format, tools and name. `source` is not part of the key: it only names
-    the file in a `TraceError`, and a failed replay is not kept."""
-    key = (digest, fmt, tools, name)
-    return _kept(
-        _REPLAYED, key, lambda: replay_text(text(), source, fmt=fmt, tools=tools, name=name), REPLAYS_KEPT
-    )
+    """`replay_text` of the text `text()` gives (whose sha256 is `digest`) as `trace` reads it,
+    the same value again for the same digest, format, tools, name and session. `source` is not
+    part of the key: it only names the file in a `TraceError`, and a failed replay is not kept."""
+    fmt, name, session = trace.format, _trace_name(trace), trace.session
+    key = (digest, fmt, tools, name, session)
+
+    def make() -> TraceWorkload:
+        return replay_text(text(), source, fmt=fmt, tools=tools, name=name, session=session)
+
+    return _kept(_REPLAYED, key, make, REPLAYS_KEPT)
 
 
 def _kept(kept: dict[K, V], key: K, make: Callable[[], V], limit: int) -> V:

@@ -1,4 +1,4 @@
-"""tau-bench and tau2-bench results: detected from their content, the first run of a file read
+"""tau-bench and tau2-bench results: detected from their content, the run of a file `--session` names (the first by default) read
 (the others counted, the run taken named), mapped by their modules' rules (tau2's missing
 system prompt, its user simulator's own tools, the model's argument text), replayed, and
 refused at their line where a run is not of the shape the benchmark writes."""
@@ -123,7 +123,7 @@ def test_tau_bench_further_runs_are_counted_and_the_run_taken_is_named(tmp_path:
     assert code == 0 and "14 messages" in said and "(tau-bench)" in said
     assert "warning: skipped 1 × further run (a task run of its own) (not replayed)" in err
     assert "the file holds 2 runs; the first (task_id 7, trial 0) is replayed" in err
-    assert "import a JSON list holding that run alone" in err
+    assert "to replay another, give --session N" in err
 
 
 def test_a_jsonl_file_of_runs_reads_its_first_and_counts_the_others() -> None:

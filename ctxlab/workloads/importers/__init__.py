@@ -42,7 +42,6 @@ from typing import Literal, get_args
 
 from ctxlab.core.messages.tools import NotJSONError, ToolSchema
 from ctxlab.problems import unknown_name
-from ctxlab.workloads.chat_message import parse_message, role_of
 from ctxlab.workloads.files import Mended
 from ctxlab.workloads.importers import (
     anthropic,
@@ -56,9 +55,17 @@ from ctxlab.workloads.importers import (
     tau2,
     tau_bench,
 )
-from ctxlab.workloads.importers.base import Entry, Reader, Report, Wire, json_entries
+from ctxlab.workloads.importers.base import (
+    Entry,
+    Reader,
+    Report,
+    SessionError,
+    Wire,
+    json_entries,
+    one_conversation,
+)
+from ctxlab.workloads.importers.guard import OPENAI_CHAT, SHAPE_ERRORS, Reading, guarded, misshapen
 from ctxlab.workloads.trace import (
-    Replayable,
     TraceError,
     TraceWorkload,
     file_lines,
@@ -85,19 +92,21 @@ ImportFormat = Literal[
 """The formats' names, in detection order (the registry below lists the same)."""
 DETECT_ENTRIES = 8
 """How many entries detection looks at."""
-OPENAI_CHAT = "openai-chat"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Format:
     """An importable format: its name, how to recognise it, how to read it; `survey`, for a
     format whose reading depends on the whole file, reads its entries once first and gives the
-    reader to use (`stream` calls it when the lines can be read again)."""
+    reader to use (`stream` calls it when the lines can be read again). `sessions`: a file may
+    hold several conversations, the reader taking `Report.session`; else a session past 0 is
+    refused before reading."""
 
     name: str
     detect: Callable[[list[object]], bool]
     read: Reader
     survey: Callable[[Iterator[Entry]], Reader] | None = None
+    sessions: bool = False
 
 
 def _first(test: Callable[[object], bool]) -> Callable[[list[object]], bool]:
@@ -128,26 +137,31 @@ FORMATS: dict[str, Format] = {
             name="swe-agent",
             detect=_first(swe_agent.is_swe_agent),
             read=swe_agent.read_swe_agent,
+            sessions=True,
         ),
         Format(
             name="mini-swe-agent",
             detect=_first(lambda v: swe_agent.mini_messages(v) is not None),
             read=swe_agent.read_mini,
+            sessions=True,
         ),
         Format(
             name="langgraph",
             detect=_first(lambda v: langgraph.thread_messages(v) is not None),
             read=langgraph.read_langgraph,
+            sessions=True,
         ),
         Format(
             name="tau-bench",
             detect=_first(lambda v: tau_bench.runs_of(v) is not None),
             read=tau_bench.read_tau_bench,
+            sessions=True,
         ),
         Format(
             name="tau2",
             detect=_first(lambda v: tau2.is_results(v) or tau2.is_simulation(v)),
             read=tau2.read_tau2,
+            sessions=True,
         ),
         Format(
             name="anthropic-messages",
@@ -163,6 +177,7 @@ FORMATS: dict[str, Format] = {
             name=OPENAI_CHAT,
             detect=openai_chat.is_openai_chat,
             read=openai_chat.read_openai_chat,
+            sessions=True,  # fine-tuning files; its reader refuses the others' sessions past 0
         ),
     )
 }
@@ -193,11 +208,6 @@ def check_format(name: str) -> str:
     return name
 
 
-SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError)
-"""What reading JSON of an unexpected shape raises (`None.get`, `value["missing"]`, a list
-hashed as a role, ...)."""
-
-
 def _recognises(fmt: Format, values: list[object]) -> bool:
     try:
         return fmt.detect(values)
@@ -224,24 +234,29 @@ Again = Callable[[], AbstractContextManager[Iterable[str]]]
 
 
 def stream(
-    lines: Iterable[str], source: str, fmt: str | None = None, *, again: Again | None = None
+    lines: Iterable[str], source: str, fmt: str | None = None, *, again: Again | None = None, session: int = 0
 ) -> tuple[str, Iterator[Wire], Report]:
-    """The format of a file's lines, its messages (lazily), and the report they fill. Given
-    `again`, a format with a `survey` reads the file once first (`Format.survey`).
+    """The format of a file's lines, the messages (lazily) of its conversation `session` (counted
+    from 0), and the report they fill. Given `again`, a format with a `survey` reads the file once
+    first (`Format.survey`).
 
     Raises:
         TraceError: the format is not recognised, or a first read's line is not JSON (reading
             errors come from the iterator, which also refuses, once it ends, a file with
-            nothing to replay, as `replay` does: `_guarded`).
+            nothing to replay, as `replay` does: `guard.guarded`).
+        SessionError: a session past 0 of a format of one conversation per file (one past the
+            file's conversations comes from the iterator).
     """
-    report = Report(source=source)
+    report = Report(source=source, session=session)
     entries = json_entries(lines, source, report.mended)
     head = list(itertools.islice(entries, DETECT_ENTRIES))
     name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
-    reading = _Reading(itertools.chain(head, entries))
+    if session and not FORMATS[name].sessions:
+        raise one_conversation(source, name, session)
+    reading = Reading(itertools.chain(head, entries))
     return (
         name,
-        _guarded(_reader(FORMATS[name], source, again)(reading, report), reading, source, name),
+        guarded(_reader(FORMATS[name], source, again)(reading, report), reading, source, name),
         report,
     )
 
@@ -251,16 +266,16 @@ def _reader(fmt: Format, source: str, again: Again | None) -> Reader:
 
     Raises:
         TraceError: a line the survey cannot read, at that line: one that is not JSON, or of a
-            shape the format never writes (as reading raises for it, `_guarded`).
+            shape the format never writes (as reading raises for it, `guard.guarded`).
     """
     if fmt.survey is None or again is None:
         return fmt.read
     with again() as lines:  # the lines mended here are counted as the read proper reads them
-        reading = _Reading(json_entries(lines, source, Mended()))
+        reading = Reading(json_entries(lines, source, Mended()))
         try:
             return fmt.survey(reading)
         except SHAPE_ERRORS as error:
-            raise _misshapen(error, source, reading.line, fmt.name) from None
+            raise misshapen(error, source, reading.line, fmt.name) from None
         except NotJSONError as error:  # a tool declared with NaN or Infinity in its schema
             raise TraceError(source, reading.line, str(error)) from None
 
@@ -270,82 +285,30 @@ def _again(lines: Iterable[str]) -> Again | None:
     return (lambda: contextlib.nullcontext(lines)) if isinstance(lines, list | tuple) else None
 
 
-@dataclass(slots=True)
-class _Reading:
-    """Entries handed to an importer, remembering the line of the last one."""
-
-    entries: Iterator[Entry]
-    line: int | None = None
-
-    def __iter__(self) -> Iterator[Entry]:
-        return self
-
-    def __next__(self) -> Entry:
-        entry = next(self.entries)
-        self.line = entry.number
-        return entry
-
-
-def _guarded(messages: Iterator[Wire], reading: _Reading, source: str, fmt: str) -> Iterator[Wire]:
-    """An importer's messages, each one the replay reads (`parse_message`), so `import` refuses
-    what `replay` would: an entry of a shape the importer does not expect, or whose message the
-    replay refuses (arguments no preset reads), or that declares a tool whose schema holds NaN or
-    Infinity (`NotJSONError`), raises `TraceError` at that entry's line, like every other
-    reading error; a file with no message, or with nothing to replay (`Replayable`),
-    raises it once the last message has passed, at the first message's line. Only the roles'
-    flags are kept, so the messages still stream."""
-    replayable, first = Replayable(), None
-    try:
-        for index, message in enumerate(messages):
-            try:  # the OpenAI chat importer parsed its messages: their role is known good
-                replayable.see(role_of(message) if fmt == OPENAI_CHAT else parse_message(message).role)
-            except ValueError as error:
-                raise TraceError(source, reading.line, f"message {index}: {error}") from None
-            first = reading.line if first is None else first
-            yield message
-    except SHAPE_ERRORS as error:
-        raise _misshapen(error, source, reading.line, fmt) from None
-    except NotJSONError as error:  # a tool declared with NaN or Infinity in its schema
-        raise TraceError(source, reading.line, str(error)) from None
-    if first is None:
-        raise TraceError(source, None, "the transcript has no messages")
-    refusal = replayable.refusal()
-    if refusal is not None:
-        raise TraceError(source, first, refusal)
-
-
-def _misshapen(error: Exception, source: str, line: int | None, fmt: str) -> TraceError:
-    """The located error for an entry of a shape `fmt` never writes, found reading it."""
-    detail = f"{type(error).__name__}: {error}"
-    return TraceError(
-        source, line, f"an entry is not shaped as {fmt} writes it ({detail}); is the file of this format?"
-    )
-
-
 open_lines = file_lines
 """A file's lines, read lazily (`ctxlab.workloads.trace.file_lines`)."""
 
 
 def import_lines(
-    lines: Iterable[str], source: str, fmt: str | None = None, *, again: Again | None = None
+    lines: Iterable[str], source: str, fmt: str | None = None, *, again: Again | None = None, session: int = 0
 ) -> Imported:
-    """A transcript's lines imported whole (`again`: see `stream`; lines in a list or tuple are
-    read again from it).
+    """A transcript's lines imported whole (`again`, `session`: see `stream`; lines in a list or
+    tuple are read again from it).
 
     Raises:
         TraceError: located at the first problem.
     """
-    name, messages, report = stream(lines, source, fmt, again=again or _again(lines))
+    name, messages, report = stream(lines, source, fmt, again=again or _again(lines), session=session)
     listed = tuple(messages)
     return Imported(
         format=name, messages=listed, tools=tuple(report.tools), warnings=tuple(report.warnings())
     )
 
 
-def import_file(path: Path | str, fmt: str | None = None) -> Imported:
+def import_file(path: Path | str, fmt: str | None = None, *, session: int = 0) -> Imported:
     """A transcript file imported whole (see `import_lines`)."""
     with open_lines(path) as lines:
-        return import_lines(lines, str(path), fmt, again=partial(open_lines, path))
+        return import_lines(lines, str(path), fmt, again=partial(open_lines, path), session=session)
 
 
 def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, bool]:
@@ -367,8 +330,11 @@ def detect_file(path: Path | str, fmt: str | None = None) -> tuple[str, bool]:
         return sniff(lines, str(path), fmt)
 
 
-def write_jsonl(path: Path | str, out: Path | str, fmt: str | None = None) -> tuple[str, int, Report]:
-    """Import `path` and write its OpenAI chat JSONL to `out`, a message at a time; nothing is
+def write_jsonl(
+    path: Path | str, out: Path | str, fmt: str | None = None, *, session: int = 0
+) -> tuple[str, int, Report]:
+    """Import `path` (its conversation `session`) and write its OpenAI chat JSONL to `out`, a
+    message at a time; nothing is
     written unless the whole file imports and has something to replay (`stream`), so `replay`
     reads whatever `import` writes. Returns the format, the message count, the report.
 
@@ -381,7 +347,8 @@ def write_jsonl(path: Path | str, out: Path | str, fmt: str | None = None) -> tu
     count = 0
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink, open_lines(path) as lines:
-            name, messages, report = stream(lines, str(path), fmt, again=partial(open_lines, path))
+            again = partial(open_lines, path)
+            name, messages, report = stream(lines, str(path), fmt, again=again, session=session)
             for message in messages:
                 sink.write(json.dumps(message, ensure_ascii=False) + "\n")
                 count += 1
@@ -410,11 +377,16 @@ def workload_of(
 
 
 def read_any(
-    path: Path | str, *, fmt: str | None = None, tools: Sequence[ToolSchema] = (), name: str | None = None
+    path: Path | str,
+    *,
+    fmt: str | None = None,
+    tools: Sequence[ToolSchema] = (),
+    name: str | None = None,
+    session: int = 0,
 ) -> TraceWorkload:
-    """The workload of a transcript file of any supported format (see the module docstring), read
-    in one pass: each message is mapped as the importer yields it, so memory holds the workload
-    and the entry being read, never the file or its list of messages.
+    """The workload of a transcript file of any supported format (see the module docstring), its
+    conversation `session`, read in one pass: each message is mapped as the importer yields it,
+    so memory holds the workload and the entry being read, never the file or its list of messages.
 
     Raises:
         TraceError: naming the file and line of the first problem.
@@ -422,9 +394,10 @@ def read_any(
     name, source = name or Path(path).stem, str(path)
     chosen, native = detect_file(path, fmt)
     if native:
+        _one(source, session)
         return read_trace(path, tools=tools, name=name)
     with open_lines(path) as lines:
-        _, messages, report = stream(lines, source, chosen, again=partial(open_lines, path))
+        _, messages, report = stream(lines, source, chosen, again=partial(open_lines, path), session=session)
         return _streamed(messages, report, tools=tools, name=name, source=source)
 
 
@@ -444,17 +417,30 @@ def _streamed(
 
 
 def replay_text(
-    text: str, source: str, *, fmt: str | None = None, tools: Sequence[ToolSchema] = (), name: str
+    text: str,
+    source: str,
+    *,
+    fmt: str | None = None,
+    tools: Sequence[ToolSchema] = (),
+    name: str,
+    session: int = 0,
 ) -> TraceWorkload:
-    """The workload of a transcript given as its text (a scenario's `files`), any format, read
-    in one pass like `read_any`: no list of its lines or messages is made."""
+    """The workload of a transcript given as its text (a scenario's `files`), its conversation
+    `session`, any format, read in one pass like `read_any`: no list of its lines or messages is
+    made."""
     chosen, native = sniff(text_lines(text), source, fmt)
     if native:
+        _one(source, session)
         return trace_of_lines(text_lines(text), source, tools=tools, name=name)
-    _, messages, report = stream(
-        text_lines(text), source, chosen, again=lambda: contextlib.nullcontext(text_lines(text))
-    )
+    again = lambda: contextlib.nullcontext(text_lines(text))  # noqa: E731
+    _, messages, report = stream(text_lines(text), source, chosen, again=again, session=session)
     return _streamed(messages, report, tools=tools, name=name, source=source)
+
+
+def _one(source: str, session: int) -> None:
+    """Refuse a session past 0 of the lab's own JSONL, one conversation per file."""
+    if session:
+        raise one_conversation(source, "a file of OpenAI chat messages", session)
 
 
 __all__ = [
@@ -464,6 +450,7 @@ __all__ = [
     "ImportFormat",
     "Imported",
     "Report",
+    "SessionError",
     "check_format",
     "detect_file",
     "import_file",

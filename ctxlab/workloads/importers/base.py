@@ -36,9 +36,11 @@ Entry = JsonLine
 @dataclass(slots=True)
 class Report:
     """What an import found besides messages: tool schemas the file carries, entry kinds it
-    skipped (counted by kind), and remarks on choices the mapping made."""
+    skipped (counted by kind), and remarks on choices the mapping made; `session` is the
+    conversation, counted from 0 in file order, a reader of a file of several reads."""
 
     source: str
+    session: int = 0
     tools: list[ToolSchema] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
@@ -111,15 +113,45 @@ def _ran_out(error: json.JSONDecodeError) -> bool:
     return error.msg.startswith("Unterminated string") or error.pos >= len(error.doc.rstrip())
 
 
-def first_session(entries: Iterator[Entry], report: Report, kind: str) -> Iterator[Entry]:
-    """The first entry of a file whose every entry is a whole session (a trajectory, a thread):
-    the others, one a line of a JSONL file, are sessions of their own, each counted as `kind`
-    and not read, rather than run together into one conversation."""
-    for index, entry in enumerate(entries):
-        if index:
-            report.skip(kind)
-        else:
+class SessionError(TraceError):
+    """A `session` the file does not hold (a scenario locates it at its `session` field)."""
+
+
+def beyond(report: Report, total: int, what: str) -> SessionError:
+    """The error for a session past the `total` conversations (`what`: runs, threads) a file holds."""
+    return SessionError(
+        report.source,
+        None,
+        f"session {report.session} is beyond the file's {total} {what} "
+        f"(sessions are counted from 0: give 0 to {total - 1})",
+    )
+
+
+def one_conversation(source: str, fmt: str, session: int) -> SessionError:
+    """The error for a session past 0 of a format that holds one conversation per file."""
+    return SessionError(
+        source, None, f"{fmt} holds one conversation per file: session {session} is none of it (give 0)"
+    )
+
+
+def session_entry(entries: Iterator[Entry], report: Report, kind: str) -> Iterator[Entry]:
+    """The entry `report.session` of a file whose every entry is a whole session (a trajectory,
+    a thread): the others, one a line of a JSONL file, are sessions of their own, each counted as
+    `kind` and not read, rather than run together into one conversation.
+
+    Raises:
+        SessionError: the file holds no entry `report.session`.
+    """
+    total = 0
+    for total, entry in enumerate(entries, start=1):
+        if total - 1 == report.session:
             yield entry
+        else:
+            report.skip(kind)
+    if report.session >= total:
+        raise beyond(report, total, "conversations")
+    if report.session:
+        report.notes.append(f"session {report.session} of the file's {total} is replayed (counted from 0)")
 
 
 # ---------------------------------------------------------------------------------------------

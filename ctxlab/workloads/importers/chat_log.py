@@ -2,7 +2,8 @@
 request logs; and the check every OpenAI chat message passes (`checked`).
 
 - A fine-tuning file holds one conversation a line, `{"messages": [...], "tools"?: [...]}`
-  (OpenAI's chat fine-tuning format). The first line's conversation is read, and its `tools`
+  (OpenAI's chat fine-tuning format). The conversation of line `--session N` (0, the first,
+  unless given; blank lines not counted) is read, and its `tools`
   (and the legacy `functions`) are the declared tool schemas; each further line is a
   conversation of its own, counted and not read, as other formats' further sessions are.
   `parallel_tool_calls` and any other key are request settings the replay has no use for.
@@ -39,7 +40,15 @@ from typing import Any, cast
 from ctxlab.core.messages.tools import NotJSONError
 from ctxlab.workloads.chat_legacy import current_form
 from ctxlab.workloads.chat_message import UNREPLAYED_PARTS, parse_message
-from ctxlab.workloads.importers.base import Entry, Report, Wire, field_of, first_session, schema
+from ctxlab.workloads.importers.base import (
+    Entry,
+    Report,
+    Wire,
+    field_of,
+    one_conversation,
+    schema,
+    session_entry,
+)
 from ctxlab.workloads.importers.chains import Chains, prefix_digests, tell
 from ctxlab.workloads.importers.dialect import is_completion
 from ctxlab.workloads.importers.request_log import (
@@ -104,10 +113,20 @@ def _conversation(request: Mapping[str, Any] | None) -> bool:
 
 
 def read_conversations(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The conversation of a fine-tuning file or of a request log (see the module docstring)."""
+    """The conversation of a fine-tuning file (its line `report.session`) or of a request log (one
+    conversation, so only session 0; see the module docstring).
+
+    Raises:
+        SessionError: a session past 0 of a request log.
+    """
     head = list(itertools.islice(entries, 2))
     rest = itertools.chain(head, entries)
-    yield from (read_log(rest, report) if _logged([e.value for e in head]) else _read_examples(rest, report))
+    if not _logged([e.value for e in head]):
+        yield from _read_examples(rest, report)
+    elif report.session:
+        raise one_conversation(report.source, "a Chat Completions request log", report.session)
+    else:
+        yield from read_log(rest, report)
 
 
 def _logged(head: list[object]) -> bool:
@@ -135,7 +154,7 @@ def _continues(later: object, earlier: object) -> bool:
 
 
 def _read_examples(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    for number, value in first_session(entries, report, "further conversation (a line of its own)"):
+    for number, value in session_entry(entries, report, "further conversation (a line of its own)"):
         if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
             raise report.error(number, "a conversation line needs a 'messages' list of OpenAI chat messages")
         _declare(value, number, report)

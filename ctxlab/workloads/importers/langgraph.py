@@ -7,8 +7,8 @@ form, or `messages_to_dict`'s `{"type": "ai", "data": {...}}`), `content` a stri
 parts, `tool_calls` (`name`, `args`, `id`) on AI messages, `tool_call_id` on tool messages. A
 checkpoint (`channel_values.messages`, also under `checkpoint`) is read the same way; a list of
 thread states (a thread's history, newest first as LangGraph lists it) is read from its first
-state, the others counted; so is a JSONL file of several threads, one a line, read from its
-first.
+state, the others counted; a JSONL file of several threads, one a line, is read from its line
+`--session N` (0, the first, unless given), the others counted.
 
 Mapping rules:
 - `human` is a user message, `system` a system message (one after the first message is user text
@@ -52,8 +52,8 @@ from ctxlab.workloads.importers.base import (
     content,
     data_url,
     field_of,
-    first_session,
     image_part,
+    session_entry,
     system,
     text_of,
     text_only,
@@ -141,7 +141,7 @@ def thread_messages(value: object) -> list[Any] | None:
 
 def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The messages of a thread (see the module docstring)."""
-    for number, value in first_session(entries, report, "further thread"):
+    for number, value in session_entry(entries, report, "further thread"):
         messages = thread_messages(value)
         if messages is None:
             raise report.error(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 
-from ctxlab.workloads.importers.base import Entry, Report, Wire
+from ctxlab.workloads.importers.base import Entry, Report, Wire, one_conversation
 from ctxlab.workloads.importers.chat_log import checked, is_conversation_log, read_conversations
 
 
@@ -40,7 +40,12 @@ def is_openai_chat(values: list[object]) -> bool:
 
 
 def read_openai_chat(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The messages as written, each checked to be one (see the module docstring)."""
+    """The messages as written, each checked to be one (see the module docstring); a file of
+    messages is one conversation, so only session 0 of it.
+
+    Raises:
+        SessionError: a session past 0 of a file of messages.
+    """
     first = next(entries, None)
     if first is None:
         return
@@ -48,6 +53,8 @@ def read_openai_chat(entries: Iterator[Entry], report: Report) -> Iterator[Wire]
     if not (is_message(first.value) or _messages(first.value)):
         yield from read_conversations(rest, report)
         return
+    if report.session:
+        raise one_conversation(report.source, "a file of OpenAI chat messages", report.session)
     yield from checked(_labelled(rest), report)  # one pass: a legacy call's result may follow it
 
 

@@ -26,8 +26,8 @@ Mapping rules:
 - An assistant message's `reasoning_content` (mini-swe-agent 2 keeps the provider's), else the
   text of its `thinking_blocks` (an Anthropic model's, as SWE-agent and litellm keep them), is
   its reasoning, kept apart from its text.
-- A JSONL file of several trajectories, one a line, is read from its first; the others are
-  runs of their own, counted.
+- A JSONL file of several trajectories, one a line, is read from its line `--session N` (0, the
+  first, unless given); the others are runs of their own, counted.
 - mini-swe-agent's `exit` message is the run's end, never sent to the model: it is skipped and
   counted, its exit status in the notes.
 - With a Responses-API model, mini-swe-agent 2 keeps each model response whole (`object:
@@ -51,8 +51,8 @@ from ctxlab.workloads.importers.base import (
     call,
     content,
     field_of,
-    first_session,
     image_part,
+    session_entry,
     system,
     text_of,
     text_only,
@@ -139,7 +139,7 @@ def _body(value: object, report: Report) -> str | list[Wire]:
 
 def read_swe_agent(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The messages of a SWE-agent `.traj` (see the module docstring)."""
-    for number, value in first_session(entries, report, "further trajectory"):
+    for number, value in session_entry(entries, report, "further trajectory"):
         if not is_swe_agent(value):
             raise report.error(number, "not a SWE-agent trajectory: expected an object with a 'history' list")
         yield from _history(value["history"], number, report, mini=False)
@@ -147,7 +147,7 @@ def read_swe_agent(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
 
 def read_mini(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The messages of a mini-swe-agent trajectory (see the module docstring)."""
-    for number, value in first_session(entries, report, "further trajectory"):
+    for number, value in session_entry(entries, report, "further trajectory"):
         messages = mini_messages(value)
         if messages is None:
             raise report.error(number, "not a mini-swe-agent trajectory: expected a list of messages")

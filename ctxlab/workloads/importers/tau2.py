@@ -27,9 +27,9 @@ Mapping rules:
   signature's `params` its parameters (the schema tau2 sends), its `doc` its description (the
   tool's Python signature and docstring, from which tau2 takes the description it sends, so a
   little longer); else the replay reads them off the calls.
-- `ctxlab import` writes one conversation: the first simulation is read; the others are counted
-  and a note names the one taken (`task_id`, `trial`). To replay another, import a file whose
-  `simulations` hold it alone, or the simulation's own file. A file of one simulation (as a
+- `ctxlab import` writes one conversation: the file's simulation `--session N` (0, the first,
+  unless given; counted in file order) is read; the others are counted and a note names the one
+  taken (`task_id`, `trial`). A file of one simulation (as a
   results folder keeps each in `simulations/`) is read alone, with no policy and no tools.
 
 Invariants:
@@ -56,7 +56,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
-from ctxlab.workloads.importers.tau_bench import first_run, taken_note, text_of_content
+from ctxlab.workloads.importers.tau_bench import chosen_run, taken_note, text_of_content
 
 KIND = "further simulation (a conversation of its own)"
 EXPECTED = (
@@ -102,11 +102,14 @@ def _simulations(value: object) -> list[Any] | None:
 
 
 def read_tau2(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The messages of a results file's first simulation (see the module docstring)."""
+    """The messages of a results file's chosen simulation (see the module docstring)."""
     taken = None
-    for number, value, simulation in first_run(entries, report, _simulations, expected=EXPECTED, kind=KIND):
+    chosen = chosen_run(entries, report, _simulations, expected=EXPECTED, kind=KIND, runs="simulations")
+    for number, value, simulation in chosen:
         if not is_simulation(simulation):
-            raise report.error(number, "simulations[0] is not a simulation: expected its 'messages' list")
+            raise report.error(
+                number, f"simulations[{report.session}] is not a simulation: expected its 'messages' list"
+            )
         taken = f"task_id {simulation.get('task_id')!r}, trial {simulation.get('trial')!r}"
         environment = field_of(value, "info", "environment_info") if is_results(value) else None
         _declare(field_of(environment, "tool_defs"), number, report)
@@ -119,8 +122,7 @@ def read_tau2(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         yield from _messages(simulation["messages"], number, report)
     total = 1 + report.skipped[KIND]
     if taken is not None and total > 1:
-        what = "a file whose 'simulations' hold that one alone, or its own file"
-        report.notes.append(taken_note("simulations", taken, total, what))
+        report.notes.append(taken_note("simulations", taken, total, report.session))
 
 
 def _declare(tool_defs: object, number: int, report: Report) -> None:

@@ -16,9 +16,9 @@ Mapping rules:
   call of its id still unanswered (`ctxlab.workloads.trace`).
 - `reward` and `info` (the task, the user simulator's cost, the grading) are not messages. The
   file declares no tool schemas, so the replay reads them off the calls.
-- `ctxlab import` writes one conversation: the file's first run is read; the others are counted
-  and a note names the run taken (its `task_id` and `trial`). To replay another, import a file
-  holding that run alone. A JSONL file of runs, or of lists of runs, is read the same way.
+- `ctxlab import` writes one conversation: the file's run `--session N` (0, the first, unless
+  given; counted in file order) is read; the others are counted and a note names the run taken
+  (its `task_id` and `trial`). A JSONL file of runs, or of lists of runs, is read the same way.
 
 Invariants:
 - Every error is at the line of the entry holding the run (a JSON document's first line),
@@ -36,6 +36,7 @@ from ctxlab.workloads.importers.base import (
     Report,
     Wire,
     assistant,
+    beyond,
     call,
     field_of,
     system,
@@ -59,47 +60,53 @@ def _is_run(value: object) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get("traj"), list) and "task_id" in value
 
 
-def first_run(
-    entries: Iterator[Entry], report: Report, pick: Picker, *, expected: str, kind: str
+def chosen_run(
+    entries: Iterator[Entry], report: Report, pick: Picker, *, expected: str, kind: str, runs: str
 ) -> Iterator[tuple[int, object, Mapping[str, Any]]]:
-    """The file's first run, with the line and value of the entry holding it; every other run
-    is counted as `kind`, not read (each entry is still checked to hold runs).
+    """The file's run `report.session` (counted from 0 in file order), with the line and value of
+    the entry holding it; every other run is counted as `kind`, not read (each entry is still
+    checked to hold runs).
 
     Raises:
         TraceError: an entry that holds no run, at its line (`expected` says what it should be).
+        SessionError: the file holds no run `report.session` (`runs` names them).
     """
-    first = True
+    total = 0
     for number, value in entries:
         listed = pick(value)
         if listed is None:
             raise report.error(number, expected)
         for run in listed:
-            if first:
+            if total == report.session:
                 yield number, value, run
             else:
                 report.skip(kind)
-            first = False
+            total += 1
+    if report.session >= total:
+        raise beyond(report, total, runs)
 
 
-def taken_note(runs: str, name: str, total: int, what: str) -> str:
-    """The note naming the one of `total` runs (`runs` says of what) that `ctxlab import` read."""
+def taken_note(runs: str, name: str, total: int, session: int) -> str:
+    """The note naming the one of `total` runs (`runs` says of what) read, the `session`-th."""
+    taken = "the first" if session == 0 else f"session {session}"
     return (
-        f"the file holds {total} {runs}; the first ({name}) is replayed and the others counted, "
-        f"as `ctxlab import` writes one conversation: to replay another, import {what}"
+        f"the file holds {total} {runs}; {taken} ({name}) is replayed and the others counted, "
+        "as a replay is of one conversation: to replay another, give --session N "
+        "(`session: N` in a scenario's trace), counted from 0 in file order"
     )
 
 
 def read_tau_bench(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
-    """The messages of a results file's first run (see the module docstring)."""
+    """The messages of a results file's chosen run (see the module docstring)."""
     taken = None
-    for number, _, run in first_run(entries, report, runs_of, expected=EXPECTED, kind=KIND):
+    for number, _, run in chosen_run(entries, report, runs_of, expected=EXPECTED, kind=KIND, runs="runs"):
         taken = f"task_id {run.get('task_id')!r}, trial {run.get('trial')!r}"
         calls = Calls(report)
         for index, message in enumerate(run["traj"]):
             yield _message(message, f"traj[{index}]", number, calls)
     total = 1 + report.skipped[KIND]
     if taken is not None and total > 1:
-        report.notes.append(taken_note("runs", taken, total, "a JSON list holding that run alone"))
+        report.notes.append(taken_note("runs", taken, total, report.session))
 
 
 def _message(message: object, where: str, number: int, calls: Calls) -> Wire:

@@ -1,0 +1,76 @@
+"""Reading an importer's messages as `replay` reads them, so `import` refuses what `replay`
+would, each refusal located at the line of the entry being read.
+
+Invariants:
+- Only the roles' flags of the messages passed are kept, so the messages still stream.
+- A shape error (`SHAPE_ERRORS`) raised by an importer is a `TraceError` at the entry's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ctxlab.core.messages.tools import NotJSONError
+from ctxlab.workloads.chat_message import parse_message, role_of
+from ctxlab.workloads.importers.base import Entry, Wire
+from ctxlab.workloads.trace import Replayable, TraceError
+
+OPENAI_CHAT = "openai-chat"
+"""The lab's own format, whose messages its importer has parsed already."""
+
+SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError)
+"""What reading JSON of an unexpected shape raises (`None.get`, `value["missing"]`, a list
+hashed as a role, ...)."""
+
+
+@dataclass(slots=True)
+class Reading:
+    """Entries handed to an importer, remembering the line of the last one."""
+
+    entries: Iterator[Entry]
+    line: int | None = None
+
+    def __iter__(self) -> Iterator[Entry]:
+        return self
+
+    def __next__(self) -> Entry:
+        entry = next(self.entries)
+        self.line = entry.number
+        return entry
+
+
+def guarded(messages: Iterator[Wire], reading: Reading, source: str, fmt: str) -> Iterator[Wire]:
+    """An importer's messages, each one the replay reads (`parse_message`), so `import` refuses
+    what `replay` would: an entry of a shape the importer does not expect, or whose message the
+    replay refuses (arguments no preset reads), or that declares a tool whose schema holds NaN or
+    Infinity (`NotJSONError`), raises `TraceError` at that entry's line, like every other
+    reading error; a file with no message, or with nothing to replay (`Replayable`),
+    raises it once the last message has passed, at the first message's line. Only the roles'
+    flags are kept, so the messages still stream."""
+    replayable, first = Replayable(), None
+    try:
+        for index, message in enumerate(messages):
+            try:  # the OpenAI chat importer parsed its messages: their role is known good
+                replayable.see(role_of(message) if fmt == OPENAI_CHAT else parse_message(message).role)
+            except ValueError as error:
+                raise TraceError(source, reading.line, f"message {index}: {error}") from None
+            first = reading.line if first is None else first
+            yield message
+    except SHAPE_ERRORS as error:
+        raise misshapen(error, source, reading.line, fmt) from None
+    except NotJSONError as error:  # a tool declared with NaN or Infinity in its schema
+        raise TraceError(source, reading.line, str(error)) from None
+    if first is None:
+        raise TraceError(source, None, "the transcript has no messages")
+    refusal = replayable.refusal()
+    if refusal is not None:
+        raise TraceError(source, first, refusal)
+
+
+def misshapen(error: Exception, source: str, line: int | None, fmt: str) -> TraceError:
+    """The located error for an entry of a shape `fmt` never writes, found reading it."""
+    detail = f"{type(error).__name__}: {error}"
+    return TraceError(
+        source, line, f"an entry is not shaped as {fmt} writes it ({detail}); is the file of this format?"
+    )
