@@ -119,11 +119,12 @@ class SessionError(TraceError):
 
 def beyond(report: Report, total: int, what: str) -> SessionError:
     """The error for a session past the `total` conversations (`what`: runs, threads) a file holds."""
+    given = f"give 0 to {total - 1}" if total > 1 else "give 0" if total else "it holds none"
     return SessionError(
         report.source,
         None,
         f"session {report.session} is beyond the file's {total} {what} "
-        f"(sessions are counted from 0: give 0 to {total - 1})",
+        f"(sessions are counted from 0: {given})",
     )
 
 
