@@ -1,7 +1,8 @@
-"""tau-bench and tau2-bench results: detected from their content, the run of a file `--session` names (the first by default) read
-(the others counted, the run taken named), mapped by their modules' rules (tau2's missing
-system prompt, its user simulator's own tools, the model's argument text), replayed, and
-refused at their line where a run is not of the shape the benchmark writes."""
+"""tau-bench and tau2-bench results: detected from their content, the run of a file
+`--session` names (the first by default) read (the others counted, the run taken named),
+mapped by their modules' rules (tau2's missing system prompt, its user simulator's own tools,
+the model's argument text), replayed, and refused at their line where a run is not of the
+shape the benchmark writes."""
 
 from __future__ import annotations
 
