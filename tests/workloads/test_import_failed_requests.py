@@ -273,6 +273,29 @@ def test_a_responses_retry_continuing_by_previous_response_id_is_the_conversatio
     ]
 
 
+def test_a_request_continuing_a_failed_response_is_told_so_at_its_line(tmp_path: Path) -> None:
+    """It named no logged response, the message said, as if the log had lost a line."""
+    later = {"model": "gpt-5", "instructions": SYSTEM, "previous_response_id": "resp_1", "input": [_asked(2)]}
+    after_failure = {**later, "previous_response_id": "resp_failed"}
+    entries = [
+        RESPONSES.request(1),
+        RESPONSES.answer(1),
+        later,
+        FAILED_RESPONSE,
+        after_failure,
+        RESPONSES.answer(2),
+    ]
+    code, said, err = run_cli("import", str(_written(tmp_path, entries)), "--out", str(tmp_path / "o.jsonl"))
+    assert code == 2 and said == "" and not (tmp_path / "o.jsonl").exists()
+    assert "log.jsonl:5: previous_response_id 'resp_failed' names a response whose call failed" in err
+
+
+def _written(tmp_path: Path, entries: list[Any]) -> Path:
+    source = tmp_path / "log.jsonl"
+    source.write_text("\n".join(lines(*entries)) + "\n", encoding="utf-8")
+    return source
+
+
 # ---------------------------------------------------------------------------------------------
 # A failed last request, and a log of failed requests only
 

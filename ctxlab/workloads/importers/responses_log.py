@@ -24,7 +24,8 @@ such as `{"error": {"message", "type", "param", "code"}}`, wrapped with it or th
 chain, nor its `conversation` (`request_log` says why): the retry after it sends its input
 again, and a log whose last request failed gives the conversation as a model last answered it.
 An error entry that follows no request awaiting a response is an error at its line, as such a
-response is.
+response is, and so is a request whose `previous_response_id` names a failed response (no model
+answered it, so nothing continues it), saying so.
 """
 
 from __future__ import annotations
@@ -158,12 +159,15 @@ def _last_with_chain(
     orders: dict[str, int] = {}  # a response's id, or a conversation's, -> its request's order
     chains: Chains[tuple[int, object]] = Chains()
     chained, last = False, None
+    failed_ids: set[str] = set()  # the ids of responses whose call failed
     for number, value, end in _requests(entries, report):
         request, response = unwrap(value)
         if request is None:
             continue
         last = end
         if _failed(response, report):
+            if isinstance(field_of(response, "id"), str):
+                failed_ids.add(field_of(response, "id"))
             continue
         link = _link(number, request, response, report)
         chained = chained or link.previous is not None
@@ -190,7 +194,9 @@ def _last_with_chain(
     number, value = choice.payload
     request, _ = unwrap(value)
     thread = _conversation(request)
-    chain = threads[thread][:-1] if thread is not None else _previous(request, kept, number, report)
+    chain = (
+        threads[thread][:-1] if thread is not None else _previous(request, kept, number, report, failed_ids)
+    )
     _tell(choice, len(chain), thread, report)
     return number, value, tuple(chain)
 
@@ -225,11 +231,14 @@ def _conversation(request: object) -> str | None:
     return thread if isinstance(thread, str) else None
 
 
-def _previous(request: object, kept: dict[str, Link], line: int, report: Report) -> list[Link]:
+def _previous(
+    request: object, kept: dict[str, Link], line: int, report: Report, failed_ids: set[str]
+) -> list[Link]:
     """The links a request continues by `previous_response_id`, oldest first.
 
     Raises:
-        TraceError: a link names a response the log does not hold.
+        TraceError: a link names a response the log does not hold, or one whose call failed
+            (`failed_ids`: no model answered it, so nothing continues it).
     """
     chain: list[Link] = []
     previous = field_of(request, "previous_response_id")
@@ -240,6 +249,12 @@ def _previous(request: object, kept: dict[str, Link], line: int, report: Report)
                 at,
                 f"previous_response_id {previous!r} leads back to a request already in the chain, so "
                 "the chain loops; a request continues an earlier response only (are ids repeated?)",
+            )
+        if previous in failed_ids:
+            raise report.error(
+                at,
+                f"previous_response_id {previous!r} names a response whose call failed; no model "
+                "answered it, so no request continues it (a retry names the last answered response)",
             )
         if previous not in kept:
             raise report.error(
