@@ -143,16 +143,43 @@ def session_entry(entries: Iterator[Entry], report: Report, kind: str) -> Iterat
     Raises:
         SessionError: the file holds no entry `report.session`.
     """
-    total = 0
-    for total, entry in enumerate(entries, start=1):
-        if total - 1 == report.session:
-            yield entry
-        else:
-            report.skip(kind)
-    if report.session >= total:
-        raise beyond(report, total, "conversations")
+    for number, value, _ in chosen_run(
+        entries, report, lambda value: [value], kind=kind, runs="conversations"
+    ):
+        yield Entry(number, value)
     if report.session:
+        total = 1 + report.skipped[kind]
         report.notes.append(f"session {report.session} of the file's {total} is replayed (counted from 0)")
+
+
+Picker = Callable[[object], list[Any] | None]
+"""The runs an entry holds, or None when it holds none (a file of several runs an entry)."""
+
+
+def chosen_run(
+    entries: Iterator[Entry], report: Report, pick: Picker, *, kind: str, runs: str, expected: str = ""
+) -> Iterator[tuple[int, object, Any]]:
+    """The file's run `report.session` (counted from 0 in file order), with the line and value of
+    the entry holding it; every other run is counted as `kind`, not read (each entry is still
+    checked to hold runs).
+
+    Raises:
+        TraceError: an entry that holds no run, at its line (`expected` says what it should be).
+        SessionError: the file holds no run `report.session` (`runs` names them).
+    """
+    total = 0
+    for number, value in entries:
+        listed = pick(value)
+        if listed is None:
+            raise report.error(number, expected)
+        for run in listed:
+            if total == report.session:
+                yield number, value, run
+            else:
+                report.skip(kind)
+            total += 1
+    if report.session >= total:
+        raise beyond(report, total, runs)
 
 
 # ---------------------------------------------------------------------------------------------

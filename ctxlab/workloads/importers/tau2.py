@@ -50,13 +50,14 @@ from ctxlab.workloads.importers.base import (
     Wire,
     assistant,
     call,
+    chosen_run,
     field_of,
     schema,
     system,
     tool,
     user,
 )
-from ctxlab.workloads.importers.tau_bench import chosen_run, taken_note, text_of_content
+from ctxlab.workloads.importers.tau_bench import taken_note, text_of_content
 
 KIND = "further simulation (a conversation of its own)"
 EXPECTED = (

@@ -27,7 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ctxlab.workloads.importers.base import (
@@ -36,8 +36,8 @@ from ctxlab.workloads.importers.base import (
     Report,
     Wire,
     assistant,
-    beyond,
     call,
+    chosen_run,
     field_of,
     system,
     tool,
@@ -46,8 +46,6 @@ from ctxlab.workloads.importers.base import (
 
 KIND = "further run (a task run of its own)"
 EXPECTED = "not tau-bench results: expected a JSON list of task runs, each with a 'traj' list of messages"
-Picker = Callable[[object], list[Any] | None]
-"""The runs an entry holds, or None when it holds none of the format's."""
 
 
 def runs_of(value: object) -> list[Any] | None:
@@ -58,32 +56,6 @@ def runs_of(value: object) -> list[Any] | None:
 
 def _is_run(value: object) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get("traj"), list) and "task_id" in value
-
-
-def chosen_run(
-    entries: Iterator[Entry], report: Report, pick: Picker, *, expected: str, kind: str, runs: str
-) -> Iterator[tuple[int, object, Mapping[str, Any]]]:
-    """The file's run `report.session` (counted from 0 in file order), with the line and value of
-    the entry holding it; every other run is counted as `kind`, not read (each entry is still
-    checked to hold runs).
-
-    Raises:
-        TraceError: an entry that holds no run, at its line (`expected` says what it should be).
-        SessionError: the file holds no run `report.session` (`runs` names them).
-    """
-    total = 0
-    for number, value in entries:
-        listed = pick(value)
-        if listed is None:
-            raise report.error(number, expected)
-        for run in listed:
-            if total == report.session:
-                yield number, value, run
-            else:
-                report.skip(kind)
-            total += 1
-    if report.session >= total:
-        raise beyond(report, total, runs)
 
 
 def taken_note(runs: str, name: str, total: int, session: int) -> str:
