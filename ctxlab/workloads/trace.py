@@ -203,9 +203,16 @@ class _Mapper:
     notes: list[str] = field(default_factory=list)
     unreplayed: Counter[str] = field(default_factory=Counter)
     started: bool = False
+    at: tuple[int, int | None] = (0, None)  # the message being mapped: its index, its line
 
-    def feed(self, message: TraceMessage, where: str) -> None:
-        """Map the next message (`where` names it in a note: `message 3`, `line 4 (message 3)`)."""
+    def where(self) -> str:
+        """The message being mapped, as a note names it: `message 3`, `line 4 (message 3)`."""
+        index, line = self.at
+        return f"line {line} (message {index})" if line is not None else f"message {index}"
+
+    def feed(self, message: TraceMessage, index: int, line: int | None = None) -> None:
+        """Map the next message, the `index`-th (at `line` of a JSONL file, when given)."""
+        self.at = (index, line)
         self.started = self.started or message.role != "system"
         self.unreplayed.update(message.unreplayed)
         match message.role:
@@ -214,9 +221,9 @@ class _Mapper:
             case "system" | "user":
                 self.user(message.parts)
             case "assistant":
-                self.assistant(message, where)
+                self.assistant(message)
             case "tool":
-                self.tool(message, where)
+                self.tool(message)
 
     def user(self, parts: tuple[Part, ...]) -> None:
         last = self.turns[-1] if self.turns else None
@@ -226,7 +233,7 @@ class _Mapper:
         else:
             self.turns.append(_Turn(user=list(parts)))
 
-    def assistant(self, message: TraceMessage, where: str) -> None:
+    def assistant(self, message: TraceMessage) -> None:
         if not self.turns:
             self.turns.append(_Turn(user=[], prelude=True))
         turn = self.turns[-1]
@@ -235,7 +242,7 @@ class _Mapper:
         if not message.calls:
             turn.pending.append(message.text)
             return
-        calls = [_Call(id=self.fresh_id(c.id, where), tool=c.name, input=c.arguments) for c in message.calls]
+        calls = [_Call(id=self.fresh_id(c.id), tool=c.name, input=c.arguments) for c in message.calls]
         for source, call in zip(message.calls, calls, strict=True):
             self.unanswered.setdefault(source.id, deque()).append(call)
         turn.rounds.append(
@@ -244,20 +251,20 @@ class _Mapper:
         turn.pending.clear()
         turn.reasoning.clear()
 
-    def fresh_id(self, call_id: str, where: str) -> str:
+    def fresh_id(self, call_id: str) -> str:
         fresh, n = call_id, 2
         while fresh in self.ids:
             fresh, n = f"{call_id}_dup{n}", n + 1
         if fresh != call_id:
-            self.notes.append(f"{where}: call id {call_id!r} repeats; replayed as {fresh!r}")
+            self.notes.append(f"{self.where()}: call id {call_id!r} repeats; replayed as {fresh!r}")
         self.ids.add(fresh)
         return fresh
 
-    def tool(self, message: TraceMessage, where: str) -> None:
+    def tool(self, message: TraceMessage) -> None:
         call_id = message.call_id or ""
         waiting = self.unanswered.get(call_id)
         if not waiting:
-            self.notes.append(f"{where}: result for {call_id!r} answers no unanswered call; dropped")
+            self.notes.append(f"{self.where()}: result for {call_id!r} answers no unanswered call; dropped")
             return
         answered = waiting.popleft()
         answered.result, answered.error = message.parts, message.error
@@ -326,7 +333,7 @@ def map_messages(
     """
     mapper = _Mapper()
     for index, message in enumerate(messages):
-        mapper.feed(message, f"message {index}")
+        mapper.feed(message, index)
     return TraceWorkload(
         script=mapper.script(tools), source_violations=(), name=name, notes=tuple(mapper.notes)
     )
@@ -360,7 +367,7 @@ def map_stream(
                 message = parse_message(wire)
             except ValueError as error:
                 raise fail(label, str(error)) from None
-            mapper.feed(message, f"line {label} (message {index})" if lines else f"message {index}")
+            mapper.feed(message, index, label if lines else None)
             replayable.see(message.role)
             if not first:
                 first.append(label)
