@@ -9,7 +9,8 @@ Invariants:
 - A call's `events` cell and its `events` rows hold the same events in the same order.
 - `call_cost` is the one place cost is computed. Without a cache meter (`cached` None) every
   input token is billed at the input price; with one, cached tokens at `cached_read` and the
-  rest of the input at `cache_write` (uncached input is written to the cache).
+  rest of the input at `cache_write` (uncached input is written to the cache). A run's cost adds
+  its calls' costs in call order, one rounding a step (`added`): the same number on every Python.
 - A run's own calls come first in `calls` and `events` (`agent` `parent`), then each
   sub-agent's (`agent` its label, `delegated_at` the parent's call that delegated to it); the
   `runs` row's totals, peaks and cost are the parent's, the sub-agents' are counted apart.
@@ -19,7 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ctxlab.core.events import EventKind, joined
@@ -29,6 +30,23 @@ from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 PER_MILLION = 1_000_000
 PARENT = "parent"
 """The `agent` of the run's own calls (a sub-agent's is its label, `sub-1`, `sub-1.2`, ...)."""
+
+
+def added(values: Iterable[float]) -> float:
+    """`values` added left to right, each sum rounded as it is made.
+
+    Python 3.12 made `sum` of floats compensate its rounding, so `sum` of the same costs can end
+    a unit in the last place apart on 3.11 and on 3.12 or later (0.07138364999999999 against
+    0.07138365): results written under each would differ. This is the sum 3.11 makes, on every
+    version (and, as `sum`, the integer 0 for no values: a run's columns keep their type).
+
+    >>> added([0.1] * 10), added([])
+    (0.9999999999999999, 0)
+    """
+    total: float = 0
+    for value in values:
+        total += value
+    return total
 
 
 def call_input_tokens(record: CallRecord, convention: Convention) -> int:
@@ -135,7 +153,7 @@ def run_measures(
     metered = bool(rows) and rows[0]["cached_tokens"] is not None
     cached = sum(int(row["cached_tokens"]) for row in rows) if metered else None
     total = sum(tokens)
-    cost = sum(
+    cost = added(
         call_cost(int(row["input_tokens"]), row["cached_tokens"], int(row["output_tokens"]), prices)
         for row in rows
     )
@@ -163,7 +181,7 @@ def run_measures(
         "loop_warnings": loop_warnings(events),
         "subagent_calls": len(subagent_rows),
         "subagent_input_tokens": sum(int(row["input_tokens"]) for row in subagent_rows),
-        "subagent_cost": sum(
+        "subagent_cost": added(
             call_cost(int(row["input_tokens"]), row["cached_tokens"], int(row["output_tokens"]), prices)
             for row in subagent_rows
         ),

@@ -13,6 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -173,6 +174,6 @@ def infeasible(records: Sequence[TrialRecord]) -> Infeasible:
     unmet = tuple(name for name, count in met_by.items() if count == 0)
     nearest = min(
         records,
-        key=lambda r: (len(r.why), sum(max(v, 0.0) for v in r.constraints), r.trial),
+        key=lambda r: (len(r.why), math.fsum(max(v, 0.0) for v in r.constraints), r.trial),
     )
     return Infeasible(unmet=unmet, met_by=met_by, nearest=nearest)

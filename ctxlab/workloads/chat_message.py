@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
-from ctxlab.workloads.files import TOO_LONG, holds_lone_surrogate
+from ctxlab.workloads.files import JSON_DEPTH, TOO_LONG, holds_lone_surrogate, json_depth
 
 WireRole = Literal["system", "user", "assistant", "tool"]
 _ROLES: dict[str, WireRole] = {
@@ -160,9 +160,9 @@ def _call(item: object, k: int) -> TraceCall:
     return TraceCall(id=call_id, name=name, arguments=arguments)
 
 
-ARGUMENTS_DEPTH = 500
-"""How deep a call's arguments may nest. The presets read arguments with `json.loads` from deeper
-in the stack than this check, so JSON nested near Python's limit here would fail there."""
+ARGUMENTS_DEPTH = JSON_DEPTH
+"""How deep a call's arguments may nest: as deep as a transcript's line (the presets read them
+with `json.loads` deep in the stack, where JSON nested near Python's limit would fail)."""
 _LONG_INTEGER = re.compile(r"\d{4301}")
 
 
@@ -183,7 +183,7 @@ def _unreadable(arguments: str) -> str | None:
         return None
     except ValueError:
         return TOO_LONG
-    if nested and _depth(value) > ARGUMENTS_DEPTH:
+    if nested and json_depth(value) > ARGUMENTS_DEPTH:
         return _TOO_DEEP
     if escaped and holds_lone_surrogate(value):
         return (
@@ -197,18 +197,6 @@ _TOO_DEEP = (
     f"its JSON nests deeper than {ARGUMENTS_DEPTH} levels, more than the presets read; no model "
     "writes such arguments: flatten them, or write the deep part as a string"
 )
-
-
-def _depth(value: object) -> int:
-    """How deep a JSON value nests (1 for an empty list or object), walked with a stack."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is not None:
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def role_of(wire: Mapping[str, Any]) -> WireRole:

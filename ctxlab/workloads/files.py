@@ -50,6 +50,36 @@ TOO_LONG = (
 raises a plain `ValueError` for it, not a decoding error."""
 _LONG_INTEGER = re.compile(r"\d{4301,}")
 
+JSON_DEPTH = 500
+"""How deep a transcript's JSON may nest. Python's parser gives up near the interpreter's
+recursion limit, which depends on the version (about 1,000 levels on 3.11, many more from 3.12
+on) and on how deep the reader already is; a fixed limit below it refuses the same files on
+every Python. No transcript format nests anywhere near it."""
+TOO_DEEP = f"the JSON is nested too deep to read (over {JSON_DEPTH} levels); no transcript format nests so"
+
+
+def json_depth(value: object) -> int:
+    """How deep a JSON value nests (1 for an empty list or object), walked with a stack."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def nests_too_deep(text: str, value: object) -> bool:
+    """Whether `value`, read from the JSON `text`, nests deeper than `JSON_DEPTH`: walked only when
+    `text` holds enough brackets to (a count at C speed), so a line costs a walk only when it could.
+    """
+    return (
+        len(text) > JSON_DEPTH
+        and text.count("[") + text.count("{") > JSON_DEPTH
+        and json_depth(value) > JSON_DEPTH
+    )
+
 
 @dataclass(slots=True)
 class Mended:
@@ -78,7 +108,7 @@ class Mended:
 
 def json_value(text: str, source: str, line: int | None, mended: Mended | None = None) -> Any:
     """The JSON value of `text` (a line or a whole document starting at `line`), refusing what no
-    transcript can mean: nesting deeper than Python's parser goes and an integer longer than
+    transcript can mean: nesting deeper than `JSON_DEPTH` and an integer longer than
     Python converts (`TOO_LONG`). A lone surrogate (an escaped half of a UTF-16 pair, such as
     `"\\ud800"`: what a writer that counts UTF-16 units leaves when it cuts a string between
     the halves of a pair) is no character and cannot be written as the UTF-8 every request,
@@ -95,15 +125,15 @@ def json_value(text: str, source: str, line: int | None, mended: Mended | None =
         escaped = "\\ud" in text or "\\uD" in text  # a surrogate can only come from an escape
         lone = escaped and holds_lone_surrogate(value)
     except RecursionError:
-        raise TraceError(
-            source, line, "the JSON is nested too deep to read; no transcript format nests so"
-        ) from None
+        raise TraceError(source, line, TOO_DEEP) from None
     except ValueError as error:
         if isinstance(error, json.JSONDecodeError):
             raise
         digits = _LONG_INTEGER.search(text)
         at = line + text.count("\n", 0, digits.start()) if digits and line is not None else line
         raise TraceError(source, at, TOO_LONG) from None
+    if nests_too_deep(text, value):
+        raise TraceError(source, line, TOO_DEEP)
     if lone:
         if mended is None:
             raise _lone_surrogate(text, value, source, line)

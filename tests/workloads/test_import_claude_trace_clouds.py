@@ -175,6 +175,10 @@ def test_a_cloud_call_whose_body_was_not_logged_is_counted_with_a_note() -> None
             chunk(STREAM[0]) + frame({}, b'{"bytes": ' + b"[" * 100_000),
             "event 2's frame payload is nested too deep",
         ),
+        (
+            chunk(STREAM[0]) + frame({}, b'{"bytes": ' + b"[" * 500 + b"]" * 500 + b"}"),
+            "event 2's frame payload is nested too deep to read (over 500 levels)",
+        ),
     ],
 )
 def test_a_bedrock_stream_that_cannot_be_read_is_an_error_at_its_line(stream: bytes, why: str) -> None:

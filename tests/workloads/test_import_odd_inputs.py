@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ctxlab.workloads.files import JSON_DEPTH
 from ctxlab.workloads.importers import import_lines
 from tests.workloads.importing import DATA, lines, run_cli
 
@@ -73,6 +74,23 @@ def test_an_integer_longer_than_python_reads_is_refused_at_its_line(
     expected = f"odd.jsonl:{line}: an integer has more digits than Python reads (over 4300)"
     assert err.startswith(expected), err
     assert expected in replay_err
+
+
+def _nested(levels: int) -> str:
+    """A transcript whose second line nests `levels` deep (its object the first level)."""
+    inner = "[" * (levels - 1) + "]" * (levels - 1)
+    return "\n".join(lines(USER)) + '\n{"role": "assistant", "content": "x", "n": ' + inner + "}\n"
+
+
+def test_a_line_nested_past_the_limit_is_refused_on_every_python(tmp_path: Path) -> None:
+    """Python's parser reads about 1,000 levels on 3.11 and many more from 3.12 on, so a file
+    nested between the two loaded on one and not the other; past `JSON_DEPTH` (500) it is refused
+    on every version, well within what each reads."""
+    err, replay_err = refused(tmp_path, _nested(JSON_DEPTH + 1))
+    expected = "odd.jsonl:2: the JSON is nested too deep to read (over 500 levels)"
+    assert err.startswith(expected), err
+    assert expected in replay_err
+    assert imported(tmp_path, _nested(JSON_DEPTH))[1]["role"] == "assistant"
 
 
 @pytest.mark.parametrize(

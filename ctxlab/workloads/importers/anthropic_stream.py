@@ -72,7 +72,7 @@ def _json(number: int, data: str) -> object:
 
 def stream_json(text: str, what: str) -> object:
     """The JSON value of a piece of a stream (an event, a call's streamed input), refused as a
-    transcript's line is (`files.json_value`): JSON nested deeper than Python's parser goes, or
+    transcript's line is (`files.json_value`): JSON nested deeper than `files.JSON_DEPTH`, or
     holding a lone surrogate, which no request or result file can carry.
 
     Raises:

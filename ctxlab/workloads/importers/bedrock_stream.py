@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from ctxlab.workloads.files import JSON_DEPTH, nests_too_deep
 from ctxlab.workloads.importers.anthropic_stream import StreamError, stream_json
 
 FRAME = re.compile(r'\{"bytes"\s*:|:exception-type\x07\x00([\x00-\x7f])')
@@ -60,12 +61,16 @@ def chunk_events(text: str) -> Iterator[tuple[int, object]]:
 
 
 def _payload(text: str, start: int, number: int) -> tuple[object, int]:
+    deep = f"event {number}'s frame payload is nested too deep to read (over {JSON_DEPTH} levels)"
     try:
-        return DECODER.raw_decode(text, start)
+        payload, end = DECODER.raw_decode(text, start)
     except json.JSONDecodeError as error:
         raise StreamError(f"event {number}'s frame payload is not JSON ({error.msg})") from None
     except RecursionError:
-        raise StreamError(f"event {number}'s frame payload is nested too deep to read") from None
+        raise StreamError(deep) from None
+    if nests_too_deep(text[start:end], payload):
+        raise StreamError(deep)
+    return payload, end
 
 
 def _event(payload: object, number: int) -> object:
