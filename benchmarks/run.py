@@ -182,10 +182,12 @@ def the_users_path() -> list[Figure]:
         path.write_text(scenario_file(USER_REPLIES, FIELDS), encoding="utf-8")
         argv = ["run", str(path), "--no-plots", "--quiet", "--out", folder]
         run = f"from ctxlab.cli import main; main({argv!r})"
-        load = (  # as `ctxlab run` loads: its collector settings (`ctxlab.experiments.collector`)
-            "from pathlib import Path; from ctxlab.scenarios.load import load_scenario\n"
+        load = (  # as `ctxlab run` loads: the loader imported and run under its collector settings
+            "from pathlib import Path\n"
             "from ctxlab.experiments.collector import collecting_less\n"
-            f"with collecting_less(): load_scenario(Path({str(path)!r}))"
+            "with collecting_less():\n"
+            "    from ctxlab.scenarios.load import load_scenario\n"
+            f"    load_scenario(Path({str(path)!r}))"
         )
         real = f"from benchmarks.measures import real_run; real_run({USER_REPLIES})"
         lab_proc, load_proc, real_proc = best_in_turn(

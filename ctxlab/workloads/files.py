@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -59,15 +60,19 @@ TOO_DEEP = f"the JSON is nested too deep to read (over {JSON_DEPTH} levels); no 
 
 
 def json_depth(value: object) -> int:
-    """How deep a JSON value nests (1 for an empty list or object), walked with a stack."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is not None:
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deep a JSON value nests (0 for a scalar, 1 for an empty list or object), read a level
+    at a time (list comprehensions over each level: a few times faster than a walk in Python).
+
+    >>> json_depth(5), json_depth([]), json_depth({"a": [{}, 1]})
+    (0, 1, 3)
+    """
+    depth, level = 0, [value]
+    while True:
+        containers = [item for item in level if isinstance(item, dict | list)]
+        if not containers:
+            return depth
+        depth += 1
+        level = list(chain.from_iterable([c.values() if isinstance(c, dict) else c for c in containers]))
 
 
 def nests_too_deep(text: str, value: object) -> bool:
