@@ -29,12 +29,27 @@ from tests.parity.strands_lab import TextSummarizer, run_lab, strategy_of
 from tests.parity.workloads import CJK, PROSE, TOOLS, reasoning_loop
 from tests.parity.workloads import retrieval_loop as loop
 
+C_BOUNDED = sys.version_info[:2] == (3, 12)
+"""Python 3.12 bounds C recursion at a depth of its own, which `sys.setrecursionlimit` does not
+move: there strands' nested retries end sooner (727 refusals on 3.12.1, at a recursion limit of
+1,000 or 2,000 alike) than on 3.11 and 3.13 (near `REFUSALS` at the default limit), and sooner
+than the driver's own end. The lab keeps `REFUSALS` on every Python (ST27)."""
 
-def compare(script: Script, config: StrandsConfig) -> tuple[StrandsTrace, StrandsTrace]:
+
+def compare(
+    script: Script, config: StrandsConfig, *, strands_may_stop_first: bool = False
+) -> tuple[StrandsTrace, StrandsTrace]:
+    """The lab and the real agent on `script`, call for call. With `strands_may_stop_first`, on a
+    Python where strands' retries end sooner (`C_BOUNDED`), the calls it made are the lab's first."""
     theirs, ours = run_strands(script, config), run_lab(script, config)
-    assert (ours.error is None) == (theirs.error is None), (ours.error, theirs.error)
-    assert [c.kind for c in ours.calls] == [c.kind for c in theirs.calls]
-    for index, (mine, real) in enumerate(zip(ours.calls, theirs.calls, strict=True)):
+    mine_calls = ours.calls
+    if strands_may_stop_first and C_BOUNDED and theirs.error == "RecursionError":
+        assert ours.error is not None and len(theirs.calls) < len(ours.calls)
+        mine_calls = ours.calls[: len(theirs.calls)]
+    else:
+        assert (ours.error is None) == (theirs.error is None), (ours.error, theirs.error)
+    assert [c.kind for c in mine_calls] == [c.kind for c in theirs.calls]
+    for index, (mine, real) in enumerate(zip(mine_calls, theirs.calls, strict=True)):
         if real.kind == "refused":
             continue  # the lab notes a refusal as an event; the request itself is not kept
         assert mine.messages == real.messages, index
@@ -242,7 +257,7 @@ def test_a_whitespace_summary_is_a_summary_and_an_empty_one_ends_the_run() -> No
 def test_an_empty_window_is_refused_until_the_lab_gives_up() -> None:
     script = loop([100] * 3)
     big = Script(system_prompt=PROSE * 200, tools=script.tools, turns=script.turns)
-    ours, _ = compare(big, StrandsConfig(window=1500, window_size=0))
+    ours, _ = compare(big, StrandsConfig(window=1500, window_size=0), strands_may_stop_first=True)
     assert kinds(ours).count("f") == REFUSALS
 
 
@@ -254,7 +269,7 @@ left, each summary replaces only the previous summary (a replayed transcript's s
 def test_a_summary_of_the_last_summary_is_retried_until_the_turn_gives_up() -> None:
     """ST18: strands summarizes the previous summary again at every refusal; the lab gives up
     after the same `REFUSALS` refusals and summaries, before the next retry."""
-    ours, theirs = compare(loop([100] * 5 + [20_000]), STALLED)
+    ours, theirs = compare(loop([100] * 5 + [20_000]), STALLED, strands_may_stop_first=True)
     assert kinds(ours) == "r" * 6 + "fs" * REFUSALS
     assert ours.error == "ContextOverflowError" and theirs.error is not None
 
@@ -285,7 +300,10 @@ def test_strands_itself_gives_up_near_the_lab_at_the_default_recursion_limit() -
     finally:
         sys.setrecursionlimit(limit)
     assert theirs.error == "RecursionError"
-    assert abs(kinds(theirs).count("f") - REFUSALS) <= 10
+    if C_BOUNDED:  # ST27: sooner, and not where the recursion limit says
+        assert kinds(theirs).count("f") < REFUSALS - 100
+    else:
+        assert abs(kinds(theirs).count("f") - REFUSALS) <= 10
     assert kinds(theirs).count("s") == kinds(theirs).count("f")
 
 

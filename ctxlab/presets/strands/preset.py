@@ -83,7 +83,10 @@ REFUSALS = 950
 """Refusals of one turn after whose reduction a run fails. strands retries a refused request with
 no bound of its own, but each retry nests one more call (`Agent._execute_event_loop_cycle` calls
 itself), so at CPython's default recursion limit (1,000) the real agent raises a RecursionError
-after about 950 refusals in one invocation: 944 to 958 measured, by how deeply its messages nest."""
+after about 950 refusals in one invocation: 944 to 958 measured on Python 3.11 and 3.13, by how
+deeply its messages nest. Python 3.12 bounds the C part of that nesting at a depth of its own,
+which no recursion limit moves: there the agent stops after 727 (3.12.1). The lab keeps 950 on
+every Python, so a run's results do not depend on the interpreter."""
 REFUSED_KEY = "strands.refused"
 GAVE_UP = (
     f"{VERSION} retries with no bound of its own, but each retry nests a call: the real agent stops "
@@ -95,7 +98,8 @@ NOTES = (
     "a refused over-window request is an event (context_overflow) on the next call, not a call",
     f"a turn fails once {REFUSALS} refusals in it have been reduced: strands sets no bound, but each "
     "retry nests a call and the real agent stops with a RecursionError at Python's default recursion "
-    "limit, after 944 to 958 refusals (by how deeply its messages nest)",
+    "limit, after 944 to 958 refusals (by how deeply its messages nest) on Python 3.11 and 3.13, and "
+    "after 727 on 3.12.1 (its own bound on C recursion); the lab keeps 950 on every Python",
     "strands' tool rounds nest too: with no refusal, its 318th model call of one invocation stops "
     "strands at the same limit (EventLoopException); the lab does not stop there",
     "a model's thinking is neither sent nor counted (the OpenAI provider leaves reasoningContent out); "
