@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
-from ctxlab.workloads.files import JSON_DEPTH, TOO_LONG, holds_lone_surrogate, json_depth
+from ctxlab.workloads.files import JSON_DEPTH, TOO_LONG, holds_lone_surrogate, nests_too_deep
 
 WireRole = Literal["system", "user", "assistant", "tool"]
 _ROLES: dict[str, WireRole] = {
@@ -160,19 +160,17 @@ def _call(item: object, k: int) -> TraceCall:
     return TraceCall(id=call_id, name=name, arguments=arguments)
 
 
-ARGUMENTS_DEPTH = JSON_DEPTH
-"""How deep a call's arguments may nest: as deep as a transcript's line (the presets read them
-with `json.loads` deep in the stack, where JSON nested near Python's limit would fail)."""
 _LONG_INTEGER = re.compile(r"\d{4301}")
 
 
 def _unreadable(arguments: str) -> str | None:
     """Why arguments, read as JSON as every preset reads them, cannot be replayed: a lone
-    surrogate (no request can carry it as UTF-8), nesting past `ARGUMENTS_DEPTH`, an integer
-    longer than Python reads; None when they can. Arguments that are not JSON are kept as
+    surrogate (no request can carry it as UTF-8), nesting past `files.JSON_DEPTH` (a line's
+    limit: the presets read arguments deep in the stack), an integer longer than Python reads;
+    None when they can. Arguments that are not JSON are kept as
     written. Only arguments that could hold one of these are parsed."""
     escaped = "\\ud" in arguments or "\\uD" in arguments  # a surrogate comes from an escape
-    nested = arguments.count("[") + arguments.count("{") > ARGUMENTS_DEPTH
+    nested = arguments.count("[") + arguments.count("{") > JSON_DEPTH
     if not (escaped or nested or _LONG_INTEGER.search(arguments)):
         return None
     try:
@@ -183,7 +181,7 @@ def _unreadable(arguments: str) -> str | None:
         return None
     except ValueError:
         return TOO_LONG
-    if nested and json_depth(value) > ARGUMENTS_DEPTH:
+    if nested and nests_too_deep(arguments, value):
         return _TOO_DEEP
     if escaped and holds_lone_surrogate(value):
         return (
@@ -194,7 +192,7 @@ def _unreadable(arguments: str) -> str | None:
 
 
 _TOO_DEEP = (
-    f"its JSON nests deeper than {ARGUMENTS_DEPTH} levels, more than the presets read; no model "
+    f"its JSON nests deeper than {JSON_DEPTH} levels, more than the presets read; no model "
     "writes such arguments: flatten them, or write the deep part as a string"
 )
 
