@@ -225,6 +225,9 @@ _MERGE = "tag:yaml.org,2002:merge"
 _SCALAR_TAGS = tuple(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
 _STR, _TIMESTAMP = _SCALAR_TAGS[0], _SCALAR_TAGS[-1]
 _CONSTRUCTORS = yaml.constructor.SafeConstructor.yaml_constructors
+_UNREADABLE = (ValueError, KeyError, IndexError, AttributeError)
+"""What the safe constructors raise for a value they cannot read as its tag (`!!int ""`
+indexes an empty string; `!!bool maybe` is no key of theirs)."""
 
 
 def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
@@ -249,7 +252,7 @@ def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
     # the safe constructor's own function for the tag, without `construct_object`'s bookkeeping
     try:
         value = _CONSTRUCTORS[tag](reading.constructor, node)
-    except (ValueError, KeyError) as bad:  # only an explicit tag can give a value its tag refuses
+    except _UNREADABLE as bad:  # only an explicit tag can give a value its tag refuses
         kind = tag.rsplit(":", 1)[-1]
         message = f"{node.value!r} is not a YAML {kind}; write one, or remove the tag !!{kind}"
         raise _node_error(node, reading.file, path, message) from bad
@@ -442,7 +445,7 @@ def _scalar_value(event: Any) -> Any:
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark)
     try:
         value = _CONSTRUCTORS[tag](_CONSTRUCTOR, node)
-    except (ValueError, KeyError) as bad:
+    except _UNREADABLE as bad:
         raise _Unusual from bad
     if _out_of_range(value):
         raise _Unusual

@@ -64,6 +64,18 @@ class ClockSpec(Section):
     def _known_zone(cls, value: str) -> str:
         return check_timezone(value)
 
+    @model_validator(mode="after")
+    def _shown_everywhere(self) -> ClockSpec:
+        """A start the run can show in any zone: a run shows its clock in the scenario's zone, a
+        turn's and a strategy's, so one within a day of year 1 or 9999 would fail mid-run."""
+        if not within_dates(self.aware_start()):
+            message = (
+                f"{self.start.isoformat()} (in {self.timezone}) is within a day of the dates a run can "
+                "show (years 1 to 9999, in every zone); start after 0001-01-02 and before 9999-12-31"
+            )
+            raise located_error("ClockSpec", [(("start",), message, self.start.isoformat())])
+        return self
+
     @field_validator("start", mode="before")
     @classmethod
     def _written_date(cls, value: Any) -> Any:
@@ -283,9 +295,20 @@ class WorkloadSpec(Section):
         return Workload(script=planted.script, probes=probes + planted.probes, source_violations=violations)
 
 
+EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC) + dt.timedelta(days=1)
+LATEST = dt.datetime.max.replace(tzinfo=dt.UTC) - dt.timedelta(days=1)
+"""The instants a run's clock may reach: a day inside the years 1 to 9999, so that the instant
+shows in every zone (offsets are under a day)."""
+
+
+def within_dates(instant: dt.datetime) -> bool:
+    """Whether a timezone-aware instant lies between `EARLIEST` and `LATEST`."""
+    return EARLIEST <= instant <= LATEST
+
+
 def _clock_problem(script: Script, at: Loc) -> Problem | None:
     """Where the script's clock, moved turn by turn and round by round as the engine moves it,
-    would leave the dates a run can hold (years 1 to 9999), or None."""
+    would leave the dates a run can show (`within_dates`), or None."""
     instant = script.start
     for i, turn in enumerate(script.turns):
         for advance in (turn.advance_seconds, *(r.advance_seconds for r in turn.rounds)):
@@ -293,10 +316,14 @@ def _clock_problem(script: Script, at: Loc) -> Problem | None:
                 continue
             try:
                 instant += dt.timedelta(seconds=advance)
+                inside = within_dates(instant)
             except OverflowError:
+                inside = False
+            if not inside:
                 start = script.start.isoformat()
                 message = (
-                    f"the clock advanced here leaves the years 1 to 9999 (from {start}); advance it less"
+                    f"the clock advanced here leaves the years 1 to 9999, less a day at each end so that "
+                    f"every zone can show it (from {start}); advance it less"
                 )
                 return Problem(loc=(*at, "turns", i), message=message)
     return None

@@ -282,6 +282,30 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ),
         ":4:41: workload.script.turns[1]: the clock advanced here leaves the years 1 to 9999",
     ),
+    "a clock start that a zone cannot show": (
+        _replace(
+            "generator: {name: retrieval, params: {rounds: 4}}",
+            "generator: {name: retrieval, params: {rounds: 4}}\n"
+            "  clock: {start: 0001-01-01T00:00:00, timezone: Asia/Tokyo}",
+        ),
+        ":5:11: workload.clock.start: 0001-01-01T00:00:00 (in Asia/Tokyo) is within a day of the dates "
+        "a run can show",
+    ),
+    "a clock start a day from the year 10000": (
+        _replace(
+            "generator: {name: retrieval, params: {rounds: 4}}",
+            "generator: {name: retrieval, params: {rounds: 4}}\n"
+            "  clock: {start: '9999-12-31T20:00:00-05:00'}",
+        ),
+        "start after 0001-01-02 and before 9999-12-31",
+    ),
+    "a clock advanced to within a day of the year 10000": (
+        _replace(
+            "generator: {name: retrieval, params: {rounds: 4}}",
+            "script: {turns: [{user: a, final: b}, {user: c, final: d, advance_seconds: 251635032000}]}",
+        ),
+        ":4:41: workload.script.turns[1]: the clock advanced here leaves the years 1 to 9999",
+    ),
     "sweep paths that overlap": (
         _replace(
             "model.context_size: [4000, 6000]", "model.context_size: [4000]\n  model: [{context_size: 5000}]"

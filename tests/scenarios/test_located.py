@@ -221,6 +221,8 @@ UNUSUAL = [
     "a: !!str 2\nb: !!int '3'\nc: ! 4\n",
     "a: !!float 1\nb: !!bool yes\n",
     "a: !!int x\n",
+    'a: !!int ""\n',
+    "a: !!float\n",
 ]
 
 
@@ -231,7 +233,15 @@ def test_anything_else_reads_as_composed(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "kind"), [("!!int x", "int"), ("!!bool maybe", "bool"), ("!!float 1e", "float")]
+    ("value", "kind"),
+    [
+        ("!!int x", "int"),
+        ("!!bool maybe", "bool"),
+        ("!!float 1e", "float"),
+        ('!!int ""', "int"),  # the constructors index an empty value's first character
+        ("!!float", "float"),
+        ("!!int 0x", "int"),
+    ],
 )
 def test_a_value_its_tag_refuses_is_a_located_problem(tmp_path: Path, value: str, kind: str) -> None:
     [problem] = problems(write(tmp_path, f"name: ok\nitems:\n  - trigger_ratio: {value}\n"))
