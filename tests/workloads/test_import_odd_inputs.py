@@ -481,3 +481,40 @@ def test_an_openhands_sdk_message_sent_while_a_call_awaits_its_result_goes_befor
     assert imported(tmp_path, json.dumps(events), name="events.json") == expected
     imported_ = import_lines([json.dumps(events)], "events.json")
     assert any("replayed before the calls' message" in w for w in imported_.warnings)
+
+
+def _request_log(levels: int) -> str:
+    """An Anthropic request log of two requests, the second continuing the first, whose call's
+    input nests so that the first line is `levels` deep: the first request marks its call for the
+    cache at the deepest level, where the second does not."""
+
+    def nest(k: int, mark: bool) -> object:
+        value: object = {"cache_control": {"type": "ephemeral"}} if mark else {}
+        for _ in range(k):
+            value = {"x": value}
+        return value
+
+    def request(k: int, mark: bool, answered: bool) -> dict[str, Any]:
+        call = {"type": "tool_use", "id": "t1", "name": "f", "input": nest(k, mark)}
+        messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [call]}]
+        if answered:
+            messages.append(
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+            )
+        return {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": messages}
+
+    from ctxlab.workloads.files import json_depth
+
+    k = levels - json_depth(request(0, True, False))  # each level of nesting adds one
+    first, second = request(k, True, False), request(k, False, True)
+    assert json_depth(first) == levels and json_depth(second) == levels - 1
+    return json.dumps(first) + "\n" + json.dumps(second) + "\n"
+
+
+def test_a_request_log_nested_to_the_limit_is_read_and_its_marks_dropped_at_any_depth(tmp_path: Path) -> None:
+    """A request log's requests are compared without their cache marks, at any depth: the walk
+    that dropped them gave up (RecursionError, a traceback) on a line nested a few hundred deep,
+    well within `JSON_DEPTH`. The second request continues the first although only the first
+    marks the call's input, so the conversation is the second's, its result answered."""
+    messages = imported(tmp_path, _request_log(JSON_DEPTH), "--format", "anthropic-messages")
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]

@@ -63,13 +63,19 @@ class Choice(Generic[Payload]):
     chains: int
 
 
-def _unmarked(value: object) -> object:
-    """`value` without the `MARKS` keys, at any depth."""
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k not in MARKS}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
+def _unmarked(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    return {key: value for key, value in pairs if key not in MARKS}
+
+
+def _canonical(message: object) -> str:
+    """`message` as sorted, compact JSON without the `MARKS` keys, at any depth. The keys are
+    dropped by the JSON reader's hook, which works level by level in C: a message may nest as
+    deep as a transcript may (`ctxlab.workloads.files.JSON_DEPTH`), past what a walk in Python
+    frames would reach. Only a message whose JSON names a mark is read back."""
+    data = json.dumps(message, sort_keys=True, separators=(",", ":"))
+    if not any(f'"{mark}"' in data for mark in MARKS):
+        return data
+    return json.dumps(json.loads(data, object_pairs_hook=_unmarked), sort_keys=True, separators=(",", ":"))
 
 
 def prefix_digests(messages: list[object]) -> list[bytes]:
@@ -77,7 +83,7 @@ def prefix_digests(messages: list[object]) -> list[bytes]:
     running = hashlib.sha256()
     digests: list[bytes] = []
     for message in messages:
-        data = json.dumps(_unmarked(message), sort_keys=True, separators=(",", ":")).encode()
+        data = _canonical(message).encode()
         running.update(len(data).to_bytes(8, "big"))  # a length prefix: no two runs read alike
         running.update(data)
         digests.append(running.copy().digest())
