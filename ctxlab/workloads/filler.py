@@ -9,12 +9,18 @@ Invariants:
   ASCII. `zh` is Chinese prose (3 bytes per CJK character) padded with at most two ASCII bytes.
 - `filler_tokens(kind, tokens, rng)` is exactly `4 * tokens` bytes, which `AgentScopeEstimator`
   counts as exactly `tokens`, alone or joined with other multiples of 4 bytes.
+- Text is made of whole units read from `rng` in blocks (`prose.draws`), never a word at a
+  time: prose of pool sentences (`ctxlab.workloads.prose`), every other kind of pool units (a
+  function or class, a JSON record, a log line, a command with its output, a Chinese paragraph),
+  each pool `_POOL` units made once per process from a fixed seed. A shorter filler of a kind
+  and generator is the start of a longer one (Chinese up to its cut and padding).
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import hashlib
 import itertools
 import json
@@ -22,12 +28,12 @@ import random
 import struct
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from ctxlab.core.messages.blocks import DataBlock, SourceKind
 from ctxlab.workloads import banks as b
 from ctxlab.workloads.limits import spend
-from ctxlab.workloads.prose import prose, sentence
+from ctxlab.workloads.prose import draws, prose, sentence
 
 FillerKind = Literal["prose", "code", "json", "log", "shell", "zh"]
 FILLER_KINDS: tuple[FillerKind, ...] = get_args(FillerKind)
@@ -98,19 +104,48 @@ def _take_ascii(stream: Iterator[str], nbytes: int) -> str:
 
 
 def _zh_exact(nbytes: int, rng: random.Random) -> str:
+    """Whole pool paragraphs up to `nbytes`, cut at a character, padded with 0 to 2 digits."""
+    units, sizes = _pool("zh"), _zh_sizes()
     pieces: list[str] = []
     size = 0
-    stream = _zh(rng)
+    values = draws(rng)
     while size < nbytes:
-        piece = next(stream)
-        pieces.append(piece)
-        size += len(piece.encode("utf-8"))
+        k = next(values) & (_POOL - 1)
+        pieces.append(units[k])
+        size += sizes[k]
     text = "".join(pieces).encode("utf-8")[:nbytes].decode("utf-8", errors="ignore")
     missing = nbytes - len(text.encode("utf-8"))  # 0, 1 or 2: a cut CJK character
     return text + "".join(str(rng.randrange(10)) for _ in range(missing))
 
 
 # ---------------------------------------------------------------------------------------------
+# Pools: prose picks sentences (`ctxlab.workloads.prose`); every other kind picks whole units (a
+# function or class, a JSON record, a log line, a command with its output, a Chinese paragraph)
+# from a pool of `_POOL` units made once per process by a generator of a fixed seed. An item's
+# generator is read in blocks of 16-bit values (`prose.draws`): a value's low bits pick a unit,
+# its high bits (or the next value) the little an item varies a unit by (a record's id, a
+# line's time).
+
+_POOL = 256
+"""Units in each pool: a power of two, so that a value's low 8 bits pick one uniformly (a few
+milliseconds to make a pool, once per process, where units made for each item cost several
+times more per byte)."""
+_POOL_SEEDS = {
+    "code": 20_260_102,
+    "json": 20_260_103,
+    "log": 20_260_104,
+    "shell": 20_260_105,
+    "zh": 20_260_106,
+}
+
+
+@functools.cache
+def _pool(kind: str) -> tuple[Any, ...]:
+    """The `_POOL` units of a kind, the same in every process (`_UNITS` makes each)."""
+    rng = random.Random(_POOL_SEEDS[kind])
+    return tuple(_UNITS[kind](rng) for _ in range(_POOL))
+
+
 # Python code
 
 
@@ -142,27 +177,43 @@ def _function(rng: random.Random, indent: str) -> str:
     )
 
 
+def _code_unit(rng: random.Random) -> str:
+    """A class of two or three methods (a quarter of units) or a function, with its blank lines."""
+    if rng.random() < 0.25:
+        name = rng.choice(b.NOUNS).capitalize() + rng.choice(b.NOUNS).capitalize()
+        methods = "".join(_function(rng, "    ") for _ in range(rng.randrange(2, 4)))
+        return f'class {name}:\n    """{sentence(rng)}"""\n\n{methods}\n'
+    return _function(rng, "") + "\n"
+
+
+@functools.cache
+def _code_headers() -> tuple[str, ...]:
+    """64 module headers: `logging` and three other imports, sorted, then a logger."""
+    rng = random.Random(20_260_107)
+    return tuple(
+        "".join(f"import {m}\n" for m in sorted({"logging", *rng.sample(b.MODULES, 3)}))
+        + "\nlogger = logging.getLogger(__name__)\n\n\n"
+        for _ in range(64)
+    )
+
+
 def _code(rng: random.Random) -> Iterator[str]:
-    modules = sorted({"logging", *rng.sample(b.MODULES, 3)})
-    yield "".join(f"import {m}\n" for m in modules) + "\nlogger = logging.getLogger(__name__)\n\n\n"
-    while True:
-        if rng.random() < 0.25:
-            name = rng.choice(b.NOUNS).capitalize() + rng.choice(b.NOUNS).capitalize()
-            methods = "".join(_function(rng, "    ") for _ in range(rng.randrange(2, 4)))
-            yield f'class {name}:\n    """{sentence(rng)}"""\n\n{methods}\n'
-        else:
-            yield _function(rng, "") + "\n"
+    values = draws(rng)
+    yield _code_headers()[next(values) & 63]
+    units = _pool("code")
+    for value in values:
+        yield units[value & (_POOL - 1)]
 
 
-# ---------------------------------------------------------------------------------------------
 # JSON
 
 
-def _record(rng: random.Random, index: int) -> dict[str, object]:
+def _record(rng: random.Random) -> tuple[str, str]:
+    """A record of a `results` list, indented as one, split where its id goes."""
     first, last = rng.choice(b.NAMES), rng.choice(b.NAMES)
     created = _LOG_START - dt.timedelta(minutes=rng.randrange(0, 500_000))
-    return {
-        "id": 10_000 + index * 7 + rng.randrange(7),
+    record = {
+        "id": _ID,
         "name": f"{first} {last}",
         "email": f"{first.lower()}.{last.lower()}@example.com",
         "status": rng.choice(b.STATUSES),
@@ -174,48 +225,72 @@ def _record(rng: random.Random, index: int) -> dict[str, object]:
         ],
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+    text = "    " + json.dumps(record, indent=2).replace("\n", "\n    ") + ",\n"
+    before, _, after = text.partition(str(_ID))
+    return before, after
+
+
+_ID = 987_654_321  # where a record's id goes, replaced at every pick
 
 
 def _json(rng: random.Random) -> Iterator[str]:
-    yield '{\n  "count": ' + str(rng.randrange(20, 5000)) + ',\n  "results": [\n'
-    for index in itertools.count():
-        text = json.dumps(_record(rng, index), indent=2)
-        yield "    " + text.replace("\n", "\n    ") + ",\n"
+    """A `results` list whose records' ids rise (10,000 on, 7 apart, plus 0 to 6)."""
+    values = draws(rng)
+    yield '{\n  "count": ' + str(20 + next(values) % 4980) + ',\n  "results": [\n'
+    records = _pool("json")
+    for index, value in enumerate(values):
+        before, after = records[value & (_POOL - 1)]
+        yield f"{before}{10_000 + index * 7 + (value >> 8) % 7}{after}"
 
 
-# ---------------------------------------------------------------------------------------------
 # Log lines
 
 
-def _log_event(rng: random.Random) -> str:
-    values = {
-        "key": f"{rng.choice(b.IDENTIFIERS)}:{rng.randrange(10**5)}",
-        "n": rng.randrange(1, 5000),
-        "id": f"{rng.getrandbits(32):08x}",
-        "small": rng.randrange(1, 6),
-        "table": rng.choice(b.NOUNS) + "s",
-        "ms": rng.randrange(1, 3000),
-        "path": f"/var/lib/{rng.choice(b.SERVICES)}/{rng.choice(b.FILE_STEMS)}.ckpt",
-    }
-    return rng.choice(b.LOG_EVENTS).format(**values)
+def _log_line(rng: random.Random) -> str:
+    """A log line after its time stamp: level, service and event, with its newline."""
+    service = f"{rng.choice(b.SERVICES)}-{rng.randrange(1, 9)}"
+    if rng.random() < 0.5:
+        route = f"/api/v1/{rng.choice(b.NOUNS)}s/{rng.randrange(1, 99999)}"
+        code, ms = rng.choice(b.HTTP_CODES), rng.randrange(1, 900)
+        event = f"{rng.choice(b.HTTP_METHODS)} {route} -> {code} in {ms}ms"
+    else:
+        values = {
+            "key": f"{rng.choice(b.IDENTIFIERS)}:{rng.randrange(10**5)}",
+            "n": rng.randrange(1, 5000),
+            "id": f"{rng.getrandbits(32):08x}",
+            "small": rng.randrange(1, 6),
+            "table": rng.choice(b.NOUNS) + "s",
+            "ms": rng.randrange(1, 3000),
+            "path": f"/var/lib/{rng.choice(b.SERVICES)}/{rng.choice(b.FILE_STEMS)}.ckpt",
+        }
+        event = rng.choice(b.LOG_EVENTS).format(**values)
+    return f" {rng.choice(b.LEVELS):<5} [{service}] {event}\n"
 
 
 def _log(rng: random.Random) -> Iterator[str]:
-    now = _LOG_START + dt.timedelta(seconds=rng.randrange(86_400))
+    """Lines 1 to 3,999 ms apart from a time of 2026-01-01, each stamped to the millisecond, in
+    chunks of 16 lines (a stamp's date, hour and minute are made once a minute)."""
+    values = draws(rng)
+    lines = _pool("log")
+    ms = (next(values) << 16 | next(values)) % 86_400_000
+    minute, head = -1, ""
     while True:
-        now += dt.timedelta(milliseconds=rng.randrange(1, 4000))
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-        service = f"{rng.choice(b.SERVICES)}-{rng.randrange(1, 9)}"
-        if rng.random() < 0.5:
-            route = f"/api/v1/{rng.choice(b.NOUNS)}s/{rng.randrange(1, 99999)}"
-            code, ms = rng.choice(b.HTTP_CODES), rng.randrange(1, 900)
-            event = f"{rng.choice(b.HTTP_METHODS)} {route} -> {code} in {ms}ms"
-        else:
-            event = _log_event(rng)
-        yield f"{stamp} {rng.choice(b.LEVELS):<5} [{service}] {event}\n"
+        chunk = []
+        for value in itertools.islice(values, 16):
+            ms += 1 + next(values) % 3999
+            if ms // 60_000 != minute:
+                minute = ms // 60_000
+                head = _minute(minute)
+            in_minute = ms % 60_000
+            chunk.append(f"{head}{in_minute // 1000:02d}.{in_minute % 1000:03d}Z{lines[value & (_POOL - 1)]}")
+        yield "".join(chunk)
 
 
-# ---------------------------------------------------------------------------------------------
+def _minute(minutes: int) -> str:
+    """The stamp of a minute after 2026-01-01T00:00, up to its seconds: `2026-01-01T08:05:`."""
+    return (_LOG_START + dt.timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:")
+
+
 # Shell output
 
 
@@ -284,12 +359,16 @@ _SHELL: dict[str, Callable[[random.Random], str]] = {
 }
 
 
+def _command(rng: random.Random) -> str:
+    """A command with its output and a newline."""
+    return _SHELL[rng.choice(b.SHELL_COMMANDS)](rng) + "\n"
+
+
 def _shell(rng: random.Random) -> Iterator[str]:
-    while True:
-        yield _SHELL[rng.choice(b.SHELL_COMMANDS)](rng) + "\n"
+    units = _pool("shell")
+    return (units[value & (_POOL - 1)] for value in draws(rng))
 
 
-# ---------------------------------------------------------------------------------------------
 # Chinese prose
 
 
@@ -304,19 +383,31 @@ def _zh_sentence(rng: random.Random) -> str:
     return f"{head}{body}{tail}。"
 
 
-def _zh(rng: random.Random) -> Iterator[str]:
-    while True:
-        yield "".join(_zh_sentence(rng) for _ in range(rng.randrange(2, 6))) + "\n\n"
+def _zh_paragraph(rng: random.Random) -> str:
+    return "".join(_zh_sentence(rng) for _ in range(rng.randrange(2, 6))) + "\n\n"
 
 
+@functools.cache
+def _zh_sizes() -> tuple[int, ...]:
+    """The UTF-8 size of each Chinese paragraph of the pool."""
+    return tuple(len(unit.encode("utf-8")) for unit in _pool("zh"))
+
+
+_UNITS: dict[str, Callable[[random.Random], Any]] = {
+    "code": _code_unit,
+    "json": _record,
+    "log": _log_line,
+    "shell": _command,
+    "zh": _zh_paragraph,
+}
 _STREAMS: dict[str, Callable[[random.Random], Iterator[str]]] = {
     "prose": prose,
     "code": _code,
     "json": _json,
     "log": _log,
     "shell": _shell,
-    "zh": _zh,
 }
+"""The stream of each ASCII kind (`zh` is made to its size in bytes by `_zh_exact`)."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -95,15 +95,16 @@ def _by_value() -> tuple[str, ...]:
     return pool * (2**16 // len(pool))
 
 
-def _values(rng: random.Random) -> Iterator[int]:
-    """`rng`'s 16-bit values, without end, drawn `BLOCK` at a time."""
+def draws(rng: random.Random) -> Iterator[int]:
+    """`rng`'s 16-bit values, without end, drawn `BLOCK` at a time (`rng.randbytes`,
+    little-endian): a whole block costs a few C calls, whatever it is used for."""
     blocks = map(rng.randbytes, itertools.repeat(2 * BLOCK))
     return itertools.chain.from_iterable(map(_VALUES.unpack, blocks))
 
 
 def prose(rng: random.Random) -> Iterator[str]:
     """Paragraphs of 3 to 6 pool sentences, without end."""
-    pick, values = _by_value().__getitem__, _values(rng)
+    pick, values = _by_value().__getitem__, draws(rng)
     while True:
         count = 3 + (next(values) & 3)
         yield " ".join(map(pick, itertools.islice(values, count))) + "\n\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import os
 import random
 import subprocess
@@ -77,6 +78,9 @@ def test_a_shorter_filler_is_a_prefix_of_a_longer_one() -> None:
     """Sizes cut the same stream, so growing one item never reshuffles its start."""
     for kind in ("prose", "code", "json", "log", "shell"):
         assert filler(kind, 5000, random.Random(1)).startswith(filler(kind, 777, random.Random(1)))
+    # Chinese is cut at a character and padded with digits, before which it is the same stream
+    longer, shorter = filler("zh", 5000, random.Random(1)), filler("zh", 777, random.Random(1))
+    assert longer.startswith(shorter.rstrip("0123456789"))
 
 
 def test_items_draw_from_independent_generators() -> None:
@@ -144,3 +148,68 @@ def test_filler_tokenizes_like_real_text_of_its_kind(kind: str) -> None:
     ratio = utf8_len(text) / BpeCounter().text_tokens(text)
     low, high = REALISTIC_BYTES_PER_TOKEN[kind]
     assert low <= ratio <= high, (kind, ratio)
+
+
+POOL_DIGESTS = {
+    "code": "44ad8aee57d7790e",
+    "json": "9e9056bd338e9324",
+    "log": "30c6f118aed67fae",
+    "shell": "27fb7197cfa80bc0",
+    "zh": "634c37c6f19c3bcd",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(POOL_DIGESTS))
+def test_each_kind_s_pool_is_the_same_in_every_process(kind: str) -> None:
+    """A kind's units come from a pool made from a fixed seed; a change here changes every filler
+    of the kind, and so every workload that holds one: on purpose only."""
+    code = (
+        "import hashlib, json; from ctxlab.workloads.filler import _pool;"
+        f"print(hashlib.sha256(json.dumps(_pool({kind!r})).encode()).hexdigest()[:16])"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": salt},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for salt in ("1", "2")
+    }
+    assert digests == {POOL_DIGESTS[kind]}
+
+
+def test_units_are_drawn_in_blocks_not_a_word_at_a_time() -> None:
+    """An item reads its generator 64 values at a time: 20 kB of any kind takes a few blocks,
+    where drawing word by word took thousands of draws."""
+
+    class Counting(random.Random):
+        draws = 0
+
+        def getrandbits(self, k: int) -> int:  # every draw of the generator comes through here
+            self.draws += 1
+            return super().getrandbits(k)
+
+    for kind in FILLER_KINDS:
+        rng = Counting(5)
+        filler(kind, 20_000, rng)
+        assert 1 <= rng.draws <= 40, (kind, rng.draws)
+
+
+def test_json_ids_and_log_times_rise_through_an_item() -> None:
+    import datetime as dt
+    import json
+    import re
+
+    records = json.loads(
+        filler("json", 30_000, random.Random(2)).rsplit("\n    {\n", 1)[0].rstrip(",") + "]}"
+    )
+    ids = [record["id"] for record in records["results"]]
+    assert len(ids) > 20 and all(b - a in range(1, 14) for a, b in itertools.pairwise(ids))
+    stamps = re.findall(r"^(\S+Z) ", filler("log", 30_000, random.Random(2)), re.MULTILINE)
+    times = [dt.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ") for s in stamps]
+    assert len(times) > 200
+    assert all(
+        dt.timedelta(milliseconds=1) <= b - a < dt.timedelta(seconds=4) for a, b in itertools.pairwise(times)
+    )
