@@ -170,6 +170,7 @@ HINTS: Mapping[str, str] = {
     "dataclass_type": "use a mapping ({key: value})",
 }
 """How to fix a value of the wrong type, by pydantic error type."""
+_MAPPING_TYPES = frozenset({"dict_type", "model_type", "model_attributes_type", "dataclass_type"})
 
 
 def explain(error: ErrorDetails, allowed: Sequence[str] = ()) -> str:
@@ -186,6 +187,8 @@ def explain(error: ErrorDetails, allowed: Sequence[str] = ()) -> str:
     bound = _bound(kind, error.get("ctx") or {})
     if bound:
         return f"{shown} {bound}"
+    if kind in _MAPPING_TYPES:  # pydantic's text names the model's class, which no scenario writes
+        return f"{shown} is not a mapping; {HINTS[kind]}"
     hint = _whole_number_hint(error.get("input")) if kind == "int_parsing" else None
     hint = hint or HINTS.get(kind)
     return f"{shown} is invalid: {text}" + (f"; {hint}" if hint else "")

@@ -20,7 +20,9 @@ from typing import Literal, cast
 
 from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.messages.model import ModelError
+from ctxlab.core.settings import SettingError, SettingPath
 from ctxlab.presets.lc_messages import Counter, LCMessage
+from ctxlab.problems import did_you_mean
 
 Metric = Literal["tokens", "messages", "fraction"]
 Clause = dict[str, float]
@@ -43,31 +45,51 @@ def clauses(trigger: TriggerForm | None) -> tuple[tuple[tuple[Metric, float], ..
     ((('tokens', 4000), ('messages', 10)), (('fraction', 0.8),))
 
     Raises:
-        ValueError: an unknown metric, a value out of range, or an empty clause.
+        SettingError: an unknown metric, a value out of range, or an empty clause, at its place in
+            the trigger (`[2, 1]`: the value of its third clause).
     """
     if trigger is None:
         return ()
     single = isinstance(trigger, Mapping) or (bool(trigger) and isinstance(trigger[0], str))
     items = cast(Sequence[ContextSize | Clause], (trigger,) if single else trigger)
     out = []
-    for item in items:
-        pairs = list(item.items()) if isinstance(item, Mapping) else [(item[0], item[1])]
-        if not pairs:
-            raise ValueError("a trigger clause names at least one of tokens, messages, fraction")
-        out.append(tuple(checked(str(kind), value, "trigger") for kind, value in pairs))
+    for index, item in enumerate(items):
+        at: SettingPath = () if single else (index,)
+        if isinstance(item, Mapping):
+            if not item:
+                raise SettingError(at, "a trigger clause names at least one of tokens, messages, fraction")
+            out.append(tuple(_condition(str(k), v, (*at, str(k)), (*at, str(k))) for k, v in item.items()))
+        else:
+            out.append((_condition(str(item[0]), item[1], (*at, 0), (*at, 1)),))
     return tuple(out)
 
 
+def _condition(
+    kind: str, value: float, metric_at: SettingPath, value_at: SettingPath
+) -> tuple[Metric, float]:
+    """One condition of a trigger, its metric's error at `metric_at` and its value's at `value_at`."""
+    try:
+        return checked(kind, value, "trigger")
+    except ValueError as error:
+        raise SettingError(value_at if kind in METRICS else metric_at, str(error)) from None
+
+
+METRICS = ("tokens", "messages", "fraction")
+
+
 def checked(kind: str, value: float, where: str) -> tuple[Metric, float]:
-    """One condition, validated as LangChain validates it."""
+    """One condition, validated as LangChain validates it; a refusal says how to write it."""
     if kind == "fraction":
         if not 0 < value <= 1:
-            raise ValueError(f"a {where} fraction is in (0, 1], got {value}")
+            fix = f"for {value:g} tokens write [tokens, {value:g}]" if value > 1 else "use a fraction above 0"
+            raise ValueError(f"a {where} fraction is in (0, 1], got {value}; {fix}")
     elif kind in {"tokens", "messages"}:
         if value <= 0:
-            raise ValueError(f"{where} thresholds are above 0, got {value}")
+            raise ValueError(f"{where} thresholds are above 0, got {value}; use a count of 1 or more")
     else:
-        raise ValueError(f"{where} metric {kind!r} is not one of tokens, messages, fraction")
+        raise ValueError(
+            f"{where} metric {kind!r} is not one of tokens, messages, fraction{did_you_mean(kind, METRICS)}"
+        )
     return cast(Metric, kind), value
 
 

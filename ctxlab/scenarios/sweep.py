@@ -125,9 +125,17 @@ def _step(annotation: Any, segment: str, value: Any) -> tuple[Any, str | int]:
         return _list_step(annotation, segment, value)
     if origin in (dict, Mapping):
         return typing.get_args(annotation)[1], segment
-    raise SweepPathError(
-        f"this is a single value ({getattr(annotation, '__name__', annotation)}), so it has no {segment!r}"
-    )
+    raise SweepPathError(f"this holds a single value ({_single(annotation)}), so it has no {segment!r}")
+
+
+def _single(annotation: Any) -> str:
+    """What a single value's annotation admits, as a scenario writes it (no Python type names)."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return "one of " + ", ".join(repr(choice) for choice in typing.get_args(annotation))
+    return _SINGLE.get(annotation, "a plain value")
+
+
+_SINGLE: dict[Any, str] = {int: "a whole number", float: "a number", str: "text", bool: "true or false"}
 
 
 def _list_step(annotation: Any, segment: str, value: Any) -> tuple[Any, int]:
@@ -337,8 +345,11 @@ def _tag_fits(field: Any, name: str, value: Mapping[str, Any]) -> bool:
 
 
 def description_at(loc: Loc, doc: Mapping[str, Any], root: type[BaseModel], entry_model: Any) -> str | None:
-    """The description of the field at document path `loc`, or None when it is not known."""
-    if not loc or isinstance(loc[-1], int) or fields_at(loc[:-1], doc, root, entry_model) is None:
+    """The description of the field at document path `loc` (of the list holding it, for a list's
+    item), or None when it is not known."""
+    while loc and isinstance(loc[-1], int):
+        loc = loc[:-1]
+    if not loc or fields_at(loc[:-1], doc, root, entry_model) is None:
         return None
     annotation: Any = root
     value: Any = doc

@@ -282,6 +282,17 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ),
         ":4:41: workload.script.turns[1]: the clock advanced here leaves the years 1 to 9999",
     ),
+    "a strategy that is not a mapping (no class name said)": (
+        _replace("  - preset: agentscope\n", "  - preset: agentscope\n  - none\n"),
+        ":9:5: strategies[1]: 'none' is not a mapping; use a mapping ({key: value})",
+    ),
+    "a probe that is not a mapping": (
+        _replace(
+            "generator: {name: retrieval, params: {rounds: 4}}",
+            "generator: {name: retrieval, params: {rounds: 4}}\n  probes: ['turn 0']",
+        ),
+        ":5:12: workload.probes[0]: 'turn 0' is not a mapping; use a mapping ({key: value})",
+    ),
     "a clock start that a zone cannot show": (
         _replace(
             "generator: {name: retrieval, params: {rounds: 4}}",

@@ -302,7 +302,8 @@ def test_sweep_paths_resolve_to_document_paths(key: str, loc: tuple[str | int, .
         ("strategies.none.context.trigger_ratio", "'context' is not a field here"),
         ("workload.generator.params.roundz", "did you mean 'rounds'?"),
         ("workload.script.turns.3.user", "item 3 does not exist (the list has 1)"),
-        ("model.context_size.x", "single value"),
+        ("model.context_size.x", "this holds a single value (a whole number), so it has no 'x'"),
+        ("model.tokenizer.x", "a single value (one of 'agentscope', 'o200k_base', 'cl100k_base')"),
         ("strategies.a.preset", "cannot be swept"),
         ("name", "cannot be swept"),
         ("strategies.a", "sweep a setting of a strategy"),
@@ -399,6 +400,12 @@ def test_the_design_example_loads_and_runs_verbatim() -> None:
         ("{tokens: 5, messages: x}", "summarization.trigger.messages: 'x' is invalid"),
         # no form took it: said once, with what the setting takes
         ("5", "summarization.trigger: 5 fits none of the forms this setting takes (when to summarize:"),
+        # an item of the list form: said with what the list's setting takes
+        (
+            "[[fraction, 0.5, 3]]",
+            "summarization.trigger[0]: ['fraction', 0.5, 3] fits none of the forms this setting takes "
+            "(when to summarize:",
+        ),
     ],
 )
 def test_a_value_no_form_of_a_setting_takes_is_told_once_by_the_form_it_came_closest_to(

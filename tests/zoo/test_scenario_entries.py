@@ -159,7 +159,19 @@ def test_openhands_settings_the_sdk_refuses_are_refused_at_load(
             "deepagents",
             {"summarization": {"truncate_args_settings": {"keep": ["fraction", 2]}}},
             ("summarization", "truncate_args_settings", "keep"),
-            "a truncate_args_settings keep fraction is in (0, 1], got 2.0",
+            "a truncate_args_settings keep fraction is in (0, 1], got 2.0; for 2 tokens write [tokens, 2]",
+        ),
+        (  # a trigger's condition is placed at its clause and its value
+            "deepagents",
+            {"summarization": {"trigger": [["tokens", 100], ["fraction", 4000]]}},
+            ("summarization", "trigger", 1, 1),
+            "a trigger fraction is in (0, 1], got 4000.0; for 4000 tokens write [tokens, 4000]",
+        ),
+        (
+            "langchain-summary",
+            {"trigger": {"tokens": 100, "messages": -2}},
+            ("trigger", "messages"),
+            "trigger thresholds are above 0, got -2.0; use a count of 1 or more",
         ),
         (
             "google-adk-window",
