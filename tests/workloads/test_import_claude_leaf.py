@@ -168,4 +168,4 @@ def test_a_line_of_an_odd_shape_is_a_located_error_on_the_first_read_too(tmp_pat
     path.write_text("\n".join(lines(*_turn(1, None, "APPLE"), odd)) + "\n")
     code, _, err = run_cli("import", str(path), "--out", str(tmp_path / "out.jsonl"), "--quiet")
     assert code == 2 and not (tmp_path / "out.jsonl").exists()
-    assert f"{path}:4: an entry is not shaped as claude-code writes it (TypeError" in err
+    assert f"{path}:4: an entry is not shaped as claude-code writes it: a value is a list where" in err

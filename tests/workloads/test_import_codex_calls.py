@@ -163,5 +163,6 @@ def test_an_item_of_an_odd_shape_is_a_located_error_on_the_first_read_too(tmp_pa
     for command in (["import", "--out", str(tmp_path / "s.jsonl")], ["replay", "--out", str(tmp_path / "r")]):
         code, _, err = run_cli(command[0], str(path), *command[1:], "--quiet")
         assert code == 2, command
-        assert f"{path}:2: an entry is not shaped as codex writes it (TypeError" in err, command
+        expected = "an entry is not shaped as codex writes it: a value is an object where codex writes text"
+        assert f"{path}:2: {expected}" in err, command
     assert not (tmp_path / "s.jsonl").exists() and not (tmp_path / "r").exists()

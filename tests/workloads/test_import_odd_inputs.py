@@ -518,3 +518,47 @@ def test_a_request_log_nested_to_the_limit_is_read_and_its_marks_dropped_at_any_
     marks the call's input, so the conversation is the second's, its result answered."""
     messages = imported(tmp_path, _request_log(JSON_DEPTH), "--format", "anthropic-messages")
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (
+            TypeError("unhashable type: 'list'"),
+            "a value is a list where codex writes text (a type or a role)",
+        ),
+        (
+            AttributeError("'str' object has no attribute 'get'"),
+            "a value is text where codex writes an object",
+        ),
+        (
+            TypeError("'NoneType' object is not subscriptable"),
+            "a value is null where codex writes an object or",
+        ),
+        (TypeError("'bool' object is not iterable"), "a value is true or false where codex writes a list"),
+        (
+            TypeError("Value after * must be an iterable, not int"),
+            "a value is a number where codex writes a list",
+        ),
+        (
+            TypeError("string indices must be integers, not 'str'"),
+            "a value is text where codex writes an object",
+        ),
+        (KeyError("payload"), "an object has no 'payload', which codex writes"),
+        (IndexError("list index out of range"), "a list is shorter than codex writes it"),
+    ],
+)
+def test_a_shape_error_is_told_in_the_json_s_terms(error: Exception, said: str) -> None:
+    """What an importer met is said as the JSON has it (a list where text goes), not in Python's
+    words (`TypeError: unhashable type`), which name nothing in the file."""
+    from ctxlab.workloads.importers.guard import what_was_off
+
+    assert what_was_off(error, "codex").startswith(said)
+
+
+def test_an_entry_of_another_shape_is_refused_in_the_json_s_terms(tmp_path: Path) -> None:
+    item = {"type": ["message"], "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    err, replay_err = refused(tmp_path, json.dumps({"input": [item]}) + "\n", "--format", "openai-responses")
+    expected = "odd.jsonl:1: an entry is not shaped as openai-responses writes it: a value is a list where"
+    assert err.startswith(expected) and "Error" not in err, err
+    assert expected in replay_err

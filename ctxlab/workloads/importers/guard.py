@@ -8,6 +8,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -69,8 +70,54 @@ def guarded(messages: Iterator[Wire], reading: Reading, source: str, fmt: str) -
 
 
 def misshapen(error: Exception, source: str, line: int | None, fmt: str) -> TraceError:
-    """The located error for an entry of a shape `fmt` never writes, found reading it."""
-    detail = f"{type(error).__name__}: {error}"
+    """The located error for an entry of a shape `fmt` never writes, found reading it, told in
+    the JSON's terms (`what_was_off`)."""
     return TraceError(
-        source, line, f"an entry is not shaped as {fmt} writes it ({detail}); is the file of this format?"
+        source,
+        line,
+        f"an entry is not shaped as {fmt} writes it: {what_was_off(error, fmt)}; is the file of this format?",
     )
+
+
+def what_was_off(error: Exception, fmt: str) -> str:
+    """What a shape error says of the JSON read: the kind of value met where `fmt` writes another,
+    a key it always writes, a list too short; Python's own words only where none of these fits.
+
+    >>> what_was_off(TypeError("unhashable type: 'list'"), "codex")
+    'a value is a list where codex writes text (a type or a role)'
+    >>> what_was_off(KeyError("content"), "codex")
+    "an object has no 'content', which codex writes"
+    """
+    text = str(error)
+    if isinstance(error, KeyError) and error.args:
+        return f"an object has no {error.args[0]!r}, which {fmt} writes"
+    if isinstance(error, IndexError):
+        return f"a list is shorter than {fmt} writes it"
+    for pattern, written in _SHAPES:
+        found = pattern.search(text)
+        if found is not None:
+            met = _JSON_KINDS.get(found.group(1), "a value") if found.groups() else "text"
+            return f"a value is {met} where {fmt} writes {written}"
+    return f"a value is of another kind than {fmt} writes ({type(error).__name__}: {text})"
+
+
+_SHAPES = (
+    (re.compile(r"'(\w+)' object has no attribute"), "an object"),
+    (re.compile(r"unhashable type: '(\w+)'"), "text (a type or a role)"),
+    (re.compile(r"'(\w+)' object is not subscriptable"), "an object or a list"),
+    (re.compile(r"'(\w+)' object is not iterable"), "a list"),
+    (re.compile(r"must be an iterable, not (\w+)"), "a list"),
+    (re.compile(r"must be a mapping, not (\w+)"), "an object"),
+    (re.compile(r"^string indices must be integers"), "an object"),
+    (re.compile(r"^(list) indices must be integers"), "an object"),
+)
+"""Python's words for a value of the wrong kind, with what the format writes there instead."""
+_JSON_KINDS = {
+    "dict": "an object",
+    "list": "a list",
+    "str": "text",
+    "int": "a number",
+    "float": "a number",
+    "bool": "true or false",
+    "NoneType": "null",
+}
