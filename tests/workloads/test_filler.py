@@ -97,17 +97,21 @@ def test_derive_seed_is_a_stable_hash_not_pythons_salted_one() -> None:
         "from ctxlab.workloads.filler import derive_seed, filler_at;"
         "print(derive_seed(3, 'x'), filler_at(3, 'turns[0].user', 'zh', 300))"
     )
-    outputs = {
+    assert len(_printed_under_two_hash_seeds(code)) == 1
+
+
+def _printed_under_two_hash_seeds(code: str) -> set[str]:
+    """What `code` prints in two processes whose `hash()` differs."""
+    return {
         subprocess.run(
             [sys.executable, "-c", code],
             env={**os.environ, "PYTHONHASHSEED": salt},
             capture_output=True,
             text=True,
             check=True,
-        ).stdout
+        ).stdout.strip()
         for salt in ("1", "2")
     }
-    assert len(outputs) == 1
 
 
 def test_negative_size_is_refused_with_the_fix() -> None:
@@ -167,17 +171,7 @@ def test_each_kind_s_pool_is_the_same_in_every_process(kind: str) -> None:
         "import hashlib, json; from ctxlab.workloads.filler import _pool;"
         f"print(hashlib.sha256(json.dumps(_pool({kind!r})).encode()).hexdigest()[:16])"
     )
-    digests = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            env={**os.environ, "PYTHONHASHSEED": salt},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        for salt in ("1", "2")
-    }
-    assert digests == {POOL_DIGESTS[kind]}
+    assert _printed_under_two_hash_seeds(code) == {POOL_DIGESTS[kind]}
 
 
 def test_units_are_drawn_in_blocks_not_a_word_at_a_time() -> None:
