@@ -62,6 +62,9 @@ class FailureSpec(InputModel):
     def _positive(cls, value: list[int]) -> list[int]:
         if any(k < 1 for k in value):
             raise ValueError(f"{value} has a value below 1; invocations are counted from 1")
+        twice = sorted({k for k in value if value.count(k) > 1})
+        if twice:  # most likely a typo for another invocation
+            raise ValueError(f"{value} lists {twice[0]} more than once; list each invocation once")
         return value
 
 

@@ -293,6 +293,10 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ),
         ":5:12: workload.probes[0]: 'turn 0' is not a mapping; use a mapping ({key: value})",
     ),
+    "a summarizer failure listed twice": (
+        _replace("context_size: 4000", "context_size: 4000\n  summarizer: {kind: fixed, fail_on: [1, 1]}"),
+        ":7:29: model.summarizer.fail_on: [1, 1] lists 1 more than once; list each invocation once",
+    ),
     "a clock start that a zone cannot show": (
         _replace(
             "generator: {name: retrieval, params: {rounds: 4}}",
