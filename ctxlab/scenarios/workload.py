@@ -168,7 +168,10 @@ def _not_a_file(full: Path, written: str) -> str | None:
     home = (
         " (~ is not expanded: write the path from the scenario's folder)" if written.startswith("~") else ""
     )
-    return f"no such file {shown}; paths are relative to the scenario's folder{home}"
+    return (
+        f"no such file {shown}; give the path of an existing file, relative to the scenario's folder "
+        f"or absolute{home}"
+    )
 
 
 def _shown(path: Path) -> str:

@@ -60,8 +60,8 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "a transcript path in the home folder": (
         _tiny(GENERATOR, "trace: {path: ~/session.jsonl}"),
-        "session.jsonl'; paths are relative to the scenario's folder (~ is not expanded: write the path "
-        "from the scenario's folder)",
+        "session.jsonl'; give the path of an existing file, relative to the scenario's folder or "
+        "absolute (~ is not expanded: write the path from the scenario's folder)",
     ),
     "a need of a probe, beside a probe key with a line break": (
         _text(
