@@ -112,9 +112,11 @@ class ParamSpec(Section):
 
     def _range_problems(self, low: float, high: float) -> list[tuple[Loc, str, object]]:
         if low >= high:
-            return [(("high",), f"{high!r} is not above low {low!r}; a range needs low < high", high)]
+            message = f"{high!r} is not above low {low!r}; raise high above low, or lower low below high"
+            return [(("high",), message, high)]
         if self.log and low <= 0:
-            return [(("low",), f"{low!r}: a log range needs a low bound above 0", low)]
+            message = f"{low!r}: a log range needs a low bound above 0; raise low, or drop log"
+            return [(("low",), message, low)]
         if self.log and self.step is not None:
             return [(("step",), "a log range has no step; drop one of them", self.step)]
         if self.step is not None and not self.integer and (high - low) / self.step > MAX_STEPS:
