@@ -429,6 +429,61 @@ def test_plot_refuses_a_folder_whose_files_cannot_be_read_and_keeps_every_figure
         run_cli("run", str(paths[0]), "--out", str(tmp_path / "results"), "--quiet")
 
 
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        ({"runs": [1, 2]}, "`runs` is not a list of objects, each with its `run_id`"),
+        ({"sweep": None}, "`sweep` is not a list of objects, each with its `path`"),
+        ({"sweep": [{}]}, "`sweep` is not a list of objects, each with its `path`"),
+        ({"unmeasured": ["retention_facts"]}, "`unmeasured` is not an object of texts"),
+        ({"warnings": 3}, "`warnings` is not a list of texts"),
+        ({"columns": []}, "`columns` is not an object of objects"),
+        ({"prices": {"input": "one"}}, "`prices` is not an object of numbers"),
+    ],
+)
+def test_an_edited_manifest_is_refused_by_plot_and_named_in_the_index_of_a_run(
+    tmp_path: Path, edit: dict[str, object], why: str
+) -> None:
+    """A manifest edited by hand (or written by something else) reached the readers, which
+    failed on it with a traceback, in `plot` and in the index every `run` writes of its root."""
+    paths = [write(tmp_path, TINY), write(tmp_path, TINY.replace("name: tiny", "name: other"), "other.yaml")]
+    run_cli("run", *map(str, paths), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    manifest = tmp_path / "r" / "other" / "manifest.json"
+    manifest.write_text(
+        json.dumps({**json.loads(manifest.read_text(encoding="utf-8")), **edit}), encoding="utf-8"
+    )
+    code, _, err = run_cli("plot", str(tmp_path / "r" / "other"))
+    assert code == 2 and "Traceback" not in err, err
+    assert f"other/manifest.json: cannot be read as ctxlab results (not a results manifest: {why})" in err
+    code, _, err = run_cli("run", str(paths[0]), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    assert code == 0 and err == ""
+    index = (tmp_path / "r" / "index.md").read_text(encoding="utf-8")
+    assert (
+        f"## other\n\n_Not shown: `other/manifest.json` cannot be read (not a results manifest: {why})"
+        in index
+    )
+
+
+def test_a_runs_table_without_a_column_every_reader_takes_is_refused(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    runs = tmp_path / "r" / "tiny" / "runs.parquet"
+    pq.write_table(pq.read_table(runs).drop(["status"]), runs)
+    code, _, err = run_cli("plot", str(tmp_path / "r"))
+    assert code == 2 and "Traceback" not in err, err
+    assert "tiny/runs.parquet: cannot be read as ctxlab results (no `status` column)" in err
+
+
+def test_a_manifest_json_that_is_a_folder_is_no_results_folder(tmp_path: Path) -> None:
+    run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    (tmp_path / "r" / "odd" / "manifest.json").mkdir(parents=True)
+    code, _, err = run_cli("plot", str(tmp_path / "r"))
+    assert code == 0 and "Traceback" not in err, err
+    code, _, err = run_cli("plot", str(tmp_path / "r" / "odd"))
+    assert code == 2 and "no results here" in err, err
+
+
 def test_plot_refuses_a_table_cut_short_at_a_line_boundary(tmp_path: Path) -> None:
     """A CSV cut after a whole line still parses: the rows it lost are found missing against the
     manifest and the runs' call counts, not drawn as a shorter run (or no run at all)."""
@@ -666,6 +721,40 @@ def test_an_output_path_inside_a_file_is_refused_before_any_work(tmp_path: Path,
     code, _, err = run_cli(*given)
     assert code == 2 and f"{file} is a file, so no folder can be made inside it" in err, err
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "replay", "tune"])
+def test_a_results_root_whose_index_is_a_folder_is_refused_before_any_work(
+    tmp_path: Path, command: str
+) -> None:
+    """The index is written over `<out>/index.md` last: a folder there failed the command after
+    every run, with a temporary file left beside it."""
+    (tmp_path / "r" / "index.md").mkdir(parents=True)
+    given = {
+        "run": [str(write(tmp_path, TINY))],
+        "replay": [str(long_reply(tmp_path, 2))],
+        "tune": [str(ROOT / "scenarios" / "compare-coding.yaml"), "--trials", "2"],
+    }[command]
+    code, _, err = run_cli(command, *given, "--out", str(tmp_path / "r"))
+    assert code == 2 and "its index.md is not a file; move it away, or give another folder" in err, err
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["index.md"]
+
+
+def test_a_scenario_this_user_may_not_read_is_a_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading it said `[Errno 13] Permission denied` and exit 1; root reads any file, so the
+    refusal is what the file system would raise."""
+    from ctxlab.problems import ScenarioError
+    from ctxlab.scenarios.text import read_text
+
+    def refused(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    path = write(tmp_path, TINY)
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    with pytest.raises(ScenarioError, match="cannot be read: Permission denied; check its permissions"):
+        read_text(path)
 
 
 def test_a_tuning_timeout_that_is_no_number_of_seconds_is_refused() -> None:

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxlab.analysis.folders import ResultsError, first_line, read_manifest, result_folders, swept_columns
+from ctxlab.analysis.folders import (
+    ResultsError,
+    check_runs,
+    first_line,
+    read_manifest,
+    result_folders,
+    swept_columns,
+)
 from ctxlab.analysis.labels import value_text
 
 EMBEDDED = ("overlay", "cumulative", "heatmap", "sweep", "cache-hit-rate", "retention")
@@ -63,6 +70,7 @@ def read_runs(folder: Path) -> Runs:
         except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
             raise ResultsError(parquet, first_line(error)) from None
         columns, rows = tuple(table.column_names), table.to_pylist()
+        check_runs(parquet, manifest, columns, [str(row.get("run_id")) for row in rows])
     else:
         from ctxlab.analysis.results import load_results
 

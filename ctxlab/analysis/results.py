@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from ctxlab.analysis.folders import ResultsError, first_line, read_manifest, swept_columns
+from ctxlab.analysis.folders import ResultsError, check_runs, first_line, read_manifest, swept_columns
 from ctxlab.core.events import EventKind
 from ctxlab.experiments.measures import PARENT
 
@@ -136,17 +136,10 @@ def load_results(folder: Path | str) -> Results:
 
 
 def _check_runs(folder: Path, manifest: dict[str, Any], runs: pd.DataFrame) -> None:
-    """The runs table holds the manifest's runs, in its order (a file cut short at a line
-    boundary still parses, with runs missing).
-
-    Raises:
-        ResultsError: it does not.
-    """
-    expected = [str(entry.get("run_id")) for entry in manifest["runs"]]
+    """The runs table holds the manifest's runs, in its order, with the columns every reader
+    takes (`folders.check_runs`)."""
     found = runs["run_id"].astype(str).tolist() if "run_id" in runs.columns else []
-    if found != expected:
-        why = f"holds {len(found)} of the manifest's {len(expected)} runs, or others"
-        raise ResultsError(_source(folder, "runs"), why)
+    check_runs(_source(folder, "runs"), manifest, [str(c) for c in runs.columns], found)
 
 
 def _check_calls(folder: Path, runs: pd.DataFrame, calls: pd.DataFrame, column: str) -> None:

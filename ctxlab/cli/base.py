@@ -4,6 +4,7 @@ commands take."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,11 +44,19 @@ def _at_least(text: str, least: int) -> int:
 
 def out_dir(value: str) -> Path:
     """The results root `--out` names, refused before any run when results cannot go there: it,
-    or the nearest of its parents that exists (the folders made for it start there), is a file."""
+    or the nearest of its parents that exists (the folders made for it start there), is a file
+    or a folder this user may not write in; or its `index.md` is not a file."""
     out = Path(value)
     if out.exists() and not out.is_dir():
         raise BadInput([f"--out {value}: is a file; give a folder for the results"])
     _refuse_inside_a_file(out, "--out")
+    start = out if out.exists() else next((parent for parent in out.parents if parent.exists()), Path("."))
+    if not os.access(start, os.W_OK | os.X_OK):
+        why = f"{start} may not be written by this user; give a folder you may write"
+        raise BadInput([f"--out {value}: {why}"])
+    index = out / "index.md"
+    if index.exists() and not index.is_file():
+        raise BadInput([f"--out {value}: its index.md is not a file; move it away, or give another folder"])
     return out
 
 

@@ -36,7 +36,10 @@ def read_text(path: Path) -> str:
             f"is {size:,} bytes, over the {MAX_SCENARIO_BYTES:,}-byte limit; "
             "a scenario describes a workload, it does not contain one",
         )
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as error:  # no permission to read it, or a device that refuses
+        raise refuse(name, f"cannot be read: {error.strerror or error}; check its permissions") from None
     if b"\x00" in raw:
         raise refuse(name, "is binary (it contains NUL bytes); pass a YAML text file")
     try:
