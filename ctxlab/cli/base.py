@@ -23,6 +23,11 @@ Commands = Any  # argparse's subparsers action (its type is private)
 RAW = argparse.RawDescriptionHelpFormatter
 
 
+LARGEST = 2**63 - 1
+"""The largest whole number an option takes: results hold 64-bit integers, as a scenario file's
+values do (`scenarios.located.INT64`)."""
+
+
 def positive(text: str) -> int:
     return _at_least(text, 1)
 
@@ -39,6 +44,8 @@ def _at_least(text: str, least: int) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < least:
         raise argparse.ArgumentTypeError(f"{value} is below {least}")
+    if value > LARGEST:
+        raise argparse.ArgumentTypeError(f"{value} is above {LARGEST:,}, the largest a result holds")
     return value
 
 
@@ -50,10 +57,7 @@ def out_dir(value: str) -> Path:
     if out.exists() and not out.is_dir():
         raise BadInput([f"--out {value}: is a file; give a folder for the results"])
     _refuse_inside_a_file(out, "--out")
-    start = out if out.exists() else next((parent for parent in out.parents if parent.exists()), Path("."))
-    if not os.access(start, os.W_OK | os.X_OK):
-        why = f"{start} may not be written by this user; give a folder you may write"
-        raise BadInput([f"--out {value}: {why}"])
+    _refuse_unwritable(out, "--out", value)
     index = out / "index.md"
     if index.exists() and not index.is_file():
         raise BadInput([f"--out {value}: its index.md is not a file; move it away, or give another folder"])
@@ -69,7 +73,17 @@ def out_file(value: str, option: str) -> Path:
     _refuse_inside_a_file(path, option)
     if path.exists() and not path.is_file() and not path.is_dir():
         raise BadInput([f"{option} {path}: is not a regular file (a device or a pipe); give the file's path"])
+    _refuse_unwritable(path.parent, option, value)
     return path
+
+
+def _refuse_unwritable(folder: Path, option: str, value: str) -> None:
+    """Refuse `folder` (or, before it is made, the nearest of its parents that exists) when this
+    user may not write in it: said before any work, not as an errno after it."""
+    start = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    if start.is_dir() and not os.access(start, os.W_OK | os.X_OK):
+        why = f"{start} may not be written by this user; give a folder you may write"
+        raise BadInput([f"{option} {value}: {why}"])
 
 
 def _refuse_inside_a_file(path: Path, option: str) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ctxlab.cli.base import BadInput, Commands, Progress, positive
+from ctxlab.cli.base import BadInput, Commands, Progress, out_file, positive
 
 
 def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -73,7 +73,7 @@ def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Write the JSON Schema of scenario files."""
     from ctxlab.scenarios.schema import scenario_json_schema
 
-    path = Path(args.out)
+    path = out_file(args.out, "--out")
     if path.is_dir():
         raise BadInput([f"--out {path}: is a folder; give the schema file's path"])
     path.parent.mkdir(parents=True, exist_ok=True)

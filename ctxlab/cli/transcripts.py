@@ -168,6 +168,9 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tools_out = out_file(args.tools_out, "--tools-out") if args.tools_out else None
     if tools_out is not None and tools_out.is_dir():
         raise BadInput([f"--tools-out {tools_out}: is a folder; give the JSON file's path"])
+    if tools_out is not None and tools_out.resolve() in (source.resolve(), target.resolve()):
+        what = "the transcript itself" if tools_out.resolve() == source.resolve() else "the --out file"
+        raise BadInput([f"--tools-out {tools_out}: is {what}; give another path"])
     try:
         fmt, count, report = write_jsonl(source, target, args.format, session=args.session)
     except TraceError as error:

@@ -181,16 +181,28 @@ def _trials(text: str) -> int:
 def journal_path(out: Path, plan: Plan, batch: int) -> Path:
     """Where the study is kept while it runs; a finished study's journal is taken back from its
     results folder, so a larger --trials extends it."""
+    from ctxlab.tune.journal import is_journal
     from ctxlab.tune.search import study_key
 
     name, key = plan.loaded.name, study_key(plan, batch)
     journal = out / f".{name}.tune-{key}.journal"
     finished = out / name / "tune"
-    if not journal.exists() and (finished / "study.journal").is_file() and (finished / "tune.json").is_file():
-        summary = json.loads((finished / "tune.json").read_text(encoding="utf-8"))
-        if summary.get("study") == f"{name}-{key}":
-            shutil.copyfile(finished / "study.journal", journal)
+    kept = (finished / "study.journal").is_file() and (finished / "tune.json").is_file()
+    same = kept and _finished_study(finished / "tune.json") == f"{name}-{key}"
+    # an edited journal is not resumed: the search starts afresh
+    if not journal.exists() and same and is_journal(finished / "study.journal"):
+        shutil.copyfile(finished / "study.journal", journal)
     return journal
+
+
+def _finished_study(summary: Path) -> object:
+    """The study a finished search's `tune.json` names; None when the file cannot say (edited,
+    cut short): its search then starts afresh, and its folder is written anew."""
+    try:
+        read = json.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    return read.get("study") if isinstance(read, dict) else None
 
 
 def _check_options(args: argparse.Namespace) -> Path:
@@ -218,6 +230,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     root = _check_options(args)
     plans = [_plan(args, Path(path), err) for path in args.scenarios]
+    _refuse_clashes(plans, root)
     made_root = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     workers = args.workers
@@ -249,6 +262,32 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             pool.shutdown(cancel_futures=True)
     _index(root, codes, quiet=args.quiet, out=out, made_root=made_root)
     return 130 if 130 in codes else max(codes)
+
+
+def _refuse_clashes(plans: Sequence[Plan], root: Path) -> None:
+    """Before any search: a file given twice, two files of one name (both would write the same
+    folder), or a folder where a search's results go that is a file."""
+    problems: list[str] = []
+    named: dict[str, str] = {}
+    for plan in plans:
+        name, source = plan.loaded.name, plan.loaded.source
+        if name in named:
+            again = (
+                "is given twice; give each scenario file once"
+                if named[name] == source
+                else (
+                    f"name: {name!r} is also the name of {named[name]}; both would write the same results "
+                    "folder, so give each scenario its own name"
+                )
+            )
+            problems.append(f"{source}: {again}")
+        named.setdefault(name, source)
+        folders = (root / name, root / name / "tune")
+        blocked = next((p for p in folders if p.exists() and not p.is_dir()), None)
+        if blocked is not None:
+            problems.append(f"{blocked}: is a file where results go; move it or choose another --out")
+    if problems:
+        raise BadInput(problems)
 
 
 def _settle(unfinished: Sequence[Callable[[], int]]) -> list[int]:
@@ -285,6 +324,7 @@ def _tune_one(
     """One file's search; returns what finishes it (the index aside), giving 0 when its results
     are written or 1 when nothing was feasible. With a pool, a worker draws the figures while the
     caller searches the next file."""
+    from ctxlab.tune.journal import JournalError
     from ctxlab.tune.measure import best
     from ctxlab.tune.output import Report, stop_note, write_report
     from ctxlab.tune.search import baseline, search, study_key
@@ -294,6 +334,8 @@ def _tune_one(
     try:
         result = search(plan, budget, journal, progress.tick, pool)
         own = tuple(baseline(plan, budget, pool))
+    except JournalError as unreadable:
+        raise BadInput([str(unreadable)]) from None
     except KeyboardInterrupt:
         progress.close()
         print(f"interrupted: the study is kept in {journal}; the same command resumes it", file=err)

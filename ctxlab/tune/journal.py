@@ -27,6 +27,34 @@ from typing import Any, BinaryIO
 from optuna.storages.journal import BaseJournalBackend, JournalFileOpenLock
 
 
+class JournalError(ValueError):
+    """A journal line that is not one of Optuna's logs (the file edited, or not a study's)."""
+
+    def __init__(self, path: Path, line: int | None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(
+            f"{where}: is not a log of an Optuna study (the file was edited, or is not a study's "
+            "journal); remove the file to start the search afresh"
+        )
+
+
+def is_journal(path: Path) -> bool:
+    """Whether every whole line of the file at `path` is a log (a JSON object), as a study's is."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return all(_log(line) is not None for line in data.split(b"\n")[:-1])
+
+
+def _log(line: bytes) -> dict[str, Any] | None:
+    try:
+        log = json.loads(line)
+    except ValueError:  # not UTF-8 or not JSON
+        return None
+    return log if isinstance(log, dict) else None
+
+
 class AppendedJournal(BaseJournalBackend):
     """Optuna's journal log kept in the file at `path` (made when new), appended unsynced."""
 
@@ -49,7 +77,10 @@ class AppendedJournal(BaseJournalBackend):
             if number + 1 == len(self._starts):
                 self._starts.append(start)
             if number >= log_number_from:
-                yield json.loads(line)
+                log = _log(line)
+                if log is None:
+                    raise JournalError(self._path, number + 1)
+                yield log
             number += 1
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:

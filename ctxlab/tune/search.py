@@ -223,11 +223,18 @@ def search(
 ) -> SearchResult:
     """Run the search kept in `journal` to its budget; returns every trial told, in order.
     `pool` (`executors.local_pool`) runs every batch, instead of a pool per batch."""
+    from ctxlab.tune.journal import JournalError
+
     optuna = optuna_module()
     name = f"{plan.loaded.name}-{study_key(plan, budget.batch_size)}"
-    storage = journal_storage(journal)
-    study = optuna.create_study(study_name=name, storage=storage, direction="minimize", load_if_exists=True)
-    records = told_records(study)
+    try:  # Optuna replays the whole journal here
+        storage = journal_storage(journal)
+        study = optuna.create_study(
+            study_name=name, storage=storage, direction="minimize", load_if_exists=True
+        )
+        records = told_records(study)
+    except (KeyError, TypeError, AttributeError, IndexError) as error:  # JSON lines but no study's logs
+        raise JournalError(journal, None) from error
     resumed = len(records)
     runner = _Runner(plan, budget, records, pool)
     size = space_size(plan.tune.space)

@@ -381,3 +381,43 @@ def test_a_range_narrower_than_optunas_rounding_still_writes_a_best_yaml_that_lo
     )
     assert best["strategies"][0]["context"]["trigger_ratio"] in (0.5, 0.5000000000000001)
     assert len(rows(tmp_path / "results" / "narrow" / "tune" / "trials.csv")) == 14
+
+
+def test_an_edited_finished_search_starts_afresh_and_an_edited_open_journal_is_bad_input(
+    tmp_path: Path,
+) -> None:
+    """A finished search's summary or journal edited by hand, or an interrupted search's journal,
+    was read with a traceback by the next `tune`; a finished one it cannot read is now searched
+    afresh, and an open journal it cannot read is refused, saying how to start afresh."""
+    out = tmp_path / "results"
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
+    assert code == 0, err
+    first = rows(out / "ranges" / "tune" / "trials.csv")
+    for name, text in (("tune.json", ""), ("tune.json", "[]"), ("study.journal", "garbage\n")):
+        (out / "ranges" / "tune" / name).write_text(text, encoding="utf-8")
+        code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
+        assert code == 0 and "Traceback" not in err, err
+        assert rows(out / "ranges" / "tune" / "trials.csv") == first  # the same search, run again
+    study = json.loads((out / "ranges" / "tune" / "tune.json").read_text(encoding="utf-8"))["study"]
+    open_journal = out / f".ranges.tune-{study.removeprefix('ranges-')}.journal"  # as an interruption leaves
+    for text, where in (("not a log\n", f"{open_journal}:1"), ('{"op_code": 0}\n', f"{open_journal}")):
+        open_journal.write_text(text, encoding="utf-8")
+        code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "3")
+        assert code == 2 and "Traceback" not in err, err
+        assert f"{where}: is not a log of an Optuna study" in err
+        assert "remove the file to start the search afresh" in err
+
+
+def test_a_file_given_twice_or_a_tune_folder_that_is_a_file_is_refused_before_any_search(
+    tmp_path: Path,
+) -> None:
+    path = str(write(tmp_path, RANGES, "tuned.yaml"))
+    out = tmp_path / "results"
+    code, _, err = run_cli("tune", path, path, "--out", str(out))
+    assert code == 2 and f"{path}: is given twice; give each scenario file once" in err, err
+    assert not out.exists()
+    (out / "ranges").mkdir(parents=True)
+    (out / "ranges" / "tune").write_text("x", encoding="utf-8")
+    code, _, err = run_cli("tune", path, "--out", str(out))
+    assert code == 2 and f"{out / 'ranges' / 'tune'}: is a file where results go" in err, err
+    assert not list(out.glob(".*.journal"))
