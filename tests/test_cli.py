@@ -757,6 +757,35 @@ def test_a_scenario_this_user_may_not_read_is_a_located_error(
         read_text(path)
 
 
+def test_import_never_writes_its_tool_schemas_over_the_transcript_or_the_conversation(tmp_path: Path) -> None:
+    """`--tools-out` naming the transcript replaced the transcript with its schemas (exit 0)."""
+    trace = long_reply(tmp_path, 2)
+    before = trace.read_bytes()
+    out = tmp_path / "out.jsonl"
+    for tools_out, what in ((trace, "the transcript itself"), (out, "the --out file")):
+        code, _, err = run_cli("import", str(trace), "--out", str(out), "--tools-out", str(tools_out))
+        assert code == 2 and f"--tools-out {tools_out}: is {what}; give another path" in err, err
+        assert trace.read_bytes() == before and not out.exists()
+
+
+@pytest.mark.parametrize("command", [["replay", "TRACE", "--context-size"], ["run", "SCENARIO", "--workers"]])
+def test_an_option_number_past_64_bits_is_refused_before_any_work(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A window of 10^23 tokens replayed the transcript and then failed writing its results."""
+    given = [
+        str(long_reply(tmp_path, 2)) if a == "TRACE" else str(write(tmp_path, TINY)) if a == "SCENARIO" else a
+        for a in command
+    ]
+    with pytest.raises(SystemExit) as done:
+        run_cli(*given, "99999999999999999999999", "--out", str(tmp_path / "r"))
+    assert done.value.code == 2
+    assert (
+        "99999999999999999999999 is above 9,223,372,036,854,775,807, the largest" in capsys.readouterr().err
+    )
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_tuning_timeout_that_is_no_number_of_seconds_is_refused() -> None:
     scenario = str(ROOT / "scenarios" / "compare-coding.yaml")
     code, _, err = run_cli("tune", scenario, "--timeout", "nan", "--trials", "2")
