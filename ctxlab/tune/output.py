@@ -14,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -160,6 +161,7 @@ def write_report(
     name = report.plan.loaded.name
     final = out / name / "tune"
     temporary = out / name / f".tune.tmp-{os.getpid()}"
+    made = not temporary.parent.exists()  # the scenario's folder, made here unless a run made it
     shutil.rmtree(temporary, ignore_errors=True)
     temporary.mkdir(parents=True)
     try:
@@ -170,7 +172,7 @@ def write_report(
         if drawing is None:
             draw_report_figures(job)
     except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
+        _discard(temporary, made)
         raise
 
     def complete() -> Path:
@@ -179,12 +181,21 @@ def write_report(
                 drawing.result()
             replace_folder(temporary, final)
         except BaseException:
-            shutil.rmtree(temporary, ignore_errors=True)
+            _discard(temporary, made)
             raise
         journal.unlink()
         return final
 
     return complete
+
+
+def _discard(temporary: Path, made: bool) -> None:
+    """Remove an unfinished folder, and the scenario's folder holding it when this search made it
+    and nothing else is in it (an interruption leaves no empty `<out>/<scenario>/`)."""
+    shutil.rmtree(temporary, ignore_errors=True)
+    if made:
+        with contextlib.suppress(OSError):  # something else was put there meanwhile
+            temporary.parent.rmdir()
 
 
 def _fill(folder: Path, report: Report, final: Path) -> Sequence[TrialRecord]:

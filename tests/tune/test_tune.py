@@ -421,3 +421,25 @@ def test_a_file_given_twice_or_a_tune_folder_that_is_a_file_is_refused_before_an
     code, _, err = run_cli("tune", path, "--out", str(out))
     assert code == 2 and f"{out / 'ranges' / 'tune'}: is a file where results go" in err, err
     assert not list(out.glob(".*.journal"))
+
+
+def test_an_interruption_while_the_folder_is_written_leaves_no_empty_scenario_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the results were written removed the unfinished `tune/` but left the empty
+    `<out>/<scenario>/` the search had made for it; one a run made stays."""
+    from ctxlab.tune import output
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(output, "draw_report_figures", interrupted)
+    out = tmp_path / "results"
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
+    assert code == 130, err
+    assert not (out / "ranges").exists() and len(list(out.glob(".ranges.tune-*.journal"))) == 1
+    (out / "ranges").mkdir()
+    (out / "ranges" / "runs.csv").write_text("kept\n", encoding="utf-8")
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
+    assert code == 130, err
+    assert sorted(p.name for p in (out / "ranges").iterdir()) == ["runs.csv"]
