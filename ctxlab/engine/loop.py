@@ -343,7 +343,11 @@ class Loop:
         child = self.spawn(script)
         child.delegated_at = self.env.recorder.next_call_index - 1  # the call that delegated
         self.subagents.append(child)
-        outcome = child.run()
+        try:
+            outcome = child.run()
+        except Exception as error:  # the run fails as before; its error says which agent raised it
+            error.add_note(f"in the sub-agent call {call.id} delegated to")
+            raise
         return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=final_answer(outcome)),))
 
     def _scripted_result(self, call: ToolCallBlock) -> ScriptedCall | None:

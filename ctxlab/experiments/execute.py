@@ -397,7 +397,9 @@ def _failed(
 
 
 def _error_text(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
+    """The error as `runs.csv` says it, with its notes (where it was raised: a sub-agent's)."""
+    notes = "".join(f" ({note})" for note in getattr(error, "__notes__", ()))
+    return f"{type(error).__name__}: {error}{notes}"
 
 
 def request_file(calls: tuple[CallRecord, ...], wire: WireName = "openai") -> bytes:

@@ -223,3 +223,12 @@ def test_delegating_searches_keeps_the_facts_the_agent_learned_that_inline_searc
     table = isolate.retention(load_results(write_scenario(tmp_path, loaded, configs_, ran).folder))
     assert table["retention_facts"].tolist() == [inline["retention_facts"], 1.0]
     assert "100% when they were delegated" in isolate.retention_answer(table)
+
+
+def test_a_run_failed_by_its_sub_agent_says_so_in_its_error(tmp_path: Path) -> None:
+    """The parent's row showed the sub-agent's error as if the parent had raised it."""
+    text = RESEARCH + "delegate:\n  strategy: {preset: strands-summarizing}\n  context_size: 1500\n"
+    result = execute(configs(tmp_path, text)[0])
+    assert result.status == "failed"
+    assert result.error.startswith("ContextOverflowError: Cannot summarize")
+    assert result.error.endswith("(in the sub-agent call call-0001 delegated to)")
