@@ -24,18 +24,36 @@ def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
     from ctxlab.scenarios.load import load_scenario
 
     loaded: list[LoadedScenario] = []
-    messages: list[str] = []
-    seen: set[Path] = set()
+    messages = given_twice(paths)
+    firsts: dict[Path, str] = {}
     for path in paths:
-        if Path(path).resolve() in seen:
-            messages.append(f"{path}: is given twice; give each scenario file once")
-            continue
-        seen.add(Path(path).resolve())
+        firsts.setdefault(Path(path).resolve(), path)
+    for path in firsts.values():
         try:
             loaded.append(load_scenario(Path(path)))
         except ScenarioError as error:
             messages.extend(str(p) for p in error.problems)
+    messages += shared_names(loaded)
+    if messages:
+        raise BadInput(messages)
+    return loaded
+
+
+def given_twice(paths: Sequence[str]) -> list[str]:
+    """What to say of every scenario file given again after its first time."""
+    seen: set[Path] = set()
+    messages: list[str] = []
+    for path in paths:
+        if Path(path).resolve() in seen:
+            messages.append(f"{path}: is given twice; give each scenario file once")
+        seen.add(Path(path).resolve())
+    return messages
+
+
+def shared_names(loaded: Sequence[LoadedScenario]) -> list[str]:
+    """What to say of every scenario whose name an earlier one has: both would write one folder."""
     names: dict[str, str] = {}
+    messages: list[str] = []
     for item in loaded:
         if item.name in names:
             messages.append(
@@ -43,9 +61,7 @@ def load_all(paths: Sequence[str]) -> list[LoadedScenario]:
                 "write the same results folder, so give each scenario its own name"
             )
         names.setdefault(item.name, item.source)
-    if messages:
-        raise BadInput(messages)
-    return loaded
+    return messages
 
 
 def warn(loaded: Sequence[LoadedScenario], err: TextIO) -> None:

@@ -225,10 +225,14 @@ def _check_options(args: argparse.Namespace) -> Path:
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Search each file in turn on one pool of workers; write its results or report that nothing
     was feasible. Every file is loaded before any search starts."""
+    from ctxlab.cli.running import given_twice
     from ctxlab.experiments.executors import ExecutorUnavailableError, local_pool
     from ctxlab.tune.search import Budget
 
     root = _check_options(args)
+    twice = given_twice(args.scenarios)
+    if twice:
+        raise BadInput(twice)
     plans = [_plan(args, Path(path), err) for path in args.scenarios]
     _refuse_clashes(plans, root)
     made_root = not root.exists()
@@ -265,24 +269,13 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _refuse_clashes(plans: Sequence[Plan], root: Path) -> None:
-    """Before any search: a file given twice, two files of one name (both would write the same
-    folder), or a folder where a search's results go that is a file."""
-    problems: list[str] = []
-    named: dict[str, str] = {}
+    """Before any search: two files of one name (both would write the same folder, as `run`
+    refuses them), or a folder where a search's results go that is a file."""
+    from ctxlab.cli.running import shared_names
+
+    problems = shared_names([plan.loaded for plan in plans])
     for plan in plans:
-        name, source = plan.loaded.name, plan.loaded.source
-        if name in named:
-            again = (
-                "is given twice; give each scenario file once"
-                if named[name] == source
-                else (
-                    f"name: {name!r} is also the name of {named[name]}; both would write the same results "
-                    "folder, so give each scenario its own name"
-                )
-            )
-            problems.append(f"{source}: {again}")
-        named.setdefault(name, source)
-        folders = (root / name, root / name / "tune")
+        folders = (root / plan.loaded.name, root / plan.loaded.name / "tune")
         blocked = next((p for p in folders if p.exists() and not p.is_dir()), None)
         if blocked is not None:
             problems.append(f"{blocked}: is a file where results go; move it or choose another --out")
