@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -511,6 +512,12 @@ def test_a_run_writes_the_index_beside_unreadable_and_older_results_folders(tmp_
     run_cli("run", *map(str, paths), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
     runs = tmp_path / "r" / "older" / "runs.parquet"
     pq.write_table(pq.read_table(runs).drop(["violations_bedrock"]), runs)
+    csv_runs = tmp_path / "r" / "older" / "runs.csv"
+    rows = list(csv.reader(csv_runs.read_text(encoding="utf-8").splitlines()))
+    dropped = rows[0].index("violations_bedrock")
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([r[:dropped] + r[dropped + 1 :] for r in rows])
+    csv_runs.write_text(out.getvalue(), encoding="utf-8")
     (tmp_path / "r" / "broken").mkdir()
     (tmp_path / "r" / "broken" / "manifest.json").write_text("{", encoding="utf-8")
     code, _, err = run_cli("run", str(paths[0]), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
@@ -584,7 +591,7 @@ def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
 
 def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: Path) -> None:
     """Start-up is a large share of a small run: drawing libraries load only when figures are
-    drawn, and the tables are written and the index read without pandas."""
+    drawn, and the tables are written and the index read without pandas, pyarrow or numpy."""
     path = write(tmp_path, TINY)
     argv = ["run", str(path), "--out", str(tmp_path / "r"), "--quiet", "--no-plots", "--workers", "1"]
     code = f"import sys; from ctxlab.cli import main; main({argv!r}); print(sorted(sys.modules))"
@@ -593,7 +600,7 @@ def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: P
     loaded = done.stdout
     assert (tmp_path / "r" / "index.md").is_file()
     assert "'matplotlib'" not in loaded and "'ctxlab.analysis.plots'" not in loaded
-    assert "'pandas'" not in loaded and "'pyarrow.parquet'" in loaded
+    assert "'pandas'" not in loaded and "'pyarrow'" not in loaded and "'numpy'" not in loaded
     assert "'ctxlab.experiments.execute'" in loaded  # the probe sees the run's own imports
 
 
@@ -628,8 +635,9 @@ def test_the_command_lists_every_format_the_readers_know_in_their_order(
     assert all(f"  {name:<20}{summary}" in help_text for name, summary in FORMAT_SUMMARIES.items())
 
 
-def test_the_index_reads_the_same_from_parquet_and_from_csv(tmp_path: Path) -> None:
-    """The index reads `runs.parquet` without pandas, and a folder with only CSV through pandas."""
+def test_the_index_reads_the_same_from_csv_and_from_parquet(tmp_path: Path) -> None:
+    """The index reads `runs.csv` with the standard library (the same with `runs.parquet` gone),
+    and a folder without the CSV from `runs.parquet` with pyarrow."""
     from ctxlab.analysis.report import write_index
 
     text = TINY.replace(
@@ -641,10 +649,44 @@ def test_the_index_reads_the_same_from_parquet_and_from_csv(tmp_path: Path) -> N
         "  - preset: none\n",
     )
     run_cli("run", str(write(tmp_path, text)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
-    from_parquet = (tmp_path / "r" / "index.md").read_text(encoding="utf-8")
-    assert "**failed**: SummaryFailedError" in from_parquet and "| none |" in from_parquet
-    (tmp_path / "r" / "tiny" / "runs.parquet").unlink()
-    assert write_index(tmp_path / "r").read_text(encoding="utf-8") == from_parquet
+    from_csv = (tmp_path / "r" / "index.md").read_text(encoding="utf-8")
+    assert "**failed**: SummaryFailedError" in from_csv and "| none |" in from_csv
+    folder = tmp_path / "r" / "tiny"
+    csv_text = (folder / "runs.csv").read_bytes()
+    (folder / "runs.csv").unlink()
+    assert write_index(tmp_path / "r").read_text(encoding="utf-8") == from_csv
+    (folder / "runs.csv").write_bytes(csv_text)
+    (folder / "runs.parquet").unlink()
+    assert write_index(tmp_path / "r").read_text(encoding="utf-8") == from_csv
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (lambda lines: [*lines[:1], lines[1] + ",extra", *lines[2:]], "line 2 has "),
+        (lambda lines: [lines[0].replace("status", "state"), *lines[1:]], "no `status` column"),
+        (lambda lines: lines[:-1], "holds 1 of the manifest's 2 runs, or others"),
+        (
+            lambda lines: [
+                lines[0],
+                ",".join("x" if i == 3 else c for i, c in enumerate(lines[1].split(","))),
+                *lines[2:],
+            ],
+            "line 2: invalid literal for int() with base 10: 'x'",
+        ),
+    ],
+)
+def test_an_edited_runs_csv_is_named_in_the_index(
+    tmp_path: Path, edit: Callable[[list[str]], list[str]], why: str
+) -> None:
+    text = TINY.replace("  - preset: agentscope\n", "  - preset: agentscope\n  - preset: none\n")
+    run_cli("run", str(write(tmp_path, text)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    runs = tmp_path / "r" / "tiny" / "runs.csv"
+    runs.write_text("\n".join(edit(runs.read_text(encoding="utf-8").splitlines())) + "\n", encoding="utf-8")
+    from ctxlab.analysis.report import write_index
+
+    index = write_index(tmp_path / "r").read_text(encoding="utf-8")
+    assert f"_Not shown: `tiny/runs.csv` cannot be read ({why}" in index, index
 
 
 def test_the_readme_scenario_example_is_valid(tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ Invariants:
 
 from __future__ import annotations
 
+import csv
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,15 +56,20 @@ class Runs:
 
 
 def read_runs(folder: Path) -> Runs:
-    """A results folder's manifest and runs: from `runs.parquet` with pyarrow (which wrote it),
-    or, for a folder without one, from `runs.csv` through `load_results`.
+    """A results folder's manifest and runs: from `runs.csv`, typed as its manifest describes the
+    columns (the standard library reads it, so writing the index imports neither pyarrow nor
+    pandas); a folder without either from `runs.parquet` with pyarrow, or through `load_results`.
 
     Raises:
         ResultsError: a file of it cannot be read.
     """
     manifest = read_manifest(folder)
-    parquet = folder / "runs.parquet"
-    if parquet.is_file():
+    types = _column_types(manifest)
+    csv_file, parquet = folder / "runs.csv", folder / "runs.parquet"
+    if csv_file.is_file() and types is not None:
+        columns, rows = _csv_rows(csv_file, types)
+        check_runs(csv_file, manifest, columns, [str(row.get("run_id")) for row in rows])
+    elif parquet.is_file():
         import pyarrow.parquet as pq
 
         try:
@@ -76,8 +83,59 @@ def read_runs(folder: Path) -> Runs:
 
         frame = load_results(folder).runs
         columns = tuple(str(c) for c in frame.columns)
-        rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+        records = frame.astype(object).where(frame.notna(), None).to_dict("records")
+        rows = [{str(key): value for key, value in record.items()} for record in records]
     return Runs(folder=folder, manifest=manifest, columns=columns, rows=tuple(rows))
+
+
+def _column_types(manifest: dict[str, Any]) -> dict[str, str] | None:
+    """The runs columns' types as the manifest describes them (`int: ...`), or None for a
+    manifest without descriptions."""
+    described = manifest.get("columns", {}).get("runs")
+    if not isinstance(described, dict) or not described:
+        return None
+    return {str(name): str(text).split(":", 1)[0] for name, text in described.items()}
+
+
+def _truth(cell: str) -> bool:
+    if cell not in ("true", "false"):
+        raise ValueError(f"{cell!r} is neither true nor false")
+    return cell == "true"
+
+
+_READ: dict[str, Callable[[str], Any]] = {
+    "int": int,
+    "float": float,
+    "bool": _truth,
+    "string": str,
+}
+
+
+def _csv_rows(path: Path, types: dict[str, str]) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """A CSV table's header and rows, each cell as its column's type (an empty cell None)."""
+    rows: list[dict[str, Any]] = []
+    try:
+        with path.open(encoding="utf-8", newline="") as file:
+            reader = csv.reader(file)
+            header = tuple(next(reader, ()))
+            read = [_READ.get(types.get(name, "string"), str) for name in header]
+            for record in reader:
+                rows.append(_typed_row(header, read, record, reader.line_num))
+    except (OSError, UnicodeDecodeError, csv.Error, ValueError) as error:
+        raise ResultsError(path, first_line(error)) from None
+    return header, rows
+
+
+def _typed_row(
+    header: tuple[str, ...], read: list[Callable[[str], Any]], record: list[str], line: int
+) -> dict[str, Any]:
+    if len(record) != len(header):
+        raise ValueError(f"line {line} has {len(record)} cells, the header {len(header)}")
+    try:
+        cells = zip(header, read, record, strict=True)
+        return {name: typed(cell) if cell else None for name, typed, cell in cells}
+    except ValueError as bad:
+        raise ValueError(f"line {line}: {bad}") from None
 
 
 def _cell(value: Any) -> str:

@@ -17,11 +17,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import struct
 import sysconfig
 import tempfile
 import traceback
-import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +42,7 @@ from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.grid import RunConfig
+from ctxlab.experiments.gzipped import gzipped
 from ctxlab.experiments.measures import PARENT, call_row, event_rows, run_measures
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
@@ -419,23 +418,6 @@ def request_file(calls: tuple[CallRecord, ...], wire: WireName = "openai") -> by
         line = {"call_index": record.call_index, "kind": record.kind, **request}
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     return gzipped("".join(lines).encode("utf-8"))
-
-
-GZIP_HEADER = b"\x1f\x8b\x08\x00" + bytes(4) + b"\x00\x03"
-"""A gzip member's header: deflate, no flags, no timestamp, no extra flags, made on Unix."""
-
-
-def gzipped(data: bytes) -> bytes:
-    """`data` as one gzip member whose header is `GZIP_HEADER` on every Python and platform.
-
-    `gzip.compress(mtime=0)` leaves the header to zlib on Python 3.11 (the system it was built
-    for: 3 on Linux) and writes 255 (unknown) from 3.12 on, so the same requests would be
-    different bytes; the compressed data (deflate at level 6) is zlib's either way.
-    """
-    deflate = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
-    body = deflate.compress(data) + deflate.flush()
-    trailer = struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
-    return GZIP_HEADER + body + trailer
 
 
 def request_file_name(run_id: str, wire: WireName) -> str:

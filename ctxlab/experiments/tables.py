@@ -31,6 +31,7 @@ from ctxlab.experiments.columns import (
 )
 from ctxlab.experiments.execute import RunResult
 from ctxlab.experiments.grid import RunConfig
+from ctxlab.experiments.parquet import write_parquet_file
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,43 +132,8 @@ def write_csv(table: Table, path: Path) -> None:
 
 
 def write_parquet(table: Table, path: Path) -> None:
-    """Write the table as Parquet with typed columns."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    arrays = [
-        arrow_column([_cast(row.get(c.name), c.type) for row in table.rows], c.type) for c in table.columns
+    """Write the table as Parquet with typed columns (`ctxlab.experiments.parquet`)."""
+    columns = [
+        (c.name, c.type, [_cast(row.get(c.name), c.type) for row in table.rows]) for c in table.columns
     ]
-    pq.write_table(pa.Table.from_arrays(arrays, names=[c.name for c in table.columns]), path)
-
-
-def arrow_column(values: Sequence[Any], kind: ColumnType) -> Any:
-    """`values` (each None or of `kind`, as `_cast` leaves them) as an Arrow array of `kind`.
-
-    The same array as `pyarrow.array(values, type=...)`, built from its buffers: `pyarrow.array`
-    imports pandas to ask whether `values` is a pandas object, half a second of every run that
-    writes a table.
-    """
-    import numpy as np
-    import pyarrow as pa
-
-    count = len(values)
-    present = [v is not None for v in values]
-    nulls = count - sum(present)
-    validity = (
-        pa.py_buffer(np.packbits(np.array(present, dtype=np.bool_), bitorder="little")) if nulls else None
-    )
-    if kind == "string":
-        encoded = [v.encode() if v is not None else b"" for v in values]
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        if offsets[-1] >= 2**31:
-            raise ValueError("a table's text column is over 2 GiB; Parquet strings here hold less")
-        buffers = [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))]
-        return pa.Array.from_buffers(pa.string(), count, buffers, null_count=nulls)
-    if kind == "bool":
-        bits = np.packbits(np.array([bool(v) for v in values], dtype=np.bool_), bitorder="little")
-        return pa.Array.from_buffers(pa.bool_(), count, [validity, pa.py_buffer(bits)], null_count=nulls)
-    dtype, arrow_type = (np.int64, pa.int64()) if kind == "int" else (np.float64, pa.float64())
-    data = np.array([0 if v is None else v for v in values], dtype=dtype)
-    return pa.Array.from_buffers(arrow_type, count, [validity, pa.py_buffer(data)], null_count=nulls)
+    write_parquet_file(path, columns)
