@@ -591,7 +591,8 @@ def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
 
 def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: Path) -> None:
     """Start-up is a large share of a small run: drawing libraries load only when figures are
-    drawn, and the tables are written and the index read without pandas, pyarrow or numpy."""
+    drawn, the tables are written and the index read without pandas, pyarrow or numpy, and a
+    script workload imports no transcript reader."""
     path = write(tmp_path, TINY)
     argv = ["run", str(path), "--out", str(tmp_path / "r"), "--quiet", "--no-plots", "--workers", "1"]
     code = f"import sys; from ctxlab.cli import main; main({argv!r}); print(sorted(sys.modules))"
@@ -601,6 +602,7 @@ def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: P
     assert (tmp_path / "r" / "index.md").is_file()
     assert "'matplotlib'" not in loaded and "'ctxlab.analysis.plots'" not in loaded
     assert "'pandas'" not in loaded and "'pyarrow'" not in loaded and "'numpy'" not in loaded
+    assert "'ctxlab.workloads.importers'" not in loaded  # the readers load for a transcript alone
     assert "'ctxlab.experiments.execute'" in loaded  # the probe sees the run's own imports
 
 

@@ -40,11 +40,9 @@ from ctxlab.scenarios.sources import digest_of, digests_of, file_text, text_sha2
 from ctxlab.workloads.files import unreadable
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
-from ctxlab.workloads.importers import ImportFormat, replay_text
-from ctxlab.workloads.importers.base import SessionError
 from ctxlab.workloads.limits import filler_budget
 from ctxlab.workloads.probes import Planted, Probe, plant
-from ctxlab.workloads.trace import TraceError, TraceWorkload, load_tools, parse_tools
+from ctxlab.workloads.trace import ImportFormat, TraceError, TraceWorkload, load_tools, parse_tools
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -190,6 +188,8 @@ def _file_problems(
     """Read the trace and tools files once each (their texts to `files`, their sha256 to
     `digests`); the problems, located at their fields. What an importer could not map (not for
     the lab's own OpenAI chat JSONL) goes to `warnings`, by path."""
+    from ctxlab.workloads.importers.base import SessionError  # the readers load for a transcript
+
     wanted = [("path", trace.path)] + ([("tools", trace.tools)] if trace.tools else [])
     for field, written in wanted:
         full = base / written
@@ -383,6 +383,8 @@ def _replay(
     key = (digest, fmt, tools, name, session)
 
     def make() -> TraceWorkload:
+        from ctxlab.workloads.importers import replay_text  # the readers load for a transcript
+
         return replay_text(text(), source, fmt=fmt, tools=tools, name=name, session=session)
 
     return _kept(_REPLAYED, key, make, REPLAYS_KEPT)

@@ -54,7 +54,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ctxlab.core.messages.blocks import Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
@@ -74,6 +74,23 @@ from ctxlab.workloads.files import (
     text_lines,
 )
 from ctxlab.workloads.inferred_tools import inferred_schemas
+
+ImportFormat = Literal[
+    "codex",
+    "claude-code",
+    "openhands",
+    "swe-agent",
+    "mini-swe-agent",
+    "langgraph",
+    "tau-bench",
+    "tau2",
+    "anthropic-messages",
+    "openai-responses",
+    "openai-chat",
+]
+"""The formats a transcript is imported from, in detection order (`ctxlab.workloads.importers`
+reads them; named here, where the loader takes them, so that a scenario without a transcript
+imports no reader)."""
 
 JOIN = "\n\n"
 """Separator of assistant texts joined into one round text or final answer."""

@@ -38,7 +38,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 from ctxlab.core.messages.tools import NotJSONError, ToolSchema
 from ctxlab.problems import unknown_name
@@ -66,6 +66,7 @@ from ctxlab.workloads.importers.base import (
 )
 from ctxlab.workloads.importers.guard import OPENAI_CHAT, SHAPE_ERRORS, Reading, guarded, misshapen
 from ctxlab.workloads.trace import (
+    ImportFormat,
     TraceError,
     TraceWorkload,
     file_lines,
@@ -76,20 +77,6 @@ from ctxlab.workloads.trace import (
     trace_of_lines,
 )
 
-ImportFormat = Literal[
-    "codex",
-    "claude-code",
-    "openhands",
-    "swe-agent",
-    "mini-swe-agent",
-    "langgraph",
-    "tau-bench",
-    "tau2",
-    "anthropic-messages",
-    "openai-responses",
-    "openai-chat",
-]
-"""The formats' names, in detection order (the registry below lists the same)."""
 DETECT_ENTRIES = 8
 """How many entries detection looks at."""
 
