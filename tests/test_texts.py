@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -148,6 +149,23 @@ def test_the_cache_key_follows_the_package_files_and_the_reader(tmp_path: Path) 
     assert changed != key
     reader.write_text("# reader, changed\n")
     assert text_cache.fingerprint(package, [reader]) not in {key, changed}
+
+
+def test_the_cache_key_is_the_one_of_the_files_rglob_finds_in_order_of_their_parts(tmp_path: Path) -> None:
+    """Entries written before the walk became `os.walk` keep their keys: the same files (no
+    folder reached through a link), in the same order ("a/x.py" before "a-b/x.py")."""
+    package, elsewhere = tmp_path / "pkg", tmp_path / "elsewhere"
+    for relative in ("a/x.py", "a-b/x.py", "a/b/c.py", "z.py", "notes.txt", "a/.hidden.py"):
+        (package / relative).parent.mkdir(parents=True, exist_ok=True)
+        (package / relative).write_text(relative)
+    elsewhere.mkdir()
+    (elsewhere / "linked.py").write_text("B = 2\n")
+    (package / "link").symlink_to(elsewhere, target_is_directory=True)
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(package)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    assert text_cache.fingerprint(package, []) == digest.hexdigest()[:32]
 
 
 def test_the_cache_stores_and_loads_and_shrugs_at_an_unwritable_folder(

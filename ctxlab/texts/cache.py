@@ -38,14 +38,28 @@ def cache_folder() -> Path:
 
 
 def fingerprint(package: Path, readers: Sequence[Path]) -> str:
-    """A key that changes when a Python file of `package` or the content of a reader changes."""
+    """A key that changes when a Python file of `package` or the content of a reader changes.
+
+    The files are those `package.rglob("*.py")` finds (symbolic links to folders not followed),
+    in the order of their paths' parts, walked with `os.walk`: half the time, the same key."""
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(package)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    for relative in sorted(_python_files(package), key=lambda path: path.split(os.sep)):
+        stat = os.stat(os.path.join(package, relative))
+        digest.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     for reader in readers:
         digest.update(reader.read_bytes())
     return digest.hexdigest()[:32]
+
+
+def _python_files(package: Path) -> list[str]:
+    """The `.py` files under `package`, as paths relative to it."""
+    found = []
+    for folder, _, names in os.walk(package):
+        inside = os.path.relpath(folder, package)
+        found += [
+            name if inside == "." else os.path.join(inside, name) for name in names if name.endswith(".py")
+        ]
+    return found
 
 
 def _entry(name: str, key: str) -> Path:
