@@ -12,6 +12,7 @@ from ctxlab.analysis.results import Results, read_requests
 from ctxlab.presets.registry import PRESETS
 from ctxlab.problems import ScenarioError
 from ctxlab.scenarios import workload
+from ctxlab.workloads import importers
 from ctxlab.workloads.trace import TraceWorkload
 from tests.scenarios.files import long_reply
 
@@ -118,13 +119,13 @@ def test_a_replay_maps_its_transcript_once_and_sees_an_edited_one(
     """Checking the trace, building it and raising the round limit (a second load) all take the
     one replay; the same path with other content is replayed anew."""
     replayed: list[str] = []
-    real = workload.replay_text
+    real = importers.replay_text
 
     def counted(text: str, source: str, **kwargs: Any) -> TraceWorkload:
         replayed.append(source)
         return real(text, source, **kwargs)
 
-    monkeypatch.setattr(workload, "replay_text", counted)
+    monkeypatch.setattr(importers, "replay_text", counted)  # the loader imports it as it replays
     workload.forget_kept()
     trace = long_reply(scratch, 60)
     runs = replay.replay_transcript(trace, scratch / "a", context_size=10**6, presets=["none"]).runs
