@@ -31,7 +31,6 @@ from ctxlab.presets.registry import flatten
 from ctxlab.scenarios.load import LoadedScenario, ScenarioPoint
 from ctxlab.scenarios.schema import Scenario
 from ctxlab.scenarios.sources import SourceFiles
-from ctxlab.workloads.generators import GENERATORS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,9 +68,7 @@ def resolved_config(scenario: Scenario, entry: StrategyEntry, digests: Mapping[s
     scenario's files, by path."""
     workload = scenario.workload.model_dump(mode="json")
     if scenario.workload.generator is not None:
-        generator = scenario.workload.generator
-        params = GENERATORS[generator.name].parse(generator.params)
-        workload["generator"]["params"] = params.model_dump(mode="json")
+        workload["generator"]["params"] = scenario.workload.generator.resolved_params()
     config: dict[str, Any] = {
         "seed": scenario.seed,
         "workload": workload,

@@ -267,24 +267,34 @@ def _check_workloads(
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Build each distinct workload once, so a probe that cannot be planted fails at load time;
     each point's rounds per scripted turn (`scripted_rounds`), and per delegated script's turn
-    (`delegated_rounds`)."""
+    (`delegated_rounds`).
+
+    The workloads are built last to first: the process keeps the last few built
+    (`workload.BUILT_KEPT`), and so keeps those of the grid's first points, which the runs, in
+    grid order, take back instead of building them again. Problems are told in grid order."""
     keys = [f"{p.scenario.seed}:{p.scenario.workload.as_json}" for p in points]
+    firsts = {key: point for key, point in reversed(list(zip(keys, points, strict=True)))}
     built: dict[str, tuple[list[int], list[int]]] = {}
-    problems: list[Problem] = []
-    for point, key in zip(points, keys, strict=True):
-        if key in built:
-            continue
-        built[key] = ([], [])
+    failed: dict[str, list[Problem]] = {}
+    for key, point in firsts.items():
         try:
             workload = point.scenario.workload.build(point.scenario.seed, files)
             built[key] = (scripted_rounds(workload), delegated_rounds(workload))
         except WorkloadError as error:
-            for found in error.problems:
-                problem = located.locate(Problem(loc=("workload", *found.loc), message=found.message))
-                problems.append(_relocate(problem, located, axes, point.picks) if axes else problem)
-    if problems:
-        raise ScenarioError(_dedupe(problems))
+            built[key] = ([], [])
+            failed[key] = [_workload_problem(located, axes, point, found) for found in error.problems]
+    if failed:
+        in_order = dict.fromkeys(keys)
+        raise ScenarioError(_dedupe(p for key in in_order if key in failed for p in failed[key]))
     return [built[key][0] for key in keys], [built[key][1] for key in keys]
+
+
+def _workload_problem(
+    located: Located, axes: tuple[Axis, ...], point: ScenarioPoint, found: Problem
+) -> Problem:
+    """A problem of a point's workload, located in the file (at the sweep value that made it)."""
+    problem = located.locate(Problem(loc=("workload", *found.loc), message=found.message))
+    return _relocate(problem, located, axes, point.picks) if axes else problem
 
 
 def _check_texts(located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...]) -> None:

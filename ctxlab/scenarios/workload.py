@@ -254,9 +254,14 @@ class WorkloadSpec(Section):
 
     @functools.cached_property
     def as_json(self) -> str:
-        """The section as JSON: equal texts build the same workload for a seed. Worked out once
-        per section (a long script's is long, and loading and the run both key by it)."""
-        return self.model_dump_json()
+        """The section as JSON, a generator's parameters with their defaults filled in (as a
+        run's config holds them): equal texts build the same workload for a seed, and the run
+        finds the workload its loading built. Worked out once per section (a long script's is
+        long, and loading and the run both key by it)."""
+        if self.generator is None:
+            return self.model_dump_json()
+        resolved = self.generator.model_copy(update={"params": self.generator.resolved_params()})
+        return self.model_copy(update={"generator": resolved}).model_dump_json()
 
     def build(self, seed: int, files: Mapping[str, str]) -> Workload:
         """The workload's script for `seed`, reading trace and tool files from `files` (their texts).

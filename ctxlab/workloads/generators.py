@@ -137,3 +137,9 @@ class GeneratorSpec(Spec):
     def generate(self, seed: int) -> Planted:
         """The generated, planted script."""
         return generate(self.name, self.params, seed=seed)
+
+    def resolved_params(self) -> dict[str, Any]:
+        """The parameters with the generator's defaults filled in, as JSON data (what a run's
+        config holds)."""
+        params: dict[str, Any] = GENERATORS[self.name].parse(self.params).model_dump(mode="json")
+        return params
