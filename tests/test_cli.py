@@ -865,3 +865,20 @@ def test_a_replays_warnings_name_the_command_not_a_line_it_has_not(tmp_path: Pat
 
 def _call(call_id: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+
+
+def test_an_interruption_after_the_results_are_in_place_says_they_stay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the index is written, after every results folder is in place: the message
+    may not say the results were discarded."""
+    from ctxlab.analysis import report
+
+    def interrupted(root: Path) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "write_index", interrupted)
+    code, _, err = run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--quiet")
+    assert code == 130
+    assert err == "interrupted: a results folder not yet complete was discarded; those in place stay\n"
+    assert (tmp_path / "r" / "tiny" / "runs.csv").is_file()

@@ -79,7 +79,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             print(message, file=err)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: results being written were discarded; earlier results are untouched", file=err)
+        # said the same whenever the interruption came: each folder is put in place whole or not at all
+        print("interrupted: a results folder not yet complete was discarded; those in place stay", file=err)
         return 130
     except OSError as error:
         print(f"ctxlab: {error}", file=err)
