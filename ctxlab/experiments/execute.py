@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SkipValidation
 
+from ctxlab.core.events import Event
 from ctxlab.core.messages.model import ChatModel
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.wire.views import WireName, anthropic_of_openai, anthropic_tool
@@ -43,7 +44,7 @@ from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.grid import RunConfig
 from ctxlab.experiments.gzipped import gzipped
-from ctxlab.experiments.measures import PARENT, call_row, event_rows, run_measures
+from ctxlab.experiments.measures import PARENT, call_row, event_rows, run_measures, trailing_event_rows
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
 from ctxlab.models.scripted import ScriptModel
@@ -296,6 +297,7 @@ class _Subagent:
     delegated_at: int | None
     context_size: int
     calls: tuple[CallRecord, ...]
+    trailing: tuple[Event, ...]  # recorded after its last call
 
 
 def _subagents(run: _Run) -> tuple[_Subagent, ...]:
@@ -305,6 +307,7 @@ def _subagents(run: _Run) -> tuple[_Subagent, ...]:
             delegated_at=child.delegated_at,
             context_size=child.env.context_size,
             calls=tuple(child.env.recorder.calls),
+            trailing=tuple(child.env.recorder.pending_events),
         )
         for label, child in labelled_subagents(run.session.loop)
     )
@@ -323,6 +326,7 @@ def _result(
     records = tuple(run.env.recorder.calls) if calls is None else calls
     rows = _rows(config, run, records)
     events = tuple(row for record in records for row in event_rows(config.run_id, record))
+    events += trailing_event_rows(config.run_id, len(records), tuple(run.env.recorder.pending_events))
     subagents = _subagents(run)
     sub_rows = tuple(
         row
@@ -332,7 +336,12 @@ def _result(
         )
     )
     sub_events = tuple(
-        row for s in subagents for record in s.calls for row in event_rows(config.run_id, record, s.label)
+        row
+        for s in subagents
+        for row in (
+            *(row for record in s.calls for row in event_rows(config.run_id, record, s.label)),
+            *trailing_event_rows(config.run_id, len(s.calls), s.trailing, s.label),
+        )
     )
     measures = run_measures(
         rows,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ctxlab.core.events import EventKind, joined
+from ctxlab.core.events import Event, EventKind, joined
 from ctxlab.core.world.retention import RetentionScores
 from ctxlab.engine.trace import CallRecord, CompressionRecord, Convention
 
@@ -115,6 +115,25 @@ def event_rows(run_id: str, record: CallRecord, agent: str = PARENT) -> tuple[di
             "agent": agent,
         }
         for order, event in enumerate(record.events)
+    )
+
+
+def trailing_event_rows(
+    run_id: str, calls: int, events: Sequence[Event], agent: str = PARENT
+) -> tuple[dict[str, Any], ...]:
+    """The rows of `events` recorded after the run's last call (the last compression, its
+    `loop_warning`, the `iteration_limit` that ended the reply): `call_index` is the index the
+    next call would have had (`calls`), which no row of `calls` holds."""
+    return tuple(
+        {
+            "run_id": run_id,
+            "call_index": calls,
+            "order": order,
+            "kind": event.kind.value,
+            "detail": event.detail or None,
+            "agent": agent,
+        }
+        for order, event in enumerate(events)
     )
 
 

@@ -74,10 +74,13 @@ class Compaction:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stepped:
-    """A step's new state, and its compaction when it compacted."""
+    """A step's new state, and its compaction when it compacted; `earlier` holds the compactions
+    it made before that one in the same check (a framework whose every condensation is a step of
+    its own condenses several times in a row), each judged in order."""
 
     state: EpisodeState
     compaction: Compaction | None = None
+    earlier: tuple[Compaction, ...] = ()
 
 
 ClearedKeys = tuple[str, ...] | frozenset[str]
@@ -286,6 +289,8 @@ class StepStrategy:
                 continue
             stepped = step.compress(state, env, frame)
             state = stepped.state
+            for done in stepped.earlier:
+                guard = self._judge(done, guard, state, env)
             if stepped.compaction is not None:
                 guard = self._judge(stepped.compaction, guard, state, env)
         if guard != stored:

@@ -411,6 +411,54 @@ strategies: [{preset: agentscope}]
     assert int(run["compressions"]) > 2 and run["loop_warnings"] == run["compressions"]
 
 
+BLANK_SUMMARY = """\
+name: openhands-blank-summary
+workload:
+  generator: {name: retrieval, params: {result_bytes: 1200, system_prompt_bytes: 0, user_bytes: 50}}
+model:
+  context_size: 300
+  summarizer: {kind: fixed, fail_on: [1, 2, 5], fail_mode: no_tool_call}
+strategies: [{name: oh, preset: openhands, condenser: {max_tokens: 100}}]
+"""
+
+
+def test_condensations_in_a_row_are_each_judged_and_events_after_the_last_call_are_kept(
+    tmp_path: Path,
+) -> None:
+    """The fixed summary alone is over `max_tokens`, so the condenser resets at every step until
+    the iteration limit, as the SDK does (its driver makes the same 496 summary calls): every
+    condensation is a compression, each of the 493 that leave the request over the trigger is a
+    loop warning, and the last condensation, its warning and the iteration limit, recorded after
+    the last call, are in the events table too."""
+    folder = run_to(tmp_path, BLANK_SUMMARY)
+    (run,) = rows(folder / "runs.csv")
+    events = [e["kind"] for e in rows(folder / "events.csv")]
+    assert int(run["compressions"]) == int(run["summary_calls"]) == events.count("compressed") == 496
+    assert int(run["loop_warnings"]) == events.count("loop_warning") == 493
+    assert events[-1] == EventKind.ITERATION_LIMIT
+
+
+SUB_LIMIT = """\
+name: sub-limit
+workload:
+  generator:
+    name: delegated_research
+    params: {questions: 1, rounds: 4, fan_out: 1, result_bytes: 800, finding_bytes: 100, delegate: true}
+model: {context_size: 32000, summarizer: {kind: fixed}}
+strategies: [{preset: agentscope}]
+delegate: {strategy: {preset: openhands, max_iterations: 3}}
+"""
+
+
+def test_a_subagents_events_after_its_last_call_are_kept_in_its_own_numbering(tmp_path: Path) -> None:
+    """The sub-agent stops at its iteration limit after its third call: the event comes after
+    its last call, at the index its next call would have had."""
+    folder = run_to(tmp_path, SUB_LIMIT)
+    sub_calls = [c for c in rows(folder / "calls.csv") if c["agent"] == "sub-1"]
+    (limit,) = [e for e in rows(folder / "events.csv") if e["kind"] == EventKind.ITERATION_LIMIT]
+    assert (limit["agent"], int(limit["call_index"])) == ("sub-1", len(sub_calls)) == ("sub-1", 3)
+
+
 BREAKER = """\
 name: breaker
 description: A summarizer that always fails, with and without the circuit breaker.

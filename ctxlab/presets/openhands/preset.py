@@ -116,10 +116,10 @@ class CondenseEvents(Step):
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """Condense, step after step, while the SDK would (each a conversation iteration): at most
         until the reply's steps (its reasoning calls and condensations) reach `max_iterations`,
-        where the conversation stops the reply."""
+        where the conversation stops the reply. Each condensation is reported, to be judged."""
         reply, used = memo(state, STEPS_KEY, ("", 0))
         used = used if reply == state.reply.reply_id else 0
-        compaction = None
+        done: list[Compaction] = []
         while state.cur_iter + used < self.max_iterations:
             before = request_sizer(state, env, frame).tokens(state.context_tally)
             attempt = self.attempt(state, env, frame)
@@ -128,10 +128,11 @@ class CondenseEvents(Step):
                 break
             used += 1
             after = request_sizer(state, env, frame).tokens(state.context_tally)
-            compaction = Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0)
-        if compaction is not None:
-            state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
-        return Stepped(state=state, compaction=compaction)
+            done.append(Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0))
+        if not done:
+            return Stepped(state=state)
+        state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
+        return Stepped(state=state, compaction=done[-1], earlier=tuple(done[:-1]))
 
     def limit(self, env: Env) -> int | None:
         """The token trigger: `min(max_tokens, the window)`."""
