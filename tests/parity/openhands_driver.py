@@ -23,6 +23,8 @@ Invariants:
   made as the SDK's LLM makes one from an OpenAI-compatible provider's message: a LiteLLM
   message with `reasoning_content`, through `Message.from_llm_chat_message`. The condenser has its own
   `TestLLM` whose answers are scripted in order too.
+- Any window runs: `ALLOW_SHORT_CONTEXT_WINDOWS` is set, so the SDK takes a window under its
+  16,384-token minimum (the lab's tiny windows) instead of refusing it.
 - Nothing in a request depends on the clock, the host or a random draw: `uuid.uuid4` is replaced
   by a counter before the SDK is imported, stuck detection is off, and the workspace is a fixed
   folder; two runs in two processes give the same bytes.
@@ -40,6 +42,10 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OPENHANDS_SUPPRESS_BANNER", "1")
+# The SDK refuses an agent window under 16,384 tokens (`LLM._validate_context_window_size`, the only
+# reader of this variable) unless it is set; the lab runs any window, as the SDK does with it set.
+# Set for every workload: for a window of 16,384 tokens or more, or none, it changes nothing.
+os.environ["ALLOW_SHORT_CONTEXT_WINDOWS"] = "true"
 
 _COUNTER = itertools.count(1)
 

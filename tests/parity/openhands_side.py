@@ -3,9 +3,10 @@
 The driver (`tests/parity/openhands_driver.py`) runs in the OpenHands environment as one server
 process per test session (its import takes many seconds); `OpenHandsDriver.run` sends it a
 workload and reads back the trace. `run_lab` plays the same script through ctxlab's loop with
-the `openhands` preset. Both traces are lists of calls in one normal form (`Call`): the kind, the
-messages as (role, text, calls, tool call id), the `reasoning_content` each message is sent with
-(None when it has none) and the tools, so the two compare with `==`.
+the `openhands` preset (`lab_run` also gives the lab's events after its last call). Both traces
+are lists of calls in one normal form (`Call`): the kind, the messages as (role, text, calls,
+tool call id), the `reasoning_content` each message is sent with (None when it has none) and the
+tools, so the two compare with `==`.
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ def sdk_calls(trace: dict[str, Any]) -> list[Call]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
-    """A parity case: the script, the preset's parameters, which summaries fail, the window."""
+    """A parity case: the script, the preset's parameters, which summaries fail, the window, the
+    summary text both summarizers answer."""
 
     script: Script
     params: OpenHandsParams
@@ -111,6 +113,7 @@ class Workload:
     blank_on: frozenset[int] = frozenset()
     blank_mode: FailMode = "no_tool_call"  # how a call of `blank_on` answers: " ", or `empty`
     model: str = "test-model"  # the SDK's model name: whether it sends reasoning back depends on it
+    summary: str = SUMMARY_TEXT
 
 
 def driver_workload(case: Workload) -> dict[str, Any]:
@@ -148,7 +151,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         },
         "model": case.model,
         "max_input_tokens": case.context_size,
-        "summary": SUMMARY_TEXT,
+        "summary": case.summary,
         "failing_summaries": sorted(case.fail_on),
         "blank_summaries": sorted(case.blank_on),
         "blank": BLANK_TEXTS[case.blank_mode],
@@ -191,14 +194,30 @@ class ScheduledSummarizer:
         return self.inner.respond(request) if mode is None else failed_answer(mode, request)
 
 
+@dataclass(frozen=True, slots=True)
+class LabRun:
+    """ctxlab's run of a case: every call in normal form, the error that ended it, and the kinds
+    of the events recorded after its last call (`iteration_limit` when the limit ended a reply)."""
+
+    calls: list[Call]
+    error: str | None
+    trailing: tuple[str, ...]
+
+
 def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], str | None]:
     """ctxlab's run of the case: every call in normal form, and the error that ended it."""
+    run = lab_run(case, texts_name)
+    return run.calls, run.error
+
+
+def lab_run(case: Workload, texts_name: str = "openhands") -> LabRun:
+    """ctxlab's run of the case (`LabRun`)."""
     from dataclasses import replace
 
     texts = replace(CTXLAB_TEXTS, name=texts_name)
     model = RecordingModel(ScriptModel(case.script), [])
     summarizer = ScheduledSummarizer(
-        FixedSummarizer(fields={}, text=SUMMARY_TEXT, requests=None),
+        FixedSummarizer(fields={}, text=case.summary, requests=None),
         {k: "raise" for k in case.fail_on} | dict.fromkeys(case.blank_on, case.blank_mode),
     )
     env = Env(
@@ -241,4 +260,4 @@ def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], 
                 wire=tuple(wire),
             )
         )
-    return calls, error
+    return LabRun(calls, error, tuple(e.kind.value for e in env.recorder.pending_events))

@@ -24,10 +24,12 @@ from hypothesis import HealthCheck, given, settings
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
-from ctxlab.models.summarizers import FailMode
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.models.summarizers import FailMode, summary_text_of
 from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.presets.openhands.tokens import count_message
+from ctxlab.scenarios.summarizers import DEFAULT_FIELDS
+from ctxlab.workloads.generators import generate
 from tests.parity import hybrid_side as hybrid
 from tests.parity.openhands_side import (
     SUMMARY_TEXT,
@@ -35,6 +37,7 @@ from tests.parity.openhands_side import (
     OpenHandsDriver,
     Workload,
     driver_workload,
+    lab_run,
     run_lab,
     sdk_calls,
 )
@@ -238,6 +241,50 @@ def test_a_request_over_the_limit_by_itself_resets_until_the_iteration_limit(dri
     params = OpenHandsParams(condenser=condenser, max_iterations=250)
     kinds = compare(driver, Workload(script=script, params=params))
     assert kinds == ["summary"] * 500
+
+
+def test_a_summary_over_the_token_trigger_by_itself_condenses_at_every_step_until_the_limit(
+    driver: OpenHandsDriver,
+) -> None:
+    """23: a 300-token window, `max_tokens` 192, one retrieval of 1,200 bytes a round, and the
+    fixed summarizer's own answer (360 characters): the system prompt, that summary and the tool
+    alone count more than 192, so every condensation leaves the view over the trigger and the
+    next step condenses again, forgetting the summary for a new one; nothing stops the chain
+    before `max_iteration_per_run` (50 here) ends the reply, as status `error` in the SDK and
+    `iteration_limit` in the lab. Summaries 1, 2 and 5 answer blank: a blank summary is kept as
+    the summary and leaves room for one reasoning call. Summary 12 raises: it condenses nothing,
+    and the hard reset's first attempt in the same step does, so 51 calls make 50 steps. The
+    window is under the SDK's 16,384-token minimum: the driver sets `ALLOW_SHORT_CONTEXT_WINDOWS`.
+    `tests/experiments/test_results.py`'s `openhands-blank-summary` run in small (there 500
+    iterations, 496 summaries, and `max_tokens` 100 under the lab's own texts, whose tool lacks
+    the ~90 tokens of the SDK's `security_risk` and `summary` parameters)."""
+    query = {
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "What to retrieve."}},
+        "required": ["query"],
+    }
+    sizes = {"result_bytes": 1200, "system_prompt_bytes": 0, "user_bytes": 50, "tool_parameters": query}
+    script = assign_call_ids(generate("retrieval", sizes, seed=0).script)
+    params = OpenHandsParams(condenser=CondenserSettings(max_tokens=192), max_iterations=50)
+    case = Workload(
+        script=script,
+        params=params,
+        fail_on=frozenset({12}),
+        blank_on=frozenset({1, 2, 5}),
+        context_size=300,
+        summary=summary_text_of(DEFAULT_FIELDS),
+    )
+    trace = driver.run(driver_workload(case))
+    kinds = same_calls(case, trace)
+    assert summary_positions(kinds) == [1, 2, 3, 3, 3] + [4] * 42  # 47 summaries, 42 in a row
+    assert kinds[-42:] == ["summary"] * 42 and len(kinds) == 51
+    condensed = trace["condensations"]
+    assert len(kinds) - len(condensed) == 5  # the 4 reasoning calls, and the summary that raised
+    assert kinds.count("reasoning") + len(condensed) == 50  # every step until the limit
+    assert trace["errors"] == ["error"] and lab_run(case).trailing[-1] == "iteration_limit"
+    blank = [c["before_call"] for c in condensed if c["summary"] == " "]
+    assert blank == [1, 2, 3]  # each blank summary let the next reasoning call through
+    assert all(c["summary"] == case.summary for c in condensed if c["before_call"] == 4)
 
 
 def test_two_driver_processes_write_the_same_bytes(driver: OpenHandsDriver) -> None:
