@@ -377,6 +377,8 @@ PRESET = Preset(
         "providers refuse (reproduced, not repaired; 10)",
         f"max_iterations above {MAX_ITERATIONS:,} is refused when the scenario loads; the SDK sets no "
         "upper bound (declared as 2)",
+        "a window under 16,384 tokens runs, as in the SDK with ALLOW_SHORT_CONTEXT_WINDOWS set; without "
+        "it the SDK refuses such a window (declared as 23)",
     ),
 )
 
