@@ -90,6 +90,9 @@ class RunResult:
     cache_metered: bool = False
     retention: tuple[dict[str, Any], ...] = ()
     probes: int = 0
+    warnings: tuple[str, ...] = ()
+    """What the engine warned of during the run (a compaction flagged for making no progress, a
+    breaker that stopped compacting), each naming its call; a sub-agent's prefixed with its label."""
 
 
 def cache_meter(counter: TokenCounter) -> CacheMeter | None:
@@ -369,7 +372,19 @@ def _result(
             snapshot_summary(s) for s in (snapshots or (run.tracker.snapshots if run.tracker else ()))
         ),
         probes=len(run.workload.probes),
+        warnings=_run_warnings(run),
     )
+
+
+def _run_warnings(run: _Run) -> tuple[str, ...]:
+    """The engine's warnings of the run, then of each sub-agent (labelled), in the order made."""
+    own = tuple(run.env.recorder.warnings)
+    subs = tuple(
+        f"{label}: {warning}"
+        for label, child in labelled_subagents(run.session.loop)
+        for warning in child.env.recorder.warnings
+    )
+    return own + subs
 
 
 def snapshot_summary(snapshot: RetentionSnapshot) -> dict[str, Any]:

@@ -163,6 +163,7 @@ def manifest(
                 "strategy_settings": config.config["strategy"],
                 **({"delegate": config.config["delegate"]} if "delegate" in config.config else {}),
                 "retention": list(result.retention),
+                **({"warnings": list(result.warnings)} if result.warnings else {}),
                 **(
                     {"error": result.error, "traceback": result.traceback}
                     if result.status == "failed"

@@ -26,7 +26,7 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -74,13 +74,10 @@ class Compaction:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stepped:
-    """A step's new state, and its compaction when it compacted; `earlier` holds the compactions
-    it made before that one in the same check (a framework whose every condensation is a step of
-    its own condenses several times in a row), each judged in order."""
+    """A step's new state, and its compaction when it compacted."""
 
     state: EpisodeState
     compaction: Compaction | None = None
-    earlier: tuple[Compaction, ...] = ()
 
 
 ClearedKeys = tuple[str, ...] | frozenset[str]
@@ -112,6 +109,12 @@ class Step:
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """The stored edit before a call."""
         return Stepped(state=state)
+
+    def compress_each(self, state: EpisodeState, env: Env, frame: Frame) -> Iterator[Stepped]:
+        """`compress` as the compactions it makes, one at a time, the last state last: a step
+        that condenses several times before one call (each condensation a step of the framework's
+        own) yields each as it is made, so each is judged before the next summary call."""
+        yield self.compress(state, env, frame)
 
     def edit(self, messages: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> Edit:
         """The request-only edit of `messages` (the context as the previous steps left it)."""
@@ -287,12 +290,10 @@ class StepStrategy:
         for step in self.steps:
             if step.stoppable and self.futile_limit and guard.breaker.tripped:
                 continue
-            stepped = step.compress(state, env, frame)
-            state = stepped.state
-            for done in stepped.earlier:
-                guard = self._judge(done, guard, state, env)
-            if stepped.compaction is not None:
-                guard = self._judge(stepped.compaction, guard, state, env)
+            for stepped in step.compress_each(state, env, frame):
+                state = stepped.state
+                if stepped.compaction is not None:
+                    guard = self._judge(stepped.compaction, guard, state, env)
         if guard != stored:
             state = with_memo(state, PROGRESS_KEY, guard)
         return self._note_edits(state, env, frame) if any(s.edits for s in self.steps) else state

@@ -436,6 +436,9 @@ def test_condensations_in_a_row_are_each_judged_and_events_after_the_last_call_a
     assert int(run["compressions"]) == int(run["summary_calls"]) == events.count("compressed") == 496
     assert int(run["loop_warnings"]) == events.count("loop_warning") == 493
     assert events[-1] == EventKind.ITERATION_LIMIT
+    (entry,) = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["runs"]
+    assert len(entry["warnings"]) == 493, entry["warnings"][:3]  # each flagged compaction, told
+    assert all(w.startswith("call ") and " oh compaction " in w for w in entry["warnings"])
 
 
 SUB_LIMIT = """\
@@ -457,6 +460,24 @@ def test_a_subagents_events_after_its_last_call_are_kept_in_its_own_numbering(tm
     sub_calls = [c for c in rows(folder / "calls.csv") if c["agent"] == "sub-1"]
     (limit,) = [e for e in rows(folder / "events.csv") if e["kind"] == EventKind.ITERATION_LIMIT]
     assert (limit["agent"], int(limit["call_index"])) == ("sub-1", len(sub_calls)) == ("sub-1", 3)
+    (entry,) = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["runs"]
+    assert "warnings" not in entry  # a run the engine warned nothing of has no list
+
+
+def test_a_chains_condensations_are_each_judged_before_the_next_summary_call(tmp_path: Path) -> None:
+    """A sub-agent whose window never fits under `max_tokens` condenses at every step: each
+    condensation's `loop_warning` comes with it, before the next (summary) call, and the run's
+    warnings in the manifest name each call, labelled with the sub-agent."""
+    folder = run_to(
+        tmp_path, SUB_LIMIT.replace("max_iterations: 3}", "max_iterations: 6, condenser: {max_tokens: 50}}")
+    )
+    events = [(int(e["call_index"]), e["kind"]) for e in rows(folder / "events.csv") if e["agent"] == "sub-1"]
+    chain = [(call, kind) for call in range(1, 7) for kind in ("compressed", "loop_warning")]
+    assert events == [*chain, (6, EventKind.ITERATION_LIMIT)]
+    (entry,) = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["runs"]
+    assert [w.split(" openhands ")[0] for w in entry["warnings"]] == [
+        f"sub-1: call {k}:" for k in range(1, 7)
+    ]
 
 
 BREAKER = """\

@@ -36,6 +36,7 @@ Texts: `texts: openhands` takes the SDK's strings from the installed package
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -113,13 +114,13 @@ class CondenseEvents(Step):
     key: ClassVar[str] = "condenser"
     edits: ClassVar[bool] = True
 
-    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
+    def compress_each(self, state: EpisodeState, env: Env, frame: Frame) -> Iterator[Stepped]:
         """Condense, step after step, while the SDK would (each a conversation iteration): at most
         until the reply's steps (its reasoning calls and condensations) reach `max_iterations`,
-        where the conversation stops the reply. Each condensation is reported, to be judged."""
+        where the conversation stops the reply. Each condensation is yielded as it is made, then
+        the state the check ends with."""
         reply, used = memo(state, STEPS_KEY, ("", 0))
         used = used if reply == state.reply.reply_id else 0
-        done: list[Compaction] = []
         while state.cur_iter + used < self.max_iterations:
             before = request_sizer(state, env, frame).tokens(state.context_tally)
             attempt = self.attempt(state, env, frame)
@@ -128,11 +129,19 @@ class CondenseEvents(Step):
                 break
             used += 1
             after = request_sizer(state, env, frame).tokens(state.context_tally)
-            done.append(Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0))
-        if not done:
-            return Stepped(state=state)
-        state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
-        return Stepped(state=state, compaction=done[-1], earlier=tuple(done[:-1]))
+            state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
+            yield Stepped(
+                state=state,
+                compaction=Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0),
+            )
+        yield Stepped(state=state)
+
+    def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
+        """Every condensation of the check (`compress_each`), the last one reported."""
+        last = Stepped(state=state)
+        for stepped in self.compress_each(state, env, frame):
+            last = stepped if stepped.compaction is not None else replace(last, state=stepped.state)
+        return last
 
     def limit(self, env: Env) -> int | None:
         """The token trigger: `min(max_tokens, the window)`."""
