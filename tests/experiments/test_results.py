@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import gzip
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -451,6 +452,17 @@ model: {context_size: 32000, summarizer: {kind: fixed}}
 strategies: [{preset: agentscope}]
 delegate: {strategy: {preset: openhands, max_iterations: 3}}
 """
+
+
+def test_openhands_condensations_are_judged_in_the_sdks_tokens(tmp_path: Path) -> None:
+    """At `max_tokens` 115 each condensation leaves 107 of the SDK's tokens (the units of its
+    trigger; the lab's own counter reads 122): under the trigger, so the next step is a reasoning
+    call, and no condensation is a loop warning."""
+    folder = run_to(tmp_path, BLANK_SUMMARY.replace("max_tokens: 100", "max_tokens: 115"))
+    (run,) = rows(folder / "runs.csv")
+    assert int(run["compressions"]) > 2 and run["loop_warnings"] == "0"
+    kinds = [c["kind"] for c in rows(folder / "calls.csv")]
+    assert all(a != b for a, b in itertools.pairwise(kinds) if a == "summary")  # never two in a row
 
 
 def test_a_subagents_events_after_its_last_call_are_kept_in_its_own_numbering(tmp_path: Path) -> None:

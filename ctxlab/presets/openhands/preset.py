@@ -122,13 +122,14 @@ class CondenseEvents(Step):
         reply, used = memo(state, STEPS_KEY, ("", 0))
         used = used if reply == state.reply.reply_id else 0
         while state.cur_iter + used < self.max_iterations:
-            before = request_sizer(state, env, frame).tokens(state.context_tally)
             attempt = self.attempt(state, env, frame)
-            state = attempt.state
             if not attempt.condensed:
+                state = attempt.state
                 break
+            # judged in the SDK's tokens, the units of its trigger (`limit`)
+            before, state = self.count(state, frame), attempt.state
             used += 1
-            after = request_sizer(state, env, frame).tokens(state.context_tally)
+            after = self.count(state, frame)
             state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
             yield Stepped(
                 state=state,
