@@ -104,7 +104,7 @@ def test_the_bytes_are_pinned() -> None:
             ("ok", "bool", [True, False, None]),
         ]
     )
-    digest = "efa1f9ff4dbef1c0974fcee79286c117a38b29d7bd9dd32949d7c2dfd2fad3bf"
+    digest = "6d0708a734965b924d10316d6e1eef3ca08325ebe0e0f47c5412173b45360316"
     assert hashlib.sha256(data).hexdigest() == digest
 
 
