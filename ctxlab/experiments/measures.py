@@ -105,17 +105,7 @@ def call_row(
 
 def event_rows(run_id: str, record: CallRecord, agent: str = PARENT) -> tuple[dict[str, Any], ...]:
     """The rows of `events` for one call of `agent`: one per event, `order` 0-based within the call."""
-    return tuple(
-        {
-            "run_id": run_id,
-            "call_index": record.call_index,
-            "order": order,
-            "kind": event.kind.value,
-            "detail": event.detail or None,
-            "agent": agent,
-        }
-        for order, event in enumerate(record.events)
-    )
+    return _event_rows(run_id, record.call_index, record.events, agent)
 
 
 def trailing_event_rows(
@@ -124,10 +114,16 @@ def trailing_event_rows(
     """The rows of `events` recorded after the run's last call (the last compression, its
     `loop_warning`, the `iteration_limit` that ended the reply): `call_index` is the index the
     next call would have had (`calls`), which no row of `calls` holds."""
+    return _event_rows(run_id, calls, events, agent)
+
+
+def _event_rows(
+    run_id: str, call_index: int, events: Sequence[Event], agent: str
+) -> tuple[dict[str, Any], ...]:
     return tuple(
         {
             "run_id": run_id,
-            "call_index": calls,
+            "call_index": call_index,
             "order": order,
             "kind": event.kind.value,
             "detail": event.detail or None,

@@ -98,10 +98,12 @@ STEPS_KEY = "condenser-steps"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Attempt:
-    """What one condensation check did: the new state, and whether the step may go on checking."""
+    """What one condensation check did: the new state, whether the step may go on checking, and
+    the SDK's token count of the request it checked."""
 
     state: EpisodeState
     condensed: bool
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,17 +125,17 @@ class CondenseEvents(Step):
         used = used if reply == state.reply.reply_id else 0
         while state.cur_iter + used < self.max_iterations:
             attempt = self.attempt(state, env, frame)
+            state = attempt.state
             if not attempt.condensed:
-                state = attempt.state
                 break
-            # judged in the SDK's tokens, the units of its trigger (`limit`)
-            before, state = self.count(state, frame), attempt.state
             used += 1
-            after = self.count(state, frame)
+            after = self.count(state, frame)  # judged in the SDK's tokens, its trigger's (`limit`)
             state = with_memo(state, STEPS_KEY, (state.reply.reply_id, used))
             yield Stepped(
                 state=state,
-                compaction=Compaction(before=before, after=after, floor=after, trigger=self.limit(env) or 0),
+                compaction=Compaction(
+                    before=attempt.tokens, after=after, floor=after, trigger=self.limit(env) or 0
+                ),
             )
         yield Stepped(state=state)
 
@@ -166,7 +168,7 @@ class CondenseEvents(Step):
         total = self.count(state, frame)
         over_tokens = limit is not None and total > limit
         if size <= self.settings.size and not over_tokens:
-            return Attempt(state=state, condensed=False)
+            return Attempt(state=state, condensed=False, tokens=total)
         tails = [self.settings.size // 2 - self.settings.first - 1] if size > self.settings.size else []
         if over_tokens and limit is not None:
             tails.append(self.token_tail(state, frame, events, total - limit // 2))
@@ -175,10 +177,10 @@ class CondenseEvents(Step):
         if cut is not None and forgotten and len(forgotten) >= size * self.settings.minimum_progress:
             done = self.condense(state, env, frame, events, cut=cut, forgotten=forgotten, max_chars=None)
             if done is not None:
-                return Attempt(state=done, condensed=True)
+                return Attempt(state=done, condensed=True, tokens=total)
         if not over_tokens:
-            return Attempt(state=state, condensed=False)  # soft: the view goes uncondensed
-        return Attempt(state=self.hard_reset(state, env, frame, events), condensed=True)
+            return Attempt(state=state, condensed=False, tokens=total)  # soft: the view goes uncondensed
+        return Attempt(state=self.hard_reset(state, env, frame, events), condensed=True, tokens=total)
 
     def token_tail(
         self, state: EpisodeState, frame: Frame, events: tuple[view.Event, ...], reduction: int
