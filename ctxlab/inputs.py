@@ -21,7 +21,7 @@ import functools
 import types
 import typing
 from collections.abc import Iterator, Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, NamedTuple, Union
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -45,23 +45,62 @@ class InputModel(BaseModel):
             return data
         found = [
             problem
-            for key, annotation in _guarded_fields(cls)
-            if key in data
-            for problem in refusals(annotation, data[key], (key,))
+            for guard in _guarded_fields(cls)
+            if guard.key in data and guard.suspects(data[guard.key])
+            for problem in refusals(guard.annotation, data[guard.key], (guard.key,))
         ]
         if found:
             raise located_error(cls.__name__, found)
         return data
 
 
+class _Guard(NamedTuple):
+    """One guarded field: its input key and type, and which kinds of value `refusals` can
+    refuse for it (read once from the type, so that the values it cannot refuse, nearly all of
+    them, cost a type test rather than a reading of the type)."""
+
+    key: str
+    annotation: Any
+    yes_no: bool
+    """true or false can be refused (a number goes here, and no yes/no value does)."""
+    other: bool
+    """any value but nothing can be refused (only true, false or nothing goes here)."""
+    items: bool
+    """a list or tuple's items can hold a refused value."""
+
+    def suspects(self, value: object) -> bool:
+        """Whether `refusals` could find a problem in `value` for this field: never False where
+        it would (a property test holds the two together)."""
+        if isinstance(value, bool):
+            return self.yes_no
+        if value is None:
+            return False
+        return self.other or (self.items and isinstance(value, list | tuple))
+
+
 @functools.cache
-def _guarded_fields(model: type[BaseModel]) -> tuple[tuple[str, Any], ...]:
-    """The input keys of `model`'s fields whose type mentions a number or true/false (read once
-    per class: a scenario validates thousands of items)."""
+def _guarded_fields(model: type[BaseModel]) -> tuple[_Guard, ...]:
+    """The fields of `model` whose type mentions a number or true/false (read once per class: a
+    scenario validates thousands of items)."""
     return tuple(
-        (field.alias or name, field.annotation)
+        field_guard(field.alias or name, field.annotation)
         for name, field in model.model_fields.items()
         if _mentions_plain(field.annotation)
+    )
+
+
+def field_guard(key: str, annotation: Any) -> _Guard:
+    """The guard of a field `key` of type `annotation`: what `refusals` reads from the type,
+    read once."""
+    arms = _arms(annotation)
+    if any(arm is Any or arm is object for arm in arms):
+        return _Guard(key, annotation, yes_no=False, other=False, items=False)
+    return _Guard(
+        key,
+        annotation,
+        yes_no=not any(_takes_yes_no(arm) for arm in arms) and any(arm in _NUMBERS for arm in arms),
+        other=any(arm is bool for arm in arms) and all(_plain_yes_no(arm) for arm in arms),
+        items=any(_sequence_items(arm) is not None for arm in arms),
     )
 
 

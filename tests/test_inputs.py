@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, NamedTuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import Field, ValidationError
 
-from ctxlab.inputs import InputModel, refusals
+from ctxlab.inputs import InputModel, field_guard, refusals
 from ctxlab.presets.registry import ENTRIES
 
 
@@ -90,3 +92,58 @@ def test_every_preset_entry_refuses_a_yes_no_number_and_a_numeric_flag() -> None
                     entry.model_validate({"preset": preset, name: wrong})
                 checked += 1
     assert checked >= 20
+
+
+_ANNOTATIONS: list[Any] = [
+    int,
+    float,
+    bool,
+    str,
+    Any,
+    object,
+    type(None),
+    int | None,
+    bool | None,
+    str | int,
+    float | bool,
+    Literal["auto", True],
+    Literal["a", "b"],
+    list[int],
+    tuple[int, ...],
+    tuple[str, float],
+    list[bool],
+    list[int] | None,
+    Size,
+    Size | None,
+    Annotated[float, Field(ge=0)],
+    dict[str, int],
+    list[list[int]],
+    tuple[int, ...] | bool,
+    list[Any],
+]
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 2), st.floats(allow_nan=False), st.sampled_from(["", "yes"])
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.tuples(inner, inner), st.dictionaries(st.just("a"), inner)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=1000)
+@given(st.sampled_from(_ANNOTATIONS), _VALUES)
+def test_a_value_the_guard_passes_over_has_nothing_to_refuse(annotation: Any, value: object) -> None:
+    if list(refusals(annotation, value)):
+        assert field_guard("k", annotation).suspects(value)
+
+
+def test_the_guard_passes_over_values_of_a_kind_their_field_takes() -> None:
+    assert not field_guard("k", int | None).suspects(3)
+    assert not field_guard("k", bool).suspects(True)
+    assert not field_guard("k", Any).suspects([True])
+    assert field_guard("k", int).suspects(True)
+    assert field_guard("k", bool | None).suspects("yes")
+    assert field_guard("k", list[int]).suspects([1])

@@ -43,6 +43,8 @@ class Spec(InputModel):
         if not isinstance(data, dict):
             return data
         fields = _field_names(cls)
+        if fields.issuperset(data):
+            return data
         unknown = [key for key in data if key not in fields]
         if unknown:
             problems: list[tuple[Loc, str, object]] = [
