@@ -270,8 +270,9 @@ def _check_workloads(
     (`delegated_rounds`).
 
     The workloads are built last to first: the process keeps the last few built
-    (`workload.BUILT_KEPT`), and so keeps those of the grid's first points, which the runs, in
-    grid order, take back instead of building them again. Problems are told in grid order."""
+    (`workload.BUILT_KEPT`, within `workload.KEPT_CHARS`), and so keeps those of the grid's
+    first points, which the runs, in grid order, take back instead of building them again.
+    Problems are told in grid order."""
     keys = [f"{p.scenario.seed}:{p.scenario.workload.as_json}" for p in points]
     firsts = {key: point for key, point in reversed(list(zip(keys, points, strict=True)))}
     built: dict[str, tuple[list[int], list[int]]] = {}

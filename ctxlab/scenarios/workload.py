@@ -8,8 +8,9 @@ Invariants:
   unreadable file is a load error).
 - Building is a pure function of the section, the seed and the files' texts; a process keeps
   the last few built (`BUILT_KEPT`), and the last few transcripts replayed (`REPLAYS_KEPT`),
-  by the texts' digests: checking a trace replays it, and building its workload takes that
-  replay back without asking for the text again (`ctxlab.scenarios.sources`).
+  each within `KEPT_CHARS` of text between them, by the texts' digests: checking a trace
+  replays it, and building its workload takes that replay back without asking for the text
+  again (`ctxlab.scenarios.sources`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pydantic import (
 )
 
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.world.script import Script
+from ctxlab.core.world.script import Script, held_chars
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
 from ctxlab.scenarios.sources import digest_of, digests_of, file_text, text_sha256
@@ -45,7 +46,7 @@ from ctxlab.workloads.probes import Planted, Probe, plant
 from ctxlab.workloads.trace import ImportFormat, TraceError, TraceWorkload, load_tools, parse_tools
 
 K = TypeVar("K")
-V = TypeVar("V")
+W = TypeVar("W", "Workload", TraceWorkload)  # what `_kept` keeps: a value with a script
 
 
 class ClockSpec(Section):
@@ -339,7 +340,12 @@ def _clock_problem(script: Script, at: Loc) -> Problem | None:
 
 BUILT_KEPT = 4
 """How many built workloads a process keeps (`WorkloadSpec.build`)."""
-_BUILT: dict[tuple[int, str, tuple[tuple[str, str], ...]], Workload] = {}
+KEPT_CHARS = 64 * 1024 * 1024
+"""How much text the workloads a process keeps may hold between them (`held_chars` of their
+scripts), the built ones and the replayed transcripts each: past it the oldest go, and the
+newest stays whatever its size. Four workloads of the largest filler a scenario may ask for
+(`MAX_WORKLOAD_BYTES`) would otherwise keep a gigabyte through a sweep's runs."""
+_BUILT: dict[tuple[int, str, tuple[tuple[str, str], ...]], tuple[Workload, int]] = {}
 """Built workloads by seed, section and the sha256 of each file's text (not the texts: a long
 transcript's would be held for as long as its workload is kept)."""
 
@@ -374,7 +380,7 @@ def _trace_name(trace: TraceSpec) -> str:
 
 REPLAYS_KEPT = 2
 """How many replayed transcripts a process keeps (`_replay`)."""
-_REPLAYED: dict[tuple[str, str | None, tuple[ToolSchema, ...], str, int], TraceWorkload] = {}
+_REPLAYED: dict[tuple[str, str | None, tuple[ToolSchema, ...], str, int], tuple[TraceWorkload, int]] = {}
 """Replayed transcripts by the sha256 of the text, the format, the tools, the name and the session."""
 
 
@@ -395,12 +401,14 @@ def _replay(
     return _kept(_REPLAYED, key, make, REPLAYS_KEPT)
 
 
-def _kept(kept: dict[K, V], key: K, make: Callable[[], V], limit: int) -> V:
-    """`kept[key]`, made by `make` when missing; the oldest entries go past `limit` (a value
-    that `make` fails to make is not kept)."""
-    value = kept.get(key)
-    if value is None:
-        value = kept[key] = make()
-        while len(kept) > limit:
+def _kept(kept: dict[K, tuple[W, int]], key: K, make: Callable[[], W], limit: int) -> W:
+    """`kept[key]`'s workload, made by `make` when missing and kept with the text its script
+    holds; the oldest entries go while there are more than `limit` or their texts add up to
+    more than `KEPT_CHARS`, the newest staying (a workload `make` fails to make is not kept)."""
+    found = kept.get(key)
+    if found is None:
+        made = make()
+        found = kept[key] = (made, held_chars(made.script))
+        while len(kept) > limit or (len(kept) > 1 and sum(chars for _, chars in kept.values()) > KEPT_CHARS):
             del kept[next(iter(kept))]
-    return value
+    return found[0]

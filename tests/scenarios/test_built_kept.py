@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ctxlab.core.messages.blocks import DataBlock, TextBlock
+from ctxlab.core.world.documents import Document
+from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, held_chars
 from ctxlab.experiments.execute import execute
 from ctxlab.experiments.grid import expand
 from ctxlab.problems import ScenarioError
@@ -64,3 +67,35 @@ def test_a_sweeps_workload_problems_are_told_in_grid_order(tmp_path: Path) -> No
         load_scenario(path)
     messages = [p.message for p in refused.value.problems]
     assert len(messages) == 2 and "(there are 2)" in messages[0] and "(there are 3)" in messages[1], messages
+
+
+def test_workloads_whose_text_passes_the_kept_budget_are_not_kept(
+    tmp_path: Path, builds: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `KEPT_CHARS` only the newest workload stays: the sweep's first, built last."""
+    monkeypatch.setattr(workload, "KEPT_CHARS", 1)
+    path = write(tmp_path, GENERATED + "sweep:\n  seed: [0, 1, 2]\n")
+    configs = expand(load_scenario(path))
+    assert builds == [2, 1, 0] and [key[0] for key in workload._BUILT] == [0]
+    del builds[:]
+    assert all(execute(config).status == "ok" for config in configs)
+    assert builds == [1, 2] and [key[0] for key in workload._BUILT] == [2]
+
+
+def test_held_chars_counts_every_text_a_script_keeps_through_its_sub_agents() -> None:
+    inner = Script(system_prompt="sub", turns=(ScriptedTurn(user=(TextBlock(text="task"),), final="done"),))
+    call = ScriptedCall(
+        tool="t",
+        input='{"q":1}',
+        result=(TextBlock(text="12345"), DataBlock(media_type="image/png", source="u")),
+    )
+    turn = ScriptedTurn(
+        user=(TextBlock(text="hi"),),
+        rounds=(
+            ScriptedRound(text="ab", thinking="c", calls=(call, ScriptedCall(tool="d", delegate=inner))),
+        ),
+        final="end",
+    )
+    script = Script(system_prompt="sys", turns=(turn,), documents=(Document(id="d", text="doc"),))
+    sub = len("sub") + len("task") + len("done")
+    assert held_chars(script) == 3 + 2 + 2 + 1 + len('{"q":1}') + 5 + 1 + 2 + sub + 3 + 3

@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from ctxlab.core.messages.blocks import Part
+from ctxlab.core.messages.blocks import Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.artifacts import Artifact
 from ctxlab.core.world.documents import Document
@@ -115,3 +115,34 @@ def assign_call_ids(script: Script) -> Script:
         for turn in script.turns
     )
     return replace(script, turns=turns)
+
+
+def held_chars(script: Script) -> int:
+    """About how much text the script holds, in characters: its system prompt, every user part,
+    round text and thinking, call input and result (a data part by its source), through delegated
+    scripts, and its documents and artifacts. A measure of the memory it keeps, not of tokens.
+
+    >>> held_chars(Script(system_prompt="ab", turns=(ScriptedTurn(user=(), final="xyz"),)))
+    5
+    """
+    return (
+        len(script.system_prompt)
+        + sum(_turn_chars(turn) for turn in script.turns)
+        + sum(len(d.text) for d in script.documents)
+        + sum(len(a.payload) for a in script.artifacts)
+    )
+
+
+def _turn_chars(turn: ScriptedTurn) -> int:
+    chars = _parts_chars(turn.user) + len(turn.final)
+    for round_ in turn.rounds:
+        chars += len(round_.text or "") + len(round_.thinking or "")
+        for call in round_.calls:
+            chars += len(call.input) + _parts_chars(call.result or ())
+            if call.delegate is not None:
+                chars += held_chars(call.delegate)
+    return chars
+
+
+def _parts_chars(parts: tuple[Part, ...]) -> int:
+    return sum(len(part.text) if isinstance(part, TextBlock) else len(part.source) for part in parts)
