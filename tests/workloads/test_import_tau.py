@@ -259,7 +259,7 @@ def test_the_imported_jsonl_maps_as_the_file_does(tmp_path: Path) -> None:
         (
             [_run([ASK, {"role": "robot", "content": "beep"}])],
             None,
-            "results.json:1: traj[1]: unknown role 'robot'",
+            "results.json:13: traj[1]: unknown role 'robot'",  # the item's line in the document
         ),
         (
             [_run([ASK, {"role": "tool", "tool_call_id": "c9", "content": "x"}])],

@@ -235,7 +235,7 @@ def stream(
             file's conversations comes from the iterator).
     """
     report = Report(source=source, session=session)
-    entries = json_entries(lines, source, report.mended)
+    entries = json_entries(lines, source, report.mended, report)
     head = list(itertools.islice(entries, DETECT_ENTRIES))
     name = check_format(fmt) if fmt is not None else (_detect(head, source) if head else OPENAI_CHAT)
     if session and not FORMATS[name].sessions:
@@ -243,7 +243,7 @@ def stream(
     reading = Reading(itertools.chain(head, entries))
     return (
         name,
-        guarded(_reader(FORMATS[name], source, again)(reading, report), reading, source, name),
+        guarded(_reader(FORMATS[name], source, again)(reading, report), reading, report, name),
         report,
     )
 

@@ -427,7 +427,7 @@ def _request(request: Mapping[str, Any], response: object, number: int, report: 
     calls = Calls(report)
     answer = field_of(response, "content")
     prefill: list[object] = []
-    for index, message in enumerate(request["messages"]):
+    for index, message in report.each(request["messages"]):
         role = field_of(message, "role")
         if role == "assistant" and isinstance(answer, list) and index == len(request["messages"]) - 1:
             prefill = _blocks(message.get("content"))

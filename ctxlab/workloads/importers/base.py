@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.workloads.files import Mended, json_value, not_json
+from ctxlab.workloads.places import line_at, path_to
 from ctxlab.workloads.trace import JsonLine, TraceError
 
 Wire = dict[str, Any]
 Entry = JsonLine
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -45,14 +47,38 @@ class Report:
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     mended: Mended = field(default_factory=Mended)
+    document: Document | None = None
+    """The file's one JSON document, when it is one that spans lines (`json_entries`)."""
+    item: tuple[object, int] | None = None
+    """The item being read, as the list that holds it and its index (`each`)."""
 
     def skip(self, kind: str) -> None:
         """Count one skipped entry of `kind`."""
         self.skipped[kind] += 1
 
+    def each(self, items: Sequence[T]) -> Iterator[tuple[int, T]]:
+        """`enumerate(items)`, noting each item as the one being read until the loop ends: a
+        problem found meanwhile in a document that spans lines is told at that item's line
+        (`located`), not at the document's first. A store per item; the line is only worked out
+        for a problem."""
+        for index, item in enumerate(items):
+            self.item = (items, index)
+            yield index, item
+        self.item = None
+
+    def located(self, line: int | None) -> int | None:
+        """`line`, the entry's, or the line of the item being read when the entry is the file's
+        one document and spans lines (`ctxlab.workloads.places`)."""
+        document, item = self.document, self.item
+        if document is None or item is None or line != document.first:
+            return line
+        path = path_to(document.value, item[0])
+        found = None if path is None else line_at(document.text, document.first, (*path, item[1]))
+        return line if found is None else found
+
     def error(self, line: int | None, message: str) -> TraceError:
-        """A located error to raise."""
-        return TraceError(self.source, line, message)
+        """A located error to raise (at the item being read, inside a document: `located`)."""
+        return TraceError(self.source, self.located(line), message)
 
     def warnings(self) -> list[str]:
         """One line per skipped kind, then the notes."""
@@ -61,14 +87,27 @@ class Report:
         return counted + self.notes + ([mended] if mended else [])
 
 
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A file's one JSON document that spans lines: the line it starts on, its text from there,
+    and the value read from it."""
+
+    first: int
+    text: str
+    value: Any
+
+
 Reader = Callable[[Iterator[Entry], Report], Iterator[Wire]]
 """An importer: a generator of OpenAI chat messages from a file's entries, filling the report."""
 
 
-def json_entries(lines: Iterable[str], source: str, mended: Mended | None = None) -> Iterator[Entry]:
+def json_entries(
+    lines: Iterable[str], source: str, mended: Mended | None = None, report: Report | None = None
+) -> Iterator[Entry]:
     """The JSON values of a JSONL file (one per non-blank line), or its one JSON document; the
     entries whose lone surrogates were read as U+FFFD counted in `mended`
-    (`ctxlab.workloads.files.json_value`).
+    (`ctxlab.workloads.files.json_value`). A document that spans lines is kept as the
+    `report`'s `document`, so that its problems are told at their own lines.
 
     Raises:
         TraceError: a line (or the document) that is not JSON or nested too deep; a cut-short
@@ -81,13 +120,15 @@ def json_entries(lines: Iterable[str], source: str, mended: Mended | None = None
     try:
         value = json_value(line, source, first, mended)
     except json.JSONDecodeError as line_error:
-        rest = "\n".join(text for _, text in numbered)
+        text = line + "\n" + "\n".join(text for _, text in numbered)
         try:
-            document = json_value(line + "\n" + rest, source, first, mended)
+            document = json_value(text, source, first, mended)
         except json.JSONDecodeError as error:
             if error.lineno == 1:
                 raise TraceError(source, first, not_json(line_error)) from None
             raise TraceError(source, first + error.lineno - 1, not_json(error)) from None
+        if report is not None:
+            report.document = Document(first, text, document)
         yield Entry(first, document)
         return
     yield Entry(first, value)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ctxlab.core.messages.tools import NotJSONError
 from ctxlab.workloads.chat_message import parse_message, role_of
-from ctxlab.workloads.importers.base import Entry, Wire
+from ctxlab.workloads.importers.base import Entry, Report, Wire
 from ctxlab.workloads.trace import Replayable, TraceError
 
 OPENAI_CHAT = "openai-chat"
@@ -41,27 +41,28 @@ class Reading:
         return entry
 
 
-def guarded(messages: Iterator[Wire], reading: Reading, source: str, fmt: str) -> Iterator[Wire]:
+def guarded(messages: Iterator[Wire], reading: Reading, report: Report, fmt: str) -> Iterator[Wire]:
     """An importer's messages, each one the replay reads (`parse_message`), so `import` refuses
     what `replay` would: an entry of a shape the importer does not expect, or whose message the
     replay refuses (arguments no preset reads), or that declares a tool whose schema holds NaN or
     Infinity (`NotJSONError`), raises `TraceError` at that entry's line, like every other
     reading error; a file with no message, or with nothing to replay (`Replayable`),
     raises it once the last message has passed, at the first message's line. Only the roles'
-    flags are kept, so the messages still stream."""
-    replayable, first = Replayable(), None
+    flags are kept, so the messages still stream. Inside a file's one document, the line is
+    the item's the importer was reading (`Report.located`)."""
+    replayable, first, source = Replayable(), None, report.source
     try:
         for index, message in enumerate(messages):
             try:  # the OpenAI chat importer parsed its messages: their role is known good
                 replayable.see(role_of(message) if fmt == OPENAI_CHAT else parse_message(message).role)
             except ValueError as error:
-                raise TraceError(source, reading.line, f"message {index}: {error}") from None
+                raise TraceError(source, report.located(reading.line), f"message {index}: {error}") from None
             first = reading.line if first is None else first
             yield message
     except SHAPE_ERRORS as error:
-        raise misshapen(error, source, reading.line, fmt) from None
+        raise misshapen(error, source, report.located(reading.line), fmt) from None
     except NotJSONError as error:  # a tool declared with NaN or Infinity in its schema
-        raise TraceError(source, reading.line, str(error)) from None
+        raise TraceError(source, report.located(reading.line), str(error)) from None
     if first is None:
         raise TraceError(source, None, "the transcript has no messages")
     refusal = replayable.refusal()

@@ -159,7 +159,7 @@ def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire
     calls = Calls(report)
     answered = {str(_unwrap(m)[1].get("tool_call_id")) for m in messages if _unwrap(m)[0] == "tool"}
     function: str | None = None  # the id of the last AI message's legacy function call, unanswered
-    for index, message in enumerate(messages):
+    for index, message in report.each(messages):
         kind, fields = _unwrap(message)
         if kind == "tool":
             error = fields.get("status") == "error"

@@ -150,7 +150,7 @@ def _dispatch(events: Sequence[Any], number: int, report: Report, instruction: s
 def _events(events: Sequence[Any], number: int, report: Report, instruction: str | None) -> Iterator[Wire]:
     calls = Calls(report)
     responses: set[str] = set()
-    for index, event in enumerate(events):
+    for index, event in report.each(events):
         if not isinstance(event, Mapping):
             raise report.error(number, f"event {index} is not an object")
         metadata = event.get("tool_call_metadata")
@@ -429,7 +429,7 @@ def _sdk_events(
 ) -> Iterator[Wire]:
     """The messages of agent-SDK events (see the module docstring)."""
     mapper = _Sdk(report=report, calls=Calls(report), number=number, instruction=instruction)
-    for index, event in enumerate(events):
+    for index, event in report.each(events):
         if not isinstance(event, Mapping):
             raise report.error(number, f"event {index} is not an object")
         kind = event.get("kind")

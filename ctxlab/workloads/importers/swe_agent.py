@@ -158,7 +158,7 @@ def _history(history: Sequence[Any], number: int, report: Report, *, mini: bool)
     calls = Calls(report)
     items = ItemMapper(report, calls)  # mini-swe-agent 2 on a Responses-API model
     waiting: str | None = None  # the id of a text action whose observation comes next
-    for index, message in enumerate(history):
+    for index, message in report.each(history):
         if not isinstance(message, Mapping):
             raise report.error(number, f"history[{index}] is not a message object")
         if mini and _in_responses_form(message):

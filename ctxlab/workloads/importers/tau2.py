@@ -141,7 +141,7 @@ def _declare(tool_defs: object, number: int, report: Report) -> None:
 def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire]:
     """A simulation's messages in order (the module docstring's rules)."""
     calls = Calls(report)
-    for index, message in enumerate(messages):
+    for index, message in report.each(messages):
         where = f"messages[{index}]"
         if not isinstance(message, Mapping):
             raise report.error(number, f"{where} is not a message object")

@@ -74,7 +74,7 @@ def read_tau_bench(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     for number, _, run in chosen_run(entries, report, runs_of, expected=EXPECTED, kind=KIND, runs="runs"):
         taken = f"task_id {run.get('task_id')!r}, trial {run.get('trial')!r}"
         calls = Calls(report)
-        for index, message in enumerate(run["traj"]):
+        for index, message in report.each(run["traj"]):
             yield _message(message, f"traj[{index}]", number, calls)
     total = 1 + report.skipped[KIND]
     if taken is not None and total > 1:
