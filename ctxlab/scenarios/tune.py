@@ -13,8 +13,9 @@ Invariants:
   below trigger) are checked per trial, where a sampled combination that breaks one is an
   infeasible trial.
 - A range is a float range unless its bounds (and step) are whole numbers, which make it an
-  integer range; `log: true` needs a positive low bound; a float range's step leaves at most
-  `MAX_STEPS` steps (a finer one is no decimal setting, and exact arithmetic on it fails).
+  integer range, whose bounds lie within `MAX_WHOLE` either way; `log: true` needs a positive
+  low bound; a step leaves at most `MAX_STEPS` steps (a finer one is no decimal setting, and
+  exact arithmetic on it fails).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "bedrock")
 FIRST_PARTY: tuple[Provider, ...] = ("openai", "anthropic")  # the default; Bedrock is stricter
 MAX_TRIALS = 10_000
 MAX_STEPS = 10**15
+MAX_WHOLE = 2**53
+"""The largest whole number, either way, an integer range may reach: Optuna samples integer
+ranges through floating point, which holds every whole number only up to 2^53."""
 
 
 def _repeated(choices: Sequence[Any]) -> tuple[Any, Any] | None:
@@ -119,10 +123,20 @@ class ParamSpec(Section):
             return [(("low",), message, low)]
         if self.log and self.step is not None:
             return [(("step",), "a log range has no step; drop one of them", self.step)]
-        if self.step is not None and not self.integer and (high - low) / self.step > MAX_STEPS:
+        if self.integer:
+            beyond = [(key, value) for key, value in (("low", low), ("high", high)) if abs(value) > MAX_WHOLE]
+            if beyond:
+                key, value = beyond[0]
+                message = (
+                    f"{value!r} is beyond {MAX_WHOLE:,} (2^53) either way, where Optuna, which samples "
+                    "whole numbers through floating point, cannot hold them; give a range within it"
+                )
+                return [((key,), message, value)]
+        if self.step is not None and (high - low) / self.step > MAX_STEPS:
             message = (
-                f"{self.step!r} cuts the range {low!r} to {high!r} into more than 10^15 "
-                "steps, more than a decimal setting can tell apart; use a larger step, or no step"
+                f"{self.step!r} cuts the range {low!r} to {high!r} into more than 10^15 steps, more "
+                f"than a {'whole-number' if self.integer else 'decimal'} setting's search can tell "
+                "apart; use a larger step, or no step"
             )
             return [(("step",), message, self.step)]
         last = None if self.step is None else last_step(low, high, self.step)

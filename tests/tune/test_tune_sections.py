@@ -74,8 +74,23 @@ def problems(tmp_path: Path, text: str) -> list[str]:
             "    - {preset: agentscope, params: {context.trigger_ratio: "
             "{low: 0.5, high: 0.9, step: 1.0e-320}}}\n",
             "9:82: tune.space[0].params.context.trigger_ratio.step: 1e-320 cuts the range 0.5 to 0.9 into "
-            "more than 10^15 steps, more than a decimal setting can tell apart; use a larger step, or "
-            "no step",
+            "more than 10^15 steps, more than a decimal setting's search can tell apart; use a larger "
+            "step, or no step",
+        ),
+        (
+            "tune:\n  space:\n"
+            "    - {preset: agentscope, params: {context.tool_result_limit: "
+            "{low: 0, high: 7000000000000000007, step: 7}}}\n",
+            "9:73: tune.space[0].params.context.tool_result_limit.high: 7000000000000000007 is beyond "
+            "9,007,199,254,740,992 (2^53) either way, where Optuna, which samples whole numbers through "
+            "floating point, cannot hold them",
+        ),
+        (
+            "tune:\n  space:\n"
+            "    - {preset: agentscope, params: {context.tool_result_limit: "
+            "{low: 0, high: 2000000000000000, step: 1}}}\n",
+            "9:97: tune.space[0].params.context.tool_result_limit.step: 1 cuts the range 0 to "
+            "2000000000000000 into more than 10^15 steps, more than a whole-number setting's search",
         ),
         (
             "tune:\n  space:\n"
