@@ -300,7 +300,7 @@ class WorkloadSpec(Section):
         late = _clock_problem(script, ("script",) if self.script is not None else ())
         if late is not None:
             raise WorkloadError([late])
-        planted = _prefixed(lambda: plant(script, [p.probe() for p in self.probes]), ())
+        planted = _prefixed(lambda: plant(script, [p.probe() for p in self.probes], probes), ())
         return Workload(script=planted.script, probes=probes + planted.probes, source_violations=violations)
 
 

@@ -173,14 +173,25 @@ def plant_one(script: Script, probe: Probe) -> Script:
     return replace(script, turns=(*script.turns[:t], turn, *script.turns[t + 1 :]))
 
 
-def plant(script: Script, probes: Sequence[Probe]) -> Planted:
-    """`script` with every probe planted in order, and the probes.
+def plant(script: Script, probes: Sequence[Probe], planted: Sequence[Probe] = ()) -> Planted:
+    """`script` with every probe planted in order, and the probes; `planted` are those the
+    script holds already (a generator's), whose keys the new ones may not repeat.
 
     Raises:
-        WorkloadError: one problem per probe that cannot be planted, at `probes[i].where`.
+        WorkloadError: one problem per probe that cannot be planted, at `probes[i].where`, or
+            whose key a probe before it has, at `probes[i].key` (retention is told by key, so
+            a repeated key would count one probe's finding for both).
     """
     problems = []
+    keys = {probe.key: "the generator's probes" for probe in planted}
     for i, probe in enumerate(probes):
+        if probe.key in keys:
+            message = (
+                f"repeats the key {probe.key!r} of {keys[probe.key]}; give each probe a key of its "
+                "own (retention is measured by key)"
+            )
+            problems.append(Problem(loc=("probes", i, "key"), message=message))
+        keys.setdefault(probe.key, f"probes[{i}]")
         try:
             script = plant_one(script, probe)
         except ValueError as error:

@@ -36,8 +36,8 @@ SCRIPT = Script(
 )
 
 
-def fact(where: str, kind: str = "fact") -> Probe:
-    return Probe(kind=kind, key="db-port", value="5432", where=where)  # type: ignore[arg-type]
+def fact(where: str, kind: str = "fact", key: str = "db-port") -> Probe:
+    return Probe(kind=kind, key=key, value="5432", where=where)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -98,12 +98,12 @@ def test_rules_and_artifacts_render_as_users_and_tools_write_them() -> None:
 
 def test_places_the_script_lacks_are_located_errors() -> None:
     probes = [
-        fact("turn 5"),
-        fact("turn 0 round 9"),
-        fact("turn 0 round 0 call 2"),
-        fact("turn 0 round 1 call 0"),
+        fact("turn 5", key="a"),
+        fact("turn 0 round 9", key="b"),
+        fact("turn 0 round 0 call 2", key="c"),
+        fact("turn 0 round 1 call 0", key="d"),
         fact("turn 0 round 0", kind="rule"),
-        fact("turn 0 user"),
+        fact("turn 0 user", key="e"),
     ]
     with pytest.raises(WorkloadError) as caught:
         plant(SCRIPT, probes)
@@ -119,6 +119,21 @@ def test_places_the_script_lacks_are_located_errors() -> None:
         "('turn T round R text')",
         "probes[4].where: rule 'db-port' is a user constraint; put it in 'turn T user' or 'system'",
     ]
+
+
+def test_a_key_an_earlier_probe_has_is_refused_at_the_later_one() -> None:
+    """Retention is told by key: two probes of one key would count one's finding for both."""
+    with pytest.raises(WorkloadError) as caught:
+        plant(SCRIPT, [fact("system", key="k"), fact("turn 0 user", kind="rule", key="k")], [fact("system")])
+    assert [str(p) for p in caught.value.problems] == [
+        "probes[1].key: repeats the key 'k' of probes[0]; give each probe a key of its own (retention "
+        "is measured by key)"
+    ]
+    with pytest.raises(WorkloadError) as caught:
+        plant(SCRIPT, [fact("system")], [fact("turn 0 user")])
+    assert str(caught.value.problems[0]).startswith(
+        "probes[0].key: repeats the key 'db-port' of the generator's"
+    )
 
 
 @given(st.text(alphabet="ab\n中", max_size=40), st.text(alphabet="xyz: 5", min_size=1, max_size=10))
