@@ -7,8 +7,9 @@ pydantic reads `true` and `false` as 1 and 0 where a number goes, and `0`, `1`, 
 
 Invariants:
 - A field that takes numbers but not true/false refuses true and false; a field that takes only
-  true/false (or nothing) refuses every other value. Every other value goes on to pydantic's own
-  validation unchanged.
+  true/false (or nothing) refuses every other value, and one that takes true/false or else only
+  collections (a list, a mapping, a model) refuses every number and text. Every other value goes
+  on to pydantic's own validation unchanged.
 - The rule reaches through alternatives (`int | None`) and into the items of lists and tuples
   (`tuple[str, float]`); a nested model or mapping is checked by its own model.
 - A refused value is reported at its own path inside the model (a scenario shows its line), with
@@ -20,7 +21,7 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any, Literal, NamedTuple, Union
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -64,7 +65,8 @@ class _Guard(NamedTuple):
     yes_no: bool
     """true or false can be refused (a number goes here, and no yes/no value does)."""
     other: bool
-    """any value but nothing can be refused (only true, false or nothing goes here)."""
+    """a value of another kind than nothing can be refused (only true, false or nothing goes
+    here, or else only collections)."""
     items: bool
     """a list or tuple's items can hold a refused value."""
 
@@ -99,7 +101,7 @@ def field_guard(key: str, annotation: Any) -> _Guard:
         key,
         annotation,
         yes_no=not any(_takes_yes_no(arm) for arm in arms) and any(arm in _NUMBERS for arm in arms),
-        other=any(arm is bool for arm in arms) and all(_plain_yes_no(arm) for arm in arms),
+        other=_yes_no_or_collections(arms),
         items=any(_sequence_items(arm) is not None for arm in arms),
     )
 
@@ -130,6 +132,8 @@ def refusals(annotation: Any, value: object, loc: Loc = ()) -> Iterator[tuple[Lo
     '1 is not true or false; write true or false'
     >>> list(refusals(int | None, 3)), list(refusals(bool | None, None))
     ([], [])
+    >>> list(refusals(bool | tuple[str, ...], 1))[0][1]
+    '1 is not true or false, nor a list; write true or false, or a list'
     """
     arms = _arms(annotation)
     if any(arm is Any or arm is object for arm in arms):
@@ -139,8 +143,32 @@ def refusals(annotation: Any, value: object, loc: Loc = ()) -> Iterator[tuple[Lo
             yield loc, f"{str(value).lower()} is a yes/no value, not a number " + _YAML_NOTE, value
     elif value is not None and any(arm is bool for arm in arms) and all(_plain_yes_no(arm) for arm in arms):
         yield loc, f"{value!r} is not true or false; write true or false", value
+    elif isinstance(value, str | int | float) and _yes_no_or_collections(arms):
+        held = " or ".join(dict.fromkeys(_collection_name(arm) for arm in arms if not _plain_yes_no(arm)))
+        yield loc, f"{value!r} is not true or false, nor {held}; write true or false, or {held}", value
     elif isinstance(value, list | tuple):
         yield from _item_refusals(arms, value, loc)
+
+
+def _yes_no_or_collections(arms: tuple[Any, ...]) -> bool:
+    """Whether a field takes true or false and otherwise only collections (a list, a mapping, a
+    model's settings): pydantic would read any other number or text given there as yes or no."""
+    return any(arm is bool for arm in arms) and all(
+        _plain_yes_no(arm) or _collection_name(arm) for arm in arms
+    )
+
+
+def _collection_name(arm: Any) -> str:
+    """What an alternative holding only a collection is called ("a list", "a mapping", "its
+    settings"); "" for an alternative that can hold a number or text."""
+    if _sequence_items(arm) is not None:
+        return "a list"
+    origin = typing.get_origin(arm) or arm
+    if isinstance(origin, type) and issubclass(origin, Mapping):
+        return "a mapping"
+    if isinstance(origin, type) and issubclass(origin, BaseModel):
+        return "its settings"
+    return ""
 
 
 _YAML_NOTE = "(YAML reads yes, no, on and off as yes/no too); write a number"

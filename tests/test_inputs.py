@@ -54,6 +54,18 @@ def test_only_true_or_false_is_read_as_yes_no(field: str, value: object) -> None
     assert message == f"{value!r} is not true or false; write true or false"
 
 
+@pytest.mark.parametrize("value", [1, 0, 1.0, "yes", "true"])
+def test_a_number_or_text_is_refused_where_only_yes_no_or_a_list_goes(value: object) -> None:
+    class Clearing(InputModel):
+        inputs: bool | tuple[str, ...] = False
+
+    with pytest.raises(
+        ValidationError, match="is not true or false, nor a list; write true or false, or a list"
+    ):
+        Clearing.model_validate({"inputs": value})
+    assert Clearing.model_validate({"inputs": ["bash"]}).inputs == ("bash",)
+
+
 def test_items_of_lists_and_named_tuples_are_checked_at_their_place() -> None:
     refused = _refused(ids=[1, True, 3], size=["tokens", False])
     assert [loc for loc, _ in refused] == [("ids", 1), ("size", 1)]

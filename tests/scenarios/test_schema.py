@@ -250,7 +250,8 @@ def test_a_probe_that_cannot_be_planted_fails_at_load(tmp_path: Path) -> None:
 
 
 def test_a_probe_key_given_twice_fails_at_load(tmp_path: Path) -> None:
-    probes = "  probes: [{key: port, value: '5432', where: system}, {key: port, value: '6543', where: system}]\n"
+    probe = "{key: port, value: '5432', where: system}"
+    probes = f"  probes: [{probe}, {probe.replace('5432', '6543')}]\n"
     (message,) = problems(write(tmp_path, TINY.replace("workload:\n", "workload:\n" + probes)))
     assert ":4:56: workload.probes[1].key: repeats the key 'port' of probes[0]" in message
 
