@@ -185,7 +185,7 @@ def _build_mapping(
     _check_tag(node, path, file, "tag:yaml.org,2002:map")
     out: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = _scalar(key_node, path, reading)
+        key = _scalar(key_node, path, reading, key=True)
         if not isinstance(key, str):
             raise _node_error(key_node, file, path, _not_a_name(key, key_node.value, value_node))
         if key in out:
@@ -230,7 +230,8 @@ _UNREADABLE = (ValueError, KeyError, IndexError, AttributeError)
 indexes an empty string; `!!bool maybe` is no key of theirs)."""
 
 
-def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
+def _scalar(node: yaml.Node, path: Loc, reading: _Reading, *, key: bool = False) -> Any:
+    """A scalar node's value; a `key` that is no name is refused by its mapping (`_not_a_name`)."""
     if not isinstance(node, yaml.ScalarNode):
         raise _node_error(
             node,
@@ -256,10 +257,27 @@ def _scalar(node: yaml.Node, path: Loc, reading: _Reading) -> Any:
         kind = tag.rsplit(":", 1)[-1]
         message = f"{node.value!r} is not a YAML {kind}; write one, or remove the tag !!{kind}"
         raise _node_error(node, reading.file, path, message) from bad
-    refusal = _out_of_range(value)
+    refusal = _out_of_range(value) or (None if key else _old_number(tag, node.value, value))
     if refusal:
         raise _node_error(node, reading.file, path, f"{node.value} {refusal}")
     return value
+
+
+def _old_number(tag: str, written: str, value: Any) -> str | None:
+    """Why a number written in a form only YAML 1.1 reads so is refused, or None: a leading zero
+    makes it octal (`017000` is 7680) and colons make it base 60 (`2:13:20` is 8000), where a
+    reader expects the digits written (as YAML 1.2, JSON and every editor read them)."""
+    if tag not in (_INT, _FLOAT):
+        return None
+    if _OCTAL.match(written):
+        return f"reads as the octal number {value} in YAML; write it without its leading zeros, or quote it"
+    if ":" in written:
+        return f"reads as the base-60 number {value} in YAML; write the number itself, or quote it"
+    return None
+
+
+_INT, _FLOAT = _SCALAR_TAGS[1], _SCALAR_TAGS[2]
+_OCTAL = re.compile(r"[-+]?0[0-7_]+$")
 
 
 def _surrogate(scalar: yaml.ScalarNode | yaml.ScalarEvent) -> str | None:
@@ -447,7 +465,7 @@ def _scalar_value(event: Any) -> Any:
         value = _CONSTRUCTORS[tag](_CONSTRUCTOR, node)
     except _UNREADABLE as bad:
         raise _Unusual from bad
-    if _out_of_range(value):
+    if _out_of_range(value) or _old_number(tag, event.value, value):
         raise _Unusual
     return value
 

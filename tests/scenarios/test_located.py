@@ -266,6 +266,35 @@ def test_a_number_results_cannot_hold_is_a_located_problem(tmp_path: Path, value
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("017000", "reads as the octal number 7680 in YAML; write it without its leading zeros"),
+        ("-0_17", "reads as the octal number -15 in YAML"),
+        ("2:13:20", "reads as the base-60 number 8000 in YAML; write the number itself, or quote it"),
+        ("1:30.5", "reads as the base-60 number 90.5 in YAML"),
+    ],
+)
+def test_a_number_only_yaml_1_1_reads_so_is_a_located_problem(tmp_path: Path, value: str, why: str) -> None:
+    """A leading zero or colons give another number than the digits written, in YAML 1.1 alone."""
+    [problem] = problems(write(tmp_path, f"name: ok\nitems:\n  - reserve_ratio: {value}\n"))
+    assert (
+        problem.startswith(f"{tmp_path / 's.yaml'}:3:20: items[0].reserve_ratio: {value} ") and why in problem
+    )
+
+
+def test_numbers_written_as_every_reader_reads_them_are_not_refused() -> None:
+    text = "a: 018000\nb: 0\nc: 0x1F\nd: '017'\ne: 10:30 am\nf: 1_000\n"
+    assert parse_yaml(text, "x").data == {
+        "a": "018000",
+        "b": 0,
+        "c": 31,
+        "d": "017",
+        "e": "10:30 am",
+        "f": 1000,
+    }
+
+
 def test_the_largest_64_bit_integers_read() -> None:
     text = f"a: {2**63 - 1}\nb: {-(2**63)}\n"
     assert parse_yaml(text, "x").data == {"a": 2**63 - 1, "b": -(2**63)}
