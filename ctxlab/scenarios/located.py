@@ -32,7 +32,7 @@ from ctxlab.problems import (
     describe_errors,
     drop_union_tags,
 )
-from ctxlab.scenarios.text import read_text, refuse, unprintable
+from ctxlab.scenarios.text import hidden_break, read_text, refuse, unprintable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -75,7 +75,7 @@ def parse_yaml(text: str, file: str) -> Located:
     only when a problem is located; anything else, and every error, goes through `compose_yaml`,
     which gives the same data and positions for a plain document.
     """
-    refused = unprintable(text, file)
+    refused = unprintable(text, file) or hidden_break(text, file)
     if refused is not None:
         raise refused
     data = _read_events(text) if FAST_LOADER is not yaml.SafeLoader else _NOT_PLAIN

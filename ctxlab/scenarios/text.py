@@ -3,8 +3,10 @@
 Invariants:
 - Files that are not YAML text (a directory, binary data, an empty file, an over-large file, bytes
   that are not UTF-8) are refused with a located `ScenarioError` before parsing.
-- A character YAML does not allow is refused at its line and column (`unprintable`), counted as
-  YAML counts lines, so no YAML reader error without a position reaches the user.
+- A character YAML does not allow is refused at its line and column (`unprintable`), so no YAML
+  reader error without a position reaches the user; so is a line break only YAML 1.1 reads as
+  one (`hidden_break`: NEL, U+2028, U+2029). Both count lines as editors do, and with no hidden
+  break left, every position YAML tells is the one an editor shows.
 """
 
 from __future__ import annotations
@@ -56,8 +58,8 @@ _UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U000100
 """A character YAML does not allow in a document's text (its reader refuses the file with no
 line, so it is found here first): C0 and C1 controls but tab, newline, return and NEL, DEL,
 surrogates, U+FFFE and U+FFFF."""
-_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-"""What YAML counts as a line break (its marks' lines count these)."""
+_EDITOR_BREAK = re.compile("\r\n|[\r\n]")
+"""What editors count as a line break (YAML 1.1 also counts `_HIDDEN_BREAK`, which is refused)."""
 
 
 def unprintable(text: str, file: str) -> ScenarioError | None:
@@ -66,7 +68,7 @@ def unprintable(text: str, file: str) -> ScenarioError | None:
     if found is None:
         return None
     start = found.start()
-    breaks = [b.end() for b in _LINE_BREAK.finditer(text, 0, start)]
+    breaks = [b.end() for b in _EDITOR_BREAK.finditer(text, 0, start)]
     line, column = len(breaks) + 1, start - (breaks[-1] if breaks else 0) + 1
     code = ord(found.group())
     if 0xD800 <= code <= 0xDFFF:  # only text not read from a UTF-8 file holds one (an argument)
@@ -76,4 +78,27 @@ def unprintable(text: str, file: str) -> ScenarioError | None:
         what = "is a control character or a non-character, which YAML does not allow"
         fix = 'write it as an escape inside a double-quoted string ("\\x07" for U+0007)'
     message = f"invalid YAML: U+{code:04X} {what}; delete it, or {fix}"
+    return refuse(file, message, line, column)
+
+
+_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]")
+"""The line breaks YAML 1.1 reads that editors do not show as breaks."""
+_BREAK_NAMES = {"\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
+
+
+def hidden_break(text: str, file: str) -> ScenarioError | None:
+    """The located refusal of the first line break in `text` that YAML reads and editors do not
+    show (it would end a comment early, fold a quoted text and shift every later line told), at
+    the line and column an editor shows; or None."""
+    found = _HIDDEN_BREAK.search(text)
+    if found is None:
+        return None
+    start = found.start()
+    breaks = [b.end() for b in _EDITOR_BREAK.finditer(text, 0, start)]
+    line, column = len(breaks) + 1, start - (breaks[-1] if breaks else 0) + 1
+    code = ord(found.group())
+    message = (
+        f"invalid YAML: U+{code:04X} ({_BREAK_NAMES[found.group()]}) is a line break to YAML but not "
+        f'to editors; delete it, or write it as an escape inside a double-quoted string ("\\u{code:04x}")'
+    )
     return refuse(file, message, line, column)

@@ -34,6 +34,19 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         _text(TINY.replace("\n", "\r").replace("Four", "名字\r\x7f")),
         ":3:1: invalid YAML: U+007F is a control character",
     ),
+    "a line separator inside a comment": (
+        _tiny("Four", "Four  # one\u2028two: three"),
+        ":2:25: invalid YAML: U+2028 (LINE SEPARATOR) is a line break to YAML but not to editors; "
+        'delete it, or write it as an escape inside a double-quoted string ("\\u2028")',
+    ),
+    "a next-line character in a quoted text": (
+        _tiny("Four", '"Fo\x85ur"'),
+        ":2:17: invalid YAML: U+0085 (NEXT LINE) is a line break to YAML but not to editors",
+    ),
+    "a control character after a paragraph separator, told at the line an editor shows": (
+        _tiny("Four", "Four\u2029\x07"),
+        ":2:19: invalid YAML: U+0007 is a control character",
+    ),
     "a clock timezone that names a folder of zones": (
         _tiny("workload:\n", "workload:\n  clock: {timezone: America}\n"),
         ":4:11: workload.clock.timezone: unknown timezone 'America' (did you mean 'America/",
