@@ -74,7 +74,8 @@ schemas = st.builds(
         },
     ),
 )
-tool_lists = st.lists(schemas, max_size=3).map(tuple)
+tool_lists = st.lists(schemas, max_size=3, unique_by=lambda tool: tool.name).map(tuple)
+"""Tools a request offers: each name once, as providers and every workload source require."""
 
 
 @st.composite

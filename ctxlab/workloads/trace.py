@@ -50,6 +50,7 @@ Invariants:
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -298,12 +299,40 @@ class _Mapper:
                     f"turn {number}: the source's reply ends on its tool calls; the replay asks the model "
                     "once more, for an empty final answer (one request the source did not make)"
                 )
-        declared = tuple(tools) or inferred_schemas(
+        declared, notes = offered(tools)
+        self.notes.extend(notes)
+        declared = declared or inferred_schemas(
             (c.tool, c.input) for turn in self.turns for round_ in turn.rounds for c in round_.calls
         )
         return Script(
             system_prompt=_join(self.system), tools=declared, turns=tuple(t.freeze() for t in self.turns)
         )
+
+
+def offered(tools: Sequence[ToolSchema]) -> tuple[tuple[ToolSchema, ...], tuple[str, ...]]:
+    """The declared tools a replayed request offers, each name once (Anthropic refuses a request
+    that declares a name twice), the first declaration kept; and a note for each repeat and for
+    each name OpenAI refuses."""
+    kept: dict[str, ToolSchema] = {}
+    notes: list[str] = []
+    for tool in tools:
+        first = kept.setdefault(tool.name, tool)
+        if first is not tool:
+            differs = "" if first == tool else " with another schema"
+            notes.append(f"tool {tool.name!r} is declared twice{differs}; the first declaration is offered")
+    for name in kept:
+        if not TOOL_NAME.fullmatch(name):
+            notes.append(
+                f"tool {name!r}: OpenAI takes a tool name of letters, digits, _ and - only, at most 64, "
+                "so every request offering it would be refused there (the violations columns count "
+                "tool calls and results only)"
+            )
+    return tuple(kept.values()), tuple(notes)
+
+
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""A tool name OpenAI's API takes (its reference: letters, digits, underscores and dashes, at
+most 64 characters)."""
 
 
 @dataclass(slots=True)

@@ -53,6 +53,29 @@ def test_tools_given_or_declared_are_kept_as_they_are() -> None:
     assert map_wire(MESSAGES, tools=given).script.tools == given
 
 
+def test_a_tool_declared_twice_is_offered_once_and_a_name_openai_refuses_is_noted(tmp_path: Path) -> None:
+    bash = {"type": "function", "function": {"name": "bash", "description": "d", "parameters": {}}}
+    other = {"type": "function", "function": {"name": "bash", "description": "e", "parameters": {}}}
+    odd = {"type": "function", "function": {"name": "run shell/cmd", "description": "d", "parameters": {}}}
+    line = {"messages": MESSAGES, "tools": [bash, bash, odd, other]}  # a fine-tuning file's line
+    path = tmp_path / "tuning.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    workload = read_any(path)
+    assert [t.name for t in workload.script.tools] == ["bash", "run shell/cmd"]
+    assert workload.script.tools[0].description == "d"
+    notes = [n for n in workload.notes if n.startswith("tool ")]
+    assert notes == [
+        "tool 'bash' is declared twice; the first declaration is offered",
+        "tool 'bash' is declared twice with another schema; the first declaration is offered",
+        "tool 'run shell/cmd': OpenAI takes a tool name of letters, digits, _ and - only, at most 64, so "
+        "every request offering it would be refused there (the violations columns count tool calls and "
+        "results only)",
+    ]
+    given = (ToolSchema.of("bash", "Run.", {}), ToolSchema.of("bash", "Run.", {}))
+    replayed = map_wire(MESSAGES, tools=given)
+    assert replayed.script.tools == given[:1] and "tool 'bash' is declared twice" in replayed.notes[-1]
+
+
 def test_a_transcript_without_calls_offers_no_tool() -> None:
     assert map_wire([USER, {"role": "assistant", "content": "Hello."}]).script.tools == ()
 

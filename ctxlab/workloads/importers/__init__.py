@@ -72,6 +72,7 @@ from ctxlab.workloads.trace import (
     file_lines,
     map_stream,
     map_wire,
+    offered,
     read_trace,
     text_lines,
     trace_of_lines,
@@ -399,8 +400,9 @@ def _streamed(
 
     workload = map_stream(enumerate(messages), fail=fail, name=name)
     # the mapping read the tools off the calls (`inferred_tools`): the given or declared ones come first
-    script = replace(workload.script, tools=tuple(tools) or tuple(report.tools) or workload.script.tools)
-    return replace(workload, script=script, notes=tuple(report.warnings()) + workload.notes)
+    declared, notes = offered(tuple(tools) or tuple(report.tools))
+    script = replace(workload.script, tools=declared or workload.script.tools)
+    return replace(workload, script=script, notes=tuple(report.warnings()) + workload.notes + notes)
 
 
 def replay_text(
