@@ -18,6 +18,7 @@ from ctxlab.scenarios.load import load_scenario
 from ctxlab.scenarios.registry import SUMMARIZERS, preset_problem
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
+from ctxlab.scenarios.unused import POLICY_ONLY
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.scenarios.files import SWEPT, TINY, write
 
@@ -222,6 +223,30 @@ def test_a_sub_agent_strategy_s_own_workspace_loads_with_a_located_warning(tmp_p
     assert str(warning) == (
         f"{path}:10:34: delegate.strategy.workspace: warning: not used: sub-agents run in their parent's "
         "workspace, the parent entry's workspace; set it there"
+    )
+
+
+def test_a_policy_agents_setting_under_a_script_agent_loads_with_a_located_warning(tmp_path: Path) -> None:
+    """A script agent plays the workload as written: `needs` and the rest are read by a policy
+    agent alone; their defaults, as a resolved document writes them, warn of nothing."""
+    agent = "  agent: {kind: script, needs: [{key: k, turn: 0}], max_rereads: 3, "
+    agent += "relist_after_compression: false}\n"
+    probes = "workload:\n  probes: [{key: k, value: v, where: system}]\n"
+    text = TINY.replace("  context_size: 4000\n", "  context_size: 4000\n" + agent).replace(
+        "workload:\n", probes
+    )
+    path = write(tmp_path, text)
+    warnings = [str(w).split(": warning: ") for w in load_scenario(path).warnings]
+    assert [(where.rsplit(":", 3)[1:], why) for where, why in warnings] == [
+        (["8", "25", " model.agent.needs"], POLICY_ONLY.removeprefix("warning: ")),
+        (["8", "69", " model.agent.relist_after_compression"], POLICY_ONLY.removeprefix("warning: ")),
+    ]
+    defaults = "  agent: {kind: script, needs: [], max_rereads: 3, relist_after_compression: true}\n"
+    assert (
+        load_scenario(
+            write(tmp_path, TINY.replace("  context_size: 4000\n", "  context_size: 4000\n" + defaults))
+        ).warnings
+        == ()
     )
 
 
