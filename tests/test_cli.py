@@ -386,6 +386,40 @@ def test_replay_of_a_missing_transcript(tmp_path: Path) -> None:
     assert code == 2 and "nope.jsonl: no such transcript file" in err and not (tmp_path / "o").exists()
 
 
+def test_a_transcript_argument_that_is_no_file_says_why(tmp_path: Path) -> None:
+    """A pipe (what /dev/stdin is) and a link to nothing exist, or seem to: each is told apart
+    from a missing file, for `import`, `replay` and `tune --trace` alike."""
+    pipe, loop, gone = tmp_path / "pipe", tmp_path / "loop", tmp_path / "gone"
+    os.mkfifo(pipe)
+    loop.symlink_to(loop)
+    gone.symlink_to(tmp_path / "missing")
+    why = {
+        pipe: "is not a regular file (a device or a pipe)",
+        loop: "is a symbolic link to no file (its target is missing, or the links loop)",
+        gone: "is a symbolic link to no file",
+    }
+    for path, said in why.items():
+        code, _, err = run_cli("import", str(path), "--out", str(tmp_path / "x.jsonl"))
+        assert code == 2 and err.startswith(f"{path}: {said}"), err
+        code, _, err = run_cli("replay", str(path), "--out", str(tmp_path / "o"))
+        assert code == 2 and err.startswith(f"{path}: {said}"), err
+    scenario = write(tmp_path, TINY)
+    code, _, err = run_cli("tune", str(scenario), "--trace", str(pipe), "--out", str(tmp_path / "o"))
+    assert code == 2 and f"--trace {pipe}: is not a regular file" in err, err
+    assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "o").exists()
+
+
+def test_an_imported_file_is_made_as_open_makes_a_file(tmp_path: Path, traces_dir: Path) -> None:
+    trace = sorted(traces_dir.glob("*.jsonl"))[0]
+    umask = os.umask(0o027)
+    try:
+        code, _, err = run_cli("import", str(trace), "--out", str(tmp_path / "x.jsonl"))
+    finally:
+        os.umask(umask)
+    assert code == 0, err
+    assert (tmp_path / "x.jsonl").stat().st_mode & 0o777 == 0o640  # not mkstemp's 0600
+
+
 def test_replay_with_missing_tool_schemas_names_the_option(tmp_path: Path, traces_dir: Path) -> None:
     trace = str(sorted(traces_dir.glob("*.jsonl"))[0])
     for tools, why in ((tmp_path / "none.json", "no such file"), (tmp_path, "is a folder")):

@@ -64,6 +64,28 @@ def out_dir(value: str) -> Path:
     return out
 
 
+def in_file(value: str, name: str, give: str, option: str = "") -> Path:
+    """The file an argument (or an `option`) names to be read, refused before any work with why
+    it is no file: missing (`name` says what was looked for: "no such transcript file"), a
+    folder, a device or pipe (/dev/stdin), or a symbolic link to nothing (its target missing, or
+    a loop)."""
+    path = Path(value)
+    try:
+        if path.is_file():
+            return path
+        if path.is_dir():
+            why = "is a folder"
+        elif path.exists():
+            why = "is not a regular file (a device or a pipe)"
+        elif path.is_symlink():
+            why = "is a symbolic link to no file (its target is missing, or the links loop)"
+        else:
+            why = f"no such {name}"
+    except OSError as error:  # a name longer than the system looks up
+        why = f"cannot be looked up: {error.strerror}"
+    raise BadInput([f"{option} {value}: {why}; {give}" if option else f"{value}: {why}; {give}"])
+
+
 def out_file(value: str, option: str) -> Path:
     """A file an option names to be written, refused before any work when the nearest of its
     parents that exists is a file (no folder can be made inside it), or when it exists and is not

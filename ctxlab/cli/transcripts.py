@@ -7,7 +7,17 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ctxlab.cli.base import RAW, BadInput, Commands, add_run_options, natural, out_dir, out_file, positive
+from ctxlab.cli.base import (
+    RAW,
+    BadInput,
+    Commands,
+    add_run_options,
+    in_file,
+    natural,
+    out_dir,
+    out_file,
+    positive,
+)
 from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of, warn
 
 EXAMPLES_REPLAY = """examples:
@@ -125,14 +135,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.scenarios.located import Located
 
     out_dir(args.out)
-    if not Path(args.trace).is_file():
-        what = "is a folder" if Path(args.trace).is_dir() else "no such transcript file"
-        raise BadInput(
-            [f"{args.trace}: {what}; give a transcript (`ctxlab import --help` lists the formats)"]
-        )
-    if args.tools is not None and not Path(args.tools).is_file():
-        what = "is a folder" if Path(args.tools).is_dir() else "no such file"
-        raise BadInput([f"--tools {args.tools}: {what}; give the JSON list of the transcript's tool schemas"])
+    in_file(args.trace, "transcript file", "give a transcript (`ctxlab import --help` lists the formats)")
+    if args.tools is not None:
+        in_file(args.tools, "file", "give the JSON list of the transcript's tool schemas", "--tools")
     doc = _replay_document(args)
     try:
         loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}, lined=False), Path.cwd())
@@ -157,10 +162,8 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.workloads.importers import write_jsonl
     from ctxlab.workloads.trace import TraceError
 
-    source, target = Path(args.transcript), out_file(args.out, "--out")
-    if not source.is_file():
-        what = "is a folder; give a transcript file" if source.is_dir() else "no such transcript file"
-        raise BadInput([f"{source}: {what}"])
+    source = in_file(args.transcript, "transcript file", "give a transcript file")
+    target = out_file(args.out, "--out")
     if target.is_dir():
         raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])
     if target.resolve() == source.resolve():

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ctxlab.cli.base import BadInput, Commands, out_dir, positive
+from ctxlab.cli.base import BadInput, Commands, in_file, out_dir, positive
 
 if TYPE_CHECKING:  # the loader and the run path are imported when the command runs (quick `--help`)
     from concurrent.futures import Executor
@@ -108,9 +108,7 @@ def _on_trace(located: Located, args: argparse.Namespace) -> Located:
     from ctxlab.scenarios.located import Located
     from ctxlab.scenarios.registry import scenario_name
 
-    trace = Path(args.trace)
-    if not trace.is_file():
-        raise BadInput([f"--trace {trace}: no such transcript file"])
+    trace = in_file(args.trace, "transcript file", "give a transcript", "--trace")
     if not isinstance(located.data, dict):
         return located
     doc = dict(located.data)

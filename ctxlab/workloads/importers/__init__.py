@@ -299,6 +299,13 @@ def import_file(path: Path | str, fmt: str | None = None, *, session: int = 0) -
         return import_lines(lines, str(path), fmt, again=partial(open_lines, path), session=session)
 
 
+def _new_file_mode() -> int:
+    """The mode a file `open` makes gets here: read and write for all, less the umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, bool]:
     """A file's format (`fmt` when given), and whether it is the lab's own OpenAI chat JSONL,
     which takes `read_trace`'s path.
@@ -332,6 +339,7 @@ def write_jsonl(
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.fchmod(handle, _new_file_mode())  # as `open` would make it: mkstemp's 0600 is for secrets
     count = 0
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink, open_lines(path) as lines:
