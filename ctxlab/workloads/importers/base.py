@@ -4,13 +4,15 @@ and building OpenAI chat messages (the lab's replay format).
 Invariants:
 - An importer is a generator: it reads `Entry` values one at a time and yields OpenAI chat
   messages (`Wire`) as soon as they are complete, so memory is bounded by the largest entry
-  (a JSONL line, or the whole document of a single-JSON format) and by the one message an
-  importer may hold back to merge (Claude Code lines sharing a `message.id`). What an importer
+  (a JSONL line, or the whole document of a single-JSON format, with its text, kept to tell a
+  problem's line) and by the one message an importer may hold back to merge (Claude Code
+  lines sharing a `message.id`). What an importer
   keeps besides is small and says so: a request log's links of a chained conversation and its
   responses' identified output items (`responses_log`), a session log's line ids (`claude_code`).
 - A file is JSONL when its first non-blank line is a JSON value on its own; otherwise it is one
   JSON document, read whole (its entry is numbered with the line it starts on).
-- Every error is a `TraceError` naming the file and the line of the entry at fault.
+- Every error is a `TraceError` naming the file and the line of the entry at fault, or, in a
+  document over many lines, of the item the importer was reading (`Report.each`).
 - Reasoning and thinking never join message text: they go to the `reasoning_content` key, and a
   result that is an error has `is_error: true` (`ctxlab.workloads.trace` reads both).
 - A system or assistant message carries text only (`text_only`): its text parts are joined, so
@@ -120,7 +122,7 @@ def json_entries(
     try:
         value = json_value(line, source, first, mended)
     except json.JSONDecodeError as line_error:
-        text = line + "\n" + "\n".join(text for _, text in numbered)
+        text = line + "\n" + "\n".join(later for _, later in numbered)
         try:
             document = json_value(text, source, first, mended)
         except json.JSONDecodeError as error:
