@@ -31,20 +31,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ctxlab.core.messages.blocks import Tally, tally_of
+from ctxlab.core.messages.blocks import ZERO, Tally, tally_of
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading, same_leading_known
-from ctxlab.core.messages.tokens import TokenCounter, measure_all
+from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
 from ctxlab.core.wire.piece import Piece, piece_of
 
 
 class CacheUse(NamedTuple):
-    """Prompt-cache figures of one request."""
+    """Prompt-cache figures of one request: its cached and written tokens, and its input tokens,
+    what the provider receives (None from a meter that counts nothing)."""
 
     cached: int
     written: int
+    input: int | None = None
 
 
 @dataclass(slots=True)
@@ -216,7 +218,9 @@ class PromptCacheMeter:
         if self.caching:
             input_tokens, cached = self._compare(kind, messages, tools)
         else:
-            input_tokens, cached = self.counter.total(measure_all(self.counter, messages), tools), 0
+            sent = [self._piece(message) for message in messages]
+            size = sum([piece.unseen for piece in sent], sum([s for p in sent for s in p.sizes], ZERO))
+            input_tokens, cached = self.counter.total(size, tools), 0
         usage = settle(
             kind=kind,
             input_tokens=input_tokens,
@@ -227,7 +231,7 @@ class PromptCacheMeter:
         )
         self.totals = add_usage(self.totals, usage, self.prices)
         self.usages.append(usage)
-        return CacheUse(usage.cached_tokens, usage.written_tokens)
+        return CacheUse(usage.cached_tokens, usage.written_tokens, usage.input_tokens)
 
     def _compare(self, kind: CallKind, messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> _Read:
         """Input and cached tokens of a request, which becomes the kept request of its kind."""

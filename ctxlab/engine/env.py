@@ -35,6 +35,7 @@ from ctxlab.core.agentscope.summary import (
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import CallKind, ChatModel, ModelError, ModelRequest, ModelResponse
+from ctxlab.core.messages.sizes import sent_tokens
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.meter import ProtocolMeter
@@ -211,8 +212,12 @@ class Env:
             return TextSummary(text=None, skipped=True)
         if not retry or not self.summary_invocations:
             self.summary_invocations += 1
-        tokens = self.counter.count(messages, ())
-        sent = Sent(messages=messages, tools=(), tokens=dict.fromkeys(CONVENTIONS_ALL, tokens))
+        counted = self.counter.count(messages, ())
+        tokens = {
+            **dict.fromkeys(CONVENTIONS_ALL, counted),
+            "as_sent": sent_tokens(self.counter, messages, ()),
+        }
+        sent = Sent(messages=messages, tools=(), tokens=tokens)
         request = ModelRequest(
             kind="summary",
             messages=messages,
@@ -220,7 +225,7 @@ class Env:
             tool_choice="none",
             call_index=self.recorder.next_call_index,
             context_size=self.context_size,
-            input_tokens=tokens,
+            input_tokens=tokens["as_sent"],
             turn=state.turn,
             iteration=state.cur_iter,
             invocation=self.summary_invocations,
@@ -276,7 +281,7 @@ class Env:
         tokens: dict[Convention, int] = {
             "messages": self.counter.count(request.messages, ()),
             "preflight": self.counter.count(request.messages, tools),
-            "as_sent": self.counter.count(as_sent, tools),
+            "as_sent": sent_tokens(self.counter, as_sent, tools),
         }
         return Sent(messages=as_sent, tools=tools, tokens=tokens)
 
@@ -302,12 +307,15 @@ class Env:
             if self.cache
             else CacheUse(0, 0)
         )
+        # what the provider receives, as the cache meter counts it along the run (the engine's own
+        # count of a reasoning request is the strategy's, with the thinking no request carries)
+        tokens = sent.tokens if use.input is None else {**sent.tokens, "as_sent": use.input}
         record = CallRecord(
             call_index=self.recorder.next_call_index,
             kind=kind,
             turn=state.turn,
             iteration=state.cur_iter,
-            tokens=sent.tokens,
+            tokens=tokens,
             output_tokens=output_tokens,
             context_messages=len(state.context),
             summary_chars=len(summary_text(state.summary)),

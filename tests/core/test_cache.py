@@ -15,6 +15,7 @@ from ctxlab.core.messages.blocks import ZERO, TextBlock, ThinkingBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.sizes import (
     Sizer,
+    sent_tokens,
 )
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
@@ -136,15 +137,19 @@ def test_shared_prefix_stops_at_the_first_difference() -> None:
     assert shared_prefix(a, a) == 2 and shared_prefix(a, a[:1]) == 1 and shared_prefix(a, a[::-1]) == 0
 
 
-def test_hidden_thinking_changes_the_size_not_the_shared_prefix() -> None:
+def test_thinking_no_request_carries_changes_neither_the_size_nor_the_shared_prefix() -> None:
     msgs = [SYSTEM, reply(TextBlock(text="b" * 40))]
     state, _ = step(CacheState(), msgs)
-    # the same view with hidden thinking added: equal messages on the wire, a larger size
+    # the same view with unsent thinking added: the provider receives the very same request
     thinking = [SYSTEM, reply(ThinkingBlock(thinking="t" * 400), TextBlock(text="b" * 40))]
     view = request_view(thinking, COUNTER, TOOLS)
     _, usage = account(state, view, kind="reasoning", output_tokens=0, counter=COUNTER)
-    assert usage.input_tokens == COUNTER.count(thinking, TOOLS)
+    assert usage.input_tokens == sent_tokens(COUNTER, thinking, TOOLS) == COUNTER.count(msgs, TOOLS)
+    assert usage.input_tokens < COUNTER.count(thinking, TOOLS)
     assert usage.cached_tokens == usage.input_tokens  # the provider sees the same messages
+    # thinking sent back in a field (`reasoning_content`) is received, and counted
+    sent = [SYSTEM, reply(ThinkingBlock(thinking="t" * 400, wire_field="reasoning_content"))]
+    assert request_view(sent, COUNTER, TOOLS).sizes[-1].nbytes == 400
 
 
 @given(
@@ -172,11 +177,11 @@ def test_cached_tokens_never_exceed_input_and_input_is_the_counter(
         view = request_view(request, COUNTER, TOOLS)
         previous = state
         state, usage = account(state, view, kind=kind, output_tokens=5, counter=COUNTER)  # type: ignore[arg-type]
-        assert 0 <= usage.cached_tokens <= usage.input_tokens == COUNTER.count(request, TOOLS)
+        assert 0 <= usage.cached_tokens <= usage.input_tokens == sent_tokens(COUNTER, request, TOOLS)
         if kind == "reasoning" and previous.reasoning is not None and previous.reasoning.wire == view.wire:
             assert usage.cached_tokens == usage.input_tokens
 
 
-def test_request_views_carry_unseen_messages() -> None:
+def test_a_message_no_request_shows_sends_nothing() -> None:
     view = request_view([SYSTEM, reply(ThinkingBlock(thinking="x" * 40))], COUNTER)
-    assert isinstance(view, RequestView) and len(view.wire) == 1 and view.unseen.nbytes == 40
+    assert isinstance(view, RequestView) and len(view.wire) == 1 and view.unseen.nbytes == 0

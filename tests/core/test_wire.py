@@ -138,7 +138,7 @@ def test_view_sizes_are_the_sizes_of_the_view_units(message: Message) -> None:
 @example(REPLY)
 def test_a_piece_is_the_view_its_sizes_and_facts_read_apart(message: Message) -> None:
     """The one read both meters share gives what the three reads of a message give apart."""
-    from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.messages.sizes import sent_view_sizes
     from ctxlab.core.wire.piece import piece_of
     from ctxlab.core.wire.protocol import fact_of, facts_of_message
     from ctxlab.core.wire.views import to_openai_one
@@ -146,10 +146,21 @@ def test_a_piece_is_the_view_its_sizes_and_facts_read_apart(message: Message) ->
     counter = AgentScopeEstimator()
     piece, wires = piece_of(message, counter), to_openai_one(message)
     assert piece.message is message and piece.wire == tuple(wires)
-    assert (piece.sizes, piece.unseen) == view_sizes(message, counter)
+    assert (piece.sizes, piece.unseen) == sent_view_sizes(message, counter)
     assert piece.facts == facts_of_message(message) == tuple(fact_of(w) for w in wires)
     assert piece.views == tuple(zip(piece.wire, piece.sizes, piece.facts, strict=True))
     assert piece_of(message, counter) is piece  # read once while remembered
+
+
+@given(messages)
+@example(REPLY)
+def test_sizes_as_sent_are_the_sizes_of_the_message_without_its_unsent_thinking(message: Message) -> None:
+    """What the provider receives: thinking sent in no field counts nothing, the rest as it is."""
+    from ctxlab.core.messages.sizes import sent_view_sizes, view_sizes
+
+    counter = AgentScopeEstimator()
+    kept = tuple(b for b in message.blocks if not (isinstance(b, ThinkingBlock) and not b.wire_field))
+    assert sent_view_sizes(message, counter) == view_sizes(message.with_blocks(kept), counter)
 
 
 def _owned_size(message: Message, unit: ViewUnit, counter: AgentScopeEstimator) -> Tally:
@@ -360,14 +371,15 @@ def _read(message: Message, counter: AgentScopeEstimator) -> tuple[object, ...]:
     """Every read of one message that resumes: its view, sizes and facts, apart and in one piece,
     its units where it stands alone and placed further on, and its calls (the memos by identity
     are not asked)."""
-    from ctxlab.core.messages.sizes import view_sizes
+    from ctxlab.core.messages.sizes import sent_view_sizes, view_sizes
     from ctxlab.core.messages.units import _message_calls, _place_units
     from ctxlab.core.wire.piece import _piece
     from ctxlab.core.wire.protocol import facts_of_message
     from ctxlab.core.wire.views import to_openai_one
 
     piece = _piece(message, counter)[1:]
-    views = to_openai_one(message), view_sizes(message, counter), facts_of_message(message), piece
+    sizes = view_sizes(message, counter), sent_view_sizes(message, counter)
+    views = to_openai_one(message), *sizes, facts_of_message(message), piece
     units = _place_units(message, 0, 0), _place_units(message, 3, 7)
     return (*views, *units, tuple(_message_calls(message, 3, 0)))
 

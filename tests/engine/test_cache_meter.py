@@ -141,12 +141,29 @@ def test_clearing_breaks_the_prefix_where_the_edit_starts() -> None:
     assert ran.meter.totals.hit_rate < run(none.NoStrategy(), one_turn(*rounds)).meter.totals.hit_rate
 
 
+def test_thinking_no_request_carries_counts_nothing_in_a_calls_input() -> None:
+    """A reply's thinking stays in the history and in the strategy's own count, and the provider
+    receives none of it: the record's input is what the request carries, as a history without
+    the thinking gives, and every request is cached whole but its new messages."""
+    rounds = [
+        ScriptedRound(thinking="t" * 4000, calls=(tool_call("retrieve", f'{{"q": {k}}}', text(400)),))
+        for k in range(3)
+    ]
+    thought = run(none.NoStrategy(), one_turn(*rounds), record_requests=True).outcome.calls
+    plain = [ScriptedRound(calls=r.calls) for r in rounds]
+    unthought = run(none.NoStrategy(), one_turn(*plain), record_requests=True).outcome.calls
+    assert [c.request for c in thought] == [c.request for c in unthought]
+    assert [c.tokens["as_sent"] for c in thought] == [c.tokens["as_sent"] for c in unthought]
+    assert [c.cached_tokens for c in thought] == [c.cached_tokens for c in unthought]
+    assert thought[-1].tokens["messages"] > thought[-1].tokens["as_sent"] + 2900  # the engine's own
+
+
 def test_a_meter_without_caching_bills_every_input_token() -> None:
     meter = PromptCacheMeter(COUNTER, prices=Prices(input=2.0), caching=False)
     message = Message(role="user", blocks=text(400))
     meter.observe("reasoning", (message,), ())
     use = meter.observe("reasoning", (message,), ())
-    assert use == (0, 0) and meter.totals.cost == pytest.approx(2 * 100 * 2.0 / 1e6)
+    assert use == (0, 0, 100) and meter.totals.cost == pytest.approx(2 * 100 * 2.0 / 1e6)
 
 
 @given(

@@ -120,7 +120,8 @@ class ScriptedChatModel(ChatModelBase):
     ) -> ChatResponse:
         tokens = await self.count_tokens(messages, tools)
         sent = await self.formatter.format(messages)
-        self._record("reasoning", Tokens(tokens, tokens, tokens), messages, tools, tool_choice, sent=sent)
+        received = await self.count_tokens(_unthought(messages), tools)  # what the formatter sends
+        self._record("reasoning", Tokens(tokens, tokens, received), messages, tools, tool_choice, sent=sent)
         return self._respond(self._next_answer(tool_choice), tokens)
 
     def _next_answer(self, tool_choice: ToolChoice | None) -> list[Any]:
@@ -142,7 +143,7 @@ class ScriptedChatModel(ChatModelBase):
         tokens = Tokens(
             messages=await self.count_tokens(request, None),
             preflight=await self.count_tokens(request, tools),
-            as_sent=await self.count_tokens(messages, tools),
+            as_sent=await self.count_tokens(_unthought(messages), tools),
         )
         sent = await self.formatter.format(messages)
         self._record("summary", tokens, messages, tools, tool_choice, sent=sent)
@@ -263,3 +264,14 @@ class RecordingOffloader:
         result = from_block(tool_result)
         assert isinstance(result, ToolResultBlock)
         return self._record("tool_result", self.workspace.offload_tool_result(result), [result])
+
+
+def _unthought(messages: Sequence[Msg]) -> list[Msg]:
+    """`messages` less their thinking blocks, which AgentScope's OpenAI chat formatter leaves out
+    of the request: what the API receives, counted as AgentScope counts."""
+    return [
+        message.model_copy(
+            update={"content": [b for b in message.content if not isinstance(b, am.ThinkingBlock)]}
+        )
+        for message in messages
+    ]

@@ -3,10 +3,12 @@
 Invariants:
 - `calls` holds every model API call in order; a summarizer invocation that AgentScope retries
   through its structured-output ladder appears once per attempt.
-- For a reasoning call the three token counts are equal: `count_tokens(messages, tools)`. For a
-  summary call `messages` counts the summary request alone, `preflight` adds the summary-schema
-  tool (AgentScope's own overflow estimate), `as_sent` counts what the API received (the
-  structured-output instruction appended, the schema tool).
+- For a reasoning call `messages` and `preflight` are `count_tokens(messages, tools)`, and
+  `as_sent` counts what the API received: the same less the thinking AgentScope's OpenAI chat
+  formatter leaves out. For a summary call `messages` counts the summary request alone,
+  `preflight` adds the summary-schema tool (AgentScope's own overflow estimate), `as_sent`
+  counts what the API received (the structured-output instruction appended, the schema tool, no
+  thinking).
 - Messages are ctxlab `Message`s converted from agentscope's, so a trace compares directly with the
   lab's own records; ids are the agentscope ids (counters in a parity run).
 """

@@ -9,6 +9,9 @@ Invariants:
   (`LeadingConcat`): sizing the whole history at every step costs what changed.
 - `Sizer` is how a family sizes a request: the counter, the tools, and the overhead the request
   carries besides the stored context.
+- What the provider receives is sized apart (`sent_size`, `sent_view_sizes`, `sent_tokens`):
+  thinking sent in no field counts nothing there, while the families' units count every block
+  they keep, as their sources count.
 """
 
 from __future__ import annotations
@@ -64,6 +67,22 @@ class ViewSizes(NamedTuple):
     unseen: Tally
 
 
+def sent_size(counter: TokenCounter, block: Block) -> Tally:
+    """The counter's size of `block` as a provider receives it: nothing for thinking the view
+    leaves out (a `ThinkingBlock` sent in no field), the block's whole size otherwise."""
+    if isinstance(block, ThinkingBlock) and not block.wire_field:
+        return ZERO
+    return counter.measure(block)
+
+
+def sent_tokens(counter: TokenCounter, messages: Sequence[Message], tools: tuple[ToolSchema, ...]) -> int:
+    """The counter's tokens of a request as the provider receives it: its messages' blocks less
+    the thinking no field carries (`sent_size`), and its tools."""
+    return counter.total(
+        _sum(sent_size(counter, block) for message in messages for block in message.blocks), tools
+    )
+
+
 def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
     """The counter's size of each message of `to_openai_one(message)`, in one pass over its blocks.
 
@@ -78,6 +97,16 @@ def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
     sizes = _sizes_scan.finished(message.blocks, _NO_SIZES, _closed_sizes, counter)
     if not sizes:
         return ViewSizes((), counter.measure_message(message))
+    return ViewSizes(sizes, ZERO)
+
+
+def sent_view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
+    """`view_sizes` as the provider receives them: thinking no field carries counts nothing
+    (`sent_size`), so a message with no view message sends nothing. What the meters count; the
+    families size their units with the thinking they keep (`view_sizes`), as their sources do."""
+    sizes = _sent_sizes_scan.finished(message.blocks, _NO_SIZES, _closed_sizes, counter)
+    if not sizes:
+        return ViewSizes((), _sum(sent_size(counter, block) for block in message.blocks))
     return ViewSizes(sizes, ZERO)
 
 
@@ -106,9 +135,22 @@ def _size_step(
     carry: _SizeCarry, block: Block, before: int, counter: TokenCounter
 ) -> tuple[list[Tally], _SizeCarry]:
     """The view messages' sizes `block` completes, and the carry after it."""
+    return _sized_step(carry, block, counter.measure(block), counter)
+
+
+def _sent_size_step(
+    carry: _SizeCarry, block: Block, before: int, counter: TokenCounter
+) -> tuple[list[Tally], _SizeCarry]:
+    """`_size_step` with `block` sized as sent (`sent_size`)."""
+    return _sized_step(carry, block, sent_size(counter, block), counter)
+
+
+def _sized_step(
+    carry: _SizeCarry, block: Block, size: Tally, counter: TokenCounter
+) -> tuple[list[Tally], _SizeCarry]:
+    """The view messages' sizes `block`, of size `size`, completes, and the carry after it."""
     pending, media, shown, has_media = carry
     done: list[Tally] = []
-    size = counter.measure(block)
     if has_media and not isinstance(block, ToolResultBlock):
         done.append(media)  # the media message owns no block of its own
         media, has_media = ZERO, False
@@ -133,6 +175,7 @@ def _size_step(
 
 
 _sizes_scan = LeadingScan[Block, _SizeCarry, Tally](_size_step, anywhere=True)
+_sent_sizes_scan = LeadingScan[Block, _SizeCarry, Tally](_sent_size_step, anywhere=True)
 
 
 def _sum(tallies: Iterable[Tally]) -> Tally:

@@ -15,7 +15,8 @@ Invariants:
 - The state is a value: `account` returns a new one. It keeps, for the last request of each kind,
   its view messages and the cumulative size of each prefix, so finding the shared prefix compares
   messages (strings shared with the stored blocks compare by identity) and re-counts nothing.
-- Input tokens equal the counter's count of the request's messages with its tools.
+- Input tokens are the counter's count of what the request sends: its OpenAI view (a reply's
+  thinking only where the view carries it in a field) and its tools.
 """
 
 from __future__ import annotations
@@ -27,15 +28,9 @@ from typing import Any, Literal, NamedTuple
 
 from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.sizes import (
-    unit_tallies,
-    unseen_size,
-)
+from ctxlab.core.messages.sizes import sent_view_sizes
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
-from ctxlab.core.messages.units import (
-    view_units,
-)
 from ctxlab.core.wire.views import to_openai
 
 CallKind = Literal["reasoning", "summary"]
@@ -68,12 +63,13 @@ def request_view(
     messages: Sequence[Message], counter: TokenCounter, tools: tuple[ToolSchema, ...] = ()
 ) -> RequestView:
     """The cache's view of a request whose messages are `messages` (system prompt and summary
-    included, in order)."""
-    units = view_units(messages)
+    included, in order): what the provider receives, each view message sized as sent
+    (`sizes.sent_view_sizes`: thinking no field carries counts nothing)."""
+    read = [sent_view_sizes(message, counter) for message in messages]
     return RequestView(
         wire=tuple(to_openai(messages)),
-        sizes=unit_tallies(messages, counter),
-        unseen=unseen_size(messages, units, counter),
+        sizes=tuple(size for one in read for size in one.sizes),
+        unseen=sum([one.unseen for one in read], ZERO),
         tools=tools,
     )
 

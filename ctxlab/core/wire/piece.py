@@ -7,12 +7,13 @@ carry and its own kept reads. `piece_of` walks them once, and both meters ask it
 
 Invariants:
 - `piece_of(message, counter)` equals the three reads apart: `wire == openai_one(message)`,
-  `(sizes, unseen) == view_sizes(message, counter)` and `facts == facts_of_message(message)` (a
-  property test holds them together). `views` holds one `(wire, size, fact)` triple per view
-  message, and `wire`, `sizes` and `facts` are its columns, the very objects.
+  `(sizes, unseen) == sent_view_sizes(message, counter)` (sized as the provider receives it) and
+  `facts == facts_of_message(message)` (a property test holds them together). `views` holds
+  one `(wire, size, fact)` triple per view message, and `wire`, `sizes` and `facts` are its
+  columns, the very objects.
 - A view message is the one `views.wire_step` makes (built by the same `flushed`, `tool_wire`
   and `wire_content`); its fact is what `protocol.fact_of` reads off it, worked out from the
-  blocks that made it; its size is `view_sizes`': a view message owns its blocks and the hidden
+  blocks that made it; its size is `sent_view_sizes`': a view message owns its blocks and the hidden
   ones before it (the last one also those after it), and images a batch of results returned
   count in the batch's media message.
 - A new message is read once for both meters: `piece_of` keeps the pieces it read last (a few,
@@ -51,6 +52,7 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.memo import RESUMED_BLOCKS, Closing, LeadingScan
 from ctxlab.core.messages.message import GROWN, Message
 from ctxlab.core.messages.resumable import register
+from ctxlab.core.messages.sizes import sent_size
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.wire.protocol import Fact
 from ctxlab.core.wire.views import Wire, blank, flushed, tool_wire, wire_content
@@ -74,8 +76,8 @@ class Piece(NamedTuple):
 
 def _piece(message: Message, counter: TokenCounter) -> Piece:
     views = _scan.finished(message.blocks, _START, partial(_closed, message.role), message.role, counter)
-    if not views:
-        return _made((message, (), (), (), counter.measure_message(message), ()))
+    if not views:  # nothing shows, so nothing of it is sent (thinking in no field, empty hints)
+        return _made((message, (), (), (), sum([sent_size(counter, b) for b in message.blocks], ZERO), ()))
     wire, sizes, facts = _columns(views)
     return _made((message, views, wire, sizes, ZERO, facts))
 
@@ -183,7 +185,7 @@ def _step(
     if media and not isinstance(block, ToolResultBlock):
         out.append(_media(media, media_size))
         media, media_size = (), ZERO
-    size = counter.measure(block)
+    size = sent_size(counter, block)
     if isinstance(block, TextBlock | DataBlock) or (isinstance(block, ThinkingBlock) and block.wire_field):
         parts = (*parts, block)
     elif isinstance(block, ToolCallBlock):

@@ -31,7 +31,8 @@ PRESET = Preset(
     notes=(
         "a negative context.tool_result_limit is refused at load: AgentScope takes it, offloads "
         "every result as 0 does and fails on a result with no output (declared in row 28)",
-        "thinking is counted by the estimator and left out of requests, as AgentScope's OpenAI chat "
-        "formatter does; its DeepSeek formatter's reasoning_content replay is not reproduced (row 57)",
+        "thinking is counted by the estimator for the trigger and left out of requests (and so of "
+        "input_tokens), as AgentScope's OpenAI chat formatter does; its DeepSeek formatter's "
+        "reasoning_content replay is not reproduced (row 57)",
     ),
 )

@@ -377,9 +377,9 @@ PRESET = Preset(
     build=build,
     no_system=f'{EMPTY_SYSTEM_MESSAGE} (the SDK\'s system prompt event, with system_prompt="")',
     notes=(
-        "a model's reasoning is not sent back, as the SDK does for a model outside its list of models "
-        "that take reasoning_content back (Kimi K2 thinking, DeepSeek reasoner: those get it sent and "
-        "counted); the lab's yardstick still counts it (declared as 22)",
+        "a model's reasoning is neither sent back nor counted in input_tokens, as the SDK does for a "
+        "model outside its list of models that take reasoning_content back (Kimi K2 thinking, "
+        "DeepSeek reasoner: those get it sent and counted, declared as 22)",
         "an empty final answer ends the reply: the SDK keeps the empty message, adds its corrective "
         "nudge and asks the model again (declared as 17)",
         "a call of a tool named `finish` ends the reply as in the SDK; calls after it in the same "
