@@ -17,7 +17,10 @@ Invariants:
   runs before the reasoning call, after any summary calls it made.
 - A compression no request follows (the run ended, or another compression came first) is
   snapshot from its state: the stored context mid-run; at the end, through `view` (the
-  strategy's request-only view, which the session passes in), as is the final snapshot.
+  strategy's request-only view, which the session passes in).
+- The final snapshot reads the last reasoning request sent, and counts as delivered only the
+  probes that request could carry: retention is what the last request still shows. A run that
+  sent none is snapshot from its final state, through `view`.
 - Offloaded files never change once written (paths come from counters), so each is read and
   counted once per run.
 - The re-read cost of a file is the counter's tokens of a tool result holding its text, which is
@@ -107,6 +110,9 @@ class RetentionTracker(Middleware):
     ledger: Callable[[EpisodeState], str] = no_ledger
     system_prompt: str | None = None
     pending: EpisodeState | None = None
+    last: tuple[tuple[Message, ...], int] | None = None
+    """The last reasoning request's visible messages (system prompt included, summary excluded)
+    and its call index: what the final snapshot reads."""
     snapshots: list[RetentionSnapshot] = field(default_factory=list)
     delivered: dict[str, int] = field(default_factory=dict)
     files: dict[str, OffloadText] = field(default_factory=dict)
@@ -154,10 +160,12 @@ class RetentionTracker(Middleware):
         return after
 
     def on_model_call(self, request: ModelRequest, next: ModelNext) -> ModelResponse:
-        """The due snapshot, of what this request shows."""
+        """The due snapshot, of what this request shows; the request is kept as the last one."""
+        shown = without_summary(request.messages)
         if self.pending is not None:
             state, self.pending = self.pending, None
-            self.snapshots.append(self.locate(without_summary(request.messages), state))
+            self.snapshots.append(self.locate(shown, state))
+        self.last = (shown, request.call_index)
         return next(request)
 
     def flush(self, view: Callable[[EpisodeState], tuple[Message, ...]]) -> None:
@@ -180,10 +188,19 @@ class RetentionTracker(Middleware):
         return self.locate(shown, state, final=final)
 
     def locate(
-        self, shown: Sequence[Message], state: EpisodeState, *, final: bool = False
+        self,
+        shown: Sequence[Message],
+        state: EpisodeState,
+        *,
+        final: bool = False,
+        carried_by: int | None = None,
     ) -> RetentionSnapshot:
         """Where every delivered probe is: `shown` is the visible context (system prompt included,
-        summary excluded); the summary and the ledger come from `state`."""
+        summary excluded); the summary and the ledger come from `state`. With `carried_by`, only
+        the probes delivered by that call count as delivered (the others came after it)."""
+        delivered = frozenset(
+            key for key, at in self.delivered.items() if carried_by is None or at <= carried_by
+        )
         sources = Sources(
             context=visible_text(shown),
             summary=summary_text(state.summary),
@@ -192,7 +209,7 @@ class RetentionTracker(Middleware):
         )
         return take_snapshot(
             self.probes,
-            frozenset(self.delivered),
+            delivered,
             sources,
             before_call=self.recorder.next_call_index,
             compressions=len(self.recorder.compressions),
@@ -214,7 +231,13 @@ class RetentionTracker(Middleware):
     def finish(
         self, state: EpisodeState, view: Callable[[EpisodeState], tuple[Message, ...]] = stored_context
     ) -> tuple[RetentionSnapshot, ...]:
-        """Every snapshot of the run, the final one (of `state`, its context through `view`) last."""
+        """Every snapshot of the run, the final one last: of the last request sent, with the
+        probes delivered by then (one delivered in the final answer reached no request), or,
+        when no request was sent, of `state` (its context through `view`)."""
         self.flush(view)
-        self.snapshots.append(self.snapshot(state, view=view, final=True))
+        if self.last is None:
+            self.snapshots.append(self.snapshot(state, view=view, final=True))
+        else:
+            shown, index = self.last
+            self.snapshots.append(self.locate(shown, state, final=True, carried_by=index))
         return tuple(self.snapshots)

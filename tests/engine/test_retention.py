@@ -322,8 +322,21 @@ def test_a_due_snapshot_reads_the_next_request() -> None:
     assert snap.state_of("db-port").places == ("context",)  # from the request, not the state
     assert tracker.on_compress_context(after, CompressRequest(), lambda s, r: s) is after
     assert tracker.pending is None  # an unchanged state is no compression
-    final = tracker.finish(after)
-    assert len(final) == 2 and final[-1].final and final[-1].state_of("db-port").status == "lost"
+    final = tracker.finish(after)  # the final snapshot reads the last request, not the state after it
+    assert len(final) == 2 and final[-1].final and final[-1].state_of("db-port").places == ("context",)
+
+
+def test_the_final_snapshot_counts_only_the_probes_the_last_request_could_carry() -> None:
+    """A probe written in the final answer reached no request: it is pending, not lost."""
+    recorder = Recorder()
+    tracker = RetentionTracker(probes=(FACT,), counter=AgentScopeEstimator(), recorder=recorder)
+    tracker.start("system")
+    request = ModelRequest(kind="reasoning", messages=fixed_messages("system", None), tools=(), call_index=0)
+    tracker.on_model_call(request, lambda r: ModelResponse())
+    recorder.calls.append(None)  # type: ignore[arg-type]  # the call was made: the next one is 1
+    tracker.deliver((FACT.text,))  # in the final answer, after the last request
+    (final,) = tracker.finish(EpisodeState(clock=VirtualClock(instant=DEFAULT_START)))
+    assert final.final and final.pending == ("db-port",) and final.probes == ()
 
 
 def test_a_compression_no_request_followed_is_snapshot_from_its_state() -> None:
