@@ -55,7 +55,11 @@ RUN_MEASURES = (
         meaning="sum of the calls' cost under the scenario's prices (per million tokens)",
     ),
     Column(name="compressions", type="int", meaning="compressions applied (summary or fallback)"),
-    Column(name="offloaded_bytes", type="int", meaning="bytes written to the workspace"),
+    Column(
+        name="offloaded_bytes",
+        type="int",
+        meaning="bytes written to the run's workspace, which its sub-agents share (their offloads included)",
+    ),
     Column(name="truncations", type="int", meaning="tool results cut at the tool-result limit"),
     Column(name="injections", type="int", meaning="runtime-state hints injected"),
     Column(
@@ -179,7 +183,10 @@ EVENT_COLUMNS = (
 """One row per context event: runs in config order, calls in call order, events in order."""
 
 RETENTION_COLUMNS = ("retention_facts", "retention_rules", "retention_artifacts")
-NO_PROBES = "no probe of this kind is planted (workload.probes or a generator's probes), or the run failed"
+NO_PROBES = (
+    "no probe of this kind reached the last request: none is planted (workload.probes or a "
+    "generator's probes), the run ended before the place of each, or the run failed"
+)
 """Why a retention column is empty in every row."""
 
 CACHE_COLUMNS = ("cached_tokens", "total_cached_tokens", "cache_hit_rate")
