@@ -62,14 +62,18 @@ _EDITOR_BREAK = re.compile("\r\n|[\r\n]")
 """What editors count as a line break (YAML 1.1 also counts `_HIDDEN_BREAK`, which is refused)."""
 
 
+def _editor_place(text: str, start: int) -> tuple[int, int]:
+    """The line and column (1-based) an editor shows for the character at `start` of `text`."""
+    breaks = [b.end() for b in _EDITOR_BREAK.finditer(text, 0, start)]
+    return len(breaks) + 1, start - (breaks[-1] if breaks else 0) + 1
+
+
 def unprintable(text: str, file: str) -> ScenarioError | None:
     """The located refusal of the first character YAML does not allow in `text`, or None."""
     found = _UNPRINTABLE.search(text)
     if found is None:
         return None
-    start = found.start()
-    breaks = [b.end() for b in _EDITOR_BREAK.finditer(text, 0, start)]
-    line, column = len(breaks) + 1, start - (breaks[-1] if breaks else 0) + 1
+    line, column = _editor_place(text, found.start())
     code = ord(found.group())
     if 0xD800 <= code <= 0xDFFF:  # only text not read from a UTF-8 file holds one (an argument)
         what = "is half of a UTF-16 pair (or a byte that is not UTF-8), not a character"
@@ -93,9 +97,7 @@ def hidden_break(text: str, file: str) -> ScenarioError | None:
     found = _HIDDEN_BREAK.search(text)
     if found is None:
         return None
-    start = found.start()
-    breaks = [b.end() for b in _EDITOR_BREAK.finditer(text, 0, start)]
-    line, column = len(breaks) + 1, start - (breaks[-1] if breaks else 0) + 1
+    line, column = _editor_place(text, found.start())
     code = ord(found.group())
     message = (
         f"invalid YAML: U+{code:04X} ({_BREAK_NAMES[found.group()]}) is a line break to YAML but not "
