@@ -54,7 +54,13 @@ RUN_MEASURES = (
         type="float",
         meaning="sum of the calls' cost under the scenario's prices (per million tokens)",
     ),
-    Column(name="compressions", type="int", meaning="compressions applied (summary or fallback)"),
+    Column(
+        name="compressions",
+        type="int",
+        meaning="compactions the strategy recorded: each summary or fallback, and each cut of the stored "
+        "history a family makes as one (strands' sliding window, nonoka's evictions); windows and "
+        "clearings of the request alone are counted by their `dropped` and `cleared` events instead",
+    ),
     Column(
         name="offloaded_bytes",
         type="int",
