@@ -110,9 +110,9 @@ class RetentionTracker(Middleware):
     ledger: Callable[[EpisodeState], str] = no_ledger
     system_prompt: str | None = None
     pending: EpisodeState | None = None
-    last: tuple[tuple[Message, ...], int] | None = None
-    """The last reasoning request's visible messages (system prompt included, summary excluded)
-    and its call index: what the final snapshot reads."""
+    last: tuple[Sequence[Message], int] | None = None
+    """The last reasoning request's messages and its call index: what the final snapshot reads
+    (kept as sent; its summary is left out only then, so a call costs no pass over them)."""
     snapshots: list[RetentionSnapshot] = field(default_factory=list)
     delivered: dict[str, int] = field(default_factory=dict)
     files: dict[str, OffloadText] = field(default_factory=dict)
@@ -161,11 +161,10 @@ class RetentionTracker(Middleware):
 
     def on_model_call(self, request: ModelRequest, next: ModelNext) -> ModelResponse:
         """The due snapshot, of what this request shows; the request is kept as the last one."""
-        shown = without_summary(request.messages)
         if self.pending is not None:
             state, self.pending = self.pending, None
-            self.snapshots.append(self.locate(shown, state))
-        self.last = (shown, request.call_index)
+            self.snapshots.append(self.locate(without_summary(request.messages), state))
+        self.last = (request.messages, request.call_index)
         return next(request)
 
     def flush(self, view: Callable[[EpisodeState], tuple[Message, ...]]) -> None:
@@ -238,6 +237,6 @@ class RetentionTracker(Middleware):
         if self.last is None:
             self.snapshots.append(self.snapshot(state, view=view, final=True))
         else:
-            shown, index = self.last
-            self.snapshots.append(self.locate(shown, state, final=True, carried_by=index))
+            sent, index = self.last
+            self.snapshots.append(self.locate(without_summary(sent), state, final=True, carried_by=index))
         return tuple(self.snapshots)
