@@ -31,9 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ctxlab.core.messages.blocks import ZERO, Tally, tally_of
+from ctxlab.core.messages.blocks import Tally, tally_of
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import GROWN, Message, resumed_at, same_leading, same_leading_known
+from ctxlab.core.messages.sizes import sent_tokens
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.cache import CacheTotals, CallKind, CallUsage, Prices, add_usage, prefix_tokens, settle
@@ -218,9 +219,7 @@ class PromptCacheMeter:
         if self.caching:
             input_tokens, cached = self._compare(kind, messages, tools)
         else:
-            sent = [self._piece(message) for message in messages]
-            size = sum([piece.unseen for piece in sent], sum([s for p in sent for s in p.sizes], ZERO))
-            input_tokens, cached = self.counter.total(size, tools), 0
+            input_tokens, cached = sent_tokens(self.counter, messages, tools), 0
         usage = settle(
             kind=kind,
             input_tokens=input_tokens,

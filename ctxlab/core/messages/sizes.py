@@ -75,12 +75,16 @@ def sent_size(counter: TokenCounter, block: Block) -> Tally:
     return counter.measure(block)
 
 
+def sent_message_size(counter: TokenCounter, message: Message) -> Tally:
+    """The counter's size of a stored message as a provider receives it: its blocks less the
+    thinking no field carries (`sent_size`)."""
+    return _sum(sent_size(counter, block) for block in message.blocks)
+
+
 def sent_tokens(counter: TokenCounter, messages: Sequence[Message], tools: tuple[ToolSchema, ...]) -> int:
-    """The counter's tokens of a request as the provider receives it: its messages' blocks less
-    the thinking no field carries (`sent_size`), and its tools."""
-    return counter.total(
-        _sum(sent_size(counter, block) for message in messages for block in message.blocks), tools
-    )
+    """The counter's tokens of a request as the provider receives it: its messages as sent
+    (`sent_message_size`) and its tools."""
+    return counter.total(_sum(sent_message_size(counter, message) for message in messages), tools)
 
 
 def view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
@@ -106,7 +110,7 @@ def sent_view_sizes(message: Message, counter: TokenCounter) -> ViewSizes:
     families size their units with the thinking they keep (`view_sizes`), as their sources do."""
     sizes = _sent_sizes_scan.finished(message.blocks, _NO_SIZES, _closed_sizes, counter)
     if not sizes:
-        return ViewSizes((), _sum(sent_size(counter, block) for block in message.blocks))
+        return ViewSizes((), sent_message_size(counter, message))
     return ViewSizes(sizes, ZERO)
 
 

@@ -52,7 +52,7 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.memo import RESUMED_BLOCKS, Closing, LeadingScan
 from ctxlab.core.messages.message import GROWN, Message
 from ctxlab.core.messages.resumable import register
-from ctxlab.core.messages.sizes import sent_size
+from ctxlab.core.messages.sizes import sent_message_size, sent_size
 from ctxlab.core.messages.tokens import TokenCounter
 from ctxlab.core.wire.protocol import Fact
 from ctxlab.core.wire.views import Wire, blank, flushed, tool_wire, wire_content
@@ -77,7 +77,7 @@ class Piece(NamedTuple):
 def _piece(message: Message, counter: TokenCounter) -> Piece:
     views = _scan.finished(message.blocks, _START, partial(_closed, message.role), message.role, counter)
     if not views:  # nothing shows, so nothing of it is sent (thinking in no field, empty hints)
-        return _made((message, (), (), (), sum([sent_size(counter, b) for b in message.blocks], ZERO), ()))
+        return _made((message, (), (), (), sent_message_size(counter, message), ()))
     wire, sizes, facts = _columns(views)
     return _made((message, views, wire, sizes, ZERO, facts))
 

@@ -299,13 +299,6 @@ def import_file(path: Path | str, fmt: str | None = None, *, session: int = 0) -
         return import_lines(lines, str(path), fmt, again=partial(open_lines, path), session=session)
 
 
-def _new_file_mode() -> int:
-    """The mode a file `open` makes gets here: read and write for all, less the umask."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, bool]:
     """A file's format (`fmt` when given), and whether it is the lab's own OpenAI chat JSONL,
     which takes `read_trace`'s path.
@@ -323,6 +316,13 @@ def detect_file(path: Path | str, fmt: str | None = None) -> tuple[str, bool]:
     """`sniff` on a file."""
     with open_lines(path) as lines:
         return sniff(lines, str(path), fmt)
+
+
+def _new_file_mode() -> int:
+    """The mode a file `open` makes gets here: read and write for all, less the umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def write_jsonl(
