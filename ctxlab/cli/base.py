@@ -69,20 +69,14 @@ def in_file(value: str, name: str, give: str, option: str = "") -> Path:
     it is no file: missing (`name` says what was looked for: "no such transcript file"), a
     folder, a device or pipe (/dev/stdin), or a symbolic link to nothing (its target missing, or
     a loop)."""
+    from ctxlab.workloads.files import why_no_file  # the readers load only for a command reading a file
+
     path = Path(value)
-    try:
-        if path.is_file():
-            return path
-        if path.is_dir():
-            why = "is a folder"
-        elif path.exists():
-            why = "is not a regular file (a device or a pipe)"
-        elif path.is_symlink():
-            why = "is a symbolic link to no file (its target is missing, or the links loop)"
-        else:
-            why = f"no such {name}"
-    except OSError as error:  # a name longer than the system looks up
-        why = f"cannot be looked up: {error.strerror}"
+    why = why_no_file(path)
+    if why is None:
+        return path
+    if why == "does not exist":
+        why = f"no such {name}"
     raise BadInput([f"{option} {value}: {why}; {give}" if option else f"{value}: {why}; {give}"])
 
 

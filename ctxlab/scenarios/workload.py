@@ -38,7 +38,7 @@ from ctxlab.core.world.script import Script, held_chars
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
 from ctxlab.scenarios.sources import digest_of, digests_of, file_text, text_sha256
-from ctxlab.workloads.files import unreadable
+from ctxlab.workloads.files import unreadable, why_no_file
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
 from ctxlab.workloads.limits import filler_budget
@@ -152,18 +152,15 @@ class TraceSpec(Section):
 
 
 def _not_a_file(full: Path, written: str) -> str | None:
-    """Why `full` (`written` in the file) is no file to read, or None when it is a regular file.
-    A path the system cannot even look up (a name longer than a file name may be) says so."""
+    """Why `full` (`written` in the file) is no file to read, or None when it is a regular file."""
+    why = why_no_file(full)
+    if why is None:
+        return None
     shown = _shown(full)
-    try:
-        if full.is_file():
-            return None
-        if full.is_dir():
-            return f"{shown} is a folder; give the transcript file inside it"
-        if full.exists():
-            return f"{shown} is not a regular file (a device or a pipe); give a transcript file"
-    except OSError as error:
-        return f"cannot look up {shown}: {error.strerror}; give the path of an existing file"
+    if why == "is a folder":
+        return f"{shown} is a folder; give the transcript file inside it"
+    if why != "does not exist":
+        return f"{shown} {why}; give the path of an existing file"
     home = (
         " (~ is not expanded: write the path from the scenario's folder)" if written.startswith("~") else ""
     )

@@ -29,6 +29,25 @@ class TraceError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
+def why_no_file(path: Path) -> str | None:
+    """Why `path` names no file to read, said as a phrase after the path ("is a folder"), or
+    None when it is a regular file (or a link to one): missing, a folder, a device or pipe
+    (/dev/stdin), a symbolic link to nothing (its target missing, or links in a loop), or a name
+    the system cannot look up (longer than a file name may be)."""
+    try:
+        if path.is_file():
+            return None
+        if path.is_dir():
+            return "is a folder"
+        if path.exists():
+            return "is not a regular file (a device or a pipe)"
+        if path.is_symlink():
+            return "is a symbolic link to no file (its target is missing, or the links loop)"
+    except OSError as error:
+        return f"cannot be looked up: {error.strerror}"
+    return "does not exist"
+
+
 class JsonLine(NamedTuple):
     """One parsed line of a JSONL file: its 1-based number and its value."""
 

@@ -44,6 +44,17 @@ def _missing_trace(folder: Path) -> Path:
     )
 
 
+def _linked_trace(target: str) -> Callable[[Path], Path]:
+    """A scenario whose trace is a symbolic link to `target` (a missing file, or the link itself)."""
+
+    def make(folder: Path) -> Path:
+        (folder / "t.jsonl").symlink_to(folder / target)
+        trace = "trace: {path: t.jsonl}"
+        return write(folder, TINY.replace("generator: {name: retrieval, params: {rounds: 4}}", trace))
+
+    return make
+
+
 def _malformed_trace(folder: Path) -> Path:
     (folder / "t.jsonl").write_text('{"role": "user", "content": "hi"}\n{not json\n', encoding="utf-8")
     return write(
@@ -233,6 +244,14 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "a trace path that is a folder": (
         _replace("generator: {name: retrieval, params: {rounds: 4}}", "trace: {path: .}"),
         "is a folder; give the transcript file inside it",
+    ),
+    "a trace path linked to a missing file": (
+        _linked_trace("gone.jsonl"),
+        "t.jsonl' is a symbolic link to no file (its target is missing, or the links loop)",
+    ),
+    "a trace path linked to itself": (
+        _linked_trace("t.jsonl"),
+        "t.jsonl' is a symbolic link to no file (its target is missing, or the links loop); give the path",
     ),
     "malformed trace file": (_malformed_trace, "workload.trace.path: cannot replay: "),
     "bad generator parameter": (
