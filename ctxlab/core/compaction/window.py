@@ -6,7 +6,6 @@ orphan a tool result, and the lab's checks must catch it: it is a baseline, not 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 from bisect import bisect_left
@@ -18,7 +17,7 @@ from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import ZERO, Tally
 from ctxlab.core.messages.drops import drop_front, system_units_before
 from ctxlab.core.messages.latest import Front
-from ctxlab.core.messages.memo import LeadingFold
+from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import Sizer, message_tallies
 from ctxlab.core.messages.tokens import TokenCounter
@@ -66,9 +65,8 @@ def slide_window(
     marks = _marks.running(messages, _Mark(0, 0, 0, 0), sizer.counter, params.keep_system)
     whole = sizer.size(messages)
 
-    @functools.cache
     def running(m: int) -> Sequence[Tally]:
-        return _running_sizes(message_tallies(messages[m], sizer.counter))
+        return _message_running_sizes(messages[m], sizer.counter)
 
     def stops(at: int) -> bool:
         dropped = _dropped_before(
@@ -167,3 +165,12 @@ def _running_sizes(tallies: Sequence[Tally]) -> Sequence[Tally]:
 
 
 _summed = LeadingFold[Tally, Tally](operator.add)
+
+
+def _message_sizes(message: Message, counter: TokenCounter) -> Sequence[Tally]:
+    return _running_sizes(message_tallies(message, counter))
+
+
+_message_running_sizes = IdentityMemo[Message, Sequence[Tally]](_message_sizes)
+"""A message's running unit sizes, kept by the message: the bisection of every step reads the
+messages it lands on, and a long message's would otherwise be summed again at every step."""
