@@ -148,19 +148,21 @@ def attribute_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def _model_type(hint: Any) -> Any:
-    """The pydantic-side type of a dataclass field's type."""
+def _model_type(hint: Any, default: Any = None, owner: type | None = None) -> Any:
+    """The pydantic-side type of a field's type in dataclass `owner`; a nested dataclass's model
+    takes its field defaults from `default`, the field's default value, where that is one of its
+    values."""
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return params_model(hint)
+        return params_model(hint, default if type(default) is hint else None, owner)
     if typing.get_origin(hint) in (Union, types.UnionType):
-        return Union[tuple(_model_type(arg) for arg in typing.get_args(hint))]  # noqa: UP007
+        return Union[tuple(_model_type(arg, default, owner) for arg in typing.get_args(hint))]  # noqa: UP007
     return hint
 
 
-def _model_value(value: Any) -> Any:
+def _model_value(value: Any, owner: type | None = None) -> Any:
     """A dataclass default as the model's default."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return params_model(type(value)).model_validate(_as_fields(value))
+        return params_model(type(value), value, owner).model_validate(_as_fields(value))
     return value
 
 
@@ -168,30 +170,47 @@ def _as_fields(value: Any) -> dict[str, Any]:
     return {f.name: _model_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
 
 
-def _fields(cls: type) -> dict[str, Any]:
+def _fields(cls: type, base: Any = None) -> dict[str, Any]:
+    """The model fields of dataclass `cls`: its own defaults, or `base`'s values (an instance of
+    `cls` that a parent holds as its default) when given."""
     hints = typing.get_type_hints(cls)
     docs = attribute_docs(cls)
     made: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        default = _own_default(f) if base is None else getattr(base, f.name)
+        if default is dataclasses.MISSING:
             # a parameter the source leaves without a default: the scenario must give it
             made[f.name] = (_model_type(hints[f.name]), Field(description=docs.get(f.name)))
             continue
-        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
-        field = Field(default=_model_value(default), description=docs.get(f.name))
-        made[f.name] = (_model_type(hints[f.name]), field)
+        field = Field(default=_model_value(default, cls), description=docs.get(f.name))
+        made[f.name] = (_model_type(hints[f.name], default, cls), field)
     return made
 
 
+def _own_default(f: dataclasses.Field[Any]) -> Any:
+    """A dataclass field's default (made afresh from its factory), or `MISSING`."""
+    return f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+
+
+def params_model(cls: type, base: Any = None, owner: type | None = None) -> type[ParamsModel]:
+    """The model of a parameter dataclass (one model per dataclass), or of a group nested in
+    dataclass `owner` whose default there (`base`) differs from the dataclass's own defaults: a
+    mapping that sets some of its settings keeps `base`'s values for the others, the defaults
+    `ctxlab presets` shows (ADK's `events_compaction_config: {compaction_interval: 2}` keeps
+    `overlap_size: 1`). Such a model is named after both classes."""
+    if base is None or all(getattr(base, f.name) == _own_default(f) for f in dataclasses.fields(cls)):
+        return _params_model(cls, None, "")
+    return _params_model(cls, base, owner.__name__ if owner else "")
+
+
 @functools.cache
-def params_model(cls: type) -> type[ParamsModel]:
-    """The model of a parameter dataclass (cached: one model per dataclass)."""
+def _params_model(cls: type, base: Any, owner: str) -> type[ParamsModel]:
     model = create_model(
-        cls.__name__,
+        owner + cls.__name__,
         __base__=ParamsModel,
         __doc__=inspect.getdoc(cls),
         __validators__={"_placed_errors": cast(Any, model_validator(mode="wrap")(_placed_errors(cls)))},
-        **_fields(cls),
+        **_fields(cls, base),
     )
     _DATACLASS_OF[model] = cls
     return model

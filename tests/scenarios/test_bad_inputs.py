@@ -167,8 +167,8 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         ":10:7: strategies[0].events_compaction_config.compaction_interval: compaction_interval "
         "must be at least 1, got 0",
     ),
-    "an ADK pair set by half": (
-        _preset_entry("google-adk-tokens", "    events_compaction_config: {token_threshold: 1000}\n"),
+    "an ADK pair set by half (the window preset leaves the token pair unset)": (
+        _preset_entry("google-adk-window", "    events_compaction_config: {token_threshold: 1000}\n"),
         ":9:5: strategies[0].events_compaction_config.event_retention_size: token_threshold and "
         "event_retention_size must be set together (ADK's EventsCompactionConfig has no default for "
         "either); token_threshold is set, so set event_retention_size too",

@@ -71,6 +71,77 @@ def test_nested_parameters_and_their_descriptions_come_from_the_dataclass() -> N
     assert entry_defaults("nonoka")["budget.max_tokens"] == 8192
 
 
+@pytest.mark.parametrize(
+    ("preset", "settings", "expected"),
+    [
+        (  # ADK has no defaults: the pairs ctxlab gives each preset stay where a mapping is silent
+            "google-adk-window",
+            {"events_compaction_config": {"compaction_interval": 2}},
+            {
+                "compaction_interval": 2,
+                "overlap_size": 1,
+                "token_threshold": None,
+                "event_retention_size": None,
+            },
+        ),
+        (
+            "google-adk-tokens",
+            {"events_compaction_config": {"token_threshold": 5000}},
+            {
+                "compaction_interval": None,
+                "overlap_size": None,
+                "token_threshold": 5000,
+                "event_retention_size": 10,
+            },
+        ),
+        (  # the window's pair beside the token pair's defaults
+            "google-adk-tokens",
+            {"events_compaction_config": {"compaction_interval": 4, "overlap_size": 0}},
+            {
+                "compaction_interval": 4,
+                "overlap_size": 0,
+                "token_threshold": 100_000,
+                "event_retention_size": 10,
+            },
+        ),
+        (  # the hybrid's n = 10 is its own, not the masking dataclass's (which has none)
+            "openhands-hybrid",
+            {"masking": {"keep_tools": ["Read"]}},
+            {"n": 10, "keep_tools": ("Read",)},
+        ),
+    ],
+)
+def test_a_nested_mapping_keeps_the_presets_defaults_for_what_it_leaves_out(
+    preset: str, settings: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    """A mapping that sets some settings of a nested group keeps the values `ctxlab presets`
+    shows for the others, also where the preset's default differs from the group's own."""
+    entry = ENTRIES[preset].model_validate({"preset": preset, **settings})
+    [(key, _)] = settings.items()
+    group = getattr(entry_params(entry), key)
+    assert {name: getattr(group, name) for name in expected} == expected
+    full = ENTRIES[preset].model_validate({"preset": preset, key: getattr(entry, key).model_dump()})
+    assert entry.model_dump() == full.model_dump()  # as if every setting were written out
+
+
+def test_one_setting_of_a_group_the_preset_fills_can_be_swept(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        ZOO_SCENARIO.replace(
+            "    keep: [messages, 2]\n",
+            "    keep: [messages, 2]\n  - {name: adk, preset: google-adk-window}\n",
+        )
+        + "  strategies.adk.events_compaction_config.compaction_interval: [2, 4]\n",
+    )
+    configs = {
+        entry_params(entry).events_compaction_config
+        for point in load_scenario(path).points
+        for entry in point.scenario.strategies
+        if entry.name == "adk"
+    }
+    assert {(c.compaction_interval, c.overlap_size) for c in configs} == {(2, 1), (4, 1)}
+
+
 def test_unknown_keys_and_broken_rules_fail_at_load_time(tmp_path: Path) -> None:
     bad = ZOO_SCENARIO.replace("compaction_buffer_tokens: 2000", "compaction_bufer_tokens: 2000")
     with pytest.raises(ScenarioError) as caught:
