@@ -84,6 +84,21 @@ def resolved_config(scenario: Scenario, entry: StrategyEntry, digests: Mapping[s
     return config
 
 
+def located_nowhere(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` as its hash reads it: the files a run reads (a transcript, its tool schemas)
+    known by their sha256 alone, not by the path they were given at, so the same bytes and
+    settings give the same run id wherever the file lies and however it was named."""
+    files = config.get("files")
+    if not files:
+        return dict(config)
+    trace = dict(config["workload"]["trace"])
+    for key in ("path", "tools"):
+        if trace.get(key) is not None:
+            trace[key] = files[trace[key]]
+    kept = {key: value for key, value in config.items() if key != "files"}
+    return {**kept, "workload": {**config["workload"], "trace": trace}}
+
+
 def _used_files(scenario: Scenario) -> list[str]:
     trace = scenario.workload.trace
     if trace is None:
@@ -106,7 +121,7 @@ def expand(
     for point in loaded.points:
         for position, entry in enumerate(point.scenario.strategies):
             config = resolved_config(point.scenario, entry, digests)
-            digest = config_hash(config)
+            digest = config_hash(located_nowhere(config))
             run_id = f"{entry.name}-{digest}"
             if run_id in seen:
                 continue

@@ -20,7 +20,7 @@ from ctxlab.analysis.results import load_results
 from ctxlab.core.events import EventKind
 from ctxlab.experiments import results as results_module
 from ctxlab.experiments.execute import execute
-from ctxlab.experiments.grid import canonical_json, config_hash, expand
+from ctxlab.experiments.grid import RunConfig, canonical_json, config_hash, expand
 from ctxlab.experiments.measures import call_cost
 from ctxlab.experiments.processes import Share
 from ctxlab.experiments.results import Outcome, indented_json, write_scenario, write_scenarios
@@ -119,6 +119,24 @@ def test_config_hash_ignores_names_and_file_location(tmp_path: Path) -> None:
     assert a.config_hash == b.config_hash
     changed = expand(load_scenario(write(tmp_path, TINY.replace("4000", "4001"), "c.yaml")))[0]
     assert changed.config_hash != a.config_hash
+
+
+def test_config_hash_knows_a_transcript_by_its_bytes_not_its_path(tmp_path: Path) -> None:
+    chat = '{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n'
+    for folder in ("one", "two/data"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "t.jsonl").write_text(chat, encoding="utf-8")
+    generator = "generator: {name: retrieval, params: {rounds: 4}}"
+
+    def first_run(folder: Path, trace: str) -> RunConfig:
+        return expand(load_scenario(write(folder, TINY.replace(generator, f"trace: {{path: {trace}}}"))))[0]
+
+    here = first_run(tmp_path / "one", "t.jsonl")
+    assert first_run(tmp_path / "two", "data/t.jsonl").run_id == here.run_id
+    assert first_run(tmp_path, str(tmp_path / "one" / "t.jsonl")).run_id == here.run_id
+    assert here.config["workload"]["trace"]["path"] == "t.jsonl"  # the run still reads it by path
+    (tmp_path / "two" / "data" / "t.jsonl").write_text(chat.replace("hello", "hey"), encoding="utf-8")
+    assert first_run(tmp_path / "two", "data/t.jsonl").run_id != here.run_id
 
 
 def test_generator_defaults_are_part_of_the_config(tmp_path: Path) -> None:
