@@ -916,3 +916,18 @@ def test_an_interruption_after_the_results_are_in_place_says_they_stay(
     assert code == 130
     assert err == "interrupted: a results folder not yet complete was discarded; those in place stay\n"
     assert (tmp_path / "r" / "tiny" / "runs.csv").is_file()
+
+
+def test_a_scheduler_without_the_dask_executor_is_refused_before_any_run(tmp_path: Path) -> None:
+    """The runs would go to local processes and the command succeed: refused instead."""
+    path = write(tmp_path, TINY)
+    out = tmp_path / "results"
+    for executor in ((), ("--executor", "local")):
+        code, _, err = run_cli(
+            "run", str(path), *executor, "--scheduler", "tcp://127.0.0.1:1", "--out", str(out)
+        )
+        assert (
+            code == 2
+            and "--scheduler tcp://127.0.0.1:1: a Dask scheduler needs --executor dask; add it" in err
+        )
+    assert not out.exists()

@@ -18,6 +18,13 @@ class BadInput(Exception):
         self.messages = tuple(messages)
 
 
+def refuse_lone_scheduler(args: argparse.Namespace) -> None:
+    """Refuse `--scheduler` without `--executor dask`: the runs would go to local processes and
+    the command would succeed, leaving the user to believe they ran on the cluster."""
+    if args.scheduler is not None and args.executor != "dask":
+        raise BadInput([f"--scheduler {args.scheduler}: a Dask scheduler needs --executor dask; add it"])
+
+
 Commands = Any  # argparse's subparsers action (its type is private)
 
 RAW = argparse.RawDescriptionHelpFormatter

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ctxlab.cli.base import BadInput, Commands, in_file, out_dir, positive
+from ctxlab.cli.base import BadInput, Commands, in_file, out_dir, positive, refuse_lone_scheduler
 
 if TYPE_CHECKING:  # the loader and the run path are imported when the command runs (quick `--help`)
     from concurrent.futures import Executor
@@ -217,6 +217,7 @@ def _check_options(args: argparse.Namespace) -> Path:
         raise BadInput(["--tools and --context-size go with --trace TRANSCRIPT"])
     if args.trace is not None and len(args.scenarios) > 1:
         raise BadInput(["--trace goes with one SCENARIO: it replaces that file's workload"])
+    refuse_lone_scheduler(args)
     return out_dir(args.out)
 
 

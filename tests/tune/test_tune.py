@@ -211,6 +211,11 @@ def test_a_file_without_a_tune_section_and_stray_options_are_bad_input(tmp_path:
     assert code == 2 and f"{plain}:1:1: has no tune: section" in err
     code, _, err = run_cli("tune", str(plain), "--context-size", "4000", "--out", str(tmp_path / "results"))
     assert code == 2 and "go with --trace" in err
+    tuned = write(tmp_path, RANGES, "tuned.yaml")
+    code, _, err = run_cli(
+        "tune", str(tuned), "--scheduler", "tcp://127.0.0.1:1", "--out", str(tmp_path / "results")
+    )
+    assert code == 2 and "--scheduler tcp://127.0.0.1:1: a Dask scheduler needs --executor dask" in err
     assert not (tmp_path / "results").exists()
 
 
