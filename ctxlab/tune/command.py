@@ -133,7 +133,7 @@ def _plan(args: argparse.Namespace, path: Path, err: TextIO) -> Plan:
     tune = loaded.scenario.tune
     if tune is None:
         raise BadInput([f"{loaded.source}:1:1: has no tune: section; add one (README.md, Tuning)"])
-    for warning in loaded.warnings:
+    for warning in () if args.quiet else loaded.warnings:  # as `run --quiet`: errors alone
         print(str(warning), file=err)
     return Plan(loaded=loaded, document=loaded.document, tune=tune)
 

@@ -219,6 +219,18 @@ def test_a_file_without_a_tune_section_and_stray_options_are_bad_input(tmp_path:
     assert not (tmp_path / "results").exists()
 
 
+def test_quiet_leaves_out_the_load_warnings_as_run_does(tmp_path: Path) -> None:
+    warned = RANGES.replace(
+        "  - {name: agentscope, preset: agentscope}",
+        '  - {name: agentscope, preset: agentscope, injection: {time_format: "%H:%M"}}',
+    )
+    path = write(tmp_path, warned, "warned.yaml")
+    for quiet, out in (((), "loud"), (("--quiet",), "quiet")):
+        code, _, err = run_cli("tune", str(path), "--trials", "1", *quiet, "--out", str(tmp_path / out))
+        assert code == 0
+        assert ("warning: '%H:%M' has no full date" in err) is not quiet
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
