@@ -80,10 +80,10 @@ class StrategyEntry(InputModel):
     preset: str = Field(description="Which preset (see `ctxlab presets`).")
     texts: TextsName = Field(
         default="ctxlab",
-        description="Prompt and hint texts: `ctxlab` (the lab's own), `agentscope` (AgentScope's exact "
-        "strings, read from the installed package), `langchain` (the LangChain family's strings, read "
-        "from the installed langchain), `deepagents` (deepagents' strings and built-in tools, read from "
-        "the installed deepagents), `openhands` or `swe-agent`.",
+        description="Prompt and hint texts: `ctxlab` (the lab's own) or a framework's exact strings, "
+        "which its family's presets read from the installed package: `agentscope`, `langchain`, "
+        "`deepagents` (with its built-in tools), `openhands`, `swe-agent` (its notices), "
+        "`google-adk`, `strands`, `openai-agents` or `pydantic-ai`.",
     )
     workspace: WorkspaceKind = Field(
         default="memory",

@@ -29,6 +29,12 @@ P = TypeVar("P")
 NO_SYSTEM_MESSAGE = "no system message"
 """What most presets send for a workload with no system prompt."""
 EMPTY_SYSTEM_MESSAGE = "an empty system message"
+
+UNSENT_THINKING = (
+    "a model's thinking is not sent back: the lab's OpenAI chat requests have no place for it, so "
+    "neither requests nor input_tokens hold it"
+)
+"""The reasoning note of a preset whose requests are the lab's own OpenAI chat form."""
 """What a preset whose framework always writes its system message sends instead."""
 
 

@@ -169,3 +169,9 @@ def test_presets_build_with_other_parameters() -> None:
     info = preset("anthropic-clear")
     strategy = info.strategy(info.params(trigger=5, keep=1))
     assert isinstance(strategy, StepStrategy) and strategy.params()["trigger"] == 5
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_says_what_it_does_with_a_models_reasoning(name: str) -> None:
+    """`ctxlab presets -v` tells each preset's handling of thinking (README, Protocol safety)."""
+    assert any("thinking" in note or "reasoning" in note for note in PRESETS[name].remarks)

@@ -27,7 +27,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import (
     Sizer,
 )
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import UNSENT_THINKING, Preset
 from ctxlab.presets.steps import PersistableClearing, StepStrategy
 from ctxlab.texts import Texts
 
@@ -74,4 +74,5 @@ PRESET = Preset(
     source=SOURCE,
     params=AnthropicClearParams,
     build=build,
+    notes=(UNSENT_THINKING,),
 )

@@ -366,6 +366,8 @@ NOTES = (
     "the system prompt is sent as written, as ADK sends an instruction provider's text; ADK fills "
     "a string instruction's {name} placeholders from session state and raises on a missing one "
     "(declared as GA20)",
+    "a reply's reasoning is sent back as its assistant message's reasoning_content and counted, as "
+    "ADK's LiteLLM adapter sends the thought parts the session keeps (GA24)",
     'requests are in the OpenAI form ADK\'s LiteLLM adapter writes (results as {"result": ...} '
     "JSON); the adapter's null tool_calls and reasoning_content are left out, an empty summary "
     'text is sent as "" where the adapter writes [], and its handling of empty user texts is '

@@ -21,7 +21,7 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import BuiltinTool, Frame
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import EpisodeState
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import UNSENT_THINKING, Preset
 from ctxlab.texts import Texts
 
 SOURCE = "ctxlab (no context management)"
@@ -86,4 +86,5 @@ PRESET = Preset(
     source=SOURCE,
     params=NoneParams,
     build=build,
+    notes=(UNSENT_THINKING,),
 )

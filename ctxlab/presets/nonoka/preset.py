@@ -71,7 +71,7 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
 from ctxlab.engine.workspace import Workspace
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import UNSENT_THINKING, Preset
 from ctxlab.presets.steps import (
     Compaction,
     Edit,
@@ -449,5 +449,6 @@ PRESET = Preset(
         "settings nonoka fixes as constants take ranges here (budget as its RuntimeLimits; "
         "evict, microcompact, trim and summary values that cannot mean anything are refused at "
         "load, where nonoka's WorkingMemory built by hand would take them: declared as N1-N3)",
+        UNSENT_THINKING,
     ),
 )

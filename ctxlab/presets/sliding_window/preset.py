@@ -28,7 +28,7 @@ from ctxlab.core.settings import SettingError
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, with_context
-from ctxlab.presets.preset import Preset
+from ctxlab.presets.preset import UNSENT_THINKING, Preset
 from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy, request_sizer, unit_keys
 from ctxlab.texts import Texts
 
@@ -121,4 +121,5 @@ PRESET = Preset(
     params=WindowParams,
     build=build,
     assistant_first="keeping the last messages may start at an assistant turn",
+    notes=(UNSENT_THINKING,),
 )
