@@ -13,7 +13,8 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -145,10 +146,12 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
 
 
 def _validate_all(located: Located, context: dict[str, Any]) -> Scenario:
-    """The document as a Scenario. Sweep and tune paths are checked before the fields (they
-    resolve against the raw document), so their refusal alone would hide the fields' own
-    problems (`strategy:` for `strategies:` leaves every sweep path naming nothing): those are
-    found without the two sections and told first."""
+    """The document as a Scenario, or every problem it has. Two kinds of refusal hide others, so
+    the document is checked again without what hides them: sweep and tune paths are checked
+    before the fields (they resolve against the raw document; `strategy:` for `strategies:`
+    leaves every sweep path naming nothing), and an entry of an unknown preset stops the other
+    entries from being checked (it is checked again as a `none` entry, its own problems left
+    out: its keys are an unknown preset's). The problems are told in file order."""
 
     def check(target: Located) -> Scenario:
         keys = partial(fields_at, doc=target.data, root=Scenario, entry_model=entry_model)
@@ -158,14 +161,40 @@ def _validate_all(located: Located, context: dict[str, Any]) -> Scenario:
     try:
         return check(located)
     except ScenarioError as refused:
-        if not all(p.loc[:1] in (("sweep",), ("tune",)) for p in refused.problems):
-            raise
-        rest = {k: v for k, v in located.data.items() if k not in ("sweep", "tune")}
-        try:
-            check(replace(located, data=rest))
-        except ScenarioError as fields:
-            raise ScenarioError([*fields.problems, *refused.problems]) from None
-        raise
+        paths = [p for p in refused.problems if p.loc[:1] in (("sweep",), ("tune",))]
+        fields = [p for p in refused.problems if p not in paths]
+        data = located.data
+        if not fields:
+            data = {k: v for k, v in data.items() if k not in ("sweep", "tune")}
+            fields = _problems(check, replace(located, data=data))
+        unknown = {p.loc[1] for p in fields if p.loc[:1] == ("strategies",) and p.loc[2:] == ("preset",)}
+        if unknown and isinstance(data.get("strategies"), list):
+            rest = {k: v for k, v in data.items() if k not in ("sweep", "tune")}
+            rest["strategies"] = [
+                {"preset": "none", "name": f"unknown-preset-{i}"} if i in unknown else entry
+                for i, entry in enumerate(data["strategies"])
+            ]
+            hidden = _problems(check, replace(located, data=rest))
+            fields += [p for p in hidden if p not in fields and not _within_entry(p, unknown)]
+        raise ScenarioError(sorted([*fields, *paths], key=_in_file_order)) from None
+
+
+def _problems(check: Callable[[Located], Scenario], target: Located) -> list[Problem]:
+    """The problems `check` finds in `target` (none when it passes)."""
+    try:
+        check(target)
+    except ScenarioError as refused:
+        return list(refused.problems)
+    return []
+
+
+def _in_file_order(problem: Problem) -> tuple[int, int]:
+    """A problem's place in the file (one without a place last, in the order found)."""
+    return (problem.at.line, problem.at.column) if problem.at is not None else (sys.maxsize, 0)
+
+
+def _within_entry(problem: Problem, entries: set[str | int]) -> bool:
+    return problem.loc[:1] == ("strategies",) and len(problem.loc) > 1 and problem.loc[1] in entries
 
 
 def _check_tune(located: Located, loaded: LoadedScenario) -> None:

@@ -575,6 +575,26 @@ def test_every_problem_of_every_file_is_reported_before_anything_runs(tmp_path: 
     assert not (tmp_path / "out").exists()
 
 
+def test_an_unknown_preset_hides_no_other_problem_and_problems_come_in_file_order(tmp_path: Path) -> None:
+    """An unknown preset's entry is the only one not checked (its keys are an unknown preset's);
+    the other entries' problems, a sweep's and the top-level ones are told with it, by line."""
+    text = (
+        "name: multi\nsed: 1\nworkload: {generator: {name: retrieval}}\nmodel: {context_size: 4000}\n"
+        "strategies:\n  - {preset: agentscop, contxt: 1}\n  - {preset: none, foo: 1}\n"
+        "  - {preset: nonoka, budget: {max_token: 1}}\nsweep:\n  model.context_sise: [1, 2]\n"
+    )
+    path = write(tmp_path, text)
+    code, _, err = run_cli("validate", str(path))
+    assert code == 2
+    assert [line.split(": ", 2)[:2] for line in err.splitlines()] == [
+        [f"{path}:2:1", "sed"],
+        [f"{path}:6:6", "strategies[0].preset"],
+        [f"{path}:7:20", "strategies[1].foo"],
+        [f"{path}:8:31", "strategies[2].budget.max_token"],
+        [f"{path}:10:3", "sweep.model.context_sise"],
+    ]
+
+
 def test_two_scenarios_with_one_name_are_refused(tmp_path: Path) -> None:
     first, second = write(tmp_path, TINY, "a.yaml"), write(tmp_path, TINY, "b.yaml")
     code, _, err = run_cli("run", str(first), str(second), "--out", str(tmp_path / "out"))
