@@ -12,7 +12,9 @@ LiteLLM; no workload here comes near.
 
 A tool schema LiteLLM's renderer cannot read (an array without `items`, a property that is no
 object) makes it raise; the SDK logs that and counts the request as 0 tokens, and so does
-`sdk_token_count`, so such a tool never condenses by size, as in OpenHands.
+`sdk_token_count`, so such a tool never condenses by size, as in OpenHands. A `type` it does not
+know, a list of types (`["integer", "null"]`, as MCP tools write) among them, it renders as
+`any`: the renderer compares types by equality.
 
 Invariant: a function of the request's wire form and the tools only.
 """
@@ -105,19 +107,23 @@ def _object(parameters: Mapping[str, Any], indent: int) -> str:
     return "\n".join(" " * max(0, indent) + line for line in lines)
 
 
+_SIMPLE_TYPES = (
+    ("string", "string"),
+    ("integer", "number"),
+    ("number", "number"),
+    ("boolean", "boolean"),
+    ("null", "null"),
+)
+"""How LiteLLM's renderer writes a JSON-schema type that holds no other."""
+
+
 def _type(props: Mapping[str, Any], indent: int) -> str:
     kind = props.get("type")
     if kind in ("string", "integer", "number") and "enum" in props:
         return " | ".join(f'"{item}"' for item in props["enum"])
-    simple = {
-        "string": "string",
-        "integer": "number",
-        "number": "number",
-        "boolean": "boolean",
-        "null": "null",
-    }
-    if kind in simple:
-        return simple[kind]
+    for name, shown in _SIMPLE_TYPES:  # by equality: a `type` may be a list (["integer", "null"])
+        if kind == name:
+            return shown
     if kind == "array":
         return f"{_type(props['items'], indent)}[]"
     if kind == "object":
