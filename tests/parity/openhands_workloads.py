@@ -81,11 +81,21 @@ def rounds(
 
 @st.composite
 def settings(draw: st.DrawFn) -> CondenserSettings:
-    """Small windows so that sessions condense several times; the token trigger sometimes."""
+    """Small windows so that sessions condense several times; the token trigger sometimes; the
+    progress floor and the hard reset's retries and scaling sometimes away from the SDK's
+    defaults (a floor near 1 refuses most condensations)."""
     max_size = draw(st.integers(6, 40))
     keep_first = draw(st.integers(0, max_size // 2 - 2))
     max_tokens = draw(st.one_of(st.none(), st.none(), st.integers(400, 6000)))
-    return CondenserSettings(max_size=max_size, keep_first=keep_first, max_tokens=max_tokens)
+    defaults = CondenserSettings()
+    return CondenserSettings(
+        max_size=max_size,
+        keep_first=keep_first,
+        max_tokens=max_tokens,
+        minimum_progress=draw(st.sampled_from([defaults.minimum_progress, 0.001, 0.5, 0.999])),
+        hard_reset_retries=draw(st.sampled_from([defaults.hard_reset_retries, 1, 2])),
+        hard_reset_scaling=draw(st.sampled_from([defaults.hard_reset_scaling, 0.01, 0.5, 0.99])),
+    )
 
 
 @st.composite
