@@ -48,3 +48,12 @@ def test_a_tools_file_with_an_array_without_items_replays(tmp_path: Path, preset
     )  # fmt: skip
     assert code == 0, err
     assert ",ok," in next((tmp_path / "out").glob("*/runs.csv")).read_text(encoding="utf-8")
+
+
+def test_an_image_part_counts_0_in_the_sdk_count_declared_as_24() -> None:
+    """The lab sends the image (as to a vision model) but gives it no tokens in the SDK's count
+    (CHECKLIST OpenHands 24): the request counts as its text alone."""
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    with_image = [{"role": "user", "content": [{"type": "text", "text": "Plan the page."}, image]}]
+    text_only = [{"role": "user", "content": [{"type": "text", "text": "Plan the page."}]}]
+    assert sdk_token_count(with_image, ()) == sdk_token_count(text_only, ()) > 0

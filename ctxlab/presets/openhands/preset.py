@@ -391,6 +391,8 @@ PRESET = Preset(
         "upper bound (declared as 2)",
         "a window under 16,384 tokens runs, as in the SDK with ALLOW_SHORT_CONTEXT_WINDOWS set; without "
         "it the SDK refuses such a window (declared as 23)",
+        "images are sent as to a vision model but count 0 tokens in the SDK's count; the SDK drops them "
+        "for a model without vision and LiteLLM counts them for one with it (declared as 24)",
     ),
 )
 
