@@ -212,7 +212,10 @@ def test_replay_a_transcript_with_settings(tmp_path: Path) -> None:
             "context.trigger_ration=0.5",
             "names nothing: under strategies.agentscope.context: 'trigger_ration'",
         ),
-        ("context.trigger_ratio=1.5", "strategies[0].context.trigger_ratio: 1.5 is above the maximum 0.9"),
+        (
+            "context.trigger_ratio=1.5",
+            "--preset agentscope: context.trigger_ratio: 1.5 is above the maximum 0.9",
+        ),
         ("context.trigger_ratio", "write PATH=VALUE"),
         ("context.trigger_ratio=!!python/name:os.system", "is not allowed"),
         ("preset=none", "--set preset=none: choose the strategy with --preset none"),
@@ -242,7 +245,9 @@ def test_replay_plays_every_recorded_round_of_a_reply_past_the_loop_limit(tmp_pa
     assert run["calls"] == "61"
     kept = ("replay", str(trace), "--set", "react.max_iters=50", "--out", str(tmp_path / "cut"), "--no-plots")
     code, _, err = run_cli(*kept)
-    assert code == 0 and "ctxlab replay: strategies[0].react.max_iters: warning: turn 0 scripts 60" in err
+    assert (
+        code == 0 and "ctxlab replay: --preset agentscope: react.max_iters: warning: turn 0 scripts 60" in err
+    )
     assert "10 scripted rounds in 1 turn are never played" in err and "note" not in err
     (run,) = csv.DictReader((tmp_path / "cut" / "long" / "runs.csv").open(encoding="utf-8"))
     assert run["calls"] == "51"
@@ -770,7 +775,7 @@ def test_replay_names_the_setting_a_preset_rule_refuses(tmp_path: Path) -> None:
     )
     assert (code, out) == (2, "")
     assert err == (
-        "ctxlab replay: strategies[0].condenser.max_size: condenser max_size=0: the SDK's "
+        "ctxlab replay: --preset openhands: condenser.max_size: condenser max_size=0: the SDK's "
         "LLMSummarizingCondenser refuses it (its own check); use a value above 0\n"
     )
     assert not (tmp_path / "o").exists()
@@ -891,9 +896,10 @@ def test_a_replays_warnings_name_the_command_not_a_line_it_has_not(tmp_path: Pat
     trace = tmp_path / "stray.jsonl"
     trace.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     code, _, err = run_cli("replay", str(trace), "--out", str(tmp_path / "o"), "--no-plots")
-    expected = "ctxlab replay: workload.trace.path: warning: line 3 (message 2): result for 'c9' answers no"
-    assert code == 0 and err.startswith(expected)
+    told = "warning: line 3 (message 2): result for 'c9' answers no"
+    assert code == 0 and err.startswith(f"ctxlab replay: {trace}: {told}")  # the file the user gave
     manifest = json.loads((tmp_path / "o" / "stray" / "manifest.json").read_text())
+    expected = f"ctxlab replay: workload.trace.path: {told}"  # the results name the scenario's field
     assert [w[: len(expected)] for w in manifest["warnings"]] == [expected]
 
 
@@ -931,3 +937,27 @@ def test_a_scheduler_without_the_dask_executor_is_refused_before_any_run(tmp_pat
             and "--scheduler tcp://127.0.0.1:1: a Dask scheduler needs --executor dask; add it" in err
         )
     assert not out.exists()
+
+
+def test_a_replays_problems_name_the_options_that_set_them(tmp_path: Path) -> None:
+    """The replay's scenario is made from the command line: its problems say `--preset`,
+    `--session` or the transcript, not the paths of a scenario file the user never wrote."""
+    trace = str(DATA / "support-session.jsonl")
+    code, _, err = run_cli("replay", trace, "--preset", "swe-agent", "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert err.startswith("ctxlab replay: --preset swe-agent: n: is required but missing; add it (n: 5")
+    assert err.rstrip().endswith("; give it with --set n=VALUE")
+    code, _, err = run_cli("replay", trace, "--session", "3", "--out", str(tmp_path / "o"))
+    assert code == 2 and err.startswith("ctxlab replay: --session 3: cannot replay: ")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_replay_setting_given_twice_is_refused(tmp_path: Path) -> None:
+    trace, out = str(DATA / "support-session.jsonl"), str(tmp_path / "o")
+    twice = ("--set", "context.trigger_ratio=0.6", "--set", "context.trigger_ratio=0.7")
+    code, _, err = run_cli("replay", trace, *twice, "--out", out)
+    assert code == 2 and "--set context.trigger_ratio=0.7: context.trigger_ratio is set twice" in err
+    window = ("--context-size", "32000", "--set", "model.context_size=8000")
+    code, _, err = run_cli("replay", trace, *window, "--out", out)
+    assert code == 2 and "--set model.context_size=8000: the window is --context-size 32000; give one" in err
+    assert not (tmp_path / "o").exists()

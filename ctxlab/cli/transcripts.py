@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxlab.cli.base import (
     RAW,
@@ -18,7 +18,10 @@ from ctxlab.cli.base import (
     out_file,
     positive,
 )
-from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of, warn
+from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of
+
+if TYPE_CHECKING:
+    from ctxlab.problems import Problem
 
 EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --context-size 32000
@@ -98,21 +101,18 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
         "name": scenario_name(trace),
         "description": f"Replay of {trace.name} through the {args.preset} preset.",
         "workload": {"trace": workload},
-        "model": {"context_size": args.context_size},
+        "model": {"context_size": args.context_size or REPLAY_CONTEXT_SIZE},
         "strategies": [{"preset": args.preset}],
         "record_requests": bool(args.record_requests),
     }
     messages: list[str] = []
+    given: set[str] = set()
     for setting in args.set:
-        path, equals, text = setting.partition("=")
-        if not equals or not path:
-            messages.append(f"--set {setting}: write PATH=VALUE, e.g. context.trigger_ratio=0.6")
-            continue
-        if path == "preset":
-            messages.append(f"--set {setting}: choose the strategy with --preset {text or 'NAME'}")
-            continue
-        if path.split(".", 1)[0] in _REPLAY_OWN:
-            messages.append(f"--set {setting}: {_REPLAY_OWN[path.split('.', 1)[0]]}")
+        path, _, text = setting.partition("=")
+        refused = _refused_setting(setting, given, args)
+        given.add(path)
+        if refused:
+            messages.append(f"--set {setting}: {refused}")
             continue
         if path.split(".", 1)[0] not in _ROOT_KEYS:
             path = f"strategies.{args.preset}.{path}"
@@ -126,6 +126,22 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     if messages:
         raise BadInput(messages)
     return doc
+
+
+def _refused_setting(setting: str, given: set[str], args: argparse.Namespace) -> str | None:
+    """Why a `--set` cannot set a replay's scenario as written (`given`: the paths set before
+    it), or None."""
+    path, equals, text = setting.partition("=")
+    root = path.split(".", 1)[0]
+    if not equals or not path:
+        return "write PATH=VALUE, e.g. context.trigger_ratio=0.6"
+    if path in given:
+        return f"{path} is set twice; give each setting once"
+    if path == "model.context_size" and args.context_size is not None:
+        return f"the window is --context-size {args.context_size}; give one"
+    if path == "preset":
+        return f"choose the strategy with --preset {text or 'NAME'}"
+    return _REPLAY_OWN.get(root)
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -142,10 +158,11 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         loaded = load_located(Located(file=REPLAY_SOURCE, data=doc, positions={}, lined=False), Path.cwd())
     except ScenarioError as error:
-        raise BadInput([str(p) for p in error.problems]) from None
+        raise BadInput([_told(p, args) for p in error.problems]) from None
     loaded, raised = with_every_round(loaded)
     if not args.quiet:
-        warn([loaded], err)
+        for warning in loaded.warnings:
+            print(_told(warning, args), file=err)
         for preset, cut in raised:
             print(
                 f"ctxlab replay: note: the transcript's longest reply has {cut.longest:,} rounds, over "
@@ -155,6 +172,33 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 file=err,
             )
     return execute([loaded], execution_of(args, workers=1), out, err)
+
+
+def _told(problem: Problem, args: argparse.Namespace) -> str:
+    """A problem of the replay's scenario, told by what the user gave on the command line: the
+    transcript, the option, or `--preset NAME` and the setting (`--set PATH=VALUE`)."""
+    from ctxlab.problems import format_loc
+
+    loc, message = problem.loc, problem.message
+    trace: dict[tuple[str | int, ...], str] = {
+        ("workload", "trace", "path"): args.trace,
+        ("workload", "trace", "tools"): f"--tools {args.tools}",
+    }
+    options: dict[tuple[str | int, ...], str] = {
+        ("session",): f"--session {args.session}",
+        ("format",): f"--format {args.format}",
+    }
+    if loc[:3] in trace:
+        return f"{REPLAY_SOURCE}: {trace[loc[:3]]}: {message}"
+    if loc[:2] == ("workload", "trace") and loc[2:3] in options:
+        return f"{REPLAY_SOURCE}: {options[loc[2:3]]}: {message}"
+    if loc == ("model", "context_size"):
+        return f"{REPLAY_SOURCE}: --context-size: {message}"
+    if loc[:1] == ("strategies",) and len(loc) > 2:
+        setting = format_loc(loc[2:])
+        given = f"; give it with --set {setting}=VALUE" if "required but missing" in message else ""
+        return f"{REPLAY_SOURCE}: --preset {args.preset}: {setting}: {message}{given}"
+    return str(problem)
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -207,7 +251,7 @@ def add_replay(commands: Commands) -> None:
     replay.add_argument(
         "--context-size",
         type=positive,
-        default=REPLAY_CONTEXT_SIZE,
+        default=None,
         metavar="N",
         help=f"the window in tokens (default: {REPLAY_CONTEXT_SIZE:,})",
     )
