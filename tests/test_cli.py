@@ -961,3 +961,22 @@ def test_a_replay_setting_given_twice_is_refused(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", trace, *window, "--out", out)
     assert code == 2 and "--set model.context_size=8000: the window is --context-size 32000; give one" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_replay_compares_presets_given_more_than_once_in_one_folder(tmp_path: Path) -> None:
+    trace, out = str(DATA / "support-session.jsonl"), tmp_path / "o"
+    chosen = ("--preset", "agentscope", "--preset", "none", "--set", "context.trigger_ratio=0.6")
+    code, _, err = run_cli(
+        "replay", trace, *chosen, "--context-size", "1600", "--out", str(out), "--no-plots"
+    )
+    assert code == 0, err
+    rows = list(csv.DictReader((out / "support-session" / "runs.csv").open(encoding="utf-8")))
+    assert [(r["strategy"], r["param.strategy.context.trigger_ratio"]) for r in rows] == [
+        ("agentscope", "0.6"),
+        ("none", ""),  # the setting goes to the preset that has it
+    ]
+    code, _, err = run_cli(
+        "replay", trace, "--preset", "none", "--preset", "none", "--out", str(tmp_path / "x")
+    )
+    assert code == 2 and "--preset none: given twice; give each preset once" in err
+    assert not (tmp_path / "x").exists()

@@ -21,12 +21,13 @@ from ctxlab.cli.base import (
 from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of
 
 if TYPE_CHECKING:
-    from ctxlab.problems import Problem
+    from ctxlab.problems import Loc, Problem
 
 EXAMPLES_REPLAY = """examples:
   ctxlab replay session.jsonl --context-size 32000
   ctxlab replay session.jsonl --tools tools.json --set context.trigger_ratio=0.6 --record-requests
   ctxlab replay session.jsonl --preset none --set model.context_size=8000
+  ctxlab replay session.jsonl --preset agentscope --preset none    both runs in one folder, compared
   ctxlab replay results.json --session 3          the fourth task run of a tau-bench results file
 """
 
@@ -86,9 +87,11 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     from ctxlab.problems import ScenarioError
     from ctxlab.scenarios.located import parse_yaml
     from ctxlab.scenarios.registry import scenario_name
-    from ctxlab.scenarios.schema import Scenario, entry_model
-    from ctxlab.scenarios.sweep import SweepPathError, resolve, set_at
+    from ctxlab.scenarios.sweep import SweepPathError, set_at
 
+    twice = sorted({name for name in presets(args) if presets(args).count(name) > 1})
+    if twice:
+        raise BadInput([f"--preset {name}: given twice; give each preset once" for name in twice])
     trace = Path(args.trace)
     workload: dict[str, Any] = {"path": str(trace.resolve())}
     if args.tools:
@@ -99,10 +102,10 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
         workload["session"] = args.session
     doc: dict[str, Any] = {
         "name": scenario_name(trace),
-        "description": f"Replay of {trace.name} through the {args.preset} preset.",
+        "description": f"Replay of {trace.name} through {_named(presets(args))}.",
         "workload": {"trace": workload},
         "model": {"context_size": args.context_size or REPLAY_CONTEXT_SIZE},
-        "strategies": [{"preset": args.preset}],
+        "strategies": [{"preset": preset} for preset in presets(args)],
         "record_requests": bool(args.record_requests),
     }
     messages: list[str] = []
@@ -114,11 +117,10 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
         if refused:
             messages.append(f"--set {setting}: {refused}")
             continue
-        if path.split(".", 1)[0] not in _ROOT_KEYS:
-            path = f"strategies.{args.preset}.{path}"
         try:
             value = parse_yaml(text or "''", f"--set {setting}").data
-            doc = set_at(doc, resolve(path, doc, Scenario, entry_model), value)
+            for place in _places(path, doc, presets(args)):
+                doc = set_at(doc, place, value)
         except SweepPathError as error:
             messages.append(f"--set {setting}: {path!r} names nothing: {error}")
         except ScenarioError as error:
@@ -126,6 +128,39 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     if messages:
         raise BadInput(messages)
     return doc
+
+
+def presets(args: argparse.Namespace) -> list[str]:
+    """The presets a replay runs, in the order given (`--preset` once or more; agentscope)."""
+    return list(args.preset or ["agentscope"])
+
+
+def _named(names: list[str]) -> str:
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return f"the {listed} preset{'s' if len(names) > 1 else ''}"
+
+
+def _places(path: str, doc: dict[str, Any], names: list[str]) -> list[Loc]:
+    """Where a `--set` path goes: a top-level one as written; a strategy's setting in each
+    chosen preset that has it (`context.trigger_ratio` in agentscope's entry, not none's).
+
+    Raises:
+        SweepPathError: no chosen preset has the setting (said of the first).
+    """
+    from ctxlab.scenarios.schema import Scenario, entry_model
+    from ctxlab.scenarios.sweep import SweepPathError, resolve
+
+    if path.split(".", 1)[0] in _ROOT_KEYS:
+        return [resolve(path, doc, Scenario, entry_model)]
+    places, first = [], None
+    for name in names:
+        try:
+            places.append(resolve(f"strategies.{name}.{path}", doc, Scenario, entry_model))
+        except SweepPathError as error:
+            first = first or error
+    if not places and first is not None:
+        raise first
+    return places
 
 
 def _refused_setting(setting: str, given: set[str], args: argparse.Namespace) -> str | None:
@@ -197,7 +232,8 @@ def _told(problem: Problem, args: argparse.Namespace) -> str:
     if loc[:1] == ("strategies",) and len(loc) > 2:
         setting = format_loc(loc[2:])
         given = f"; give it with --set {setting}=VALUE" if "required but missing" in message else ""
-        return f"{REPLAY_SOURCE}: --preset {args.preset}: {setting}: {message}{given}"
+        preset = presets(args)[loc[1]] if isinstance(loc[1], int) else loc[1]
+        return f"{REPLAY_SOURCE}: --preset {preset}: {setting}: {message}{given}"
     return str(problem)
 
 
@@ -246,7 +282,12 @@ def add_replay(commands: Commands) -> None:
     )
     replay.add_argument("trace", metavar="TRACE")
     replay.add_argument(
-        "--preset", default="agentscope", help="the strategy (default: agentscope; see `ctxlab presets`)"
+        "--preset",
+        action="append",
+        default=None,
+        metavar="PRESET",
+        help="the strategy (default: agentscope; see `ctxlab presets`); give it more than once to "
+        "compare presets in one folder",
     )
     replay.add_argument(
         "--context-size",
