@@ -26,6 +26,7 @@ from ctxlab.cli.base import BadInput, Commands, in_file, out_dir, positive, refu
 if TYPE_CHECKING:  # the loader and the run path are imported when the command runs (quick `--help`)
     from concurrent.futures import Executor
 
+    from ctxlab.problems import Problem
     from ctxlab.scenarios.load import LoadedScenario
     from ctxlab.scenarios.located import Located
     from ctxlab.tune.measure import TrialRecord
@@ -100,7 +101,22 @@ def _load(args: argparse.Namespace, path: Path) -> LoadedScenario:
             located = _on_trace(located, args)
         return load_located(located, path.parent)
     except ScenarioError as error:
-        raise BadInput([str(p) for p in error.problems]) from None
+        raise BadInput([_told(p, args) for p in error.problems]) from None
+
+
+def _told(problem: Problem, args: argparse.Namespace) -> str:
+    """A problem of a scenario, told by what the user gave where `--trace` replaced its workload:
+    the transcript's own problems at `--trace FILE` (or `--tools`), not at the file's `trace:`
+    line, and a probe's with a word that the turns it names are the transcript's."""
+    if args.trace is None:
+        return str(problem)
+    if problem.loc[:3] == ("workload", "trace", "tools"):
+        return f"--tools {args.tools}: {problem.message}"
+    if problem.loc[:2] == ("workload", "trace"):
+        return f"--trace {args.trace}: {problem.message}"
+    if problem.loc[:2] == ("workload", "probes"):
+        return f"{problem} (the probes' turns are now the --trace transcript's)"
+    return str(problem)
 
 
 def _on_trace(located: Located, args: argparse.Namespace) -> Located:
@@ -134,7 +150,7 @@ def _plan(args: argparse.Namespace, path: Path, err: TextIO) -> Plan:
     if tune is None:
         raise BadInput([f"{loaded.source}:1:1: has no tune: section; add one (README.md, Tuning)"])
     for warning in () if args.quiet else loaded.warnings:  # as `run --quiet`: errors alone
-        print(str(warning), file=err)
+        print(_told(warning, args), file=err)
     return Plan(loaded=loaded, document=loaded.document, tune=tune)
 
 

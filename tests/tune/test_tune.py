@@ -231,6 +231,31 @@ def test_quiet_leaves_out_the_load_warnings_as_run_does(tmp_path: Path) -> None:
         assert ("warning: '%H:%M' has no full date" in err) is not quiet
 
 
+def test_problems_of_the_trace_transcript_are_told_at_the_option(tmp_path: Path) -> None:
+    """With `--trace`, the transcript's warnings name `--trace FILE`, not the file's own
+    workload line, and a probe the transcript cannot hold says whose turns it counted."""
+    lines = [
+        {"role": "user", "content": "go"},
+        {"role": "tool", "tool_call_id": "c9", "content": "a result with no call"},
+        {"role": "assistant", "content": "done"},
+    ]
+    trace = tmp_path / "stray.jsonl"
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    probes = ("  probes:", "    - {kind:")
+    unprobed = "".join(line for line in RANGES.splitlines(True) if not line.startswith(probes))
+    unprobed = unprobed.replace("constraints: {retention: 0.8}", "constraints: {over_window: 0}")
+    on_trace = ("--trace", str(trace), "--trials", "1")
+    code, _, err = run_cli(
+        "tune", str(write(tmp_path, unprobed, "a.yaml")), *on_trace, "--out", str(tmp_path / "o")
+    )
+    assert code == 0, err
+    assert err.startswith(f"--trace {trace}: warning: line 2 (message 1): result for 'c9' answers no")
+    probed = write(tmp_path, RANGES, "b.yaml")  # a probe at turn 1, where the transcript has one turn
+    code, _, err = run_cli("tune", str(probed), *on_trace, "--out", str(tmp_path / "p"))
+    assert code == 2 and "turn 1 does not exist" in err
+    assert err.rstrip().endswith("(the probes' turns are now the --trace transcript's)")
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
