@@ -215,20 +215,16 @@ def _told(problem: Problem, args: argparse.Namespace) -> str:
     from ctxlab.problems import format_loc
 
     loc, message = problem.loc, problem.message
-    trace: dict[tuple[str | int, ...], str] = {
+    options = {
         ("workload", "trace", "path"): args.trace,
         ("workload", "trace", "tools"): f"--tools {args.tools}",
+        ("workload", "trace", "session"): f"--session {args.session}",
+        ("workload", "trace", "format"): f"--format {args.format}",
+        ("model", "context_size"): "--context-size",
     }
-    options: dict[tuple[str | int, ...], str] = {
-        ("session",): f"--session {args.session}",
-        ("format",): f"--format {args.format}",
-    }
-    if loc[:3] in trace:
-        return f"{REPLAY_SOURCE}: {trace[loc[:3]]}: {message}"
-    if loc[:2] == ("workload", "trace") and loc[2:3] in options:
-        return f"{REPLAY_SOURCE}: {options[loc[2:3]]}: {message}"
-    if loc == ("model", "context_size"):
-        return f"{REPLAY_SOURCE}: --context-size: {message}"
+    given_as = next((told for at, told in options.items() if loc[: len(at)] == at), None)
+    if given_as is not None:
+        return f"{REPLAY_SOURCE}: {given_as}: {message}"
     if loc[:1] == ("strategies",) and len(loc) > 2:
         setting = format_loc(loc[2:])
         given = f"; give it with --set {setting}=VALUE" if "required but missing" in message else ""
