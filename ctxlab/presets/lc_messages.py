@@ -20,6 +20,10 @@ Invariants:
 - `trim_last` equals `trim_messages(strategy="last", allow_partial=True, start_on="human",
   include_system=True)` with the default line splitter: the kept suffix starts on a human
   message (possibly cut to its last lines) or is empty.
+- `lc_answer` stores each call's arguments as LangChain holds and sends them: the object an
+  OpenAI-compatible chat model integration parses (`parse_tool_call`) written back as
+  langchain-core's OpenAI form writes `tool_calls[].args` (`json.dumps(args, ensure_ascii=False)`),
+  so `LCCall.args` is that text and `LCCall.arguments()` the object.
 - Every function here is pure: equal inputs give equal outputs.
 """
 
@@ -32,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
-from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import placed_units
@@ -47,14 +51,15 @@ TOOL_CALL_ID_DISPLAY_LIMIT = 64
 
 @dataclass(frozen=True, slots=True)
 class LCCall:
-    """A tool call of an AI message: name, arguments as JSON text, id."""
+    """A tool call of an AI message: name, arguments as the request writes them (JSON text), id."""
 
     name: str
     args: str
     id: str
 
     def arguments(self) -> Any:
-        """The arguments as LangChain holds them (a parsed JSON object; `{}` when unparsable)."""
+        """The arguments as LangChain holds them: the parsed JSON object (`{}` when unparsable,
+        which no call `lc_answer` kept is)."""
         try:
             return json.loads(self.args)
         except json.JSONDecodeError:
@@ -137,10 +142,47 @@ _lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](lc_of)
 _lc_view = LeadingConcat[Message, LCMessage](lambda message, _at, _before: _lc_of(message))
 
 
+def lc_arguments(call: ToolCallBlock) -> str:
+    r"""A call's arguments as every later request of LangChain's agent writes them.
+
+    An OpenAI-compatible chat model integration parses the model's text with langchain-core's
+    `parse_tool_call` (JSON, control characters allowed in strings; an empty text, or a value
+    that is false, is `{}`) into `AIMessage.tool_calls[].args`, and langchain-core's OpenAI form
+    writes that object back with `json.dumps(args, ensure_ascii=False)`: `", "` and `": "`,
+    non-ASCII as is, numbers as Python writes them, a duplicated key once (its last value).
+
+    >>> lc_arguments(ToolCallBlock(id="c1", name="t", input=' {"q" : "\\u6570", "k":1e3, "k":1.50} '))
+    '{"q": "数", "k": 1.5}'
+
+    Raises:
+        ValueError: arguments LangChain holds as no call (see `lc_answer`), naming the call.
+    """
+    try:
+        parsed = json.loads(call.input, strict=False) if call.input else {}
+    except json.JSONDecodeError:
+        raise ValueError(
+            f"call {call.id!r} ({call.name}): its arguments are not JSON; LangChain keeps such a call "
+            "as an invalid tool call, which its agent does not run, and the lab does not model that"
+        ) from None
+    if parsed and not isinstance(parsed, dict):
+        raise ValueError(
+            f"call {call.id!r} ({call.name}): its arguments are JSON but not an object; LangChain's "
+            "AI message holds only object arguments, so the chat model fails on such an answer"
+        )
+    return json.dumps(parsed or {}, ensure_ascii=False)
+
+
 def lc_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """An answer as LangChain's agent keeps it: every answer is an AI message in the state, an
     empty one (no text, no call) an AI message with empty content, sent and counted in every
     later request (an empty text block, which the OpenAI view sends as `""`).
+
+    Each call's arguments are kept as `lc_arguments` writes them, so every request sends and
+    every counter reads them as LangChain does; a call written so already is the same object.
+    Arguments that are not JSON, or JSON other than an object, fail the run there, naming the
+    call: LangChain's chat model raises on the second; the first it keeps as an invalid tool
+    call, never run, answered in each request by an error text its state does not hold (a
+    declared deviation).
 
     A model's thinking is left out: an OpenAI-compatible chat model's `reasoning_content` is kept
     in the AI message's `additional_kwargs`, which no later request carries (the OpenAI form is
@@ -149,7 +191,14 @@ def lc_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     thinking alone is an AI message with empty content."""
     if any(isinstance(b, ThinkingBlock) for b in blocks):
         blocks = tuple(b for b in blocks if not isinstance(b, ThinkingBlock))
-    return blocks if blocks else (TextBlock(text=""),)
+    if not blocks:
+        return (TextBlock(text=""),)
+    return tuple(_kept_call(b) if isinstance(b, ToolCallBlock) else b for b in blocks)
+
+
+def _kept_call(call: ToolCallBlock) -> ToolCallBlock:
+    written = lc_arguments(call)
+    return call if written == call.input else ToolCallBlock(id=call.id, name=call.name, input=written)
 
 
 def calls_repr(calls: Sequence[LCCall]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import convert_to_openai_messages
 
 from ctxlab.presets.lc_messages import LCCall, LCMessage
 
@@ -34,14 +35,14 @@ def to_langchain(message: LCMessage) -> BaseMessage:
 
 
 def from_langchain(message: BaseMessage) -> LCMessage:
-    """ctxlab's view of a langchain-core message (text, tool calls, names)."""
-    import json
-
+    """ctxlab's view of a langchain-core message (text, tool calls, names); a call's arguments as
+    langchain-core's OpenAI form writes them (`convert_to_openai_messages`)."""
     content = message.content if isinstance(message.content, str) else tuple(message.content)  # type: ignore[arg-type]
     if isinstance(message, AIMessage):
+        sent = convert_to_openai_messages(message).get("tool_calls", [])
         calls = tuple(
-            LCCall(name=c["name"], args=json.dumps(c["args"], ensure_ascii=False), id=c["id"] or "")
-            for c in message.tool_calls
+            LCCall(name=c["function"]["name"], args=c["function"]["arguments"], id=c["id"] or "")
+            for c in sent
         )
         return LCMessage(kind="ai", content=content, tool_calls=calls, name=message.name)
     if isinstance(message, ToolMessage):

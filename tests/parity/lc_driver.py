@@ -19,6 +19,10 @@ Invariants:
 - A scripted round's thinking comes back as an OpenAI-compatible chat model's integration
   delivers a `reasoning_content` (DeepSeek, Qwen, Kimi through LangChain): an AI message whose
   `additional_kwargs` holds it, its content the round's text.
+- A scripted call's arguments are the text the model wrote, read as those integrations read it
+  (langchain-openai's `_convert_dict_to_message`): langchain-core's own `parse_tool_call`, an
+  invalid tool call (`make_invalid_tool_call`) when it raises; the AI message is built from
+  what it gives, so arguments it cannot hold fail the model call as they would there.
 - Nothing nondeterministic reaches a request: message ids are the only random values and no
   request carries them; retries do not wait (the retry count is LangChain's).
 - A run that raises (a summary failing on every attempt) ends there; the trace keeps every call
@@ -45,6 +49,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import convert_to_openai_messages, count_tokens_approximately
+from langchain_core.output_parsers.openai_tools import make_invalid_tool_call, parse_tool_call
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 
@@ -171,17 +176,31 @@ class ScriptedLCModel(BaseChatModel):
             self.round += 1
             if not scripted.calls:  # an answer without calls ends the turn, as in the lab's loop
                 self.turn, self.round = self.turn + 1, 0
-            calls = [{"name": c.tool, "args": json.loads(c.input), "id": c.id} for c in scripted.calls]
-            return reasoning_answer(scripted.text or "", calls, scripted.thinking)
+            return reasoning_answer(scripted.text or "", scripted.calls, scripted.thinking)
         self.turn, self.round = self.turn + 1, 0
         return AIMessage(content=turn.final)
 
 
-def reasoning_answer(text: str, calls: list[dict[str, Any]], thinking: str | None) -> AIMessage:
-    """An answer as LangChain's OpenAI-compatible integrations keep a `reasoning_content`: in the
-    AI message's `additional_kwargs`, its content the text alone."""
+def reasoning_answer(text: str, calls: Sequence[ScriptedCall], thinking: str | None) -> AIMessage:
+    """An answer as LangChain's OpenAI-compatible integrations keep it: a `reasoning_content` in
+    the AI message's `additional_kwargs`, its content the text alone, the calls as `read_calls`
+    reads them."""
     extra = {"reasoning_content": thinking} if thinking else {}
-    return AIMessage(content=text, tool_calls=calls, additional_kwargs=extra)
+    valid, invalid = read_calls(calls)
+    return AIMessage(content=text, tool_calls=valid, invalid_tool_calls=invalid, additional_kwargs=extra)
+
+
+def read_calls(calls: Sequence[ScriptedCall]) -> tuple[list[Any], list[Any]]:
+    """The calls and invalid calls an OpenAI-compatible integration reads from the model's
+    `tool_calls` (the arguments as the model wrote them)."""
+    valid, invalid = [], []
+    for call in calls:
+        raw = {"id": call.id, "type": "function", "function": {"name": call.tool, "arguments": call.input}}
+        try:
+            valid.append(parse_tool_call(raw, return_id=True))
+        except Exception as failure:  # as the integration catches it
+            invalid.append(make_invalid_tool_call(raw, str(failure)))
+    return valid, invalid
 
 
 def sent_reasoning(messages: Sequence[BaseMessage]) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from tests.parity.da_driver import DAConfig, normalised, run_deepagents
 from tests.parity.da_lab import run_lab
 from tests.parity.lc_driver import LCTrace
 from tests.parity.processes import outputs_under_two_hash_seeds
-from tests.parity.test_langchain_parity import condition, summary_positions, text, triggers
+from tests.parity.test_langchain_parity import condition, summary_positions, text, triggers, written
 from tests.parity.workloads import PROSE, TOOLS, reasoning_loop
 from tests.parity.workloads import retrieval_loop as loop
 
@@ -47,7 +47,7 @@ def file_call(draw: st.DrawFn, n: int, window: int) -> ScriptedCall:
     else:
         args = {"file_path": f"/notes/{n}.md", "old_string": body[:50], "new_string": body}
         tool = "edit_file"
-    return ScriptedCall(tool=tool, input=json.dumps(args, ensure_ascii=False), result=(TextBlock(text="ok"),))
+    return ScriptedCall(tool=tool, input=draw(written(args, empty=False)), result=(TextBlock(text="ok"),))
 
 
 @st.composite
@@ -64,7 +64,11 @@ def da_rounds(draw: st.DrawFn, window: int, start: int) -> ScriptedRound:
         calls.append(
             ScriptedCall(
                 tool="read_file" if reads else draw(st.sampled_from(["retrieve", "figure"])),
-                input=json.dumps({"file_path": f"/notes/{n}.md"} if reads else {"query": f"q{n}"}),
+                input=draw(
+                    written({"file_path": f"/notes/{n}.md"}, empty=False)
+                    if reads
+                    else written({"query": f"q{n}"})
+                ),
                 result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
                 error=draw(st.integers(0, 6)) == 0,
             )
@@ -225,6 +229,36 @@ def test_an_over_budget_read_file_result_is_cut_to_4000_characters_and_names_its
     shown = [str(m.content) for c in ours.calls for m in c.messages if m.kind == "tool"]
     cut = [s for s in shown if "The full content is at /notes/a.md" in s]
     assert cut and all(len(s.split("\n\n[Output was truncated")[0]) == 4000 for s in cut)
+
+
+def test_arguments_are_sent_as_langchain_parses_and_writes_them_back_and_truncated_so() -> None:
+    """D22: as in LangChain (L28), a call's arguments are the parsed object, written back with
+    `json.dumps(args, ensure_ascii=False)` in every later request, and argument truncation cuts
+    that object's strings, however the model wrote them."""
+    body = "line of the file, 数据\n" * 200
+    spaced = '{"file_path" : "/notes/a.md",\n "content" : ' + json.dumps(body) + ', "n": 1e3}'
+    writes = ScriptedCall(tool="write_file", input=spaced, result=(TextBlock(text="ok"),))
+    script = loop([800] * 8, encode=lambda args: json.dumps(args, separators=(",", ":")) + " ")
+    first = script.turns[0].rounds[0]
+    script = replace(
+        script,
+        turns=(replace(script.turns[0], rounds=(replace(first, calls=(writes,)), *script.turns[0].rounds)),),
+    )
+    truncating = {"trigger": ("messages", 6), "keep": ("messages", 2), "max_length": 100}
+    for settings_ in (None, truncating):
+        config = DAConfig(
+            window=16_000,
+            defaults=False,
+            trigger=("tokens", 100_000),
+            keep=("messages", 3),
+            truncate_args_settings=settings_,
+        )
+        ours, _ = compare(assign_call_ids(script), config)
+        sent = [c.args for m in ours.calls[-1].messages for c in m.tool_calls]
+        assert sent[1:] == [json.dumps({"query": f"q{k}"}) for k in range(8)]
+        written = json.loads(sent[0])
+        assert written["n"] == 1000.0 and sent[0].startswith('{"file_path": "/notes/a.md", "content": "line')
+        assert (written["content"] == body) == (settings_ is None)
 
 
 def test_tools_over_the_input_budget_fail_the_run_before_any_call() -> None:

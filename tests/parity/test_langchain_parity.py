@@ -5,6 +5,7 @@ summaries and clearing at the same calls, the same counts, and the same errors."
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 
 from hypothesis import event, given, settings
@@ -42,6 +43,39 @@ def text(draw: st.DrawFn, max_chars: int) -> str:
     return (base * (size // len(base) + 1))[:size]
 
 
+def spaced(args: dict[str, object]) -> str:
+    """`args` written with spaces and newlines around every token, and `1.50` for 1.5."""
+    return (
+        " "
+        + json.dumps({**args, "k": 1.25}, indent=1, separators=(" ,", " : ")).replace("1.25", "1.50")
+        + "\n"
+    )
+
+
+ARGUMENT_FORMS: tuple[Callable[[dict[str, object]], str], ...] = (
+    lambda args: json.dumps(args, ensure_ascii=False),  # as LangChain writes them back
+    lambda args: json.dumps(args, ensure_ascii=False, separators=(",", ":")),
+    json.dumps,  # non-ASCII as \uXXXX escapes
+    spaced,
+    lambda args: '{"k": 1e3, ' + json.dumps(args, ensure_ascii=False)[1:],  # 1e3 is 1000.0
+    lambda args: '{"query": "first", "k": [1, 2.0], ' + json.dumps(args)[1:],  # a key twice: the last
+    lambda args: json.dumps(args, ensure_ascii=False).replace("\\n", "\n"),  # raw newlines in strings
+)
+"""How a model may write a call's arguments (all valid JSON objects): LangChain parses them and
+every later request writes the object back with `json.dumps(args, ensure_ascii=False)`."""
+
+EMPTY_FORMS = ("", "[]", "null", "0")
+"""Arguments LangChain reads as no arguments at all (`{}`): blank, or a JSON value that is false."""
+
+
+@st.composite
+def written(draw: st.DrawFn, args: dict[str, object], empty: bool = True) -> str:
+    """`args` as a model may write them; once in a while (when `empty`) no arguments at all."""
+    if empty and draw(st.integers(0, 11)) == 0:
+        return draw(st.sampled_from(EMPTY_FORMS))
+    return draw(st.sampled_from(ARGUMENT_FORMS))(args)
+
+
 @st.composite
 def lc_rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
     calls = []
@@ -50,7 +84,7 @@ def lc_rounds(draw: st.DrawFn, window: int) -> ScriptedRound:
         calls.append(
             ScriptedCall(
                 tool=draw(st.sampled_from(["retrieve", "figure"])),
-                input=json.dumps({"query": f"q{n}"}),
+                input=draw(written({"query": draw(st.sampled_from([f"q{n}", f"{CJK[:4]}\n{n}"]))})),
                 result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
                 error=draw(st.integers(0, 6)) == 0,
             )
@@ -267,3 +301,56 @@ def test_no_system_prompt_sends_no_system_message() -> None:
         ours, theirs = compare(script, config)
         assert all(c.messages[0].kind == "human" for c in (*ours.calls, *theirs.calls))
         assert config.middleware == "clear" or summary_positions(theirs)
+
+
+def one_call_per_round(inputs: list[str]) -> Script:
+    """One turn whose rounds each make one `retrieve` call written as given."""
+    rounds = tuple(
+        ScriptedRound(calls=(ScriptedCall(tool="retrieve", input=raw, result=(TextBlock(text=PROSE),)),))
+        for raw in inputs
+    )
+    turn = ScriptedTurn(user=(TextBlock(text="Collect the passages."),), rounds=rounds, final="Done.")
+    return assign_call_ids(Script(system_prompt="You research.", tools=TOOLS, turns=(turn,)))
+
+
+def test_arguments_are_sent_as_langchain_parses_and_writes_them_back() -> None:
+    """L28: LangChain keeps a call's arguments as the parsed object and every later request
+    writes it back with `json.dumps(args, ensure_ascii=False)`; the lab sends and counts them
+    so, in the summary request's transcript too, however the model wrote them."""
+    args = {"query": f"{CJK[:3]}\n1"}
+    script = one_call_per_round([form(args) for form in ARGUMENT_FORMS] + list(EMPTY_FORMS))
+    for config in (
+        LCConfig(trigger=("tokens", 100_000)),
+        LCConfig(trigger=("messages", 8), keep=("messages", 3)),
+        LCConfig(middleware="clear", clear={"trigger": 300, "keep": 1, "clear_tool_inputs": True}),
+    ):
+        compare(script, config)
+    ours, _ = compare(script, LCConfig(trigger=("tokens", 100_000)))
+    sent = [c.args for m in ours.calls[-1].messages for c in m.tool_calls]
+    canonical = '{"query": "上下文\\n1"}'
+    assert sent == [
+        canonical,
+        canonical,
+        canonical,
+        '{"query": "上下文\\n1", "k": 1.5}',
+        '{"k": 1000.0, "query": "上下文\\n1"}',
+        '{"query": "上下文\\n1", "k": [1, 2.0]}',
+        canonical,
+        *["{}"] * len(EMPTY_FORMS),
+    ]
+
+
+def test_deviation_arguments_langchain_holds_as_no_call_fail_the_lab_run() -> None:
+    """L28: arguments that are JSON but not an object fail LangChain's chat model (its AI message
+    holds object arguments only), and fail the lab's run there. Arguments that are not JSON (or
+    blank) LangChain keeps as an invalid tool call, which its agent does not run (a turn of no
+    other call ends there); the lab fails the run instead, naming the call."""
+    for raw in ("[1, 2]", '"q"', "5"):
+        ours, theirs = compare(one_call_per_round([raw]), LCConfig())
+        assert theirs.error == "ValidationError" and ours.error == "ValueError"
+    for raw in ("not json", " ", '{"query": "q"'):
+        script = one_call_per_round([raw])
+        theirs, ours = run_langchain(script, LCConfig()), run_lab(script, LCConfig())
+        assert theirs.error is None and [m.kind for m in theirs.final] == ["human", "ai"]
+        assert not theirs.final[-1].tool_calls and len(theirs.calls) == 1
+        assert ours.error == "ValueError" and ours.calls == theirs.calls

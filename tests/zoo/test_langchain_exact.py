@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock
 from ctxlab.presets.entries import entry_params
 from ctxlab.presets.langchain.preset import LANGGRAPH_LOOP_LIMIT
-from ctxlab.presets.lc_messages import LCCall, LCMessage
+from ctxlab.presets.lc_messages import LCCall, LCMessage, lc_answer
 from ctxlab.presets.lc_summary import clauses, safe_cutoff_point, should_summarize
 from ctxlab.presets.limits import loop_limit
 from ctxlab.presets.none.preset import NoStrategy
@@ -130,3 +131,23 @@ def test_each_reasoning_call_records_langchain_s_count_beside_the_lab_s() -> Non
     assert all(c.strategy_tokens is None for c in ran.outcome.calls if c.kind != "reasoning")
     plain = run(NoStrategy(), one_turn(*rounds))
     assert all(c.strategy_tokens is None for c in plain.outcome.calls)
+
+
+def test_a_kept_answer_writes_its_arguments_back_and_keeps_a_canonical_call_as_is() -> None:
+    """L28: the stored call holds what every later request sends; a call already written so is
+    the same object (the stored context keeps its identities)."""
+    canonical = ToolCallBlock(id="c1", name="retrieve", input='{"query": "数据"}')
+    spaced = ToolCallBlock(id="c2", name="retrieve", input=' {"query" : "\\u6570\\u636e", "k":1e3} ')
+    text = TextBlock(text="Looking.")
+    kept = lc_answer((text, canonical, spaced, ToolCallBlock(id="c3", name="figure", input="")))
+    assert kept[0] is text and kept[1] is canonical
+    assert [b.input for b in kept[2:]] == ['{"query": "数据", "k": 1000.0}', "{}"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"), [("not json", "not JSON"), (" ", "not JSON"), ("[1]", "JSON but not an object")]
+)
+def test_arguments_langchain_holds_as_no_call_fail_naming_the_call(raw: str, reason: str) -> None:
+    """L28 (deviation for text that is not JSON): the run fails there, naming the call."""
+    with pytest.raises(ValueError, match=f"'c9' \\(retrieve\\): its arguments are {reason}"):
+        lc_answer((ToolCallBlock(id="c9", name="retrieve", input=raw),))

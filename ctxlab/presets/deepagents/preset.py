@@ -23,7 +23,9 @@ Deviations (tests/parity/CHECKLIST.md, D-section): the history session and an ev
 message are named by counters in the shape of deepagents' uuid4s; files are kept in the lab's
 workspace under its own names (the model sees deepagents' paths); the history file holds the
 lab's JSON of the span rather than deepagents' Markdown; the counter is 4 characters per token
-(no Anthropic 3.3); an empty final answer is no message (deepagents keeps one).
+(no Anthropic 3.3); arguments that are not JSON fail the run (deepagents keeps an invalid tool
+call, not run). A call's arguments are stored as LangChain parses them and writes them back
+(`lc_messages.lc_answer`).
 
 Events: `offloaded` (a result evicted, the history saved), `compressed`, `truncated`,
 `summary_failed`.
@@ -207,5 +209,7 @@ PRESET = Preset(
         "file as the lab's JSON; 4 characters per token (no Anthropic 3.3)",
         "a model's thinking is neither sent, counted nor summarized, as an OpenAI-compatible chat "
         "model's reasoning_content kept in additional_kwargs (Anthropic thinking blocks not modelled)",
+        "a call's arguments are sent, counted and truncated as LangChain parses and writes them back; "
+        "arguments that are not JSON (an invalid tool call, not run) fail the run there, naming the call",
     ),
 )

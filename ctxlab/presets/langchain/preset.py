@@ -8,7 +8,8 @@ Both decide with LangChain's own counter over the messages (`request_counter`, r
 of the 50-round cap. Under `texts: langchain` they use the package's own prompt, summary prefix,
 fixed texts and placeholder, read at run time (`ctxlab.texts.langchain`); otherwise the lab's
 wording. LangChain ships no summarization trigger, so `langchain-summary` never summarizes until
-one is set.
+one is set. A call's arguments are stored as LangChain parses them and every later request writes
+them back (`lc_messages.lc_answer`, the strategy's `kept_answer`).
 
 `langchain-clear` edits the outgoing request only, as `ContextEditingMiddleware` does; the
 `persist` option (off) keeps the edit in the stored history, as PR #39265 does.
@@ -108,6 +109,9 @@ NOTES = (
     "a model's thinking is neither sent, counted nor summarized, as an OpenAI-compatible chat model's "
     "reasoning_content kept in additional_kwargs; with anthropic: true, an Anthropic chat model's "
     "thinking blocks (kept in the content, sent back and counted) are not modelled",
+    "a call's arguments are sent and counted as LangChain parses and writes them back (json.dumps, "
+    "non-ASCII as is); arguments that are not JSON, which LangChain keeps as an invalid tool call and "
+    "does not run, fail the run there, naming the call",
 )
 """The declared deviations of both LangChain presets."""
 
