@@ -35,6 +35,7 @@ class _Literal:
 
 
 _AGENT = "agent/_agent.py"
+_FORMATTER = "formatter/_formatter_base.py"
 _READ = "tool/_builtin/_read.py"
 _INLINE: dict[str, _Literal] = {
     "truncated_summary": _Literal(_AGENT, "Some earlier messages were truncated", fstring=False),
@@ -44,6 +45,15 @@ _INLINE: dict[str, _Literal] = {
     "image_name": _Literal(_AGENT, "named '", (("block.name", "name"),)),
     "image_offloaded": _Literal(_AGENT, "is offloaded into", (("name", "name"), ("url", "url"))),
     "image_removed": _Literal(_AGENT, "is removed to free", (("name", "name"),)),
+    "data_presented": _Literal(
+        _FORMATTER, "will be presented to you", (("main_type", "type"), ("identifier", "id"))
+    ),
+    "data_list_header": _Literal(_FORMATTER, "identifiers are listed as follows", fstring=False),
+    "data_list_entry": _Literal(_FORMATTER, " file): ", (("identifier", "id"), ("main_type", "type"))),
+    "data_list_footer": _Literal(_FORMATTER, "</system-reminder>", fstring=False),
+    "data_at_url": _Literal(
+        _FORMATTER, "can be accessed at the URL", (("main_type", "type"), ("block.source.url", "url"))
+    ),
     "tasks_hint": _Literal(
         _AGENT,
         "in-progress tasks ",

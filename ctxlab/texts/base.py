@@ -60,6 +60,12 @@ class Texts:
     image_name: str  # {name}
     image_offloaded: str  # {name} {url}
     image_removed: str  # {name}
+    # How a request carries the media a tool returned (`ctxlab.core.agentscope.formatter`)
+    data_presented: str  # {type} {id}; in the result's text, for media sent after the results
+    data_list_header: str  # opens the user message that sends a result's media
+    data_list_entry: str  # {id} {type}; before each medium in that message
+    data_list_footer: str  # closes it
+    data_at_url: str  # {type} {url}; in the result's text, for media the request cannot carry
     injection_template: str  # {runtime_state}
     tool_retries_hint: str  # {tool_name} {count}
     tasks_hint: str  # {in_progress} {pending}
@@ -131,6 +137,9 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "image_name": ("name",),
     "image_offloaded": ("name", "url"),
     "image_removed": ("name",),
+    "data_presented": ("type", "id"),
+    "data_list_entry": ("id", "type"),
+    "data_at_url": ("type", "url"),
     "injection_template": ("runtime_state",),
     "tool_retries_hint": ("tool_name", "count"),
     "tasks_hint": ("in_progress", "pending"),
@@ -255,6 +264,13 @@ CTXLAB_TEXTS = Texts(
         "if you need it.</system-reminder>"
     ),
     image_removed=("<system-reminder>An image {name}was dropped to free context space.</system-reminder>"),
+    data_presented=(
+        "<system-reminder>The tool returned a {type} file, shown next as [{id}].</system-reminder>"
+    ),
+    data_list_header="<system-reminder>Files the tools returned, each after its identifier:",
+    data_list_entry="- [{id}] ({type}): ",
+    data_list_footer="(end of files)</system-reminder>",
+    data_at_url="<system-reminder>The tool returned a {type} file; it is at {url}.</system-reminder>",
     injection_template=(
         "<system-reminder>Current runtime state (newer reminders replace older ones):\n"
         "{runtime_state}\n</system-reminder>"

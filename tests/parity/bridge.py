@@ -20,7 +20,8 @@ from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 
 
-def as_data(block: DataBlock) -> Any:
+def as_data(block: DataBlock, block_id: str | None = None) -> Any:
+    """An agentscope DataBlock; its id `block_id`, else one agentscope makes."""
     from agentscope.message import Base64Source, URLSource
     from agentscope.message import DataBlock as AsData
     from pydantic import AnyUrl
@@ -29,7 +30,9 @@ def as_data(block: DataBlock) -> Any:
         source: Any = URLSource(url=AnyUrl(block.source), media_type=block.media_type)
     else:
         source = Base64Source(data=block.source, media_type=block.media_type)
-    return AsData(source=source, name=block.name)
+    if block_id is None:
+        return AsData(source=source, name=block.name)
+    return AsData(source=source, name=block.name, id=block_id)
 
 
 def as_part(part: Part) -> Any:

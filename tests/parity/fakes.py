@@ -30,14 +30,15 @@ from agentscope.permission import PermissionBehavior, PermissionContext, Permiss
 from agentscope.tool import ToolBase, ToolChoice, ToolChunk
 from pydantic import AnyUrl
 
-from ctxlab.core.messages.blocks import Block, DataBlock, ToolResultBlock, data_parts, text_pieces
+from ctxlab.core.agentscope.formatter import data_identifier
+from ctxlab.core.messages.blocks import Block, DataBlock, TextBlock, ToolResultBlock, data_parts, text_pieces
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import CallKind
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound
 from ctxlab.engine.workspace import InMemoryWorkspace
-from tests.parity.bridge import as_part, from_block, from_msg
+from tests.parity.bridge import as_data, as_part, from_block, from_msg
 from tests.parity.spec import ParityConfig
 from tests.parity.trace import ModelCall, Offload, OffloadKind, Tokens
 
@@ -120,8 +121,11 @@ class ScriptedChatModel(ChatModelBase):
     ) -> ChatResponse:
         tokens = await self.count_tokens(messages, tools)
         sent = await self.formatter.format(messages)
-        received = await self.count_tokens(_unthought(messages), tools)  # what the formatter sends
-        self._record("reasoning", Tokens(tokens, tokens, received), messages, tools, tool_choice, sent=sent)
+        # The lab counts a reasoning request as sent (its thinking aside, under `as_sent`): the
+        # estimator on what the formatter wrote, not on the messages it wrote it from.
+        received = await self.count_tokens(counted(sent), tools)
+        held = await self.count_tokens([*counted(sent), *_thinking(messages)], tools)
+        self._record("reasoning", Tokens(held, held, received), messages, tools, tool_choice, sent=sent)
         return self._respond(self._next_answer(tool_choice), tokens)
 
     def _next_answer(self, tool_choice: ToolChoice | None) -> list[Any]:
@@ -216,7 +220,24 @@ class ScriptedTool(ToolBase):
         call = self._calls[CURRENT_CALL.get()]
         assert call.result is not None, f"call {call.id} of {call.tool} has no scripted result"
         state = am.ToolResultState.ERROR if call.error else am.ToolResultState.SUCCESS
-        return ToolChunk(content=[as_part(p) for p in call.result], state=state)
+        return ToolChunk(content=tool_output(call), state=state)
+
+
+def tool_output(call: ScriptedCall) -> list[Any]:
+    """The scripted parts of `call` as agentscope blocks, each medium with the id the lab names it
+    by (`data_identifier` of its place once the acting step has merged the result's texts), as
+    agentscope's formatter names a medium by its block's id."""
+    assert call.id is not None and call.result is not None
+    out: list[Any] = []
+    place = -1  # the part's place in the merged output
+    for index, part in enumerate(call.result):
+        after_text = index > 0 and isinstance(call.result[index - 1], TextBlock)
+        place += 0 if isinstance(part, TextBlock) and after_text else 1
+        if isinstance(part, DataBlock):
+            out.append(as_data(part, data_identifier(call.id, place)))
+        else:
+            out.append(as_part(part))
+    return out
 
 
 def _pieces(blocks: Sequence[Block]) -> tuple[str, ...]:
@@ -264,6 +285,37 @@ class RecordingOffloader:
         result = from_block(tool_result)
         assert isinstance(result, ToolResultBlock)
         return self._record("tool_result", self.workspace.offload_tool_result(result), [result])
+
+
+def counted(sent: Sequence[Mapping[str, Any]]) -> list[Msg]:
+    """What the formatter wrote as messages AgentScope's estimator counts: each text (a tool
+    message's string among them), call input and medium, where it counts them (it counts text and
+    call inputs joined, and a flat estimate per medium, wherever they stand)."""
+    out: list[Msg] = []
+    for wire in sent:
+        content = wire.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        blocks: list[Any] = [
+            am.TextBlock(text=p["text"]) if p["type"] == "text" else _COUNTED_MEDIUM for p in parts
+        ]
+        blocks += [
+            am.ToolCallBlock(id=c["id"], name=c["function"]["name"], input=c["function"]["arguments"])
+            for c in wire.get("tool_calls") or ()
+        ]
+        out.append(Msg(name="sent", role="assistant", content=blocks))
+    return out
+
+
+_COUNTED_MEDIUM = am.DataBlock(
+    source=am.URLSource(url=AnyUrl("https://example.com/m"), media_type="image/png")
+)
+"""Any medium: the estimator counts each the same."""
+
+
+def _thinking(messages: Sequence[Msg]) -> list[Msg]:
+    """The thinking of `messages`, which the formatter leaves out, as one message."""
+    thoughts = [b for m in messages for b in m.content if isinstance(b, am.ThinkingBlock)]
+    return [Msg(name="thinking", role="assistant", content=thoughts)] if thoughts else []
 
 
 def _unthought(messages: Sequence[Msg]) -> list[Msg]:

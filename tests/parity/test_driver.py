@@ -12,11 +12,13 @@ import json
 
 import pytest
 
+from ctxlab.core.agentscope.formatter import DataTexts, sent_context
 from ctxlab.core.messages.blocks import DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.presets.agentscope.config import ContextConfig
+from ctxlab.texts import agentscope_texts
 from tests.parity.ch08 import RETRIEVE, WINDOWS, ch08_workload
 from tests.parity.driver import check_script, run_agentscope
 from tests.parity.spec import ParityConfig, WorkspaceKind
@@ -157,7 +159,10 @@ def test_image_in_a_result_counts_2000_tokens() -> None:
     trace = run_agentscope(script, ParityConfig(context_size=100_000))
     result = trace.final_messages[1].blocks[2]
     assert isinstance(result, ToolResultBlock) and result.output == figure.result
-    assert [lab_count(c, script) for c in trace.calls] == list(trace.input_tokens())
+    # counted as sent: the result's text names the image, which follows in a reminder
+    texts = DataTexts.of(agentscope_texts())
+    sent = [ESTIMATOR.count(sent_context(c.request, texts), script.tools) for c in trace.calls]
+    assert sent == list(trace.input_tokens())
     assert trace.input_tokens()[1] - trace.input_tokens()[0] >= 2000
 
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 import pytest
 from hypothesis import event, given
 
+from ctxlab.core.agentscope.formatter import DataTexts, sent_context
 from ctxlab.core.messages.blocks import ToolResultBlock, block_kind, text_pieces
 from ctxlab.core.messages.message import Message
+from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script
+from ctxlab.texts import agentscope_texts
 from tests.parity.spec import ParityConfig
 from tests.parity.test_engine_parity import compare
+from tests.parity.test_sent_parity import sent_form
 from tests.parity.workloads import toolkit_cases
 
 pytest.importorskip("agentscope", reason="parity needs the 'peers' extra")
@@ -28,8 +32,11 @@ def test_tool_groups_and_skills_match_agentscope_call_for_call(case: tuple[Scrip
     ours, theirs = compare(*case)
     mine, real = ours.of_kind("reasoning"), theirs.of_kind("reasoning")
     assert [c.tools for c in mine] == [c.tools for c in real]
+    texts = DataTexts.of(agentscope_texts())
     for a, b in zip(mine, real, strict=True):
-        assert contents(a.request) == contents(b.request)
+        # the lab records a request as sent: a result holding media as the formatter writes it
+        assert contents(a.request) == contents(sent_context(b.request, texts))
+        assert sent_form(to_openai(a.request)) == sent_form(b.sent)
     for label in set().union(*(kinds_of_results(c.request) for c in real)):
         event(label)
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 
 from ctxlab.core.agentscope.compress import fixed_messages
+from ctxlab.core.agentscope.formatter import DataTexts, sent_context
 from ctxlab.core.agentscope.inject import ContextGauge, InjectionParams, needs_input_tokens, runtime_injection
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
@@ -107,8 +108,10 @@ class AgentScopeStrategy:
         )
 
     def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
-        """The stored context: AgentScope sends what it stores."""
-        return state.context
+        """The stored context as AgentScope's OpenAI chat formatter sends it: a result holding
+        media as one text, its media listed after the run of results (`core.agentscope.formatter`);
+        the stored context itself when no result holds any."""
+        return sent_context(state.context, DataTexts.of(self.texts))
 
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
         """Runtime-state injection, appended to the reply as a hint."""
