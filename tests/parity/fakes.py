@@ -122,9 +122,15 @@ class ScriptedChatModel(ChatModelBase):
         tokens = await self.count_tokens(messages, tools)
         sent = await self.formatter.format(messages)
         # The lab counts a reasoning request as sent (its thinking aside, under `as_sent`): the
-        # estimator on what the formatter wrote, not on the messages it wrote it from.
-        received = await self.count_tokens(counted(sent), tools)
-        held = await self.count_tokens([*counted(sent), *_thinking(messages)], tools)
+        # estimator on what the formatter wrote, not on the messages it wrote it from. Text alone
+        # the formatter writes as the estimator reads the messages, so only a context with a
+        # result of several parts is counted from what was written (the bench's real loop, which
+        # has none, does no more work for it).
+        if _formatted_otherwise(messages):
+            received = await self.count_tokens(counted(sent), tools)
+            held = await self.count_tokens([*counted(sent), *_thinking(messages)], tools)
+        else:
+            received, held = await self.count_tokens(_unthought(messages), tools), tokens
         self._record("reasoning", Tokens(held, held, received), messages, tools, tool_choice, sent=sent)
         return self._respond(self._next_answer(tool_choice), tokens)
 
@@ -310,6 +316,19 @@ _COUNTED_MEDIUM = am.DataBlock(
     source=am.URLSource(url=AnyUrl("https://example.com/m"), media_type="image/png")
 )
 """Any medium: the estimator counts each the same."""
+
+
+def _formatted_otherwise(messages: Sequence[Msg]) -> bool:
+    """Whether a tool result of `messages` has several parts or a medium: the formatter joins,
+    names and lists those, so what it writes counts otherwise than the messages."""
+    return any(
+        isinstance(block, am.ToolResultBlock)
+        and not isinstance(block.output, str)
+        and (len(block.output) > 1 or any(isinstance(part, am.DataBlock) for part in block.output))
+        for message in messages
+        if not isinstance(message.content, str)
+        for block in message.content
+    )
 
 
 def _thinking(messages: Sequence[Msg]) -> list[Msg]:

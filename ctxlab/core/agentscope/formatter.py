@@ -27,7 +27,7 @@ from fnmatch import fnmatch
 from typing import Protocol
 
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingConcat, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.templates import fill
 
@@ -146,10 +146,46 @@ def _sent_message_of(message: Message, texts: DataTexts) -> Message:
 _sent_message = IdentityMemo[Message, Message](_sent_message_of)
 
 
+def _needs_form(block: Block) -> bool:
+    """Whether the formatter writes `block` otherwise than the lab's view: a result of several
+    parts, or holding a medium (`sent_result` keeps every other block as it is)."""
+    if not isinstance(block, ToolResultBlock):
+        return False
+    output = block.output
+    return len(output) > 1 or any(isinstance(part, DataBlock) for part in output)
+
+
+_blocks_need = LeadingFold[Block, bool](lambda seen, block: seen or _needs_form(block))
+
+
+def _message_needs(message: Message) -> bool:
+    blocks = message.blocks
+    if len(blocks) >= RESUMED_BLOCKS:  # a growing reply: read what it gained since the last call
+        return _blocks_need(blocks, False)
+    return any(_needs_form(block) for block in blocks)
+
+
+_context_needs = LeadingFold[Message, bool](lambda seen, message: seen or _message_needs(message))
+
+
+def needs_form(messages: tuple[Message, ...]) -> bool:
+    """Whether any result of `messages` is sent otherwise than the lab's view writes it. Kept
+    along the context (`LeadingFold`), so a step costs what the context gained, and a context
+    without such a result (nearly every one) is sent as it is stored at that cost."""
+    return _context_needs(messages, False)
+
+
+def _sent_parts(message: Message, _at: int, _before: int, texts: DataTexts) -> tuple[Message]:
+    return (_sent_message(message, texts),)
+
+
+_sent_messages = LeadingConcat[Message, Message](_sent_parts)
+
+
 def sent_context(messages: tuple[Message, ...], texts: DataTexts) -> tuple[Message, ...]:
     """`messages` with every result holding data as the formatter sends it (the module
-    docstring); `messages` itself when none does."""
-    sent = tuple(_sent_message(message, texts) for message in messages)
-    if all(mine is theirs for mine, theirs in zip(sent, messages, strict=True)):
+    docstring); `messages` itself when none does (`needs_form`). Kept along the context, so a
+    step writes what the context gained."""
+    if not needs_form(messages):
         return messages
-    return sent
+    return _sent_messages(messages, texts)

@@ -14,7 +14,7 @@ from ctxlab.core.agentscope.toolresult import attach_reminder, split_tool_result
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.engine.env import Env
-from ctxlab.engine.state import EpisodeState, with_context
+from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
 from ctxlab.texts import Texts
 
 
@@ -48,4 +48,17 @@ def cap_images(state: EpisodeState, max_images: int, env: Env, texts: Texts) -> 
         else:
             urls.append(None)
     env.recorder.event(EventKind.IMAGES_REMOVED)
-    return with_context(state, apply_image_cap(state.context, cap, urls, texts), env.counter)
+    capped = with_context(state, apply_image_cap(state.context, cap, urls, texts), env.counter)
+    return with_memo(capped, IMAGES_REPLACED, True)
+
+
+IMAGES_REPLACED = "agentscope.images_replaced"
+"""The state's memo set once an image became a notice: a result may then hold several parts and
+no data, which the OpenAI chat formatter joins (`core.agentscope.formatter`)."""
+
+
+def may_need_form(state: EpisodeState) -> bool:
+    """Whether a result of the context may be sent otherwise than stored: it holds data (the
+    context's tally counts it), or an image of it became a notice. False for nearly every
+    context, at no cost."""
+    return state.context_tally.ndata > 0 or memo(state, IMAGES_REPLACED, False)

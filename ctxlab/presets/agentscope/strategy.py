@@ -29,7 +29,7 @@ from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.state import AGENT_NAME, EpisodeState, append_to_reply
 from ctxlab.presets.agentscope.builtins import CompressTool, task_tools
 from ctxlab.presets.agentscope.compression import CompressionSettings, compress_if_triggered
-from ctxlab.presets.agentscope.content import cap_images, truncate_result
+from ctxlab.presets.agentscope.content import cap_images, may_need_form, truncate_result
 from ctxlab.texts import Texts
 
 
@@ -111,6 +111,8 @@ class AgentScopeStrategy:
         """The stored context as AgentScope's OpenAI chat formatter sends it: a result holding
         media as one text, its media listed after the run of results (`core.agentscope.formatter`);
         the stored context itself when no result holds any."""
+        if not may_need_form(state):
+            return state.context
         return sent_context(state.context, DataTexts.of(self.texts))
 
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
