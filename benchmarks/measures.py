@@ -96,8 +96,11 @@ def lab_per_call(n: int, *, meters: Meters = "both", collect_less: bool = True) 
 def real_run(n: int, script: Script | None = None) -> int:
     """The `n`-reply workload (or `script`) through the real agent; returns its number of model calls.
 
-    AgentScope's own logger is quieted to warnings: its two INFO lines per compression would
-    only interleave with the table.
+    The scripted model is unrecorded (`ParityConfig.record` off): it formats each request, as a
+    provider's client does, and answers it, and does none of the parity harness's recording
+    (which converts every message of every request and counts it twice, and so took two thirds
+    of a recorded call). AgentScope's own logger is quieted to warnings: its two INFO lines per
+    compression would only interleave with the table.
     """
     import logging
 
@@ -105,7 +108,7 @@ def real_run(n: int, script: Script | None = None) -> int:
     from tests.parity.spec import ParityConfig
 
     logging.getLogger("as").setLevel(logging.WARNING)
-    config = ParityConfig(context_size=WINDOW, summary_fields=FIELDS, workspace="memory")
+    config = ParityConfig(context_size=WINDOW, summary_fields=FIELDS, workspace="memory", record=False)
     return len(run_agentscope(script or replies(n), config).calls)
 
 

@@ -46,6 +46,27 @@ def test_both_sides_run_the_same_workload_call_for_call() -> None:
     assert real_run(25) == len(lab_run(25).calls)
 
 
+def test_the_timed_real_loop_makes_the_recorded_runs_calls_and_compressions() -> None:
+    """The bench times the real agent with an unrecorded scripted model: the same calls, of the
+    same kinds, and the same compressions before the same calls as a recorded run."""
+    from benchmarks.measures import FIELDS
+    from tests.parity.driver import run_agentscope
+    from tests.parity.spec import ParityConfig
+
+    runs = {
+        record: run_agentscope(
+            replies(40),
+            ParityConfig(context_size=WINDOW, summary_fields=FIELDS, workspace="memory", record=record),
+        )
+        for record in (True, False)
+    }
+    kinds = {record: [c.kind for c in run.calls] for record, run in runs.items()}
+    before = {record: [c.before_call for c in run.compressions] for record, run in runs.items()}
+    assert kinds[True] == kinds[False] and "summary" in kinds[True]
+    assert before[True] == before[False]
+    assert all(not c.request for c in runs[False].calls)  # nothing recorded
+
+
 def test_the_compression_timer_times_a_real_compression_each_time() -> None:
     once = compression_timer(400)  # asserts inside that the state was compressed
     assert once() > 0 and once() > 0

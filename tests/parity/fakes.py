@@ -42,6 +42,9 @@ from tests.parity.bridge import as_data, as_part, from_block, from_msg
 from tests.parity.spec import ParityConfig
 from tests.parity.trace import ModelCall, Offload, OffloadKind, Tokens
 
+NO_TOKENS = Tokens(0, 0, 0)
+"""The tokens of an unrecorded call: none counted."""
+
 SUMMARY_TOOL = "generate_structured_output"
 CURRENT_CALL: ContextVar[str] = ContextVar("parity_current_call")
 """The id of the tool call being executed; set per call by the acting middleware."""
@@ -119,6 +122,8 @@ class ScriptedChatModel(ChatModelBase):
     async def _reason(
         self, messages: list[Msg], tools: list[dict[str, Any]], tool_choice: ToolChoice | None
     ) -> ChatResponse:
+        if not self._config.record:
+            return await self._answered("reasoning", messages, self._next_answer(tool_choice))
         tokens = await self.count_tokens(messages, tools)
         sent = await self.formatter.format(messages)
         # The lab counts a reasoning request as sent (its thinking aside, under `as_sent`): the
@@ -150,6 +155,8 @@ class ScriptedChatModel(ChatModelBase):
         tools: list[dict[str, Any]],
         tool_choice: ToolChoice | None,
     ) -> ChatResponse:
+        if not self._config.record:
+            return await self._answered("summary", messages, self._summary_answer())
         tokens = Tokens(
             messages=await self.count_tokens(request, None),
             preflight=await self.count_tokens(request, tools),
@@ -158,6 +165,14 @@ class ScriptedChatModel(ChatModelBase):
         sent = await self.formatter.format(messages)
         self._record("summary", tokens, messages, tools, tool_choice, sent=sent)
         return self._respond(self._summary_answer(), tokens.as_sent)
+
+    async def _answered(self, kind: CallKind, messages: list[Msg], answer: list[Any]) -> ChatResponse:
+        """An unrecorded call (`ParityConfig.record` off): the request formatted, as a provider's
+        client formats it, and the answer given with no usage counted (a provider reports it;
+        the agent only keeps it)."""
+        await self.formatter.format(messages)
+        self.calls.append(ModelCall(kind=kind, tokens=NO_TOKENS, tools=(), request=(), turn=0, iteration=0))
+        return self._respond(answer, 0)
 
     def _summary_answer(self) -> list[Any]:
         invocation = self._invocations
@@ -326,14 +341,13 @@ def _formatted_otherwise(messages: Sequence[Msg]) -> bool:
         and not isinstance(block.output, str)
         and (len(block.output) > 1 or any(isinstance(part, am.DataBlock) for part in block.output))
         for message in messages
-        if not isinstance(message.content, str)
         for block in message.content
     )
 
 
 def _thinking(messages: Sequence[Msg]) -> list[Msg]:
     """The thinking of `messages`, which the formatter leaves out, as one message."""
-    thoughts = [b for m in messages for b in m.content if isinstance(b, am.ThinkingBlock)]
+    thoughts: list[Any] = [b for m in messages for b in m.content if isinstance(b, am.ThinkingBlock)]
     return [Msg(name="thinking", role="assistant", content=thoughts)] if thoughts else []
 
 

@@ -48,3 +48,7 @@ class ParityConfig:
     fail_mode: FailMode = "no_tool_call"
     workspace: WorkspaceKind = "none"
     task_tools: bool = False
+    record: bool = True
+    """Record every request for comparison. Off, the scripted model does what any model must,
+    and no more: format the request (as a provider's client does) and answer it, noting only the
+    call's kind. `make bench` times the real loop so, not the parity harness's recording."""
