@@ -326,6 +326,15 @@ def tau_bench(path: Path) -> list[Wire]:
         if m["role"] == "tool":
             wire["tool_call_id"] = m["tool_call_id"]
         out.append(wire)
+    return _unstopped(out)
+
+
+def _unstopped(out: list[Wire]) -> list[Wire]:
+    """Without the user simulator's last message when it stops the run: the agent never got it."""
+    stops = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+    last = out[-1] if out else None
+    if last is not None and last["role"] == "user" and any(s in str(last["content"]) for s in stops):
+        return out[:-1]
     return out
 
 
@@ -354,7 +363,7 @@ def tau2(path: Path) -> list[Wire]:
                 _call(c["id"], c["name"], written.get(c["id"], c["arguments"])) for c in m["tool_calls"]
             ]
         out.append(wire)
-    return out
+    return _unstopped(out)
 
 
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {

@@ -310,7 +310,8 @@ def test_an_sdk_event_list_with_a_rejected_call_is_recognised() -> None:
     }
     imported = import_lines([json.dumps(events)], "events.json")
     assert imported.format == "openhands"
-    assert {"role": "tool", "tool_call_id": "toolu_01", "content": "Not that command.", "is_error": True} in (
+    rejected = "Action rejected: Not that command."  # the SDK's words
+    assert {"role": "tool", "tool_call_id": "toolu_01", "content": rejected, "is_error": True} in (
         imported.messages
     )
 

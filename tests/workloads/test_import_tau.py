@@ -121,7 +121,7 @@ def test_tau_bench_traj_is_the_conversation_and_a_reused_call_id_is_renamed_by_t
 
 def test_tau_bench_further_runs_are_counted_and_the_run_taken_is_named(tmp_path: Path) -> None:
     code, said, err = run_cli("import", str(TAU_BENCH), "--out", str(tmp_path / "s.jsonl"))
-    assert code == 0 and "14 messages" in said and "(tau-bench)" in said
+    assert code == 0 and "13 messages" in said and "(tau-bench)" in said
     assert "warning: skipped 1 × further run (a task run of its own) (not replayed)" in err
     assert "the file holds 2 runs; the first (task_id 7, trial 0) is replayed" in err
     assert "to replay another, give --session N" in err
@@ -308,3 +308,33 @@ def test_ctxlab_import_of_a_malformed_run_exits_2_and_writes_nothing(tmp_path: P
     code, _, err = run_cli("import", str(source), "--out", str(out))
     assert code == 2 and "results.json:1: a tool result for 'c9' has no call before it" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("source", "simulator"),
+    [(TAU_BENCH, "tau-bench"), (TAU2, "tau2")],
+)
+def test_the_user_simulators_closing_stop_is_counted_not_replayed(source: Path, simulator: str) -> None:
+    """The message that ends the run never reached the agent: replaying it would make a request
+    the run never made."""
+    imported = import_file(source)
+    assert imported.format == simulator
+    assert all("###STOP###" not in str(m["content"]) for m in imported.messages)
+    assert imported.messages[-1]["role"] == "assistant"
+    said = "skipped 1 × user simulator's closing stop message (never sent to the agent) (not replayed)"
+    assert said in imported.warnings
+
+
+def test_a_stop_token_before_the_end_is_the_users_text() -> None:
+    """Only the conversation's last message ends it; a user quoting the token earlier is heard."""
+    traj = [
+        {"role": "system", "content": "policy"},
+        {"role": "user", "content": "What does ###STOP### mean?"},
+        {"role": "assistant", "content": "It ends the chat."},
+    ]
+    imported = import_lines(json.dumps([_run(traj)], indent=2).splitlines(), "results.json")
+    assert [m["content"] for m in imported.messages] == [
+        "policy",
+        "What does ###STOP### mean?",
+        "It ends the chat.",
+    ]

@@ -27,7 +27,9 @@ Mapping rules (content blocks as in `anthropic`):
   bookkeeping kinds (titles, snapshots, queue operations, ...) are skipped and counted in the
   warnings, but for a local command's `system` line (`subtype: local_command`: a slash command
   run and its output), whose `content` Claude Code sends as a user message. The summary message
-  after a compaction stays a user message, as Claude Code sent it.
+  after a compaction stays a user message, as Claude Code sent it, after the history before the
+  compaction (which Claude Code no longer sent): the strategies replayed decide what of it a
+  request keeps, as for a Codex compaction.
 - Lines Claude Code shows but never sends to the model are skipped and counted: its synthetic
   API-error notices (an assistant line with `isApiErrorMessage` whose model is `<synthetic>`,
   such as "API Error: 529 Overloaded") and display-only lines (`isVirtual`).

@@ -37,10 +37,12 @@ The OpenHands agent SDK writes its events with a `kind` instead (`SystemPromptEv
 `Condensation`, ...), mapped by the same rules: the actions of one `llm_response_id` are one
 assistant message (its `thought` the text, `reasoning_content` the reasoning, else its
 `thinking_blocks` or its Responses reasoning item's texts, each `tool_call` a call); a system
-prompt's `dynamic_context` follows the prompt, and a message's `extended_content` its content
-(images kept), as the SDK sends them; an observation's result is its raw `output` (or its
-`content` text), an error when the observation says so, its images kept; an agent error or a
-user's rejection is the error result of its call; the instruction is the first user message,
+prompt's `dynamic_context` follows the prompt, and a message's or an observation's
+`extended_content` its content (images kept), as the SDK sends them; an observation's result is
+its raw `output` (or its `content` text), an error when the observation says so, its images
+kept; an agent error is the error result of its call, and a user's rejection too, in the SDK's
+words (`Action rejected: <reason>`, its default reason where none was kept); adjacent user
+messages are one, their parts in order, as the SDK sends them; the instruction is the first user message,
 placed first when the history has none before the agent acts; what came between a call and its
 observation goes before the calls' message, as above (the SDK sends it between them, where the
 protocol has no room for it). Events the SDK never converts to
@@ -315,6 +317,20 @@ def _sdk_reasoning(holder: object) -> str:
     return found
 
 
+REJECTED = "User rejected the action"
+"""The reason of a `UserRejectObservation` that gives none (the SDK's default)."""
+
+
+def _with_extension(output: str | list[Wire], event: Mapping[str, Any]) -> str | list[Wire]:
+    """An observation's result with its event's `extended_content` after it (what the agent
+    context adds, such as the rules a touched path triggers), as the SDK sends it."""
+    extended = [text_part(text_of(field_of(p, "text"))) for p in event.get("extended_content") or []]
+    if not extended:
+        return output
+    own = [text_part(output)] if isinstance(output, str) else output
+    return content([*own, *extended])
+
+
 def _sdk_output(observation: object, report: Report) -> str | list[Wire]:
     """An observation's result: its raw `output`, else its `content` (text and image parts),
     else its `message`."""
@@ -404,12 +420,16 @@ class _Sdk:
             flag = field_of(observation, "error")
             error = flag not in (None, False, "") or field_of(observation, "is_error") is True
             call_id = self.calls.answer(event.get("tool_call_id"), self.number, key="tool_call_id")
-            yield tool(call_id, _sdk_output(observation, self.report), error=error)
+            output = _with_extension(_sdk_output(observation, self.report), event)
+            yield tool(call_id, output, error=error)
         elif kind in {"AgentErrorEvent", "UserRejectObservation"}:
-            reason = text_of(event.get("error")) or text_of(event.get("rejection_reason"))
+            if kind == "AgentErrorEvent":
+                said = text_of(event.get("error"))
+            else:  # the SDK's words for a rejection, its default reason where none was kept
+                said = f"Action rejected: {text_of(event.get('rejection_reason')) or REJECTED}"
             yield tool(
                 self.calls.answer(event.get("tool_call_id"), self.number, key="tool_call_id"),
-                reason,
+                said,
                 error=True,
             )
         elif kind == "MessageEvent":
@@ -428,6 +448,12 @@ def _sdk_events(
     events: Sequence[Any], number: int, report: Report, instruction: str | None
 ) -> Iterator[Wire]:
     """The messages of agent-SDK events (see the module docstring)."""
+    yield from _users_merged(_sdk_messages(events, number, report, instruction))
+
+
+def _sdk_messages(
+    events: Sequence[Any], number: int, report: Report, instruction: str | None
+) -> Iterator[Wire]:
     mapper = _Sdk(report=report, calls=Calls(report), number=number, instruction=instruction)
     for index, event in report.each(events):
         if not isinstance(event, Mapping):
@@ -438,3 +464,24 @@ def _sdk_events(
         else:
             yield from mapper.other(event, kind, index)
     yield from mapper.flush()
+
+
+def _users_merged(messages: Iterator[Wire]) -> Iterator[Wire]:
+    """`messages` with each run of user messages sent as one, its parts in order, as the SDK
+    sends adjacent plain user turns (`events_to_messages`)."""
+    held: Wire | None = None
+    for message in messages:
+        if held is not None and message["role"] == "user":
+            held = user(content([*_parts(held["content"]), *_parts(message["content"])]))
+            continue
+        if held is not None:
+            yield held
+        held = message if message["role"] == "user" else None
+        if held is None:
+            yield message
+    if held is not None:
+        yield held
+
+
+def _parts(body: str | list[Wire]) -> list[Wire]:
+    return [text_part(body)] if isinstance(body, str) else list(body)

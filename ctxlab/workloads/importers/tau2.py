@@ -22,6 +22,10 @@ Mapping rules:
   environment and never reach the agent's requests, so they are skipped and counted; a user
   message holding only such calls is no message of the conversation. An assistant message's
   calls are the agent's.
+- The user simulator's last message, when it ends the run (`###STOP###`, `###TRANSFER###` or
+  `###OUT-OF-SCOPE###`), is skipped and counted: the agent never received it. tau2's agent
+  speaks first; its greeting, before any user message, is replayed as the opening of the first
+  reply (as every assistant message before the first user message is, `ctxlab.workloads.trace`).
 - `turn_idx`, timestamps, costs, usage and `raw_data` (but for the arguments' text) are ignored.
   The tools declared are the agent's `tool_defs` in `info`, where the run kept them: each
   signature's `params` its parameters (the schema tau2 sends), its `doc` its description (the
@@ -57,7 +61,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
-from ctxlab.workloads.importers.tau_bench import taken_note, text_of_content
+from ctxlab.workloads.importers.tau_bench import taken_note, text_of_content, without_closing_stop
 
 KIND = "further simulation (a conversation of its own)"
 EXPECTED = (
@@ -120,7 +124,7 @@ def read_tau2(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
             yield system(policy)
         else:
             report.notes.append(NO_POLICY)
-        yield from _messages(simulation["messages"], number, report)
+        yield from without_closing_stop(_messages(simulation["messages"], number, report), report)
     total = 1 + report.skipped[KIND]
     if taken is not None and total > 1:
         report.notes.append(taken_note("simulations", taken, total, report.session))

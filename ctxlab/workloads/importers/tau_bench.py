@@ -19,6 +19,9 @@ Mapping rules:
 - `ctxlab import` writes one conversation: the file's run `--session N` (0, the first, unless
   given; counted in file order) is read; the others are counted and a note names the run taken
   (its `task_id` and `trial`). A JSONL file of runs, or of lists of runs, is read the same way.
+- The user simulator's last message, when it ends the run (`###STOP###`), is skipped and
+  counted: the agent never received it, so a replay of it would make a request the run never
+  made.
 
 Invariants:
 - Every error is at the line of the entry holding the run (a JSON document's first line),
@@ -74,11 +77,35 @@ def read_tau_bench(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     for number, _, run in chosen_run(entries, report, runs_of, expected=EXPECTED, kind=KIND, runs="runs"):
         taken = f"task_id {run.get('task_id')!r}, trial {run.get('trial')!r}"
         calls = Calls(report)
-        for index, message in report.each(run["traj"]):
-            yield _message(message, f"traj[{index}]", number, calls)
+        messages = (_message(m, f"traj[{index}]", number, calls) for index, m in report.each(run["traj"]))
+        yield from without_closing_stop(messages, report)
     total = 1 + report.skipped[KIND]
     if taken is not None and total > 1:
         report.notes.append(taken_note("runs", taken, total, report.session))
+
+
+STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+"""What the user simulators of tau-bench (the first) and tau2 (all three) write to end the
+conversation: the run stops on such a message, and the agent never receives it."""
+CLOSING_STOP = "user simulator's closing stop message (never sent to the agent)"
+
+
+def without_closing_stop(messages: Iterator[Wire], report: Report) -> Iterator[Wire]:
+    """`messages` without a last user message holding a stop token, counted as skipped: it ends
+    the episode, so replaying it would make a request the run never made."""
+    last: Wire | None = None
+    for message in messages:
+        if last is not None:
+            yield last
+        last = message
+    if last is None:
+        return
+    body = last["content"]
+    text = body if isinstance(body, str) else "".join(str(p.get("text", "")) for p in body)
+    if last["role"] == "user" and any(token in text for token in STOP_TOKENS):
+        report.skip(CLOSING_STOP)
+    else:
+        yield last
 
 
 def _message(message: object, where: str, number: int, calls: Calls) -> Wire:
