@@ -30,6 +30,9 @@ Mapping rules (also Claude Code's):
   text, or its text and image parts; `is_error` makes it an error result.
 - An assistant message's `text` blocks join its text, `tool_use` blocks are its calls (`input`
   JSON-encoded), `thinking` is reasoning (kept apart), `redacted_thinking` is counted and skipped.
+  A server-side `compaction` block's summary joins its text, after the history it replaced (the
+  API sent the model the summary instead), with a note; a request's `context_management` edits,
+  which the API applied server-side, are noted (the messages are replayed as the client sent them).
 - Images (`image` with a base64 or URL source) are image parts. A `document` of text (a `text`
   or `content` source) and a `search_result` are text parts: their title (and a document's
   `context`, a search result's `source`) then their text, a blank line between. A PDF document,
@@ -123,8 +126,18 @@ def add_assistant_blocks(parts: AssistantParts, value: object, calls: Calls, rep
             parts.calls.append(call(call_id, str(block.get("name")), block.get("input") or {}))
         elif kind == "thinking":
             parts.reasoning.append(text_of(block.get("thinking")))
+        elif kind == "compaction":  # the model's summary, which the API sends in place of the history
+            parts.texts.append(text_of(block.get("content")))
+            report.note_once(COMPACTED)
         else:
             report.skip(f"assistant block {kind!r}")
+
+
+COMPACTED = (
+    "a server-side compaction block: its summary is replayed as the assistant's text, after the "
+    "history it replaced (the API sent the model the summary in place of that history; the "
+    "strategies replayed decide what of it a request keeps)"
+)
 
 
 SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
@@ -408,7 +421,18 @@ def _chain(
         chains.add(number, logged.request["messages"], (logged.request, logged.response))
 
 
+def _note_edits(request: Mapping[str, Any], report: Report) -> None:
+    """A note for each kind of context edit the request asks the API to make server-side."""
+    for edit in field_of(request.get("context_management"), "edits") or []:
+        report.note_once(
+            f"the log's requests ask the API to edit the context ({field_of(edit, 'type')}): it did so "
+            "server-side, so the model saw less than the requests hold; they are replayed as the "
+            "client sent them (the anthropic-clear preset reproduces tool-result clearing)"
+        )
+
+
 def _request(request: Mapping[str, Any], response: object, number: int, report: Report) -> Iterator[Wire]:
+    _note_edits(request, report)
     for item in request.get("tools") or []:
         name, description = field_of(item, "name"), field_of(item, "description")
         try:

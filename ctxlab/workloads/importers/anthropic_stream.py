@@ -43,7 +43,12 @@ class Streamed:
     error: str = ""
 
 
-DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
+DELTA_FIELDS = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "signature_delta": "signature",
+    "compaction_delta": "content",
+}
 """Deltas that extend a string field of their block, and that field."""
 
 

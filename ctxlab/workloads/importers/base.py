@@ -58,6 +58,11 @@ class Report:
         """Count one skipped entry of `kind`."""
         self.skipped[kind] += 1
 
+    def note_once(self, remark: str) -> None:
+        """Add `remark` to the notes unless it is there already."""
+        if remark not in self.notes:
+            self.notes.append(remark)
+
     def each(self, items: Sequence[T]) -> Iterator[tuple[int, T]]:
         """`enumerate(items)`, noting each item as the one being read until the loop ends: a
         problem found meanwhile in a document that spans lines is told at that item's line

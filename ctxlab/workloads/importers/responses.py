@@ -20,7 +20,8 @@ Mapping rules for items (also Codex's):
   `tool_search_output` items are the results of their `call_id`s (a `tool_search_output`
   without one answers the last tool search): the output string as recorded, or an output of
   content parts read as a message's (text and `input_image` parts; others counted), or a
-  screenshot's image, or a structured output's; a shell call's result is each command's stdout
+  screenshot's image (one given by `file_id`, whose image the log lacks, is an empty result,
+  counted), or a structured output's; a shell call's result is each command's stdout
   and stderr, a patch's that `failed` an error; a tool search's result is the JSON of the tools
   it found.
 - A call the server runs carries its output: `mcp_call` is a call of its `name` answered by its
@@ -261,6 +262,9 @@ class ItemMapper:
             return value
         if isinstance(value, Mapping) and isinstance(value.get("image_url"), str):
             return [image_part(value["image_url"])]
+        if isinstance(value, Mapping) and value.get("type") == "computer_screenshot":
+            self.report.skip("screenshot given by file_id (the log does not hold its image)")
+            return ""
         if isinstance(value, Mapping):
             return self._output(value.get("content") or value.get("output"))
         if isinstance(value, list):
