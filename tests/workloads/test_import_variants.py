@@ -60,6 +60,47 @@ def test_mini_swe_agent_2_text_based_trajectories_replay(tmp_path: Path) -> None
     assert code == 0 and "exit status 'Submitted'" in err
 
 
+def test_mini_swe_agent_2_steps_are_what_the_run_recorded_it_ran() -> None:
+    """mini-swe-agent 2 runs only a `mswea_bash_command` block and records each run in
+    `extra.actions`: a step without them ran nothing (a `bash` block is a format error there),
+    and a step that shows a `bash` snippet beside its action ran the action alone."""
+    head = [
+        {"role": "system", "content": "You act.", "extra": {}},
+        {"role": "user", "content": "Fix it.", "extra": {}},
+    ]
+    steps = [
+        {"role": "assistant", "content": "THOUGHT: look\n\n```bash\nls\n```", "extra": {"cost": 1.0}},
+        {
+            "role": "user",
+            "content": "Format error: found 0 actions.",
+            "extra": {"interrupt_type": "FormatError"},
+        },
+        {
+            "role": "assistant",
+            "content": "THOUGHT: not\n```bash\nrm -rf build\n```\nbut:\n\n```mswea_bash_command\ncat a\n```",
+            "extra": {"actions": [{"command": "cat a"}]},
+        },
+        {
+            "role": "user",
+            "content": "<returncode>0</returncode>\n<output>\nA\n</output>",
+            "extra": {"returncode": 0},
+        },
+        {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}},
+    ]
+    run = {
+        **json.loads((DATA / "mini-swe-agent/v2-textbased.traj.json").read_text()),
+        "messages": [*head, *steps],
+    }
+    imported = import_lines(json.dumps(run, indent=2).splitlines(), "run.traj.json")
+    assert imported.format == "mini-swe-agent"
+    wires = imported.messages
+    assert [m["role"] for m in wires] == ["system", "user", "assistant", "user", "assistant", "tool"]
+    assert "tool_calls" not in wires[2] and wires[3]["content"].startswith("Format error")  # nothing ran
+    assert [c["function"]["arguments"] for c in wires[4]["tool_calls"]] == [json.dumps({"action": "cat a"})]
+    assert wires[4]["content"] == "THOUGHT: not\n```bash\nrm -rf build\n```\nbut:"
+    assert wires[5]["content"].endswith("<output>\nA\n</output>")
+
+
 def test_mini_swe_agent_reasoning_is_kept_apart_from_the_text() -> None:
     trajectory = {
         "trajectory_format": "mini-swe-agent-1.1",

@@ -17,12 +17,13 @@ Mapping rules:
 - An action written as text (no function calling) is one call per step of the tool
   `swe_agent_action` with arguments `{"action": "<the action text>"}`; the assistant text is the
   step's `thought` (the response without the action). The user message that follows it is its
-  observation, the call's result. mini-swe-agent steps follow the same rule: the action is the
-  one fenced `bash` (or `mswea_bash_command`) block of the response, the text the response
-  without that block. Call ids are `step-<index in history>`.
-- A response with no action, or (mini-swe-agent) with more than one block, is a format error
-  the agent answered with an error message, not run: it is assistant text, and the message
-  after it is user text.
+  observation, the call's result. mini-swe-agent steps follow the same rule: the action is what
+  mini-swe-agent 2 recorded it ran (`extra.actions`), else (mini-swe-agent 1, which records
+  nothing) the one fenced `bash` (or `mswea_bash_command`) block of the response; the text is
+  the response without that block. Call ids are `step-<index in history>`.
+- A response with no action, or (mini-swe-agent) with an empty `extra.actions`, or without it
+  more than one block, is a format error the agent answered with an error message, not run: it
+  is assistant text, and the message after it is user text.
 - An assistant message's `reasoning_content` (mini-swe-agent 2 keeps the provider's), else the
   text of its `thinking_blocks` (an Anthropic model's, as SWE-agent and litellm keep them), is
   its reasoning, kept apart from its text.
@@ -236,6 +237,28 @@ def _thinking(blocks: object) -> str:
     return "\n\n".join(t for t in (text_of(field_of(b, "thinking")) for b in blocks) if t)
 
 
+def _mini_action(message: Mapping[str, Any], text: str) -> tuple[str, str] | None:
+    """A mini-swe-agent step's action and its text without the action's block, or None when it
+    ran none. mini-swe-agent 2 records what it ran (`extra.actions`): a step of none (a format
+    error: no block, or several; its `extra` then has no `actions`) ran nothing, whatever fenced
+    code its text shows. mini-swe-agent
+    1 records nothing: its action is the text's one fenced `bash` block (none, or several, is its
+    format error)."""
+    extra = message.get("extra")
+    if isinstance(extra, Mapping):  # mini-swe-agent 2's step, which keeps `actions` when it ran any
+        recorded = extra.get("actions")
+        commands = [text_of(field_of(a, "command")) for a in recorded] if isinstance(recorded, list) else []
+        if not commands:
+            return None
+        action = "\n".join(commands)
+        block = next((b for b in BASH_BLOCK.finditer(text) if b.group(1) == action), None)
+        return action, text if block is None else (text[: block.start()] + text[block.end() :]).strip()
+    blocks = list(BASH_BLOCK.finditer(text))
+    if len(blocks) != 1:
+        return None
+    return blocks[0].group(1), (text[: blocks[0].start()] + text[blocks[0].end() :]).strip()
+
+
 def _action(message: Mapping[str, Any], index: int, report: Report, *, mini: bool) -> tuple[Wire, str | None]:
     """The assistant message of a step, and the id of its text action when it has one."""
     listed = _listed(message.get("tool_calls"))
@@ -250,11 +273,10 @@ def _action(message: Mapping[str, Any], index: int, report: Report, *, mini: boo
             )
         return assistant(text, calls, reasoning), None
     if mini:
-        blocks = list(BASH_BLOCK.finditer(text))
-        if len(blocks) != 1:
+        found = _mini_action(message, text)
+        if found is None:
             return assistant(text, (), reasoning), None
-        last = blocks[0]
-        action, text = last.group(1), (text[: last.start()] + text[last.end() :]).strip()
+        action, text = found
     else:
         action = text_of(message.get("action"))
         if not action.strip():
