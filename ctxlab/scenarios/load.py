@@ -13,9 +13,8 @@ Invariants:
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,8 @@ from pydantic import ValidationError
 
 from ctxlab.presets.entries import StrategyEntry
 from ctxlab.presets.registry import build_strategy
-from ctxlab.problems import UNION_TAGS, Loc, Problem, ScenarioError, WorkloadError, describe_errors
-from ctxlab.scenarios.located import Located, parse_yaml, validate
-from ctxlab.scenarios.registry import SUMMARIZERS
+from ctxlab.problems import Loc, Problem, ScenarioError, WorkloadError, describe_errors
+from ctxlab.scenarios.located import Located, parse_yaml
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sources import SourceFiles
@@ -34,6 +32,7 @@ from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolv
 from ctxlab.scenarios.text import read_text
 from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_message
 from ctxlab.scenarios.unused import unused_settings
+from ctxlab.scenarios.validated import clean_loc, validated_scenario
 from ctxlab.texts import load_texts
 
 
@@ -69,27 +68,6 @@ class LoadedScenario:
         return self.scenario.name
 
 
-SUMMARIZER_PATHS = {("model", "summarizer"), ("delegate", "summarizer")}
-"""Where a summarizer is chosen by its kind (pydantic puts the kind in an error's path there)."""
-
-
-def clean_loc(path: Loc) -> Loc:
-    """pydantic's error path as a document path: union tags dropped.
-
-    >>> clean_loc(("delegate", "summarizer", "fixed", "fields"))
-    ('delegate', 'summarizer', 'fields')
-    >>> clean_loc(("workload", "script", "turns", 0, "user", "{bytes}", "bytes"))
-    ('workload', 'script', 'turns', 0, 'user', 'bytes')
-    """
-    out: list[str | int] = []
-    for key in path:
-        after_summarizer = tuple(out) in SUMMARIZER_PATHS and key in SUMMARIZERS
-        if key in UNION_TAGS or after_summarizer:
-            continue
-        out.append(key)
-    return tuple(out)
-
-
 def load_scenario(path: Path) -> LoadedScenario:
     """Read, parse and validate one scenario file and its whole grid.
 
@@ -112,7 +90,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     # shared by every validation below (each gets a copy of the dict, holding these same ones)
     context: dict[str, Any] = {"base_dir": base_dir, "files": {}, "digests": {}, "trace_warnings": {}}
     doc: dict[str, Any] = located.data
-    scenario = _validate_all(located, context)
+    scenario = validated_scenario(located, context)
     axes = tuple(
         Axis(key=key, loc=resolve(key, doc, Scenario, entry_model), values=tuple(values))
         for key, values in scenario.sweep.items()
@@ -143,58 +121,6 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
     )
     _check_tune(located, loaded)
     return loaded
-
-
-def _validate_all(located: Located, context: dict[str, Any]) -> Scenario:
-    """The document as a Scenario, or every problem it has. Two kinds of refusal hide others, so
-    the document is checked again without what hides them: sweep and tune paths are checked
-    before the fields (they resolve against the raw document; `strategy:` for `strategies:`
-    leaves every sweep path naming nothing), and an entry of an unknown preset stops the other
-    entries from being checked (it is checked again as a `none` entry, its own problems left
-    out: its keys are an unknown preset's). The problems are told in file order."""
-
-    def check(target: Located) -> Scenario:
-        keys = partial(fields_at, doc=target.data, root=Scenario, entry_model=entry_model)
-        describe = partial(description_at, doc=target.data, root=Scenario, entry_model=entry_model)
-        return validate(target, Scenario, context, clean=clean_loc, keys=keys, describe=describe)
-
-    try:
-        return check(located)
-    except ScenarioError as refused:
-        paths = [p for p in refused.problems if p.loc[:1] in (("sweep",), ("tune",))]
-        fields = [p for p in refused.problems if p not in paths]
-        data = located.data
-        if not fields:
-            data = {k: v for k, v in data.items() if k not in ("sweep", "tune")}
-            fields = _problems(check, replace(located, data=data))
-        unknown = {p.loc[1] for p in fields if p.loc[:1] == ("strategies",) and p.loc[2:] == ("preset",)}
-        if unknown and isinstance(data.get("strategies"), list):
-            rest = {k: v for k, v in data.items() if k not in ("sweep", "tune")}
-            rest["strategies"] = [
-                {"preset": "none", "name": f"unknown-preset-{i}"} if i in unknown else entry
-                for i, entry in enumerate(data["strategies"])
-            ]
-            hidden = _problems(check, replace(located, data=rest))
-            fields += [p for p in hidden if p not in fields and not _within_entry(p, unknown)]
-        raise ScenarioError(sorted([*fields, *paths], key=_in_file_order)) from None
-
-
-def _problems(check: Callable[[Located], Scenario], target: Located) -> list[Problem]:
-    """The problems `check` finds in `target` (none when it passes)."""
-    try:
-        check(target)
-    except ScenarioError as refused:
-        return list(refused.problems)
-    return []
-
-
-def _in_file_order(problem: Problem) -> tuple[int, int]:
-    """A problem's place in the file (one without a place last, in the order found)."""
-    return (problem.at.line, problem.at.column) if problem.at is not None else (sys.maxsize, 0)
-
-
-def _within_entry(problem: Problem, entries: set[str | int]) -> bool:
-    return problem.loc[:1] == ("strategies",) and len(problem.loc) > 1 and problem.loc[1] in entries
 
 
 def _check_tune(located: Located, loaded: LoadedScenario) -> None:
