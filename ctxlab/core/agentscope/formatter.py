@@ -98,8 +98,7 @@ def sent_result(result: ToolResultBlock, texts: DataTexts) -> tuple[ToolResultBl
     A medium the formatter does not list is named by its URL; one given in base64 is listed
     without a part (AgentScope saves it to a temporary file and names that file: not reproduced).
     """
-    output = result.output
-    if len(output) < 2 and not any(isinstance(part, DataBlock) for part in output):
+    if not _needs_form(result):
         return result, None
     lines: list[str] = []
     listed: list[Part] = []
@@ -168,7 +167,7 @@ def _message_needs(message: Message) -> bool:
 _context_needs = LeadingFold[Message, bool](lambda seen, message: seen or _message_needs(message))
 
 
-def needs_form(messages: tuple[Message, ...]) -> bool:
+def _any_needs_form(messages: tuple[Message, ...]) -> bool:
     """Whether any result of `messages` is sent otherwise than the lab's view writes it. Kept
     along the context (`LeadingFold`), so a step costs what the context gained, and a context
     without such a result (nearly every one) is sent as it is stored at that cost."""
@@ -184,8 +183,8 @@ _sent_messages = LeadingConcat[Message, Message](_sent_parts)
 
 def sent_context(messages: tuple[Message, ...], texts: DataTexts) -> tuple[Message, ...]:
     """`messages` with every result holding data as the formatter sends it (the module
-    docstring); `messages` itself when none does (`needs_form`). Kept along the context, so a
+    docstring); `messages` itself when none does (`_any_needs_form`). Kept along the context, so a
     step writes what the context gained."""
-    if not needs_form(messages):
+    if not _any_needs_form(messages):
         return messages
     return _sent_messages(messages, texts)
