@@ -157,12 +157,14 @@ class ScriptedChatModel(ChatModelBase):
     ) -> ChatResponse:
         if not self._config.record:
             return await self._answered("summary", messages, self._summary_answer())
+        sent = await self.formatter.format(messages)
+        # as a reasoning request: counted from what the formatter wrote where it wrote it otherwise
+        written = counted(sent) if _formatted_otherwise(messages) else _unthought(messages)
         tokens = Tokens(
             messages=await self.count_tokens(request, None),
             preflight=await self.count_tokens(request, tools),
-            as_sent=await self.count_tokens(_unthought(messages), tools),
+            as_sent=await self.count_tokens(written, tools),
         )
-        sent = await self.formatter.format(messages)
         self._record("summary", tokens, messages, tools, tool_choice, sent=sent)
         return self._respond(self._summary_answer(), tokens.as_sent)
 

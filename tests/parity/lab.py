@@ -85,6 +85,7 @@ def run_lab(script: Script, config: ParityConfig) -> ParityTrace:
         texts=texts,
         context_size=config.context_size,
         workspace=InMemoryWorkspace() if config.workspace == "memory" else None,
+        record_requests=True,  # each call's request as sent, summary requests among them
     )
     recorder = _Compressions(env=env)
     requests = _Requests()
@@ -116,6 +117,7 @@ def run_lab(script: Script, config: ParityConfig) -> ParityTrace:
                 tokens=Tokens(c.tokens["messages"], c.tokens["preflight"], c.tokens["as_sent"]),
                 tools=tools,
                 request=request,
+                sent=tuple(c.request["messages"]) if c.request is not None else (),
                 turn=c.turn,
                 iteration=c.iteration,
             )

@@ -1,4 +1,4 @@
-"""Reasoning requests holding media, message for message as agentscope 2.0.11's
+"""Reasoning and summary requests holding media, message for message as agentscope 2.0.11's
 `OpenAIChatFormatter` sends them: a result's texts joined into one string, each medium it takes
 named by an identifier there and listed after the run of results, a medium it does not take
 named by its URL; images kept or replaced by the image cap, successful and failed results."""
@@ -93,3 +93,36 @@ def test_reasoning_requests_with_media_are_sent_as_agentscope_sends_them(
             assert sent_form(to_openai(mine.request)) == sent_form(real.sent)
     for convention in ("messages", "preflight", "as_sent"):
         assert ours.input_tokens(convention) == theirs.input_tokens(convention), convention  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("error", [False, True])
+@pytest.mark.parametrize("kind", sorted(RESULTS))
+def test_summary_requests_with_media_are_sent_as_agentscope_sends_them(kind: str, error: bool) -> None:
+    """A context small enough to compress the results with their media: each summary request
+    (the compressed span, the prompt and the structured-output instruction) is sent as the
+    formatter sends it, media promoted after their run of results, and counted so."""
+    from tests.parity.driver import run_agentscope
+
+    script = _script(RESULTS[kind], error)
+    config = ParityConfig(
+        context_size=2_800,
+        context=ContextConfig(max_image_num=1, reserve_ratio=0.3),
+        injection=InjectionConfig(inject_runtime_state=False),
+        workspace="memory",
+    )
+    theirs, ours = run_agentscope(script, config), run_lab(script, config)
+    assert [c.kind for c in ours.calls] == [c.kind for c in theirs.calls]
+    summaries = [
+        (mine, real) for mine, real in zip(ours.calls, theirs.calls, strict=True) if mine.kind == "summary"
+    ]
+    for mine, real in summaries:
+        assert sent_form(mine.sent) == sent_form(real.sent)
+    for convention in ("messages", "preflight", "as_sent"):
+        assert ours.input_tokens(convention) == theirs.input_tokens(convention), convention  # type: ignore[arg-type]
+    if kind != "image alone":  # a lone image is one part: nothing to compress it for at this size
+        assert summaries
+        assert any(
+            m["role"] == "user" and isinstance(m["content"], list) and len(m["content"]) > 1
+            for mine, _ in summaries
+            for m in mine.sent
+        )  # media promoted in a summary request

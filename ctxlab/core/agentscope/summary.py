@@ -7,7 +7,8 @@ Invariants:
   tool is `generate_structured_output`, whose parameters are the summary schema.
 - What the provider receives ("as sent") additionally carries the structured-output instruction
   as an extra text block of that last user message (or a new user message if the last message
-  is not a user's).
+  is not a user's), and is written from `sent` where the request has one: the messages as the
+  provider's client writes them (AgentScope's formatter with media in tool results).
 - An answer is accepted only as a `generate_structured_output` call whose input is a JSON object
   meeting the schema (required keys present, declared string fields are strings); anything else
   is a `StructuredOutputError`, which moves AgentScope's attempt ladder to its next rung.
@@ -42,10 +43,12 @@ class SummaryRequest:
 
     messages: tuple[Message, ...]
     schema_tool: ToolSchema
+    sent: tuple[Message, ...] | None = None
+    """`messages` as the provider's client writes them, where that differs (None: as stored)."""
 
     def as_sent(self, instruction: str) -> tuple[Message, ...]:
         """The messages the provider receives: the structured-output instruction appended."""
-        return with_instruction(self.messages, instruction)
+        return with_instruction(self.messages if self.sent is None else self.sent, instruction)
 
 
 def summary_tool(schema_json: str, description: str) -> ToolSchema:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -31,16 +32,26 @@ from ctxlab.core.agentscope.compress import (
     reserved_read_paths,
     unfinished_call_ids,
 )
-from ctxlab.core.agentscope.summary import Summary, render_summary, summary_tool, with_offload_reminder
+from ctxlab.core.agentscope.summary import (
+    Summary,
+    SummaryRequest,
+    render_summary,
+    summary_tool,
+    with_offload_reminder,
+)
 from ctxlab.core.compaction.progress import assess_compaction
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import HintBlock
+from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env, SummaryOutcome
 from ctxlab.engine.progress import flag_progress
 from ctxlab.engine.state import EpisodeState, with_context
 from ctxlab.engine.trace import CompressionRecord
 from ctxlab.texts import fill
+
+Form = Callable[[tuple[Message, ...]], tuple[Message, ...]]
+"""Messages as the provider's client writes them (the same object when it writes them as stored)."""
 
 
 class SummaryFailedError(RuntimeError):
@@ -89,8 +100,10 @@ def compress_if_triggered(
     system_prompt: str | None,
     tools: tuple[ToolSchema, ...],
     instructions: tuple[HintBlock, ...] = (),
+    form: Form | None = None,
 ) -> EpisodeState:
     """Compress when the request reaches the trigger; otherwise return the state unchanged.
+    A summary request is sent in `form` when given (the count that decides stays the stored one).
 
     Raises:
         ctxlab.core.agentscope.compress.EmptyContextError: over the trigger with nothing to compress
@@ -110,7 +123,7 @@ def compress_if_triggered(
     except EmptyContextError as error:
         error.add_note(_empty_context_note(state, env, check))
         raise
-    outcome = _summarize(state, plan, inp, env, settings)
+    outcome = _summarize(state, plan, inp, env, settings, form=form)
     return _apply(_InFlight(state=state, inp=inp, before=check, plan=plan, outcome=outcome), env, settings)
 
 
@@ -130,15 +143,27 @@ def _time_text(state: EpisodeState, settings: CompressionSettings) -> str:
 
 
 def _summarize(
-    state: EpisodeState, plan: CompressionPlan, inp: CompressionInput, env: Env, settings: CompressionSettings
+    state: EpisodeState,
+    plan: CompressionPlan,
+    inp: CompressionInput,
+    env: Env,
+    settings: CompressionSettings,
+    *,
+    form: Form | None,
 ) -> SummaryOutcome:
     schema = json.loads(settings.summary_schema)
-    outcome = env.summarize(state, plan.request, schema)
+    outcome = env.summarize(state, _formed(plan.request, form), schema)
     if outcome.fields is None and not outcome.skipped and plan.overflow:
         env.recorder.event(EventKind.OVERFLOW_RETRY)
         retry = overflow_retry_request(plan, inp, env.counter)
-        outcome = env.summarize(state, retry, schema)
+        outcome = env.summarize(state, _formed(retry, form), schema)
     return outcome
+
+
+def _formed(request: SummaryRequest, form: Form | None) -> SummaryRequest:
+    """`request` with the messages as `form` writes them, where that differs."""
+    sent = request.messages if form is None else form(request.messages)
+    return request if sent is request.messages else replace(request, sent=sent)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

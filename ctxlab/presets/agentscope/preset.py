@@ -34,9 +34,9 @@ PRESET = Preset(
         "thinking is counted by the estimator for the trigger and left out of requests (and so of "
         "input_tokens), as AgentScope's OpenAI chat formatter does; its DeepSeek formatter's "
         "reasoning_content replay is not reproduced (row 57)",
-        "a tool result holding media is sent as AgentScope's OpenAI chat formatter sends it: one text, each "
-        "medium named by an identifier and listed after the results in a reminder (its texts the text "
-        "set's), and input_tokens count those texts; no message carries AgentScope's `name`, and a "
-        "summary request's results keep the lab's own form (row 58)",
+        "a tool result holding media is sent as AgentScope's OpenAI chat formatter sends it, in reasoning "
+        "and summary requests: one text, each medium named by an identifier and listed after the results "
+        "in a reminder (its texts the text set's), and input_tokens count those texts; no message "
+        "carries AgentScope's `name` (row 58)",
     ),
 )

@@ -105,7 +105,11 @@ class AgentScopeStrategy:
             system_prompt=frame.system_prompt,
             tools=frame.tools,
             instructions=request.instructions,
+            form=self._sent_form if may_need_form(state) else None,
         )
+
+    def _sent_form(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        return sent_context(messages, DataTexts.of(self.texts))
 
     def view(self, state: EpisodeState, env: Env, frame: Frame) -> tuple[Message, ...]:
         """The stored context as AgentScope's OpenAI chat formatter sends it: a result holding
@@ -113,7 +117,7 @@ class AgentScopeStrategy:
         the stored context itself when no result holds any."""
         if not may_need_form(state):
             return state.context
-        return sent_context(state.context, DataTexts.of(self.texts))
+        return self._sent_form(state.context)
 
     def prepare(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
         """Runtime-state injection, appended to the reply as a hint."""
