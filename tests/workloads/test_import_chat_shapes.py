@@ -73,6 +73,37 @@ def test_a_fine_tuning_file_replays_from_the_command_line(tmp_path: Path) -> Non
     assert turn.rounds[0].calls[0].tool == "weather" and turn.final == "It is sunny."
 
 
+def test_a_preference_lines_conversation_is_its_input_then_its_preferred_output() -> None:
+    first = {
+        "input": {"messages": [SYSTEM, ASK], "tools": [WEATHER], "parallel_tool_calls": True},
+        "preferred_output": [CALLED, ANSWERED, SAID],
+        "non_preferred_output": [{"role": "assistant", "content": "No idea."}],
+    }
+    other = {
+        "input": {"messages": [{"role": "user", "content": "Hi"}]},
+        "preferred_output": [{"role": "assistant", "content": "Hello"}],
+        "non_preferred_output": [{"role": "assistant", "content": "Go away"}],
+    }
+    imported = import_lines(lines(first, other), "dpo.jsonl")
+    assert imported.format == "openai-chat"
+    assert list(imported.messages) == [SYSTEM, ASK, CALLED, ANSWERED, SAID]
+    assert [t.name for t in imported.tools] == ["weather"]
+    assert "skipped 1 × further conversation (a line of its own) (not replayed)" in imported.warnings
+    rejected = "skipped 1 × non-preferred output message (a preference line's rejected answer) (not replayed)"
+    assert rejected in imported.warnings
+    second = import_lines(lines(first, other), "dpo.jsonl", session=1)
+    assert list(second.messages) == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+    ]
+
+
+def test_a_preference_lines_bad_output_message_names_it() -> None:
+    example = {"input": {"messages": [ASK]}, "preferred_output": [{"role": "assistant", "content": 5}]}
+    with pytest.raises(TraceError, match=r"dpo.jsonl:1: preferred_output\[0\]: 'content' must be"):
+        import_lines(lines(example), "dpo.jsonl")
+
+
 def test_a_conversation_line_whose_message_is_bad_names_it() -> None:
     example = {"messages": [ASK, {"role": "user", "content": 5}]}
     with pytest.raises(TraceError, match=r"train.jsonl:1: messages\[1\]: 'content' must be"):

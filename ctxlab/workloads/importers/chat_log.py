@@ -7,6 +7,9 @@ request logs; and the check every OpenAI chat message passes (`checked`).
   (and the legacy `functions`) are the declared tool schemas; each further line is a
   conversation of its own, counted and not read, as other formats' further sessions are.
   `parallel_tool_calls` and any other key are request settings the replay has no use for.
+  A preference (DPO) line, `{"input": {"messages", "tools"?}, "preferred_output": [...],
+  "non_preferred_output": [...]}`, is the conversation its input holds followed by its preferred
+  output; the non-preferred output is counted, message by message, and not read.
 - A request log holds Chat Completions requests, `{"model": ..., "messages": [...], "tools"?}`,
   each possibly wrapped with its response (`{"request", "response"}`, or `body`/`params`) or
   followed by it as the next entry (`object: chat.completion`). As in an Anthropic log
@@ -93,8 +96,17 @@ def is_conversation_log(values: list[object]) -> bool:
     response (nor a streamed one's chunk, nor an error), has `messages`, a list of messages with
     a role, and no Responses `input`."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
-    requests = [unwrap(v)[0] for v in flat if not (is_completion(v) or _chunk(v) or is_error(v))]
-    return bool(requests) and all(_conversation(request) for request in requests)
+    held = [v for v in flat if not (is_completion(v) or _chunk(v) or is_error(v))]
+    return bool(held) and all(preference_input(v) is not None or _conversation(unwrap(v)[0]) for v in held)
+
+
+def preference_input(value: object) -> Mapping[str, Any] | None:
+    """The `input` of a preference (DPO) line, which holds its `messages` (and `tools`); None
+    for any other value."""
+    inner = field_of(value, "input")
+    if not isinstance(field_of(value, "preferred_output"), list) or not isinstance(inner, Mapping):
+        return None
+    return inner if isinstance(inner.get("messages"), list) else None
 
 
 def _chunk(value: object) -> bool:
@@ -155,12 +167,29 @@ def _continues(later: object, earlier: object) -> bool:
 
 def _read_examples(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     for number, value in session_entry(entries, report, "further conversation (a line of its own)"):
+        preferred = preference_input(value)
+        if preferred is not None:
+            yield from _read_preference(preferred, value, number, report)
+            continue
         if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
             raise report.error(number, "a conversation line needs a 'messages' list of OpenAI chat messages")
         _declare(value, number, report)
         yield from checked(
             (((number, f"messages[{i}]: "), m) for i, m in enumerate(value["messages"])), report
         )
+
+
+def _read_preference(
+    preferred: Mapping[str, Any], value: Mapping[str, Any], number: int, report: Report
+) -> Iterator[Wire]:
+    """A preference line's conversation: its input's messages, then its preferred output."""
+    _declare(preferred, number, report)
+    rejected = value.get("non_preferred_output")
+    if isinstance(rejected, list) and rejected:
+        report.skipped["non-preferred output message (a preference line's rejected answer)"] += len(rejected)
+    listed = [((number, f"input.messages[{i}]: "), m) for i, m in enumerate(preferred["messages"])]
+    listed += [((number, f"preferred_output[{i}]: "), m) for i, m in enumerate(value["preferred_output"])]
+    yield from checked(listed, report)
 
 
 def _declare(request: Mapping[str, Any], number: int, report: Report) -> None:
