@@ -141,9 +141,12 @@ COMPACTED = (
 
 
 SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
+"""Blocks of a call the API runs within the response (its result a block of the same message)."""
 
 
-def _is_server_result(kind: object) -> bool:
+def is_server_result(kind: object) -> bool:
+    """Whether a block of type `kind` is a server tool's result (`mcp_tool_result` and the
+    `*_tool_result` blocks, a client's `tool_result` aside)."""
     return kind == "mcp_tool_result" or (
         isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
     )
@@ -185,11 +188,11 @@ class Answer:
                 self.parts.calls.append(
                     call(call_id, str(field_of(block, "name")), field_of(block, "input") or {})
                 )
-            elif _is_server_result(kind):
+            elif is_server_result(kind):
                 if not self.parts.empty():
                     yield self.parts.wire()
                 self.parts, self.split = AssistantParts(), True
-                yield _server_result(block, self.calls, self.report, line)
+                yield server_result(block, self.calls, self.report, line)
             else:
                 add_assistant_blocks(self.parts, [block], self.calls, self.report)
 
@@ -200,20 +203,30 @@ class Answer:
             yield self.parts.wire()
 
 
-def _server_result(block: object, calls: Calls, report: Report, line: int | None) -> Wire:
+def server_result(block: object, calls: Calls, report: Report, line: int | None) -> Wire:
+    """The tool message of a server tool's result block (the module docstring's rules).
+
+    Raises:
+        TraceError: the block answers no call before it.
+    """
     call_id = calls.answer(field_of(block, "tool_use_id"), line, key="tool_use_id")
-    found = field_of(block, "content")
-    error = field_of(block, "is_error") is True or str(field_of(found, "type")).endswith("_error")
+    text, error = server_output(field_of(block, "content"), report)
+    return tool(call_id, text, error=error or field_of(block, "is_error") is True)
+
+
+def server_output(found: object, report: Report) -> tuple[str, bool]:
+    """The text of a server tool result's `content` (the module docstring's rules), and whether
+    it is an error (an `*_error` result)."""
+    error = str(field_of(found, "type")).endswith("_error")
     if isinstance(found, list):
-        return tool(call_id, _joined([_server_item(item, report) for item in found]), error=error)
+        return _joined([_server_item(item, report) for item in found]), error
     if field_of(found, "type") == "web_fetch_result":
         document = field_of(found, "content")
         text = _document_text(field_of(document, "source"))
         if text is None:
             report.skip(f"web fetch result {_kind(document)}")
-        return tool(call_id, _joined([text_of(field_of(found, "url")), text or ""]), error=error)
-    text = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
-    return tool(call_id, text, error=error)
+        return _joined([text_of(field_of(found, "url")), text or ""]), error
+    return (found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)), error
 
 
 def _server_item(item: object, report: Report) -> str:
