@@ -26,7 +26,11 @@ Mapping rules for items (also Codex's):
   it found.
 - A call the server runs carries its output: `mcp_call` is a call of its `name` answered by its
   `output` (its `error`, an error result), `code_interpreter_call` a call of `code_interpreter`
-  with its `code`, answered by its logs and images. Its assistant message ends there.
+  with its `code`, answered by its logs and images, and a `file_search_call` that carries its
+  `results` (the request asked for them: `include: ["file_search_call.results"]`) a call of
+  `file_search` with its `queries`, answered by its results (`file_search_results`: a text
+  part per result, its filename, its attributes as JSON and its text; a `failed` search an
+  error result). Its assistant message ends there.
 - A `refusal` part is the assistant's text.
 - An `agent_message` (Codex's message from another agent) is a user message of its text parts
   joined by a line break, as Codex sends it to a model that does not take agent messages; one
@@ -36,8 +40,10 @@ Mapping rules for items (also Codex's):
   reasoning item's (`rs_`), which holds no readable text: counted.
 - `reasoning` items are reasoning (their summary text, or the `reasoning_text` of their
   `content` when they have no summary, as open-weight models write them) of the next assistant
-  message, kept apart from its text. Other items (web searches, whose results the API does not
-  return, MCP tool listings, ...) are counted and skipped.
+  message, kept apart from its text. A file search without its results (they are null unless
+  the request asked for them) is counted as one. Other items (web searches, whose results the
+  API does not return, at most their sources' URLs; MCP tool listings, ...) are counted and
+  skipped.
 """
 
 from __future__ import annotations
@@ -87,7 +93,8 @@ OUTPUTS = frozenset(
     }
 )
 ANSWERED = frozenset({"mcp_call", "code_interpreter_call"})
-"""Calls the server runs, each item carrying its own output."""
+"""Calls the server runs, each item carrying its own output (and `file_search_call`, when it
+carries its `results`: `searched`)."""
 BUILT_IN = {
     "local_shell_call": "local_shell",
     "computer_call": "computer",
@@ -95,6 +102,7 @@ BUILT_IN = {
     "code_interpreter_call": "code_interpreter",
     "shell_call": "shell",
     "apply_patch_call": "apply_patch",
+    "file_search_call": "file_search",
 }
 """The tool a built-in call item calls."""
 
@@ -105,6 +113,8 @@ def _arguments(kind: str, item: Mapping[str, Any]) -> tuple[str, object]:
         return flat_name(item.get("namespace"), item.get("name")), {"input": text_of(item.get("input"))}
     if kind == "code_interpreter_call":
         return BUILT_IN[kind], {"code": text_of(item.get("code"))}
+    if kind == "file_search_call":
+        return BUILT_IN[kind], {"queries": item.get("queries") or []}
     if kind in BUILT_IN:
         return BUILT_IN[kind], item.get("action") or item.get("operation") or item.get("arguments") or {}
     return flat_name(item.get("namespace"), item.get("name")), item.get("arguments") or "{}"
@@ -117,6 +127,32 @@ def _shell_output(value: object) -> str:
         return text_of(value)
     texts = (text_of(field_of(run, key)) for run in value for key in ("stdout", "stderr"))
     return "\n".join(text for text in texts if text)
+
+
+UNSEARCHED = "item 'file_search_call' without its results (not asked for: include file_search_call.results)"
+"""How a file search whose results the log does not hold is counted."""
+
+
+def searched(item: Mapping[str, Any]) -> bool:
+    """Whether `item` is a file search carrying its `results` (a list, maybe empty: the request
+    asked for them with `include: ["file_search_call.results"]`; without it they are null)."""
+    return item.get("type") == "file_search_call" and isinstance(item.get("results"), list)
+
+
+def file_search_results(results: list[Any]) -> str | list[Wire]:
+    """A file search's results as its tool result: a text part per result, in order, of its
+    `filename` (its `file_id` when it has none), its `attributes` as JSON (keys sorted, non-ASCII
+    kept; none when empty) and its `text`, a blank line between those present. One result is
+    plain text, no result ''. The `score` is left out: it ranks the results, which keep their
+    order."""
+    parts: list[Wire] = []
+    for result in results:
+        head = text_of(field_of(result, "filename")) or text_of(field_of(result, "file_id"))
+        attributes = field_of(result, "attributes")
+        listed = json.dumps(attributes, ensure_ascii=False, sort_keys=True) if attributes else ""
+        texts = (head, listed, text_of(field_of(result, "text")))
+        parts.append(text_part("\n\n".join(text for text in texts if text)))
+    return content(parts)
 
 
 def flat_name(namespace: object, name: object) -> str:
@@ -160,10 +196,10 @@ class ItemMapper:
                 yield from self.flush()
             parts = item.get("summary") or item.get("content") or []
             self.reasoning.extend(text_of(field_of(p, "text")) for p in parts if isinstance(p, Mapping))
-        elif kind in CALLS or kind in ANSWERED:
+        elif kind in CALLS or kind in ANSWERED or searched(item):
             self.open = True
             self.listed.append(self._call(kind, item))
-            if kind in ANSWERED:
+            if kind not in CALLS:
                 yield from self.flush()
                 yield self._result(kind, item, self.listed_id)
         elif kind in OUTPUTS:
@@ -175,7 +211,7 @@ class ItemMapper:
         elif kind == "agent_message":
             yield from self._agent_message(item.get("content"))
         else:
-            self.report.skip(f"item {kind!r}")
+            self.report.skip(UNSEARCHED if kind == "file_search_call" else f"item {kind!r}")
 
     def _call(self, kind: str, item: Mapping[str, Any]) -> Wire:
         """The call of a call item (the name the tool has for a built-in one)."""
@@ -196,6 +232,8 @@ class ItemMapper:
             return tool(call_id, error if isinstance(error, str) else json.dumps(error), error=True)
         if kind == "code_interpreter_call":
             return tool(call_id, self._interpreter(item.get("outputs")))
+        if kind == "file_search_call":
+            return tool(call_id, file_search_results(item["results"]), error=item.get("status") == "failed")
         if kind == "shell_call_output":
             return tool(call_id, _shell_output(item.get("output")))
         failed = kind == "apply_patch_call_output" and item.get("status") == "failed"
