@@ -30,6 +30,22 @@ Mapping rules:
 - An AI message's calls are its `tool_calls`; when it has none, its `tool_use` / `tool_call`
   content parts (how Anthropic models' AI messages carry them), else the OpenAI-form calls of
   `additional_kwargs.tool_calls` (what LangChain before `tool_calls` existed kept).
+- A `refusal` part (the model declining, as LangChain keeps it from OpenAI and Anthropic models)
+  is the assistant's text, and so is an AI message's `additional_kwargs.refusal` (Chat
+  Completions' refusal), after its text, when its content has no `refusal` part: the readers of
+  those APIs' own logs replay a refusal as what the model said.
+- A tool the provider's server ran within the response is a call and its result, as the
+  Anthropic reader reads them (`anthropic`): a `server_tool_use` / `mcp_tool_use` part (Anthropic
+  models' own blocks) or LangChain's standard `server_tool_call` part is a call (`input` or
+  `args` its arguments), and its result part (`web_search_tool_result`, `mcp_tool_result` and
+  the other `*_tool_result` blocks, or a `server_tool_result` naming it by `tool_call_id`) is its
+  tool message at its place: the AI message is split there, the text and server calls before
+  the result, the result, then the rest as the next assistant message, which carries the
+  message's own calls (none when nothing is left). A result block's text is the Anthropic
+  reader's; a `server_tool_result`'s `output` is read alike (a string as it is, none ''), but a
+  file search's results, which the Responses reader gives (`responses.file_search_results`);
+  its `status` `error` makes it an error result. A result answering no call before it is an
+  error at the thread.
 - Other content parts (audio, files) are skipped and counted.
 - `invalid_tool_calls` (calls the model wrote but that could not be parsed) are calls, their
   arguments as written, when a tool message answers them; the others are skipped and counted,
@@ -40,8 +56,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from ctxlab.workloads.importers.anthropic import SERVER_CALLS as ANTHROPIC_SERVER_CALLS
+from ctxlab.workloads.importers.anthropic import is_server_result, server_output, server_result
 from ctxlab.workloads.importers.base import (
     Calls,
     Entry,
@@ -61,6 +80,10 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
+from ctxlab.workloads.importers.responses import file_search_results
+
+SERVER_CALLS = ANTHROPIC_SERVER_CALLS | {"server_tool_call"}
+"""Parts of a call a server ran within the AI message (its result a part after it)."""
 
 KINDS = {
     "human": "human",
@@ -170,10 +193,10 @@ def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire
             yield tool(call_id, _result(fields.get("content"), report))
             function = None
         elif kind == "ai":
-            wire, function = _ai(fields, index, calls, answered, report)
-            yield wire
+            wires, function = _ai(fields, index, calls, answered, number=number, report=report)
+            yield from wires
         elif kind in {"human", "system"}:
-            body = _parts(fields.get("content"), report)[0]
+            body = _body(fields.get("content"), report)
             yield user(body) if kind == "human" else system(text_only(body, report, "system"))
         elif kind == "remove":
             report.skip("remove")
@@ -188,19 +211,98 @@ def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire
 
 
 def _ai(
-    fields: Mapping[str, Any], index: int, calls: Calls, answered: set[str], report: Report
-) -> tuple[Wire, str | None]:
-    """An AI message, and the id of its legacy function call (`additional_kwargs.function_call`,
-    one call with no id: it gets one from its message's place, `function_call_<index>`), None
-    when it has none."""
-    body, reasoning, used = _parts(fields.get("content"), report)
-    reasoning = reasoning or text_of(field_of(fields, "additional_kwargs", "reasoning_content"))
-    listed = [call(calls.declare(i), n, a) for i, n, a in _calls(fields, used, answered, report)]
+    fields: Mapping[str, Any], index: int, calls: Calls, answered: set[str], *, number: int, report: Report
+) -> tuple[list[Wire], str | None]:
+    """An AI message, split after each server tool's result (`_pieces`), and the id of its legacy
+    function call (`additional_kwargs.function_call`, one call with no id: it gets one from its
+    message's place, `function_call_<index>`), None when it has none.
+
+    Invariants: each server tool's result follows the assistant message holding its call (or
+    the results before it, when two results follow each other); the message's own calls (and
+    its refusal in `additional_kwargs`) are on its last assistant message, which the tool
+    messages after it answer; an AI message with no server tool is one assistant message."""
+    *before, last = _pieces(fields.get("content"), field_of(fields, "additional_kwargs", "refusal"))
+    names: dict[str, str] = {}
+    wires: list[Wire] = []
+    used: list[Mapping[str, Any]] = []  # a client tool's call parts, wherever they are, call last
+    for piece in before:
+        read = _read(piece[:-1], report)
+        used += read.used
+        listed = _server_calls(read.server, calls, names)
+        if listed or not read.empty():
+            wires.append(assistant(text_only(read.body(), report, "assistant"), listed, read.thought()))
+        wires.append(_server_result(piece[-1], calls, names, number, report))
+    read = _read(last, report)
+    listed = _server_calls(read.server, calls, names)
+    used += read.used
+    listed += [call(calls.declare(i), n, a) for i, n, a in _calls(fields, used, answered, report)]
     function = field_of(fields, "additional_kwargs", "function_call")
     legacy = calls.declare(f"function_call_{index}") if isinstance(function, Mapping) else None
     if legacy is not None:
         listed.append(call(legacy, str(function.get("name")), function.get("arguments") or "{}"))
-    return assistant(text_only(body, report, "assistant"), listed, reasoning), legacy
+    if listed or not (read.empty() and wires):
+        wires.append(assistant(text_only(read.body(), report, "assistant"), listed, read.thought()))
+    _reasoning_kept(wires, text_of(field_of(fields, "additional_kwargs", "reasoning_content")))
+    return wires, legacy
+
+
+def _reasoning_kept(wires: list[Wire], reasoning: str) -> None:
+    """`additional_kwargs.reasoning_content` as the reasoning of the message's first assistant
+    message, when no content part gave any (reasoning comes before what the model wrote)."""
+    said = [wire for wire in wires if wire["role"] == "assistant"]
+    if reasoning and said and not any("reasoning_content" in wire for wire in said):
+        said[0]["reasoning_content"] = reasoning
+
+
+def _pieces(value: object, refusal: object) -> list[list[object]]:
+    """An AI message's content cut after each server tool's result: every piece but the last
+    ends with a result; the last holds the rest (maybe nothing) and, when the content has no
+    `refusal` part, a refusal LangChain kept in `additional_kwargs` (Chat Completions' refusal),
+    as a part."""
+    pieces: list[list[object]] = [[]]
+    parts = value if isinstance(value, list) else ([value] if isinstance(value, str) and value else [])
+    for item in parts:
+        pieces[-1].append(item)
+        if _is_result(item):
+            pieces.append([])
+    if isinstance(refusal, str) and refusal and not any(field_of(p, "type") == "refusal" for p in parts):
+        pieces[-1].append({"type": "refusal", "refusal": refusal})
+    return pieces
+
+
+def _is_result(item: object) -> bool:
+    """A server tool's result: Anthropic's result blocks, or LangChain's `server_tool_result`."""
+    kind = field_of(item, "type")
+    return kind == "server_tool_result" or is_server_result(kind)
+
+
+def _server_calls(items: list[Mapping[str, Any]], calls: Calls, names: dict[str, str]) -> list[Wire]:
+    """The calls of server tool call parts (`server_tool_use`, `mcp_tool_use`, LangChain's
+    `server_tool_call`), each tool's name kept by its call id in `names`."""
+    listed = []
+    for item in items:
+        call_id = calls.declare(str(item.get("id")))
+        names[call_id] = str(item.get("name"))
+        listed.append(call(call_id, names[call_id], _arguments(item)))
+    return listed
+
+
+def _server_result(item: object, calls: Calls, names: Mapping[str, str], number: int, report: Report) -> Wire:
+    """The tool message of a server tool's result, as the Anthropic reader reads its blocks
+    (`anthropic.server_result`); a `server_tool_result`'s `output` likewise (none is ''), a file
+    search's results as the Responses reader gives them (`responses.file_search_results`), and
+    its `status` `error` an error result.
+
+    Raises:
+        TraceError: the result answers no call before it."""
+    if field_of(item, "type") != "server_tool_result":
+        return server_result(item, calls, report, number)
+    call_id = calls.answer(field_of(item, "tool_call_id"), number, key="tool_call_id")
+    output = field_of(item, "output")
+    if names.get(call_id) == "file_search" and isinstance(output, list):
+        return tool(call_id, file_search_results(output), error=field_of(item, "status") == "error")
+    text, error = ("", False) if output is None else server_output(output, report)
+    return tool(call_id, text, error=error or field_of(item, "status") == "error")
 
 
 def _function_answered(
@@ -270,7 +372,7 @@ def _image(block: object) -> Wire | None:
 
 
 def _result(value: object, report: Report) -> str | list[Wire]:
-    """A tool message's content as the tool's result: as `_parts` reads content, but content
+    """A tool message's content as the tool's result: as `_body` reads content, but content
     that is not message content (an object, a number, a part without a `type`) is its JSON
     text (a part's `text` where it has one), as LangChain turns a tool's output into a string
     (`json.dumps`) when it is not message content."""
@@ -278,7 +380,7 @@ def _result(value: object, report: Report) -> str | list[Wire]:
         value = [_result_part(part) for part in value]
     elif value is not None and not isinstance(value, str):
         value = _json_text(value)
-    return _parts(value, report)[0]
+    return _body(value, report)
 
 
 def _result_part(part: object) -> object:
@@ -297,35 +399,79 @@ def _json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _parts(value: object, report: Report) -> tuple[str | list[Wire], str, list[Mapping[str, Any]]]:
-    """Content as OpenAI content, the reasoning parts' text, and the call parts."""
-    if not isinstance(value, list):
-        return text_of(value), "", []
-    parts: list[Wire] = []
-    reasoning: list[str] = []
-    used: list[Mapping[str, Any]] = []
-    for item in value:
+@dataclass(slots=True)
+class _Read:
+    """Content read part by part (the module docstring's rules): its parts as OpenAI parts, the
+    text of its reasoning parts, and its call parts, a client tool's (`used`) or a server
+    tool's (`server`)."""
+
+    report: Report
+    parts: list[Wire] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    used: list[Mapping[str, Any]] = field(default_factory=list)
+    server: list[Mapping[str, Any]] = field(default_factory=list)
+
+    def body(self) -> str | list[Wire]:
+        """The parts as OpenAI content."""
+        return content(self.parts)
+
+    def thought(self) -> str:
+        """The reasoning parts' text."""
+        return "\n\n".join(r for r in self.reasoning if r)
+
+    def empty(self) -> bool:
+        """Nothing but call parts a client's tool made, if any, was read."""
+        return not (self.parts or self.server or self.thought())
+
+    def add(self, item: object) -> None:
+        """Read one part."""
         if isinstance(item, str):
-            parts.append(text_part(item))
-            continue
+            self.parts.append(text_part(item))
+            return
         kind = field_of(item, "type")
         if kind == "text":
-            parts.append(text_part(text_of(field_of(item, "text"))))
+            self.parts.append(text_part(text_of(field_of(item, "text"))))
+        elif kind == "refusal":  # the model's refusal is what it said, as every reader replays it
+            self.parts.append(text_part(text_of(field_of(item, "refusal"))))
         elif kind in {"thinking", "reasoning"}:
-            reasoning.append(
+            self.reasoning.append(
                 text_of(field_of(item, kind)) or text_of(field_of(item, "text")) or _summary(item)
             )
-        elif kind == "image_url":
-            url = field_of(item, "image_url")
-            parts.append(image_part(str(field_of(url, "url") if isinstance(url, Mapping) else url)))
-        elif kind == "image":
-            image = _image(item) or _image(field_of(item, "source"))
-            if image is None:
-                report.skip("content part 'image' without its data or URL")
-            else:
-                parts.append(image)
+        elif kind in {"image_url", "image"}:
+            self._image(kind, item)
         elif kind in {"tool_use", "tool_call"} and isinstance(item, Mapping):
-            used.append(item)
+            self.used.append(item)
+        elif kind in SERVER_CALLS and isinstance(item, Mapping):
+            self.server.append(item)
         else:
-            report.skip(f"content part {kind!r}")
-    return content(parts), "\n\n".join(r for r in reasoning if r), used
+            self.report.skip(f"content part {kind!r}")
+
+    def _image(self, kind: str, item: object) -> None:
+        if kind == "image_url":
+            url = field_of(item, "image_url")
+            self.parts.append(image_part(str(field_of(url, "url") if isinstance(url, Mapping) else url)))
+            return
+        image = _image(item) or _image(field_of(item, "source"))
+        if image is None:
+            self.report.skip("content part 'image' without its data or URL")
+        else:
+            self.parts.append(image)
+
+
+def _read(items: list[object], report: Report) -> _Read:
+    """Content parts, read."""
+    read = _Read(report)
+    for item in items:
+        read.add(item)
+    return read
+
+
+def _body(value: object, report: Report) -> str | list[Wire]:
+    """The content of a message other than an AI message (whose content `_ai` reads) as OpenAI
+    content; a server tool's call or result, which only an AI message holds, is counted."""
+    if not isinstance(value, list):
+        return text_of(value)
+    read = _read(value, report)
+    for item in read.server:
+        report.skip(f"content part {item.get('type')!r}")
+    return read.body()
