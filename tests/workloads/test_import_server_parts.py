@@ -6,13 +6,14 @@ call nor a call without its result."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxlab.workloads.importers import import_file, import_lines
-from ctxlab.workloads.trace import TraceError
-from tests.workloads.importing import DATA, lines
+from ctxlab.workloads.importers import import_file, import_lines, read_any
+from ctxlab.workloads.trace import TraceError, read_trace
+from tests.workloads.importing import DATA, lines, run_cli
 
 Wire = dict[str, Any]
 
@@ -72,6 +73,17 @@ def test_langgraph_server_tools_and_refusals_as_langchain_core_serialises_them()
         "content": "I can't open the tracker, but exports stream as JSON lines.",
     }
     assert not any("content part" in w for w in imported.warnings)
+
+
+def test_langgraph_server_tools_replay_as_the_thread_itself_without_protocol_breaks(tmp_path: Path) -> None:
+    """The JSONL `ctxlab import` writes reads back into the workload the thread gives, and the
+    replay finds no call without its result in it."""
+    out = tmp_path / "session.jsonl"
+    assert run_cli("import", str(DATA / "langgraph/server-tools.json"), "--out", str(out), "--quiet")[0] == 0
+    direct = read_any(DATA / "langgraph/server-tools.json")
+    again = read_trace(out, tools=direct.script.tools)
+    assert again.script == direct.script
+    assert again.source_violations == direct.source_violations == ()
 
 
 def _lc(kind: str, **fields: Any) -> dict[str, Any]:
