@@ -431,7 +431,17 @@ def _chain(
     if (name := failure(logged.response)) is not None:
         report.skip(failed(name))
     elif logged.request is not None:
-        chains.add(number, logged.request["messages"], (logged.request, logged.response))
+        said = answer_texts(logged.response)
+        chains.add(number, logged.request["messages"], (logged.request, logged.response), answer=said)
+
+
+def answer_texts(response: object) -> list[str]:
+    """What a logged Messages response wrote that a later request may carry (`chains`): its text
+    blocks, and a compaction block's summary."""
+    blocks = field_of(response, "content")
+    kinds = {"text": "text", "compaction": "content"}
+    found = [field_of(b, kinds.get(field_of(b, "type"), "")) for b in blocks or [] if isinstance(b, Mapping)]
+    return [text for text in found if isinstance(text, str)]
 
 
 def _note_edits(request: Mapping[str, Any], report: Report) -> None:

@@ -8,28 +8,45 @@ repeats its conversation so far, so the rule is:
   and it has more (messages compared as JSON, without their `cache_control` marks, which a client
   moves from request to request). It continues the one with the most messages among those; of
   requests with the same messages, the latest.
+- A request that continues none that way *carries* the answer of an earlier one when its
+  messages hold a passage of that answer's text: a passage being a run of the text between
+  markup tags (`<summary>`), whitespace collapsed, of `CARRIED` characters or more, so a short
+  common answer ("ok", "Done.") never links. Only the last request of a chain of two requests
+  or more is looked at, the latest first. Such a request continues the one whose answer it
+  carries: it is how a conversation goes on after a compaction, the client's next request
+  starting over from the summary the model wrote (a chain of one, otherwise, and so taken for a
+  side request when no request follows it). A title, a topic or a quota check holds no such
+  passage, and stays a side request.
 - A *chain* is a request and the requests it continues, back to one that continues none.
 - The conversation is the last request of the chain that ends latest among the chains of two
   requests or more (a side request is a chain of one: a title, a topic, a quota check asked once);
   when every chain is one request, the last request. Every other request is skipped: the chain's
-  earlier requests, and the requests of every other chain. A request whose call failed is not
-  one of them: its reader counts it and leaves it out (`request_log`).
+  earlier requests (before a compaction too: the model saw their summary, which the request
+  taken holds), and the requests of every other chain. A request whose call failed is not one
+  of them: its reader counts it and leaves it out (`request_log`).
 
 So a log whose requests do not continue one another gives its last request, and a log whose
 last request continues all the others gives that one, as the last-request rule did. A client
-that rewrites earlier messages (clearing old tool results, compacting) starts a new chain there,
-which ends later than the one before it and so is taken, as the client's conversation from then
-on (the same request the last-request rule took).
+that compacts goes on from the summary, which its next request carries, so that request
+continues the conversation however many follow it. A client that rewrites earlier messages
+(clearing old tool results) sends the last answer again, so its request carries it too; one
+whose rewritten request holds no answer's text starts a new chain there, taken when it ends
+latest among chains of two requests or more. An answer is known only where the log holds the
+response: a request whose response was not logged links by its messages alone.
 
 Invariants: memory holds one digest a message of the request being read, one small link a
-request, and the payload of each request no later request continues (a chain's last), never
-the earlier requests of a chain.
+request, and, for each request no later request continues (a chain's last), its payload and at
+most `PASSAGES` passages of its answer of at most `KEPT` characters each, never the earlier
+requests of a chain. A request's strings are gathered (without recursion, at any depth) only
+when it continues none by its messages and some chain of two requests or more has an answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -40,6 +57,16 @@ Payload = TypeVar("Payload")
 MARKS = frozenset({"cache_control"})
 """Keys a client moves between requests without changing the conversation."""
 
+CARRIED = 16
+"""The fewest characters of a passage of an answer that links a request carrying it: fewer are
+too common ("ok", "Done.", "Sure.") to say that a request goes on from that answer."""
+KEPT = 256
+"""The characters kept of a passage (its start): a request that carries the passage holds them."""
+PASSAGES = 4
+"""The passages kept of an answer, its longest (a summary besides the analysis a client drops)."""
+TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>")
+"""A markup tag: a client that shows a summary may drop the tags around it, or a part between."""
+
 
 @dataclass(frozen=True, slots=True)
 class Link:
@@ -48,6 +75,8 @@ class Link:
     line: int
     parent: int | None
     depth: int
+    carried: bool = False
+    """The request continues its parent by carrying its answer, not by its messages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +90,9 @@ class Choice(Generic[Payload]):
     earlier: int
     others: int
     chains: int
+    resumed: tuple[int, int, int] | None = None
+    """After a compaction, the last in the chain: the line of the request that carries an
+    answer, the line of the request answered, and how many requests of the chain go up to it."""
 
 
 def _unmarked(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -90,6 +122,31 @@ def prefix_digests(messages: list[object]) -> list[bytes]:
     return digests
 
 
+def passages(texts: Iterable[str]) -> tuple[str, ...]:
+    """The passages of an answer's `texts` a request must hold to carry it (see the module
+    docstring): the `PASSAGES` longest of `CARRIED` characters or more, each cut to `KEPT`."""
+    found = {" ".join(part.split()) for text in texts for part in TAG.split(text)}
+    long = sorted((p for p in found if len(p) >= CARRIED), key=lambda p: (-len(p), p))
+    return tuple(p[:KEPT].rstrip() for p in long[:PASSAGES])
+
+
+def _strings(messages: list[object]) -> str:
+    """Every string `messages` hold as values, at any depth, whitespace collapsed, joined by NUL
+    so that no passage is found across two of them. A walk with a stack of its own: a message
+    may nest deeper than Python frames reach (see `_canonical`)."""
+    found: list[str] = []
+    stack: list[object] = list(messages)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(" ".join(item.split()))
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return "\0".join(found)
+
+
 @dataclass(slots=True)
 class Chains(Generic[Payload]):
     """The requests of a log as they are read, linked into chains (see the module docstring)."""
@@ -99,23 +156,61 @@ class Chains(Generic[Payload]):
     """A request's whole-messages digest → the latest request with those messages."""
     tips: dict[int, Payload] = field(default_factory=dict)
     """The payload of each request no later request continues, by order."""
+    said: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """The `passages` of the answer of each request no later request continues, by order."""
 
-    def add(self, line: int, messages: list[object], payload: Payload, *, after: int | None = None) -> None:
-        """Read the next request of the log; `after`, the order of a request it continues by a
-        link the log names (a Responses request's `previous_response_id`), replaces the
-        comparison of messages for it."""
+    def add(
+        self,
+        line: int,
+        messages: list[object],
+        payload: Payload,
+        *,
+        after: int | None = None,
+        answer: Iterable[str] = (),
+    ) -> None:
+        """Read the next request of the log, with the texts of its logged `answer` (none when
+        its response was not logged); `after`, the order of a request it continues by a link the
+        log names (a Responses request's `previous_response_id`), replaces the comparison of
+        messages for it."""
         digests = prefix_digests(messages)
         parent = after
         if parent is None:
             parent = next((self.ends[d] for d in reversed(digests[:-1]) if d in self.ends), None)
+        carried = False
+        if parent is None:
+            parent = self._carrier(messages)
+            carried = parent is not None
         depth = 1 if parent is None else self.links[parent].depth + 1
         order = len(self.links)
-        self.links.append(Link(line, parent, depth))
+        self.links.append(Link(line, parent, depth, carried))
         if parent is not None:
             self.tips.pop(parent, None)
+            self.said.pop(parent, None)
         self.tips[order] = payload
+        if found := passages(answer):
+            self.said[order] = found
         if digests:
             self.ends[digests[-1]] = order
+
+    def _carrier(self, messages: list[object]) -> int | None:
+        """The latest chain's last request of a chain of two or more whose answer `messages`
+        carry (see the module docstring); None when there is none."""
+        candidates = [order for order in reversed(self.said) if self.links[order].depth > 1]
+        if not candidates:
+            return None
+        held = _strings(messages)
+        return next((o for o in candidates if any(p in held for p in self.said[o])), None)
+
+    def _resumed(self, order: int) -> tuple[int, int, int] | None:
+        """The last compaction of the chain ending at `order` (see `Choice.resumed`)."""
+        at: int | None = order
+        while at is not None:
+            link = self.links[at]
+            if link.carried and link.parent is not None:
+                answered = self.links[link.parent]
+                return link.line, answered.line, answered.depth
+            at = link.parent
+        return None
 
     def choice(self) -> Choice[Payload] | None:
         """The conversation's request; None when no request was read."""
@@ -131,6 +226,7 @@ class Chains(Generic[Payload]):
             earlier=link.depth - 1,
             others=len(self.links) - link.depth,
             chains=len(self.tips) - 1,
+            resumed=self._resumed(order),
         )
 
 
@@ -145,4 +241,13 @@ def tell(choice: Choice[Payload], report: Report, *, replayed: int = 0) -> None:
             f"the conversation is the request at line {choice.line}: the last of the chain ending latest "
             f"({choice.depth} requests, each continuing the one before); {choice.others} requests in "
             f"{choice.chains} other chains (side requests, sub-agents) are skipped"
+        )
+    if choice.resumed is not None:
+        line, answered, before = choice.resumed
+        report.notes.append(
+            f"the conversation goes on after a compaction (or a rewrite of its history): the request at "
+            f"line {line} holds the answer to the request at line {answered}, the summary it asked for, "
+            f"so it continues that chain and is no side request; the conversation taken is the request "
+            f"at line {choice.line}, and the {before} requests up to line {answered} are replayed only as "
+            "far as it holds them (the summary)"
         )

@@ -51,6 +51,7 @@ from ctxlab.workloads.importers.base import (
     one_conversation,
     schema,
     session_entry,
+    text_of,
 )
 from ctxlab.workloads.importers.chains import Chains, prefix_digests, tell
 from ctxlab.workloads.importers.dialect import is_completion
@@ -274,7 +275,16 @@ def _chain(chains: Chains[Logged], pending: tuple[int, Logged] | None, report: R
     if (name := failure(response)) is not None:
         report.skip(failed(name))
     else:
-        chains.add(number, request["messages"], (request, response))
+        chains.add(number, request["messages"], (request, response), answer=_answer_texts(response))
+
+
+def _answer_texts(response: object) -> list[str]:
+    """The text of a logged response's first choice, which a later request may carry (`chains`)."""
+    choices = field_of(response, "choices")
+    body = field_of(choices[0] if isinstance(choices, list) and choices else None, "message", "content")
+    if isinstance(body, list):
+        return [text_of(field_of(part, "text")) for part in body]
+    return [text_of(body)]
 
 
 def _answered(

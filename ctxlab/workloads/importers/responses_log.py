@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, schema, system
+from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, schema, system, text_of
 from ctxlab.workloads.importers.chains import Chains, Choice, tell
 from ctxlab.workloads.importers.request_log import (
     failed,
@@ -177,7 +177,8 @@ def _last_with_chain(
         after = orders.get(link.previous or "") if thread is None else orders.get(thread)
         order = len(chains.links)
         given = request.get("input")
-        chains.add(number, given if isinstance(given, list) else [given], (number, value), after=after)
+        messages = given if isinstance(given, list) else [given]
+        chains.add(number, messages, (number, value), after=after, answer=_answer_texts(response))
         response_id = field_of(response, "id")
         if isinstance(response_id, str):
             kept[response_id] = link
@@ -199,6 +200,16 @@ def _last_with_chain(
     )
     _tell(choice, len(chain), thread, report)
     return number, value, tuple(chain)
+
+
+def _answer_texts(response: object) -> Iterator[str]:
+    """What a logged response wrote that a later request may carry (`chains`): its messages' text
+    parts, and a `compaction` item's encrypted summary, which a client sends back as it was."""
+    for item in field_of(response, "output") or []:
+        if field_of(item, "type") == "compaction":
+            yield text_of(field_of(item, "encrypted_content"))
+        elif field_of(item, "type") == "message" and isinstance(parts := field_of(item, "content"), list):
+            yield from (text_of(field_of(part, "text")) for part in parts)
 
 
 def _failed(response: object, report: Report) -> bool:
