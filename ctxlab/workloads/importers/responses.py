@@ -44,6 +44,10 @@ Mapping rules for items (also Codex's):
   the request asked for them) is counted as one. Other items (web searches, whose results the
   API does not return, at most their sources' URLs; MCP tool listings, ...) are counted and
   skipped.
+- A `compaction` item (`/responses/compact`, or a request's `context_management` compaction)
+  stands for the items before it, which the API no longer sent the model; its summary is
+  encrypted, so it is counted and noted (`COMPACTED`), and the items before it are replayed: the
+  replay's history is longer than the model's from there on.
 """
 
 from __future__ import annotations
@@ -105,6 +109,12 @@ BUILT_IN = {
     "file_search_call": "file_search",
 }
 """The tool a built-in call item calls."""
+COMPACTED = (
+    "a Responses `compaction` item: the API sent the model its summary in place of every item before "
+    "it, but the summary is encrypted, so it is not replayed and the items before it are: the replayed "
+    "history is longer than what the model saw after the compaction (the strategies replayed decide "
+    "what of it a request keeps)"
+)
 
 
 def _arguments(kind: str, item: Mapping[str, Any]) -> tuple[str, object]:
@@ -210,6 +220,9 @@ class ItemMapper:
             yield from self._reference(item.get("id"), line)
         elif kind == "agent_message":
             yield from self._agent_message(item.get("content"))
+        elif kind == "compaction":
+            self.report.skip("item 'compaction'")
+            self.report.note_once(COMPACTED)
         else:
             self.report.skip(UNSEARCHED if kind == "file_search_call" else f"item {kind!r}")
 
