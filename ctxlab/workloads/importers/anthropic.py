@@ -13,7 +13,8 @@ conversation's next request, and a log whose last request failed gives the conve
 model last answered it. A log may hold several conversations (an agent's, its sub-agents', side
 requests for a title or a quota check): the conversation taken is the last request of the chain
 that ends latest among the chains of two requests or more, a chain being requests each
-continuing the one before (its messages begin with all of that one's; `chains` states the rule).
+continuing the one before (its messages begin with all of that one's, or, after a compaction,
+hold the summary it was answered with; `chains` states the rule).
 Every other request is counted and skipped, and when some were outside that chain a note names
 the line taken. A logged response to the request taken is its final assistant message; where the
 request ends with an assistant message (a prefill), the response continues that message, and the
