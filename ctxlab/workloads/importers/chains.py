@@ -29,8 +29,8 @@ So a log whose requests do not continue one another gives its last request, and 
 last request continues all the others gives that one, as the last-request rule did. A client
 that compacts goes on from the summary, which its next request carries, so that request
 continues the conversation however many follow it. A client that rewrites earlier messages
-(clearing old tool results) sends the last answer again, so its request carries it too; one
-whose rewritten request holds no answer's text starts a new chain there, taken when it ends
+(clearing old tool results) sends the last answer again, so its request carries it too where
+that answer has a passage; one whose rewritten request holds none starts a new chain there, taken when it ends
 latest among chains of two requests or more. An answer is known only where the log holds the
 response: a request whose response was not logged links by its messages alone.
 
@@ -193,8 +193,8 @@ class Chains(Generic[Payload]):
             self.ends[digests[-1]] = order
 
     def _carrier(self, messages: list[object]) -> int | None:
-        """The latest chain's last request of a chain of two or more whose answer `messages`
-        carry (see the module docstring); None when there is none."""
+        """The latest request, the last of a chain of two or more, whose answer `messages` carry
+        (see the module docstring); None when there is none."""
         candidates = [order for order in reversed(self.said) if self.links[order].depth > 1]
         if not candidates:
             return None
