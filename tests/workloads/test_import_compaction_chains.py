@@ -135,6 +135,19 @@ def test_the_summary_between_tags_links_without_the_analysis_a_client_drops() ->
     assert choice is not None and choice.resumed == (5, 4, 2)
 
 
+def test_a_claude_trace_log_goes_on_after_a_compaction() -> None:
+    """claude-trace logs Claude Code's calls with their responses, read as a Messages log's."""
+
+    def traced(entry: dict[str, Any]) -> dict[str, Any]:
+        request = {"method": "POST", "url": "https://api.anthropic.com/v1/messages?beta=true", "headers": {}}
+        response = {"status_code": 200, "headers": {}, "body": entry["response"]}
+        return {"request": {**request, "body": entry["request"]}, "response": response, "logged_at": "t"}
+
+    imported = import_lines(lines(*map(traced, compacted(resumed("task 3")))), "log-1.jsonl")
+    assert [m["content"] for m in imported.messages][-2:] == ["task 3", "did 3"]
+    assert "skipped 3 × earlier request (not replayed)" in imported.warnings
+
+
 def test_a_chat_completions_log_goes_on_after_a_compaction() -> None:
     def completion(text: str) -> dict[str, Any]:
         message = {"role": "assistant", "content": text}
