@@ -18,7 +18,7 @@ from tests.workloads.importing import lines
 
 SYSTEM = "You are a coding agent."
 ASK_SUMMARY = "Your task is to create a detailed summary of the conversation so far."
-SUMMARY = "tasks 1 and 2 done"
+SUMMARY = "The user asked for tasks 1 and 2; both are done, and their tests pass on the main branch."
 ANALYSIS = "<analysis>The user asked for two tasks; both were finished without errors.</analysis>"
 GOES_ON = "This session is being continued from a previous conversation. Summary: "
 OUTSIDE = "skipped 1 × request outside the conversation (a side request or sub-agent) (not replayed)"
@@ -127,7 +127,7 @@ def test_the_summary_between_tags_links_without_the_analysis_a_client_drops() ->
     chains.add(2, say("a", "b", ASK_SUMMARY), 2, answer=[f"{ANALYSIS}\n\n<summary>\n  a then  b\n</summary>"])
     chains.add(3, say("Summary:\na then b\n\nGo on."), 3)
     assert chains.links[-1].parent is None  # "a then b" is too short to be a sign
-    long_summary = "The user asked for a, then for b;\n\nboth are done and tested."
+    long_summary = "The user asked for a, then for b;\n\nboth are done, tested and merged to main."
     chains.add(4, say("a", "b", ASK_SUMMARY), 4, answer=[f"{ANALYSIS}<summary>{long_summary}</summary>"])
     chains.add(5, [{"role": "user", "content": [{"type": "text", "text": f"Summary: {long_summary}"}]}], 5)
     assert chains.links[-1].parent == 3 and chains.links[-1].carried
@@ -266,9 +266,12 @@ def test_a_request_carrying_a_long_answer_continues_its_chain(summary: str, befo
     assert set(chains.said) <= set(chains.tips)
 
 
+LONG_ENOUGH = "an answer long enough to be kept as a passage of its own"
+
+
 def test_an_answer_kept_is_dropped_once_its_request_is_continued() -> None:
     chains: Chains[int] = Chains()
     for n in range(1, 30):
-        chains.add(n, say(*["step"] * (2 * n - 1)), n, answer=[f"an answer long enough, number {n}"])
+        chains.add(n, say(*["step"] * (2 * n - 1)), n, answer=[f"{LONG_ENOUGH}, number {n}"])
     assert list(chains.said) == [28] and list(chains.tips) == [28]
-    assert chains.said[28] == ("an answer long enough, number 29",)
+    assert chains.said[28] == (f"{LONG_ENOUGH}, number 29",)

@@ -57,9 +57,10 @@ Payload = TypeVar("Payload")
 MARKS = frozenset({"cache_control"})
 """Keys a client moves between requests without changing the conversation."""
 
-CARRIED = 16
-"""The fewest characters of a passage of an answer that links a request carrying it: fewer are
-too common ("ok", "Done.", "Sure.") to say that a request goes on from that answer."""
+CARRIED = 64
+"""The fewest characters of a passage of an answer that links a request carrying it: about a
+sentence with content. A compaction's summary is paragraphs; a shorter passage ("ok", "Done.",
+"Let me check that file.") is too common to say that a request goes on from that answer."""
 KEPT = 256
 """The characters kept of a passage (its start): a request that carries the passage holds them."""
 PASSAGES = 4
