@@ -52,7 +52,7 @@ from ctxlab.core.world.retention import RetentionSnapshot
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedTurn
 from ctxlab.engine.clock import VirtualClock
 from ctxlab.engine.env import Env
-from ctxlab.engine.hooks import BuiltinTool, Frame, KeptAnswer, RunSettings, Strategy
+from ctxlab.engine.hooks import BuiltinTool, Frame, KeptAnswer, RunSettings, StandIn, Strategy
 from ctxlab.engine.middleware import (
     HOOKS,
     Acted,
@@ -106,6 +106,7 @@ class Loop:
     _active: tuple[str, ...] = field(init=False, default=())
     _kept: KeptAnswer | None = field(init=False, default=None)
     _finish: str | None = field(init=False, default=None)
+    _stand_in: StandIn | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self._scripted = {c.id: c for c in self.script.calls() if c.id is not None}
@@ -117,6 +118,7 @@ class Loop:
         self._basic_tools = self.strategy.tools(self.script.tools)
         self._kept = getattr(self.strategy, "kept_answer", None)
         self._finish = getattr(self.strategy, "finish_tool", None)
+        self._stand_in = getattr(self.strategy, "stand_in", None)
         self.frame = Frame(
             system_prompt=self.strategy.system_prompt(prompt),
             tools=self.offered(()),
@@ -203,7 +205,8 @@ class Loop:
 
         A strategy with its own `iteration_limit` (a framework counting its condensations as
         steps) stops the reply after that many steps instead, without a forced answer; one with a
-        `finish_tool` ends it once an answer whose last call is that tool's has run.
+        `finish_tool` ends it once an answer whose last call is that tool's has run; one whose
+        `stand_in` answers in the model's place ends it with that answer, no call made.
         """
         limit: int | None = getattr(self.strategy, "iteration_limit", None)
         steps = 0
@@ -226,6 +229,9 @@ class Loop:
                     self.env.recorder.event(EventKind.ITERATION_LIMIT)
                     return state
             state = self.strategy.prepare(state, self.env, self.frame)
+            answer = self._stand_in(state) if self._stand_in is not None else ()
+            if answer:
+                return evolve(append_to_reply(state, answer, self.env.counter), cur_iter=state.cur_iter + 1)
             reasoned = self._reasoning(state, "none" if forced else "auto")
             state, response = reasoned.state, reasoned.response
             if not reasoned.saved and (kept := self.kept(response)):

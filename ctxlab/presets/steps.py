@@ -51,7 +51,7 @@ from ctxlab.core.messages.tokens import measure_all
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import ViewUnit, placed_units
 from ctxlab.engine.env import Env, RequestCounter
-from ctxlab.engine.hooks import BuiltinTool, Frame, KeptAnswer
+from ctxlab.engine.hooks import BuiltinTool, Frame, KeptAnswer, StandIn
 from ctxlab.engine.middleware import CompressRequest
 from ctxlab.engine.progress import flag_progress
 from ctxlab.engine.state import EpisodeState, memo, with_context, with_memo
@@ -258,6 +258,8 @@ class StepStrategy:
             (the framework finishes without asking the model again); None: none does.
         empty_system: with an empty system prompt, the requests still carry an empty system
             message (the framework always writes one); False: they carry none.
+        stand_in: an answer the framework gives in the model's place before a call (the reply
+            then ends with it, no call made); None: the model is always called.
     """
 
     name: str
@@ -272,6 +274,7 @@ class StepStrategy:
     kept_answer: KeptAnswer | None = None
     finish_tool: str | None = None
     empty_system: bool = False
+    stand_in: StandIn | None = None
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """The script's tools after every step's additions."""

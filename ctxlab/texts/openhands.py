@@ -28,6 +28,7 @@ import logging
 logging.disable(logging.CRITICAL)
 from importlib.metadata import version
 from pydantic import Field, create_model
+from openhands.sdk.agent.agent import _non_multimodal_image_message
 from openhands.sdk.context.condenser import llm_summarizing_condenser as module
 from openhands.sdk.context.prompts import render_template
 from openhands.sdk.event.base import N_CHAR_PREVIEW
@@ -37,6 +38,7 @@ from openhands.sdk.utils.truncate import DEFAULT_TRUNCATE_NOTICE
 folder = os.path.join(os.path.dirname(module.__file__), "prompts")
 def events(items):
     return render_template(folder, "summarizing_events.j2", events=items)
+MODEL = "test-model"
 none, one, two = events([]), events(["\x00"]), events(["\x00", "\x01"])
 head, rest = one.split("\x00")
 close = two.split("\x00")[1].split(head + "\x01")[0]
@@ -64,6 +66,7 @@ print(json.dumps({
     "error_header": Observation.ERROR_MESSAGE_HEADER,
     "truncate_notice": DEFAULT_TRUNCATE_NOTICE,
     "added_properties": json.dumps(added),
+    "image_refusal": _non_multimodal_image_message(MODEL).content[0].text,
 }))
 """
 
@@ -82,6 +85,9 @@ class OpenHandsTexts:
         truncate_notice: put in the middle of a text cut short: an event during a hard reset, a
             tool result over the limit in every request.
         added_properties: the properties (JSON object) the SDK adds in front of every tool's own.
+        image_refusal: the agent's answer, given in the model's place, when the latest user
+            message holds an image and the model has no vision (the SDK's names `test-model`,
+            the model the presets stand for).
     """
 
     summarizing_system: str
@@ -92,6 +98,7 @@ class OpenHandsTexts:
     error_header: str
     truncate_notice: str
     added_properties: str
+    image_refusal: str
 
 
 ENVIRONMENT = Environment(

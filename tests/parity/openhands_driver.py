@@ -5,12 +5,12 @@ This file runs in the OpenHands environment (Python >= 3.12, `openhands-sdk` ins
 each line of standard input is one workload as JSON, each line of standard output the trace of
 that workload as JSON. (The lab reads the SDK's texts itself: `ctxlab.texts.openhands`.)
 
-A workload: the system prompt, the tools (name, description, string parameters), the turns
-(a user text and the agent's responses, each a thought, the model's reasoning if any, and tool
-calls, then a final text), the agent's model name (the SDK's `test-model` unless given), the
-result of every call, the condenser settings, the agent's window, the summary text, which
-summary calls fail and which answer blank (counted from 1), and the conversation's iteration
-limit.
+A workload: the system prompt, the tools (name, description, string parameters), the turns (a
+user text, or its parts in order, texts and image URLs, and the agent's responses, each a thought,
+the model's reasoning if any, and tool calls, then a final text), the agent's model name (the
+SDK's `test-model` unless given), the result of every call (a text, or its parts in order, texts
+and image URLs), the condenser settings, the agent's window, the summary text, which summary
+calls fail and which answer blank (counted from 1), and the conversation's iteration limit.
 
 The trace: every model call in order, each with its kind (`reasoning` or `summary`), its
 messages as the SDK formats them for a chat-completions endpoint, and its tools; then the
@@ -28,6 +28,9 @@ Invariants:
 - Nothing in a request depends on the clock, the host or a random draw: `uuid.uuid4` is replaced
   by a counter before the SDK is imported, stuck detection is off, and the workspace is a fixed
   folder; two runs in two processes give the same bytes.
+- No saved LLM profile is visible (`OH_PERSISTENCE_DIR` is a fixed folder of the driver's own):
+  the SDK offers its image inspection tool to a model without vision only when a saved profile
+  has vision, so the host's profiles would change what an image in a user message does.
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ os.environ.setdefault("OPENHANDS_SUPPRESS_BANNER", "1")
 # reader of this variable) unless it is set; the lab runs any window, as the SDK does with it set.
 # Set for every workload: for a window of 16,384 tokens or more, or none, it changes nothing.
 os.environ["ALLOW_SHORT_CONTEXT_WINDOWS"] = "true"
+# Read when the SDK is imported: the profile store of this folder holds no profile, so no vision
+# profile is ever available, whatever the host has saved.
+os.environ["OH_PERSISTENCE_DIR"] = "/tmp/ctxlab-openhands-parity-home"
 
 _COUNTER = itertools.count(1)
 
@@ -63,7 +69,7 @@ from litellm.types.utils import Message as LiteLLMMessage  # noqa: E402
 from openhands.sdk import Agent, Conversation  # noqa: E402
 from openhands.sdk.context.condenser import LLMSummarizingCondenser  # noqa: E402
 from openhands.sdk.event import Condensation  # noqa: E402
-from openhands.sdk.llm import Message, MessageToolCall, TextContent  # noqa: E402
+from openhands.sdk.llm import ImageContent, Message, MessageToolCall, TextContent  # noqa: E402
 from openhands.sdk.testing import TestLLM  # noqa: E402
 from openhands.sdk.tool import (  # noqa: E402
     Action,
@@ -139,7 +145,23 @@ class ScriptedExecutor(ToolExecutor):
     def __call__(self, action: Any, conversation: Any = None) -> ScriptedObservation:
         call_id = self.pending.pop(0)
         result = self.results[call_id]
+        if "parts" in result:
+            return ScriptedObservation(content=contents(result["parts"]), is_error=bool(result.get("error")))
         return ScriptedObservation.from_text(text=result["text"], is_error=bool(result.get("error")))
+
+
+def contents(parts: list[dict[str, str]]) -> list[TextContent | ImageContent]:
+    """Parts in order: `{"text": ...}` a text, `{"image": url}` an image of one URL."""
+    return [
+        TextContent(text=p["text"]) if "text" in p else ImageContent(image_urls=[p["image"]]) for p in parts
+    ]
+
+
+def user_message(turn: dict[str, Any]) -> str | Message:
+    """The turn's user message: its text, or a message of its parts."""
+    if "user_parts" in turn:
+        return Message(role="user", content=contents(turn["user_parts"]))
+    return str(turn["user"])
 
 
 def tool_class(spec: dict[str, Any], results: dict[str, Any], pending: list[str]) -> type[ToolDefinition]:
@@ -265,7 +287,7 @@ def run(workload: dict[str, Any]) -> dict[str, Any]:
         agent_llm._scripted_responses.clear()  # each turn plays its own responses
         agent_llm._scripted_responses.extend(response(r) for r in rounds)
         pending[:] = [c["id"] for r in turn["rounds"] for c in r.get("calls", [])]
-        conversation.send_message(turn["user"])
+        conversation.send_message(user_message(turn))
         try:
             conversation.run()
             errors.append(_run_error(conversation))

@@ -6,7 +6,8 @@ workload and reads back the trace. `run_lab` plays the same script through ctxla
 the `openhands` preset (`lab_run` also gives the lab's events after its last call). Both traces
 are lists of calls in one normal form (`Call`): the kind, the messages as (role, text, calls,
 tool call id), the `reasoning_content` each message is sent with (None when it has none) and the
-tools, so the two compare with `==`.
+tools, so the two compare with `==`. An image part is in the text as `<image URL>`, so a
+request that sends an image differs from one that does not.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.wire.views import REASONING_FIELD, to_openai
@@ -57,8 +58,14 @@ def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+        return "".join(_part(p) for p in content)
     return ""
+
+
+def _part(part: dict[str, Any]) -> str:
+    if part.get("type") == "image_url":
+        return f"<image {part['image_url']['url']}>"
+    return str(part.get("text", "")) if part.get("type") == "text" else f"<{part.get('type')}>"
 
 
 def normal(wire: dict[str, Any]) -> Normal:
@@ -123,7 +130,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
     for call in script.calls():
         assert call.id is not None and call.result is not None
         text = "".join(p.text for p in call.result if isinstance(p, TextBlock))
-        results[call.id] = {"text": text, "error": call.error}
+        results[call.id] = {"text": text, "error": call.error} | _parts(call.result, "parts")
     settings = case.params.condenser
     return {
         "system_prompt": script.system_prompt,
@@ -131,6 +138,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         "turns": [
             {
                 "user": "".join(p.text for p in turn.user if isinstance(p, TextBlock)),
+                **_parts(turn.user, "user_parts"),
                 "rounds": [
                     {
                         "text": r.text or "",
@@ -160,6 +168,15 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         "blank": BLANK_TEXTS[case.blank_mode],
         "max_iterations": case.params.max_iterations,
     }
+
+
+def _parts(parts: tuple[Part, ...], key: str) -> dict[str, Any]:
+    """`{key: parts}` in the driver's form when `parts` hold an image (texts and image URLs in
+    order), else nothing: the driver then takes the text."""
+    if not any(isinstance(p, DataBlock) for p in parts):
+        return {}
+    assert all(isinstance(p, TextBlock) or (p.is_image and p.kind == "url") for p in parts)
+    return {key: [{"text": p.text} if isinstance(p, TextBlock) else {"image": p.source} for p in parts]}
 
 
 def _tool_spec(name: str, description: str, parameters: str) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Single and parallel calls, long sessions past several condensations (small `max_size`), the
 event and the token trigger, failing summaries (soft: sent uncondensed; hard: the reset and its
 retries), huge and failed tool results, and the conversation's iteration limit; for
-`openhands-hybrid` the same with single-call rounds and SWE-agent's masking settings.
+`openhands-hybrid` the same with single-call rounds and SWE-agent's masking settings; and the same
+with images in tool results and user messages (`image_cases`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.observations import LastNObservationsParams
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, OpenHandsParams
@@ -146,3 +147,56 @@ def hybrid_cases(draw: st.DrawFn) -> tuple[Workload, HybridParams]:
         masking=masking, condenser=case.params.condenser, max_iterations=case.params.max_iterations
     )
     return replace(case, script=one_call_per_round(case.script)), params
+
+
+def _image(url: str) -> DataBlock:
+    return DataBlock(media_type="image/png", source=url)
+
+
+IMAGE_FORMS = ("alone", "before", "after", "between")
+
+
+@st.composite
+def with_images(
+    draw: st.DrawFn, parts: tuple[Part, ...], url: str, forms: tuple[str, ...]
+) -> tuple[Part, ...]:
+    """`parts` with an image, in one of `forms`: alone, before, after or between their texts
+    (and another after), or as they are (`none`)."""
+    form = draw(st.sampled_from(forms))
+    image = _image(url)
+    match form:
+        case "alone":
+            return (image,)
+        case "before":
+            return (image, *parts)
+        case "after":
+            return (*parts, image)
+        case "between":
+            return (*parts, image, TextBlock(text=draw(texts())), _image(url + "?2"))
+    return parts
+
+
+@st.composite
+def image_cases(draw: st.DrawFn, hybrid: bool = False) -> Workload:
+    """An OpenHands case (`hybrid`: of single-call rounds) whose tool results hold images in half
+    of them, and whose user messages do in a sixth (the SDK then answers in the model's place)."""
+    case = draw(openhands_cases())
+    script = one_call_per_round(case.script) if hybrid else case.script
+    turns = []
+    for t, turn in enumerate(script.turns):
+        rounds = tuple(
+            replace(
+                r, calls=tuple(_with_result_image(draw, c, f"https://img.test/{c.id}.png") for c in r.calls)
+            )
+            for r in turn.rounds
+        )
+        user = turn.user
+        if draw(st.integers(0, 5)) == 0:
+            user = draw(with_images(user, f"https://img.test/user{t}.png", IMAGE_FORMS))
+        turns.append(replace(turn, user=user, rounds=rounds))
+    return replace(case, script=replace(script, turns=tuple(turns)))
+
+
+def _with_result_image(draw: st.DrawFn, call: ScriptedCall, url: str) -> ScriptedCall:
+    assert call.result is not None
+    return replace(call, result=draw(with_images(call.result, url, ("none", "none", *IMAGE_FORMS))))

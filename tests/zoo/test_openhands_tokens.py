@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.wire.views import to_openai
+from ctxlab.presets.openhands.view import sdk_request
 from ctxlab.presets.openhands.tokens import sdk_token_count
 from tests.workloads.importing import lines, run_cli
 
@@ -50,10 +54,25 @@ def test_a_tools_file_with_an_array_without_items_replays(tmp_path: Path, preset
     assert ",ok," in next((tmp_path / "out").glob("*/runs.csv")).read_text(encoding="utf-8")
 
 
-def test_an_image_part_counts_0_in_the_sdk_count_declared_as_24() -> None:
-    """The lab sends the image (as to a vision model) but gives it no tokens in the SDK's count
-    (CHECKLIST OpenHands 24): the request counts as its text alone."""
-    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
-    with_image = [{"role": "user", "content": [{"type": "text", "text": "Plan the page."}, image]}]
-    text_only = [{"role": "user", "content": [{"type": "text", "text": "Plan the page."}]}]
-    assert sdk_token_count(with_image, ()) == sdk_token_count(text_only, ()) > 0
+def test_images_are_neither_sent_nor_counted_as_the_sdk_does_for_a_model_without_vision() -> None:
+    """The request the presets send and count (CHECKLIST OpenHands 24) holds no image: a user
+    message of an image alone is sent empty, a result of images alone keeps its tool message
+    with no content, and the count is the one of the same request without the images. Parity:
+    `tests/parity/test_openhands_images.py`."""
+    shot = DataBlock(media_type="image/png", source="data:image/png;base64,iVBORw0KGgo=")
+    call = ToolCallBlock(id="c1", name="screenshot", input="{}")
+
+    def context(*image: DataBlock) -> tuple[Message, ...]:
+        return (
+            Message(role="user", blocks=(TextBlock(text="Plan the page."), *image), id="u1"),
+            Message(
+                role="assistant", blocks=(call, ToolResultBlock(id="c1", name="screenshot", output=image))
+            ),
+            Message(role="user", blocks=image or (TextBlock(text=""),), id="u2"),
+        )
+
+    sent = to_openai(sdk_request(context(shot)))
+    assert not any("image_url" in str(m.get("content")) for m in sent)
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
+    assert sent[2] == {"role": "tool", "tool_call_id": "c1", "content": ""}
+    assert sdk_token_count(sent, ()) == sdk_token_count(to_openai(sdk_request(context())), ()) > 0

@@ -28,6 +28,12 @@ message, tool call, tool result, final text and summary; see `ctxlab.presets.ope
   the longest, then the run fails.
 - Each condensation is an iteration of the conversation; a reply stops (without a forced answer)
   after `max_iterations` iterations.
+- Images, for the model the presets stand for (the SDK's `test-model`, without vision: `LLM.
+  vision_is_active()` is false): every message is sent and counted without its images (a result
+  of images alone keeps its tool message, with no content), previews show each as `[Image: 1
+  URLs]`, and when the request's last user message holds an image the agent answers in the
+  model's place (`Agent.step`: the SDK's notice that the model does not take images) and the
+  reply ends, no call made.
 
 Texts: `texts: openhands` takes the SDK's strings from the installed package
 (`ctxlab.texts.openhands`); otherwise the summary request is worded by ctxlab.
@@ -41,7 +47,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, fixed_messages, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import to_openai
@@ -86,6 +92,7 @@ CTXLAB_CONDENSER_TEXTS = OpenHandsTexts(
     error_header="",
     truncate_notice=view.CLIP_NOTICE,
     added_properties="{}",
+    image_refusal="The image was not read: the model has no vision. Send it to a model that takes images.",
 )
 """ctxlab's own wording of the summary request (`texts: ctxlab`); the mechanics are the SDK's."""
 
@@ -292,6 +299,14 @@ class CondenseEvents(Step):
             max_chars = int(max_chars * self.settings.hard_reset_scaling)
         raise RuntimeError("the hard context reset failed: no summary after every attempt")
 
+    def stand_in(self, state: EpisodeState) -> tuple[Block, ...]:
+        """The agent's answer in the model's place (`Agent.step`, the model having no vision)
+        when the request's last user message holds an image; none otherwise, at no cost for a
+        context without data."""
+        if not state.context_tally.ndata or not view.latest_user_has_image(state.context):
+            return ()
+        return (TextBlock(text=self.texts.image_refusal),)
+
     def tools(self, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
         """Every tool with the SDK's added properties in front of its own."""
         added = json.loads(self.texts.added_properties)
@@ -349,6 +364,7 @@ def build(params: OpenHandsParams, texts: Texts) -> StepStrategy:
         iteration_limit=params.max_iterations,
         finish_tool=FINISH_TOOL,
         empty_system=True,  # the SDK's system prompt event is sent even when it is empty
+        stand_in=step.stand_in,
     )
 
 
@@ -365,6 +381,7 @@ def build_hybrid(params: HybridParams, texts: Texts) -> StepStrategy:
         iteration_limit=params.max_iterations,
         finish_tool=FINISH_TOOL,
         empty_system=True,  # the SDK's system prompt event is sent even when it is empty
+        stand_in=condense.stand_in,
     )
 
 
@@ -391,8 +408,10 @@ PRESET = Preset(
         "upper bound (declared as 2)",
         "a window under 16,384 tokens runs, as in the SDK with ALLOW_SHORT_CONTEXT_WINDOWS set; without "
         "it the SDK refuses such a window (declared as 23)",
-        "images are sent as to a vision model but count 0 tokens in the SDK's count; the SDK drops them "
-        "for a model without vision and LiteLLM counts them for one with it (declared as 24)",
+        "images are handled as the SDK handles them for the model the preset stands for (test-model, "
+        "without vision): neither sent nor counted (a result of images alone keeps its tool message, "
+        "empty), and a turn whose last user message holds an image is answered with the SDK's notice "
+        "in the model's place, no call made (24)",
     ),
 )
 

@@ -279,21 +279,65 @@ CLIP_NOTICE = "<clipped>"
 
 
 def sdk_request(context: Sequence[Message], notice: str = CLIP_NOTICE) -> tuple[Message, ...]:
-    """The context as the SDK sends it: every call's arguments re-serialised, every text part of
-    a tool result over `TOOL_TEXT_LIMIT` cut in the middle around `notice`, and user messages
-    that follow each other (a summary after a user message) merged into one, their parts in
-    order. Unchanged messages are the same objects, so they keep their cached sizes, and a
-    message sent again is the very copy made for it before (`sent_as`)."""
+    """The context as the SDK sends it to a model without vision (`test-model`'s): every call's
+    arguments re-serialised, every text part of a tool result over `TOOL_TEXT_LIMIT` cut in the
+    middle around `notice`, every image of a user message or a tool result left out, and user
+    messages that follow each other (a summary after a user message) merged into one, their
+    parts in order. A result whose parts were all images keeps its tool message, empty; a user
+    message of images alone is sent empty (`NO_CONTENT`). Unchanged messages are the same
+    objects, so they keep their cached sizes, and a message sent again is the very copy made for
+    it before (`sent_as`)."""
     out: list[Message] = []
     for message in context:
-        if message.role == "user" and out and out[-1].role == "user":
-            out[-1] = out[-1].appended(*message.blocks)
+        sent = sent_as(message, notice)
+        if sent.role == "user" and out and out[-1].role == "user":
+            out[-1] = _merged(out[-1], sent)
         else:
-            out.append(sent_as(message, notice))
+            out.append(sent)
     return tuple(out)
 
 
+NO_CONTENT = TextBlock(text="")
+"""What is sent of a user message whose parts were all images: the SDK sends it with an empty
+list of parts, here one empty text (the same text and the same tokens). Known by identity, so a
+user's own empty text is never taken for it."""
+
+
+def _empty(message: Message) -> bool:
+    return len(message.blocks) == 1 and message.blocks[0] is NO_CONTENT
+
+
+def _merged(first: Message, second: Message) -> Message:
+    """Two user messages sent as one, the parts of both in order (`NO_CONTENT` is no part)."""
+    if _empty(second):
+        return first
+    return first.with_blocks(second.blocks) if _empty(first) else first.appended(*second.blocks)
+
+
+def is_image(block: Block) -> bool:
+    """Whether a block is an image (the parts a model without vision is not sent)."""
+    return isinstance(block, DataBlock) and block.is_image
+
+
+def latest_user_has_image(context: Sequence[Message]) -> bool:
+    """Whether the last user message of the request holds an image: the last user message of
+    `context` and the user messages right before it, which the request merges with it."""
+    found = False
+    for message in reversed(context):
+        if message.role != "user":
+            if found:
+                return False
+            continue
+        found = True
+        if any(is_image(b) for b in message.blocks):
+            return True
+    return False
+
+
 def _sent_as(message: Message, notice: str) -> Message:
+    if message.role == "user":
+        kept = tuple(b for b in message.blocks if not is_image(b))
+        return message if len(kept) == len(message.blocks) else message.with_blocks(kept or (NO_CONTENT,))
     if message.role != "assistant" or not any(
         isinstance(b, ToolCallBlock | ToolResultBlock) for b in message.blocks
     ):
@@ -320,12 +364,19 @@ def _sdk_blocks(blocks: tuple[Block, ...], notice: str) -> list[Block]:
             changed = sdk_arguments(block.input)
             out.append(block if changed == block.input else replace(block, input=changed))
         elif isinstance(block, ToolResultBlock):
-            out.append(_clipped(block, notice))
+            out.append(_clipped(_imageless(block), notice))
         elif isinstance(block, TextBlock) and not block.text.strip() and _before_calls(blocks, index):
             continue
         else:
             out.append(block)
     return out
+
+
+def _imageless(result: ToolResultBlock) -> ToolResultBlock:
+    """The result without its images (no part left is an empty result: its tool message stays)."""
+    if not any(is_image(b) for b in result.output):
+        return result
+    return replace(result, output=tuple(b for b in result.output if not is_image(b)))
 
 
 def _clipped(result: ToolResultBlock, notice: str) -> ToolResultBlock:
