@@ -13,8 +13,8 @@ from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolCallBlock, Too
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import to_openai
-from ctxlab.presets.openhands.view import sdk_request
 from ctxlab.presets.openhands.tokens import sdk_token_count
+from ctxlab.presets.openhands.view import sdk_request
 from tests.workloads.importing import lines, run_cli
 
 REQUEST = [{"role": "user", "content": "Plan the page."}]

@@ -175,3 +175,10 @@ def test_presets_build_with_other_parameters() -> None:
 def test_every_preset_says_what_it_does_with_a_models_reasoning(name: str) -> None:
     """`ctxlab presets -v` tells each preset's handling of thinking (README, Protocol safety)."""
     assert any("thinking" in note or "reasoning" in note for note in PRESETS[name].remarks)
+
+
+@pytest.mark.parametrize("name", ["openhands", "openhands-hybrid"])
+def test_the_openhands_presets_say_they_handle_images_as_the_sdk_does_without_vision(name: str) -> None:
+    """`ctxlab presets -v` tells the behaviour of CHECKLIST OpenHands 24, no longer a deviation."""
+    notes = [note for note in PRESETS[name].remarks if "image" in note]
+    assert len(notes) == 1 and "test-model" in notes[0] and "declared" not in notes[0]

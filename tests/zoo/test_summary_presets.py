@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.cutoff import ContextSize
-from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, DataBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.codec import decode_messages
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelError
@@ -211,29 +212,51 @@ def test_the_hybrid_masks_during_accumulation_and_summarizes_when_the_view_is_lo
 
 
 def sdk_request_at_once(context: list[Message]) -> list[Message]:
-    """The request as the SDK sends it, every message read afresh: consecutive user messages
-    merged, every call of an assistant message re-serialised, its blank thoughts dropped."""
+    """The request as the SDK sends it to a model without vision, every message read afresh:
+    images left out (a user message of images alone is sent as an empty text, a result of images
+    alone keeps its tool message), consecutive user messages merged (those of images alone add
+    nothing), every call of an assistant message re-serialised, its blank thoughts dropped."""
     out: list[Message] = []
+    imageless: list[bool] = []  # per message of `out`: a user message of images alone
     for message in context:
-        if message.role == "user" and out and out[-1].role == "user":
-            out[-1] = out[-1].with_blocks(out[-1].blocks + message.blocks)
-        elif message.role == "assistant" and any(isinstance(b, ToolCallBlock) for b in message.blocks):
+        if message.role == "user":
+            parts = tuple(b for b in message.blocks if not _image(b))
+            empty = bool(message.blocks) and not parts
+            if out and out[-1].role == "user":
+                if not empty:
+                    out[-1] = out[-1].with_blocks(parts if imageless[-1] else out[-1].blocks + parts)
+                    imageless[-1] = False
+                continue
+            out.append(message.with_blocks((TextBlock(text=""),) if empty else parts))
+            imageless.append(empty)
+            continue
+        imageless.append(False)
+        if message.role == "assistant" and any(
+            isinstance(b, ToolCallBlock | ToolResultBlock) for b in message.blocks
+        ):
             blocks = message.blocks
             kept = [
                 b
                 for k, b in enumerate(blocks)
                 if not (isinstance(b, TextBlock) and not b.text.strip() and _thought(blocks[k + 1 :]))
             ]
-            sent = [
-                ToolCallBlock(id=b.id, name=b.name, input=sdk_arguments(b.input))
-                if isinstance(b, ToolCallBlock)
-                else b
-                for b in kept
-            ]
+            sent = [_sent_block(b) for b in kept]
             out.append(message.with_blocks(tuple(sent)))
         else:
             out.append(message)
     return out
+
+
+def _image(block: object) -> bool:
+    return isinstance(block, DataBlock) and block.media_type.startswith("image/")
+
+
+def _sent_block(block: Block) -> Block:
+    if isinstance(block, ToolCallBlock):
+        return ToolCallBlock(id=block.id, name=block.name, input=sdk_arguments(block.input))
+    if isinstance(block, ToolResultBlock):
+        return replace(block, output=tuple(p for p in block.output if not _image(p)))
+    return block
 
 
 def _thought(after: tuple[object, ...]) -> bool:
