@@ -69,7 +69,8 @@ StandIn = Callable[[EpisodeState], tuple[Block, ...]]
 """An answer a framework gives in the model's place: before a reasoning call (after compression and
 the steps that prepare the call), the blocks it answers for the state, or none to call the model.
 A strategy may carry one as `stand_in` (read with `getattr`, None: the model is always called);
-blocks given are stored as the reply's answer, no call is made, and the reply ends."""
+blocks given are stored as the reply's answer, no call is made, the run warns of it, and the
+reply ends."""
 
 
 class BuiltinTool(Protocol):

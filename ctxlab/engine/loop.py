@@ -231,7 +231,7 @@ class Loop:
             state = self.strategy.prepare(state, self.env, self.frame)
             answer = self._stand_in(state) if self._stand_in is not None else ()
             if answer:
-                return evolve(append_to_reply(state, answer, self.env.counter), cur_iter=state.cur_iter + 1)
+                return self._stood_in(state, answer)
             reasoned = self._reasoning(state, "none" if forced else "auto")
             state, response = reasoned.state, reasoned.response
             if not reasoned.saved and (kept := self.kept(response)):
@@ -250,6 +250,16 @@ class Loop:
     def compress_impl(self, state: EpisodeState, request: CompressRequest) -> EpisodeState:
         """The strategy's compression step."""
         return self.strategy.compress(state, self.env, self.frame, request)
+
+    def _stood_in(self, state: EpisodeState, answer: tuple[Block, ...]) -> EpisodeState:
+        """The reply ended by the strategy's answer in the model's place, warned of: the calls
+        table shows no call for it."""
+        said = " ".join(b.text for b in answer if isinstance(b, TextBlock))
+        self.env.recorder.warnings.append(
+            f"turn {state.turn}: {self.strategy.name} answered in the model's place before call "
+            f"{self.env.recorder.next_call_index}, and the reply ended without a call: {said[:200]}"
+        )
+        return evolve(append_to_reply(state, answer, self.env.counter), cur_iter=state.cur_iter + 1)
 
     def reasoning_impl(self, state: EpisodeState, tool_choice: str) -> Reasoned:
         """One reasoning call and saving its response."""

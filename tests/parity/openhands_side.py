@@ -217,11 +217,13 @@ class ScheduledSummarizer:
 @dataclass(frozen=True, slots=True)
 class LabRun:
     """ctxlab's run of a case: every call in normal form, the error that ended it, and the kinds
-    of the events recorded after its last call (`iteration_limit` when the limit ended a reply)."""
+    of the events recorded after its last call (`iteration_limit` when the limit ended a reply),
+    and what the run warned of."""
 
     calls: list[Call]
     error: str | None
     trailing: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def run_lab(case: Workload, texts_name: str = "openhands") -> tuple[list[Call], str | None]:
@@ -280,4 +282,5 @@ def lab_run(case: Workload, texts_name: str = "openhands") -> LabRun:
                 wire=tuple(wire),
             )
         )
-    return LabRun(calls, error, tuple(e.kind.value for e in env.recorder.pending_events))
+    trailing = tuple(e.kind.value for e in env.recorder.pending_events)
+    return LabRun(calls, error, trailing, tuple(env.recorder.warnings))

@@ -24,6 +24,7 @@ from tests.parity.openhands_side import (
     OpenHandsDriver,
     Workload,
     driver_workload,
+    lab_run,
     run_lab,
     sdk_calls,
 )
@@ -99,6 +100,9 @@ def test_a_user_image_is_answered_in_the_models_place_and_never_sent(driver: Ope
     refusal = openhands_texts().image_refusal
     assert "(test-model) does not support image understanding" in refusal
     assert roles[1:] == [("user", "What is this?"), ("assistant", refusal), ("user", "List the files.")]
+    (warning,) = lab_run(case).warnings  # the calls table shows no call for the first turn: told
+    assert warning.startswith("turn 0: openhands answered in the model's place before call 0")
+    assert refusal[:100] in warning
 
 
 def test_a_result_of_images_alone_keeps_its_tool_message_with_no_content(driver: OpenHandsDriver) -> None:
