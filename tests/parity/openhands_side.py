@@ -171,12 +171,17 @@ def driver_workload(case: Workload) -> dict[str, Any]:
 
 
 def _parts(parts: tuple[Part, ...], key: str) -> dict[str, Any]:
-    """`{key: parts}` in the driver's form when `parts` hold an image (texts and image URLs in
-    order), else nothing: the driver then takes the text."""
-    if not any(isinstance(p, DataBlock) for p in parts):
+    """`{key: parts}` in the driver's form when `parts` are several or hold an image (texts and
+    image URLs in order), else nothing: the driver then takes the text."""
+    if len(parts) < 2 and not any(isinstance(p, DataBlock) for p in parts):
         return {}
-    assert all(isinstance(p, TextBlock) or (p.is_image and p.kind == "url") for p in parts)
-    return {key: [{"text": p.text} if isinstance(p, TextBlock) else {"image": p.source} for p in parts]}
+    assert all(isinstance(p, TextBlock) or p.is_image for p in parts)
+    return {key: [{"text": p.text} if isinstance(p, TextBlock) else {"image": _url(p)} for p in parts]}
+
+
+def _url(image: DataBlock) -> str:
+    """An image's URL: its own, or the data URL of its base64 bytes."""
+    return image.source if image.kind == "url" else f"data:{image.media_type};base64,{image.source}"
 
 
 def _tool_spec(name: str, description: str, parameters: str) -> dict[str, Any]:
