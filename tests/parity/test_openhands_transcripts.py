@@ -1,12 +1,13 @@
-"""Real transcripts through `openhands-hybrid` against the real `openhands-sdk==1.58.2` masked by
-SWE-agent: every sample of `tests/data/importers` the lab imports, replayed at one of four
-settings (masking `n` 2, 3, 5 with `max_size` 10, 16, 40, and the token trigger), the same
-requests call for call.
+"""Real transcripts through `openhands` and `openhands-hybrid` against the real
+`openhands-sdk==1.58.2` (the hybrid masked by SWE-agent): every sample of `tests/data/importers`
+the lab imports, replayed at one of four settings (`max_size` 10, 16, 40 with masking `n` 2, 3,
+5, and the token trigger), the same requests call for call.
 
 Each transcript is first put in the form the driver plays (`driver_form`): the driver's tools
 take required string fields, so every tool takes the fields its calls use, as strings (a value
 that is no string is its JSON text, a field a call leaves out is empty); a round of several
-calls becomes rounds of one (SWE-agent's function calling takes one call a step: S11); an
+calls becomes rounds of one for the hybrid (SWE-agent's function calling takes one call a step:
+S11); an
 empty final answer reads "Done." (the SDK asks again after one: row 17); a call the transcript
 leaves unanswered is answered empty, as the replay answers it; a medium other than an image
 (audio, a PDF: the SDK has no content for one) is left out. Both sides play the same script.
@@ -26,11 +27,11 @@ from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall
-from ctxlab.presets.openhands.params import CondenserSettings, HybridParams
+from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, OpenHandsParams
 from ctxlab.workloads.importers import read_any
-from tests.parity.openhands_side import OpenHandsDriver
+from tests.parity.openhands_side import OpenHandsDriver, Workload
 from tests.parity.openhands_workloads import one_call_per_round
-from tests.parity.test_openhands_parity import compare_hybrid
+from tests.parity.test_openhands_parity import compare, compare_hybrid
 
 DATA = Path(__file__).parents[1] / "data" / "importers"
 TRANSCRIPTS = sorted(
@@ -65,8 +66,9 @@ def _as_string(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def driver_form(script: Script) -> Script:
-    """`script` as the driver plays it (see the module docstring)."""
+def driver_form(script: Script, *, single_calls: bool) -> Script:
+    """`script` as the driver plays it (see the module docstring), its rounds of one call each
+    when `single_calls`."""
     fields: dict[str, dict[str, None]] = {t.name: {} for t in script.tools}
     for tool in script.tools:
         fields[tool.name].update(dict.fromkeys(json.loads(tool.parameters).get("properties", {})))
@@ -103,7 +105,8 @@ def driver_form(script: Script) -> Script:
         )
         for turn in script.turns
     )
-    return one_call_per_round(replace(script, tools=tools, turns=turns))
+    played = replace(script, tools=tools, turns=turns)
+    return one_call_per_round(played) if single_calls else played
 
 
 def _imaged(parts: tuple[Part, ...]) -> tuple[Part, ...]:
@@ -112,11 +115,19 @@ def _imaged(parts: tuple[Part, ...]) -> tuple[Part, ...]:
 
 
 @pytest.mark.parametrize("transcript", TRANSCRIPTS)
+def test_a_real_transcript_through_openhands_matches_the_sdk(
+    driver: OpenHandsDriver, transcript: str
+) -> None:
+    _, condenser = SETTINGS[TRANSCRIPTS.index(transcript) % len(SETTINGS)]
+    script = driver_form(read_any(DATA / transcript).script, single_calls=False)
+    compare(driver, Workload(script=script, params=OpenHandsParams(condenser=condenser)))
+
+
+@pytest.mark.parametrize("transcript", TRANSCRIPTS)
 def test_a_real_transcript_through_openhands_hybrid_matches_the_sdk(
     driver: OpenHandsDriver, transcript: str
 ) -> None:
     n, condenser = SETTINGS[TRANSCRIPTS.index(transcript) % len(SETTINGS)]
-    script = driver_form(read_any(DATA / transcript).script)
-    assert script.calls(), "a transcript with no call tests nothing here"
+    script = driver_form(read_any(DATA / transcript).script, single_calls=True)
     params = HybridParams(masking=LastNObservationsParams(n=n), condenser=condenser)
     compare_hybrid(driver, script, params)  # no call at all where a user image is answered (row 24)
