@@ -17,6 +17,7 @@ re-serialized, the user message added after a model turn) are the package's, not
 from __future__ import annotations
 
 import asyncio
+import base64
 import importlib
 import importlib.machinery
 import importlib.util
@@ -143,7 +144,7 @@ def _part(spec: dict[str, Any]) -> types.Part:
 class ScriptedTool(BaseTool):
     """A tool with the workload's schema, answering each call with its scripted result."""
 
-    def __init__(self, spec: dict[str, Any], results: dict[str, str]) -> None:
+    def __init__(self, spec: dict[str, Any], results: dict[str, Any]) -> None:
         super().__init__(name=spec["name"], description=spec["description"])
         self.parameters = json.loads(spec["parameters"])
         self.results = results
@@ -154,7 +155,18 @@ class ScriptedTool(BaseTool):
         )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: Any) -> Any:
-        return self.results[tool_context.function_call_id]
+        result = self.results[tool_context.function_call_id]
+        if isinstance(result, str):
+            return result  # ADK keeps it as {"result": text}
+        # media in a returned mapping become the function response's parts, the rest its response
+        return {"result": result["result"], "media": [media_part(m) for m in result["media"]]}
+
+
+def media_part(spec: dict[str, str]) -> types.Part:
+    """A medium as a tool or a user hands it to ADK: inline bytes or a file URI."""
+    if "data" in spec:
+        return types.Part.from_bytes(data=base64.b64decode(spec["data"]), mime_type=spec["mime_type"])
+    return types.Part.from_uri(file_uri=spec["uri"], mime_type=spec["mime_type"])
 
 
 def responses_of(workload: dict[str, Any]) -> list[list[dict[str, Any]]]:
@@ -164,7 +176,8 @@ def responses_of(workload: dict[str, Any]) -> list[list[dict[str, Any]]]:
         for r in turn["rounds"]:
             thought = [{"thought": r["thinking"]}] if r.get("thinking") else []
             out.append(thought + ([{"text": r["text"]}] if r["text"] else []) + r["calls"])
-        out.append([{"text": turn["final"]}])
+        # the adapter makes no part of an empty message: ADK keeps an event with no parts
+        out.append([{"text": turn["final"]}] if turn["final"] else [])
     return out
 
 
@@ -210,7 +223,8 @@ async def play(workload: dict[str, Any]) -> dict[str, Any]:
     error = None
     for turn in workload["turns"]:
         texts = turn["user"] if isinstance(turn["user"], list) else [turn["user"]]
-        message = types.Content(role="user", parts=[types.Part(text=text) for text in texts])
+        parts = [types.Part(text=t) if isinstance(t, str) else media_part(t) for t in texts]
+        message = types.Content(role="user", parts=parts)
         try:
             async for _ in runner.run_async(
                 user_id="u", session_id="s", new_message=message, run_config=config

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script
@@ -58,7 +58,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
     results = {}
     for call in script.calls():
         assert call.id is not None and call.result is not None
-        results[call.id] = "".join(p.text for p in call.result if isinstance(p, TextBlock))
+        results[call.id] = carried(call.result)
     config = dataclasses.asdict(case.params.events_compaction_config)
     return {
         "system_prompt": script.system_prompt,
@@ -67,7 +67,7 @@ def driver_workload(case: Workload) -> dict[str, Any]:
         ],
         "turns": [
             {
-                "user": [p.text for p in turn.user if isinstance(p, TextBlock)],
+                "user": [p.text if isinstance(p, TextBlock) else medium(p) for p in turn.user],
                 "rounds": [
                     {
                         "thinking": r.thinking or "",
@@ -89,6 +89,19 @@ def driver_workload(case: Workload) -> dict[str, Any]:
             for k in range(1, 400)
         ],
     }
+
+
+def medium(part: DataBlock) -> dict[str, str]:
+    """A medium as the driver gives it to ADK: inline bytes (base64) or a URI, with its type."""
+    key = "data" if part.kind == "base64" else "uri"
+    return {key: part.source, "mime_type": part.media_type}
+
+
+def carried(result: tuple[Part, ...]) -> str | dict[str, Any]:
+    """A result as the driver's tool returns it: its texts joined, with its media (if any) apart."""
+    text = "".join(p.text for p in result if isinstance(p, TextBlock))
+    media = [medium(p) for p in result if isinstance(p, DataBlock)]
+    return {"result": text, "media": media} if media else text
 
 
 def adk_calls(trace: dict[str, Any]) -> tuple[list[Call], int]:
