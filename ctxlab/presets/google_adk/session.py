@@ -400,7 +400,7 @@ def content_json(item: Item, author: str) -> str:
     for block in item.blocks:
         if isinstance(block, TextBlock):
             parts.append({"text": block.text})
-        elif isinstance(block, ThinkingBlock):
+        elif isinstance(block, ThinkingBlock) and block.thinking:  # an empty one: no part
             parts.append({"text": block.thinking, "thought": True})
         elif isinstance(block, ToolCallBlock):
             parts.append({"function_call": {"id": block.id, "args": arguments(block), "name": block.name}})

@@ -25,6 +25,7 @@ from ctxlab.core.messages.blocks import (
     Block,
     Tally,
     TextBlock,
+    ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
     with_arguments,
@@ -67,14 +68,24 @@ def sent_arguments(raw: str) -> str:
     return json.dumps(parsed, ensure_ascii=False)
 
 
+NO_PARTS = ThinkingBlock(thinking="", wire_field=REASONING_FIELD)
+"""The stored form of an empty answer: an event of ADK's session whose content has no parts."""
+
+
 def adk_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
     """A model's answer as ADK's session keeps it: each call's arguments as `sent_arguments`
     writes them, its reasoning as a thought part, which ADK's LiteLLM adapter sends back in the
     assistant message's `reasoning_content`; a block ADK would send unchanged is the same object.
+    An empty answer is still an event of ADK's session (the adapter makes a content of no parts,
+    which ADK keeps with the call's usage): an empty thought stands for it (`NO_PARTS`), which no
+    request, summary line or estimate shows, so the latest usage and the retained events are
+    ADK's.
 
     Raises:
         ValueError: a call ADK's adapter discards (`session.arguments`, which names it).
     """
+    if not blocks:
+        return (NO_PARTS,)
     for block in blocks:
         if isinstance(block, ToolCallBlock):
             arguments(block)
