@@ -309,7 +309,8 @@ def _run(script: Script, config: StrandsConfig, *, own_end: bool) -> StrandsTrac
     )
     error = None
     for turn in script.turns:
-        user = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
+        texts = [p.text for p in turn.user if isinstance(p, TextBlock)]
+        user: str | list[Any] = texts[0] if len(texts) == 1 else [{"text": t} for t in texts]
         model.refused = 0  # strands' retries nest within one invocation only
         try:
             agent(user)
