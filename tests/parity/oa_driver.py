@@ -13,7 +13,16 @@ Invariants:
   limiting the history does not change what the agent does.
 - Each request is recorded in the OpenAI chat view: the instructions as the system message, then
   the input items as the SDK's own `Converter.items_to_messages` turns them into chat messages,
-  each as canonical JSON; tools as (name, description, parameters) JSON.
+  each as canonical JSON (an image's `detail` of `auto`, which the converter writes where none is
+  given and the API assumes, left out: CHECKLIST OA21); tools as (name, description, parameters)
+  JSON.
+- A tool's output is its text; one holding images is a list of `ToolOutputText` and
+  `ToolOutputImage` in order (the SDK's structured output).
+- A user message of one text is the run's input string; one of several parts, or with an image,
+  is a user input item of `input_text` and `input_image` parts, in order.
+- An empty final answer is a step with no output items, as `OpenAIChatCompletionsModel` makes of
+  a message with no content (`Converter.message_to_output_items`): the run ends with an empty
+  output and stores no message.
 - A round's thinking reaches the SDK as `OpenAIChatCompletionsModel` delivers a message with
   `reasoning_content`: a reasoning item before the round's message and calls, made by the SDK's
   own converter; requests are converted for the model name `MODEL` unless a test names another.
@@ -29,7 +38,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import Agent, FunctionTool, RunConfig, Runner, SQLiteSession
+from agents import Agent, FunctionTool, RunConfig, Runner, SQLiteSession, ToolOutputImage, ToolOutputText
 from agents.extensions import ToolOutputTrimmer
 from agents.memory import SessionSettings
 from agents.models.chatcmpl_converter import Converter
@@ -37,7 +46,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from openai.types.chat import ChatCompletionMessage
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 
 MAX_TURNS = 100_000
@@ -107,13 +116,56 @@ def _steps(script: Script, model_name: str) -> list[Any]:
             output += [assistant_message(scripted.text)] if scripted.text else []
             output += [function_call(c.tool, c.input or "{}", call_id=c.id or "") for c in scripted.calls]
             steps.append(output)
-        steps.append([assistant_message(turn.final)])
+        steps.append([assistant_message(turn.final)] if turn.final else [])
     return steps
 
 
+def user_input(parts: tuple[Part, ...]) -> str | list[Any]:
+    """A user message as the run's input: a lone text as a string, anything else as one user item
+    of `input_text` and `input_image` parts (media other than images are left out)."""
+    if len(parts) == 1 and isinstance(parts[0], TextBlock):
+        return parts[0].text
+    content: list[dict[str, str]] = []
+    for part in parts:
+        if isinstance(part, TextBlock):
+            content.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, DataBlock) and part.is_image:
+            content.append({"type": "input_image", "image_url": _url(part)})
+    return [{"role": "user", "content": content}]
+
+
+def _without_auto_detail(message: Any) -> Any:
+    """`message` with each image part's `detail` of `auto` left out (OA21)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    parts = [
+        {**p, "image_url": {k: v for k, v in p["image_url"].items() if (k, v) != ("detail", "auto")}}
+        if isinstance(p, dict) and p.get("type") == "image_url"
+        else p
+        for p in content
+    ]
+    return {**message, "content": parts}
+
+
+def _output(parts: tuple[Part, ...] | None) -> str | list[Any]:
+    """A tool's output: its text, or with images its texts and images in order."""
+    if not any(isinstance(p, DataBlock) and p.is_image for p in parts or ()):
+        return _text(parts)
+    return [
+        ToolOutputText(text=p.text) if isinstance(p, TextBlock) else ToolOutputImage(image_url=_url(p))
+        for p in parts or ()
+        if isinstance(p, TextBlock) or p.is_image
+    ]
+
+
+def _url(block: DataBlock) -> str:
+    return block.source if block.kind == "url" else f"data:{block.media_type};base64,{block.source}"
+
+
 def _tool(schema: Any, results: dict[str, ScriptedCall]) -> FunctionTool:
-    async def answer(ctx: ToolContext[Any], arguments: str) -> str:
-        return _text(results[ctx.tool_call_id].result)
+    async def answer(ctx: ToolContext[Any], arguments: str) -> str | list[Any]:
+        return _output(results[ctx.tool_call_id].result)
 
     return FunctionTool(
         name=schema.name,
@@ -135,7 +187,9 @@ def _record(model: ScriptedModel, model_name: str) -> tuple[OACall, ...]:
             for t in call.tools
             if isinstance(t, FunctionTool)
         )
-        calls.append(OACall(messages=tuple(canonical(m) for m in messages), tools=tools))
+        calls.append(
+            OACall(messages=tuple(canonical(_without_auto_detail(m)) for m in messages), tools=tools)
+        )
     return tuple(calls)
 
 
@@ -153,7 +207,7 @@ async def _run(script: Script, config: OAConfig, model: ScriptedModel) -> str | 
     try:
         for turn in script.turns:
             await Runner.run(
-                agent, _text(turn.user), session=session, run_config=run_config, max_turns=MAX_TURNS
+                agent, user_input(turn.user), session=session, run_config=run_config, max_turns=MAX_TURNS
             )
     except Exception as failure:  # the run ends; the trace keeps what happened
         return type(failure).__name__
