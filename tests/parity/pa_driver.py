@@ -5,7 +5,8 @@ pydantic-ai-harness 0.62.0 on a ctxlab script, and record every request at the m
 the script's tools (their results come from the script, as the lab's world gives them) and the
 configured capability (`ClearToolResults`, `SlidingWindowCompaction` or `SummarizingCompaction`),
 runs it once per turn on the previous turn's history plus the new user prompt, and returns a
-`PATrace`.
+`PATrace`. A tool returns its result's text, or with images a list of its texts and images
+(`BinaryContent`, `ImageUrl`), as a pydantic-ai tool returns them.
 
 Invariants:
 - The scripted model decides each answer from its own position in the script (turn, round),
@@ -23,12 +24,21 @@ Invariants:
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai import Agent, Tool
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ThinkingPart, ToolCallPart
+from pydantic_ai.messages import (
+    BinaryContent,
+    ImageUrl,
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -40,7 +50,7 @@ from pydantic_ai_harness.compaction import (
     estimate_token_count,
 )
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.texts.pydantic_ai import pydantic_ai_texts
 
@@ -182,10 +192,24 @@ def _response(parts: list[Any]) -> ModelResponse:
     return ModelResponse(parts=parts, usage=RequestUsage(unmeasured_requests=1))
 
 
+def _output(parts: tuple[Part, ...]) -> str | list[Any]:
+    """A tool's return: its text, or with images its texts and images (`BinaryContent`, `ImageUrl`)."""
+    if not any(isinstance(p, DataBlock) and p.is_image for p in parts):
+        return "".join(p.text for p in parts if isinstance(p, TextBlock))
+    return [
+        p.text
+        if isinstance(p, TextBlock)
+        else ImageUrl(url=p.source)
+        if p.kind == "url"
+        else BinaryContent(data=base64.b64decode(p.source), media_type=p.media_type)
+        for p in parts
+        if isinstance(p, TextBlock) or p.is_image
+    ]
+
+
 def _tool(schema: Any, results: dict[str, ScriptedCall]) -> Tool[Any]:
-    def answer(ctx: Any, **kwargs: Any) -> str:
-        scripted = results[ctx.tool_call_id]
-        return "".join(p.text for p in scripted.result or () if isinstance(p, TextBlock))
+    def answer(ctx: Any, **kwargs: Any) -> str | list[Any]:
+        return _output(results[ctx.tool_call_id].result or ())
 
     return Tool.from_schema(
         answer, schema.name, schema.description, json.loads(schema.parameters), takes_ctx=True
