@@ -8,13 +8,14 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from agents.models.chatcmpl_converter import Converter
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, TextBlock
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from tests.parity.oa_driver import MODEL, OAConfig, OATrace, run_openai_agents
+from tests.parity.oa_driver import MODEL, OAConfig, OATrace, run_openai_agents, user_input
 from tests.parity.oa_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.workloads import CJK, PROSE, TOOLS
@@ -202,3 +203,37 @@ def test_deviation_a_deepseek_model_is_sent_its_reasoning_content() -> None:
     first = next(w for w in sent if w["role"] == "assistant")
     assert first.get("reasoning_content") == "Which passage first?"
     assert not any("reasoning" in m for c in lab.calls for m in c.messages)
+
+
+PIXEL = DataBlock(media_type="image/png", source="iVBORw0KGgo=", kind="base64")
+
+
+def test_deviation_a_result_s_images_reach_the_request_in_the_lab_only() -> None:
+    """OA21: the chat-completions model sends a tool output's text parts alone, as a list of parts,
+    and an output of images alone as a placeholder text; the lab sends the output's text and then
+    its images in a user message. A user image is sent by both, the SDK writing `detail: auto`
+    (the API's default), which the lab leaves out and the driver's recording drops."""
+    calls = (
+        ScriptedCall(tool="retrieve", input="{}", result=(TextBlock(text="Screenshot:"), PIXEL), id="c1"),
+        ScriptedCall(tool="retrieve", input="{}", result=(PIXEL,), id="c2"),
+    )
+    turn = ScriptedTurn(
+        user=(TextBlock(text="Look."), PIXEL), rounds=(ScriptedRound(calls=calls),), final="Ok."
+    )
+    script = Script(system_prompt="You look.", tools=TOOLS, turns=(turn,))
+    last = [json.loads(m) for m in run_openai_agents(script, OAConfig()).calls[-1].messages]
+    mine = [json.loads(m) for m in run_lab(script, OAConfig()).calls[-1].messages]
+    assert last[1] == mine[1] and mine[1]["content"][1]["type"] == "image_url"  # the user's image
+    assert last[3] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": [{"type": "text", "text": "Screenshot:"}],
+    }
+    assert isinstance(last[4]["content"], str) and "image" not in json.dumps(last[4:])
+    assert [m["role"] for m in mine[3:]] == ["tool", "tool", "user"] and mine[3]["content"] == "Screenshot:"
+    assert [p["type"] for p in mine[5]["content"]] == ["image_url", "image_url"]
+    sent = Converter.items_to_messages(user_input(turn.user), model=MODEL)
+    assert sent[0]["content"][1]["image_url"] == {
+        "url": "data:image/png;base64,iVBORw0KGgo=",
+        "detail": "auto",
+    }

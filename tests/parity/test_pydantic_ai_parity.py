@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from tests.parity.pa_driver import PAConfig, PATrace, run_pydantic_ai
 from tests.parity.pa_lab import run_lab
@@ -316,3 +316,57 @@ def test_reasoning_on_some_rounds_only_matches_but_for_empty_reasoning_fields() 
     config = PAConfig(capability="window", settings={"max_messages": 40, "keep_messages": 3})
     ours, _ = compare(with_thinking(loop([100, 100, 100, 100]), every=2), config)
     assert sum('"reasoning_content"' in m for m in ours.calls[-1].messages) == 2
+
+
+def test_deviation_an_empty_final_answer_is_asked_again_by_pydantic_ai_only() -> None:
+    """PA24: pydantic-ai keeps an answer with no text and no call and asks the model again after
+    its retry prompt; the lab ends the reply on it, as the workload has no further answer."""
+    script = loop([100], turns=2)
+    script = dataclasses.replace(script, turns=tuple(dataclasses.replace(t, final="") for t in script.turns))
+    config = PAConfig(capability="window", settings={"max_messages": 40})
+    theirs, ours = run_pydantic_ai(script, config), run_lab(script, config)
+    asked = [json.loads(m) for m in theirs.calls[2].messages[-2:]]
+    assert asked[0] == {"content": "", "role": "assistant"} and asked[1]["role"] == "user"
+    assert "Please return text or call a tool." in asked[1]["content"]
+    assert ours.error is None and json.loads(ours.calls[2].messages[-1])["role"] == "user"
+    assert not any("Please return text" in m for c in ours.calls for m in c.messages)
+
+
+def test_deviation_arguments_that_are_no_json_object_are_refused_by_pydantic_ai_only() -> None:
+    """PA25: pydantic-ai sends arguments that do not parse to an object as `{"INVALID_JSON": …}`
+    and answers the call with its validation retry prompt, running no tool; the lab sends them as
+    written and answers with the call's scripted result."""
+    call = ScriptedCall(
+        tool="retrieve", input='{"query": notes}', result=(TextBlock(text="Found."),), id="c1"
+    )
+    turn = ScriptedTurn(user=(TextBlock(text="Find."),), rounds=(ScriptedRound(calls=(call,)),), final="Ok.")
+    script = Script(system_prompt="You research.", tools=TOOLS, turns=(turn,))
+    config = PAConfig(capability="window", settings={"max_messages": 40})
+    theirs, ours = run_pydantic_ai(script, config), run_lab(script, config)
+    sent, mine = (json.loads(t.calls[-1].messages[2]) for t in (theirs, ours))
+    assert json.loads(sent["tool_calls"][0][2]) == {"INVALID_JSON": '{"query": notes}'}
+    assert mine["tool_calls"][0][2] == '{"query": notes}'
+    answered, result = (json.loads(t.calls[-1].messages[3])["content"] for t in (theirs, ours))
+    assert "json_invalid" in answered and result == "Found."
+
+
+PIXEL = DataBlock(media_type="image/png", source="iVBORw0KGgo=", kind="base64")
+
+
+def test_deviation_a_result_s_image_is_sent_as_a_file_pydantic_ai_names() -> None:
+    """PA26: pydantic-ai sends a returned image as a file: the tool message says "See file <id>."
+    and a user message after it holds the image between `<tool_result … file_id=…>` tags; the lab
+    sends the result's text in the tool message and the image in a user message of its own."""
+    call = ScriptedCall(tool="retrieve", input="{}", result=(TextBlock(text="Shot:"), PIXEL), id="c1")
+    turn = ScriptedTurn(user=(TextBlock(text="Look."),), rounds=(ScriptedRound(calls=(call,)),), final="Ok.")
+    script = Script(system_prompt="You look.", tools=TOOLS, turns=(turn,))
+    config = PAConfig(capability="window", settings={"max_messages": 40})
+    theirs, ours = run_pydantic_ai(script, config), run_lab(script, config)
+    sent = [json.loads(m) for m in theirs.calls[-1].messages[3:]]
+    mine = [json.loads(m) for m in ours.calls[-1].messages[3:]]
+    assert sent[0]["role"] == "tool" and "See file" in sent[0]["content"]
+    assert sent[1]["role"] == "user" and "<tool_result" in sent[1]["content"]
+    assert mine == [
+        {"content": "Shot:", "role": "tool", "tool_call_id": "c1"},
+        {"content": "", "role": "user"},  # the image (the canonical view compares text alone)
+    ]

@@ -182,3 +182,19 @@ def test_the_openhands_presets_say_they_handle_images_as_the_sdk_does_without_vi
     """`ctxlab presets -v` tells the behaviour of CHECKLIST OpenHands 24, no longer a deviation."""
     notes = [note for note in PRESETS[name].remarks if "image" in note]
     assert len(notes) == 1 and "test-model" in notes[0] and "declared" not in notes[0]
+
+
+@pytest.mark.parametrize("name", ["openai-agents-trimmer", "openai-agents-session"])
+def test_the_openai_agents_presets_declare_how_their_images_are_sent(name: str) -> None:
+    """`ctxlab presets -v` tells the declared deviation of CHECKLIST OA21."""
+    notes = [note for note in PRESETS[name].remarks if "OA21" in note]
+    assert len(notes) == 1 and "chat-completions" in notes[0] and "detail" in notes[0]
+
+
+@pytest.mark.parametrize("name", ["pydantic-ai-clear", "pydantic-ai-window", "pydantic-ai-summary"])
+def test_the_pydantic_ai_presets_declare_what_real_transcripts_showed(name: str) -> None:
+    """`ctxlab presets -v` tells the declared deviations PA24 (an empty answer), PA25 (arguments
+    that are no JSON object) and PA26 (a result's images)."""
+    notes = PRESETS[name].remarks
+    for row, words in (("PA24", "no text and no call"), ("PA25", "INVALID_JSON"), ("PA26", "See file")):
+        assert sum(row in note and words in note for note in notes) == 1, row

@@ -50,6 +50,9 @@ NOTES = (
     "deviation: requests follow a model not named DeepSeek, which is sent no reasoning (a round's "
     "thinking is still a stored reasoning item the session limit counts); to a DeepSeek model the "
     "SDK sends each reasoning item back as the next assistant message's reasoning_content",
+    "deviation: a tool output's images are sent, after its text in a user message of their own; the "
+    "SDK's chat-completions model sends an output's text parts alone (images alone as a placeholder "
+    "text) and writes each image's detail as auto, which the lab leaves to the API's default (OA21)",
     "deviation: a tool output of several parts or with images is never trimmed (the SDK trims "
     "structured outputs with their own notices)",
 )
@@ -183,6 +186,6 @@ SESSION_PRESET = Preset(
     params=SessionParams,
     build=build_session,
     peers=("openai-agents",),
-    notes=NOTES[:3],
+    notes=NOTES[:4],
     assistant_first="the session's item limit keeps the newest items, which may begin with the assistant's",
 )

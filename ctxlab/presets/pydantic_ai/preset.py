@@ -62,6 +62,14 @@ NOTES = (
     "pydantic-ai's limit of 50 requests a run is not applied (the lab's loop limit is)",
     "a model's reasoning is sent back in reasoning_content and counted, as pydantic-ai does; its empty "
     "reasoning_content on this turn's calls without reasoning (no tokens) is left out",
+    "an answer with no text and no call ends the reply; pydantic-ai asks the model again after its "
+    "retry prompt (declared as PA24)",
+    "a call's arguments that are no JSON object are sent as written and the call answered with its "
+    "result; pydantic-ai sends them wrapped as INVALID_JSON and answers with its validation retry "
+    "prompt, running no tool (declared as PA25)",
+    "a result's images are sent in a user message after the result's text; pydantic-ai sends each as a "
+    'file it names, "See file <id>." in the tool message and the image between <tool_result> tags '
+    "in a user message (declared as PA26)",
 )
 
 
