@@ -3,7 +3,8 @@
 
 A deep agent offers its eight built-in tools (`ls`, `read_file`, `write_file`, `edit_file`,
 `delete`, `glob`, `grep`, `task`) before the user's (a user's tool of a built-in's name in its
-place), and its middleware works on the LangChain view of the history:
+place; the user's as `create_agent` binds them, `ctxlab.presets.lc_tools`), and its middleware
+works on the LangChain view of the history:
 - `FilesystemMiddleware` evicts a tool result longer than `tool_token_limit_before_evict` x 4
   characters as it arrives: the text is saved at `/large_tool_results/<call id>` and the result
   becomes a stub with a numbered head-and-tail preview (`ctxlab.presets.deepagents.eviction`).
@@ -60,6 +61,7 @@ from ctxlab.presets.deepagents.summary import (
     tool_tokens,
 )
 from ctxlab.presets.lc_messages import lc_answer, lc_view
+from ctxlab.presets.lc_tools import bound_tool
 from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy
 from ctxlab.texts import Texts
@@ -149,11 +151,12 @@ class EvictLargeResults(Step):
         return evicted(result, self.texts)
 
     def tools(self, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
-        """The built-in tools, then the user's; as `create_agent` keys the tools by name, a user's
-        tool named as a built-in takes the built-in's place (one tool per name)."""
+        """The built-in tools, then the user's as `create_agent` binds them (`bound_tool`); as it
+        keys the tools by name, a user's tool named as a built-in takes the built-in's place (one
+        tool per name)."""
         offered = {t.schema.name: t.schema for t in self.texts.tools}
         for tool in tools:
-            offered[tool.name] = tool
+            offered[tool.name] = bound_tool(tool)
         return tuple(offered.values())
 
 

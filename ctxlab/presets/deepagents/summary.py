@@ -66,6 +66,7 @@ from ctxlab.presets.lc_summary import (
     should_summarize,
     summary_failure,
 )
+from ctxlab.presets.lc_tools import BoundTool
 from ctxlab.presets.steps import Compaction, Edit, Step, Stepped, record_compaction
 from ctxlab.texts.deepagents import DeepAgentsTexts, counted_chars
 
@@ -146,10 +147,11 @@ class SummarizationSettings:
 
 def tool_tokens(tools: Sequence[ToolSchema], builtin: dict[ToolSchema, int]) -> int:
     """The tools' share of deepagents' count: their counted characters over 4, rounded up (a
-    built-in tool as deepagents binds it, any other from its schema)."""
+    built-in tool as deepagents binds it, a user's as it was given, any other from its schema)."""
     if not tools:
         return 0
-    return math.ceil(sum(builtin.get(t, counted_chars(t)) for t in tools) / SCALED.chars_per_token)
+    chars = (builtin.get(t, t.counted_chars if isinstance(t, BoundTool) else counted_chars(t)) for t in tools)
+    return math.ceil(sum(chars) / SCALED.chars_per_token)
 
 
 def input_budget(window: int) -> int:

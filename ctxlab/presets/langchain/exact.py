@@ -33,6 +33,9 @@ message before it; with `clear_at_least` > 0 it stops once that many tokens are 
 `clear_tool_inputs` the cleared call's arguments become `{}`. A result already holding the
 placeholder is not cleared again (it only happens with `persist`, an option off by default).
 
+Both send the user's tools as `create_agent` binds them (`ctxlab.presets.lc_tools`: references
+inlined, titles removed).
+
 Events: `compressed` (a summary replaced a span), `cleared` (clearing).
 """
 
@@ -53,6 +56,7 @@ from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.sizes import (
     Sizer,
 )
+from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.messages.units import (
     BlockRef,
     ViewUnit,
@@ -84,6 +88,7 @@ from ctxlab.presets.lc_summary import (
     should_summarize,
     summary_failure,
 )
+from ctxlab.presets.lc_tools import bound_tool
 from ctxlab.presets.steps import (
     Compaction,
     PersistableClearing,
@@ -171,6 +176,10 @@ class SummarizeExact(Step):
         plain = ApproxParams(chars_per_token=cpt)
         return partial(count_tokens, params=scaled), partial(count_tokens, params=plain)
 
+    def tools(self, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        """The tools as LangChain's agent sends them."""
+        return tuple(bound_tool(t) for t in tools)
+
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """Summarize the span before the kept tail when a clause holds."""
         p = self.params
@@ -225,6 +234,10 @@ class ClearExact(PersistableClearing):
     params: LangChainClearParams
     texts: LangChainTexts = CTXLAB_LANGCHAIN_TEXTS
     key: ClassVar[str] = "clear_tool_results"
+
+    def tools(self, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+        """The tools as LangChain's agent sends them."""
+        return tuple(bound_tool(t) for t in tools)
 
     @property
     def persist(self) -> bool:
