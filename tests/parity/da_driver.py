@@ -42,7 +42,6 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.presets.lc_messages import LCMessage
 from tests.parity.lc_bridge import from_langchain
@@ -53,6 +52,7 @@ from tests.parity.lc_driver import (
     ScriptedWorld,
     _tool,
     sent_reasoning,
+    user_content,
 )
 
 SUMMARY_HEAD = DEEPAGENTS_DEFAULT_SUMMARY_PROMPT[:120]
@@ -176,9 +176,8 @@ def run_deepagents(script: Script, config: DAConfig) -> LCTrace:
     thread = {"configurable": {"thread_id": "parity"}}
     error = None
     for turn in script.turns:
-        user = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
         try:
-            agent.invoke({"messages": [HumanMessage(content=user)]}, config=thread)
+            agent.invoke({"messages": [HumanMessage(content=user_content(turn.user))]}, config=thread)
         except Exception as failure:  # the run ends; the trace keeps what happened
             error = type(failure).__name__
             break
@@ -189,11 +188,18 @@ def normalised(trace: LCTrace) -> LCTrace:
     """The trace with every history session id and evicted message's uuid4 replaced by one
     placeholder each."""
 
+    def text(written: str) -> str:
+        if "/conversation_history/" not in written:
+            return written
+        return EVICTED_MESSAGE.sub("/conversation_history/<id>.md", SESSION.sub("session_<id>", written))
+
     def clean(message: LCMessage) -> LCMessage:
-        if isinstance(message.content, str) and "/conversation_history/" in message.content:
-            content = SESSION.sub("session_<id>", message.content)
-            return replace(message, content=EVICTED_MESSAGE.sub("/conversation_history/<id>.md", content))
-        return message
+        if isinstance(message.content, str):
+            return replace(message, content=text(message.content))
+        blocks = tuple(  # a user message of several parts: its text block
+            {**b, "text": text(b["text"])} if b.get("type") == "text" else b for b in message.content
+        )
+        return replace(message, content=blocks)
 
     calls = tuple(replace(c, messages=tuple(clean(m) for m in c.messages)) for c in trace.calls)
     return replace(trace, calls=calls)

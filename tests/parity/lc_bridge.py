@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.block_translators.openai import convert_to_openai_data_block
 from langchain_core.messages.utils import convert_to_openai_messages
 
 from ctxlab.presets.lc_messages import LCCall, LCMessage
@@ -36,8 +37,15 @@ def to_langchain(message: LCMessage) -> BaseMessage:
 
 def from_langchain(message: BaseMessage) -> LCMessage:
     """ctxlab's view of a langchain-core message (text, tool calls, names); a call's arguments as
-    langchain-core's OpenAI form writes them (`convert_to_openai_messages`)."""
+    langchain-core's OpenAI form writes them (`convert_to_openai_messages`), and a standard image
+    block (deepagents makes one of a user's image when it evicts the message) as the `image_url`
+    part langchain-core's OpenAI translator sends (`convert_to_openai_data_block`)."""
     content = message.content if isinstance(message.content, str) else tuple(message.content)  # type: ignore[arg-type]
+    if isinstance(content, tuple):
+        content = tuple(
+            convert_to_openai_data_block(b) if isinstance(b, dict) and b.get("type") == "image" else b
+            for b in content
+        )
     if isinstance(message, AIMessage):
         sent = convert_to_openai_messages(message).get("tool_calls", [])
         calls = tuple(

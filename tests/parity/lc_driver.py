@@ -53,7 +53,7 @@ from langchain_core.output_parsers.openai_tools import make_invalid_tool_call, p
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.presets.lc_messages import LCMessage
 from tests.parity.lc_bridge import from_langchain
@@ -223,6 +223,22 @@ class ScriptedWorld(AgentMiddleware):  # type: ignore[type-arg]
         return ToolMessage(content=text, name=call["name"], tool_call_id=call["id"], status=status)
 
 
+def user_content(parts: Sequence[Part]) -> str | list[str | dict[str, Any]]:
+    """A user message's content as a LangChain caller gives it: a lone text as a string, else
+    the parts in order as OpenAI content blocks (a text, an image's URL or data URL)."""
+    if len(parts) == 1 and isinstance(parts[0], TextBlock):
+        return parts[0].text
+    return [_block(p) for p in parts]
+
+
+def _block(part: Part) -> dict[str, Any]:
+    if isinstance(part, TextBlock):
+        return {"type": "text", "text": part.text}
+    assert isinstance(part, DataBlock) and part.is_image, "the driver carries texts and images"
+    url = part.source if part.kind == "url" else f"data:{part.media_type};base64,{part.source}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
 def _tool(schema: Any) -> StructuredTool:
     def unused(**kwargs: Any) -> str:
         raise AssertionError("the scripted world answers every call")
@@ -266,9 +282,8 @@ def run_langchain(script: Script, config: LCConfig) -> LCTrace:
     messages: list[BaseMessage] = []
     error = None
     for turn in script.turns:
-        user = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
         try:
-            out = agent.invoke({"messages": [*messages, HumanMessage(content=user)]})
+            out = agent.invoke({"messages": [*messages, HumanMessage(content=user_content(turn.user))]})
         except Exception as failure:  # the run ends; the trace keeps what happened
             error = type(failure).__name__
             break
