@@ -354,3 +354,19 @@ def test_deviation_arguments_langchain_holds_as_no_call_fail_the_lab_run() -> No
         assert theirs.error is None and [m.kind for m in theirs.final] == ["human", "ai"]
         assert not theirs.final[-1].tool_calls and len(theirs.calls) == 1
         assert ours.error == "ValueError" and ours.calls == theirs.calls
+
+
+def test_deviation_langchain_strips_a_tool_description_built_by_structured_tool() -> None:
+    """L29: as in deepagents (D20), the driver builds the user's tools with
+    `StructuredTool.from_function`, which strips the description; the lab sends a workload's
+    description as written (LangChain's summarization counts no tools, so only the tools sent
+    differ). Imported transcripts' descriptions may end in a newline (OpenHands' tools); pinned."""
+    padded = replace(TOOLS[0], description=TOOLS[0].description + "\n")
+    script = replace(loop([200]), tools=(padded, TOOLS[1]))
+    theirs, ours = run_langchain(script, LCConfig()), run_lab(script, LCConfig())
+    sent = {
+        side: json.loads(trace.calls[0].tools[0])["function"]["description"]
+        for side, trace in (("theirs", theirs), ("ours", ours))
+    }
+    assert sent == {"theirs": TOOLS[0].description, "ours": TOOLS[0].description + "\n"}
+    assert [c.messages for c in ours.calls] == [c.messages for c in theirs.calls]
