@@ -127,3 +127,44 @@ def test_thinking_is_counted_by_the_estimator_and_left_out_of_every_request() ->
         assert "why why" not in json.dumps(real.sent)
         if mine.kind == "reasoning":
             assert _plain(to_openai(mine.request)) == _plain(real.sent)
+
+
+def test_tool_schema_titles_are_dropped_as_the_toolkit_drops_them() -> None:
+    """AgentScope's toolkit drops every `title` of a tool's parameters (the top, properties,
+    items, additionalProperties, $defs, nested), never a property named `title`, before it sends
+    and counts the schema (tau2's tools are titled so); the lab counts and sends the same."""
+    import dataclasses
+
+    from ctxlab.core.messages.tools import ToolSchema
+    from ctxlab.presets.agentscope.strategy import AgentScopeStrategy
+    from ctxlab.texts import agentscope_texts
+    from tests.parity.workloads import retrieval_loop
+
+    titled = {
+        "title": "parameters",
+        "type": "object",
+        "properties": {
+            "query": {"title": "Query", "type": "string"},
+            "title": {"title": "Title", "type": "array", "items": {"title": "Item", "type": "string"}},
+            "extra": {"type": "object", "additionalProperties": {"title": "Value", "type": "integer"}},
+        },
+        "$defs": {"Page": {"title": "Page", "type": "object", "properties": {"n": {"title": "N"}}}},
+    }
+    bare = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "title": {"type": "array", "items": {"type": "string"}},
+            "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
+        },
+        "$defs": {"Page": {"type": "object", "properties": {"n": {}}}},
+    }
+    script = retrieval_loop([3000, 3000, 2000, 500], turns=2)
+    tool = ToolSchema.of("retrieve", "Retrieve passages.", titled)
+    ours, theirs = compare(dataclasses.replace(script, tools=(tool,)), ParityConfig(context_size=4000))
+    assert ours.compressions
+    (sent,) = AgentScopeStrategy(texts=agentscope_texts()).tools((tool,))
+    assert json.loads(sent.parameters) == bare
+    untitled, _ = compare(dataclasses.replace(script, tools=(sent,)), ParityConfig(context_size=4000))
+    assert untitled.input_tokens() == theirs.input_tokens()
+

@@ -73,6 +73,40 @@ class ToolkitAnswer:
     active: tuple[str, ...] | None = None
 
 
+def without_titles(tool: ToolSchema) -> ToolSchema:
+    """The tool as AgentScope's toolkit sends and counts it: every `title` keyword of its
+    parameters dropped, at the top and in every schema under `properties`, `items`,
+    `additionalProperties` and `$defs` (deeper ones too), no other key touched (a property named
+    `title` stays); the same object when it has none.
+
+    >>> t = ToolSchema.of("f", "F.", {"title": "A", "properties": {"title": {"title": "T"}}})
+    >>> without_titles(t).parameters
+    '{"properties": {"title": {}}}'
+    """
+    parameters = json.loads(tool.parameters)
+    if not isinstance(parameters, dict) or not _drop_titles(parameters):
+        return tool
+    return ToolSchema.of(tool.name, tool.description, parameters)
+
+
+_NESTED = ("items", "additionalProperties")
+_MAPS = ("properties", "$defs")
+
+
+def _drop_titles(schema: dict[str, object]) -> bool:
+    """Drop `schema`'s titles in place (see `without_titles`); whether there was one."""
+    found = "title" in schema
+    schema.pop("title", None)
+    children = [schema[key] for key in _NESTED if key in schema]
+    for key in _MAPS:
+        mapping = schema.get(key)
+        children += list(mapping.values()) if isinstance(mapping, dict) else []
+    for child in children:
+        if isinstance(child, dict):
+            found = _drop_titles(child) or found
+    return found
+
+
 def reset_tools_schema(groups: tuple[ToolGroup, ...], description: str) -> ToolSchema:
     """The activation tool's schema: one boolean per group, defaulting to false, described by the
     group's description (the pydantic model AgentScope builds, titles dropped as its toolkit does).

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from ctxlab.core.agentscope.compress import fixed_messages
 from ctxlab.core.agentscope.formatter import DataTexts, sent_context
 from ctxlab.core.agentscope.inject import ContextGauge, InjectionParams, needs_input_tokens, runtime_injection
+from ctxlab.core.agentscope.toolkit import without_titles
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import ToolResultBlock
 from ctxlab.core.messages.message import Message
@@ -78,8 +79,9 @@ class AgentScopeStrategy:
         )
 
     def tools(self, script_tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
-        """The script's tools, then the task tools, then the compression tool (registration order)."""
-        tools = script_tools
+        """The script's tools (their titles dropped, as AgentScope's toolkit sends and counts them),
+        then the task tools, then the compression tool (registration order)."""
+        tools = tuple(without_titles(tool) for tool in script_tools)
         if self.params.task_tools:
             t = self.texts
             tools += (t.task_create_tool, t.task_get_tool, t.task_list_tool, t.task_update_tool)
