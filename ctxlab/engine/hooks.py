@@ -62,7 +62,9 @@ class Strategy(Protocol):
 KeptAnswer = Callable[[tuple[Block, ...]], tuple[Block, ...]]
 """How a framework stores a model's answer: the blocks it keeps of the blocks the model gave. A
 strategy may carry one as `kept_answer` (read with `getattr`, None: the blocks as given, and
-nothing for an empty answer); the response itself is recorded as the model gave it."""
+nothing for an empty answer); the response itself is recorded as the model gave it. A strategy
+may also carry `keeps_empty_answer` (read with `getattr`, default False): an answer kept as no
+blocks still gives the reply its message, empty, where it has none yet."""
 
 
 StandIn = Callable[[EpisodeState], tuple[Block, ...]]

@@ -106,6 +106,7 @@ class Loop:
     _active: tuple[str, ...] = field(init=False, default=())
     _kept: KeptAnswer | None = field(init=False, default=None)
     _finish: str | None = field(init=False, default=None)
+    _keeps_empty: bool = field(init=False, default=False)
     _stand_in: StandIn | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -118,6 +119,7 @@ class Loop:
         self._basic_tools = self.strategy.tools(self.script.tools)
         self._kept = getattr(self.strategy, "kept_answer", None)
         self._finish = getattr(self.strategy, "finish_tool", None)
+        self._keeps_empty = bool(getattr(self.strategy, "keeps_empty_answer", False))
         self._stand_in = getattr(self.strategy, "stand_in", None)
         self.frame = Frame(
             system_prompt=self.strategy.system_prompt(prompt),
@@ -291,13 +293,14 @@ class Loop:
         return self.env.reasoning(state, request, tokens)
 
     def save_response(self, state: EpisodeState, response: ModelResponse) -> EpisodeState:
-        """Append the response's blocks (as the strategy keeps them) to the reply message; the reply
-        now carries usage."""
+        """Append the response's blocks (as the strategy keeps them) to the reply message (an empty
+        one created for no blocks where the strategy `keeps_empty_answer`); the reply now carries
+        usage."""
         reply = state.reply
         if not reply.has_usage:
             reply = ReplyMark(reply_id=reply.reply_id, has_usage=True, name=reply.name)
         kept = self.kept(response)
-        if kept:
+        if kept or self._keeps_empty:
             return append_to_reply(state, kept, self.env.counter, reply=reply)
         return state if reply is state.reply else evolve(state, reply=reply)
 

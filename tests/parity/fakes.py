@@ -145,7 +145,8 @@ class ScriptedChatModel(ChatModelBase):
         self._progress.served += 1
         forced_final = tool_choice is not None and tool_choice.mode == "none"
         if forced_final or index >= len(turn.rounds):
-            return [am.TextBlock(text=turn.final)]
+            # `OpenAIChatModel` makes no text block of an empty message content
+            return [am.TextBlock(text=turn.final)] if turn.final else []
         return round_blocks(turn.rounds[index])
 
     async def _summarize(

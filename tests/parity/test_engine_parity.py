@@ -13,6 +13,7 @@ from hypothesis import given
 
 from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.world.script import Script
+from ctxlab.presets.agentscope.config import InjectionConfig
 from tests.parity.ch08 import ch08_workload
 from tests.parity.lab import run_lab, without_ids
 from tests.parity.spec import ParityConfig
@@ -168,3 +169,32 @@ def test_tool_schema_titles_are_dropped_as_the_toolkit_drops_them() -> None:
     untitled, _ = compare(dataclasses.replace(script, tools=(sent,)), ParityConfig(context_size=4000))
     assert untitled.input_tokens() == theirs.input_tokens()
 
+
+def test_an_empty_answer_leaves_an_empty_message_that_is_never_sent() -> None:
+    """An answer of no text and no call (most imported transcripts end a turn so): the OpenAI
+    chat model makes no block of it, and the agent saves the response, which carries usage, as
+    the reply's message with no blocks, where the reply has none yet; its formatter sends none of
+    it. The lab keeps the same empty message (seen in the contexts compared), so it is split and
+    compressed as AgentScope's."""
+    import dataclasses
+
+    from tests.parity.workloads import retrieval_loop
+
+    base = retrieval_loop([300, 400], turns=2)
+    silent = dataclasses.replace(base.turns[0], rounds=(), final="")
+    script = dataclasses.replace(base, turns=(silent, base.turns[1], silent))
+    quiet = ParityConfig(context_size=100_000, injection=InjectionConfig(inject_runtime_state=False))
+    ours, theirs = compare(script, quiet)
+    assert [m.role for m in theirs.final_messages] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert theirs.final_messages[1].blocks == () and theirs.final_messages[-1].blocks == ()
+    assert [w["role"] for w in theirs.calls[1].sent] == ["system", "user", "user"]
+    assert _plain(ours.calls[1].sent) == _plain(theirs.calls[1].sent)
+    ours, _ = compare(script, dataclasses.replace(quiet, context_size=300))
+    assert ours.compressions

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from typing import ClassVar
 
 from ctxlab.core.agentscope.compress import fixed_messages
 from ctxlab.core.agentscope.formatter import DataTexts, sent_context
@@ -59,6 +60,9 @@ class AgentScopeStrategy:
     texts: Texts
     params: AgentScopeParams = field(default_factory=AgentScopeParams)
     name: str = "agentscope"
+    keeps_empty_answer: ClassVar[bool] = True
+    """An empty answer (no text, no call) still gives the reply its message, with no blocks: the
+    agent saves a response with usage (`Agent._save_to_context`), and the formatter sends none of it."""
 
     def timezone(self, state: EpisodeState) -> str:
         """The zone the time is shown in: a turn's move, else the configured one."""
