@@ -1,0 +1,127 @@
+"""Real transcripts through `agentscope` against the real `agentscope.agent.Agent` (2.0.11): every
+sample of `tests/data/importers` the lab imports, replayed at one of four settings, compared by
+the engine parity's `compare` (call kinds, every call's input tokens under every convention, the
+context after every compression, the summaries, the final context), and every request as the
+OpenAI formatter sends it (role, text, calls, result id).
+
+A setting's window is a share (0.25 to 0.7) of the transcript's own largest request, at least 200
+tokens, so every transcript whose largest request passes 200 tokens is compressed at least once
+(most several times); the settings also vary the trigger and reserve, truncate results (limits 200
+to 1,000 tokens, offloaded or not), cap images (0, 1, 5), inject the runtime state or not, offer
+the task and compression tools, and fail a summary (falling back to the previous one).
+
+Each transcript is first put in the form the driver plays (`driver_form`): a tool the transcript
+calls without declaring it (a provider's server tool: web search, code execution) is declared,
+taking any object, since the agent's toolkit answers a call of an unknown tool with its own error
+where the replay has the recorded result. Nothing else is adapted: parallel calls, failed results,
+images, thinking, empty answers and the transcripts' own tool schemas (titles and all) are played
+as imported, by both sides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from ctxlab.core.messages.tools import ToolSchema
+from ctxlab.core.world.script import Script
+from ctxlab.presets.agentscope.config import ContextConfig, InjectionConfig
+from ctxlab.workloads.importers import read_any
+from tests.parity.lab import run_lab
+from tests.parity.spec import ParityConfig
+from tests.parity.test_engine_parity import _plain, compare
+
+DATA = Path(__file__).parents[1] / "data" / "importers"
+TRANSCRIPTS = sorted(
+    path.relative_to(DATA).as_posix()
+    for path in DATA.glob("*/*")
+    if path.suffix in {".json", ".jsonl", ".traj"}
+)
+NO_INJECTION = InjectionConfig(inject_runtime_state=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A parity configuration whose window is `share` of the transcript's largest request."""
+
+    share: float
+    config: ParityConfig
+
+
+SETTINGS = (
+    Setting(
+        0.5,
+        ParityConfig(
+            context_size=1,
+            context=ContextConfig(tool_result_limit=500),
+            injection=NO_INJECTION,
+            workspace="memory",
+        ),
+    ),
+    Setting(
+        0.35,
+        ParityConfig(
+            context_size=1,
+            context=ContextConfig(
+                trigger_ratio=0.6,
+                reserve_ratio=0.2,
+                context_buffer_ratio=0.1,
+                tool_result_limit=200,
+                max_image_num=0,
+            ),
+        ),
+    ),
+    Setting(
+        0.7,
+        ParityConfig(
+            context_size=1,
+            context=ContextConfig(max_image_num=1, compression_tool_enabled=True),
+            task_tools=True,
+            workspace="memory",
+        ),
+    ),
+    Setting(
+        0.25,
+        ParityConfig(
+            context_size=1,
+            context=ContextConfig(reserve_ratio=0.3, tool_result_limit=1000),
+            injection=NO_INJECTION,
+            fail_on=frozenset({2}),
+            fail_mode="raise",
+        ),
+    ),
+)
+SMALLEST_WINDOW = 200
+
+
+def driver_form(script: Script) -> Script:
+    """`script` with a schema for every tool it calls without declaring it (see the module
+    docstring); the same object when it declares them all."""
+    declared = {tool.name for tool in script.tools}
+    missing = dict.fromkeys(c.tool for c in script.calls() if c.tool not in declared)
+    if not missing:
+        return script
+    added = tuple(
+        ToolSchema.of(name, f"The {name} tool.", {"type": "object", "properties": {}}) for name in missing
+    )
+    return replace(script, tools=(*script.tools, *added))
+
+
+def largest_request(script: Script, setting: Setting) -> int:
+    """The lab's largest request for `script` at the setting, in a window nothing fills."""
+    unbounded = run_lab(script, replace(setting.config, context_size=10**9))
+    return max(call.tokens.messages for call in unbounded.calls)
+
+
+@pytest.mark.parametrize("transcript", TRANSCRIPTS)
+def test_a_real_transcript_through_agentscope_matches_the_agent(transcript: str) -> None:
+    setting = SETTINGS[TRANSCRIPTS.index(transcript) % len(SETTINGS)]
+    script = driver_form(read_any(DATA / transcript).script)
+    largest = largest_request(script, setting)
+    window = max(SMALLEST_WINDOW, int(largest * setting.share))
+    ours, theirs = compare(script, replace(setting.config, context_size=window))
+    for index, (mine, real) in enumerate(zip(ours.calls, theirs.calls, strict=True)):
+        assert _plain(mine.sent) == _plain(real.sent), f"call {index} is sent otherwise"
+    assert theirs.compressions or largest <= SMALLEST_WINDOW  # the strategy acts
