@@ -12,8 +12,11 @@ The history is built as SWE-agent's `DefaultAgent` builds it at that commit (`ag
 the system prompt (`message_type` `system_prompt`), demonstrations (`is_demo`), the instance
 template as the first observation (a user message), then per step the action (assistant, its
 one tool call) and its observation (role `tool`, `tool_call_ids`), rendered with the templates of
-its default config. Before each query the processors run over the whole history and the result
-becomes chat messages as its `LiteLLMModel._history_to_messages` writes them.
+its default config. A replayed transcript's later turns add, each, the previous turn's final
+answer (an assistant message, where it has one) and its user message, neither an observation
+(SWE-agent has one task: checklist S13). Before each query the processors run over the whole
+history and the result becomes chat messages as its `LiteLLMModel._history_to_messages` writes
+them.
 
 A round's thinking reaches SWE-agent as an OpenAI-compatible provider's `reasoning_content` on
 the LiteLLM message: `LiteLLMModel._single_query` keeps of a choice only its content, its tool
@@ -43,7 +46,7 @@ from ctxlab.core.messages.blocks import DataBlock, TextBlock
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.wire.views import to_openai
-from ctxlab.core.world.script import Script, ScriptedRound
+from ctxlab.core.world.script import Script, ScriptedRound, ScriptedTurn
 from ctxlab.engine.env import Env
 from ctxlab.engine.loop import Loop
 from ctxlab.models.scripted import ScriptModel
@@ -93,7 +96,8 @@ def render(observation: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
-    """A parity case: a one-task script of single-call rounds, the parameters, the demos.
+    """A parity case: a script of single-call rounds (one turn, as a SWE-agent run has; a replayed
+    transcript's later turns are read as `swe_history` says), the parameters, the demos.
 
     Attributes:
         demos: 0 none; 1 one demonstration message (`put_demos_in_history: false`); 2 a
@@ -131,13 +135,21 @@ def _demonstration(kind: int) -> list[dict[str, Any]]:
     return [{**step, "agent": "main", "is_demo": True} for step in steps]
 
 
-def _content(parts: tuple[Any, ...]) -> str | list[dict[str, Any]]:
-    text = render("".join(p.text for p in parts if isinstance(p, TextBlock)))
+def _content(parts: tuple[Any, ...], *, rendered: bool = True) -> str | list[dict[str, Any]]:
+    """An observation's content (`rendered` by the templates) or a user message's: the text, or
+    the text then the images."""
+    text = "".join(p.text for p in parts if isinstance(p, TextBlock))
+    text = render(text) if rendered else text
     images = [p for p in parts if isinstance(p, DataBlock)]
     if not images:
         return text
     items: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    return items + [{"type": "image_url", "image_url": {"url": p.source}} for p in images]
+    return items + [{"type": "image_url", "image_url": {"url": _url(p)}} for p in images]
+
+
+def _url(image: DataBlock) -> str:
+    """An image's URL as SWE-agent's history holds it: a data URL for inline data."""
+    return image.source if image.kind == "url" else f"data:{image.media_type};base64,{image.source}"
 
 
 def model_output(round_: ScriptedRound, *, thinking_blocks: bool) -> dict[str, Any]:
@@ -155,16 +167,36 @@ def model_output(round_: ScriptedRound, *, thinking_blocks: bool) -> dict[str, A
 
 
 def swe_history(case: Workload) -> list[list[dict[str, Any]]]:
-    """The history before each query, as SWE-agent's `DefaultAgent` builds it."""
+    """The history before each query, as SWE-agent's `DefaultAgent` builds it; a later turn (a
+    replayed transcript's) adds the previous turn's final answer, when it has one, and its user
+    message, neither an observation (S13)."""
     script = case.script
-    (turn,) = script.turns
     history: list[dict[str, Any]] = [
         {"role": "system", "content": script.system_prompt, "agent": "main", "message_type": "system_prompt"}
     ]
     history += _demonstration(case.demos) if case.demos else []
-    task = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
-    history.append({"role": "user", "content": task, "agent": "main", "message_type": "observation"})
-    before = [list(history)]
+    before: list[list[dict[str, Any]]] = []
+    for index, turn in enumerate(script.turns):
+        if index and script.turns[index - 1].final:
+            final = script.turns[index - 1].final
+            history.append({"role": "assistant", "content": final, "agent": "main", "message_type": "answer"})
+        kind = "user" if index else "observation"
+        history.append(
+            {
+                "role": "user",
+                "content": _content(turn.user, rendered=False),
+                "agent": "main",
+                "message_type": kind,
+            }
+        )
+        before.append(list(history))
+        before += _steps(case, turn, history)
+    return before
+
+
+def _steps(case: Workload, turn: ScriptedTurn, history: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Add the turn's steps to `history`; the history after each."""
+    before = []
     for r in turn.rounds:
         (call,) = r.calls
         assert call.result is not None and call.id is not None
@@ -295,15 +327,17 @@ class RecordingModel:
 
 def lab_script(case: Workload) -> Script:
     """The script ctxlab plays: each result as SWE-agent's templates render it into the history."""
-    (turn,) = case.script.turns
-    rounds = []
-    for r in turn.rounds:
-        (call,) = r.calls
-        assert call.result is not None
-        text = render("".join(p.text for p in call.result if isinstance(p, TextBlock)))
-        images = tuple(p for p in call.result if isinstance(p, DataBlock))
-        rounds.append(replace(r, calls=(replace(call, result=(TextBlock(text=text), *images)),)))
-    return replace(case.script, turns=(replace(turn, rounds=tuple(rounds)),))
+    turns = []
+    for turn in case.script.turns:
+        rounds = []
+        for r in turn.rounds:
+            (call,) = r.calls
+            assert call.result is not None
+            text = render("".join(p.text for p in call.result if isinstance(p, TextBlock)))
+            images = tuple(p for p in call.result if isinstance(p, DataBlock))
+            rounds.append(replace(r, calls=(replace(call, result=(TextBlock(text=text), *images)),)))
+        turns.append(replace(turn, rounds=tuple(rounds)))
+    return replace(case.script, turns=tuple(turns))
 
 
 def lab_requests(case: Workload, texts_name: str = "swe-agent") -> list[list[dict[str, Any]]]:
