@@ -16,7 +16,8 @@ repeats its conversation so far, so the rule is:
   carries: it is how a conversation goes on after a compaction, the client's next request
   starting over from the summary the model wrote (a chain of one, otherwise, and so taken for a
   side request when no request follows it). A title, a topic or a quota check holds no such
-  passage, and stays a side request.
+  passage, and stays a side request; one that quotes the last answer of a chain whole (a title
+  asked of the conversation with its answers) is read as that chain's continuation.
 - A *chain* is a request and the requests it continues, back to one that continues none.
 - The conversation is the last request of the chain that ends latest among the chains of two
   requests or more (a side request is a chain of one: a title, a topic, a quota check asked once);
