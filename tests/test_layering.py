@@ -25,6 +25,7 @@ FAMILY_SHARED = {
     "observations",
     "lc_messages",
     "lc_summary",
+    "lc_tools",
 }
 BORROWED: set[tuple[str, str]] = set()
 """Steps one family still borrows from another, until the parity work gives each its own."""
