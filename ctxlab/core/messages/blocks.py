@@ -173,12 +173,15 @@ class ToolCallBlock:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultBlock:
-    """The result of the call with the same `id`."""
+    """The result of the call with the same `id`. `listed`: the OpenAI view sends its texts as a
+    list of text parts even when there is one (a framework that sends a structured output's texts
+    so sets it on the result it sends; a stored result never has it)."""
 
     id: str
     name: str
     output: tuple[Part, ...]
     state: ResultState = "success"
+    listed: bool = False
     tally: Tally = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -59,6 +59,7 @@ def encode_block(block: Block) -> Data:
                 "name": block.name,
                 "output": output,
                 "state": block.state,
+                **({"listed": True} if block.listed else {}),
             }
         case _:
             assert_never(block)
@@ -105,7 +106,13 @@ def decode_block(data: Mapping[str, Any]) -> Block:
         return ToolCallBlock(id=data["id"], name=data["name"], input=data["input"])
     if kind == "tool_result":
         output = tuple(decode_part(p) for p in data["output"])
-        return ToolResultBlock(id=data["id"], name=data["name"], output=output, state=data["state"])
+        return ToolResultBlock(
+            id=data["id"],
+            name=data["name"],
+            output=output,
+            state=data["state"],
+            listed=data.get("listed", False),
+        )
     raise ValueError(f"unknown block type {kind!r}")
 
 

@@ -130,9 +130,12 @@ _wire_scan = LeadingScan[Block, WireCarry, Wire](wire_step, anywhere=True)
 
 
 def tool_wire(result: ToolResultBlock) -> Wire:
-    """The `tool` message a result becomes (its texts; the images it returned follow the batch)."""
+    """The `tool` message a result becomes (its texts, as a list of parts when it is `listed`;
+    the images it returned follow the batch)."""
     texts = [p for p in result.output if isinstance(p, TextBlock)]
     content: str | list[Wire] = wire_content(texts) if texts else ""
+    if result.listed and isinstance(content, str) and texts:
+        content = [{"type": "text", "text": content}]
     return {"role": "tool", "tool_call_id": result.id, "content": content}
 
 
