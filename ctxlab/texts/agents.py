@@ -2,12 +2,14 @@
 (`texts: openai-agents`).
 
 `OpenAIAgentsTexts` are the strings the family writes into a request: the notice that replaces a
-trimmed tool output, and the name it shows when the output's call is not in the request.
+trimmed tool output, the name it shows when the output's call is not in the request, and the text
+the chat-completions model sends for a tool output with no text part.
 `CTXLAB_OPENAI_AGENTS_TEXTS` is the lab's own wording (used without `texts: openai-agents`).
 
 Nothing of the package is stored in this project: the notice is built inside
 `ToolOutputTrimmer`'s trimming method, so it is read by calling that method on a stand-in output
-of marked characters and turning the marks back into fields.
+of marked characters and turning the marks back into fields; the text for an output with no text
+part is a constant of the chat-completions converter, read as it is.
 
 The module is named after the package's import name, `agents`, the one package it reads.
 Importing this module imports no other package; `openai_agents_texts()` imports `agents` and
@@ -28,15 +30,19 @@ class OpenAIAgentsTexts:
         trim_notice: a trimmed output, for `str.format` with `name`, `chars` (the output's length),
             `preview_chars` (the setting) and `preview` (the output's first characters).
         unknown_tool: the name shown when the output's call is not in the request.
+        omitted_output: the tool message's text for an output with no text part (images alone),
+            which the chat-completions model does not send.
     """
 
     trim_notice: str
     unknown_tool: str
+    omitted_output: str
 
 
 CTXLAB_OPENAI_AGENTS_TEXTS = OpenAIAgentsTexts(
     trim_notice="[{name} returned {chars} characters; the first {preview_chars} are kept]\n{preview}...",
     unknown_tool="an unknown tool",
+    omitted_output="[the tool returned no text]",
 )
 
 _CHARS = 98_765
@@ -65,13 +71,20 @@ def _template(notice: str) -> str:
 
 @functools.cache
 def openai_agents_texts() -> OpenAIAgentsTexts:
-    """The strings `ToolOutputTrimmer` writes, from the installed `openai-agents`.
+    """The strings `ToolOutputTrimmer` and the chat-completions converter write, from the installed
+    `openai-agents`.
 
     Raises:
         ModuleNotFoundError: openai-agents is not installed.
-        LookupError: the notice does not have the fields this reader expects (another version).
+        LookupError: the notice does not have the fields this reader expects, or the converter has
+            no text for an output without text (another version).
     """
     from agents.extensions.tool_output_trimmer import ToolOutputTrimmer
+    from agents.models import chatcmpl_converter
+
+    omitted = getattr(chatcmpl_converter, "_OMITTED_TOOL_OUTPUT_PLACEHOLDER", None)
+    if not isinstance(omitted, str):
+        raise LookupError("this openai-agents has no text for a tool output without text")
 
     trimmer = ToolOutputTrimmer(max_output_chars=1, preview_chars=_PREVIEW)
     item = {"type": "function_call_output", "call_id": "stand-in", "output": _MARK * _CHARS}
@@ -86,4 +99,5 @@ def openai_agents_texts() -> OpenAIAgentsTexts:
     return OpenAIAgentsTexts(
         trim_notice=_template(named["output"]),
         unknown_tool=anonymous[len(head) : len(anonymous) - len(tail)],
+        omitted_output=omitted,
     )

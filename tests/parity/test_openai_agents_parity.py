@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+from agents.models import chatcmpl_converter
 from agents.models.chatcmpl_converter import Converter
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -208,30 +210,58 @@ def test_deviation_a_deepseek_model_is_sent_its_reasoning_content() -> None:
 PIXEL = DataBlock(media_type="image/png", source="iVBORw0KGgo=", kind="base64")
 
 
-def test_deviation_a_result_s_images_reach_the_request_in_the_lab_only() -> None:
-    """OA21: the chat-completions model sends a tool output's text parts alone, as a list of parts,
-    and an output of images alone as a placeholder text; the lab sends the output's text and then
-    its images in a user message. A user image is sent by both, the SDK writing `detail: auto`
-    (the API's default), which the lab leaves out and the driver's recording drops."""
+def _looking(config_turns: int = 2) -> Script:
     calls = (
-        ScriptedCall(tool="retrieve", input="{}", result=(TextBlock(text="Screenshot:"), PIXEL), id="c1"),
-        ScriptedCall(tool="retrieve", input="{}", result=(PIXEL,), id="c2"),
+        ScriptedCall(tool="retrieve", input="{}", result=(TextBlock(text="Screenshot:"), PIXEL)),
+        ScriptedCall(tool="retrieve", input="{}", result=(PIXEL,)),
+        ScriptedCall(tool="figure", input="{}", result=(TextBlock(text="a"), PIXEL, TextBlock(text="b"))),
+        ScriptedCall(tool="figure", input="{}", result=(TextBlock(text=sized(100, False)),)),
     )
     turn = ScriptedTurn(
         user=(TextBlock(text="Look."), PIXEL), rounds=(ScriptedRound(calls=calls),), final="Ok."
     )
-    script = Script(system_prompt="You look.", tools=TOOLS, turns=(turn,))
-    last = [json.loads(m) for m in run_openai_agents(script, OAConfig()).calls[-1].messages]
-    mine = [json.loads(m) for m in run_lab(script, OAConfig()).calls[-1].messages]
-    assert last[1] == mine[1] and mine[1]["content"][1]["type"] == "image_url"  # the user's image
-    assert last[3] == {
-        "role": "tool",
-        "tool_call_id": "c1",
-        "content": [{"type": "text", "text": "Screenshot:"}],
+    return assign_call_ids(Script(system_prompt="You look.", tools=TOOLS, turns=(turn,) * config_turns))
+
+
+def test_a_result_s_images_are_sent_as_the_chat_completions_model_sends_them() -> None:
+    """OA21: the chat-completions model sends a tool output's text parts alone, as a list of text
+    parts, and an output of images alone as its placeholder text (read from the package); no
+    image of an output is sent. The lab sends the same, and counts no image of an output."""
+    _, theirs = compare(_looking(), OAConfig())
+    last = [json.loads(m) for m in theirs.calls[1].messages]
+    assert [m["role"] for m in last[3:]] == ["tool"] * 4
+    assert last[3]["content"] == [{"type": "text", "text": "Screenshot:"}]
+    assert last[4]["content"] == chatcmpl_converter._OMITTED_TOOL_OUTPUT_PLACEHOLDER
+    assert last[5]["content"] == [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+    assert last[6]["content"] == sized(100, False)
+    assert sum("image_url" in m for m in theirs.calls[1].messages) == 1  # the user's image alone
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        OAConfig(trimmer={"recent_turns": 1, "max_output_chars": 60, "preview_chars": 2}),
+        OAConfig(trimmer=None, limit=4),
+        OAConfig(trimmer=None, limit=9),
+    ],
+)
+def test_outputs_with_images_are_limited_and_trimmed_as_the_sdk_does(config: OAConfig) -> None:
+    """Outputs holding images keep their form whatever the session's limit leaves; beside them a
+    long text output is trimmed (no structured output here is over the trimmer's limit: OA6)."""
+    ours, _ = compare(_looking(3), config)
+    assert config.trimmer is None or any(NOTICE_HEAD in m for m in ours.calls[-1].messages)
+
+
+def test_deviation_a_user_image_is_sent_without_detail() -> None:
+    """OA21, the declared half: the chat-completions model writes a user image's `detail` as
+    `auto` (the API's default) where none is given; the lab's images carry no detail and are sent
+    without one, which the driver's recording drops."""
+    turn = _looking(1).turns[0]
+    mine = [json.loads(m) for m in run_lab(_looking(1), OAConfig()).calls[0].messages]
+    assert mine[1]["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="},
     }
-    assert isinstance(last[4]["content"], str) and "image" not in json.dumps(last[4:])
-    assert [m["role"] for m in mine[3:]] == ["tool", "tool", "user"] and mine[3]["content"] == "Screenshot:"
-    assert [p["type"] for p in mine[5]["content"]] == ["image_url", "image_url"]
     sent = Converter.items_to_messages(user_input(turn.user), model=MODEL)
     assert sent[0]["content"][1]["image_url"] == {
         "url": "data:image/png;base64,iVBORw0KGgo=",

@@ -56,6 +56,8 @@ def test_texts_openai_agents_reads_the_package_s_notice() -> None:
 
     own = openai_agents_texts()
     assert own != CTXLAB_OPENAI_AGENTS_TEXTS and own.unknown_tool == "unknown_tool"
+    assert own.omitted_output == "[tool output omitted]"  # the converter's placeholder (OA21)
+    assert CTXLAB_OPENAI_AGENTS_TEXTS.omitted_output != own.omitted_output
     assert notice_of(load_texts("openai-agents")).template == own.trim_notice
     assert notice_of(CTXLAB_TEXTS).template == CTXLAB_OPENAI_AGENTS_TEXTS.trim_notice
     item = {"type": "function_call_output", "call_id": "c", "output": "{x} " * 300}

@@ -8,10 +8,12 @@ installed package, `tests/parity/test_openai_agents_parity.py`):
 - `openai-agents-session`: a session with `SessionSettings(limit=...)` and no filter. With the
   SDK's default (None) the whole history is sent: set a limit for it to do anything.
 
-The two edits are request-only and run in the SDK's order: the session's history first, then the
-filter on the model input. Neither has a breaker or a token counter of its own (the SDK counts
-items and characters). Under `texts: openai-agents` the notice is the package's own, read at run
-time (`ctxlab.texts.agents`); otherwise the lab's wording.
+The edits are request-only and run in the SDK's order: the session's history first, then the
+filter on the model input, then the chat-completions model's conversion of tool outputs holding
+images (their text parts alone, `chat.py`). None has a breaker or a token counter of its own (the
+SDK counts items and characters). Under `texts: openai-agents` the notice and the text sent for
+an output without text are the package's own, read at run time (`ctxlab.texts.agents`);
+otherwise the lab's wording.
 
 Out of reach offline: `OpenAIResponsesCompactionSession`, the session that compacts through the
 Responses API's server-side `compact` endpoint; the lab has no server to run it.
@@ -29,6 +31,7 @@ from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState
+from ctxlab.presets.openai_agents.chat import ChatCompletionsOutputs
 from ctxlab.presets.openai_agents.session import SessionSettings, limit_history
 from ctxlab.presets.openai_agents.trimmer import ToolOutputTrimmerParams, TrimNotice, trim_tool_outputs
 from ctxlab.presets.preset import Preset
@@ -50,9 +53,10 @@ NOTES = (
     "deviation: requests follow a model not named DeepSeek, which is sent no reasoning (a round's "
     "thinking is still a stored reasoning item the session limit counts); to a DeepSeek model the "
     "SDK sends each reasoning item back as the next assistant message's reasoning_content",
-    "deviation: a tool output's images are sent, after its text in a user message of their own; the "
-    "SDK's chat-completions model sends an output's text parts alone (images alone as a placeholder "
-    "text) and writes each image's detail as auto, which the lab leaves to the API's default (OA21)",
+    "a tool output holding images is sent as the SDK's chat-completions model sends it: its text parts "
+    "alone, as a list of text parts, or the SDK's placeholder text when it has none; its images are "
+    "neither sent nor counted. Deviation: a user's image is sent without detail, which the SDK writes "
+    "as auto, the API's default (OA21)",
     "deviation: a tool output of several parts or with images is never trimmed (the SDK trims "
     "structured outputs with their own notices)",
 )
@@ -148,18 +152,27 @@ def notice_of(texts: Texts) -> TrimNotice:
 
 
 def build_trimmer(params: TrimmerParams, texts: Texts) -> StepStrategy:
-    """The `openai-agents-trimmer` strategy: the session's history, then the trimmer."""
-    steps = (SessionLimit(params.session_settings), TrimToolOutputs(params.trimmer(), notice_of(texts)))
+    """The `openai-agents-trimmer` strategy: the session's history, then the trimmer, then the
+    chat-completions model's form of tool outputs."""
+    steps = (
+        SessionLimit(params.session_settings),
+        TrimToolOutputs(params.trimmer(), notice_of(texts)),
+        ChatCompletionsOutputs(family_texts(texts).omitted_output),
+    )
     return StepStrategy(
         name="openai-agents-trimmer", steps=steps, config=params, source=TRIMMER_SOURCE, futile_limit=0
     )
 
 
 def build_session(params: SessionParams, texts: Texts) -> StepStrategy:
-    """The `openai-agents-session` strategy: the session's history under its limit."""
+    """The `openai-agents-session` strategy: the session's history under its limit, then the
+    chat-completions model's form of tool outputs."""
     return StepStrategy(
         name="openai-agents-session",
-        steps=(SessionLimit(params.session_settings),),
+        steps=(
+            SessionLimit(params.session_settings),
+            ChatCompletionsOutputs(family_texts(texts).omitted_output),
+        ),
         config=params,
         source=SESSION_SOURCE,
         futile_limit=0,
