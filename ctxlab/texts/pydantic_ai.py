@@ -11,7 +11,8 @@ constants and defaults; the frame pydantic-ai-slim puts around a stored summary 
 read by framing a marker with the package's own function; the two retry messages a blank summary
 gets are rendered by the packages' own code (the harness's output validator raises its feedback,
 pydantic-ai renders it and its own no-text feedback as a model without mid-conversation system
-messages is sent them).
+messages is sent them); how a file a tool returned is named and framed is rendered by
+pydantic-ai-slim's own tool return on a marked file.
 
 Importing this module imports no other package; `pydantic_ai_texts()` imports the packages and
 raises ModuleNotFoundError when they are not installed (the `peers` extra).
@@ -39,6 +40,11 @@ class PydanticAITexts:
         blank_retry: the user message that asks the summarizer again after a whitespace answer.
         no_text_retry: the user message that asks the summarizer again after an answer with no
             text.
+        file_reference: what stands for a file a tool returned in its return's text (`{id}`: the
+            file's identifier).
+        file_open: what opens a returned file in the user message after the returns
+            (`{tool_name}`, `{tool_call_id}`, `{file_id}`: attribute values, escaped).
+        file_close: what closes it.
     """
 
     summary_prompt: str
@@ -49,6 +55,9 @@ class PydanticAITexts:
     summary_tail: str
     blank_retry: str
     no_text_retry: str
+    file_reference: str
+    file_open: str
+    file_close: str
 
 
 CTXLAB_PYDANTIC_AI_TEXTS = PydanticAITexts(
@@ -70,6 +79,9 @@ CTXLAB_PYDANTIC_AI_TEXTS = PydanticAITexts(
         "conversation above."
     ),
     no_text_retry="[automated check, not the user] Answer with the notes as text.",
+    file_reference="[file {id}]",
+    file_open='<tool-file tool="{tool_name}" call="{tool_call_id}" id="{file_id}">',
+    file_close="</tool-file>",
 )
 
 _MARK = "\x00summary\x00"
@@ -95,6 +107,7 @@ def pydantic_ai_texts() -> PydanticAITexts:
         summary_tail=tail,
         blank_retry=_blank_retry(summarizing._non_empty_summary),
         no_text_retry=_no_text_retry(),
+        **_file_texts(),
     )
 
 
@@ -127,3 +140,29 @@ def _no_text_retry() -> str:
     from pydantic_ai import messages as pa
 
     return _feedback(pa._no_output_feedback_text([pa._NO_OUTPUT_RETURN_TEXT]), "no_output")
+
+
+_TOOL, _CALL, _FILE = "\x01", "\x02", "\x03"
+
+
+def _file_texts() -> dict[str, str]:
+    """How pydantic-ai sends a file a tool returned on a model whose tool messages take text only:
+    a return of one marked file, rendered by the package, its marks turned back into fields."""
+    from pydantic_ai import messages as pa
+
+    image = pa.BinaryContent(data=b"\x00", media_type="image/png", identifier=_FILE)
+    part = pa.ToolReturnPart(tool_name=_TOOL, content=image, tool_call_id=_CALL)
+    text, framed = part.model_response_str_and_user_content()
+    if (
+        len(framed) != 3
+        or framed[1] is not image
+        or not all(isinstance(t, str) for t in (framed[0], framed[2]))
+    ):
+        raise LookupError("this pydantic-ai frames a returned file otherwise")
+    opening, closing = str(framed[0]), str(framed[2])
+    marks = {_TOOL: "{tool_name}", _CALL: "{tool_call_id}", _FILE: "{file_id}"}
+    if text.count(_FILE) != 1 or any(opening.count(mark) != 1 for mark in marks):
+        raise LookupError("this pydantic-ai names a returned file otherwise")
+    for mark, name in marks.items():
+        opening = opening.replace(mark, name)
+    return {"file_reference": text.replace(_FILE, "{id}"), "file_open": opening, "file_close": closing}

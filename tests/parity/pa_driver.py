@@ -4,9 +4,9 @@ pydantic-ai-harness 0.62.0 on a ctxlab script, and record every request at the m
 `run_pydantic_ai(script, config)` builds the agent on a `FunctionModel` that plays the script, with
 the script's tools (their results come from the script, as the lab's world gives them) and the
 configured capability (`ClearToolResults`, `SlidingWindowCompaction` or `SummarizingCompaction`),
-runs it once per turn on the previous turn's history plus the new user prompt, and returns a
-`PATrace`. A tool returns its result's text, or with images a list of its texts and images
-(`BinaryContent`, `ImageUrl`), as a pydantic-ai tool returns them.
+runs it once per turn on the previous turn's history plus the new user prompt (the user message's
+text), and returns a `PATrace`. A tool returns its result's text, or with images a list of its
+texts and images (`BinaryContent`, `ImageUrl`), as a pydantic-ai tool returns them.
 
 Invariants:
 - The scripted model decides each answer from its own position in the script (turn, round),
@@ -106,10 +106,14 @@ class PATrace:
 
 
 def canonical_message(message: dict[str, Any]) -> str:
-    """An OpenAI chat message as canonical JSON: role, text content, calls, the call answered."""
+    """An OpenAI chat message as canonical JSON: role, content (a list of parts as its texts
+    joined, or as the parts themselves when it holds any other, such as a returned file), calls,
+    the call answered."""
     content = message.get("content")
-    if isinstance(content, list):
+    if isinstance(content, list) and all(p.get("type") == "text" for p in content):
         content = "".join(str(p.get("text", "")) for p in content)
+    elif isinstance(content, list):
+        content = [dict(p) for p in content]
     out: dict[str, Any] = {"role": message["role"], "content": content or ""}
     if message.get("tool_calls"):
         out["tool_calls"] = [

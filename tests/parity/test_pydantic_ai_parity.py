@@ -6,16 +6,22 @@ every request, and the same errors."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import itertools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from pydantic_ai.messages import BinaryContent, ImageUrl, ToolReturnPart
+from pydantic_ai_harness._message_text import tool_return_text
 
-from ctxlab.core.messages.blocks import DataBlock, TextBlock
+from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.presets.pydantic_ai.files import FileTexts, return_text, sent_return
+from ctxlab.texts.pydantic_ai import pydantic_ai_texts
 from tests.parity.pa_driver import PAConfig, PATrace, run_pydantic_ai
 from tests.parity.pa_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
@@ -351,22 +357,103 @@ def test_deviation_arguments_that_are_no_json_object_are_refused_by_pydantic_ai_
 
 
 PIXEL = DataBlock(media_type="image/png", source="iVBORw0KGgo=", kind="base64")
+LINKED = DataBlock(media_type="image/png", source="https://example.com/a&b.png")
 
 
-def test_deviation_a_result_s_image_is_sent_as_a_file_pydantic_ai_names() -> None:
-    """PA26: pydantic-ai sends a returned image as a file: the tool message says "See file <id>."
-    and a user message after it holds the image between `<tool_result … file_id=…>` tags; the lab
-    sends the result's text in the tool message and the image in a user message of its own."""
-    call = ScriptedCall(tool="retrieve", input="{}", result=(TextBlock(text="Shot:"), PIXEL), id="c1")
-    turn = ScriptedTurn(user=(TextBlock(text="Look."),), rounds=(ScriptedRound(calls=(call,)),), final="Ok.")
-    script = Script(system_prompt="You look.", tools=TOOLS, turns=(turn,))
-    config = PAConfig(capability="window", settings={"max_messages": 40})
-    theirs, ours = run_pydantic_ai(script, config), run_lab(script, config)
-    sent = [json.loads(m) for m in theirs.calls[-1].messages[3:]]
-    mine = [json.loads(m) for m in ours.calls[-1].messages[3:]]
-    assert sent[0]["role"] == "tool" and "See file" in sent[0]["content"]
-    assert sent[1]["role"] == "user" and "<tool_result" in sent[1]["content"]
-    assert mine == [
-        {"content": "Shot:", "role": "tool", "tool_call_id": "c1"},
-        {"content": "", "role": "user"},  # the image (the canonical view compares text alone)
+def _looking_turn(t: int) -> ScriptedTurn:
+    calls = (
+        ScriptedCall(
+            tool="retrieve", input="{}", result=(TextBlock(text="Shot:"), PIXEL, TextBlock(text='é"'))
+        ),
+        ScriptedCall(tool="figure", input="{}", result=(LINKED,)),
+        ScriptedCall(tool="retrieve", input="{}", result=(TextBlock(text="plain"),)),
+    )
+    rounds = (ScriptedRound(calls=calls), ScriptedRound(calls=calls[1:2]))
+    return ScriptedTurn(user=(TextBlock(text=f"Look {t}."),), rounds=rounds, final="Ok.")
+
+
+def _looking() -> Script:
+    return assign_call_ids(
+        Script(system_prompt="You look.", tools=TOOLS, turns=(_looking_turn(0), _looking_turn(1)))
+    )
+
+
+def test_a_result_s_files_are_sent_as_pydantic_ai_names_and_frames_them() -> None:
+    """PA26: pydantic-ai sends a returned image as a file named by its content: the tool message is
+    the JSON array of the return's items, "See file <id>." for each file, and the files follow
+    the round's tool messages in one user message, each between `<tool_result …>` tags naming the
+    tool, the call and the file; the harness counts the return's items joined. The lab sends and
+    counts the same."""
+    ours, theirs = compare(_looking(), PAConfig(capability="window", settings={"max_messages": 40}))
+    first = [json.loads(m) for m in theirs.calls[1].messages]
+    shot = BinaryContent(data=base64.b64decode(PIXEL.source), media_type="image/png").identifier
+    linked = ImageUrl(url=LINKED.source).identifier
+    assert [m["role"] for m in first[3:]] == ["tool", "tool", "tool", "user"]
+    assert first[3]["content"] == '["Shot:","See file ' + shot + '.","é\\""]'
+    assert first[4]["content"] == f'["See file {linked}."]' and first[5]["content"] == "plain"
+    files = first[6]["content"]
+    assert [p["type"] for p in files] == ["text", "image_url", "text"] * 2
+    assert files[0]["text"] == f'<tool_result tool_name="retrieve" tool_call_id="call-0001" file_id="{shot}">'
+    assert files[1]["image_url"] == {"url": "data:image/png;base64,iVBORw0KGgo="}
+    assert files[3]["text"] == f'<tool_result tool_name="figure" tool_call_id="call-0002" file_id="{linked}">'
+    assert files[4]["image_url"] == {"url": LINKED.source} and files[5]["text"] == "</tool_result>"
+    assert ours.calls[1].counted == theirs.calls[1].counted
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        PAConfig(capability="window", settings={"max_messages": 4, "keep_messages": 2}),
+        PAConfig(capability="clear", settings={"max_messages": 2, "keep_pairs": 0}),
+        PAConfig(capability="clear", settings={"max_messages": 3, "keep_pairs": 1}),
+        PAConfig(capability="summary", settings={"max_messages": 3, "keep_messages": 2}),
+    ],
+)
+def test_returns_holding_files_are_windowed_cleared_and_summarized_as_the_harness_does(
+    config: PAConfig,
+) -> None:
+    """A return's files belong to it: a window keeps or drops them with it, clearing blanks them,
+    a summary's transcript names them, and every count sees the return's items joined."""
+    ours, theirs = compare(_looking(), config)
+    assert ours.calls[-1].messages == theirs.calls[-1].messages
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=12).map(lambda t: TextBlock(text=t)),
+            st.binary(max_size=8).map(
+                lambda b: DataBlock(
+                    media_type="image/png", source=base64.b64encode(b).decode(), kind="base64"
+                )
+            ),
+            st.text(min_size=1, max_size=12).map(lambda u: DataBlock(media_type="image/png", source=u)),
+        ),
+        min_size=1,
+        max_size=4,
+    ).filter(lambda parts: any(isinstance(p, DataBlock) for p in parts)),
+    st.text(max_size=8),
+    st.text(max_size=8),
+)
+def test_a_return_s_text_files_and_count_equal_pydantic_ai_s(parts: list[Any], name: str, call: str) -> None:
+    """The lab's return text (JSON of the items), framed files and counted text equal what
+    pydantic-ai and the harness make of the same return (quotes, escapes and tags included)."""
+    result = ToolResultBlock(id=call, name=name, output=tuple(parts))
+    content = [
+        p.text
+        if isinstance(p, TextBlock)
+        else ImageUrl(url=p.source)
+        if p.kind == "url"
+        else BinaryContent(data=base64.b64decode(p.source), media_type=p.media_type)
+        for p in parts
     ]
+    part = ToolReturnPart(tool_name=name, content=content, tool_call_id=call)
+    text, framed = part.model_response_str_and_user_content()
+    texts = pydantic_ai_texts()
+    sent, files = sent_return(result, FileTexts(texts.file_reference, texts.file_open, texts.file_close))
+    assert sent.text == text
+    assert [p.text if isinstance(p, TextBlock) else None for p in files] == [
+        t if isinstance(t, str) else None for t in framed
+    ]
+    assert return_text(result, texts.file_reference) == tool_return_text(part)

@@ -185,16 +185,22 @@ def test_the_openhands_presets_say_they_handle_images_as_the_sdk_does_without_vi
 
 
 @pytest.mark.parametrize("name", ["openai-agents-trimmer", "openai-agents-session"])
-def test_the_openai_agents_presets_declare_how_their_images_are_sent(name: str) -> None:
-    """`ctxlab presets -v` tells the declared deviation of CHECKLIST OA21."""
+def test_the_openai_agents_presets_say_how_their_images_are_sent(name: str) -> None:
+    """`ctxlab presets -v` tells CHECKLIST OA21: a tool output's images as the chat-completions
+    model sends them (a behaviour), a user image's detail (the declared half)."""
     notes = [note for note in PRESETS[name].remarks if "OA21" in note]
-    assert len(notes) == 1 and "chat-completions" in notes[0] and "detail" in notes[0]
+    assert len(notes) == 1 and "chat-completions" in notes[0] and "placeholder" in notes[0]
+    behaviour, deviation = notes[0].split("Deviation:")
+    assert "detail" in deviation and "detail" not in behaviour
 
 
 @pytest.mark.parametrize("name", ["pydantic-ai-clear", "pydantic-ai-window", "pydantic-ai-summary"])
 def test_the_pydantic_ai_presets_declare_what_real_transcripts_showed(name: str) -> None:
-    """`ctxlab presets -v` tells the declared deviations PA24 (an empty answer), PA25 (arguments
-    that are no JSON object) and PA26 (a result's images)."""
+    """`ctxlab presets -v` tells the declared deviations PA24 (an empty answer) and PA25
+    (arguments that are no JSON object), and the behaviour of PA26 (a tool's files), no longer a
+    deviation."""
     notes = PRESETS[name].remarks
-    for row, words in (("PA24", "no text and no call"), ("PA25", "INVALID_JSON"), ("PA26", "See file")):
+    for row, words in (("PA24", "no text and no call"), ("PA25", "INVALID_JSON")):
         assert sum(row in note and words in note for note in notes) == 1, row
+    files = [note for note in notes if "file a tool returned" in note]
+    assert len(files) == 1 and "declared" not in files[0] and "PA26" not in files[0]

@@ -19,7 +19,11 @@ from ctxlab.texts import CTXLAB_TEXTS, load_texts
 from ctxlab.texts.pydantic_ai import CTXLAB_PYDANTIC_AI_TEXTS
 from tests.zoo.runs import FIELDS, one_turn, results_of, run, text, tool_call, turns
 
-FRAME = Frame(head=CTXLAB_PYDANTIC_AI_TEXTS.summary_head, tail=CTXLAB_PYDANTIC_AI_TEXTS.summary_tail)
+FRAME = Frame(
+    head=CTXLAB_PYDANTIC_AI_TEXTS.summary_head,
+    tail=CTXLAB_PYDANTIC_AI_TEXTS.summary_tail,
+    file_reference=CTXLAB_PYDANTIC_AI_TEXTS.file_reference,
+)
 
 
 def search(k: int, size: int = 400) -> ScriptedRound:
@@ -113,6 +117,12 @@ def test_texts_pydantic_ai_reads_the_packages_strings() -> None:
     assert "{messages}" in texts.summary_prompt and texts.summary_head.startswith("<conversation_summary>")
     assert texts.summary_tail.endswith("</conversation_summary>") and texts.instructions
     assert CTXLAB_PYDANTIC_AI_TEXTS.placeholder != texts.placeholder
+    assert texts.file_reference == "See file {id}." and texts.file_close == "</tool_result>"  # PA26
+    assert (
+        texts.file_open
+        == '<tool_result tool_name="{tool_name}" tool_call_id="{tool_call_id}" file_id="{file_id}">'
+    )
+    assert CTXLAB_PYDANTIC_AI_TEXTS.file_reference != texts.file_reference
 
 
 @pytest.mark.parametrize(

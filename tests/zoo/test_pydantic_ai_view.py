@@ -13,11 +13,12 @@ from collections.abc import Collection, Sequence
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import Block, HintBlock
+from ctxlab.core.messages.blocks import Block, HintBlock, ToolResultBlock
 from ctxlab.core.messages.message import GROWN, Message, Role, text_message
 from ctxlab.core.messages.resumable import forget
 from ctxlab.core.messages.units import view_units
 from ctxlab.core.wire.views import to_openai
+from ctxlab.presets.pydantic_ai.files import return_text
 from ctxlab.presets.pydantic_ai.view import (
     Frame,
     PAMessage,
@@ -33,7 +34,7 @@ from ctxlab.presets.pydantic_ai.view import (
 from tests.strategies import blocks, texts
 from tests.zoo_strategies import agent_histories
 
-FRAME = Frame(head="<summary>\n", tail="\n</summary>")
+FRAME = Frame(head="<summary>\n", tail="\n</summary>", file_reference="[file {id}]")
 
 
 def _text(content: object) -> str:
@@ -63,13 +64,17 @@ def reference(messages: Sequence[Message], frame: Frame, joined: Collection[str]
             out.append(PAMessage(kind="response", parts=tuple(parts)))
             continue
         open_request = out[-1] if out and out[-1].is_request else None
+        if unit.kind == "media":  # the files of a batch of results belong to their returns
+            continue
         if wire["role"] == "tool":
-            name = getattr(messages[unit.message].blocks[unit.blocks[0]], "name", "")
+            result = messages[unit.message].blocks[unit.blocks[0]]
+            assert isinstance(result, ToolResultBlock)
+            text = return_text(result, frame.file_reference) if result.tally.ndata else _text(wire["content"])
             part = PAPart(
                 kind="return",
                 unit=index,
-                text=_text(wire["content"]),
-                name=name,
+                text=text,
+                name=result.name,
                 call_id=wire["tool_call_id"],
             )
             merge = open_request is not None and all(p.kind == "return" for p in open_request.parts)

@@ -19,6 +19,10 @@ refuses it); the scripted models report no usage, so no estimate is anchored on 
 count; pydantic-ai's default limit of 50 requests a run is not applied (the lab's loop limit is);
 receipts, pins, capability loads, `keep_user_messages`, `bridge_prefix`, a separate summarizer
 model and a custom tokenizer are not reproduced.
+
+Every request sends a file a tool returned (an image) as pydantic-ai sends it to an OpenAI chat
+model: named in the return's text, framed in a user message after the round's returns
+(`files.py`, request-only).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import REASONING_FIELD
 from ctxlab.engine.env import RequestCounter
 from ctxlab.presets.preset import Preset
+from ctxlab.presets.pydantic_ai.files import FileTexts, SentFiles, stored_of
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
 from ctxlab.presets.pydantic_ai.steps import ClearStep, SummarizeStep, WindowStep, summary_frame
 from ctxlab.presets.pydantic_ai.view import estimate_stored_tokens
@@ -67,9 +72,9 @@ NOTES = (
     "a call's arguments that are no JSON object are sent as written and the call answered with its "
     "result; pydantic-ai sends them wrapped as INVALID_JSON and answers with its validation retry "
     "prompt, running no tool (declared as PA25)",
-    "a result's images are sent in a user message after the result's text; pydantic-ai sends each as a "
-    'file it names, "See file <id>." in the tool message and the image between <tool_result> tags '
-    "in a user message (declared as PA26)",
+    "a file a tool returned (an image) is sent as pydantic-ai sends it: named by its content in the "
+    "tool message's text, a JSON array of the return's items, and framed with its tool, call and name "
+    "in a user message after the round's tool messages; the harness counts the return's items joined",
 )
 
 
@@ -85,11 +90,12 @@ def pa_texts(texts: Texts) -> PydanticAITexts:
 def counted_request(
     messages: tuple[Message, ...], tools: tuple[ToolSchema, ...], texts: PydanticAITexts
 ) -> int:
-    """The harness's estimate of a request: its messages, the system prompt as the instructions
-    (tools are not counted)."""
+    """The harness's estimate of a request: its messages as the history holds them (returned
+    files in their returns, `files.stored_of`), the system prompt as the instructions (tools are
+    not counted)."""
     system = messages[0] if messages and messages[0].role == "system" else None
     instructions = "".join(getattr(b, "text", "") for b in system.blocks) if system is not None else ""
-    rest = REQUESTS.rest(messages, 1) if system is not None else messages
+    rest = stored_of(REQUESTS.rest(messages, 1) if system is not None else messages)
     return estimate_stored_tokens(rest, summary_frame(texts), instructions)
 
 
@@ -101,9 +107,10 @@ def harness_counter(texts: PydanticAITexts) -> RequestCounter:
 def _strategy(
     name: str, step: ClearStep | WindowStep | SummarizeStep, config: object, source: str
 ) -> StepStrategy:
+    files = FileTexts(step.texts.file_reference, step.texts.file_open, step.texts.file_close)
     return StepStrategy(
         name=name,
-        steps=(step,),
+        steps=(step, SentFiles(files)),
         config=config,
         source=source,
         futile_limit=0,

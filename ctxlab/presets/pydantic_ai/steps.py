@@ -67,7 +67,7 @@ class Merges:
 
 def summary_frame(texts: PydanticAITexts) -> SummaryFrame:
     """How the text set frames a stored summary."""
-    return SummaryFrame(head=texts.summary_head, tail=texts.summary_tail)
+    return SummaryFrame(head=texts.summary_head, tail=texts.summary_tail, file_reference=texts.file_reference)
 
 
 def joined_of(history: Sequence[PAMessage]) -> frozenset[str]:
@@ -101,10 +101,11 @@ class HarnessStep(Step):
 
 
 def kept_context(messages: tuple[Message, ...], history: Sequence[PAMessage]) -> tuple[Message, ...]:
-    """The stored context without the view units no part of `history` stands for."""
+    """The stored context without the view units no part of `history` stands for (a batch's
+    files, which stand for no part, go with the last of their returns)."""
     units = view_units(messages)
     kept = {p.unit for m in history for p in m.parts}
-    return drop_units(messages, units, [u.index for u in units if u.index not in kept])
+    return drop_units(messages, units, [u.index for u in units if u.index not in kept and u.kind != "media"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,13 @@ its name and its arguments) and the most recent instructions once, summed, then 
 (`estimate_token_count`); the lab's scripted models report no usage, so no count is anchored on a
 provider's.
 
+A tool's files (the data blocks of a result) are part of its return, as pydantic-ai holds them:
+the return's text names each by its identifier (`files.return_text`), and the view unit that sends
+a batch's files (`media`) stands for no part of its own.
+
 Invariants:
-- Every view unit of the context belongs to exactly one part (an assistant unit may hold a text
-  part and call parts), in view order.
+- Every view unit of the context but a media unit belongs to exactly one part (an assistant unit
+  may hold a text part and call parts), in view order.
 - The functions here are pure and use only the standard library and `ctxlab.core`.
 """
 
@@ -36,6 +40,7 @@ from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH, Message
 from ctxlab.core.messages.resumable import Resumable
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import NO_WIRE, REASONING_FIELD, Wire, WireCarry, wire_step, wire_tail
+from ctxlab.presets.pydantic_ai.files import return_text
 
 PartKind = Literal["user", "summary", "return", "thinking", "text", "call"]
 CHARS_PER_TOKEN = 4
@@ -44,10 +49,12 @@ CHARS_PER_TOKEN = 4
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Frame:
-    """How a summary is stored as a user message: its text between `head` and `tail`."""
+    """How a summary is stored as a user message: its text between `head` and `tail`; and how a
+    file a tool returned is named in its return's text (`file_reference`, with `{id}`)."""
 
     head: str
     tail: str
+    file_reference: str
 
     def wrap(self, summary: str) -> str:
         """The user text standing for `summary`."""
@@ -264,8 +271,10 @@ class _Closing:
     def __call__(self, carry: _ItemCarry, done: Sequence[PAMessage]) -> Closing[PAMessage]:
         wires, index, request, chars = carry
         tail: list[PAMessage] = []
-        for wire in wire_tail(wires, self.place.role):
-            request, chars = _take(tail, request, chars, wire, index=index, name="", place=self.place)
+        media = bool(wires[2])  # the files of the last results come first, in their returns
+        for k, wire in enumerate(wire_tail(wires, self.place.role)):
+            if not (media and k == 0):
+                request, chars = _take(tail, request, chars, wire, index=index, name="", place=self.place)
             index += 1
         if request:
             tail.append(PAMessage(kind="request", parts=request))
@@ -279,10 +288,15 @@ def _item_step(
     """The requests and responses `block` completes, and the carry after it."""
     wires, index, request, chars = carry
     done: list[PAMessage] = []
+    media = bool(wires[2]) and not isinstance(block, ToolResultBlock)  # `made` starts with the files
     made, wires = wire_step(wires, block, before, place.role)
-    name = block.name if isinstance(block, ToolResultBlock) else ""  # only a result makes a tool message
-    for wire in made:
-        request, chars = _take(done, request, chars, wire, index=index, name=name, place=place)
+    name, text = "", None
+    if isinstance(block, ToolResultBlock):  # only a result makes a tool message
+        name = block.name
+        text = return_text(block, place.frame.file_reference) if block.tally.ndata else None
+    for k, wire in enumerate(made):
+        if not (media and k == 0):
+            request, chars = _take(done, request, chars, wire, index=index, name=name, place=place, text=text)
         index += 1
     return done, (wires, index, request, chars)
 
@@ -299,9 +313,11 @@ def _take(
     index: int,
     name: str,
     place: _Place,
+    text: str | None = None,
 ) -> tuple[tuple[PAPart, ...], int]:
-    """Read the OpenAI message `wire` (view unit `index`; `name`: a tool message's tool): a
-    response or a request it closes joins `done`; the open request and the characters after it.
+    """Read the OpenAI message `wire` (view unit `index`; `name`: a tool message's tool; `text`:
+    a tool message's return text, when not its content's): a response or a request it closes
+    joins `done`; the open request and the characters after it.
 
     Tool returns join an open request of returns only (a request never takes a return after
     another part, so its last part tells), a user part any open request when its id is joined.
@@ -313,7 +329,7 @@ def _take(
             done.append(PAMessage(kind="request", parts=request))
         done.append(response)
         return (), chars + message_chars((response,))
-    text = _text(wire.get("content"))
+    text = _text(wire.get("content")) if text is None or role != "tool" else text
     if role == "tool":
         part = PAPart(kind="return", unit=index, text=text, name=name, call_id=wire["tool_call_id"])
         merge = bool(request) and request[-1].kind == "return"
