@@ -9,9 +9,9 @@ Each transcript is first put in the form the driver plays (`driver_form`), both 
 same script. For both families: a call of a tool the transcript does not declare (a server tool,
 say) is offered a tool of that name taking any object (each SDK refuses a call of a tool it was
 not given, where the lab answers any scripted call); a call the transcript leaves unanswered is
-answered empty, as the replay answers it; a result's images are left out (the two SDKs send them
-otherwise than the lab: CHECKLIST OA21 and PA26); a user message's media other than images are
-left out (neither driver takes them). For pydantic-ai only, what the CHECKLIST declares: the
+answered empty, as the replay answers it; a user message's or a result's media other than images
+are left out (neither driver takes them). For pydantic-ai only, a user message's images are left
+out too (its driver's prompt is the message's text), and what the CHECKLIST declares: the
 system prompt is stripped and each call's arguments are compact JSON (pydantic-ai sends them so
 whatever the model wrote, PA19), arguments that are no JSON object are the object
 `{"input": <the text>}` (pydantic-ai answers them with a retry prompt, running no tool: PA25), and
@@ -105,14 +105,14 @@ def driver_form(script: Script, *, pydantic_ai: bool) -> Script:
     """`script` as the family's driver plays it (see the module docstring)."""
 
     def call_form(call: ScriptedCall) -> ScriptedCall:
-        result = _media_out(call.result, images=False) if call.result is not None else (TextBlock(text=""),)
+        result = _media_out(call.result, images=True) if call.result is not None else (TextBlock(text=""),)
         return replace(call, result=result, input=_arguments(call.input) if pydantic_ai else call.input)
 
     played = declared(script)
     turns = tuple(
         replace(
             turn,
-            user=_media_out(turn.user, images=True),
+            user=_media_out(turn.user, images=not pydantic_ai),
             rounds=tuple(replace(r, calls=tuple(call_form(c) for c in r.calls)) for r in turn.rounds),
             final=turn.final or "Done." if pydantic_ai else turn.final,
         )
