@@ -75,7 +75,9 @@ def file_id(part: DataBlock) -> str:
     """The identifier pydantic-ai names a file by.
 
     >>> file_id(DataBlock(media_type="image/png", source="https://example.com/a.png"))
-    'c4d6e5'
+    'b86daf'
+    >>> file_id(DataBlock(media_type="image/png", source="AA==", kind="base64"))  # the SHA-1 of b"\\x00"
+    '5ba93c'
     """
     return hashlib.sha1(_content(part), usedforsecurity=False).hexdigest()[:6]
 
