@@ -20,7 +20,7 @@ from pydantic_ai_harness._message_text import tool_return_text
 
 from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
-from ctxlab.presets.pydantic_ai.files import FileTexts, return_text, sent_return
+from ctxlab.presets.pydantic_ai.returns import FileTexts, return_text, sent_return
 from ctxlab.texts.pydantic_ai import pydantic_ai_texts
 from tests.parity.pa_driver import PAConfig, PATrace, run_pydantic_ai
 from tests.parity.pa_lab import run_lab

@@ -18,7 +18,7 @@ from ctxlab.core.messages.message import GROWN, Message, Role, text_message
 from ctxlab.core.messages.resumable import forget
 from ctxlab.core.messages.units import view_units
 from ctxlab.core.wire.views import to_openai
-from ctxlab.presets.pydantic_ai.files import return_text
+from ctxlab.presets.pydantic_ai.returns import return_text
 from ctxlab.presets.pydantic_ai.view import (
     Frame,
     PAMessage,

@@ -3,15 +3,9 @@
 the harness counts them (`pydantic_ai_harness._message_text.tool_return_text`).
 
 A chat `tool` message takes text only, so pydantic-ai names each file of a return by its content
-and sends the name in the file's place: the return's text is the JSON array (compact, non-ASCII
-as is) of its items, each text as it is and each file as `file_reference` with its identifier.
-The files follow the request's returns in one user message, each between `file_open` (naming the
-tool, the call and the file, values escaped as HTML attributes) and `file_close`, a file given in
-base64 as its bytes encoded anew. The harness counts such a return as its items joined with a
-space (`return_text`).
-
-An identifier is the first 6 hex digits of the SHA-1 of the file's bytes, or of the UTF-8 bytes of
-its URL for a file given by URL (`file_id`).
+and sends the name in the file's place (`returns`: the return's text, the identifier, the
+frame). The files follow the request's returns in one user message, each between `file_open`
+and `file_close`, a file given in base64 as its bytes encoded anew.
 
 Seen on ctxlab's messages: every data block of a result is a file (pydantic-ai's multimodal
 content); a round's returns are a run of results in a reply, so their files follow the run, as a
@@ -25,95 +19,26 @@ Invariants:
 - A sent message is the same copy for the same stored message and texts (`IdentityMemo`), and a
   request's sent messages are kept along it (`LeadingConcat`).
 - `stored_of(sent_files(m, t))` is `m`: the harness counts the history it holds, not the form it
-  sends (the last request sent is remembered; any other is its own).
+  sends (the last request sent in each thread is remembered; any other is its own).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import html
-import json
 import operator
+import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, HintBlock, Part, ToolResultBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.resumable import register
-from ctxlab.core.messages.templates import fill
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState
+from ctxlab.presets.pydantic_ai.returns import FileTexts, sent_return
 from ctxlab.presets.steps import Edit, Step
-
-
-@dataclass(frozen=True, slots=True)
-class FileTexts:
-    """How a returned file is named in its return (`{id}`) and framed after the returns
-    (`{tool_name}`, `{tool_call_id}`, `{file_id}`)."""
-
-    reference: str
-    open: str
-    close: str
-
-
-def _content(part: DataBlock) -> bytes:
-    """The bytes a file's identifier is made of: its data, or its URL's text."""
-    if part.kind == "url":
-        return part.source.encode("utf-8")
-    try:
-        return base64.b64decode(part.source)
-    except binascii.Error:  # not base64: named by its text, as no package would take it
-        return part.source.encode("utf-8")
-
-
-def file_id(part: DataBlock) -> str:
-    """The identifier pydantic-ai names a file by.
-
-    >>> file_id(DataBlock(media_type="image/png", source="https://example.com/a.png"))
-    'b86daf'
-    >>> file_id(DataBlock(media_type="image/png", source="AA==", kind="base64"))  # the SHA-1 of b"\\x00"
-    '5ba93c'
-    """
-    return hashlib.sha1(_content(part), usedforsecurity=False).hexdigest()[:6]
-
-
-def _items(result: ToolResultBlock, reference: str) -> list[str]:
-    return [p.text if isinstance(p, TextBlock) else fill(reference, id=file_id(p)) for p in result.output]
-
-
-def return_text(result: ToolResultBlock, reference: str) -> str:
-    """What the harness counts of a return holding files: its items joined with a space."""
-    return " ".join(_items(result, reference))
-
-
-def _sent_file(part: DataBlock) -> DataBlock:
-    """A file as sent: given in base64, its bytes encoded anew (the same block when unchanged)."""
-    if part.kind == "url":
-        return part
-    encoded = base64.b64encode(_content(part)).decode("ascii")
-    return (
-        part
-        if encoded == part.source
-        else DataBlock(media_type=part.media_type, source=encoded, kind="base64")
-    )
-
-
-def sent_return(result: ToolResultBlock, texts: FileTexts) -> tuple[ToolResultBlock, tuple[Part, ...]]:
-    """A return holding files as sent, and its framed files for the user message after the run."""
-    text = json.dumps(_items(result, texts.reference), ensure_ascii=False, separators=(",", ":"))
-    sent = ToolResultBlock(id=result.id, name=result.name, output=(TextBlock(text=text),), state=result.state)
-    framed: list[Part] = []
-    for part in result.output:
-        if isinstance(part, DataBlock):
-            attributes = {"tool_name": result.name, "tool_call_id": result.id, "file_id": file_id(part)}
-            opening = fill(texts.open, **{k: html.escape(v) for k, v in attributes.items()})
-            framed += [TextBlock(text=opening), _sent_file(part), TextBlock(text=texts.close)]
-    return sent, tuple(framed)
 
 
 def _holds_files(block: Block) -> bool:
@@ -146,21 +71,20 @@ _sent_messages = LeadingConcat[Message, Message](
 )
 
 
-class _LastSent:
-    """The last request `sent_files` changed, and the stored messages it was made of."""
+class _LastSent(threading.local):
+    """The last request `sent_files` changed, and the stored messages it was made of: one per
+    thread, so that runs sharing a process on a worker of several threads never read each other's
+    (a request is counted in the thread that sent it, right after)."""
 
-    __slots__ = ("__weakref__", "last")
-
-    def __init__(self) -> None:
-        self.last: tuple[tuple[Message, ...], tuple[Message, ...]] | None = None
-        register(self)
+    last: tuple[tuple[Message, ...], tuple[Message, ...]] | None = None
 
     def clear(self) -> None:
-        """Forget it."""
+        """Forget it (this thread's)."""
         self.last = None
 
 
 _LAST = _LastSent()
+register(_LAST)
 
 
 def sent_files(messages: tuple[Message, ...], texts: FileTexts) -> tuple[Message, ...]:

@@ -36,8 +36,9 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import REASONING_FIELD
 from ctxlab.engine.env import RequestCounter
 from ctxlab.presets.preset import Preset
-from ctxlab.presets.pydantic_ai.files import FileTexts, SentFiles, stored_of
+from ctxlab.presets.pydantic_ai.files import SentFiles, stored_of
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
+from ctxlab.presets.pydantic_ai.returns import FileTexts
 from ctxlab.presets.pydantic_ai.steps import ClearStep, SummarizeStep, WindowStep, summary_frame
 from ctxlab.presets.pydantic_ai.view import estimate_stored_tokens
 from ctxlab.presets.steps import StepStrategy

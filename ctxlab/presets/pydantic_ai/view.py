@@ -25,7 +25,8 @@ a batch's files (`media`) stands for no part of its own.
 Invariants:
 - Every view unit of the context but a media unit belongs to exactly one part (an assistant unit
   may hold a text part and call parts), in view order.
-- The functions here are pure and use only the standard library and `ctxlab.core`.
+- The functions here are pure and use only the standard library, `ctxlab.core` and the pure
+  `returns`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH, Message
 from ctxlab.core.messages.resumable import Resumable
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import NO_WIRE, REASONING_FIELD, Wire, WireCarry, wire_step, wire_tail
-from ctxlab.presets.pydantic_ai.files import return_text
+from ctxlab.presets.pydantic_ai.returns import return_text
 
 PartKind = Literal["user", "summary", "return", "thinking", "text", "call"]
 CHARS_PER_TOKEN = 4
