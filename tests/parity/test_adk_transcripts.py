@@ -29,8 +29,8 @@ from ctxlab.presets.google_adk.arguments import parsed_arguments
 from ctxlab.presets.google_adk.params import AdkParams, EventsCompactionConfig
 from ctxlab.workloads.importers import read_any
 from tests.parity.adk_side import AdkDriver, Workload, run_lab
+from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.test_adk_parity import compare
-from tests.parity.test_openhands_transcripts import DATA, TRANSCRIPTS
 
 SETTINGS = (
     EventsCompactionConfig(compaction_interval=1, overlap_size=0),
@@ -95,7 +95,7 @@ def test_the_settings_compact_most_transcripts(adk: AdkDriver) -> None:
 def test_a_transcript_call_adk_discards_fails_the_lab_naming_it() -> None:
     """GA19 on real data: LangGraph's checkpoint sample holds a call whose arguments are no JSON
     (`{"path": notes.txt}`), which ADK's adapter discards; unadapted, the preset fails there."""
-    script = read_any(DATA / "langgraph/checkpoint.json").script
+    script = read_any(DATA / "importers/langgraph/checkpoint.json").script
     with pytest.raises(ValueError, match="call 'call_bad'"):
         run_lab(Workload(script=script, params=setting("langgraph/checkpoint.json")))
 
@@ -104,7 +104,7 @@ def test_an_empty_answer_is_an_event_whose_usage_adk_reads(adk: AdkDriver) -> No
     """GA25: claude-code's session ends its first turn on an empty answer, whose call (314 tokens)
     is over a threshold of 300 that the call before it (275) is not: ADK reads the empty answer's
     usage and summarises after the turn, and so does the lab."""
-    script = driver_form(read_any(DATA / "claude-code/session.jsonl").script)
+    script = driver_form(read_any(DATA / "importers/claude-code/session.jsonl").script)
     config = EventsCompactionConfig(token_threshold=300, event_retention_size=1)
     kinds, _ = compare(adk, Workload(script=script, params=AdkParams(events_compaction_config=config)))
     assert kinds == ["reasoning", "reasoning", "summary", "reasoning", "reasoning", "summary", "reasoning"]

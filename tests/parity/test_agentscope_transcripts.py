@@ -21,7 +21,6 @@ as imported, by both sides.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pytest
 
@@ -30,15 +29,10 @@ from ctxlab.core.world.script import Script
 from ctxlab.presets.agentscope.config import ContextConfig, InjectionConfig
 from ctxlab.workloads.importers import read_any
 from tests.parity.lab import run_lab
+from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.spec import ParityConfig
 from tests.parity.test_engine_parity import _plain, compare
 
-DATA = Path(__file__).parents[1] / "data" / "importers"
-TRANSCRIPTS = sorted(
-    path.relative_to(DATA).as_posix()
-    for path in DATA.glob("*/*")
-    if path.suffix in {".json", ".jsonl", ".traj"}
-)
 NO_INJECTION = InjectionConfig(inject_runtime_state=False)
 
 

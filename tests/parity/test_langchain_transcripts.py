@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,15 +29,10 @@ from ctxlab.presets.lc_messages import lc_arguments
 from ctxlab.workloads.importers import read_any
 from tests.parity.da_driver import DAConfig
 from tests.parity.lc_driver import LCConfig
+from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.test_deepagents_parity import compare as compare_deepagents
 from tests.parity.test_langchain_parity import compare as compare_langchain
 
-DATA = Path(__file__).parents[1] / "data" / "importers"
-TRANSCRIPTS = sorted(
-    path.relative_to(DATA).as_posix()
-    for path in DATA.glob("*/*")
-    if path.suffix in {".json", ".jsonl", ".traj"}
-)
 SUMMARY = (
     LCConfig(trigger=("tokens", 300), keep=("messages", 3)),
     LCConfig(trigger=("messages", 4), keep=("tokens", 200), trim_tokens_to_summarize=400),

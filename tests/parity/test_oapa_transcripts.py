@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,15 +38,10 @@ from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.workloads.importers import read_any
 from tests.parity.oa_driver import OAConfig
 from tests.parity.pa_driver import PAConfig
+from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.test_openai_agents_parity import compare as compare_oa
 from tests.parity.test_pydantic_ai_parity import compare as compare_pa
 
-DATA = Path(__file__).parents[1] / "data" / "importers"
-TRANSCRIPTS = sorted(
-    path.relative_to(DATA).as_posix()
-    for path in DATA.glob("*/*")
-    if path.suffix in {".json", ".jsonl", ".traj"}
-)
 TRIMMERS = (
     OAConfig(trimmer={"recent_turns": 1, "max_output_chars": 40, "preview_chars": 10}),
     OAConfig(trimmer={"recent_turns": 1, "max_output_chars": 20, "preview_chars": 0}, limit=6),

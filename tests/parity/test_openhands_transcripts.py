@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import keyword
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,14 +30,9 @@ from ctxlab.presets.openhands.params import CondenserSettings, HybridParams, Ope
 from ctxlab.workloads.importers import read_any
 from tests.parity.openhands_side import OpenHandsDriver, Workload
 from tests.parity.openhands_workloads import one_call_per_round
+from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.test_openhands_parity import compare, compare_hybrid
 
-DATA = Path(__file__).parents[1] / "data" / "importers"
-TRANSCRIPTS = sorted(
-    path.relative_to(DATA).as_posix()
-    for path in DATA.glob("*/*")
-    if path.suffix in {".json", ".jsonl", ".traj"}
-)
 SETTINGS = (
     (2, CondenserSettings(max_size=10, keep_first=1)),
     (3, CondenserSettings(max_size=16, keep_first=2)),

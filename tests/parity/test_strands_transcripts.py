@@ -30,9 +30,9 @@ from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.workloads.importers import read_any
+from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.strands_driver import StrandsConfig
 from tests.parity.strands_lab import COUNTER, run_lab
-from tests.parity.test_openhands_transcripts import DATA, TRANSCRIPTS
 from tests.parity.test_strands_parity import compare, kinds
 
 SETTINGS = (

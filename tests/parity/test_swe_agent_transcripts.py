@@ -17,23 +17,16 @@ final answer, where it has one, an assistant message before it (S13, declared;
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ctxlab.core.compaction.observations import LastNObservationsParams
 from ctxlab.core.world.script import Script
 from ctxlab.workloads.importers import read_any
 from tests.parity.openhands_workloads import one_call_per_round
+from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.swe_agent_side import Workload
 from tests.parity.test_swe_agent_parity import same_requests
 
-DATA = Path(__file__).parents[1] / "data" / "importers"
-TRANSCRIPTS = sorted(
-    path.relative_to(DATA).as_posix()
-    for path in DATA.glob("*/*")
-    if path.suffix in {".json", ".jsonl", ".traj"}
-)
 SETTINGS = ((1, 1, ""), (2, 2, ""), (1, 1, "keep"), (3, 1, "remove"))
 """`n`, `polling`, and the tag the observations of the transcript's first called tool carry."""
 
