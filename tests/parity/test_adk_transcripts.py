@@ -1,7 +1,8 @@
 """Real transcripts through `google-adk-window` and `google-adk-tokens` against the real
-`google-adk==2.13.0`: every sample of `tests/data/importers` the lab imports, replayed at one of
-four settings (the window every turn without overlap and every two turns with one; 300 tokens
-keeping 1 event and 600 keeping none), the same requests call for call.
+`google-adk==2.13.0`: every sample of `tests/data/importers` (and each trace of
+`tests/data/traces`: `samples`) the lab imports, replayed at one of four settings (the window
+every turn without overlap and every two turns with one; 300 tokens keeping 1 event and 600
+keeping none), the same requests call for call.
 
 Each transcript is first put in the form the driver plays (`driver_form`): a tool the transcript
 calls but does not declare (a provider's server tool, such as Anthropic's `web_search`) is

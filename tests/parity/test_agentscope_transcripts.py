@@ -1,8 +1,9 @@
 """Real transcripts through `agentscope` against the real `agentscope.agent.Agent` (2.0.11): every
-sample of `tests/data/importers` the lab imports, replayed at one of four settings, compared by
-the engine parity's `compare` (call kinds, every call's input tokens under every convention, the
-context after every compression, the summaries, the final context), and every request as the
-OpenAI formatter sends it (role, text, calls, result id).
+sample of `tests/data/importers` (and each trace of `tests/data/traces`: `samples`) the lab
+imports, replayed at one of four settings, compared by the engine parity's `compare` (call
+kinds, every call's input tokens under every convention, the context after every compression,
+the summaries, the final context), and every request as the OpenAI formatter sends it (role,
+text, calls, result id).
 
 A setting's window is a share (0.25 to 0.7) of the transcript's own largest request, at least 200
 tokens, so every transcript whose largest request passes 200 tokens is compressed at least once

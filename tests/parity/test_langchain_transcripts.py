@@ -1,8 +1,9 @@
 """Real transcripts through `langchain-summary`, `langchain-clear` and `deepagents` against the
 real `create_agent` (langchain 1.5.0) and `create_deep_agent` (deepagents 0.7.32): every sample
-of `tests/data/importers` the lab imports, replayed at one of three settings per preset (chosen so
-that these small transcripts are summarized, cleared, evicted and truncated), the same requests
-call for call with each family's own comparison.
+of `tests/data/importers` (and each trace of `tests/data/traces`: `samples`) the lab imports,
+replayed at one of three settings per preset (chosen so that these small transcripts are
+summarized, cleared, evicted and truncated), the same requests call for call with each family's
+own comparison.
 
 Each transcript is first put in the form the driver plays (`driver_form`), both sides playing the
 same script: a tool's description is given without surrounding whitespace (the driver builds the

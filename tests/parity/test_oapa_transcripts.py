@@ -1,9 +1,9 @@
 """Real transcripts through the OpenAI Agents presets (against `openai-agents==0.24.0`) and the
 pydantic-ai presets (against pydantic-ai-slim 2.62.0 with pydantic-ai-harness 0.62.0): every
-sample of `tests/data/importers` the lab imports, replayed through each preset at one of three
-settings (rotated over the transcripts, small enough that outputs are trimmed, histories cut,
-results cleared and summaries written on these short transcripts), compared call for call by
-the family's own `compare`.
+sample of `tests/data/importers` (and each trace of `tests/data/traces`: `samples`) the lab
+imports, replayed through each preset at one of three settings (rotated over the transcripts,
+small enough that outputs are trimmed, histories cut, results cleared and summaries written on
+these short transcripts), compared call for call by the family's own `compare`.
 
 Each transcript is first put in the form the driver plays (`driver_form`), both sides playing the
 same script. For both families: a call of a tool the transcript does not declare (a server tool,

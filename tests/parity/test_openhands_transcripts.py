@@ -1,7 +1,8 @@
 """Real transcripts through `openhands` and `openhands-hybrid` against the real
 `openhands-sdk==1.58.2` (the hybrid masked by SWE-agent): every sample of `tests/data/importers`
-the lab imports, replayed at one of four settings (`max_size` 10, 16, 40 with masking `n` 2, 3,
-5, and the token trigger), the same requests call for call.
+(and each trace of `tests/data/traces`: `samples`) the lab imports, replayed at one of four
+settings (`max_size` 10, 16, 40 with masking `n` 2, 3, 5, and the token trigger), the same
+requests call for call.
 
 Each transcript is first put in the form the driver plays (`driver_form`): the driver's tools
 take required string fields, so every tool takes the fields its calls use, as strings (a value

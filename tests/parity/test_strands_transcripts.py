@@ -1,7 +1,8 @@
 """Real transcripts through `strands-sliding-window` and `strands-summarizing` against a real
-strands `Agent` (strands-agents 1.62.0): every sample of `tests/data/importers` the lab imports,
-replayed at one of four settings, the same requests call for call (kinds, messages in the OpenAI
-view with each result's status, tools, counts, failures).
+strands `Agent` (strands-agents 1.62.0): every sample of `tests/data/importers` (and each trace
+of `tests/data/traces`: `samples`) the lab imports, replayed at one of four settings, the same
+requests call for call (kinds, messages in the OpenAI view with each result's status, tools,
+counts, failures).
 
 The settings are sized to each transcript, as its provider's window is: `window` is the lab's count
 of its first request and a share of the rest of the whole transcript in one request (`whole`), so

@@ -1,11 +1,12 @@
 """Real transcripts through `swe-agent` against SWE-agent's own `LastNObservations` (3ea751c, the
-vendored file; see `tests/parity/swe_agent_side.py`): every sample of `tests/data/importers` the
-lab imports, replayed at one of four settings (`n` 1; `n` 2 with `polling` 2; `n` 1 with the
-observations of the transcript's first called tool tagged `keep_output`; `n` 3 with them tagged
-`remove_output`), the same requests call for call, compared by the parity's `same_requests`, in
-the OpenAI view, with `texts: swe-agent`. Each transcript of more than two calls has observations
-elided at its setting, unless every call is of the tool it keeps; one or two calls leave nothing
-to elide but what a tag removes.
+vendored file; see `tests/parity/swe_agent_side.py`): every sample of `tests/data/importers`
+(and each trace of `tests/data/traces`: `samples`) the lab imports, replayed at one of four
+settings (`n` 1; `n` 2 with `polling` 2; `n` 1 with the observations of the transcript's first
+called tool tagged `keep_output`; `n` 3 with them tagged `remove_output`), the same requests
+call for call, compared by the parity's `same_requests`, in the OpenAI view, with `texts:
+swe-agent`. Each transcript of more than two calls has observations elided at its setting,
+unless every call is of the tool it keeps; one or two calls leave nothing to elide but what a
+tag removes.
 
 Each transcript is first put in the form SWE-agent plays (`driver_form`): a round of several calls
 becomes rounds of one, the thought and the reasoning on the first (SWE-agent's function calling
