@@ -98,7 +98,7 @@ def test_a_transcript_call_adk_discards_fails_the_lab_naming_it() -> None:
     (`{"path": notes.txt}`), which ADK's adapter discards; unadapted, the preset fails there."""
     script = read_any(DATA / "importers/langgraph/checkpoint.json").script
     with pytest.raises(ValueError, match="call 'call_bad'"):
-        run_lab(Workload(script=script, params=setting("langgraph/checkpoint.json")))
+        run_lab(Workload(script=script, params=setting("importers/langgraph/checkpoint.json")))
 
 
 def test_an_empty_answer_is_an_event_whose_usage_adk_reads(adk: AdkDriver) -> None:
