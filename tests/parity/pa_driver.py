@@ -200,15 +200,16 @@ def _output(parts: tuple[Part, ...]) -> str | list[Any]:
     """A tool's return: its text, or with images its texts and images (`BinaryContent`, `ImageUrl`)."""
     if not any(isinstance(p, DataBlock) and p.is_image for p in parts):
         return "".join(p.text for p in parts if isinstance(p, TextBlock))
-    return [
-        p.text
-        if isinstance(p, TextBlock)
-        else ImageUrl(url=p.source)
-        if p.kind == "url"
-        else BinaryContent(data=base64.b64decode(p.source), media_type=p.media_type)
-        for p in parts
-        if isinstance(p, TextBlock) or p.is_image
-    ]
+    return [returned(p) for p in parts if isinstance(p, TextBlock) or p.is_image]
+
+
+def returned(part: Part) -> Any:
+    """A part as a pydantic-ai tool returns it: a text, an `ImageUrl` or a `BinaryContent`."""
+    if isinstance(part, TextBlock):
+        return part.text
+    if part.kind == "url":
+        return ImageUrl(url=part.source)
+    return BinaryContent(data=base64.b64decode(part.source), media_type=part.media_type)
 
 
 def _tool(schema: Any, results: dict[str, ScriptedCall]) -> Tool[Any]:

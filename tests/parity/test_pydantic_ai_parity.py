@@ -22,7 +22,7 @@ from ctxlab.core.messages.blocks import DataBlock, TextBlock, ToolResultBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.presets.pydantic_ai.returns import FileTexts, return_text, sent_return
 from ctxlab.texts.pydantic_ai import pydantic_ai_texts
-from tests.parity.pa_driver import PAConfig, PATrace, run_pydantic_ai
+from tests.parity.pa_driver import PAConfig, PATrace, returned, run_pydantic_ai
 from tests.parity.pa_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
 from tests.parity.workloads import CJK, PROSE, TOOLS, retrieval_loop
@@ -440,14 +440,7 @@ def test_a_return_s_text_files_and_count_equal_pydantic_ai_s(parts: list[Any], n
     """The lab's return text (JSON of the items), framed files and counted text equal what
     pydantic-ai and the harness make of the same return (quotes, escapes and tags included)."""
     result = ToolResultBlock(id=call, name=name, output=tuple(parts))
-    content = [
-        p.text
-        if isinstance(p, TextBlock)
-        else ImageUrl(url=p.source)
-        if p.kind == "url"
-        else BinaryContent(data=base64.b64decode(p.source), media_type=p.media_type)
-        for p in parts
-    ]
+    content = [returned(p) for p in parts]
     part = ToolReturnPart(tool_name=name, content=content, tool_call_id=call)
     text, framed = part.model_response_str_and_user_content()
     texts = pydantic_ai_texts()
