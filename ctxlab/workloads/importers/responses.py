@@ -143,6 +143,11 @@ UNSEARCHED = "item 'file_search_call' without its results (not asked for: includ
 """How a file search whose results the log does not hold is counted."""
 
 
+def skipped(kind: object) -> str:
+    """How an item no rule replays is counted (a file search without its results says so)."""
+    return UNSEARCHED if kind == "file_search_call" else f"item {kind!r}"
+
+
 def searched(item: Mapping[str, Any]) -> bool:
     """Whether `item` is a file search carrying its `results` (a list, maybe empty: the request
     asked for them with `include: ["file_search_call.results"]`; without it they are null)."""
@@ -208,14 +213,15 @@ class ItemMapper:
             self.reasoning.extend(text_of(field_of(p, "text")) for p in parts if isinstance(p, Mapping))
         elif kind in CALLS or kind in ANSWERED or searched(item):
             self.open = True
-            self.listed.append(self._call(kind, item))
-            if kind not in CALLS:
+            listed, result = self.call_item(kind, item)
+            self.listed.append(listed)
+            if result is not None:
                 yield from self.flush()
-                yield self._result(kind, item, self.listed_id)
+                yield result
         elif kind in OUTPUTS:
             yield from self.flush()
             answered = item.get("call_id") or (self.search if kind == "tool_search_output" else None)
-            yield self._result(kind, item, self.calls.answer(answered, line, key="call_id"))
+            yield self.result(kind, item, self.calls.answer(answered, line, key="call_id"))
         elif kind == "item_reference":
             yield from self._reference(item.get("id"), line)
         elif kind == "agent_message":
@@ -224,7 +230,15 @@ class ItemMapper:
             self.report.skip("item 'compaction'")
             self.report.note_once(COMPACTED)
         else:
-            self.report.skip(UNSEARCHED if kind == "file_search_call" else f"item {kind!r}")
+            self.report.skip(skipped(kind))
+
+    def call_item(self, kind: str, item: Mapping[str, Any]) -> tuple[Wire, Wire | None]:
+        """The call of a call item (`CALLS`, `ANSWERED`, or a file search that `searched`) and the
+        result it carries when the server ran it, None when a later output item answers it (a
+        `CALLS` item). The call is declared in `calls` before its result is made, so the result
+        always has its call; the two stay in this order, with no assistant message between."""
+        listed = self._call(kind, item)
+        return listed, (None if kind in CALLS else self.result(kind, item, self.listed_id))
 
     def _call(self, kind: str, item: Mapping[str, Any]) -> Wire:
         """The call of a call item (the name the tool has for a built-in one)."""
@@ -236,7 +250,7 @@ class ItemMapper:
         name, arguments = _arguments(kind, item)
         return call(call_id, name, arguments)
 
-    def _result(self, kind: str, item: Mapping[str, Any], call_id: str) -> Wire:
+    def result(self, kind: str, item: Mapping[str, Any], call_id: str) -> Wire:
         """The result of a call: an output item's, or that a server-run call carries."""
         if kind == "tool_search_output":
             return tool(call_id, json.dumps(item.get("tools") or [], ensure_ascii=False))
