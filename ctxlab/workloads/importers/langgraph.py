@@ -46,6 +46,10 @@ Mapping rules:
   file search's results, which the Responses reader gives (`responses.file_search_results`);
   its `status` `error` makes it an error result. A result answering no call before it is an
   error at the thread.
+- OpenAI Responses output items that langchain-openai keeps (in `content`, `output_version=
+  "responses/v1"`; in `additional_kwargs` `tool_outputs` and `reasoning`, `"v0"`) are read as the
+  Responses reader reads them (`langgraph_items`): a server-run call with its output is a call
+  and its result, ending its piece as a result part does; a computer call is a call; others counted.
 - Other content parts (audio, files) are skipped and counted.
 - `invalid_tool_calls` (calls the model wrote but that could not be parsed) are calls, their
   arguments as written, when a tool message answers them; the others are skipped and counted,
@@ -79,6 +83,14 @@ from ctxlab.workloads.importers.base import (
     text_part,
     tool,
     user,
+)
+from ctxlab.workloads.importers.langgraph_items import (
+    ITEMS,
+    Items,
+    carried,
+    computer_output,
+    reasoning_text,
+    with_kept_items,
 )
 from ctxlab.workloads.importers.responses import file_search_results
 
@@ -187,7 +199,8 @@ def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire
         if kind == "tool":
             error = fields.get("status") == "error"
             call_id = calls.answer(fields.get("tool_call_id"), number, key="tool_call_id")
-            yield tool(call_id, _result(fields.get("content"), report), error=error)
+            screenshot = computer_output(fields, call_id, report)
+            yield screenshot or tool(call_id, _result(fields.get("content"), report), error=error)
         elif kind == "function":
             call_id = _function_answered(function, fields, f"message {index}", number, report)
             yield tool(call_id, _result(fields.get("content"), report))
@@ -217,25 +230,31 @@ def _ai(
     function call (`additional_kwargs.function_call`, one call with no id: it gets one from its
     message's place, `function_call_<index>`), None when it has none.
 
-    Invariants: each server tool's result follows the assistant message holding its call (or
-    the results before it, when two results follow each other); the message's own calls (and
-    its refusal in `additional_kwargs`) are on its last assistant message, which the tool
+    Invariants: each server tool's result (a result part, or a Responses item's own output)
+    follows the assistant message holding its call (or the results before it, when two results
+    follow each other); the message's own calls (and its refusal in `additional_kwargs`), then
+    its Responses items' client calls, are on its last assistant message, which the tool
     messages after it answer; an AI message with no server tool is one assistant message."""
-    *before, last = _pieces(fields.get("content"), field_of(fields, "additional_kwargs", "refusal"))
+    *before, last = _pieces(with_kept_items(fields), field_of(fields, "additional_kwargs", "refusal"))
     names: dict[str, str] = {}
     wires: list[Wire] = []
     used: list[Mapping[str, Any]] = []  # a client tool's call parts, wherever they are, call last
+    items = Items(report, calls)  # its Responses items (`langgraph_items`)
     for piece in before:
         read = _read(piece[:-1], report)
         used += read.used
+        items.read(read.items)
         listed = _server_calls(read.server, calls, names)
-        if listed or not read.empty():
-            wires.append(assistant(text_only(read.body(), report, "assistant"), listed, read.thought()))
-        wires.append(_server_result(piece[-1], calls, names, number, report))
+        ran, result = _answer(piece[-1], items, names, number)
+        if listed or ran or not read.empty():
+            wires.append(assistant(text_only(read.body(), report, "assistant"), listed + ran, read.thought()))
+        wires.append(result)
     read = _read(last, report)
+    items.read(read.items)
     listed = _server_calls(read.server, calls, names)
     used += read.used
     listed += [call(calls.declare(i), n, a) for i, n, a in _calls(fields, used, answered, report)]
+    listed += items.client
     function = field_of(fields, "additional_kwargs", "function_call")
     legacy = calls.declare(f"function_call_{index}") if isinstance(function, Mapping) else None
     if legacy is not None:
@@ -271,9 +290,18 @@ def _pieces(value: object, refusal: object) -> list[list[object]]:
 
 
 def _is_result(item: object) -> bool:
-    """A server tool's result: Anthropic's result blocks, or LangChain's `server_tool_result`."""
+    """A server tool's result: a result part (Anthropic's, `server_tool_result`) or a `carried` item."""
     kind = field_of(item, "type")
-    return kind == "server_tool_result" or is_server_result(kind)
+    return kind == "server_tool_result" or is_server_result(kind) or carried(item)
+
+
+def _answer(item: object, items: Items, names: Mapping[str, str], number: int) -> tuple[list[Wire], Wire]:
+    """The result ending a piece, after the calls it brings: a carried Responses item's own
+    call, none for a result part (its call is a part before it)."""
+    if isinstance(item, Mapping) and carried(item):
+        ran, result = items.answered(item)
+        return [ran], result
+    return [], _server_result(item, items.calls, names, number, items.report)
 
 
 def _server_calls(items: list[Mapping[str, Any]], calls: Calls, names: dict[str, str]) -> list[Wire]:
@@ -352,14 +380,6 @@ def _arguments(item: Mapping[str, Any]) -> object:
     return item.get("args") or item.get("input") or {}
 
 
-def _summary(item: object) -> str:
-    """The text of a Responses-API reasoning part's `summary` list."""
-    summary = field_of(item, "summary")
-    if not isinstance(summary, list):
-        return ""
-    return "\n\n".join(t for t in (text_of(field_of(p, "text")) for p in summary) if t)
-
-
 def _image(block: object) -> Wire | None:
     """The image part of an `image` block: its base64 `data` (LangChain's `base64` too) with its
     `mime_type` (an Anthropic source's `media_type`), or its `url`; None when it has neither."""
@@ -410,6 +430,7 @@ class _Read:
     reasoning: list[str] = field(default_factory=list)
     used: list[Mapping[str, Any]] = field(default_factory=list)
     server: list[Mapping[str, Any]] = field(default_factory=list)
+    items: list[Mapping[str, Any]] = field(default_factory=list)
 
     def body(self) -> str | list[Wire]:
         """The parts as OpenAI content."""
@@ -435,7 +456,7 @@ class _Read:
             self.parts.append(text_part(text_of(field_of(item, "refusal"))))
         elif kind in {"thinking", "reasoning"}:
             self.reasoning.append(
-                text_of(field_of(item, kind)) or text_of(field_of(item, "text")) or _summary(item)
+                text_of(field_of(item, kind)) or text_of(field_of(item, "text")) or reasoning_text(item)
             )
         elif kind in {"image_url", "image"}:
             self._image(kind, item)
@@ -443,6 +464,8 @@ class _Read:
             self.used.append(item)
         elif kind in SERVER_CALLS and isinstance(item, Mapping):
             self.server.append(item)
+        elif kind in ITEMS and isinstance(item, Mapping):
+            self.items.append(item)
         else:
             self.report.skip(f"content part {kind!r}")
 
@@ -472,6 +495,6 @@ def _body(value: object, report: Report) -> str | list[Wire]:
     if not isinstance(value, list):
         return text_of(value)
     read = _read(value, report)
-    for item in read.server:
+    for item in read.server + read.items:
         report.skip(f"content part {item.get('type')!r}")
     return read.body()
