@@ -132,7 +132,8 @@ def test_v0_tool_outputs_and_reasoning_are_read_before_the_text() -> None:
     """`output_version="v0"` keeps the items in `additional_kwargs`: they are read before the
     content (the response's order is lost; the server ran its tools before the model wrote), an
     MCP error is an error result, and a file search without its results is counted as such."""
-    failed = {**MCP, "output": None, "error": "server down", "status": "failed"}
+    down = {"type": "http_error", "code": 503, "message": "server down"}  # openai's McpToolCallError
+    failed = {**MCP, "output": None, "error": down, "status": "failed"}
     unsearched = {**SEARCH, "results": None}
     kept = {
         "reasoning": {k: v for k, v in THINK.items() if k != "type"},
@@ -142,7 +143,7 @@ def test_v0_tool_outputs_and_reasoning_are_read_before_the_text() -> None:
     _paired(list(thread.messages))
     assert [(m["role"], m["content"]) for m in thread.messages[1:]] == [
         ("assistant", ""),
-        ("tool", "server down"),
+        ("tool", '{"type": "http_error", "code": 503, "message": "server down"}'),
         ("assistant", "It is down."),
     ]
     assert thread.messages[1]["reasoning_content"] == "Search the docs."
