@@ -1,12 +1,14 @@
 """strands-agents 1.62's own strings, read from the installed package at run time (`texts: strands`).
 
 `StrandsTexts` are the strings the strands conversation managers send: the summarizer's system
-prompt and the user request that closes a summary request. `CTXLAB_STRANDS_TEXTS` is the lab's
+prompt and the user request that closes a summary request; and the notice its OpenAI provider
+puts in a tool message in place of the images it moves to a user message. `CTXLAB_STRANDS_TEXTS` is the lab's
 own wording of them (used without `texts: strands`).
 
 Nothing of the package is stored in this project: the system prompt is the package's constant;
 the closing request lives inside the package's summary function, so it is read by calling that
-function with a stand-in model that keeps what it is asked and answers nothing.
+function with a stand-in model that keeps what it is asked and answers nothing; the notice, by
+having the provider split a stand-in tool message holding an image.
 
 Importing this module imports no other package; `strands_texts()` imports strands and raises
 ModuleNotFoundError when it is not installed (the `peers` extra).
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +31,7 @@ class StrandsTexts:
 
     summary_system_prompt: str
     summary_request: str
+    image_notice: str
 
 
 CTXLAB_STRANDS_TEXTS = StrandsTexts(
@@ -38,6 +42,7 @@ CTXLAB_STRANDS_TEXTS = StrandsTexts(
         "and do not talk about which tools exist."
     ),
     summary_request="Write the notes for the conversation above.",
+    image_notice="The tool returned an image; it is in the next user message.",
 )
 
 
@@ -73,4 +78,24 @@ def strands_texts() -> StrandsTexts:
     assert model.messages is not None and model.system_prompt is not None
     (closing,) = model.messages
     (block,) = closing["content"]
-    return StrandsTexts(summary_system_prompt=model.system_prompt, summary_request=block["text"])
+    return StrandsTexts(
+        summary_system_prompt=model.system_prompt, summary_request=block["text"], image_notice=_image_notice()
+    )
+
+
+def _image_notice() -> str:
+    """The text the OpenAI provider leaves in a tool message whose image it moves out (its
+    warning about the move is silenced)."""
+    from strands.models import openai
+
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,"}}
+    logger = logging.getLogger(openai.__name__)
+    disabled, logger.disabled = logger.disabled, True
+    try:
+        tool, _ = openai.OpenAIModel._split_tool_message_images(
+            {"role": "tool", "tool_call_id": "stand-in", "content": [image]}
+        )
+    finally:
+        logger.disabled = disabled
+    (notice,) = tool["content"]
+    return str(notice["text"])

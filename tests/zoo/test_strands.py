@@ -155,4 +155,11 @@ def test_strands_texts_are_read_from_the_installed_package() -> None:
     texts = strands_texts()
     assert texts.summary_system_prompt == DEFAULT_SUMMARIZATION_PROMPT
     assert texts.summary_request.startswith("Please summarize")
+    assert texts.image_notice.startswith("Tool successfully returned an image.")
     assert texts != CTXLAB_STRANDS_TEXTS
+
+
+def test_the_notes_declare_the_images_strands_does_not_take() -> None:
+    from ctxlab.presets.strands.preset import NOTES
+
+    assert any("WebP" in note and "URL" in note for note in NOTES)

@@ -29,13 +29,19 @@ closing user request, no tools) and replaced by the summary as a user message (`
 too few messages, or a failed summary, fails the run. A summary request over the window is
 refused like any other.
 
+Images go as strands' OpenAI provider sends them (`ctxlab.presets.strands.images`, request-only):
+a result's images in a user message after its tool message, which carries the provider's notice
+in their place, and a cut result's texts joined; a request of a context holding no image is sent
+as stored at no cost.
+
 A call's arguments are stored as strands parses them and its OpenAI provider writes them back
 (`ctxlab.presets.strands.answers`): every request sends and counts them so. An empty answer (no
 text, no call) is kept as a message sent as `[blank text]` and counted by the window, and left
 out of a summary request, as strands does.
 
 Not reproduced (declared in `NOTES` and in the checklist): `pin_first`, `proactive_compression`
-(it estimates from the provider's reported usage and tiktoken), a `summarization_agent`.
+(it estimates from the provider's reported usage and tiktoken), a `summarization_agent`; a WebP
+image and an image given by URL.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with
 from ctxlab.presets.preset import NO_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import Compaction, Step, Stepped, StepStrategy, record_compaction
 from ctxlab.presets.strands.answers import strands_answer, summary_messages
+from ctxlab.presets.strands.images import IMAGES_CUT, SentImages, sent_request
 from ctxlab.presets.strands.window import (
     TrimError,
     cut_results,
@@ -105,6 +112,9 @@ NOTES = (
     "a model's thinking is neither sent nor counted (the OpenAI provider leaves reasoningContent out); "
     "an answer of thinking alone is not a message the window or the summary split counts "
     "(strands keeps one)",
+    "images are sent as strands' OpenAI provider sends them (a result's after its tool message, behind "
+    "the provider's notice); a WebP image (application/octet-stream from strands on Python 3.11) and "
+    "an image given by URL (no source strands' image block takes) are sent as stored",
 )
 
 
@@ -155,15 +165,19 @@ class StrandsSummarizingParams:
     summarization_system_prompt: str | None = None
 
 
-def request_tokens(context: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame) -> int:
-    """The lab's count of the request `context` makes: what the provider weighs against its window."""
+def request_tokens(
+    context: tuple[Message, ...], state: EpisodeState, env: Env, frame: Frame, notice: str
+) -> int:
+    """The lab's count of the request `context` makes, as the provider is sent it (`sent_request`,
+    with `notice`): what it weighs against its window."""
     fixed = fixed_messages(frame.system_prompt, state.summary)
-    return env.counter.total(measure_all(env.counter, fixed) + measure_all(env.counter, context), frame.tools)
+    sent = sent_request(context, state, notice)
+    return env.counter.total(measure_all(env.counter, fixed) + measure_all(env.counter, sent), frame.tools)
 
 
-def overflowing(state: EpisodeState, env: Env, frame: Frame) -> bool:
+def overflowing(state: EpisodeState, env: Env, frame: Frame, notice: str) -> bool:
     """Whether the provider refuses the request the state makes."""
-    return request_tokens(state.context, state, env, frame) > env.context_size
+    return request_tokens(state.context, state, env, frame, notice) > env.context_size
 
 
 def refused_in_turn(state: EpisodeState) -> int:
@@ -195,14 +209,15 @@ class SlidingWindow(Step):
     """`SlidingWindowConversationManager` (see the module docstring)."""
 
     params: StrandsSlidingWindowParams
+    texts: StrandsTexts = CTXLAB_STRANDS_TEXTS
     key: ClassVar[str] = "strands_window"
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """The end-of-turn window, the per-call window, then reductions while the provider refuses."""
-        before = request_tokens(state.context, state, env, frame)
+        before = request_tokens(state.context, state, env, frame, self.texts.image_notice)
         state = self._after_turn(state, env, frame)
         state = self._before_call(state, env, frame)
-        while overflowing(state, env, frame):
+        while overflowing(state, env, frame, self.texts.image_notice):
             state = self._before_call(self.reduce(refuse(state, env), env, frame, overflow=True), env, frame)
             if refused_in_turn(state) >= REFUSALS:  # strands' next retry passes the recursion limit
                 raise gave_up(
@@ -210,7 +225,7 @@ class SlidingWindow(Step):
                     if view_units(state.context)
                     else "no message is left: the system prompt and tools alone are over the window"
                 )
-        after = request_tokens(state.context, state, env, frame)
+        after = request_tokens(state.context, state, env, frame, self.texts.image_notice)
         return Stepped(state=state, compaction=_compaction(before, after, env) if after != before else None)
 
     def _after_turn(self, state: EpisodeState, env: Env, frame: Frame) -> EpisodeState:
@@ -252,7 +267,10 @@ class SlidingWindow(Step):
             cut = None if oldest is None else cut_results(state.context, units, view[oldest])
             if cut is not None:
                 env.recorder.event(EventKind.TRUNCATED)
-                return with_context(state, cut, env.counter)
+                after = with_context(state, cut, env.counter)
+                if after.context_tally.ndata < state.context_tally.ndata:  # an image became a text
+                    after = with_memo(after, IMAGES_CUT, True)
+                return after
         try:
             index = trim_index(view, self.params.window_size, overflow=overflow)
         except TrimError as failure:
@@ -264,8 +282,8 @@ class SlidingWindow(Step):
         env.recorder.event(EventKind.DROPPED)
         record_compaction(
             env,
-            before=request_tokens(state.context, state, env, frame),
-            after=request_tokens(kept, state, env, frame),
+            before=request_tokens(state.context, state, env, frame, self.texts.image_notice),
+            after=request_tokens(kept, state, env, frame, self.texts.image_notice),
             threshold=env.context_size,
             compressed=index,
             kept=len(view) - index,
@@ -285,12 +303,12 @@ class Summarizing(Step):
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """Summarize the oldest messages while the provider refuses the request."""
-        before = request_tokens(state.context, state, env, frame)
-        while overflowing(state, env, frame):
+        before = request_tokens(state.context, state, env, frame, self.texts.image_notice)
+        while overflowing(state, env, frame, self.texts.image_notice):
             state = self.summarize_oldest(refuse(state, env), env, frame)
             if refused_in_turn(state) >= REFUSALS:  # strands' next retry passes the recursion limit
                 raise gave_up(self.stuck(state))
-        after = request_tokens(state.context, state, env, frame)
+        after = request_tokens(state.context, state, env, frame, self.texts.image_notice)
         return Stepped(state=state, compaction=_compaction(before, after, env) if after != before else None)
 
     def stuck(self, state: EpisodeState) -> str:
@@ -326,8 +344,8 @@ class Summarizing(Step):
         env.recorder.event(EventKind.COMPRESSED)
         record_compaction(
             env,
-            before=request_tokens(state.context, state, env, frame),
-            after=request_tokens((summary, *tail), state, env, frame),
+            before=request_tokens(state.context, state, env, frame, self.texts.image_notice),
+            after=request_tokens((summary, *tail), state, env, frame, self.texts.image_notice),
             threshold=env.context_size,
             compressed=count,
             kept=len(view) - count,
@@ -346,7 +364,8 @@ class Summarizing(Step):
         """
         prompt = self.params.summarization_system_prompt
         system = text_message("system", self.texts.summary_system_prompt if prompt is None else prompt)
-        request = (system, *summary_messages(head), text_message("user", self.texts.summary_request))
+        sent = sent_request(summary_messages(head), state, self.texts.image_notice)
+        request = (system, *sent, text_message("user", self.texts.summary_request))
         if env.counter.count(request, ()) > env.context_size:
             env.summarize_text(state, request)  # the refused call is still made
             raise ContextOverflowError("the summary request is over the window")
@@ -369,7 +388,10 @@ def build_window(params: StrandsSlidingWindowParams, texts: Texts) -> StepStrate
     """The `strands-sliding-window` strategy."""
     return StepStrategy(
         name="strands-sliding-window",
-        steps=(SlidingWindow(params),),
+        steps=(
+            SlidingWindow(params, texts=_strands_texts(texts)),
+            SentImages(_strands_texts(texts).image_notice),
+        ),
         config=params,
         source=WINDOW_SOURCE,
         futile_limit=0,
@@ -382,7 +404,10 @@ def build_summarizing(params: StrandsSummarizingParams, texts: Texts) -> StepStr
     """The `strands-summarizing` strategy."""
     return StepStrategy(
         name="strands-summarizing",
-        steps=(Summarizing(params, texts=_strands_texts(texts)),),
+        steps=(
+            Summarizing(params, texts=_strands_texts(texts)),
+            SentImages(_strands_texts(texts).image_notice),
+        ),
         config=params,
         source=SUMMARY_SOURCE,
         futile_limit=0,
