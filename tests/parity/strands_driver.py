@@ -27,12 +27,21 @@ Invariants:
   one after another (`SequentialToolExecutor`), so results are stored in call order. Its system
   messages are the ones strands' OpenAI provider writes (`_format_system_messages`): none for an
   agent without a system prompt, which is how a workload with an empty one is run.
+- A user's images and a result's images reach strands as its `image` content blocks (`format`
+  and `source.bytes`, `strands_image`): the script's images that strands takes (base64 PNG, JPEG,
+  GIF) and no other media (`takes`). A request is recorded as the OpenAI provider formats it
+  (`format_request_tool_message`, `_split_tool_message_images`): a result's texts as one string,
+  or, when it returned images, as a list of its texts and the provider's notice, the images
+  following the message's results in a user message per result; every image's bytes base64
+  encoded anew.
 - Nothing nondeterministic reaches a request: no clock, no random id, no usage estimate.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import mimetypes
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -51,7 +60,16 @@ from strands.tools.tools import PythonAgentTool
 from strands.types.exceptions import ContextWindowOverflowException
 
 from ctxlab.core.agentscope.toolresult import merge_text_parts
-from ctxlab.core.messages.blocks import Block, ResultState, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import (
+    Block,
+    DataBlock,
+    HintBlock,
+    Part,
+    ResultState,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.messages.tools import ToolSchema
@@ -107,13 +125,76 @@ class StrandsTrace:
     kept: int = 0
 
 
-def lab_message(message: dict[str, Any]) -> Message:
-    """A strands message as ctxlab blocks (what the OpenAI view and the counter read); a tool use's
-    parsed input is written back as strands' OpenAI provider writes it."""
+STRANDS_FORMATS = ("png", "jpeg", "gif")
+"""The image formats strands takes that the OpenAI provider sends as their own media type (it reads
+`mimetypes.types_map`, which on Python 3.11 has no `.webp`: a WebP image goes as
+`application/octet-stream`)."""
+
+
+def takes(part: Part) -> bool:
+    """Whether the driver gives strands `part`: any text, and a base64 image of a format above."""
+    if isinstance(part, TextBlock):
+        return True
+    return part.kind == "base64" and part.media_type in {f"image/{f}" for f in STRANDS_FORMATS}
+
+
+def strands_image(part: DataBlock) -> dict[str, Any]:
+    """An image as a strands `image` content block (its format and bytes)."""
+    fmt = part.media_type.split("/", 1)[1]
+    return {"image": {"format": fmt, "source": {"bytes": base64.b64decode(part.source)}}}
+
+
+def strands_content(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
+    """Parts as strands content blocks (texts and images)."""
+    return [{"text": p.text} if isinstance(p, TextBlock) else strands_image(p) for p in parts]
+
+
+def lab_image(content: dict[str, Any]) -> DataBlock:
+    """A strands image as the OpenAI provider sends it: its media type and its bytes encoded anew."""
+    image = content["image"]
+    mime = mimetypes.types_map.get(f".{image['format']}", "application/octet-stream")
+    data = base64.b64encode(image["source"]["bytes"]).decode("ascii")
+    return DataBlock(media_type=mime, source=data, kind="base64")
+
+
+def image_part(part: dict[str, Any]) -> DataBlock:
+    """An `image_url` part of the provider's formatting as a ctxlab data block."""
+    head, data = part["image_url"]["url"].split(",", 1)
+    return DataBlock(media_type=head[len("data:") : -len(";base64")], source=data, kind="base64")
+
+
+def lab_results(results: list[dict[str, Any]]) -> list[Block]:
+    """A message's results as the OpenAI provider formats them: each tool message (its content a
+    string, or a list of texts), then each result's images in a user message of its own."""
     blocks: list[Block] = []
+    moved: list[Block] = []
+    for result in results:
+        tool = OpenAIModel.format_request_tool_message(result)
+        tool, images = OpenAIModel._split_tool_message_images(tool)
+        content = tool["content"]
+        listed = isinstance(content, list)
+        parts = tuple(TextBlock(text=t["text"]) for t in content) if listed else (TextBlock(text=content),)
+        state: ResultState = "error" if result["status"] == "error" else "success"
+        blocks.append(
+            ToolResultBlock(id=result["toolUseId"], name="", output=parts, state=state, listed=listed)
+        )
+        if images is not None:
+            moved.append(HintBlock(hint=tuple(map(image_part, images["content"]))))
+    return blocks + moved
+
+
+def lab_message(message: dict[str, Any]) -> Message:
+    """A strands message as ctxlab blocks (what the OpenAI view and the counter read), as strands'
+    OpenAI provider formats it: a tool use's parsed input written back, a result's content and
+    images as `lab_results` gives them (before the message's other content, as the provider
+    sends them), an image's bytes encoded anew."""
+    blocks: list[Block] = []
+    results: list[dict[str, Any]] = []
     for content in message["content"]:
         if "text" in content:
             blocks.append(TextBlock(text=content["text"]))
+        elif "image" in content:
+            blocks.append(lab_image(content))
         elif "toolUse" in content:
             use = content["toolUse"]
             arguments = OpenAIModel.format_request_message_tool_call(use)["function"]["arguments"]
@@ -121,13 +202,10 @@ def lab_message(message: dict[str, Any]) -> Message:
         elif "reasoningContent" in content:
             continue  # never in a request: the OpenAI provider leaves reasoning out
         elif "toolResult" in content:
-            result = content["toolResult"]
-            parts = tuple(TextBlock(text=item["text"]) for item in result["content"])
-            state: ResultState = "error" if result["status"] == "error" else "success"
-            blocks.append(ToolResultBlock(id=result["toolUseId"], name="", output=parts, state=state))
+            results.append(content["toolResult"])
         else:
             raise AssertionError(f"a block the scripted world never makes: {content}")
-    return Message(role=message["role"], blocks=tuple(blocks))
+    return Message(role=message["role"], blocks=(*lab_results(results), *blocks))
 
 
 def openai_view(messages: list[Message]) -> str:
@@ -252,8 +330,7 @@ def scripted_tool(schema: ToolSchema, results: dict[str, ScriptedCall]) -> Pytho
 
     def run(tool_use: dict[str, Any], **_: Any) -> dict[str, Any]:
         scripted = results[tool_use["toolUseId"]]
-        parts = merge_text_parts(scripted.result or ())
-        content = [{"text": p.text} for p in parts if isinstance(p, TextBlock)]
+        content = strands_content(tuple(filter(takes, merge_text_parts(scripted.result or ()))))
         status = "error" if scripted.error else "success"
         return {"toolUseId": tool_use["toolUseId"], "status": status, "content": content}
 
@@ -309,8 +386,10 @@ def _run(script: Script, config: StrandsConfig, *, own_end: bool) -> StrandsTrac
     )
     error = None
     for turn in script.turns:
-        texts = [p.text for p in turn.user if isinstance(p, TextBlock)]
-        user: str | list[Any] = texts[0] if len(texts) == 1 else [{"text": t} for t in texts]
+        parts = tuple(filter(takes, turn.user))
+        user: str | list[Any] = (
+            parts[0].text if len(parts) == 1 and isinstance(parts[0], TextBlock) else strands_content(parts)
+        )
         model.refused = 0  # strands' retries nest within one invocation only
         try:
             agent(user)

@@ -1,10 +1,11 @@
 """ctxlab's strands presets against a real strands `Agent` (strands-agents 1.62.0) on generated
 workloads: the same requests call for call (kinds, messages in the OpenAI view with each result's
 status, tools sent, the lab's count), refusals, trims, cuts and summaries at the same calls, and
-the same failures."""
+the same failures. Some prompts and results hold images (`image`), as strands takes them."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import sys
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.env import Env
@@ -91,6 +92,30 @@ def arguments(draw: st.DrawFn, n: int) -> str:
     return form(n)
 
 
+IMAGES = (("png", 12), ("jpeg", 300), ("gif", 2000))
+"""Image formats strands takes, with sizes in bytes."""
+
+
+@st.composite
+def image(draw: st.DrawFn) -> DataBlock:
+    """A base64 image; some written with a line break, which strands' provider encodes anew."""
+    fmt, size = draw(st.sampled_from(IMAGES))
+    source = base64.b64encode((bytes(range(256)) * 8)[:size]).decode("ascii")
+    if draw(st.booleans()):
+        source = f"{source[:8]}\n{source[8:]}"
+    return DataBlock(media_type=f"image/{fmt}", source=source, kind="base64")
+
+
+@st.composite
+def with_images(draw: st.DrawFn, parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """`parts`, or now and then with an image after them, an image and a text, or an image alone."""
+    form = draw(st.integers(0, 11))
+    if form > 3:
+        return parts
+    extra = draw(image())
+    return ((extra,), (*parts, extra), (*parts, extra, *parts), (*parts, extra, draw(image())))[form]
+
+
 @st.composite
 def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedRound:
     calls = []
@@ -100,7 +125,7 @@ def rounds(draw: st.DrawFn, window: int, shares: tuple[float, ...]) -> ScriptedR
             ScriptedCall(
                 tool=draw(st.sampled_from(["retrieve", "figure"])),
                 input=draw(arguments(n)),
-                result=(TextBlock(text=draw(text(int(window * 4 * share)))),),
+                result=draw(with_images((TextBlock(text=draw(text(int(window * 4 * share)))),))),
                 error=draw(st.integers(0, 6)) == 0,
             )
         )
@@ -117,9 +142,9 @@ def scripts(
         long_loop = draw(st.integers(0, loops)) == 0
         count = draw(st.integers(20, longest)) if long_loop else draw(st.integers(0, 6))
         played = tuple(draw(rounds(window, shares)) for _ in range(count))
-        user = TextBlock(text=draw(text(300)))
+        user = draw(with_images((TextBlock(text=draw(text(300))),)))
         turns.append(
-            ScriptedTurn(user=(user,), rounds=played, final=draw(st.sampled_from(["", draw(text(100))])))
+            ScriptedTurn(user=user, rounds=played, final=draw(st.sampled_from(["", draw(text(100))])))
         )  # "": an empty answer
     return assign_call_ids(Script(system_prompt=draw(text(600)), tools=TOOLS, turns=tuple(turns)))
 

@@ -14,10 +14,11 @@ of 0.5 keeping 2.
 Each transcript is first put in the form the driver plays (`driver_form`): a tool the transcript
 calls but does not declare (a provider's server tool, such as Anthropic's `web_search`) is
 declared, with no parameters, as the driver answers only calls of the agent's own tools (strands
-answers any other with an error of its own); media (a user's or a result's image) are left out, as
-the driver's messages and tools carry text only (ST8: images are not in the parity workloads); a
-call the transcript leaves unanswered is answered empty, as the replay answers it. A user message
-of several text parts goes to the agent part by part. Both sides play the same script.
+answers any other with an error of its own); media strands does not take as an image (a URL, a
+format other than PNG, JPEG and GIF, audio, a document: `takes`) are left out, so a user's and a
+result's base64 images reach the agent as its image blocks (ST29); a call the transcript leaves
+unanswered is answered empty, as the replay answers it. A user message of several parts goes to
+the agent part by part. Both sides play the same script.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ from dataclasses import replace
 
 import pytest
 
-from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Part, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.workloads.importers import read_any
 from tests.parity.samples import DATA, TRANSCRIPTS
-from tests.parity.strands_driver import StrandsConfig
+from tests.parity.strands_driver import StrandsConfig, takes
 from tests.parity.strands_lab import COUNTER, run_lab
 from tests.parity.test_strands_parity import compare, kinds
 
@@ -55,12 +56,12 @@ def driver_form(script: Script) -> Script:
     )
 
     def call_form(call: ScriptedCall) -> ScriptedCall:
-        return replace(call, result=_texts(call.result) if call.result is not None else (TextBlock(text=""),))
+        return replace(call, result=_taken(call.result) if call.result is not None else (TextBlock(text=""),))
 
     turns = tuple(
         replace(
             turn,
-            user=_texts(turn.user),
+            user=_taken(turn.user),
             rounds=tuple(replace(r, calls=tuple(map(call_form, r.calls))) for r in turn.rounds),
         )
         for turn in script.turns
@@ -68,8 +69,8 @@ def driver_form(script: Script) -> Script:
     return replace(script, tools=tools, turns=turns)
 
 
-def _texts(parts: tuple[Part, ...]) -> tuple[Part, ...]:
-    return tuple(p for p in parts if not isinstance(p, DataBlock))
+def _taken(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    return tuple(filter(takes, parts))
 
 
 def whole(script: Script) -> tuple[int, int]:
