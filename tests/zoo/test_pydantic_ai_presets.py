@@ -155,3 +155,9 @@ def test_a_blank_summary_is_asked_again_once_in_the_lab_s_wording(
     assert second[: len(first)] == first and len(second) == len(first) + 2
     assert second[-2] == text_message("assistant", answer)
     assert second[-1] == text_message("user", feedback)
+
+
+def test_the_notes_say_how_a_user_s_image_is_sent() -> None:
+    from ctxlab.presets.pydantic_ai.preset import NOTES
+
+    assert any("user's image" in note and "BinaryContent" in note for note in NOTES)

@@ -82,7 +82,12 @@ def reference(messages: Sequence[Message], frame: Frame, joined: Collection[str]
             key, text = messages[unit.message].id, _text(wire["content"])
             summary = frame.unwrap(text)
             kind: PartKind = "user" if summary is None else "summary"
-            part = PAPart(kind=kind, unit=index, key=key, text=text if summary is None else summary)
+            content = wire["content"]
+            several = summary is None and isinstance(content, list) and len(content) > 1
+            shown = " ".join(p["text"] for p in content if p["type"] == "text") if several else None
+            part = PAPart(
+                kind=kind, unit=index, key=key, text=text if summary is None else summary, shown=shown
+            )
             merge = open_request is not None and key in joined
         if merge and open_request is not None:
             out[-1] = PAMessage(kind="request", parts=(*open_request.parts, part))

@@ -9,12 +9,14 @@ and `file_close`, a file given in base64 as its bytes encoded anew.
 
 Seen on ctxlab's messages: every data block of a result is a file (pydantic-ai's multimodal
 content); a round's returns are a run of results in a reply, so their files follow the run, as a
-hint of parts (a user message where the OpenAI view sends it). pydantic-ai would put them after a
+hint of parts (a user message where the OpenAI view sends it). A user's image is sent as pydantic-ai maps an
+`ImageUrl` or a `BinaryContent` of its prompt (`_map_user_prompt`): a URL as given, base64 as its
+bytes encoded anew. pydantic-ai would put them after a
 user prompt merged into the request after the returns (a reply that ends on results, the next
 turn's message then joining their request): the lab keeps them after the run.
 
 Invariants:
-- A message holding no result with data is the same object, and so is a request without one; a
+- A message holding no data sent otherwise is the same object, and so is a request without one; a
   context whose tally counts no data (nearly every one) is sent as it is at no cost.
 - A sent message is the same copy for the same stored message and texts (`IdentityMemo`), and a
   request's sent messages are kept along it (`LeadingConcat`).
@@ -30,14 +32,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
-from ctxlab.core.messages.blocks import Block, HintBlock, Part, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, Part, ToolResultBlock
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.resumable import register
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState
-from ctxlab.presets.pydantic_ai.returns import FileTexts, sent_return
+from ctxlab.presets.pydantic_ai.returns import FileTexts, sent_file, sent_return
 from ctxlab.presets.steps import Edit, Step
 
 
@@ -46,23 +48,26 @@ def _holds_files(block: Block) -> bool:
 
 
 def _sent_message_of(message: Message, texts: FileTexts) -> Message:
-    if not message.tally.ndata or not any(map(_holds_files, message.blocks)):
-        return message  # data only outside results (a user's images) is sent as stored
+    if not message.tally.ndata:
+        return message
     blocks: list[Block] = []
     files: list[Part] = []  # the files of the run of results being read
+    changed = False
     for block in message.blocks:
         if files and not isinstance(block, ToolResultBlock):
             blocks.append(HintBlock(hint=tuple(files)))
             files = []
+        sent: Block = block
         if isinstance(block, ToolResultBlock) and _holds_files(block):
             sent, framed = sent_return(block, texts)
-            blocks.append(sent)
             files += framed
-        else:
-            blocks.append(block)
+        elif isinstance(block, DataBlock):  # a user's image, as `_map_user_prompt` sends it
+            sent = sent_file(block)
+        changed = changed or sent is not block
+        blocks.append(sent)
     if files:
         blocks.append(HintBlock(hint=tuple(files)))
-    return message.with_blocks(tuple(blocks))
+    return message.with_blocks(tuple(blocks)) if changed else message
 
 
 _sent_message = IdentityMemo[Message, Message](_sent_message_of)

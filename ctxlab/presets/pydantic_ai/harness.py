@@ -218,7 +218,7 @@ def transcript(history: Sequence[PAMessage], *, skip_summary: bool, tool_return_
         for part in message.parts:
             match part.kind:
                 case "user":
-                    elements.append(_element("user", part.text))
+                    elements.append(_element("user", part.text if part.shown is None else part.shown))
                 case "summary" if not skip_summary and part.text:
                     elements.append(_element("summary", part.text))
                 case "return":

@@ -22,7 +22,10 @@ model and a custom tokenizer are not reproduced.
 
 Every request sends a file a tool returned (an image) as pydantic-ai sends it to an OpenAI chat
 model: named in the return's text, framed in a user message after the round's returns
-(`files.py`, request-only).
+(`files.py`, request-only); a user's image as it maps an `ImageUrl` or a `BinaryContent` of the
+prompt (a URL as given, base64 as its bytes encoded anew), counted by no estimate. A prompt of
+several items is counted with its texts joined by nothing and shown to the summarizer with a
+space between them, as the harness does (`view.py`, `harness.py`).
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ NOTES = (
     "a file a tool returned (an image) is sent as pydantic-ai sends it: named by its content in the "
     "tool message's text, a JSON array of the return's items, and framed with its tool, call and name "
     "in a user message after the round's tool messages; the harness counts the return's items joined",
+    "a user's image is sent as pydantic-ai maps its prompt's ImageUrl or BinaryContent (base64 encoded "
+    "anew) and counted by no estimate; the summarizer reads a prompt's texts joined with a space",
 )
 
 

@@ -64,7 +64,7 @@ def return_text(result: ToolResultBlock, reference: str) -> str:
     return " ".join(_items(result, reference))
 
 
-def _sent_file(part: DataBlock) -> DataBlock:
+def sent_file(part: DataBlock) -> DataBlock:
     """A file as sent: given in base64, its bytes encoded anew (the same block when unchanged)."""
     if part.kind == "url":
         return part
@@ -85,5 +85,5 @@ def sent_return(result: ToolResultBlock, texts: FileTexts) -> tuple[ToolResultBl
         if isinstance(part, DataBlock):
             attributes = {"tool_name": result.name, "tool_call_id": result.id, "file_id": file_id(part)}
             opening = fill(texts.open, **{k: html.escape(v) for k, v in attributes.items()})
-            framed += [TextBlock(text=opening), _sent_file(part), TextBlock(text=texts.close)]
+            framed += [TextBlock(text=opening), sent_file(part), TextBlock(text=texts.close)]
     return sent, tuple(framed)

@@ -84,6 +84,9 @@ class PAPart:
         text: the prompt, the raw summary, the return's content, the text, or the call's arguments.
         name: the tool's name (calls and returns).
         call_id: the call's id (calls and returns).
+        shown: a user prompt of several items as the summarizer's transcript shows it, its texts
+            joined with a space (`_summarizing_compaction`), where `text` joins them with nothing
+            as the harness counts them (`_shared`); None: `text`.
     """
 
     kind: PartKind
@@ -92,6 +95,7 @@ class PAPart:
     text: str = ""
     name: str = ""
     call_id: str = ""
+    shown: str | None = None
 
     def segments(self) -> tuple[str, ...]:
         """What the harness counts of the part."""
@@ -123,12 +127,19 @@ class PAMessage:
         return tuple(dict.fromkeys(p.unit for p in self.parts))
 
 
-def _text(content: Any) -> str:
+def _text(content: Any, between: str = "") -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return between.join(
+            str(p["text"]) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
     return ""
+
+
+def _shown(content: Any) -> str | None:
+    """A user prompt's texts joined with a space, when it holds several items (None otherwise)."""
+    return _text(content, " ") if isinstance(content, list) and len(content) > 1 else None
 
 
 def pa_view(messages: Sequence[Message], frame: Frame, joined: Collection[str] = ()) -> tuple[PAMessage, ...]:
@@ -337,7 +348,10 @@ def _take(
     else:
         summary = place.frame.unwrap(text)
         kind: PartKind = "user" if summary is None else "summary"
-        part = PAPart(kind=kind, unit=index, key=place.key, text=text if summary is None else summary)
+        shown = _shown(wire.get("content")) if summary is None else None
+        part = PAPart(
+            kind=kind, unit=index, key=place.key, text=text if summary is None else summary, shown=shown
+        )
         merge = bool(request) and place.joined
     chars += sum(len(s) for s in part.segments())
     if merge:
