@@ -4,9 +4,10 @@ pydantic-ai-harness 0.62.0 on a ctxlab script, and record every request at the m
 `run_pydantic_ai(script, config)` builds the agent on a `FunctionModel` that plays the script, with
 the script's tools (their results come from the script, as the lab's world gives them) and the
 configured capability (`ClearToolResults`, `SlidingWindowCompaction` or `SummarizingCompaction`),
-runs it once per turn on the previous turn's history plus the new user prompt (the user message's
-text), and returns a `PATrace`. A tool returns its result's text, or with images a list of its
-texts and images (`BinaryContent`, `ImageUrl`), as a pydantic-ai tool returns them.
+runs it once per turn on the previous turn's history plus the new user prompt (`prompt`: the user
+message's text, or the list of its texts and images), and returns a `PATrace`. A tool returns its
+result's text, or with images a list of its texts and images (`BinaryContent`, `ImageUrl`), as a
+pydantic-ai tool returns them.
 
 Invariants:
 - The scripted model decides each answer from its own position in the script (turn, round),
@@ -203,6 +204,16 @@ def _output(parts: tuple[Part, ...]) -> str | list[Any]:
     return [returned(p) for p in parts if isinstance(p, TextBlock) or p.is_image]
 
 
+def prompt(parts: tuple[Part, ...]) -> str | list[Any]:
+    """A user message as the agent's prompt: a lone text as it is, several parts as the list of its
+    texts and images in order (`ImageUrl`, `BinaryContent`), as pydantic-ai takes a multimodal
+    prompt. Other media are not given."""
+    given = [p for p in parts if isinstance(p, TextBlock) or p.is_image]
+    if len(given) == 1 and isinstance(given[0], TextBlock):
+        return given[0].text
+    return [returned(p) for p in given] if given else ""
+
+
 def returned(part: Part) -> Any:
     """A part as a pydantic-ai tool returns it: a text, an `ImageUrl` or a `BinaryContent`."""
     if isinstance(part, TextBlock):
@@ -236,9 +247,8 @@ def run_pydantic_ai(script: Script, config: PAConfig) -> PATrace:
     history: list[ModelMessage] = []
     error = None
     for turn in script.turns:
-        user = "".join(p.text for p in turn.user if isinstance(p, TextBlock))
         try:
-            history = agent.run_sync(user, message_history=history).all_messages()
+            history = agent.run_sync(prompt(turn.user), message_history=history).all_messages()
         except Exception as failure:  # the run ends; the trace keeps what happened
             error = type(failure).__name__
             break

@@ -10,14 +10,15 @@ same script. For both families: a call of a tool the transcript does not declare
 say) is offered a tool of that name taking any object (each SDK refuses a call of a tool it was
 not given, where the lab answers any scripted call); a call the transcript leaves unanswered is
 answered empty, as the replay answers it; a user message's or a result's media other than images
-are left out (neither driver takes them). For pydantic-ai only, a user message's images are left
-out too (its driver's prompt is the message's text), and what the CHECKLIST declares: the
+are left out (neither driver takes them), so a user's and a result's images are compared. For
+pydantic-ai only, what the CHECKLIST declares: the
 system prompt is stripped and each call's arguments are compact JSON (pydantic-ai sends them so
 whatever the model wrote, PA19), arguments that are no JSON object are the object
 `{"input": <the text>}` (pydantic-ai answers them with a retry prompt, running no tool: PA25), and
 an empty final answer reads "Done." (pydantic-ai asks the model again after one: PA24). The
-OpenAI Agents driver carries the rest itself: a user message of several parts or with images, an
-empty final answer (no output item, as the chat-completions model makes of it).
+drivers carry the rest themselves: a user message of several parts or with images (the pydantic-ai
+driver's prompt is then the list of its texts and images, PA28), and for OpenAI Agents an empty
+final answer (no output item, as the chat-completions model makes of it).
 
 At these settings, of the 34 samples, the trimmer trims on 6, the session limit cuts a history on
 8, the window cuts on 14, clearing clears on 19 and summaries are written on 17 (CHECKLIST OA22,
@@ -91,22 +92,22 @@ def _arguments(text: str) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _media_out(parts: tuple[Part, ...], *, images: bool) -> tuple[Part, ...]:
-    return tuple(p for p in parts if not isinstance(p, DataBlock) or (images and p.is_image))
+def _media_out(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    return tuple(p for p in parts if not isinstance(p, DataBlock) or p.is_image)
 
 
 def driver_form(script: Script, *, pydantic_ai: bool) -> Script:
     """`script` as the family's driver plays it (see the module docstring)."""
 
     def call_form(call: ScriptedCall) -> ScriptedCall:
-        result = _media_out(call.result, images=True) if call.result is not None else (TextBlock(text=""),)
+        result = _media_out(call.result) if call.result is not None else (TextBlock(text=""),)
         return replace(call, result=result, input=_arguments(call.input) if pydantic_ai else call.input)
 
     played = declared(script)
     turns = tuple(
         replace(
             turn,
-            user=_media_out(turn.user, images=not pydantic_ai),
+            user=_media_out(turn.user),
             rounds=tuple(replace(r, calls=tuple(call_form(c) for c in r.calls)) for r in turn.rounds),
             final=turn.final or "Done." if pydantic_ai else turn.final,
         )

@@ -78,9 +78,9 @@ def scripts(draw: st.DrawFn, window: int, max_loop: int) -> Script:
     for _ in range(draw(st.integers(1, 4))):
         long_loop = draw(st.integers(0, 5)) == 0
         count = draw(st.integers(12, max_loop)) if long_loop else draw(st.integers(0, 6))
-        user = TextBlock(text=draw(text(300)))
+        user = (TextBlock(text=draw(text(300))), *((PIXEL,) if draw(st.integers(0, 5)) == 0 else ()))
         body = tuple(draw(rounds(window)) for _ in range(count))
-        turns.append(ScriptedTurn(user=(user,), rounds=body, final=draw(text(100))))
+        turns.append(ScriptedTurn(user=user, rounds=body, final=draw(text(100))))
     prompt = draw(text(600)).strip() or "You research."  # pydantic-ai strips the instructions it sends
     return assign_call_ids(Script(system_prompt=prompt, tools=TOOLS, turns=tuple(turns)))
 
