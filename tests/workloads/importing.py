@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,17 @@ def claude_line(kind: str, uuid: str, parent: str | None, **fields: Any) -> dict
 def claude_prompt(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
     """A prompt the user typed, as a Claude Code session log line."""
     return claude_line("user", uuid, parent, message={"role": "user", "content": text})
+
+
+def assert_paired(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Every tool result answers a call made before it with only results between (OpenAI's
+    rule), and every call gets its result."""
+    waiting: list[str] = []
+    for message in messages:
+        if message["role"] == "tool":
+            assert message["tool_call_id"] in waiting, message
+            waiting.remove(message["tool_call_id"])
+        else:
+            assert not waiting, message  # a call's result comes before the next message
+        waiting += [c["id"] for c in message.get("tool_calls", [])]
+    assert not waiting

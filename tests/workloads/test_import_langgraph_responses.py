@@ -12,22 +12,9 @@ from typing import Any
 
 from ctxlab.workloads.importers import import_lines, read_any
 from ctxlab.workloads.trace import read_trace
-from tests.workloads.importing import lines, run_cli
+from tests.workloads.importing import assert_paired, lines, run_cli
 
 Wire = dict[str, Any]
-
-
-def _paired(messages: list[Wire]) -> None:
-    """Every tool result answers a call made before it, and every call gets its result."""
-    waiting: list[str] = []
-    for message in messages:
-        if message["role"] == "tool":
-            assert message["tool_call_id"] in waiting, message
-            waiting.remove(message["tool_call_id"])
-        else:
-            assert not waiting, message  # a call's result comes before the next message
-        waiting += [c["id"] for c in message.get("tool_calls", [])]
-    assert not waiting
 
 
 def _lc(kind: str, **fields: Any) -> dict[str, Any]:
@@ -101,7 +88,7 @@ def test_responses_items_in_ai_content_replay_as_in_a_responses_log() -> None:
     whose results the API does not return, is counted as that reader counts it."""
     thread = import_lines(_thread(_ai([*OUTPUT, _text("JSON lines.")])), "thread.json")
     log = import_lines(_log(OUTPUT), "log.jsonl")
-    _paired(list(thread.messages))
+    assert_paired(list(thread.messages))
     assert list(thread.messages) == list(log.messages)
     assert [(m["role"], m.get("tool_call_id")) for m in thread.messages] == [
         ("user", None),
@@ -140,7 +127,7 @@ def test_v0_tool_outputs_and_reasoning_are_read_before_the_text() -> None:
         "tool_outputs": [failed, unsearched],
     }
     thread = import_lines(_thread(_ai([_text("It is down.")], additional_kwargs=kept)), "thread.json")
-    _paired(list(thread.messages))
+    assert_paired(list(thread.messages))
     assert [(m["role"], m["content"]) for m in thread.messages[1:]] == [
         ("assistant", ""),
         ("tool", '{"type": "http_error", "code": 503, "message": "server down"}'),
@@ -172,7 +159,7 @@ def test_a_computer_call_is_the_message_last_call_answered_by_its_screenshot() -
         _lc("ToolMessage", content=[shot], tool_call_id="call_click", **kwargs),
     ]
     thread = import_lines(_thread(ai, *answered), "thread.json")
-    _paired(list(thread.messages))
+    assert_paired(list(thread.messages))
     last = thread.messages[3]
     assert [c["id"] for c in thread.messages[1]["tool_calls"]] == ["mcp_1"]
     assert [c["id"] for c in last["tool_calls"]] == ["call_note", "call_click"]
@@ -191,7 +178,7 @@ def test_function_call_items_stay_the_tool_calls_and_items_outside_ai_messages_a
     done = _lc("ToolMessage", content="ok", tool_call_id="call_1", type="tool")
     odd = _lc("HumanMessage", content=[{"type": "text", "text": "and?"}, MCP], type="human")
     thread = import_lines(_thread(_ai([item], tool_calls=[own]), done, odd), "thread.json")
-    _paired(list(thread.messages))
+    assert_paired(list(thread.messages))
     assert [c["id"] for c in thread.messages[1]["tool_calls"]] == ["call_1"]
     assert thread.messages[-1] == {"role": "user", "content": "and?"}
     assert "skipped 1 × content part 'mcp_call' (not replayed)" in thread.warnings

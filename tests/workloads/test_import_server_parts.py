@@ -13,20 +13,9 @@ import pytest
 
 from ctxlab.workloads.importers import import_file, import_lines, read_any
 from ctxlab.workloads.trace import TraceError, read_trace
-from tests.workloads.importing import DATA, lines, run_cli
+from tests.workloads.importing import DATA, assert_paired, lines, run_cli
 
 Wire = dict[str, Any]
-
-
-def _paired(messages: list[Wire]) -> None:
-    """Every tool result answers a call made before it, and every call gets its result."""
-    waiting: list[str] = []
-    for message in messages:
-        if message["role"] == "tool":
-            assert message["tool_call_id"] in waiting, message
-            waiting.remove(message["tool_call_id"])
-        waiting += [c["id"] for c in message.get("tool_calls", [])]
-    assert not waiting
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,7 +28,7 @@ def test_langgraph_server_tools_and_refusals_as_langchain_core_serialises_them()
     the model read were lost and a refusal gave an empty assistant message."""
     imported = import_file(DATA / "langgraph/server-tools.json")
     assert imported.format == "langgraph"
-    _paired(imported.messages)
+    assert_paired(imported.messages)
     said = [(m["role"], m["content"]) for m in imported.messages]
     assert said[2:7] == [
         ("assistant", "I'll look it up."),
@@ -136,7 +125,7 @@ def test_langgraph_a_server_tool_only_message_ends_at_its_result() -> None:
     result = {"type": "mcp_tool_result", "tool_use_id": "srvtoolu_1", "is_error": True, "content": "down"}
     ran = _ai([SEARCH, result], additional_kwargs={"reasoning_content": "Search first."})
     imported = _import(ASK, ran, ASK)
-    _paired(imported.messages)
+    assert_paired(imported.messages)
     assert [m["role"] for m in imported.messages] == ["user", "assistant", "tool", "user"]
     assert imported.messages[1]["reasoning_content"] == "Search first."
     assert imported.messages[2] == {
@@ -158,7 +147,7 @@ def test_langgraph_server_results_of_parallel_calls_follow_their_message() -> No
     ran = _ai([SEARCH, other, client, first, second, {"type": "text", "text": "Saving."}])
     done = _lc("ToolMessage", content="ok", type="tool", tool_call_id="toolu_1", status="success")
     imported = _import(ASK, ran, done)
-    _paired(imported.messages)
+    assert_paired(imported.messages)
     assert [(m["role"], m["content"]) for m in imported.messages[1:]] == [
         ("assistant", ""),
         ("tool", ""),
@@ -228,7 +217,7 @@ def test_responses_a_file_search_with_its_results_is_a_call_and_its_result() -> 
     """A file search's results, which the model read, were counted as a web search "whose
     results the API does not return" and dropped."""
     imported = import_lines(_log([_search(RESULTS)]), "log.jsonl")
-    _paired(imported.messages)
+    assert_paired(imported.messages)
     asked, found, answer = imported.messages[1:]
     assert asked["tool_calls"] == [
         {
@@ -257,7 +246,7 @@ def test_responses_a_file_search_that_found_nothing_or_failed_keeps_its_result()
     assert empty.messages[2] == {"role": "tool", "tool_call_id": "fs_1", "content": ""}
     failed = import_lines(_log([_search([], "failed")]), "log.jsonl")
     assert failed.messages[2]["is_error"] is True
-    _paired(failed.messages)
+    assert_paired(failed.messages)
 
 
 def test_responses_a_file_search_without_its_results_is_counted_as_such() -> None:
