@@ -17,6 +17,7 @@ from ctxlab.core.messages.memo import (
     LeadingConcat,
     LeadingFold,
     LeadingScan,
+    MappedAlong,
     weight_of,
 )
 from ctxlab.core.messages.message import Message
@@ -725,3 +726,23 @@ def test_a_pick_is_the_items_at_its_indices_whatever_was_picked_before(plan: lis
             assert GROWN.extends(picked, last)  # what `Unseen` reads to look up only the new keys
         last = picked
     forget()
+
+
+def _shouted(message: Message) -> Message:
+    """A message in a form of its own when it says "x", else itself."""
+    return (
+        message.with_blocks((TextBlock(text="X"),)) if message.blocks == (TextBlock(text="x"),) else message
+    )
+
+
+_shout = MappedAlong[Message](_shouted)
+
+
+@given(st.lists(st.sampled_from(["a", "x", "b"]), max_size=8), st.integers(0, 8))
+def test_mapped_along_maps_each_item_and_keeps_an_unchanged_sequence(texts: list[str], cut: int) -> None:
+    messages = tuple(Message(role="user", blocks=(TextBlock(text=t),)) for t in texts)
+    for items in (messages[:cut], messages, (*messages, Message(role="user", blocks=(TextBlock(text="x"),)))):
+        mapped = _shout(items)
+        assert [m.blocks for m in mapped] == [_shouted(m).blocks for m in items]
+        assert (mapped is items) == all(_shouted(m) is m for m in items)
+        assert _shout(items) is mapped  # the same sequence again: the very tuple, or `items`

@@ -38,6 +38,7 @@ Invariants:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import partial
@@ -421,3 +422,21 @@ def _brought_up(
     kept.source = items if type(items) is tuple else None
     if before is not None and shared and kept.whole is not None:
         GROWN.note(kept.whole, before, shared)
+
+
+class MappedAlong(Generic[K]):
+    """`tuple(one(item, *args) for item in items)`, or `items` itself when every item maps to
+    itself: each item's value kept by identity (`IdentityMemo`) and a sequence's values kept
+    along it (`LeadingConcat`), so a sequence that grew costs what it gained. The form a
+    framework sends a stored message in, message by message, is one.
+    """
+
+    __slots__ = ("_along", "_one")
+
+    def __init__(self, one: Callable[..., K]) -> None:
+        self._one = IdentityMemo[K, K](one)
+        self._along = LeadingConcat[K, K](lambda item, _at, _before, *args: (self._one(item, *args),))
+
+    def __call__(self, items: tuple[K, ...], *args: Any) -> tuple[K, ...]:
+        mapped = self._along(items, *args)
+        return items if all(map(operator.is_, mapped, items)) else mapped

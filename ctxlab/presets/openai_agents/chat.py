@@ -22,13 +22,12 @@ Invariants:
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
+from ctxlab.core.messages.memo import MappedAlong
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
@@ -70,18 +69,9 @@ def _sent_message_of(message: Message, omitted: str) -> Message:
     return message.with_blocks(tuple(_sent_block(block, omitted) for block in message.blocks))
 
 
-_sent_message = IdentityMemo[Message, Message](_sent_message_of)
-_sent_messages = LeadingConcat[Message, Message](
-    lambda message, _at, _before, omitted: (_sent_message(message, omitted),)
-)
-
-
-def sent_outputs(messages: tuple[Message, ...], omitted: str) -> tuple[Message, ...]:
-    """`messages` with every result holding data as the chat-completions model sends it;
-    `messages` itself when none holds any."""
-    sent = _sent_messages(messages, omitted)
-    same = len(sent) == len(messages) and all(map(operator.is_, sent, messages))
-    return messages if same else sent
+sent_outputs = MappedAlong[Message](_sent_message_of)
+"""`sent_outputs(messages, omitted)`: `messages` with every result holding data as the
+chat-completions model sends it; `messages` itself when none holds any."""
 
 
 @dataclass(frozen=True, slots=True)

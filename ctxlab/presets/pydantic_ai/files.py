@@ -19,21 +19,20 @@ Invariants:
 - A message holding no data sent otherwise is the same object, and so is a request without one; a
   context whose tally counts no data (nearly every one) is sent as it is at no cost.
 - A sent message is the same copy for the same stored message and texts (`IdentityMemo`), and a
-  request's sent messages are kept along it (`LeadingConcat`).
+  request's sent messages are kept along it (`MappedAlong`).
 - `stored_of(sent_files(m, t))` is `m`: the harness counts the history it holds, not the form it
   sends (the last request sent in each thread is remembered; any other is its own).
 """
 
 from __future__ import annotations
 
-import operator
 import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, Part, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
+from ctxlab.core.messages.memo import MappedAlong
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.resumable import register
 from ctxlab.engine.env import Env
@@ -70,10 +69,7 @@ def _sent_message_of(message: Message, texts: FileTexts) -> Message:
     return message.with_blocks(tuple(blocks)) if changed else message
 
 
-_sent_message = IdentityMemo[Message, Message](_sent_message_of)
-_sent_messages = LeadingConcat[Message, Message](
-    lambda message, _at, _before, texts: (_sent_message(message, texts),)
-)
+_sent_messages = MappedAlong[Message](_sent_message_of)
 
 
 class _LastSent(threading.local):
@@ -96,7 +92,7 @@ def sent_files(messages: tuple[Message, ...], texts: FileTexts) -> tuple[Message
     """`messages` with every return holding files as pydantic-ai sends it; `messages` itself
     when none holds any."""
     sent = _sent_messages(messages, texts)
-    if len(sent) == len(messages) and all(map(operator.is_, sent, messages)):
+    if sent is messages:
         return messages
     _LAST.last = (sent, messages)
     return sent

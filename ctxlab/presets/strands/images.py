@@ -30,7 +30,7 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, DataBlock, HintBlock, Part, TextBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo
+from ctxlab.core.messages.memo import MappedAlong
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
@@ -113,14 +113,9 @@ def _sent_message_of(message: Message, notice: str) -> Message:
     return message.with_blocks(tuple(blocks)) if changed else message
 
 
-_sent_message = IdentityMemo[Message, Message](_sent_message_of)
-
-
-def sent_images(messages: tuple[Message, ...], notice: str) -> tuple[Message, ...]:
-    """`messages` as strands' OpenAI provider sends them (see the module docstring); `messages`
-    itself when nothing changes."""
-    sent = tuple(_sent_message(m, notice) for m in messages)
-    return messages if all(a is b for a, b in zip(sent, messages, strict=True)) else sent
+sent_images = MappedAlong[Message](_sent_message_of)
+"""`sent_images(messages, notice)`: `messages` as strands' OpenAI provider sends them (see the
+module docstring); `messages` itself when nothing changes."""
 
 
 def sent_request(messages: tuple[Message, ...], state: EpisodeState, notice: str) -> tuple[Message, ...]:
