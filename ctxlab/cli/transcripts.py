@@ -54,6 +54,7 @@ FORMAT_SUMMARIES = {
     "tau2": "tau2-bench results (JSON with `simulations`; or one simulation's file)",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
+    "openai-agents": "OpenAI Agents SDK history (to_input_list() as a JSON list, or session items a line)",
     "openai-chat": "OpenAI chat messages, one a line (the lab's replay format)",
 }
 """Each format `import` and `replay` read (`ctxlab.workloads.importers.FORMATS`, in the same

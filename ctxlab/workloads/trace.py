@@ -87,6 +87,7 @@ ImportFormat = Literal[
     "tau2",
     "anthropic-messages",
     "openai-responses",
+    "openai-agents",
     "openai-chat",
 ]
 """The formats a transcript is imported from, in detection order (`ctxlab.workloads.importers`

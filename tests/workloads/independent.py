@@ -366,6 +366,52 @@ def tau2(path: Path) -> list[Wire]:
     return _unstopped(out)
 
 
+def _agent_parts(parts: Any) -> Any:
+    """Responses content parts as chat parts (a lone text part as its string)."""
+    if isinstance(parts, str):
+        return parts
+    out = [
+        {"type": "image_url", "image_url": {"url": p["image_url"]}}
+        if p["type"] == "input_image"
+        else {"type": "text", "text": p["text"]}
+        for p in parts
+    ]
+    return out[0]["text"] if len(out) == 1 and out[0]["type"] == "text" else out
+
+
+def openai_agents(path: Path) -> list[Wire]:
+    """An OpenAI Agents SDK history: `to_input_list()` as a JSON list, or one item a line. No
+    system prompt (the instructions are not among the items); a web search is not replayed."""
+    text = path.read_text(encoding="utf-8")
+    items = json.loads(text) if text.lstrip().startswith("[") else _lines(path)
+    out: list[Wire] = []
+    thinking = ""
+    for item in items:
+        kind = item.get("type", "message")
+        last = out[-1] if out else None
+        if kind == "reasoning":
+            thinking = "".join(s["text"] for s in item["summary"])
+        elif kind == "message" and item["role"] == "assistant":
+            text = "".join(p["text"] for p in item["content"])
+            out.append({"role": "assistant", "content": text, "reasoning_content": thinking})
+            thinking = ""
+        elif kind == "message":
+            out.append({"role": item["role"], "content": _agent_parts(item["content"])})
+        elif kind == "function_call":
+            new = _call(item["call_id"], item["name"], item["arguments"])
+            if last is not None and last["role"] == "assistant" and not thinking:
+                last.setdefault("tool_calls", []).append(new)
+            else:
+                out.append(
+                    {"role": "assistant", "content": "", "tool_calls": [new], "reasoning_content": thinking}
+                )
+                thinking = ""
+        elif kind == "function_call_output":
+            body = _agent_parts(item["output"])
+            out.append({"role": "tool", "tool_call_id": item["call_id"], "content": body})
+    return out
+
+
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
@@ -377,4 +423,5 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "codex": codex,
     "anthropic-messages": anthropic_messages,
     "openai-responses": openai_responses,
+    "openai-agents": openai_agents,
 }

@@ -54,6 +54,8 @@ FIXTURES: dict[str, str] = {
     "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl": "codex",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "openai-responses/requests.jsonl": "openai-responses",
+    "openai-agents/to_input_list.json": "openai-agents",
+    "openai-agents/session-items.jsonl": "openai-agents",
 }
 
 

@@ -48,6 +48,7 @@ from ctxlab.workloads.importers import (
     claude_code,
     codex,
     langgraph,
+    openai_agents,
     openai_chat,
     openhands,
     responses_log,
@@ -160,6 +161,11 @@ FORMATS: dict[str, Format] = {
             name="openai-responses",
             detect=responses_log.is_responses_log,
             read=responses_log.read_responses_log,
+        ),
+        Format(
+            name="openai-agents",
+            detect=openai_agents.is_agent_items,
+            read=openai_agents.read_openai_agents,
         ),
         Format(
             name=OPENAI_CHAT,
