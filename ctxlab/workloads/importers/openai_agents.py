@@ -28,15 +28,17 @@ log, so the two formats agree item for item:
   with a system or developer message of its own. The tools are read off the calls.
 
 Invariants:
-- Detection takes a list of items (or the first lines of JSONL), each an object that is an
-  item (a `type` of a Responses input item, or a message with a `role` and no key only chat
-  messages have), one of them at least written only as Responses items are (an item `type`, or
-  an `input_text` / `output_text` / `input_image` / `input_file` part): an OpenAI chat list,
-  whose messages have none, is not taken, and a Responses request log, whose entries are
-  requests (`input`), is not either.
+- Detection takes a JSON list (its first items), or JSONL (its first lines), holding an item
+  written only as Responses items are (a `type` of a Responses input item, or an `input_text`
+  / `output_text` / `input_image` / `input_file` part) and no OpenAI chat message (untyped,
+  with `tool_calls`, `tool_call_id`, `function_call`, `name`, or a `tool` or `function`
+  role): an OpenAI chat list has no such item, a Responses request log's entries are requests
+  (`input`, no `type`), and an item of another shape among the first is read, and refused at
+  its line, rather than leaving the file unrecognised.
 - A shape the SDK never writes is an error at its line (the item's, inside a JSON list): an
-  item that is not an object, a `type` that is not text, a call without a string `call_id` and
-  `name`, a result answering no call before it, a second list in a JSONL file.
+  item that is not an object, a `type` that is not text, an item with neither a `type` nor a
+  `role`, a call without a string `call_id` and `name`, a result answering no call before it,
+  a message of another role, a second list in a JSONL file.
 """
 
 from __future__ import annotations
@@ -96,19 +98,19 @@ ONE_LIST = (
 MUTE_REASONING = "reasoning item with no readable text (encrypted)"
 
 
-def _is_item(value: object) -> bool:
-    """An object shaped as a Responses input item: a known `type`, or a message of a role."""
+def _is_chat(value: object) -> bool:
+    """An OpenAI chat message: untyped, with a key or a role no Responses message has."""
+    if not isinstance(value, Mapping) or "type" in value:
+        return False
+    return bool(CHAT_ONLY & value.keys()) or value.get("role") in {"tool", "function"}
+
+
+def _only_responses(value: object) -> bool:
+    """An item only the Responses form writes: a known item `type`, or a message of Responses
+    content parts."""
     if not isinstance(value, Mapping):
         return False
-    kind = value.get("type")
-    if kind is not None and kind != "message":
-        return kind in ITEM_TYPES
-    return value.get("role") in ROLES and "content" in value and not CHAT_ONLY & value.keys()
-
-
-def _only_responses(value: Mapping[str, Any]) -> bool:
-    """An item only the Responses form writes: a typed item, or a message of Responses parts."""
-    if "type" in value:
+    if value.get("type") in ITEM_TYPES:
         return True
     parts = value.get("content")
     return isinstance(parts, list) and any(
@@ -117,7 +119,7 @@ def _only_responses(value: Mapping[str, Any]) -> bool:
 
 
 def _are_items(values: list[Any]) -> bool:
-    return bool(values) and all(_is_item(v) for v in values) and any(_only_responses(v) for v in values)
+    return any(_only_responses(v) for v in values) and not any(_is_chat(v) for v in values)
 
 
 def is_agent_items(values: list[object]) -> bool:
@@ -140,6 +142,8 @@ def _checked(item: object, line: int, report: Report) -> Mapping[str, Any]:
     kind = item.get("type")
     if kind is not None and not isinstance(kind, str):
         raise report.error(line, f"an item's 'type' must be text, got {type(kind).__name__}")
+    if kind is None and "role" not in item:
+        raise report.error(line, "an item has neither a 'type' nor a 'role'; is the file of this format?")
     if kind in {"function_call", "custom_tool_call"}:
         for key in ("call_id", "name"):
             if not isinstance(item.get(key), str) or not item[key]:
