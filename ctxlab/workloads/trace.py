@@ -85,6 +85,7 @@ ImportFormat = Literal[
     "langgraph",
     "tau-bench",
     "tau2",
+    "pydantic-ai",
     "anthropic-messages",
     "openai-responses",
     "openai-agents",

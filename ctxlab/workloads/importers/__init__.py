@@ -51,6 +51,7 @@ from ctxlab.workloads.importers import (
     openai_agents,
     openai_chat,
     openhands,
+    pydantic_ai,
     responses_log,
     swe_agent,
     tau2,
@@ -151,6 +152,12 @@ FORMATS: dict[str, Format] = {
             detect=_first(lambda v: tau2.is_results(v) or tau2.is_simulation(v)),
             read=tau2.read_tau2,
             sessions=True,
+        ),
+        Format(
+            name="pydantic-ai",
+            detect=pydantic_ai.is_pydantic_ai,
+            read=pydantic_ai.read_pydantic_ai,
+            survey=pydantic_ai.survey,
         ),
         Format(
             name="anthropic-messages",
