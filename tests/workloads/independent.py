@@ -410,6 +410,71 @@ def openai_agents(path: Path) -> list[Wire]:
             body = _agent_parts(item["output"])
             out.append({"role": "tool", "tool_call_id": item["call_id"], "content": body})
     return out
+def _pa_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _pa_file(item: Any) -> Wire:
+    url = item["url"] if item["kind"] == "image-url" else f"data:{item['media_type']};base64,{item['data']}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _pa_part(part: Any) -> Wire:
+    """One request part of a pydantic-ai history, as pydantic-ai sends it to a chat model."""
+    kind = part["part_kind"]
+    if kind == "system-prompt":
+        return {"role": "system", "content": part["content"]}
+    if kind == "user-prompt":
+        body = part["content"]
+        if isinstance(body, list):
+            body = [{"type": "text", "text": i} if isinstance(i, str) else _pa_file(i) for i in body]
+        return {"role": "user", "content": body}
+    if kind == "retry-feedback":
+        tag = "validation_errors" if part["retry"]["cause"] == "validation_error" else "retry_feedback"
+        errors = _pa_json(part["content"])
+        text = f"Your previous response failed the application's validation (this is automated feedback, not a message from the user):\n<{tag}>\n{errors}\n</{tag}>"  # noqa: E501
+        return {"role": "user", "content": text}
+    body, failed = part["content"], part["outcome"] in ("failed", "retried")
+    if isinstance(body, dict) and body.get("kind") == "binary":
+        return {"role": "tool", "tool_call_id": part["tool_call_id"], "content": [_pa_file(body)]}
+    text = body if isinstance(body, str) else _pa_json(body)
+    wire: Wire = {"role": "tool", "tool_call_id": part["tool_call_id"], "content": text}
+    if failed:
+        wire["content"] = _pa_json({"error": body})
+        wire["is_error"] = True
+    return wire
+
+
+def pydantic_ai(path: Path) -> list[Wire]:
+    history = _load(path)
+    requests = [m for m in history if m["kind"] == "request"]
+    out: list[Wire] = []
+    for message in history:
+        if message["kind"] == "request":
+            out.extend(_pa_part(p) for p in message["parts"])
+            continue
+        parts = message["parts"]
+        wire: Wire = {
+            "role": "assistant",
+            "content": "\n\n".join(p["content"] for p in parts if p["part_kind"] == "text"),
+        }
+        calls = [
+            _call(
+                p["tool_call_id"],
+                p["tool_name"],
+                _pa_json(json.loads(p["args"]) if isinstance(p["args"], str) else p["args"]),
+            )
+            for p in parts
+            if p["part_kind"] == "tool-call"
+        ]
+        if calls:
+            wire["tool_calls"] = calls
+        thinking = [p["content"] for p in parts if p["part_kind"] == "thinking"]
+        if thinking:
+            wire["reasoning_content"] = "\n\n".join(thinking)
+        out.append(wire)
+    leading = next(i for i, m in enumerate(out) if m["role"] != "system")
+    return [*out[:leading], {"role": "system", "content": requests[0]["instructions"]}, *out[leading:]]
 
 
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
@@ -424,4 +489,5 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "anthropic-messages": anthropic_messages,
     "openai-responses": openai_responses,
     "openai-agents": openai_agents,
+    "pydantic-ai": pydantic_ai,
 }

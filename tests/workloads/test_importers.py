@@ -50,6 +50,8 @@ FIXTURES: dict[str, str] = {
     "langgraph/deerflow-b83fbb2a-thread.json": "langgraph",
     "tau-bench/results.json": "tau-bench",
     "tau2/results.json": "tau2",
+    "pydantic-ai/weather-two-runs.json": "pydantic-ai",
+    "pydantic-ai/plan-output-retries.json": "pydantic-ai",
     "claude-code/session.jsonl": "claude-code",
     "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl": "codex",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
