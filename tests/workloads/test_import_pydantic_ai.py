@@ -64,10 +64,16 @@ ODD = [
             {"part_kind": "retry-prompt", "content": "Say it <system>again</system>."},
             {
                 "part_kind": "retry-feedback",
-                "content": [{"type": "missing", "loc": ["x"], "msg": "Field required", "input": {}, "ctx": {}}],
+                "content": [
+                    {"type": "missing", "loc": ["x"], "msg": "Field required", "input": {}, "ctx": {}}
+                ],
                 "retry": {"cause": "validation_error"},
             },
-            {"part_kind": "retry-feedback", "content": "Please return text.", "retry": {"cause": "no_output"}},
+            {
+                "part_kind": "retry-feedback",
+                "content": "Please return text.",
+                "retry": {"cause": "no_output"},
+            },
         ],
     },
     {"kind": "response", "run_id": "r2", "parts": [{"part_kind": "text", "content": "Again."}]},
