@@ -46,6 +46,7 @@ REPLAY_CONTEXT_SIZE = 128_000
 FORMAT_SUMMARIES = {
     "codex": "Codex CLI rollout (JSONL of response_item / event_msg lines)",
     "claude-code": "Claude Code session log (~/.claude/projects/*/*.jsonl)",
+    "google-adk": "Google ADK session (Session JSON with `events`, or a JSON list of its events)",
     "openhands": "OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
     "swe-agent": "SWE-agent trajectory (.traj)",
     "mini-swe-agent": "mini-swe-agent trajectory (messages JSON)",

@@ -79,6 +79,7 @@ from ctxlab.workloads.inferred_tools import inferred_schemas
 ImportFormat = Literal[
     "codex",
     "claude-code",
+    "google-adk",
     "openhands",
     "swe-agent",
     "mini-swe-agent",

@@ -315,6 +315,84 @@ def openai_responses(path: Path) -> list[Wire]:
     return [{"role": "system", "content": request["instructions"]}, *_responses_items(items)]
 
 
+def google_adk(path: Path) -> list[Wire]:
+    """A single-agent session: events a compaction spans give way to its summary (a model turn at
+    its end); a function response `{"result": text}` is the text, any other its JSON; thoughts
+    are reasoning; images of a response follow its text."""
+    doc = _load(path)
+    events = doc["events"]
+
+    def key(d: Any, snake: str) -> Any:
+        head, *rest = snake.split("_")
+        return d.get(snake, d.get(head + "".join(w.title() for w in rest)))
+
+    spans = []
+    for e in events:
+        c = key(e["actions"], "compaction")
+        if c:
+            spans.append((key(c, "start_timestamp"), key(c, "end_timestamp"), key(c, "compacted_content")))
+    timeline: list[tuple[float, Any]] = []
+    for e in events:
+        if key(e["actions"], "compaction") or any(a <= e["timestamp"] <= b for a, b, _ in spans):
+            continue
+        if e.get("content") and any(not p.get("thought") for p in e["content"]["parts"]):
+            timeline.append((e["timestamp"], e["content"]))
+    timeline += [(b, summary) for _, b, summary in spans]
+    out: list[Wire] = []
+    for _, content in sorted(timeline, key=lambda t: t[0]):
+        out.extend(_adk_content(content, key))
+    return out
+
+
+def _adk_content(content: Any, key: Callable[[Any, str], Any]) -> list[Wire]:
+    out: list[Wire] = []
+    if content["role"] == "model":
+        texts = [
+            p["text"]
+            for p in content["parts"]
+            if "text" in p and p["text"] is not None and not p.get("thought")
+        ]
+        thoughts = "".join(p["text"] for p in content["parts"] if p.get("thought"))
+        calls = [key(p, "function_call") for p in content["parts"] if key(p, "function_call")]
+        wire: Wire = {"role": "assistant", "content": "\n".join(texts)}
+        if calls:
+            wire["tool_calls"] = [_call(c["id"], c["name"], c["args"]) for c in calls]
+        if thoughts:
+            wire["reasoning_content"] = thoughts
+        return [wire]
+    body: list[Wire] = []
+    for p in content["parts"]:
+        response = key(p, "function_response")
+        blob = key(p, "inline_data")
+        if response:
+            r = response["response"]
+            text = r["result"] if list(r) == ["result"] else json.dumps(r, ensure_ascii=False)
+            images = [_adk_image(key(b, "inline_data")) for b in response.get("parts") or []]
+            message: Wire = {"role": "tool", "tool_call_id": response["id"], "content": text}
+            if images:
+                message["content"] = [{"type": "text", "text": text}, *images]
+            if "error" in r:
+                message["is_error"] = True
+            out.append(message)
+        elif blob:
+            body.append(_adk_image(blob))
+        elif p.get("text") is not None:
+            body.append({"type": "text", "text": p["text"]})
+    if body:
+        out.append(
+            {
+                "role": "user",
+                "content": body[0]["text"] if len(body) == 1 and body[0]["type"] == "text" else body,
+            }
+        )
+    return out
+
+
+def _adk_image(blob: Any) -> Wire:
+    mime = blob.get("mimeType", blob.get("mime_type"))
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{blob['data']}"}}
+
+
 def tau_bench(path: Path) -> list[Wire]:
     out: list[Wire] = []
     for m in _load(path)[0]["traj"]:
@@ -482,6 +560,7 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "mini-swe-agent": mini_swe_agent,
     "openhands": openhands,
     "langgraph": langgraph,
+    "google-adk": google_adk,
     "tau-bench": tau_bench,
     "tau2": tau2,
     "claude-code": claude_code,

@@ -48,6 +48,8 @@ FIXTURES: dict[str, str] = {
     "openhands/sdk-output-meeting-topics.jsonl": "openhands",
     "openhands/sdk-output-risky-code-website.jsonl": "openhands",
     "langgraph/deerflow-b83fbb2a-thread.json": "langgraph",
+    "google-adk/api-session.json": "google-adk",
+    "google-adk/compacted-session.json": "google-adk",
     "tau-bench/results.json": "tau-bench",
     "tau2/results.json": "tau2",
     "pydantic-ai/weather-two-runs.json": "pydantic-ai",

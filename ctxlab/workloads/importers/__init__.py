@@ -47,6 +47,7 @@ from ctxlab.workloads.importers import (
     anthropic,
     claude_code,
     codex,
+    google_adk,
     langgraph,
     openai_agents,
     openai_chat,
@@ -117,6 +118,11 @@ FORMATS: dict[str, Format] = {
             detect=claude_code.is_claude_code,
             read=claude_code.read_claude_code,
             survey=claude_code.survey,
+        ),
+        Format(
+            name="google-adk",
+            detect=google_adk.is_google_adk,
+            read=google_adk.read_google_adk,
         ),
         Format(
             name="openhands",
