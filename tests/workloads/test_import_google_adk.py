@@ -178,3 +178,19 @@ def test_import_writes_nothing_for_a_bad_session(tmp_path: Path) -> None:
     path.write_text(json.dumps(_session({"author": "user", "invocationId": "i"})), encoding="utf-8")
     code, _, err = run_cli("import", str(path), "--out", str(out))
     assert code == 2 and "timestamp" in err and not out.exists()
+
+
+def test_a_call_compacted_away_comes_back_before_its_surviving_response() -> None:
+    summary = {"role": "model", "parts": [{"text": "Summary."}]}
+    compaction = {"startTimestamp": 1, "endTimestamp": 2, "compactedContent": summary}
+    session = _session(
+        _event("user", "user", {"text": "go"}, at=1),
+        _event("bot", "model", _call("c1", x=1), at=2),
+        {"author": "user", "invocationId": "k", "actions": {"compaction": compaction}, "timestamp": 3},
+        _event("bot", "user", _response("c1", {"result": "done"}), at=4),
+        _event("bot", "model", {"text": "Finished."}, at=5),
+    )
+    messages, warnings = _imported(session)
+    assert [m["role"] for m in messages] == ["assistant", "assistant", "tool", "assistant"]
+    assert messages[1]["tool_calls"][0]["id"] == "c1" and messages[2]["content"] == "done"
+    assert any("compacted away" in w for w in warnings)
