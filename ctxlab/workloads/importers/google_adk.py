@@ -15,8 +15,9 @@ them in the OpenAI chat form):
   the request's: an event of another branch or scope is counted, not replayed, and so are events
   annulled by a rewind (`rewind_before_invocation_id`), `partial` (streamed) events (ADK's runner
   never stores them: only a list of events taken from a streamed run holds them, besides the
-  complete event), events with nothing to send (no content, only thoughts: state changes, model
-  errors, transcriptions) and ADK's own requests (credentials, confirmations, framework calls).
+  complete event), events with no content or only thoughts (state changes, model errors; a live
+  run's transcriptions too, which ADK sends as text) and ADK's own requests (credentials,
+  confirmations, framework calls).
 - A compaction event's summary replaces the events its timestamps span (ranges inside a larger
   one are dropped), as an assistant message at its end; the events it covers are counted (a
   call event among them whose response it left is put back before the response, with a note).
