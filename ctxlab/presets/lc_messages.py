@@ -441,7 +441,8 @@ def _end_on_human(messages: list[LCMessage], count: int) -> list[LCMessage]:
 
 
 def xml_transcript(messages: Sequence[LCMessage]) -> str:
-    """`get_buffer_string(messages, format="xml")` for text, tool-call and image-URL content."""
+    """`get_buffer_string(messages, format="xml")` for text, tool-call and media-URL content (an
+    OpenAI `image_url` part, a standard `image`, `audio` or `video` block)."""
     return "\n".join(_xml_entry(m) for m in messages)
 
 
@@ -453,6 +454,9 @@ def _xml_part(block: Wire) -> str | None:
     if kind == "image_url":
         url = str((block.get("image_url") or {}).get("url", ""))
         return None if not url or url.startswith("data:") else f"<image url={quoteattr(url)} />"
+    if kind in {"image", "audio", "video"} and not block.get("base64"):  # a standard media block
+        url = str(block.get("url") or "")
+        return None if not url or url.startswith("data:") else f"<{kind} url={quoteattr(url)} />"
     return None
 
 

@@ -54,6 +54,9 @@ class DeepAgentsTexts:
         read_cut_notice: what follows the first 4,000 characters of a `read_file` result cut
             because the request is over budget; `{path}` is the file it read.
         argument_truncation: what follows the first 20 characters of a truncated argument.
+        media_file: the summary transcript's reference to saved media that is not an image, audio
+            or video; `{path}`.
+        media_failed: the summary transcript's stand-in for inline media that could not be saved.
         tools: the built-in tools, in the order the agent offers them (before the user's).
     """
 
@@ -69,6 +72,8 @@ class DeepAgentsTexts:
     truncation_marker: str
     read_cut_notice: str
     argument_truncation: str
+    media_file: str
+    media_failed: str
     tools: tuple[BuiltinTool, ...]
 
 
@@ -147,6 +152,8 @@ CTXLAB_DEEPAGENTS_TEXTS = DeepAgentsTexts(
         "Read it a part at a time, with an offset and a limit.]"
     ),
     argument_truncation="...(argument truncated)",
+    media_file='<file url="{path}" />',
+    media_failed='<media saved="no" />',
     tools=CTXLAB_BUILTIN_TOOLS,
 )
 
@@ -185,8 +192,19 @@ def deepagents_texts() -> DeepAgentsTexts:
         truncation_marker=utils.TRUNCATION_MARKER_TEMPLATE,
         read_cut_notice=_read_cut_notice(),
         argument_truncation=str(unconfigured._truncation_text),
+        media_file=_media_file(),
+        media_failed=summarization._OFFLOAD_FAILED_PLACEHOLDER,
         tools=_builtin_tools(model, bound),
     )
+
+
+def _media_file() -> str:
+    """The reference deepagents writes for saved media that is not an image, audio or video."""
+    from deepagents.middleware import summarization
+
+    block = summarization._media_reference_block(PATH_MARK, "application/octet-stream")
+    text = str(block["text"])
+    return text.replace("{", "{{").replace("}", "}}").replace(PATH_MARK, "{path}")
 
 
 def _read_cut_notice() -> str:

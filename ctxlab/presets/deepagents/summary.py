@@ -12,12 +12,13 @@ Before every model call, on the LangChain view of the context (`ctxlab.presets.l
 4. The kept tail is LangChain's (`keep`, counted over the messages alone). A cut at 0: nothing
    is summarized, but the over-budget check below still runs.
 5. The span is written to the session's history file, `/conversation_history/<session>.md`
-   (the session named once per run), and summarized: trimmed to `trim_tokens_to_summarize`
-   (none by default: the whole span) and sent as LangChain's XML transcript in deepagents'
-   prompt; a trim that leaves nothing gives LangChain's fixed text without a call; a failing
-   call is tried 3 times in all, then the run fails (a blank answer is an empty summary, as in
-   LangChain). The summary enters the context as a user
-   message naming the history file, followed by the kept tail.
+   (the session named once per run), and summarized: its inline media named by the paths
+   deepagents saves them at (`ctxlab.presets.deepagents.media`), trimmed to
+   `trim_tokens_to_summarize` (none by default: the whole span) and sent as LangChain's XML
+   transcript in deepagents' prompt; a trim that leaves nothing gives LangChain's fixed text
+   without a call; a failing call is tried 3 times in all, then the run fails (a blank answer is
+   an empty summary, as in LangChain). The summary enters the context as a user message naming
+   the history file, followed by the kept tail. The kept tail and every count keep the media.
 6. The request is checked against the input budget: when over, the trailing batch of tool
    results is cut, in the stored history too (a `read_file` result to its first 4,000 characters
    and a notice naming the file; any other saved at `/large_tool_results/<call id>` and replaced
@@ -49,6 +50,7 @@ from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
 from ctxlab.presets.deepagents.eviction import HUMANS_KEY, evicted, humans_evicted, result_text
+from ctxlab.presets.deepagents.media import offloaded_media
 from ctxlab.presets.lc_messages import (
     ApproxParams,
     LCMessage,
@@ -323,7 +325,8 @@ class SummarizeDeep(Step):
 
     def _summary(self, state: EpisodeState, span: Sequence[LCMessage], env: Env) -> str:
         limit = self.settings.trim_tokens_to_summarize
-        shown = tuple(span) if limit is None else trim_last(span, limit, _scaled)
+        span = offloaded_media(span, self.texts)
+        shown = span if limit is None else trim_last(span, limit, _scaled)
         if not shown:
             return self.texts.too_long
         prompt = self.texts.summary_prompt.format(messages=xml_transcript(shown)).rstrip()
