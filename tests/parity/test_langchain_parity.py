@@ -11,7 +11,7 @@ from dataclasses import replace
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from tests.parity.lc_driver import LCConfig, LCTrace, run_langchain
 from tests.parity.lc_lab import run_lab
@@ -370,3 +370,41 @@ def test_deviation_langchain_strips_a_tool_description_built_by_structured_tool(
     }
     assert sent == {"theirs": TOOLS[0].description, "ours": TOOLS[0].description + "\n"}
     assert [c.messages for c in ours.calls] == [c.messages for c in theirs.calls]
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+IMAGES = (
+    DataBlock(media_type="image/png", source=PNG, kind="base64"),
+    DataBlock(media_type="image/jpeg", source="aGVsbG8=", kind="base64"),
+    DataBlock(media_type="image/png", source="https://example.com/r.png"),
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(summary_cases(), st.lists(st.lists(st.sampled_from(IMAGES), max_size=3), min_size=3, max_size=3))
+def test_user_images_in_the_summarized_span_and_the_kept_part_match_summarization_middleware(
+    case: tuple[Script, LCConfig], images: list[list[DataBlock]]
+) -> None:
+    """LangChain renders a URL image of the span as `<image url="..." />` and leaves a data URL
+    out of the summary prompt (no media offload: that is deepagents'); kept images stay inline."""
+    script, config = case
+    turns = tuple(replace(t, user=(*t.user, *extra)) for t, extra in zip(script.turns, images, strict=False))
+    _, theirs = compare(replace(script, turns=turns), config)
+    prompts = [str(c.messages[0].content) for c in theirs.calls if c.kind == "summary"]
+    assert not any(";base64," in p for p in prompts)
+    event(f"a URL image in a summary: {any('<image url=' in p for p in prompts)}")
+
+
+def test_a_url_image_of_the_span_is_named_and_a_data_image_left_out_of_the_summary_prompt() -> None:
+    base = loop([300, 2000, 300], turns=3)
+    users = [(TextBlock(text="Is this cloud over Paris?"), *IMAGES), (TextBlock(text="And this?"), IMAGES[0])]
+    turns = (*(replace(t, user=u) for t, u in zip(base.turns, users, strict=False)), base.turns[2])
+    config = LCConfig(trigger=("messages", 5), keep=("messages", 2), trim_tokens_to_summarize=None)
+    _, theirs = compare(replace(base, turns=turns), config)
+    prompts = [str(c.messages[0].content) for c in theirs.calls if c.kind == "summary"]
+    assert (
+        '<message type="human">Is this cloud over Paris? <image url="https://example.com/r.png" /></message>'
+        in prompts[0]
+    )
+    kept = [str(m.content) for c in theirs.calls if c.kind == "reasoning" for m in c.messages]
+    assert any(PNG in k for k in kept)
