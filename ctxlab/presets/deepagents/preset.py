@@ -214,5 +214,8 @@ PRESET = Preset(
         "model's reasoning_content kept in additional_kwargs (Anthropic thinking blocks not modelled)",
         "a call's arguments are sent, counted and truncated as LangChain parses and writes them back; "
         "arguments that are not JSON (an invalid tool call, not run) fail the run there, naming the call",
+        "inline media of the summarized span named in the summary prompt by deepagents' paths "
+        "(/conversation_history/media/<sha256[:16]>.<ext>); the lab keeps no media files (its saved span "
+        "holds them) and the kept messages and counts keep the media inline, as deepagents does",
     ),
 )
