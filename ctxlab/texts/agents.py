@@ -2,14 +2,16 @@
 (`texts: openai-agents`).
 
 `OpenAIAgentsTexts` are the strings the family writes into a request: the notice that replaces a
-trimmed tool output, the name it shows when the output's call is not in the request, and the text
-the chat-completions model sends for a tool output with no text part.
+trimmed tool output, the name it shows when the output's call is not in the request, the notices
+of a trimmed structured output (`ctxlab.texts.agents_structured`), and the text the
+chat-completions model sends for a tool output with no text part.
 `CTXLAB_OPENAI_AGENTS_TEXTS` is the lab's own wording (used without `texts: openai-agents`).
 
 Nothing of the package is stored in this project: the notice is built inside
 `ToolOutputTrimmer`'s trimming method, so it is read by calling that method on a stand-in output
 of marked characters and turning the marks back into fields; the text for an output with no text
-part is a constant of the chat-completions converter, read as it is.
+part is a constant of the chat-completions converter, read as it is; the structured notices are
+read by calling the structured trimming method (`agents_structured.read_structured_notices`).
 
 The module is named after the package's import name, `agents`, the one package it reads.
 Importing this module imports no other package; `openai_agents_texts()` imports `agents` and
@@ -20,6 +22,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
+
+from ctxlab.texts.agents_structured import (
+    CTXLAB_STRUCTURED_NOTICES,
+    StructuredNotices,
+    read_structured_notices,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,17 +41,20 @@ class OpenAIAgentsTexts:
         unknown_tool: the name shown when the output's call is not in the request.
         omitted_output: the tool message's text for an output with no text part (images alone),
             which the chat-completions model does not send.
+        structured: the notices of a trimmed structured output.
     """
 
     trim_notice: str
     unknown_tool: str
     omitted_output: str
+    structured: StructuredNotices
 
 
 CTXLAB_OPENAI_AGENTS_TEXTS = OpenAIAgentsTexts(
     trim_notice="[{name} returned {chars} characters; the first {preview_chars} are kept]\n{preview}...",
     unknown_tool="an unknown tool",
     omitted_output="[the tool returned no text]",
+    structured=CTXLAB_STRUCTURED_NOTICES,
 )
 
 _CHARS = 98_765
@@ -96,8 +108,17 @@ def openai_agents_texts() -> OpenAIAgentsTexts:
     anonymous = unnamed["output"]
     if not (anonymous.startswith(head) and anonymous.endswith(tail)):
         raise LookupError("this openai-agents writes the unknown tool's notice differently")
+
+    def trim(max_output_chars: int, preview_chars: int, parts: list[dict[str, str]], name: str) -> str:
+        sdk = ToolOutputTrimmer(max_output_chars=max_output_chars, preview_chars=preview_chars)
+        found: Any = sdk._trim_structured_function_call_output({}, parts, (name,))[0]
+        if found is None:
+            raise LookupError("this openai-agents does not trim a long structured output")
+        return str(found["output"])
+
     return OpenAIAgentsTexts(
         trim_notice=_template(named["output"]),
         unknown_tool=anonymous[len(head) : len(anonymous) - len(tail)],
         omitted_output=omitted,
+        structured=read_structured_notices(trim),
     )

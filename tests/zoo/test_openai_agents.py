@@ -25,6 +25,7 @@ from ctxlab.presets.openai_agents.session import SessionSettings, limit_history
 from ctxlab.presets.openai_agents.trimmer import (
     ToolOutputTrimmerParams,
     TrimNotice,
+    result_notice,
     trim_notice,
     trim_tool_outputs,
 )
@@ -32,6 +33,7 @@ from ctxlab.presets.registry import ENTRIES
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS, load_texts
 from ctxlab.texts.agents import CTXLAB_OPENAI_AGENTS_TEXTS, openai_agents_texts
+from ctxlab.texts.agents_structured import CTXLAB_STRUCTURED_NOTICES
 from tests.zoo.runs import run, text, tool_call, turns
 
 
@@ -62,7 +64,7 @@ def test_texts_openai_agents_reads_the_package_s_notice() -> None:
     assert notice_of(CTXLAB_TEXTS).template == CTXLAB_OPENAI_AGENTS_TEXTS.trim_notice
     item = {"type": "function_call_output", "call_id": "c", "output": "{x} " * 300}
     theirs, _ = ToolOutputTrimmer()._trim_function_call_output(item, ("look{up}",))
-    notice = TrimNotice(template=own.trim_notice, unknown_tool=own.unknown_tool)
+    notice = TrimNotice(template=own.trim_notice, unknown_tool=own.unknown_tool, structured=own.structured)
     assert (
         theirs is not None
         and trim_notice("{x} " * 300, "look{up}", ToolOutputTrimmerParams(), notice) == (theirs["output"])
@@ -266,9 +268,7 @@ def reference_trim(
                 params.trimmable_tools is None or (name and name in params.trimmable_tools)
             ):
                 continue
-            texts = [p.text for p in block.output if isinstance(p, TextBlock)]
-            whole = "" if not block.output else texts[0] if len(block.output) == len(texts) == 1 else None
-            summary = None if whole is None else trim_notice(whole, name, params, notice)
+            summary = result_notice(block, name, params, notice)
             if summary is not None:
                 blocks[b] = ToolResultBlock(
                     id=block.id, name=block.name, output=(TextBlock(text=summary),), state=block.state
@@ -299,7 +299,11 @@ def test_trimming_equals_the_plain_reading_at_every_request(
         preview_chars=preview_chars,
         trimmable_tools=trimmable_tools,
     )
-    notice = TrimNotice(template="{name}:{chars}:{preview_chars}:{preview}", unknown_tool="?")
+    notice = TrimNotice(
+        template="{name}:{chars}:{preview_chars}:{preview}",
+        unknown_tool="?",
+        structured=CTXLAB_STRUCTURED_NOTICES,
+    )
     for k, messages in enumerate(requests):
         settings_now = (
             params if k % 3 else ToolOutputTrimmerParams(recent_turns=1, max_output_chars=20, preview_chars=2)

@@ -148,7 +148,7 @@ def family_texts(texts: Texts) -> OpenAIAgentsTexts:
 def notice_of(texts: Texts) -> TrimNotice:
     """The trim notice of the run's texts."""
     own = family_texts(texts)
-    return TrimNotice(template=own.trim_notice, unknown_tool=own.unknown_tool)
+    return TrimNotice(template=own.trim_notice, unknown_tool=own.unknown_tool, structured=own.structured)
 
 
 def build_trimmer(params: TrimmerParams, texts: Texts) -> StepStrategy:

@@ -10,9 +10,12 @@ Invariants:
   messages, or the boundary is the first item, nothing is trimmed.
 - Only results before the boundary are trimmed, each on its own: a result of a tool in
   `trimmable_tools` (all tools when None; the name comes from the call in the same request, and a
-  result whose call is not there has none), whose output is one text longer than
+  result whose call is not there has none), whose output is one text (or nothing) longer than
   `max_output_chars` characters (code points, not bytes), becomes the notice with its first
-  `preview_chars` characters, unless the notice would not be shorter than the output.
+  `preview_chars` characters, unless the notice would not be shorter than the output. Any other
+  output (several parts, or data) is the SDK's structured output, trimmed as the SDK trims one
+  (`structured.structured_notice`): to a header and a preview of its texts, its images and files
+  dropped.
 - Call ids, tool names and result states are kept; nothing else changes, and the untouched
   messages stay the same objects; a trimmed message is the same copy at every request.
 """
@@ -29,6 +32,8 @@ from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message, call_ids, extended, result_ids
 from ctxlab.core.messages.units import BlockRef
 from ctxlab.core.settings import SettingError
+from ctxlab.presets.openai_agents.structured import api_parts, structured_notice
+from ctxlab.texts.agents_structured import StructuredNotices
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,10 +71,12 @@ class TrimNotice:
     Attributes:
         template: `str.format` with `name`, `chars`, `preview_chars` and `preview`.
         unknown_tool: the name shown when the result's call is not in the request.
+        structured: the notices of a trimmed structured output.
     """
 
     template: str
     unknown_tool: str
+    structured: StructuredNotices
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,14 +129,32 @@ def trim_notice(text: str, name: str, params: ToolOutputTrimmerParams, notice: T
 
 
 def _single_text(result: ToolResultBlock) -> str | None:
-    """The output as the SDK's string output: one text, or nothing at all."""
+    """The output as the SDK's string output: one text, or nothing at all (None: a structured
+    output)."""
     match result.output:
         case ():
             return ""
         case (TextBlock(text=text),):
             return text
         case _:
-            return None  # several parts or images: a structured output (a declared deviation)
+            return None
+
+
+def result_notice(
+    result: ToolResultBlock, name: str, params: ToolOutputTrimmerParams, notice: TrimNotice
+) -> str | None:
+    """The text that replaces `result`'s output, or None when it stays: a string output's notice
+    (`trim_notice`), or a structured output's (`structured.structured_notice`)."""
+    text = _single_text(result)
+    if text is not None:
+        return trim_notice(text, name, params, notice)
+    return structured_notice(
+        api_parts(result.output),
+        name or notice.unknown_tool,
+        max_output_chars=params.max_output_chars,
+        preview_chars=params.preview_chars,
+        notices=notice.structured,
+    )
 
 
 def trim_tool_outputs(
@@ -173,8 +198,7 @@ def _trim_before(
             name = names.get(block.id, "")
             if params.trimmable_tools is not None and (not name or name not in params.trimmable_tools):
                 continue
-            text = _single_text(block)
-            summary = None if text is None else trim_notice(text, name, params, notice)
+            summary = result_notice(block, name, params, notice)
             if summary is not None:
                 edits[BlockRef(m, b)] = with_output(block, summary)
                 trimmed.append(block.id)
