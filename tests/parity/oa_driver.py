@@ -16,8 +16,11 @@ Invariants:
   each as canonical JSON (an image's `detail` of `auto`, which the converter writes where none is
   given and the API assumes, left out: CHECKLIST OA21); tools as (name, description, parameters)
   JSON.
-- A tool's output is its text; one holding images is a list of `ToolOutputText` and
-  `ToolOutputImage` in order (the SDK's structured output).
+- A tool's output is its parts with each run of texts merged, as the lab's world gives a result
+  (`merge_text_parts`): one text (or nothing) is that text; any other (data among the texts) is
+  the SDK's structured output, a list of `ToolOutputText`, `ToolOutputImage` (an image's URL, a
+  data URL when base64) and `ToolOutputFileContent` (other data: a data URL as `file_data`, or
+  `file_url`, and its name as `filename`) in order, as `structured.api_parts` gives it.
 - A user message of one text is the run's input string; one of several parts, or with an image,
   is a user input item of `input_text` and `input_image` parts, in order.
 - An empty final answer is a step with no output items, as `OpenAIChatCompletionsModel` makes of
@@ -38,7 +41,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import Agent, FunctionTool, RunConfig, Runner, SQLiteSession, ToolOutputImage, ToolOutputText
+from agents import (
+    Agent,
+    FunctionTool,
+    RunConfig,
+    Runner,
+    SQLiteSession,
+    ToolOutputFileContent,
+    ToolOutputImage,
+    ToolOutputText,
+)
 from agents.extensions import ToolOutputTrimmer
 from agents.memory import SessionSettings
 from agents.models.chatcmpl_converter import Converter
@@ -46,6 +58,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from openai.types.chat import ChatCompletionMessage
 
+from ctxlab.core.agentscope.toolresult import merge_text_parts
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.world.script import Script, ScriptedCall
 
@@ -148,15 +161,22 @@ def _without_auto_detail(message: Any) -> Any:
     return {**message, "content": parts}
 
 
+def _output_part(part: Part) -> ToolOutputText | ToolOutputImage | ToolOutputFileContent:
+    if isinstance(part, TextBlock):
+        return ToolOutputText(text=part.text)
+    if part.is_image:
+        return ToolOutputImage(image_url=_url(part))
+    if part.kind == "url":
+        return ToolOutputFileContent(file_url=part.source, filename=part.name)
+    return ToolOutputFileContent(file_data=_url(part), filename=part.name)
+
+
 def _output(parts: tuple[Part, ...] | None) -> str | list[Any]:
-    """A tool's output: its text, or with images its texts and images in order."""
-    if not any(isinstance(p, DataBlock) and p.is_image for p in parts or ()):
-        return _text(parts)
-    return [
-        ToolOutputText(text=p.text) if isinstance(p, TextBlock) else ToolOutputImage(image_url=_url(p))
-        for p in parts or ()
-        if isinstance(p, TextBlock) or p.is_image
-    ]
+    """A tool's output: one text (or nothing) as a string, anything else as a structured output."""
+    merged = merge_text_parts(parts or ())
+    if len(merged) <= 1 and all(isinstance(p, TextBlock) for p in merged):
+        return _text(merged)
+    return [_output_part(p) for p in merged]
 
 
 def _url(block: DataBlock) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import pytest
 from agents.models import chatcmpl_converter
@@ -14,9 +15,11 @@ from agents.models.chatcmpl_converter import Converter
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from ctxlab.core.agentscope.toolresult import merge_text_parts
 from ctxlab.core.messages.blocks import DataBlock, TextBlock
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
+from ctxlab.presets.openai_agents.structured import api_parts, payload_of
 from tests.parity.oa_driver import MODEL, OAConfig, OATrace, run_openai_agents, user_input
 from tests.parity.oa_lab import run_lab
 from tests.parity.processes import outputs_under_two_hash_seeds
@@ -247,7 +250,7 @@ def test_a_result_s_images_are_sent_as_the_chat_completions_model_sends_them() -
 )
 def test_outputs_with_images_are_limited_and_trimmed_as_the_sdk_does(config: OAConfig) -> None:
     """Outputs holding images keep their form whatever the session's limit leaves; beside them a
-    long text output is trimmed (no structured output here is over the trimmer's limit: OA6)."""
+    long text output is trimmed (no structured output here is over the trimmer's limit)."""
     ours, _ = compare(_looking(3), config)
     assert config.trimmer is None or any(NOTICE_HEAD in m for m in ours.calls[-1].messages)
 
@@ -267,3 +270,89 @@ def test_deviation_a_user_image_is_sent_without_detail() -> None:
         "url": "data:image/png;base64,iVBORw0KGgo=",
         "detail": "auto",
     }
+
+
+PDF = DataBlock(media_type="application/pdf", source="JVBERi0xLjQK" * 4, kind="base64", name="report.pdf")
+SHOT = DataBlock(media_type="image/png", source="iVBORw0KGgo=" * 10, kind="base64")
+STRUCTURED = (
+    (TextBlock(text=sized(120, False)), PIXEL),  # text and an image
+    (SHOT,),  # an image alone
+    (TextBlock(text="first part"), PIXEL, TextBlock(text=sized(90, True))),  # texts around an image
+    (TextBlock(text="Report:"), PDF),  # a file with its name
+    (SHOT, TextBlock(text="a"), PDF, PIXEL, TextBlock(text=sized(60, False))),  # images and files
+    (TextBlock(text="ok"), PIXEL),  # short
+    (TextBlock(text=sized(300, False)),),  # a string output beside them
+)
+
+
+def _structured(turns: int = 2) -> Script:
+    calls = tuple(ScriptedCall(tool="retrieve", input="{}", result=r) for r in STRUCTURED)
+    turn = ScriptedTurn(user=(TextBlock(text="Look."),), rounds=(ScriptedRound(calls=calls),), final="Ok.")
+    return assign_call_ids(Script(system_prompt="You look.", tools=TOOLS, turns=(turn,) * turns))
+
+
+@pytest.mark.parametrize(
+    ("max_output_chars", "preview_chars"),
+    [(500, 200), (100, 200), (60, 20), (40, 3), (25, 200), (12, 0), (10, 5), (9, 200), (5, 0), (1, 1)],
+)
+def test_structured_outputs_are_trimmed_as_the_sdk_trims_them(
+    max_output_chars: int, preview_chars: int
+) -> None:
+    """OA6: an output with images or files among its texts is the SDK's structured output, trimmed
+    to its own headers within `max_output_chars` (down to the minimal header cut short) once its
+    payload is longer; a shorter one is sent as before."""
+    trimmer = {"recent_turns": 1, "max_output_chars": max_output_chars, "preview_chars": preview_chars}
+    _, theirs = compare(_structured(), OAConfig(trimmer=trimmer))
+
+    def tools(call: int) -> list[Any]:
+        return [w["content"] for m in theirs.calls[call].messages if (w := json.loads(m))["role"] == "tool"]
+
+    whole, last = tools(1), tools(-1)  # turn 1's results as sent whole, then after turn 2 began
+    for k, result in enumerate(STRUCTURED[:-1]):
+        payload = payload_of(api_parts(merge_text_parts(result)))
+        assert payload is not None
+        if payload.chars > max_output_chars:
+            assert isinstance(last[k], str) and len(last[k]) <= max_output_chars and last[k] != whole[k]
+        else:
+            assert last[k] == whole[k]
+
+
+@st.composite
+def structured_cases(draw: st.DrawFn) -> tuple[Script, OAConfig]:
+    parts = st.one_of(
+        st.builds(
+            lambda n, cjk: TextBlock(text=sized(n, cjk)), st.sampled_from([0, 3, 40, 250]), st.booleans()
+        ),
+        st.sampled_from([PIXEL, SHOT, PDF]),
+    )
+    turns = []
+    for t in range(draw(st.integers(2, 3))):
+        rounds = tuple(
+            ScriptedRound(
+                calls=tuple(
+                    ScriptedCall(
+                        tool=draw(st.sampled_from(["retrieve", "figure"])), input="{}", result=tuple(r)
+                    )
+                    for r in draw(st.lists(st.lists(parts, min_size=1, max_size=4), min_size=1, max_size=3))
+                )
+            )
+            for _ in range(draw(st.integers(1, 2)))
+        )
+        turns.append(ScriptedTurn(user=(TextBlock(text=f"Turn {t}."),), rounds=rounds, final=f"Done {t}."))
+    trimmer = {
+        "recent_turns": draw(st.sampled_from([1, 1, 2])),
+        "max_output_chars": draw(st.sampled_from([1, 8, 9, 10, 30, 60, 60, 120, 500])),
+        "preview_chars": draw(st.sampled_from([0, 4, 200])),
+        "trimmable_tools": draw(st.sampled_from([None, ["figure"]])),
+    }
+    script = assign_call_ids(Script(system_prompt="You look.", tools=TOOLS, turns=tuple(turns)))
+    return script, OAConfig(trimmer=trimmer, limit=draw(st.sampled_from([None, None, 5])))
+
+
+@settings(max_examples=40, deadline=None)
+@given(structured_cases())
+def test_generated_structured_outputs_match_tool_output_trimmer(case: tuple[Script, OAConfig]) -> None:
+    _, theirs = compare(*case)
+    notices = ('"content": "[Trimmed]', '"content": "[Trimmed: figure;', '"content": "[Trimmed: retrieve;')
+    trimmed = any(n in m for c in theirs.calls for m in c.messages for n in notices)
+    event("structured outputs trimmed" if trimmed else "none trimmed")
