@@ -4,16 +4,17 @@ installed package, `tests/parity/test_openai_agents_parity.py`):
 - `openai-agents-trimmer`: `ToolOutputTrimmer` as `RunConfig.call_model_input_filter` (its
   settings at the top, as the class names them), on a session whose `session_settings.limit` is
   None unless set. Old tool outputs over 500 characters become a notice with a 200-character
-  preview in the request only; the last 2 user turns stay whole.
+  preview in the request only (one holding images or files, the SDK's structured output, its own
+  headers, its images and files dropped: `structured.py`); the last 2 user turns stay whole.
 - `openai-agents-session`: a session with `SessionSettings(limit=...)` and no filter. With the
   SDK's default (None) the whole history is sent: set a limit for it to do anything.
 
 The edits are request-only and run in the SDK's order: the session's history first, then the
 filter on the model input, then the chat-completions model's conversion of tool outputs holding
 images (their text parts alone, `chat.py`). None has a breaker or a token counter of its own (the
-SDK counts items and characters). Under `texts: openai-agents` the notice and the text sent for
-an output without text are the package's own, read at run time (`ctxlab.texts.agents`);
-otherwise the lab's wording.
+SDK counts items and characters). Under `texts: openai-agents` the notices (a structured
+output's headers too) and the text sent for an output without text are the package's own, read
+at run time (`ctxlab.texts.agents`); otherwise the lab's wording.
 
 Out of reach offline: `OpenAIResponsesCompactionSession`, the session that compacts through the
 Responses API's server-side `compact` endpoint; the lab has no server to run it.
@@ -57,8 +58,11 @@ NOTES = (
     "alone, as a list of text parts, or the SDK's placeholder text when it has none; its images are "
     "neither sent nor counted. Deviation: a user's image is sent without detail, which the SDK writes "
     "as auto, the API's default (OA21)",
-    "deviation: a tool output of several parts or with images is never trimmed (the SDK trims "
-    "structured outputs with their own notices)",
+    "a tool output holding images or files is the SDK's structured output (its texts, images as input_image, "
+    "other data as input_file), trimmed as ToolOutputTrimmer trims one: over max_output_chars characters "
+    "of payload it becomes the most detailed header that fits within max_output_chars with a preview of its "
+    "texts, its images and files dropped. Deviation: no tool_search_output or namespaced tool, as the lab "
+    "has neither",
 )
 
 
