@@ -87,6 +87,7 @@ ImportFormat = Literal[
     "tau-bench",
     "tau2",
     "pydantic-ai",
+    "bedrock-converse",
     "anthropic-messages",
     "openai-responses",
     "openai-agents",

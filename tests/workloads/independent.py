@@ -553,6 +553,61 @@ def pydantic_ai(path: Path) -> list[Wire]:
         out.append(wire)
     leading = next(i for i, m in enumerate(out) if m["role"] != "system")
     return [*out[:leading], {"role": "system", "content": requests[0]["instructions"]}, *out[leading:]]
+def _converse_image(image: Any) -> Wire:
+    data = image["source"]["bytes"]
+    data = data["data"] if isinstance(data, dict) else data  # strands' session files mark bytes
+    return {"type": "image_url", "image_url": {"url": f"data:image/{image['format']};base64,{data}"}}
+
+
+def _converse_result(result: Any) -> Wire:
+    parts: list[Wire] = []
+    for c in result["content"]:
+        if "image" in c:
+            parts.append(_converse_image(c["image"]))
+            continue
+        text = c["text"] if "text" in c else json.dumps(c["json"], ensure_ascii=False)
+        if parts and parts[-1]["type"] == "text":
+            parts[-1] = {"type": "text", "text": parts[-1]["text"] + "\n" + text}
+        else:
+            parts.append({"type": "text", "text": text})
+    body: Any = parts[0]["text"] if len(parts) == 1 and parts[0]["type"] == "text" else parts
+    error = result.get("status") == "error"
+    return {"role": "tool", "tool_call_id": result["toolUseId"], "content": body, "is_error": error}
+
+
+def _converse_message(m: Any) -> list[Wire]:
+    blocks = m["content"]
+    if m["role"] == "assistant":
+        text = "".join(b["text"] for b in blocks if "text" in b)
+        thinking = "\n\n".join(
+            b["reasoningContent"]["reasoningText"]["text"] for b in blocks if "reasoningContent" in b
+        )
+        calls = [
+            _call(b["toolUse"]["toolUseId"], b["toolUse"]["name"], b["toolUse"]["input"])
+            for b in blocks
+            if "toolUse" in b
+        ]
+        return [{"role": "assistant", "content": text, "reasoning_content": thinking, "tool_calls": calls}]
+    out = [_converse_result(b["toolResult"]) for b in blocks if "toolResult" in b]
+    parts = [
+        {"type": "text", "text": b["text"]} if "text" in b else _converse_image(b["image"])
+        for b in blocks
+        if "text" in b or "image" in b
+    ]
+    if parts:
+        out.append({"role": "user", "content": parts})
+    return out
+
+
+def bedrock_converse(path: Path) -> list[Wire]:
+    """strands' session records (a JSON list) or a Converse request log (request, then response)."""
+    if path.suffix == ".json":
+        return [w for r in _load(path) for w in _converse_message(r["redact_message"] or r["message"])]
+    request, response = _lines(path)[-2:]
+    out: list[Wire] = [{"role": "system", "content": "".join(b["text"] for b in request["system"])}]
+    for m in [*request["messages"], response["output"]["message"]]:
+        out.extend(_converse_message(m))
+    return out
 
 
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
@@ -563,6 +618,7 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "google-adk": google_adk,
     "tau-bench": tau_bench,
     "tau2": tau2,
+    "bedrock-converse": bedrock_converse,
     "claude-code": claude_code,
     "codex": codex,
     "anthropic-messages": anthropic_messages,

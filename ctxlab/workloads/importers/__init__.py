@@ -47,6 +47,7 @@ from ctxlab.workloads.importers import (
     anthropic,
     claude_code,
     codex,
+    converse,
     google_adk,
     langgraph,
     openai_agents,
@@ -164,6 +165,11 @@ FORMATS: dict[str, Format] = {
             detect=pydantic_ai.is_pydantic_ai,
             read=pydantic_ai.read_pydantic_ai,
             survey=pydantic_ai.survey,
+        ),
+        Format(
+            name="bedrock-converse",
+            detect=converse.is_converse,
+            read=converse.read_converse,
         ),
         Format(
             name="anthropic-messages",
