@@ -229,3 +229,11 @@ def test_a_response_without_its_request_and_mixed_kinds_are_refused(tmp_path: Pa
     assert run_cli("import", str(bad), "--out", str(tmp_path / "out.jsonl"))[2].startswith(
         f"{bad}:2: a Converse"
     )
+
+
+def test_records_one_a_line_and_a_list_of_requests_read_as_their_json_lists() -> None:
+    records = json.loads(SESSION.read_text(encoding="utf-8"))
+    assert import_lines(lines(*records), "records.jsonl").messages == import_file(SESSION).messages
+    request, response = (json.loads(line) for line in REQUEST.read_text(encoding="utf-8").splitlines())
+    got = import_lines(json.dumps([request, response], indent=1).splitlines(), "log.json")
+    assert got.format == "bedrock-converse" and got.messages == import_file(REQUEST).messages

@@ -21,13 +21,17 @@ Anthropic Messages log is told apart). Three files hold them, one conversation a
   joined) and the tool specs are the tool schemas; `modelId`, `inferenceConfig`, `toolChoice`
   and the response's usage are not messages.
 
-Mapping rules (where a choice exists, as strands' OpenAI provider sends the history):
+Mapping rules: where the lab's shared rules leave a choice, the history is mapped as strands'
+OpenAI provider (`OpenAIModel.format_request_messages`) sends it; where they do not, they win,
+and the provider's own choice is named:
 - A user message's `toolResult` blocks are tool messages, in order, before the message's other
-  content (a user message of results alone gives no user message); a result's `status:
-  "error"` makes it an error result (no status is success, as a request may omit it). Its
-  content: `text` blocks, and each `json` block as its JSON text, joined with a newline when all
-  are text; with an image, the parts in order (adjacent texts joined so), the image kept in the
-  tool message by the lab's rule (the provider moves it to a user message after the results).
+  content (a user message of results alone gives no user message), as the provider sends them;
+  a result's `status: "error"` makes it an error result (the provider drops the status; no
+  status is success, as a Converse request may omit it). Its content, as the provider writes
+  it: `text` blocks, and each `json` block as its JSON text (non-ASCII kept), adjacent texts
+  joined with a newline, one string when all are text; with an image, the parts in order, the
+  image kept in the tool message by the lab's rule (the provider moves it to a user message
+  after the results, with a notice).
 - Text, images and text documents are a user message's parts. An `image` is a `data:` URL of
   `image/<format>`, its `source.bytes` base64 text or strands' session marker
   `{"__bytes_encoded__": true, "data": <base64>}`. A document given as text (`source.text`,
@@ -36,6 +40,8 @@ Mapping rules (where a choice exists, as strands' OpenAI provider sends the hist
 - An assistant message's `text` blocks join its text (a `citationsContent` adds its texts),
   `toolUse` blocks are its calls (`input` JSON-encoded, as the provider sends it), and
   `reasoningContent.reasoningText.text` is reasoning, never text (the provider leaves it out).
+- A request's `system` text blocks are one system prompt, joined with nothing between by the
+  lab's rule (the provider sends a system message for each).
 - Counted, not replayed: `cachePoint` markers, a redacted reasoning block, video and audio, a
   PDF or office document, an image or document given by S3 location, and any part an assistant
   message cannot carry (an image there). Message `metadata` (usage) and `tracking_id` are not
