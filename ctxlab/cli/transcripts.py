@@ -55,6 +55,7 @@ FORMAT_SUMMARIES = {
     "tau2": "tau2-bench results (JSON with `simulations`; or one simulation's file)",
     "pydantic-ai": "pydantic-ai message history (all_messages_json(): JSON list of requests and responses)",
     "bedrock-converse": "Bedrock Converse messages (strands history or session records; Converse requests)",
+    "agentscope": "AgentScope 2.0 agent state (`agent.state` as JSON: summary and context) or its messages",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
     "openai-agents": "OpenAI Agents SDK history (to_input_list() as a JSON list, or session items a line)",

@@ -88,6 +88,7 @@ ImportFormat = Literal[
     "tau2",
     "pydantic-ai",
     "bedrock-converse",
+    "agentscope",
     "anthropic-messages",
     "openai-responses",
     "openai-agents",

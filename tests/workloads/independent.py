@@ -607,6 +607,56 @@ def bedrock_converse(path: Path) -> list[Wire]:
     out: list[Wire] = [{"role": "system", "content": "".join(b["text"] for b in request["system"])}]
     for m in [*request["messages"], response["output"]["message"]]:
         out.extend(_converse_message(m))
+def _agentscope_part(block: Any) -> Wire:
+    if block["type"] == "text":
+        return {"type": "text", "text": block["text"]}
+    source = block["source"]
+    url = source["url"] if source["type"] == "url" else f"data:{source['media_type']};base64,{source['data']}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _agentscope_body(blocks: Any) -> Any:
+    if isinstance(blocks, str):
+        return blocks
+    parts = [_agentscope_part(b) for b in blocks]
+    return parts[0]["text"] if len(parts) == 1 and parts[0]["type"] == "text" else parts
+
+
+def agentscope(path: Path) -> list[Wire]:
+    """An agent state: the summary a user message first (as the formatter sends it after the
+    system prompt), then each message; an assistant's reply cut where a result or hint stands."""
+    state = _load(path)
+    out: list[Wire] = (
+        [{"role": "user", "content": _agentscope_body(state["summary"])}] if state["summary"] else []
+    )
+    for m in state["context"]:
+        if m["role"] != "assistant":
+            out.append({"role": m["role"], "content": _agentscope_body(m["content"])})
+            continue
+        text, thinking, calls = "", "", []
+        for b in [*m["content"], {"type": "end"}]:
+            if b["type"] in ("tool_result", "hint", "end") and (text or thinking or calls):
+                extra = {"tool_calls": calls} if calls else {}
+                out.append({"role": "assistant", "content": text, "reasoning_content": thinking, **extra})
+                text, thinking, calls = "", "", []
+            if b["type"] == "text":
+                text += b["text"]
+            elif b["type"] == "thinking":
+                thinking += b["thinking"]
+            elif b["type"] == "tool_call":
+                calls.append(_call(b["id"], b["name"], b["input"]))
+            elif b["type"] == "hint":
+                out.append({"role": "user", "content": _agentscope_body(b["hint"])})
+            elif b["type"] == "tool_result":
+                failed = b["state"] in ("error", "denied", "interrupted")
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": b["id"],
+                        "content": _agentscope_body(b["output"]),
+                        "is_error": failed,
+                    }
+                )
     return out
 
 
@@ -625,4 +675,5 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "openai-responses": openai_responses,
     "openai-agents": openai_agents,
     "pydantic-ai": pydantic_ai,
+    "agentscope": agentscope,
 }

@@ -58,6 +58,8 @@ FIXTURES: dict[str, str] = {
     "codex/rollout-2025-09-02T09-00-00-0199a1b2.jsonl": "codex",
     "bedrock-converse/strands_session.json": "bedrock-converse",
     "bedrock-converse/converse_request.jsonl": "bedrock-converse",
+    "agentscope/state.json": "agentscope",
+    "agentscope/compressed_state.json": "agentscope",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "openai-responses/requests.jsonl": "openai-responses",
     "openai-agents/to_input_list.json": "openai-agents",

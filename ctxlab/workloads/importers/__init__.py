@@ -44,6 +44,7 @@ from ctxlab.core.messages.tools import NotJSONError, ToolSchema
 from ctxlab.problems import unknown_name
 from ctxlab.workloads.files import Mended
 from ctxlab.workloads.importers import (
+    agentscope,
     anthropic,
     claude_code,
     codex,
@@ -170,6 +171,11 @@ FORMATS: dict[str, Format] = {
             name="bedrock-converse",
             detect=converse.is_converse,
             read=converse.read_converse,
+        ),
+        Format(
+            name="agentscope",
+            detect=agentscope.is_agentscope,
+            read=agentscope.read_agentscope,
         ),
         Format(
             name="anthropic-messages",
