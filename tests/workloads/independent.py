@@ -488,6 +488,8 @@ def openai_agents(path: Path) -> list[Wire]:
             body = _agent_parts(item["output"])
             out.append({"role": "tool", "tool_call_id": item["call_id"], "content": body})
     return out
+
+
 def _pa_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -553,6 +555,8 @@ def pydantic_ai(path: Path) -> list[Wire]:
         out.append(wire)
     leading = next(i for i, m in enumerate(out) if m["role"] != "system")
     return [*out[:leading], {"role": "system", "content": requests[0]["instructions"]}, *out[leading:]]
+
+
 def _converse_image(image: Any) -> Wire:
     data = image["source"]["bytes"]
     data = data["data"] if isinstance(data, dict) else data  # strands' session files mark bytes
@@ -607,6 +611,8 @@ def bedrock_converse(path: Path) -> list[Wire]:
     out: list[Wire] = [{"role": "system", "content": "".join(b["text"] for b in request["system"])}]
     for m in [*request["messages"], response["output"]["message"]]:
         out.extend(_converse_message(m))
+
+
 def _agentscope_part(block: Any) -> Wire:
     if block["type"] == "text":
         return {"type": "text", "text": block["text"]}
