@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ctxlab.core.messages.blocks import TextBlock
+from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.wire.views import from_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
@@ -298,6 +298,57 @@ def zip_tools(wire: tuple[dict[str, Any], ...], outputs: list[str]) -> list[tupl
     """Each message with the output of its result (tool messages in order), "" for the others."""
     texts = iter(outputs)
     return [(m, next(texts) if m["role"] == "tool" else "") for m in wire]
+
+
+def test_a_result_s_media_follow_as_adk_s_adapter_sends_them_and_a_url_s_not_at_all(
+    driver: AdkDriver,
+) -> None:
+    """GA21: ADK keeps a tool's media as the function response's parts; its LiteLLM adapter sends
+    the inline ones alone, in one user message after the `tool` messages of a content (a text type
+    decoded, an image as a `data:` URL of its bytes encoded anew, the type in lower case), and
+    nothing of a medium given by URL, an image's or a document's."""
+
+    def call(k: int, *output: Part) -> ScriptedCall:
+        return ScriptedCall(tool="run", input=json.dumps({"command": f"c{k}"}), result=output, id=f"m{k}")
+
+    url = DataBlock(media_type="image/png", source="https://example.com/a.png")
+    text = DataBlock(media_type="text/plain", source="bm90ZXM6IOaVsOaNrg==", kind="base64")
+    image = DataBlock(media_type="IMAGE/PNG", source="iVBO\nRw==", kind="base64")
+    calls = (
+        call(0, TextBlock(text="see"), url, DataBlock(media_type="application/pdf", source="gs://b/d.pdf")),
+        call(1, TextBlock(text="read"), text, image),
+        call(2, url),
+    )
+    first = ScriptedTurn(
+        user=(TextBlock(text="Go"),),
+        rounds=(ScriptedRound(calls=calls), ScriptedRound(calls=(call(3, text),))),
+        final="ok",
+    )
+    script = one_round_then((), "Again", "More")
+    script = replace(script, turns=(first, *script.turns[1:]))
+    case = Workload(script=script, params=window(1, 0))
+    kinds, _ = compare(driver, case)  # the same messages, wire and counts, call for call
+    assert "summary" in kinds
+    lab = run_lab(case)
+    assert "example.com" not in str(lab[1].wire) and "gs://" not in str(lab[1].wire)
+    assert [m["role"] for m in lab[1].wire[-4:]] == ["tool", "tool", "tool", "user"]
+    assert lab[1].wire[-1]["content"] == [
+        {"type": "text", "text": "notes: 数据"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+    ]
+    assert lab[2].wire[-2:] == (  # a lone text: the message's string
+        {"role": "tool", "tool_call_id": "m3", "content": '{"result": ""}'},
+        {"role": "user", "content": "notes: 数据"},
+    )
+
+
+def test_a_result_s_medium_of_a_type_adk_s_adapter_refuses_fails_the_run(driver: AdkDriver) -> None:
+    zipped = DataBlock(media_type="application/zip", source="UEsFBg==", kind="base64")
+    calls = (ScriptedCall(tool="run", input="{}", result=(TextBlock(text="z"), zipped), id="z"),)
+    case = Workload(script=one_round_then(calls), params=window(1, 0))
+    assert driver.run(driver_workload(case))["error"] == "ValueError"
+    with pytest.raises(ValueError, match="application/zip"):
+        run_lab(case)
 
 
 def test_a_request_ending_with_a_model_turn_gets_the_adapter_s_continuation(driver: AdkDriver) -> None:

@@ -8,6 +8,8 @@ Invariants:
 - A tool's text result goes out as its function response's JSON, `{"result": ...}`
   (`sent_response`); a model turn's texts are joined with a newline; a request whose contents end
   with a model turn gets the adapter's continuation user message (`sent_request`).
+- The media results carry go after a run of results as one user message of what the adapter
+  sends of them (`media`): a URL's not at all.
 - Each edit is kept by identity (memos), so a request that grew costs what it gained, and a
   message that needs no edit is sent as the same object.
 """
@@ -23,6 +25,8 @@ from typing import NamedTuple
 from ctxlab.core.messages.blocks import (
     ZERO,
     Block,
+    HintBlock,
+    Part,
     Tally,
     TextBlock,
     ThinkingBlock,
@@ -42,6 +46,7 @@ from ctxlab.core.messages.memo import (
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.wire.views import REASONING_FIELD
 from ctxlab.presets.google_adk.arguments import parsed_arguments
+from ctxlab.presets.google_adk.media import MEDIA_SOURCE, media_hint, result_media
 from ctxlab.presets.google_adk.session import arguments
 
 CONTINUATION_ID = "adk-continuation"
@@ -134,12 +139,15 @@ def sent_request(messages: tuple[Message, ...], then: Message) -> tuple[Message,
 
 
 def _answered(message: Message) -> bool:
-    """Whether the message ends with a result (whose content ADK gives the user role)."""
-    return bool(message.blocks) and isinstance(message.blocks[-1], ToolResultBlock)
+    """Whether the message ends with a result, or the media of results (whose content ADK gives
+    the user role)."""
+    last = message.blocks[-1] if message.blocks else None
+    return isinstance(last, ToolResultBlock) or (isinstance(last, HintBlock) and last.source == MEDIA_SOURCE)
 
 
 def _sent_message_of(message: Message) -> Message:
-    """The message as sent: results written as their responses (`_sent_block`); in an assistant
+    """The message as sent: results written as their responses (`_sent_block`), a run of results
+    followed by what the adapter sends of their media (`media`), if anything; in an assistant
     message, each model turn's texts (a run of blocks between results) as one, which ADK's adapter
     joins with a newline, leaving empty ones out. A message that needs neither is itself. A long
     message (a reply that grows by a round at every call) resumes the blocks sent for the blocks
@@ -162,23 +170,27 @@ def _sent_message_of(message: Message) -> Message:
 
 class _SentRun(NamedTuple):
     """The blocks a message's sent form holds open: those since its last result, with its texts
-    joined at the first one's place (`text_at`, -1 before a text) where texts are joined."""
+    joined at the first one's place (`text_at`, -1 before a text) where texts are joined; or,
+    after a result, the sent media of the run of results it ends (`media`)."""
 
     blocks: tuple[Block, ...]
     text_at: int
+    media: tuple[Part, ...] = ()
 
 
 _NO_SENT = _SentRun((), -1)
 
 
 def _sent_step(run: _SentRun, block: Block, _before: int, joins: bool) -> tuple[tuple[Block, ...], _SentRun]:
-    """The sent blocks `block` completes (the open run and its result), and the run left open."""
+    """The sent blocks `block` completes (the open run and its result, or the media of the run of
+    results before it), and the run left open."""
     if isinstance(block, ToolResultBlock):
-        return (*run.blocks, _sent_results(block)), _NO_SENT
+        return (*run.blocks, _sent_results(block)), _SentRun((), -1, (*run.media, *result_media(block)))
+    media: tuple[Block, ...] = (media_hint(run.media),) if run.media else ()
     if not isinstance(block, TextBlock) or not joins:
-        return (), _SentRun((*run.blocks, block), run.text_at)
+        return media, _SentRun((*run.blocks, block), run.text_at)
     if run.text_at < 0:
-        return (), _SentRun((*run.blocks, block), len(run.blocks))
+        return media, _SentRun((*run.blocks, block), len(run.blocks))
     held = run.blocks[run.text_at]
     assert isinstance(held, TextBlock)
     joined = TextBlock(text="\n".join(t for t in (held.text, block.text) if t))
@@ -186,7 +198,7 @@ def _sent_step(run: _SentRun, block: Block, _before: int, joins: bool) -> tuple[
 
 
 def _open_sent(run: _SentRun, done: Sequence[Block]) -> Closing[Block]:
-    return len(done), run.blocks
+    return len(done), (media_hint(run.media),) if run.media else run.blocks
 
 
 _sent_scan = LeadingScan[Block, _SentRun, Block](_sent_step)
@@ -194,10 +206,10 @@ _sent_tally = LeadingFold[Block, Tally](lambda total, block: total + block.tally
 
 
 def _sent_result(block: ToolResultBlock) -> ToolResultBlock:
-    """The result with its text parts replaced by their response's JSON (media kept after it)."""
-    media = tuple(part for part in block.output if not isinstance(part, TextBlock))
+    """The result as its `tool` message: its response's JSON (its media go after the run of
+    results it is in: `media`)."""
     sent = TextBlock(text=sent_response(block.text))
-    return ToolResultBlock(id=block.id, name=block.name, output=(sent, *media), state=block.state)
+    return ToolResultBlock(id=block.id, name=block.name, output=(sent,), state=block.state)
 
 
 def _sent_block(block: Block) -> Block:
