@@ -375,6 +375,10 @@ NOTES = (
     "a call's arguments are read as ADK's adapter reads them (JSON, else a Python literal, "
     "unquoted keys or a code fence) and sent re-serialized; a transcript's call whose arguments "
     "are no object even so, which ADK discards, fails the run naming the call (GA19)",
+    "a result's media are sent after the tool messages as the adapter sends them: inline text "
+    "decoded, an image as a data: URL, a medium given by URL not at all; a video, audio or "
+    "document goes as a file part (the adapter: video_url, input_audio, an uploaded file's id), "
+    "and a type the adapter refuses fails the run (GA21)",
 )
 
 
