@@ -611,6 +611,7 @@ def bedrock_converse(path: Path) -> list[Wire]:
     out: list[Wire] = [{"role": "system", "content": "".join(b["text"] for b in request["system"])}]
     for m in [*request["messages"], response["output"]["message"]]:
         out.extend(_converse_message(m))
+    return out
 
 
 def _agentscope_part(block: Any) -> Wire:
