@@ -14,6 +14,7 @@ from ctxlab.models.summarizers import FailMode, FixedSummarizer
 from ctxlab.presets.pydantic_ai import preset as pydantic_ai
 from ctxlab.presets.pydantic_ai.cutoffs import find_safe_cutoff
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
+from ctxlab.presets.pydantic_ai.steps import HarnessStep
 from ctxlab.presets.pydantic_ai.view import Frame, estimate_tokens, pa_view
 from ctxlab.texts import CTXLAB_TEXTS, load_texts
 from ctxlab.texts.pydantic_ai import CTXLAB_PYDANTIC_AI_TEXTS
@@ -111,8 +112,8 @@ def test_a_summary_follows_the_first_user_request_and_is_counted_raw() -> None:
 
 def test_texts_pydantic_ai_reads_the_packages_strings() -> None:
     strategy = pydantic_ai.build_clear(ClearToolResultsParams(max_messages=2), load_texts("pydantic-ai"))
-    step = strategy.steps[0]
-    texts = step.texts  # type: ignore[attr-defined]
+    step = next(s for s in strategy.steps if isinstance(s, HarnessStep))  # after the request limit
+    texts = step.texts
     assert texts.placeholder == "[tool result cleared]"
     assert "{messages}" in texts.summary_prompt and texts.summary_head.startswith("<conversation_summary>")
     assert texts.summary_tail.endswith("</conversation_summary>") and texts.instructions
@@ -161,3 +162,9 @@ def test_the_notes_say_how_a_user_s_image_is_sent() -> None:
     from ctxlab.presets.pydantic_ai.preset import NOTES
 
     assert any("user's image" in note and "BinaryContent" in note for note in NOTES)
+
+
+def test_the_notes_say_a_run_makes_at_most_50_requests() -> None:
+    from ctxlab.presets.pydantic_ai.preset import NOTES
+
+    assert any("50 requests" in note and "summary requests included" in note for note in NOTES)

@@ -14,10 +14,12 @@ the feedback a blank summary is asked again with (once: whitespace by the summar
 validator, no text by pydantic-ai's own check; a second blank answer ends the run), read at run
 time (`ctxlab.texts.pydantic_ai`); otherwise the lab's wording.
 
+Each user turn is a pydantic-ai run held to pydantic-ai's default limit of 50 requests, the
+harness's summary requests included (`limits.py`): the request that would pass it ends the run.
+
 Declared deviations (`tests/parity/CHECKLIST.md`, PA section): no trigger means never (the package
 refuses it); the scripted models report no usage, so no estimate is anchored on a provider's
-count; pydantic-ai's default limit of 50 requests a run is not applied (the lab's loop limit is);
-receipts, pins, capability loads, `keep_user_messages`, `bridge_prefix`, a separate summarizer
+count; receipts, pins, capability loads, `keep_user_messages`, `bridge_prefix`, a separate summarizer
 model and a custom tokenizer are not reproduced.
 
 Every request sends a file a tool returned (an image) as pydantic-ai sends it to an OpenAI chat
@@ -40,6 +42,7 @@ from ctxlab.core.wire.views import REASONING_FIELD
 from ctxlab.engine.env import RequestCounter
 from ctxlab.presets.preset import Preset
 from ctxlab.presets.pydantic_ai.files import SentFiles, stored_of
+from ctxlab.presets.pydantic_ai.limits import RequestLimit
 from ctxlab.presets.pydantic_ai.params import ClearToolResultsParams, SlidingWindowParams, SummarizingParams
 from ctxlab.presets.pydantic_ai.returns import FileTexts
 from ctxlab.presets.pydantic_ai.steps import ClearStep, SummarizeStep, WindowStep, summary_frame
@@ -68,7 +71,8 @@ SUMMARY_SOURCE = f"{VERSIONS} compaction/_summarizing_compaction.py (Summarizing
 NOTES = (
     "no trigger set: never compacts (the harness refuses a capability without one)",
     "the scripted models report no usage: the harness's estimate is its character count alone",
-    "pydantic-ai's limit of 50 requests a run is not applied (the lab's loop limit is)",
+    "each user turn is a pydantic-ai run of at most 50 requests (pydantic-ai's default request_limit), "
+    "the harness's summary requests included: the request that would pass it ends the run with an error",
     "a model's reasoning is sent back in reasoning_content and counted, as pydantic-ai does; its empty "
     "reasoning_content on this turn's calls without reasoning (no tokens) is left out",
     "an answer with no text and no call ends the reply; pydantic-ai asks the model again after its "
@@ -116,7 +120,7 @@ def _strategy(
     files = FileTexts(step.texts.file_reference, step.texts.file_open, step.texts.file_close)
     return StepStrategy(
         name=name,
-        steps=(step, SentFiles(files)),
+        steps=(RequestLimit(), step, SentFiles(files)),
         config=config,
         source=source,
         futile_limit=0,

@@ -13,7 +13,8 @@ Invariants:
 - A step that changes nothing returns the state it was given (its memo aside).
 - The summarizer is called once per summary, twice when its first answer is blank (whitespace or
   no text): the second request is the first, the blank answer and the feedback for its kind. An
-  error, or a second blank answer, ends the run (raised).
+  error, or a second blank answer, ends the run (raised). Each summary request counts among the
+  run's requests and is refused at pydantic-ai's limit (`limits`).
 
 Events: `cleared` (ClearToolResults), `dropped` (SlidingWindowCompaction), `compressed`
 (SummarizingCompaction).
@@ -35,7 +36,7 @@ from ctxlab.core.messages.units import BlockRef, call_blocks, view_units
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
-from ctxlab.presets.pydantic_ai import harness
+from ctxlab.presets.pydantic_ai import harness, limits
 from ctxlab.presets.pydantic_ai.params import (
     ClearToolResultsParams,
     SlidingWindowParams,
@@ -246,7 +247,7 @@ class SummarizeStep(HarnessStep):
         )
         if plan is None:
             return Stepped(state=state)
-        summary = self._summary(state, env, plan)
+        state, summary = self._summary(state, env, plan)
         minted = issue_id(state, "msg")
         message = text_message("user", self.frame.wrap(summary), id=minted.id)
         kept = (*((plan.first,) if plan.first is not None else ()), *plan.preserved)
@@ -269,7 +270,8 @@ class SummarizeStep(HarnessStep):
         done = Compaction(before=before, after=after, floor=0, trigger=limit or before)
         return Stepped(state=self.remember(state, new), compaction=done)
 
-    def _summary(self, state: EpisodeState, env: Env, plan: harness.SummaryPlan) -> str:
+    def _summary(self, state: EpisodeState, env: Env, plan: harness.SummaryPlan) -> tuple[EpisodeState, str]:
+        """The summary, and the state counting its requests in the run's (`limits`)."""
         prompt = harness.summary_prompt(
             plan,
             prompt=self.texts.summary_prompt,
@@ -277,17 +279,20 @@ class SummarizeStep(HarnessStep):
             tool_return_max_chars=self.params.tool_return_max_chars,
         )
         request = (text_message("system", self.texts.instructions), text_message("user", prompt))
+        limits.summary_request(state)
         outcome = env.summarize_text(state, request)
         if outcome.refused is not None:
+            state = limits.summary_answered(state)
             # A blank answer is asked again once, after the answer itself, with the feedback for
             # its kind: whitespace fails the summary agent's output validator, no text at all
             # fails pydantic-ai's own check; a second blank answer ends the run.
             feedback = self.texts.blank_retry if outcome.refused else self.texts.no_text_retry
             retry = (*request, text_message("assistant", outcome.refused), text_message("user", feedback))
+            limits.summary_request(state)
             outcome = env.summarize_text(state, retry, retry=True)
         if outcome.text is None:
             raise outcome.error if outcome.error is not None else ModelError("the summarizer was not called")
-        return outcome.text.strip()
+        return limits.summary_answered(state), outcome.text.strip()
 
 
 def _with_summary(
