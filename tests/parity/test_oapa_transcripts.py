@@ -20,9 +20,9 @@ drivers carry the rest themselves: a user message of several parts or with image
 driver's prompt is then the list of its texts and images, PA28), and for OpenAI Agents an empty
 final answer (no output item, as the chat-completions model makes of it).
 
-At these settings, of the 34 samples, the trimmer trims on 6, the session limit cuts a history on
-8, the window cuts on 14, clearing clears on 19 and summaries are written on 17 (CHECKLIST OA22,
-PA27).
+At these settings, of the 50 samples, the trimmer trims on 15, the session limit cuts a history
+on 22, the window cuts on 29, clearing clears on 29 and summaries are written on 27 (CHECKLIST
+OA22, PA27; `test_the_settings_act_on_many_transcripts`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall
 from ctxlab.workloads.importers import read_any
-from tests.parity.oa_driver import OAConfig
-from tests.parity.pa_driver import PAConfig
+from tests.parity import oa_lab, pa_lab
+from tests.parity.oa_driver import OAConfig, OATrace
+from tests.parity.pa_driver import PAConfig, PATrace
 from tests.parity.samples import DATA, TRANSCRIPTS
 from tests.parity.test_openai_agents_parity import compare as compare_oa
 from tests.parity.test_pydantic_ai_parity import compare as compare_pa
@@ -137,3 +138,49 @@ def test_a_real_transcript_through_openai_agents_session_matches_the_sdk(transcr
 def test_a_real_transcript_through_pydantic_ai_matches_the_harness(transcript: str, capability: str) -> None:
     settings = _rotated(PYDANTIC_AI[capability], transcript)
     compare_pa(_script(transcript, pydantic_ai=True), PAConfig(capability=capability, settings=settings))
+
+
+def _requests(trace: OATrace | PATrace) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The messages and tools of a run's requests to the model (summary requests left out)."""
+    return [(c.messages, c.tools) for c in trace.calls if getattr(c, "kind", "reasoning") == "reasoning"]
+
+
+def _acts(transcript: str) -> dict[str, bool]:
+    """Whether each strategy, at the transcript's setting, changes a request of the lab's run (the
+    runs the tests above hold to the packages'): the trimmer against the session alone at the same
+    limit, the session's limit against none, the window and clearing against the same capability
+    with no trigger (which never compacts); the summary capability by making a summary request."""
+    oa, pa = _script(transcript, pydantic_ai=False), _script(transcript, pydantic_ai=True)
+    trimmer = _rotated(TRIMMERS, transcript)
+    session = OAConfig(trimmer=None, limit=_rotated(LIMITS, transcript))
+    acts = {
+        "trimmer": _requests(oa_lab.run_lab(oa, trimmer))
+        != _requests(oa_lab.run_lab(oa, OAConfig(trimmer=None, limit=trimmer.limit))),
+        "session": _requests(oa_lab.run_lab(oa, session))
+        != _requests(oa_lab.run_lab(oa, OAConfig(trimmer=None))),
+    }
+    for capability in ("window", "clear"):
+        config = PAConfig(capability=capability, settings=_rotated(PYDANTIC_AI[capability], transcript))
+        untriggered = PAConfig(capability=capability, settings={})
+        acts[capability] = _requests(pa_lab.run_lab(pa, config)) != _requests(pa_lab.run_lab(pa, untriggered))
+    summary = PAConfig(capability="summary", settings=_rotated(PYDANTIC_AI["summary"], transcript))
+    acts["summary"] = any(c.kind == "summary" for c in pa_lab.run_lab(pa, summary).calls)
+    return acts
+
+
+def test_the_settings_act_on_many_transcripts() -> None:
+    """The settings are chosen so that each strategy acts (the lab's side, which the tests above
+    hold to the packages'): of the 50 samples, the trimmer trims on 15, the session limit cuts a
+    history on 22, the window cuts on 29, clearing clears on 29 and summaries are written on 27.
+    Held to a quarter of the samples for the trimmer, a third for the others, and each of the
+    three settings of each strategy to acting on one sample at least."""
+    acted: dict[str, list[int]] = {}
+    for index, transcript in enumerate(TRANSCRIPTS):
+        for strategy, acts in _acts(transcript).items():
+            acted.setdefault(strategy, [])
+            if acts:
+                acted[strategy].append(index)
+    for strategy, indices in acted.items():
+        share = 4 if strategy == "trimmer" else 3
+        assert len(indices) >= len(TRANSCRIPTS) // share, (strategy, indices)
+        assert {i % 3 for i in indices} == {0, 1, 2}, (strategy, indices)
