@@ -308,7 +308,7 @@ def test_transcripts_that_are_not_text_say_why(tmp_path: Path) -> None:
     code, _, err = run_cli("replay", str(tmp_path / "latin.jsonl"), "--out", str(tmp_path / "o"))
     assert "(line 2, byte 71)" in err
     code, _, err = run_cli("replay", str(tmp_path), "--out", str(tmp_path / "o"))
-    assert code == 2 and err.startswith(f"{tmp_path}: is a folder; give a transcript")
+    assert code == 2 and "a folder that is no strands session directory" in err  # a folder is a store
     assert not (tmp_path / "o").exists()
 
 

@@ -191,7 +191,8 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.scenarios.located import Located
 
     out_dir(args.out)
-    in_file(args.trace, "transcript file", "give a transcript (`ctxlab import --help` lists the formats)")
+    if not Path(args.trace).is_dir():  # a directory is a store of conversations (a strands session)
+        in_file(args.trace, "transcript file", "give a transcript (`ctxlab import --help` lists the formats)")
     if args.tools is not None:
         in_file(args.tools, "file", "give the JSON list of the transcript's tool schemas", "--tools")
     doc = _replay_document(args)
@@ -243,7 +244,9 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.workloads.importers import write_jsonl
     from ctxlab.workloads.trace import TraceError
 
-    source = in_file(args.transcript, "transcript file", "give a transcript file")
+    source = Path(args.transcript)
+    if not source.is_dir():  # a directory is a store of conversations (a strands session)
+        in_file(args.transcript, "transcript file", "give a transcript file")
     target = out_file(args.out, "--out")
     if target.is_dir():
         raise BadInput([f"--out {target}: is a folder; give the JSONL file's path"])

@@ -48,6 +48,24 @@ def file_text(raw: bytes) -> str:
     return raw.decode("utf-8-sig")
 
 
+def source_text(path: Path) -> str:
+    """The text of a trace or tools file (`file_text`), or of a store of conversations (a
+    database, a session directory): its snapshot, whose sha256 is the store's digest
+    (`ctxlab.workloads.importers.stores`).
+
+    Raises:
+        UnicodeDecodeError: the file's bytes are not UTF-8.
+        OSError: the file cannot be read.
+        TraceError: the store cannot be read.
+    """
+    from ctxlab.workloads.importers import stores  # the readers load for a transcript
+
+    kind = stores.kind_of(path)
+    if kind is not None:
+        return stores.snapshot(kind, stores.records(path, kind))
+    return file_text(path.read_bytes())
+
+
 class SourceChangedError(RuntimeError):
     """A file a run reads again is gone, unreadable, or not the text loading checked."""
 
@@ -149,10 +167,18 @@ def digest_of(files: Mapping[str, str], path: str) -> str:
 
 
 def _read_again(path: str, source: Source) -> str:
+    from ctxlab.workloads.files import TraceError
+
     try:
-        text = file_text(Path(source.full).read_bytes())
-    except (OSError, UnicodeDecodeError) as error:
-        reason = (error.strerror or str(error)) if isinstance(error, OSError) else "it is no longer UTF-8"
+        text = source_text(Path(source.full))
+    except (OSError, UnicodeDecodeError, TraceError) as error:
+        reason = (
+            (error.strerror or str(error))
+            if isinstance(error, OSError)
+            else error.message
+            if isinstance(error, TraceError)
+            else "it is no longer UTF-8"
+        )
         raise SourceChangedError(
             f"{path}: cannot read the file again ({reason}); the scenario read it at load time and the "
             "run reads it again: keep the file in place until the run ends"

@@ -37,7 +37,7 @@ from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, held_chars
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
-from ctxlab.scenarios.sources import digest_of, digests_of, file_text, text_sha256
+from ctxlab.scenarios.sources import digest_of, digests_of, source_text, text_sha256
 from ctxlab.workloads.files import unreadable, why_no_file
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
@@ -193,17 +193,18 @@ def _file_problems(
         full = base / written
         if written in files:
             continue
-        missing = _not_a_file(full, written)
+        missing = None if field == "path" and full.is_dir() else _not_a_file(full, written)  # a store
         if missing is not None:
             return [((field,), missing, written)]
         try:
-            raw = full.read_bytes()
-            files[written] = file_text(raw)
+            files[written] = source_text(full)
             digests[written] = text_sha256(files[written])
         except OSError as error:
             return [((field,), f"cannot read {str(full)!r}: {error}", written)]
         except UnicodeDecodeError as error:
-            return [((field,), f"cannot read {str(full)!r}: {unreadable(raw, error)}", written)]
+            return [((field,), f"cannot read {str(full)!r}: {unreadable(full.read_bytes(), error)}", written)]
+        except TraceError as error:
+            return [((field,), f"cannot replay: {error}", written)]
     try:
         tools = load_tools(base / trace.tools) if trace.tools else ()
         text, source = files[trace.path], str(base / trace.path)  # replayed from the text just read

@@ -38,27 +38,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import get_args
 
 from ctxlab.core.messages.tools import NotJSONError, ToolSchema
 from ctxlab.problems import unknown_name
 from ctxlab.workloads.files import Mended
 from ctxlab.workloads.importers import (
-    agentscope,
-    anthropic,
-    claude_code,
-    codex,
-    converse,
-    google_adk,
-    langgraph,
-    openai_agents,
     openai_chat,
-    openhands,
-    pydantic_ai,
-    responses_log,
-    swe_agent,
-    tau2,
-    tau_bench,
+    stores,
 )
 from ctxlab.workloads.importers.base import (
     Entry,
@@ -70,6 +56,7 @@ from ctxlab.workloads.importers.base import (
     one_conversation,
 )
 from ctxlab.workloads.importers.guard import OPENAI_CHAT, SHAPE_ERRORS, Reading, guarded, misshapen
+from ctxlab.workloads.importers.registry import FORMATS, Format
 from ctxlab.workloads.trace import (
     ImportFormat,
     TraceError,
@@ -85,124 +72,6 @@ from ctxlab.workloads.trace import (
 
 DETECT_ENTRIES = 8
 """How many entries detection looks at."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Format:
-    """An importable format: its name, how to recognise it, how to read it; `survey`, for a
-    format whose reading depends on the whole file, reads its entries once first and gives the
-    reader to use (`stream` calls it when the lines can be read again). `sessions`: a file may
-    hold several conversations, the reader taking `Report.session`; else a session past 0 is
-    refused before reading."""
-
-    name: str
-    detect: Callable[[list[object]], bool]
-    read: Reader
-    survey: Callable[[Iterator[Entry]], Reader] | None = None
-    sessions: bool = False
-
-
-def _first(test: Callable[[object], bool]) -> Callable[[list[object]], bool]:
-    return lambda values: bool(values) and test(values[0])
-
-
-FORMATS: dict[str, Format] = {
-    f.name: f
-    for f in (
-        Format(
-            name="codex",
-            detect=codex.is_codex,
-            read=codex.read_codex,
-            survey=codex.survey,
-        ),
-        Format(
-            name="claude-code",
-            detect=claude_code.is_claude_code,
-            read=claude_code.read_claude_code,
-            survey=claude_code.survey,
-        ),
-        Format(
-            name="google-adk",
-            detect=google_adk.is_google_adk,
-            read=google_adk.read_google_adk,
-        ),
-        Format(
-            name="openhands",
-            detect=_first(lambda v: openhands.is_record(v) or openhands.is_event_stream(v)),
-            read=openhands.read_openhands,
-        ),
-        Format(
-            name="swe-agent",
-            detect=_first(swe_agent.is_swe_agent),
-            read=swe_agent.read_swe_agent,
-            sessions=True,
-        ),
-        Format(
-            name="mini-swe-agent",
-            detect=_first(lambda v: swe_agent.mini_messages(v) is not None),
-            read=swe_agent.read_mini,
-            sessions=True,
-        ),
-        Format(
-            name="langgraph",
-            detect=_first(lambda v: langgraph.thread_messages(v) is not None),
-            read=langgraph.read_langgraph,
-            sessions=True,
-        ),
-        Format(
-            name="tau-bench",
-            detect=_first(lambda v: tau_bench.runs_of(v) is not None),
-            read=tau_bench.read_tau_bench,
-            sessions=True,
-        ),
-        Format(
-            name="tau2",
-            detect=_first(lambda v: tau2.is_results(v) or tau2.is_simulation(v)),
-            read=tau2.read_tau2,
-            sessions=True,
-        ),
-        Format(
-            name="pydantic-ai",
-            detect=pydantic_ai.is_pydantic_ai,
-            read=pydantic_ai.read_pydantic_ai,
-            survey=pydantic_ai.survey,
-        ),
-        Format(
-            name="bedrock-converse",
-            detect=converse.is_converse,
-            read=converse.read_converse,
-        ),
-        Format(
-            name="agentscope",
-            detect=agentscope.is_agentscope,
-            read=agentscope.read_agentscope,
-        ),
-        Format(
-            name="anthropic-messages",
-            detect=anthropic.is_messages_log,
-            read=anthropic.read_anthropic_log,
-        ),
-        Format(
-            name="openai-responses",
-            detect=responses_log.is_responses_log,
-            read=responses_log.read_responses_log,
-        ),
-        Format(
-            name="openai-agents",
-            detect=openai_agents.is_agent_items,
-            read=openai_agents.read_openai_agents,
-        ),
-        Format(
-            name=OPENAI_CHAT,
-            detect=openai_chat.is_openai_chat,
-            read=openai_chat.read_openai_chat,
-            sessions=True,  # fine-tuning files; its reader refuses the others' sessions past 0
-        ),
-    )
-}
-
-
-assert tuple(FORMATS) == get_args(ImportFormat)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,6 +117,8 @@ def _detect(head: list[Entry], source: str) -> str:
     )
 
 
+Streamed = tuple[str, Iterator[Wire], Report]
+"""A conversation's format, its messages (lazily), and the report they fill."""
 Again = Callable[[], AbstractContextManager[Iterable[str]]]
 """The lines of the file being read, opened once more (for a format's `survey`)."""
 
@@ -325,9 +196,40 @@ def import_lines(
 
 
 def import_file(path: Path | str, fmt: str | None = None, *, session: int = 0) -> Imported:
-    """A transcript file imported whole (see `import_lines`)."""
+    """A transcript file (or a store of conversations, `stores`) imported whole (see `import_lines`)."""
+    with opened(path, fmt, session=session) as (name, messages, report):
+        listed = tuple(messages)
+    return Imported(
+        format=name, messages=listed, tools=tuple(report.tools), warnings=tuple(report.warnings())
+    )
+
+
+@contextlib.contextmanager
+def opened(path: Path | str, fmt: str | None = None, *, session: int = 0) -> Iterator[Streamed]:
+    """`stream` of a file, or of a store of conversations (`stores`: a database, a directory)."""
+    kind = stores.kind_of(path)
+    if kind is not None:
+        yield _of_store(kind, stores.records(path, kind), str(path), fmt, session)
+        return
     with open_lines(path) as lines:
-        return import_lines(lines, str(path), fmt, again=partial(open_lines, path), session=session)
+        yield stream(lines, str(path), fmt, again=partial(open_lines, path), session=session)
+
+
+def _of_store(
+    kind: str, stored: Iterable[stores.Stored], source: str, fmt: str | None, session: int
+) -> Streamed:
+    """`stream` of a store's conversation `session`, read by the format its framework writes.
+
+    Raises:
+        TraceError: `fmt` names another format.
+    """
+    name = stores.FORMAT_OF[kind]
+    if fmt is not None and check_format(fmt) != name:
+        raise TraceError(
+            source, None, f"{stores.WHAT[kind]} holds {name} entries, not {fmt}; give no --format"
+        )
+    messages, report = stores.conversation(stored, kind, source, session, FORMATS[name].read)
+    return name, messages, report
 
 
 def sniff(lines: Iterable[str], source: str, fmt: str | None = None) -> tuple[str, bool]:
@@ -373,9 +275,8 @@ def write_jsonl(
     os.fchmod(handle, _new_file_mode())  # as `open` would make it: mkstemp's 0600 is for secrets
     count = 0
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as sink, open_lines(path) as lines:
-            again = partial(open_lines, path)
-            name, messages, report = stream(lines, str(path), fmt, again=again, session=session)
+        with os.fdopen(handle, "w", encoding="utf-8") as sink, opened(path, fmt, session=session) as streamed:
+            name, messages, report = streamed
             for message in messages:
                 sink.write(json.dumps(message, ensure_ascii=False) + "\n")
                 count += 1
@@ -419,12 +320,11 @@ def read_any(
         TraceError: naming the file and line of the first problem.
     """
     name, source = name or Path(path).stem, str(path)
-    chosen, native = detect_file(path, fmt)
+    chosen, native = (fmt, False) if stores.kind_of(path) else detect_file(path, fmt)
     if native:
         _one(source, session)
         return read_trace(path, tools=tools, name=name)
-    with open_lines(path) as lines:
-        _, messages, report = stream(lines, source, chosen, again=partial(open_lines, path), session=session)
+    with opened(path, chosen, session=session) as (_, messages, report):
         return _streamed(messages, report, tools=tools, name=name, source=source)
 
 
@@ -455,7 +355,11 @@ def replay_text(
 ) -> TraceWorkload:
     """The workload of a transcript given as its text (a scenario's `files`), its conversation
     `session`, any format, read in one pass like `read_any`: no list of its lines or messages is
-    made."""
+    made. A store's snapshot (`stores.snapshot`) is read as its store is."""
+    if stores.is_snapshot(text):
+        kind, stored = stores.parsed(text_lines(text), source)
+        _, messages, report = _of_store(kind, stored, source, fmt, session)
+        return _streamed(messages, report, tools=tools, name=name, source=source)
     chosen, native = sniff(text_lines(text), source, fmt)
     if native:
         _one(source, session)

@@ -6,7 +6,7 @@ A file is one JSON list of items, or JSONL of one item a line: the second is wha
 table holds, row by row (its `message_data`, in the order of its `id`), so a session exported
 from its database (`SELECT message_data FROM agent_messages WHERE session_id = ? ORDER BY id`)
 reads as it is, and a history written an item at a time can be cut short and still read. The
-database file itself is not read (its rows are exported as above).
+database file itself is read as a store of sessions (`stores`), each session's rows so.
 
 Mapping rules: every item is read by `responses.ItemMapper`, as in an OpenAI Responses request
 log, so the two formats agree item for item:

@@ -1,0 +1,306 @@
+"""Stores of conversations as the frameworks leave them: an OpenAI Agents SDK `SQLiteSession`
+database, a strands `FileSessionManager` session directory. Each is read as a store of
+conversations yielding located entries (`Stored`), the chosen one handed to its format's
+reader (`openai-agents`, `bedrock-converse`) as a file's entries are.
+
+- A SQLite database (its first bytes `SQLite format 3\\0`): each table holding the columns
+  `id`, `session_id` and `message_data` (the SDK's `agent_messages`, or the name given to the
+  session) holds sessions; a session is one conversation, its rows read in `id` order.
+  Sessions are counted from 0 by table name, then by their first row's `id`. A place is
+  `FILE: row N` (`FILE: TABLE row N` when several tables hold sessions). The database is opened
+  read-only, and, without a `-wal` file beside it, as immutable, so no journal, `-wal` or `-shm`
+  file is made (with one, the SDK's pending writes are read through it).
+- A directory: a `session_<id>` directory (its `agents/agent_<id>/` directories) or one agent's
+  directory; each agent is one conversation, counted from 0 in the order of the directories'
+  names, its `messages/message_<n>.json` files read in the numeric order of `<n>` (other files
+  are not messages). No path is made from the data: only the directories are listed, and a
+  symbolic link inside them is refused, not followed, so nothing outside the directory is read.
+
+Invariants:
+- The I/O is `records` (the store's entries, lazily, in the order above, each with its place
+  and its raw text); choosing a conversation and locating its problems is pure (`chosen`).
+- A store's snapshot (`snapshot`) is a text: a header line, then one JSON line per entry
+  (its conversation, its place, its raw text). A scenario reads a store as that text: its
+  digest is the snapshot's sha256, the same wherever the store lies, and the snapshot reads
+  back (`parsed`) into the same entries.
+- A problem is a `TraceError` at the entry's place: a database row (`FILE: row N`), a message
+  file (`FILE` or `FILE:LINE`); an entry that is not JSON only when its conversation is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxlab.workloads.files import json_value, not_json
+from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond
+from ctxlab.workloads.importers.guard import Reading, guarded
+from ctxlab.workloads.trace import TraceError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+HEADER = '{"ctxlab-store": '
+"""How a store's snapshot begins."""
+COLUMNS = frozenset({"id", "session_id", "message_data"})
+MESSAGE_FILE = re.compile(r"message_([0-9]+)\.json")
+SQLITE, STRANDS = "sqlite-session", "strands-session"
+FORMAT_OF = {SQLITE: "openai-agents", STRANDS: "bedrock-converse"}
+WHAT = {SQLITE: "an OpenAI Agents SDK SQLiteSession database", STRANDS: "a strands session directory"}
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """One entry of a store: its conversation, its place (appended to the store's path to name
+    it: `": row 7"`, `"/agents/agent_a/messages/message_3.json"`), its raw JSON text, or, when
+    it has none, why."""
+
+    conversation: str
+    at: str
+    text: str | None
+    problem: str = ""
+
+
+def kind_of(path: Path | str) -> str | None:
+    """The store `path` is (`SQLITE`, `STRANDS` for any directory), or None for another file."""
+    where = Path(path)
+    if where.is_dir():
+        return STRANDS
+    try:
+        with where.open("rb") as handle:
+            return SQLITE if handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC else None
+    except OSError:
+        return None
+
+
+def records(path: Path | str, kind: str) -> Iterator[Stored]:
+    """The entries of the store at `path`, lazily, in its order (module docstring).
+
+    Raises:
+        TraceError: the store is not one the frameworks write, a link inside a directory.
+    """
+    return _rows(Path(path)) if kind == SQLITE else _messages(Path(path))
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """`path` opened read-only; immutable (no lock, no `-shm` made) unless a `-wal` is beside it."""
+    wal = path.with_name(path.name + "-wal").exists()
+    uri = path.absolute().as_uri() + ("?mode=ro" if wal else "?mode=ro&immutable=1")
+    try:
+        connection = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as error:
+        raise TraceError(str(path), None, f"cannot open the database read-only: {error}") from None
+    connection.text_factory = bytes
+    return connection
+
+
+def _rows(path: Path) -> Iterator[Stored]:
+    source = str(path)
+    connection = _connect(path)
+    try:
+        tables = [_text(row[0]) for row in connection.execute(_TABLES)]
+        held = [t for t in tables if {_text(c[1]) for c in connection.execute(_info(t))} >= COLUMNS]
+        if not held:
+            raise TraceError(
+                source,
+                None,
+                "the format is not recognised: a SQLite database with no table of session items as "
+                "the OpenAI Agents SDK writes them (columns id, session_id, message_data)",
+            )
+        for table in held:
+            named = f"{table} " if len(held) > 1 else ""
+            for row_id, session, data in connection.execute(_in_order(table)):
+                label = f"session {_text(session)!r}" + (f" of table {table!r}" if named else "")
+                yield _row(label, f": {named}row {row_id}", data)
+    except sqlite3.Error as error:
+        raise TraceError(source, None, f"cannot read the database: {error}") from None
+    finally:
+        connection.close()
+
+
+_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+
+
+def _in_order(table: str) -> str:
+    """Every row of `table`, its sessions in the order of their first row, each in `id` order."""
+    quoted = _quoted(table)
+    return (
+        f"SELECT m.id, m.session_id, m.message_data FROM {quoted} AS m JOIN "
+        f"(SELECT session_id, MIN(id) AS first FROM {quoted} GROUP BY session_id) AS f "
+        "ON m.session_id IS f.session_id ORDER BY f.first, m.id"
+    )
+
+
+def _info(table: str) -> str:
+    return f"PRAGMA table_info({_quoted(table)})"
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _row(label: str, at: str, data: object) -> Stored:
+    if not isinstance(data, bytes):
+        return Stored(label, at, None, f"message_data is {type(data).__name__}, not JSON text")
+    try:
+        return Stored(label, at, data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return Stored(label, at, None, "message_data is not UTF-8 text")
+
+
+def _messages(path: Path) -> Iterator[Stored]:
+    if _is_dir(path / "agents", path, "/agents"):
+        agents = _listed(path / "agents", path, "/agents")
+        for name in sorted(n for n in agents if n.startswith("agent_")):
+            if _is_dir(path / "agents" / name, path, f"/agents/{name}"):
+                yield from _agent(path, f"/agents/{name}")
+    elif _is_dir(path / "messages", path, "/messages"):
+        yield from _agent(path, "")
+    else:
+        raise TraceError(
+            str(path),
+            None,
+            "the format is not recognised: a folder that is no strands session directory (give "
+            "session_<id>, holding agents/agent_<id>/messages/message_<n>.json, or an agent's folder)",
+        )
+
+
+def _is_dir(where: Path, root: Path, at: str) -> bool:
+    """Whether `where` is a directory, refusing a symbolic link (it is never followed)."""
+    if where.is_symlink():
+        raise TraceError(f"{root}{at}", None, _LINK)
+    return where.is_dir()
+
+
+_LINK = (
+    "is a symbolic link; links inside a session directory are not followed, so nothing outside it is "
+    "read: copy what it points to into the directory"
+)
+
+
+def _listed(where: Path, root: Path, at: str) -> list[str]:
+    try:
+        return os.listdir(where)
+    except OSError as error:
+        raise TraceError(f"{root}{at}", None, f"cannot list the folder: {error.strerror}") from None
+
+
+def _agent(root: Path, at: str) -> Iterator[Stored]:
+    label = f"agent {at.rsplit('/', 1)[-1]!r}" if at else f"agent {root.name!r}"
+    folder = f"{at}/messages"
+    found = [(MESSAGE_FILE.fullmatch(n), n) for n in _listed(root / folder.lstrip("/"), root, folder)]
+    for _, name in sorted((int(m.group(1)), n) for m, n in found if m is not None):
+        place = f"{folder}/{name}"
+        yield _file(label, place, root / place.lstrip("/"), root)
+
+
+def _file(label: str, at: str, path: Path, root: Path) -> Stored:
+    """A message file's text, opened without following a link."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as error:
+        why = _LINK if path.is_symlink() else f"cannot read the file: {error.strerror}"
+        raise TraceError(f"{root}{at}", None, why) from None
+    with os.fdopen(handle, "rb") as stream:
+        raw = stream.read()
+    try:
+        return Stored(label, at, raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        return Stored(label, at, None, "it is not UTF-8 text; save it as UTF-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# The functional core: a snapshot's text, and the chosen conversation's located entries
+
+
+def snapshot(kind: str, stored: Iterable[Stored]) -> str:
+    """The store's text (module docstring): what a scenario holds, digests and reads again."""
+    head = HEADER + json.dumps(kind) + ', "format": ' + json.dumps(FORMAT_OF[kind]) + "}"
+    lines = (json.dumps([s.conversation, s.at, s.text, s.problem], ensure_ascii=False) for s in stored)
+    return "\n".join([head, *lines]) + "\n"
+
+
+def is_snapshot(text: str) -> bool:
+    return text.startswith(HEADER)
+
+
+def parsed(lines: Iterator[str], source: str) -> tuple[str, Iterator[Stored]]:
+    """The kind of a snapshot's store and its entries (`snapshot` read back).
+
+    Raises:
+        TraceError: a snapshot `snapshot` did not write.
+    """
+    try:
+        kind = json.loads(next(lines))["ctxlab-store"]
+        FORMAT_OF[kind]
+    except (StopIteration, ValueError, KeyError, TypeError):
+        raise TraceError(source, 1, "not a store's snapshot") from None
+    return kind, (Stored(*json.loads(line)) for line in lines if line)
+
+
+def chosen(stored: Iterable[Stored], report: Report, places: dict[int, str]) -> Iterator[Entry]:
+    """The entries of the store's conversation `report.session` (counted from 0 in the store's
+    order), numbered from 1, each number's place kept in `places`; a note names the
+    conversation read.
+
+    Raises:
+        TraceError: an entry that is not JSON, at its place.
+        SessionError: the store holds no such conversation.
+    """
+    seen: list[str] = []
+    for entry in stored:
+        if not seen or seen[-1] != entry.conversation:
+            seen.append(entry.conversation)
+        if len(seen) - 1 != report.session:
+            continue
+        number = len(places) + 1
+        places[number] = entry.at
+        where = report.source + entry.at
+        if entry.text is None:
+            raise TraceError(where, None, entry.problem)
+        try:
+            yield Entry(number, json_value(entry.text, where, None, report.mended))
+        except json.JSONDecodeError as error:
+            line = error.lineno if "\n" in entry.text.strip() else None
+            raise TraceError(where, line, not_json(error)) from None
+    if report.session >= len(seen):
+        raise beyond(report, len(seen), "conversations")
+    report.notes.append(
+        f"{seen[report.session]} is replayed: conversation {report.session} of the store's "
+        f"{len(seen)} (counted from 0)"
+    )
+
+
+def conversation(
+    stored: Iterable[Stored], kind: str, source: str, session: int, read: Reader
+) -> tuple[Iterator[Wire], Report]:
+    """The messages (lazily) of the store's conversation `session`, read by its format's `read`
+    as a file's entries are (`guard.guarded`), every problem at its entry's place; the report
+    they fill."""
+    report, places = Report(source=source, session=session), dict[int, str]()
+    reading = Reading(chosen(stored, report, places))
+    return _relocated(
+        guarded(read(reading, report), reading, report, FORMAT_OF[kind]), source, places
+    ), report
+
+
+def _relocated(messages: Iterator[Wire], source: str, places: dict[int, str]) -> Iterator[Wire]:
+    """`messages`; a `TraceError` at an entry's number is told at the entry's place."""
+    try:
+        yield from messages
+    except SessionError:
+        raise
+    except TraceError as error:
+        if error.source != source or error.line not in places:
+            raise
+        raise TraceError(source + places[error.line], None, error.message) from None
+
+
+__all__ = ["Stored", "chosen", "conversation", "is_snapshot", "kind_of", "parsed", "records", "snapshot"]
