@@ -243,7 +243,7 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "missing trace file": (_missing_trace, ":4:11: workload.trace.path: no such file"),
     "a trace path that is a folder": (
         _replace("generator: {name: retrieval, params: {rounds: 4}}", "trace: {path: .}"),
-        "is a folder; give the transcript file inside it",
+        "the format is not recognised: a folder that is no strands session directory",
     ),
     "a trace path linked to a missing file": (
         _linked_trace("gone.jsonl"),

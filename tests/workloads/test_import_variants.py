@@ -451,9 +451,9 @@ def test_a_claude_code_sub_agent_transcript_is_read_as_its_own_conversation() ->
     assert "the file is a sub-agent's transcript (isSidechain): its conversation is read" in imported.warnings
 
 
-def test_importing_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
+def test_importing_a_folder_that_is_no_session_directory_says_so(tmp_path: Path) -> None:
     code, _, err = run_cli("import", str(tmp_path), "--out", str(tmp_path / "s.jsonl"))
-    assert code == 2 and f"{tmp_path}: is a folder; give a transcript file" in err
+    assert code == 2 and f"{tmp_path}: the format is not recognised: a folder that is no strands" in err
     assert not (tmp_path / "s.jsonl").exists()
 
 
