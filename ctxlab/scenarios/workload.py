@@ -176,6 +176,14 @@ def _shown(path: Path) -> str:
     return repr(text) if len(text) <= 200 else repr(text[:160]) + f"... ({len(text):,} characters)"
 
 
+def _is_store_dir(path: Path) -> bool:
+    """Whether `path` is a directory (a session store); a name the system refuses is not one."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _file_problems(
     trace: TraceSpec,
     base: Path,
@@ -193,7 +201,7 @@ def _file_problems(
         full = base / written
         if written in files:
             continue
-        missing = None if field == "path" and full.is_dir() else _not_a_file(full, written)  # a store
+        missing = None if field == "path" and _is_store_dir(full) else _not_a_file(full, written)
         if missing is not None:
             return [((field,), missing, written)]
         try:

@@ -67,9 +67,9 @@ class Stored:
 def kind_of(path: Path | str) -> str | None:
     """The store `path` is (`SQLITE`, `STRANDS` for any directory), or None for another file."""
     where = Path(path)
-    if where.is_dir():
-        return STRANDS
-    try:
+    try:  # a name the system refuses (too long, say) is no store; its reader says why
+        if where.is_dir():
+            return STRANDS
         with where.open("rb") as handle:
             return SQLITE if handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC else None
     except OSError:
