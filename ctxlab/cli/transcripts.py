@@ -189,9 +189,10 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.problems import ScenarioError
     from ctxlab.scenarios.load import load_located, with_every_round
     from ctxlab.scenarios.located import Located
+    from ctxlab.workloads.files import is_folder
 
     out_dir(args.out)
-    if not Path(args.trace).is_dir():  # a directory is a store of conversations (a strands session)
+    if not is_folder(Path(args.trace)):  # a directory is a store of conversations (a strands session)
         in_file(args.trace, "transcript file", "give a transcript (`ctxlab import --help` lists the formats)")
     if args.tools is not None:
         in_file(args.tools, "file", "give the JSON list of the transcript's tool schemas", "--tools")
@@ -241,11 +242,12 @@ def _told(problem: Problem, args: argparse.Namespace) -> str:
 
 def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Convert a transcript of any supported format to the OpenAI chat JSONL the lab replays."""
+    from ctxlab.workloads.files import is_folder
     from ctxlab.workloads.importers import write_jsonl
     from ctxlab.workloads.trace import TraceError
 
     source = Path(args.transcript)
-    if not source.is_dir():  # a directory is a store of conversations (a strands session)
+    if not is_folder(source):  # a directory is a store of conversations (a strands session)
         in_file(args.transcript, "transcript file", "give a transcript file")
     target = out_file(args.out, "--out")
     if target.is_dir():

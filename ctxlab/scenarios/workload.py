@@ -38,7 +38,7 @@ from ctxlab.core.world.script import Script, held_chars
 from ctxlab.problems import Loc, Problem, WorkloadError, located_error
 from ctxlab.scenarios.section import Section
 from ctxlab.scenarios.sources import digest_of, digests_of, source_text, text_sha256
-from ctxlab.workloads.files import unreadable, why_no_file
+from ctxlab.workloads.files import is_folder, unreadable, why_no_file
 from ctxlab.workloads.format import ProbeSpec, ScriptSpec, check_timezone
 from ctxlab.workloads.generators import GeneratorSpec
 from ctxlab.workloads.limits import filler_budget
@@ -176,14 +176,6 @@ def _shown(path: Path) -> str:
     return repr(text) if len(text) <= 200 else repr(text[:160]) + f"... ({len(text):,} characters)"
 
 
-def _is_store_dir(path: Path) -> bool:
-    """Whether `path` is a directory (a session store); a name the system refuses is not one."""
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
-
-
 def _file_problems(
     trace: TraceSpec,
     base: Path,
@@ -201,7 +193,7 @@ def _file_problems(
         full = base / written
         if written in files:
             continue
-        missing = None if field == "path" and _is_store_dir(full) else _not_a_file(full, written)
+        missing = None if field == "path" and is_folder(full) else _not_a_file(full, written)
         if missing is not None:
             return [((field,), missing, written)]
         try:

@@ -48,6 +48,15 @@ def why_no_file(path: Path) -> str | None:
     return "does not exist"
 
 
+def is_folder(path: Path) -> bool:
+    """Whether `path` is a directory (a session store); a name the system cannot look up (longer
+    than a file name may be) is none, for `why_no_file` to say why."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 class JsonLine(NamedTuple):
     """One parsed line of a JSONL file: its 1-based number and its value."""
 

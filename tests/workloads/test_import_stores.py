@@ -13,6 +13,7 @@ import pytest
 from ctxlab.scenarios.sources import source_text, text_sha256
 from ctxlab.workloads.importers import SessionError, import_file, read_any, replay_text, write_jsonl
 from ctxlab.workloads.trace import TraceError
+from tests.workloads.importing import run_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 DB = DATA / "openai-agents" / "sessions.sqlite"
@@ -142,3 +143,12 @@ def test_a_stores_snapshot_replays_as_the_store_and_its_digest_is_the_same_where
     for session in (0, 1):
         replayed = replay_text(text, str(store), name="s", session=session)
         assert replayed.script == read_any(store, name="s", session=session).script
+
+
+@pytest.mark.parametrize("command", ["import", "replay"])
+def test_a_name_too_long_to_look_up_is_no_store_and_exits_2_saying_why(tmp_path: Path, command: str) -> None:
+    too_long = tmp_path / ("t" * 300 + ".json")
+    code, _, err = run_cli(command, str(too_long), "--out", str(tmp_path / "out.jsonl"))
+    assert code == 2
+    assert "cannot be looked up: File name too long" in err
+    assert not (tmp_path / "out.jsonl").exists()

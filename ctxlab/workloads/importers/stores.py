@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxlab.workloads.files import json_value, not_json
+from ctxlab.workloads.files import is_folder, json_value, not_json
 from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond
 from ctxlab.workloads.importers.guard import Reading, guarded
 from ctxlab.workloads.trace import TraceError
@@ -67,9 +67,9 @@ class Stored:
 def kind_of(path: Path | str) -> str | None:
     """The store `path` is (`SQLITE`, `STRANDS` for any directory), or None for another file."""
     where = Path(path)
-    try:  # a name the system refuses (too long, say) is no store; its reader says why
-        if where.is_dir():
-            return STRANDS
+    if is_folder(where):
+        return STRANDS
+    try:
         with where.open("rb") as handle:
             return SQLITE if handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC else None
     except OSError:
