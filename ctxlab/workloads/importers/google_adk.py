@@ -7,7 +7,8 @@ camelCase aliases (the API server's `GET /apps/{app}/users/{user}/sessions/{id}`
 bare JSON list of its events. Each event has an `author` (`user`, or the agent's name), an
 `invocation_id`, a `timestamp`, `actions` and a `content` `{role, parts}` whose parts are
 `text` (a `thought` when flagged), `function_call` `{id, name, args}`, `function_response`
-`{id, name, response, parts}` or `inline_data` `{mime_type, data}` (base64).
+`{id, name, response, parts}` or `inline_data` `{mime_type, data}` (base64). Events may also come
+one an entry (a database's rows, `stores`), each told at its own place.
 
 Mapping rules (as ADK builds a request's contents from the events and its LiteLLM adapter writes
 them in the OpenAI chat form):
@@ -147,15 +148,16 @@ class Event:
 
 def read_google_adk(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The messages ADK sends for a session's replayed agent (see the module docstring)."""
-    read: list[Event] | None = None
+    read, whole = list[Event](), False  # whole: a session, or a list of events, the one document
     for number, value in entries:
-        events = session_events(value)
+        events = [value] if (single := _is_event(value)) else session_events(value)
         if events is None:
             raise report.error(number, EXPECTED)
-        if read is not None:
+        if whole or (read and not single):
             raise report.error(number, "a Google ADK session is one JSON document; this is a second one")
-        read = [_event(index, item, number, report) for index, item in report.each(events)]
-    if read is not None:
+        whole = not single
+        read += [_event(len(read) + i, item, number, report) for i, item in report.each(events)]
+    if whole or read:
         report.note_once(NO_SYSTEM)
         yield from _messages(read, report)
 

@@ -1,7 +1,8 @@
 """Stores of conversations as the frameworks leave them: an OpenAI Agents SDK `SQLiteSession`
-database, a strands `FileSessionManager` session directory. Each is read as a store of
-conversations yielding located entries (`Stored`), the chosen one handed to its format's
-reader (`openai-agents`, `bedrock-converse`) as a file's entries are.
+database, a Google ADK `DatabaseSessionService` SQLite database, a strands `FileSessionManager`
+session directory. Each is read as a store of conversations yielding located entries (`Stored`),
+the chosen one handed to its format's reader (`openai-agents`, `google-adk`, `bedrock-converse`)
+as a file's entries are.
 
 - A SQLite database (its first bytes `SQLite format 3\\0`): each table holding the columns
   `id`, `session_id` and `message_data` (the SDK's `agent_messages`, or the name given to the
@@ -10,6 +11,15 @@ reader (`openai-agents`, `bedrock-converse`) as a file's entries are.
   `FILE: row N` (`FILE: TABLE row N` when several tables hold sessions). The database is opened
   read-only, and, without a `-wal` file beside it, as immutable, so no journal, `-wal` or `-shm`
   file is made (with one, the SDK's pending writes are read through it).
+- A SQLite database with ADK's `events` table (columns `id`, `app_name`, `user_id`, `session_id`,
+  `invocation_id`, `timestamp`, `event_data`: ADK's schema version 1, its events as JSON) is an
+  ADK database instead: a session (its app, user and id) is one conversation; sessions are counted
+  from 0 in the order of their first event's `timestamp`, ties by app, user and id; a session's
+  events in ADK's order (`timestamp`, then `id`). An entry is the row's `event_data` with the
+  row's `id` and `invocation_id` (and its `timestamp`, when `event_data` has none), as ADK
+  rebuilds the event. A place is `FILE: events row N` (the row's rowid). The version 0 schema
+  (event actions pickled) is refused, never unpickled; so is another version ADK's
+  `adk_internal_metadata` names. Opened as the SDK's database is.
 - A directory: a `session_<id>` directory (its `agents/agent_<id>/` directories) or one agent's
   directory; each agent is one conversation, counted from 0 in the order of the directories'
   names, its `messages/message_<n>.json` files read in the numeric order of `<n>` (other files
@@ -35,6 +45,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ctxlab.workloads.files import is_folder, json_value, not_json
@@ -46,10 +57,17 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER = '{"ctxlab-store": '
 """How a store's snapshot begins."""
 COLUMNS = frozenset({"id", "session_id", "message_data"})
+ADK_COLUMNS = frozenset(
+    {"id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data"}
+)
 MESSAGE_FILE = re.compile(r"message_([0-9]+)\.json")
-SQLITE, STRANDS = "sqlite-session", "strands-session"
-FORMAT_OF = {SQLITE: "openai-agents", STRANDS: "bedrock-converse"}
-WHAT = {SQLITE: "an OpenAI Agents SDK SQLiteSession database", STRANDS: "a strands session directory"}
+SQLITE, ADK, STRANDS = "sqlite-session", "adk-database", "strands-session"
+FORMAT_OF = {SQLITE: "openai-agents", ADK: "google-adk", STRANDS: "bedrock-converse"}
+WHAT = {
+    SQLITE: "an OpenAI Agents SDK SQLiteSession database",
+    ADK: "a Google ADK DatabaseSessionService database",
+    STRANDS: "a strands session directory",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +83,25 @@ class Stored:
 
 
 def kind_of(path: Path | str) -> str | None:
-    """The store `path` is (`SQLITE`, `STRANDS` for any directory), or None for another file."""
+    """The store `path` is (`STRANDS` for any directory; `ADK` for a SQLite database with ADK's
+    `events` table, `SQLITE` for another), or None for another file."""
     where = Path(path)
     if is_folder(where):
         return STRANDS
     try:
         with where.open("rb") as handle:
-            return SQLITE if handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC else None
+            if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return None
     except OSError:
         return None
+    try:
+        connection = _connect(where)
+        try:
+            return ADK if "session_id" in _columns(connection, "events") else SQLITE
+        finally:
+            connection.close()
+    except (TraceError, sqlite3.Error):
+        return SQLITE  # reading it tells why it cannot be read
 
 
 def records(path: Path | str, kind: str) -> Iterator[Stored]:
@@ -82,7 +110,9 @@ def records(path: Path | str, kind: str) -> Iterator[Stored]:
     Raises:
         TraceError: the store is not one the frameworks write, a link inside a directory.
     """
-    return _rows(Path(path)) if kind == SQLITE else _messages(Path(path))
+    if kind == SQLITE:
+        return _rows(Path(path))
+    return _events(Path(path)) if kind == ADK else _messages(Path(path))
 
 
 def _quoted(name: str) -> str:
@@ -142,6 +172,10 @@ def _info(table: str) -> str:
     return f"PRAGMA table_info({_quoted(table)})"
 
 
+def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
+    return {_text(c[1]) for c in connection.execute(_info(table))}
+
+
 def _text(value: object) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
@@ -153,6 +187,83 @@ def _row(label: str, at: str, data: object) -> Stored:
         return Stored(label, at, data.decode("utf-8"))
     except UnicodeDecodeError:
         return Stored(label, at, None, "message_data is not UTF-8 text")
+
+
+def _events(path: Path) -> Iterator[Stored]:
+    source = str(path)
+    connection = _connect(path)
+    try:
+        _adk_schema(connection, source)
+        for row_id, app, user, session, *event in connection.execute(_ADK_ORDER):
+            label = f"session {_text(session)!r} of user {_text(user)!r} in app {_text(app)!r}"
+            yield _event(label, f": events row {row_id}", event)
+    except sqlite3.Error as error:
+        raise TraceError(source, None, f"cannot read the database: {error}") from None
+    finally:
+        connection.close()
+
+
+def _adk_schema(connection: sqlite3.Connection, source: str) -> None:
+    """Refuses a database whose events are not stored as ADK's schema version 1 stores them."""
+    columns = _columns(connection, "events")
+    if "actions" in columns and "event_data" not in columns:
+        raise TraceError(source, None, _PICKLED)
+    if not columns >= ADK_COLUMNS:
+        missing = ", ".join(sorted(ADK_COLUMNS - columns))
+        raise TraceError(source, None, f"the format is not recognised: ADK's events table lacks {missing}")
+    if "adk_internal_metadata" in {_text(row[0]) for row in connection.execute(_TABLES)}:
+        found = connection.execute(_VERSION).fetchone()
+        version = _text(found[0]) if found else None
+        if version != "1":
+            raise TraceError(source, None, f"ADK schema version {version!r} is not read (version '1' is)")
+
+
+_PICKLED = (
+    "a Google ADK database of schema version 0, whose event actions are pickled: pickled data is "
+    "never unpickled; migrate it to version 1 (`adk migrate session`) and import that"
+)
+_VERSION = "SELECT value FROM adk_internal_metadata WHERE \"key\" = 'schema_version'"
+_ADK_ORDER = (
+    "SELECT e.rowid, e.app_name, e.user_id, e.session_id, e.id, e.invocation_id, e.timestamp, "
+    "e.event_data FROM events AS e JOIN (SELECT app_name, user_id, session_id, MIN(timestamp) AS "
+    "first FROM events GROUP BY app_name, user_id, session_id) AS f ON e.app_name IS f.app_name "
+    "AND e.user_id IS f.user_id AND e.session_id IS f.session_id "
+    "ORDER BY f.first, e.app_name, e.user_id, e.session_id, e.timestamp, e.id"
+)
+
+
+def _event(label: str, at: str, row: list[object]) -> Stored:
+    """The event ADK rebuilds from a row: its `event_data`, with the row's id and invocation, and
+    the row's `timestamp` when `event_data` has none; text that is no JSON object is kept as it is
+    (told when its conversation is read)."""
+    event_id, invocation, stamp, data = row
+    found = _row(label, at, b"{}" if data is None else data)
+    if found.text is None:
+        return Stored(label, at, None, found.problem.replace("message_data", "event_data"))
+    try:
+        value = json.loads(found.text)
+    except ValueError:
+        return found
+    if not isinstance(value, dict):
+        return found
+    value |= {"id": _text(event_id), "invocation_id": _text(invocation)}
+    if value.get("timestamp") is None:
+        seconds = _seconds(stamp)
+        if seconds is None:
+            return Stored(label, at, None, "its event_data has no timestamp and its timestamp column none")
+        value["timestamp"] = seconds
+    return Stored(label, at, json.dumps(value, ensure_ascii=False))
+
+
+def _seconds(stamp: object) -> float | None:
+    """A `timestamp` column's value (a naive UTC date and time, or seconds) as POSIX seconds."""
+    if isinstance(stamp, int | float):
+        return float(stamp)
+    try:
+        moment = datetime.fromisoformat(_text(stamp))
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def _messages(path: Path) -> Iterator[Stored]:
