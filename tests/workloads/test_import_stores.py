@@ -18,6 +18,7 @@ from tests.workloads.importing import run_cli
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 DB = DATA / "openai-agents" / "sessions.sqlite"
 SESSION = DATA / "bedrock-converse" / "session_leaf-walk"
+ADK_DB = DATA / "google-adk" / "sessions.db"
 
 
 def test_a_sqlite_session_database_holds_one_conversation_a_session_in_order_of_its_first_row() -> None:
@@ -47,7 +48,7 @@ def import_file_of_records(records: list[object]) -> tuple[object, ...]:
     return import_lines([json.dumps(records)], "records.json").messages
 
 
-@pytest.mark.parametrize("store", [DB, SESSION])
+@pytest.mark.parametrize("store", [DB, ADK_DB, SESSION])
 def test_a_session_past_the_stores_conversations_is_refused(store: Path) -> None:
     with pytest.raises(SessionError, match="beyond the file's 2 conversations"):
         import_file(store, session=2)
@@ -132,7 +133,7 @@ def test_a_folder_that_is_no_session_is_not_recognised(tmp_path: Path) -> None:
         import_file(tmp_path)
 
 
-@pytest.mark.parametrize("store", [DB, SESSION])
+@pytest.mark.parametrize("store", [DB, ADK_DB, SESSION])
 def test_a_stores_snapshot_replays_as_the_store_and_its_digest_is_the_same_wherever_it_lies(
     store: Path, tmp_path: Path
 ) -> None:
