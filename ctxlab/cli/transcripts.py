@@ -46,7 +46,7 @@ REPLAY_CONTEXT_SIZE = 128_000
 FORMAT_SUMMARIES = {
     "codex": "Codex CLI rollout (JSONL of response_item / event_msg lines)",
     "claude-code": "Claude Code session log (~/.claude/projects/*/*.jsonl)",
-    "google-adk": "Google ADK session (Session JSON with `events`, or a JSON list of its events)",
+    "google-adk": "Google ADK session (Session JSON, a list of its events, or a session database)",
     "openhands": "OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
     "swe-agent": "SWE-agent trajectory (.traj)",
     "mini-swe-agent": "mini-swe-agent trajectory (messages JSON)",
@@ -54,11 +54,11 @@ FORMAT_SUMMARIES = {
     "tau-bench": "tau-bench results (a JSON list of task runs with their `traj`)",
     "tau2": "tau2-bench results (JSON with `simulations`; or one simulation's file)",
     "pydantic-ai": "pydantic-ai message history (all_messages_json(): JSON list of requests and responses)",
-    "bedrock-converse": "Bedrock Converse messages (strands history or session records; Converse requests)",
+    "bedrock-converse": "Bedrock Converse messages (strands history, records or session folder; requests)",
     "agentscope": "AgentScope 2.0 agent state (`agent.state` as JSON: summary and context) or its messages",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
-    "openai-agents": "OpenAI Agents SDK history (to_input_list() as a JSON list, or session items a line)",
+    "openai-agents": "OpenAI Agents SDK history (to_input_list() JSON, items a line, or SQLiteSession db)",
     "openai-chat": "OpenAI chat messages, one a line (the lab's replay format)",
 }
 """Each format `import` and `replay` read (`ctxlab.workloads.importers.FORMATS`, in the same
@@ -338,8 +338,8 @@ def add_session_option(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="which conversation of a file holding several (tau-bench and tau2 results, JSONL of "
-        "trajectories, threads or fine-tuning lines) to read, counted from 0 in file order "
-        "(default: 0, the first)",
+        "trajectories, threads or fine-tuning lines; a session database's sessions, a strands "
+        "session folder's agents) to read, counted from 0 in file order (default: 0, the first)",
     )
 
 
