@@ -155,7 +155,10 @@ def test_several_runs_and_one_message_a_line_are_one_conversation() -> None:
         (lambda h: h[1]["parts"].append({"part_kind": "mystery"}), "unknown response part_kind 'mystery'"),
         (lambda h: h[2]["parts"].append(_return("nope", "x")), "has no call before it"),
         (lambda h: h[0].update(parts=[{"part_kind": "user-prompt", "content": 3}]), "not text or a list"),
+        (lambda h: h[1]["parts"][1].update(args="[" * 100_000 + "]" * 100_000), "nests deeper than 500"),
+        (lambda h: h[1]["parts"][1].update(args='{"a":' * 900 + "1" + "}" * 900), "nests deeper than 500"),
     ],
+    ids=["unknown part", "return before call", "content a number", "args too deep to parse", "args too deep"],
 )
 def test_a_shape_pydantic_ai_never_writes_is_an_error_at_its_line(change: Any, said: str) -> None:
     history = json.loads(json.dumps(ODD))
