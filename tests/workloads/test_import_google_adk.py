@@ -152,11 +152,21 @@ def test_a_message_list_of_another_format_is_not_taken() -> None:
     assert import_lines(lines(*chat), "c.jsonl").format == "openai-chat"
 
 
+def _compaction(start: Any, end: Any) -> dict[str, Any]:
+    summary = {"role": "model", "parts": [{"text": "Summary."}]}
+    squeezed = {"startTimestamp": start, "endTimestamp": end, "compactedContent": summary}
+    return {"author": "user", "invocationId": "k", "actions": {"compaction": squeezed}, "timestamp": 3}
+
+
 @pytest.mark.parametrize(
     ("event", "said"),
     [
         ("not an event", "is not an ADK event"),
-        ({"author": "user", "invocationId": "i", "timestamp": "soon"}, "numeric `timestamp`"),
+        ({"author": "user", "invocationId": "i", "timestamp": "soon"}, "no `timestamp` in seconds"),
+        ({"author": "user", "invocationId": "i", "timestamp": 10**400}, "no `timestamp` in seconds"),
+        (_compaction("1", "2"), "a compaction without a `start_timestamp` and an `end_timestamp`"),
+        (_compaction(1, None), "a compaction without a `start_timestamp` and an `end_timestamp`"),
+        (_compaction(10**400, 2), "a compaction without a `start_timestamp` and an `end_timestamp`"),
         (_event("bot", "model", {"functionCall": {"name": "f", "args": {}}}, at=2), "string `id` and `name`"),
         (_event("bot", "user", {"functionResponse": {"name": "f", "response": {}}}, at=2), "string `id`"),
         (_event("user", "user", {"inlineData": {"data": 3}}, at=2), "inline data"),

@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
+from ctxlab.workloads.importers.adk_events import Event, Part, get, read_event
 from ctxlab.workloads.importers.base import (
     Entry,
     Report,
@@ -54,8 +55,6 @@ from ctxlab.workloads.importers.base import (
     assistant,
     call,
     content,
-    data_url,
-    image_part,
     text_part,
     tool,
     user,
@@ -81,17 +80,6 @@ NO_SYSTEM = (
 )
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word.title() for word in rest)
-
-
-def get(value: Mapping[str, Any], name: str) -> Any:
-    """A field by its name or its camelCase alias (ADK writes either)."""
-    found = value.get(name)
-    return value.get(_camel(name)) if found is None else found
-
-
 def _is_event(value: object) -> bool:
     if not isinstance(value, Mapping) or not isinstance(value.get("author"), str):
         return False
@@ -114,38 +102,6 @@ def is_google_adk(values: list[object]) -> bool:
     return bool(values) and session_events(values[0]) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
-    """A part read from its JSON: its kind (`text`, `call`, `response`, `image`, or the name of
-    a part not replayed) and what it carries."""
-
-    kind: str
-    text: str = ""
-    thought: bool = False
-    call_id: str = ""
-    name: str = ""
-    payload: Any = None  # a call's args, a response's response
-    media: tuple[Wire, ...] = ()  # a response's images; an image part's own, as one
-
-
-@dataclass(slots=True)
-class Event:
-    """An event as the request assembly reads it."""
-
-    index: int
-    author: str
-    invocation: str
-    timestamp: float
-    branch: str
-    scope: str | None
-    role: str | None
-    parts: list[Part] | None
-    compaction: tuple[float, float, Event] | None = None
-    rewind: str | None = None
-    partial: bool = False
-    pending: set[str] = field(default_factory=set)
-
-
 def read_google_adk(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The messages ADK sends for a session's replayed agent (see the module docstring)."""
     read, whole = list[Event](), False  # whole: a session, or a list of events, the one document
@@ -156,91 +112,10 @@ def read_google_adk(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         if whole or (read and not single):
             raise report.error(number, "a Google ADK session is one JSON document; this is a second one")
         whole = not single
-        read += [_event(len(read) + i, item, number, report) for i, item in report.each(events)]
+        read += [read_event(len(read) + i, item, number, report) for i, item in report.each(events)]
     if whole or read:
         report.note_once(NO_SYSTEM)
         yield from _messages(read, report)
-
-
-def _event(index: int, value: object, number: int, report: Report) -> Event:
-    """One event read and checked (every shape error at the event's line)."""
-    if not isinstance(value, Mapping) or not isinstance(value.get("author"), str):
-        raise report.error(number, f"events[{index}] is not an ADK event (an object with an `author`)")
-    actions = value.get("actions") or {}
-    stamp = value.get("timestamp")
-    if not isinstance(stamp, int | float) or isinstance(stamp, bool):
-        raise report.error(number, f"events[{index}] has no numeric `timestamp`")
-    body = value.get("content")
-    event = Event(
-        index=index,
-        author=value["author"],
-        invocation=str(get(value, "invocation_id") or ""),
-        timestamp=float(stamp),
-        branch=str(value.get("branch") or ""),
-        scope=get(value, "isolation_scope"),
-        role=None if body is None else body.get("role"),
-        parts=None if body is None else [_part(p, index, number, report) for p in body.get("parts") or []],
-        rewind=get(actions, "rewind_before_invocation_id"),
-        partial=bool(value.get("partial")),
-        pending=set(get(value, "long_running_tool_ids") or ()),
-    )
-    squeezed = get(actions, "compaction")
-    if squeezed is not None:
-        summary = get(squeezed, "compacted_content")
-        start, end = get(squeezed, "start_timestamp"), get(squeezed, "end_timestamp")
-        parts = [_part(p, index, number, report) for p in summary["parts"] or []]
-        event.compaction = (float(start), float(end), replace(event, role=summary["role"], parts=parts))
-    return event
-
-
-def _part(value: Mapping[str, Any], index: int, number: int, report: Report) -> Part:
-    """A part of an event's content."""
-    called, answered, blob = (
-        get(value, "function_call"),
-        get(value, "function_response"),
-        get(value, "inline_data"),
-    )
-    if called is not None:
-        call_id, name = called.get("id"), called["name"]
-        if not isinstance(call_id, str) or not isinstance(name, str):
-            raise report.error(number, f"events[{index}]: a function call without a string `id` and `name`")
-        return Part("call", call_id=call_id, name=name, payload=called.get("args") or {})
-    if answered is not None:
-        call_id = answered.get("id")
-        if not isinstance(call_id, str):
-            raise report.error(number, f"events[{index}]: a function response without a string `id`")
-        media = (_blob(get(p, "inline_data"), index, number, report) for p in answered.get("parts") or [])
-        images = tuple(m for m in media if m)
-        response = answered.get("response")
-        return Part(
-            "response", call_id=call_id, name=str(answered.get("name")), payload=response, media=images
-        )
-    if blob is not None:
-        image = _blob(blob, index, number, report)
-        return Part("image", media=(image,)) if image else Part("inline_data")
-    text = value.get("text")
-    if isinstance(text, str):
-        return Part("text", text=text, thought=bool(value.get("thought")))
-    other = next((key for key, v in value.items() if v is not None and key not in _FLAGS), "empty")
-    return Part(other, thought=bool(value.get("thought")))
-
-
-_FLAGS = frozenset(
-    {"thought", "thought_signature", "thoughtSignature", "text", "part_metadata", "partMetadata"}
-)
-
-
-def _blob(blob: Mapping[str, Any] | None, index: int, number: int, report: Report) -> Wire | None:
-    """An image part of inline data; other media (audio, a PDF) are counted."""
-    if blob is None:
-        return None
-    mime, data = get(blob, "mime_type"), blob.get("data")
-    if not isinstance(mime, str) or not isinstance(data, str):
-        raise report.error(number, f"events[{index}]: inline data without a string `mimeType` and `data`")
-    if mime.startswith("image/"):
-        return image_part(data_url(mime, data))
-    report.skip(f"inline data {mime!r} (the replay sends text and images)")
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
