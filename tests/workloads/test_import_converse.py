@@ -218,6 +218,37 @@ def test_a_shape_strands_never_writes_is_refused_at_its_line(history: list[Any],
     assert refusal.startswith("history.json:") and expected in refusal, refusal
 
 
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (5, "not a Converse message"),
+        ("List it.", "not a Converse message"),
+        ({"text": "List it."}, "not a Converse message"),
+        (None, "not a Converse message"),
+        (["List it."], "no Converse kind ('str')"),
+    ],
+    ids=["a number", "text", "an object", "null", "a list of text"],
+)
+def test_a_message_of_odd_content_among_converse_ones_is_refused_not_read_as_another_format(
+    content: Any, expected: str
+) -> None:
+    """Detected by the messages around it, not read as Anthropic's with every block dropped."""
+    request = json.loads(REQUEST.read_text(encoding="utf-8").splitlines()[0])
+    request["messages"][0]["content"] = content
+    with pytest.raises(TraceError) as caught:
+        import_lines([json.dumps(request)], "request.jsonl")
+    assert str(caught.value).startswith("request.jsonl:1: ") and expected in str(caught.value)
+    history = [{**HISTORY[0], "content": content}, *HISTORY[1:]]
+    assert _imported_or_refused(history).startswith("history.json:2: ")
+
+
+def _imported_or_refused(value: Any) -> str:
+    try:
+        return _imported(value)[0]
+    except TraceError as error:
+        return str(error)
+
+
 def test_a_response_without_its_request_and_mixed_kinds_are_refused(tmp_path: Path) -> None:
     request, response = REQUEST.read_text(encoding="utf-8").splitlines()
     bad = tmp_path / "bad.jsonl"

@@ -104,13 +104,14 @@ REDACTED = "redacted message (its redact_message is replayed, as strands restore
 
 def _blocks_of(message: object) -> list[Any] | None:
     """A Converse message's blocks, or None when `message` is not one (a role of user or
-    assistant, content a list of objects none of which has a `type`)."""
+    assistant, no block with a `type`). Content that is no list, and items that are no object,
+    tell nothing either way: the messages around them tell the format, and reading it says
+    what is wrong with them, at their line."""
     if not isinstance(message, Mapping) or message.get("role") not in {"user", "assistant"}:
         return None
-    blocks = message.get("content")
-    if not isinstance(blocks, list) or not all(isinstance(b, Mapping) and "type" not in b for b in blocks):
-        return None
-    return blocks
+    found = message.get("content")
+    blocks = [b for b in found if isinstance(b, Mapping)] if isinstance(found, list) else []
+    return None if any("type" in block for block in blocks) else blocks
 
 
 def _messages_in(value: object) -> list[object] | None:
