@@ -211,6 +211,14 @@ def test_anthropic_blocks_with_a_type_are_not_converse() -> None:
             [HISTORY[0], {"role": "assistant", "content": [{"toolUse": {"name": "ls", "input": {}}}]}],
             "toolUseId",
         ),
+        (
+            [
+                HISTORY[0],
+                {"role": "assistant", "content": [_use("t1")]},
+                {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": [5]}}]},
+            ],
+            "a value is a number where bedrock-converse writes an object or a list",
+        ),
     ],
 )
 def test_a_shape_strands_never_writes_is_refused_at_its_line(history: list[Any], expected: str) -> None:

@@ -545,6 +545,10 @@ def test_a_request_log_nested_to_the_limit_is_read_and_its_marks_dropped_at_any_
             TypeError("string indices must be integers, not 'str'"),
             "a value is text where codex writes an object",
         ),
+        (
+            TypeError("argument of type 'int' is not iterable"),
+            "a value is a number where codex writes an object or a list",
+        ),
         (KeyError("payload"), "an object has no 'payload', which codex writes"),
         (IndexError("list index out of range"), "a list is shorter than codex writes it"),
     ],

@@ -107,6 +107,7 @@ _SHAPES = (
     (re.compile(r"unhashable type: '(\w+)'"), "text (a type or a role)"),
     (re.compile(r"'(\w+)' object is not subscriptable"), "an object or a list"),
     (re.compile(r"'(\w+)' object is not iterable"), "a list"),
+    (re.compile(r"argument of type '(\w+)' is not"), "an object or a list"),  # `key in value`
     (re.compile(r"must be an iterable, not (\w+)"), "a list"),
     (re.compile(r"must be a mapping, not (\w+)"), "an object"),
     (re.compile(r"^string indices must be integers"), "an object"),
