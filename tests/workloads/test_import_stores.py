@@ -4,8 +4,10 @@ database and a strands FileSessionManager session directory (`importers.stores`)
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,20 @@ def test_a_symbolic_link_inside_a_session_directory_is_not_followed(tmp_path: Pa
     (session / "agents" / "agent_zz").symlink_to(session / "agents" / "agent_librarian")
     with pytest.raises(TraceError, match="symbolic link"):
         import_file(session)
+
+
+@pytest.mark.parametrize("make", [Path.mkdir, os.mkfifo], ids=["a folder", "a pipe"])
+def test_a_message_name_that_is_no_regular_file_is_refused_at_it_never_waited_on(
+    tmp_path: Path, make: Callable[[Path], None]
+) -> None:
+    session = tmp_path / "session_x"
+    shutil.copytree(SESSION, session)
+    odd = session / "agents" / "agent_librarian" / "messages" / "message_9.json"
+    make(odd)
+    for command in ("import", "replay"):
+        code, _, err = run_cli(command, str(session), "--session", "1", "--out", str(tmp_path / "out"))
+        assert code == 2 and "message_9.json: is named as a message file but is no regular file" in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_folder_that_is_no_session_is_not_recognised(tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ as a file's entries are.
   directory; each agent is one conversation, counted from 0 in the order of the directories'
   names, its `messages/message_<n>.json` files read in the numeric order of `<n>` (other files
   are not messages). No path is made from the data: only the directories are listed, and a
-  symbolic link inside them is refused, not followed, so nothing outside the directory is read.
+  symbolic link inside them is refused, not followed, so nothing outside the directory is read;
+  so is a message file's name on what is no regular file (a folder, a pipe: never waited on).
 
 Invariants:
 - The I/O is `records` (the store's entries, lazily, in the order above, each with its place
@@ -43,6 +44,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -313,18 +315,32 @@ def _agent(root: Path, at: str) -> Iterator[Stored]:
 
 
 def _file(label: str, at: str, path: Path, root: Path) -> Stored:
-    """A message file's text, opened without following a link."""
+    """A message file's text, opened without following a link, nor waiting on a pipe: a name of
+    a message file that is no regular file (a folder, a pipe, a device) is refused."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        handle = os.open(path, flags)
     except OSError as error:
         why = _LINK if path.is_symlink() else f"cannot read the file: {error.strerror}"
         raise TraceError(f"{root}{at}", None, why) from None
+    if not stat.S_ISREG(os.fstat(handle).st_mode):
+        os.close(handle)
+        raise TraceError(f"{root}{at}", None, _NOT_A_FILE)
     with os.fdopen(handle, "rb") as stream:
-        raw = stream.read()
+        try:
+            raw = stream.read()
+        except OSError as error:
+            raise TraceError(f"{root}{at}", None, f"cannot read the file: {error.strerror}") from None
     try:
         return Stored(label, at, raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         return Stored(label, at, None, "it is not UTF-8 text; save it as UTF-8")
+
+
+_NOT_A_FILE = (
+    "is named as a message file but is no regular file (a folder, a pipe or a device); strands "
+    "writes each message as a file: move it out of the messages folder, or rename it"
+)
 
 
 # ---------------------------------------------------------------------------------------------
