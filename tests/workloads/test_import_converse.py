@@ -150,6 +150,7 @@ def test_parts_that_are_not_replayed_are_counted() -> None:
             "content": [
                 {"document": {"format": "md", "name": "key", "source": {"bytes": doc}}},
                 {"document": {"format": "pdf", "name": "atlas", "source": {"bytes": doc}}},
+                {"document": {"format": "txt", "name": "odd", "source": {"bytes": "ü=="}}},
                 {"image": {"format": "png", "source": {"s3Location": {"uri": "s3://b/k.png"}}}},
                 {"guardContent": {"text": {"text": "guarded"}}},
             ],
@@ -165,6 +166,7 @@ def test_parts_that_are_not_replayed_are_counted() -> None:
         {"type": "text", "text": "guarded"},
     ]
     assert "skipped 1 × user message document (pdf) (not replayed)" in warnings
+    assert "skipped 1 × user message document (txt) (not replayed)" in warnings  # not base64
     assert "skipped 1 × user message image (s3Location source) (not replayed)" in warnings
     assert "skipped 1 × redacted reasoning (opaque) (not replayed)" in warnings
 
@@ -205,6 +207,10 @@ def test_anthropic_blocks_with_a_type_are_not_converse() -> None:
         ([{"role": "user", "content": [{"image": {"format": "bmp", "source": {"bytes": PNG}}}]}], "'bmp'"),
         (
             [{"role": "user", "content": [{"image": {"format": "png", "source": {"bytes": [1, 2]}}}]}],
+            "not base64",
+        ),
+        (
+            [{"role": "user", "content": [{"image": {"format": "png", "source": {"bytes": "ü=="}}}]}],
             "not base64",
         ),
         (

@@ -462,7 +462,7 @@ def _base64(data: object, number: int, report: Report) -> str:
         if not isinstance(data, str):
             raise binascii.Error
         base64.b64decode(data, validate=True)
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or text that is not ASCII
         raise report.error(
             number, "an image's bytes are not base64 text (nor strands' {'__bytes_encoded__': true, 'data'})"
         ) from None
@@ -482,7 +482,7 @@ def _document(document: Mapping[str, Any]) -> str | None:
             data = data.get("data")
         try:
             text = base64.b64decode(str(data), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (not even ASCII), or not UTF-8
             return None
     if not isinstance(text, str):
         return None
