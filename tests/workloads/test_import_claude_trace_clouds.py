@@ -168,6 +168,10 @@ def test_a_cloud_call_whose_body_was_not_logged_is_counted_with_a_note() -> None
             chunk(STREAM[0]) + frame({":event-type": "chunk"}, b'{"bytes":"not base64!"}'),
             "event 2's chunk bytes",
         ),
+        (
+            chunk(STREAM[0]) + frame({":event-type": "chunk"}, '{"bytes":"ü=="}'.encode()),
+            "event 2's chunk bytes",
+        ),
         (b"\x00\x00\x00\x10 nothing framed here", "not a Bedrock response stream"),
         (chunk(STREAM[0]) + chunk({"type": "message_delta", "delta": ["end_turn"]}), "event 2's delta"),
         (chunk(STREAM[0]) + chunk({"type": "ping", "x": "\udfff"}), "event 2's chunk: x: \\udfff is a lone"),

@@ -80,6 +80,6 @@ def _event(payload: object, number: int) -> object:
         if not isinstance(data, str):
             raise binascii.Error
         text = base64.b64decode(data, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    except ValueError:  # binascii.Error, text that is not ASCII, UnicodeDecodeError
         raise StreamError(f"event {number}'s chunk bytes are not base64 of UTF-8 JSON") from None
     return stream_json(text, f"event {number}'s chunk")
