@@ -140,6 +140,12 @@ def test_an_anthropic_messages_log_is_not_taken_for_agentscope() -> None:
             _state(_msg("user", {"type": "data", "id": "d", "source": {"type": "file"}}, name="user")),
             "not a URL or base64 source",
         ),
+        (_state(ASK, {**ASK, "content": 5}), "message 1 is not an AgentScope message: its content is int"),
+        (_state(ASK, {**ASK, "content": ["Look."]}), "message 1 is not an AgentScope message: content[0]"),
+        (_state(ASK, {**ASK, "role": 5}), "message 1 is not an AgentScope message: its role is 5"),
+        (_state(ASK, {**ASK, "name": None}), "message 1 is not an AgentScope message: it lacks 'name'"),
+        (_state(ASK, "Look."), "message 1 is not an AgentScope message: is str, not an object"),
+        (_state(ASK, summary=5), "'summary' is int"),
     ],
 )
 def test_shapes_agentscope_never_writes_are_refused_at_their_line(value: Any, said: str) -> None:

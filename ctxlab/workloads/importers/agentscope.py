@@ -75,13 +75,16 @@ SUMMARY_NOTE = (
 
 
 def is_state(value: object) -> bool:
-    """Whether `value` is an agent state (`AgentState` as JSON)."""
+    """Whether `value` is an agent state (`AgentState` as JSON): a `session_id`, a `summary` and a
+    `context` list, empty or with an AgentScope message among its first ones (a message of
+    another shape among them is told when it is read, not taken for another format)."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("session_id"), str):
+        return False
+    context = value.get("context")
     return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("session_id"), str)
-        and isinstance(value.get("summary"), str | list)
-        and isinstance(value.get("context"), list)
-        and all(is_msg(m) for m in value["context"][:5])
+        "summary" in value
+        and isinstance(context, list)
+        and (not context or any(is_msg(m) for m in context[:5]))
     )
 
 
@@ -94,19 +97,30 @@ def state_of(value: object) -> Mapping[str, Any] | None:
     return held if isinstance(held, Mapping) and is_state(held) else None
 
 
+def not_msg(value: object) -> str | None:
+    """What keeps `value` from being an AgentScope message (`is_msg`), or None when it is one."""
+    if not isinstance(value, Mapping):
+        return f"is {type(value).__name__}, not an object"
+    if value.get("role") not in ROLES:
+        return f"its role is {value.get('role')!r}; AgentScope writes user, assistant or system"
+    missing = [repr(key) for key in ("name", "id") if not isinstance(value.get(key), str)]
+    missing += [] if "created_at" in value else ["'created_at'"]
+    if missing:
+        return f"it lacks {', '.join(missing)} (AgentScope writes a name and an id as text, a creation time)"
+    blocks = value.get("content")
+    if not isinstance(blocks, list):
+        return f"its content is {type(blocks).__name__}, not a list of blocks"
+    for k, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind not in BLOCKS:
+            return f"content[{k}] is no block of AgentScope's types ({', '.join(sorted(BLOCKS))})"
+    return None
+
+
 def is_msg(value: object) -> bool:
     """Whether `value` is an AgentScope message as JSON: a name, a role, an id and a creation
     time, and content blocks of AgentScope's own types (`tool_call`, `data`: not Anthropic's)."""
-    if not isinstance(value, Mapping) or value.get("role") not in ROLES:
-        return False
-    blocks = value.get("content")
-    return (
-        isinstance(value.get("name"), str)
-        and isinstance(value.get("id"), str)
-        and "created_at" in value
-        and isinstance(blocks, list)
-        and all(isinstance(b, Mapping) and b.get("type") in BLOCKS for b in blocks)
-    )
+    return not_msg(value) is None
 
 
 def msgs_of(value: object) -> list[Any] | None:
@@ -163,8 +177,9 @@ def _summary(summary: object, number: int, report: Report) -> str | list[Wire]:
 def _message(message: object, index: int, number: int, calls: Calls) -> Iterator[Wire]:
     """The OpenAI chat messages of one AgentScope message, the `index`-th of its list."""
     report, where = calls.report, f"message {index}"
-    if not is_msg(message):
-        raise report.error(number, f"{where} is not an AgentScope message ({EXPECTED})")
+    wrong = not_msg(message)
+    if wrong is not None:
+        raise report.error(number, f"{where} is not an AgentScope message: {wrong}")
     assert isinstance(message, Mapping)
     role, blocks = message["role"], message["content"]
     if role == "assistant":
