@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -155,10 +156,20 @@ def test_several_runs_and_one_message_a_line_are_one_conversation() -> None:
         (lambda h: h[1]["parts"].append({"part_kind": "mystery"}), "unknown response part_kind 'mystery'"),
         (lambda h: h[2]["parts"].append(_return("nope", "x")), "has no call before it"),
         (lambda h: h[0].update(parts=[{"part_kind": "user-prompt", "content": 3}]), "not text or a list"),
+        (lambda h: h[2].update(kind=5), "a message's kind is 5; pydantic-ai writes request or response"),
+        (lambda h: h[2].update(parts={"a": 1}), "a message's 'parts' is not a list"),
         (lambda h: h[1]["parts"][1].update(args="[" * 100_000 + "]" * 100_000), "nests deeper than 500"),
         (lambda h: h[1]["parts"][1].update(args='{"a":' * 900 + "1" + "}" * 900), "nests deeper than 500"),
     ],
-    ids=["unknown part", "return before call", "content a number", "args too deep to parse", "args too deep"],
+    ids=[
+        "unknown part",
+        "return before call",
+        "content a number",
+        "kind a number",
+        "parts an object",
+        "args too deep to parse",
+        "args too deep",
+    ],
 )
 def test_a_shape_pydantic_ai_never_writes_is_an_error_at_its_line(change: Any, said: str) -> None:
     history = json.loads(json.dumps(ODD))
@@ -166,3 +177,22 @@ def test_a_shape_pydantic_ai_never_writes_is_an_error_at_its_line(change: Any, s
     with pytest.raises(TraceError, match=said) as raised:
         import_lines(lines(*history), "h.jsonl")
     assert raised.value.line is not None
+
+
+@pytest.mark.parametrize(
+    ("odd", "said"),
+    [
+        ({**ODD[2], "kind": 5}, "a message's kind is 5"),
+        ({**ODD[2], "kind": ["request"]}, "a message's kind is ['request']"),
+        ({**ODD[2], "parts": {"a": 1}}, "a message's 'parts' is not a list"),
+        ("a request", "a message is str, not an object"),
+    ],
+    ids=["kind a number", "kind a list", "parts an object", "text"],
+)
+def test_a_message_of_another_shape_in_a_history_is_told_at_its_line_not_as_another_format(
+    odd: Any, said: str
+) -> None:
+    history = [*ODD[:2], odd, *ODD[3:]]
+    with pytest.raises(TraceError, match=re.escape(said)) as raised:
+        import_lines(json.dumps(history, indent=1).splitlines(), "h.json")
+    assert raised.value.line is not None and raised.value.line > 1

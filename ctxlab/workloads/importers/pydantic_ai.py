@@ -123,9 +123,10 @@ def is_message(value: object) -> bool:
 
 
 def messages_of(value: object) -> list[Any] | None:
-    """The messages of an entry (a list of them, or one), or None when it holds none."""
+    """The messages of an entry (a list of them, or one), or None when it holds none: a list with
+    a message among its first items (one of another shape is told when it is read)."""
     listed = value if isinstance(value, list) else [value]
-    return listed if listed and all(is_message(item) for item in listed[:5]) else None
+    return listed if any(is_message(item) for item in listed[:5]) else None
 
 
 def is_pydantic_ai(values: list[object]) -> bool:
@@ -134,7 +135,7 @@ def is_pydantic_ai(values: list[object]) -> bool:
 
 
 def _entry_messages(number: int, value: object, report: Report) -> list[Any]:
-    listed = messages_of(value)
+    listed = [value] if isinstance(value, Mapping) else messages_of(value)
     if listed is None:
         raise report.error(
             number, "not a pydantic-ai history: expected a list of request and response messages"
@@ -168,7 +169,7 @@ def survey(entries: Iterator[Entry]) -> Reader:
     seen: set[str] = set()
     for _, value in entries:
         for message in messages_of(value) or []:
-            if message["kind"] == "request":
+            if is_message(message) and message["kind"] == "request":
                 last_two = [*last_two[-1:], message]
                 given = _instructions(message)
                 seen |= {given} if given is not None else set()
@@ -201,7 +202,7 @@ def read_pydantic_ai(
 
 
 def _unsurveyed(listed: list[Any], report: Report) -> tuple[str | None, bool]:
-    requests = [m for m in listed if m["kind"] == "request"]
+    requests = [m for m in listed if is_message(m) and m["kind"] == "request"]
     if report.document is None:
         report.note_once("the history was read once: the first request's instructions are replayed")
         return next((i for m in requests if (i := _instructions(m)) is not None), None), False
@@ -214,7 +215,13 @@ def _instruction_message(pending: tuple[str | None, bool]) -> Iterator[Wire]:
         yield system(pending[0])
 
 
-def _message(message: Mapping[str, Any], number: int, calls: Calls) -> Iterator[Wire]:
+def _message(message: object, number: int, calls: Calls) -> Iterator[Wire]:
+    if not isinstance(message, Mapping):
+        raise calls.report.error(number, f"a message is {type(message).__name__}, not an object")
+    kind = message.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        said = f"a message's kind is {kind!r}; pydantic-ai writes request or response"
+        raise calls.report.error(number, said)
     parts = message["parts"]
     if not isinstance(parts, list):
         raise calls.report.error(number, "a message's 'parts' is not a list")
