@@ -204,3 +204,15 @@ def test_a_call_compacted_away_comes_back_before_its_surviving_response() -> Non
     assert [m["role"] for m in messages] == ["assistant", "assistant", "tool", "assistant"]
     assert messages[1]["tool_calls"][0]["id"] == "c1" and messages[2]["content"] == "done"
     assert any("compacted away" in w for w in warnings)
+
+
+def test_a_session_without_a_model_turn_says_no_agent_is_known_not_agent_empty() -> None:
+    session = _session(
+        _event("user", "user", {"text": "hi"}, at=1),
+        _event("bot", "user", _response("c9", {"result": "late"}), at=2),
+        _event("helper", "user", {"text": "a note"}, at=3),
+    )
+    messages, warnings = _imported(session)
+    assert [m["role"] for m in messages] == ["user", "user"]
+    assert any(w.startswith("no model turn tells which agent is replayed") for w in warnings)
+    assert not any("agent ''" in w for w in warnings)

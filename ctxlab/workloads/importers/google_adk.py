@@ -138,6 +138,9 @@ def _messages(events: list[Event], report: Report) -> Iterator[Wire]:
     if {e.author for e in kept} - {"user", name}:
         report.note_once(
             f"the requests replayed are those of agent {name!r}; other agents' events are quoted, as ADK does"
+            if name
+            else "no model turn tells which agent is replayed: every agent's events are quoted, as ADK "
+            "quotes another agent's"
         )
 
 
