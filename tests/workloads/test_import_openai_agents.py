@@ -161,6 +161,8 @@ def test_what_is_not_replayed_is_counted() -> None:
         ({**_call("c2"), "name": ["weather"]}, "a function_call item needs a string 'name'"),
         (_output("nope"), "a tool result for 'nope' has no call before it"),
         ({"role": "tool", "content": "x", "type": "message"}, "unknown message role 'tool'"),
+        ({"role": "user", "content": {"text": "x"}}, "a message's content is dict, not text or a list"),
+        ({"role": "user", "content": 5}, "a message's content is int, not text or a list of parts"),
     ],
 )
 def test_a_shape_the_sdk_never_writes_is_refused_at_its_line(item: Any, said: str) -> None:

@@ -153,10 +153,11 @@ def _checked(item: object, line: int, report: Report) -> Mapping[str, Any]:
 
 def _mute(item: Mapping[str, Any]) -> bool:
     """A reasoning item with no text to read (its summary and content empty or missing)."""
-    parts = [*(item.get("summary") or []), *(item.get("content") or [])]
-    return item.get("type") == "reasoning" and not any(
-        isinstance(p, Mapping) and p.get("text") for p in parts
-    )
+    if item.get("type") != "reasoning":
+        return False
+    listed = [item.get(key) for key in ("summary", "content")]
+    parts = [p for found in listed if isinstance(found, list) for p in found]
+    return not any(isinstance(p, Mapping) and p.get("text") for p in parts)
 
 
 def _items(entries: Iterator[Entry], report: Report) -> Iterator[tuple[int, object]]:

@@ -304,8 +304,11 @@ class ItemMapper:
             )
 
     def _message(self, item: Mapping[str, Any], line: int | None) -> Iterator[Wire]:
-        role = item.get("role")
-        parts = self._parts(item.get("content"))
+        role, found = item.get("role"), item.get("content")
+        if found is not None and not isinstance(found, str | list):
+            kind = type(found).__name__
+            raise self.report.error(line, f"a message's content is {kind}, not text or a list of parts")
+        parts = self._parts(found)
         if role == "assistant":
             if self.listed:
                 yield from self.flush()
