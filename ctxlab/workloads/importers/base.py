@@ -21,6 +21,8 @@ Invariants:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -242,6 +244,17 @@ def text_part(text: str) -> Wire:
 def image_part(url: str) -> Wire:
     """An OpenAI image content part (a URL or a `data:` URL)."""
     return {"type": "image_url", "image_url": {"url": url}}
+
+
+def base64_bytes(data: object) -> bytes | None:
+    """The bytes of strict base64 text; None for anything else (not text, not ASCII, a character
+    outside the alphabet, bad padding)."""
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):  # ValueError: text that is not ASCII
+        return None
 
 
 def data_url(media_type: str, payload: str) -> str:

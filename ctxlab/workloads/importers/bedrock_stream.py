@@ -18,14 +18,13 @@ Rules:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Iterator
 
 from ctxlab.workloads.files import JSON_DEPTH, nests_too_deep
 from ctxlab.workloads.importers.anthropic_stream import StreamError, stream_json
+from ctxlab.workloads.importers.base import base64_bytes
 
 FRAME = re.compile(r'\{"bytes"\s*:|:exception-type\x07\x00([\x00-\x7f])')
 """A chunk's payload, or an exception's type header: its string type (7), then the value's
@@ -75,11 +74,11 @@ def _payload(text: str, start: int, number: int) -> tuple[object, int]:
 
 def _event(payload: object, number: int) -> object:
     """The event a chunk's payload carries: its `bytes`, base64 of the event's JSON."""
-    data = payload.get("bytes") if isinstance(payload, dict) else None
+    raw = base64_bytes(payload.get("bytes") if isinstance(payload, dict) else None)
     try:
-        if not isinstance(data, str):
-            raise binascii.Error
-        text = base64.b64decode(data, validate=True).decode("utf-8")
-    except ValueError:  # binascii.Error, text that is not ASCII, UnicodeDecodeError
+        if raw is None:
+            raise ValueError
+        text = raw.decode("utf-8")
+    except ValueError:  # not base64, or not UTF-8
         raise StreamError(f"event {number}'s chunk bytes are not base64 of UTF-8 JSON") from None
     return stream_json(text, f"event {number}'s chunk")

@@ -53,8 +53,6 @@ and the provider's own choice is named:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -67,6 +65,7 @@ from ctxlab.workloads.importers.base import (
     Report,
     Wire,
     assistant,
+    base64_bytes,
     call,
     content,
     data_url,
@@ -456,17 +455,17 @@ def _base64(data: object, number: int, report: Report) -> str:
     Raises:
         TraceError: bytes that are neither, or not base64.
     """
-    if isinstance(data, Mapping) and data.get(BYTES_MARK) is True:
-        data = data.get("data")
-    try:
-        if not isinstance(data, str):
-            raise binascii.Error
-        base64.b64decode(data, validate=True)
-    except ValueError:  # binascii.Error, or text that is not ASCII
+    data = _unmarked(data)
+    if base64_bytes(data) is None:
         raise report.error(
             number, "an image's bytes are not base64 text (nor strands' {'__bytes_encoded__': true, 'data'})"
-        ) from None
-    return data
+        )
+    return str(data)
+
+
+def _unmarked(data: object) -> object:
+    """Bytes as written: strands' session marker's `data`, anything else as it is."""
+    return data.get("data") if isinstance(data, Mapping) and data.get(BYTES_MARK) is True else data
 
 
 def _document(document: Mapping[str, Any]) -> str | None:
@@ -478,11 +477,10 @@ def _document(document: Mapping[str, Any]) -> str | None:
         text = "".join(text_of(field_of(item, "text")) for item in listed)
     data = field_of(source, "bytes")
     if text is None and data is not None and document.get("format") in TEXT_DOCUMENTS:
-        if isinstance(data, Mapping) and data.get(BYTES_MARK) is True:
-            data = data.get("data")
+        raw = base64_bytes(_unmarked(data))
         try:
-            text = base64.b64decode(str(data), validate=True).decode("utf-8")
-        except ValueError:  # not base64 (not even ASCII), or not UTF-8
+            text = None if raw is None else raw.decode("utf-8")
+        except UnicodeDecodeError:
             return None
     if not isinstance(text, str):
         return None
