@@ -3,6 +3,7 @@ session: its import takes many seconds)."""
 
 from __future__ import annotations
 
+import mimetypes
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxlab.presets.deepagents.extensions import EXTENSIONS
 from tests.parity.openhands_side import OpenHandsDriver
 
 
@@ -42,3 +44,24 @@ def driver() -> Iterator[OpenHandsDriver]:
         pytest.skip(f"{missing}; no Python >= 3.12 on this machine (the issue allows the skip)")
     yield server
     server.close()
+
+
+def _reference_extension(mime: str, strict: bool = True) -> str | None:
+    """`mimetypes.guess_extension` as it answers on the machine `EXTENSIONS` was read from."""
+    found = EXTENSIONS.get(mime.lower())
+    return None if found is None else f".{found}"
+
+
+_MACHINE_EXTENSION = mimetypes.guess_extension
+
+
+@pytest.fixture(autouse=True, scope="session")
+def reference_mime_tables() -> Iterator[None]:
+    """deepagents names media by the machine's MIME tables, the lab by the table of the machine
+    the parity tests were first run on (row D26): where this machine's tables name a type of that
+    table otherwise, the package is run as it runs there, so its other behaviour is still compared."""
+    differs = any(_MACHINE_EXTENSION(kind) != f".{ext}" for kind, ext in EXTENSIONS.items())
+    with pytest.MonkeyPatch.context() as patch:
+        if differs:
+            patch.setattr(mimetypes, "guess_extension", _reference_extension)
+        yield

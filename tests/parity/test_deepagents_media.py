@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import mimetypes
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from deepagents.backends.protocol import FileUploadResponse
 from deepagents.middleware.summarization import SummarizationMiddleware
 from hypothesis import event, given, settings
@@ -201,3 +204,25 @@ def test_user_images_match_create_deep_agent(case: tuple[Script, DAConfig]) -> N
     ours, _ = compare(*case)
     summaries = [str(c.messages[0].content) for c in ours.calls if c.kind == "summary"]
     event(f"media named in a summary: {any(MEDIA_DIR in s for s in summaries)}")
+
+
+@pytest.mark.parametrize(
+    ("machine", "named"),
+    [
+        pytest.param(lambda mime, strict=True: None, "bin", id="tables-knowing-no-type"),
+        pytest.param(lambda mime, strict=True: ".img", "img", id="tables-naming-otherwise"),
+    ],
+)
+def test_media_are_named_by_the_labs_table_whatever_the_machines_tables_say(
+    monkeypatch: pytest.MonkeyPatch, machine: Callable[..., str | None], named: str
+) -> None:
+    """Row D26's declared deviation: deepagents names a medium by the machine's MIME tables (a
+    WebP image is `.bin` where Python 3.11 reads no system table); the lab by its fixed table."""
+    span = (LCMessage(kind="human", content=(data_url("image/webp", PNG),)),)
+    monkeypatch.setattr(mimetypes, "guess_extension", machine)
+    _, backend = theirs(span)
+    digest = hashlib.sha256(base64.b64decode(PNG)).hexdigest()[:16]
+    assert set(backend.files) == {f"{MEDIA_DIR}/{digest}.{named}"}
+    assert f'<image url="{MEDIA_DIR}/{digest}.webp" />' in xml_transcript(
+        offloaded_media(span, deepagents_texts())
+    )

@@ -17,8 +17,9 @@ standard blocks, `content_blocks`):
   (a URL, a text, a `file` part of a plain `data:` URL) is offloaded.
 - A message with no inline block is unchanged; one with any is rewritten block by block, an AI
   message (of no named provider) with its calls appended as `tool_call` blocks.
-- The extension is `mimetypes.guess_extension` of the block's type (`bin` when it has none),
-  taken from the first block of that content; the reference is an `image`, `audio` or `video`
+- The extension is the block's type's in deepagents' naming (`extensions.extension`: a fixed
+  table where deepagents asks the machine's, `bin` for a type it lacks), taken from the first
+  block of that content; the reference is an `image`, `audio` or `video`
   block by the type's major part, else a text naming the file (`texts.media_file`).
 - A block whose payload does not decode becomes `texts.media_failed` (the lab's backend never
   refuses a file, so no other block fails).
@@ -29,13 +30,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import mimetypes
 import re
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import replace
 
 from ctxlab.core.wire.views import Wire
+from ctxlab.presets.deepagents.extensions import extension
 from ctxlab.presets.lc_messages import LCMessage
 from ctxlab.texts.deepagents import DeepAgentsTexts
 
@@ -65,7 +66,7 @@ def decoded(url: str) -> tuple[bytes, str, str] | None:
     try:
         header, payload = url.split(",", 1)
         mime = header.split(":")[1].split(";")[0] if ":" in header else "application/octet-stream"
-        ext = (mimetypes.guess_extension(mime) or ".bin").lstrip(".")
+        ext = extension(mime)
         encoded = "base64" in header.lower().split(";")
         raw = base64.b64decode(payload) if encoded else urllib.parse.unquote_to_bytes(payload)
     except Exception:  # deepagents turns any failure into a placeholder

@@ -216,6 +216,8 @@ PRESET = Preset(
         "arguments that are not JSON (an invalid tool call, not run) fail the run there, naming the call",
         "inline media of the summarized span named in the summary prompt by deepagents' paths "
         "(/conversation_history/media/<sha256[:16]>.<ext>); the lab keeps no media files (its saved span "
-        "holds them) and the kept messages and counts keep the media inline, as deepagents does",
+        "holds them) and the kept messages and counts keep the media inline, as deepagents does; "
+        "<ext> from a fixed table of mimetypes' answers (Debian 12, Python 3.11), where deepagents asks "
+        "the machine's tables, so media are named alike on every machine",
     ),
 )
