@@ -417,3 +417,11 @@ def test_a_wrapper_s_failed_http_status_makes_its_request_failed(
     assert code == 0, warned
     assert written == _conversation(2)
     assert warned == _counted("earlier request", f"failed request ({name})")
+
+
+def test_an_empty_messages_log_is_refused_saying_so_with_nothing_counted(tmp_path: Path) -> None:
+    source, out = tmp_path / "log.json", tmp_path / "out.jsonl"
+    source.write_text("[]\n", encoding="utf-8")
+    code, _, err = run_cli("import", str(source), "--format", MESSAGES.format, "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert err.strip() == f"{source}:1: the log holds no {MESSAGES.unreplayable} to replay"

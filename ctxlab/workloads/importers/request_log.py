@@ -115,4 +115,4 @@ def nothing_to_replay(line: int, what: str, report: Report) -> TraceError:
     """The error for a log none of whose requests can be replayed (each failed, or was counted
     otherwise), at its last line, with what was counted."""
     counted = ", ".join(f"{n} × {kind}" for kind, n in sorted(report.skipped.items()))
-    return report.error(line, f"the log holds no {what} to replay ({counted})")
+    return report.error(line, f"the log holds no {what} to replay" + (f" ({counted})" if counted else ""))
