@@ -45,6 +45,8 @@ ODD = [
             _call("c1", '{"a":  1,\n "b": "é"}'),
             _call("c2", "[1, 2]"),
             _call("c3", None),
+            _call("c4", {"near": 1e-05, "tiny": -2.5e-07, "far": 1e16, "less": 3e-10, "inf": float("inf")}),
+            _call("c5", '{"nan": NaN, "near": 1e-5}'),
             {"part_kind": "builtin-tool-call", "tool_name": "web_search", "tool_call_id": "s1", "args": {}},
         ],
     },
@@ -54,6 +56,8 @@ ODD = [
             _return("c1", {"seen": [1, 2.5, None]}),
             {"part_kind": "retry-prompt", "tool_name": "look", "tool_call_id": "c2", "content": "No lists."},
             _return("c3", "boom", "failed"),
+            _return("c4", {"floats": [1e-05, 2.5e-06, -1.25e-09, 0.5, 1e-10, 1e22, 123.0, float("-inf")]}),
+            _return("c5", [2.5e-06, float("nan")], "retried"),
         ],
     },
     {"kind": "response", "run_id": "r1", "parts": [{"part_kind": "text", "content": "Done."}]},
@@ -80,7 +84,8 @@ ODD = [
     {"kind": "response", "run_id": "r2", "parts": [{"part_kind": "text", "content": "Again."}]},
 ]
 """A history of shapes the samples lack: arguments as spaced text, a list and none, legacy
-retries with and without a tool, a failed return, an empty response, feedback of every voice."""
+retries with and without a tool, a failed return, floats pydantic writes otherwise than Python's
+`json` (`1e-9`, `0.00001`), an empty response, feedback of every voice."""
 
 
 def package_sent(history: list[Any]) -> list[dict[str, Any]]:
@@ -141,7 +146,7 @@ def test_what_is_not_sent_is_counted_and_errors_are_flagged() -> None:
     assert "skipped 1 × empty model response (nothing to send) (not replayed)" in imported.warnings
     assert any("builtin-tool-call" in w for w in imported.warnings)
     errors = [m["tool_call_id"] for m in imported.messages if m.get("is_error")]
-    assert errors == ["c2", "c3"]
+    assert errors == ["c2", "c3", "c5"]
 
 
 def test_several_runs_and_one_message_a_line_are_one_conversation() -> None:

@@ -58,6 +58,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
+from ctxlab.workloads.importers.pydantic_json import pydantic_json
 
 KINDS = ("request", "response")
 FILE_KINDS = ("image-url", "audio-url", "document-url", "video-url", "binary", "uploaded-file")
@@ -297,8 +298,9 @@ def _is_file(value: object) -> bool:
 
 
 def dumps(value: object) -> str:
-    """Compact JSON, non-ASCII as is, as pydantic-ai writes a value for the model."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON, non-ASCII as is, as pydantic-ai writes a value for the model (floats spelt
+    as pydantic spells them, infinities and NaN null)."""
+    return pydantic_json(value)
 
 
 def _value_text(value: object) -> str:
@@ -434,7 +436,7 @@ def arguments(args: object) -> str:
     if not args:
         return "{}"
     if isinstance(args, Mapping):
-        return dumps(args)
+        return pydantic_json(args, constants=True)
     text = _text(args, "a call's args")
     try:
         parsed = json.loads(text)
@@ -442,4 +444,4 @@ def arguments(args: object) -> str:
         return text
     except ValueError:
         parsed = None
-    return dumps(parsed if isinstance(parsed, dict) else {"INVALID_JSON": text})
+    return pydantic_json(parsed if isinstance(parsed, dict) else {"INVALID_JSON": text}, constants=True)
