@@ -9,7 +9,9 @@ caller's `hook` makes of its type and data (an `Ext` unless given).
 Invariants:
 - One value is the whole input: bytes left after it, a value cut short, the byte 0xc1 (which
   the spec never uses), a str that is not UTF-8 and a map key that is an array or a map are
-  `MsgpackError`s naming the byte offset; nothing is guessed.
+  `MsgpackError`s naming the byte offset (where the part read begins: a value's first byte,
+  a str's or bin's data, an array's or map's first item, an ext's type byte; inside an ext's
+  data, the outermost ext's, then where the innermost one's data goes wrong); nothing is guessed.
 - Arrays, maps and ext values nest at most `DEPTH` deep (an ext's own data counting as one
   level inside it), so no input can exhaust the interpreter's stack; a declared length larger
   than what is left is told as truncation before anything is made for it.
