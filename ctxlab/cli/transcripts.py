@@ -50,7 +50,7 @@ FORMAT_SUMMARIES = {
     "openhands": "OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
     "swe-agent": "SWE-agent trajectory (.traj)",
     "mini-swe-agent": "mini-swe-agent trajectory (messages JSON)",
-    "langgraph": "LangGraph / LangChain thread (values.messages of human/ai/tool messages)",
+    "langgraph": "LangGraph / LangChain thread (values.messages; or a SqliteSaver checkpoint db)",
     "tau-bench": "tau-bench results (a JSON list of task runs with their `traj`)",
     "tau2": "tau2-bench results (JSON with `simulations`; or one simulation's file)",
     "pydantic-ai": "pydantic-ai message history (all_messages_json(): JSON list of requests and responses)",

@@ -185,10 +185,10 @@ def read_langgraph(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         if isinstance(value, list) and messages is not value:
             for _ in value[1:]:
                 report.skip("earlier thread state")
-        yield from _messages(messages, number, report)
+        yield from thread_wires(messages, number, report)
 
 
-def _messages(messages: list[Any], number: int, report: Report) -> Iterator[Wire]:
+def thread_wires(messages: list[Any], number: int, report: Report) -> Iterator[Wire]:
     """The thread's messages in order (the module docstring's rules); every error is at the
     line of the thread's entry, `number`, naming the message by its index."""
     calls = Calls(report)

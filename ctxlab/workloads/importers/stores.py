@@ -26,6 +26,9 @@ as a file's entries are.
   are not messages). No path is made from the data: only the directories are listed, and a
   symbolic link inside them is refused, not followed, so nothing outside the directory is read;
   so is a message file's name on what is no regular file (a folder, a pipe: never waited on).
+- A SQLite database with LangGraph's `checkpoints` table (a `SqliteSaver`'s) is a LangGraph
+  store (`langgraph_store`): each thread one conversation, its latest checkpoint's messages one
+  entry, at `FILE: checkpoints row N`; opened as the SDK's database is.
 
 Invariants:
 - The I/O is `records` (the store's entries, lazily, in the order above, each with its place
@@ -51,6 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ctxlab.workloads.files import is_folder, json_value, not_json
+from ctxlab.workloads.importers import langgraph_store
 from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond
 from ctxlab.workloads.importers.guard import Reading, guarded
 from ctxlab.workloads.trace import TraceError
@@ -64,10 +68,12 @@ ADK_COLUMNS = frozenset(
 )
 MESSAGE_FILE = re.compile(r"message_([0-9]+)\.json")
 SQLITE, ADK, STRANDS = "sqlite-session", "adk-database", "strands-session"
-FORMAT_OF = {SQLITE: "openai-agents", ADK: "google-adk", STRANDS: "bedrock-converse"}
+LANGGRAPH = "langgraph-checkpoints"
+FORMAT_OF = {SQLITE: "openai-agents", ADK: "google-adk", STRANDS: "bedrock-converse", LANGGRAPH: "langgraph"}
 WHAT = {
     SQLITE: "an OpenAI Agents SDK SQLiteSession database",
     ADK: "a Google ADK DatabaseSessionService database",
+    LANGGRAPH: "a LangGraph SqliteSaver checkpoint database",
     STRANDS: "a strands session directory",
 }
 
@@ -86,7 +92,8 @@ class Stored:
 
 def kind_of(path: Path | str) -> str | None:
     """The store `path` is (`STRANDS` for any directory; `ADK` for a SQLite database with ADK's
-    `events` table, `SQLITE` for another), or None for another file."""
+    `events` table, else `LANGGRAPH` for one with LangGraph's `checkpoints` table, `SQLITE` for
+    another), or None for another file."""
     where = Path(path)
     if is_folder(where):
         return STRANDS
@@ -99,7 +106,9 @@ def kind_of(path: Path | str) -> str | None:
     try:
         connection = _connect(where)
         try:
-            return ADK if "session_id" in _columns(connection, "events") else SQLITE
+            if "session_id" in _columns(connection, "events"):
+                return ADK
+            return LANGGRAPH if _columns(connection, "checkpoints") >= langgraph_store.COLUMNS else SQLITE
         finally:
             connection.close()
     except (TraceError, sqlite3.Error):
@@ -114,6 +123,8 @@ def records(path: Path | str, kind: str) -> Iterator[Stored]:
     """
     if kind == SQLITE:
         return _rows(Path(path))
+    if kind == LANGGRAPH:
+        return _threads(Path(path))
     return _events(Path(path)) if kind == ADK else _messages(Path(path))
 
 
@@ -201,6 +212,17 @@ def _events(path: Path) -> Iterator[Stored]:
             yield _event(label, f": events row {row_id}", event)
     except sqlite3.Error as error:
         raise TraceError(source, None, f"cannot read the database: {error}") from None
+    finally:
+        connection.close()
+
+
+def _threads(path: Path) -> Iterator[Stored]:
+    connection = _connect(path)
+    try:
+        for fields in langgraph_store.threads(connection):
+            yield Stored(*fields)
+    except sqlite3.Error as error:
+        raise TraceError(str(path), None, f"cannot read the database: {error}") from None
     finally:
         connection.close()
 
@@ -410,8 +432,10 @@ def conversation(
 ) -> tuple[Iterator[Wire], Report]:
     """The messages (lazily) of the store's conversation `session`, read by its format's `read`
     as a file's entries are (`guard.guarded`), every problem at its entry's place; the report
-    they fill."""
+    they fill. A LangGraph thread is read by `langgraph_store.read_thread`: the format's reader
+    would choose among a file's threads again, and the store has chosen."""
     report, places = Report(source=source, session=session), dict[int, str]()
+    read = langgraph_store.read_thread if kind == LANGGRAPH else read
     reading = Reading(chosen(stored, report, places))
     return _relocated(
         guarded(read(reading, report), reading, report, FORMAT_OF[kind]), source, places
