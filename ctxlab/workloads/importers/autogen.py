@@ -94,12 +94,9 @@ def is_message(value: object) -> bool:
 
 
 def is_state(value: object) -> bool:
-    """Whether `value` is the saved state of an agent or a team (its `type`, and the field that
-    holds the rest: a model context, agent states, an inner team)."""
-    if not isinstance(value, Mapping) or value.get("type") not in STATES:
-        return False
-    held = {"AssistantAgentState": "llm_context", "TeamState": "agent_states"}.get(value["type"])
-    return isinstance(value.get(held or "inner_team_state"), Mapping)
+    """Whether `value` is the saved state of an agent or a team, told by its `type` (a state of
+    another shape inside is told when it is read, not taken for another format)."""
+    return isinstance(value, Mapping) and value.get("type") in STATES
 
 
 def messages_of(value: object) -> list[Any] | None:
@@ -124,8 +121,9 @@ def read_autogen(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     for position, (number, value) in enumerate(entries):
         if position == 0 and is_state(value):
             yield from _state(value, number, calls)
-            for later, _ in entries:
-                raise report.error(later, ONE_STATE)
+            after = next(entries, None)
+            if after is not None:
+                raise report.error(after.number, ONE_STATE)
             return
         listed = messages_of(value)
         if listed is None:
@@ -159,12 +157,11 @@ def _state(state: Mapping[str, Any], number: int, calls: Calls) -> Iterator[Wire
 def _contexts(state: object, name: str, number: int, report: Report) -> Iterator[tuple[str, list[Any]]]:
     """Each model context a state holds, named by its agent's path in the team, in file order."""
     if not isinstance(state, Mapping):
-        raise report.error(
-            number, f"the state of {name or 'the file'!r} is {type(state).__name__}, not an object"
-        )
+        whose = f"the state of {name!r}" if name else "the state"
+        raise report.error(number, f"{whose} is {type(state).__name__}, not an object")
     kind = state.get("type")
-    if "llm_context" in state:
-        yield name or "agent", _context_messages(state["llm_context"], name, number, report)
+    if "llm_context" in state or kind == "AssistantAgentState":
+        yield name or "agent", _context_messages(state.get("llm_context"), name, number, report)
     elif kind == "TeamState" or "agent_states" in state:
         members = state.get("agent_states")
         if not isinstance(members, Mapping):
