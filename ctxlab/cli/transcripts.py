@@ -39,6 +39,8 @@ EXAMPLES_IMPORT = """examples:
                                                     the fourth run of a tau-bench or tau2 results file
   ctxlab import .claude-trace/log-2025-09-04-15-33-00.jsonl --out session.jsonl
                                                     Claude Code's API traffic, as claude-trace logs it
+  ctxlab import team_state.json --session 1 --out planner.jsonl
+                                                    the second agent of an AutoGen team's saved state
 """
 
 REPLAY_CONTEXT_SIZE = 128_000
