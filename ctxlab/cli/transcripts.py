@@ -39,6 +39,8 @@ EXAMPLES_IMPORT = """examples:
                                                     the fourth run of a tau-bench or tau2 results file
   ctxlab import .claude-trace/log-2025-09-04-15-33-00.jsonl --out session.jsonl
                                                     Claude Code's API traffic, as claude-trace logs it
+  ctxlab import team_state.json --session 1 --out planner.jsonl
+                                                    the second agent of an AutoGen team's saved state
 """
 
 REPLAY_CONTEXT_SIZE = 128_000
@@ -56,6 +58,7 @@ FORMAT_SUMMARIES = {
     "pydantic-ai": "pydantic-ai message history (all_messages_json(): JSON list of requests and responses)",
     "bedrock-converse": "Bedrock Converse messages (strands history, records or session folder; requests)",
     "agentscope": "AgentScope 2.0 agent state (`agent.state` as JSON: summary and context) or its messages",
+    "autogen": "AutoGen saved state (an agent's or team's save_state() JSON) or its LLM messages",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
     "openai-agents": "OpenAI Agents SDK history (to_input_list() JSON, items a line, or SQLiteSession db)",

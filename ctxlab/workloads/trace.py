@@ -89,6 +89,7 @@ ImportFormat = Literal[
     "pydantic-ai",
     "bedrock-converse",
     "agentscope",
+    "autogen",
     "anthropic-messages",
     "openai-responses",
     "openai-agents",

@@ -667,6 +667,51 @@ def agentscope(path: Path) -> list[Wire]:
     return out
 
 
+def _autogen_user(body: Any) -> Any:
+    if isinstance(body, str):
+        return body
+    parts = [
+        {"type": "text", "text": c}
+        if isinstance(c, str)
+        else {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{c['data']}"}}
+        for c in body
+    ]
+    return parts[0]["text"] if len(parts) == 1 and parts[0]["type"] == "text" else parts
+
+
+def autogen(path: Path) -> list[Wire]:
+    """AutoGen saved state: the model context of an agent (of a team, its first participant's), or
+    the messages listed alone; a call message's thought is its text, as AutoGen's clients send it."""
+    value = _load(path)
+    while isinstance(value, dict) and "llm_context" not in value:
+        member = next(iter(value["agent_states"].values()))
+        value = member.get("agent_state", member)
+    out: list[Wire] = []
+    for m in value["llm_context"]["messages"] if isinstance(value, dict) else value:
+        if m["type"] == "SystemMessage":
+            out.append({"role": "system", "content": m["content"]})
+        elif m["type"] == "UserMessage":
+            out.append({"role": "user", "content": _autogen_user(m["content"])})
+        elif m["type"] == "AssistantMessage" and isinstance(m["content"], str):
+            out.append(
+                {"role": "assistant", "content": m["content"], "reasoning_content": m["thought"] or ""}
+            )
+        elif m["type"] == "AssistantMessage":
+            called = [_call(c["id"], c["name"], c["arguments"]) for c in m["content"]]
+            out.append({"role": "assistant", "content": m["thought"] or "", "tool_calls": called})
+        else:
+            out.extend(
+                {
+                    "role": "tool",
+                    "tool_call_id": r["call_id"],
+                    "content": r["content"],
+                    "is_error": r["is_error"],
+                }
+                for r in m["content"]
+            )
+    return out
+
+
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
@@ -683,4 +728,5 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "openai-agents": openai_agents,
     "pydantic-ai": pydantic_ai,
     "agentscope": agentscope,
+    "autogen": autogen,
 }

@@ -10,6 +10,7 @@ from typing import get_args
 from ctxlab.workloads.importers import (
     agentscope,
     anthropic,
+    autogen,
     claude_code,
     codex,
     converse,
@@ -118,6 +119,12 @@ FORMATS: dict[str, Format] = {
             name="agentscope",
             detect=agentscope.is_agentscope,
             read=agentscope.read_agentscope,
+        ),
+        Format(
+            name="autogen",
+            detect=autogen.is_autogen,
+            read=autogen.read_autogen,
+            sessions=True,
         ),
         Format(
             name="anthropic-messages",
