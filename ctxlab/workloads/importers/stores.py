@@ -7,7 +7,9 @@ as a file's entries are.
 - A SQLite database (its first bytes `SQLite format 3\\0`): each table holding the columns
   `id`, `session_id` and `message_data` (the SDK's `agent_messages`, or the name given to the
   session) holds sessions; a session is one conversation, its rows read in `id` order.
-  Sessions are counted from 0 by table name, then by their first row's `id`. A place is
+  Sessions are counted from 0 by table name, then by their first row's `id`. An
+  `AdvancedSQLiteSession`'s table holds one conversation per session and branch, `main` first,
+  each read as the SDK reads that branch (`agents_branches`). A place is
   `FILE: row N` (`FILE: TABLE row N` when several tables hold sessions). The database is opened
   read-only, and, without a `-wal` file beside it, as immutable, so no journal, `-wal` or `-shm`
   file is made (with one, the SDK's pending writes are read through it).
@@ -54,7 +56,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ctxlab.workloads.files import is_folder, json_value, not_json
-from ctxlab.workloads.importers import langgraph_store
+from ctxlab.workloads.importers import agents_branches, langgraph_store
 from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond
 from ctxlab.workloads.importers.guard import Reading, guarded
 from ctxlab.workloads.trace import TraceError
@@ -159,8 +161,8 @@ def _rows(path: Path) -> Iterator[Stored]:
             )
         for table in held:
             named = f"{table} " if len(held) > 1 else ""
-            for row_id, session, data in connection.execute(_in_order(table)):
-                label = f"session {_text(session)!r}" + (f" of table {table!r}" if named else "")
+            for row_id, session, branch, data in agents_branches.ordered(connection, table):
+                label = f"session {_text(session)!r}" + (f" of table {table!r}" if named else "") + branch
                 yield _row(label, f": {named}row {row_id}", data)
     except sqlite3.Error as error:
         raise TraceError(source, None, f"cannot read the database: {error}") from None
@@ -169,16 +171,6 @@ def _rows(path: Path) -> Iterator[Stored]:
 
 
 _TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
-
-
-def _in_order(table: str) -> str:
-    """Every row of `table`, its sessions in the order of their first row, each in `id` order."""
-    quoted = _quoted(table)
-    return (
-        f"SELECT m.id, m.session_id, m.message_data FROM {quoted} AS m JOIN "
-        f"(SELECT session_id, MIN(id) AS first FROM {quoted} GROUP BY session_id) AS f "
-        "ON m.session_id IS f.session_id ORDER BY f.first, m.id"
-    )
 
 
 def _info(table: str) -> str:
