@@ -341,8 +341,9 @@ def add_session_option(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="which conversation of a file holding several (tau-bench and tau2 results, JSONL of "
-        "trajectories, threads or fine-tuning lines; a session database's sessions, a strands "
-        "session folder's agents) to read, counted from 0 in file order (default: 0, the first)",
+        "trajectories, threads or fine-tuning lines; a session database's sessions, each branch of an "
+        "AdvancedSQLiteSession's apart, main first; a strands session folder's agents) to read, counted "
+        "from 0 in file order (default: 0, the first)",
     )
 
 
