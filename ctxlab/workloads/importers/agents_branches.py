@@ -100,9 +100,10 @@ _ORDER = (
     f"ORDER BY f.row, e.branch IS NOT '{DEFAULT_BRANCH}', b.sid, e.seq, e.sid"
 )
 _BRANCH_COUNTS = "SELECT session, COUNT(DISTINCT branch) FROM placed GROUP BY session"
+# `NOT IN` over the structure's ids, read once: `message_id` has no index of its own to look up.
 _UNPLACED = (
-    "SELECT m.session_id, COUNT(*) FROM {t} AS m WHERE NOT EXISTS "
-    "(SELECT 1 FROM message_structure AS s WHERE s.message_id = m.id) GROUP BY m.session_id"
+    "SELECT session_id, COUNT(*) FROM {t} WHERE id NOT IN "
+    "(SELECT message_id FROM message_structure WHERE message_id IS NOT NULL) GROUP BY session_id"
 )
 
 
