@@ -89,6 +89,7 @@ ImportFormat = Literal[
     "pydantic-ai",
     "bedrock-converse",
     "agentscope",
+    "llamaindex",
     "anthropic-messages",
     "openai-responses",
     "openai-agents",

@@ -60,6 +60,8 @@ FIXTURES: dict[str, str] = {
     "bedrock-converse/converse_request.jsonl": "bedrock-converse",
     "agentscope/state.json": "agentscope",
     "agentscope/compressed_state.json": "agentscope",
+    "llamaindex/chat_store.json": "llamaindex",
+    "llamaindex/memory_messages.json": "llamaindex",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "openai-responses/requests.jsonl": "openai-responses",
     "openai-agents/to_input_list.json": "openai-agents",

@@ -15,6 +15,7 @@ from ctxlab.workloads.importers import (
     converse,
     google_adk,
     langgraph,
+    llamaindex,
     openai_agents,
     openai_chat,
     openhands,
@@ -118,6 +119,12 @@ FORMATS: dict[str, Format] = {
             name="agentscope",
             detect=agentscope.is_agentscope,
             read=agentscope.read_agentscope,
+        ),
+        Format(
+            name="llamaindex",
+            detect=llamaindex.is_llamaindex,
+            read=llamaindex.read_llamaindex,
+            sessions=True,  # a chat store's keys; its reader refuses a file of messages' past 0
         ),
         Format(
             name="anthropic-messages",
