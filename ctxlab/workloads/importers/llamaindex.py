@@ -116,14 +116,14 @@ def not_message(value: object) -> str | None:
     return None
 
 
+def _dumped(value: object) -> bool:
+    """Whether `value` carries the keys of a `ChatMessage` dump of the current form."""
+    return isinstance(value, Mapping) and "blocks" in value and "additional_kwargs" in value
+
+
 def _blocked(value: object) -> bool:
     """A message of the current form: `additional_kwargs` and a list of blocks."""
-    return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("blocks"), list)
-        and "additional_kwargs" in value
-        and not_message(value) is None
-    )
+    return _dumped(value) and isinstance(value, Mapping) and not_message(value) is None
 
 
 def store_of(value: object) -> Mapping[str, Any] | None:
@@ -143,13 +143,14 @@ def store_of(value: object) -> Mapping[str, Any] | None:
 
 
 def is_llamaindex(values: list[object]) -> bool:
-    """Whether the first entry is a chat store, or messages of the current form (see the module
-    docstring: the older form is read only when the format is forced)."""
+    """Whether the first entry is a chat store, or messages of the current form: each of the first
+    with a dump's keys, one at least a whole message (one of another shape among them is told when
+    it is read). The older form is read only when the format is forced (the module docstring)."""
     first = values[0] if values else None
     if store_of(first) is not None:
         return True
     head = (first if isinstance(first, list) else values)[:5]
-    return bool(head) and all(_blocked(m) for m in head)
+    return all(_dumped(m) for m in head) and any(_blocked(m) for m in head)
 
 
 def read_llamaindex(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
