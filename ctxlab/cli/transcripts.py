@@ -56,7 +56,7 @@ FORMAT_SUMMARIES = {
     "pydantic-ai": "pydantic-ai message history (all_messages_json(): JSON list of requests and responses)",
     "bedrock-converse": "Bedrock Converse messages (strands history, records or session folder; requests)",
     "agentscope": "AgentScope 2.0 agent state (`agent.state` as JSON: summary and context) or its messages",
-    "llamaindex": "LlamaIndex chat store (SimpleChatStore.persist JSON) or ChatMessage dumps (JSON list)",
+    "llamaindex": "LlamaIndex SimpleChatStore JSON or ChatMessage dumps (older `content` ones: --format)",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
     "openai-agents": "OpenAI Agents SDK history (to_input_list() JSON, items a line, or SQLiteSession db)",
