@@ -131,6 +131,18 @@ def test_a_session_past_the_store_keys_is_refused_and_a_file_of_messages_holds_o
         import_file(LISTED, session=1)
 
 
+def test_stores_one_a_line_count_their_keys_as_sessions_across_the_file() -> None:
+    first = {"store": {"a": [ASK], "b": [_msg("user", _text("B."))]}, "class_name": "SimpleChatStore"}
+    second = {"store": {"c": [_msg("user", _text("C."))]}, "class_name": "SimpleChatStore"}
+    got = import_lines(lines(first, second), "stores.jsonl", session=2)
+    assert list(got.messages) == [{"role": "user", "content": "C."}]
+    assert (
+        "chat key 'c' is replayed: session 2 of the file's 3 (counted from 0 in file order)" in got.warnings
+    )
+    with pytest.raises(SessionError, match="session 3 is beyond the file's 3 chat keys"):
+        import_lines(lines(first, second), "stores.jsonl", session=3)
+
+
 def test_a_memory_buffer_dump_and_messages_one_a_line_are_read() -> None:
     reply = _msg("assistant", _text("Done."))
     buffer = {
