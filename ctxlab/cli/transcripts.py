@@ -59,6 +59,7 @@ FORMAT_SUMMARIES = {
     "bedrock-converse": "Bedrock Converse messages (strands history, records or session folder; requests)",
     "agentscope": "AgentScope 2.0 agent state (`agent.state` as JSON: summary and context) or its messages",
     "autogen": "AutoGen saved state (an agent's or team's save_state() JSON) or its LLM messages",
+    "llamaindex": "LlamaIndex SimpleChatStore JSON or ChatMessage dumps (older `content` ones: --format)",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
     "openai-agents": "OpenAI Agents SDK history (to_input_list() JSON, items a line, or SQLiteSession db)",

@@ -90,6 +90,7 @@ ImportFormat = Literal[
     "bedrock-converse",
     "agentscope",
     "autogen",
+    "llamaindex",
     "anthropic-messages",
     "openai-responses",
     "openai-agents",

@@ -712,6 +712,37 @@ def autogen(path: Path) -> list[Wire]:
     return out
 
 
+def _llamaindex_message(m: Any) -> Wire:
+    blocks, extra = m["blocks"], m["additional_kwargs"]
+    kinds = [b["block_type"] for b in blocks]
+    text = "".join(b["text"] for b in blocks if b["block_type"] == "text")
+    if m["role"] == "tool":
+        return {"role": "tool", "tool_call_id": extra["tool_call_id"], "content": text}
+    if m["role"] == "user":
+        urls = [
+            f"data:{b['image_mimetype']};base64,{b['image']}" for b in blocks if b["block_type"] == "image"
+        ]
+        parts = [{"type": "text", "text": b["text"]} for b in blocks if b["block_type"] == "text"]
+        images = [{"type": "image_url", "image_url": {"url": u}} for u in urls]
+        return {"role": "user", "content": parts + images if images else text}
+    calls = [
+        _call(b["tool_call_id"], b["tool_name"], b["tool_kwargs"])
+        for b in blocks
+        if b["block_type"] == "tool_call"
+    ]
+    thinking = "\n".join(b["content"] for b in blocks if b["block_type"] == "thinking")
+    wire: Wire = {"role": "assistant", "content": text, "reasoning_content": thinking}
+    return {**wire, "tool_calls": calls} if "tool_call" in kinds else wire
+
+
+def llamaindex(path: Path) -> list[Wire]:
+    """A chat store's first key (session 0), or a list of messages: each as LlamaIndex's OpenAI
+    integration sends it (the thinking kept as reasoning)."""
+    data = _load(path)
+    messages = next(iter(data["store"].values())) if isinstance(data, dict) else data
+    return [_llamaindex_message(m) for m in messages]
+
+
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
@@ -729,4 +760,5 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "pydantic-ai": pydantic_ai,
     "agentscope": agentscope,
     "autogen": autogen,
+    "llamaindex": llamaindex,
 }

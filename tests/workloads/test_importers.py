@@ -63,6 +63,8 @@ FIXTURES: dict[str, str] = {
     "autogen/assistant-state.json": "autogen",
     "autogen/team-state.json": "autogen",
     "autogen/context-messages.json": "autogen",
+    "llamaindex/chat_store.json": "llamaindex",
+    "llamaindex/memory_messages.json": "llamaindex",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "openai-responses/requests.jsonl": "openai-responses",
     "openai-agents/to_input_list.json": "openai-agents",

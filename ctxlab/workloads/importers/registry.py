@@ -16,6 +16,7 @@ from ctxlab.workloads.importers import (
     converse,
     google_adk,
     langgraph,
+    llamaindex,
     openai_agents,
     openai_chat,
     openhands,
@@ -125,6 +126,12 @@ FORMATS: dict[str, Format] = {
             detect=autogen.is_autogen,
             read=autogen.read_autogen,
             sessions=True,
+        ),
+        Format(
+            name="llamaindex",
+            detect=llamaindex.is_llamaindex,
+            read=llamaindex.read_llamaindex,
+            sessions=True,  # a chat store's keys; its reader refuses a file of messages' past 0
         ),
         Format(
             name="anthropic-messages",
