@@ -79,6 +79,7 @@ from ctxlab.workloads.inferred_tools import inferred_schemas
 ImportFormat = Literal[
     "codex",
     "claude-code",
+    "gemini-cli",
     "google-adk",
     "openhands",
     "swe-agent",

@@ -743,12 +743,146 @@ def llamaindex(path: Path) -> list[Wire]:
     return [_llamaindex_message(m) for m in messages]
 
 
+def gemini_cli(path: Path) -> list[Wire]:
+    """A Gemini CLI session (its records replayed as the CLI resumes them: shown records and
+    commands left out, each `gemini` record's tool results after it, a result recorded twice read
+    once), a checkpoint or a request: model contents are assistant messages (texts joined as
+    written, thoughts reasoning), function responses tool messages (`output` / `error` text),
+    media beside them in the last result; calls without ids are named by content and part."""
+    try:
+        docs = [_load(path)]
+    except json.JSONDecodeError:
+        docs = _lines(path)
+    head, out = docs[0], []
+    if isinstance(head, dict) and "sessionId" in head:
+        contents = _gemini_session(head.get("messages", []), docs[1:])
+    else:
+        request = head if isinstance(head, dict) and "contents" in head else None
+        history = request["contents"] if request else head if isinstance(head, list) else head["history"]
+        contents = [(c["role"], c["parts"], f"content{i}") for i, c in enumerate(history)]
+        if request and request.get("systemInstruction"):
+            out.append(
+                {
+                    "role": "system",
+                    "content": "".join(p["text"] for p in request["systemInstruction"]["parts"]),
+                }
+            )
+    answered: set[str] = set()
+    open_calls: list[tuple[str, str]] = []
+    for role, parts, key in contents:
+        if role == "model":
+            wire: Wire = {
+                "role": "assistant",
+                "content": "".join(p["text"] for p in parts if "text" in p and not p.get("thought")),
+            }
+            calls = []
+            for i, p in enumerate(parts):
+                if "functionCall" in p:
+                    fc = p["functionCall"]
+                    calls.append(_call(fc.get("id") or f"{key}-{i}", fc["name"], fc.get("args") or {}))
+                    open_calls.append((calls[-1]["id"], fc["name"]))
+            if calls:
+                wire["tool_calls"] = calls
+            thoughts = "".join(p["text"] for p in parts if p.get("thought"))
+            if thoughts:
+                wire["reasoning_content"] = thoughts
+            out.append(wire)
+            continue
+        results: list[Wire] = []
+        body: list[Wire] = []
+        for p in parts:
+            fr = p.get("functionResponse")
+            if fr is None:
+                blob = p.get("inlineData")
+                body.append(_adk_image(blob) if blob else {"type": "text", "text": p["text"]})
+                continue
+            if fr.get("id") in answered:
+                continue
+            match = next(c for c in open_calls if (c[0] == fr["id"] if fr.get("id") else c[1] == fr["name"]))
+            open_calls.remove(match)
+            answered.add(match[0])
+            r = fr["response"]
+            said = next(iter(r.values())) if list(r) in (["output"], ["error"]) else json.dumps(r)
+            images = [_adk_image(b["inlineData"]) for b in fr.get("parts") or []]
+            message: Wire = {"role": "tool", "tool_call_id": match[0], "content": said}
+            if images:
+                message["content"] = [{"type": "text", "text": said}, *images]
+            if "error" in r:
+                message["is_error"] = True
+            results.append(message)
+        if results and body:
+            last = results[-1]["content"]
+            results[-1]["content"] = [
+                *([{"type": "text", "text": last}] if isinstance(last, str) else last),
+                *body,
+            ]
+        elif body:
+            only = len(body) == 1 and body[0]["type"] == "text"
+            out.append({"role": "user", "content": body[0]["text"] if only else body})
+        out.extend(results)
+    return out
+
+
+def _gemini_session(messages: list[Any], lines: list[Any]) -> list[tuple[str, list[Any], str]]:
+    records: dict[str, Any] = {m["id"]: m for m in messages}
+    for line in lines:
+        if "$rewindTo" in line:
+            ids = list(records)
+            for gone in ids[ids.index(line["$rewindTo"]) :]:
+                del records[gone]
+        elif "id" in line:
+            records[line["id"]] = line
+    out: list[tuple[str, list[Any], str]] = []
+    for r in records.values():
+        c = r["content"]
+        parts = [{"text": c}] if isinstance(c, str) and c else c if isinstance(c, list) else []
+        if r["type"] == "user":
+            said = "".join(p.get("text", "[part]") for p in parts).strip()
+            if said and not said.startswith(("/", "?", "<session_context>", "<hook_context>")):
+                out.append(("user", parts, r["id"]))
+        elif r["type"] == "gemini":
+            if not any("functionCall" in p or p.get("thought") for p in parts):
+                thoughts = [
+                    {
+                        "text": f"**{t['subject']}** {t['description']}"
+                        if t["subject"]
+                        else t["description"],
+                        "thought": True,
+                    }
+                    for t in r.get("thoughts") or []
+                ]
+                calls = [
+                    {"functionCall": {"id": t["id"], "name": t["name"], "args": t["args"]}}
+                    for t in r.get("toolCalls") or []
+                ]
+                parts = thoughts + parts + calls
+            out.append(("model", parts, r["id"]))
+            results = []
+            for t in r.get("toolCalls") or []:
+                if isinstance(t.get("result"), str):
+                    results.append(
+                        {
+                            "functionResponse": {
+                                "id": t["id"],
+                                "name": t["name"],
+                                "response": {"output": t["result"]},
+                            }
+                        }
+                    )
+                elif t.get("result"):
+                    results.extend(t["result"])
+            if results:
+                out.append(("user", results, r["id"] + "_response"))
+    return out
+
+
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
     "openhands": openhands,
     "langgraph": langgraph,
     "google-adk": google_adk,
+    "gemini-cli": gemini_cli,
     "tau-bench": tau_bench,
     "tau2": tau2,
     "bedrock-converse": bedrock_converse,

@@ -144,12 +144,15 @@ _FLAGS = frozenset(
 
 
 def _blob(blob: Mapping[str, Any] | None, index: int, number: int, report: Report) -> Wire | None:
-    """An image part of inline data; other media (audio, a PDF) are counted."""
-    if blob is None:
-        return None
+    return None if blob is None else inline_image(blob, f"events[{index}]", number, report)
+
+
+def inline_image(blob: Mapping[str, Any], where: str, number: int | None, report: Report) -> Wire | None:
+    """An image part of a genai `Blob` (inline data; `where` names its holder in an error); other
+    media (audio, a PDF) are counted."""
     mime, data = get(blob, "mime_type"), blob.get("data")
     if not isinstance(mime, str) or not isinstance(data, str):
-        raise report.error(number, f"events[{index}]: inline data without a string `mimeType` and `data`")
+        raise report.error(number, f"{where}: inline data without a string `mimeType` and `data`")
     if mime.startswith("image/"):
         return image_part(data_url(mime, data))
     report.skip(f"inline data {mime!r} (the replay sends text and images)")

@@ -14,6 +14,7 @@ from ctxlab.workloads.importers import (
     claude_code,
     codex,
     converse,
+    gemini_cli,
     google_adk,
     langgraph,
     llamaindex,
@@ -64,6 +65,11 @@ FORMATS: dict[str, Format] = {
             detect=claude_code.is_claude_code,
             read=claude_code.read_claude_code,
             survey=claude_code.survey,
+        ),
+        Format(
+            name="gemini-cli",
+            detect=gemini_cli.is_gemini_cli,
+            read=gemini_cli.read_gemini_cli,
         ),
         Format(
             name="google-adk",
