@@ -174,6 +174,11 @@ def test_a_request_gives_its_system_instruction_and_tool_declarations() -> None:
     done = import_file(REQUEST)
     assert done.messages[0] == {"role": "system", "content": "You are a weather assistant. Answer briefly."}
     assert [t.name for t in done.tools] == ["get_weather"]
+    assert json.loads(done.tools[0].parameters) == {  # the API's Schema, as JSON Schema
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
     assert done.messages[3] == {
         "role": "tool",
         "tool_call_id": "content1-0",
@@ -295,3 +300,29 @@ def test_import_writes_nothing_for_a_bad_session(tmp_path: Path) -> None:
     path.write_text("\n".join(lines(HEAD, {"nope": True})), encoding="utf-8")
     code, _, err = run_cli("import", str(path), "--out", str(out))
     assert code == 2 and ":2" in err and not out.exists()
+
+
+def test_a_declared_schema_is_read_as_the_json_schema_it_stands_for(tmp_path: Path) -> None:
+    declared = {
+        "type": "OBJECT",
+        "propertyOrdering": ["tags", "note"],
+        "properties": {
+            "tags": {"type": "ARRAY", "items": {"type": "STRING", "enum": ["a", "b"]}, "minItems": "1"},
+            "note": {"type": "STRING", "nullable": True, "description": "optional"},
+            "any": {"anyOf": [{"type": "INTEGER"}, {"type": "TYPE_UNSPECIFIED"}]},
+        },
+    }
+    body = json.loads(REQUEST.read_text(encoding="utf-8"))
+    body["tools"] = [
+        {"functionDeclarations": [{"name": "tag", "description": "Tag.", "parameters": declared}]}
+    ]
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    assert json.loads(import_file(path).tools[0].parameters) == {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "minItems": 1},
+            "note": {"type": ["string", "null"], "description": "optional"},
+            "any": {"anyOf": [{"type": "integer"}, {}]},
+        },
+    }

@@ -27,7 +27,8 @@ google-gemini/gemini-cli `packages/core/src/utils/sessionUtils.ts`):
 - A checkpoint is a JSON list of `Content`s (or `{history, authType}`), replayed whole: its first
   content is the environment context the CLI sent first.
 - A request body `{contents, systemInstruction, tools, ...}`: its system instruction is the
-  system prompt, its function declarations the tool schemas.
+  system prompt, its function declarations the tool schemas: a `parametersJsonSchema` as it
+  is, a `parameters` (the API's OpenAPI-style `Schema`) as JSON Schema (`json_schema`).
 - A session holds no system prompt (the CLI builds it anew each run): none is replayed (noted).
 
 Invariants:
@@ -277,11 +278,45 @@ def _content_turns(contents: list[Any], number: int, report: Report) -> Iterator
         yield Turn(item["role"], tuple(parts_of(item["parts"])), number, f"content{index}")
 
 
+_COUNTS = frozenset({"minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"})
+"""A `Schema`'s int64 fields, which the API's JSON writes as strings."""
+
+
+def json_schema(value: object) -> object:
+    """A Gemini API `Schema` as the JSON Schema it stands for: its `type` names in lower case
+    (`OBJECT` is `object`; `TYPE_UNSPECIFIED` names none), `nullable` a `null` type beside its
+    own, int64 counts as numbers, `propertyOrdering` (an order for generation alone) left out;
+    every other keyword, and any value that is no schema, as it is.
+
+    >>> json_schema({"type": "OBJECT", "properties": {"n": {"type": "INTEGER", "nullable": True}}})
+    {'type': 'object', 'properties': {'n': {'type': ['integer', 'null']}}}
+    """
+    if not isinstance(value, Mapping):
+        return value
+    out: dict[str, object] = {}
+    for key, item in value.items():
+        if key == "type" and isinstance(item, str):
+            if item.upper() != "TYPE_UNSPECIFIED":
+                out[key] = item.lower()
+        elif key == "properties" and isinstance(item, Mapping):
+            out[key] = {name: json_schema(inner) for name, inner in item.items()}
+        elif key in {"items", "anyOf"}:
+            out[key] = [json_schema(i) for i in item] if isinstance(item, list) else json_schema(item)
+        elif key in _COUNTS and isinstance(item, str) and item.isdigit():
+            out[key] = int(item)
+        elif key not in {"propertyOrdering", "nullable"}:
+            out[key] = item
+    if value.get("nullable") is True and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
 def _declare(tools: list[Any], report: Report) -> None:
     """The function declarations of a request's tools, as the report's tool schemas."""
     for entry in tools:
         for declared in entry.get("functionDeclarations") or entry.get("function_declarations") or []:
-            parameters = declared.get("parametersJsonSchema", declared.get("parameters"))
+            given = declared.get("parametersJsonSchema")
+            parameters = given if given is not None else json_schema(declared.get("parameters"))
             found = schema(declared.get("name"), declared.get("description"), parameters)
             if found is not None:
                 report.tools.append(found)
