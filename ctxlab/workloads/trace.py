@@ -92,6 +92,7 @@ ImportFormat = Literal[
     "autogen",
     "llamaindex",
     "anthropic-messages",
+    "anthropic-history",
     "openai-responses",
     "openai-agents",
     "openai-chat",
