@@ -62,6 +62,7 @@ FORMAT_SUMMARIES = {
     "autogen": "AutoGen saved state (an agent's or team's save_state() JSON) or its LLM messages",
     "llamaindex": "LlamaIndex SimpleChatStore JSON or ChatMessage dumps (older `content` ones: --format)",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
+    "anthropic-history": "Anthropic messages list: Cline's / Roo Code's api_conversation_history.json",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",
     "openai-agents": "OpenAI Agents SDK history (to_input_list() JSON, items a line, or SQLiteSession db)",
     "openai-chat": "OpenAI chat messages, one a line (the lab's replay format)",

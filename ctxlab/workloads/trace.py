@@ -93,6 +93,7 @@ ImportFormat = Literal[
     "autogen",
     "llamaindex",
     "anthropic-messages",
+    "anthropic-history",
     "openai-responses",
     "openai-agents",
     "openai-chat",

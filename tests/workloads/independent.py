@@ -735,6 +735,69 @@ def _llamaindex_message(m: Any) -> Wire:
     return {**wire, "tool_calls": calls} if "tool_call" in kinds else wire
 
 
+def _history_reasoning(m: Any) -> str:
+    said = [m.get("reasoning_content") or ""]
+    for b in m["content"] if isinstance(m["content"], list) else []:
+        if b["type"] == "thinking" or (b["type"] == "reasoning" and "text" in b):
+            said.append(b.get("thinking", b.get("text", "")))
+    return "\n\n".join(s for s in said if s)
+
+
+def _history_part(b: Any) -> Wire:
+    if b["type"] == "text":
+        return {"type": "text", "text": b["text"]}
+    url = f"data:{b['source']['media_type']};base64,{b['source']['data']}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _history_user(content: Any) -> list[Wire]:
+    """Results first (their text, or their parts when one is an image), then text and images."""
+    if isinstance(content, str):
+        return [{"role": "user", "content": content}]
+    out: list[Wire] = []
+    for b in (b for b in content if b["type"] == "tool_result"):
+        result = b["content"]
+        if isinstance(result, list):
+            images = any(x["type"] == "image" for x in result)
+            result = [_history_part(x) for x in result] if images else "".join(x["text"] for x in result)
+        out.append(
+            {
+                "role": "tool",
+                "tool_call_id": b["tool_use_id"],
+                "content": result,
+                "is_error": b.get("is_error", False),
+            }
+        )
+    parts = [_history_part(b) for b in content if b["type"] in {"text", "image"}]
+    if parts:
+        out.append({"role": "user", "content": parts})
+    return out
+
+
+def anthropic_history(path: Path) -> list[Wire]:
+    """What Cline or Roo Code sends from its history: from the last summary on (Roo Code), less
+    the messages a truncation marker of that range hides, with no system prompt."""
+    history = _load(path)
+    summaries = [i for i, m in enumerate(history) if m.get("isSummary")]
+    start = summaries[-1] if summaries else 0
+    markers = {m["truncationId"] for m in history[start:] if m.get("isTruncationMarker")}
+    out: list[Wire] = []
+    for m in history[start:]:
+        if m.get("truncationParent") in markers:
+            continue
+        if m["role"] == "user":
+            out.extend(_history_user(m["content"]))
+            continue
+        blocks = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        text = "".join(b["text"] for b in blocks if b["type"] == "text")
+        calls = [_call(b["id"], b["name"], b["input"]) for b in blocks if b["type"] == "tool_use"]
+        extra = {"tool_calls": calls} if calls else {}
+        out.append(
+            {"role": "assistant", "content": text, "reasoning_content": _history_reasoning(m), **extra}
+        )
+    return out
+
+
 def llamaindex(path: Path) -> list[Wire]:
     """A chat store's first key (session 0), or a list of messages: each as LlamaIndex's OpenAI
     integration sends it (the thinking kept as reasoning)."""
@@ -889,6 +952,7 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "claude-code": claude_code,
     "codex": codex,
     "anthropic-messages": anthropic_messages,
+    "anthropic-history": anthropic_history,
     "openai-responses": openai_responses,
     "openai-agents": openai_agents,
     "pydantic-ai": pydantic_ai,

@@ -10,6 +10,7 @@ from typing import get_args
 from ctxlab.workloads.importers import (
     agentscope,
     anthropic,
+    anthropic_history,
     autogen,
     claude_code,
     codex,
@@ -143,6 +144,12 @@ FORMATS: dict[str, Format] = {
             name="anthropic-messages",
             detect=anthropic.is_messages_log,
             read=anthropic.read_anthropic_log,
+        ),
+        Format(
+            name="anthropic-history",
+            detect=anthropic_history.is_history,
+            read=anthropic_history.read_history,
+            survey=anthropic_history.survey,
         ),
         Format(
             name="openai-responses",
