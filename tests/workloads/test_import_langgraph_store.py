@@ -142,6 +142,18 @@ def test_a_json_checkpoint_is_read_as_its_lc_constructor_messages(tmp_path: Path
     )
 
 
+@pytest.mark.parametrize("depth", [101, 600, 100_000])
+def test_a_json_checkpoint_nested_deeper_than_msgpack_is_read_is_refused_at_its_row(
+    tmp_path: Path, depth: int
+) -> None:
+    db = _copy(tmp_path)
+    nested = "[" * depth + "]" * depth
+    text = '{"channel_values": {"messages": [{"type": "human", "content": ' + nested + "}]}}"
+    _latest(db, "nested", "json", text.encode())
+    with pytest.raises(TraceError, match=r"checkpoints row 15: .*JSON nested deeper than 100 levels"):
+        import_file(db, session=2)
+
+
 @pytest.mark.parametrize(
     ("messages", "told"),
     [

@@ -14,9 +14,9 @@ langgraph-checkpoint-sqlite) read as a store of conversations (`stores`), withou
   "subgraph_checkpoints", "channel_values": {"messages": [...]}}`, at `: checkpoints row N`.
 - The `type` column names the serialisation (langgraph-checkpoint's `JsonPlusSerializer`):
   `msgpack` is read by `msgpack.unpacked`, its extension types as below, `json` as JSON (its
-  messages in `dumpd`'s constructor form). A `pickle` checkpoint is refused, never unpickled; an
-  encrypted one (`msgpack+aes`: `EncryptedSerializer`) is refused, never decrypted; `null`,
-  `bytes` and any other type hold no checkpoint to read.
+  messages in `dumpd`'s constructor form) nested no deeper than MessagePack is read. A `pickle`
+  checkpoint is refused, never unpickled; an encrypted one (`msgpack+aes`: `EncryptedSerializer`)
+  is refused, never decrypted; `null`, `bytes` and any other type hold no checkpoint to read.
 - LangGraph's extension types: an object written as its module, class and data (a
   constructor's argument or arguments, a method's argument, a pydantic model's fields: codes
   0 to 5) is, as an item of the messages list, a LangChain message in `dumpd`'s constructor
@@ -37,9 +37,10 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from ctxlab.workloads.files import json_depth
 from ctxlab.workloads.importers.base import Entry, Report, Wire, field_of
 from ctxlab.workloads.importers.langgraph import KINDS, thread_messages, thread_wires
-from ctxlab.workloads.importers.msgpack import Inner, MsgpackError, unpacked
+from ctxlab.workloads.importers.msgpack import DEPTH, Inner, MsgpackError, unpacked
 
 COLUMNS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"})
 OBJECTS = frozenset(range(6))
@@ -123,11 +124,26 @@ def _checkpoint(kind: str, blob: object) -> object:
     if not isinstance(blob, bytes):
         raise _Refused(f"its latest checkpoint is {type(blob).__name__}, not {kind} data")
     try:
-        return unpacked(blob, _hook) if kind == "msgpack" else json.loads(blob)
+        return unpacked(blob, _hook) if kind == "msgpack" else _json(blob)
     except MsgpackError as error:
         raise _Refused(f"its latest checkpoint is not MessagePack as LangGraph writes it: {error}") from None
     except ValueError as error:
         raise _Refused(f"its latest checkpoint is not JSON: {error}") from None
+
+
+def _json(blob: bytes) -> object:
+    """A `json` checkpoint's value, nested no deeper than a MessagePack one may (`DEPTH`), so that
+    reading its messages cannot exhaust the interpreter's stack."""
+    try:
+        value = json.loads(blob)
+    except RecursionError:
+        raise _Refused(_TOO_DEEP) from None
+    if json_depth(value) > DEPTH:
+        raise _Refused(_TOO_DEEP)
+    return value
+
+
+_TOO_DEEP = f"its latest checkpoint is JSON nested deeper than {DEPTH} levels, as LangGraph nests none"
 
 
 _PICKLED = (
