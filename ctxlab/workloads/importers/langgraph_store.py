@@ -8,7 +8,9 @@ langgraph-checkpoint-sqlite) read as a store of conversations (`stores`), withou
   conversation of their own: they are counted, and a thread that has only those is none.
 - A thread's conversation is its latest root checkpoint, the one LangGraph's `get_tuple` gives
   when no checkpoint is named (the greatest `checkpoint_id`): its `channel_values["messages"]`,
-  read by the LangGraph reader's mapping (`langgraph.thread_wires`). The thread's earlier
+  read by the LangGraph reader's mapping (`langgraph.thread_wires`). A thread whose latest id is
+  on several rows (which SqliteSaver's primary key forbids) is refused at the last of them, as
+  which one LangGraph reads is not defined. The thread's earlier
   checkpoints are counted; the `writes` table (writes of a step that has not finished) is not
   read. An entry is that list as JSON, `{"checkpoint_id", "earlier_checkpoints",
   "subgraph_checkpoints", "channel_values": {"messages": [...]}}`, at `: checkpoints row N`.
@@ -78,23 +80,38 @@ def threads(connection: sqlite3.Connection) -> Iterator[Row]:
     Raises:
         sqlite3.Error: the database cannot be read.
     """
-    for row_id, thread, checkpoint_id, kind, blob, earlier, nested in connection.execute(_LATEST):
+    for row_id, thread, checkpoint_id, kind, blob, earlier, nested, copies in connection.execute(_LATEST):
         head = {
             "checkpoint_id": _text(checkpoint_id),
             "earlier_checkpoints": earlier,
             "subgraph_checkpoints": nested,
         }
-        text, problem = entry("null" if kind is None else _text(kind), blob, head)
+        text, problem = (
+            entry("null" if kind is None else _text(kind), blob, head)
+            if copies == 1
+            else (None, _COPIES.format(checkpoint=_text(checkpoint_id), copies=copies))
+        )
         yield f"thread {_text(thread)!r}", f": checkpoints row {row_id}", text, problem
 
 
+_SAME = (
+    "FROM checkpoints AS d WHERE d.thread_id IS f.thread_id AND d.checkpoint_ns = '' "
+    "AND d.checkpoint_id IS f.latest"
+)
+"""The rows of a thread's latest root checkpoint: one, by SqliteSaver's primary key."""
 _LATEST = (
-    "SELECT c.rowid, c.thread_id, c.checkpoint_id, c.type, c.checkpoint, f.root - 1, f.nested "
+    "SELECT c.rowid, c.thread_id, c.checkpoint_id, c.type, c.checkpoint, f.root - 1, f.nested, "
+    f"(SELECT COUNT(*) {_SAME}) "
     "FROM checkpoints AS c JOIN (SELECT thread_id, MIN(CASE WHEN checkpoint_ns = '' THEN rowid END) "
     "AS first, MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS latest, "
     "SUM(checkpoint_ns = '') AS root, SUM(checkpoint_ns <> '') AS nested FROM checkpoints "
     "GROUP BY thread_id HAVING root > 0) AS f ON c.thread_id IS f.thread_id "
-    "AND c.checkpoint_ns = '' AND c.checkpoint_id IS f.latest ORDER BY f.first"
+    f"AND c.checkpoint_ns = '' AND c.checkpoint_id IS f.latest WHERE c.rowid = (SELECT MAX(d.rowid) {_SAME}) "
+    "ORDER BY f.first"
+)
+_COPIES = (
+    "its latest checkpoint ({checkpoint!r}) is on {copies} rows, where SqliteSaver keeps each checkpoint "
+    "once (the table's primary key), so which one LangGraph reads is not defined: keep one of them"
 )
 
 
