@@ -222,6 +222,39 @@ def test_a_result_no_call_answers_is_an_error_at_its_record() -> None:
     assert raised.value.line == 4 and "answers no call" in str(raised.value)
 
 
+def test_a_response_without_id_answers_the_call_before_it_not_an_interrupted_one_of_its_name(
+    tmp_path: Path,
+) -> None:
+    ls = {"functionCall": {"name": "ls", "args": {}}}
+    contents = [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": [ls]},  # interrupted: no response
+        {"role": "user", "parts": [{"text": "again"}]},
+        {"role": "model", "parts": [ls]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "r"}}}]},
+    ]
+    path = tmp_path / "checkpoint-retry.json"
+    path.write_text(json.dumps(contents), encoding="utf-8")
+    messages = import_file(path).messages
+    assert messages[3]["tool_calls"][0]["id"] == "content3-0"
+    assert messages[4] == {"role": "tool", "tool_call_id": "content3-0", "content": "r"}
+
+
+def test_a_response_to_a_call_of_an_earlier_model_content_is_an_error_at_its_record() -> None:
+    call = {"functionCall": {"id": "c1", "name": "ls", "args": {}}}
+    late = {"functionResponse": {"id": "c1", "name": "ls", "response": {"output": "a"}}}
+    entries = (
+        HEAD,
+        _user("u1", "hi"),
+        _gemini("g1", [call]),
+        _gemini("g2", "then"),
+        {"id": "u2", "type": "user", "content": [late]},
+    )
+    with pytest.raises(TraceError) as raised:
+        _imported(*entries)
+    assert raised.value.line == 5 and "a call of an earlier model content" in str(raised.value)
+
+
 @pytest.mark.parametrize(
     ("entry", "said"),
     [

@@ -142,6 +142,18 @@ def test_a_json_checkpoint_is_read_as_its_lc_constructor_messages(tmp_path: Path
     )
 
 
+@pytest.mark.parametrize("depth", [101, 600, 100_000])
+def test_a_json_checkpoint_nested_deeper_than_msgpack_is_read_is_refused_at_its_row(
+    tmp_path: Path, depth: int
+) -> None:
+    db = _copy(tmp_path)
+    nested = "[" * depth + "]" * depth
+    text = '{"channel_values": {"messages": [{"type": "human", "content": ' + nested + "}]}}"
+    _latest(db, "nested", "json", text.encode())
+    with pytest.raises(TraceError, match=r"checkpoints row 15: .*JSON nested deeper than 100 levels"):
+        import_file(db, session=2)
+
+
 @pytest.mark.parametrize(
     ("messages", "told"),
     [
@@ -195,6 +207,21 @@ def test_a_cut_checkpoint_is_told_at_its_row_with_the_offset(tmp_path: Path) -> 
         TraceError, match=r"checkpoints row 18: .*not MessagePack .*truncated: .* at byte \d+"
     ):
         import_file(db)
+
+
+def test_a_latest_checkpoint_on_two_rows_is_refused_at_its_row_not_read_twice(tmp_path: Path) -> None:
+    db = _copy(tmp_path)
+    connection = sqlite3.connect(db)
+    with connection:  # a table without SqliteSaver's primary key, the latest checkpoint copied
+        connection.executescript(
+            "CREATE TABLE saved AS SELECT * FROM checkpoints; DROP TABLE checkpoints; "
+            "CREATE TABLE checkpoints AS SELECT * FROM saved ORDER BY rowid; DROP TABLE saved; "
+            "INSERT INTO checkpoints SELECT * FROM checkpoints WHERE rowid = 9"
+        )
+    connection.close()
+    assert len(import_file(db, session=0).messages) == len(import_file(DB, session=0).messages)
+    with pytest.raises(TraceError, match=r"checkpoints row 19: its latest checkpoint .* is on 2 rows"):
+        import_file(db, session=1)
 
 
 def test_the_database_is_read_only_nothing_written_no_journal_left(tmp_path: Path) -> None:

@@ -18,11 +18,12 @@ Mapping rules:
   any other response is its JSON text, counted in a note. Media inside a response (`parts`)
   are images of its result.
 - A call without an id (older API versions, checkpoints) gets `<turn>-<part index>`, the turn
-  naming its content; a response answers the call of its id, or, without an id, the earliest
-  unanswered call of its name, as the API pairs them. A response to a call already answered
-  (the CLI may record a result twice) is counted, not replayed; one that answers no call is an
-  error at its line. A call no response answers is replayed as the CLI sends it, unanswered
-  (the replay gives it an empty result and says so).
+  naming its content; a response answers a call of the last model content before it: the call
+  of its id, or, without an id, the earliest unanswered call of its name, as the API pairs them.
+  A response to a call already answered (the CLI may record a result twice) is counted, not
+  replayed; one that answers no call of that content (none, or one an earlier model content
+  made) is an error at its line. A call no response answers before the next model content is
+  replayed as the CLI sends it, unanswered (the replay gives it an empty result and says so).
 - Images are `data:` URLs; other inline media, file references and other kinds of part are
   counted as skipped.
 
@@ -66,17 +67,24 @@ class Turn:
 
 @dataclass(slots=True)
 class Pairing:
-    """The calls sent so far: those still unanswered, in order, as (id, name), and those answered."""
+    """The calls sent so far: those of the last model content still unanswered, in order, as
+    (id, name), those answered, and those an earlier model content left unanswered."""
 
     report: Report
     open: list[tuple[str, str]] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)
+    left: set[str] = field(default_factory=set)
+
+    def close(self) -> None:
+        """A new model content: the calls still open stay unanswered, and no response answers them."""
+        self.left.update(call_id for call_id, _ in self.open)
+        self.open.clear()
 
     def answer(self, response: Mapping[str, Any], line: int | None) -> str | None:
         """The id of the call a response answers; None for a call answered already (counted).
 
         Raises:
-            TraceError: the response answers no call sent before it.
+            TraceError: the response answers no call of the last model content before it.
         """
         given, name = response.get("id"), response.get("name")
         if isinstance(given, str) and given:
@@ -90,9 +98,14 @@ class Pairing:
         if given in self.answered:
             self.report.skip("function response to a call answered already (recorded twice)")
             return None
-        raise self.report.error(
-            line, f"a function response to {name!r} ({given or 'no id'}) answers no call before it"
-        )
+        said = f"a function response to {name!r} ({given or 'no id'})"
+        if given in self.left:
+            raise self.report.error(
+                line,
+                f"{said} answers a call of an earlier model content, not of the last one before it: "
+                "the API pairs a response only with a call of the model content just before it",
+            )
+        raise self.report.error(line, f"{said} answers no call of the model content before it")
 
 
 def parts_of(value: object) -> list[Mapping[str, Any]]:
@@ -130,6 +143,7 @@ def messages(turns: Iterable[Turn], report: Report) -> Iterator[Wire]:
     pairing = Pairing(report)
     for turn in turns:
         if turn.role == "model":
+            pairing.close()
             yield _assistant(turn, pairing)
         elif turn.role == "user":
             yield from _user(turn, pairing)

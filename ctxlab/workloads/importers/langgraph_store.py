@@ -8,15 +8,17 @@ langgraph-checkpoint-sqlite) read as a store of conversations (`stores`), withou
   conversation of their own: they are counted, and a thread that has only those is none.
 - A thread's conversation is its latest root checkpoint, the one LangGraph's `get_tuple` gives
   when no checkpoint is named (the greatest `checkpoint_id`): its `channel_values["messages"]`,
-  read by the LangGraph reader's mapping (`langgraph.thread_wires`). The thread's earlier
+  read by the LangGraph reader's mapping (`langgraph.thread_wires`). A thread whose latest id is
+  on several rows (which SqliteSaver's primary key forbids) is refused at the last of them, as
+  which one LangGraph reads is not defined. The thread's earlier
   checkpoints are counted; the `writes` table (writes of a step that has not finished) is not
   read. An entry is that list as JSON, `{"checkpoint_id", "earlier_checkpoints",
   "subgraph_checkpoints", "channel_values": {"messages": [...]}}`, at `: checkpoints row N`.
 - The `type` column names the serialisation (langgraph-checkpoint's `JsonPlusSerializer`):
   `msgpack` is read by `msgpack.unpacked`, its extension types as below, `json` as JSON (its
-  messages in `dumpd`'s constructor form). A `pickle` checkpoint is refused, never unpickled; an
-  encrypted one (`msgpack+aes`: `EncryptedSerializer`) is refused, never decrypted; `null`,
-  `bytes` and any other type hold no checkpoint to read.
+  messages in `dumpd`'s constructor form) nested no deeper than MessagePack is read. A `pickle`
+  checkpoint is refused, never unpickled; an encrypted one (`msgpack+aes`: `EncryptedSerializer`)
+  is refused, never decrypted; `null`, `bytes` and any other type hold no checkpoint to read.
 - LangGraph's extension types: an object written as its module, class and data (a
   constructor's argument or arguments, a method's argument, a pydantic model's fields: codes
   0 to 5) is, as an item of the messages list, a LangChain message in `dumpd`'s constructor
@@ -37,9 +39,10 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from ctxlab.workloads.files import json_depth
 from ctxlab.workloads.importers.base import Entry, Report, Wire, field_of
 from ctxlab.workloads.importers.langgraph import KINDS, thread_messages, thread_wires
-from ctxlab.workloads.importers.msgpack import Inner, MsgpackError, unpacked
+from ctxlab.workloads.importers.msgpack import DEPTH, Inner, MsgpackError, unpacked
 
 COLUMNS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "type", "checkpoint"})
 OBJECTS = frozenset(range(6))
@@ -77,23 +80,38 @@ def threads(connection: sqlite3.Connection) -> Iterator[Row]:
     Raises:
         sqlite3.Error: the database cannot be read.
     """
-    for row_id, thread, checkpoint_id, kind, blob, earlier, nested in connection.execute(_LATEST):
+    for row_id, thread, checkpoint_id, kind, blob, earlier, nested, copies in connection.execute(_LATEST):
         head = {
             "checkpoint_id": _text(checkpoint_id),
             "earlier_checkpoints": earlier,
             "subgraph_checkpoints": nested,
         }
-        text, problem = entry("null" if kind is None else _text(kind), blob, head)
+        text, problem = (
+            entry("null" if kind is None else _text(kind), blob, head)
+            if copies == 1
+            else (None, _COPIES.format(checkpoint=_text(checkpoint_id), copies=copies))
+        )
         yield f"thread {_text(thread)!r}", f": checkpoints row {row_id}", text, problem
 
 
+_SAME = (
+    "FROM checkpoints AS d WHERE d.thread_id IS f.thread_id AND d.checkpoint_ns = '' "
+    "AND d.checkpoint_id IS f.latest"
+)
+"""The rows of a thread's latest root checkpoint: one, by SqliteSaver's primary key."""
 _LATEST = (
-    "SELECT c.rowid, c.thread_id, c.checkpoint_id, c.type, c.checkpoint, f.root - 1, f.nested "
+    "SELECT c.rowid, c.thread_id, c.checkpoint_id, c.type, c.checkpoint, f.root - 1, f.nested, "
+    f"(SELECT COUNT(*) {_SAME}) "
     "FROM checkpoints AS c JOIN (SELECT thread_id, MIN(CASE WHEN checkpoint_ns = '' THEN rowid END) "
     "AS first, MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS latest, "
     "SUM(checkpoint_ns = '') AS root, SUM(checkpoint_ns <> '') AS nested FROM checkpoints "
     "GROUP BY thread_id HAVING root > 0) AS f ON c.thread_id IS f.thread_id "
-    "AND c.checkpoint_ns = '' AND c.checkpoint_id IS f.latest ORDER BY f.first"
+    f"AND c.checkpoint_ns = '' AND c.checkpoint_id IS f.latest WHERE c.rowid = (SELECT MAX(d.rowid) {_SAME}) "
+    "ORDER BY f.first"
+)
+_COPIES = (
+    "its latest checkpoint ({checkpoint!r}) is on {copies} rows, where SqliteSaver keeps each checkpoint "
+    "once (the table's primary key), so which one LangGraph reads is not defined: keep one of them"
 )
 
 
@@ -123,11 +141,26 @@ def _checkpoint(kind: str, blob: object) -> object:
     if not isinstance(blob, bytes):
         raise _Refused(f"its latest checkpoint is {type(blob).__name__}, not {kind} data")
     try:
-        return unpacked(blob, _hook) if kind == "msgpack" else json.loads(blob)
+        return unpacked(blob, _hook) if kind == "msgpack" else _json(blob)
     except MsgpackError as error:
         raise _Refused(f"its latest checkpoint is not MessagePack as LangGraph writes it: {error}") from None
     except ValueError as error:
         raise _Refused(f"its latest checkpoint is not JSON: {error}") from None
+
+
+def _json(blob: bytes) -> object:
+    """A `json` checkpoint's value, nested no deeper than a MessagePack one may (`DEPTH`), so that
+    reading its messages cannot exhaust the interpreter's stack."""
+    try:
+        value = json.loads(blob)
+    except RecursionError:
+        raise _Refused(_TOO_DEEP) from None
+    if json_depth(value) > DEPTH:
+        raise _Refused(_TOO_DEEP)
+    return value
+
+
+_TOO_DEEP = f"its latest checkpoint is JSON nested deeper than {DEPTH} levels, as LangGraph nests none"
 
 
 _PICKLED = (
