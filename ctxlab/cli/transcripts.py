@@ -60,6 +60,7 @@ FORMAT_SUMMARIES = {
     "bedrock-converse": "Bedrock Converse messages (strands history, records or session folder; requests)",
     "agentscope": "AgentScope 2.0 agent state (`agent.state` as JSON: summary and context) or its messages",
     "autogen": "AutoGen saved state (an agent's or team's save_state() JSON) or its LLM messages",
+    "letta": "Letta agent file (.af export): each agent's in-context messages, --session N per agent",
     "llamaindex": "LlamaIndex SimpleChatStore JSON or ChatMessage dumps (older `content` ones: --format)",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "anthropic-history": "Anthropic messages list: Cline's / Roo Code's api_conversation_history.json",

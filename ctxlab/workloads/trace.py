@@ -91,6 +91,7 @@ ImportFormat = Literal[
     "bedrock-converse",
     "agentscope",
     "autogen",
+    "letta",
     "llamaindex",
     "anthropic-messages",
     "anthropic-history",

@@ -712,6 +712,70 @@ def autogen(path: Path) -> list[Wire]:
     return out
 
 
+def _letta_text(m: Any) -> str:
+    return "\n\n".join(c["text"] for c in m["content"] if c["type"] == "text")
+
+
+def _letta_user(m: Any) -> Any:
+    images = [
+        {
+            "type": "image_url",
+            "image_url": {"url": f"data:{c['source']['media_type']};base64,{c['source']['data']}"},
+        }
+        for c in m["content"]
+        if c["type"] == "image"
+    ]
+    return [{"type": "text", "text": _letta_text(m)}, *images] if images else _letta_text(m)
+
+
+def _letta_tool(m: Any) -> list[Wire]:
+    if not m["tool_returns"]:
+        failed = json.loads(_letta_text(m))["status"] == "Failed"
+        return [
+            {"role": "tool", "tool_call_id": m["tool_call_id"], "content": _letta_text(m), "is_error": failed}
+        ]
+    return [
+        {
+            "role": "tool",
+            "tool_call_id": r["tool_call_id"],
+            "content": r["func_response"],
+            "is_error": r["status"] == "error",
+        }
+        for r in m["tool_returns"]
+    ]
+
+
+def letta(path: Path) -> list[Wire]:
+    """A Letta agent file: its first agent's in-context messages in their listed order; a message of
+    reasoning alone is left out, as Letta does not send it."""
+    agent = _load(path)["agents"][0]
+    by_id = {m["id"]: m for m in agent["messages"]}
+    out: list[Wire] = []
+    for m in (by_id[i] for i in agent["in_context_message_ids"]):
+        reasoning = "\n\n".join(c["reasoning"] for c in m["content"] if c["type"] == "reasoning")
+        if m["role"] == "system":
+            out.append({"role": "system", "content": _letta_text(m)})
+        elif m["role"] == "user":
+            out.append({"role": "user", "content": _letta_user(m)})
+        elif m["role"] == "tool":
+            out.extend(_letta_tool(m))
+        elif m["tool_calls"]:
+            called = [
+                _call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m["tool_calls"]
+            ]
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": _letta_text(m),
+                    "tool_calls": called,
+                    "reasoning_content": reasoning,
+                }
+            )
+        elif _letta_text(m):
+            out.append({"role": "assistant", "content": _letta_text(m), "reasoning_content": reasoning})
+    return out
+
+
 def _llamaindex_message(m: Any) -> Wire:
     blocks, extra = m["blocks"], m["additional_kwargs"]
     kinds = [b["block_type"] for b in blocks]
@@ -958,5 +1022,6 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "pydantic-ai": pydantic_ai,
     "agentscope": agentscope,
     "autogen": autogen,
+    "letta": letta,
     "llamaindex": llamaindex,
 }

@@ -67,6 +67,8 @@ FIXTURES: dict[str, str] = {
     "autogen/assistant-state.json": "autogen",
     "autogen/team-state.json": "autogen",
     "autogen/context-messages.json": "autogen",
+    "letta/support-agent.af": "letta",
+    "letta/two-agents.af": "letta",
     "llamaindex/chat_store.json": "llamaindex",
     "llamaindex/memory_messages.json": "llamaindex",
     "anthropic-messages/requests.jsonl": "anthropic-messages",

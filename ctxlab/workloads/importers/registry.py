@@ -18,6 +18,7 @@ from ctxlab.workloads.importers import (
     gemini_cli,
     google_adk,
     langgraph,
+    letta,
     llamaindex,
     openai_agents,
     openai_chat,
@@ -132,6 +133,12 @@ FORMATS: dict[str, Format] = {
             name="autogen",
             detect=autogen.is_autogen,
             read=autogen.read_autogen,
+            sessions=True,
+        ),
+        Format(
+            name="letta",
+            detect=letta.is_letta,
+            read=letta.read_letta,
             sessions=True,
         ),
         Format(

@@ -1,0 +1,269 @@
+"""Letta agent files (`.af`): read without Letta, each agent's in-context messages one conversation
+chosen by `--session`, in Letta's order, the messages out of context counted, inner thoughts as
+text beside the calls and reasoning apart, failed returns as error results, and shapes Letta
+never writes refused at their line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxlab.scenarios.load import load_scenario
+from ctxlab.workloads.importers import import_file, import_lines
+from ctxlab.workloads.importers.base import SessionError
+from ctxlab.workloads.importers.letta import is_letta
+from ctxlab.workloads.trace import TraceError
+from tests.workloads.importing import DATA, assert_paired, run_cli
+
+ONE = DATA / "letta/support-agent.af"
+TWO = DATA / "letta/two-agents.af"
+FILE = json.loads(ONE.read_text(encoding="utf-8"))
+PNG = FILE["agents"][0]["messages"][5]["content"][1]["source"]["data"]
+
+
+def _packed(status: str, message: str) -> str:
+    return json.dumps(
+        {"status": status, "message": message, "time": "2026-03-02 10:00:00 AM UTC+0000"}, indent=2
+    )
+
+
+def _calls(*called: tuple[str, str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+        for i, n, a in called
+    ]
+
+
+def test_an_agents_context_reads_as_letta_sends_it() -> None:
+    imported = import_file(ONE)
+    agent = FILE["agents"][0]
+    messages = list(imported.messages)
+    assert imported.format == "letta"
+    assert messages[0] == {"role": "system", "content": agent["messages"][0]["content"][0]["text"]}
+    assert messages[1]["role"] == "user" and "have been hidden from view" in messages[1]["content"]
+    assert messages[2:] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": agent["messages"][5]["content"][0]["text"]},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": "Look up order 4417.",
+            "tool_calls": _calls(
+                ("call-02", "fetch_order", {"order_id": "4417", "request_heartbeat": True}),
+                ("call-03", "conversation_search", {"query": "order 4417", "request_heartbeat": True}),
+            ),
+            "reasoning_content": "She wants order 4417; look it up and keep the receipt in mind.",
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call-02",
+            "content": _packed("Failed", "ConnectionError: orders service unavailable"),
+            "is_error": True,
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call-03",
+            "content": _packed(
+                "OK", "Showing 1 of 1 results:\n[2026-02-27] user: I ordered two atlases, order 4417."
+            ),
+        },
+        {"role": "user", "content": agent["messages"][8]["content"][0]["text"]},
+        {
+            "role": "assistant",
+            "content": "Service down. Tell her what I know and note it.",
+            "tool_calls": _calls(
+                (
+                    "call-04",
+                    "core_memory_append",
+                    {"label": "human", "content": "Order 4417: two atlases.", "request_heartbeat": True},
+                )
+            ),
+        },
+        {"role": "tool", "tool_call_id": "call-04", "content": _packed("OK", "None")},
+        {
+            "role": "assistant",
+            "content": "Answer her.",
+            "tool_calls": _calls(
+                (
+                    "call-05",
+                    "send_message",
+                    {
+                        "message": "Order 4417 holds two atlases; the order service is down, so I can't see "
+                        "its status yet.",
+                        "request_heartbeat": False,
+                    },
+                )
+            ),
+        },
+        {"role": "tool", "tool_call_id": "call-05", "content": _packed("OK", "None")},
+    ]
+    assert_paired(messages)
+    assert "skipped 3 × message not in the agent's context (not replayed)" in imported.warnings
+    assert any("reasoning alone" in w or "no text and no calls" in w for w in imported.warnings)
+    assert [t.name for t in imported.tools] == [
+        "send_message",
+        "conversation_search",
+        "core_memory_append",
+        "fetch_order",
+    ]
+
+
+def test_a_file_holds_one_conversation_per_agent_in_file_order() -> None:
+    first, second = import_file(TWO), import_file(TWO, session=1)
+    assert "agent 'moss' is replayed: agent 0 of the file's 2" in " ".join(first.warnings)
+    assert "agent 'moss-sleeptime' is replayed: agent 1 of the file's 2" in " ".join(second.warnings)
+    assert "skipped 1 × agent of the file not replayed (not replayed)" in second.warnings
+    said = [m for m in second.messages if m["role"] == "tool"]
+    assert said[0] == {
+        "role": "tool",
+        "tool_call_id": "call-11",
+        "content": _packed("Failed", "ValueError: line 9 is beyond the block's 1 lines"),
+        "is_error": True,
+    }  # an older message with no tool_returns: Letta's packed failure is an error
+    assert "is_error" not in said[1]
+    with pytest.raises(SessionError, match="session 2 is beyond the file's 2 agents"):
+        list(import_file(TWO, session=2).messages)
+
+
+def _file(*messages: dict[str, Any], ids: list[str] | None = None, **agent: Any) -> dict[str, Any]:
+    listed = [{"id": f"message-{k}", "type": "message", **m} for k, m in enumerate(messages)]
+    held = {
+        "name": "a",
+        "system": "Be brief.",
+        "messages": listed,
+        "in_context_message_ids": [m["id"] for m in listed] if ids is None else ids,
+        **agent,
+    }
+    return {
+        "agents": [held],
+        "groups": [],
+        "blocks": [],
+        "files": [],
+        "sources": [],
+        "tools": [],
+        "mcp_servers": [],
+    }
+
+
+def _user(text: str = "Hi.") -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def _imported(value: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(import_lines(json.dumps(value, indent=2).splitlines(), "agent.af").messages)
+
+
+def test_a_context_without_a_system_message_opens_with_the_agents_prompt() -> None:
+    got = import_lines(json.dumps(_file(_user())).splitlines(), "agent.af")
+    assert list(got.messages) == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi."},
+    ]
+    assert any("its 'system' prompt is replayed" in w for w in got.warnings)
+
+
+def test_text_parts_join_with_a_blank_line_and_a_summary_is_a_user_message() -> None:
+    two = {"role": "summary", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    assert _imported(_file({"role": "system", "content": [{"type": "text", "text": "S"}]}, two))[1] == {
+        "role": "user",
+        "content": "a\n\nb",
+    }
+
+
+def test_only_an_object_with_lettas_keys_is_taken_for_letta() -> None:
+    """`agents` alone is a common key: a file is Letta's when it has the other keys Letta writes."""
+    assert not is_letta([{"agents": [], "messages": []}])
+    assert is_letta([_file(_user())])
+    assert import_lines([json.dumps(_file(_user()))], "x.json").format == "letta"
+
+
+def _refusal(value: Any) -> str:
+    with pytest.raises(TraceError) as caught:
+        list(import_lines(json.dumps(value, indent=2).splitlines(), "agent.af", fmt="letta").messages)
+    return str(caught.value)
+
+
+TOOL = {
+    "role": "tool",
+    "content": [],
+    "tool_call_id": None,
+    "tool_returns": [{"tool_call_id": "nope", "status": "success"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ({"agent": []}, "not a Letta agent file"),
+        (_file(_user(), TOOL), "a tool result for 'nope' has no call before it"),
+        (
+            _file(_user(), ids=["message-0", "message-9"]),
+            "in_context_message_ids[1] ('message-9') names no message",
+        ),
+        (
+            _file(_user(), ids=["message-0", "message-0"]),
+            "in_context_message_ids[1] ('message-0') is listed twice",
+        ),
+        (_file({"role": "robot", "content": []}), "its role is 'robot'"),
+        (_file({"role": "user", "content": [{"type": "video"}]}), "not a content part Letta writes"),
+        (_file({"role": "assistant", "content": [], "tool_calls": [{"id": 1}]}), "is not a call"),
+        (_file(_user(), ids=None, messages=None), "no 'messages' list"),
+    ],
+)
+def test_shapes_letta_never_writes_are_refused_at_their_line(value: Any, said: str) -> None:
+    refusal = _refusal(value)
+    assert said in refusal and "agent.af:" in refusal, refusal
+
+
+def test_a_result_is_refused_at_its_messages_own_line() -> None:
+    text = json.dumps(_file(_user(), TOOL), indent=2).splitlines()
+    opening = [n for n, line in enumerate(text, start=1) if line == "        {"]  # where each message opens
+    with pytest.raises(TraceError) as caught:
+        list(import_lines(text, "agent.af").messages)
+    assert str(caught.value).startswith(f"agent.af:{opening[1]}: a tool result for 'nope'"), caught.value
+
+
+def test_ctxlab_import_and_replay_read_an_agent(tmp_path: Path) -> None:
+    out = tmp_path / "sleeptime.jsonl"
+    code, said, err = run_cli("import", str(TWO), "--session", "1", "--out", str(out))
+    assert code == 0, err
+    assert "(letta)" in said
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert written == list(import_file(TWO, session=1).messages)
+    results = tmp_path / "results"
+    code, _, err = run_cli(
+        "replay", str(ONE), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
+        "--record-requests",
+    )  # fmt: skip
+    assert code == 0, err
+    (recorded,) = results.glob("*/requests/*.jsonl.gz")
+    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
+        requests = [json.loads(line) for line in handle]
+    last = requests[-1]
+    assert {t["function"]["name"] for t in last["tools"]} == {
+        "send_message",
+        "conversation_search",
+        "core_memory_append",
+        "fetch_order",
+    }
+    sent = {m.get("tool_call_id"): m for m in last["messages"] if m["role"] == "tool"}
+    assert sent["call-02"]["content"] == _packed("Failed", "ConnectionError: orders service unavailable")
+
+
+def test_a_scenario_trace_reads_an_agent(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"name: s\nworkload:\n  trace: {{path: {TWO}, session: 1}}\n"
+        "model: {context_size: 32000}\nstrategies: [{preset: none}]\n",
+        encoding="utf-8",
+    )
+    loaded = load_scenario(path)
+    assert any("agent 'moss-sleeptime'" in str(w) for w in loaded.warnings), loaded.warnings
