@@ -61,6 +61,7 @@ FORMAT_SUMMARIES = {
     "agentscope": "AgentScope 2.0 agent state (`agent.state` as JSON: summary and context) or its messages",
     "autogen": "AutoGen saved state (an agent's or team's save_state() JSON) or its LLM messages",
     "llamaindex": "LlamaIndex SimpleChatStore JSON or ChatMessage dumps (older `content` ones: --format)",
+    "ai-sdk": "Vercel AI SDK UIMessage[] or ModelMessage[] history (JSON list or JSONL)",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "anthropic-history": "Anthropic messages list: Cline's / Roo Code's api_conversation_history.json",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",

@@ -92,6 +92,7 @@ ImportFormat = Literal[
     "agentscope",
     "autogen",
     "llamaindex",
+    "ai-sdk",
     "anthropic-messages",
     "anthropic-history",
     "openai-responses",
