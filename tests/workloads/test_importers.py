@@ -69,6 +69,8 @@ FIXTURES: dict[str, str] = {
     "autogen/context-messages.json": "autogen",
     "llamaindex/chat_store.json": "llamaindex",
     "llamaindex/memory_messages.json": "llamaindex",
+    "ai-sdk/ui-messages.json": "ai-sdk",
+    "ai-sdk/model-messages.json": "ai-sdk",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "anthropic-history/cline-task.json": "anthropic-history",
     "anthropic-history/roo-condensed.json": "anthropic-history",
