@@ -83,7 +83,7 @@ def _is_ui(value: Mapping[str, Any]) -> bool:
     return (
         value.get("role") in ROLES[:3]
         and isinstance(parts, list)
-        and all(isinstance(p, Mapping) and ui_part(p.get("type")) for p in parts)
+        and all(isinstance(p, Mapping) and isinstance(p.get("type"), str) for p in parts)
     )
 
 
@@ -106,7 +106,7 @@ def _own(part: Mapping[str, Any]) -> bool:
 
 def _telling(value: Mapping[str, Any]) -> bool:
     if "parts" in value:
-        return bool(value["parts"])
+        return any(ui_part(part["type"]) for part in value["parts"])
     body = value.get("content")
     return isinstance(body, list) and any(_own(part) for part in body)
 
