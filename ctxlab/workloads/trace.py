@@ -93,6 +93,7 @@ ImportFormat = Literal[
     "autogen",
     "letta",
     "llamaindex",
+    "ai-sdk",
     "anthropic-messages",
     "anthropic-history",
     "openai-responses",

@@ -1003,6 +1003,89 @@ def _gemini_session(messages: list[Any], lines: list[Any]) -> list[tuple[str, li
     return out
 
 
+def _js(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sdk_steps(parts: list[Any]) -> list[list[Any]]:
+    steps: list[list[Any]] = [[]]
+    for p in parts:
+        if p["type"] == "step-start":
+            steps.append([])
+        else:
+            steps[-1].append(p)
+    return [s for s in steps if s]
+
+
+def _sdk_ui(m: Any) -> list[Wire]:
+    """A UIMessage as the SDK sends it: a user's text and images, an assistant's steps each a
+    message and its results (objects as compact JSON, an `output-error` part an error)."""
+    if m["role"] == "user":
+        parts = [
+            {"type": "text", "text": p["text"]}
+            if p["type"] == "text"
+            else {"type": "image_url", "image_url": {"url": p["url"]}}
+            for p in m["parts"]
+            if p["type"] in {"text", "file"}
+        ]
+        return [{"role": "user", "content": parts[0]["text"] if len(parts) == 1 else parts}]
+    out: list[Wire] = []
+    for step in _sdk_steps(m["parts"]):
+        tools = [p for p in step if p["type"].startswith("tool-") or p["type"] == "dynamic-tool"]
+        calls = [_call(p["toolCallId"], p.get("toolName", p["type"][5:]), _js(p["input"])) for p in tools]
+        reply: Wire = {
+            "role": "assistant",
+            "content": "".join(p["text"] for p in step if p["type"] == "text"),
+            "reasoning_content": "\n".join(p["text"] for p in step if p["type"] == "reasoning"),
+        }
+        out.append({**reply, "tool_calls": calls} if calls else reply)
+        for p in tools:
+            failed = p["state"] == "output-error"
+            said = p["errorText"] if failed else p["output"]
+            body = said if isinstance(said, str) else _js(said)
+            out.append({"role": "tool", "tool_call_id": p["toolCallId"], "content": body, "is_error": failed})
+    return out
+
+
+def _sdk_model(m: Any) -> list[Wire]:
+    """A ModelMessage as the OpenAI chat provider sends it (reasoning kept apart)."""
+    body = m["content"]
+    if isinstance(body, str) or m["role"] == "system":
+        return [{"role": m["role"], "content": body}]
+    if m["role"] == "tool":
+        return [
+            {
+                "role": "tool",
+                "tool_call_id": r["toolCallId"],
+                "content": r["output"]["value"]
+                if "text" in r["output"]["type"]
+                else _js(r["output"]["value"]),
+                "is_error": r["output"]["type"].startswith("error"),
+            }
+            for r in body
+        ]
+    if m["role"] == "user":
+        parts = [
+            {"type": "text", "text": p["text"]}
+            if p["type"] == "text"
+            else {"type": "image_url", "image_url": {"url": f"data:{p['mediaType']};base64,{p['image']}"}}
+            for p in body
+        ]
+        return [{"role": "user", "content": parts}]
+    calls = [_call(p["toolCallId"], p["toolName"], _js(p["input"])) for p in body if p["type"] == "tool-call"]
+    reply = {
+        "role": "assistant",
+        "content": "".join(p["text"] for p in body if p["type"] == "text"),
+        "reasoning_content": "\n".join(p["text"] for p in body if p["type"] == "reasoning"),
+    }
+    return [{**reply, "tool_calls": calls} if calls else reply]
+
+
+def ai_sdk(path: Path) -> list[Wire]:
+    """A Vercel AI SDK history: UIMessages (with `parts`) or ModelMessages."""
+    return [w for m in _load(path) for w in (_sdk_ui(m) if "parts" in m else _sdk_model(m))]
+
+
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
@@ -1024,4 +1107,5 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "autogen": autogen,
     "letta": letta,
     "llamaindex": llamaindex,
+    "ai-sdk": ai_sdk,
 }

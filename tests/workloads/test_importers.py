@@ -71,6 +71,8 @@ FIXTURES: dict[str, str] = {
     "letta/two-agents.af": "letta",
     "llamaindex/chat_store.json": "llamaindex",
     "llamaindex/memory_messages.json": "llamaindex",
+    "ai-sdk/ui-messages.json": "ai-sdk",
+    "ai-sdk/model-messages.json": "ai-sdk",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "anthropic-history/cline-task.json": "anthropic-history",
     "anthropic-history/roo-condensed.json": "anthropic-history",

@@ -9,6 +9,7 @@ from typing import get_args
 
 from ctxlab.workloads.importers import (
     agentscope,
+    ai_sdk,
     anthropic,
     anthropic_history,
     autogen,
@@ -146,6 +147,11 @@ FORMATS: dict[str, Format] = {
             detect=llamaindex.is_llamaindex,
             read=llamaindex.read_llamaindex,
             sessions=True,  # a chat store's keys; its reader refuses a file of messages' past 0
+        ),
+        Format(
+            name="ai-sdk",
+            detect=ai_sdk.is_ai_sdk,
+            read=ai_sdk.read_ai_sdk,
         ),
         Format(
             name="anthropic-messages",
