@@ -3,6 +3,7 @@ this process, and entries written as JSONL lines."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,27 @@ def run_cli(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(list(args), out=out, err=err)
     return code, out.getvalue(), err.getvalue()
+
+
+def imported(path: Path, out: Path, *args: str) -> tuple[str, str, list[dict[str, Any]]]:
+    """`ctxlab import PATH --out OUT ARGS`, which must succeed: its stdout, its stderr and the
+    messages it wrote."""
+    code, said, err = run_cli("import", str(path), "--out", str(out), *args)
+    assert code == 0, err
+    return said, err, [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def replayed_requests(path: Path, results: Path, *args: str) -> list[dict[str, Any]]:
+    """The requests `ctxlab replay PATH --preset none --record-requests ARGS` sends, which must
+    succeed (its results under `results`)."""
+    code, _, err = run_cli(
+        "replay", str(path), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
+        "--record-requests", *args,
+    )  # fmt: skip
+    assert code == 0, err
+    (recorded,) = results.glob("*/requests/*.jsonl.gz")
+    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
 
 
 def lines(*entries: Any) -> list[str]:

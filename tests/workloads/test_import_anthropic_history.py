@@ -5,7 +5,6 @@ counted), and a shape the agents never write refused at its line."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from ctxlab.scenarios.load import load_scenario
 from ctxlab.workloads.importers import import_file, import_lines
 from ctxlab.workloads.importers.anthropic_history import CLINE_CUTS, NO_PROMPT, TEXT_TOOLS
 from ctxlab.workloads.trace import TraceError
-from tests.workloads.importing import DATA, lines, run_cli
+from tests.workloads.importing import DATA, imported, lines, replayed_requests
 
 CLINE = DATA / "anthropic-history/cline-task.json"
 CONDENSED = DATA / "anthropic-history/roo-condensed.json"
@@ -341,21 +340,10 @@ def test_a_shape_the_agents_never_write_is_refused_at_its_line(item: Any, said: 
 
 
 def test_ctxlab_import_and_replay_read_a_roo_code_task(tmp_path: Path) -> None:
-    out = tmp_path / "roo.jsonl"
-    code, said, err = run_cli("import", str(CONDENSED), "--out", str(out))
-    assert code == 0, err
+    said, err, written = imported(CONDENSED, tmp_path / "roo.jsonl")
     assert "(anthropic-history)" in said and "condensed away" in err + said
-    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert written == list(import_file(CONDENSED).messages)
-    results = tmp_path / "results"
-    code, _, err = run_cli(
-        "replay", str(CLINE), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
-        "--record-requests",
-    )  # fmt: skip
-    assert code == 0, err
-    (recorded,) = results.glob("*/requests/*.jsonl.gz")
-    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
-        last = [json.loads(line) for line in handle][-1]["messages"]
+    last = replayed_requests(CLINE, tmp_path / "results")[-1]["messages"]
     assert [m.get("tool_call_id") for m in last if m["role"] == "tool"] == [
         "toolu_01Read",
         "toolu_02Search",

@@ -6,7 +6,6 @@ does not save noted as missing, and shapes AutoGen never writes refused at their
 from __future__ import annotations
 
 import base64
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from ctxlab.workloads.importers import import_file, import_lines
 from ctxlab.workloads.importers.autogen import NO_PROMPT
 from ctxlab.workloads.importers.base import SessionError
 from ctxlab.workloads.trace import TraceError
-from tests.workloads.importing import DATA, assert_paired, lines, run_cli
+from tests.workloads.importing import DATA, assert_paired, imported, lines, replayed_requests
 
 AGENT = DATA / "autogen/assistant-state.json"
 TEAM = DATA / "autogen/team-state.json"
@@ -257,21 +256,10 @@ def test_anything_after_a_state_is_refused() -> None:
 
 
 def test_ctxlab_import_and_replay_read_a_teams_agent(tmp_path: Path) -> None:
-    out = tmp_path / "planner.jsonl"
-    code, said, err = run_cli("import", str(TEAM), "--session", "1", "--out", str(out))
-    assert code == 0, err
+    said, _, written = imported(TEAM, tmp_path / "planner.jsonl", "--session", "1")
     assert "(autogen)" in said
-    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert written == list(import_file(TEAM, session=1).messages)
-    results = tmp_path / "results"
-    code, _, err = run_cli(
-        "replay", str(AGENT), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
-        "--record-requests",
-    )  # fmt: skip
-    assert code == 0, err
-    (recorded,) = results.glob("*/requests/*.jsonl.gz")
-    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
-        last = [json.loads(line) for line in handle][-1]["messages"]
+    last = replayed_requests(AGENT, tmp_path / "results")[-1]["messages"]
     assert {"role": "tool", "tool_call_id": "call-2", "content": "no such file: notes.txt"} in [
         {k: m[k] for k in ("role", "tool_call_id", "content") if k in m} for m in last
     ]

@@ -5,7 +5,6 @@ never writes refused at their line."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from ctxlab.workloads.importers import import_file, import_lines
 from ctxlab.workloads.importers.base import SessionError
 from ctxlab.workloads.importers.letta import is_letta
 from ctxlab.workloads.trace import TraceError
-from tests.workloads.importing import DATA, assert_paired, run_cli
+from tests.workloads.importing import DATA, assert_paired, imported, replayed_requests
 
 ONE = DATA / "letta/support-agent.af"
 TWO = DATA / "letta/two-agents.af"
@@ -232,22 +231,10 @@ def test_a_result_is_refused_at_its_messages_own_line() -> None:
 
 
 def test_ctxlab_import_and_replay_read_an_agent(tmp_path: Path) -> None:
-    out = tmp_path / "sleeptime.jsonl"
-    code, said, err = run_cli("import", str(TWO), "--session", "1", "--out", str(out))
-    assert code == 0, err
+    said, _, written = imported(TWO, tmp_path / "sleeptime.jsonl", "--session", "1")
     assert "(letta)" in said
-    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert written == list(import_file(TWO, session=1).messages)
-    results = tmp_path / "results"
-    code, _, err = run_cli(
-        "replay", str(ONE), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
-        "--record-requests",
-    )  # fmt: skip
-    assert code == 0, err
-    (recorded,) = results.glob("*/requests/*.jsonl.gz")
-    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
-        requests = [json.loads(line) for line in handle]
-    last = requests[-1]
+    last = replayed_requests(ONE, tmp_path / "results")[-1]
     assert {t["function"]["name"] for t in last["tools"]} == {
         "send_message",
         "conversation_search",

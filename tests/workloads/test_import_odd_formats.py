@@ -4,13 +4,12 @@ never replayed with part of what the model was sent left out unsaid."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 from ctxlab.workloads.importers import import_lines
-from tests.workloads.importing import lines, run_cli
+from tests.workloads.importing import lines, replayed_requests, run_cli
 
 SYSTEM = {"role": "system", "content": "You list files."}
 USER = {"role": "user", "content": "List the files."}
@@ -20,15 +19,7 @@ def requests_of(tmp_path: Path, name: str, text: str) -> list[dict[str, Any]]:
     """The requests `ctxlab replay --preset none --record-requests` sends for a transcript."""
     source = tmp_path / name
     source.write_text(text, encoding="utf-8")
-    results = tmp_path / "results"
-    code, _, err = run_cli(
-        "replay", str(source), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
-        "--record-requests",
-    )  # fmt: skip
-    assert code == 0, err
-    (recorded,) = results.glob("*/requests/*.jsonl.gz")
-    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
+    return replayed_requests(source, tmp_path / "results")
 
 
 def last_messages(tmp_path: Path, name: str, text: str) -> list[dict[str, Any]]:

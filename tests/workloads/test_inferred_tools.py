@@ -5,7 +5,6 @@ tool_result blocks must define tools"), and so does Bedrock's Converse API witho
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.workloads.importers import read_any
 from ctxlab.workloads.trace import map_wire
-from tests.workloads.importing import DATA, lines, run_cli
+from tests.workloads.importing import DATA, lines, replayed_requests
 
 USER = {"role": "user", "content": "Plan the page."}
 
@@ -88,16 +87,9 @@ def test_a_native_format_with_no_declared_tools_gets_them_from_its_calls() -> No
 
 
 def _recorded(tmp_path: Path, wire: str) -> list[dict[str, Any]]:
-    source, results = tmp_path / "session.jsonl", tmp_path / "results"
+    source = tmp_path / "session.jsonl"
     source.write_text("\n".join(lines(*MESSAGES)), encoding="utf-8")
-    code, _, err = run_cli(
-        "replay", str(source), "--out", str(results), "--preset", "none", "--quiet", "--no-plots",
-        "--record-requests", "--wire", wire,
-    )  # fmt: skip
-    assert code == 0, err
-    (recorded,) = results.glob("*/requests/*.jsonl.gz")
-    with gzip.open(recorded, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
+    return replayed_requests(source, tmp_path / "results", "--wire", wire)
 
 
 def test_every_anthropic_request_declares_each_tool_its_blocks_name(tmp_path: Path) -> None:
