@@ -161,6 +161,14 @@ def _imported(value: dict[str, Any]) -> list[dict[str, Any]]:
     return list(import_lines(json.dumps(value, indent=2).splitlines(), "agent.af").messages)
 
 
+def test_an_older_result_nested_too_deep_for_json_is_its_text() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    called = {"role": "assistant", "content": [], "tool_calls": _calls(("c1", "f", {}))}
+    result = {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": deep}]}
+    sent = _imported(_file(_user(), called, result))[-1]
+    assert sent == {"role": "tool", "tool_call_id": "c1", "content": deep}
+
+
 def test_a_context_without_a_system_message_opens_with_the_agents_prompt() -> None:
     got = import_lines(json.dumps(_file(_user())).splitlines(), "agent.af")
     assert list(got.messages) == [

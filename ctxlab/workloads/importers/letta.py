@@ -353,9 +353,10 @@ def _response(value: object, where: str, number: int, report: Report) -> str:
 
 
 def _failed(text: str) -> bool:
-    """Whether a result is Letta's packed failure, `{"status": "Failed", ...}`."""
+    """Whether a result is Letta's packed failure, `{"status": "Failed", ...}` (text nested too
+    deep to read as JSON is not)."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(value, Mapping) and value.get("status") == "Failed"
