@@ -232,6 +232,22 @@ def test_a_result_without_its_call_is_refused_at_its_line() -> None:
     assert "a tool result for 'nope' has no call before it" in said
 
 
+def test_a_second_result_of_one_call_is_refused_and_a_call_made_again_is_answered_again() -> None:
+    look = {"type": "tool-call", "toolCallId": "c1", "toolName": "look", "input": {}}
+    result = {
+        "type": "tool-result",
+        "toolCallId": "c1",
+        "toolName": "look",
+        "output": {"type": "text", "value": "x"},
+    }
+    ask, made = {"role": "user", "content": "Go."}, {"role": "assistant", "content": [look]}
+    said = _refusal([ask, made, {"role": "tool", "content": [result, result]}])
+    assert "history.json:" in said and "a second tool result for 'c1'" in said, said
+    answered = {"role": "tool", "content": [result]}
+    _, messages, _ = _imported(ask, made, answered, made, answered)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool"]
+
+
 @pytest.mark.parametrize(
     ("message", "expected"),
     [

@@ -231,6 +231,13 @@ def test_shapes_letta_never_writes_are_refused_at_their_line(value: Any, said: s
     assert said in refusal and "agent.af:" in refusal, refusal
 
 
+def test_a_second_result_of_one_call_is_refused_at_its_line() -> None:
+    called = {"role": "assistant", "content": [], "tool_calls": _calls(("c1", "f", {}))}
+    twice = {"role": "tool", "content": [], "tool_returns": [{"tool_call_id": "c1", "status": "success"}] * 2}
+    refusal = _refusal(_file(_user(), called, twice))
+    assert "agent.af:" in refusal and "a second tool result for 'c1'" in refusal, refusal
+
+
 def test_a_result_is_refused_at_its_messages_own_line() -> None:
     text = json.dumps(_file(_user(), TOOL), indent=2).splitlines()
     opening = [n for n, line in enumerate(text, start=1) if line == "        {"]  # where each message opens
