@@ -272,6 +272,14 @@ def test_a_second_result_of_one_call_is_refused_and_a_call_made_again_is_answere
             "a system message's content is not text",
         ),
         ({"role": "bot", "content": "x"}, "its role is 'bot'"),
+        (
+            _ui("system", {"type": "text", "text": None}),
+            "message 1.parts[0]: a text part's 'text' is not text",
+        ),
+        (
+            {"role": "user", "content": [{"type": "image", "image": "iVBORw0KGgo=", "mediaType": 5}]},
+            "an image part's 'mediaType' is not text",
+        ),
     ],
 )
 def test_shapes_the_sdk_never_writes_are_refused_at_their_line(

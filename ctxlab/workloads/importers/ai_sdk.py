@@ -199,7 +199,10 @@ def _user_part(part: Mapping[str, Any], where: str, number: int, report: Report)
     if kind == "text":
         return [text_part(_text(part, where, number, report))]
     if kind == "image":
-        return _image(part.get("image"), part.get("mediaType") or "image/*", where, number, report)
+        media = part.get("mediaType")
+        if media is not None and not isinstance(media, str):
+            raise report.error(number, f"{where}: an image part's 'mediaType' is not text")
+        return _image(part.get("image"), media or "image/*", where, number, report)
     if kind == "file":
         media = part.get("mediaType")
         if isinstance(media, str) and media.startswith("image"):
