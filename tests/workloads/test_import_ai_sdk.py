@@ -232,6 +232,22 @@ def test_a_result_without_its_call_is_refused_at_its_line() -> None:
     assert "a tool result for 'nope' has no call before it" in said
 
 
+def test_a_second_result_of_one_call_is_refused_and_a_call_made_again_is_answered_again() -> None:
+    look = {"type": "tool-call", "toolCallId": "c1", "toolName": "look", "input": {}}
+    result = {
+        "type": "tool-result",
+        "toolCallId": "c1",
+        "toolName": "look",
+        "output": {"type": "text", "value": "x"},
+    }
+    ask, made = {"role": "user", "content": "Go."}, {"role": "assistant", "content": [look]}
+    said = _refusal([ask, made, {"role": "tool", "content": [result, result]}])
+    assert "history.json:" in said and "a second tool result for 'c1'" in said, said
+    answered = {"role": "tool", "content": [result]}
+    _, messages, _ = _imported(ask, made, answered, made, answered)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool"]
+
+
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
@@ -256,6 +272,14 @@ def test_a_result_without_its_call_is_refused_at_its_line() -> None:
             "a system message's content is not text",
         ),
         ({"role": "bot", "content": "x"}, "its role is 'bot'"),
+        (
+            _ui("system", {"type": "text", "text": None}),
+            "message 1.parts[0]: a text part's 'text' is not text",
+        ),
+        (
+            {"role": "user", "content": [{"type": "image", "image": "iVBORw0KGgo=", "mediaType": 5}]},
+            "an image part's 'mediaType' is not text",
+        ),
     ],
 )
 def test_shapes_the_sdk_never_writes_are_refused_at_their_line(

@@ -362,3 +362,10 @@ def test_a_scenario_trace_imports_a_cline_task(tmp_path: Path) -> None:
     )
     loaded = load_scenario(path)
     assert any("conversationHistoryDeletedRange" in str(w) for w in loaded.warnings), loaded.warnings
+
+
+def test_a_second_result_of_one_call_is_refused_at_its_line() -> None:
+    used = {"role": "assistant", "content": [_use("t1")]}
+    answered = {"role": "user", "content": [_result("t1")]}
+    refusal = _refusal([{"role": "user", "content": "Read it."}, used, answered, answered])
+    assert "h.json:" in refusal and "a second tool result for 't1'" in refusal, refusal

@@ -160,6 +160,14 @@ def _imported(value: dict[str, Any]) -> list[dict[str, Any]]:
     return list(import_lines(json.dumps(value, indent=2).splitlines(), "agent.af").messages)
 
 
+def test_an_older_result_nested_too_deep_for_json_is_its_text() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    called = {"role": "assistant", "content": [], "tool_calls": _calls(("c1", "f", {}))}
+    result = {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": deep}]}
+    sent = _imported(_file(_user(), called, result))[-1]
+    assert sent == {"role": "tool", "tool_call_id": "c1", "content": deep}
+
+
 def test_a_context_without_a_system_message_opens_with_the_agents_prompt() -> None:
     got = import_lines(json.dumps(_file(_user())).splitlines(), "agent.af")
     assert list(got.messages) == [
@@ -220,6 +228,13 @@ TOOL = {
 def test_shapes_letta_never_writes_are_refused_at_their_line(value: Any, said: str) -> None:
     refusal = _refusal(value)
     assert said in refusal and "agent.af:" in refusal, refusal
+
+
+def test_a_second_result_of_one_call_is_refused_at_its_line() -> None:
+    called = {"role": "assistant", "content": [], "tool_calls": _calls(("c1", "f", {}))}
+    twice = {"role": "tool", "content": [], "tool_returns": [{"tool_call_id": "c1", "status": "success"}] * 2}
+    refusal = _refusal(_file(_user(), called, twice))
+    assert "agent.af:" in refusal and "a second tool result for 'c1'" in refusal, refusal
 
 
 def test_a_result_is_refused_at_its_messages_own_line() -> None:

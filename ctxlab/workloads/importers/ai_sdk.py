@@ -30,7 +30,7 @@ Invariants:
 - Detection takes a list (or lines) of AI SDK messages only when one holds what only the SDK
   writes: a `UIMessage`'s typed `parts`, or a `tool-call`, `tool-result`, approval, `image` or
   `file` part of its own shape. Plain `{role, content}` messages stay OpenAI chat.
-- A result must answer a call before it; a role, part or output of a shape the SDK never writes
+- A result must answer a call before it, once; a role, part or output of a shape the SDK never writes
   is an error at its line (inside a document, the message's line).
 """
 
@@ -132,7 +132,7 @@ def read_ai_sdk(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """
     if report.session:
         raise one_conversation(report.source, "an AI SDK history", report.session)
-    calls = Calls(report)
+    calls = Calls(report, once=True)
     for number, value in entries:
         listed = value if isinstance(value, list) else [value]
         for index, message in report.each(listed):
@@ -199,7 +199,10 @@ def _user_part(part: Mapping[str, Any], where: str, number: int, report: Report)
     if kind == "text":
         return [text_part(_text(part, where, number, report))]
     if kind == "image":
-        return _image(part.get("image"), part.get("mediaType") or "image/*", where, number, report)
+        media = part.get("mediaType")
+        if media is not None and not isinstance(media, str):
+            raise report.error(number, f"{where}: an image part's 'mediaType' is not text")
+        return _image(part.get("image"), media or "image/*", where, number, report)
     if kind == "file":
         media = part.get("mediaType")
         if isinstance(media, str) and media.startswith("image"):

@@ -4,8 +4,8 @@ vercel/ai at ed857f50f112e23930b0c2dd8d532cc8bebbc911); `ctxlab.workloads.import
 those to chat messages.
 
 Mapping rules:
-- A system message is its text parts joined with nothing between; a user message its text and
-  file parts (a file's `url` as its data).
+- A system message is its text parts joined with nothing between (its other parts counted); a
+  user message its text and file parts (a file's `url` as its data).
 - An assistant message is split into steps at its `step-start` parts: each step is one assistant
   model message (its text, reasoning, files and tool calls, in part order), followed by one tool
   model message with the results of its tool parts, in part order.
@@ -76,13 +76,25 @@ def model_messages(message: Mapping[str, Any], where: str, number: int, report: 
             raise report.error(number, f"{where}.parts[{k}] is no AI SDK UI part (its type is {got!r})")
     role = message["role"]
     if role == "system":
-        text = "".join(str(p.get("text", "")) for p in parts if p["type"] == "text")
-        yield {"role": "system", "content": text}
+        yield {"role": "system", "content": _system_text(parts, where, number, report)}
     elif role == "user":
         yield {"role": "user", "content": _user_parts(parts, report)}
     else:
         for step in _steps(parts):
             yield from _step(step, where, number, report)
+
+
+def _system_text(parts: list[Mapping[str, Any]], where: str, number: int, report: Report) -> str:
+    """A system message's text parts joined; its other parts counted."""
+    texts: list[str] = []
+    for k, part in enumerate(parts):
+        if part["type"] != "text":
+            report.skip(f"UI part {_kind(part)!r} in a system message")
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        else:
+            raise report.error(number, f"{where}.parts[{k}]: a text part's 'text' is not text")
+    return "".join(texts)
 
 
 def _user_parts(parts: list[Mapping[str, Any]], report: Report) -> list[Wire]:

@@ -47,7 +47,7 @@ Invariants:
 - A shape the agents never write is an error at its line (the item's, inside a JSON list): an
   item that is not an object, a role other than user or assistant, content that is neither text
   nor a list of blocks with a `type`, a result answering no call before it (outside a summary's
-  reach).
+  reach) or a call answered already.
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def read_history(entries: Iterator[Entry], report: Report, *, hidden: Hidden | N
     if hidden is None:
         held = list(entries)
         hidden, entries = hidden_of(iter(held)), iter(held)
-    calls, cline, index = Calls(report), False, 0
+    calls, cline, index = Calls(report, once=True), False, 0
     for number, value in entries:
         items = value if isinstance(value, list) else [value]
         for _, item in report.each(items):

@@ -330,15 +330,19 @@ def schema(name: object, description: object, parameters: object) -> ToolSchema 
 
 
 class Calls:
-    """The call ids an importer has declared, to reject a result without its call."""
+    """The call ids an importer has declared, to reject a result without its call (and, `once`, a
+    second result of a call: a call declared again may be answered again)."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, *, once: bool = False) -> None:
         self.report = report
         self.ids: set[str] = set()
+        self.once = once
+        self.answered: set[str] = set()
 
     def declare(self, call_id: str) -> str:
         """Record a declared call id; returns it."""
         self.ids.add(call_id)
+        self.answered.discard(call_id)
         return call_id
 
     def answer(self, call_id: object, line: int | None, *, key: str) -> str:
@@ -346,7 +350,8 @@ class Calls:
 
         Raises:
             TraceError: the result names no call id (`key` missing or null), names one that is
-                not a string, or names one with no call before it.
+                not a string, or names one with no call before it (or, `once`, one answered
+                since it was last declared).
         """
         if call_id is None:
             raise self.report.error(
@@ -364,6 +369,11 @@ class Calls:
             raise self.report.error(
                 line, f"a tool result for {call_id!r} has no call before it; the file is cut or out of order"
             )
+        if self.once and call_id in self.answered:
+            raise self.report.error(
+                line, f"a second tool result for {call_id!r}: its call was answered already; drop the repeat"
+            )
+        self.answered.add(call_id)
         return call_id
 
 

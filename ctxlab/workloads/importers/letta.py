@@ -33,8 +33,8 @@ Mapping rules (after `Message.to_openai_dict` and `to_openai_dicts_from_list` in
 
 Invariants:
 - A file holds one agent file object; a second entry, an agent or a message of a shape Letta
-  never writes, an in-context id naming no message, or a result answering no call before it is
-  refused at its line (the line of the agent or message being read).
+  never writes, an in-context id naming no message, or a result answering no call before it (or
+  a call answered already) is refused at its line (the line of the agent or message being read).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def read_letta(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         f"{len(agents)} ({names}; counted from 0)"
     )
     report.tools.extend(_tools(first.value.get("tools"), agent.get("tool_ids")))
-    yield from _agent(agent, first.number, Calls(report))
+    yield from _agent(agent, first.number, Calls(report, once=True))
     report.item = None
 
 
@@ -353,9 +353,10 @@ def _response(value: object, where: str, number: int, report: Report) -> str:
 
 
 def _failed(text: str) -> bool:
-    """Whether a result is Letta's packed failure, `{"status": "Failed", ...}`."""
+    """Whether a result is Letta's packed failure, `{"status": "Failed", ...}` (text nested too
+    deep to read as JSON is not)."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(value, Mapping) and value.get("status") == "Failed"
