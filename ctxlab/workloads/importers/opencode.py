@@ -154,14 +154,13 @@ def _history_start(messages: Sequence[Mapping[str, Any]]) -> int:
 def _ui_messages(message: Mapping[str, Any], where: str, number: int, report: Report) -> Iterator[Wire]:
     """The `UIMessage`s OpenCode makes of one message (none for one it leaves out)."""
     info, parts = message["info"], message["parts"]
+    extra: list[Wire] = []  # a tool's media, sent after the message as a user message
     if info["role"] == "user":
         made = [p for part in parts for p in _user_part(part, report)]
-        extra: list[Wire] = []
     elif _failed(info, parts):
         report.skip("assistant message that ended in an error")
         return
     else:
-        extra = []
         made = [
             p
             for k, part in enumerate(parts)
