@@ -80,6 +80,7 @@ ImportFormat = Literal[
     "codex",
     "claude-code",
     "gemini-cli",
+    "opencode",
     "google-adk",
     "openhands",
     "swe-agent",

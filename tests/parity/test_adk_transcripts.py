@@ -83,7 +83,7 @@ def test_a_real_transcript_through_google_adk_matches_adk(adk: AdkDriver, transc
 
 def test_the_settings_compact_most_transcripts(adk: AdkDriver) -> None:
     """The settings are chosen so that ADK summarises before a later request: in a third of the
-    samples or more (33 of 64; many are a single short turn, summarised only after it, GA15)."""
+    samples or more (35 of 66; many are a single short turn, summarised only after it, GA15)."""
     compacted = [
         t
         for t in TRANSCRIPTS

@@ -20,8 +20,8 @@ drivers carry the rest themselves: a user message of several parts or with image
 driver's prompt is then the list of its texts and images, PA28), and for OpenAI Agents an empty
 final answer (no output item, as the chat-completions model makes of it).
 
-At these settings, of the 64 samples, the trimmer trims on 17, the session limit cuts a history
-on 31, the window cuts on 43, clearing clears on 37 and summaries are written on 31 (CHECKLIST
+At these settings, of the 66 samples, the trimmer trims on 18, the session limit cuts a history
+on 33, the window cuts on 41, clearing clears on 35 and summaries are written on 29 (CHECKLIST
 OA22, PA27; `test_the_settings_act_on_many_transcripts`).
 """
 
@@ -170,8 +170,8 @@ def _acts(transcript: str) -> dict[str, bool]:
 
 def test_the_settings_act_on_many_transcripts() -> None:
     """The settings are chosen so that each strategy acts (the lab's side, which the tests above
-    hold to the packages'): of the 64 samples, the trimmer trims on 17, the session limit cuts a
-    history on 31, the window cuts on 43, clearing clears on 37 and summaries are written on 31.
+    hold to the packages'): of the 66 samples, the trimmer trims on 18, the session limit cuts a
+    history on 33, the window cuts on 41, clearing clears on 35 and summaries are written on 29.
     Held to a quarter of the samples for the trimmer, a third for the others, and each of the
     three settings of each strategy to acting on one sample at least."""
     acted: dict[str, list[int]] = {}

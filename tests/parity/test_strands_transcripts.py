@@ -108,7 +108,7 @@ def test_a_real_transcript_through_strands_matches_the_agent(transcript: str) ->
 
 def test_the_settings_act_on_most_transcripts() -> None:
     """The settings are chosen so that strands acts: a refusal (then a cut, a trim or a summary)
-    or a per-call trim in most samples (52 of 64; the lab's calls, which the test above holds to
+    or a per-call trim in most samples (53 of 66; the lab's calls, which the test above holds to
     strands')."""
     acted = []
     for transcript in TRANSCRIPTS:

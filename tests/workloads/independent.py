@@ -1086,6 +1086,89 @@ def ai_sdk(path: Path) -> list[Wire]:
     return [w for m in _load(path) for w in (_sdk_ui(m) if "parts" in m else _sdk_model(m))]
 
 
+def _oc_start(messages: list[Any]) -> int:
+    done = {m["info"]["parentID"] for m in messages if m["info"].get("summary") and m["info"].get("finish")}
+    cuts = [i for i, m in enumerate(messages) if m["info"]["id"] in done]
+    cuts = [i for i in cuts if any(p["type"] == "compaction" for p in messages[i]["parts"])]
+    return cuts[-1] if cuts else 0
+
+
+def _oc_result(state: Any) -> tuple[str, bool]:
+    if state["status"] == "completed":
+        return (
+            "[Old tool result content cleared]" if state["time"].get("compacted") else state["output"]
+        ), False
+    return (state["error"] if state["status"] == "error" else "[Tool execution was interrupted]"), True
+
+
+def _oc_assistant(parts: list[Any]) -> list[Wire]:
+    out: list[Wire] = []
+    steps: list[list[Any]] = [[]]
+    for p in parts:
+        if p["type"] == "step-start":
+            steps.append([])
+        else:
+            steps[-1].append(p)
+    for step in steps:
+        text = "".join(p["text"] for p in step if p["type"] == "text")
+        thought = "\n".join(p["text"] for p in step if p["type"] == "reasoning")
+        tools = [p for p in step if p["type"] == "tool"]
+        if not (text or thought or tools):
+            continue
+        reply: Wire = {"role": "assistant", "content": text}
+        if tools:
+            reply["tool_calls"] = [_call(p["callID"], p["tool"], _js(p["state"]["input"])) for p in tools]
+        if thought:
+            reply["reasoning_content"] = thought
+        out.append(reply)
+        for p in tools:
+            body, failed = _oc_result(p["state"])
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": p["callID"],
+                    "content": body,
+                    **({"is_error": True} if failed else {}),
+                }
+            )
+    images = [a["url"] for p in parts if p["type"] == "tool" for a in p["state"].get("attachments", [])]
+    if images:
+        said = [{"type": "text", "text": "Attached image(s) from tool result:"}]
+        out.append(
+            {
+                "role": "user",
+                "content": said + [{"type": "image_url", "image_url": {"url": u}} for u in images],
+            }
+        )
+    return out
+
+
+def opencode(path: Path) -> list[Wire]:
+    """An OpenCode export: from the newest completed compaction on, failed assistant messages
+    left out (an aborted one with calls kept), steps split at `step-start`."""
+    messages = _load(path)["messages"]
+    out: list[Wire] = []
+    for m in messages[_oc_start(messages) :]:
+        info, parts = m["info"], m["parts"]
+        if info["role"] == "assistant":
+            error = info.get("error")
+            if not error or (
+                error["name"] == "MessageAbortedError" and any(p["type"] == "tool" for p in parts)
+            ):
+                out += _oc_assistant(parts)
+            continue
+        said: list[Wire] = []
+        for p in parts:
+            if p["type"] == "text":
+                said.append({"type": "text", "text": p["text"]})
+            elif p["type"] == "compaction":
+                said.append({"type": "text", "text": "What did we do so far?"})
+            elif p["type"] == "file" and p["mime"].startswith("image/"):
+                said.append({"type": "image_url", "image_url": {"url": p["url"]}})
+        out.append({"role": "user", "content": said[0]["text"] if len(said) == 1 else said})
+    return out
+
+
 CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
@@ -1093,6 +1176,7 @@ CONVERSIONS: dict[str, Callable[[Path], list[Wire]]] = {
     "langgraph": langgraph,
     "google-adk": google_adk,
     "gemini-cli": gemini_cli,
+    "opencode": opencode,
     "tau-bench": tau_bench,
     "tau2": tau2,
     "bedrock-converse": bedrock_converse,

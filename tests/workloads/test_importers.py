@@ -60,6 +60,8 @@ FIXTURES: dict[str, str] = {
     "gemini-cli/session-2025-09-30T11-20-5b7e1d42.json": "gemini-cli",
     "gemini-cli/checkpoint-logos.json": "gemini-cli",
     "gemini-cli/generate-content-request.json": "gemini-cli",
+    "opencode/session-export.json": "opencode",
+    "opencode/compacted-export.json": "opencode",
     "bedrock-converse/strands_session.json": "bedrock-converse",
     "bedrock-converse/converse_request.jsonl": "bedrock-converse",
     "agentscope/state.json": "agentscope",

@@ -138,7 +138,7 @@ def read_ai_sdk(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         for index, message in report.each(listed):
             where = f"message {index}" if isinstance(value, list) else "the message"
             for made in _model(message, where, number, report):
-                yield from _chat(made, where, number, calls)
+                yield from chat(made, where, number, calls)
 
 
 def _model(message: object, where: str, number: int, report: Report) -> Iterator[Mapping[str, Any]]:
@@ -158,8 +158,8 @@ def _model(message: object, where: str, number: int, report: Report) -> Iterator
         )
 
 
-def _chat(message: Mapping[str, Any], where: str, number: int, calls: Calls) -> Iterator[Wire]:
-    """The chat messages of one model message."""
+def chat(message: Mapping[str, Any], where: str, number: int, calls: Calls) -> Iterator[Wire]:
+    """The chat messages of one model message (a reader on the SDK gives it its `ModelMessage`s)."""
     report, role, body = calls.report, message["role"], message["content"]
     if role == "system":
         if not isinstance(body, str):

@@ -23,6 +23,7 @@ from ctxlab.workloads.importers import (
     llamaindex,
     openai_agents,
     openai_chat,
+    opencode,
     openhands,
     pydantic_ai,
     responses_log,
@@ -73,6 +74,11 @@ FORMATS: dict[str, Format] = {
             name="gemini-cli",
             detect=gemini_cli.is_gemini_cli,
             read=gemini_cli.read_gemini_cli,
+        ),
+        Format(
+            name="opencode",
+            detect=opencode.is_opencode,
+            read=opencode.read_opencode,
         ),
         Format(
             name="google-adk",

@@ -1,0 +1,263 @@
+"""OpenCode sessions (`opencode export <sessionID>`: one JSON document `{info, messages, todos}`,
+each message `{info, parts}`) as OpenAI chat messages, sent as OpenCode sends a session's history
+to a chat-completions model (anomalyco/opencode, formerly sst/opencode, at
+007a9409bafea06d6b9084ff1f6d1fe9f5e3a803: the message and part schemas, `toModelMessages` and
+`filterCompacted` in `packages/opencode/src/session/message-v2.ts`; the export in
+`packages/opencode/src/cli/cmd/export.ts`). OpenCode makes AI SDK `UIMessage`s of its messages
+and hands them to the SDK's `convertToModelMessages`: the `UIMessage`s built here go the same way
+(`ctxlab.workloads.importers.ai_sdk_ui`, then `ai_sdk.chat`).
+
+Mapping rules:
+- History: the newest completed compaction cuts it. A user message holding a `compaction` part,
+  answered by a `summary` assistant message that finished without an error, starts what is sent
+  (or the message its `tail_start_id` names, before it); every message before is counted.
+- A user message is its `text` parts (an `ignored` one counted) and its `file` parts (a
+  `text/plain` or directory file counted: OpenCode sends the text it read from it as a synthetic
+  text part beside it); a `compaction` part is OpenCode's fixed question for the summary, a
+  `subtask` part its fixed line; `agent` parts are counted.
+- An assistant message that ended in an error is left out, counted (unless it was aborted after
+  writing more than reasoning). Its `step-start` parts split it into steps, each an assistant
+  message (its `text` joined, its `reasoning` apart, its calls) and the results of its calls.
+- A `tool` part is a call (`callID`, `tool`, `state.input`) and, by `state.status`: `completed`
+  its `output` (`[Old tool result content cleared]` once OpenCode pruned it, `time.compacted`);
+  `error` an error result of its `error` (a call interrupted with an output keeps the output);
+  `pending` and `running` OpenCode's interrupted error result (noted). A completed call's image
+  and PDF attachments are sent after the assistant message as a user message, as OpenCode does
+  for a chat-completions provider; its other attachments join its output as the AI SDK's
+  `content` output, as JSON.
+- Counted, never sent: `step-finish`, `snapshot`, `patch`, `retry` and assistant `file`/`agent`
+  parts. The export holds no system prompt and no tool schemas (noted).
+
+Invariants:
+- Detection takes a document of `info` and `messages` whose messages are `{info: {id, role},
+  parts}`: a shape only OpenCode writes.
+- A message, part or tool state of a shape OpenCode never writes is an error at its line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ctxlab.workloads.importers.ai_sdk import chat
+from ctxlab.workloads.importers.ai_sdk_ui import js_json, model_messages
+from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, one_conversation
+
+ROLES = ("user", "assistant")
+PARTS = frozenset(
+    {"text", "subtask", "reasoning", "file", "tool", "step-start", "step-finish", "snapshot", "patch"}
+    | {"agent", "retry", "compaction"}
+)
+STATUSES = ("pending", "running", "completed", "error")
+SUMMARY_QUESTION = "What did we do so far?"
+SUBTASK_LINE = "The following tool was executed by the user"
+CLEARED = "[Old tool result content cleared]"
+INTERRUPTED = "[Tool execution was interrupted]"
+ATTACHED = "Attached image(s) from tool result:"
+TEXT_FILES = ("text/plain", "application/x-directory")
+NO_SYSTEM = (
+    "an OpenCode export holds no system prompt or tool schemas (OpenCode builds them anew each "
+    "request): none is replayed"
+)
+UNFINISHED = "a call still pending or running gets OpenCode's interrupted error result, as OpenCode sends it"
+PRUNED = f"tool outputs OpenCode pruned (time.compacted) are sent as its placeholder {CLEARED!r}"
+DETECT_MESSAGES = 8
+
+
+def _is_message(value: object) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and isinstance(field_of(value, "info", "id"), str)
+        and field_of(value, "info", "role") in ROLES
+        and isinstance(value.get("parts"), list)
+    )
+
+
+def is_opencode(values: list[object]) -> bool:
+    """Whether the first entry is an OpenCode export (see the module docstring)."""
+    first = values[0] if values else None
+    messages = field_of(first, "messages")
+    return (
+        isinstance(field_of(first, "info", "id"), str)
+        and isinstance(messages, list)
+        and bool(messages)
+        and all(_is_message(m) for m in messages[:DETECT_MESSAGES])
+    )
+
+
+def read_opencode(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
+    """The messages OpenCode sends for an exported session (see the module docstring).
+
+    Raises:
+        SessionError: a session past 0 (an export holds one session).
+    """
+    if report.session:
+        raise one_conversation(report.source, "an OpenCode export", report.session)
+    first = next(entries, None)
+    if first is None:
+        return
+    number, value = first
+    for line, _ in entries:
+        raise report.error(line, "an OpenCode export is one JSON document; this is a second one")
+    messages = field_of(value, "messages")
+    if not isinstance(messages, list):
+        raise report.error(number, "not an OpenCode export: expected {info, messages}")
+    report.note_once(NO_SYSTEM)
+    calls = Calls(report)
+    start = _checked_start(messages, number, report)
+    for index, message in report.each(messages):
+        if index < start:
+            report.skip("message before a completed compaction")
+            continue
+        for ui in _ui_messages(message, f"messages[{index}]", number, report):
+            for made in model_messages(ui, f"messages[{index}]", number, report):
+                yield from chat(made, f"messages[{index}]", number, calls)
+
+
+def _checked_start(messages: list[Any], number: int, report: Report) -> int:
+    """Every message checked for its shape, then the index of the first one sent."""
+    for index, message in report.each(messages):
+        if not _is_message(message):
+            raise report.error(
+                number, f"messages[{index}] is no OpenCode message: expected {{info: {{id, role}}, parts}}"
+            )
+        for k, part in enumerate(message["parts"]):
+            kind = field_of(part, "type")
+            if kind not in PARTS:
+                raise report.error(
+                    number, f"messages[{index}].parts[{k}] is no OpenCode part (its type is {kind!r})"
+                )
+    return _history_start(messages)
+
+
+def _history_start(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Where OpenCode's `filterCompacted` starts the history: at the newest compaction a summary
+    completed (or its `tail_start_id`), walking from the newest message back; else 0."""
+    completed: set[object] = set()
+    for index in range(len(messages) - 1, -1, -1):
+        info, parts = messages[index]["info"], messages[index]["parts"]
+        cut = next((p for p in parts if p["type"] == "compaction"), None)
+        if info["role"] == "user" and info["id"] in completed and cut is not None:
+            tail = cut.get("tail_start_id")
+            kept = [k for k in range(index) if messages[k]["info"]["id"] == tail]
+            return kept[0] if kept else index
+        if (
+            info["role"] == "assistant"
+            and info.get("summary")
+            and info.get("finish")
+            and not info.get("error")
+        ):
+            completed.add(info.get("parentID"))
+    return 0
+
+
+def _ui_messages(message: Mapping[str, Any], where: str, number: int, report: Report) -> Iterator[Wire]:
+    """The `UIMessage`s OpenCode makes of one message (none for one it leaves out)."""
+    info, parts = message["info"], message["parts"]
+    extra: list[Wire] = []  # a tool's media, sent after the message as a user message
+    if info["role"] == "user":
+        made = [p for part in parts for p in _user_part(part, report)]
+    elif _failed(info, parts):
+        report.skip("assistant message that ended in an error")
+        return
+    else:
+        made = [
+            p
+            for k, part in enumerate(parts)
+            for p in _assistant_part(part, f"{where}.parts[{k}]", number, report, extra)
+        ]
+    if not any(p["type"] != "step-start" for p in made):
+        report.skip(f"{info['role']} message with nothing OpenCode sends")
+        return
+    yield {"role": info["role"], "parts": made}
+    if extra:
+        yield {"role": "user", "parts": [{"type": "text", "text": ATTACHED}, *extra]}
+
+
+def _failed(info: Mapping[str, Any], parts: list[Mapping[str, Any]]) -> bool:
+    error = info.get("error")
+    if not error:
+        return False
+    aborted = field_of(error, "name") == "MessageAbortedError"
+    return not (aborted and any(p["type"] not in ("step-start", "reasoning") for p in parts))
+
+
+def _user_part(part: Mapping[str, Any], report: Report) -> list[Wire]:
+    kind = part["type"]
+    if kind == "text" and not part.get("ignored"):
+        return [{"type": "text", "text": part.get("text")}]
+    if kind == "file" and part.get("mime") not in TEXT_FILES:
+        return [{"type": "file", "mediaType": part.get("mime"), "url": part.get("url")}]
+    if kind == "compaction":
+        return [{"type": "text", "text": SUMMARY_QUESTION}]
+    if kind == "subtask":
+        return [{"type": "text", "text": SUBTASK_LINE}]
+    what = "ignored text" if kind == "text" else f"{part.get('mime')} file" if kind == "file" else kind
+    report.skip(f"{what} part in a user message")
+    return []
+
+
+def _assistant_part(
+    part: Mapping[str, Any], where: str, number: int, report: Report, media: list[Wire]
+) -> list[Wire]:
+    kind = part["type"]
+    if kind in ("text", "reasoning"):
+        return [{"type": kind, "text": part.get("text")}]
+    if kind == "step-start":
+        return [{"type": "step-start"}]
+    if kind == "tool":
+        return [_tool(part, where, number, report, media)]
+    report.skip(f"{kind} part in an assistant message")
+    return []
+
+
+def _tool(part: Mapping[str, Any], where: str, number: int, report: Report, media: list[Wire]) -> Wire:
+    """The AI SDK tool part of an OpenCode tool part; a completed call's media attachments are
+    appended to `media`."""
+    state, name, call_id = part.get("state"), part.get("tool"), part.get("callID")
+    status = field_of(state, "status")
+    if not isinstance(state, Mapping) or status not in STATUSES:
+        raise report.error(
+            number, f"{where}: a tool part's state.status is {status!r}; OpenCode writes {STATUSES}"
+        )
+    if not isinstance(name, str) or not name:
+        raise report.error(number, f"{where}: a tool part names no tool ('tool')")
+    made: Wire = {"type": f"tool-{name}", "toolCallId": call_id, "input": state.get("input")}
+    if field_of(part, "metadata", "providerExecuted"):
+        made["providerExecuted"] = True
+    if status == "completed":
+        return {**made, "state": "output-available", "output": _output(state, where, number, report, media)}
+    kept = (
+        field_of(state, "metadata", "output") if field_of(state, "metadata", "interrupted") is True else None
+    )
+    if isinstance(kept, str):
+        return {**made, "state": "output-available", "output": kept}
+    if status == "error":
+        return {**made, "state": "output-error", "errorText": state.get("error")}
+    report.note_once(UNFINISHED)
+    return {**made, "state": "output-error", "errorText": INTERRUPTED}
+
+
+def _output(state: Mapping[str, Any], where: str, number: int, report: Report, media: list[Wire]) -> str:
+    """A completed call's output as OpenCode sends it to a chat-completions model."""
+    if field_of(state, "time", "compacted"):
+        report.note_once(PRUNED)
+        return CLEARED
+    text = state.get("output")
+    if not isinstance(text, str):
+        raise report.error(number, f"{where}: a completed tool part's state.output is not text")
+    attachments = state.get("attachments") or []
+    kept: list[Mapping[str, Any]] = []
+    for attachment in attachments if isinstance(attachments, list) else []:
+        mime, url = field_of(attachment, "mime"), field_of(attachment, "url")
+        if not isinstance(mime, str) or not isinstance(url, str):
+            raise report.error(number, f"{where}: a tool attachment without its 'mime' and 'url'")
+        if mime.startswith("image/") or mime == "application/pdf":
+            media.append({"type": "file", "mediaType": mime, "url": url})
+        else:
+            kept.append(attachment)
+    if not kept:
+        return text
+    inline = [a for a in kept if a["url"].startswith("data:") and "," in a["url"]]
+    body = [{"type": "media", "mediaType": a["mime"], "data": a["url"].split(",", 1)[1]} for a in inline]
+    return js_json([{"type": "text", "text": text}, *body])
