@@ -100,11 +100,23 @@ def test_a_compaction_whose_summary_failed_cuts_nothing() -> None:
     assert messages[6] == {"role": "user", "content": "What did we do so far?"}  # no summary after it
 
 
-def test_a_tail_start_id_keeps_the_messages_from_it() -> None:
+def test_a_tail_start_id_keeps_the_messages_from_it_after_the_summary() -> None:
     export = _export(COMPACTED)
     export["messages"][2]["parts"][0]["tail_start_id"] = "msg_c1000000002aBcDeFgHiJkLm"
     messages = list(import_lines(json.dumps(export).splitlines(), "export.json").messages)
-    assert messages[0]["role"] == "assistant" and messages[0]["tool_calls"][0]["id"] == "call_grep1"
+    whole = list(import_file(COMPACTED).messages)
+    assert messages[:2] == whole[:2]  # the compaction's question and its summary first
+    assert messages[2]["role"] == "assistant" and messages[2]["tool_calls"][0]["id"] == "call_grep1"
+    assert messages[-len(whole) + 2 :] == whole[2:]  # then the tail, then what followed the summary
+    assert_paired(messages)
+
+
+def test_a_tail_start_id_naming_no_earlier_message_keeps_every_message() -> None:
+    export = _export(COMPACTED)
+    export["messages"][2]["parts"][0]["tail_start_id"] = "msg_c9999999999aBcDeFgHiJkLm"
+    got = import_lines(json.dumps(export).splitlines(), "export.json")
+    assert got.messages[0] == {"role": "user", "content": "Rename load_cfg to load_config everywhere."}
+    assert not any("before a completed compaction" in w for w in got.warnings)
 
 
 def test_an_interrupted_call_with_its_output_keeps_the_output() -> None:

@@ -9,8 +9,11 @@ and hands them to the SDK's `convertToModelMessages`: the `UIMessage`s built her
 
 Mapping rules:
 - History: the newest completed compaction cuts it. A user message holding a `compaction` part,
-  answered by a `summary` assistant message that finished without an error, starts what is sent
-  (or the message its `tail_start_id` names, before it); every message before is counted.
+  answered by a `summary` assistant message that finished without an error, starts what is sent.
+  When its `tail_start_id` names a message before it, the messages from that one on are kept
+  too, sent after the request and its summary, as OpenCode's later `filterCompacted` orders them
+  (at 007a9409 that function was mid-change); an id naming no message before it keeps every
+  message. Each message left out is counted.
 - A user message is its `text` parts (an `ignored` one counted) and its `file` parts (a
   `text/plain` or directory file counted: OpenCode sends the text it read from it as a synthetic
   text part beside it); a `compaction` part is OpenCode's fixed question for the summary, a
@@ -104,18 +107,17 @@ def read_opencode(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         raise report.error(number, "not an OpenCode export: expected {info, messages}")
     report.note_once(NO_SYSTEM)
     calls = Calls(report)
-    start = _checked_start(messages, number, report)
-    for index, message in report.each(messages):
-        if index < start:
-            report.skip("message before a completed compaction")
-            continue
+    order = _checked_order(messages, number, report)
+    for _ in range(len(messages) - len(order)):
+        report.skip("message before a completed compaction")
+    for index, message in _each_in(order, messages, report):
         for ui in _ui_messages(message, f"messages[{index}]", number, report):
             for made in model_messages(ui, f"messages[{index}]", number, report):
                 yield from chat(made, f"messages[{index}]", number, calls)
 
 
-def _checked_start(messages: list[Any], number: int, report: Report) -> int:
-    """Every message checked for its shape, then the index of the first one sent."""
+def _checked_order(messages: list[Any], number: int, report: Report) -> list[int]:
+    """Every message checked for its shape, then the indices of those sent, in the order sent."""
     for index, message in report.each(messages):
         if not _is_message(message):
             raise report.error(
@@ -127,28 +129,74 @@ def _checked_start(messages: list[Any], number: int, report: Report) -> int:
                 raise report.error(
                     number, f"messages[{index}].parts[{k}] is no OpenCode part (its type is {kind!r})"
                 )
-    return _history_start(messages)
+    return _reordered(messages, _kept(messages))
 
 
-def _history_start(messages: Sequence[Mapping[str, Any]]) -> int:
-    """Where OpenCode's `filterCompacted` starts the history: at the newest compaction a summary
-    completed (or its `tail_start_id`), walking from the newest message back; else 0."""
+def _each_in(order: list[int], messages: list[Any], report: Report) -> Iterator[tuple[int, Any]]:
+    """Each message of `order` with its index, noted as the one being read (`Report.each`)."""
+    for _, index in report.each(order):
+        report.item = (messages, index)
+        yield index, messages[index]
+
+
+def _kept(messages: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The messages OpenCode's `filterCompacted` keeps, oldest first: walking back from the
+    newest, up to the newest compaction request a summary completed, or on to the message its
+    `tail_start_id` names; every message when that id names none before it."""
     completed: set[object] = set()
+    retain: object = None
     for index in range(len(messages) - 1, -1, -1):
         info, parts = messages[index]["info"], messages[index]["parts"]
+        if retain is not None:
+            if info["id"] == retain:
+                return list(range(index, len(messages)))
+            continue
         cut = next((p for p in parts if p["type"] == "compaction"), None)
         if info["role"] == "user" and info["id"] in completed and cut is not None:
-            tail = cut.get("tail_start_id")
-            kept = [k for k in range(index) if messages[k]["info"]["id"] == tail]
-            return kept[0] if kept else index
-        if (
-            info["role"] == "assistant"
-            and info.get("summary")
-            and info.get("finish")
-            and not info.get("error")
-        ):
+            retain = cut.get("tail_start_id")
+            if not retain or retain == info["id"]:
+                return list(range(index, len(messages)))
+        elif _completed_summary(info):
             completed.add(info.get("parentID"))
-    return 0
+    return list(range(len(messages)))
+
+
+def _completed_summary(info: Mapping[str, Any]) -> bool:
+    return (
+        info["role"] == "assistant"
+        and bool(info.get("summary"))
+        and bool(info.get("finish"))
+        and not info.get("error")
+    )
+
+
+def _reordered(messages: Sequence[Mapping[str, Any]], kept: list[int]) -> list[int]:
+    """`kept` as OpenCode orders it for the model: where the newest compaction request naming a
+    tail has its summary after it and that tail before it, the request and its summary come
+    first, then the tail, then what followed the summary; else `kept` as it is."""
+    rows = [messages[k] for k in kept]
+    marked = [at for at, m in enumerate(rows) if _tail_of(m) is not None]
+    if not marked:
+        return kept
+    at = marked[-1]
+    marker, tail_id = rows[at]["info"]["id"], _tail_of(rows[at])
+    summary = next((k for k in range(at + 1, len(rows)) if _summary_of(rows[k]["info"], marker)), -1)
+    tail = next((k for k, m in enumerate(rows) if m["info"]["id"] == tail_id), -1)
+    if 0 <= tail < at < summary:
+        return [*kept[at : summary + 1], *kept[tail:at], *kept[summary + 1 :]]
+    return kept
+
+
+def _tail_of(message: Mapping[str, Any]) -> object:
+    """The `tail_start_id` a user message's compaction part names, or None (no such part or id)."""
+    if message["info"]["role"] != "user":
+        return None
+    cut = next((p for p in message["parts"] if p["type"] == "compaction"), None)
+    return None if cut is None else cut.get("tail_start_id")
+
+
+def _summary_of(info: Mapping[str, Any], marker: object) -> bool:
+    return info["role"] == "assistant" and bool(info.get("summary")) and info.get("parentID") == marker
 
 
 def _ui_messages(message: Mapping[str, Any], where: str, number: int, report: Report) -> Iterator[Wire]:
