@@ -59,7 +59,7 @@ INTERRUPTED = "[Tool execution was interrupted]"
 ATTACHED = "Attached image(s) from tool result:"
 TEXT_FILES = ("text/plain", "application/x-directory")
 NO_SYSTEM = (
-    "an OpenCode export holds no system prompt or tool schemas (OpenCode builds them anew each "
+    "an OpenCode session holds no system prompt or tool schemas (OpenCode builds them anew each "
     "request): none is replayed"
 )
 UNFINISHED = "a call still pending or running gets OpenCode's interrupted error result, as OpenCode sends it"
@@ -105,29 +105,38 @@ def read_opencode(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     messages = field_of(value, "messages")
     if not isinstance(messages, list):
         raise report.error(number, "not an OpenCode export: expected {info, messages}")
+    yield from session_wires(messages, [number] * len(messages), report)
+
+
+def session_wires(messages: list[Any], numbers: Sequence[int], report: Report) -> Iterator[Wire]:
+    """The messages OpenCode sends for a session's `messages` (`{info, parts}` each, oldest
+    first), as the module docstring maps them: an export's or a database's (`opencode_store`).
+    `numbers[i]` is the entry number a problem of message `i` is told at."""
     report.note_once(NO_SYSTEM)
     calls = Calls(report)
-    order = _checked_order(messages, number, report)
+    order = _checked_order(messages, numbers, report)
     for _ in range(len(messages) - len(order)):
         report.skip("message before a completed compaction")
     for index, message in _each_in(order, messages, report):
+        number = numbers[index]
         for ui in _ui_messages(message, f"messages[{index}]", number, report):
             for made in model_messages(ui, f"messages[{index}]", number, report):
                 yield from chat(made, f"messages[{index}]", number, calls)
 
 
-def _checked_order(messages: list[Any], number: int, report: Report) -> list[int]:
+def _checked_order(messages: list[Any], numbers: Sequence[int], report: Report) -> list[int]:
     """Every message checked for its shape, then the indices of those sent, in the order sent."""
     for index, message in report.each(messages):
         if not _is_message(message):
             raise report.error(
-                number, f"messages[{index}] is no OpenCode message: expected {{info: {{id, role}}, parts}}"
+                numbers[index],
+                f"messages[{index}] is no OpenCode message: expected {{info: {{id, role}}, parts}}",
             )
         for k, part in enumerate(message["parts"]):
             kind = field_of(part, "type")
             if kind not in PARTS:
                 raise report.error(
-                    number, f"messages[{index}].parts[{k}] is no OpenCode part (its type is {kind!r})"
+                    numbers[index], f"messages[{index}].parts[{k}] is no OpenCode part (its type is {kind!r})"
                 )
     return _reordered(messages, _kept(messages))
 
