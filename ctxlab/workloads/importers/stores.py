@@ -31,6 +31,9 @@ as a file's entries are.
 - A SQLite database with LangGraph's `checkpoints` table (a `SqliteSaver`'s) is a LangGraph
   store (`langgraph_store`): each thread one conversation, its latest checkpoint's messages one
   entry, at `FILE: checkpoints row N`; opened as the SDK's database is.
+- A SQLite database with OpenCode's `session`, `message` and `part` tables (its `opencode.db`)
+  is an OpenCode store (`opencode_store`): each session one conversation, each of its messages
+  with its parts one entry, at `FILE: message row N` (a bad part at `FILE: part row N`).
 
 Invariants:
 - The I/O is `records` (the store's entries, lazily, in the order above, each with its place
@@ -50,13 +53,13 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ctxlab.workloads.files import is_folder, json_value, not_json
-from ctxlab.workloads.importers import agents_branches, langgraph_store
+from ctxlab.workloads.importers import agents_branches, langgraph_store, opencode_store
 from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond
 from ctxlab.workloads.importers.guard import Reading, guarded
 from ctxlab.workloads.trace import TraceError
@@ -70,12 +73,19 @@ ADK_COLUMNS = frozenset(
 )
 MESSAGE_FILE = re.compile(r"message_([0-9]+)\.json")
 SQLITE, ADK, STRANDS = "sqlite-session", "adk-database", "strands-session"
-LANGGRAPH = "langgraph-checkpoints"
-FORMAT_OF = {SQLITE: "openai-agents", ADK: "google-adk", STRANDS: "bedrock-converse", LANGGRAPH: "langgraph"}
+LANGGRAPH, OPENCODE = "langgraph-checkpoints", "opencode-database"
+FORMAT_OF = {
+    SQLITE: "openai-agents",
+    ADK: "google-adk",
+    STRANDS: "bedrock-converse",
+    LANGGRAPH: "langgraph",
+    OPENCODE: "opencode",
+}
 WHAT = {
     SQLITE: "an OpenAI Agents SDK SQLiteSession database",
     ADK: "a Google ADK DatabaseSessionService database",
     LANGGRAPH: "a LangGraph SqliteSaver checkpoint database",
+    OPENCODE: "an OpenCode session database",
     STRANDS: "a strands session directory",
 }
 
@@ -94,8 +104,8 @@ class Stored:
 
 def kind_of(path: Path | str) -> str | None:
     """The store `path` is (`STRANDS` for any directory; `ADK` for a SQLite database with ADK's
-    `events` table, else `LANGGRAPH` for one with LangGraph's `checkpoints` table, `SQLITE` for
-    another), or None for another file."""
+    `events` table, else `LANGGRAPH` for one with LangGraph's `checkpoints` table, else `OPENCODE`
+    for one with OpenCode's tables, `SQLITE` for another), or None for another file."""
     where = Path(path)
     if is_folder(where):
         return STRANDS
@@ -110,7 +120,10 @@ def kind_of(path: Path | str) -> str | None:
         try:
             if "session_id" in _columns(connection, "events"):
                 return ADK
-            return LANGGRAPH if _columns(connection, "checkpoints") >= langgraph_store.COLUMNS else SQLITE
+            if _columns(connection, "checkpoints") >= langgraph_store.COLUMNS:
+                return LANGGRAPH
+            tables = {t: _columns(connection, t) for t in opencode_store.COLUMNS}
+            return OPENCODE if opencode_store.is_opencode(tables) else SQLITE
         finally:
             connection.close()
     except (TraceError, sqlite3.Error):
@@ -125,8 +138,8 @@ def records(path: Path | str, kind: str) -> Iterator[Stored]:
     """
     if kind == SQLITE:
         return _rows(Path(path))
-    if kind == LANGGRAPH:
-        return _threads(Path(path))
+    if kind in (LANGGRAPH, OPENCODE):
+        return _tabled(Path(path), langgraph_store.threads if kind == LANGGRAPH else opencode_store.sessions)
     return _events(Path(path)) if kind == ADK else _messages(Path(path))
 
 
@@ -208,10 +221,13 @@ def _events(path: Path) -> Iterator[Stored]:
         connection.close()
 
 
-def _threads(path: Path) -> Iterator[Stored]:
+def _tabled(
+    path: Path, rows: Callable[[sqlite3.Connection], Iterator[langgraph_store.Row]]
+) -> Iterator[Stored]:
+    """The entries `rows` reads from the database at `path` (a LangGraph or an OpenCode store)."""
     connection = _connect(path)
     try:
-        for fields in langgraph_store.threads(connection):
+        for fields in rows(connection):
             yield Stored(*fields)
     except sqlite3.Error as error:
         raise TraceError(str(path), None, f"cannot read the database: {error}") from None
@@ -425,9 +441,10 @@ def conversation(
     """The messages (lazily) of the store's conversation `session`, read by its format's `read`
     as a file's entries are (`guard.guarded`), every problem at its entry's place; the report
     they fill. A LangGraph thread is read by `langgraph_store.read_thread`: the format's reader
-    would choose among a file's threads again, and the store has chosen."""
+    would choose among a file's threads again, and the store has chosen; an OpenCode session by
+    `opencode_store.read_session` (its entries are its messages, not one export each)."""
     report, places = Report(source=source, session=session), dict[int, str]()
-    read = langgraph_store.read_thread if kind == LANGGRAPH else read
+    read = {LANGGRAPH: langgraph_store.read_thread, OPENCODE: opencode_store.read_session}.get(kind, read)
     reading = Reading(chosen(stored, report, places))
     return _relocated(
         guarded(read(reading, report), reading, report, FORMAT_OF[kind]), source, places
