@@ -49,7 +49,10 @@ FORMAT_SUMMARIES = {
     "codex": "Codex CLI rollout (JSONL of response_item / event_msg lines)",
     "claude-code": "Claude Code session log (~/.claude/projects/*/*.jsonl)",
     "gemini-cli": "Gemini CLI session (chats/session-*.jsonl), /chat save checkpoint, or Gemini API contents",
-    "opencode": "OpenCode session export (`opencode export <sessionID>` JSON: info, messages with parts)",
+    "opencode": (
+        "OpenCode session export (`opencode export <sessionID>` JSON: info, messages with parts) "
+        "or its session database (opencode.db)"
+    ),
     "google-adk": "Google ADK session (Session JSON, a list of its events, or a session database)",
     "openhands": "OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
     "swe-agent": "SWE-agent trajectory (.traj)",
