@@ -5,7 +5,8 @@ to a chat-completions model (anomalyco/opencode, formerly sst/opencode, at
 `filterCompacted` in `packages/opencode/src/session/message-v2.ts`; the export in
 `packages/opencode/src/cli/cmd/export.ts`). OpenCode makes AI SDK `UIMessage`s of its messages
 and hands them to the SDK's `convertToModelMessages`: the `UIMessage`s built here go the same way
-(`ctxlab.workloads.importers.ai_sdk_ui`, then `ai_sdk.chat`).
+(`ctxlab.workloads.importers.ai_sdk_ui`, then `ai_sdk.chat`). A session of OpenCode's own
+database is rebuilt into the same messages (`opencode_store`) and mapped by `session_wires` too.
 
 Mapping rules:
 - History: the newest completed compaction cuts it. A user message holding a `compaction` part,
