@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.workloads.importers import import_file, import_lines, read_any, write_jsonl
+from ctxlab.workloads.importers import import_file, import_lines
 from ctxlab.workloads.importers.stores import ADK, kind_of
 from ctxlab.workloads.trace import TraceError
 
@@ -104,12 +104,3 @@ def test_the_pickled_version_0_and_an_unknown_version_are_refused_never_unpickle
     assert kind_of(old) == ADK
     with pytest.raises(TraceError, match="pickled data is never unpickled"):
         import_file(old)
-
-
-def test_the_database_is_read_only_nothing_written_no_journal_left(tmp_path: Path) -> None:
-    db = _copy(tmp_path)
-    before, stat = db.read_bytes(), db.stat()
-    write_jsonl(db, tmp_path / "out.jsonl", session=1)
-    read_any(db)
-    assert db.read_bytes() == before and db.stat().st_mtime_ns == stat.st_mtime_ns
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "s.db"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.workloads.importers import import_file, import_lines, read_any, write_jsonl
+from ctxlab.workloads.importers import import_file, import_lines
 from ctxlab.workloads.importers.stores import ADK, LANGGRAPH, SQLITE, kind_of, records
 from ctxlab.workloads.trace import TraceError
 
@@ -222,15 +222,6 @@ def test_a_latest_checkpoint_on_two_rows_is_refused_at_its_row_not_read_twice(tm
     assert len(import_file(db, session=0).messages) == len(import_file(DB, session=0).messages)
     with pytest.raises(TraceError, match=r"checkpoints row 19: its latest checkpoint .* is on 2 rows"):
         import_file(db, session=1)
-
-
-def test_the_database_is_read_only_nothing_written_no_journal_left(tmp_path: Path) -> None:
-    db = _copy(tmp_path)
-    before, stat = db.read_bytes(), db.stat()
-    write_jsonl(db, tmp_path / "out.jsonl", session=1)
-    read_any(db, session=2)
-    assert db.read_bytes() == before and db.stat().st_mtime_ns == stat.st_mtime_ns
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "out.jsonl"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("langgraph.checkpoint.sqlite") is None, reason="needs LangGraph")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.workloads.importers import SessionError, import_file, read_any, write_jsonl
+from ctxlab.workloads.importers import SessionError, import_file
 from ctxlab.workloads.importers.stores import ADK, LANGGRAPH, OPENCODE, SQLITE, kind_of, records
 from ctxlab.workloads.trace import TraceError
 from tests.data.importers.opencode.make_db import SCHEMA, SECOND_SESSION, main
@@ -149,15 +149,6 @@ def test_a_message_the_reader_refuses_is_told_at_its_row(tmp_path: Path) -> None
         TraceError, match=r"o\.db: message row 3: messages\[2\]\.parts\[0\] is no OpenCode part"
     ):
         import_file(db, session=1)
-
-
-def test_the_database_is_read_only_nothing_written_no_journal_left(tmp_path: Path) -> None:
-    db = _copy(tmp_path)
-    before, stat = db.read_bytes(), db.stat()
-    write_jsonl(db, tmp_path / "out.jsonl", session=1)
-    read_any(db, session=0)
-    assert db.read_bytes() == before and db.stat().st_mtime_ns == stat.st_mtime_ns
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.db", "out.jsonl"]
 
 
 def test_the_generator_writes_the_same_sessions(tmp_path: Path) -> None:

@@ -58,14 +58,20 @@ def test_a_session_past_the_stores_conversations_is_refused(store: Path) -> None
         import_file(store, session=2)
 
 
-def test_the_database_is_read_only_nothing_written_no_journal_left(tmp_path: Path) -> None:
-    db = tmp_path / "s.sqlite"
-    shutil.copy2(DB, db)
+BRANCHES_DB = DATA / "openai-agents" / "branches.sqlite"
+DATABASES = [DB, BRANCHES_DB, ADK_DB, LANGGRAPH_DB, OPENCODE_DB]
+"""Every store sample that is a SQLite database."""
+
+
+@pytest.mark.parametrize("store", DATABASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_database_is_read_only_nothing_written_no_journal_left(tmp_path: Path, store: Path) -> None:
+    db = tmp_path / store.name
+    shutil.copy2(store, db)
     before, stat = db.read_bytes(), db.stat()
     write_jsonl(db, tmp_path / "out.jsonl", session=1)
     read_any(db)
     assert db.read_bytes() == before and db.stat().st_mtime_ns == stat.st_mtime_ns
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "s.sqlite"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.jsonl", store.name])
 
 
 def test_a_row_that_is_not_json_is_told_at_its_row(tmp_path: Path) -> None:
