@@ -33,6 +33,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from ctxlab.workloads.importers.base import cell_text
+
 STRUCTURE = "message_structure"
 STRUCTURE_COLUMNS = frozenset({"id", "message_id", "branch_id", "sequence_number"})
 DEFAULT_BRANCH = "main"
@@ -60,17 +62,17 @@ def ordered(connection: sqlite3.Connection, table: str) -> Iterator[Row]:
 def _branched(connection: sqlite3.Connection, table: str) -> bool:
     """Whether `message_structure` places the items of `table` (its `message_id` key names it)."""
     found = connection.execute(f"PRAGMA table_info({STRUCTURE})").fetchall()
-    if not {_text(c[1]) for c in found} >= STRUCTURE_COLUMNS:
+    if not {cell_text(c[1]) for c in found} >= STRUCTURE_COLUMNS:
         return False
     keys = connection.execute(f"PRAGMA foreign_key_list({STRUCTURE})").fetchall()
-    named = {_text(k[2]).lower() for k in keys if _text(k[3]).lower() == "message_id"}
+    named = {cell_text(k[2]).lower() for k in keys if cell_text(k[3]).lower() == "message_id"}
     return named == {table.lower()}
 
 
 def _branch(branch: object, branches: int, unplaced: int) -> str:
     held = "its only branch" if branches == 1 else f"one of its {branches} branches"
     left = f"; {unplaced} of its rows on no branch left out" if unplaced else ""
-    return f" on branch {_text(branch)!r} ({held}{left})"
+    return f" on branch {cell_text(branch)!r} ({held}{left})"
 
 
 def _plain(quoted: str) -> str:
@@ -109,10 +111,6 @@ _UNPLACED = (
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _text(value: object) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 __all__ = ["DEFAULT_BRANCH", "Row", "ordered"]

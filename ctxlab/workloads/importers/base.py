@@ -246,6 +246,12 @@ def image_part(url: str) -> Wire:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
+def cell_text(value: object) -> str:
+    """A SQLite cell as text: bytes decoded as UTF-8 (an invalid byte as U+FFFD), anything else
+    as `str` gives it."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
 def base64_bytes(data: object) -> bytes | None:
     """The bytes of strict base64 text; None for anything else (not text, not ASCII, a character
     outside the alphabet, bad padding)."""

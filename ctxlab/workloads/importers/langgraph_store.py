@@ -40,7 +40,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ctxlab.workloads.files import json_depth
-from ctxlab.workloads.importers.base import Entry, Report, Wire, field_of
+from ctxlab.workloads.importers.base import Entry, Report, Wire, cell_text, field_of
 from ctxlab.workloads.importers.langgraph import KINDS, thread_messages, thread_wires
 from ctxlab.workloads.importers.msgpack import DEPTH, Inner, MsgpackError, unpacked
 
@@ -82,16 +82,16 @@ def threads(connection: sqlite3.Connection) -> Iterator[Row]:
     """
     for row_id, thread, checkpoint_id, kind, blob, earlier, nested, copies in connection.execute(_LATEST):
         head = {
-            "checkpoint_id": _text(checkpoint_id),
+            "checkpoint_id": cell_text(checkpoint_id),
             "earlier_checkpoints": earlier,
             "subgraph_checkpoints": nested,
         }
         text, problem = (
-            entry("null" if kind is None else _text(kind), blob, head)
+            entry("null" if kind is None else cell_text(kind), blob, head)
             if copies == 1
-            else (None, _COPIES.format(checkpoint=_text(checkpoint_id), copies=copies))
+            else (None, _COPIES.format(checkpoint=cell_text(checkpoint_id), copies=copies))
         )
-        yield f"thread {_text(thread)!r}", f": checkpoints row {row_id}", text, problem
+        yield f"thread {cell_text(thread)!r}", f": checkpoints row {row_id}", text, problem
 
 
 _SAME = (
@@ -113,10 +113,6 @@ _COPIES = (
     "its latest checkpoint ({checkpoint!r}) is on {copies} rows, where SqliteSaver keeps each checkpoint "
     "once (the table's primary key), so which one LangGraph reads is not defined: keep one of them"
 )
-
-
-def _text(value: object) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def entry(kind: str, blob: object, head: Mapping[str, object]) -> tuple[str | None, str]:

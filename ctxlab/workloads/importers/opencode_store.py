@@ -27,7 +27,7 @@ import json
 import sqlite3
 from collections.abc import Iterator, Mapping
 
-from ctxlab.workloads.importers.base import Entry, Report, Wire
+from ctxlab.workloads.importers.base import Entry, Report, Wire, cell_text
 from ctxlab.workloads.importers.opencode import session_wires
 
 COLUMNS = {
@@ -68,7 +68,7 @@ def sessions(connection: sqlite3.Connection) -> Iterator[Row]:
         sqlite3.Error: the database cannot be read.
     """
     for owner, session, title in connection.execute(_SESSIONS).fetchall():
-        label = f"session {_text(session)!r} ({_text(title)!r})"
+        label = f"session {cell_text(session)!r} ({cell_text(title)!r})"
         for row_id, message, data in connection.execute(_MESSAGES, (owner,)).fetchall():
             parts = connection.execute(_PARTS, (row_id,)).fetchall()
             yield (label, *_message(session, (row_id, message, data), parts))
@@ -87,14 +87,16 @@ def _message(
         value = _object(part_data)
         if owner != session:
             value = (
-                f"it is a part of a message of session {_text(session)!r} but names session {_text(owner)!r}"
+                f"it is a part of a message of session {cell_text(session)!r} "
+                f"but names session {cell_text(owner)!r}"
             )
         elif part is None and not isinstance(value, str):
             value = "its id is NULL"
         if isinstance(value, str):
             return f": part row {part_row}", None, value
-        made.append({**value, "id": _text(part), "sessionID": _text(owner), "messageID": _text(message)})
-    whole = {"info": {**info, "id": _text(message), "sessionID": _text(session)}, "parts": made}
+        ids = {"id": cell_text(part), "sessionID": cell_text(owner), "messageID": cell_text(message)}
+        made.append({**value, **ids})
+    whole = {"info": {**info, "id": cell_text(message), "sessionID": cell_text(session)}, "parts": made}
     return f": message row {row_id}", json.dumps(whole, ensure_ascii=False), ""
 
 
@@ -113,10 +115,6 @@ def _object(data: object) -> dict[str, object] | str:
     except RecursionError:
         return "its data is JSON nested too deep to read"
     return value if isinstance(value, dict) else f"its data is no JSON object but {type(value).__name__}"
-
-
-def _text(value: object) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def read_session(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:

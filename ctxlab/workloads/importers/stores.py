@@ -60,7 +60,7 @@ from pathlib import Path
 
 from ctxlab.workloads.files import is_folder, json_value, not_json
 from ctxlab.workloads.importers import agents_branches, langgraph_store, opencode_store
-from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond
+from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond, cell_text
 from ctxlab.workloads.importers.guard import Reading, guarded
 from ctxlab.workloads.trace import TraceError
 
@@ -163,8 +163,8 @@ def _rows(path: Path) -> Iterator[Stored]:
     source = str(path)
     connection = _connect(path)
     try:
-        tables = [_text(row[0]) for row in connection.execute(_TABLES)]
-        held = [t for t in tables if {_text(c[1]) for c in connection.execute(_info(t))} >= COLUMNS]
+        tables = [cell_text(row[0]) for row in connection.execute(_TABLES)]
+        held = [t for t in tables if {cell_text(c[1]) for c in connection.execute(_info(t))} >= COLUMNS]
         if not held:
             raise TraceError(
                 source,
@@ -175,7 +175,7 @@ def _rows(path: Path) -> Iterator[Stored]:
         for table in held:
             named = f"{table} " if len(held) > 1 else ""
             for row_id, session, branch, data in agents_branches.ordered(connection, table):
-                label = f"session {_text(session)!r}" + (f" of table {table!r}" if named else "") + branch
+                label = f"session {cell_text(session)!r}" + (f" of table {table!r}" if named else "") + branch
                 yield _row(label, f": {named}row {row_id}", data)
     except sqlite3.Error as error:
         raise TraceError(source, None, f"cannot read the database: {error}") from None
@@ -191,11 +191,7 @@ def _info(table: str) -> str:
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
-    return {_text(c[1]) for c in connection.execute(_info(table))}
-
-
-def _text(value: object) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return {cell_text(c[1]) for c in connection.execute(_info(table))}
 
 
 def _row(label: str, at: str, data: object) -> Stored:
@@ -213,7 +209,7 @@ def _events(path: Path) -> Iterator[Stored]:
     try:
         _adk_schema(connection, source)
         for row_id, app, user, session, *event in connection.execute(_ADK_ORDER):
-            label = f"session {_text(session)!r} of user {_text(user)!r} in app {_text(app)!r}"
+            label = f"session {cell_text(session)!r} of user {cell_text(user)!r} in app {cell_text(app)!r}"
             yield _event(label, f": events row {row_id}", event)
     except sqlite3.Error as error:
         raise TraceError(source, None, f"cannot read the database: {error}") from None
@@ -243,9 +239,9 @@ def _adk_schema(connection: sqlite3.Connection, source: str) -> None:
     if not columns >= ADK_COLUMNS:
         missing = ", ".join(sorted(ADK_COLUMNS - columns))
         raise TraceError(source, None, f"the format is not recognised: ADK's events table lacks {missing}")
-    if "adk_internal_metadata" in {_text(row[0]) for row in connection.execute(_TABLES)}:
+    if "adk_internal_metadata" in {cell_text(row[0]) for row in connection.execute(_TABLES)}:
         found = connection.execute(_VERSION).fetchone()
-        version = _text(found[0]) if found else None
+        version = cell_text(found[0]) if found else None
         if version != "1":
             raise TraceError(source, None, f"ADK schema version {version!r} is not read (version '1' is)")
 
@@ -278,7 +274,7 @@ def _event(label: str, at: str, row: list[object]) -> Stored:
         return found
     if not isinstance(value, dict):
         return found
-    value |= {"id": _text(event_id), "invocation_id": _text(invocation)}
+    value |= {"id": cell_text(event_id), "invocation_id": cell_text(invocation)}
     if value.get("timestamp") is None:
         seconds = _seconds(stamp)
         if seconds is None:
@@ -292,7 +288,7 @@ def _seconds(stamp: object) -> float | None:
     if isinstance(stamp, int | float):
         return float(stamp)
     try:
-        moment = datetime.fromisoformat(_text(stamp))
+        moment = datetime.fromisoformat(cell_text(stamp))
     except ValueError:
         return None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
