@@ -74,33 +74,31 @@ def test_the_database_is_read_only_nothing_written_no_journal_left(tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.jsonl", store.name])
 
 
-def test_a_row_that_is_not_json_is_told_at_its_row(tmp_path: Path) -> None:
+def _changed(tmp_path: Path, sql: str) -> Path:
+    """A copy of the SQLiteSession sample (`s.sqlite`) changed by `sql`."""
     db = tmp_path / "s.sqlite"
     shutil.copy2(DB, db)
     with sqlite3.connect(db) as connection:
-        connection.execute("UPDATE agent_messages SET message_data = '{\"role\": ' WHERE id = 10")
+        connection.execute(sql)
     connection.close()
+    return db
+
+
+def test_a_row_that_is_not_json_is_told_at_its_row(tmp_path: Path) -> None:
+    db = _changed(tmp_path, "UPDATE agent_messages SET message_data = '{\"role\": ' WHERE id = 10")
     import_file(db)  # session 0 does not hold row 10
     with pytest.raises(TraceError, match=r"s\.sqlite: row 10: not JSON"):
         import_file(db, session=1)
 
 
 def test_a_row_of_a_shape_the_sdk_never_writes_is_told_at_its_row(tmp_path: Path) -> None:
-    db = tmp_path / "s.sqlite"
-    shutil.copy2(DB, db)
-    with sqlite3.connect(db) as connection:
-        connection.execute("UPDATE agent_messages SET message_data = '[1]' WHERE id = 11")
-    connection.close()
+    db = _changed(tmp_path, "UPDATE agent_messages SET message_data = '[1]' WHERE id = 11")
     with pytest.raises(TraceError, match=r"s\.sqlite: row 11: "):
         import_file(db, session=1)
 
 
 def test_a_custom_table_name_is_read_and_a_database_without_one_is_not_recognised(tmp_path: Path) -> None:
-    db = tmp_path / "s.sqlite"
-    shutil.copy2(DB, db)
-    with sqlite3.connect(db) as connection:
-        connection.execute("ALTER TABLE agent_messages RENAME TO my_items")
-    connection.close()
+    db = _changed(tmp_path, "ALTER TABLE agent_messages RENAME TO my_items")
     assert import_file(db).messages == import_file(DB).messages
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as connection:
