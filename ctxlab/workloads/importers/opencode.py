@@ -143,10 +143,12 @@ def _checked_order(messages: list[Any], numbers: Sequence[int], report: Report) 
 
 
 def _each_in(order: list[int], messages: list[Any], report: Report) -> Iterator[tuple[int, Any]]:
-    """Each message of `order` with its index, noted as the one being read (`Report.each`)."""
-    for _, index in report.each(order):
+    """Each message of `order` with its index, noted as the one being read until the loop ends,
+    as `Report.each` notes an item, so a problem is told at that message's line."""
+    for index in order:
         report.item = (messages, index)
         yield index, messages[index]
+    report.item = None
 
 
 def _kept(messages: Sequence[Mapping[str, Any]]) -> list[int]:
