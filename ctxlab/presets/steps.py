@@ -332,7 +332,9 @@ class StepStrategy:
                 if _UNSEEN(edit.cleared, before.get(step.key, ())):
                     env.recorder.event(step.event)
                 shown.append((step.key, edit.cleared))
-        if dict(shown) != before:
+        # kept whenever not the very tuples: the next call's `_UNSEEN` then reads the last ids
+        # it was given as `before` and looks up only the ids added since
+        if any(cleared is not before.get(key) for key, cleared in shown):
             state = with_memo(state, VIEW_KEY, Shown(cleared=tuple(shown)))
         env.keep_view(self, state, messages)
         return state

@@ -6,6 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxlab.core.compaction.clearing import Clearing
+from ctxlab.core.compaction.observations import LastNObservationsParams, elide_observations
+from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.latest import Front, Joined, Leading
 from ctxlab.core.messages.message import (
     GROWN,
@@ -245,4 +248,50 @@ def test_both_meters_stay_exact_along_a_long_history_and_its_lineage(
         cache.observe("reasoning", request, ())
         seen.append(("reasoning", request, (), 0))
     assert [(u.cached_tokens, u.written_tokens) for u in cache.usages] == pure_replay(seen)
+    forget()
+
+
+def _turn(k: int) -> tuple[Message, Message]:
+    """A user turn answered by one call and its result, in the reply that made it."""
+    answer = Message(
+        role="assistant",
+        blocks=(ToolCallBlock.of(f"c{k}", "read", {"k": k}), _result(f"c{k}", f"out {k}")),
+        id=f"r{k}",
+    )
+    return text_message("user", f"question {k}", id=f"u{k}"), answer
+
+
+def _result(call_id: str, text: str) -> ToolResultBlock:
+    return ToolResultBlock(id=call_id, name="read", output=(TextBlock(text=text),))
+
+
+@given(st.lists(st.sampled_from(["grow", "grow", "grow", "other", "shorter"]), min_size=1, max_size=12))
+def test_a_masked_history_is_noted_as_sharing_what_it_shares_with_the_last_one(plan: list[str]) -> None:
+    """SWE-agent's window over a long history (the engine's context growing by a turn, another
+    history, or a history cut short read in between) is noted as beginning with exactly the
+    messages and the cleared ids it shares with the window read last, so the meters and counts
+    that kept the last request resume without comparing; and it is the window read afresh."""
+    params = LastNObservationsParams(n=3)
+    turns = [message for k in range(2 * LINEAGE_WORTH) for message in _turn(k)]  # ids to note too
+    other = tuple(message for k in range(2 * LINEAGE_WORTH, 3 * LINEAGE_WORTH) for message in _turn(k))
+    context: tuple[Message, ...] = tuple(turns)
+    last = elide_observations(context, params)
+    read: list[tuple[tuple[Message, ...], Clearing]] = []
+    for step, before_it in zip(plan, ["grow", *plan], strict=False):
+        if step == "grow":
+            grown = (*context, *_turn(len(context)))
+            GROWN.note(grown, context)
+            history = context = grown
+        else:
+            history = other if step == "other" else context[: len(context) // 2]
+        made = elide_observations(history, params)
+        read.append((history, made))
+        for now, before in ((made.messages, last.messages), (made.cleared, last.cleared)):
+            assert GROWN.shared(now, before) in (None, same_leading(now, before))
+        if step == "grow" and before_it != "other":
+            assert GROWN.shared(made.messages, last.messages) == same_leading(made.messages, last.messages)
+            assert GROWN.extends(made.cleared, last.cleared)
+        last = made
+    forget()
+    assert all(elide_observations(history, params) == made for history, made in read)  # read afresh
     forget()

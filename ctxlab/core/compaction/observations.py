@@ -49,7 +49,7 @@ from ctxlab.core.messages.blocks import (
 )
 from ctxlab.core.messages.edits import edited, holds_only, with_output
 from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
-from ctxlab.core.messages.message import GROWN, Message, same_leading
+from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH, Message, same_leading
 from ctxlab.core.messages.resumable import register
 from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.templates import fill
@@ -129,47 +129,43 @@ def elide_observations(messages: Sequence[Message], params: LastNObservationsPar
         return _elide_over_history(messages, params)
     last_removed = _last_removed(read[-1].steps, params)
     whole = bisect.bisect_right(read, last_removed, lo=1, key=_steps) - 1  # messages covered whole
-    covered_messages, covered_ids = _covered(read[1 : whole + 1])
     rest = zip(messages[whole:], read[whole:-1], read[whole + 1 :], strict=True)
-    pieces = [
-        _elided(message, before.user_seen, *_window(before.steps, after.steps, last_removed), params)
-        for message, before, after in rest
-    ]
-    return Clearing(
-        messages=(*covered_messages, *(piece.message for piece in pieces)),
-        cleared=(*covered_ids, *itertools.chain.from_iterable(piece.cleared for piece in pieces)),
+    return _covered(
+        read[1 : whole + 1],
+        [_elided(m, b.user_seen, *_window(b.steps, a.steps, last_removed), params) for m, b, a in rest],
     )
 
 
 class _Covered:
-    """`covered(reads)` equals the messages and the cleared ids of every read's `covered` (the
-    messages the window covers whole, each elided; a read before any message gives none), as
-    lists not to be changed.
+    """`covered(reads, tail)`: the `Clearing` of every read's `covered` (the messages the window
+    covers whole, each elided; none before any message), then of `tail`, ids in the same order.
 
-    They are kept for the last reads: reads that begin with the very same objects (a history
-    that grew: `LeadingFold` keeps its reads) keep what those gave and read only the rest, so a
-    window over a long history costs what it gained and a copy at C speed. `forget()` drops
-    them.
+    Kept for the last reads: reads that begin with the very same objects (a history that grew:
+    `LeadingFold` keeps its reads) read only the rest, so a window over a long history costs
+    what it gained and a copy at C speed. Both tuples are noted (`GROWN`) as beginning with what
+    they share with the last ones, so whatever kept the last request (or ids) resumes them
+    without comparing. `forget()` drops them.
     """
 
-    __slots__ = ("__weakref__", "_id_ends", "_ids", "_message_ends", "_messages", "_reads")
+    __slots__ = ("__weakref__", "_id_ends", "_ids", "_last", "_message_ends", "_messages", "_reads")
 
     def __init__(self) -> None:
-        self._reads: list[LeadingObservations] = []
-        self._messages: list[Message] = []
-        self._ids: list[str] = []
-        self._message_ends, self._id_ends = [0], [0]  # after the first k reads
+        self.clear()
         register(self)
 
     def clear(self) -> None:
         """Drop what is kept."""
-        self._reads, self._messages, self._ids = [], [], []
-        self._message_ends, self._id_ends = [0], [0]
+        self._reads: list[LeadingObservations] = []
+        self._messages: list[Message] = []
+        self._ids: list[str] = []
+        self._message_ends, self._id_ends = [0], [0]  # after the first k reads
+        self._last = Clearing(messages=(), cleared=())
 
-    def __call__(self, reads: Sequence[LeadingObservations]) -> tuple[list[Message], list[str]]:
-        same = same_leading(self._reads, reads)
+    def __call__(self, reads: Sequence[LeadingObservations], tail: Sequence[ElidedMessage]) -> Clearing:
+        same = self._same_reads(reads)
         del self._reads[same:], self._message_ends[same + 1 :], self._id_ends[same + 1 :]
         del self._messages[self._message_ends[-1] :], self._ids[self._id_ends[-1] :]
+        kept = (len(self._messages), len(self._ids))
         for read in reads[same:]:
             if read.covered is not None:
                 self._messages.append(read.covered.message)
@@ -177,7 +173,29 @@ class _Covered:
             self._reads.append(read)
             self._message_ends.append(len(self._messages))
             self._id_ends.append(len(self._ids))
-        return self._messages, self._ids
+        made = Clearing(
+            messages=(*self._messages, *(piece.message for piece in tail)),
+            cleared=(*self._ids, *itertools.chain.from_iterable(piece.cleared for piece in tail)),
+        )
+        _note_grown(made.messages, self._last.messages, kept[0])
+        _note_grown(made.cleared, self._last.cleared, kept[1])
+        self._last = made
+        return made
+
+    def _same_reads(self, reads: Sequence[LeadingObservations]) -> int:
+        """How many leading reads are the kept ones: all, uncompared, when the last stands at its
+        place (a fold's reads stay the very objects only while those before do: `LeadingFold`)."""
+        held = self._reads
+        if held and len(reads) >= len(held) and reads[len(held) - 1] is held[-1]:
+            return len(held)
+        return same_leading(held, reads)
+
+
+def _note_grown(made: tuple[object, ...], last: tuple[object, ...], kept: int) -> None:
+    """Note `made` as beginning with what it shares of `last`: its first `kept`, then compared."""
+    if kept and len(made) >= LINEAGE_WORTH:
+        kept = min(kept, len(last))
+        GROWN.note(made, last, kept + same_leading(last[kept:], made[kept:]))
 
 
 _covered = _Covered()

@@ -26,7 +26,9 @@ Invariants:
   from each start, and a sequence that begins with the same objects resumes after them. Each
   value is the one the plain fold computes, so even a float sum is bit for bit the same.
   `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is `start`, `[-1]`
-  the whole fold), from the same kept values. `LeadingConcat` and `LeadingScan` keep parts the
+  the whole fold), from the same kept values; a value there is the very object of an earlier
+  call's only while the items before it are the very same (a value is made once, after the
+  items before it, and dropped with them). `LeadingConcat` and `LeadingScan` keep parts the
   same way: what an item contributes is worked out once while the items before it stay. A
   scan whose step does not read its position (`anywhere`) also resumes inside a kept sequence
   where a run of its items is entered with the start's carry: parts depend only on the carry

@@ -95,8 +95,8 @@ class ProtocolMeter:
         same = same_leading_known(self._messages, messages, self._request)
         self._request = messages
         if same < len(self._messages) and same < len(messages):
-            if self._drop_before(same, messages):
-                same = same_leading(self._messages, messages)
+            if self._drop_before(same, messages):  # the kept messages before `same` stay
+                same += same_leading(self._messages[same:], messages[same:])
             else:
                 self._drop_inside(same, messages)
         at = self._ends[same - 1] if same else 0
