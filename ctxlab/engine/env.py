@@ -330,7 +330,7 @@ class Env:
                 else None
             ),
         )
-        self.recorder.calls.append(record)
+        self.recorder.record(record)
 
 
 CONVENTIONS_ALL: tuple[Convention, ...] = ("as_sent", "preflight", "messages")

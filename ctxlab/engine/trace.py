@@ -68,12 +68,22 @@ class CompressionRecord:
 
 @dataclass(slots=True)
 class Recorder:
-    """Collects records during a run (the engine's one mutable journal)."""
+    """Collects records during a run (the engine's one mutable journal).
+
+    `reasoning_calls` is how many of `calls` are reasoning calls, for every call recorded with
+    `record` (the engine records every call so).
+    """
 
     calls: list[CallRecord] = field(default_factory=list)
     compressions: list[CompressionRecord] = field(default_factory=list)
     pending_events: list[Event] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    reasoning_calls: int = 0
+
+    def record(self, call: CallRecord) -> None:
+        """Add a finished model call to the journal."""
+        self.calls.append(call)
+        self.reasoning_calls += call.kind == "reasoning"
 
     def event(self, kind: EventKind, detail: str = "") -> None:
         """Note a context event, typed (`EventKind` and its detail, nothing else); it is attached to

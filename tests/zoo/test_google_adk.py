@@ -29,7 +29,7 @@ from ctxlab.core.messages.model import CallKind
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.engine.session import run_script
-from ctxlab.engine.trace import CONVENTIONS, CallRecord
+from ctxlab.engine.trace import CONVENTIONS, CallRecord, Recorder
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
 from ctxlab.presets.google_adk import estimate, session, wire
@@ -37,7 +37,6 @@ from ctxlab.presets.google_adk.arguments import parsed_arguments
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.preset import (
     CTXLAB_ADK_TEXTS,
-    _reasoning_calls,
     adk_estimate,
     as_message,
     build,
@@ -437,15 +436,16 @@ def record(index: int, kind: CallKind) -> CallRecord:
 
 @given(st.lists(st.sampled_from(["reasoning", "summary"]), max_size=12))
 def test_the_kth_reasoning_call_is_found_from_the_end_of_a_growing_journal(kinds: list[CallKind]) -> None:
-    journal: list[CallRecord] = []
+    recorder = Recorder()
+    journal = recorder.calls
     for index, kind in enumerate(kinds):
-        journal.append(record(index, kind))
+        recorder.record(record(index, kind))
         reasoning = [c for c in journal if c.kind == "reasoning"]
-        assert _reasoning_calls(journal, 0) == len(reasoning)
+        assert recorder.reasoning_calls == len(reasoning)
         found = [reasoning_call(journal, k, len(reasoning)) for k in range(len(reasoning))]
         assert all(a is b for a, b in zip(found, reasoning, strict=True))
     with pytest.raises(IndexError):
-        reasoning_call(journal, -1, _reasoning_calls(journal, 0))
+        reasoning_call(journal, -1, recorder.reasoning_calls)
 
 
 @given(agent_histories())

@@ -46,7 +46,8 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
+from ctxlab.core.messages.latest import Leading
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingScan
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
@@ -115,7 +116,7 @@ class CompactEvents(Step):
         raw = context_events(state.context)
         done = stored
         if state.turn > stored.handled_turn:
-            ended = list(raw[: bisect.bisect_left(raw, state.turn, key=_invocation)])  # in turn order
+            ended = _ended(raw, bisect.bisect_left(raw, state.turn, key=_invocation))  # in turn order
             done = self.after_invocation(ended, done, state, env, frame)
             done = replace(done, handled_turn=state.turn)
         if self.config.token_threshold is not None:
@@ -140,7 +141,7 @@ class CompactEvents(Step):
         return request_sizer(state, env, frame).count(shown)
 
     def after_invocation(
-        self, raw: list[s.RawEvent], done: Memo, state: EpisodeState, env: Env, frame: Frame
+        self, raw: Sequence[s.RawEvent], done: Memo, state: EpisodeState, env: Env, frame: Frame
     ) -> Memo:
         """`_run_compaction_for_sliding_window`: the token trigger first, then the window."""
         if self.config.token_threshold is not None:
@@ -185,8 +186,7 @@ class CompactEvents(Step):
         """`_latest_prompt_token_count`: the latest model response's count after the latest
         compaction (every model event here is the agent's, the k-th the k-th reasoning call's
         answer), else the estimate. Both counts resume after what they counted at the last call."""
-        calls = env.recorder.calls
-        answered = _reasoning_calls(calls, 0)
+        calls, answered = env.recorder.calls, env.recorder.reasoning_calls
         response = s.counted_response(raw, compactions, answered)
         if response is None:
             return estimate.estimate_tokens(s.effective(raw, compactions))
@@ -278,15 +278,11 @@ def reasoning_call(calls: Sequence[CallRecord], ordinal: int, total: int) -> Cal
     raise IndexError(f"no reasoning call {ordinal}")
 
 
-def _add_reasoning_call(count: int, call: CallRecord) -> int:
-    return count + (call.kind == "reasoning")
-
-
-_reasoning_calls = LeadingFold[CallRecord, int](_add_reasoning_call)
-"""The reasoning calls of a run's journal: a journal that grew costs what it gained."""
-
-
 _invocation = operator.attrgetter("invocation")
+
+_ended = Leading()
+"""The events of the invocations before the current one: a long session's part is noted as
+grown from the last one, so what reads it resumes."""
 
 
 def context_events(context: tuple[Message, ...]) -> tuple[s.RawEvent, ...]:
