@@ -4,7 +4,7 @@ eligibility), are stated with these measures and no strategy's code, so a guard 
 strategy acts on every eligible transcript checks the strategy against an independent account.
 
 Invariants:
-- Every function is pure and reads the script only (no preset, no package, no token counter).
+- Every measure is pure and reads the script only (no preset, no package, no token counter).
 - `exchange_messages` counts the messages of the transcript's last request as a chat history:
   per turn the user's message, per round the model's answer and one message of its results, and
   each earlier turn's final answer; the last request is the longest, as no message is dropped.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ctxlab.core.messages.blocks import Part, TextBlock
-from ctxlab.core.world.script import Script, ScriptedCall, held_chars
+from ctxlab.core.world.script import Script, ScriptedCall
 
 T = TypeVar("T")
 
@@ -65,40 +65,9 @@ def earlier_items(script: Script) -> int:
     return sum(1 + bool(t.final) for t in earlier) + 2 * len(earlier_calls(script))
 
 
-def chars(script: Script) -> int:
-    """The characters the transcript holds (`held_chars`), at least one."""
-    return max(held_chars(script), 1)
-
-
 def share_of(total: int, share: float) -> int:
     """`share` of `total`, at least 1."""
     return max(int(total * share), 1)
-
-
-@dataclass(slots=True)
-class Guard:
-    """A strategy's record over the samples: which were eligible, and on which it acted under
-    which of its settings (by number)."""
-
-    strategy: str
-    eligible: list[str] = field(default_factory=list)
-    acted: dict[str, int] = field(default_factory=dict)
-
-    def note(self, transcript: str, setting: int, *, eligible: bool, acts: bool) -> None:
-        if eligible:
-            self.eligible.append(transcript)
-        if acts:
-            self.acted[transcript] = setting
-
-    def check(self, *, at_least: int, settings: Sequence[int], excused: Sequence[str] = ()) -> None:
-        """The strategy acts on every eligible transcript but the `excused` ones (each stated
-        where the guard is), on `at_least` of them, and under each of the `settings` somewhere."""
-        missed = [t for t in self.eligible if t not in self.acted and t not in excused]
-        assert not missed, (self.strategy, "does not act on", missed)
-        shown = [t for t in self.eligible if t in self.acted]
-        assert len(shown) >= at_least, (self.strategy, "acts where eligible on", shown)
-        unused = set(settings) - set(self.acted.values())
-        assert not unused, (self.strategy, "never acts under", sorted(unused))
 
 
 def _texts(parts: tuple[Part, ...]) -> int:
@@ -119,12 +88,6 @@ def request_chars(script: Script) -> int:
     )
 
 
-def later_chars(script: Script) -> int:
-    """`request_chars` without the system prompt and the first user message's texts."""
-    first = _texts(script.turns[0].user) if script.turns else 0
-    return request_chars(script) - len(script.system_prompt) - first
-
-
 def last_message_chars(script: Script) -> int:
     """The text characters of the last request's last message: the results of the last turn's last
     round, or the last user message when that turn has no round."""
@@ -134,3 +97,29 @@ def last_message_chars(script: Script) -> int:
     if not last.rounds:
         return _texts(last.user)
     return sum(_texts(c.result or ()) for c in last.rounds[-1].calls)
+
+
+@dataclass(slots=True)
+class Guard:
+    """A strategy's record over the samples: which were eligible, and on which it acted under
+    which of its settings (by number)."""
+
+    strategy: str
+    eligible: list[str] = field(default_factory=list)
+    acted: dict[str, int] = field(default_factory=dict)
+
+    def note(self, transcript: str, setting: int, *, eligible: bool, acts: bool) -> None:
+        if eligible:
+            self.eligible.append(transcript)
+        if acts:
+            self.acted[transcript] = setting
+
+    def check(self, *, at_least: int, settings: Sequence[int]) -> None:
+        """The strategy acts on every eligible transcript, on `at_least` of them, and under each of
+        the `settings` somewhere."""
+        missed = [t for t in self.eligible if t not in self.acted]
+        assert not missed, (self.strategy, "does not act on", missed)
+        shown = [t for t in self.eligible if t in self.acted]
+        assert len(shown) >= at_least, (self.strategy, "acts where eligible on", shown)
+        unused = set(settings) - set(self.acted.values())
+        assert not unused, (self.strategy, "never acts under", sorted(unused))

@@ -232,15 +232,12 @@ def _eligible(transcript: str) -> dict[str, bool]:
       clears hold 10 tokens (48 characters, for rounding) more than the placeholders they become.
     """
     oa, pa = _script(transcript, pydantic_ai=False), _script(transcript, pydantic_ai=True)
-    variant = choice_index(VARIANTS, transcript)
-    window = shapes.exchange_messages(pa) >= 5 and (
-        variant != 1 or shapes.last_message_chars(pa) >= CHARS_PER_TOKEN
-    )
+    window = _windowable(pa, pydantic_ai_settings("window", pa, transcript))
     return {
         "trimmer": _trimmable(oa, preview=choice(TRIMMERS, transcript)[1]),
         "session": shapes.earlier_items(oa) >= 2,
         "window": window,
-        "clear": _clearable(pa, variant),
+        "clear": _clearable(pa, pydantic_ai_settings("clear", pa, transcript)),
         "summary": window,
     }
 
@@ -250,12 +247,17 @@ def _trimmable(script: Script, *, preview: int) -> bool:
     return longest is not None and len(longest[1]) > NOTICE_ROOM + len(longest[0]) + preview
 
 
-def _clearable(script: Script, variant: int) -> bool:
+def _windowable(script: Script, settings: dict[str, Any]) -> bool:
+    by_tokens = "keep_tokens" in settings
+    last_holds_a_token = shapes.last_message_chars(script) >= CHARS_PER_TOKEN
+    return shapes.exchange_messages(script) >= 5 and (last_holds_a_token or not by_tokens)
+
+
+def _clearable(script: Script, settings: dict[str, Any]) -> bool:
     calls = list(script.calls())
-    kept = (1, 0, 2)[variant]
-    cleared = calls[: max(len(calls) - kept, 0)]
+    cleared = calls[: max(len(calls) - settings["keep_pairs"], 0)]
     reclaimed = sum(len(shapes.only_text(c) or "") for c in cleared) - PLACEHOLDER * len(cleared)
-    return len(calls) > kept and (variant != 2 or reclaimed >= 48)
+    return bool(cleared) and ("min_clear_tokens" not in settings or reclaimed >= 48)
 
 
 def test_each_strategy_acts_on_every_transcript_it_can_act_on() -> None:
