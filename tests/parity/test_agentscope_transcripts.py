@@ -1,9 +1,9 @@
 """Real transcripts through `agentscope` against the real `agentscope.agent.Agent` (2.0.11): every
 sample of `tests/data/importers` (and each trace of `tests/data/traces`: `samples`) the lab
-imports, replayed at one of four settings, compared by the engine parity's `compare` (call
-kinds, every call's input tokens under every convention, the context after every compression,
-the summaries, the final context), and every request as the OpenAI formatter sends it (role,
-text, calls, result id).
+imports, replayed at one of four settings (picked by a digest of the transcript's path,
+`shapes.choice`), compared by the engine parity's `compare` (call kinds, every call's input
+tokens under every convention, the context after every compression, the summaries, the final
+context), and every request as the OpenAI formatter sends it (role, text, calls, result id).
 
 A setting's window is a share (0.25 to 0.7) of the transcript's own largest request, at least 200
 tokens, so every transcript whose largest request passes 200 tokens is compressed at least once
@@ -31,6 +31,7 @@ from ctxlab.presets.agentscope.config import ContextConfig, InjectionConfig
 from ctxlab.workloads.importers import read_any
 from tests.parity.lab import run_lab
 from tests.parity.samples import DATA, TRANSCRIPTS
+from tests.parity.shapes import Guard, choice, choice_index
 from tests.parity.spec import ParityConfig
 from tests.parity.test_engine_parity import _plain, compare
 
@@ -89,6 +90,8 @@ SETTINGS = (
     ),
 )
 SMALLEST_WINDOW = 200
+AT_LEAST = 35
+"""The eligible samples the lab must compress, at the least."""
 
 
 def driver_form(script: Script) -> Script:
@@ -110,13 +113,32 @@ def largest_request(script: Script, setting: Setting) -> int:
     return max(call.tokens.messages for call in unbounded.calls)
 
 
-@pytest.mark.parametrize("transcript", TRANSCRIPTS)
-def test_a_real_transcript_through_agentscope_matches_the_agent(transcript: str) -> None:
-    setting = SETTINGS[TRANSCRIPTS.index(transcript) % len(SETTINGS)]
+def case(transcript: str) -> tuple[Script, ParityConfig, int]:
+    """The transcript's driver form, its setting with the window sized to it, and its largest request."""
+    setting = choice(SETTINGS, transcript)
     script = driver_form(read_any(DATA / transcript).script)
     largest = largest_request(script, setting)
     window = max(SMALLEST_WINDOW, int(largest * setting.share))
-    ours, theirs = compare(script, replace(setting.config, context_size=window))
+    return script, replace(setting.config, context_size=window), largest
+
+
+@pytest.mark.parametrize("transcript", TRANSCRIPTS)
+def test_a_real_transcript_through_agentscope_matches_the_agent(transcript: str) -> None:
+    script, config, largest = case(transcript)
+    ours, theirs = compare(script, config)
     for index, (mine, real) in enumerate(zip(ours.calls, theirs.calls, strict=True)):
         assert _plain(mine.sent) == _plain(real.sent), f"call {index} is sent otherwise"
     assert theirs.compressions or largest <= SMALLEST_WINDOW  # the strategy acts
+
+
+def test_agentscope_compresses_every_transcript_it_can_compress() -> None:
+    """The lab (which the test above holds to the agent) compresses every sample whose largest
+    request passes the smallest window, `AT_LEAST` of them, under each of the four settings on one
+    at least: of the 66 samples, 55 are compressed, every one of the 49 eligible."""
+    guard = Guard("agentscope")
+    for transcript in TRANSCRIPTS:
+        script, config, largest = case(transcript)
+        compressed = bool(run_lab(script, config).compressions)
+        setting = choice_index(len(SETTINGS), transcript)
+        guard.note(transcript, setting, eligible=largest > SMALLEST_WINDOW, acts=compressed)
+    guard.check(at_least=AT_LEAST, settings=range(len(SETTINGS)))

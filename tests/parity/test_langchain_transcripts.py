@@ -1,9 +1,9 @@
 """Real transcripts through `langchain-summary`, `langchain-clear` and `deepagents` against the
 real `create_agent` (langchain 1.5.0) and `create_deep_agent` (deepagents 0.7.32): every sample
 of `tests/data/importers` (and each trace of `tests/data/traces`: `samples`) the lab imports,
-replayed at one of three settings per preset (chosen so that these small transcripts are
-summarized, cleared, evicted and truncated), the same requests call for call with each family's
-own comparison.
+replayed at one of three settings per preset (picked by a digest of the transcript's path,
+`shapes.choice`; chosen so that these small transcripts are summarized, cleared, evicted and
+truncated), the same requests call for call with each family's own comparison.
 
 Each transcript is first put in the form the driver plays (`driver_form`), both sides playing the
 same script: a tool's description is given without surrounding whitespace (the driver builds the
@@ -31,6 +31,7 @@ from ctxlab.workloads.importers import read_any
 from tests.parity.da_driver import DAConfig
 from tests.parity.lc_driver import LCConfig
 from tests.parity.samples import DATA, TRANSCRIPTS
+from tests.parity.shapes import choice
 from tests.parity.test_deepagents_parity import compare as compare_deepagents
 from tests.parity.test_langchain_parity import compare as compare_langchain
 
@@ -96,7 +97,7 @@ def driver_form(script: Script) -> Script:
 
 
 def _setting(transcript: str, settings: tuple[Any, ...]) -> Any:
-    return settings[TRANSCRIPTS.index(transcript) % len(settings)]
+    return choice(settings, transcript)
 
 
 @pytest.mark.parametrize("transcript", TRANSCRIPTS)

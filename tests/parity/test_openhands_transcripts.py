@@ -1,8 +1,8 @@
 """Real transcripts through `openhands` and `openhands-hybrid` against the real
 `openhands-sdk==1.58.2` (the hybrid masked by SWE-agent): every sample of `tests/data/importers`
 (and each trace of `tests/data/traces`: `samples`) the lab imports, replayed at one of four
-settings (`max_size` 10, 16, 40 with masking `n` 2, 3, 5, and the token trigger), the same
-requests call for call.
+settings (picked by a digest of the transcript's path, `shapes.choice`: `max_size` 10, 16, 40 with
+masking `n` 2, 3, 5, and the token trigger), the same requests call for call.
 
 Each transcript is first put in the form the driver plays (`driver_form`): the driver's tools
 take required string fields, so every tool takes the fields its calls use, as strings (a value
@@ -32,6 +32,7 @@ from ctxlab.workloads.importers import read_any
 from tests.parity.openhands_side import OpenHandsDriver, Workload
 from tests.parity.openhands_workloads import one_call_per_round
 from tests.parity.samples import DATA, TRANSCRIPTS
+from tests.parity.shapes import choice
 from tests.parity.test_openhands_parity import compare, compare_hybrid
 
 SETTINGS = (
@@ -113,7 +114,7 @@ def _imaged(parts: tuple[Part, ...]) -> tuple[Part, ...]:
 def test_a_real_transcript_through_openhands_matches_the_sdk(
     driver: OpenHandsDriver, transcript: str
 ) -> None:
-    _, condenser = SETTINGS[TRANSCRIPTS.index(transcript) % len(SETTINGS)]
+    _, condenser = choice(SETTINGS, transcript)
     script = driver_form(read_any(DATA / transcript).script, single_calls=False)
     compare(driver, Workload(script=script, params=OpenHandsParams(condenser=condenser)))
 
@@ -122,7 +123,7 @@ def test_a_real_transcript_through_openhands_matches_the_sdk(
 def test_a_real_transcript_through_openhands_hybrid_matches_the_sdk(
     driver: OpenHandsDriver, transcript: str
 ) -> None:
-    n, condenser = SETTINGS[TRANSCRIPTS.index(transcript) % len(SETTINGS)]
+    n, condenser = choice(SETTINGS, transcript)
     script = driver_form(read_any(DATA / transcript).script, single_calls=True)
     params = HybridParams(masking=LastNObservationsParams(n=n), condenser=condenser)
     compare_hybrid(driver, script, params)  # no call at all where a user image is answered (row 24)

@@ -1,12 +1,12 @@
 """Real transcripts through `swe-agent` against SWE-agent's own `LastNObservations` (3ea751c, the
 vendored file; see `tests/parity/swe_agent_side.py`): every sample of `tests/data/importers`
 (and each trace of `tests/data/traces`: `samples`) the lab imports, replayed at one of four
-settings (`n` 1; `n` 2 with `polling` 2; `n` 1 with the observations of the transcript's first
-called tool tagged `keep_output`; `n` 3 with them tagged `remove_output`), the same requests
-call for call, compared by the parity's `same_requests`, in the OpenAI view, with `texts:
-swe-agent`. Each transcript of more than two calls has observations elided at its setting,
-unless every call before its last `n` is of the tool it keeps; one or two calls leave nothing to
-elide but what a tag removes.
+settings (picked by a digest of the transcript's path, `shapes.choice`: `n` 1; `n` 2 with
+`polling` 2; `n` 1 with the observations of the transcript's first called tool tagged
+`keep_output`; `n` 3 with them tagged `remove_output`), the same requests call for call, compared
+by the parity's `same_requests`, in the OpenAI view, with `texts: swe-agent`. Each transcript
+of more than two calls has observations elided at its setting, unless every call before its last
+`n` is of the tool it keeps; one or two calls leave nothing to elide but what a tag removes.
 
 Each transcript is first put in the form SWE-agent plays (`driver_form`): a round of several calls
 becomes rounds of one, the thought and the reasoning on the first (SWE-agent's function calling
@@ -25,6 +25,7 @@ from ctxlab.core.world.script import Script
 from ctxlab.workloads.importers import read_any
 from tests.parity.openhands_workloads import one_call_per_round
 from tests.parity.samples import DATA, TRANSCRIPTS
+from tests.parity.shapes import choice
 from tests.parity.swe_agent_side import Workload
 from tests.parity.test_swe_agent_parity import same_requests
 
@@ -51,7 +52,7 @@ def params_for(script: Script, setting: tuple[int, int, str]) -> LastNObservatio
 
 @pytest.mark.parametrize("transcript", TRANSCRIPTS)
 def test_a_real_transcript_through_swe_agent_matches_its_history_processor(transcript: str) -> None:
-    setting = SETTINGS[TRANSCRIPTS.index(transcript) % len(SETTINGS)]
+    setting = choice(SETTINGS, transcript)
     script = driver_form(read_any(DATA / transcript).script)
     params = params_for(script, setting)
     requests = same_requests(Workload(script=script, params=params))
