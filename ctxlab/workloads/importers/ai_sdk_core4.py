@@ -7,10 +7,11 @@ Mapping rules:
 - Roles `system` (its text), `user`, `assistant` and `tool`, whose every `tool-result` part is
   one tool message, in part order.
 - A user message is its text (one string when it is a single text part; empty text parts are
-  dropped) and its images: a URL as it is, base64 data (or a `data:` URL's) as a `data:` URL of
-  the media type its first bytes tell (GIF, PNG, JPEG, WebP, BMP, TIFF, AVIF, HEIC), else the
-  part's own, else `image/jpeg`, the payload written again as standard base64. Files (PDF,
-  audio, and images given as files, which the provider refuses) are counted.
+  dropped) and its images: a URL as it is (the SDK writes it again as a WHATWG URL parser does,
+  which changes only a URL not already in that form), base64 data (or a `data:` URL's) as a
+  `data:` URL of the media type its first bytes tell (GIF, PNG, JPEG, WebP, BMP, TIFF, AVIF,
+  HEIC), else the part's own, else `image/jpeg`, the payload written again as standard base64.
+  Files (PDF, audio, and images given as files, which the provider refuses) are counted.
 - An assistant message's text parts are its text, joined with nothing between; its reasoning
   parts its reasoning, joined by a line break (the provider drops them; the replay keeps them
   apart); its tool calls its calls, `args` as `JSON.stringify` writes them (none: `{}`).
