@@ -66,7 +66,7 @@ FORMAT_SUMMARIES = {
     "autogen": "AutoGen saved state (an agent's or team's save_state() JSON) or its LLM messages",
     "letta": "Letta agent file (.af export): each agent's in-context messages, --session N per agent",
     "llamaindex": "LlamaIndex SimpleChatStore JSON or ChatMessage dumps (older `content` ones: --format)",
-    "ai-sdk": "Vercel AI SDK UIMessage[] or ModelMessage[] history (JSON list or JSONL)",
+    "ai-sdk": "Vercel AI SDK UIMessage[] / ModelMessage[], or 4.x useChat Message[] / CoreMessage[]",
     "anthropic-messages": "Anthropic Messages API request log (JSON or JSONL; claude-trace's too)",
     "anthropic-history": "Anthropic messages list: Cline's / Roo Code's api_conversation_history.json",
     "openai-responses": "OpenAI Responses API request log (JSON or JSONL of requests)",

@@ -8,6 +8,7 @@ writes with these, message by message, once both are mapped into the lab's scrip
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
 from collections.abc import Callable
@@ -1081,9 +1082,86 @@ def _sdk_model(m: Any) -> list[Wire]:
     return [{**reply, "tool_calls": calls} if calls else reply]
 
 
+def _sdk4_user(m: Any) -> Wire:
+    """An AI SDK 4 user Message: its text parts, then its attachments (images as data URLs of
+    their own type, text files as their text)."""
+    said: list[Wire] = [{"type": "text", "text": p["text"]} for p in m["parts"] if p["type"] == "text"]
+    for a in m.get("experimental_attachments", []):
+        if not a["url"].startswith("data:"):
+            said.append({"type": "image_url", "image_url": {"url": a["url"]}})
+            continue
+        payload = a["url"].split(",", 1)[1]
+        if a["contentType"].startswith("text/"):
+            said.append({"type": "text", "text": base64.b64decode(payload).decode()})
+        else:
+            said.append(
+                {"type": "image_url", "image_url": {"url": f"data:{a['contentType']};base64,{payload}"}}
+            )
+    return {"role": "user", "content": said[0]["text"] if len(said) == 1 else said}
+
+
+def _sdk4_assistant(m: Any) -> list[Wire]:
+    """An AI SDK 4 assistant Message as `appendResponseMessages` writes it: one request step
+    between `step-start` parts (which the SDK's own cut by `toolInvocation.step` agrees with);
+    results as JSON, strings quoted."""
+    out: list[Wire] = []
+    for step in _sdk_steps(m["parts"]):
+        invocations = [p["toolInvocation"] for p in step if p["type"] == "tool-invocation"]
+        thoughts = [
+            d["text"] for p in step if p["type"] == "reasoning" for d in p["details"] if d["type"] == "text"
+        ]
+        reply: Wire = {
+            "role": "assistant",
+            "content": "".join(p["text"] for p in step if p["type"] == "text"),
+            "reasoning_content": "\n".join(thoughts),
+        }
+        if invocations:
+            reply["tool_calls"] = [_call(i["toolCallId"], i["toolName"], _js(i["args"])) for i in invocations]
+        out.append(reply)
+        out += [
+            {"role": "tool", "tool_call_id": i["toolCallId"], "content": _js(i["result"])}
+            for i in invocations
+        ]
+    return out
+
+
+def _sdk4_core(m: Any) -> list[Wire]:
+    """An AI SDK 4 CoreMessage as the 1.x OpenAI provider sends it."""
+    body = m["content"]
+    if isinstance(body, str):
+        return [{"role": m["role"], "content": body}]
+    if m["role"] == "tool":
+        return [{"role": "tool", "tool_call_id": r["toolCallId"], "content": _js(r["result"])} for r in body]
+    if m["role"] == "user":
+        parts = [
+            {"type": "text", "text": p["text"]}
+            if p["type"] == "text"
+            else {"type": "image_url", "image_url": {"url": f"data:{p['mimeType']};base64,{p['image']}"}}
+            for p in body
+        ]
+        return [{"role": "user", "content": parts}]
+    calls = [_call(p["toolCallId"], p["toolName"], _js(p["args"])) for p in body if p["type"] == "tool-call"]
+    reply = {
+        "role": "assistant",
+        "content": "".join(p["text"] for p in body if p["type"] == "text"),
+        "reasoning_content": "\n".join(p["text"] for p in body if p["type"] == "reasoning"),
+    }
+    return [{**reply, "tool_calls": calls} if calls else reply]
+
+
+def _sdk4(m: Any) -> list[Wire]:
+    if "parts" not in m:
+        return _sdk4_core(m)
+    return [_sdk4_user(m)] if m["role"] == "user" else _sdk4_assistant(m)
+
+
 def ai_sdk(path: Path) -> list[Wire]:
-    """A Vercel AI SDK history: UIMessages (with `parts`) or ModelMessages."""
-    return [w for m in _load(path) for w in (_sdk_ui(m) if "parts" in m else _sdk_model(m))]
+    """A Vercel AI SDK history: UIMessages (with `parts`) or ModelMessages; or AI SDK 4's
+    Messages (`content` beside `parts`) or CoreMessages (`args`, `result`)."""
+    messages = _load(path)
+    if any(("content" in m and "parts" in m) or "args" in json.dumps(m) for m in messages):
+        return [w for m in messages for w in _sdk4(m)]
+    return [w for m in messages for w in (_sdk_ui(m) if "parts" in m else _sdk_model(m))]
 
 
 def _oc_start(messages: list[Any]) -> int:

@@ -265,7 +265,7 @@ def test_a_second_result_of_one_call_is_refused_and_a_call_made_again_is_answere
                 "role": "tool",
                 "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "look", "result": "old"}],
             },
-            "AI SDK 4's 'result' form is not read",
+            "is written as AI SDK 4.x write it, but message 1 as 5.x and later do",
         ),
         (
             {"role": "system", "content": [{"type": "text", "text": "x"}]},

@@ -75,6 +75,8 @@ FIXTURES: dict[str, str] = {
     "llamaindex/memory_messages.json": "llamaindex",
     "ai-sdk/ui-messages.json": "ai-sdk",
     "ai-sdk/model-messages.json": "ai-sdk",
+    "ai-sdk/v4-use-chat.json": "ai-sdk",
+    "ai-sdk/v4-core-messages.json": "ai-sdk",
     "anthropic-messages/requests.jsonl": "anthropic-messages",
     "anthropic-history/cline-task.json": "anthropic-history",
     "anthropic-history/roo-condensed.json": "anthropic-history",

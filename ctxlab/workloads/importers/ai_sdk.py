@@ -22,14 +22,18 @@ Mapping rules:
   `error-json` and `content` the value's JSON; `execution-denied` its reason (or the SDK's fixed
   text). The `error-*` and `execution-denied` outputs are error results. An approval response is
   counted.
-- Not read: AI SDK 4's `Message` (`content` with `toolInvocations`) and its `CoreMessage` results
-  (`result`, no `output`): the first reads as OpenAI chat without its calls, the second is
-  refused.
+- AI SDK 4 histories (a `useChat` app's `Message`s, `CoreMessage`s) are read by that
+  generation's rules: `ai_sdk_v4` makes core messages of its `Message`s, `ai_sdk_core4` sends
+  them as its OpenAI provider does (tool results as `JSON.stringify` of their `result`).
 
 Invariants:
 - Detection takes a list (or lines) of AI SDK messages only when one holds what only the SDK
-  writes: a `UIMessage`'s typed `parts`, or a `tool-call`, `tool-result`, approval, `image` or
-  `file` part of its own shape. Plain `{role, content}` messages stay OpenAI chat.
+  writes: a `UIMessage`'s typed `parts`, a 4.x `Message`'s `toolInvocations` or attachments, or
+  a `tool-call`, `tool-result`, approval, `image` or `file` part of its own shape. Plain
+  `{role, content}` messages stay OpenAI chat.
+- Each message is read by the rules of the SDK generation its shape tells (`ai_sdk_v4.tells`;
+  one both write alike, by the history's so far, else 5.x's); a history whose messages tell both
+  is refused at the first that contradicts the others.
 - A result must answer a call before it, once; a role, part or output of a shape the SDK never writes
   is an error at its line (inside a document, the message's line).
 """
@@ -39,6 +43,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ctxlab.workloads.importers import ai_sdk_core4 as core4
+from ctxlab.workloads.importers import ai_sdk_v4 as v4
 from ctxlab.workloads.importers.ai_sdk_ui import DENIED, js_json, model_messages
 from ctxlab.workloads.importers.ai_sdk_ui import known as ui_part
 from ctxlab.workloads.importers.base import (
@@ -72,6 +78,8 @@ ERRORS = frozenset({"error-text", "error-json", "execution-denied"})
 DETECT_ITEMS = 32
 """How many messages detection looks at (a history's first calls may follow a few texts)."""
 URL_SCHEMES = ("http://", "https://", "data:")
+UI_V4 = frozenset({"parts", "toolInvocations", "experimental_attachments"})
+"""What makes an AI SDK 4 message one `convertToCoreMessages` converts (a `Message`)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,7 +112,19 @@ def _own(part: Mapping[str, Any]) -> bool:
     )
 
 
+def _is_v4(value: Mapping[str, Any]) -> bool:
+    """An AI SDK 4 `Message`: its text in `content`, also beside its parts."""
+    parts = value.get("parts")
+    return (
+        value.get("role") in v4.ROLES
+        and isinstance(value.get("content"), str)
+        and (parts is None or isinstance(parts, list))
+    )
+
+
 def _telling(value: Mapping[str, Any]) -> bool:
+    if v4.tells(value) is not None:
+        return True
     if "parts" in value:
         return any(ui_part(part["type"]) for part in value["parts"])
     body = value.get("content")
@@ -116,7 +136,7 @@ def is_ai_sdk(values: list[object]) -> bool:
     the SDK writes (see the module docstring)."""
     first = values[0] if values else None
     head = first[:DETECT_ITEMS] if isinstance(first, list) else values
-    messages = [m for m in head if isinstance(m, Mapping) and (_is_ui(m) or _is_model(m))]
+    messages = [m for m in head if isinstance(m, Mapping) and (_is_ui(m) or _is_model(m) or _is_v4(m))]
     return bool(head) and len(messages) == len(head) and any(_telling(m) for m in messages)
 
 
@@ -132,18 +152,82 @@ def read_ai_sdk(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """
     if report.session:
         raise one_conversation(report.source, "an AI SDK history", report.session)
-    calls = Calls(report, once=True)
+    read = _History(Calls(report, once=True))
+    pending: tuple[Mapping[str, Any], str, int] | None = None
     for number, value in entries:
+        if pending is not None:  # another line follows: that message was not the history's last
+            yield from read.message(*pending, last=False)
+            pending = None
         listed = value if isinstance(value, list) else [value]
         for index, message in report.each(listed):
             where = f"message {index}" if isinstance(value, list) else "the message"
-            for made in _model(message, where, number, report):
-                yield from chat(made, where, number, calls)
+            final = index == len(listed) - 1
+            if final and report.document is None and _needs_place(message):
+                pending = (message, where, number)
+            else:
+                yield from read.message(message, where, number, last=final and report.document is not None)
+    if pending is not None:
+        yield from read.message(*pending, last=True)
 
 
-def _model(message: object, where: str, number: int, report: Report) -> Iterator[Mapping[str, Any]]:
+def _needs_place(message: object) -> bool:
+    """An AI SDK 4 message whose mapping depends on its being the history's last (a JSONL line's
+    last message waits for the next line to tell)."""
+    return (
+        isinstance(message, Mapping)
+        and message.get("role") == "assistant"
+        and message.get("parts") is None
+        and bool(message.get("toolInvocations"))
+        and bool(message.get("content"))
+    )
+
+
+class _History:
+    """The reading of one history: its calls, and the SDK generation its messages have told
+    (`ai_sdk_v4.tells`), so that a history is read by one generation's rules."""
+
+    def __init__(self, calls: Calls) -> None:
+        self.calls = calls
+        self.generation: tuple[int, str] | None = None
+
+    def message(self, message: object, where: str, number: int, *, last: bool) -> Iterator[Wire]:
+        """The chat messages of one message of the history."""
+        report = self.calls.report
+        if not isinstance(message, Mapping):
+            raise report.error(number, f"{where} is no AI SDK message: it is not an object")
+        if self._generation(message, where, number) == 4:
+            converted = UI_V4 & message.keys() or message.get("role") == "data"
+            cores = v4.core_messages(message, where, number, report, last=last) if converted else [message]
+            for core in cores:
+                yield from core4.chat(core, where, number, self.calls)
+            return
+        for made in _model(message, where, number, report):
+            yield from chat(made, where, number, self.calls)
+
+    def _generation(self, message: Mapping[str, Any], where: str, number: int) -> int:
+        """The generation to read `message` by: the one it tells, which must be the history's."""
+        told = v4.tells(message)
+        if told is not None and self.generation is None:
+            self.generation = (told, where)
+        elif told is not None and self.generation is not None and told != self.generation[0]:
+            was, first = self.generation
+            raise self.calls.report.error(
+                number,
+                f"{where} is written as AI SDK {_versions(told)} write it, but {first} as "
+                f"{_versions(was)} do: a history is written by one SDK version",
+            )
+        return self.generation[0] if self.generation else 5
+
+
+def _versions(generation: int) -> str:
+    return "4.x" if generation == 4 else "5.x and later"
+
+
+def _model(
+    message: Mapping[str, Any], where: str, number: int, report: Report
+) -> Iterator[Mapping[str, Any]]:
     """A message as model messages: itself, or those of a `UIMessage`."""
-    if not isinstance(message, Mapping) or message.get("role") not in ROLES:
+    if message.get("role") not in ROLES:
         role = field_of(message, "role")
         raise report.error(
             number, f"{where} is no AI SDK message: its role is {role!r}; the SDK writes {ROLES}"
@@ -287,7 +371,6 @@ def _result(part: Mapping[str, Any], where: str, number: int, calls: Calls) -> I
             raise report.error(number, f"{where}: a {made} output's value is not text")
         yield tool(answered, value if made in TEXT_OUTPUTS else js_json(value), error=made in ERRORS)
     else:
-        old = " (AI SDK 4's 'result' form is not read)" if "result" in part else ""
         raise report.error(
-            number, f"{where}: a tool-result's output is not one the SDK writes ({{type, value}}){old}"
+            number, f"{where}: a tool-result's output is not one the SDK writes ({{type, value}})"
         )
