@@ -132,16 +132,13 @@ class Env:
     strategy_counter: RequestCounter | None = None
     summary_invocations: int = 0
     consecutive_failures: int = 0
-    _protocol: ProtocolMeter = field(init=False)
+    _protocol: dict[CallKind, ProtocolMeter] = field(default_factory=dict)
     _hint_scanners: dict[tuple[str, tuple[str, ...]], HintScanner] = field(default_factory=dict)
     _view: tuple[object, object, tuple[Message, ...]] | None = None
 
     def __post_init__(self) -> None:
         if self.cache is None:  # every run is metered; pass a meter to change prices or caching
             self.cache = PromptCacheMeter(self.counter)
-        # One meter for both kinds: a summary request starts with the span the last reasoning
-        # request held, so it is checked from where that one left off.
-        self._protocol = ProtocolMeter(self.rules, self.counter)
 
     def unwire(self) -> None:
         """Drop the loop's steps wired in (`model_call`, `compress`) and the kept view."""
@@ -300,6 +297,23 @@ class Env:
             attempt=attempt,
         )
 
+    def _protocol_meter(self, kind: CallKind, messages: tuple[Message, ...]) -> ProtocolMeter:
+        """The protocol meter to check a request of `kind` in what changed since the request it
+        checked last: its own kind's meter when it keeps any of that one's messages for it
+        (`ProtocolMeter.reusable`), else the meter of the kinds seen that keeps the most. A
+        summary request of the span the last reasoning request held is checked from where that
+        one left off; one that shares nothing with it (a session's events written as text)
+        leaves it as it was, for the next reasoning request."""
+        own = self._protocol.get(kind)
+        if own is None:
+            own = self._protocol[kind] = ProtocolMeter(self.rules, self.counter)
+        if len(self._protocol) == 1:
+            return own
+        if own.reusable(messages):  # it keeps some of its own kind's last request
+            return own
+        best = max(self._protocol.values(), key=lambda meter: meter.reusable(messages))
+        return best if best.reusable(messages) else own
+
     def _record(self, state: EpisodeState, kind: CallKind, sent: Sent, response: ModelResponse) -> None:
         output_tokens = self.counter.count([Message(role="assistant", blocks=response.blocks)], ())
         use = (
@@ -320,7 +334,7 @@ class Env:
             context_messages=len(state.context),
             summary_chars=len(summary_text(state.summary)),
             events=self.recorder.take_events(),
-            violations=self._protocol.check(sent.messages),
+            violations=self._protocol_meter(kind, sent.messages).check(sent.messages),
             cached_tokens=use.cached,
             cache_write_tokens=use.written,
             request=_request_dump(to_openai(sent.messages), sent.tools) if self.record_requests else None,

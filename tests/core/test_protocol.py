@@ -396,3 +396,24 @@ def test_a_reply_that_only_grows_is_not_searched_for_a_window_s_cut() -> None:
             request = [system, reply]
             assert list(meter.check(request)) == violations(to_openai(request), RULES)
     assert searched == []
+
+
+def test_what_a_meter_keeps_for_a_request_is_its_leading_messages_else_the_run_it_goes_on_with() -> None:
+    """`reusable` (what the engine picks a meter by): the leading stored messages a request shares
+    with the one checked last, else the run of them it goes on with after a new head (a summary
+    request of the span a reasoning request held), else none (a request of other messages)."""
+    from ctxlab.core.messages.blocks import TextBlock
+
+    history = [
+        Message(role="user" if k % 2 else "assistant", blocks=(TextBlock(text=f"m{k}"),)) for k in range(9)
+    ]
+    meter = ProtocolMeter(RULES)
+    assert meter.reusable(history) == 0  # nothing checked yet
+    meter.check(history)
+    head = Message(role="user", blocks=(TextBlock(text="summarise"),))
+    assert meter.reusable([*history, head]) == 9
+    assert meter.reusable([head, *history[3:7]]) == 4
+    assert meter.reusable([head]) == 0
+    request = [head, *history[3:]]
+    assert meter.reusable(request) == 6
+    assert list(meter.check(request)) == violations(to_openai(request), RULES)

@@ -26,6 +26,8 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import CallKind
+from ctxlab.core.wire.meter import ProtocolMeter
+from ctxlab.core.wire.protocol import RULES, violations
 from ctxlab.core.wire.views import to_openai
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn
 from ctxlab.engine.session import run_script
@@ -218,6 +220,33 @@ def test_a_window_compaction_is_recorded_with_the_requests_it_shrank() -> None:
     found = {(c.call_index, v.rule, v.index, v.kind) for c in outcome.calls for v in c.violations}
     after = [c.call_index for c in outcome.calls if c.kind == "reasoning" and c.call_index >= 5]
     assert found == {(i, "bedrock", 1, "assistant_first") for i in after}
+
+
+def test_a_summary_request_of_the_session_as_text_leaves_the_reasoning_requests_check_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ADK's summary request is the session's events written as text, sharing no message with the
+    reasoning requests around it: it is checked by a meter of its own, so the next reasoning
+    request is checked in what it gained (each new message read once), not read again whole;
+    and each request's violations are those a check from scratch finds."""
+    read: list[int] = []
+    track = ProtocolMeter._track
+    monkeypatch.setattr(ProtocolMeter, "_track", lambda meter, m: (read.append(id(m)), track(meter, m))[1])
+    params = AdkParams(events_compaction_config=EventsCompactionConfig(compaction_interval=2, overlap_size=1))
+    turns = script(12)
+    outcome = run_script(
+        turns,
+        build(params, CTXLAB_TEXTS),
+        model=ScriptModel(turns),
+        summarizer=FixedSummarizer(fields={}, text="notes"),
+        texts=CTXLAB_TEXTS,
+        context_size=100_000,
+        record_requests=True,
+    )
+    assert sum(c.kind == "summary" for c in outcome.calls) >= 4
+    assert len(read) == len(set(read))  # no stored message of any request is read twice
+    for call in outcome.calls:
+        assert list(call.violations) == violations(call.request["messages"], RULES)
 
 
 def adk_chars(request: dict[str, Any]) -> int:

@@ -85,6 +85,26 @@ class ProtocolMeter:
     _ids: CallIds = field(default_factory=CallIds)
     _views: dict[int, tuple[Message, tuple[Fact, ...]]] = field(default_factory=dict)
     _request: object = None  # the last request, whose messages `_messages` holds
+    _sharing: tuple[object, int, int] = (None, 0, -1)  # a request asked of, its leading and run (-1: unread)
+
+    def reusable(self, messages: Sequence[Message]) -> int:
+        """How many stored messages of the request checked last the check of `messages` keeps:
+        the leading ones they share, else the run `messages` goes on with after a new head (a
+        window that moved; a summary request of the span a reasoning request held)."""
+        same = self._leading(messages)
+        if same or not self._messages or self._sharing[2] >= 0:
+            return max(same, self._sharing[2])
+        found = resumed_at(self._messages, messages, 0)
+        run = 0 if found is None else same_leading(self._messages[found[1] :], messages[found[0] :])
+        self._sharing = (messages, same, run)
+        return run
+
+    def _leading(self, messages: Sequence[Message]) -> int:
+        """How many leading stored messages `messages` shares with the request checked last
+        (kept for `check` of the same request)."""
+        if self._sharing[0] is not messages:
+            self._sharing = (messages, same_leading_known(self._messages, messages, self._request), -1)
+        return self._sharing[1]
 
     def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
         """The violations of the request made of `messages` (stored messages, in order)."""
@@ -92,8 +112,8 @@ class ProtocolMeter:
             return ()
         if not self._states:
             self._states.append(tuple(start(rule) for rule in self.rules))
-        same = same_leading_known(self._messages, messages, self._request)
-        self._request = messages
+        same = self._leading(messages)
+        self._request, self._sharing = messages, (None, 0, -1)
         if same < len(self._messages) and same < len(messages):
             if self._drop_before(same, messages):  # the kept messages before `same` stay
                 same += same_leading(self._messages[same:], messages[same:])
