@@ -52,9 +52,7 @@ from ctxlab.workloads.importers.base import (
     Entry,
     Report,
     Wire,
-    assistant,
     base64_bytes,
-    call,
     content,
     data_url,
     field_of,
@@ -265,23 +263,18 @@ def chat(message: Mapping[str, Any], where: str, number: int, calls: Calls) -> I
         else:
             report.skip("empty user message")
     elif role == "assistant":
-        yield from _assistant(parts, where, number, calls)
+        yield from core4.assistant_parts(
+            parts, where, number, calls, counted=_counted, arguments="input", writer="the SDK"
+        )
     else:
         for k, part in enumerate(parts):
             yield from _result(part, f"{where}.content[{k}]", number, calls)
 
 
-def _text(part: Mapping[str, Any], where: str, number: int, report: Report, key: str = "text") -> str:
-    value = part.get(key)
-    if not isinstance(value, str):
-        raise report.error(number, f"{where}: a {part['type']} part's {key!r} is not text")
-    return value
-
-
 def _user_part(part: Mapping[str, Any], where: str, number: int, report: Report) -> list[Wire]:
     kind = part["type"]
     if kind == "text":
-        return [text_part(_text(part, where, number, report))]
+        return [text_part(core4.part_text(part, where, number, report))]
     if kind == "image":
         media = part.get("mediaType")
         if media is not None and not isinstance(media, str):
@@ -312,42 +305,14 @@ def _image(data: object, media: str, where: str, number: int, report: Report) ->
     return [image_part(data_url(media, str(data)))]
 
 
-def _assistant(parts: list[Mapping[str, Any]], where: str, number: int, calls: Calls) -> Iterator[Wire]:
-    report = calls.report
-    texts: list[str] = []
-    thoughts: list[str] = []
-    made: list[Wire] = []
-    for k, part in enumerate(parts):
-        at, kind = f"{where}.content[{k}]", part["type"]
-        if kind == "text":
-            texts.append(_text(part, at, number, report))
-        elif kind == "reasoning":
-            thoughts.append(_text(part, at, number, report))
-        elif kind in ASSISTANT_COUNTED:
-            report.skip(f"{kind} part in an assistant message")
-        elif kind == "tool-result" or (kind == "tool-call" and part.get("providerExecuted") is True):
-            report.skip(f"provider-executed {kind} part")
-        elif kind == "tool-call":
-            made.append(_call(part, at, number, calls))
-        else:
-            raise report.error(
-                number, f"{at}: a {kind} part in an assistant message is not one the SDK writes"
-            )
-    text, reasoning = "".join(texts), "\n".join(thoughts)
-    if text or made or reasoning:
-        yield assistant(text, made, reasoning)
-    else:
-        report.skip("empty assistant message")
-
-
-def _call(part: Mapping[str, Any], where: str, number: int, calls: Calls) -> Wire:
-    call_id = part.get("toolCallId")
-    if not isinstance(call_id, str) or not call_id:
-        raise calls.report.error(
-            number, f"{where}: a tool-call part has no 'toolCallId'; a result could not answer it"
-        )
-    name = _text(part, where, number, calls.report, "toolName")
-    return call(calls.declare(call_id), name, js_json(part.get("input", {})))
+def _counted(part: Mapping[str, Any]) -> str | None:
+    """What a later SDK's assistant part is counted as, when it is not sent."""
+    kind = part["type"]
+    if kind in ASSISTANT_COUNTED:
+        return f"{kind} part in an assistant message"
+    if kind == "tool-result" or (kind == "tool-call" and part.get("providerExecuted") is True):
+        return f"provider-executed {kind} part"
+    return None
 
 
 def _result(part: Mapping[str, Any], where: str, number: int, calls: Calls) -> Iterator[Wire]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ctxlab.workloads.importers.ai_sdk_ui import js_json
@@ -100,7 +100,9 @@ def chat(message: Mapping[str, Any], where: str, number: int, calls: Calls) -> I
         else:
             report.skip("empty user message")
     elif role == "assistant":
-        yield from _assistant(body, where, number, calls)
+        yield from assistant_parts(
+            body, where, number, calls, counted=_counted_v4, arguments="args", writer="AI SDK 4"
+        )
     else:
         for k, part in enumerate(body):
             yield _result(part, f"{where}.content[{k}]", number, calls)
@@ -120,7 +122,8 @@ def _plain(role: str, text: str, where: str, number: int, report: Report) -> Ite
         raise report.error(number, f"{where}: a tool message's content is not a list of tool-result parts")
 
 
-def _text(part: Mapping[str, Any], where: str, number: int, report: Report, key: str = "text") -> str:
+def part_text(part: Mapping[str, Any], where: str, number: int, report: Report, key: str = "text") -> str:
+    """A part's text under `key`, refused at its line when not text."""
     value = part.get(key)
     if not isinstance(value, str):
         raise report.error(number, f"{where}: a {part['type']} part's {key!r} is not text")
@@ -130,7 +133,7 @@ def _text(part: Mapping[str, Any], where: str, number: int, report: Report, key:
 def _user_part(part: Mapping[str, Any], where: str, number: int, report: Report) -> list[Wire]:
     kind = part["type"]
     if kind == "text":
-        text = _text(part, where, number, report)
+        text = part_text(part, where, number, report)
         return [text_part(text)] if text else []
     if kind == "image":
         media = part.get("mimeType")
@@ -177,24 +180,37 @@ def atob(text: str) -> bytes | None:
     return base64.b64decode(text + "=" * (-len(text) % 4))
 
 
-def _assistant(parts: list[Mapping[str, Any]], where: str, number: int, calls: Calls) -> Iterator[Wire]:
+def assistant_parts(
+    parts: list[Mapping[str, Any]],
+    where: str,
+    number: int,
+    calls: Calls,
+    *,
+    counted: Callable[[Mapping[str, Any]], str | None],
+    arguments: str,
+    writer: str,
+) -> Iterator[Wire]:
+    """An assistant model message's parts as one message: its texts joined, its reasoning apart,
+    its calls (their arguments under `arguments`, written as `JSON.stringify` writes them); a
+    part `counted` names is counted under that name; any other kind is one `writer` never
+    writes, refused at its line. A message of none of them is counted as empty."""
     report = calls.report
     texts: list[str] = []
     thoughts: list[str] = []
     made: list[Wire] = []
     for k, part in enumerate(parts):
         at, kind = f"{where}.content[{k}]", part["type"]
-        if kind == "text":
-            texts.append(_text(part, at, number, report))
+        if (skipped := counted(part)) is not None:
+            report.skip(skipped)
+        elif kind == "text":
+            texts.append(part_text(part, at, number, report))
         elif kind == "reasoning":
-            thoughts.append(_text(part, at, number, report))
-        elif kind in ("redacted-reasoning", "file"):
-            report.skip(f"{kind} part in an assistant message")
+            thoughts.append(part_text(part, at, number, report))
         elif kind == "tool-call":
-            made.append(_call(part, at, number, calls))
+            made.append(_call(part, at, number, calls, arguments))
         else:
             raise report.error(
-                number, f"{at}: a {kind} part in an assistant message is not one AI SDK 4 writes"
+                number, f"{at}: a {kind} part in an assistant message is not one {writer} writes"
             )
     text, reasoning = "".join(texts), "\n".join(thoughts)
     if text or made or reasoning:
@@ -203,14 +219,19 @@ def _assistant(parts: list[Mapping[str, Any]], where: str, number: int, calls: C
         report.skip("empty assistant message")
 
 
-def _call(part: Mapping[str, Any], where: str, number: int, calls: Calls) -> Wire:
+def _call(part: Mapping[str, Any], where: str, number: int, calls: Calls, arguments: str) -> Wire:
     call_id = part.get("toolCallId")
     if not isinstance(call_id, str) or not call_id:
         raise calls.report.error(
             number, f"{where}: a tool-call part has no 'toolCallId'; a result could not answer it"
         )
-    name = _text(part, where, number, calls.report, "toolName")
-    return call(calls.declare(call_id), name, js_json(part.get("args", {})))
+    name = part_text(part, where, number, calls.report, "toolName")
+    return call(calls.declare(call_id), name, js_json(part.get(arguments, {})))
+
+
+def _counted_v4(part: Mapping[str, Any]) -> str | None:
+    kind = part["type"]
+    return f"{kind} part in an assistant message" if kind in ("redacted-reasoning", "file") else None
 
 
 def _result(part: Mapping[str, Any], where: str, number: int, calls: Calls) -> Wire:
