@@ -300,19 +300,20 @@ class Env:
     def _protocol_meter(self, kind: CallKind, messages: tuple[Message, ...]) -> ProtocolMeter:
         """The protocol meter to check a request of `kind` in what changed since the request it
         checked last: its own kind's meter when it keeps any of that one's messages for it
-        (`ProtocolMeter.reusable`), else the meter of the kinds seen that keeps the most. A
-        summary request of the span the last reasoning request held is checked from where that
-        one left off; one that shares nothing with it (a session's events written as text)
-        leaves it as it was, for the next reasoning request."""
+        (`ProtocolMeter.reusable`), else the meter that keeps the most, else its own kind's, made
+        for it. A summary request of the span the last reasoning request held is checked from
+        where that one left off (so a run whose summaries do so keeps one meter); one that shares
+        nothing with it (a session's events written as text) leaves it as it was, for the next
+        reasoning request."""
         own = self._protocol.get(kind)
+        if own is not None and (len(self._protocol) == 1 or own.reusable(messages)):
+            return own
+        best = max(self._protocol.values(), key=lambda meter: meter.reusable(messages), default=None)
+        if best is not None and best.reusable(messages):
+            return best
         if own is None:
             own = self._protocol[kind] = ProtocolMeter(self.rules, self.counter)
-        if len(self._protocol) == 1:
-            return own
-        if own.reusable(messages):  # it keeps some of its own kind's last request
-            return own
-        best = max(self._protocol.values(), key=lambda meter: meter.reusable(messages))
-        return best if best.reusable(messages) else own
+        return own
 
     def _record(self, state: EpisodeState, kind: CallKind, sent: Sent, response: ModelResponse) -> None:
         output_tokens = self.counter.count([Message(role="assistant", blocks=response.blocks)], ())
