@@ -53,7 +53,6 @@ from ctxlab.workloads.importers.base import (
     Report,
     Wire,
     base64_bytes,
-    content,
     data_url,
     field_of,
     image_part,
@@ -61,7 +60,6 @@ from ctxlab.workloads.importers.base import (
     system,
     text_part,
     tool,
-    user,
 )
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -249,19 +247,9 @@ def chat(message: Mapping[str, Any], where: str, number: int, calls: Calls) -> I
         yield system(body)
         return
     parts = [{"type": "text", "text": body}] if isinstance(body, str) else body
-    for k, part in enumerate(parts):
-        if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
-            raise report.error(number, f"{where}.content[{k}] is not a typed part")
+    core4.typed_parts(parts, where, number, report)
     if role == "user":
-        sent = [
-            p
-            for k, part in enumerate(parts)
-            for p in _user_part(part, f"{where}.content[{k}]", number, report)
-        ]
-        if sent:
-            yield user(content(sent))
-        else:
-            report.skip("empty user message")
+        yield from core4.user_parts(parts, where, number, report, _user_part)
     elif role == "assistant":
         yield from core4.assistant_parts(
             parts, where, number, calls, counted=_counted, arguments="input", writer="the SDK"

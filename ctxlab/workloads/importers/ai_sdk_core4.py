@@ -86,19 +86,9 @@ def chat(message: Mapping[str, Any], where: str, number: int, calls: Calls) -> I
         return
     if not isinstance(body, list):
         raise report.error(number, f"{where}: its 'content' is neither text nor a list of parts")
-    for k, part in enumerate(body):
-        if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
-            raise report.error(number, f"{where}.content[{k}] is not a typed part")
+    typed_parts(body, where, number, report)
     if role == "user":
-        sent = [
-            p
-            for k, part in enumerate(body)
-            for p in _user_part(part, f"{where}.content[{k}]", number, report)
-        ]
-        if sent:
-            yield user(content(sent))
-        else:
-            report.skip("empty user message")
+        yield from user_parts(body, where, number, report, _user_part)
     elif role == "assistant":
         yield from assistant_parts(
             body, where, number, calls, counted=_counted_v4, arguments="args", writer="AI SDK 4"
@@ -178,6 +168,28 @@ def atob(text: str) -> bytes | None:
     if len(text) % 4 == 1 or not BASE64.fullmatch(text):
         return None
     return base64.b64decode(text + "=" * (-len(text) % 4))
+
+
+def typed_parts(parts: list[Any], where: str, number: int, report: Report) -> None:
+    """Refuse, at its line, a message content holding anything but typed parts."""
+    for k, part in enumerate(parts):
+        if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+            raise report.error(number, f"{where}.content[{k}] is not a typed part")
+
+
+def user_parts(
+    parts: list[Mapping[str, Any]],
+    where: str,
+    number: int,
+    report: Report,
+    read: Callable[[Mapping[str, Any], str, int, Report], list[Wire]],
+) -> Iterator[Wire]:
+    """A user message of the parts `read` makes of its parts (none sent: counted as empty)."""
+    sent = [p for k, part in enumerate(parts) for p in read(part, f"{where}.content[{k}]", number, report)]
+    if sent:
+        yield user(content(sent))
+    else:
+        report.skip("empty user message")
 
 
 def assistant_parts(
