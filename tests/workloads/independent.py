@@ -1065,15 +1065,23 @@ def _sdk_model(m: Any) -> list[Wire]:
             }
             for r in body
         ]
-    if m["role"] == "user":
+    return _model_parts(m["role"], body, media="mediaType", arguments="input")
+
+
+def _model_parts(role: str, body: list[Any], *, media: str, arguments: str) -> list[Wire]:
+    """A user or assistant model message's parts as the OpenAI chat provider sends them (an
+    image's type under `media`, a call's arguments under `arguments`)."""
+    if role == "user":
         parts = [
             {"type": "text", "text": p["text"]}
             if p["type"] == "text"
-            else {"type": "image_url", "image_url": {"url": f"data:{p['mediaType']};base64,{p['image']}"}}
+            else {"type": "image_url", "image_url": {"url": f"data:{p[media]};base64,{p['image']}"}}
             for p in body
         ]
         return [{"role": "user", "content": parts}]
-    calls = [_call(p["toolCallId"], p["toolName"], _js(p["input"])) for p in body if p["type"] == "tool-call"]
+    calls = [
+        _call(p["toolCallId"], p["toolName"], _js(p[arguments])) for p in body if p["type"] == "tool-call"
+    ]
     reply = {
         "role": "assistant",
         "content": "".join(p["text"] for p in body if p["type"] == "text"),
@@ -1132,21 +1140,7 @@ def _sdk4_core(m: Any) -> list[Wire]:
         return [{"role": m["role"], "content": body}]
     if m["role"] == "tool":
         return [{"role": "tool", "tool_call_id": r["toolCallId"], "content": _js(r["result"])} for r in body]
-    if m["role"] == "user":
-        parts = [
-            {"type": "text", "text": p["text"]}
-            if p["type"] == "text"
-            else {"type": "image_url", "image_url": {"url": f"data:{p['mimeType']};base64,{p['image']}"}}
-            for p in body
-        ]
-        return [{"role": "user", "content": parts}]
-    calls = [_call(p["toolCallId"], p["toolName"], _js(p["args"])) for p in body if p["type"] == "tool-call"]
-    reply = {
-        "role": "assistant",
-        "content": "".join(p["text"] for p in body if p["type"] == "text"),
-        "reasoning_content": "\n".join(p["text"] for p in body if p["type"] == "reasoning"),
-    }
-    return [{**reply, "tool_calls": calls} if calls else reply]
+    return _model_parts(m["role"], body, media="mimeType", arguments="args")
 
 
 def _sdk4(m: Any) -> list[Wire]:
