@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -306,8 +307,9 @@ class PromptCacheMeter:
         # the rest is, the very same objects first, at C speed
         paired = same < min(len(messages), len(earlier.messages))  # a kept message at its place
         known = earlier.known_views(same, self._piece(messages[same])) if paired else 0
-        for message in messages[same:]:
-            wires = self._piece(message).wire
+        k = same
+        while k < len(messages):
+            wires = self._piece(messages[k]).wire
             shared = known + same_leading(earlier.wire[at + known : at + len(wires)], wires[known:])
             known = 0
             at += shared
@@ -318,6 +320,7 @@ class PromptCacheMeter:
                 if wire is not old and wire != old:
                     return at
                 at += 1
+            k, at = _past_same(earlier, messages, k + 1, at)
         return at
 
     def _piece(self, message: Message) -> Piece:
@@ -336,6 +339,21 @@ class PromptCacheMeter:
             ids = {id(m) for kept in self._kept.values() for m in kept.messages}
             self._pieces = {key: piece for key, piece in self._pieces.items() if key in ids}
         self._limit = 2 * max(live, len(self._pieces)) + 64
+
+
+def _past_same(earlier: _Kept, messages: tuple[Message, ...], k: int, at: int) -> tuple[int, int]:
+    """Past the run of `messages` from `k` that are the very kept messages starting at view
+    message `at` (a request whose first new message is an equal copy, as a window cutting inside
+    a message makes at every call, goes on with the kept messages themselves): the next message
+    to compare and its view message. A message is its piece, so the same message's views are
+    the same; the run is found at C speed instead of a message at a time."""
+    m = bisect.bisect_right(earlier.ends, at)  # the kept message holding view message `at`
+    if m == len(earlier.messages) or k == len(messages) or messages[k] is not earlier.messages[m]:
+        return k, at
+    if (earlier.ends[m - 1] if m else 0) != at:  # `at` is inside it, not where it starts
+        return k, at
+    run = same_leading(earlier.messages[m:], messages[k:])
+    return k + run, earlier.ends[m + run - 1]
 
 
 class _Moved(NamedTuple):

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ctxlab.engine.cache as cache_module
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.wire.cache import CacheState, Prices, account, request_view
 from ctxlab.core.world.script import Script, ScriptedRound
@@ -170,7 +170,7 @@ def test_a_meter_without_caching_bills_every_input_token() -> None:
     paired_histories(),
     st.lists(
         st.tuples(
-            st.sampled_from(["append", "drop", "slide", "cut", "swap", "summary", "grow", "grow"]),
+            st.sampled_from(["append", "drop", "slide", "cut", "copy", "swap", "summary", "grow", "grow"]),
             any_messages,
             st.integers(1, 3),
         ),
@@ -181,8 +181,8 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
     history: list[Message], edits: list[tuple[str, Message, int]]
 ) -> None:
     """Requests that grow, lose their front, keep their first message while the window moves
-    (cutting the oldest kept message short), end with a reply that grew, or are summary
-    requests in between."""
+    (cutting the oldest kept message short, or copying it whole as a window cutting at the same
+    place again does), end with a reply that grew, or are summary requests in between."""
     meter, request, seen = PromptCacheMeter(COUNTER), list(history), []
     for op, message, size in edits:
         kind = "summary" if op == "summary" else "reasoning"
@@ -194,6 +194,8 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
             del request[1 : 1 + size]
         elif op == "cut" and len(request) > 1:
             request[1] = request[1].with_blocks(request[1].blocks[1:] or message.blocks)
+        elif op == "copy" and len(request) > 1:
+            request[1] = request[1].with_blocks(request[1].blocks)
         elif op == "swap" and request:
             request[-1] = message
         elif op == "grow" and request:  # a reply gains rounds: a long one resumes its reads
@@ -202,6 +204,33 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
         seen.append((kind, sent, (), 0))
         meter.observe(kind, sent, ())
     assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == pure_replay(seen)
+
+
+def test_a_request_past_an_equal_copy_is_compared_by_its_very_messages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A window that cuts inside its oldest message sends an equal copy of it at every call; the
+    messages after the copy are the kept ones, so they are passed as one run, not one by one."""
+    compared: list[int] = []
+    real = cache_module.same_leading
+
+    def counting(a, b):  # type: ignore[no-untyped-def]
+        compared.append(1)
+        return real(a, b)
+
+    history = [text_message("system", "rules"), text_message("user", "a long question")]
+    history += [text_message("assistant" if i % 2 else "user", f"message {i}") for i in range(200)]
+    meter, seen = PromptCacheMeter(COUNTER), []
+    monkeypatch.setattr(cache_module, "same_leading", counting)
+    for turn in range(3):
+        cut = history[1].with_blocks(history[1].blocks)  # equal to the last call's, not the same
+        sent = (history[0], cut, *history[2:], text_message("user", f"next {turn}"))
+        seen.append(("reasoning", sent, (), 0))
+        compared.clear()
+        meter.observe("reasoning", sent, ())
+        assert len(compared) <= 4  # the copy, the run after it, the new message
+    assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == pure_replay(seen)
+    assert meter.usages[-1].cached_tokens > 0
 
 
 def test_a_grown_reply_whose_last_view_took_in_hidden_blocks_is_sized_again() -> None:
