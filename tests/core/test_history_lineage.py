@@ -58,11 +58,17 @@ def test_a_front_that_moves_on_is_the_last_one_extended() -> None:
     forget()
 
 
-@given(st.lists(st.tuples(st.sampled_from(["grow", "same", "cut", "edit"]), st.integers(0, 3)), max_size=25))
-def test_the_part_before_a_place_is_the_slice_whatever_came_before(plan: list[tuple[str, int]]) -> None:
+@given(
+    st.lists(st.tuples(st.sampled_from(["grow", "same", "cut", "edit"]), st.integers(0, 3)), max_size=25),
+    st.booleans(),
+)
+def test_the_part_before_a_place_is_the_slice_whatever_came_before(
+    plan: list[tuple[str, int]], beside: bool
+) -> None:
     """`Leading` equals the slice as a long history grows, keeps its place, is cut or edited; it
-    gives back the very part while the history keeps it, and notes a part that grew."""
-    leading = Leading()
+    gives back the very part while the history keeps it, and notes a part no more than it shares
+    with the last part and with its history."""
+    leading = Leading(beside_history=beside)
     history = tuple(text_message("user", str(i)) for i in range(LINEAGE_WORTH))
     last: tuple[tuple[Message, ...], int, tuple[Message, ...]] | None = None
     for step, k in plan:
@@ -81,6 +87,9 @@ def test_the_part_before_a_place_is_the_slice_whatever_came_before(plan: list[tu
         kept = step in {"grow", "same"} and len(history) >= LINEAGE_WORTH  # a short one is sliced
         if last is not None and kept and count == last[1]:
             assert part is last[2]
+        if last is not None:
+            assert (GROWN.shared(part, last[2]) or 0) <= same_leading(part, last[2])
+        assert (GROWN.shared(part, history) or 0) <= same_leading(part, history)
         last = (history, count, part)
     forget()
 
@@ -95,6 +104,22 @@ def test_a_part_that_grew_with_its_history_is_noted_as_beginning_with_the_last()
     assert leading(grown, LINEAGE_WORTH) is first
     longer = leading(grown, LINEAGE_WORTH + 1)
     assert longer == grown[: LINEAGE_WORTH + 1] and GROWN.extends(longer, first)
+    forget()
+
+
+def test_a_part_beside_its_history_is_noted_as_its_beginning() -> None:
+    """A reader given the part and the whole history in turn resumes either from the other."""
+    leading = Leading(beside_history=True)
+    history = tuple(text_message("user", str(i)) for i in range(LINEAGE_WORTH + 2))
+    first = leading(history, LINEAGE_WORTH)
+    grown = (*history, text_message("user", "more"))
+    GROWN.note(grown, history)
+    longer = leading(grown, LINEAGE_WORTH + 1)
+    assert longer == grown[: LINEAGE_WORTH + 1] and GROWN.extends(longer, first)
+    later = (*grown, text_message("user", "later"))
+    GROWN.note(later, grown)
+    assert GROWN.extends(later, longer) and GROWN.shared(longer, later) == len(longer)
+    assert GROWN.shared(first, grown) == len(first)
     forget()
 
 

@@ -304,14 +304,18 @@ class Leading:
 
     The last part is kept: when `count` is the same and `items` is known (`GROWN`) to begin with
     the first `count` objects of the last history, the very same part is given back, so a reader
-    that kept its work on it finds it unchanged at once, however long it is; when the part grew
-    (a new turn), the new one is noted as beginning with the last. `forget()` drops it.
+    that kept its work on it finds it unchanged at once, however long it is. A new part is noted
+    as beginning with the last part (a new turn) where the history is known to have kept it; or,
+    made `beside_history`, as the beginning of the history it was cut from, which relates it
+    along the histories' lineage both to the last part and to the whole histories that the same
+    readers are given in turn (each then resumes from the other). `forget()` drops it.
     """
 
-    __slots__ = ("__weakref__", "_last")
+    __slots__ = ("__weakref__", "_beside", "_last")
 
-    def __init__(self) -> None:
+    def __init__(self, *, beside_history: bool = False) -> None:
         self._last: tuple[tuple[object, ...], int, tuple[object, ...]] | None = None
+        self._beside = beside_history
         register(self)
 
     def clear(self) -> None:
@@ -327,7 +331,9 @@ class Leading:
                 self._last = (items, count, last[2])  # the newest history, nearest the next one
                 return cast(tuple[T, ...], last[2])
         part = items[:count]
-        if last is not None and len(part) >= LINEAGE_WORTH and last[1] <= min(shared, count):
+        if len(part) >= LINEAGE_WORTH and self._beside and part is not items:
+            GROWN.note(part, items, len(part))
+        elif last is not None and len(part) >= LINEAGE_WORTH and last[1] <= min(shared, count):
             GROWN.note(part, last[2])
         self._last = (items, count, part)
         return part

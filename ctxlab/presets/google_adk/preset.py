@@ -280,9 +280,10 @@ def reasoning_call(calls: Sequence[CallRecord], ordinal: int, total: int) -> Cal
 
 _invocation = operator.attrgetter("invocation")
 
-_ended = Leading()
-"""The events of the invocations before the current one: a long session's part is noted as
-grown from the last one, so what reads it resumes."""
+_ended = Leading(beside_history=True)
+"""The events of the invocations before the current one: a long session's part is noted as the
+beginning of the session, so the model-event count, given the part and the session in turn,
+resumes from either."""
 
 
 def context_events(context: tuple[Message, ...]) -> tuple[s.RawEvent, ...]:
