@@ -15,48 +15,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from functools import partial
 
-_STRING = json.JSONEncoder(ensure_ascii=False).encode
-
-
-@dataclass(frozen=True, slots=True)
-class _Written:
-    """Text already spelt, on the encoder's stack among values still to spell."""
-
-    text: str
+from ctxlab.workloads.importers.compact_json import compact_json, in_order
 
 
 def pydantic_json(value: object, constants: bool = False) -> str:
     """`value` as pydantic's compact JSON text, infinities and NaN as `null`, or as JSON's
-    extended constants when `constants` (module docstring). Spelt with a stack, not recursion,
-    so a value nested as deep as Python's `json` reads is written too."""
-    out: list[str] = []
-    stack: list[object] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, _Written):
-            out.append(item.text)
-        elif isinstance(item, float):
-            finite = math.isfinite(item)
-            out.append(pydantic_float(item) if finite else json.dumps(item) if constants else "null")
-        elif isinstance(item, Mapping):
-            stack.extend(reversed(_members("{", "}", ((_STRING(str(k)) + ":", v) for k, v in item.items()))))
-        elif isinstance(item, list | tuple):
-            stack.extend(reversed(_members("[", "]", (("", v) for v in item))))
-        else:
-            out.append(json.dumps(item, ensure_ascii=False))
-    return "".join(out)
+    extended constants when `constants` (module docstring); as deep as Python's `json` reads."""
+    return compact_json(value, partial(_scalar, constants=constants), in_order)
 
 
-def _members(opening: str, closing: str, members: Iterable[tuple[str, object]]) -> list[object]:
-    """A container's pieces in order: its opening, each member's prefix and value (commas
-    between), its closing."""
-    pieces: list[object] = [_Written(opening)]
-    for index, (prefix, member) in enumerate(members):
-        pieces += [_Written(("," if index else "") + prefix), member]
-    return [*pieces, _Written(closing)]
+def _scalar(item: object, constants: bool) -> str:
+    if not isinstance(item, float):
+        return json.dumps(item, ensure_ascii=False)
+    if math.isfinite(item):
+        return pydantic_float(item)
+    return json.dumps(item) if constants else "null"
 
 
 def pydantic_float(number: float) -> str:
