@@ -45,7 +45,7 @@ from typing import Any
 
 from ctxlab.workloads.importers import ai_sdk_core4 as core4
 from ctxlab.workloads.importers import ai_sdk_v4 as v4
-from ctxlab.workloads.importers.ai_sdk_ui import DENIED, js_json, model_messages
+from ctxlab.workloads.importers.ai_sdk_ui import DENIED, model_messages
 from ctxlab.workloads.importers.ai_sdk_ui import known as ui_part
 from ctxlab.workloads.importers.base import (
     Calls,
@@ -61,6 +61,7 @@ from ctxlab.workloads.importers.base import (
     text_part,
     tool,
 )
+from ctxlab.workloads.importers.js_json import js_json
 
 ROLES = ("system", "user", "assistant", "tool")
 OWN_PARTS = frozenset(

@@ -36,7 +36,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ctxlab.workloads.importers.ai_sdk_ui import js_json
 from ctxlab.workloads.importers.base import (
     Calls,
     Report,
@@ -52,6 +51,7 @@ from ctxlab.workloads.importers.base import (
     tool,
     user,
 )
+from ctxlab.workloads.importers.js_json import js_json
 
 ROLES = ("system", "user", "assistant", "tool")
 SIGNATURES = (

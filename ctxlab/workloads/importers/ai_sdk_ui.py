@@ -31,11 +31,11 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ctxlab.workloads.importers.base import Report, Wire
+from ctxlab.workloads.importers.js_json import js_json
 
 DENIED = "Tool call execution denied."
 """The SDK's text for a denied call with no reason."""
@@ -210,8 +210,3 @@ def _error_text(error: object) -> str:
     if error is None:
         return "unknown error"
     return error if isinstance(error, str) else js_json(error)
-
-
-def js_json(value: object) -> str:
-    """`value` as `JSON.stringify` writes it: compact, non-ASCII kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

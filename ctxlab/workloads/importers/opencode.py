@@ -44,8 +44,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ctxlab.workloads.importers.ai_sdk import chat
-from ctxlab.workloads.importers.ai_sdk_ui import js_json, model_messages
+from ctxlab.workloads.importers.ai_sdk_ui import model_messages
 from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, one_conversation
+from ctxlab.workloads.importers.js_json import js_json
 
 ROLES = ("user", "assistant")
 PARTS = frozenset(
