@@ -212,6 +212,40 @@ def test_provider_executed_tools_approvals_and_other_media_are_counted() -> None
         assert f"skipped 1 × {kind} (not replayed)" in warnings
 
 
+NUMBERS = {"limit": 1.0, "eps": 1e-7, "big": 12345678901234567890, "huge": 1e21, "ratio": 1e20}
+NUMBERS |= {"nudge": -0.0, "tiny": 5e-324, "10": "tenth", "2": "second", "note": "tab\t sep\u2028"}
+NUMBERS_JS = (
+    '{"2":"second","10":"tenth","limit":1,"eps":1e-7,"big":12345678901234567000,"huge":1e+21,'
+    '"ratio":100000000000000000000,"nudge":0,"tiny":5e-324,"note":"tab\\t sep\u2028"}'
+)
+"""`NUMBERS` as the SDK sends them: Node 20's `JSON.stringify(JSON.parse(json.dumps(NUMBERS)))`."""
+STATS = {"mean": 0.1 + 0.2, "n": 2**53 + 1, "share": 1e-6, "rows": [1.0, 25e-7]}
+STATS_JS = '{"mean":0.30000000000000004,"n":9007199254740992,"share":0.000001,"rows":[1,0.0000025]}'
+ASK_TEXT = {"role": "user", "content": "Go."}
+
+
+def _called(key: str, **answer: Any) -> list[dict[str, Any]]:
+    """A model-message history: one call of `NUMBERS` under `key` and its result."""
+    made = {"type": "tool-call", "toolCallId": "c1", "toolName": "look", key: NUMBERS}
+    result = {"type": "tool-result", "toolCallId": "c1", "toolName": "look", **answer}
+    return [ASK_TEXT, {"role": "assistant", "content": [made]}, {"role": "tool", "content": [result]}]
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [ASK, _ui("assistant", _tool_part("c1", "output-available", input=NUMBERS, output=STATS))],
+        _called("input", output={"type": "json", "value": STATS}),
+        _called("args", result=STATS),  # AI SDK 4
+    ],
+    ids=["ui-message", "model-message", "v4-core-message"],
+)
+def test_tool_inputs_and_outputs_are_sent_as_javascript_writes_them(history: list[Any]) -> None:
+    _, messages, _ = _imported(*history)
+    assert messages[1]["tool_calls"] == [_call("c1", "look", NUMBERS_JS)]
+    assert messages[2] == _result("c1", STATS_JS)
+
+
 def test_plain_chat_messages_stay_openai_chat() -> None:
     plain = [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."}]
     assert _imported(plain)[0] == "openai-chat"

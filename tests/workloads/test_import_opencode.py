@@ -133,6 +133,18 @@ def test_an_interrupted_call_with_its_output_keeps_the_output() -> None:
     assert messages[13] == {"role": "tool", "tool_call_id": "call_watch1", "content": "2 passed so far"}
 
 
+def test_a_call_s_input_is_sent_as_javascript_writes_it() -> None:
+    export = _export(STEPS)
+    state = export["messages"][1]["parts"][3]["state"]
+    state["input"] = {"timeout": 1.0, "seed": 12345678901234567890, "tolerance": 1e-7, "2": "-x"}
+    messages = list(import_lines(json.dumps(export).splitlines(), "export.json").messages)
+    sent = messages[1]["tool_calls"][0]["function"]  # as Node 20's JSON.stringify writes it
+    assert sent == {
+        "name": "bash",
+        "arguments": '{"2":"-x","timeout":1,"seed":12345678901234567000,"tolerance":1e-7}',
+    }
+
+
 @pytest.mark.parametrize(
     ("edit", "said"),
     [

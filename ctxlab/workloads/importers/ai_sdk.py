@@ -15,9 +15,10 @@ Mapping rules:
   URL). Other files (PDF, audio) are counted.
 - An assistant message's `text` parts are its text, joined with nothing between; its `reasoning`
   parts its reasoning, joined by a line break (the chat mapping drops them; the replay keeps them
-  apart); its `tool-call` parts its calls, the `input` as `JSON.stringify` writes it (no input:
-  `{}`). Files, custom parts and approval requests are counted; so are a provider-executed call
-  and its result (a chat model's tools are the agent's own).
+  apart); its `tool-call` parts its calls, the `input` as `JSON.stringify` writes it (`js_json`:
+  numbers as JavaScript spells the double it reads; no input: `{}`). Files, custom parts and
+  approval requests are counted; so are a provider-executed call and its result (a chat model's
+  tools are the agent's own).
 - A tool result's text, by its output's `type`: `text` and `error-text` its value; `json`,
   `error-json` and `content` the value's JSON; `execution-denied` its reason (or the SDK's fixed
   text). The `error-*` and `execution-denied` outputs are error results. An approval response is
