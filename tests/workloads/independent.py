@@ -746,10 +746,19 @@ def _letta_tool(m: Any) -> list[Wire]:
     ]
 
 
+def _letta_arguments(arguments: str, thoughts: str | None) -> str:
+    """With `put_inner_thoughts_in_kwargs` on (the samples' calls and thoughts): `thinking` put
+    first, the object written back indented by 2, non-ASCII kept."""
+    return json.dumps({"thinking": thoughts, **json.loads(arguments)}, indent=2, ensure_ascii=False)
+
+
 def letta(path: Path) -> list[Wire]:
     """A Letta agent file: its first agent's in-context messages in their listed order; a message of
-    reasoning alone is left out, as Letta does not send it."""
+    reasoning alone is left out, as Letta does not send it. An agent with
+    `put_inner_thoughts_in_kwargs` on sends the text of a message with calls as a `thinking`
+    argument of each call, the message's content null."""
     agent = _load(path)["agents"][0]
+    in_kwargs = agent["llm_config"]["put_inner_thoughts_in_kwargs"]
     by_id = {m["id"]: m for m in agent["messages"]}
     out: list[Wire] = []
     for m in (by_id[i] for i in agent["in_context_message_ids"]):
@@ -762,12 +771,19 @@ def letta(path: Path) -> list[Wire]:
             out.extend(_letta_tool(m))
         elif m["tool_calls"]:
             called = [
-                _call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m["tool_calls"]
+                _call(
+                    c["id"],
+                    c["function"]["name"],
+                    _letta_arguments(c["function"]["arguments"], _letta_text(m))
+                    if in_kwargs
+                    else c["function"]["arguments"],
+                )
+                for c in m["tool_calls"]
             ]
             out.append(
                 {
                     "role": "assistant",
-                    "content": _letta_text(m),
+                    "content": None if in_kwargs else _letta_text(m),
                     "tool_calls": called,
                     "reasoning_content": reasoning,
                 }

@@ -1,6 +1,7 @@
 """Letta agent files (`.af`): read without Letta, each agent's in-context messages one conversation
 chosen by `--session`, in Letta's order, the messages out of context counted, inner thoughts as
-text beside the calls and reasoning apart, failed returns as error results, and shapes Letta
+text beside the calls (with `put_inner_thoughts_in_kwargs`, a `thinking` argument of each call,
+first, and of each tool) and reasoning apart, failed returns as error results, and shapes Letta
 never writes refused at their line."""
 
 from __future__ import annotations
@@ -269,3 +270,195 @@ def test_a_scenario_trace_reads_an_agent(tmp_path: Path) -> None:
     )
     loaded = load_scenario(path)
     assert any("agent 'moss-sleeptime'" in str(w) for w in loaded.warnings), loaded.warnings
+
+
+KWARGS = DATA / "letta/thoughts-in-kwargs.af"
+ON = {"model": "gpt-4.1-mini", "model_endpoint_type": "openai", "put_inner_thoughts_in_kwargs": True}
+
+
+def _indented(thinking: str | None, **arguments: Any) -> str:
+    """Arguments as Letta rewrites them: `thinking` first, indented by 2, non-ASCII kept."""
+    return json.dumps({"thinking": thinking, **arguments}, indent=2, ensure_ascii=False)
+
+
+def test_an_agent_with_thoughts_in_kwargs_sends_them_first_of_each_calls_arguments() -> None:
+    imported = import_file(KWARGS)
+    sent = [m for m in imported.messages if m["role"] == "assistant"]
+    assert sent[0] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call-02",
+                "type": "function",
+                "function": {
+                    "name": "fetch_order",
+                    "arguments": '{\n  "thinking": "Look up order 4417.",\n  "order_id": "4417",\n'
+                    '  "request_heartbeat": true\n}',
+                },
+            },
+            {
+                "id": "call-03",
+                "type": "function",
+                "function": {
+                    "name": "conversation_search",
+                    "arguments": '{\n  "thinking": "Look up order 4417.",\n  "query": "order 4417",\n'
+                    '  "request_heartbeat": true\n}',
+                },
+            },
+        ],
+        "reasoning_content": "She wants order 4417; look it up and keep the receipt in mind.",
+    }  # both calls carry the thoughts; reasoning is sent apart, as with the setting off
+    assert sent[1]["content"] is None
+    assert sent[1]["tool_calls"][0]["function"]["arguments"] == (
+        '{\n  "thinking": "Service down. Tell her what I know — and note it.",\n  "label": "human",\n'
+        '  "content": "Order 4417: two atlases.",\n  "request_heartbeat": true\n}'
+    )
+    assert sent[-1] == {"role": "assistant", "content": "Glad to help, Ada."}  # a plain answer
+    assert any("put_inner_thoughts_in_kwargs on" in w for w in imported.warnings)
+    send = json.loads(imported.tools[0].parameters)
+    assert list(send["properties"]) == ["thinking", "message", "request_heartbeat"]
+    assert send["properties"]["thinking"] == {
+        "type": "string",
+        "description": "Deep inner monologue private to you only.",
+    }
+    assert send["required"] == ["thinking", "message", "request_heartbeat"]
+
+
+def test_with_the_setting_off_the_thoughts_stay_the_text_and_the_tools_as_declared() -> None:
+    imported = import_file(ONE)
+    called = [m for m in imported.messages if m.get("tool_calls")]
+    assert [m["content"] for m in called] == [
+        "Look up order 4417.",
+        "Service down. Tell her what I know and note it.",
+        "Answer her.",
+    ]
+    stored = [
+        c["function"]["arguments"] for m in FILE["agents"][0]["messages"] for c in m["tool_calls"] or ()
+    ]
+    assert [c["function"]["arguments"] for m in called for c in m["tool_calls"]] == stored[1:]
+    assert "thinking" not in imported.tools[0].parameters
+    assert not any("put_inner_thoughts_in_kwargs" in w for w in imported.warnings)
+
+
+def _assistant(content: list[dict[str, Any]], *called: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+    return {"role": "assistant", "content": content, "tool_calls": _calls(*called) if called else None}
+
+
+def _sent(message: dict[str, Any], **agent: Any) -> dict[str, Any]:
+    """The first assistant message of an agent that has the setting on unless `agent` says else."""
+    value = _file(_user(), message, **{"llm_config": ON, **agent})
+    return next(m for m in _imported(value) if m["role"] == "assistant")
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+REASONED = {"type": "reasoning", "is_native": True, "reasoning": "r", "signature": None}
+IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+
+
+@pytest.mark.parametrize(
+    ("content", "thinking"),
+    [
+        ([_text("One.")], "One."),
+        ([_text("One."), _text("Two.")], "One.\n\nTwo."),
+        ([REASONED, _text("One.")], "One."),
+        ([], None),
+        ([REASONED], None),
+        ([REASONED, REASONED], ""),
+        ([_text("One."), IMAGE], "One. [Image omitted]"),
+        ([IMAGE, IMAGE], "[2 images omitted]"),
+        ([IMAGE], "[Image Here]"),
+    ],
+)
+def test_the_thoughts_are_the_text_letta_reads_from_the_parts(
+    content: list[dict[str, Any]], thinking: str | None
+) -> None:
+    sent = _sent(_assistant(content, ("c1", "f", {"x": 1})))
+    assert sent["tool_calls"][0]["function"]["arguments"] == _indented(thinking, x=1)
+    assert sent["content"] is None
+
+
+def test_every_call_of_a_message_carries_the_thoughts_and_an_argument_of_their_name_keeps_its_place() -> None:
+    sent = _sent(
+        _assistant([_text("Go\x00.")], ("c1", "f", {"a": "x\x00y"}), ("c2", "g", {"b": 1, "thinking": 2}))
+    )
+    assert [c["function"]["arguments"] for c in sent["tool_calls"]] == [
+        '{\n  "thinking": "Go.",\n  "a": "xy"\n}',  # null bytes removed, as Letta does
+        '{\n  "thinking": 2,\n  "b": 1\n}',
+    ]
+
+
+def test_a_plain_answer_keeps_its_text_and_an_approval_request_carries_the_thoughts() -> None:
+    assert _sent(_assistant([_text("Hello.")])) == {"role": "assistant", "content": "Hello."}
+    approval = {**_assistant([_text("Ask first.")], ("c1", "f", {})), "role": "approval"}
+    assert _sent(approval)["tool_calls"][0]["function"]["arguments"] == _indented("Ask first.")
+
+
+@pytest.mark.parametrize(
+    ("agent", "config"),
+    [
+        ({"agent_type": "letta_v1_agent"}, {}),
+        ({}, {"model": "o3-mini"}),
+        ({}, {"model": "gpt-5.1"}),
+        ({}, {"model_endpoint_type": "deepseek", "model": "deepseek-chat"}),
+        ({}, {"model_endpoint_type": "anthropic", "model": "claude-sonnet-4-20250514"}),
+        ({}, {"put_inner_thoughts_in_kwargs": False}),
+    ],
+)
+def test_letta_turns_the_setting_off_for_some_agents_and_models(
+    agent: dict[str, Any], config: dict[str, Any]
+) -> None:
+    message = _assistant([_text("Hm.")], ("c1", "f", {"x": 1}))
+    sent = _sent(message, **{**agent, "llm_config": {**ON, **config}})
+    assert sent["content"] == "Hm." and sent["tool_calls"][0]["function"]["arguments"] == '{"x": 1}'
+
+
+def test_a_gpt_oss_model_sends_empty_content_and_lm_studio_asks_for_the_thoughts_first() -> None:
+    message = _assistant([_text("Hm.")], ("c1", "f", {}))
+    assert _sent(message, llm_config={**ON, "model": "gpt-oss-20b"})["content"] == ""
+    tools = [{"id": "t", "json_schema": {"name": "f", "parameters": {"type": "object"}}}]
+    value = _file(_user(), llm_config={**ON, "model_endpoint": "http://localhost:1234/v1"})
+    got = import_lines(json.dumps({**value, "tools": tools}).splitlines(), "agent.af")
+    assert json.loads(got.tools[0].parameters) == {
+        "type": "object",
+        "properties": {
+            "thinking": {
+                "type": "string",
+                "description": "Deep inner monologue private to you only. Think before you act, so always "
+                "generate arg 'thinking' first before any other arg.",
+            }
+        },
+        "required": ["thinking"],
+    }
+
+
+def test_arguments_that_are_not_an_object_stay_as_stored_and_an_empty_list_of_calls_is_counted() -> None:
+    odd = {
+        "role": "assistant",
+        "content": [_text("Hm.")],
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "[1]"}}],
+    }
+    got = import_lines(json.dumps(_file(_user(), odd, llm_config=ON)).splitlines(), "agent.af")
+    assert list(got.messages)[-1]["tool_calls"][0]["function"]["arguments"] == "[1]"
+    assert any("whose arguments are not a JSON object" in w for w in got.warnings)
+    empty = {"role": "assistant", "content": [_text("Hm.")], "tool_calls": []}
+    got = import_lines(json.dumps(_file(_user(), empty, llm_config=ON)).splitlines(), "agent.af")
+    assert [m["role"] for m in got.messages] == ["system", "user"]
+    assert any("empty 'tool_calls' list" in w for w in got.warnings)
+
+
+def test_the_replay_sends_the_thoughts_in_the_arguments_and_the_tools_with_the_parameter(
+    tmp_path: Path,
+) -> None:
+    last = replayed_requests(KWARGS, tmp_path / "results")[-1]
+    called = [m for m in last["messages"] if m.get("tool_calls")]
+    assert called[-1]["content"] is None
+    assert called[-1]["tool_calls"][0]["function"]["arguments"] == _indented(
+        "Answer her.",
+        message="Order 4417 holds two atlases; the order service is down, so I can't see its status yet.",
+        request_heartbeat=False,
+    )
+    assert all(next(iter(t["function"]["parameters"]["properties"])) == "thinking" for t in last["tools"])

@@ -71,6 +71,7 @@ FIXTURES: dict[str, str] = {
     "autogen/context-messages.json": "autogen",
     "letta/support-agent.af": "letta",
     "letta/two-agents.af": "letta",
+    "letta/thoughts-in-kwargs.af": "letta",
     "llamaindex/chat_store.json": "llamaindex",
     "llamaindex/memory_messages.json": "llamaindex",
     "ai-sdk/ui-messages.json": "ai-sdk",

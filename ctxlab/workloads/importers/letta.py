@@ -25,6 +25,13 @@ Mapping rules (after `Message.to_openai_dict` and `to_openai_dicts_from_list` in
   called them), and its `reasoning` and `summarized_reasoning` parts as reasoning, apart.
   Redacted and omitted reasoning parts are counted; a message of reasoning alone, or with
   nothing, and an approval response are counted, as Letta does not send them.
+- An agent whose `llm_config` has `put_inner_thoughts_in_kwargs` on (and Letta leaves it on: not
+  a `letta_v1_agent`, not an OpenAI reasoning model...) sends its inner thoughts in its calls, as
+  Letta's OpenAI client builds the request (`letta_thoughts`, which cites the source): a message
+  with `tool_calls` has `content` null and each call's arguments rewritten with `thinking` first
+  (JSON, indented by 2); a plain answer keeps its text; each tool schema gains the `thinking`
+  parameter, first. Arguments that are not a JSON object are kept as stored (counted), and a
+  message with an empty `tool_calls` list is counted (Letta sends it empty).
 - `tool` is one tool message per entry of its `tool_returns` (its `func_response`, text parts
   joined by a line break, images counted), answering that entry's `tool_call_id`; a `status` of
   `error` is an error result. A message with no `tool_returns` (older files) is its content,
@@ -60,6 +67,14 @@ from ctxlab.workloads.importers.base import (
     text_part,
     tool,
     user,
+)
+from ctxlab.workloads.importers.letta_thoughts import (
+    KWARG,
+    InKwargs,
+    in_kwargs,
+    thoughts,
+    with_parameter,
+    with_thoughts,
 )
 
 KEYS = frozenset({"blocks", "tools", "mcp_servers"})
@@ -115,26 +130,36 @@ def read_letta(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
         f"agent {agent.get('name')!r} is replayed: agent {report.session} of the file's "
         f"{len(agents)} ({names}; counted from 0)"
     )
-    report.tools.extend(_tools(first.value.get("tools"), agent.get("tool_ids")))
-    yield from _agent(agent, first.number, Calls(report, once=True))
+    kwargs = in_kwargs(agent)
+    if kwargs is not None:
+        report.notes.append(
+            f"the agent's llm_config has put_inner_thoughts_in_kwargs on: its inner thoughts are a "
+            f"'{KWARG}' argument of each call, and of each tool's parameters"
+        )
+    report.tools.extend(_tools(first.value.get("tools"), agent.get("tool_ids"), kwargs))
+    yield from _agent(agent, first.number, Calls(report, once=True), kwargs)
     report.item = None
 
 
-def _tools(declared: object, ids: object) -> Iterator[ToolSchema]:
-    """The schemas of the agent's tools: those of the file whose `id` it lists (all, if none)."""
+def _tools(declared: object, ids: object, kwargs: InKwargs | None) -> Iterator[ToolSchema]:
+    """The schemas of the agent's tools: those of the file whose `id` it lists (all, if none),
+    with the `thinking` parameter when the agent sends its thoughts in its calls."""
     for item in declared if isinstance(declared, list) else ():
         if not isinstance(item, Mapping) or (isinstance(ids, list) and item.get("id") not in ids):
             continue
         declared_schema = item.get("json_schema")
         fields = declared_schema if isinstance(declared_schema, Mapping) else {}
-        found = schema(
-            fields.get("name", item.get("name")), fields.get("description"), fields.get("parameters")
-        )
+        parameters = fields.get("parameters")
+        if kwargs is not None:
+            parameters = with_parameter(
+                parameters if isinstance(parameters, Mapping) else {"type": "object"}, kwargs.description
+            )
+        found = schema(fields.get("name", item.get("name")), fields.get("description"), parameters)
         if found is not None:
             yield found
 
 
-def _agent(agent: Mapping[str, Any], number: int, calls: Calls) -> Iterator[Wire]:
+def _agent(agent: Mapping[str, Any], number: int, calls: Calls, kwargs: InKwargs | None) -> Iterator[Wire]:
     """The agent's in-context messages in order, the others counted."""
     report = calls.report
     messages, ids = agent.get("messages"), agent.get("in_context_message_ids")
@@ -155,7 +180,8 @@ def _agent(agent: Mapping[str, Any], number: int, calls: Calls) -> Iterator[Wire
             yield system(prompt)
     for index in order:
         report.item = (messages, index)
-        yield from _message(messages[index], f"message {messages[index].get('id')!r}", number, calls)
+        where = f"message {messages[index].get('id')!r}"
+        yield from _message(messages[index], where, number, calls, kwargs)
 
 
 def _order(messages: list[Any], ids: list[Any], number: int, report: Report) -> list[int]:
@@ -185,7 +211,9 @@ def _order(messages: list[Any], ids: list[Any], number: int, report: Report) -> 
     return order
 
 
-def _message(message: Mapping[str, Any], where: str, number: int, calls: Calls) -> Iterator[Wire]:
+def _message(
+    message: Mapping[str, Any], where: str, number: int, calls: Calls, kwargs: InKwargs | None
+) -> Iterator[Wire]:
     report, role = calls.report, message.get("role")
     if role not in ROLES:
         raise report.error(number, f"{where}: its role is {role!r}; Letta writes {', '.join(ROLES)}")
@@ -199,7 +227,7 @@ def _message(message: Mapping[str, Any], where: str, number: int, calls: Calls) 
     elif role in ("user", "summary"):
         yield user(_user_content(parts))
     else:
-        yield from _assistant(message, parts, where, number, calls)
+        yield from _assistant(message, parts, where, number, calls, kwargs=kwargs)
 
 
 def _parts(body: object, role: str, where: str, number: int, report: Report) -> Parts:
@@ -276,9 +304,16 @@ def _user_content(parts: Parts) -> str | list[Wire]:
 
 
 def _assistant(
-    message: Mapping[str, Any], parts: Parts, where: str, number: int, calls: Calls
+    message: Mapping[str, Any],
+    parts: Parts,
+    where: str,
+    number: int,
+    calls: Calls,
+    *,
+    kwargs: InKwargs | None,
 ) -> Iterator[Wire]:
-    """An assistant message: its text, its calls and its reasoning; none when Letta sends none."""
+    """An assistant message: its text, its calls and its reasoning; none when Letta sends none.
+    With the thoughts in the calls' arguments, a message with `tool_calls` has no text."""
     report, listed = calls.report, message.get("tool_calls")
     if message["role"] == "approval" and listed is None:
         report.skip("approval response (Letta does not send it)")
@@ -287,10 +322,32 @@ def _assistant(
         raise report.error(number, f"{where}.tool_calls is not a list of calls or null")
     _count_images(parts, "assistant", report)
     made = [_call(item, f"{where}.tool_calls[{k}]", number, calls) for k, item in enumerate(listed or ())]
+    reasoning = JOINED.join(parts.reasoning)
+    if kwargs is not None and listed is not None:
+        if not made:
+            report.skip("assistant message with an empty 'tool_calls' list (Letta sends it with no content)")
+            return
+        inner = thoughts(message.get("content"))
+        moved = [_in_arguments(made_call, inner, report) for made_call in made]
+        yield {**assistant("", moved, reasoning), "content": kwargs.content}
+        return
     if not made and not parts.texts:
         report.skip("assistant message with no text and no calls (Letta does not send it)")
         return
-    yield assistant(JOINED.join(parts.texts), made, JOINED.join(parts.reasoning))
+    yield assistant(JOINED.join(parts.texts), made, reasoning)
+
+
+def _in_arguments(made: Wire, inner: str | None, report: Report) -> Wire:
+    """A call with the message's thoughts first of its arguments, as Letta rewrites them; as stored
+    (counted) when its arguments are not a JSON object."""
+    function = made["function"]
+    arguments = with_thoughts(function["arguments"], inner)
+    if arguments is None:
+        report.skip(
+            f"'{KWARG}' argument of a call whose arguments are not a JSON object (the call is sent as stored)"
+        )
+        return made
+    return {**made, "function": {**function, "arguments": arguments}}
 
 
 def _call(item: object, where: str, number: int, calls: Calls) -> Wire:
