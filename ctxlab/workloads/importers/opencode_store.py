@@ -11,8 +11,9 @@ conversations (`stores`), as OpenCode reads a session back from it (anomalyco/op
 - A session's messages are its `message` rows in OpenCode's order (`time_created`, then `id`),
   each message's parts its `part` rows naming it, in `id` order. An entry is one message as an
   export holds it, `{info: {...data, id, sessionID}, parts: [{...data, id, sessionID,
-  messageID}]}`, at `: message row N` (the row's rowid); the session's entries are read by the
-  OpenCode reader's mapping (`opencode.session_wires`), as an export's messages are.
+  messageID}]}` (`exported`, shared with `opencode_files`), at `: message row N` (the row's
+  rowid); the session's entries are read by the OpenCode reader's mapping
+  (`opencode.session_wires`), as an export's messages are.
 - A bad row is its message's problem, told at its own place when its session is the one read:
   a `data` that is NULL, no UTF-8 text, no JSON or no JSON object, a NULL id, and a part whose
   `session_id` is not its message's (a part of another session's message) at `: part row N`.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from ctxlab.workloads.importers.base import Entry, Report, Wire, cell_text
 from ctxlab.workloads.importers.opencode import session_wires
@@ -82,7 +83,7 @@ def _message(
     info = _object(data)
     if isinstance(info, str) or message is None:
         return f": message row {row_id}", None, info if isinstance(info, str) else "its id is NULL"
-    made: list[dict[str, object]] = []
+    made: list[tuple[str, Mapping[str, object]]] = []
     for part_row, part, owner, part_data in parts:
         value = _object(part_data)
         if owner != session:
@@ -94,10 +95,19 @@ def _message(
             value = "its id is NULL"
         if isinstance(value, str):
             return f": part row {part_row}", None, value
-        ids = {"id": cell_text(part), "sessionID": cell_text(owner), "messageID": cell_text(message)}
-        made.append({**value, **ids})
-    whole = {"info": {**info, "id": cell_text(message), "sessionID": cell_text(session)}, "parts": made}
-    return f": message row {row_id}", json.dumps(whole, ensure_ascii=False), ""
+        made.append((cell_text(part), value))
+    return f": message row {row_id}", exported(cell_text(session), cell_text(message), info, made), ""
+
+
+def exported(
+    session: str, message: str, info: Mapping[str, object], parts: Sequence[tuple[str, Mapping[str, object]]]
+) -> str:
+    """A message's text as an export holds it: `{info, parts}`, its info and each of its parts (by
+    id, in the order given) with the ids its place gives them put back (`id` and `sessionID`; a
+    part's `id`, `sessionID` and `messageID`), as OpenCode rebuilds them from its rows."""
+    made = [{**value, "id": part, "sessionID": session, "messageID": message} for part, value in parts]
+    whole = {"info": {**info, "id": message, "sessionID": session}, "parts": made}
+    return json.dumps(whole, ensure_ascii=False)
 
 
 def _object(data: object) -> dict[str, object] | str:
@@ -128,4 +138,4 @@ def read_session(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     yield from session_wires(messages, numbers, report)
 
 
-__all__ = ["COLUMNS", "is_opencode", "read_session", "sessions"]
+__all__ = ["COLUMNS", "exported", "is_opencode", "read_session", "sessions"]
