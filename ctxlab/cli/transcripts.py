@@ -51,7 +51,7 @@ FORMAT_SUMMARIES = {
     "gemini-cli": "Gemini CLI session (chats/session-*.jsonl), /chat save checkpoint, or Gemini API contents",
     "opencode": (
         "OpenCode session export (`opencode export <sessionID>` JSON: info, messages with parts) "
-        "or its session database (opencode.db)"
+        "or its session database (opencode.db) or older storage folder (storage/)"
     ),
     "google-adk": "Google ADK session (Session JSON, a list of its events, or a session database)",
     "openhands": "OpenHands event stream (JSON list) or evaluation output (output.jsonl)",
@@ -204,7 +204,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.workloads.files import is_folder
 
     out_dir(args.out)
-    if not is_folder(Path(args.trace)):  # a directory is a store of conversations (a strands session)
+    if not is_folder(Path(args.trace)):  # a directory is a store of conversations (strands, OpenCode)
         in_file(args.trace, "transcript file", "give a transcript (`ctxlab import --help` lists the formats)")
     if args.tools is not None:
         in_file(args.tools, "file", "give the JSON list of the transcript's tool schemas", "--tools")
@@ -259,7 +259,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.workloads.trace import TraceError
 
     source = Path(args.transcript)
-    if not is_folder(source):  # a directory is a store of conversations (a strands session)
+    if not is_folder(source):  # a directory is a store of conversations (strands, OpenCode)
         in_file(args.transcript, "transcript file", "give a transcript file")
     target = out_file(args.out, "--out")
     if target.is_dir():

@@ -23,6 +23,7 @@ SESSION = DATA / "bedrock-converse" / "session_leaf-walk"
 ADK_DB = DATA / "google-adk" / "sessions.db"
 LANGGRAPH_DB = DATA / "langgraph" / "checkpoints.sqlite"
 OPENCODE_DB = DATA / "opencode" / "opencode.db"
+OPENCODE_STORAGE = DATA / "opencode" / "storage"
 
 
 def test_a_sqlite_session_database_holds_one_conversation_a_session_in_order_of_its_first_row() -> None:
@@ -155,7 +156,7 @@ def test_a_folder_that_is_no_session_is_not_recognised(tmp_path: Path) -> None:
         import_file(tmp_path)
 
 
-@pytest.mark.parametrize("store", [DB, ADK_DB, SESSION, LANGGRAPH_DB, OPENCODE_DB])
+@pytest.mark.parametrize("store", [DB, ADK_DB, SESSION, LANGGRAPH_DB, OPENCODE_DB, OPENCODE_STORAGE])
 def test_a_stores_snapshot_replays_as_the_store_and_its_digest_is_the_same_wherever_it_lies(
     store: Path, tmp_path: Path
 ) -> None:

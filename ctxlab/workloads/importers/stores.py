@@ -22,18 +22,22 @@ as a file's entries are.
   rebuilds the event. A place is `FILE: events row N` (the row's rowid). The version 0 schema
   (event actions pickled) is refused, never unpickled; so is another version ADK's
   `adk_internal_metadata` names. Opened as the SDK's database is.
-- A directory: a `session_<id>` directory (its `agents/agent_<id>/` directories) or one agent's
-  directory; each agent is one conversation, counted from 0 in the order of the directories'
-  names, its `messages/message_<n>.json` files read in the numeric order of `<n>` (other files
-  are not messages). No path is made from the data: only the directories are listed, and a
-  symbolic link inside them is refused, not followed, so nothing outside the directory is read;
-  so is a message file's name on what is no regular file (a folder, a pipe: never waited on).
+- A directory (one without OpenCode's `session` folder, below): a `session_<id>` directory (its
+  `agents/agent_<id>/` directories) or one agent's directory; each agent is one conversation,
+  counted from 0 in the order of the directories' names, its `messages/message_<n>.json` files
+  read in the numeric order of `<n>` (other files are not messages). No path is made from the
+  data: only the directories are listed, and a symbolic link inside them is refused, not
+  followed, so nothing outside the directory is read; so is a message file's name on what is no
+  regular file (a folder, a pipe: never waited on).
 - A SQLite database with LangGraph's `checkpoints` table (a `SqliteSaver`'s) is a LangGraph
   store (`langgraph_store`): each thread one conversation, its latest checkpoint's messages one
   entry, at `FILE: checkpoints row N`; opened as the SDK's database is.
 - A SQLite database with OpenCode's `session`, `message` and `part` tables (its `opencode.db`)
   is an OpenCode store (`opencode_store`): each session one conversation, each of its messages
   with its parts one entry, at `FILE: message row N` (a bad part at `FILE: part row N`).
+- A directory holding a `session` folder (or `storage/session`) is OpenCode's storage from before
+  its database (`opencode_files`): each session one conversation, read as the database's are,
+  each message one entry, at its file (`FOLDER/message/S/M.json`; a bad part at its own file).
 
 Invariants:
 - The I/O is `records` (the store's entries, lazily, in the order above, each with its place
@@ -59,7 +63,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ctxlab.workloads.files import is_folder, json_value, not_json
-from ctxlab.workloads.importers import agents_branches, langgraph_store, opencode_store
+from ctxlab.workloads.importers import agents_branches, langgraph_store, opencode_files, opencode_store
 from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond, cell_text
 from ctxlab.workloads.importers.guard import Reading, guarded
 from ctxlab.workloads.trace import TraceError
@@ -73,19 +77,21 @@ ADK_COLUMNS = frozenset(
 )
 MESSAGE_FILE = re.compile(r"message_([0-9]+)\.json")
 SQLITE, ADK, STRANDS = "sqlite-session", "adk-database", "strands-session"
-LANGGRAPH, OPENCODE = "langgraph-checkpoints", "opencode-database"
+LANGGRAPH, OPENCODE, OPENCODE_FILES = "langgraph-checkpoints", "opencode-database", "opencode-storage"
 FORMAT_OF = {
     SQLITE: "openai-agents",
     ADK: "google-adk",
     STRANDS: "bedrock-converse",
     LANGGRAPH: "langgraph",
     OPENCODE: "opencode",
+    OPENCODE_FILES: "opencode",
 }
 WHAT = {
     SQLITE: "an OpenAI Agents SDK SQLiteSession database",
     ADK: "a Google ADK DatabaseSessionService database",
     LANGGRAPH: "a LangGraph SqliteSaver checkpoint database",
     OPENCODE: "an OpenCode session database",
+    OPENCODE_FILES: "an OpenCode storage folder",
     STRANDS: "a strands session directory",
 }
 
@@ -103,12 +109,13 @@ class Stored:
 
 
 def kind_of(path: Path | str) -> str | None:
-    """The store `path` is (`STRANDS` for any directory; `ADK` for a SQLite database with ADK's
+    """The store `path` is (`OPENCODE_FILES` for a directory holding OpenCode's `session` folder,
+    `STRANDS` for another; `ADK` for a SQLite database with ADK's
     `events` table, else `LANGGRAPH` for one with LangGraph's `checkpoints` table, else `OPENCODE`
     for one with OpenCode's tables, `SQLITE` for another), or None for another file."""
     where = Path(path)
     if is_folder(where):
-        return STRANDS
+        return STRANDS if opencode_files.root(where) is None else OPENCODE_FILES
     try:
         with where.open("rb") as handle:
             if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
@@ -138,6 +145,8 @@ def records(path: Path | str, kind: str) -> Iterator[Stored]:
     """
     if kind == SQLITE:
         return _rows(Path(path))
+    if kind == OPENCODE_FILES:
+        return (Stored(*row) for row in opencode_files.sessions(Path(path)))
     if kind in (LANGGRAPH, OPENCODE):
         return _tabled(Path(path), langgraph_store.threads if kind == LANGGRAPH else opencode_store.sessions)
     return _events(Path(path)) if kind == ADK else _messages(Path(path))
@@ -307,7 +316,8 @@ def _messages(path: Path) -> Iterator[Stored]:
             str(path),
             None,
             "the format is not recognised: a folder that is no strands session directory (give "
-            "session_<id>, holding agents/agent_<id>/messages/message_<n>.json, or an agent's folder)",
+            "session_<id>, holding agents/agent_<id>/messages/message_<n>.json, or an agent's folder), "
+            "nor OpenCode's storage folder (holding session/, message/ and part/)",
         )
 
 
@@ -438,9 +448,14 @@ def conversation(
     as a file's entries are (`guard.guarded`), every problem at its entry's place; the report
     they fill. A LangGraph thread is read by `langgraph_store.read_thread`: the format's reader
     would choose among a file's threads again, and the store has chosen; an OpenCode session by
-    `opencode_store.read_session` (its entries are its messages, not one export each)."""
+    `opencode_store.read_session` (its entries are its messages, not one export each), and so is a
+    session of OpenCode's storage folder."""
     report, places = Report(source=source, session=session), dict[int, str]()
-    read = {LANGGRAPH: langgraph_store.read_thread, OPENCODE: opencode_store.read_session}.get(kind, read)
+    read = {
+        LANGGRAPH: langgraph_store.read_thread,
+        OPENCODE: opencode_store.read_session,
+        OPENCODE_FILES: opencode_store.read_session,
+    }.get(kind, read)
     reading = Reading(chosen(stored, report, places))
     return _relocated(
         guarded(read(reading, report), reading, report, FORMAT_OF[kind]), source, places
