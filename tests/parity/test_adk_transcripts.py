@@ -132,8 +132,8 @@ def can_summarise(script: Script, chosen: EventsCompactionConfig | tuple[float, 
 
 def test_adk_summarises_on_every_transcript_it_can_summarise() -> None:
     """On every sample `can_summarise` admits, on `AT_LEAST` of them, and under each of the four
-    settings on one at least: of the 68 samples, ADK summarises before a later request on 52, every
-    one of the 39 eligible, and 13 single turns at a threshold of one token (with no turn before the
+    settings on one at least: of the 78 samples, ADK summarises before a later request on 61, every
+    one of the 46 eligible, and 15 single turns at a threshold of one token (with no turn before the
     last, the threshold is the least there is: ADK then summarises within the turn). A single turn
     under a window is summarised only after it (GA15)."""
     guard = Guard("google-adk")

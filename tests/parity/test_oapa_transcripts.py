@@ -25,9 +25,9 @@ The trimmer trims outputs longer than a share (a quarter to three quarters) of t
 longest result of one text before its last turn; the session's limit is a share of the items its
 turns before the last leave; each capability triggers on a share (half, 0.7) of the messages of
 its last request or on half of its estimated tokens. Each strategy acts on every sample it is
-eligible for (`_eligible`, read from the script alone): of the 68 samples, the trimmer trims on 19
-(14 eligible), the session limit cuts a history on 42 (42), the window cuts on 60 (54), clearing
-clears on 45 (45) and summaries are written on 61 (54) (CHECKLIST OA22, PA27;
+eligible for (`_eligible`, read from the script alone): of the 78 samples, the trimmer trims on 24
+(18 eligible), the session limit cuts a history on 50 (50), the window cuts on 68 (62), clearing
+clears on 51 (51) and summaries are written on 70 (62) (CHECKLIST OA22, PA27;
 `test_each_strategy_acts_on_every_transcript_it_can_act_on`).
 """
 
@@ -263,9 +263,9 @@ def _clearable(script: Script, settings: dict[str, Any]) -> bool:
 def test_each_strategy_acts_on_every_transcript_it_can_act_on() -> None:
     """Each strategy acts (the lab's side, which the tests above hold to the packages') on every
     sample its eligibility (`_eligible`) admits, on at least `AT_LEAST` samples, and under each of
-    its three settings on one at least. Of the 68 samples, the trimmer trims on 19 (14 eligible),
-    the session limit cuts a history on 42 (42), the window cuts on 60 (54), clearing clears on 45
-    (45) and summaries are written on 61 (54)."""
+    its three settings on one at least. Of the 78 samples, the trimmer trims on 24 (18 eligible),
+    the session limit cuts a history on 50 (50), the window cuts on 68 (62), clearing clears on 51
+    (51) and summaries are written on 70 (62)."""
     guards = {strategy: Guard(strategy) for strategy in AT_LEAST}
     for transcript in TRANSCRIPTS:
         eligible = _eligible(transcript)

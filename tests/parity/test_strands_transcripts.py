@@ -139,8 +139,8 @@ def can_act(script: Script, share: float | None) -> bool:
 
 def test_strands_acts_on_every_transcript_it_can_act_on() -> None:
     """On every sample `can_act` admits, on `AT_LEAST` of them, and under each of the four settings
-    on one at least: of the 68 samples, strands acts (refuses a request, then cuts, trims or
-    summarizes; or trims before a call or after a turn) on 63, every one eligible (the others: a
+    on one at least: of the 78 samples, strands acts (refuses a request, then cuts, trims or
+    summarizes; or trims before a call or after a turn) on 73, every one eligible (the others: a
     single request, or 3 messages at most under the per-call window)."""
     guard = Guard("strands")
     for transcript in TRANSCRIPTS:
