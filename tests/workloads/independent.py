@@ -756,9 +756,13 @@ def letta(path: Path) -> list[Wire]:
     """A Letta agent file: its first agent's in-context messages in their listed order; a message of
     reasoning alone is left out, as Letta does not send it. An agent with
     `put_inner_thoughts_in_kwargs` on sends the text of a message with calls as a `thinking`
-    argument of each call, the message's content null."""
+    argument of each call, the message's content null. An agent with reasoning entirely off
+    (`put_inner_thoughts_in_kwargs` false, `enable_reasoner` false, `max_reasoning_tokens` 0 or
+    unset) sends a message with calls without its text, Letta having scrubbed it."""
     agent = _load(path)["agents"][0]
-    in_kwargs = agent["llm_config"]["put_inner_thoughts_in_kwargs"]
+    config = agent["llm_config"]
+    in_kwargs = config["put_inner_thoughts_in_kwargs"]
+    scrubbed = not in_kwargs and config["enable_reasoner"] is False and not config.get("max_reasoning_tokens")
     by_id = {m["id"]: m for m in agent["messages"]}
     out: list[Wire] = []
     for m in (by_id[i] for i in agent["in_context_message_ids"]):
@@ -783,7 +787,7 @@ def letta(path: Path) -> list[Wire]:
             out.append(
                 {
                     "role": "assistant",
-                    "content": None if in_kwargs else _letta_text(m),
+                    "content": None if in_kwargs else "" if scrubbed else _letta_text(m),
                     "tool_calls": called,
                     "reasoning_content": reasoning,
                 }

@@ -1,8 +1,8 @@
 """Letta agent files (`.af`): read without Letta, each agent's in-context messages one conversation
 chosen by `--session`, in Letta's order, the messages out of context counted, inner thoughts as
 text beside the calls (with `put_inner_thoughts_in_kwargs`, a `thinking` argument of each call,
-first, and of each tool) and reasoning apart, failed returns as error results, and shapes Letta
-never writes refused at their line."""
+first, and of each tool; with reasoning entirely off, scrubbed) and reasoning apart, failed
+returns as error results, and shapes Letta never writes refused at their line."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_an_agents_context_reads_as_letta_sends_it() -> None:
         },
         {
             "role": "assistant",
-            "content": "Look up order 4417.",
+            "content": "",  # reasoning entirely off: Letta scrubs the thoughts "Look up order 4417."
             "tool_calls": _calls(
                 ("call-02", "fetch_order", {"order_id": "4417", "request_heartbeat": True}),
                 ("call-03", "conversation_search", {"query": "order 4417", "request_heartbeat": True}),
@@ -78,7 +78,7 @@ def test_an_agents_context_reads_as_letta_sends_it() -> None:
         {"role": "user", "content": agent["messages"][8]["content"][0]["text"]},
         {
             "role": "assistant",
-            "content": "Service down. Tell her what I know and note it.",
+            "content": "",
             "tool_calls": _calls(
                 (
                     "call-04",
@@ -90,7 +90,7 @@ def test_an_agents_context_reads_as_letta_sends_it() -> None:
         {"role": "tool", "tool_call_id": "call-04", "content": _packed("OK", "None")},
         {
             "role": "assistant",
-            "content": "Answer her.",
+            "content": "",
             "tool_calls": _calls(
                 (
                     "call-05",
@@ -108,6 +108,11 @@ def test_an_agents_context_reads_as_letta_sends_it() -> None:
     assert_paired(messages)
     assert "skipped 3 × message not in the agent's context (not replayed)" in imported.warnings
     assert any("reasoning alone" in w or "no text and no calls" in w for w in imported.warnings)
+    assert any("reasoning entirely off" in w for w in imported.warnings)
+    assert (
+        "skipped 3 × inner thoughts beside an assistant message's calls (Letta scrubs them, reasoning off) "
+        "(not replayed)" in imported.warnings
+    ), imported.warnings
     assert [t.name for t in imported.tools] == [
         "send_message",
         "conversation_search",
@@ -326,7 +331,10 @@ def test_an_agent_with_thoughts_in_kwargs_sends_them_first_of_each_calls_argumen
 
 
 def test_with_the_setting_off_the_thoughts_stay_the_text_and_the_tools_as_declared() -> None:
-    imported = import_file(ONE)
+    """The sample's agent has reasoning entirely off: with `enable_reasoner` on, Letta keeps the text."""
+    value = json.loads(ONE.read_text(encoding="utf-8"))
+    value["agents"][0]["llm_config"]["enable_reasoner"] = True
+    imported = import_lines(json.dumps(value, indent=2).splitlines(), "agent.af")
     called = [m for m in imported.messages if m.get("tool_calls")]
     assert [m["content"] for m in called] == [
         "Look up order 4417.",
@@ -338,7 +346,10 @@ def test_with_the_setting_off_the_thoughts_stay_the_text_and_the_tools_as_declar
     ]
     assert [c["function"]["arguments"] for m in called for c in m["tool_calls"]] == stored[1:]
     assert "thinking" not in imported.tools[0].parameters
-    assert not any("put_inner_thoughts_in_kwargs" in w for w in imported.warnings)
+    assert not any(
+        "put_inner_thoughts_in_kwargs" in w or "reasoning entirely off" in w for w in imported.warnings
+    )
+    assert not any("scrubs" in w for w in imported.warnings)
 
 
 def _assistant(content: list[dict[str, Any]], *called: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
@@ -462,3 +473,93 @@ def test_the_replay_sends_the_thoughts_in_the_arguments_and_the_tools_with_the_p
         request_heartbeat=False,
     )
     assert all(next(iter(t["function"]["parameters"]["properties"])) == "thinking" for t in last["tools"])
+
+
+OFF = {
+    "model": "gpt-4.1-mini",
+    "model_endpoint_type": "openai",
+    "put_inner_thoughts_in_kwargs": False,
+    "enable_reasoner": False,
+    "max_reasoning_tokens": 0,
+}
+
+
+def test_with_reasoning_entirely_off_letta_scrubs_the_text_beside_calls_alone() -> None:
+    """Letta's `scrub_inner_thoughts_from_messages`: an assistant message's text parts go when it
+    has calls; its reasoning, its calls, a plain answer and an approval request are kept."""
+    value = _file(
+        _user(),
+        _assistant([REASONED, _text("Thinking."), _text("More.")], ("c1", "f", {"x": 1})),
+        {"role": "tool", "content": [], "tool_returns": [{"tool_call_id": "c1", "status": "success"}]},
+        {**_assistant([_text("Ask first.")], ("c2", "g", {})), "role": "approval"},
+        {"role": "tool", "content": [], "tool_returns": [{"tool_call_id": "c2", "status": "success"}]},
+        _assistant([_text("Done.")]),
+        llm_config=OFF,
+    )
+    got = import_lines(json.dumps(value).splitlines(), "agent.af")
+    sent = [m for m in got.messages if m["role"] == "assistant"]
+    assert sent == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": _calls(("c1", "f", {"x": 1})),
+            "reasoning_content": "r",
+        },
+        {"role": "assistant", "content": "Ask first.", "tool_calls": _calls(("c2", "g", {}))},
+        {"role": "assistant", "content": "Done."},
+    ]
+    assert any("reasoning entirely off" in w for w in got.warnings)
+    assert any(w.startswith("skipped 1 × inner thoughts beside") for w in got.warnings), got.warnings
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"enable_reasoner": True},
+        {"enable_reasoner": None},  # absent: Letta's default is on
+        {"max_reasoning_tokens": 1024},
+        {"put_inner_thoughts_in_kwargs": True},  # the thoughts go in the calls instead
+    ],
+)
+def test_with_any_reasoning_on_letta_keeps_the_text_beside_calls(config: dict[str, Any]) -> None:
+    llm_config = {k: v for k, v in {**OFF, **config}.items() if v is not None}
+    sent = _sent(_assistant([_text("Hm.")], ("c1", "f", {"x": 1})), llm_config=llm_config)
+    arguments = sent["tool_calls"][0]["function"]["arguments"]
+    if config.get("put_inner_thoughts_in_kwargs"):
+        assert sent["content"] is None and arguments == _indented("Hm.", x=1)
+    else:
+        assert sent["content"] == "Hm." and arguments == '{"x": 1}'
+
+
+def test_an_agent_with_no_llm_config_keeps_the_text_beside_calls() -> None:
+    sent = _sent(_assistant([_text("Hm.")], ("c1", "f", {"x": 1})), llm_config=None)
+    assert sent["content"] == "Hm."
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {},
+        {"put_inner_thoughts_in_kwargs": None},  # absent: off
+        {"put_inner_thoughts_in_kwargs": True, "model": "o3-mini"},  # Letta's validator turns it off
+        {
+            "put_inner_thoughts_in_kwargs": True,
+            "model": "claude-opus-4-1",
+            "model_endpoint_type": "anthropic",
+        },
+        {"max_reasoning_tokens": None},  # absent: 0
+    ],
+)
+def test_reasoning_is_entirely_off_as_letta_validates_the_config(config: dict[str, Any]) -> None:
+    llm_config = {k: v for k, v in {**OFF, **config}.items() if v is not None}
+    sent = _sent(_assistant([_text("Hm.")], ("c1", "f", {"x": 1})), llm_config=llm_config)
+    assert sent == {"role": "assistant", "content": "", "tool_calls": _calls(("c1", "f", {"x": 1}))}
+
+
+def test_a_letta_v1_agent_with_the_setting_on_keeps_its_thoughts_as_text() -> None:
+    """Letta turns the setting off for a `letta_v1_agent` in the request alone, after the scrub."""
+    config = {**OFF, "put_inner_thoughts_in_kwargs": True}
+    sent = _sent(
+        _assistant([_text("Hm.")], ("c1", "f", {"x": 1})), agent_type="letta_v1_agent", llm_config=config
+    )
+    assert sent["content"] == "Hm." and sent["tool_calls"][0]["function"]["arguments"] == '{"x": 1}'

@@ -32,6 +32,11 @@ Mapping rules (after `Message.to_openai_dict` and `to_openai_dicts_from_list` in
   (JSON, indented by 2); a plain answer keeps its text; each tool schema gains the `thinking`
   parameter, first. Arguments that are not a JSON object are kept as stored (counted), and a
   message with an empty `tool_calls` list is counted (Letta sends it empty).
+- An agent whose `llm_config` has reasoning entirely off (`put_inner_thoughts_in_kwargs` off,
+  `enable_reasoner` false, `max_reasoning_tokens` 0: `letta_thoughts.reasoning_off`, which cites
+  the source) has the text of each `assistant` message with calls scrubbed before each request,
+  as Letta does: the message is sent with no text (counted), its calls and reasoning kept; an
+  `approval` request and a plain answer keep their text. The file itself keeps the text.
 - `tool` is one tool message per entry of its `tool_returns` (its `func_response`, text parts
   joined by a line break, images counted), answering that entry's `tool_call_id`; a `status` of
   `error` is an error result. A message with no `tool_returns` (older files) is its content,
@@ -72,6 +77,7 @@ from ctxlab.workloads.importers.letta_thoughts import (
     KWARG,
     InKwargs,
     in_kwargs,
+    reasoning_off,
     thoughts,
     with_parameter,
     with_thoughts,
@@ -88,6 +94,11 @@ UNSENT = frozenset({"redacted_reasoning", "omitted_reasoning", "tool_call", "too
 ROLES = ("system", "user", "summary", "assistant", "approval", "tool")
 EXPECTED = "not a Letta agent file: expected a JSON object with an 'agents' list (an .af export)"
 ONE_FILE = "a Letta agent file is one JSON object, and nothing after it"
+
+
+Mode = tuple[InKwargs | None, bool]
+"""How the agent sends its inner thoughts: in its calls' arguments (None: not), and whether Letta
+scrubs them from its messages with calls (reasoning entirely off)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +147,14 @@ def read_letta(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
             f"the agent's llm_config has put_inner_thoughts_in_kwargs on: its inner thoughts are a "
             f"'{KWARG}' argument of each call, and of each tool's parameters"
         )
+    scrub = reasoning_off(agent)
+    if scrub:
+        report.notes.append(
+            "the agent's llm_config has reasoning entirely off: Letta scrubs the text (inner thoughts) "
+            "of its assistant messages with calls before each request"
+        )
     report.tools.extend(_tools(first.value.get("tools"), agent.get("tool_ids"), kwargs))
-    yield from _agent(agent, first.number, Calls(report, once=True), kwargs)
+    yield from _agent(agent, first.number, Calls(report, once=True), (kwargs, scrub))
     report.item = None
 
 
@@ -159,7 +176,7 @@ def _tools(declared: object, ids: object, kwargs: InKwargs | None) -> Iterator[T
             yield found
 
 
-def _agent(agent: Mapping[str, Any], number: int, calls: Calls, kwargs: InKwargs | None) -> Iterator[Wire]:
+def _agent(agent: Mapping[str, Any], number: int, calls: Calls, mode: Mode) -> Iterator[Wire]:
     """The agent's in-context messages in order, the others counted."""
     report = calls.report
     messages, ids = agent.get("messages"), agent.get("in_context_message_ids")
@@ -181,7 +198,7 @@ def _agent(agent: Mapping[str, Any], number: int, calls: Calls, kwargs: InKwargs
     for index in order:
         report.item = (messages, index)
         where = f"message {messages[index].get('id')!r}"
-        yield from _message(messages[index], where, number, calls, kwargs)
+        yield from _message(messages[index], where, number, calls, mode)
 
 
 def _order(messages: list[Any], ids: list[Any], number: int, report: Report) -> list[int]:
@@ -211,9 +228,7 @@ def _order(messages: list[Any], ids: list[Any], number: int, report: Report) -> 
     return order
 
 
-def _message(
-    message: Mapping[str, Any], where: str, number: int, calls: Calls, kwargs: InKwargs | None
-) -> Iterator[Wire]:
+def _message(message: Mapping[str, Any], where: str, number: int, calls: Calls, mode: Mode) -> Iterator[Wire]:
     report, role = calls.report, message.get("role")
     if role not in ROLES:
         raise report.error(number, f"{where}: its role is {role!r}; Letta writes {', '.join(ROLES)}")
@@ -227,7 +242,7 @@ def _message(
     elif role in ("user", "summary"):
         yield user(_user_content(parts))
     else:
-        yield from _assistant(message, parts, where, number, calls, kwargs=kwargs)
+        yield from _assistant(message, parts, where, number, calls, mode=mode)
 
 
 def _parts(body: object, role: str, where: str, number: int, report: Report) -> Parts:
@@ -310,11 +325,11 @@ def _assistant(
     number: int,
     calls: Calls,
     *,
-    kwargs: InKwargs | None,
+    mode: Mode,
 ) -> Iterator[Wire]:
     """An assistant message: its text, its calls and its reasoning; none when Letta sends none.
-    With the thoughts in the calls' arguments, a message with `tool_calls` has no text."""
-    report, listed = calls.report, message.get("tool_calls")
+    With the thoughts in the calls' arguments, or scrubbed, a message with `tool_calls` has no text."""
+    (kwargs, scrub), report, listed = mode, calls.report, message.get("tool_calls")
     if message["role"] == "approval" and listed is None:
         report.skip("approval response (Letta does not send it)")
         return
@@ -323,6 +338,9 @@ def _assistant(
     _count_images(parts, "assistant", report)
     made = [_call(item, f"{where}.tool_calls[{k}]", number, calls) for k, item in enumerate(listed or ())]
     reasoning = JOINED.join(parts.reasoning)
+    if scrub and made and parts.texts and message["role"] == "assistant":
+        report.skip("inner thoughts beside an assistant message's calls (Letta scrubs them, reasoning off)")
+        parts = Parts([], parts.reasoning, parts.images)
     if kwargs is not None and listed is not None:
         if not made:
             report.skip("assistant message with an empty 'tool_calls' list (Letta sends it with no content)")

@@ -29,6 +29,19 @@ Facts, from letta-ai/letta 56ba9c25552605eec89de8ed3dc6394b625c1993 (Letta 0.16.
   `letta/interfaces/openai_streaming_interface.py`), so a file's calls lack it, and it is put
   back at each request.
 
+With reasoning entirely off Letta scrubs the thoughts instead (`scrub_inner_thoughts_from_messages`,
+`letta/helpers/reasoning_helper.py`, called by `LettaAgentV2._refresh_messages` in
+`letta/agents/letta_agent_v2.py` before each step's request, and by `LettaAgent` in
+`letta/agents/letta_agent.py`; `AgentLoop.load`, `letta/agents/agent_loop.py`, runs every agent
+type through `LettaAgentV2` or its subclasses): when the validated `llm_config` has
+`put_inner_thoughts_in_kwargs` false (set off, absent, or turned off by its validator as above),
+`enable_reasoner` false (true when absent) and `max_reasoning_tokens` 0 (0 when absent)
+(`is_reasoning_completely_disabled`), each `assistant` message (not an `approval`) with content
+and a non-empty `tool_calls` loses its text parts, its other parts kept. Only the step's copy in
+memory changes: the stored message, and so the file, keeps the text. A `letta_v1_agent` or
+DeepSeek endpoint with the setting on has it turned off in memory only by the request builder,
+after the step's scrub, so an agent's next request keeps its thoughts.
+
 Only the OpenAI chat request is followed, the importer's target: Letta's Anthropic, Bedrock and
 Google clients place the thoughts their own way (`to_anthropic_dict`, `to_google_dict`).
 
@@ -77,20 +90,40 @@ def in_kwargs(agent: Mapping[str, Any]) -> InKwargs | None:
     """How the agent sends its inner thoughts in its calls; None when it does not (the setting off,
     or turned off by Letta)."""
     config = agent.get("llm_config")
-    if not isinstance(config, Mapping) or config.get("put_inner_thoughts_in_kwargs") is not True:
+    if not isinstance(config, Mapping) or not _validated_on(config):
+        return None
+    if agent.get("agent_type") == "letta_v1_agent" or config.get("model_endpoint_type") == "deepseek":
         return None
     model, endpoint = config.get("model"), config.get("model_endpoint")
     name = model if isinstance(model, str) else ""
-    kind = config.get("model_endpoint_type")
-    if (
-        agent.get("agent_type") == "letta_v1_agent"
-        or kind == "deepseek"
-        or name.startswith(REASONING_MODELS)
-        or (kind in ("anthropic", "bedrock") and name.startswith(CLAUDE_MODELS))
-    ):
-        return None
     lm_studio = isinstance(endpoint, str) and ":1234" in endpoint
     return InKwargs(DESCRIPTION_GO_FIRST if lm_studio else DESCRIPTION, "" if "gpt-oss" in name else None)
+
+
+def _validated_on(config: Mapping[str, Any]) -> bool:
+    """Whether `put_inner_thoughts_in_kwargs` is on once Letta's `LLMConfig` validator has run: set
+    true, and not an OpenAI reasoning model nor a Claude model it turns the setting off for."""
+    if config.get("put_inner_thoughts_in_kwargs") is not True:
+        return False
+    model = config.get("model")
+    name = model if isinstance(model, str) else ""
+    claude = config.get("model_endpoint_type") in ("anthropic", "bedrock") and name.startswith(CLAUDE_MODELS)
+    return not (name.startswith(REASONING_MODELS) or claude)
+
+
+def reasoning_off(agent: Mapping[str, Any]) -> bool:
+    """Whether Letta scrubs the agent's inner thoughts beside its calls: its `llm_config` has
+    reasoning entirely off (see the module docstring); an agent with no `llm_config` keeps them."""
+    config = agent.get("llm_config")
+    if not isinstance(config, Mapping):
+        return False
+    tokens = config.get("max_reasoning_tokens", 0)
+    return (
+        not _validated_on(config)
+        and config.get("enable_reasoner") is False
+        and not isinstance(tokens, bool)
+        and tokens == 0
+    )
 
 
 def thoughts(content: object) -> str | None:
