@@ -118,7 +118,7 @@ def test_the_generator_writes_the_same_storage(tmp_path: Path) -> None:
     ("change", "place", "told"),
     [
         (lambda f: (f / MESSAGE).write_text('{"role": ', encoding="utf-8"), MESSAGE, "it is not JSON"),
-        (lambda f: (f / PART).write_text("[1]", encoding="utf-8"), PART, "it holds no JSON object but list"),
+        (lambda f: (f / PART).write_text("[1]", encoding="utf-8"), PART, "it is no JSON object but list"),
         (lambda f: _edit(f / MESSAGE, time={}), MESSAGE, "its time.created is missing or no number"),
         (
             lambda f: _edit(f / PART, sessionID=FIRST),

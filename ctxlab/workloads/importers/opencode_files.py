@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxlab.workloads.importers.opencode_store import Row, exported
+from ctxlab.workloads.importers.opencode_store import Row, exported, json_object
 from ctxlab.workloads.trace import TraceError
 
 ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -199,14 +199,10 @@ def _created(value: Json) -> float | None:
 def _object(raw: bytes) -> Json | str:
     """A file's JSON object, or why it holds none."""
     try:
-        value = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         return "it is not UTF-8 text (OpenCode writes UTF-8)"
-    except ValueError as error:
-        return f"it is not JSON: {error}"
-    except RecursionError:
-        return "it is JSON nested too deep to read"
-    return value if isinstance(value, dict) else f"it holds no JSON object but {type(value).__name__}"
+    return json_object(text, "it")
 
 
 # ---------------------------------------------------------------------------------------------

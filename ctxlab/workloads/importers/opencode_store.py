@@ -116,15 +116,20 @@ def _object(data: object) -> dict[str, object] | str:
         return "its data is NULL"
     if not isinstance(data, bytes | str):
         return f"its data is {type(data).__name__}, not JSON text"
+    return json_object(data, "its data")
+
+
+def json_object(text: str | bytes, subject: str) -> dict[str, object] | str:
+    """The JSON object `text` holds, or why it holds none, said of `subject` ("its data")."""
     try:
-        value = json.loads(data)
+        value = json.loads(text)
     except UnicodeDecodeError:
-        return "its data is not UTF-8 text"
+        return f"{subject} is not UTF-8 text"
     except ValueError as error:
-        return f"its data is not JSON: {error}"
+        return f"{subject} is not JSON: {error}"
     except RecursionError:
-        return "its data is JSON nested too deep to read"
-    return value if isinstance(value, dict) else f"its data is no JSON object but {type(value).__name__}"
+        return f"{subject} is JSON nested too deep to read"
+    return value if isinstance(value, dict) else f"{subject} is no JSON object but {type(value).__name__}"
 
 
 def read_session(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
