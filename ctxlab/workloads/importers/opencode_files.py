@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxlab.workloads.importers.opencode_store import Row, exported, json_object
+from ctxlab.workloads.importers.unfollowed import Unread, read_unfollowed
 from ctxlab.workloads.trace import TraceError
 
 ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -276,19 +277,13 @@ def _read(tree: Tree, at: str) -> bytes:
     Raises:
         TraceError: a link, no regular file, or the file cannot be read.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        handle = os.open(tree.path(at), flags)
-    except OSError as error:
-        why = _LINK if tree.path(at).is_symlink() else f"cannot read the file: {error.strerror}"
-        raise tree.error(at, why) from None
-    with os.fdopen(handle, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            raise tree.error(at, "is no regular file (a folder, a pipe or a device): move it out")
-        try:
-            return stream.read()
-        except OSError as error:
-            raise tree.error(at, f"cannot read the file: {error.strerror}") from None
+        return read_unfollowed(tree.path(at))
+    except Unread as unread:
+        raise tree.error(at, unread.told(_LINK, _IRREGULAR)) from None
+
+
+_IRREGULAR = "is no regular file (a folder, a pipe or a device): move it out"
 
 
 __all__ = ["ID", "root", "sessions"]

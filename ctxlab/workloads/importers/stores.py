@@ -56,7 +56,6 @@ import json
 import os
 import re
 import sqlite3
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -66,6 +65,7 @@ from ctxlab.workloads.files import is_folder, json_value, not_json
 from ctxlab.workloads.importers import agents_branches, langgraph_store, opencode_files, opencode_store
 from ctxlab.workloads.importers.base import Entry, Reader, Report, SessionError, Wire, beyond, cell_text
 from ctxlab.workloads.importers.guard import Reading, guarded
+from ctxlab.workloads.importers.unfollowed import Unread, read_unfollowed
 from ctxlab.workloads.trace import TraceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -353,20 +353,10 @@ def _agent(root: Path, at: str) -> Iterator[Stored]:
 def _file(label: str, at: str, path: Path, root: Path) -> Stored:
     """A message file's text, opened without following a link, nor waiting on a pipe: a name of
     a message file that is no regular file (a folder, a pipe, a device) is refused."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        handle = os.open(path, flags)
-    except OSError as error:
-        why = _LINK if path.is_symlink() else f"cannot read the file: {error.strerror}"
-        raise TraceError(f"{root}{at}", None, why) from None
-    if not stat.S_ISREG(os.fstat(handle).st_mode):
-        os.close(handle)
-        raise TraceError(f"{root}{at}", None, _NOT_A_FILE)
-    with os.fdopen(handle, "rb") as stream:
-        try:
-            raw = stream.read()
-        except OSError as error:
-            raise TraceError(f"{root}{at}", None, f"cannot read the file: {error.strerror}") from None
+        raw = read_unfollowed(path)
+    except Unread as unread:
+        raise TraceError(f"{root}{at}", None, unread.told(_LINK, _NOT_A_FILE)) from None
     try:
         return Stored(label, at, raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
