@@ -20,9 +20,9 @@ from ctxlab.workloads.trace import TraceError
 from tests.data.importers.opencode.make_db import SECOND_SESSION
 from tests.data.importers.opencode.make_storage import main
 from tests.workloads.importing import DATA, imported, replayed_requests, run_cli
+from tests.workloads.test_import_opencode_store import EXPORTS, reads_as_exports
 
 STORAGE = DATA / "opencode" / "storage"
-EXPORTS = (DATA / "opencode" / "session-export.json", DATA / "opencode" / "compacted-export.json")
 FIRST = "ses_4b2f9c1e7ffeq0Rk2mTzv1Yb8d"
 MESSAGE = f"message/{SECOND_SESSION}/msg_c1000000003aBcDeFgHiJkLm.json"
 PART = "part/msg_c1000000002aBcDeFgHiJkLm/prt_b0d30032a1c2QxR7.json"
@@ -41,12 +41,7 @@ def _edit(path: Path, **fields: Any) -> None:
 
 def test_each_session_reads_as_its_export_and_as_the_database_s() -> None:
     assert kind_of(STORAGE) == OPENCODE_FILES
-    for session, export in enumerate(EXPORTS):
-        stored, exported = import_file(STORAGE, session=session), import_file(export)
-        assert stored.format == "opencode"
-        assert list(stored.messages) == list(exported.messages)
-        told = [w for w in stored.warnings if "is replayed: conversation" not in w]
-        assert told == list(exported.warnings)
+    reads_as_exports(STORAGE)
     texts = [s.text for s in records(STORAGE, OPENCODE_FILES)]
     database = [s.text for s in records(DATA / "opencode" / "opencode.db", OPENCODE)]
     assert [json.loads(t or "") for t in texts] == [json.loads(t or "") for t in database]
@@ -176,6 +171,18 @@ def _no_part_folder(folder: Path, outside: Path) -> str:
     return "part"
 
 
+def _folder_named_as_file(folder: Path, _outside: Path) -> str:
+    (folder / MESSAGE).unlink()
+    (folder / MESSAGE).mkdir()
+    return MESSAGE
+
+
+def _pipe_named_as_file(folder: Path, _outside: Path) -> str:
+    (folder / PART).unlink()
+    os.mkfifo(folder / PART)  # never waited on
+    return PART
+
+
 @pytest.mark.parametrize(
     ("change", "told"),
     [
@@ -185,6 +192,8 @@ def _no_part_folder(folder: Path, outside: Path) -> str:
         (_bad_session, "it is not JSON"),
         (_twice, f"holds session '{FIRST}', as session/a3f9c2e1d0b4/{FIRST}.json does"),
         (_no_part_folder, "is missing: OpenCode's storage folder holds session/, message/ and part/"),
+        (_folder_named_as_file, "is no regular file (a folder, a pipe or a device)"),
+        (_pipe_named_as_file, "is no regular file (a folder, a pipe or a device)"),
     ],
 )
 def test_the_store_is_refused_at_the_file_that_cannot_be_read(tmp_path: Path, change: Any, told: str) -> None:
