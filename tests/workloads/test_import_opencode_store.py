@@ -41,14 +41,20 @@ def _change(db: Path, statement: str, *values: object) -> None:
     connection.close()
 
 
-def test_each_session_reads_as_the_export_it_was_made_from() -> None:
-    assert kind_of(DB) == OPENCODE
+def reads_as_exports(store: Path) -> None:
+    """Each session of an OpenCode store imports as the export it was made from, but for the note
+    naming the session."""
     for session, export in enumerate(EXPORTS):
-        stored, exported = import_file(DB, session=session), import_file(export)
+        stored, exported = import_file(store, session=session), import_file(export)
         assert stored.format == "opencode"
         assert list(stored.messages) == list(exported.messages)
         told = [w for w in stored.warnings if "is replayed: conversation" not in w]
         assert told == list(exported.warnings)
+
+
+def test_each_session_reads_as_the_export_it_was_made_from() -> None:
+    assert kind_of(DB) == OPENCODE
+    reads_as_exports(DB)
 
 
 def test_each_entry_is_the_export_s_message_with_its_ids_put_back() -> None:
