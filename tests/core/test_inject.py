@@ -525,3 +525,99 @@ def test_the_fold_equals_the_newest_first_scan_and_resumes_after_any_edit(
             request[-1] = message
         assert scan_hints(request, params) == newest_first_scan(request, params)
         assert scanner.scan(request) == scan_hints(request, params)
+
+
+_SPARSE_BLOCKS = st.sampled_from(
+    [
+        HintBlock(hint="<current-time>2026-01-01T00:00:00</current-time>", source=SOURCE),
+        HintBlock(hint="<current-time>2026-01-02T00:00:00</current-time><tasks>p=1</tasks>", source=SOURCE),
+        HintBlock(hint="<current-time>2026-01-03T00:00:00</current-time>", source="other"),
+        ToolCallBlock(id="t", name="TaskList", input="{}"),
+        *[ToolCallBlock(id=f"r{i}", name="Read", input="{}") for i in range(4)],
+        *[TextBlock(text=f"t{i}") for i in range(4)],
+    ]
+)
+"""Blocks of a long reply, few of them telling anything: what a resumed read must not miss is
+then often one block far back."""
+
+
+@given(st.lists(_SPARSE_BLOCKS, min_size=20, max_size=60), st.lists(st.integers(0, 59), max_size=3))
+def test_a_long_reply_grown_a_block_at_a_time_scans_as_the_newest_first_scan(
+    blocks: list[Block], forks: list[int]
+) -> None:
+    """A reply past `RESUMED_BLOCKS` is read by resuming the read of the blocks it begins with;
+    a copy grown from an earlier version of it (a fork) reads the same as read whole."""
+    params = InjectionParams()
+    scanner = HintScanner(params)
+    first = text_message("user", "go")
+    versions = [reply()]
+    for block in blocks:
+        versions.append(versions[-1].appended(block))
+    for at in forks:
+        versions.append(versions[min(at, len(versions) - 1)].appended(*reversed(blocks)))
+    for message in versions:
+        request = [first, message]
+        assert scanner.scan(request) == newest_first_scan(request, params)
+
+
+def test_a_long_reply_costs_the_scan_the_blocks_it_gained(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxlab.core.agentscope.inject as inject_module
+    from ctxlab.core.messages.memo import LeadingFold
+
+    steps: list[Block] = []
+
+    def counted(scan: HintScan, block: Block, params: InjectionParams) -> HintScan:
+        steps.append(block)
+        return inject_module.scan_block(scan, block, params)
+
+    monkeypatch.setattr(inject_module, "_SCANNED", LeadingFold(counted))
+    params = InjectionParams()
+    scanner = HintScanner(params)
+    hint = time_hint("2026-01-01T00:00:00")
+    message = reply(hint)
+    for i in range(2000):
+        message = message.appended(ToolCallBlock(id=f"c{i}", name="Read", input="{}"))
+        scanner.scan([text_message("user", "go"), message])
+    assert len(steps) < 2000 + 2 * 16
+    assert scanner.scan([text_message("user", "go"), message]).last_time_text == hint.text
+    assert scanner.scan([text_message("user", "go"), message.appended(call("TaskList"))]).told_tasks
+
+
+_STREAK_BLOCKS = st.sampled_from(
+    [
+        ToolCallBlock(id="a", name="f", input="{}"),
+        ToolCallBlock(id="b", name="g", input="{}"),
+        ToolCallBlock(id="c", name="f", input='{"x": 1}'),
+        ToolResultBlock(id="a", name="f", output=(), state="error"),
+        ToolResultBlock(id="b", name="g", output=(), state="error"),
+        ToolResultBlock(id="c", name="f", output=(), state="error"),
+        ToolResultBlock(id="z", name="f", output=(), state="error"),
+        ToolResultBlock(id="a", name="f", output=(), state="success"),
+        TextBlock(text="t"),
+    ]
+)
+
+
+def whole_streak(message: Message, limit: int) -> tuple[str, int] | None:
+    """The streak as AgentScope reads it: every result of the message listed, then the newest run
+    of same-name errors whose normalised arguments equal the newest one's."""
+    results = [b for b in message.blocks if isinstance(b, ToolResultBlock)]
+    if not results or results[-1].state != "error":
+        return None
+    name = results[-1].name
+    run = []
+    for result in reversed(results):
+        if result.state != "error" or result.name != name:
+            break
+        run.append(result.id)
+    inputs = {b.id: b.input for b in message.blocks if isinstance(b, ToolCallBlock)}
+    count = next((i for i, r in enumerate(run) if inputs.get(r, "") != inputs.get(run[0], "")), len(run))
+    return (name, count) if len(run) >= limit and count >= limit else None
+
+
+@given(st.lists(_STREAK_BLOCKS, max_size=12), st.integers(1, 4))
+def test_the_streak_read_newest_first_equals_the_streak_of_every_result(
+    blocks: list[Block], limit: int
+) -> None:
+    message = reply(*blocks)
+    assert streak(message, limit) == whole_streak(message, limit)

@@ -12,8 +12,11 @@ Invariants:
   `<tasks>` (substrings, so a template or extra field that contains them interferes, as in
   AgentScope). A call of any task tool, whatever its outcome, also tells of tasks. The scan stops
   once both are settled, so what it finds is the newest own hint that records a time and whether
-  any message tells of tasks: `scan_hints` computes that as a fold from the oldest message, which
-  `HintScanner` resumes after the messages a context shares with the previous one.
+  any message tells of tasks: `scan_hints` computes that as a fold from the oldest message and
+  block, which `HintScanner` resumes after the messages a context shares with the previous one,
+  and a long message after the blocks it begins with (a reply grows a round at every call).
+- The tool-error streak is read from the newest result back, so it costs the streak, not the
+  reply.
 - Time is injected when no time is recorded, when the recorded one cannot be parsed back with
   `time_format`, or unless `0 <= elapsed hours <= time_interval` (so a clock that went backwards
   re-injects). A naive recorded time takes the zone written next to it in `<timezone>`, or the
@@ -42,7 +45,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ctxlab.core.agentscope.task_args import TASK_TOOL_NAMES
 from ctxlab.core.agentscope.tasks import Board, task_counts
-from ctxlab.core.messages.blocks import HintBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import Block, HintBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, LeadingFold
 from ctxlab.core.messages.message import Message, same_leading
 from ctxlab.core.messages.templates import fill
 from ctxlab.core.messages.tools import ToolSchema
@@ -176,21 +180,33 @@ class HintScan:
 
 
 def scan_message(scan: HintScan, message: Message, params: InjectionParams) -> HintScan:
-    """The scan of a context after one more (newer) message."""
+    """The scan of a context after one more (newer) message: `scan_block` over an assistant
+    message's blocks, oldest first. A long message (a reply that grows a round at every call) is
+    read by resuming the read of the blocks it begins with, so it costs the blocks it gained."""
     if message.role != "assistant":
         return scan
-    last_time_text, told = scan.last_time_text, scan.told_tasks
+    if len(message.blocks) >= RESUMED_BLOCKS:
+        return _SCANNED(message.blocks, scan, params)
     for block in message.blocks:
-        if isinstance(block, HintBlock) and block.source == params.injection_source:
-            text = block.text
-            if "<current-time>" in text:
-                last_time_text = text
-            told = told or "<tasks>" in text
-        elif isinstance(block, ToolCallBlock) and block.name in params.task_tool_names:
-            told = True
-    if last_time_text is scan.last_time_text and told == scan.told_tasks:
-        return scan
-    return HintScan(last_time_text, told)
+        scan = scan_block(scan, block, params)
+    return scan
+
+
+def scan_block(scan: HintScan, block: Block, params: InjectionParams) -> HintScan:
+    """The scan after one more block of an assistant message: an own hint may record a time and
+    tell of tasks; a call of a task tool tells of tasks."""
+    if isinstance(block, HintBlock) and block.source == params.injection_source:
+        text = block.text
+        timed = "<current-time>" in text
+        tasks = not scan.told_tasks and "<tasks>" in text
+        if timed or tasks:
+            return HintScan(text if timed else scan.last_time_text, scan.told_tasks or tasks)
+    elif isinstance(block, ToolCallBlock) and not scan.told_tasks and block.name in params.task_tool_names:
+        return HintScan(scan.last_time_text, True)
+    return scan
+
+
+_SCANNED: LeadingFold[Block, HintScan] = LeadingFold(scan_block)
 
 
 def scan_hints(messages: Sequence[Message], params: InjectionParams) -> HintScan:
@@ -270,16 +286,16 @@ def repeated_tool_error(messages: Sequence[Message], agent_name: str, limit: int
     if not messages or messages[-1].role != "assistant" or messages[-1].name != agent_name:
         return None
     last = messages[-1]
-    results = [b for b in last.blocks if isinstance(b, ToolResultBlock)]
-    if not results or results[-1].state != "error":
-        return None
-    tool_name = results[-1].name
+    tool_name: str | None = None
     streak: list[str] = []
-    for result in reversed(results):
-        if result.state != "error" or result.name != tool_name:
+    for block in reversed(last.blocks):  # newest first: the run ends at its first other result
+        if not isinstance(block, ToolResultBlock):
+            continue
+        if block.state != "error" or tool_name not in (None, block.name):
             break
-        streak.append(result.id)
-    if len(streak) < limit:
+        tool_name = block.name
+        streak.append(block.id)
+    if tool_name is None or len(streak) < limit:
         return None
     inputs = {b.id: b.input for b in last.blocks if isinstance(b, ToolCallBlock)}
     arguments = [_normalised(inputs.get(call_id, "")) for call_id in streak]
