@@ -88,6 +88,16 @@ def test_a_session_without_messages_is_no_conversation(tmp_path: Path) -> None:
     assert "Fix the failing" in " ".join(import_file(folder).warnings)
 
 
+def test_a_session_of_a_project_without_its_file_is_read(tmp_path: Path) -> None:
+    """OpenCode's migration leaves such a session out of the database (an orphan); the reader
+    reads it, as OpenCode before the database listed a project's sessions by their folder."""
+    folder = _copy(tmp_path)
+    (folder / "project" / "a3f9c2e1d0b4.json").unlink()
+    assert list(records(folder, OPENCODE_FILES)) == list(records(STORAGE, OPENCODE_FILES))
+    shutil.rmtree(folder / "project")
+    assert list(records(folder, OPENCODE_FILES)) == list(records(STORAGE, OPENCODE_FILES))
+
+
 def test_the_order_is_not_the_order_files_were_made_in(tmp_path: Path) -> None:
     files = sorted(p.relative_to(STORAGE) for p in STORAGE.rglob("*.json"))
     expected = list(records(STORAGE, OPENCODE_FILES))

@@ -13,7 +13,10 @@ layout, ids taken from the file paths, a part's session its message's, `time_cre
   `message/<sessionID>/<messageID>.json` and `part/<messageID>/<partID>.json`; other files are
   not read. An id is a file's name without `.json`, never the JSON's own `id`.
 - A session with a message is one conversation; sessions are counted from 0 by their
-  `time.created`, then their id, as the database reader counts them. Its messages are ordered by
+  `time.created`, then their id, as the database reader counts them. A session of a project
+  with no `project/<projectID>.json` is read too, as OpenCode before the database listed a
+  project's sessions by their folder; the migration leaves it out of the database (an orphan),
+  so there the sessions after it count one fewer. Its messages are ordered by
   `time.created`, then id (OpenCode's own export of this storage sorted them by id, which
   OpenCode makes ascending in time); a message's parts by id. An entry is one message as an export
   holds it (`opencode_store.exported`), at its file (`FOLDER/message/S/M.json`).
