@@ -464,7 +464,9 @@ def test_params_defaults_are_agentscopes() -> None:
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+import ctxlab.core.agentscope.inject as inject_module  # noqa: E402
 from ctxlab.core.agentscope.inject import HintScan, HintScanner, scan_hints  # noqa: E402
+from ctxlab.core.messages.memo import LeadingFold  # noqa: E402
 
 _HINT_TEXTS = st.sampled_from(
     [
@@ -561,9 +563,6 @@ def test_a_long_reply_grown_a_block_at_a_time_scans_as_the_newest_first_scan(
 
 
 def test_a_long_reply_costs_the_scan_the_blocks_it_gained(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctxlab.core.agentscope.inject as inject_module
-    from ctxlab.core.messages.memo import LeadingFold
-
     steps: list[Block] = []
 
     def counted(scan: HintScan, block: Block, params: InjectionParams) -> HintScan:
@@ -600,7 +599,8 @@ _STREAK_BLOCKS = st.sampled_from(
 
 def whole_streak(message: Message, limit: int) -> tuple[str, int] | None:
     """The streak as AgentScope reads it: every result of the message listed, then the newest run
-    of same-name errors whose normalised arguments equal the newest one's."""
+    of same-name errors whose arguments equal the newest one's (the arguments drawn here are
+    already in normal form, so they are compared as written)."""
     results = [b for b in message.blocks if isinstance(b, ToolResultBlock)]
     if not results or results[-1].state != "error":
         return None
