@@ -100,7 +100,7 @@ def append_message(
 ) -> EpisodeState:
     """The state with `message` added at the end of the context (and `changes` made in the same step)."""
     tally = state.context_tally + counter.measure_message(message)
-    context = _grown((*state.context, message), state.context)
+    context = _grown(state.context, message, state.context)
     return evolve(state, context=context, context_tally=tally, **changes)
 
 
@@ -115,20 +115,22 @@ def append_to_reply(
         nbytes, ndata = nbytes + size.nbytes, ndata + size.ndata
     last = state.context[-1] if state.context else None
     if last is not None and last.role == "assistant" and last.id == state.reply.reply_id:
-        context = _grown((*state.context[:-1], last.appended(*blocks)), state.context, len(state.context) - 1)
+        context = _grown(state.context[:-1], last.appended(*blocks), state.context)
     else:
         reply = Message(role="assistant", blocks=blocks, id=state.reply.reply_id, name=state.reply.name)
-        context = _grown((*state.context, reply), state.context)
+        context = _grown(state.context, reply, state.context)
     return evolve(state, context=context, context_tally=tally_of((nbytes, ndata)), **changes)
 
 
-def _grown(
-    context: tuple[Message, ...], before: tuple[Message, ...], shared: int | None = None
-) -> tuple[Message, ...]:
-    """`context`, noted (`GROWN`) as beginning with `shared` messages of `before` (all of them when
-    not given) when it is long enough to be found along its lineage (`LINEAGE_WORTH`)."""
+def _grown(kept: tuple[Message, ...], message: Message, before: tuple[Message, ...]) -> tuple[Message, ...]:
+    """`(*kept, message)`, `kept` being `before` or its leading part, noted (`GROWN`) as beginning
+    with those messages of `before` when it is long enough to be found along its lineage
+    (`LINEAGE_WORTH`)."""
+    # a concatenation copies the history once; unpacking copies it twice, through a list, and
+    # a history of thousands of messages is copied at every step
+    context = kept + (message,)  # noqa: RUF005
     if len(context) >= LINEAGE_WORTH:
-        GROWN.note(context, before, shared)
+        GROWN.note(context, before, len(kept))
     return context
 
 

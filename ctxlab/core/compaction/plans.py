@@ -176,7 +176,8 @@ class Plan:
             for v in self.verdicts[self.starts[k] : min(applied, self.starts[last]) if grown else applied]
             if v.cleared is not None
         }
-        out = self.out[:k]
+        out = self.out  # the plan's own list, cut in place: a long history is not copied twice
+        del out[k:]
         out.extend(replace_blocks(messages[k:last] if grown else messages[k:], edits))
         if grown:
             out.append(self._edited_last(messages[last], last, applied))

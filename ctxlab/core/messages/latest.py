@@ -362,7 +362,8 @@ class Joined:
     def __call__(self, head: tuple[T, ...], tail: Sequence[T]) -> tuple[T, ...]:
         if not head and type(tail) is tuple:
             return tail
-        made = (*head, *tail)
+        # concatenated, a long history is copied once (unpacking copies it twice, via a list)
+        made = head + tail if type(tail) is tuple else (*head, *tail)
         last = self._last
         if len(made) < LINEAGE_WORTH:
             last = None  # a short request is compared, not noted

@@ -172,7 +172,8 @@ def extended(head: tuple[Message, ...], tail: Sequence[Message]) -> tuple[Messag
     >>> extended((x,), (x,)) == (x, x)
     True
     """
-    made = (*head, *tail)
+    # concatenated, a long history is copied once (unpacking copies it twice, via a list)
+    made = head + tail if type(tail) is tuple else (*head, *tail)
     if len(made) >= LINEAGE_WORTH:
         GROWN.note(made, head)
     return made
