@@ -39,6 +39,7 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
+from ctxlab.core.messages.latest import REQUESTS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.engine.env import Env
@@ -60,7 +61,7 @@ from ctxlab.presets.deepagents.summary import (
     counted,
     tool_tokens,
 )
-from ctxlab.presets.lc_messages import lc_answer, lc_view
+from ctxlab.presets.lc_messages import lc_answer, lc_of, lc_view
 from ctxlab.presets.lc_tools import bound_tool
 from ctxlab.presets.preset import EMPTY_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import Edit, Step, Stepped, StepStrategy
@@ -175,7 +176,14 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
     builtin = {t.schema: t.counted_chars for t in own.tools}
 
     def request_counter(messages: tuple[Message, ...], tools: tuple[ToolSchema, ...]) -> int:
-        """deepagents' count of a request: system prompt, messages and tools."""
+        """deepagents' count of a request: system prompt, messages and tools. A request opened
+        by its system message is counted as that prompt before the view of the context it was
+        joined to, which is the view the summarization step read: a view is made of each
+        message's own part, and the view kept for the context is found at once."""
+        head = lc_of(messages[0]) if messages else ()
+        if len(head) == 1 and head[0].kind == "system":
+            context = lc_view(REQUESTS.rest(messages, 1))
+            return counted(context, str(head[0].content), tool_tokens(tools, builtin))
         view = lc_view(messages)
         system = str(view[0].content) if view and view[0].kind == "system" else None
         return counted(view if system is None else view[1:], system, tool_tokens(tools, builtin))

@@ -41,6 +41,7 @@ from ctxlab.core.compaction.cutoff import ContextSize
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks
+from ctxlab.core.messages.latest import Joined
 from ctxlab.core.messages.message import Message, text_message
 from ctxlab.core.messages.model import ModelError
 from ctxlab.core.messages.tools import ToolSchema
@@ -164,7 +165,12 @@ def input_budget(window: int) -> int:
 def counted(view: Sequence[LCMessage], system: str | None, tools: int) -> int:
     """deepagents' count of a request: the system message (an empty one too; None: none), the
     messages and the tools."""
-    return count_tokens((*_system_head(system), *view), SCALED) + tools
+    return count_tokens(_REQUEST_VIEWS(_system_head(system), view), SCALED) + tools
+
+
+_REQUEST_VIEWS = Joined()
+"""The requests `counted` reads, joined so that the count of a request that grew from the last
+one resumes after what they share (`Joined`), however long the history."""
 
 
 @functools.lru_cache(maxsize=16)
