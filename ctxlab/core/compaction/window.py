@@ -80,6 +80,8 @@ def slide_window(
     stop = _with_its_results(units, bisect_left(range(len(units)), True, key=stops))
     spared = system_units_before(messages, units, stop) if params.keep_system else []
     dropped = _front(stop, spared)
+    if not dropped and type(messages) is tuple:  # the very history: found at once where it was read
+        return Window(messages=messages, dropped=dropped, tokens=sizer.tokens(whole))
     kept = drop_front(messages, units, stop, keep_system=params.keep_system)
     return Window(messages=kept, dropped=dropped, tokens=sizer.count(kept))
 
