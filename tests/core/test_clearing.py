@@ -495,6 +495,14 @@ def test_the_window_keeps_system_messages_and_a_minimum() -> None:
     assert [u.kind for u in view_units(blind.messages)] == ["text"]
 
 
+def test_a_window_that_drops_nothing_gives_back_the_very_history() -> None:
+    """The history itself, not a copy: what read it (its size, its units) finds it at once."""
+    msgs = (text_message("system", "s"), *rounds(3, size=400))
+    for params in (SlidingWindowParams(max_tokens=10**9), SlidingWindowParams(max_tokens=0, min_messages=99)):
+        out = slide_window(msgs, sizer=SIZER, params=params)
+        assert out.messages is msgs and out.dropped == () and out.tokens == SIZER.count(msgs)
+
+
 def test_the_window_keeps_the_images_a_result_returned_with_the_result() -> None:
     """A tool's images are sent after its result, but they are the result's own: a window that
     stopped between them dropped both and sent nothing, below `min_messages`."""

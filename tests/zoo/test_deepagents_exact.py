@@ -180,3 +180,37 @@ def test_the_family_loop_limit_applies_unless_the_scenario_sets_one() -> None:
     strategy = PRESETS["deepagents"].build(entry_params(validated()), load_texts("ctxlab"))
     assert loop_limit(validated(), strategy) == LANGGRAPH_LOOP_LIMIT
     assert loop_limit(validated(react={"max_iters": 7}), strategy) == 7
+
+
+def test_a_request_that_grew_is_counted_by_what_it_gained(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history past `LINEAGE_WORTH` grows a message at every call; each request is counted as
+    a fresh read counts it, and without comparing the whole history with the one before (the
+    count resumes where the request's context grew from the last)."""
+    from ctxlab.core.messages import resumable
+    from ctxlab.core.messages.latest import REQUESTS
+    from ctxlab.core.messages.message import LINEAGE_WORTH, extended, same_leading, text_message
+
+    compared: list[int] = []
+
+    def counted_same_leading(a: Any, b: Any) -> int:
+        compared.append(same_leading(a, b))
+        return compared[-1]
+
+    monkeypatch.setattr(resumable, "same_leading", counted_same_leading)
+    strategy = PRESETS["deepagents"].strategy(texts=load_texts("deepagents"))
+    counter = strategy.request_counter
+    assert counter is not None
+    system = (text_message("system", "You research."),)
+    context: tuple[Any, ...] = ()
+    counts = []
+    for i in range(LINEAGE_WORTH + 200):
+        # grown as the engine grows a history: noted as beginning with the one before
+        context = extended(context, (text_message("user" if i % 2 else "assistant", f"m{i} " * (i % 7)),))
+        if i == LINEAGE_WORTH:  # a shorter history is compared, which costs less than its lineage
+            compared.clear()
+        counts.append(counter(REQUESTS(system, context), ()))
+    assert sum(compared) < 20 * 200  # not the history's length at every call
+    resumable.forget()
+    assert counts[-1] == counter(REQUESTS(system, context), ())
+    plain = [("system", "You research.")] + [(m.role, m.blocks[0].text) for m in context]
+    assert counts[-1] == count_tokens_approximately(plain)
