@@ -128,6 +128,34 @@ def test_the_token_estimate_of_a_growing_reply_is_its_blocks_counted_afresh(
         assert estimate.estimated_request_tokens([user, reply]) == chars // 4
 
 
+_RANGES = st.tuples(st.integers(1, 40), st.integers(-3, 12))
+"""A compaction's start and how far its end lies past it (below zero: an empty range)."""
+
+
+@given(st.lists(st.tuples(_RANGES, st.booleans()), max_size=25))
+@example([((1, 2), False), ((4, 2), False)])  # ranges that touch merge into one
+@example([((5, 2), False), ((3, 6), True), ((2, -1), False)])  # contains the last; an empty one
+def test_compactions_laid_on_the_last_layout_are_laid_out_as_afresh(
+    appended: list[tuple[tuple[int, int], bool]],
+) -> None:
+    """Compactions appended one at a time, each laid out on the layout of those before it when
+    it ends past them all (and afresh when not), give the layout and the latest compaction the
+    whole tuple gives read afresh; a compaction only tried (the worth check's empty summary)
+    first leaves the next one to find the layout it extends among the recent ones."""
+    session._layout.clear()
+    compactions: tuple[session.Compacted, ...] = ()
+    for (start, reach), tried_first in appended:
+        new = session.Compacted(start=start, end=start + reach, text=f"s{len(compactions)}", after=0)
+        if tried_first:
+            weightless = dataclasses.replace(new, text="")
+            tried = (*compactions, weightless)
+            assert session._layout(tried) == session._lay_out(tried)
+        compactions = (*compactions, new)
+        assert session._layout(compactions) == session._lay_out(compactions)
+        kept = session.surviving(compactions)
+        assert session.latest(compactions) is compactions[kept[-1]]
+
+
 def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:
     events = raw(6)
     inner = session.Compacted(start=1, end=2, text="A", after=2)

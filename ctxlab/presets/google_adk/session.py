@@ -39,7 +39,8 @@ from ctxlab.core.messages.blocks import (
     ToolResultBlock,
 )
 from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import Message, same_leading
+from ctxlab.core.messages.resumable import register
 from ctxlab.presets.google_adk.arguments import parsed_arguments
 
 Role = Literal["user", "model", "response"]
@@ -245,24 +246,92 @@ class Layout:
         hidden: the timestamps the surviving ranges cover, as disjoint inclusive ranges in order.
         summaries: the surviving compactions by end (those of one end in the order appended).
         ends: their ends, in the same order.
+        latest: the surviving compaction appended last (None: there are no compactions).
     """
 
     hidden: tuple[tuple[int, int], ...]
     summaries: tuple[Compacted, ...]
     ends: tuple[int, ...]
+    latest: Compacted | None = None
 
 
 def _lay_out(compactions: tuple[Compacted, ...]) -> Layout:
-    kept = sorted((compactions[i] for i in surviving(compactions)), key=lambda c: c.end)
+    kept = surviving(compactions)
+    summaries = sorted((compactions[i] for i in kept), key=lambda c: c.end)
     return Layout(
-        hidden=merged([(c.start, c.end) for c in kept if c.start <= c.end]),
-        summaries=tuple(kept),
-        ends=tuple(c.end for c in kept),
+        hidden=merged([(c.start, c.end) for c in summaries if c.start <= c.end]),
+        summaries=tuple(summaries),
+        ends=tuple(c.end for c in summaries),
+        latest=compactions[kept[-1]] if kept else None,
     )
 
 
-_layout = IdentityMemo[tuple[Compacted, ...], Layout](_lay_out)
-"""`_lay_out` of a session's compactions, kept by identity: they change only when one is appended."""
+def _laid_on(layout: Layout, new: Compacted) -> Layout | None:
+    """The layout of the compactions of `layout` and then `new`, when `new` ends past every one
+    of them (a window or token compaction covers the session up to a newer event); else None.
+
+    Surviving compactions contain none of each other, so by start they are also by end, and
+    `new`, which ends last, contains exactly those that start at or after it: the survivors are
+    those that start before it, a leading run of them, then `new`. Every range dropped so lies
+    within `new`'s, so the hidden ranges are the old ones with `new`'s added, which merges the
+    trailing ones it overlaps or touches. The cost is a bisection and the copies."""
+    if layout.ends and new.end <= layout.ends[-1]:
+        return None
+    kept = bisect.bisect_left(layout.summaries, new.start, key=_start)
+    hidden = layout.hidden
+    if new.start <= new.end:
+        touched = bisect.bisect_left(hidden, new.start - 1, key=_range_end)
+        start = min(new.start, hidden[touched][0]) if touched < len(hidden) else new.start
+        hidden = (*hidden[:touched], (start, new.end))
+    return Layout(
+        hidden=hidden,
+        summaries=(*layout.summaries[:kept], new),
+        ends=(*layout.ends[:kept], new.end),
+        latest=new,
+    )
+
+
+_start = operator.attrgetter("start")
+_range_end = operator.itemgetter(1)
+
+
+class _Layouts:
+    """`_lay_out` of a session's compactions, kept by identity (they change only when one is
+    appended); the compactions of a layout kept lately and one more are laid on it
+    (`_laid_on`) instead of being laid out afresh. `forget()` drops them."""
+
+    __slots__ = ("__weakref__", "_by_id", "_recent")
+
+    RECENT = 4
+    """How many layouts are looked at for the one a tuple extends: a request's, and the one the
+    worth check lays out with an empty summary added."""
+
+    def __init__(self) -> None:
+        self._by_id = IdentityMemo[tuple[Compacted, ...], Layout](self._made)
+        self._recent: list[tuple[tuple[Compacted, ...], Layout]] = []
+        register(self)
+
+    def clear(self) -> None:
+        self._by_id.clear()
+        self._recent.clear()
+
+    def __call__(self, compactions: tuple[Compacted, ...]) -> Layout:
+        return self._by_id(compactions)
+
+    def _made(self, compactions: tuple[Compacted, ...]) -> Layout:
+        layout = None
+        for before, kept in reversed(self._recent):
+            if len(compactions) == len(before) + 1 and same_leading(before, compactions) == len(before):
+                layout = _laid_on(kept, compactions[-1])
+                break
+        if layout is None:
+            layout = _lay_out(compactions)
+        self._recent = [*self._recent[1 - self.RECENT :], (compactions, layout)]
+        return layout
+
+
+_layout = _Layouts()
+"""The layout of a session's compactions (`_Layouts`)."""
 
 
 def merged(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -299,12 +368,8 @@ def latest(compactions: Sequence[Compacted]) -> Compacted | None:
     return _latest(tuple(compactions))
 
 
-def _latest_of(compactions: tuple[Compacted, ...]) -> Compacted | None:
-    kept = surviving(compactions)
-    return compactions[kept[-1]] if kept else None
-
-
-_latest = IdentityMemo[tuple[Compacted, ...], Compacted | None](_latest_of)
+def _latest(compactions: tuple[Compacted, ...]) -> Compacted | None:
+    return _layout(compactions).latest
 
 
 def call_ids(event: RawEvent) -> set[str]:
