@@ -115,11 +115,22 @@ def append_to_reply(
         nbytes, ndata = nbytes + size.nbytes, ndata + size.ndata
     last = state.context[-1] if state.context else None
     if last is not None and last.role == "assistant" and last.id == state.reply.reply_id:
-        context = _grown(state.context[:-1], last.appended(*blocks), state.context)
+        context = _replaced_last(state.context, last.appended(*blocks))
     else:
         reply = Message(role="assistant", blocks=blocks, id=state.reply.reply_id, name=state.reply.name)
         context = _grown(state.context, reply, state.context)
     return evolve(state, context=context, context_tally=tally_of((nbytes, ndata)), **changes)
+
+
+def _replaced_last(context: tuple[Message, ...], message: Message) -> tuple[Message, ...]:
+    """`(*context[:-1], message)`. A long context whose every message but the last is a tuple
+    noted before it (`GROWN`: the history the reply was appended to, and each version of the
+    reply since) is that tuple and `message`, noted so too: one copy of the history, where
+    slicing it off and joining made two."""
+    settled = GROWN.head(context)
+    if settled is not None and len(settled) == len(context) - 1:
+        return _grown(cast(tuple[Message, ...], settled), message, cast(tuple[Message, ...], settled))
+    return _grown(context[:-1], message, context)
 
 
 def _grown(kept: tuple[Message, ...], message: Message, before: tuple[Message, ...]) -> tuple[Message, ...]:

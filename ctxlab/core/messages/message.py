@@ -116,6 +116,11 @@ class Lineage:
         noted = self._parents.get(id(items))
         return noted[1] if noted is not None and noted[0] is items else None
 
+    def head(self, items: object) -> tuple[object, ...] | None:
+        """The tuple `items` was noted with when `items` begins with all of its objects, if any."""
+        noted = self._parents.get(id(items))
+        return noted[1] if noted is not None and noted[0] is items and noted[2] == len(noted[1]) else None
+
     def shared(self, items: object, origin: tuple[object, ...]) -> int | None:
         """How many leading objects `items` and `origin` are known to share, by way of their
         nearest noted common ancestor (up to `STEPS` links back from each); None when none is
