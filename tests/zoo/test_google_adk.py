@@ -34,7 +34,7 @@ from ctxlab.engine.session import run_script
 from ctxlab.engine.trace import CONVENTIONS, CallRecord, Recorder
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.presets.google_adk import estimate, session, wire
+from ctxlab.presets.google_adk import estimate, layout, session, wire
 from ctxlab.presets.google_adk.arguments import parsed_arguments
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.preset import (
@@ -142,18 +142,18 @@ def test_compactions_laid_on_the_last_layout_are_laid_out_as_afresh(
     it ends past them all (and afresh when not), give the layout and the latest compaction the
     whole tuple gives read afresh; a compaction only tried (the worth check's empty summary)
     first leaves the next one to find the layout it extends among the recent ones."""
-    session._layout.clear()
+    layout.layout_of.clear()
     compactions: tuple[session.Compacted, ...] = ()
     for (start, reach), tried_first in appended:
         new = session.Compacted(start=start, end=start + reach, text=f"s{len(compactions)}", after=0)
         if tried_first:
             weightless = dataclasses.replace(new, text="")
             tried = (*compactions, weightless)
-            assert session._layout(tried) == session._lay_out(tried)
+            assert layout.layout_of(tried) == layout._lay_out(tried)
         compactions = (*compactions, new)
-        assert session._layout(compactions) == session._lay_out(compactions)
-        kept = session.surviving(compactions)
-        assert session.latest(compactions) is compactions[kept[-1]]
+        assert layout.layout_of(compactions) == layout._lay_out(compactions)
+        kept = layout.surviving(compactions)
+        assert layout.latest(compactions) is compactions[kept[-1]]
 
 
 def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:
@@ -161,7 +161,7 @@ def test_a_containing_range_supersedes_the_ranges_it_contains() -> None:
     inner = session.Compacted(start=1, end=2, text="A", after=2)
     outer = session.Compacted(start=1, end=4, text="B", after=4)
     partial = session.Compacted(start=3, end=5, text="C", after=5)
-    assert session.surviving((inner, outer, partial)) == [1, 2]
+    assert layout.surviving((inner, outer, partial)) == [1, 2]
     shown = session.effective(events, (inner, outer, partial))
     assert [getattr(x, "text", None) or x.ts for x in shown] == ["B", "C", 6]  # type: ignore[union-attr]
 
@@ -342,7 +342,7 @@ def plain_effective(
 ) -> list[session.Item]:
     """`_process_compaction_events` read event by event: every raw event tested against every
     surviving range, then all sorted by timestamp (a summary after the event at its end)."""
-    kept = [compactions[i] for i in session.surviving(compactions)]
+    kept = [compactions[i] for i in layout.surviving(compactions)]
     covered = [(c.start, c.end) for c in kept if c.start <= c.end]
     items: list[tuple[int, int, session.Item]] = [(c.end, 1, c) for c in kept]
     items += [(e.ts, 0, e) for e in raw if not any(a <= e.ts <= b for a, b in covered)]
@@ -414,7 +414,7 @@ def test_summaries_and_events_are_merged_by_timestamp(
 
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 4)).map(lambda r: (r[0], r[0] + r[1]))))
 def test_merged_ranges_hold_the_same_integers_apart_and_in_order(ranges: list[tuple[int, int]]) -> None:
-    out = session.merged(ranges)
+    out = layout.merged(ranges)
     assert {k for a, b in out for k in range(a, b + 1)} == {k for a, b in ranges for k in range(a, b + 1)}
     assert all(a <= b for a, b in out)
     assert all(end + 1 < start for (_, end), (start, _) in itertools.pairwise(out))

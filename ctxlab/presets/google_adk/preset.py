@@ -56,6 +56,7 @@ from ctxlab.engine.state import EpisodeState, memo, with_memo
 from ctxlab.engine.trace import CallRecord
 from ctxlab.presets.google_adk import estimate
 from ctxlab.presets.google_adk import session as s
+from ctxlab.presets.google_adk.layout import latest
 from ctxlab.presets.google_adk.params import AdkParams, AdkTokenParams, EventsCompactionConfig
 from ctxlab.presets.google_adk.wire import adk_answer, continuation, sent_request
 from ctxlab.presets.preset import Preset
@@ -175,7 +176,7 @@ class CompactEvents(Step):
         chosen = s.token_candidates(raw, done.compactions, retention)
         if not chosen:
             return None
-        seed = s.latest(done.compactions)
+        seed = latest(done.compactions)
         if not s.worth_compacting(raw, done.compactions, chosen, seed.start if seed else chosen[0].ts):
             return None
         return self.summarize(raw, done, state, env, frame, chosen=chosen, seed=seed)

@@ -39,9 +39,9 @@ from ctxlab.core.messages.blocks import (
     ToolResultBlock,
 )
 from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingFold, LeadingScan
-from ctxlab.core.messages.message import Message, same_leading
-from ctxlab.core.messages.resumable import register
+from ctxlab.core.messages.message import Message
 from ctxlab.presets.google_adk.arguments import parsed_arguments
+from ctxlab.presets.google_adk.layout import Layout, latest, layout_of
 
 Role = Literal["user", "model", "response"]
 
@@ -196,28 +196,15 @@ _model_events = LeadingFold[RawEvent, int](_add_model_event)
 """The model events of a sequence of events: a session that grew costs what it gained."""
 
 
-def surviving(compactions: Sequence[Compacted]) -> list[int]:
-    """Indices of the compactions no other contains (`_get_compaction_ranges`): sorted by start,
-    descending end, descending index; each whose end passes every earlier one survives."""
-    order = sorted(range(len(compactions)), key=lambda i: (compactions[i].start, -compactions[i].end, -i))
-    kept: set[int] = set()
-    max_end: int | None = None
-    for i in order:
-        if max_end is None or compactions[i].end > max_end:
-            kept.add(i)
-            max_end = compactions[i].end
-    return sorted(kept)
-
-
 def effective(raw: Sequence[RawEvent], compactions: tuple[Compacted, ...]) -> list[Item]:
     """What a request carries (`_process_compaction_events`): surviving summaries at their end,
     raw events outside every surviving range, in timestamp order (a summary after its end event).
 
     `raw` is in timestamp order, so the events shown are the runs between the hidden ranges,
     found by bisection: the cost is a few slices, not a test per event and range. What depends
-    on the compactions alone is worked out once for them (`_layout`).
+    on the compactions alone is worked out once for them (`layout_of`).
     """
-    layout = _layout(compactions)
+    layout = layout_of(compactions)
     return _in_order(_outside(raw, layout.hidden), layout)
 
 
@@ -238,117 +225,6 @@ def _in_order(shown: list[RawEvent], layout: Layout) -> list[Item]:
     return out + shown[at:] + list(layout.summaries[placed:])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Layout:
-    """What a request takes from the compactions alone.
-
-    Attributes:
-        hidden: the timestamps the surviving ranges cover, as disjoint inclusive ranges in order.
-        summaries: the surviving compactions by end (those of one end in the order appended).
-        ends: their ends, in the same order.
-        latest: the surviving compaction appended last (None: there are no compactions).
-    """
-
-    hidden: tuple[tuple[int, int], ...]
-    summaries: tuple[Compacted, ...]
-    ends: tuple[int, ...]
-    latest: Compacted | None = None
-
-
-def _lay_out(compactions: tuple[Compacted, ...]) -> Layout:
-    kept = surviving(compactions)
-    summaries = sorted((compactions[i] for i in kept), key=lambda c: c.end)
-    return Layout(
-        hidden=merged([(c.start, c.end) for c in summaries if c.start <= c.end]),
-        summaries=tuple(summaries),
-        ends=tuple(c.end for c in summaries),
-        latest=compactions[kept[-1]] if kept else None,
-    )
-
-
-def _laid_on(layout: Layout, new: Compacted) -> Layout | None:
-    """The layout of the compactions of `layout` and then `new`, when `new` ends past every one
-    of them (a window or token compaction covers the session up to a newer event); else None.
-
-    Surviving compactions contain none of each other, so by start they are also by end, and
-    `new`, which ends last, contains exactly those that start at or after it: the survivors are
-    those that start before it, a leading run of them, then `new`. Every range dropped so lies
-    within `new`'s, so the hidden ranges are the old ones with `new`'s added, which merges the
-    trailing ones it overlaps or touches. The cost is a bisection and the copies."""
-    if layout.ends and new.end <= layout.ends[-1]:
-        return None
-    kept = bisect.bisect_left(layout.summaries, new.start, key=_start)
-    hidden = layout.hidden
-    if new.start <= new.end:
-        touched = bisect.bisect_left(hidden, new.start - 1, key=_range_end)
-        start = min(new.start, hidden[touched][0]) if touched < len(hidden) else new.start
-        hidden = (*hidden[:touched], (start, new.end))
-    return Layout(
-        hidden=hidden,
-        summaries=(*layout.summaries[:kept], new),
-        ends=(*layout.ends[:kept], new.end),
-        latest=new,
-    )
-
-
-_start = operator.attrgetter("start")
-_range_end = operator.itemgetter(1)
-
-
-class _Layouts:
-    """`_lay_out` of a session's compactions, kept by identity (they change only when one is
-    appended); the compactions of a layout kept lately and one more are laid on it
-    (`_laid_on`) instead of being laid out afresh. `forget()` drops them."""
-
-    __slots__ = ("__weakref__", "_by_id", "_recent")
-
-    RECENT = 4
-    """How many layouts are looked at for the one a tuple extends: a request's, and the one the
-    worth check lays out with an empty summary added."""
-
-    def __init__(self) -> None:
-        self._by_id = IdentityMemo[tuple[Compacted, ...], Layout](self._made)
-        self._recent: list[tuple[tuple[Compacted, ...], Layout]] = []
-        register(self)
-
-    def clear(self) -> None:
-        self._by_id.clear()
-        self._recent.clear()
-
-    def __call__(self, compactions: tuple[Compacted, ...]) -> Layout:
-        return self._by_id(compactions)
-
-    def _made(self, compactions: tuple[Compacted, ...]) -> Layout:
-        layout = None
-        for before, kept in reversed(self._recent):
-            if len(compactions) == len(before) + 1 and same_leading(before, compactions) == len(before):
-                layout = _laid_on(kept, compactions[-1])
-                break
-        if layout is None:
-            layout = _lay_out(compactions)
-        self._recent = [*self._recent[1 - self.RECENT :], (compactions, layout)]
-        return layout
-
-
-_layout = _Layouts()
-"""The layout of a session's compactions (`_Layouts`)."""
-
-
-def merged(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    """The integers of inclusive `ranges` (each start at most its end) as disjoint ranges, in order.
-
-    >>> merged([(5, 6), (1, 3), (2, 4), (8, 9)])
-    ((1, 6), (8, 9))
-    """
-    out: list[tuple[int, int]] = []
-    for start, end in sorted(ranges):
-        if out and start <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return tuple(out)
-
-
 def _outside(raw: Sequence[RawEvent], hidden: Sequence[tuple[int, int]]) -> list[RawEvent]:
     """The events of `raw` (in timestamp order) outside the disjoint, ordered `hidden` ranges."""
     out: list[RawEvent] = []
@@ -361,15 +237,6 @@ def _outside(raw: Sequence[RawEvent], hidden: Sequence[tuple[int, int]]) -> list
 
 _timestamp = operator.attrgetter("ts")
 _invocation = operator.attrgetter("invocation")
-
-
-def latest(compactions: Sequence[Compacted]) -> Compacted | None:
-    """The latest surviving compaction in stream order (once per tuple of compactions)."""
-    return _latest(tuple(compactions))
-
-
-def _latest(compactions: tuple[Compacted, ...]) -> Compacted | None:
-    return _layout(compactions).latest
 
 
 def call_ids(event: RawEvent) -> set[str]:
