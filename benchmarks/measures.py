@@ -274,12 +274,23 @@ SHAPES = {"reply": long_reply, "turns": many_turns}
 user turns of one round each (`benchmarks.workload`)."""
 
 
+NEVER_COMPRESSED = (2500, 10_000)
+NEVER_COMPRESSED_WINDOW = 100_000_000
+"""A history that is never compressed: `none` at a window no transcript fills, so every request
+is the whole history (the yardstick every replay compares against, on a long transcript)."""
+
+
 def long_reply_seconds(
-    preset: str, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, repeats: int = 2, shape: str = "reply"
+    preset: str,
+    rounds: tuple[int, int] = LONG_REPLY_ROUNDS,
+    repeats: int = 2,
+    shape: str = "reply",
+    window: int = LONG_REPLY_WINDOW,
 ) -> tuple[float, float]:
     """CPU seconds of replaying one long reply of each of `rounds` (or, for `shape` "turns", a
-    transcript of that many user turns) through `preset` (window `LONG_REPLY_WINDOW`, collector
-    as the `ctxlab` command sets it), each the best of `repeats` taken in turn (`best_in_turn`).
+    transcript of that many user turns) through `preset` (at a window of `window` tokens, the
+    collector as the `ctxlab` command sets it), each the best of `repeats` taken in turn
+    (`best_in_turn`).
     The longer over the shorter is how the replay grows with the transcript: a cost per call that
     stays flat gives at most the ratio of the lengths (less by what a replay costs whatever its
     length); one that reads the whole history at every call gives up to its square."""
@@ -296,7 +307,7 @@ def long_reply_seconds(
                 out = Path(folder) / "out"
                 forget_kept()  # each repeat replays as `ctxlab replay` does, in a fresh process
                 start = time.process_time()
-                replay_transcript(path, out, context_size=LONG_REPLY_WINDOW, presets=[preset])
+                replay_transcript(path, out, context_size=window, presets=[preset])
                 spent = time.process_time() - start
                 shutil.rmtree(out)
                 return spent

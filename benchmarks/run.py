@@ -20,7 +20,10 @@ the exception, timed on the wall clock because its work happens in worker proces
    its own; the longer replay's CPU time over the shorter's. A per-call cost that stays flat keeps
    it at about 4: first without a strategy (`none`, the engine and its meters alone), then each
    preset's over that; and the peak memory of each preset's process (its longest replay), the
-   worst against the same 300 MB as a 10,000-call run.
+   worst against the same 300 MB as a 10,000-call run. The same for 500 and 2,000 user turns
+   of one round each. And a history never compressed, as a reference: `none` at a window of
+   10^8 tokens over 2,500 and 10,000 user turns, and over one reply of 2,500 and 10,000 rounds
+   (every request the whole history; each step copies the immutable history once).
 4. Sweeps: 64 runs on 2 worker processes against 1.
 5. Memory: peak RSS of a 10,000-call run without request recording.
 6. The user's path: the same workload written as a 2,000-reply scenario file and run with
@@ -51,7 +54,10 @@ sys.path[:0] = [str(ROOT)]
 from benchmarks.measures import (  # noqa: E402
     FIELDS,
     LONG_REPLY_ROUNDS,
+    LONG_REPLY_WINDOW,
     MANY_TURNS,
+    NEVER_COMPRESSED,
+    NEVER_COMPRESSED_WINDOW,
     best_in_turn,
     compression_scaling,
     lab_per_call,
@@ -235,14 +241,19 @@ class Growth(NamedTuple):
 
 
 def growth_apart(
-    preset: str, repeats: int, rounds: tuple[int, int] = LONG_REPLY_ROUNDS, shape: str = "reply"
+    preset: str,
+    repeats: int,
+    rounds: tuple[int, int] = LONG_REPLY_ROUNDS,
+    shape: str = "reply",
+    window: int = LONG_REPLY_WINDOW,
 ) -> Growth:
     """`long_reply_seconds` in a process of its own, as `ctxlab replay` runs: what the bench's own
     process holds by then (the runs before) made every collection of the longer replay longer.
     The process's peak memory is that of its longest replay (each replay's results are freed)."""
     code = (
         "from benchmarks.measures import long_reply_seconds\n"
-        f"print(*long_reply_seconds({preset!r}, {rounds!r}, repeats={repeats}, shape={shape!r}))\n" + PEAK_KB
+        f"print(*long_reply_seconds({preset!r}, {rounds!r}, repeats={repeats}, shape={shape!r}, "
+        f"window={window}))\n" + PEAK_KB
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
@@ -333,6 +344,27 @@ def many_turns() -> list[Figure]:
     ]
 
 
+def never_compressed() -> list[Figure]:
+    """`none` at a window no transcript fills, so every request is the whole history: how the
+    replay of many turns, and of one long reply, grows with the history (flat per call: the
+    ratio of the lengths). A reference, not a goal: each step makes a new immutable tuple of the
+    history, which costs a copy of it."""
+    short, long = NEVER_COMPRESSED
+    rows = []
+    for shape, what in (("turns", "user turns"), ("reply", "rounds of one reply")):
+        growth = growth_apart("none", 1, NEVER_COMPRESSED, shape, NEVER_COMPRESSED_WINDOW)
+        rows.append(
+            Figure(
+                f"never compressed, {long:,} {what} over {short:,} (none; {growth.seconds:.1f} s)",
+                growth.ratio,
+                "(reference)",
+                True,
+                "x",
+            )
+        )
+    return rows
+
+
 def make_experiments_seconds(repeats: int = 2) -> float:
     """Wall seconds of what `make experiments` runs after set-up: `ctxlab run` over every shipped
     scenario, then `ctxlab tune` over those with a tune: section, into a fresh folder; the best
@@ -394,6 +426,7 @@ def main() -> int:
         flat_and_linear,
         long_replies,
         many_turns,
+        never_compressed,
         sweeps,
         memory,
         the_users_path,

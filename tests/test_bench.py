@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,6 +130,23 @@ def test_a_long_reply_s_process_reports_its_growth_time_and_its_own_peak_memory(
     growth = growth_apart("none", repeats=1, rounds=(4, 16))
     assert growth.ratio > 0 and 30 < growth.peak_mb < 1000
     assert 0 < growth.seconds < 60
+
+
+def test_a_replay_s_growth_is_measured_at_the_window_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The never-compressed rows replay at a window no transcript fills, not the long-reply one."""
+    import ctxlab.replay
+    from benchmarks.measures import NEVER_COMPRESSED_WINDOW, long_reply_seconds
+
+    windows: list[int | None] = []
+    replay = ctxlab.replay.replay_transcript
+
+    def spied(transcript: Path, out: Path, **options: Any) -> Any:
+        windows.append(options["context_size"])
+        return replay(transcript, out, **options)
+
+    monkeypatch.setattr(ctxlab.replay, "replay_transcript", spied)
+    long_reply_seconds("none", (4, 8), repeats=1, shape="turns", window=NEVER_COMPRESSED_WINDOW)
+    assert windows == [NEVER_COMPRESSED_WINDOW] * 2
 
 
 def test_the_long_reply_is_one_user_turn_answered_in_its_rounds(tmp_path: Path) -> None:
