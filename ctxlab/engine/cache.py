@@ -188,6 +188,14 @@ class _Shared(NamedTuple):
     same_tools: bool
 
 
+_SPARE = 4
+"""Pieces held beyond twice the kept requests' messages before dead ones are dropped. A reply
+that grows at every call is a new message with a new piece at every call, each holding columns
+as long as the reply: 64 spare, the first choice, let dozens of them pile up and be freed
+together, a tenth of a 10,000-round replay that is never compressed; a few cost a look every
+few calls at what a short context holds."""
+
+
 @dataclass(slots=True)
 class PromptCacheMeter:
     """Prompt-cache accounting of one run (the engine's default `Env.cache`).
@@ -207,7 +215,7 @@ class PromptCacheMeter:
     usages: list[CallUsage] = field(default_factory=list)
     _kept: dict[str, _Kept] = field(default_factory=dict)
     _pieces: dict[int, Piece] = field(default_factory=dict)
-    _limit: int = 64  # pieces held before the next look for dead ones
+    _limit: int = _SPARE  # pieces held before the next look for dead ones
 
     def observe(
         self,
@@ -331,14 +339,15 @@ class PromptCacheMeter:
         return piece
 
     def _forget(self) -> None:
-        """Drop pieces of messages no kept request holds, once they outnumber the kept ones."""
+        """Drop pieces of messages no kept request holds, once they outnumber the kept ones
+        (by `_SPARE` beyond twice as many: a look costs what the kept requests hold)."""
         if len(self._pieces) <= self._limit:
             return
         live = sum(len(kept.messages) for kept in self._kept.values())
-        if len(self._pieces) > 2 * live + 64:
+        if len(self._pieces) > 2 * live + _SPARE:
             ids = {id(m) for kept in self._kept.values() for m in kept.messages}
             self._pieces = {key: piece for key, piece in self._pieces.items() if key in ids}
-        self._limit = 2 * max(live, len(self._pieces)) + 64
+        self._limit = 2 * max(live, len(self._pieces)) + _SPARE
 
 
 def _past_same(earlier: _Kept, messages: tuple[Message, ...], k: int, at: int) -> tuple[int, int]:

@@ -254,3 +254,22 @@ def test_a_grown_reply_whose_last_view_took_in_hidden_blocks_is_sized_again() ->
         seen.append(("reasoning", sent, (), 0))
         meter.observe("reasoning", sent, ())
     assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == pure_replay(seen)
+
+
+def test_the_pieces_of_a_reply_that_grows_at_every_call_do_not_pile_up() -> None:
+    """Each version of a growing reply is a new message with a piece as long as the reply; the
+    meter drops those no kept request holds within a few calls of leaving them, and counts each
+    request's input as a meter that kept none does."""
+    from ctxlab.core.messages.blocks import ToolCallBlock, ToolResultBlock
+
+    meter = PromptCacheMeter(COUNTER)
+    system, user = text_message("system", "s"), text_message("user", "go")
+    reply = Message(role="assistant", blocks=(), id="r")
+    for i in range(300):
+        call = ToolCallBlock(id=f"c{i}", name="read", input="{}")
+        reply = reply.appended(call, ToolResultBlock(id=f"c{i}", name="read", output=(), state="success"))
+        request = (system, user, reply)
+        use = meter.observe("reasoning", request, ())
+        assert use.input == PromptCacheMeter(COUNTER).observe("reasoning", request, ()).input
+        # three kept messages: a look drops the dead pieces past twice as many and a few
+        assert len(meter._pieces) <= 16
