@@ -127,9 +127,9 @@ def _replaced_last(context: tuple[Message, ...], message: Message) -> tuple[Mess
     noted before it (`GROWN`: the history the reply was appended to, and each version of the
     reply since) is that tuple and `message`, noted so too: one copy of the history, where
     slicing it off and joining made two."""
-    settled = GROWN.head(context)
+    settled = cast(tuple[Message, ...] | None, GROWN.head(context))
     if settled is not None and len(settled) == len(context) - 1:
-        return _grown(cast(tuple[Message, ...], settled), message, cast(tuple[Message, ...], settled))
+        return _grown(settled, message, settled)
     return _grown(context[:-1], message, context)
 
 

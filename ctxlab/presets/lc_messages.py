@@ -127,8 +127,7 @@ def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
     return _lc_view(messages)
 
 
-def lc_of(message: Message) -> tuple[LCMessage, ...]:
-    """One stored message's part of `lc_view`."""
+def _read_lc(message: Message) -> tuple[LCMessage, ...]:
     out = []
     for wire, unit in zip(to_openai_one(message), placed_units(message, 0, 0), strict=True):
         lc = from_wire(wire)
@@ -138,8 +137,9 @@ def lc_of(message: Message) -> tuple[LCMessage, ...]:
     return tuple(out)
 
 
-_lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](lc_of)
-_lc_view = LeadingConcat[Message, LCMessage](lambda message, _at, _before: _lc_of(message))
+lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](_read_lc)
+"""`lc_of(message)`: one stored message's part of `lc_view`, read once per message object."""
+_lc_view = LeadingConcat[Message, LCMessage](lambda message, _at, _before: lc_of(message))
 
 
 def lc_arguments(call: ToolCallBlock) -> str:
@@ -331,7 +331,7 @@ def count_stored(messages: Sequence[Message], params: ApproxParams = APPROX) -> 
 
 
 def _add_stored(total: float, message: Message, params: ApproxParams) -> float:
-    for part in _lc_of(message):
+    for part in lc_of(message):
         total = _add_message(total, part, params)
     return total
 

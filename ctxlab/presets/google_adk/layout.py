@@ -154,8 +154,4 @@ def merged(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
 
 def latest(compactions: Sequence[Compacted]) -> Compacted | None:
     """The latest surviving compaction in stream order (once per tuple of compactions)."""
-    return _latest(tuple(compactions))
-
-
-def _latest(compactions: tuple[Compacted, ...]) -> Compacted | None:
-    return layout_of(compactions).latest
+    return layout_of(tuple(compactions)).latest
