@@ -28,7 +28,7 @@ from ctxlab.core.world.script import ScriptedRound, assign_call_ids
 from ctxlab.engine.session import assemble
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.models.summarizers import FixedSummarizer
-from ctxlab.presets.lc_messages import _lc_of, from_wire, lc_view
+from ctxlab.presets.lc_messages import from_wire, lc_of, lc_view
 from ctxlab.texts import CTXLAB_TEXTS
 from tests.strategies import paired_histories
 
@@ -557,9 +557,9 @@ def test_a_released_run_leaves_nothing_in_the_memos() -> None:
         context_size=100_000,
     )
     session.run()
-    assert len(_lc_of) > 0
+    assert len(lc_of) > 0
     session.release()
-    assert len(_lc_of) == 0
+    assert len(lc_of) == 0
 
 
 class _Texts:
