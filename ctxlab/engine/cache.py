@@ -55,10 +55,13 @@ class CacheUse(NamedTuple):
 class _Kept:
     """The last request of one kind, as lists the next request of that kind truncates and extends.
 
-    `ends[i]` is the number of view messages of `messages[: i + 1]`; the size of the first `k`
-    view messages is `Tally(nbytes[k], ndata[k])`; the size of the messages among the first `i`
-    that yield no view message is `Tally(hidden_nbytes[i], hidden_ndata[i])`. The sums are kept
-    as plain integers so that a run of them moves (`extend_by`) at C speed.
+    `ends[i] - base` is the number of view messages of `messages[: i + 1]`; the size of the
+    first `k` view messages is `Tally(nbytes[k] - nbytes[0], ndata[k] - ndata[0])`; the size of
+    the messages among the first `i` that yield no view message is `Tally(hidden_nbytes[i] -
+    hidden_nbytes[0], hidden_ndata[i] - hidden_ndata[0])`. Ends and sums are counted from a base
+    rather than from zero so that a request going on with a run of the kept one (a window that
+    moved on) keeps the run's lists as they are and makes only what comes before it again
+    (`move`). The sums are plain integers, so a run of them moves (`extend_by`) at C speed.
     """
 
     messages: list[Message] = field(default_factory=list)
@@ -71,19 +74,27 @@ class _Kept:
     hidden_ndata: list[int] = field(default_factory=lambda: [0])
     tools: tuple[ToolSchema, ...] = ()
     source: object = None  # the request whose messages `messages` holds, when known
+    base: int = 0  # what `ends` count from
 
     def prefix(self, views: int) -> Tally:
         """The size of the first `views` view messages."""
-        return tally_of((self.nbytes[views], self.ndata[views]))
+        return tally_of((self.nbytes[views] - self.nbytes[0], self.ndata[views] - self.ndata[0]))
 
     def total(self) -> Tally:
         """The size of the whole request, view messages and hidden ones."""
-        return tally_of((self.nbytes[-1] + self.hidden_nbytes[-1], self.ndata[-1] + self.hidden_ndata[-1]))
+        nbytes = self.nbytes[-1] - self.nbytes[0] + self.hidden_nbytes[-1] - self.hidden_nbytes[0]
+        return tally_of(
+            (nbytes, self.ndata[-1] - self.ndata[0] + self.hidden_ndata[-1] - self.hidden_ndata[0])
+        )
+
+    def end(self, kept: int) -> int:
+        """How many view messages the first `kept` stored messages yield."""
+        return self.ends[kept - 1] - self.base if kept else 0
 
     def truncate(self, kept: int, views: int = 0) -> None:
         """Keep the first `kept` stored messages, and the first `views` view messages of the next
         one (for `extend(piece, views)` to end with a message that grew from it)."""
-        wire = (self.ends[kept - 1] if kept else 0) + views
+        wire = (self.ends[kept - 1] - self.base if kept else 0) + views
         del self.messages[kept:], self.pieces[kept:], self.ends[kept:], self.wire[wire:]
         del self.nbytes[wire + 1 :], self.ndata[wire + 1 :]
         del self.hidden_nbytes[kept + 1 :], self.hidden_ndata[kept + 1 :]
@@ -98,9 +109,9 @@ class _Kept:
         """
         if at >= len(self.messages):
             return 0
-        start = self.ends[at - 1] if at else 0
+        start = self.end(at)
         known = self.known_views(at, piece)
-        views = known + same_leading(self.wire[start + known : self.ends[at]], piece.wire[known:])
+        views = known + same_leading(self.wire[start + known : self.end(at + 1)], piece.wire[known:])
         if views:
             last = piece.sizes[views - 1]
             k = start + views
@@ -119,14 +130,14 @@ class _Kept:
         """A copy of stored messages `start:stop`, as a request made of them alone would be kept
         (its sums from zero): the head another kind's request begins with (`start` 0), or the
         run a request that moved on to them takes, at their cost."""
-        first, last = self.ends[start - 1] if start else 0, self.ends[stop - 1] if stop else 0
+        first, last = self.end(start), self.end(stop)
         nbytes, ndata = self.nbytes[first : last + 1], self.ndata[first : last + 1]
         hidden_nbytes = self.hidden_nbytes[start : stop + 1]
         hidden_ndata = self.hidden_ndata[start : stop + 1]
         return _Kept(
             messages=self.messages[start:stop],
             pieces=self.pieces[start:stop],
-            ends=_less(self.ends[start:stop], first),
+            ends=_less(self.ends[start:stop], first + self.base),
             wire=self.wire[first:last],
             nbytes=_less(nbytes, nbytes[0]),
             ndata=_less(ndata, ndata[0]),
@@ -138,11 +149,11 @@ class _Kept:
     def extend_by(self, source: _Kept, start: int, stop: int) -> None:
         """Add stored messages `start:stop` of another kept request at the end (a stored
         message's view and sizes are its own, so they carry over; only the running sums move)."""
-        first, last = source.ends[start - 1] if start else 0, source.ends[stop - 1]
+        first, last = source.end(start), source.end(stop)
         self.messages.extend(source.messages[start:stop])
         self.pieces.extend(source.pieces[start:stop])
-        shift = len(self.wire) - first
-        self.ends.extend([end + shift for end in source.ends[start:stop]])
+        shift = len(self.wire) + self.base - first - source.base
+        self.ends.extend(map(shift.__add__, source.ends[start:stop]))
         self.wire.extend(source.wire[first:last])
         for mine, theirs, a, b in (
             (self.nbytes, source.nbytes, first, last),
@@ -151,7 +162,7 @@ class _Kept:
             (self.hidden_ndata, source.hidden_ndata, start, stop),
         ):
             shift = mine[-1] - theirs[a]
-            mine.extend([value + shift for value in theirs[a + 1 : b + 1]])
+            mine.extend(map(shift.__add__, theirs[a + 1 : b + 1]))
 
     def extend(self, piece: Piece, views: int = 0) -> None:
         """Add one stored message at the end (its first `views` view messages already are)."""
@@ -164,14 +175,40 @@ class _Kept:
             ndata += size.ndata
             self.nbytes.append(nbytes)
             self.ndata.append(ndata)
-        self.ends.append(len(self.wire))
+        self.ends.append(len(self.wire) + self.base)
         self.hidden_nbytes.append(self.hidden_nbytes[-1] + piece.unseen.nbytes)
         self.hidden_ndata.append(self.hidden_ndata[-1] + piece.unseen.ndata)
 
+    def move(self, same: int, start: int, stop: int, head: list[Piece]) -> None:
+        """Keep the first `same` stored messages, then the messages of `head`, then the kept run
+        `start:stop` (`same <= start`: a request that goes on with a later run of this one, a
+        window that moved on). The run's lists stay where they are, counted from where they
+        were: only what comes before the run is made again, counted so that it ends where the
+        run begins."""
+        self.truncate(stop)
+        front = self.part(0, same)
+        for piece in head:
+            front.extend(piece)
+        first = self.end(start)
+        self.messages[:start], self.pieces[:start], self.wire[:first] = (
+            front.messages,
+            front.pieces,
+            front.wire,
+        )
+        self.base += first - len(front.wire)
+        self.ends[:start] = map(self.base.__add__, front.ends)
+        for mine, theirs, at in (
+            (self.nbytes, front.nbytes, first),
+            (self.ndata, front.ndata, first),
+            (self.hidden_nbytes, front.hidden_nbytes, start),
+            (self.hidden_ndata, front.hidden_ndata, start),
+        ):
+            mine[: at + 1] = map((mine[at] - theirs[-1]).__add__, theirs)
+
 
 def _less(values: list[int], base: int) -> list[int]:
-    """`values` each less `base` (the list itself when `base` is 0)."""
-    return [value - base for value in values] if base else values
+    """`values` each less `base` (the list itself when `base` is 0), at C speed."""
+    return list(map((-base).__add__, values)) if base else values
 
 
 class _Read(NamedTuple):
@@ -253,11 +290,9 @@ class PromptCacheMeter:
         own = self._kept.get(kind) if self._rebases_own(kind, same) else None
         moved = _moved(own, messages, same[kind]) if own is not None else None
         if own is not None and moved is not None:  # a new head, then the run the window moved to
-            run, kept = own.part(moved.start, moved.stop), own
-            kept.truncate(same[kind])  # in place: a request edited near its end costs the edit
-            for message in messages[same[kind] : moved.resumed]:
-                kept.extend(self._piece(message))
-            kept.extend_by(run, 0, len(run.messages))
+            kept = own
+            head = [self._piece(message) for message in messages[same[kind] : moved.resumed]]
+            kept.move(same[kind], moved.start, moved.stop, head)
             rest = messages[moved.resumed + moved.stop - moved.start :]
         else:
             kept, views = self._rebase(kind, same, messages)
@@ -309,7 +344,7 @@ class PromptCacheMeter:
     def _shared(self, earlier: _Kept, messages: tuple[Message, ...], same: int) -> int:
         """How many leading view messages the request of `messages` shares with `earlier`, whose
         first `same` stored messages are the request's."""
-        at = earlier.ends[same - 1] if same else 0
+        at = earlier.ends[same - 1] - earlier.base if same else 0
         # the first differing message may be a reply that grew from the kept one (or an edited
         # copy of one): its view's leading messages known to be the very same are not compared;
         # the rest is, the very same objects first, at C speed
@@ -356,13 +391,13 @@ def _past_same(earlier: _Kept, messages: tuple[Message, ...], k: int, at: int) -
     a message makes at every call, goes on with the kept messages themselves): the next message
     to compare and its view message. A message is its piece, so the same message's views are
     the same; the run is found at C speed instead of a message at a time."""
-    m = bisect.bisect_right(earlier.ends, at)  # the kept message holding view message `at`
+    m = bisect.bisect_right(earlier.ends, at + earlier.base)  # the kept message holding view message `at`
     if m == len(earlier.messages) or k == len(messages) or messages[k] is not earlier.messages[m]:
         return k, at
-    if (earlier.ends[m - 1] if m else 0) != at:  # `at` is inside it, not where it starts
+    if earlier.end(m) != at:  # `at` is inside it, not where it starts
         return k, at
     run = same_leading(earlier.messages[m:], messages[k:])
-    return k + run, earlier.ends[m + run - 1]
+    return k + run, earlier.end(m + run)
 
 
 class _Moved(NamedTuple):

@@ -46,7 +46,7 @@ from ctxlab.core.messages.blocks import (
 from ctxlab.core.messages.latest import REQUESTS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.model import ModelRequest, ModelResponse
-from ctxlab.core.messages.tokens import measure_all
+from ctxlab.core.messages.tokens import measure_all, measure_edit
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.retention import RetentionSnapshot
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedTurn
@@ -277,7 +277,11 @@ class Loop:
         context = self.strategy.view(state, self.env, self.frame)
         fixed_part = fixed_messages(self.frame.system_prompt, state.summary)
         messages = REQUESTS(fixed_part, context)
-        size = state.context_tally if context is state.context else measure_all(self.env.counter, context)
+        size = (
+            state.context_tally
+            if context is state.context
+            else measure_edit(self.env.counter, context, state.context)
+        )
         tokens = self.env.counter.total(measure_all(self.env.counter, fixed_part) + size, self.frame.tools)
         request = ModelRequest(
             kind="reasoning",

@@ -561,6 +561,46 @@ def test_the_window_stops_where_a_walk_counting_after_every_drop_stops(
     assert out.tokens == sizer.count(out.messages)
 
 
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(200, 4000)), min_size=1, max_size=8), st.booleans())
+def test_a_window_sliding_along_a_long_history_counts_what_it_keeps(
+    steps: list[tuple[int, int]], keep_system: bool
+) -> None:
+    """A history longer than what is summed directly, grown by turns and windowed at every step
+    (the kept messages' size read off the history's running sums): the window the walk finds,
+    and its tokens counted afresh."""
+    history: list[Message] = [text_message("system", "rules")]
+    for turn in range(20):
+        history += [user(f"question {turn}"), reply(TextBlock(text=f"answer {turn} " * turn))]
+    for turns, budget in steps:
+        for turn in range(turns):
+            history += [user(f"more {turn}"), reply(call(f"m{len(history)}", "search", q=turn))]
+            history += [reply(result(f"m{len(history) - 1}", "r" * 90, "search"))]
+        params = SlidingWindowParams(max_tokens=budget, keep_system=keep_system)
+        msgs = tuple(history)
+        out = slide_window(msgs, sizer=SIZER, params=params)
+        assert out.dropped == walked_window(history, SIZER, params)
+        assert out.tokens == SIZER.tokens(sum_tallies(out.messages))
+
+
+@given(st.lists(st.tuples(st.integers(1, 12), st.integers(100, 3000)), min_size=1, max_size=8))
+def test_a_window_cutting_a_long_reply_at_every_step_keeps_its_blocks_and_their_size(
+    steps: list[tuple[int, int]],
+) -> None:
+    """One reply that grows by rounds and is cut from its front at every step (the size of what
+    it keeps read off the reply's running sums): the blocks and size of what the window keeps."""
+    blocks: list[Block] = []
+    for rounds_added, budget in steps:
+        for _ in range(rounds_added):
+            k = len(blocks)
+            blocks += [call(f"c{k}", "search", q=k), result(f"c{k}", "r" * (40 + k % 7), "search")]
+        msgs = (user("go"), reply(*blocks))
+        params = SlidingWindowParams(max_tokens=budget)
+        out = slide_window(msgs, sizer=SIZER, params=params)
+        assert out.dropped == walked_window(list(msgs), SIZER, params)
+        assert out.messages == drop_units(msgs, view_units(msgs), out.dropped)
+        assert all(m.tally == sum_tallies(m.blocks) for m in out.messages)
+
+
 @given(agent_histories(), st.integers(0, 3000))
 def test_the_lab_catches_exactly_the_orphans_the_window_makes(msgs: list[Message], budget: int) -> None:
     units = view_units(msgs)

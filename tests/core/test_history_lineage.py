@@ -16,6 +16,7 @@ from ctxlab.core.messages.message import (
     Lineage,
     Message,
     extended,
+    resumed_at,
     same_leading,
     same_leading_known,
     text_message,
@@ -199,6 +200,22 @@ def test_leading_objects_counted_along_the_lineage_are_those_a_comparison_finds(
         assert same_leading_known(held, made, source) == same_leading(held, made)
         assert same_leading_known(held, made, None) == same_leading(held, made)
     forget()
+
+
+@given(st.lists(st.integers(0, 9), max_size=14), st.lists(st.integers(0, 12), max_size=14), st.integers(0, 6))
+def test_where_a_window_resumes_is_the_first_later_held_object_it_goes_on_with(
+    held_at: list[int], items_at: list[int], same: int
+) -> None:
+    """`resumed_at` against its definition: the first item of `items` after `same` that is a
+    held object later than `same`, and that object's first such place. Indices past the pool's
+    held part stand for objects the held list lacks (a message a window cut short)."""
+    pool = [object() for _ in range(13)]
+    held, items = [pool[i] for i in held_at], [pool[i] for i in items_at]
+    later = {id(x): j for j, x in reversed(list(enumerate(held))) if j > same}
+    expected = next(
+        ((i, later[id(items[i])]) for i in range(same, len(items)) if id(items[i]) in later), None
+    )
+    assert resumed_at(held, items, same) == expected
 
 
 def test_the_lineage_holds_at_most_its_share_of_objects() -> None:

@@ -146,6 +146,9 @@ def test_a_leading_fold_is_the_plain_fold_whatever_it_folded_before(
                 plain.append(plain[-1] + item.value * scale)
             if pick % 2:
                 assert fold(tuple(items), start, scale) == plain[-1]
+            elif grow:
+                at = pick % len(plain)
+                assert fold.folds_at(tuple(items), start, at, len(items), scale) == (plain[at], plain[-1])
             else:
                 assert fold.running(tuple(items), start, scale) == tuple(plain)
     forget()

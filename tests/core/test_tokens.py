@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +18,8 @@ from ctxlab.core.messages.blocks import (
     sum_tallies,
 )
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.core.messages.tokens import AgentScopeEstimator, bytes_to_tokens
+from ctxlab.core.messages.resumable import forget
+from ctxlab.core.messages.tokens import AgentScopeEstimator, bytes_to_tokens, measure_edit, measure_since
 from ctxlab.core.messages.tools import ToolSchema, tools_bytes, tools_json
 from tests.parity.bridge import as_msg, as_tools
 from tests.strategies import messages, tool_lists
@@ -100,3 +102,43 @@ def test_tool_list_is_one_json_piece() -> None:
     assert tools_json(tools) == expected
     assert tools_bytes(tools) == len(expected)
     assert tools_bytes(()) == 0
+
+
+def _plain_size(msgs: Sequence[Message]) -> Tally:
+    """The summed size of `msgs`, message by message, with nothing kept."""
+    total = Tally(0, 0)
+    for message in msgs:
+        total = total + ESTIMATOR.measure_message(message)
+    return total
+
+
+EDITS = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 80), st.integers(0, 2), st.booleans()), max_size=12
+)
+"""Steps of a history that grows (`0`), is cut short (`1`), or is sent as a window that cut its
+front at `k` (`2`: messages before the window replaced by `heads` new ones, a kept system
+message in front or not) or as a copy edited at `k` (`3`)."""
+
+
+@given(st.lists(messages, min_size=1, max_size=6), EDITS)
+def test_an_edit_of_a_long_history_is_summed_as_a_plain_walk_whatever_was_summed_before(
+    pool: list[Message], plan: list[tuple[int, int, int, bool]]
+) -> None:
+    """`measure_since` and `measure_edit` over histories longer than what is summed directly,
+    along a history that grows and is cut, its windows and edited copies."""
+    history = tuple(Message(role=m.role, blocks=m.blocks) for m in pool * (40 // len(pool) + 1))
+    system = text_message("system", "rules")
+    for kind, k, heads, keep_system in plan:
+        if kind == 0:
+            history = (*history, Message(role="user", blocks=pool[k % len(pool)].blocks))
+        elif kind == 1:
+            history = history[: max(len(history) - k % 8, 1)]
+        at = k % (len(history) + 1)
+        assert measure_since(ESTIMATOR, history, at) == _plain_size(history[at:])
+        if kind == 2:
+            fresh = tuple(Message(role="user", blocks=pool[(k + i) % len(pool)].blocks) for i in range(heads))
+            edited = (*((system,) if keep_system else ()), *fresh, *history[at:])
+        else:
+            edited = (*history[:at], text_message("user", "edited"), *history[at + 1 :])
+        assert measure_edit(ESTIMATOR, edited, history) == _plain_size(edited)
+    forget()

@@ -20,7 +20,7 @@ from ctxlab.core.messages.latest import Front
 from ctxlab.core.messages.memo import IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.sizes import Sizer, message_tallies
-from ctxlab.core.messages.tokens import TokenCounter
+from ctxlab.core.messages.tokens import TokenCounter, measure_since
 from ctxlab.core.messages.units import ViewUnit, own_units, view_units
 
 
@@ -83,7 +83,21 @@ def slide_window(
     if not dropped and type(messages) is tuple:  # the very history: found at once where it was read
         return Window(messages=messages, dropped=dropped, tokens=sizer.tokens(whole))
     kept = drop_front(messages, units, stop, keep_system=params.keep_system)
-    return Window(messages=kept, dropped=dropped, tokens=sizer.count(kept))
+    return Window(
+        messages=kept, dropped=dropped, tokens=sizer.tokens(_kept_size(messages, units, stop, kept, sizer))
+    )
+
+
+def _kept_size(
+    messages: Sequence[Message], units: Sequence[ViewUnit], stop: int, kept: Sequence[Message], sizer: Sizer
+) -> Tally:
+    """`sizer.size(kept)`, for `kept` what `drop_front` keeps of `messages` from unit `stop`: what
+    it keeps before the message the cut falls in and of that message, summed, and the messages
+    after it, which it keeps whole, read off the history's running sums."""
+    end = units[stop].message if stop < len(units) else len(messages)
+    after = max(len(messages) - end - 1, 0)
+    head = sizer.size(kept[: len(kept) - after])
+    return head + measure_since(sizer.counter, messages, len(messages) - after) if after else head
 
 
 def _with_its_results(units: Sequence[ViewUnit], stop: int) -> int:

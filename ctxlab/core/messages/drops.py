@@ -20,6 +20,7 @@ from collections.abc import Collection, Sequence
 from ctxlab.core.messages.blocks import Block, DataBlock, ToolResultBlock
 from ctxlab.core.messages.memo import LeadingConcat
 from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.sizes import tally_between
 from ctxlab.core.messages.units import UnitKind, ViewUnit, own_units
 
 _ACCUMULATING: frozenset[UnitKind] = frozenset({"system", "user", "text", "calls"})  # gather texts and calls
@@ -117,7 +118,9 @@ def _cut_front(message: Message, group: Sequence[ViewUnit], stop: int, keep_syst
     last = group[-1]
     gone = last.kind == "media" and last.blocks[-1] < head
     end = last.start if gone else len(message.blocks)
-    return [message.with_blocks(message.blocks[head:end])] if head < end else []
+    if head >= end:
+        return []
+    return [message.with_blocks(message.blocks[head:end], tally_between(message.blocks, head, end))]
 
 
 def _index(unit: ViewUnit) -> int:

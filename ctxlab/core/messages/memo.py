@@ -157,6 +157,12 @@ class LeadingFold(Generic[K, V]):
         """The fold of each leading part of `items`: `[k]` folds the first `k` items."""
         return tuple(self._values(items, start, args))
 
+    def folds_at(self, items: Sequence[K], start: V, i: int, j: int, *args: Any) -> tuple[V, V]:
+        """The folds of the first `i` and the first `j` items: `running(...)[i]` and `[j]`,
+        without copying the running values."""
+        values = self._values(items, start, args)
+        return values[i], values[j]
+
     def _values(self, items: Sequence[K], start: V, args: tuple[Any, ...]) -> list[V]:
         """The kept running values, brought up to `items` (the memo's own list: not to be kept)."""
         kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))

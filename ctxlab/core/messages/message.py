@@ -282,6 +282,18 @@ def same_leading(a: Sequence[object], b: Sequence[object]) -> int:
     return next(differ, min(len(a), len(b)))
 
 
+def same_trailing(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many trailing items of `a` and `b` are the very same objects (`same_leading` from the
+    end: a window cut from a history's front ends as the history does).
+
+    >>> x, y = text_message("user", "x"), text_message("user", "y")
+    >>> same_trailing([y, x, y], [x, y]), same_trailing([x], [y, x]), same_trailing([], [x])
+    (2, 1, 0)
+    """
+    differ = itertools.compress(itertools.count(), map(operator.is_not, reversed(a), reversed(b)))
+    return next(differ, min(len(a), len(b)))
+
+
 def resumed_at(held: Sequence[object], items: Sequence[object], same: int) -> tuple[int, int] | None:
     """Where `items`, past the first `same` they share with `held`, goes on with a later item of
     `held` (a window that dropped its front): `(i, j)` with `items[i] is held[j]`, `i` the first
@@ -291,13 +303,26 @@ def resumed_at(held: Sequence[object], items: Sequence[object], same: int) -> tu
     >>> resumed_at([a, b, c, d], [a, c, d], 1), resumed_at([a, b], [a, c], 1)
     ((1, 2), None)
     """
+    if same + 1 >= len(held):
+        return None
+    # A window's first item after `same` is mostly a later held one, or the one it cut short
+    # followed by one: the first few are looked for by a scan at C speed, which costs less than
+    # indexing every held item.
+    probed = min(len(items), same + _PROBES)
+    for i in range(same, probed):
+        later = map(operator.is_, itertools.islice(held, same + 1, None), itertools.repeat(items[i]))
+        place = next(itertools.compress(itertools.count(same + 1), later), None)
+        if place is not None:
+            return (i, place)
     # Backwards, so an item held twice maps to its first place. Both sides hold their objects
     # alive, so an id found on both is the same object.
     where = {id(held[j]): j for j in range(len(held) - 1, same, -1)}
-    if not where:
-        return None
-    i = next((i for i in range(same, len(items)) if id(items[i]) in where), None)
-    return None if i is None else (i, where[id(items[i])])
+    at = next((i for i in range(probed, len(items)) if id(items[i]) in where), None)
+    return None if at is None else (at, where[id(items[at])])
+
+
+_PROBES = 2
+"""Items `resumed_at` looks for by scanning before it indexes the held ones."""
 
 
 def equal_leading(a: Sequence[object], b: Sequence[object]) -> int:

@@ -29,9 +29,17 @@ from ctxlab.core.messages.blocks import (
     ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
+    sum_tallies,
     tally_of,
 )
-from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
+from ctxlab.core.messages.memo import (
+    RESUMED_BLOCKS,
+    Closing,
+    IdentityMemo,
+    LeadingConcat,
+    LeadingFold,
+    LeadingScan,
+)
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -233,6 +241,17 @@ def running_tally(blocks: Sequence[Block]) -> Tally:
     summed before: a long message rebuilt at every call (an edited copy of a reply) is summed
     where it changed, for `Message.with_blocks`."""
     return _block_sums(blocks, ZERO)
+
+
+def tally_between(blocks: Sequence[Block], start: int, stop: int) -> Tally:
+    """The summed tally of `blocks[start:stop]`, `0 <= start <= stop <= len(blocks)`: for a long
+    sequence, the difference of two of the running sums kept for it (`running_tally`), so a
+    window cutting the front of a reply that grows at every call sums what the reply gained,
+    not what it keeps. The sizes are integers, so the difference is the sum itself."""
+    if len(blocks) < RESUMED_BLOCKS:
+        return sum_tallies(blocks[start:stop])
+    before, through = _block_sums.folds_at(blocks, ZERO, start, stop)
+    return through - before
 
 
 _block_sums = LeadingFold[Block, Tally](lambda total, block: total + block.tally)

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from ctxlab.core.messages.blocks import ZERO, Block, Tally, sum_tallies, tally_of
 from ctxlab.core.messages.memo import LeadingFold
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import Message, same_leading, same_trailing
 from ctxlab.core.messages.tools import ToolSchema, tools_bytes
 
 DATA_BLOCK_TOKENS = 2000
@@ -61,6 +61,42 @@ def measure_all(counter: TokenCounter, messages: Sequence[Message]) -> Tally:
         nbytes += size.nbytes
         ndata += size.ndata
     return tally_of((nbytes, ndata))
+
+
+def measure_since(counter: TokenCounter, messages: Sequence[Message], first: int) -> Tally:
+    """`measure_all` of `messages[first:]`, `0 <= first <= len(messages)`.
+
+    A long sequence's is its whole sum less that of its first `first` messages, both read from
+    the running sums kept for it: a window cut from the front of a long history costs what the
+    history gained, not what the window keeps. The sizes are integers, so the difference is
+    the sum itself.
+    """
+    if len(messages) > _SUMMED_DIRECTLY:
+        before, whole = _summed.folds_at(messages, ZERO, first, len(messages), counter)
+        return whole - before
+    return measure_all(counter, messages[first:])
+
+
+def measure_edit(counter: TokenCounter, edited: Sequence[Message], history: Sequence[Message]) -> Tally:
+    """`measure_all` of `edited`, a request-only edit of `history`.
+
+    An edit that changed the history's first messages (a window that cut its front, a summary
+    put before what it keeps) mostly ends with the history's own messages: that trailing run is
+    read off the history's running sums and only what comes before it is summed, so a window
+    sliding along a long history costs what changed, not what it keeps. An edit that kept the
+    first messages is summed by `measure_all`, which resumes after what it shares with the
+    edit summed before.
+    """
+    if len(edited) > _SUMMED_DIRECTLY and same_leading(edited[:_PROBED], history[:_PROBED]) < _PROBED:
+        run = same_trailing(edited, history)
+        if 2 * run >= len(edited):
+            head = measure_all(counter, edited[: len(edited) - run])
+            return head + measure_since(counter, history, len(history) - run)
+    return measure_all(counter, edited)
+
+
+_PROBED = 4
+"""An edit whose first this many messages are the history's is summed by `measure_all`."""
 
 
 def _add_message(total: Tally, message: Message, counter: TokenCounter) -> Tally:

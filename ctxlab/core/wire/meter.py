@@ -77,7 +77,8 @@ class ProtocolMeter:
     rules: tuple[Rule, ...]
     counter: TokenCounter = field(default_factory=AgentScopeEstimator)
     _messages: list[Message] = field(default_factory=list)
-    _ends: list[int] = field(default_factory=list)  # facts of the first i + 1 messages
+    _ends: list[int] = field(default_factory=list)  # less `_base`: facts of the first i + 1 messages
+    _base: int = 0  # what `_ends` count from: a window that moved on shifts what is before its run
     _facts: list[Fact] = field(default_factory=list)
     _stamps: list[int] = field(default_factory=list)  # rising, one per fact
     _states: list[tuple[Checker, ...]] = field(default_factory=list)  # after each fact; [0]: none yet
@@ -119,7 +120,7 @@ class ProtocolMeter:
                 same += same_leading(self._messages[same:], messages[same:])
             else:
                 self._drop_inside(same, messages)
-        at = self._ends[same - 1] if same else 0
+        at = self._ends[same - 1] - self._base if same else 0
         known = self._known_facts(same, messages)
         del self._messages[same:], self._ends[same:]
         tracked = [self._track(message) for message in messages[same:]]
@@ -159,7 +160,7 @@ class ProtocolMeter:
             return False
         m, j = found
         head = [fact for message in messages[same:m] for fact in self.facts(message)]
-        start, end = self._ends[same - 1] if same else 0, self._ends[j - 1]
+        start, end = self._end(same), self._end(j)
         cut = end - len(head)
         if cut < start or self._facts[cut:end] != head:
             return False
@@ -167,7 +168,11 @@ class ProtocolMeter:
         ends = list(
             itertools.accumulate((len(self.facts(message)) for message in messages[same:m]), initial=start)
         )
-        self._ends[same:] = [*ends[1:], *(e - (cut - start) for e in self._ends[j:])]
+        # the run from `j` keeps its ends, counted from a base moved by what was dropped; the
+        # few ends before it are counted from there too
+        self._ends[:same] = map((cut - start).__add__, self._ends[:same])
+        self._base += cut - start
+        self._ends[same:j] = map(self._base.__add__, ends[1:])
         kept[same:j] = messages[same:m]
         self._settle(start)
         return True
@@ -180,7 +185,7 @@ class ProtocolMeter:
         if len(messages[same].blocks) < RESUMED_BLOCKS:
             return
         facts = self.facts(messages[same])
-        start, end = self._ends[same - 1] if same else 0, self._ends[same]
+        start, end = self._end(same), self._end(same + 1)
         if not facts or (start < end and self._facts[start] is facts[0]):
             return  # the very first fact the kept read made: a reply that grew, not one cut
         cut = self._stretch(facts, start + 1, end)
@@ -189,6 +194,10 @@ class ProtocolMeter:
         self._forget_facts(start, cut)
         del self._messages[same:], self._ends[same:]
         self._settle(start)
+
+    def _end(self, kept: int) -> int:
+        """How many facts the first `kept` kept messages have."""
+        return self._ends[kept - 1] - self._base if kept else 0
 
     def _stretch(self, facts: tuple[Fact, ...], low: int, end: int) -> int | None:
         """Where, from `low` on, the kept facts up to `end` are the leading ones of `facts` (not
@@ -221,7 +230,7 @@ class ProtocolMeter:
     def _track(self, message: Message) -> tuple[Fact, ...]:
         """The message's facts, the message now kept after the ones before it."""
         facts = self.facts(message)
-        self._ends.append((self._ends[-1] if self._ends else 0) + len(facts))
+        self._ends.append((self._ends[-1] if self._ends else self._base) + len(facts))
         self._messages.append(message)
         return facts
 
