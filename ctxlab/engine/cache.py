@@ -109,9 +109,9 @@ class _Kept:
         """
         if at >= len(self.messages):
             return 0
-        start = self.end(at)
+        start = self.ends[at - 1] - self.base if at else 0
         known = self.known_views(at, piece)
-        views = known + same_leading(self.wire[start + known : self.end(at + 1)], piece.wire[known:])
+        views = known + same_leading(self.wire[start + known : self.ends[at] - self.base], piece.wire[known:])
         if views:
             last = piece.sizes[views - 1]
             k = start + views
@@ -184,7 +184,14 @@ class _Kept:
         `start:stop` (`same <= start`: a request that goes on with a later run of this one, a
         window that moved on). The run's lists stay where they are, counted from where they
         were: only what comes before the run is made again, counted so that it ends where the
-        run begins."""
+        run begins. A run shorter than what is kept before it is copied after that instead."""
+        if stop - start < same:
+            run = self.part(start, stop)
+            self.truncate(same)
+            for piece in head:
+                self.extend(piece)
+            self.extend_by(run, 0, len(run.messages))
+            return
         self.truncate(stop)
         front = self.part(0, same)
         for piece in head:
@@ -394,10 +401,10 @@ def _past_same(earlier: _Kept, messages: tuple[Message, ...], k: int, at: int) -
     m = bisect.bisect_right(earlier.ends, at + earlier.base)  # the kept message holding view message `at`
     if m == len(earlier.messages) or k == len(messages) or messages[k] is not earlier.messages[m]:
         return k, at
-    if earlier.end(m) != at:  # `at` is inside it, not where it starts
+    if (earlier.ends[m - 1] - earlier.base if m else 0) != at:  # `at` is inside it, not where it starts
         return k, at
     run = same_leading(earlier.messages[m:], messages[k:])
-    return k + run, earlier.end(m + run)
+    return k + run, earlier.ends[m + run - 1] - earlier.base
 
 
 class _Moved(NamedTuple):

@@ -170,7 +170,9 @@ def test_a_meter_without_caching_bills_every_input_token() -> None:
     paired_histories(),
     st.lists(
         st.tuples(
-            st.sampled_from(["append", "drop", "slide", "cut", "copy", "swap", "summary", "grow", "grow"]),
+            st.sampled_from(
+                ["append", "drop", "slide", "skip", "cut", "copy", "swap", "summary", "grow", "grow"]
+            ),
             any_messages,
             st.integers(1, 3),
         ),
@@ -182,7 +184,8 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
 ) -> None:
     """Requests that grow, lose their front, keep their first message while the window moves
     (cutting the oldest kept message short, or copying it whole as a window cutting at the same
-    place again does), end with a reply that grew, or are summary requests in between."""
+    place again does), lose messages just before their last, end with a reply that grew, or are
+    summary requests in between."""
     meter, request, seen = PromptCacheMeter(COUNTER), list(history), []
     for op, message, size in edits:
         kind = "summary" if op == "summary" else "reasoning"
@@ -192,6 +195,8 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
             del request[:size]
         elif op == "slide":
             del request[1 : 1 + size]
+        elif op == "skip":
+            del request[-1 - size : -1]
         elif op == "cut" and len(request) > 1:
             request[1] = request[1].with_blocks(request[1].blocks[1:] or message.blocks)
         elif op == "copy" and len(request) > 1:
@@ -204,6 +209,26 @@ def test_the_meter_equals_the_pure_accounting_when_a_window_moves(
         seen.append((kind, sent, (), 0))
         meter.observe(kind, sent, ())
     assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == pure_replay(seen)
+
+
+def test_windows_moving_on_keep_the_longer_part_where_it_is_and_count_as_the_pure_accounting() -> None:
+    """A window that drops the front of the kept request (the run it goes on with is the longer
+    part, kept in place and counted from a base) and one that drops messages just before its
+    last (the front is the longer part), each after a new head, in turn."""
+    history = [Message(role="user", blocks=text(40 + k)) for k in range(12)]
+    head = Message(role="user", blocks=text(7))
+    requests = [
+        tuple(history),
+        (history[0], head, *history[4:]),  # the front dropped, a new head: the run kept in place
+        (history[0], head, *history[4:9], history[11]),  # dropped before the last: the front kept
+        (history[0], *history[6:9], history[11]),
+        tuple(history[7:]),
+    ]
+    meter = PromptCacheMeter(COUNTER)
+    for request in requests:
+        meter.observe("reasoning", request, ())
+    expected = pure_replay([("reasoning", request, (), 0) for request in requests])
+    assert [(u.cached_tokens, u.written_tokens) for u in meter.usages] == expected
 
 
 def test_a_request_past_an_equal_copy_is_compared_by_its_very_messages(
