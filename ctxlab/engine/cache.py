@@ -16,8 +16,9 @@ Invariants:
   lineage (`message.same_leading_known`: a long history grown from the last, or a request
   joined from it), and found by a C-speed identity scan only when no lineage vouches for it. A
   request that goes on with a later run of the kept messages (a window that dropped its front)
-  takes that run's lists over, its running sums moved at C speed, rather than rebuilding them
-  message by message.
+  keeps that run's lists where they are, counted from a base, and makes again only the messages
+  before it (or copies the run after them, at C speed, when it is the shorter part), rather than
+  rebuilding them message by message.
 - Each stored message object is converted to its view messages and sized once while a kept
   request holds it (pieces are looked up by identity and holding them keeps the object alive),
   in the one read of its blocks the protocol meter shares (`ctxlab.core.wire.piece`).

@@ -61,7 +61,8 @@ class ProtocolMeter:
     A request keeps the kept lists up to the first stored message that is not the same object (a
     stored message is immutable, so the same object has the same facts). When that object is a
     later message of the previous request (a window that moved), the messages between are
-    dropped, and the facts after them are fed again only until the checkers' states equal the
+    dropped (the ends of the messages after them stay as they are, counted from a base the drop
+    moves), and the facts after them are fed again only until the checkers' states equal the
     kept ones (equal states judge the rest alike; what a rule reads off the request's calls is
     read again when reported). A long message that begins with a later stretch of the facts of
     the kept message it replaces (a window that cut a reply's front) drops the kept facts
