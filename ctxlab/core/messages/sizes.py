@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ctxlab.core.messages import memo
 from ctxlab.core.messages.blocks import (
     ZERO,
     Block,
@@ -32,14 +33,7 @@ from ctxlab.core.messages.blocks import (
     sum_tallies,
     tally_of,
 )
-from ctxlab.core.messages.memo import (
-    RESUMED_BLOCKS,
-    Closing,
-    IdentityMemo,
-    LeadingConcat,
-    LeadingFold,
-    LeadingScan,
-)
+from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
 from ctxlab.core.messages.tools import ToolSchema
@@ -248,7 +242,7 @@ def tally_between(blocks: Sequence[Block], start: int, stop: int) -> Tally:
     sequence, the difference of two of the running sums kept for it (`running_tally`), so a
     window cutting the front of a reply that grows at every call sums what the reply gained,
     not what it keeps. The sizes are integers, so the difference is the sum itself."""
-    if len(blocks) < RESUMED_BLOCKS:
+    if len(blocks) < memo.RESUMED_BLOCKS:
         return sum_tallies(blocks[start:stop])
     before, through = _block_sums.folds_at(blocks, ZERO, start, stop)
     return through - before
