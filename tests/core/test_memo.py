@@ -641,15 +641,19 @@ def _walked(step: object, blocks: Sequence[TextBlock]) -> tuple[int, ...]:
 
 def test_a_scan_read_anywhere_resumes_a_sequence_whose_front_was_cut_where_its_carry_restarts() -> None:
     """A window that cuts a reply's front after an item that restarts the carry costs the items
-    it gained; cut elsewhere, the sequence is read afresh; both read as the plain walk."""
+    it gained; cut one or two items before such an item, it costs those too; cut further from
+    one, the sequence is read afresh; each reads as the plain walk."""
     from ctxlab.core.messages.memo import RESUMED_BLOCKS
 
     calls: list[TextBlock] = []
     step = _reset_step(calls)
     scan = LeadingScan[TextBlock, int, int](step, anywhere=True)
-    blocks = tuple(TextBlock(text="|" if k % 3 == 0 else "x" * (k % 5)) for k in range(4 * RESUMED_BLOCKS))
+    blocks = tuple(
+        TextBlock(text="|" if k % 4 == 0 else "x" * (1 + k % 5)) for k in range(4 * RESUMED_BLOCKS)
+    )
     assert scan(blocks, 0) == _walked(step, blocks)
-    for front, read in ((4, 1), (7, 1), (5, 4 * RESUMED_BLOCKS - 5 + 1)):  # after "|", and not
+    # after "|"; two items before one ("|" at 8); three before one: read whole
+    for front, read in ((5, 1), (7, 3), (6, 4 * RESUMED_BLOCKS - 6 + 1)):
         cut = (*blocks[front:], TextBlock(text="yy"))
         calls.clear()
         scanned = scan(cut, 0)

@@ -31,8 +31,8 @@ Invariants:
   items before it, and dropped with them). `LeadingConcat` and `LeadingScan` keep parts the
   same way: what an item contributes is worked out once while the items before it stay. A
   scan whose step does not read its position (`anywhere`) also resumes inside a kept sequence
-  where a run of its items is entered with the start's carry: parts depend only on the carry
-  and the items.
+  where a run of its items is entered with the carry its first few items, walked afresh from
+  the start, end with: parts depend only on the carry and the items.
 - They keep what they worked out in a `Resumable` (`ctxlab.core.messages.resumable`): a few
   sequences per start, the one a new sequence shares most with resumed. Every memo registers
   there, so `resumable.forget()` drops it.
@@ -224,9 +224,10 @@ class LeadingScan(Generic[K, S, P]):
 
     A scan whose step never reads `before` (`anywhere`) gives a run of items the same parts
     wherever the run stands, once the carry ahead of it is the same. A long sequence
-    (`RESUMED_BLOCKS`) that shares no leading objects with a kept one, but begins with a run of
-    `RESUMED_BLOCKS` or more items of one, entered with the carry `start` (a window that cut a
-    reply's front at a message boundary), then starts from that run's parts and carries.
+    (`RESUMED_BLOCKS`) that shares no leading objects with a kept one, but goes on, after at
+    most `_ENTERED - 1` items walked afresh, with a run of `RESUMED_BLOCKS` or more items of one,
+    entered there with the carry the walk ended with (a window that cut a reply's front at a
+    message boundary, or inside a round), then takes that run's parts and carries.
     """
 
     __slots__ = ("_anywhere", "_kept", "_step")
@@ -302,7 +303,9 @@ class LeadingScan(Generic[K, S, P]):
         if same == len(items) == len(kept.items):
             return kept, kept.values[-1]
         if not same and self._anywhere and len(items) >= RESUMED_BLOCKS:
-            same = _resume_inside(kept, items, start, self._kept.slots(key))
+            same = _resume_inside(
+                kept, items, start, self._kept.slots(key), partial(_stepped, self._step, args)
+            )
         kept.cut(same)
         step, out, held, carries, ends = self._step, kept.parts, kept.items, kept.values, kept.ends
         carry = carries[-1]
@@ -335,30 +338,68 @@ class LeadingScan(Generic[K, S, P]):
 
 
 def _resume_inside(
-    kept: _Sequence[K, S, P], items: Sequence[K], start: S, slots: Sequence[_Sequence[K, S, P]]
+    kept: _Sequence[K, S, P],
+    items: Sequence[K],
+    start: S,
+    slots: Sequence[_Sequence[K, S, P]],
+    step: Callable[[S, K, int], tuple[Iterable[P], S]],
 ) -> int:
-    """Fill the empty `kept` with the longest run (`RESUMED_BLOCKS` or more) that `items` begins
-    with inside another of `slots`, entered there with the carry `start`; how many items it holds
-    (0: none found, `kept` stays empty)."""
-    first, best, at = items[0], 0, None
+    """Fill the empty `kept` with the first `k < _ENTERED` items walked afresh from `start` by
+    `step`, then the longest run (`RESUMED_BLOCKS` or more) that `items` goes on with inside
+    another of `slots`, entered there with the carry the walk ended with (the fewest items
+    walked first); how many items it holds (none found: the items walked, `_ENTERED` or all)."""
+    carry, parts, carries, ends = start, list[P](), list[S](), list[int]()
+    for k in range(min(_ENTERED, len(items))):
+        found = _run_inside(kept, items, k, carry, slots)
+        if found is not None:
+            other, q, run = found
+            stop, base = q + run, other.ends[q]
+            kept.items[:] = [*items[:k], *other.items[q:stop]]
+            kept.values[:] = [start, *carries, *other.values[q + 1 : stop + 1]]
+            kept.ends[:] = [0, *ends, *map((len(parts) - base).__add__, other.ends[q + 1 : stop + 1])]
+            kept.parts[:] = [*parts, *other.parts[base : other.ends[stop]]]
+            return k + run
+        made, carry = step(carry, items[k], len(parts))
+        parts += made
+        carries.append(carry)
+        ends.append(len(parts))
+    kept.items[:], kept.values[:], kept.ends[:], kept.parts[:] = (
+        items[: len(carries)],
+        [start, *carries],
+        [0, *ends],
+        parts,
+    )
+    return len(carries)
+
+
+_ENTERED = 3
+"""How many places a sequence may enter a kept one at: its first item, or one of the next two
+after those before it are walked afresh (a window cutting inside a round keeps the round's
+last blocks, whose carry no kept read entered them with)."""
+
+
+def _run_inside(
+    kept: _Sequence[K, S, P], items: Sequence[K], k: int, carry: S, slots: Sequence[_Sequence[K, S, P]]
+) -> tuple[_Sequence[K, S, P], int, int] | None:
+    """The longest run (`RESUMED_BLOCKS` or more) of `items` from `k` on that another of `slots`
+    holds from a place it entered with `carry`: that sequence, the place, and the run's length."""
+    first, best, at = items[k], 0, None
     for other in slots:
         if other is kept:
             continue
         q = other.place(first)
-        if q is None or q == 0 or other.values[q] != start:
+        if q is None or q == 0 or other.values[q] != carry:
             continue
-        shared = same_leading(other.items[q:], items)
+        shared = same_leading(other.items[q:], items[k:] if k else items)
         if shared > best:
             best, at = shared, (other, q)
-    if at is None or best < RESUMED_BLOCKS:
-        return 0
-    other, q = at
-    stop, base = q + best, other.ends[q]
-    kept.items[:] = other.items[q:stop]
-    kept.values[:] = [start, *other.values[q + 1 : stop + 1]]
-    kept.ends[:] = map((-base).__add__, other.ends[q : stop + 1])
-    kept.parts[:] = other.parts[base : other.ends[stop]]
-    return best
+    return None if at is None or best < RESUMED_BLOCKS else (at[0], at[1], best)
+
+
+def _stepped(
+    step: Callable[..., tuple[Iterable[P], S]], args: tuple[Any, ...], carry: S, item: K, before: int
+) -> tuple[Iterable[P], S]:
+    return step(carry, item, before, *args)
 
 
 Closing = tuple[int, Sequence[P]]
