@@ -95,7 +95,7 @@ class _Kept:
     def truncate(self, kept: int, views: int = 0) -> None:
         """Keep the first `kept` stored messages, and the first `views` view messages of the next
         one (for `extend(piece, views)` to end with a message that grew from it)."""
-        wire = (self.ends[kept - 1] - self.base if kept else 0) + views
+        wire = self.end(kept) + views
         del self.messages[kept:], self.pieces[kept:], self.ends[kept:], self.wire[wire:]
         del self.nbytes[wire + 1 :], self.ndata[wire + 1 :]
         del self.hidden_nbytes[kept + 1 :], self.hidden_ndata[kept + 1 :]
@@ -110,9 +110,9 @@ class _Kept:
         """
         if at >= len(self.messages):
             return 0
-        start = self.ends[at - 1] - self.base if at else 0
+        start = self.end(at)
         known = self.known_views(at, piece)
-        views = known + same_leading(self.wire[start + known : self.ends[at] - self.base], piece.wire[known:])
+        views = known + same_leading(self.wire[start + known : self.end(at + 1)], piece.wire[known:])
         if views:
             last = piece.sizes[views - 1]
             k = start + views
@@ -352,7 +352,7 @@ class PromptCacheMeter:
     def _shared(self, earlier: _Kept, messages: tuple[Message, ...], same: int) -> int:
         """How many leading view messages the request of `messages` shares with `earlier`, whose
         first `same` stored messages are the request's."""
-        at = earlier.ends[same - 1] - earlier.base if same else 0
+        at = earlier.end(same)
         # the first differing message may be a reply that grew from the kept one (or an edited
         # copy of one): its view's leading messages known to be the very same are not compared;
         # the rest is, the very same objects first, at C speed
@@ -402,10 +402,10 @@ def _past_same(earlier: _Kept, messages: tuple[Message, ...], k: int, at: int) -
     m = bisect.bisect_right(earlier.ends, at + earlier.base)  # the kept message holding view message `at`
     if m == len(earlier.messages) or k == len(messages) or messages[k] is not earlier.messages[m]:
         return k, at
-    if (earlier.ends[m - 1] - earlier.base if m else 0) != at:  # `at` is inside it, not where it starts
+    if earlier.end(m) != at:  # `at` is inside it, not where it starts
         return k, at
     run = same_leading(earlier.messages[m:], messages[k:])
-    return k + run, earlier.ends[m + run - 1] - earlier.base
+    return k + run, earlier.end(m + run)
 
 
 class _Moved(NamedTuple):

@@ -303,9 +303,7 @@ class LeadingScan(Generic[K, S, P]):
         if same == len(items) == len(kept.items):
             return kept, kept.values[-1]
         if not same and self._anywhere and len(items) >= RESUMED_BLOCKS:
-            same = _resume_inside(
-                kept, items, start, self._kept.slots(key), partial(_stepped, self._step, args)
-            )
+            same = _resume_inside(kept, items, start, self._kept.slots(key), step=self._step, args=args)
         kept.cut(same)
         step, out, held, carries, ends = self._step, kept.parts, kept.items, kept.values, kept.ends
         carry = carries[-1]
@@ -342,10 +340,12 @@ def _resume_inside(
     items: Sequence[K],
     start: S,
     slots: Sequence[_Sequence[K, S, P]],
-    step: Callable[[S, K, int], tuple[Iterable[P], S]],
+    *,
+    step: Callable[..., tuple[Iterable[P], S]],
+    args: tuple[Any, ...],
 ) -> int:
     """Fill the empty `kept` with the first `k < _ENTERED` items walked afresh from `start` by
-    `step`, then the longest run (`RESUMED_BLOCKS` or more) that `items` goes on with inside
+    `step` (given `args`), then the longest run (`RESUMED_BLOCKS` or more) that `items` goes on with inside
     another of `slots`, entered there with the carry the walk ended with (the fewest items
     walked first); how many items it holds (none found: the items walked, `_ENTERED` or all)."""
     carry, parts, carries, ends = start, list[P](), list[S](), list[int]()
@@ -359,7 +359,7 @@ def _resume_inside(
             kept.ends[:] = [0, *ends, *map((len(parts) - base).__add__, other.ends[q + 1 : stop + 1])]
             kept.parts[:] = [*parts, *other.parts[base : other.ends[stop]]]
             return k + run
-        made, carry = step(carry, items[k], len(parts))
+        made, carry = step(carry, items[k], len(parts), *args)
         parts += made
         carries.append(carry)
         ends.append(len(parts))
@@ -394,12 +394,6 @@ def _run_inside(
         if shared > best:
             best, at = shared, (other, q)
     return None if at is None or best < RESUMED_BLOCKS else (at[0], at[1], best)
-
-
-def _stepped(
-    step: Callable[..., tuple[Iterable[P], S]], args: tuple[Any, ...], carry: S, item: K, before: int
-) -> tuple[Iterable[P], S]:
-    return step(carry, item, before, *args)
 
 
 Closing = tuple[int, Sequence[P]]
