@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,7 +21,7 @@ from ctxlab.core.messages.memo import (
     MappedAlong,
     weight_of,
 )
-from ctxlab.core.messages.message import Message
+from ctxlab.core.messages.message import Message, same_run
 from ctxlab.core.messages.resumable import closest, forget
 from ctxlab.core.messages.units import BlockRef, placed_units, view_units
 from ctxlab.core.wire.views import to_openai
@@ -659,6 +660,41 @@ def test_a_scan_read_anywhere_resumes_a_sequence_whose_front_was_cut_where_its_c
         scanned = scan(cut, 0)
         assert len(calls) == read
         assert scanned == _walked(step, cut)
+    forget()
+
+
+def test_a_window_moving_along_a_long_sequence_compares_only_the_read_before_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A window that drops items from the front and gains as many at the end at every read, the
+    reads of the windows before it all kept: each read walks only the items it gained, compares
+    what it shares with the latest read once (an older read, ending sooner, could share no
+    more), and reads as the plain walk, whether its first item stood near the front of the read
+    before or far into it."""
+    from ctxlab.core.messages import memo
+
+    compared: list[int] = []
+
+    def counted(a: Sequence[object], i: int, b: Sequence[object], j: int, most: int) -> int:
+        compared.append(most)
+        return same_run(a, i, b, j, most)
+
+    monkeypatch.setattr(memo, "same_run", counted)
+    calls: list[TextBlock] = []
+    step = _reset_step(calls)
+    scan = LeadingScan[TextBlock, int, int](step, anywhere=True)
+    pool = tuple(TextBlock(text="|" if k % 4 == 0 else "x" * (1 + k % 5)) for k in range(600))
+    width = 10 * memo.RESUMED_BLOCKS
+    scan(pool[1 : 1 + width], 0)
+    before = 1
+    for front in (5, 9, 13, 17, 21, 25, 77, 81, 85):  # each just after a "|"; 25 to 77 is far
+        window = pool[front : front + width]
+        calls.clear()
+        compared.clear()
+        assert scan(window, 0) == _walked(_reset_step([]), window)
+        assert len(calls) == front - before  # what it gained past the read before it
+        assert sum(compared) == width - (front - before)  # what they share, once
+        before = front
     forget()
 
 

@@ -40,13 +40,14 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from ctxlab.core.messages.message import GROWN, same_leading
+from ctxlab.core.messages.message import GROWN, same_run
 from ctxlab.core.messages.resumable import Resumable, register
 
 K = TypeVar("K")
@@ -382,18 +383,23 @@ def _run_inside(
     kept: _Sequence[K, S, P], items: Sequence[K], k: int, carry: S, slots: Sequence[_Sequence[K, S, P]]
 ) -> tuple[_Sequence[K, S, P], int, int] | None:
     """The longest run (`RESUMED_BLOCKS` or more) of `items` from `k` on that another of `slots`
-    holds from a place it entered with `carry`: that sequence, the place, and the run's length."""
-    first, best, at = items[k], 0, None
-    for other in slots:
+    holds from a place it entered with `carry`: that sequence, the place, and the run's length.
+    The latest used are asked first; one whose run could be no longer than the longest found is
+    not compared (a window moving along is found in the read before it, compared once)."""
+    first, best, at = items[k], RESUMED_BLOCKS - 1, None
+    for other in reversed(slots):
         if other is kept:
             continue
         q = other.place(first)
         if q is None or q == 0 or other.values[q] != carry:
             continue
-        shared = same_leading(other.items[q:], items[k:] if k else items)
+        most = min(len(other.items) - q, len(items) - k)
+        if most <= best:
+            continue
+        shared = same_run(other.items, q, items, k, most)
         if shared > best:
             best, at = shared, (other, q)
-    return None if at is None or best < RESUMED_BLOCKS else (at[0], at[1], best)
+    return None if at is None else (at[0], at[1], best)
 
 
 Closing = tuple[int, Sequence[P]]
@@ -423,8 +429,13 @@ class _Sequence(Generic[K, V, P]):
         self.values = [start]
 
     def place(self, item: object) -> int | None:
-        """Where the very object `item` stands among the items (None: nowhere), found by an index
-        made when first asked and brought up to the items at every later ask."""
+        """Where the very object `item` stands among the items (None: nowhere): among the first
+        `_NEAR` by a scan at C speed (a window that moved on begins a little after the last), else
+        by an index made when first asked and brought up to the items at every later ask."""
+        near = map(operator.is_, self.items[:_NEAR], itertools.repeat(item))
+        found = next(itertools.compress(itertools.count(), near), None)
+        if found is not None:
+            return found
         if self.places is None:
             self.places = {}
         placed, held = self.placed, len(self.items)
@@ -444,6 +455,10 @@ class _Sequence(Generic[K, V, P]):
             del self.parts[self.ends[-1] :]
             self.whole = None
             self.made_keeps = min(self.made_keeps, len(self.parts))
+
+
+_NEAR = 16
+"""Leading items `_Sequence.place` scans before it indexes them all."""
 
 
 def _items_of(kept: _Sequence[K, V, P]) -> Sequence[object]:

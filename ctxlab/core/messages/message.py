@@ -282,6 +282,19 @@ def same_leading(a: Sequence[object], b: Sequence[object]) -> int:
     return next(differ, min(len(a), len(b)))
 
 
+def same_run(a: Sequence[object], i: int, b: Sequence[object], j: int, most: int) -> int:
+    """How many of the `most` items of `a` from `i` on are the very objects of `b` from `j` on
+    (`same_leading` of the two slices, without copying them).
+
+    >>> x, y = text_message("user", "x"), text_message("user", "y")
+    >>> same_run([y, x, y], 1, [x, y, x], 0, 2), same_run([x], 0, [y, x], 1, 1)
+    (2, 1)
+    """
+    ours, theirs = itertools.islice(a, i, i + most), itertools.islice(b, j, j + most)
+    differ = itertools.compress(itertools.count(), map(operator.is_not, ours, theirs))
+    return next(differ, most)
+
+
 def same_trailing(a: Sequence[object], b: Sequence[object]) -> int:
     """How many trailing items of `a` and `b` are the very same objects (`same_leading` from the
     end: a window cut from a history's front ends as the history does).
