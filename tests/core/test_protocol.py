@@ -190,7 +190,9 @@ from tests.strategies import paired_histories  # noqa: E402
 @given(
     paired_histories(),
     st.lists(
-        st.tuples(st.sampled_from(["append", "drop", "slide", "cut", "swap", "grow", "same"]), any_messages),
+        st.tuples(
+            st.sampled_from(["append", "drop", "slide", "cut", "swap", "grow", "clear", "same"]), any_messages
+        ),
         max_size=8,
     ),
 )
@@ -212,7 +214,20 @@ def test_meter_equals_a_full_check_after_any_edit(
             request[-1] = message
         elif op == "grow" and request:  # the reply message, a new object with blocks appended
             request[-1] = request[-1].appended(*message.blocks)
+        elif op == "clear" and request:  # a message anywhere copied with its results' outputs cleared
+            at = len(message.blocks) % len(request)
+            request[at] = _cleared(request[at])
         assert list(meter.check(request)) == violations(to_openai(request), RULES)
+
+
+def _cleared(message: Message) -> Message:
+    """`message` with every tool result's output replaced, as a clearing copies it."""
+    from ctxlab.core.messages.blocks import ToolResultBlock
+    from ctxlab.core.messages.edits import with_output
+
+    return message.with_blocks(
+        tuple(with_output(b, "[cleared]") if isinstance(b, ToolResultBlock) else b for b in message.blocks)
+    )
 
 
 @given(any_messages)

@@ -170,9 +170,11 @@ class ProtocolMeter:
             itertools.accumulate((len(self.facts(message)) for message in messages[same:m]), initial=start)
         )
         # the run from `j` keeps its ends, counted from a base moved by what was dropped; the
-        # few ends before it are counted from there too
-        self._ends[:same] = map((cut - start).__add__, self._ends[:same])
-        self._base += cut - start
+        # few ends before it are counted from there too (a copy in place of an equal-length
+        # message, a clearing's, drops nothing: the ends before it stay as they are)
+        if cut != start:
+            self._ends[:same] = map((cut - start).__add__, self._ends[:same])
+            self._base += cut - start
         self._ends[same:j] = map(self._base.__add__, ends[1:])
         kept[same:j] = messages[same:m]
         self._settle(start)
