@@ -3,11 +3,13 @@ equals a reading from scratch whatever was read before; the lineage only spares 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.core.compaction.clearing import Clearing
 from ctxlab.core.compaction.observations import LastNObservationsParams, elide_observations
+from ctxlab.core.messages import message as message_module
 from ctxlab.core.messages.blocks import TextBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.latest import Front, Joined, Leading
 from ctxlab.core.messages.message import (
@@ -206,16 +208,27 @@ def test_leading_objects_counted_along_the_lineage_are_those_a_comparison_finds(
 def test_where_a_window_resumes_is_the_first_later_held_object_it_goes_on_with(
     held_at: list[int], items_at: list[int], same: int
 ) -> None:
-    """`resumed_at` against its definition: the first item of `items` after `same` that is a
-    held object later than `same`, and that object's first such place. Indices past the pool's
-    held part stand for objects the held list lacks (a message a window cut short)."""
+    """`resumed_at` against its definition: of the first `_PROBES` items of `items` after
+    `same`, the first that is one of the `_NEAR` held objects after `same`, at its first place
+    there; else the first item that is a held object later than `same`, and that object's first
+    such place. Indices past the pool's held part stand for objects the held list lacks (a
+    message a window cut short); the near part is made short here, so that both ways are taken."""
     pool = [object() for _ in range(13)]
     held, items = [pool[i] for i in held_at], [pool[i] for i in items_at]
-    later = {id(x): j for j, x in reversed(list(enumerate(held))) if j > same}
-    expected = next(
-        ((i, later[id(items[i])]) for i in range(same, len(items)) if id(items[i]) in later), None
-    )
-    assert resumed_at(held, items, same) == expected
+
+    def first_places(stop: int) -> dict[int, int]:
+        return {id(x): j for j, x in reversed(list(enumerate(held[:stop]))) if j > same}
+
+    near, later = first_places(same + 1 + 3), first_places(len(held))
+    probed = range(same, min(len(items), same + message_module._PROBES))
+    expected = next(((i, near[id(items[i])]) for i in probed if id(items[i]) in near), None)
+    if expected is None:
+        expected = next(
+            ((i, later[id(items[i])]) for i in range(same, len(items)) if id(items[i]) in later), None
+        )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(message_module, "_NEAR", 3)
+        assert resumed_at(held, items, same) == expected
 
 
 def test_the_lineage_holds_at_most_its_share_of_objects() -> None:

@@ -309,8 +309,10 @@ def same_trailing(a: Sequence[object], b: Sequence[object]) -> int:
 
 def resumed_at(held: Sequence[object], items: Sequence[object], same: int) -> tuple[int, int] | None:
     """Where `items`, past the first `same` they share with `held`, goes on with a later item of
-    `held` (a window that dropped its front): `(i, j)` with `items[i] is held[j]`, `i` the first
-    such and `j > same` its first place in `held`; None when no later item of `held` comes back.
+    `held` (a window that dropped its front): `(i, j)` with `items[i] is held[j]` and `j > same`;
+    None when no later item of `held` comes back. The pair is the first of the next `_PROBES`
+    items found among the next `_NEAR` held ones at its first place there, else `i` the first
+    such and `j` its first place in `held`.
 
     >>> a, b, c, d = (text_message("user", t) for t in "abcd")
     >>> resumed_at([a, b, c, d], [a, c, d], 1), resumed_at([a, b], [a, c], 1)
@@ -319,14 +321,15 @@ def resumed_at(held: Sequence[object], items: Sequence[object], same: int) -> tu
     if same + 1 >= len(held):
         return None
     # A window's first item after `same` is mostly a later held one, or the one it cut short
-    # followed by one: the first few are looked for by a scan at C speed, which costs less than
-    # indexing every held item.
+    # (held nowhere) followed by one, a few places on: the first few are looked for there, then
+    # further, by scans at C speed, which cost less than indexing every held item.
     probed = min(len(items), same + _PROBES)
-    for i in range(same, probed):
-        later = map(operator.is_, itertools.islice(held, same + 1, None), itertools.repeat(items[i]))
-        place = next(itertools.compress(itertools.count(same + 1), later), None)
-        if place is not None:
-            return (i, place)
+    for stop in (same + 1 + _NEAR, None):
+        for i in range(same, probed):
+            later = map(operator.is_, itertools.islice(held, same + 1, stop), itertools.repeat(items[i]))
+            place = next(itertools.compress(itertools.count(same + 1), later), None)
+            if place is not None:
+                return (i, place)
     # Backwards, so an item held twice maps to its first place. Both sides hold their objects
     # alive, so an id found on both is the same object.
     where = {id(held[j]): j for j in range(len(held) - 1, same, -1)}
@@ -336,6 +339,8 @@ def resumed_at(held: Sequence[object], items: Sequence[object], same: int) -> tu
 
 _PROBES = 2
 """Items `resumed_at` looks for by scanning before it indexes the held ones."""
+_NEAR = 64
+"""Held items `resumed_at` scans for them first (a window drops a few messages a call)."""
 
 
 def equal_leading(a: Sequence[object], b: Sequence[object]) -> int:
