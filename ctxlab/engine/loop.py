@@ -351,7 +351,7 @@ class Loop:
             )
         result = self.scripted_result(call)
         read = read_path(call) if result.state == "success" else None
-        if read is not None:  # a file read successfully is in the read cache until compressed away
+        if read is not None and read not in state.read_cache:  # in the cache until compressed away
             state = evolve(state, read_cache=state.read_cache | {read})
         return Acted(state=state, result=result)
 
