@@ -253,6 +253,37 @@ def test_replay_plays_every_recorded_round_of_a_reply_past_the_loop_limit(tmp_pa
     assert run["calls"] == "51"
 
 
+@pytest.mark.parametrize(
+    "preset",
+    ["langchain-clear", "langchain-summary", "deepagents", "strands-sliding-window", "strands-summarizing"],
+)
+def test_a_family_s_own_loop_limit_holds_in_a_run_as_in_its_entry(tmp_path: Path, preset: str) -> None:
+    """A run's entry is its resolved config validated again: a family's own loop limit (far
+    above 60 rounds) is the default it keeps there, so every round plays, unforced and unannounced,
+    unless the replay sets `react.max_iters`."""
+    trace = long_reply(tmp_path, 60)
+    code, _, err = run_cli(
+        "replay", str(trace), "--preset", preset, "--out", str(tmp_path / "all"), "--no-plots"
+    )
+    assert code == 0 and err == "", err
+    (run,) = csv.DictReader((tmp_path / "all" / "long" / "runs.csv").open(encoding="utf-8"))
+    assert run["calls"] == "61"
+    cut = (
+        "replay",
+        str(trace),
+        "--preset",
+        preset,
+        "--set",
+        "react.max_iters=50",
+        "--out",
+        str(tmp_path / "cut"),
+    )
+    code, _, err = run_cli(*cut, "--no-plots")
+    assert code == 0 and "10 scripted rounds in 1 turn are never played" in err
+    (run,) = csv.DictReader((tmp_path / "cut" / "long" / "runs.csv").open(encoding="utf-8"))
+    assert run["calls"] == "51"
+
+
 def test_a_transcript_saved_with_a_byte_order_mark_replays_and_imports(tmp_path: Path) -> None:
     trace = tmp_path / "bom.jsonl"
     trace.write_bytes(

@@ -190,7 +190,7 @@ def subagent_setup(spec: RunSpec, workload: Workload) -> SubagentSetup | None:
         summarizer=lambda _script: summarizer.build(texts=texts, probes=workload.probes, seed=spec.seed),
         texts=texts,
         settings=RunSettings(
-            max_iters=loop_limit(entry, strategy),
+            max_iters=loop_limit(entry),
             max_iters_hint=texts.max_iters_hint,
             max_iters_source=texts.max_iters_source,
         ),
@@ -215,7 +215,7 @@ def _prepare(spec: RunSpec, workspace: Workspace | None, record_requests: bool) 
         counter=counter,
         workspace=workspace,
         settings=RunSettings(
-            max_iters=loop_limit(entry, strategy),
+            max_iters=loop_limit(entry),
             max_iters_hint=texts.max_iters_hint,
             max_iters_source=texts.max_iters_source,
         ),

@@ -276,6 +276,8 @@ def entry_model(info: Preset[Any]) -> type[StrategyEntry]:
     words = re.split(r"[-_]", info.name)
     fields = _fields(info.params)
     preset: Any = Literal[info.name]
+    if info.loop_limit is not None:
+        fields["react"] = _react_field("".join(w.capitalize() for w in words), info.loop_limit)
     hooks: dict[str, Any] = {
         "_parameters_hold": model_validator(mode="after")(_parameters_hold),
         "_placed_errors": model_validator(mode="wrap")(_placed_errors(info.params)),
@@ -292,6 +294,18 @@ def entry_model(info: Preset[Any]) -> type[StrategyEntry]:
     )
     _DATACLASS_OF[model] = info.params
     return model
+
+
+def _react_field(prefix: str, limit: int) -> tuple[type[ReActConfig], Any]:
+    """A `react` field whose `max_iters` defaults to a framework's own loop limit, whether the
+    entry leaves `react` out or gives it without `max_iters`: a default held by the model, so an
+    entry dumped and validated again (a run's resolved config) keeps it."""
+    react = create_model(
+        f"{prefix}ReActConfig",
+        __base__=ReActConfig,
+        max_iters=(int, Field(default=limit, gt=0, description="Rounds per reply before a forced answer.")),
+    )
+    return react, Field(default_factory=react, description="Loop limits.")
 
 
 def _parameters_hold(entry: StrategyEntry) -> StrategyEntry:

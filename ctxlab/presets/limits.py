@@ -1,7 +1,7 @@
 """How many scripted rounds a reply can play under a strategy, and the setting that raises it.
 
 A reply stops at its loop limit: AgentScope's `react.max_iters` forces an answer at that round
-(a family may carry its own limit, used unless the scenario sets `react.max_iters`), and a
+(a family may carry its own limit, the default of its entries' `react.max_iters`), and a
 framework that counts its condensations as steps (OpenHands' `max_iterations`, Google ADK's
 `max_llm_calls`) stops the reply after that many steps. A scripted turn with more rounds than
 that never plays the rest; the scenario loader warns of it and `ctxlab replay` raises the limit
@@ -19,13 +19,10 @@ STEP_LIMIT_SETTINGS = ("max_iterations", "max_llm_calls")
 """The entry settings that hold a family's step limit (OpenHands, Google ADK)."""
 
 
-def loop_limit(entry: StrategyEntry, strategy: Strategy) -> int:
-    """Rounds per reply: the scenario's `react.max_iters` when it sets one, else the family's own
-    limit when the strategy has one (LangChain's is far above any workload), else the default."""
-    own = getattr(strategy, "max_iters", None)
-    if "max_iters" in entry.react.model_fields_set or not isinstance(own, int):
-        return entry.react.max_iters
-    return own
+def loop_limit(entry: StrategyEntry) -> int:
+    """Rounds per reply: the entry's `react.max_iters`, whose default is the family's own limit
+    where it has one (`Preset.loop_limit`: LangChain's is far above any workload), else 50."""
+    return entry.react.max_iters
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,4 +49,4 @@ def reply_limit(entry: StrategyEntry, strategy: Strategy) -> ReplyLimit:
         fields = type(entry).model_fields
         setting = next((name for name in STEP_LIMIT_SETTINGS if name in fields), "iteration limit")
         return ReplyLimit(rounds=steps - 1, setting=setting, steps=True)
-    return ReplyLimit(rounds=loop_limit(entry, strategy), setting="react.max_iters", steps=False)
+    return ReplyLimit(rounds=loop_limit(entry), setting="react.max_iters", steps=False)

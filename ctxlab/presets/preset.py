@@ -58,6 +58,8 @@ class Preset(Generic[P]):
             environment (`ctxlab presets -v` prints their versions); empty when none is.
         no_system: what its requests carry for a workload with no system prompt, as
             `ctxlab presets -v` says it (the strategy's `system_prompt("")` does it).
+        loop_limit: its framework's own rounds per reply, the default of its entries'
+            `react.max_iters` (a generated entry's); None: AgentScope's 50.
     """
 
     name: str
@@ -71,10 +73,13 @@ class Preset(Generic[P]):
     peers: tuple[str, ...] = ()
     assistant_first: str = ""
     no_system: str = NO_SYSTEM_MESSAGE
+    loop_limit: int | None = None
 
     def __post_init__(self) -> None:
         if (self.entry is None) != (self.from_entry is None):
             raise ValueError(f"preset {self.name!r}: give `entry` and `from_entry` together")
+        if self.entry is not None and self.loop_limit is not None:
+            raise ValueError(f"preset {self.name!r}: a hand-written entry sets its own react default")
 
     @property
     def remarks(self) -> tuple[str, ...]:

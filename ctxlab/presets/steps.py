@@ -247,8 +247,6 @@ class StepStrategy:
         futile_limit: consecutive flagged compactions before the stoppable steps are skipped
             (0: never skip, only flag).
         progress: when a compaction counts as futile.
-        max_iters: the family's own loop limit (rounds per reply), used unless the scenario sets
-            `react.max_iters`; None: the scenario's default.
         request_counter: the family's own count of a request, recorded as `strategy_tokens`.
         iteration_limit: the framework's own limit of steps per reply, condensations included,
             after which the reply stops without a forced answer (None: the run's `max_iters`).
@@ -268,7 +266,6 @@ class StepStrategy:
     source: str = "ctxlab"
     futile_limit: int = FUTILE_COMPACTION_LIMIT
     progress: ProgressParams = field(default_factory=ProgressParams)
-    max_iters: int | None = None
     request_counter: RequestCounter | None = None
     iteration_limit: int | None = None
     kept_answer: KeptAnswer | None = None

@@ -177,9 +177,8 @@ def test_the_family_loop_limit_applies_unless_the_scenario_sets_one() -> None:
     def validated(**fields: Any) -> Any:
         return ENTRIES["deepagents"].model_validate({"preset": "deepagents", **fields})
 
-    strategy = PRESETS["deepagents"].build(entry_params(validated()), load_texts("ctxlab"))
-    assert loop_limit(validated(), strategy) == LANGGRAPH_LOOP_LIMIT
-    assert loop_limit(validated(react={"max_iters": 7}), strategy) == 7
+    assert loop_limit(validated()) == loop_limit(validated(react={})) == LANGGRAPH_LOOP_LIMIT
+    assert loop_limit(validated(react={"max_iters": 7})) == 7
 
 
 def test_a_request_that_grew_is_counted_by_what_it_gained(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,9 +91,8 @@ def test_a_cut_on_a_tool_message_moves_back_to_its_call() -> None:
 
 
 def test_the_family_loop_limit_applies_unless_the_scenario_sets_one() -> None:
-    strategy = PRESETS["langchain-summary"].build(entry_params(entry()), load_texts("ctxlab"))
-    assert loop_limit(entry(), strategy) == LANGGRAPH_LOOP_LIMIT
-    assert loop_limit(entry(react={"max_iters": 7}), strategy) == 7
+    assert loop_limit(entry()) == loop_limit(entry(react={})) == LANGGRAPH_LOOP_LIMIT
+    assert loop_limit(entry(react={"max_iters": 7})) == 7
 
 
 def test_texts_langchain_reads_the_package_s_strings() -> None:

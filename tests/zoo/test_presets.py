@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -204,3 +205,24 @@ def test_the_pydantic_ai_presets_declare_what_real_transcripts_showed(name: str)
         assert sum(row in note and words in note for note in notes) == 1, row
     files = [note for note in notes if "file a tool returned" in note]
     assert len(files) == 1 and "declared" not in files[0] and "PA26" not in files[0]
+
+
+def test_presets_verbose_says_which_families_loop_limit_is_their_own() -> None:
+    """A family with its own loop limit defaults `react.max_iters` to it, and `ctxlab presets
+    -v` says so for it alone."""
+    from io import StringIO
+
+    from ctxlab.cli import main
+    from ctxlab.presets.registry import ENTRIES
+
+    out = StringIO()
+    assert main(["presets", "-v"], out=out) == 0
+    blocks = re.split(r"\n(?=\S)", out.getvalue())
+    for name, info in PRESETS.items():
+        (block,) = [b for b in blocks if b.split()[0] == name]
+        default = ENTRIES[name].model_fields["react"].get_default(call_default_factory=True).max_iters
+        if info.loop_limit is None:
+            assert "loop limit" not in block and default == 50
+        else:
+            assert f"react.max_iters defaults to {info.loop_limit:,}" in block
+            assert default == info.loop_limit > 50

@@ -195,7 +195,6 @@ def build(params: DeepAgentsParams, texts: Texts) -> StepStrategy:
         config=params,
         source=SOURCE,
         futile_limit=0,
-        max_iters=LANGGRAPH_LOOP_LIMIT,
         kept_answer=lc_answer,
         request_counter=request_counter,
         empty_system=True,  # create_deep_agent writes its system message even with no prompt
@@ -211,6 +210,7 @@ PRESET = Preset(
     source=SOURCE,
     params=DeepAgentsParams,
     build=build,
+    loop_limit=LANGGRAPH_LOOP_LIMIT,
     peers=("deepagents", "langchain", "langchain-core"),
     no_system=f"{EMPTY_SYSTEM_MESSAGE}, counted (create_deep_agent writes one for system_prompt=None)",
     notes=(

@@ -81,7 +81,6 @@ def build_clear(params: LangChainClearParams, texts: Texts) -> StepStrategy:
         config=params,
         source=CLEAR_SOURCE,
         futile_limit=0,
-        max_iters=LANGGRAPH_LOOP_LIMIT,
         kept_answer=lc_answer,
         request_counter=counted_messages,
     )
@@ -96,7 +95,6 @@ def build_summary(params: LangChainSummaryParams, texts: Texts) -> StepStrategy:
         config=params,
         source=SUMMARY_SOURCE,
         futile_limit=0,
-        max_iters=LANGGRAPH_LOOP_LIMIT,
         kept_answer=lc_answer,
         request_counter=counted_messages,
     )
@@ -122,6 +120,7 @@ CLEAR_PRESET = Preset(
     source=CLEAR_SOURCE,
     params=LangChainClearParams,
     build=build_clear,
+    loop_limit=LANGGRAPH_LOOP_LIMIT,
     peers=PEERS,
     no_system=f'{NO_SYSTEM_MESSAGE} (create_agent with system_prompt=None; "" would send an empty one)',
     notes=NOTES,
@@ -134,6 +133,7 @@ SUMMARY_PRESET = Preset(
     source=SUMMARY_SOURCE,
     params=LangChainSummaryParams,
     build=build_summary,
+    loop_limit=LANGGRAPH_LOOP_LIMIT,
     peers=PEERS,
     no_system=f'{NO_SYSTEM_MESSAGE} (create_agent with system_prompt=None; "" would send an empty one)',
     notes=NOTES,

@@ -395,7 +395,6 @@ def build_window(params: StrandsSlidingWindowParams, texts: Texts) -> StepStrate
         config=params,
         source=WINDOW_SOURCE,
         futile_limit=0,
-        max_iters=NO_LOOP_LIMIT,
         kept_answer=strands_answer,
     )
 
@@ -411,7 +410,6 @@ def build_summarizing(params: StrandsSummarizingParams, texts: Texts) -> StepStr
         config=params,
         source=SUMMARY_SOURCE,
         futile_limit=0,
-        max_iters=NO_LOOP_LIMIT,
         kept_answer=strands_answer,
     )
 
@@ -424,6 +422,7 @@ WINDOW_PRESET = Preset(
     source=WINDOW_SOURCE,
     params=StrandsSlidingWindowParams,
     build=build_window,
+    loop_limit=NO_LOOP_LIMIT,
     peers=("strands-agents",),
     no_system=f'{NO_SYSTEM_MESSAGE} (an Agent with system_prompt=None; "" would send an empty one)',
     notes=NOTES,
@@ -437,6 +436,7 @@ SUMMARY_PRESET = Preset(
     source=SUMMARY_SOURCE,
     params=StrandsSummarizingParams,
     build=build_summarizing,
+    loop_limit=NO_LOOP_LIMIT,
     peers=("strands-agents",),
     no_system=f'{NO_SYSTEM_MESSAGE} (an Agent with system_prompt=None; "" would send an empty one)',
     notes=NOTES,
