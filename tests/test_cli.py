@@ -284,6 +284,28 @@ def test_a_family_s_own_loop_limit_holds_in_a_run_as_in_its_entry(tmp_path: Path
     assert run["calls"] == "51"
 
 
+def test_a_replay_past_pydantic_ai_s_request_limit_is_warned_of_and_plays_whole_once_raised(
+    tmp_path: Path,
+) -> None:
+    """pydantic-ai's run fails at its request limit, not at a round: loading says so and names
+    the setting, and `request_limit` set to it plays every round, unforced."""
+    trace = long_reply(tmp_path, 60)
+    args = ("replay", str(trace), "--preset", "pydantic-ai-clear", "--no-plots")
+    code, _, err = run_cli(*args, "--out", str(tmp_path / "cut"))
+    assert code == 1 and "react.max_iters" not in err
+    assert (
+        "--preset pydantic-ai-clear: request_limit: warning: turn 0 scripts 60 rounds, but pydantic-ai-clear "
+        "plays at most 49 a reply (request_limit): 11 scripted rounds in 1 turn are never played, the run "
+        "fails first; set request_limit: 61 to play every round"
+    ) in err
+    (run,) = csv.DictReader((tmp_path / "cut" / "long" / "runs.csv").open(encoding="utf-8"))
+    assert run["calls"] == "50" and run["status"] == "failed" and "request_limit of 50" in run["error"]
+    code, _, err = run_cli(*args, "--set", "request_limit=61", "--out", str(tmp_path / "all"))
+    assert code == 0 and err == "", err
+    (run,) = csv.DictReader((tmp_path / "all" / "long" / "runs.csv").open(encoding="utf-8"))
+    assert run["calls"] == "61" and run["status"] == "ok"
+
+
 def test_a_transcript_saved_with_a_byte_order_mark_replays_and_imports(tmp_path: Path) -> None:
     trace = tmp_path / "bom.jsonl"
     trace.write_bytes(

@@ -65,7 +65,9 @@ def cmd_presets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"{'':<{width}}  installed: {installed(preset.peers)}", file=out)
             print(f"{'':<{width}}  no system prompt: requests carry {preset.no_system}", file=out)
             if preset.loop_limit is not None:
-                limit = f"react.max_iters defaults to {preset.loop_limit:,} rounds a reply, not AgentScope's 50"
+                limit = (
+                    f"react.max_iters defaults to {preset.loop_limit:,} rounds a reply, not AgentScope's 50"
+                )
                 print(f"{'':<{width}}  loop limit: {limit}", file=out)
             for note in preset.remarks:
                 print(f"{'':<{width}}  note: {note}", file=out)

@@ -32,21 +32,31 @@ class ReplyLimit:
     Attributes:
         rounds: under `react.max_iters` M, M rounds (a turn of exactly M gets a forced answer,
             as the framework gives it); under a step limit S, S - 1 (the answer is a step too,
-            and a condensation takes one more).
+            and a condensation takes one more); under a request limit R, R - 1 (the answer is a
+            request too, and a summary one more).
         setting: the entry's dotted path that sets the limit.
-        steps: whether it is a step limit (condensations counted) rather than rounds.
+        steps: whether it is a framework's own limit of steps or requests (condensations or
+            summaries counted) rather than rounds.
+        fails: whether the request past it ends the run with an error (pydantic-ai's request
+            limit) rather than the reply.
     """
 
     rounds: int
     setting: str
     steps: bool
+    fails: bool = False
 
 
 def reply_limit(entry: StrategyEntry, strategy: Strategy) -> ReplyLimit:
-    """What limits a reply of `strategy`, built from `entry`."""
+    """What limits a reply of `strategy`, built from `entry`: a framework's step limit, else the
+    tighter of its request limit (an entry's `request_limit`) and `react.max_iters`."""
     steps = getattr(strategy, "iteration_limit", None)
     if isinstance(steps, int):
         fields = type(entry).model_fields
         setting = next((name for name in STEP_LIMIT_SETTINGS if name in fields), "iteration limit")
         return ReplyLimit(rounds=steps - 1, setting=setting, steps=True)
-    return ReplyLimit(rounds=loop_limit(entry), setting="react.max_iters", steps=False)
+    rounds = loop_limit(entry)
+    requests = getattr(entry, "request_limit", None)
+    if isinstance(requests, int) and requests - 1 < rounds:
+        return ReplyLimit(rounds=requests - 1, setting="request_limit", steps=True, fails=True)
+    return ReplyLimit(rounds=rounds, setting="react.max_iters", steps=False)

@@ -44,12 +44,12 @@ class RoundsCut:
         """The warning; `scripts` names whose turns they are (a sub-agent's), else the workload's."""
         limit = self.limit
         unplayed, turns = _counted(self.unplayed, "scripted round"), _counted(self.turns, "turn")
-        ends = "stops" if limit.steps else "is made to answer"
+        ends = "run fails" if limit.fails else "reply stops" if limit.steps else "reply is made to answer"
         verb = "is" if self.unplayed == 1 else "are"
         return (
             f"{scripts}turn {self.turn} scripts {self.longest:,} rounds, but {preset} plays at most "
             f"{limit.rounds:,} a reply ({limit.setting}): {unplayed} in {turns} {verb} never "
-            f"played, the reply {ends} first; set {limit.setting}: {self.needed} to play every round"
+            f"played, the {ends} first; set {limit.setting}: {self.needed} to play every round"
         )
 
 

@@ -43,7 +43,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.usage import RequestUsage
+from pydantic_ai.usage import RequestUsage, UsageLimits
 from pydantic_ai_harness.compaction import (
     ClearToolResults,
     SlidingWindowCompaction,
@@ -74,6 +74,8 @@ class PAConfig:
         answers: what the first summary calls answer, call by call (retries included), before
             `summary_text`.
         fail_on: summary invocations (1-based) that raise.
+        request_limit: each run's `UsageLimits.request_limit` (50, pydantic-ai's default; None:
+            no limit), the lab's `request_limit`.
     """
 
     capability: str = "window"
@@ -82,6 +84,7 @@ class PAConfig:
     summary_text: str = "## Intent\nCollect the passages.\n\n## Current state\nThree were retrieved."
     answers: tuple[str, ...] = ()
     fail_on: frozenset[int] = frozenset()
+    request_limit: int | None = 50
 
     def answer(self, call: int) -> str:
         """What the summary call numbered `call` (0-based) answers."""
@@ -248,7 +251,9 @@ def run_pydantic_ai(script: Script, config: PAConfig) -> PATrace:
     error = None
     for turn in script.turns:
         try:
-            history = agent.run_sync(prompt(turn.user), message_history=history).all_messages()
+            limits = UsageLimits(request_limit=config.request_limit)
+            run = agent.run_sync(prompt(turn.user), message_history=history, usage_limits=limits)
+            history = run.all_messages()
         except Exception as failure:  # the run ends; the trace keeps what happened
             error = type(failure).__name__
             break

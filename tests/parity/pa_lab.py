@@ -68,7 +68,8 @@ def strategy_of(config: PAConfig) -> StepStrategy:
     settings = {
         k: tuple(v) if isinstance(v, (list, set, frozenset)) else v for k, v in config.settings.items()
     }
-    return build(params(**settings), load_texts("pydantic-ai"))  # type: ignore[no-any-return]
+    params_of = params(**settings, request_limit=config.request_limit)
+    return build(params_of, load_texts("pydantic-ai"))  # type: ignore[no-any-return]
 
 
 def run_lab(script: Script, config: PAConfig) -> PATrace:

@@ -50,3 +50,17 @@ def test_each_turn_is_a_run_with_its_own_limit() -> None:
     config = PAConfig(capability="window", settings={"max_messages": 4, "keep_messages": 2})
     ours, theirs = compare(retrieval_loop([50] * 30, turns=2, encode=compact), config)
     assert ours.error is None and len(theirs.calls) == 62
+
+
+@pytest.mark.parametrize(
+    ("request_limit", "rounds", "refused"), [(60, 59, False), (60, 60, True), (None, 80, False)]
+)
+def test_a_run_s_request_limit_is_the_one_set(request_limit: int | None, rounds: int, refused: bool) -> None:
+    """`request_limit` is pydantic-ai's `UsageLimits.request_limit`: another limit moves the
+    refusal with it, and none refuses nothing (no round forces an answer either)."""
+    config = PAConfig(
+        capability="window", settings={"max_messages": 4, "keep_messages": 2}, request_limit=request_limit
+    )
+    ours, theirs = compare(retrieval_loop([50] * rounds, encode=compact), config)
+    assert (ours.error is not None) == (theirs.error is not None) == refused
+    assert len(theirs.calls) == (request_limit if refused else rounds + 1)

@@ -1,5 +1,6 @@
 """pydantic-ai's limit of requests a run (`UsageLimits.request_limit`, 50 by default in
-pydantic-ai-slim 2.62.0), with the summary requests the harness folds into the run's usage.
+pydantic-ai-slim 2.62.0, a preset's `request_limit`; none: no limit), with the summary requests
+the harness folds into the run's usage.
 
 A pydantic-ai run is one user turn of the lab (`agent.run` on the history and the new prompt).
 Before each of its model requests, ahead of the capabilities' `before_model_request` hooks, the
@@ -13,11 +14,12 @@ Kept in the state's memo under `REQUESTS_KEY`: the requests of the current turn,
 request included (a new turn starts from none, as each run starts from a fresh usage).
 
 Invariants:
-- `RequestLimit` runs first at every compression (once before every reasoning request) and raises
-  `UsageLimitExceededError` when the run has made `REQUEST_LIMIT` requests; otherwise it
+- `RequestLimit(limit)` runs first at every compression (once before every reasoning request)
+  and raises `UsageLimitExceededError` when the run has made `limit` requests; otherwise it
   counts the request it approves.
-- `summary_request` raises the same error when a summary request would be the run's
-  `REQUEST_LIMIT`-th counting the approved one; `summary_answered` counts one answered.
+- `summary_request(state, limit)` raises the same error when a summary request would be the
+  run's `limit`-th counting the approved one; `summary_answered` counts one answered. A limit of
+  None refuses nothing, and the requests are still counted.
 """
 
 from __future__ import annotations
@@ -28,10 +30,8 @@ from typing import ClassVar
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, memo, with_memo
+from ctxlab.presets.pydantic_ai.params import REQUEST_LIMIT
 from ctxlab.presets.steps import Step, Stepped
-
-REQUEST_LIMIT = 50
-"""pydantic-ai's default `UsageLimits.request_limit`."""
 
 REQUESTS_KEY = "pydantic_ai_requests"
 
@@ -58,17 +58,17 @@ def _counted(state: EpisodeState, made: int) -> EpisodeState:
     return with_memo(state, REQUESTS_KEY, Requests(turn=state.turn, made=made))
 
 
-def _exceeded(what: str) -> UsageLimitExceededError:
+def _exceeded(what: str, limit: int) -> UsageLimitExceededError:
     return UsageLimitExceededError(
-        f"the {what} would exceed pydantic-ai's request_limit of {REQUEST_LIMIT} requests a run "
+        f"the {what} would exceed pydantic-ai's request_limit of {limit} requests a run "
         "(summary requests included)"
     )
 
 
-def summary_request(state: EpisodeState) -> None:
+def summary_request(state: EpisodeState, limit: int | None) -> None:
     """Check a summary request against the run's limit, less the request already approved."""
-    if requests_made(state) >= REQUEST_LIMIT:
-        raise _exceeded("summary request")
+    if limit is not None and requests_made(state) >= limit:
+        raise _exceeded("summary request", limit)
 
 
 def summary_answered(state: EpisodeState) -> EpisodeState:
@@ -78,13 +78,14 @@ def summary_answered(state: EpisodeState) -> EpisodeState:
 
 @dataclass(frozen=True, slots=True)
 class RequestLimit(Step):
-    """The run's check before each model request, ahead of the capability."""
+    """The run's check before each model request, ahead of the capability (`limit` None: none)."""
 
+    limit: int | None = REQUEST_LIMIT
     key: ClassVar[str] = "pydantic_ai_request_limit"
 
     def compress(self, state: EpisodeState, env: Env, frame: Frame) -> Stepped:
         """Refuse the request at the limit; count it otherwise."""
         made = requests_made(state)
-        if made >= REQUEST_LIMIT:
-            raise _exceeded("next request")
+        if self.limit is not None and made >= self.limit:
+            raise _exceeded("next request", self.limit)
         return Stepped(state=_counted(state, made + 1))

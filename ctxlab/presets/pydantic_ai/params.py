@@ -11,8 +11,14 @@ entry with none never compacts, so a preset's defaults stay buildable (a declare
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ctxlab.core.settings import SettingError
+
+REQUEST_LIMIT = 50
+"""pydantic-ai's default `UsageLimits.request_limit` (pydantic-ai-slim 2.62.0)."""
+LATE: tuple[str, ...] = ("request_limit",)
+"""Settings added after results were published (`ctxlab.presets.entries.LATE_FIELDS`)."""
 
 
 def _check_trigger(
@@ -29,6 +35,15 @@ def _check_trigger(
         raise SettingError(("max_fraction",), "max_fraction must be greater than 0 and at most 1.")
     if context_window is not None and context_window < 1:
         raise SettingError(("context_window",), "context_window must be positive.")
+
+
+def _check_request_limit(request_limit: int | None) -> None:
+    if request_limit is not None and request_limit < 1:
+        raise SettingError(
+            ("request_limit",),
+            f"request_limit={request_limit}: a run could make no request; give 1 or more, or null "
+            "for no limit",
+        )
 
 
 def token_trigger(
@@ -61,6 +76,9 @@ class ClearToolResultsParams:
         exclude_tools: tools whose results are never cleared.
         clear_tool_inputs: also blank the cleared calls' arguments to `{}`.
         min_clear_tokens: clear only when that reclaims at least this many tokens (none: always).
+        request_limit: pydantic-ai's `UsageLimits.request_limit`: the most model requests one
+            run (a user turn) makes, summary requests included; the request past it ends the run
+            with an error (50; none: no limit).
     """
 
     max_messages: int | None = None
@@ -72,9 +90,12 @@ class ClearToolResultsParams:
     exclude_tools: tuple[str, ...] = ()
     clear_tool_inputs: bool = False
     min_clear_tokens: int | None = None
+    request_limit: int | None = REQUEST_LIMIT
+    __late_fields__: ClassVar[tuple[str, ...]] = LATE
 
     def __post_init__(self) -> None:
         _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
+        _check_request_limit(self.request_limit)
         if self.keep_pairs < 0:
             raise SettingError(("keep_pairs",), "keep_pairs must be non-negative.")
         if self.min_clear_tokens is not None and self.min_clear_tokens < 0:
@@ -93,6 +114,9 @@ class SlidingWindowParams:
         keep_messages: the messages kept (40; the newest is always kept).
         keep_tokens: keep the shortest tail holding this many tokens instead (none: `keep_messages`).
         preserve_first_user_message: keep the first user request ahead of the tail.
+        request_limit: pydantic-ai's `UsageLimits.request_limit`: the most model requests one
+            run (a user turn) makes, summary requests included; the request past it ends the run
+            with an error (50; none: no limit).
     """
 
     max_messages: int | None = None
@@ -102,9 +126,12 @@ class SlidingWindowParams:
     keep_messages: int = 40
     keep_tokens: int | None = None
     preserve_first_user_message: bool = True
+    request_limit: int | None = REQUEST_LIMIT
+    __late_fields__: ClassVar[tuple[str, ...]] = LATE
 
     def __post_init__(self) -> None:
         _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
+        _check_request_limit(self.request_limit)
         if self.keep_messages < 0:
             raise SettingError(("keep_messages",), "keep_messages must be non-negative.")
         if self.keep_tokens is not None and self.keep_tokens < 0:
@@ -126,6 +153,9 @@ class SummarizingParams:
         incremental: update the newest earlier summary instead of summarizing it again.
         tool_return_max_chars: tool results cut to this many characters in the transcript (500;
             none: whole).
+        request_limit: pydantic-ai's `UsageLimits.request_limit`: the most model requests one
+            run (a user turn) makes, summary requests included; the request past it ends the run
+            with an error (50; none: no limit).
     """
 
     max_messages: int | None = None
@@ -137,9 +167,12 @@ class SummarizingParams:
     preserve_first_user_message: bool = True
     incremental: bool = True
     tool_return_max_chars: int | None = 500
+    request_limit: int | None = REQUEST_LIMIT
+    __late_fields__: ClassVar[tuple[str, ...]] = LATE
 
     def __post_init__(self) -> None:
         _check_trigger(self.max_messages, self.max_tokens, self.max_fraction, self.context_window)
+        _check_request_limit(self.request_limit)
         if self.keep_messages < 0:
             raise SettingError(("keep_messages",), "keep_messages must be non-negative.")
         if self.keep_tokens is not None and self.keep_tokens < 0:

@@ -71,8 +71,9 @@ SUMMARY_SOURCE = f"{VERSIONS} compaction/_summarizing_compaction.py (Summarizing
 NOTES = (
     "no trigger set: never compacts (the harness refuses a capability without one)",
     "the scripted models report no usage: the harness's estimate is its character count alone",
-    "each user turn is a pydantic-ai run of at most 50 requests (pydantic-ai's default request_limit), "
-    "the harness's summary requests included: the request that would pass it ends the run with an error",
+    "each user turn is a pydantic-ai run of at most request_limit requests (50 requests, pydantic-ai's "
+    "default; null: no limit), the harness's summary requests included: the request that would pass it "
+    "ends the run with an error; no round forces an answer (react.max_iters defaults to 9,999)",
     "a model's reasoning is sent back in reasoning_content and counted, as pydantic-ai does; its empty "
     "reasoning_content on this turn's calls without reasoning (no tokens) is left out",
     "an answer with no text and no call ends the reply; pydantic-ai asks the model again after its "
@@ -120,7 +121,7 @@ def _strategy(
     files = FileTexts(step.texts.file_reference, step.texts.file_open, step.texts.file_close)
     return StepStrategy(
         name=name,
-        steps=(RequestLimit(), step, SentFiles(files)),
+        steps=(RequestLimit(step.params.request_limit), step, SentFiles(files)),
         config=config,
         source=source,
         futile_limit=0,
@@ -151,6 +152,10 @@ def build_summary(params: SummarizingParams, texts: Texts) -> StepStrategy:
     return _strategy("pydantic-ai-summary", SummarizeStep(pa_texts(texts), params), params, SUMMARY_SOURCE)
 
 
+NO_ROUND_LIMIT = 9_999
+"""pydantic-ai forces no answer after some rounds (a run ends at its request limit alone); as a
+round cap this is never reached."""
+
 PEERS = ("pydantic-ai-harness", "pydantic-ai-slim")
 """The distributions the pydantic-ai presets are proven against."""
 
@@ -161,6 +166,7 @@ CLEAR_PRESET = Preset(
     source=CLEAR_SOURCE,
     params=ClearToolResultsParams,
     build=build_clear,
+    loop_limit=NO_ROUND_LIMIT,
     peers=PEERS,
     notes=NOTES,
 )
@@ -172,6 +178,7 @@ WINDOW_PRESET = Preset(
     source=WINDOW_SOURCE,
     params=SlidingWindowParams,
     build=build_window,
+    loop_limit=NO_ROUND_LIMIT,
     peers=PEERS,
     notes=NOTES,
 )
@@ -183,6 +190,7 @@ SUMMARY_PRESET = Preset(
     source=SUMMARY_SOURCE,
     params=SummarizingParams,
     build=build_summary,
+    loop_limit=NO_ROUND_LIMIT,
     peers=PEERS,
     notes=NOTES,
 )

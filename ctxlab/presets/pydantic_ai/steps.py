@@ -279,7 +279,7 @@ class SummarizeStep(HarnessStep):
             tool_return_max_chars=self.params.tool_return_max_chars,
         )
         request = (text_message("system", self.texts.instructions), text_message("user", prompt))
-        limits.summary_request(state)
+        limits.summary_request(state, self.params.request_limit)
         outcome = env.summarize_text(state, request)
         if outcome.refused is not None:
             state = limits.summary_answered(state)
@@ -288,7 +288,7 @@ class SummarizeStep(HarnessStep):
             # fails pydantic-ai's own check; a second blank answer ends the run.
             feedback = self.texts.blank_retry if outcome.refused else self.texts.no_text_retry
             retry = (*request, text_message("assistant", outcome.refused), text_message("user", feedback))
-            limits.summary_request(state)
+            limits.summary_request(state, self.params.request_limit)
             outcome = env.summarize_text(state, retry, retry=True)
         if outcome.text is None:
             raise outcome.error if outcome.error is not None else ModelError("the summarizer was not called")
