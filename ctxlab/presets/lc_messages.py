@@ -37,10 +37,11 @@ from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock
-from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat, LeadingFold
+from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingConcat, LeadingFold
 from ctxlab.core.messages.message import Message
-from ctxlab.core.messages.units import placed_units
-from ctxlab.core.wire.views import Wire, to_openai_one
+from ctxlab.core.messages.units import ViewUnit
+from ctxlab.core.wire.along import ViewParts
+from ctxlab.core.wire.views import Wire
 
 LCKind = Literal["human", "ai", "tool", "system"]
 ROLES: Mapping[LCKind, str] = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
@@ -127,18 +128,16 @@ def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
     return _lc_view(messages)
 
 
-def _read_lc(message: Message) -> tuple[LCMessage, ...]:
-    out = []
-    for wire, unit in zip(to_openai_one(message), placed_units(message, 0, 0), strict=True):
-        lc = from_wire(wire)
-        if unit.kind == "result":
-            lc = replace(lc, name=getattr(message.blocks[unit.blocks[0]], "name", None))
-        out.append(lc)
-    return tuple(out)
+def _lc_part(message: Message, wire: Wire, unit: ViewUnit) -> LCMessage:
+    lc = from_wire(wire)
+    if unit.kind == "result":
+        lc = replace(lc, name=getattr(message.blocks[unit.blocks[0]], "name", None))
+    return lc
 
 
-lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](_read_lc)
-"""`lc_of(message)`: one stored message's part of `lc_view`, read once per message object."""
+lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](ViewParts(_lc_part))
+"""`lc_of(message)`: one stored message's part of `lc_view`, read once per message object (a
+reply that grew, past what it gained)."""
 _lc_view = LeadingConcat[Message, LCMessage](lambda message, _at, _before: lc_of(message))
 
 
@@ -331,6 +330,8 @@ def count_stored(messages: Sequence[Message], params: ApproxParams = APPROX) -> 
 
 
 def _add_stored(total: float, message: Message, params: ApproxParams) -> float:
+    if len(message.blocks) >= RESUMED_BLOCKS:  # a reply that grew: its parts' sums kept along it
+        return _summed(lc_of(message), total, params)
     for part in lc_of(message):
         total = _add_message(total, part, params)
     return total

@@ -4,7 +4,9 @@ history, request after request, whatever the history does between them."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -137,14 +139,14 @@ def test_anthropic_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole
 ) -> None:
     """A long reply grows a block at a time, is sometimes cut short and grows again, sometimes
     with a message after it; each request clears as the whole history read at once."""
-    reply_ = Message(role="assistant", blocks=(), id="r")
+    reply_, first = Message(role="assistant", blocks=(), id="r"), user("go")  # one history's, resumed
     at = 0
     while at < len(grown):
         reply_, at = reply_.appended(grown[at]), at + 1
         if data.draw(st.sampled_from(["grow"] * 5 + ["cut"])) == "cut":  # a few blocks back
             cut = data.draw(st.integers(max(0, len(reply_.blocks) - 6), len(reply_.blocks)))
             reply_, at = reply_.with_blocks(reply_.blocks[:cut]), cut
-        seen = [user("go"), reply_, *([reply(call("late", "search", q=0))] if after else [])]
+        seen = [first, reply_, *([reply(call("late", "search", q=0))] if after else [])]
         out = clear_tool_uses(seen, sizer=SIZER, params=params)
         whole = _cleared_at_once(seen, SIZER, params)
         assert out == whole
@@ -153,6 +155,63 @@ def test_anthropic_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole
         assert all(m.tally == sum_tallies(m.blocks) for m in out.messages)  # a copy's, kept running
         parent = GROWN.parent(out.cleared)  # a cleared-ids tuple begins with what it was noted to share
         assert parent is None or same_leading(out.cleared, parent) >= (GROWN.shared(out.cleared, parent) or 0)
+
+
+@given(
+    st.lists(grown_blocks, min_size=8, max_size=30).map(lambda rounds: [b for r in rounds for b in r]),
+    langchain_params,
+    PLACEHOLDERS,
+    st.booleans(),
+    st.data(),
+)
+def test_langchain_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole_history(
+    grown: list[Block], params: LangChainClearParams, placeholder: str, after: bool, data: st.DataObject
+) -> None:
+    """The LangChain judge judges a reply that grew past what it gained (`judge_from`): a long
+    reply grows a block at a time, sometimes cut short, sometimes with a message after it; each
+    request clears and counts as the whole history read at once, the stored reply and each
+    cleared copy in turn."""
+    reply_, first = Message(role="assistant", blocks=(), id="r"), user("go")  # one history's, resumed
+    at = 0
+    while at < len(grown):
+        reply_, at = reply_.appended(grown[at]), at + 1
+        if data.draw(st.sampled_from(["grow"] * 5 + ["cut"])) == "cut":  # a few blocks back
+            cut = data.draw(st.integers(max(0, len(reply_.blocks) - 6), len(reply_.blocks)))
+            reply_, at = reply_.with_blocks(reply_.blocks[:cut]), cut
+        seen = [first, reply_, *([reply(call("late", "search", q=0))] if after else [])]
+        out = clear_exact(seen, params, placeholder)
+        assert out == exact._cleared_at_once(seen, params, placeholder)
+        assert clear_exact(out.messages, params, placeholder) == exact._cleared_at_once(
+            out.messages, params, placeholder
+        )
+
+
+def test_langchain_judges_a_grown_reply_past_what_it_gained(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply that gains a block at a time is judged from the first new block on, each new
+    result against the AI unit that made its call, and clears as the whole history read at once."""
+    judged: list[int] = []
+    judge_from = exact._LangChainJudge.judge_from
+
+    def counted(judge: Any, message: Message, position: int, carry: object, first: int) -> Any:
+        judged.append(first)
+        return judge_from(judge, message, position, carry, first)
+
+    monkeypatch.setattr(exact._LangChainJudge, "judge_from", counted)
+    reply_, first, params = (
+        Message(role="assistant", blocks=(), id="r"),
+        user("go"),
+        LangChainClearParams(trigger=0, keep=1),
+    )
+    for k in range(12):
+        for block in (
+            TextBlock(text="step"),
+            call(f"c{k}", "search", q=k),
+            result(f"c{k}", "x" * 300, "search"),
+        ):
+            reply_ = reply_.appended(block)
+            seen = [first, reply_]
+            assert clear_exact(seen, params, "[cleared]") == exact._cleared_at_once(seen, params, "[cleared]")
+    assert judged == list(range(RESUMED_BLOCKS, len(reply_.blocks)))  # each block judged once
 
 
 def test_a_result_whose_call_is_declared_later_is_judged_again() -> None:

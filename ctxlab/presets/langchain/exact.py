@@ -41,6 +41,7 @@ Events: `compressed` (a summary replaced a span), `cleared` (clearing).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -305,6 +306,28 @@ class _LangChainJudge:
                 verdicts.append(self._verdict(message, position, unit, nearest))
         return verdicts, nearest
 
+    def judge_from(
+        self, message: Message, position: int, carry: object, first: int
+    ) -> tuple[list[Verdict], object]:
+        """`judge`'s verdicts of the results at blocks `first` on, and the carry after the message
+        (a reply that grew is judged past what it gained): the units owning a block from `first`
+        on are found by bisection (a unit's end never falls), the nearest AI unit before them by
+        a walk back."""
+        units = own_units(message)
+        k = bisect.bisect_right(units, first, key=_unit_end)
+        nearest = cast(_Nearest, carry)
+        for back in range(k - 1, -1, -1):
+            if units[back].role == "assistant":
+                nearest = (message, units[back])
+                break
+        verdicts: list[Verdict] = []
+        for unit in units[k:]:
+            if unit.role == "assistant":
+                nearest = (message, unit)
+            elif unit.kind == "result" and unit.blocks[0] >= first:
+                verdicts.append(self._verdict(message, position, unit, nearest))
+        return verdicts, nearest
+
     def _verdict(self, message: Message, position: int, unit: ViewUnit, nearest: _Nearest) -> Verdict:
         ref, call_id = BlockRef(position, unit.blocks[0]), unit.call_ids[0]
         found = None if nearest is None else _call_at(*nearest, call_id)
@@ -318,6 +341,10 @@ class _LangChainJudge:
         ):
             return Verdict(ref, call_id, reads=position)
         return Verdict(ref, call.id, cleared=with_output(result, self.placeholder), reads=position)
+
+
+def _unit_end(unit: ViewUnit) -> int:
+    return unit.end
 
 
 _PLANS = Plans()
