@@ -26,6 +26,10 @@ from ctxlab.core.wire.views import Wire, to_openai_one
 
 P = TypeVar("P")
 
+_GAINED = 2
+"""Views a reply gains between two reads of it (a call and its result): a kept read that leaves
+no more than these to make is taken without comparing the older ones."""
+
 
 class ViewParts(Generic[P]):
     """`parts(message)`: `part(message, wire, unit)` of each view message (see the invariants)."""
@@ -47,9 +51,13 @@ class ViewParts(Generic[P]):
         wires, units, part = to_openai_one(message), placed_units(message, 0, 0), self._part
         if len(message.blocks) < RESUMED_BLOCKS:
             return tuple(map(part, [message] * len(wires), wires, units))
-        shares = [same_leading(kept, wires) for kept, _ in self._reads]
-        best = max(range(len(shares)), key=shares.__getitem__, default=None)
-        same = 0 if best is None else shares[best]
+        best, same = None, 0
+        for k in reversed(range(len(self._reads))):  # the latest first: one that grew is found at once
+            shared = same_leading(self._reads[k][0], wires)
+            if shared > same:
+                best, same = k, shared
+                if same >= len(wires) - _GAINED:
+                    break
         made = tuple(part(message, wires[i], units[i]) for i in range(same, len(wires)))
         if best is None or not same:
             parts = made
