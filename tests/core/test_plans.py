@@ -128,6 +128,20 @@ grown_blocks = st.one_of(
 whose call is declared later or earlier, that declaration, or text."""
 
 
+def long_reply_requests(grown: list[Block], after: bool, data: st.DataObject) -> Iterator[list[Message]]:
+    """The requests of one history whose reply grows by `grown` a block at a time, sometimes cut a
+    few blocks back and grown again, with a message after it when `after` (its first message the
+    same object throughout, so a plan kept for it resumes)."""
+    reply_, first = Message(role="assistant", blocks=(), id="r"), user("go")
+    at = 0
+    while at < len(grown):
+        reply_, at = reply_.appended(grown[at]), at + 1
+        if data.draw(st.sampled_from(["grow"] * 5 + ["cut"])) == "cut":
+            cut = data.draw(st.integers(max(0, len(reply_.blocks) - 6), len(reply_.blocks)))
+            reply_, at = reply_.with_blocks(reply_.blocks[:cut]), cut
+        yield [first, reply_, *([reply(call("late", "search", q=0))] if after else [])]
+
+
 @given(
     st.lists(grown_blocks, min_size=8, max_size=30).map(lambda rounds: [b for r in rounds for b in r]),
     anthropic_params,
@@ -139,14 +153,7 @@ def test_anthropic_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole
 ) -> None:
     """A long reply grows a block at a time, is sometimes cut short and grows again, sometimes
     with a message after it; each request clears as the whole history read at once."""
-    reply_, first = Message(role="assistant", blocks=(), id="r"), user("go")  # one history's, resumed
-    at = 0
-    while at < len(grown):
-        reply_, at = reply_.appended(grown[at]), at + 1
-        if data.draw(st.sampled_from(["grow"] * 5 + ["cut"])) == "cut":  # a few blocks back
-            cut = data.draw(st.integers(max(0, len(reply_.blocks) - 6), len(reply_.blocks)))
-            reply_, at = reply_.with_blocks(reply_.blocks[:cut]), cut
-        seen = [first, reply_, *([reply(call("late", "search", q=0))] if after else [])]
+    for seen in long_reply_requests(grown, after, data):
         out = clear_tool_uses(seen, sizer=SIZER, params=params)
         whole = _cleared_at_once(seen, SIZER, params)
         assert out == whole
@@ -171,14 +178,7 @@ def test_langchain_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole
     reply grows a block at a time, sometimes cut short, sometimes with a message after it; each
     request clears and counts as the whole history read at once, the stored reply and each
     cleared copy in turn."""
-    reply_, first = Message(role="assistant", blocks=(), id="r"), user("go")  # one history's, resumed
-    at = 0
-    while at < len(grown):
-        reply_, at = reply_.appended(grown[at]), at + 1
-        if data.draw(st.sampled_from(["grow"] * 5 + ["cut"])) == "cut":  # a few blocks back
-            cut = data.draw(st.integers(max(0, len(reply_.blocks) - 6), len(reply_.blocks)))
-            reply_, at = reply_.with_blocks(reply_.blocks[:cut]), cut
-        seen = [first, reply_, *([reply(call("late", "search", q=0))] if after else [])]
+    for seen in long_reply_requests(grown, after, data):
         out = clear_exact(seen, params, placeholder)
         assert out == exact._cleared_at_once(seen, params, placeholder)
         assert clear_exact(out.messages, params, placeholder) == exact._cleared_at_once(
