@@ -7,8 +7,9 @@ Invariants:
   depends only on the view message, the unit and the blocks the unit shows.
 - A long message's (`RESUMED_BLOCKS` blocks or more) leading view messages that are the very
   objects of one of the last `KEPT` long messages read come from the same leading blocks, with
-  the same units (`to_openai_one`), so their values are taken from the read that shares the
-  most; only the rest are made (a clearing reads a reply and its edited copy in turn). The
+  the same units (`to_openai_one`), so their values are taken from that read (the latest that
+  leaves no more than a reply gains, else the one that shares the most); only the rest are made
+  (a clearing reads a reply and its edited copy in turn). The
   tuple is noted (`GROWN`) as sharing those values with that read's, so a fold kept along it
   (`LeadingFold`) resumes without comparing. `forget()` drops the kept reads.
 """
