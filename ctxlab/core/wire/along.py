@@ -9,9 +9,9 @@ Invariants:
   objects of one of the last `KEPT` long messages read come from the same leading blocks, with
   the same units (`to_openai_one`), so their values are taken from that read (the latest that
   leaves no more than a reply gains, else the one that shares the most); only the rest are made
-  (a clearing reads a reply and its edited copy in turn). The
-  tuple is noted (`GROWN`) as sharing those values with that read's, so a fold kept along it
-  (`LeadingFold`) resumes without comparing. `forget()` drops the kept reads.
+  (a clearing reads a reply and its edited copy in turn). The tuple is noted (`GROWN`) as
+  sharing those values with that read's, so a fold kept along it (`LeadingFold`) resumes
+  without comparing. `forget()` drops the kept reads.
 """
 
 from __future__ import annotations

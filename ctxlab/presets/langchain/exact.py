@@ -42,6 +42,7 @@ Events: `compressed` (a summary replaced a span), `cleared` (clearing).
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -314,7 +315,7 @@ class _LangChainJudge:
         on are found by bisection (a unit's end never falls), the nearest AI unit before them by
         a walk back."""
         units = own_units(message)
-        k = bisect.bisect_right(units, first, key=_unit_end)
+        k = bisect.bisect_right(units, first, key=operator.attrgetter("end"))
         nearest = cast(_Nearest, carry)
         for back in range(k - 1, -1, -1):
             if units[back].role == "assistant":
@@ -341,10 +342,6 @@ class _LangChainJudge:
         ):
             return Verdict(ref, call_id, reads=position)
         return Verdict(ref, call.id, cleared=with_output(result, self.placeholder), reads=position)
-
-
-def _unit_end(unit: ViewUnit) -> int:
-    return unit.end
 
 
 _PLANS = Plans()
