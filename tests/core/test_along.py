@@ -4,16 +4,20 @@ equals the values made afresh, and a reply that grew costs the views it gained."
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxlab.core.messages import message as message_module
 from ctxlab.core.messages.blocks import TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.edits import with_output
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.resumable import forget
 from ctxlab.core.messages.units import ViewUnit, placed_units
+from ctxlab.core.wire import along
 from ctxlab.core.wire.along import ViewParts
 from ctxlab.core.wire.views import Wire, to_openai_one
 
@@ -97,4 +101,28 @@ def test_a_reply_that_grew_costs_the_views_it_gained_even_read_in_turn_with_its_
             assert parts(message) == afresh(message)
             if k > RESUMED_BLOCKS:
                 assert len(made) <= 3, made  # the call, its result, and the view before them
+    forget()
+
+
+def test_a_reply_that_grew_is_found_along_its_lineage_without_comparing_it_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The view tuples of a grown reply are noted as sharing their leading views, so its kept
+    read is found by the lineage: no view tuple is compared from its start."""
+    compared: list[int] = []
+
+    def same_leading(a: Sequence[object], b: Sequence[object]) -> int:
+        compared.append(min(len(a), len(b)))
+        return message_module.same_leading(a, b)
+
+    monkeypatch.setattr(along, "same_leading", same_leading)
+    parts = ViewParts(part)
+    reply = Message(role="assistant", blocks=(), id="r")
+    for k in range(RESUMED_BLOCKS + 5):
+        reply = reply.appended(ToolCallBlock(id=f"c{k}", name="t", input="{}"))
+        reply = reply.appended(ToolResultBlock(id=f"c{k}", name="t", output=(TextBlock(text="r"),)))
+        compared.clear()
+        assert parts(reply) == afresh(reply)
+        if 2 * k > RESUMED_BLOCKS + 2:  # the read before was long too, and kept
+            assert compared == []
     forget()
