@@ -376,3 +376,19 @@ def test_a_long_reply_whose_awaited_call_is_declared_is_edited_from_its_new_verd
         out = clear_tool_uses(then, sizer=SIZER, params=params)
         assert out == _cleared_at_once(then, SIZER, params)
         assert "late" in out.cleared
+
+
+def test_a_long_reply_s_cleared_copy_is_noted_as_sharing_what_it_shares_with_the_last() -> None:
+    """A reply that grows a round at a time is cleared at every request: its copy's blocks are
+    known (`GROWN`) to share with the copy before them the blocks neither request changed, and
+    never more than they share (readers resume on it without comparing)."""
+    params = AnthropicClearParams(trigger=10, keep=2)
+    first, reply_ = user("go"), Message(role="assistant", blocks=(), id="r")
+    copies: list[Message] = []
+    for i in range(RESUMED_BLOCKS + 6):
+        reply_ = reply_.appended(call(f"c{i}", "search", q=i), result(f"c{i}", "x" * 300, "search"))
+        copies.append(clear_tool_uses([first, reply_], sizer=SIZER, params=params).messages[1])
+        if len(reply_.blocks) > RESUMED_BLOCKS + 2:
+            last, before = copies[-1].blocks, copies[-2].blocks
+            known, shared = GROWN.shared(last, before), same_leading(last, before)
+            assert known is not None and shared - 2 <= known <= shared, (known, shared)

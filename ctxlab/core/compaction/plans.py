@@ -125,8 +125,7 @@ class Plan:
     full_of: Message | None = None  # the long message `full` holds, with the verdicts `full_used`
     full: list[Block] = field(default_factory=list)
     full_used: list[Verdict] = field(default_factory=list)
-    full_blocks: tuple[Block, ...] = ()  # `full` as a tuple, made again when it changes
-    last_edit: tuple[tuple[Block, ...], int, Message] | None = None  # `full_blocks`, a cut, its copy
+    last_edit: tuple[Message, int, Message] | None = None  # the long message, a cut, its copy
     ids: tuple[str, ...] = ()  # the last `cleared_ids` given
     ids_valid: int = 0  # leading ones of `ids` still those of `cleared`
 
@@ -191,43 +190,46 @@ class Plan:
     def _edited_last(self, message: Message, position: int, applied: int) -> Message:
         """The long last message with those of the first `applied` verdicts that are its own
         applied: its verdicts come in block order, so its blocks with all of them applied up to
-        the last one applied, the rest as they are (the same copy for the same cut)."""
+        the last one applied, the rest as they are (the same copy for the same cut). The copy's
+        blocks are made in one copy of `full`, noted (`GROWN`) as sharing with the last copy's
+        the blocks neither changed."""
         first, end = self.starts[position], min(applied, self.starts[position + 1])
         cut = self.verdicts[end - 1].ref.block + 1 if end > first else 0
-        full = self._full(message, position)
-        if self.last_edit is not None and self.last_edit[0] is full and self.last_edit[1] == cut:
-            return self.last_edit[2]
-        blocks = full[:cut] + message.blocks[cut:]
-        GROWN.note(blocks, full, cut)
+        unchanged = self._full(message, position)
+        last = self.last_edit
+        if last is not None and last[0] is message and last[1] == cut and unchanged == len(self.full):
+            return last[2]
+        full = self.full
+        applied_part = full[cut:]
+        full[cut:] = message.blocks[cut:]
+        blocks = tuple(full)
+        full[cut:] = applied_part
+        if last is not None and min(last[1], cut, unchanged):
+            GROWN.note(blocks, last[2].blocks, min(last[1], cut, unchanged))
         same = same_leading(blocks, message.blocks) == len(blocks)
         copy = message if same else message.with_blocks(blocks, running_tally(blocks))
-        self.last_edit = (full, cut, copy)
+        self.last_edit = (message, cut, copy)
         return copy
 
-    def _full(self, message: Message, position: int) -> tuple[Block, ...]:
-        """`message`'s blocks with every one of its clearing verdicts applied, extended from the
-        last message it was made for when `message` begins with its blocks and verdicts."""
+    def _full(self, message: Message, position: int) -> int:
+        """Bring `full` to `message`'s blocks with every one of its clearing verdicts applied,
+        extended from the last message it was made for when `message` begins with its blocks and
+        verdicts; how many leading blocks it kept unchanged."""
         verdicts = self.verdicts[self.starts[position] : self.starts[position + 1]]
         held, used = self.full_of, self.full_used
-        if held is message and len(used) == len(verdicts) == same_leading(used, verdicts):
-            return self.full_blocks
-        before: tuple[Block, ...] | None = self.full_blocks
-        if (
-            held is None
-            or not begins_with(message.blocks, held.blocks)
-            or same_leading(used, verdicts) < len(used)
-        ):
-            self.full, used, before = [], [], None
+        same = same_leading(used, verdicts)
+        if held is message and len(used) == len(verdicts) == same:
+            return len(self.full)
+        if held is None or same < len(used) or not begins_with(message.blocks, held.blocks):
+            self.full, used = [], []
         unchanged = len(self.full)
         self.full.extend(message.blocks[unchanged:])
         for verdict in verdicts[len(used) :]:
             if verdict.cleared is not None:
                 self.full[verdict.ref.block] = verdict.cleared
                 unchanged = min(unchanged, verdict.ref.block)
-        self.full_of, self.full_used, self.full_blocks = message, verdicts, tuple(self.full)
-        if before is not None:
-            GROWN.note(self.full_blocks, before, unchanged)
-        return self.full_blocks
+        self.full_of, self.full_used = message, verdicts
+        return unchanged
 
     def resume(self, messages: Sequence[Message], judge: Judge, same: int | None = None) -> None:
         """Bring the plan to `messages`, of which the first `same` are its own (counted when not
