@@ -41,7 +41,7 @@ from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingConca
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import ViewUnit
 from ctxlab.core.wire.along import ViewParts
-from ctxlab.core.wire.views import Wire
+from ctxlab.core.wire.views import NO_WIRE, Wire, WireCarry, wire_step, wire_tail
 
 LCKind = Literal["human", "ai", "tool", "system"]
 ROLES: Mapping[LCKind, str] = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
@@ -330,11 +330,37 @@ def count_stored(messages: Sequence[Message], params: ApproxParams = APPROX) -> 
 
 
 def _add_stored(total: float, message: Message, params: ApproxParams) -> float:
-    if len(message.blocks) >= RESUMED_BLOCKS:  # a reply that grew: its parts' sums kept along it
-        return _summed(lc_of(message), total, params)
+    if len(message.blocks) >= RESUMED_BLOCKS:  # a reply that grew: summed along its blocks
+        carry, total = _block_sum(message.blocks, (NO_WIRE, total), message.role, params)
+        for wire in wire_tail(carry, message.role):
+            total = _add_message(total, from_wire(wire), params)
+        return total
     for part in lc_of(message):
         total = _add_message(total, part, params)
     return total
+
+
+def _add_block(
+    summed: tuple[WireCarry, float], block: Block, role: str, params: ApproxParams
+) -> tuple[WireCarry, float]:
+    """The sum after the LangChain messages `block` completes (a message's view messages as
+    `views.wire_step` makes them, a tool message named after the result that makes it, as
+    `lc_of` names it), and the view's carry after it."""
+    carry, total = summed
+    made, carry = wire_step(carry, block, 0, role)
+    for wire in made:
+        part = from_wire(wire)
+        if wire["role"] == "tool":
+            part = replace(part, name=getattr(block, "name", None))
+        total = _add_message(total, part, params)
+    return carry, total
+
+
+_block_sum = LeadingFold[Block, tuple[WireCarry, float]](_add_block)
+"""`_add_stored`'s sum over a long message, folded a block at a time from the view's start and
+the sum before the message: the very float additions of its LangChain messages in order, kept
+along a reply that grows (and along each cleared copy of it), so a count at every call costs
+the blocks it gained, with no view of the reply made."""
 
 
 _stored_sum = LeadingFold[Message, float](_add_stored)
