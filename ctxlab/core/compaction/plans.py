@@ -122,9 +122,11 @@ class Plan:
     source: tuple[Message, ...] | None = None  # the tuple `messages` holds, when one was planned
     out_applied: int = 0
     out_valid: int = 0  # leading messages of `out` whose verdicts are unchanged since
-    full_of: Message | None = None  # the long message `full` holds, with the verdicts `full_used`
+    full_of: Message | None = None  # the long message `full` holds, with its first `full_used` verdicts
     full: list[Block] = field(default_factory=list)
-    full_used: list[Verdict] = field(default_factory=list)
+    full_used: int = 0
+    full_start: int = 0  # where those verdicts began
+    full_valid: int = 0  # leading verdicts unchanged since `full` was made
     last_edit: tuple[Message, int, Message] | None = None  # the long message, a cut, its copy
     ids: tuple[str, ...] = ()  # the last `cleared_ids` given
     ids_valid: int = 0  # leading ones of `ids` still those of `cleared`
@@ -215,20 +217,20 @@ class Plan:
         """Bring `full` to `message`'s blocks with every one of its clearing verdicts applied,
         extended from the last message it was made for when `message` begins with its blocks and
         verdicts; how many leading blocks it kept unchanged."""
-        verdicts = self.verdicts[self.starts[position] : self.starts[position + 1]]
+        start, stop = self.starts[position], self.starts[position + 1]
         held, used = self.full_of, self.full_used
-        same = same_leading(used, verdicts)
-        if held is message and len(used) == len(verdicts) == same:
+        same = max(0, min(used, self.full_valid - start)) if self.full_start == start else 0
+        if held is message and used == stop - start == same:
             return len(self.full)
-        if held is None or same < len(used) or not begins_with(message.blocks, held.blocks):
-            self.full, used = [], []
+        if held is None or same < used or not begins_with(message.blocks, held.blocks):
+            self.full, used = [], 0
         unchanged = len(self.full)
         self.full.extend(message.blocks[unchanged:])
-        for verdict in verdicts[len(used) :]:
+        for verdict in self.verdicts[start + used : stop]:
             if verdict.cleared is not None:
                 self.full[verdict.ref.block] = verdict.cleared
                 unchanged = min(unchanged, verdict.ref.block)
-        self.full_of, self.full_used = message, verdicts
+        self.full_of, self.full_used, self.full_start, self.full_valid = message, stop - start, start, stop
         return unchanged
 
     def resume(self, messages: Sequence[Message], judge: Judge, same: int | None = None) -> None:
@@ -289,6 +291,7 @@ class Plan:
         del self.verdicts[kept:], self.ranks[kept + 1 :], self.clears[kept + 1 :]
         del self.deltas[kept + 1 :], self.reach[kept + 1 :], self.cleared[self.clears[kept] :]
         self.ids_valid = min(self.ids_valid, len(self.cleared))
+        self.full_valid = min(self.full_valid, kept)
         while self.awaited and self.awaited[-1][0] >= kept:
             self.awaited.pop()
         self.out_valid = min(self.out_valid, same)
