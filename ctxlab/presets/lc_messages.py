@@ -29,6 +29,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -104,8 +105,8 @@ class LCMessage:
         return None
 
 
-def from_wire(wire: Wire) -> LCMessage:
-    """The LangChain message for one OpenAI message."""
+def from_wire(wire: Wire, name: str | None = None) -> LCMessage:
+    """The LangChain message for one OpenAI message, sent by `name`."""
     kind = _KINDS[wire["role"]]
     raw = wire.get("content")
     content: str | tuple[Wire, ...] = (
@@ -115,7 +116,9 @@ def from_wire(wire: Wire) -> LCMessage:
         LCCall(name=c["function"]["name"], args=c["function"]["arguments"], id=c["id"])
         for c in wire.get("tool_calls") or ()
     )
-    return LCMessage(kind=kind, content=content, tool_calls=calls, tool_call_id=wire.get("tool_call_id", ""))
+    return LCMessage(
+        kind=kind, content=content, tool_calls=calls, tool_call_id=wire.get("tool_call_id", ""), name=name
+    )
 
 
 def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
@@ -129,10 +132,9 @@ def lc_view(messages: Sequence[Message]) -> tuple[LCMessage, ...]:
 
 
 def _lc_part(message: Message, wire: Wire, unit: ViewUnit) -> LCMessage:
-    lc = from_wire(wire)
     if unit.kind == "result":
-        lc = replace(lc, name=getattr(message.blocks[unit.blocks[0]], "name", None))
-    return lc
+        return from_wire(wire, getattr(message.blocks[unit.blocks[0]], "name", None))
+    return from_wire(wire)
 
 
 lc_of = IdentityMemo[Message, tuple[LCMessage, ...]](ViewParts(_lc_part))
@@ -246,10 +248,17 @@ def chars_and_images(message: LCMessage) -> tuple[int, int]:
             else:
                 chars += len(repr(block))
     if message.kind == "ai" and isinstance(message.content, str) and message.tool_calls:
-        chars += len(calls_repr(message.tool_calls))
+        chars += _calls_repr_length(message.tool_calls)
     if message.kind == "tool":
         chars += len(message.tool_call_id)
     return chars + len(message.role), images
+
+
+@functools.lru_cache(maxsize=4096)
+def _calls_repr_length(calls: tuple[LCCall, ...]) -> int:
+    """`len(calls_repr(calls))`, kept by value: a reply's calls are counted again, as new
+    messages, at every call that reads its last rounds afresh (a clearing's copy)."""
+    return len(calls_repr(calls))
 
 
 _chars_and_images = IdentityMemo[LCMessage, tuple[int, int]](chars_and_images)
@@ -307,10 +316,15 @@ _scaled = LeadingFold[LCMessage, _Scaling](_add_scaled)
 
 def _add_message(total: float, message: LCMessage, params: ApproxParams) -> float:
     """`total` after counting one more message (in LangChain's order of additions)."""
-    chars, images = message_chars(message, params.tokens_per_image)
-    if message.name and params.count_name:
-        chars += len(message.name)
-    total += images
+    return _added(total, _chars_and_images(message), message.name, params)
+
+
+def _added(total: float, counted: tuple[int, int], name: str | None, params: ApproxParams) -> float:
+    """`total` after counting a message of `counted` characters and images, sent by `name`."""
+    chars, images = counted
+    if name and params.count_name:
+        chars += len(name)
+    total += images * params.tokens_per_image
     total += math.ceil(chars / params.chars_per_token)
     return total + params.extra_tokens_per_message
 
@@ -349,10 +363,8 @@ def _add_block(
     carry, total = summed
     made, carry = wire_step(carry, block, 0, role)
     for wire in made:
-        part = from_wire(wire)
-        if wire["role"] == "tool":
-            part = replace(part, name=getattr(block, "name", None))
-        total = _add_message(total, part, params)
+        name = getattr(block, "name", None) if wire["role"] == "tool" else None
+        total = _added(total, chars_and_images(from_wire(wire, name)), name, params)  # a new one: no memo
     return carry, total
 
 
