@@ -24,6 +24,7 @@ FAMILY_SHARED = {
     "freetext",
     "observations",
     "lc_messages",
+    "lc_count",
     "lc_summary",
     "lc_tools",
 }
@@ -140,15 +141,16 @@ def test_preset_families_never_import_each_other() -> None:
                     assert own or (family, used) in BORROWED, (path.name, name)
 
 
-PURE_PRESET_MODULES = ("lc_messages.py",)
+PURE_PRESET_MODULES = ("lc_messages.py", "lc_count.py")
 """Pure modules of the presets layer (shared or a family's own): like core, the standard library
-and `ctxlab.core` only."""
+and `ctxlab.core` only, and each other."""
 
 
 @pytest.mark.parametrize("module", PURE_PRESET_MODULES)
 def test_pure_preset_modules_import_only_stdlib_and_core(module: str) -> None:
+    pure = {f"ctxlab.presets.{name.removesuffix('.py')}" for name in PURE_PRESET_MODULES}
     for name in imports(PACKAGE / "presets" / module):
-        assert name.split(".")[0] in STDLIB or name.startswith("ctxlab.core"), (module, name)
+        assert name.split(".")[0] in STDLIB or name.startswith("ctxlab.core") or name in pure, (module, name)
 
 
 def test_shared_preset_modules_import_no_family() -> None:

@@ -3,20 +3,14 @@
 LangChain's agent keeps its history as a list of messages (human, AI with tool calls, one tool
 message per result), which is the OpenAI view of ctxlab's stored context. Its summarization and
 clearing middleware count, trim and render that list; this module does the same on `LCMessage`s
-so that the LangChain presets decide exactly as the installed package does. Sources (langchain
-1.5.0, langchain-core 1.8.3): `langchain_core.messages.utils` (`count_tokens_approximately`,
-`trim_messages`, `get_buffer_string(format="xml")`) and
+(the count is `ctxlab.presets.lc_count`'s) so that the LangChain presets decide exactly as the
+installed package does. Sources (langchain 1.5.0, langchain-core 1.8.3):
+`langchain_core.messages.utils` (`trim_messages`, `get_buffer_string(format="xml")`) and
 `langchain.agents.middleware.summarization` (trigger clauses, cutoffs).
 
 Invariants:
 - `lc_view(messages)` has one `LCMessage` per message of `wire.to_openai(messages)`, in order,
   so a view index is a `ctxlab.core.messages.units.view_units` index.
-- `count_tokens` equals `count_tokens_approximately`: per message, characters (not bytes) of
-  the content, the OpenAI role, the name (when counted), `repr` of the tool calls (AI messages
-  whose content is not a list) and the tool call id, rounded up per message, plus a fixed
-  overhead per message; images cost a flat amount; tool schemas are their JSON's characters;
-  with usage scaling, the total is scaled by the last reported total over the count up to it,
-  clamped to [1, 1.25], when every AI message names the same provider.
 - `trim_last` equals `trim_messages(strategy="last", allow_partial=True, start_on="human",
   include_system=True)` with the default line splitter: the kept suffix starts on a human
   message (possibly cut to its last lines) or is empty.
@@ -29,20 +23,18 @@ Invariants:
 
 from __future__ import annotations
 
-import functools
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from ctxlab.core.messages.blocks import Block, TextBlock, ThinkingBlock, ToolCallBlock
-from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingConcat, LeadingFold
+from ctxlab.core.messages.memo import IdentityMemo, LeadingConcat
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.units import ViewUnit
 from ctxlab.core.wire.along import ViewParts
-from ctxlab.core.wire.views import NO_WIRE, Wire, WireCarry, wire_step, wire_tail
+from ctxlab.core.wire.views import Wire
 
 LCKind = Literal["human", "ai", "tool", "system"]
 ROLES: Mapping[LCKind, str] = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
@@ -202,183 +194,6 @@ def _kept_call(call: ToolCallBlock) -> ToolCallBlock:
     return call if written == call.input else ToolCallBlock(id=call.id, name=call.name, input=written)
 
 
-def calls_repr(calls: Sequence[LCCall]) -> str:
-    """`repr(message.tool_calls)` as LangChain holds them.
-
-    >>> calls_repr([LCCall("ls", '{"path": "."}', "c1")])
-    "[{'name': 'ls', 'args': {'path': '.'}, 'id': 'c1', 'type': 'tool_call'}]"
-    """
-    return repr([{"name": c.name, "args": c.arguments(), "id": c.id, "type": "tool_call"} for c in calls])
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApproxParams:
-    """`count_tokens_approximately`'s parameters (LangChain's defaults)."""
-
-    chars_per_token: float = 4.0
-    extra_tokens_per_message: float = 3.0
-    count_name: bool = True
-    tokens_per_image: int = 85
-    use_usage_metadata_scaling: bool = False
-
-
-APPROX = ApproxParams()
-ANTHROPIC_CHARS_PER_TOKEN = 3.3
-"""What the summarization middleware divides by for Anthropic chat models."""
-
-
-def message_chars(message: LCMessage, tokens_per_image: int = 85) -> tuple[int, int]:
-    """The characters LangChain counts of one message, and its flat image tokens."""
-    chars, images = _chars_and_images(message)
-    return chars, images * tokens_per_image
-
-
-def chars_and_images(message: LCMessage) -> tuple[int, int]:
-    """The characters LangChain counts of one message, and how many images it holds."""
-    chars, images = 0, 0
-    if isinstance(message.content, str):
-        chars += len(message.content)
-    else:
-        for block in message.content:
-            kind = block.get("type", "")
-            if kind in {"image", "image_url"}:
-                images += 1
-            elif kind == "text":
-                chars += len(block.get("text", ""))
-            else:
-                chars += len(repr(block))
-    if message.kind == "ai" and isinstance(message.content, str) and message.tool_calls:
-        chars += _calls_repr_length(message.tool_calls)
-    if message.kind == "tool":
-        chars += len(message.tool_call_id)
-    return chars + len(message.role), images
-
-
-@functools.lru_cache(maxsize=4096)
-def _calls_repr_length(calls: tuple[LCCall, ...]) -> int:
-    """`len(calls_repr(calls))`, kept by value: a reply's calls are counted again, as new
-    messages, at every call that reads its last rounds afresh (a clearing's copy)."""
-    return len(calls_repr(calls))
-
-
-_chars_and_images = IdentityMemo[LCMessage, tuple[int, int]](chars_and_images)
-
-
-def tools_chars(tools: Sequence[Mapping[str, Any]]) -> int:
-    """Characters of the tool schemas as LangChain counts them (each one's JSON)."""
-    return sum(len(json.dumps(dict(t))) for t in tools)
-
-
-def count_tokens(
-    messages: Sequence[LCMessage],
-    params: ApproxParams = APPROX,
-    tools: Sequence[Mapping[str, Any]] = (),
-) -> int:
-    """`count_tokens_approximately(messages, ...)` (see the module invariants).
-
-    >>> count_tokens([LCMessage(kind="human", content="abcdefgh")])
-    6
-    """
-    total = 0.0
-    if tools:
-        total += math.ceil(tools_chars(tools) / params.chars_per_token)
-    if not params.use_usage_metadata_scaling:
-        return math.ceil(_summed(messages, total, params))
-    total, provider, mixed, last_total, at_last = _scaled(messages, (total, None, False, None, None), params)
-    if len(messages) > 1 and not mixed and provider is not None and last_total is not None and at_last:
-        total *= min(1.25, max(1.0, last_total / at_last))
-    return math.ceil(total)
-
-
-_Scaling = tuple[float, str | None, bool, int | None, float | None]
-"""The running count with what usage scaling reads: the AI messages' provider, whether they mix
-providers, and the last reported total with the count when it was reported (a plain tuple: one
-is made per message counted)."""
-
-
-def _add_scaled(read: _Scaling, message: LCMessage, params: ApproxParams) -> _Scaling:
-    total = _add_message(read[0], message, params)
-    if message.kind != "ai":
-        return (total, *read[1:])
-    _, provider, mixed, last_total, at_last = read
-    if provider is None:
-        provider = message.provider
-    elif message.provider != provider:
-        mixed = True
-    if message.total_tokens is not None:
-        last_total, at_last = message.total_tokens, total
-    return total, provider, mixed, last_total, at_last
-
-
-_scaled = LeadingFold[LCMessage, _Scaling](_add_scaled)
-"""`count_tokens` with usage scaling, read like `_summed`."""
-
-
-def _add_message(total: float, message: LCMessage, params: ApproxParams) -> float:
-    """`total` after counting one more message (in LangChain's order of additions)."""
-    return _added(total, _chars_and_images(message), message.name, params)
-
-
-def _added(total: float, counted: tuple[int, int], name: str | None, params: ApproxParams) -> float:
-    """`total` after counting a message of `counted` characters and images, sent by `name`."""
-    chars, images = counted
-    if name and params.count_name:
-        chars += len(name)
-    total += images * params.tokens_per_image
-    total += math.ceil(chars / params.chars_per_token)
-    return total + params.extra_tokens_per_message
-
-
-_summed = LeadingFold[LCMessage, float](_add_message)
-"""`count_tokens`' sum without scaling: a history counted again at every step costs what it gained."""
-
-
-def count_stored(messages: Sequence[Message], params: ApproxParams = APPROX) -> int:
-    """`count_tokens(lc_view(messages), params)`, read along the stored messages: each message's
-    LangChain messages are added in the view's order (the very same float additions), so a
-    history counted again at every step costs what it gained and no view of it is made (a copy
-    as long as the history at every call). Usage scaling reads the view."""
-    if params.use_usage_metadata_scaling:
-        return count_tokens(lc_view(messages), params)
-    return math.ceil(_stored_sum(messages, 0.0, params))
-
-
-def _add_stored(total: float, message: Message, params: ApproxParams) -> float:
-    if len(message.blocks) >= RESUMED_BLOCKS:  # a reply that grew: summed along its blocks
-        carry, total = _block_sum(message.blocks, (NO_WIRE, total), message.role, params)
-        for wire in wire_tail(carry, message.role):
-            total = _add_message(total, from_wire(wire), params)
-        return total
-    for part in lc_of(message):
-        total = _add_message(total, part, params)
-    return total
-
-
-def _add_block(
-    summed: tuple[WireCarry, float], block: Block, role: str, params: ApproxParams
-) -> tuple[WireCarry, float]:
-    """The sum after the LangChain messages `block` completes (a message's view messages as
-    `views.wire_step` makes them, a tool message named after the result that makes it, as
-    `lc_of` names it), and the view's carry after it."""
-    carry, total = summed
-    made, carry = wire_step(carry, block, 0, role)
-    for wire in made:
-        name = getattr(block, "name", None) if wire["role"] == "tool" else None
-        total = _added(total, chars_and_images(from_wire(wire, name)), name, params)  # a new one: no memo
-    return carry, total
-
-
-_block_sum = LeadingFold[Block, tuple[WireCarry, float]](_add_block)
-"""`_add_stored`'s sum over a long message, folded a block at a time from the view's start and
-the sum before the message: the very float additions of its LangChain messages in order, kept
-along a reply that grows (and along each cleared copy of it), so a count at every call costs
-the blocks it gained, with no view of the reply made."""
-
-
-_stored_sum = LeadingFold[Message, float](_add_stored)
-"""`count_stored`'s sum: `_summed` of the view, folded a stored message at a time."""
-
-
 Counter = Callable[[Sequence[LCMessage]], int]
 
 
@@ -431,9 +246,10 @@ def trim_last(messages: Sequence[LCMessage], limit: int, counter: Counter) -> tu
     """The last messages within `limit` tokens, starting on a human message (module invariants).
 
     >>> human, ai = LCMessage(kind="human", content="q" * 40), LCMessage(kind="ai", content="a")
-    >>> [m.kind for m in trim_last([human, ai], 1000, count_tokens)]
+    >>> quarter = lambda messages: sum(len(str(m.content)) // 4 for m in messages)
+    >>> [m.kind for m in trim_last([human, ai], 1000, quarter)]
     ['human', 'ai']
-    >>> trim_last([human, ai], 8, count_tokens)
+    >>> trim_last([human, ai], 8, quarter)
     ()
     """
     rest = list(messages)

@@ -25,7 +25,8 @@ from ctxlab.presets.langchain.exact import (
     SummarizeExact,
 )
 from ctxlab.presets.langchain.preset import LANGGRAPH_LOOP_LIMIT
-from ctxlab.presets.lc_messages import LCMessage, count_tokens, lc_answer, lc_view
+from ctxlab.presets.lc_count import count_tokens
+from ctxlab.presets.lc_messages import LCMessage, lc_answer, lc_view
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import CTXLAB_TEXTS
 from ctxlab.texts.langchain import langchain_texts

@@ -29,7 +29,8 @@ from langchain_core.messages.utils import count_tokens_approximately
 from ctxlab.core.messages.blocks import DataBlock, Part, TextBlock
 from ctxlab.core.world.script import Script
 from ctxlab.presets.deepagents.media import MEDIA_DIR, offloaded_media
-from ctxlab.presets.lc_messages import LCCall, LCMessage, count_tokens, xml_transcript
+from ctxlab.presets.lc_count import count_tokens
+from ctxlab.presets.lc_messages import LCCall, LCMessage, xml_transcript
 from ctxlab.texts.deepagents import deepagents_texts
 from tests.parity.da_driver import DAConfig
 from tests.parity.lc_bridge import to_langchain

@@ -15,7 +15,7 @@ from ctxlab.core.messages.blocks import TextBlock
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.presets.deepagents.summary import ContextOverflowError
-from ctxlab.presets.lc_messages import count_tokens
+from ctxlab.presets.lc_count import count_tokens
 from tests.parity.da_driver import DAConfig, normalised, run_deepagents
 from tests.parity.da_lab import run_lab
 from tests.parity.lc_driver import LCTrace
@@ -280,7 +280,7 @@ def test_a_user_tool_named_as_a_built_in_takes_its_place() -> None:
 
 DUMP = """
 import dataclasses, json
-from ctxlab.presets.lc_messages import count_tokens
+from ctxlab.presets.lc_count import count_tokens
 from tests.parity.da_driver import DAConfig, normalised, run_deepagents
 from tests.parity.test_deepagents_parity import loop
 trace = normalised(run_deepagents(loop([2000, 30000, 500] * 5, turns=2), DAConfig(window=8000)))

@@ -16,17 +16,8 @@ from langchain_core.messages.utils import (
 
 from ctxlab.core.messages.blocks import TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from ctxlab.core.messages.message import Message, text_message
-from ctxlab.presets.lc_messages import (
-    ANTHROPIC_CHARS_PER_TOKEN,
-    ApproxParams,
-    LCCall,
-    LCMessage,
-    count_tokens,
-    lc_answer,
-    lc_view,
-    trim_last,
-    xml_transcript,
-)
+from ctxlab.presets.lc_count import ANTHROPIC_CHARS_PER_TOKEN, ApproxParams, count_tokens
+from ctxlab.presets.lc_messages import LCCall, LCMessage, lc_answer, lc_view, trim_last, xml_transcript
 from tests.parity.lc_bridge import from_langchain, to_langchain
 
 TEXT = st.text(alphabet=st.sampled_from([*"abc xyz<>&\"'\n{}", "上", "下", "é", "\t"]), max_size=120)

@@ -119,7 +119,8 @@ def test_presets_verbose_shows_the_source_and_installed_versions() -> None:
 def test_each_reasoning_call_records_langchain_s_count_beside_the_lab_s() -> None:
     from ctxlab.core.world.script import ScriptedRound
     from ctxlab.presets.langchain import preset as langchain
-    from ctxlab.presets.lc_messages import count_tokens, lc_view
+    from ctxlab.presets.lc_count import count_tokens
+    from ctxlab.presets.lc_messages import lc_view
     from tests.zoo.runs import one_turn, run, text, tool_call
 
     rounds = [ScriptedRound(calls=(tool_call("retrieve", "{}", text(900)),)) for _ in range(6)]

@@ -13,7 +13,8 @@ from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message, Role, text_message
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import to_openai_one
-from ctxlab.presets.lc_messages import ApproxParams, LCMessage, _lc_part, count_stored, count_tokens, lc_view
+from ctxlab.presets.lc_count import ApproxParams, count_stored, count_tokens
+from ctxlab.presets.lc_messages import LCMessage, _lc_part, lc_view
 from tests.strategies import data_blocks, paired_histories, parts, text_blocks, texts, tool_inputs
 
 

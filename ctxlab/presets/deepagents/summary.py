@@ -52,14 +52,8 @@ from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, memo, with_context, with_memo
 from ctxlab.presets.deepagents.eviction import HUMANS_KEY, evicted, humans_evicted, result_text
 from ctxlab.presets.deepagents.media import offloaded_media
-from ctxlab.presets.lc_messages import (
-    ApproxParams,
-    LCMessage,
-    count_tokens,
-    lc_view,
-    trim_last,
-    xml_transcript,
-)
+from ctxlab.presets.lc_count import ApproxParams, count_tokens
+from ctxlab.presets.lc_messages import LCMessage, lc_view, trim_last, xml_transcript
 from ctxlab.presets.lc_summary import (
     SUMMARY_ATTEMPTS,
     TriggerForm,

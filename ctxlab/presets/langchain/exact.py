@@ -70,17 +70,8 @@ from ctxlab.core.settings import SettingError, setting
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, with_context
-from ctxlab.presets.lc_messages import (
-    ANTHROPIC_CHARS_PER_TOKEN,
-    ApproxParams,
-    Counter,
-    LCMessage,
-    count_stored,
-    count_tokens,
-    lc_view,
-    trim_last,
-    xml_transcript,
-)
+from ctxlab.presets.lc_count import ANTHROPIC_CHARS_PER_TOKEN, ApproxParams, count_stored, count_tokens
+from ctxlab.presets.lc_messages import Counter, LCMessage, lc_view, trim_last, xml_transcript
 from ctxlab.presets.lc_summary import (
     SUMMARY_ATTEMPTS,
     TriggerForm,

@@ -30,7 +30,8 @@ from ctxlab.presets.langchain.exact import (
     LangChainSummaryParams,
     SummarizeExact,
 )
-from ctxlab.presets.lc_messages import count_stored, lc_answer
+from ctxlab.presets.lc_count import count_stored
+from ctxlab.presets.lc_messages import lc_answer
 from ctxlab.presets.preset import NO_SYSTEM_MESSAGE, Preset
 from ctxlab.presets.steps import StepStrategy
 from ctxlab.texts import Texts
