@@ -57,12 +57,6 @@ ANTHROPIC_CHARS_PER_TOKEN = 3.3
 """What the summarization middleware divides by for Anthropic chat models."""
 
 
-def message_chars(message: LCMessage, tokens_per_image: int = 85) -> tuple[int, int]:
-    """The characters LangChain counts of one message, and its flat image tokens."""
-    chars, images = _chars_and_images(message)
-    return chars, images * tokens_per_image
-
-
 def chars_and_images(message: LCMessage) -> tuple[int, int]:
     """The characters LangChain counts of one message, and how many images it holds."""
     chars, images = 0, 0
