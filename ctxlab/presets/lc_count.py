@@ -12,7 +12,10 @@ Invariants:
   clamped to [1, 1.25], when every AI message names the same provider.
 - `count_stored(messages, params)` equals `count_tokens(lc_view(messages), params)`, with the
   very float additions in the same order: read message by message, and a long message (a
-  reply that grows) block by block, so a history counted at every step costs what changed.
+  reply that grows) block by block, so a history counted at every step costs what changed. A
+  copy with a few blocks or messages replaced (a clearing's) takes the sums kept after them,
+  shifted by the difference, when every message counts a whole number (a whole overhead per
+  message): a sum of whole numbers below 2**53 is exact in floats, so it is the same sum.
 - Every function here is pure: equal inputs give equal outputs.
 """
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,12 +195,35 @@ def _add_block(
     return carry, total
 
 
-_block_sum = LeadingFold[Block, tuple[WireCarry, float]](_add_block)
+def _block_sum_rejoined(
+    kept: tuple[WireCarry, float], now: tuple[WireCarry, float], _role: str, params: ApproxParams
+) -> Callable[[tuple[WireCarry, float]], tuple[WireCarry, float]] | None:
+    """How the sums kept after a block map to those after it now, reached with the same view
+    carry (then the same messages follow): shifted by the difference, exact when every count
+    added is a whole number."""
+    if kept[0] != now[0] or not _whole(params):
+        return None
+    gained = now[1] - kept[1]
+    return lambda summed: (summed[0], summed[1] + gained)
+
+
+def _whole(params: ApproxParams) -> bool:
+    """Whether every message's count is a whole number (a float sum of them is then exact, in
+    any order, as long as it stays below 2**53)."""
+    return float(params.extra_tokens_per_message).is_integer()
+
+
+_block_sum = LeadingFold[Block, tuple[WireCarry, float]](_add_block, _block_sum_rejoined)
 """`_add_stored`'s sum over a long message, folded a block at a time from the view's start and
 the sum before the message: the very float additions of its LangChain messages in order, kept
 along a reply that grows (and along each cleared copy of it), so a count at every call costs
 the blocks it gained, with no view of the reply made."""
 
 
-_stored_sum = LeadingFold[Message, float](_add_stored)
+def _stored_sum_rejoined(kept: float, now: float, params: ApproxParams) -> Callable[[float], float] | None:
+    gained = now - kept
+    return (lambda total: total + gained) if _whole(params) else None
+
+
+_stored_sum = LeadingFold[Message, float](_add_stored, _stored_sum_rejoined)
 """`count_stored`'s sum: `_summed` of the view, folded a stored message at a time."""

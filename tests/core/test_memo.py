@@ -3,7 +3,8 @@ changes (`ctxlab.core.messages.memo`), as used for a message's LangChain form an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 import pytest
@@ -13,12 +14,12 @@ from hypothesis import strategies as st
 from ctxlab.core.messages.blocks import TextBlock, ToolResultBlock
 from ctxlab.core.messages.edits import replace_blocks, with_output
 from ctxlab.core.messages.latest import Replaced, Running
+from ctxlab.core.messages.mapped import MappedAlong
 from ctxlab.core.messages.memo import (
     IdentityMemo,
     LeadingConcat,
     LeadingFold,
     LeadingScan,
-    MappedAlong,
     weight_of,
 )
 from ctxlab.core.messages.message import Message, same_run
@@ -671,7 +672,7 @@ def test_a_window_moving_along_a_long_sequence_compares_only_the_read_before_it(
     what it shares with the latest read once (an older read, ending sooner, could share no
     more), and reads as the plain walk, whether its first item stood near the front of the read
     before or far into it."""
-    from ctxlab.core.messages import memo
+    from ctxlab.core.messages import kept, memo
 
     compared: list[int] = []
 
@@ -679,7 +680,7 @@ def test_a_window_moving_along_a_long_sequence_compares_only_the_read_before_it(
         compared.append(most)
         return same_run(a, i, b, j, most)
 
-    monkeypatch.setattr(memo, "same_run", counted)
+    monkeypatch.setattr(kept, "same_run", counted)
     calls: list[TextBlock] = []
     step = _reset_step(calls)
     scan = LeadingScan[TextBlock, int, int](step, anywhere=True)
@@ -727,6 +728,110 @@ def test_a_scan_read_anywhere_is_the_plain_walk_after_any_cut_of_the_front(
         assert scan(blocks, 0) == plain
         assert scan.finished(blocks, 0, lambda carry, done: (len(done), [carry])) == (*plain, _carry(blocks))
     forget()
+
+
+REPLACED_PLANS = st.lists(
+    st.tuples(st.sampled_from(["grow", "clear", "clear", "back", "cut"]), st.integers(0, 60)), max_size=25
+)
+"""A long sequence grown, copied with a few items replaced (as a clearing copies a reply), an
+older version read again, or cut short."""
+
+
+def _replaced_versions(plan: list[tuple[str, int]]) -> Iterator[tuple[TextBlock, ...]]:
+    from ctxlab.core.messages.memo import RESUMED_BLOCKS
+
+    blocks: tuple[TextBlock, ...] = ()
+    versions: list[tuple[TextBlock, ...]] = []
+    for action, n in plan:
+        if action == "grow":
+            blocks = (
+                *blocks,
+                *(TextBlock(text="|" if k % 3 == n % 3 else "x" * (k % 5)) for k in range(n % 7 + 1)),
+            )
+        elif action == "clear" and blocks:
+            at = n % len(blocks)  # the same text, or "|" (which changes the carry after it), or another
+            text = ("|", "y", blocks[at].text)[n % 3]
+            blocks = (*blocks[:at], TextBlock(text=text), *blocks[at + 1 :])
+        elif action == "back" and versions:
+            blocks = versions[n % len(versions)]
+        elif action == "cut":
+            blocks = blocks[: max(len(blocks) - n % 5, 0)]
+        if len(blocks) < RESUMED_BLOCKS:
+            blocks = (*blocks, *(TextBlock(text="z") for _ in range(RESUMED_BLOCKS)))
+        versions.append(blocks)
+        yield blocks
+
+
+def _totals(
+    kept: tuple[int, int], now: tuple[int, int]
+) -> Callable[[tuple[int, int]], tuple[int, int]] | None:
+    """A fold's values kept after an item map to those folded now when the carries agree."""
+    gained = now[1] - kept[1]
+    return (lambda value: (value[0], value[1] + gained)) if kept[0] == now[0] else None
+
+
+def _sum_step(value: tuple[int, int], block: TextBlock) -> tuple[int, int]:
+    carry = 0 if block.text == "|" else value[0] + len(block.text)
+    return carry, value[1] + carry
+
+
+@given(REPLACED_PLANS)
+def test_a_fold_or_scan_past_items_a_copy_replaced_is_the_plain_one(plan: list[tuple[str, int]]) -> None:
+    """A copy of a long sequence with a few items replaced rejoins the kept read after them
+    (a fold's values mapped by `rejoin`, a scan read anywhere taking the kept parts): every read
+    equals the plain fold and walk, whichever it resumed and rejoined."""
+    fold = LeadingFold[TextBlock, tuple[int, int]](_sum_step, _totals)
+    step = _reset_step([])
+    scan = LeadingScan[TextBlock, int, int](step, anywhere=True)
+    for blocks in _replaced_versions(plan):
+        plain = [(0, 0)]
+        for block in blocks:
+            plain.append(_sum_step(plain[-1], block))
+        assert fold.running(blocks, (0, 0)) == tuple(plain)
+        walked = _walked(step, blocks)
+        assert scan(blocks, 0) == walked
+        assert scan.finished(blocks, 0, lambda carry, done: (len(done), [carry])) == (*walked, _carry(blocks))
+    forget()
+
+
+def test_a_copy_with_one_item_replaced_walks_a_few_items_only() -> None:
+    """A copy of a long sequence whose one item was replaced, keeping the carry after it, walks
+    that item and what it gained, not the items after it (a cleared copy of a reply)."""
+    from ctxlab.core.messages.memo import RESUMED_BLOCKS
+
+    walked: list[TextBlock] = []
+    scan = LeadingScan[TextBlock, int, int](_reset_step(walked), anywhere=True)
+    folded: list[TextBlock] = []
+    fold = LeadingFold[TextBlock, tuple[int, int]](lambda v, b: folded.append(b) or _sum_step(v, b), _totals)
+    blocks = tuple(TextBlock(text="|" if k % 2 else "ab") for k in range(4 * RESUMED_BLOCKS))
+    scan(blocks, 0), fold(blocks, (0, 0))
+    walked.clear(), folded.clear()
+    at = len(blocks) // 2 + 1  # a "|": the carry after it is the kept one's
+    for text, walks in (("|", ["|"]), ("abc", ["abc", "ab", "|"])):  # "abc" changes it up to the next "|"
+        copy = (*blocks[:at], TextBlock(text=text), *blocks[at + 1 :], TextBlock(text="d"))
+        assert scan(copy, 0) == _walked(_reset_step([]), copy)
+        assert fold(copy, (0, 0)) == functools.reduce(_sum_step, copy, (0, 0))
+        assert [b.text for b in walked] == [b.text for b in folded] == [*walks, "d"]
+        scan(blocks, 0), fold(blocks, (0, 0))
+        walked.clear(), folded.clear()
+
+
+@given(paired_histories(), st.integers(0, 40))
+def test_a_message_s_units_read_in_place_are_its_units(history: list[Message], at: int) -> None:
+    """`own_units_read` reads a long message's units off its kept scan without copying them: the
+    same units, in order, by index from either end and by slice, for each version of a reply."""
+    from ctxlab.core.messages.units import own_units, own_units_read
+
+    blocks = tuple(b for m in history for b in m.blocks) * 4
+    for end in (len(blocks) // 2, len(blocks)):
+        message = Message(role="assistant", blocks=blocks[:end])
+        units, read = own_units(message), own_units_read(message)
+        assert len(read) == len(units) and list(read) == list(units)
+        assert list(read[at:]) == list(units[at:])
+        if units:
+            assert read[-1 - at % len(units)] == units[-1 - at % len(units)]
+        with pytest.raises(IndexError):
+            read[len(units)]
 
 
 def _carry(blocks: Sequence[TextBlock]) -> int:

@@ -25,14 +25,21 @@ Invariants:
   to right, whatever it folded before: it keeps the running values of the last sequence folded
   from each start, and a sequence that begins with the same objects resumes after them. Each
   value is the one the plain fold computes, so even a float sum is bit for bit the same.
-  `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is `start`, `[-1]`
-  the whole fold), from the same kept values; a value there is the very object of an earlier
-  call's only while the items before it are the very same (a value is made once, after the
-  items before it, and dropped with them). `LeadingConcat` and `LeadingScan` keep parts the
+  A fold given `rejoin` also resumes past a few items a sequence replaced in a kept one (a
+  clearing's copy of a reply), where `rejoin(kept, now, *args)` maps the values kept after them
+  to the ones folding from `now` gives: the contract `rejoin` keeps is that whenever it maps
+  rather than returning None, folding any items from `now` gives the map of folding them from
+  `kept`. `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is
+  `start`, `[-1]` the whole fold), from the same kept values; a value there is the very object
+  of an earlier call's only while the items before it are the very same (a value is made once,
+  after the items before it, and dropped with them). `LeadingConcat` and `LeadingScan` keep parts the
   same way: what an item contributes is worked out once while the items before it stay. A
   scan whose step does not read its position (`anywhere`) also resumes inside a kept sequence
   where a run of its items is entered with the carry its first few items, walked afresh from
-  the start, end with: parts depend only on the carry and the items.
+  the start, end with, and past a few items a copy replaced where the kept item after them is
+  entered with the same carry: parts depend only on the carry and the items
+  (`ctxlab.core.messages.kept`). `closed` gives `finished`'s parts without copying them, to be
+  read before the scan is next asked.
 - They keep what they worked out in a `Resumable` (`ctxlab.core.messages.resumable`): a few
   sequences per start, the one a new sequence shares most with resumed. Every memo registers
   there, so `resumable.forget()` drops it.
@@ -40,25 +47,39 @@ Invariants:
 
 from __future__ import annotations
 
-import itertools
-import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import InitVar, dataclass, field
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from ctxlab.core.messages.message import GROWN, same_run
+from ctxlab.core.messages.kept import (
+    RESUMED_BLOCKS,
+    ClosedParts,
+    Closing,
+    KeptSequence,
+    brought_up,
+    items_of,
+    rejoined_fold,
+    rejoined_scan,
+    resume_inside,
+    source_of,
+)
+from ctxlab.core.messages.message import GROWN
 from ctxlab.core.messages.resumable import Resumable, register
+
+__all__ = [
+    "RESUMED_BLOCKS",
+    "Closing",
+    "IdentityMemo",
+    "LeadingConcat",
+    "LeadingFold",
+    "LeadingScan",
+    "weight_of",
+]
 
 K = TypeVar("K")
 V = TypeVar("V")
 P = TypeVar("P")
 S = TypeVar("S")
-
-
-RESUMED_BLOCKS = 16
-"""A message this long is read by resuming an earlier read of the blocks it begins with (a reply
-grows by a round at every call); a shorter one is read whole, cheaper than looking for one."""
 
 
 class IdentityMemo(Generic[K, V]):
@@ -139,12 +160,14 @@ class LeadingFold(Generic[K, V]):
     it shares most with when it shares at least half of it, and is kept beside them otherwise.
     """
 
-    __slots__ = ("_kept", "_step")
+    __slots__ = ("_kept", "_rejoin", "_step")
 
-    def __init__(self, step: Callable[..., V]) -> None:
-        self._step = step
-        self._kept = Resumable[tuple[V, tuple[Hashable, ...]], _Sequence[K, V, None]](
-            _items_of, source=_source_of
+    def __init__(
+        self, step: Callable[..., V], rejoin: Callable[..., Callable[[V], V] | None] | None = None
+    ) -> None:
+        self._step, self._rejoin = step, rejoin
+        self._kept = Resumable[tuple[V, tuple[Hashable, ...]], KeptSequence[K, V, None]](
+            items_of, source=source_of
         )
 
     def clear(self) -> None:
@@ -166,14 +189,16 @@ class LeadingFold(Generic[K, V]):
 
     def _values(self, items: Sequence[K], start: V, args: tuple[Any, ...]) -> list[V]:
         """The kept running values, brought up to `items` (the memo's own list: not to be kept)."""
-        kept, same = self._kept.resume((start, args), items, partial(_Sequence, start))
+        kept, same = self._kept.resume((start, args), items, partial(KeptSequence, start))
+        if self._rejoin is not None and same < min(len(items), len(kept.items)):
+            same = rejoined_fold(kept, items, same, step=self._step, rejoin=self._rejoin, args=args)
         kept.cut(same)
         value = kept.values[-1]
         for item in items[same:]:
             value = self._step(value, item, *args)
             kept.items.append(item)
             kept.values.append(value)
-        _brought_up(kept, items)
+        brought_up(kept, items)
         return kept.values
 
 
@@ -192,14 +217,14 @@ class LeadingConcat(Generic[K, P]):
 
     def __init__(self, parts: Callable[..., Iterable[P]]) -> None:
         self._parts = parts
-        self._kept = Resumable[tuple[Hashable, ...], _Sequence[K, int, P]](_items_of, source=_source_of)
+        self._kept = Resumable[tuple[Hashable, ...], KeptSequence[K, int, P]](items_of, source=source_of)
 
     def clear(self) -> None:
         """Drop every remembered sequence."""
         self._kept.clear()
 
     def __call__(self, items: Sequence[K], *args: Any) -> tuple[P, ...]:
-        kept, same = self._kept.resume(args, items, partial(_Sequence, 0))
+        kept, same = self._kept.resume(args, items, partial(KeptSequence, 0))
         if same == len(items) == len(kept.items) and kept.whole is not None:
             return kept.whole
         before = kept.whole
@@ -211,7 +236,7 @@ class LeadingConcat(Generic[K, P]):
             kept.items.append(item)
             kept.ends.append(len(kept.parts))
         kept.whole = tuple(kept.parts)
-        _brought_up(kept, items, before, shared)
+        brought_up(kept, items, before, shared)
         return kept.whole
 
 
@@ -226,7 +251,7 @@ class LeadingScan(Generic[K, S, P]):
     A scan whose step never reads `before` (`anywhere`) gives a run of items the same parts
     wherever the run stands, once the carry ahead of it is the same. A long sequence
     (`RESUMED_BLOCKS`) that shares no leading objects with a kept one, but goes on, after at
-    most `_ENTERED - 1` items walked afresh, with a run of `RESUMED_BLOCKS` or more items of one,
+    most `ENTERED - 1` items walked afresh, with a run of `RESUMED_BLOCKS` or more items of one,
     entered there with the carry the walk ended with (a window that cut a reply's front at a
     message boundary, or inside a round), then takes that run's parts and carries.
     """
@@ -235,8 +260,8 @@ class LeadingScan(Generic[K, S, P]):
 
     def __init__(self, step: Callable[..., tuple[Iterable[P], S]], *, anywhere: bool = False) -> None:
         self._step, self._anywhere = step, anywhere
-        self._kept = Resumable[tuple[S, tuple[Hashable, ...]], _Sequence[K, S, P]](
-            _items_of, source=_source_of
+        self._kept = Resumable[tuple[S, tuple[Hashable, ...]], KeptSequence[K, S, P]](
+            items_of, source=source_of
         )
 
     def clear(self) -> None:
@@ -291,20 +316,36 @@ class LeadingScan(Generic[K, S, P]):
         self._made(kept, closed, keep)
         return closed
 
+    def closed(
+        self, items: Sequence[K], start: S, finish: Callable[[S, Sequence[P]], Closing[P]], *args: Any
+    ) -> Sequence[P]:
+        """`finished`'s parts, not copied: the scan's own (`ClosedParts`), read before the scan is
+        next asked, never kept."""
+        if len(items) < RESUMED_BLOCKS:
+            out, carry = self.walk(items, start, *args)
+        else:
+            kept, carry = self._scanned(items, start, args)
+            out = kept.parts
+        return ClosedParts(out, *finish(carry, out))
+
     def with_carry(self, items: Sequence[K], start: S, *args: Any) -> tuple[tuple[P, ...], S]:
         """The scan's parts and its carry after the last item."""
         kept, carry = self._scanned(items, start, args)
         return self._whole(kept), carry
 
-    def _scanned(self, items: Sequence[K], start: S, args: tuple[Any, ...]) -> tuple[_Sequence[K, S, P], S]:
+    def _scanned(
+        self, items: Sequence[K], start: S, args: tuple[Any, ...]
+    ) -> tuple[KeptSequence[K, S, P], S]:
         """The kept scan, its parts brought up to `items` (the memo's own: not to be kept), and
         its carry after the last item."""
         key = (start, args)
-        kept, same = self._kept.resume(key, items, partial(_Sequence, start))
+        kept, same = self._kept.resume(key, items, partial(KeptSequence, start))
         if same == len(items) == len(kept.items):
             return kept, kept.values[-1]
         if not same and self._anywhere and len(items) >= RESUMED_BLOCKS:
-            same = _resume_inside(kept, items, start, self._kept.slots(key), step=self._step, args=args)
+            same = resume_inside(kept, items, start, self._kept.slots(key), step=self._step, args=args)
+        elif self._anywhere and same < min(len(items), len(kept.items)):
+            same = rejoined_scan(kept, items, same, step=self._step, args=args)
         kept.cut(same)
         step, out, held, carries, ends = self._step, kept.parts, kept.items, kept.values, kept.ends
         carry = carries[-1]
@@ -316,10 +357,10 @@ class LeadingScan(Generic[K, S, P]):
             carries.append(carry)
             ends.append(len(out))
         kept.whole = None
-        _brought_up(kept, items)
+        brought_up(kept, items)
         return kept, carry
 
-    def _whole(self, kept: _Sequence[K, S, P]) -> tuple[P, ...]:
+    def _whole(self, kept: KeptSequence[K, S, P]) -> tuple[P, ...]:
         """The scan's parts as a tuple, made once while they stay."""
         if kept.whole is None:
             kept.whole = tuple(kept.parts)
@@ -327,174 +368,10 @@ class LeadingScan(Generic[K, S, P]):
         return kept.whole
 
     @staticmethod
-    def _made(kept: _Sequence[K, S, P], made: tuple[P, ...], keeps: int) -> None:
+    def _made(kept: KeptSequence[K, S, P], made: tuple[P, ...], keeps: int) -> None:
         """`made` begins with the first `keeps` parts of `kept`: noted (`GROWN`) as sharing
         with the tuple made before it as many leading parts as both still hold."""
         before, shared = kept.made, min(kept.made_keeps, keeps)
         if before is not None and shared:
             GROWN.note(made, before, shared)
         kept.made, kept.made_keeps = made, keeps
-
-
-def _resume_inside(
-    kept: _Sequence[K, S, P],
-    items: Sequence[K],
-    start: S,
-    slots: Sequence[_Sequence[K, S, P]],
-    *,
-    step: Callable[..., tuple[Iterable[P], S]],
-    args: tuple[Any, ...],
-) -> int:
-    """Fill the empty `kept` with the first `k < _ENTERED` items walked afresh from `start` by
-    `step` (given `args`), then the longest run (`RESUMED_BLOCKS` or more) that `items` goes on with inside
-    another of `slots`, entered there with the carry the walk ended with (the fewest items
-    walked first); how many items it holds (none found: the items walked, `_ENTERED` or all)."""
-    carry, parts, carries, ends = start, list[P](), list[S](), list[int]()
-    for k in range(min(_ENTERED, len(items))):
-        found = _run_inside(kept, items, k, carry, slots)
-        if found is not None:
-            other, q, run = found
-            stop, base = q + run, other.ends[q]
-            kept.items[:] = [*items[:k], *other.items[q:stop]]
-            kept.values[:] = [start, *carries, *other.values[q + 1 : stop + 1]]
-            kept.ends[:] = [0, *ends, *map((len(parts) - base).__add__, other.ends[q + 1 : stop + 1])]
-            kept.parts[:] = [*parts, *other.parts[base : other.ends[stop]]]
-            return k + run
-        made, carry = step(carry, items[k], len(parts), *args)
-        parts += made
-        carries.append(carry)
-        ends.append(len(parts))
-    kept.items[:], kept.values[:], kept.ends[:], kept.parts[:] = (
-        items[: len(carries)],
-        [start, *carries],
-        [0, *ends],
-        parts,
-    )
-    return len(carries)
-
-
-_ENTERED = 3
-"""How many places a sequence may enter a kept one at: its first item, or one of the next two
-after those before it are walked afresh (a window cutting inside a round keeps the round's
-last blocks, whose carry no kept read entered them with)."""
-
-
-def _run_inside(
-    kept: _Sequence[K, S, P], items: Sequence[K], k: int, carry: S, slots: Sequence[_Sequence[K, S, P]]
-) -> tuple[_Sequence[K, S, P], int, int] | None:
-    """The longest run (`RESUMED_BLOCKS` or more) of `items` from `k` on that another of `slots`
-    holds from a place it entered with `carry`: that sequence, the place, and the run's length.
-    The latest used are asked first; one whose run could be no longer than the longest found is
-    not compared (a window moving along is found in the read before it, compared once)."""
-    first, best, at = items[k], RESUMED_BLOCKS - 1, None
-    for other in reversed(slots):
-        if other is kept:
-            continue
-        q = other.place(first)
-        if q is None or q == 0 or other.values[q] != carry:
-            continue
-        most = min(len(other.items) - q, len(items) - k)
-        if most <= best:
-            continue
-        shared = same_run(other.items, q, items, k, most)
-        if shared > best:
-            best, at = shared, (other, q)
-    return None if at is None else (at[0], at[1], best)
-
-
-Closing = tuple[int, Sequence[P]]
-"""How `LeadingScan.finished` closes a scan: how many of its parts stay, and the parts after them."""
-
-
-@dataclass(slots=True)
-class _Sequence(Generic[K, V, P]):
-    """One remembered sequence: its items, the value after each leading run of them
-    (`values[i]`: after the first i items: a fold's value, a scan's carry), and for a
-    concatenation or a scan the parts, how many the first i items made (`ends[i]`), and their
-    tuple."""
-
-    start: InitVar[V]
-    items: list[K] = field(default_factory=list)
-    values: list[V] = field(init=False)
-    parts: list[P] = field(default_factory=list)
-    whole: tuple[P, ...] | None = None
-    ends: list[int] = field(default_factory=lambda: [0])
-    source: tuple[object, ...] | None = None
-    made: tuple[P, ...] | None = None
-    made_keeps: int = 0
-    places: dict[int, int] | None = None  # id(item) -> a place of it, for the first `placed` items
-    placed: int = 0
-
-    def __post_init__(self, start: V) -> None:
-        self.values = [start]
-
-    def place(self, item: object) -> int | None:
-        """Where the very object `item` stands among the items (None: nowhere): among the first
-        `_NEAR` by a scan at C speed (a window that moved on begins a little after the last), else
-        by an index made when first asked and brought up to the items at every later ask."""
-        near = map(operator.is_, self.items[:_NEAR], itertools.repeat(item))
-        found = next(itertools.compress(itertools.count(), near), None)
-        if found is not None:
-            return found
-        if self.places is None:
-            self.places = {}
-        placed, held = self.placed, len(self.items)
-        if placed < held:
-            self.places.update(zip(map(id, self.items[placed:]), range(placed, held), strict=True))
-            self.placed = held
-        # an entry may name a place since cut: the object found there must be `item` itself
-        at = self.places.get(id(item))
-        return at if at is not None and at < len(self.items) and self.items[at] is item else None
-
-    def cut(self, same: int) -> None:
-        """Keep the first `same` items only (and no source until brought up again)."""
-        self.source = None
-        self.placed = min(self.placed, same)
-        if same < len(self.items):
-            del self.items[same:], self.values[same + 1 :], self.ends[same + 1 :]
-            del self.parts[self.ends[-1] :]
-            self.whole = None
-            self.made_keeps = min(self.made_keeps, len(self.parts))
-
-
-_NEAR = 16
-"""Leading items `_Sequence.place` scans before it indexes them all."""
-
-
-def _items_of(kept: _Sequence[K, V, P]) -> Sequence[object]:
-    return kept.items
-
-
-def _source_of(kept: _Sequence[K, V, P]) -> tuple[object, ...] | None:
-    return kept.source
-
-
-def _brought_up(
-    kept: _Sequence[K, V, P],
-    items: Sequence[object],
-    before: tuple[P, ...] | None = None,
-    shared: int = 0,
-) -> None:
-    """`kept` now holds exactly `items`: a tuple is noted as its source (a list may change). Its
-    parts made anew begin with the first `shared` of those it held `before` (`GROWN`)."""
-    kept.source = items if type(items) is tuple else None
-    if before is not None and shared and kept.whole is not None:
-        GROWN.note(kept.whole, before, shared)
-
-
-class MappedAlong(Generic[K]):
-    """`tuple(one(item, *args) for item in items)`, or `items` itself when every item maps to
-    itself: each item's value kept by identity (`IdentityMemo`) and a sequence's values kept
-    along it (`LeadingConcat`), so a sequence that grew costs what it gained. The form a
-    framework sends a stored message in, message by message, is one.
-    """
-
-    __slots__ = ("_along", "_one")
-
-    def __init__(self, one: Callable[..., K]) -> None:
-        self._one = IdentityMemo[K, K](one)
-        self._along = LeadingConcat[K, K](lambda item, _at, _before, *args: (self._one(item, *args),))
-
-    def __call__(self, items: tuple[K, ...], *args: Any) -> tuple[K, ...]:
-        mapped = self._along(items, *args)
-        return items if all(map(operator.is_, mapped, items)) else mapped

@@ -290,9 +290,22 @@ def same_run(a: Sequence[object], i: int, b: Sequence[object], j: int, most: int
     >>> same_run([y, x, y], 1, [x, y, x], 0, 2), same_run([x], 0, [y, x], 1, 1)
     (2, 1)
     """
-    ours, theirs = itertools.islice(a, i, i + most), itertools.islice(b, j, j + most)
-    differ = itertools.compress(itertools.count(), map(operator.is_not, ours, theirs))
-    return next(differ, most)
+    # Compared a slice at a time, each four times the last: a run far into a long reply (a
+    # clearing's copy) is mostly short, and skipping to it by iterating would cost its place.
+    done, size = 0, _RUN_SLICE
+    while done < most:
+        size = min(size, most - done)
+        ours, theirs = a[i + done : i + done + size], b[j + done : j + done + size]
+        same = next(itertools.compress(itertools.count(), map(operator.is_not, ours, theirs)), size)
+        done += same
+        if same < size:
+            break
+        size *= 4
+    return done
+
+
+_RUN_SLICE = 16
+"""How many items `same_run` compares first."""
 
 
 def same_trailing(a: Sequence[object], b: Sequence[object]) -> int:

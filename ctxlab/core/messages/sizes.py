@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -248,4 +248,10 @@ def tally_between(blocks: Sequence[Block], start: int, stop: int) -> Tally:
     return through - before
 
 
-_block_sums = LeadingFold[Block, Tally](lambda total, block: total + block.tally)
+def _sums_rejoined(kept: Tally, now: Tally) -> Callable[[Tally], Tally]:
+    """The sums kept after a block map to those after it now by the difference (whole numbers)."""
+    gained = now - kept
+    return lambda total: total + gained
+
+
+_block_sums = LeadingFold[Block, Tally](lambda total, block: total + block.tally, _sums_rejoined)

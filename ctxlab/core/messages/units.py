@@ -261,6 +261,16 @@ def own_units(message: Message) -> tuple[ViewUnit, ...]:
     return _place_units(message, 0, 0)
 
 
+def own_units_read(message: Message) -> Sequence[ViewUnit]:
+    """`own_units(message)`, read in place: a long message's (`RESUMED_BLOCKS`) are the scan's
+    own, with no copy of them made, to be read before the next read of a message's units."""
+    blocks = message.blocks
+    if len(blocks) < memo.RESUMED_BLOCKS:
+        return _place_units(message, 0, 0)
+    close = partial(_closed_units, message.role, (0, 0), len(blocks))
+    return _segments.closed(blocks, _NOTHING_READ, close, message.role, (0, 0))
+
+
 placed_units = IdentityMemo[Message, tuple[ViewUnit, ...]](_place_units)
 """The units of a message stored at a position, the first at a view index:
 `placed_units(message, position, first)`, worked out once for each (kept by identity)."""

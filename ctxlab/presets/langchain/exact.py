@@ -63,6 +63,7 @@ from ctxlab.core.messages.units import (
     BlockRef,
     ViewUnit,
     own_units,
+    own_units_read,
     split_at_unit,
     view_units,
 )
@@ -305,7 +306,7 @@ class _LangChainJudge:
         (a reply that grew is judged past what it gained): the units owning a block from `first`
         on are found by bisection (a unit's end never falls), the nearest AI unit before them by
         a walk back."""
-        units = own_units(message)
+        units = own_units_read(message)  # read here, before any other read of units
         k = bisect.bisect_right(units, first, key=operator.attrgetter("end"))
         nearest = cast(_Nearest, carry)
         for back in range(k - 1, -1, -1):
@@ -313,7 +314,8 @@ class _LangChainJudge:
                 nearest = (message, units[back])
                 break
         verdicts: list[Verdict] = []
-        for unit in units[k:]:
+        for at in range(k, len(units)):
+            unit = units[at]
             if unit.role == "assistant":
                 nearest = (message, unit)
             elif unit.kind == "result" and unit.blocks[0] >= first:

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.blocks import Block, TextBlock, ToolResultBlock
-from ctxlab.core.messages.memo import MappedAlong
+from ctxlab.core.messages.mapped import MappedAlong
 from ctxlab.core.messages.message import Message
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
