@@ -46,23 +46,22 @@ def rejoined_fold(
     rejoin: Callable[..., Callable[[V], V] | None],
     args: tuple[Any, ...],
 ) -> int:
-    """Bring a fold `kept` to `items` from `same` on (the first item that differs) as far as
-    both go: each item folded, and where the next is the kept item at its place and `rejoin`
-    maps the kept values there, the kept values of the run of same objects that follows, mapped;
-    until `ENTERED` items in a row fold without one. How many leading items it now holds."""
-    held, values = kept.items, kept.values
-    stop, at, walked = min(len(items), len(held)), same, 0
-    while at < stop and walked < ENTERED:
+    """Bring a fold `kept` to `items` from `same` on (`_rejoin_walk`): an item folded afresh
+    rejoins when `rejoin` maps the kept values after it. How many leading items it now holds."""
+    values = kept.values
+
+    def fold(at: int) -> Callable[[int, int], None] | None:
         value = step(values[at], items[at], *args)
-        held[at], at, walked = items[at], at + 1, walked + 1
-        mapped = rejoin(values[at], value, *args) if at < stop and items[at] is held[at] else None
-        values[at] = value
-        if mapped is not None:
-            run = same_run(held, at, items, at, stop - at)
-            values[at + 1 : at + 1 + run] = map(mapped, values[at + 1 : at + 1 + run])
-            at, walked = at + run, 0
-    kept.placed = min(kept.placed, same)
-    return at
+        mapped, values[at + 1] = rejoin(values[at + 1], value, *args), value
+        if mapped is None:
+            return None
+
+        def take(first: int, run: int) -> None:
+            values[first + 1 : first + 1 + run] = map(mapped, values[first + 1 : first + 1 + run])
+
+        return take
+
+    return _rejoin_walk(kept, items, same, fold)
 
 
 def rejoined_scan(
@@ -73,26 +72,54 @@ def rejoined_scan(
     step: Callable[..., tuple[Iterable[P], S]],
     args: tuple[Any, ...],
 ) -> int:
-    """Bring a scan whose step does not read its position to `items` from `same` on (the first
-    item that differs from `kept`'s) as far as both go: each item walked, its parts in place of
-    the kept item's, and where the next is the kept item at its place, entered with the same
-    carry, the kept parts and carries of the run of same objects that follows; until `ENTERED`
-    items in a row walk without one. How many leading items `kept` now holds."""
-    held, carries, ends, parts = kept.items, kept.values, kept.ends, kept.parts
-    stop, at, walked, moved = min(len(items), len(held)), same, 0, 0  # moved: kept parts' shift
+    """Bring a scan whose step does not read its position to `items` from `same` on
+    (`_rejoin_walk`): an item walked afresh, its parts in place of the kept item's, rejoins when
+    the carry after it is the kept one. How many leading items `kept` now holds."""
+    carries, ends, parts = kept.values, kept.ends, kept.parts
+    moved = 0  # how far the kept parts after the items walked have moved
     kept.made_keeps, kept.whole = min(kept.made_keeps, ends[same]), None
-    while at < stop and walked < ENTERED:
+
+    def walk(at: int) -> Callable[[int, int], None] | None:
+        nonlocal moved
         made, carry = step(carries[at], items[at], ends[at], *args)
         high, held_parts = ends[at + 1] + moved, len(parts)  # where the kept item's parts end
         parts[ends[at] : high] = made
         moved += len(parts) - held_parts
+        ends[at + 1], rejoins, carries[at + 1] = (
+            high + len(parts) - held_parts,
+            carries[at + 1] == carry,
+            carry,
+        )
+        shift = moved
+
+        def take(first: int, run: int) -> None:
+            ends[first + 1 : first + 1 + run] = map(shift.__add__, ends[first + 1 : first + 1 + run])
+
+        return take if rejoins else None
+
+    return _rejoin_walk(kept, items, same, walk)
+
+
+def _rejoin_walk(
+    kept: KeptSequence[K, V, P],
+    items: Sequence[K],
+    same: int,
+    read: Callable[[int], Callable[[int, int], None] | None],
+) -> int:
+    """Bring `kept` to `items` from `same` on (the first item that differs) as far as both go:
+    each item read afresh (`read(at)`, which puts what it makes in place of the kept item's and
+    says how to take the kept run after it, entered alike, or None), and where the next item is
+    the kept one at its place and `read` said how, the run of same objects that follows taken
+    from `kept`; until `ENTERED` items in a row are read without one. How many leading items
+    `kept` now holds."""
+    held = kept.items
+    stop, at, walked = min(len(items), len(held)), same, 0
+    while at < stop and walked < ENTERED:
+        take = read(at)
         held[at], at, walked = items[at], at + 1, walked + 1
-        ends[at] = high + len(parts) - held_parts
-        rejoins = at < stop and items[at] is held[at] and carries[at] == carry
-        carries[at] = carry
-        if rejoins:
+        if take is not None and at < stop and items[at] is held[at]:
             run = same_run(held, at, items, at, stop - at)
-            ends[at + 1 : at + 1 + run] = map(moved.__add__, ends[at + 1 : at + 1 + run])
+            take(at, run)
             at, walked = at + run, 0
     kept.placed = min(kept.placed, same)
     return at
