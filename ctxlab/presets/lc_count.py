@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.core.messages.blocks import Block
+from ctxlab.core.messages.kept import shifted
 from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
 from ctxlab.core.wire.views import NO_WIRE, WireCarry, wire_step, wire_tail
@@ -203,8 +204,8 @@ def _block_sum_rejoined(
     added is a whole number."""
     if kept[0] != now[0] or not _whole(params):
         return None
-    gained = now[1] - kept[1]
-    return lambda summed: (summed[0], summed[1] + gained)
+    total = shifted(kept[1], now[1])
+    return lambda summed: (summed[0], total(summed[1]))
 
 
 def _whole(params: ApproxParams) -> bool:
@@ -221,8 +222,8 @@ the blocks it gained, with no view of the reply made."""
 
 
 def _stored_sum_rejoined(kept: float, now: float, params: ApproxParams) -> Callable[[float], float] | None:
-    gained = now - kept
-    return (lambda total: total + gained) if _whole(params) else None
+    """The sums kept after a message map to those after it now by the difference, when exact."""
+    return shifted(kept, now) if _whole(params) else None
 
 
 _stored_sum = LeadingFold[Message, float](_add_stored, _stored_sum_rejoined)

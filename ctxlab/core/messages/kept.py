@@ -22,7 +22,7 @@ import itertools
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import InitVar, dataclass, field
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from ctxlab.core.messages.message import GROWN, same_run
 
@@ -35,6 +35,31 @@ S = TypeVar("S")
 RESUMED_BLOCKS = 16
 """A message this long is read by resuming an earlier read of the blocks it begins with (a reply
 grows by a round at every call); a shorter one is read whole, cheaper than looking for one."""
+
+
+class Summable(Protocol):
+    """A value that adds and subtracts: a running sum (a float, a `Tally`)."""
+
+    def __add__(self, other: Any, /) -> Any: ...
+    def __sub__(self, other: Any, /) -> Any: ...
+
+
+A = TypeVar("A", bound=Summable)
+
+
+def shifted(kept: A, now: A) -> Callable[[A], A]:
+    """A fold's `rejoin` for a running sum: the sums kept after an item map to those after it now
+    by what the two differ by there. Exact for sums of whole numbers (a float one below 2**53).
+
+    >>> shifted(10.0, 7.0)(25.0)
+    22.0
+    """
+    gained = now - kept
+
+    def moved(total: A) -> A:
+        return total + gained  # type: ignore[no-any-return]
+
+    return moved
 
 
 def rejoined_fold(

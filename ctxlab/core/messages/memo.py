@@ -32,9 +32,9 @@ Invariants:
   `kept`. `running(items, start, *args)[k]` is the fold of the first `k` items (`[0]` is
   `start`, `[-1]` the whole fold), from the same kept values; a value there is the very object
   of an earlier call's only while the items before it are the very same (a value is made once,
-  after the items before it, and dropped with them). `LeadingConcat` and `LeadingScan` keep parts the
-  same way: what an item contributes is worked out once while the items before it stay. A
-  scan whose step does not read its position (`anywhere`) also resumes inside a kept sequence
+  after the items before it, and dropped with them). `LeadingConcat` and `LeadingScan` keep
+  parts the same way: what an item contributes is worked out once while the items before it
+  stay. A scan whose step does not read its position (`anywhere`) also resumes inside a kept sequence
   where a run of its items is entered with the carry its first few items, walked afresh from
   the start, end with, and past a few items a copy replaced where the kept item after them is
   entered with the same carry: parts depend only on the carry and the items

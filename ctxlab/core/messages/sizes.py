@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -33,6 +33,7 @@ from ctxlab.core.messages.blocks import (
     sum_tallies,
     tally_of,
 )
+from ctxlab.core.messages.kept import shifted
 from ctxlab.core.messages.memo import Closing, IdentityMemo, LeadingConcat, LeadingFold, LeadingScan
 from ctxlab.core.messages.message import Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
@@ -248,10 +249,4 @@ def tally_between(blocks: Sequence[Block], start: int, stop: int) -> Tally:
     return through - before
 
 
-def _sums_rejoined(kept: Tally, now: Tally) -> Callable[[Tally], Tally]:
-    """The sums kept after a block map to those after it now by the difference (whole numbers)."""
-    gained = now - kept
-    return lambda total: total + gained
-
-
-_block_sums = LeadingFold[Block, Tally](lambda total, block: total + block.tally, _sums_rejoined)
+_block_sums = LeadingFold[Block, Tally](lambda total, block: total + block.tally, shifted)
