@@ -16,6 +16,12 @@ Invariants:
   copy with a few blocks or messages replaced (a clearing's) takes the sums kept after them,
   shifted by the difference, when every message counts a whole number (a whole overhead per
   message): a sum of whole numbers below 2**53 is exact in floats, so it is the same sum.
+- `result_shift(result, cleared, params)` is how `count_stored` of any history holding `result`
+  changes when `cleared` replaces it, or None: each becomes one tool message of its own, counted
+  alike, when neither returned media (a batch's media message would change too) and every
+  message counts a whole number. `noted_count(messages, total, params)` says a history's count
+  was worked out otherwise (a clearing's count before and its edits' shifts): `count_stored` of
+  that very tuple next gives `total` without reading it.
 - Every function here is pure: equal inputs give equal outputs.
 """
 
@@ -28,11 +34,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.core.messages.blocks import Block
+from ctxlab.core.messages.blocks import Block, DataBlock, ToolResultBlock
 from ctxlab.core.messages.kept import shifted
 from ctxlab.core.messages.memo import RESUMED_BLOCKS, IdentityMemo, LeadingFold
 from ctxlab.core.messages.message import Message
-from ctxlab.core.wire.views import NO_WIRE, WireCarry, wire_step, wire_tail
+from ctxlab.core.messages.resumable import register
+from ctxlab.core.wire.views import NO_WIRE, WireCarry, tool_wire, wire_step, wire_tail
 from ctxlab.presets.lc_messages import LCCall, LCMessage, from_wire, lc_of, lc_view
 
 
@@ -166,6 +173,9 @@ def count_stored(messages: Sequence[Message], params: ApproxParams = APPROX) -> 
     LangChain messages are added in the view's order (the very same float additions), so a
     history counted again at every step costs what it gained and no view of it is made (a copy
     as long as the history at every call). Usage scaling reads the view."""
+    noted = _NOTED.last
+    if noted is not None and noted[0] is messages and (noted[1] is params or noted[1] == params):
+        return noted[2]
     if params.use_usage_metadata_scaling:
         return count_tokens(lc_view(messages), params)
     return math.ceil(_stored_sum(messages, 0.0, params))
@@ -228,3 +238,45 @@ def _stored_sum_rejoined(kept: float, now: float, params: ApproxParams) -> Calla
 
 _stored_sum = LeadingFold[Message, float](_add_stored, _stored_sum_rejoined)
 """`count_stored`'s sum: `_summed` of the view, folded a stored message at a time."""
+
+
+def result_shift(
+    result: ToolResultBlock, cleared: ToolResultBlock, params: ApproxParams = APPROX
+) -> int | None:
+    """How `count_stored` of a history changes when `cleared` replaces `result` (see the module
+    invariants), or None when that cannot be told from the two alone."""
+    if not _whole(params) or params.use_usage_metadata_scaling or _returned_media(result, cleared):
+        return None
+    return int(_tool_count(cleared, params) - _tool_count(result, params))
+
+
+def _returned_media(*results: ToolResultBlock) -> bool:
+    return any(isinstance(part, DataBlock) for result in results for part in result.output)
+
+
+def _tool_count(result: ToolResultBlock, params: ApproxParams) -> float:
+    """The count of the one tool message a result without media becomes (named after its tool)."""
+    return _added(0.0, chars_and_images(from_wire(tool_wire(result), result.name)), result.name, params)
+
+
+class _Noted:
+    """The last count worked out otherwise: the very tuple, the parameters, the count."""
+
+    __slots__ = ("__weakref__", "last")
+
+    def __init__(self) -> None:
+        self.last: tuple[tuple[Message, ...], ApproxParams, int] | None = None
+        register(self)
+
+    def clear(self) -> None:
+        self.last = None
+
+
+_NOTED = _Noted()
+
+
+def noted_count(messages: tuple[Message, ...], total: int, params: ApproxParams = APPROX) -> int:
+    """`total`, noted as `count_stored(messages, params)` (worked out otherwise and equal to it):
+    the next count of that very tuple gives it without reading the history."""
+    _NOTED.last = (messages, params, total)
+    return total

@@ -18,6 +18,8 @@ from ctxlab.core.messages.message import GROWN, Message, same_leading
 from ctxlab.core.messages.units import BlockRef
 from ctxlab.presets.langchain import exact
 from ctxlab.presets.langchain.exact import LangChainClearParams, clear_exact
+from ctxlab.presets.lc_count import count_tokens
+from ctxlab.presets.lc_messages import lc_view
 from tests.core.test_clearing import SIZER, call, reply, result, rounds, user
 from tests.strategies import messages, paired_histories
 from tests.zoo_strategies import agent_histories
@@ -181,6 +183,7 @@ def test_langchain_clearing_of_a_long_reply_resumed_is_the_clearing_of_the_whole
     for seen in long_reply_requests(grown, after, data):
         out = clear_exact(seen, params, placeholder)
         assert out == exact._cleared_at_once(seen, params, placeholder)
+        assert out.tokens_after == count_tokens(lc_view(out.messages))  # the count after, read afresh
         assert clear_exact(out.messages, params, placeholder) == exact._cleared_at_once(
             out.messages, params, placeholder
         )

@@ -1,19 +1,28 @@
 """LangChain's approximate count of a stored history, read along the stored messages
 (`count_stored`), equals the count of its LangChain view whatever was counted before; a long
-message's, read along its blocks, equals that of its LangChain messages made afresh."""
+message's, read along its blocks, equals that of its LangChain messages made afresh; a cleared
+result's shift is what clearing it changes of a history's count."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.core.messages.blocks import Block, HintBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from ctxlab.core.messages.blocks import (
+    Block,
+    DataBlock,
+    HintBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from ctxlab.core.messages.edits import with_output
 from ctxlab.core.messages.memo import RESUMED_BLOCKS
 from ctxlab.core.messages.message import Message, Role, text_message
+from ctxlab.core.messages.resumable import forget
 from ctxlab.core.messages.units import placed_units
 from ctxlab.core.wire.views import to_openai_one
-from ctxlab.presets.lc_count import ApproxParams, count_stored, count_tokens
+from ctxlab.presets.lc_count import ApproxParams, count_stored, count_tokens, noted_count, result_shift
 from ctxlab.presets.lc_messages import LCMessage, _lc_part, lc_view
 from tests.strategies import data_blocks, paired_histories, parts, text_blocks, texts, tool_inputs
 
@@ -92,3 +101,54 @@ def test_a_long_message_counts_as_its_langchain_messages_made_afresh_as_it_grows
             )
         if block is not None:
             message = message.appended(block)
+
+
+@given(
+    paired_histories(),
+    st.builds(
+        ApproxParams,
+        chars_per_token=st.sampled_from([4.0, 3.3, 2.5]),
+        extra_tokens_per_message=st.sampled_from([3.0, 0.0, 0.7]),
+        count_name=st.booleans(),
+    ),
+    st.sampled_from(["[cleared]", "", "中文 placeholder"]),
+    st.data(),
+)
+def test_a_result_s_shift_is_what_clearing_it_changes_of_any_history_s_count(
+    history: list[Message], params: ApproxParams, placeholder: str, data: st.DataObject
+) -> None:
+    """`result_shift` is the change of the whole history's count when one result is cleared,
+    wherever it stands (short message or long, among media), or None: media, or a fractional
+    overhead per message."""
+    held = tuple(history)
+    results = [
+        (at, k) for at, m in enumerate(held) for k, b in enumerate(m.blocks) if isinstance(b, ToolResultBlock)
+    ]
+    if not results:
+        return
+    at, k = data.draw(st.sampled_from(results))
+    result = held[at].blocks[k]
+    assert isinstance(result, ToolResultBlock)
+    cleared = with_output(result, placeholder)
+    blocks = (*held[at].blocks[:k], cleared, *held[at].blocks[k + 1 :])
+    edited = (*held[:at], held[at].with_blocks(blocks), *held[at + 1 :])
+    shift = result_shift(result, cleared, params)
+    media = any(isinstance(p, DataBlock) for p in result.output)
+    assert (shift is None) == (media or not params.extra_tokens_per_message.is_integer())
+    if shift is not None:
+        whole = count_tokens(lc_view(edited), params) - count_tokens(lc_view(held), params)
+        assert shift == whole
+
+
+def test_a_noted_count_is_given_for_that_very_tuple_only_and_forgotten() -> None:
+    """`noted_count` stands for a count worked out otherwise: the very tuple (with those
+    parameters) gives it, an equal one is counted, and `forget()` drops it."""
+    history = (text_message("user", "abcdefgh"), text_message("assistant", "ok"))
+    true = count_tokens(lc_view(history))
+    assert noted_count(history, true) == true == count_stored(history)
+    noted_count(history, true + 7)  # a wrong note shows it is read, not the history
+    assert count_stored(history) == true + 7
+    assert count_stored(tuple(list(history))) == true  # an equal tuple is no noted one
+    assert count_stored(history, ApproxParams(chars_per_token=2.0)) != true + 7
+    forget()
+    assert count_stored(history) == true

@@ -18,10 +18,11 @@ Invariants:
   the whole history gives.
 - `applied(keep)` is the number of leading verdicts that take effect: those before the `keep`
   most recent ranked ones. The clearing of the first `k` verdicts is `cleared_ids(k)`, and
-  `delta(k)` the change of the counter's tally; `edited(messages, k)` equals `replace_blocks` of
-  their replacements (the same copies, but for a long last message: a copy of its own, the same
-  for the same verdicts), rebuilding only the messages from the first one whose edits changed
-  since the last request it edited.
+  `delta(k)` the change of the counter's tally, `shift(k)` the change of the family's own count
+  (None when a clearing verdict among them does not know its own); `edited(messages, k)` equals
+  `replace_blocks` of their replacements (the same copies, but for a long last message: a copy
+  of its own, the same for the same verdicts), rebuilding only the messages from the first one
+  whose edits changed since the last request it edited.
 - A long message (`memo.RESUMED_BLOCKS` blocks or more: a reply grows by a round at every call)
   that begins with the blocks of the kept message at its place keeps that message's verdicts
   when the judge judges a message block by block (`GrowingJudge`), which then judges only the
@@ -42,7 +43,6 @@ from ctxlab.core.messages.blocks import ZERO, Block, Tally, ToolCallBlock, ToolR
 from ctxlab.core.messages.edits import replace_blocks
 from ctxlab.core.messages.message import GROWN, Message, begins_with, equal_leading, same_leading
 from ctxlab.core.messages.resumable import Resumable
-from ctxlab.core.messages.sizes import running_tally
 from ctxlab.core.messages.units import BlockRef
 
 
@@ -56,6 +56,8 @@ class Verdict:
         ranked: whether it counts among the results `keep` spares.
         cleared: what it becomes when cleared (None: it is never cleared).
         delta: how the counter's tally changes when it is cleared.
+        shift: how the family's own count of the history changes when it is cleared (None: it
+            cannot be told apart from the rest of the history, which is then counted again).
         reads: the last message the verdict was judged from.
         awaits: the call it found no declaration for, if a later one would change it.
     """
@@ -65,6 +67,7 @@ class Verdict:
     ranked: bool = True
     cleared: ToolResultBlock | None = None
     delta: Tally = ZERO
+    shift: int | None = None
     reads: int = 0
     awaits: str | None = None
 
@@ -115,6 +118,9 @@ class Plan:
     clears: list[int] = field(default_factory=lambda: [0])
     cleared: list[str] = field(default_factory=list)  # call ids of the clearing verdicts
     deltas: list[Tally] = field(default_factory=lambda: [ZERO])
+    resized: list[Tally] = field(default_factory=lambda: [ZERO])  # cleared blocks' tallies less the results'
+    shifts: list[int] = field(default_factory=lambda: [0])  # of the known shifts
+    unknown: list[int] = field(default_factory=lambda: [0])  # clearing verdicts of unknown shift
     reach: list[int] = field(default_factory=lambda: [-1])  # last message the first k read
     awaited: list[tuple[int, str]] = field(default_factory=list)  # (verdict, call id)
     out: list[Message] = field(default_factory=list)  # the last request edited
@@ -165,6 +171,11 @@ class Plan:
         """How the counter's tally changes when the first `applied` verdicts take effect."""
         return self.deltas[applied]
 
+    def shift(self, applied: int) -> int | None:
+        """How the family's own count changes when the first `applied` verdicts take effect, when
+        every one of them that clears knows it."""
+        return None if self.unknown[applied] else self.shifts[applied]
+
     def edited(self, messages: Sequence[Message], applied: int) -> tuple[Message, ...]:
         """`messages` (the history planned) with the first `applied` verdicts' replacements."""
         low = min(applied, self.out_applied)
@@ -194,7 +205,8 @@ class Plan:
         applied: its verdicts come in block order, so its blocks with all of them applied up to
         the last one applied, the rest as they are (the same copy for the same cut). The copy's
         blocks are made in one copy of `full`, noted (`GROWN`) as sharing with the last copy's
-        the blocks neither changed."""
+        the blocks neither changed; its tally is the message's and what its applied verdicts
+        changed of it (`resized`), not summed again."""
         first, end = self.starts[position], min(applied, self.starts[position + 1])
         cut = self.verdicts[end - 1].ref.block + 1 if end > first else 0
         unchanged = self._full(message, position)
@@ -209,7 +221,8 @@ class Plan:
         if last is not None and min(last[1], cut, unchanged):
             GROWN.note(blocks, last[2].blocks, min(last[1], cut, unchanged))
         same = same_leading(blocks, message.blocks) == len(blocks)
-        copy = message if same else message.with_blocks(blocks, running_tally(blocks))
+        tally = message.tally + (self.resized[end] - self.resized[first])  # sizes are integers: exact
+        copy = message if same else message.with_blocks(blocks, tally)
         self.last_edit = (message, cut, copy)
         return copy
 
@@ -253,7 +266,7 @@ class Plan:
             else:
                 verdicts, carry = judge.judge(message, position, carry)
             for verdict in verdicts:
-                self._add(verdict)
+                self._add(verdict, message)
             self.messages.append(message)
             self.carries.append(carry)
             self.starts.append(len(self.verdicts))
@@ -290,13 +303,14 @@ class Plan:
         del self.messages[same:], self.carries[same + 1 :], self.starts[same + 1 :]
         del self.verdicts[kept:], self.ranks[kept + 1 :], self.clears[kept + 1 :]
         del self.deltas[kept + 1 :], self.reach[kept + 1 :], self.cleared[self.clears[kept] :]
+        del self.resized[kept + 1 :], self.shifts[kept + 1 :], self.unknown[kept + 1 :]
         self.ids_valid = min(self.ids_valid, len(self.cleared))
         self.full_valid = min(self.full_valid, kept)
         while self.awaited and self.awaited[-1][0] >= kept:
             self.awaited.pop()
         self.out_valid = min(self.out_valid, same)
 
-    def _add(self, verdict: Verdict) -> None:
+    def _add(self, verdict: Verdict, message: Message) -> None:
         clears = verdict.cleared is not None
         if verdict.awaits is not None:
             self.awaited.append((len(self.verdicts), verdict.awaits))
@@ -304,6 +318,13 @@ class Plan:
         self.ranks.append(self.ranks[-1] + verdict.ranked)
         self.clears.append(self.clears[-1] + clears)
         self.deltas.append(self.deltas[-1] + verdict.delta if clears else self.deltas[-1])
+        resized = self.resized[-1]
+        if verdict.cleared is not None:
+            resized += verdict.cleared.tally - message.blocks[verdict.ref.block].tally
+        self.resized.append(resized)
+        shift = verdict.shift if clears else 0
+        self.shifts.append(self.shifts[-1] + (shift or 0))
+        self.unknown.append(self.unknown[-1] + (shift is None))
         self.reach.append(max(self.reach[-1], verdict.reads))
         if clears:
             self.cleared.append(verdict.call_id)

@@ -71,7 +71,14 @@ from ctxlab.core.settings import SettingError, setting
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import Frame
 from ctxlab.engine.state import EpisodeState, issue_id, with_context
-from ctxlab.presets.lc_count import ANTHROPIC_CHARS_PER_TOKEN, ApproxParams, count_stored, count_tokens
+from ctxlab.presets.lc_count import (
+    ANTHROPIC_CHARS_PER_TOKEN,
+    ApproxParams,
+    count_stored,
+    count_tokens,
+    noted_count,
+    result_shift,
+)
 from ctxlab.presets.lc_messages import Counter, LCMessage, lc_view, trim_last, xml_transcript
 from ctxlab.presets.lc_summary import (
     SUMMARY_ATTEMPTS,
@@ -253,7 +260,9 @@ def clear_exact(messages: Sequence[Message], params: LangChainClearParams, place
     """`ClearToolUsesEdit.apply` on the LangChain view of `messages`, edited in place.
 
     The verdicts of the history last cleared are kept (`plans`), so a request costs what its
-    history gained; with `clear_at_least` or `clear_tool_inputs` the whole history is read.
+    history gained; with `clear_at_least` or `clear_tool_inputs` the whole history is read. The
+    count after is the count before and what each cleared result changed of it
+    (`lc_count.result_shift`), noted for the engine's count of the request sent.
     """
     if params.clear_at_least > 0 or params.clear_tool_inputs:
         return _cleared_at_once(messages, params, placeholder)
@@ -263,11 +272,12 @@ def clear_exact(messages: Sequence[Message], params: LangChainClearParams, place
     plan = _PLANS.plan(messages, (params, placeholder), _LangChainJudge(params, placeholder))
     applied = plan.applied(params.keep)
     edited = plan.edited(messages, applied)
+    shift = plan.shift(applied)
     return Clearing(
         messages=edited,
         cleared=plan.cleared_ids(applied),
         tokens_before=before,
-        tokens_after=count_stored(edited),
+        tokens_after=count_stored(edited) if shift is None else noted_count(edited, before + shift),
     )
 
 
@@ -334,7 +344,8 @@ class _LangChainJudge:
             or (result.name or call.name) in self.params.exclude_tools
         ):
             return Verdict(ref, call_id, reads=position)
-        return Verdict(ref, call.id, cleared=with_output(result, self.placeholder), reads=position)
+        cleared = with_output(result, self.placeholder)
+        return Verdict(ref, call.id, cleared=cleared, shift=result_shift(result, cleared), reads=position)
 
 
 _PLANS = Plans()
