@@ -151,7 +151,7 @@ def lc_arguments(call: ToolCallBlock) -> str:
         ValueError: arguments LangChain holds as no call (see `lc_answer`), naming the call.
     """
     try:
-        parsed = json.loads(call.input, strict=False) if call.input else {}
+        parsed = _PARSER.decode(call.input) if call.input else {}
     except json.JSONDecodeError:
         raise ValueError(
             f"call {call.id!r} ({call.name}): its arguments are not JSON; LangChain keeps such a call "
@@ -162,7 +162,14 @@ def lc_arguments(call: ToolCallBlock) -> str:
             f"call {call.id!r} ({call.name}): its arguments are JSON but not an object; LangChain's "
             "AI message holds only object arguments, so the chat model fails on such an answer"
         )
-    return json.dumps(parsed or {}, ensure_ascii=False)
+    return _WRITER.encode(parsed or {})
+
+
+_PARSER = json.JSONDecoder(strict=False)
+"""`json.loads(text, strict=False)`'s decoder, made once: `loads` makes one at every call given an
+option (a byte-order mark, which `loads` refuses first, fails the decode alike)."""
+_WRITER = json.JSONEncoder(ensure_ascii=False)
+"""`json.dumps(value, ensure_ascii=False)`'s encoder, made once."""
 
 
 def lc_answer(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
