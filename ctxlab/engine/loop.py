@@ -352,7 +352,7 @@ class Loop:
         result = self.scripted_result(call)
         read = read_path(call) if result.state == "success" else None
         if read is not None and read not in state.read_cache:  # in the cache until compressed away
-            state = evolve(state, read_cache=state.read_cache | {read})
+            state = evolve(state, read_cache=state.read_cache.with_item(read))
         return Acted(state=state, result=result)
 
     def delegate(self, call: ToolCallBlock, script: Script) -> ToolResultBlock:

@@ -19,6 +19,7 @@ from typing import NamedTuple, Protocol, TypeVar, cast
 from ctxlab.core.agentscope.compress import ReplyMark
 from ctxlab.core.agentscope.summary import Summary
 from ctxlab.core.agentscope.tasks import Board
+from ctxlab.core.growing import GrowingSet
 from ctxlab.core.messages.blocks import ZERO, Block, Tally, tally_of
 from ctxlab.core.messages.message import GROWN, LINEAGE_WORTH, Message
 from ctxlab.core.messages.tokens import TokenCounter, measure_all
@@ -28,6 +29,10 @@ AGENT_NAME = "agent"
 NO_REPLY = ReplyMark(reply_id="", has_usage=False, name=AGENT_NAME)
 NO_IDS = IdGen()
 M = TypeVar("M")
+
+
+NOTHING_READ = GrowingSet[str]()
+"""The read cache of a run that has read no file (growing it never changes it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +50,7 @@ class EpisodeState:
     reply: ReplyMark = NO_REPLY
     cur_iter: int = 0
     turn: int = -1
-    read_cache: frozenset[str] = frozenset()
+    read_cache: GrowingSet[str] = NOTHING_READ
     tasks: Board = ()
     timezone: str | None = None
     clock: VirtualClock
