@@ -56,7 +56,7 @@ class GrowingSet(Set[T]):
         if not self._size or len(places) != self._size:  # empty, or a place past ours is taken
             places = dict(itertools.islice(places.items(), self._size))
         places[item] = self._size
-        grown = GrowingSet[T].__new__(GrowingSet)
+        grown: GrowingSet[T] = object.__new__(GrowingSet)
         grown._places, grown._size = places, self._size + 1
         return grown
 

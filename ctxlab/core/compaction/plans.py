@@ -319,10 +319,11 @@ class Plan:
         self.clears.append(self.clears[-1] + clears)
         self.deltas.append(self.deltas[-1] + verdict.delta if clears else self.deltas[-1])
         resized = self.resized[-1]
+        shift: int | None = 0  # a verdict that does not clear shifts nothing
         if verdict.cleared is not None:
             resized += verdict.cleared.tally - message.blocks[verdict.ref.block].tally
+            shift = verdict.shift
         self.resized.append(resized)
-        shift = verdict.shift if clears else 0
         self.shifts.append(self.shifts[-1] + (shift or 0))
         self.unknown.append(self.unknown[-1] + (shift is None))
         self.reach.append(max(self.reach[-1], verdict.reads))
