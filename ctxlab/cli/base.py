@@ -133,6 +133,11 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--svg", action="store_true", help="draw every figure as SVG too (PNG only by default)"
     )
+    parser.add_argument(
+        "--redraw",
+        action="store_true",
+        help="draw every figure, also where the figures in place were drawn from the same results",
+    )
 
 
 def shows_progress(*, quiet: bool, err: TextIO) -> bool:

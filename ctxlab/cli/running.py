@@ -12,6 +12,7 @@ from ctxlab.cli.base import BadInput, Progress, out_dir, shows_progress
 
 if TYPE_CHECKING:  # the loader and the run path are imported by the commands that use them
     from ctxlab.core.wire.views import WireName
+    from ctxlab.experiments.processes import Share
     from ctxlab.experiments.results import Plotter
     from ctxlab.scenarios.load import LoadedScenario
 
@@ -80,6 +81,7 @@ class Execution:
     quiet: bool = False
     plots: bool = True
     svg: bool = False
+    redraw: bool = False
     executor: Literal["local", "dask"] = "local"
     workers: int | None = None
     scheduler: str | None = None
@@ -94,6 +96,7 @@ def execution_of(args: Any, **more: Any) -> Execution:
         quiet=args.quiet,
         plots=not args.no_plots,
         svg=args.svg,
+        redraw=args.redraw,
         **more,
     )
 
@@ -138,6 +141,8 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
                 on_done=progress.step,
                 plot=_plotter(how.svg) if how.plots else None,
                 on_drawn=progress.step,
+                drawn_as=_drawing_options(how.svg),
+                redraw=how.redraw,
             )
         except ExecutorUnavailableError as unavailable:
             raise BadInput([str(unavailable)]) from None
@@ -160,10 +165,20 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
 
 
 def _plotter(svg: bool) -> Plotter:
-    """The figure drawer, imported only when figures are drawn (matplotlib is slow to import)."""
+    """The figure drawer. matplotlib and pandas are slow to import, so each process imports them
+    when it first draws: a rerun whose every folder keeps its figures imports neither."""
+    return functools.partial(_draw_share, svg)
+
+
+def _draw_share(svg: bool, folder: Path, share: Share) -> object:
     from ctxlab.analysis.folder_figures import plot_share
 
-    return functools.partial(plot_share, svg=svg)
+    return plot_share(folder, share, svg=svg)
+
+
+def _drawing_options(svg: bool) -> str:
+    """What a folder's figures depend on beside its results: the formats drawn."""
+    return "png+svg" if svg else "png"
 
 
 def _summary(folder: Path, results: Sequence[Any]) -> str:

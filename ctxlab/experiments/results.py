@@ -1,7 +1,8 @@
 """Writing a scenario's results folder (docs/architecture.md, Results), all at once or not at all.
 
 `<out>/<scenario>/` holds `manifest.json`, `runs.csv`/`.parquet`, `calls.csv`/`.parquet`,
-`events.csv`/`.parquet`, `requests/<run_id>.jsonl.gz` (when requests are recorded) and `figures/`.
+`events.csv`/`.parquet`, `requests/<run_id>.jsonl.gz` (when requests are recorded), `figures/` and
+`figures.json` (what the figures were drawn from: a rerun with the same results keeps them).
 
 Invariants:
 - Everything is written into a temporary sibling folder (`.<scenario>.tmp-<pid>`) that replaces
@@ -32,6 +33,7 @@ import ctxlab
 from ctxlab.experiments.columns import CACHE_COLUMNS, CACHE_UNMEASURED, NO_PROBES, RETENTION_COLUMNS
 from ctxlab.experiments.execute import RunResult, request_file_name
 from ctxlab.experiments.grid import RunConfig
+from ctxlab.experiments.kept_figures import inputs_digest, keep_drawn, record_drawn
 from ctxlab.experiments.processes import Share, map_shares
 from ctxlab.experiments.replace import replace_folder
 from ctxlab.experiments.tables import (
@@ -224,6 +226,8 @@ def write_scenarios(
     plot: Plotter | None = None,
     workers: int | None = 1,
     on_drawn: Callable[[int], None] | None = None,
+    drawn_as: str | None = None,
+    redraw: bool = False,
 ) -> list[Written]:
     """Write `<out>/<scenario>/` for each outcome, each folder atomically; returns what was written.
 
@@ -231,7 +235,10 @@ def write_scenarios(
     processes side by side, a folder's figures shared among several of them (their bytes do not
     depend on the process), and each folder is put in place only once it is complete.
     `on_drawn(k)` is called as the figures of `outcomes[k]` are done, in the order they finish
-    (for progress).
+    (for progress). With `drawn_as` (the drawing's options, which the figures depend on beside
+    the results), each folder's figures are recorded as drawn from its results, and a folder whose
+    figures in place were drawn from the same results, code and options keeps them rather than
+    drawing them again, unless `redraw` (`kept_figures`).
 
     Raises:
         OSError: a folder could not be written (the previous results of those not yet in place are
@@ -245,7 +252,10 @@ def write_scenarios(
             _fill(temporary, *outcome)
         errors: list[str | None] = [None] * len(outcomes)
         if plot is not None:
-            errors = _draw(plot, temporaries, [len(o.results) for o in outcomes], workers, on_drawn)
+            previous = [out / o.loaded.name for o in outcomes]
+            runs = [len(o.results) for o in outcomes]
+            drawing = _Drawing(plot, workers, on_drawn, drawn_as, redraw)
+            errors = drawing.figures(temporaries, previous, runs)
         for temporary, outcome in zip(temporaries, outcomes, strict=True):
             _keep_tuning(out / outcome.loaded.name, temporary)
             replace_folder(temporary, out / outcome.loaded.name)
@@ -269,6 +279,47 @@ def _keep_tuning(final: Path, temporary: Path) -> None:
     stays whole until the swap)."""
     if (final / "tune").is_dir():
         shutil.copytree(final / "tune", temporary / "tune")
+
+
+class _Drawing(NamedTuple):
+    """How figures are drawn (`write_scenarios`' arguments of that name)."""
+
+    plot: Plotter
+    workers: int | None
+    on_drawn: Callable[[int], None] | None
+    drawn_as: str | None
+    redraw: bool
+
+    def figures(
+        self, folders: Sequence[Path], previous: Sequence[Path], runs: Sequence[int]
+    ) -> list[str | None]:
+        """The figures of every folder: kept from the folder it replaces where they were drawn
+        from the same inputs (unless `redraw`), else drawn (`_draw`) and recorded as drawn from
+        them (with `drawn_as`). Returns each folder's drawing error."""
+        options = self.drawn_as
+        inputs = [None if options is None else inputs_digest(folder, options) for folder in folders]
+        kept = [
+            digest is not None and not self.redraw and keep_drawn(before, folder, digest)
+            for folder, before, digest in zip(folders, previous, inputs, strict=True)
+        ]
+        notify = self.on_drawn or (lambda k: None)
+        for k in (k for k, was_kept in enumerate(kept) if was_kept):
+            notify(k)
+        todo = [k for k, was_kept in enumerate(kept) if not was_kept]
+        errors: list[str | None] = [None] * len(folders)
+        drawn = _draw(
+            self.plot,
+            [folders[k] for k in todo],
+            [runs[k] for k in todo],
+            self.workers,
+            lambda j: notify(todo[j]),
+        )
+        for k, error in zip(todo, drawn, strict=True):
+            errors[k] = error
+            digest = inputs[k]
+            if error is None and digest is not None and (folders[k] / "figures").is_dir():
+                record_drawn(folders[k], digest)
+        return errors
 
 
 def _draw(

@@ -45,10 +45,16 @@ def run_scenarios(
     on_done: OnDone | None = None,
     plot: Plotter | None = None,
     on_drawn: Callable[[int], None] | None = None,
+    drawn_as: str | None = None,
+    redraw: bool = False,
 ) -> list[ScenarioRun]:
     """Run every scenario's grid and write `out/<name>/` for each, in the order given.
     `on_done` is called as each run finishes, `on_drawn(k)` as the figures of `loaded[k]` are
     done (both for progress, in the order they finish).
+
+    With `drawn_as` (the drawing's options), figures are recorded as drawn from their folder's
+    results, and a folder whose figures in place were drawn from the same results keeps them
+    unless `redraw` (`write_scenarios`).
 
     `record_requests` None keeps each scenario's own setting; True or False overrides it. `wire`
     is the API form requests are recorded in (`requests/<run_id>.anthropic.jsonl.gz` for Anthropic).
@@ -66,7 +72,15 @@ def run_scenarios(
         scheduler=scheduler,
         on_done=on_done,
     )
-    written = write_scenarios(out, outcomes, plot=plot, workers=workers, on_drawn=on_drawn)
+    written = write_scenarios(
+        out,
+        outcomes,
+        plot=plot,
+        workers=workers,
+        on_drawn=on_drawn,
+        drawn_as=drawn_as,
+        redraw=redraw,
+    )
     return [
         ScenarioRun(scenario=o.loaded, written=w, results=o.results)
         for o, w in zip(outcomes, written, strict=True)
