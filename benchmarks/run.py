@@ -390,9 +390,11 @@ ONE_SCENARIO = "window-sweep.yaml"
 """A scenario a user reruns after an edit: 16 runs and their 18 figures."""
 
 
-def one_scenario_seconds() -> float:
-    """Wall seconds of `ctxlab run` on one shipped scenario with its figures, the best of two."""
-    best = float("inf")
+def one_scenario_seconds() -> tuple[float, float]:
+    """Wall seconds of `ctxlab run` on one shipped scenario with its figures, into a new folder
+    and again into that folder (its results unchanged, so its figures are kept), each the best
+    of two."""
+    drawn = kept = float("inf")
     for _ in range(2):
         with tempfile.TemporaryDirectory(prefix="ctxlab-bench-") as folder:
             argv = [
@@ -405,17 +407,21 @@ def one_scenario_seconds() -> float:
                 folder,
                 "--quiet",
             ]
-            start = time.perf_counter()
-            subprocess.run(argv, check=True, cwd=ROOT, capture_output=True)
-            best = min(best, time.perf_counter() - start)
-    return best
+            seconds = []
+            for _ in range(2):
+                start = time.perf_counter()
+                subprocess.run(argv, check=True, cwd=ROOT, capture_output=True)
+                seconds.append(time.perf_counter() - start)
+            drawn, kept = min(drawn, seconds[0]), min(kept, seconds[1])
+    return drawn, kept
 
 
 def the_main_job() -> list[Figure]:
-    seconds, one = make_experiments_seconds(), one_scenario_seconds()
+    seconds, (one, again) = make_experiments_seconds(), one_scenario_seconds()
     return [
         Figure("make experiments after set-up (wall, 2 cores)", seconds, "< 30", seconds < 30, "s"),
         Figure(f"  ctxlab run {ONE_SCENARIO}, figures drawn (wall)", one, "(reference)", True, "s"),
+        Figure("  the same again, results unchanged: figures kept (wall)", again, "(reference)", True, "s"),
     ]
 
 
