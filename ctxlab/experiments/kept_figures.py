@@ -26,7 +26,7 @@ import json
 import platform
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import ctxlab
@@ -46,16 +46,27 @@ def inputs_digest(folder: Path, options: str) -> str:
     """A digest of what the figures of the results in `folder` are drawn from: every file of it
     but its figures and tuning (the manifest without its creation time), the lab's code, the
     versions of the libraries that draw, and `options` (the drawing's own, e.g. which formats)."""
+    return data_digest(
+        options,
+        ((path.relative_to(folder).as_posix(), _input(folder, path)) for path in _input_files(folder)),
+    )
+
+
+def data_digest(options: str, parts: Iterable[tuple[str, bytes]]) -> str:
+    """A digest of named data figures are drawn from, with the lab's code, the versions of the
+    libraries that draw and `options`: the inputs of figures drawn from data in memory (a tuning's)."""
     digest = hashlib.blake2b(digest_size=32)
     digest.update(f"ctxlab figures\0{options}\0{_code_digest()}\0{_libraries()}\0".encode())
-    for path in _input_files(folder):
-        data = path.read_bytes()
-        if path == folder / "manifest.json":
-            data = _CREATED.sub(b"", data, count=1)
-        name = path.relative_to(folder).as_posix().encode()
-        digest.update(b"%d\0%s\0%d\0" % (len(name), name, len(data)))
+    for name, data in parts:
+        label = name.encode()
+        digest.update(b"%d\0%s\0%d\0" % (len(label), label, len(data)))
         digest.update(data)
     return digest.hexdigest()
+
+
+def _input(folder: Path, path: Path) -> bytes:
+    data = path.read_bytes()
+    return _CREATED.sub(b"", data, count=1) if path == folder / "manifest.json" else data
 
 
 def record_drawn(folder: Path, inputs: str) -> None:

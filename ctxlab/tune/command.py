@@ -86,6 +86,11 @@ def add_tune(commands: Commands) -> None:
     )
     tune.add_argument("--out", default="results", metavar="DIR", help="results root (default: results)")
     tune.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    tune.add_argument(
+        "--redraw",
+        action="store_true",
+        help="draw every figure, also where the figures in place were drawn from the same trials",
+    )
     tune.set_defaults(handler=cmd_tune)
 
 
@@ -266,7 +271,9 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 executor=args.executor,
                 scheduler=args.scheduler,
             )
-            unfinished.append(_tune_one(plan, budget, root, pool, quiet=args.quiet, out=out, err=err))
+            unfinished.append(
+                _tune_one(plan, budget, root, pool, quiet=args.quiet, redraw=args.redraw, out=out, err=err)
+            )
             while len(unfinished) > 1:  # the previous file's, its figures drawn meanwhile
                 codes.append(unfinished.pop(0)())
         while unfinished:
@@ -327,7 +334,15 @@ class _Interrupted(Exception):
 
 
 def _tune_one(
-    plan: Plan, budget: Budget, root: Path, pool: Executor | None, *, quiet: bool, out: TextIO, err: TextIO
+    plan: Plan,
+    budget: Budget,
+    root: Path,
+    pool: Executor | None,
+    *,
+    quiet: bool,
+    redraw: bool,
+    out: TextIO,
+    err: TextIO,
 ) -> Callable[[], int]:
     """One file's search; returns what finishes it (the index aside), giving 0 when its results
     are written or 1 when nothing was feasible. With a pool, a worker draws the figures while the
@@ -356,7 +371,7 @@ def _tune_one(
         return lambda: 1
     study = f"{plan.loaded.name}-{study_key(plan, budget.batch_size)}"
     report = Report(plan=plan, budget=budget, result=result, baseline=own, study=study)
-    complete = write_report(root, report, journal, pool)
+    complete = write_report(root, report, journal, pool, redraw=redraw)
 
     def finish() -> int:
         folder = complete()

@@ -4,7 +4,8 @@ Files: `trials.csv` (every trial: setting, measures, constraint values, verdict)
 (the feasible trials no other beats on both cost and retention), `baseline.csv` (the file's own
 strategies, judged the same way), `importance.csv`, `best.yaml` (the best setting as a scenario
 file that reruns to the same numbers), `summary.md`, `tune.json`, `figures/` (history, Pareto
-front, parameter importance) and `study.journal` (Optuna's study, to resume or inspect).
+front, parameter importance), `figures.json` (what they were drawn from: a rerun with the same
+trials keeps them) and `study.journal` (Optuna's study, to resume or inspect).
 
 Invariants:
 - Every file but `study.journal` depends only on the trials: the same seed, batch size and
@@ -27,9 +28,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from ctxlab.analysis import tune as figures
-from ctxlab.analysis.plots import save
 from ctxlab.experiments.columns import Column, ColumnType
+from ctxlab.experiments.kept_figures import data_digest, keep_drawn, record_drawn
 from ctxlab.experiments.replace import replace_folder
 from ctxlab.experiments.tables import Table, infer_type, write_csv
 from ctxlab.tune.measure import CONSTRAINTS, TrialRecord, best, pareto_front
@@ -150,13 +150,15 @@ def best_yaml(plan: Plan, record: TrialRecord, folder: Path) -> str:
 
 
 def write_report(
-    out: Path, report: Report, journal: Path, pool: Executor | None = None
+    out: Path, report: Report, journal: Path, pool: Executor | None = None, *, redraw: bool = False
 ) -> Callable[[], Path]:
     """Start writing `<out>/<scenario>/tune/` (the journal moved into it); returns what completes
     it, putting the folder in place whole and returning its path.
 
     With `pool`, a worker draws the figures (most of the work) until the folder is completed, so
     the caller can search the next file meanwhile; the bytes do not depend on which process drew.
+    Figures drawn from the same data in the folder this one replaces are kept, unless `redraw`
+    (`experiments.kept_figures`: `figures.json` records what they were drawn from).
     """
     name = report.plan.loaded.name
     final = out / name / "tune"
@@ -168,8 +170,10 @@ def write_report(
         front = _fill(temporary, report, final)
         shutil.copyfile(journal, temporary / JOURNAL)
         job = _figure_job(temporary / "figures", report, front)
-        drawing = pool.submit(draw_report_figures, job) if pool is not None else None
-        if drawing is None:
+        inputs = figure_inputs(job)
+        kept = not redraw and keep_drawn(final, temporary, inputs)
+        drawing = pool.submit(draw_report_figures, job) if pool is not None and not kept else None
+        if drawing is None and not kept:
             draw_report_figures(job)
     except BaseException:
         _discard(temporary, made)
@@ -179,6 +183,8 @@ def write_report(
         try:
             if drawing is not None:
                 drawing.result()
+            if not kept:
+                record_drawn(temporary, inputs)
             replace_folder(temporary, final)
         except BaseException:
             _discard(temporary, made)
@@ -346,8 +352,25 @@ def _figure_job(target: Path, report: Report, front: Sequence[TrialRecord]) -> F
     )
 
 
+def figure_inputs(job: FigureJob) -> str:
+    """A digest of what `draw_report_figures` draws `job` from (its target aside), with the code
+    and libraries that draw it."""
+    parts = (
+        ("trials", job.trials.to_csv().encode()),
+        ("front", job.front.to_csv().encode()),
+        ("importance", json.dumps(job.importance).encode()),
+        ("objective", job.objective.encode()),
+        ("title", job.title.encode()),
+    )
+    return data_digest("tune", parts)
+
+
 def draw_report_figures(job: FigureJob) -> None:
-    """Draw the history, Pareto front and parameter importance into `job.target`."""
+    """Draw the history, Pareto front and parameter importance into `job.target` (matplotlib is
+    imported by the process that draws: a rerun that keeps its figures does not import it)."""
+    from ctxlab.analysis import tune as figures
+    from ctxlab.analysis.plots import save
+
     title, target = job.title, job.target
     history = figures.history(job.trials, objective=job.objective, title=f"{title}: search")
     save(history, target, "history")

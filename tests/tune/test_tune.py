@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from ctxlab.cli import main
+from ctxlab.tune import output
 from tests.scenarios.files import write
 from tests.tune.files import GRID, INFEASIBLE, RANGES, TUNED, WORKLOAD
 
@@ -485,3 +486,27 @@ def test_an_interruption_while_the_folder_is_written_leaves_no_empty_scenario_fo
     code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
     assert code == 130, err
     assert sorted(p.name for p in (out / "ranges").iterdir()) == ["runs.csv"]
+
+
+def test_a_rerun_with_the_same_trials_keeps_the_figures_unless_asked_to_redraw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn: list[str] = []
+    real = output.draw_report_figures
+
+    def draw(job: output.FigureJob) -> None:
+        drawn.append(job.title)
+        real(job)
+
+    monkeypatch.setattr(output, "draw_report_figures", draw)
+    out, folder = tmp_path / "results", tmp_path / "results" / "ranges" / "tune"
+    figures = ("history.png", "pareto.png", "importance.png")
+    assert tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")[0] == 0
+    first = {name: (folder / "figures" / name).read_bytes() for name in figures}
+    assert tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")[0] == 0
+    assert len(drawn) == 1 and (folder / "figures.json").is_file()
+    assert {name: (folder / "figures" / name).read_bytes() for name in figures} == first
+    assert tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2", "--redraw")[0] == 0
+    assert len(drawn) == 2
+    assert tune(tmp_path, RANGES, out, "--workers", "1")[0] == 0  # two more trials: other figures
+    assert len(drawn) == 3
