@@ -97,9 +97,14 @@ def keep_drawn(previous: Path, into: Path, inputs: str) -> bool:
 
 
 def _all_as_written(figures: Path, files: Mapping[str, object]) -> bool:
-    if not figures.is_dir() or {path.name for path in figures.iterdir()} != set(files):
+    """Whether `figures/` holds exactly the files named, each of its recorded digest (a file
+    that cannot be read is not)."""
+    try:
+        if {path.name for path in figures.iterdir()} != set(files):
+            return False
+        return all(_file_digest(figures / name) == digest for name, digest in files.items())
+    except OSError:
         return False
-    return all(_file_digest(figures / name) == digest for name, digest in files.items())
 
 
 def _record(path: Path) -> dict[str, object] | None:

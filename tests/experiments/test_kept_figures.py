@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,6 +57,12 @@ def _record_also(folder: Path, name: str) -> None:
     (folder / RECORD).write_text(json.dumps(record))
 
 
+def _unreadable(path: Path) -> None:
+    """Put a folder where the file was: the name is still there, its bytes cannot be read."""
+    path.unlink()
+    path.mkdir()
+
+
 def figure_bytes(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((folder / "figures").iterdir())}
 
@@ -95,8 +102,10 @@ def test_other_results_other_options_or_other_code_draw_the_figures_anew(
         lambda figures: (figures.parent / RECORD).write_text("{not json"),
         lambda figures: (figures.parent / RECORD).unlink(),
         lambda figures: _record_also(figures.parent, "../manifest.json"),
+        lambda figures: _unreadable(figures / "runs-0.png"),
+        shutil.rmtree,
     ],
-    ids=["changed", "missing", "unknown", "unreadable record", "no record", "outside"],
+    ids=["changed", "missing", "unknown", "unreadable record", "no record", "outside", "unreadable", "none"],
 )
 def test_figures_not_as_they_were_drawn_are_drawn_anew(
     tmp_path: Path, tamper: Callable[[Path], object]
