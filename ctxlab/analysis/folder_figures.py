@@ -35,6 +35,7 @@ from ctxlab.analysis import agents, plots
 from ctxlab.analysis.folders import read_manifest
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.analysis.sweep_figures import grid_values, heatmap, sweep_lines, swept_key, swept_text
+from ctxlab.experiments.kept_figures import RECORD, drawing_options, inputs_digest, record_drawn
 from ctxlab.experiments.processes import WHOLE, Share, map_shares
 from ctxlab.experiments.replace import replace_folder
 
@@ -230,10 +231,11 @@ def plot_folders(
     on_drawn: Callable[[int], None] | None = None,
 ) -> list[list[Path]]:
     """Redraw the figures of the results in each folder into its `figures/`, each replaced as a
-    whole once every folder's figures are drawn; with `workers` (None: the cores), shares of
-    them are drawn in that many processes side by side. `on_drawn(k)` is called as the figures
-    of `folders[k]` are done, in the order they finish (for progress). Returns each folder's
-    files, sorted."""
+    whole once every folder's figures are drawn, and recorded as drawn from its results (so a
+    rerun with the same results keeps them: `experiments.kept_figures`); with `workers` (None:
+    the cores), shares of them are drawn in that many processes side by side. `on_drawn(k)` is
+    called as the figures of `folders[k]` are done, in the order they finish (for progress).
+    Returns each folder's files, sorted."""
     temporaries = [folder / f".figures.tmp-{os.getpid()}" for folder in folders]
     try:
         for temporary in temporaries:
@@ -242,7 +244,9 @@ def plot_folders(
         runs = [_runs(f) for f in folders]
         drawn = map_shares(functools.partial(_draw_into, svg), pairs, runs, workers, on_drawn)
         for folder, temporary in pairs:
+            (folder / RECORD).unlink(missing_ok=True)  # until it names the new figures
             replace_folder(temporary, folder / "figures")
+            record_drawn(folder, inputs_digest(folder, drawing_options(svg)))
     except BaseException:
         for temporary in temporaries:
             shutil.rmtree(temporary, ignore_errors=True)

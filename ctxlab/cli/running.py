@@ -106,6 +106,7 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
     from ctxlab.analysis.report import write_index
     from ctxlab.experiments.executors import ExecutorUnavailableError
     from ctxlab.experiments.grid import expand
+    from ctxlab.experiments.kept_figures import drawing_options
     from ctxlab.experiments.run import run_scenarios
 
     root = out_dir(how.out_dir)
@@ -141,7 +142,7 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
                 on_done=progress.step,
                 plot=_plotter(how.svg) if how.plots else None,
                 on_drawn=progress.step,
-                drawn_as=_drawing_options(how.svg),
+                drawn_as=drawing_options(how.svg),
                 redraw=how.redraw,
             )
         except ExecutorUnavailableError as unavailable:
@@ -174,11 +175,6 @@ def _draw_share(svg: bool, folder: Path, share: Share) -> object:
     from ctxlab.analysis.folder_figures import plot_share
 
     return plot_share(folder, share, svg=svg)
-
-
-def _drawing_options(svg: bool) -> str:
-    """What a folder's figures depend on beside its results: the formats drawn."""
-    return "png+svg" if svg else "png"
 
 
 def _summary(folder: Path, results: Sequence[Any]) -> str:

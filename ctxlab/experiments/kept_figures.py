@@ -42,6 +42,11 @@ _RENDERING = ("matplotlib", "numpy", "pandas", "pyarrow", "pillow")
 """Distributions whose versions the pixels and files of a figure may depend on."""
 
 
+def drawing_options(svg: bool) -> str:
+    """What a results folder's figures depend on beside its results: the formats drawn."""
+    return "png+svg" if svg else "png"
+
+
 def inputs_digest(folder: Path, options: str) -> str:
     """A digest of what the figures of the results in `folder` are drawn from: every file of it
     but its figures and tuning (the manifest without its creation time), the lab's code, the

@@ -4,6 +4,7 @@ kept only when drawing them again would give the same files, drawn anew otherwis
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import shutil
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab.analysis import folder_figures
+from ctxlab.analysis.results import Results
 from ctxlab.cli import main
 from ctxlab.experiments import kept_figures
 from ctxlab.experiments.execute import execute
@@ -188,3 +190,26 @@ def test_ctxlab_run_keeps_the_figures_of_unchanged_results_unless_asked_to_redra
     assert figure_bytes(out / "tiny") == first
     assert main([*run, "--svg"]) == 0 and len(drawn) == 3
     assert any(name.endswith(".svg") for name in figure_bytes(out / "tiny"))
+
+
+def test_figures_redrawn_by_ctxlab_plot_are_kept_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn: list[Path] = []
+    real = folder_figures.draw_figures
+
+    def draw_figures(
+        results: Results, folder: Path, *, svg: bool = False, share: Share = WHOLE
+    ) -> list[Path]:
+        drawn.append(folder)
+        return real(results, folder, svg=svg, share=share)
+
+    monkeypatch.setattr(folder_figures, "draw_figures", draw_figures)
+    path, out = write(tmp_path, TINY), tmp_path / "out"
+    run = ["run", str(path), "--out", str(out), "--quiet", "--workers", "1"]
+    assert main([*run, "--no-plots"]) == 0 and not (out / "tiny" / RECORD).exists()
+    assert main(["plot", str(out / "tiny"), "--workers", "1"], out=io.StringIO(), err=io.StringIO()) == 0
+    plotted = figure_bytes(out / "tiny")
+    assert len(drawn) == 1 and (out / "tiny" / RECORD).is_file()
+    assert main(run) == 0 and len(drawn) == 1
+    assert figure_bytes(out / "tiny") == plotted
