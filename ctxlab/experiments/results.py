@@ -252,10 +252,16 @@ def write_scenarios(
             _fill(temporary, *outcome)
         errors: list[str | None] = [None] * len(outcomes)
         if plot is not None:
-            previous = [out / o.loaded.name for o in outcomes]
+            inputs = [None if drawn_as is None else inputs_digest(t, drawn_as) for t in temporaries]
+            kept = [
+                not redraw and digest is not None and keep_drawn(out / o.loaded.name, temporary, digest)
+                for temporary, o, digest in zip(temporaries, outcomes, inputs, strict=True)
+            ]
             runs = [len(o.results) for o in outcomes]
-            drawing = _Drawing(plot, workers, on_drawn, drawn_as, redraw)
-            errors = drawing.figures(temporaries, previous, runs)
+            errors = _draw(plot, temporaries, runs, kept=kept, workers=workers, on_drawn=on_drawn)
+            for temporary, digest, error, was_kept in zip(temporaries, inputs, errors, kept, strict=True):
+                if digest is not None and error is None and not was_kept and (temporary / "figures").is_dir():
+                    record_drawn(temporary, digest)
         for temporary, outcome in zip(temporaries, outcomes, strict=True):
             _keep_tuning(out / outcome.loaded.name, temporary)
             replace_folder(temporary, out / outcome.loaded.name)
@@ -281,62 +287,32 @@ def _keep_tuning(final: Path, temporary: Path) -> None:
         shutil.copytree(final / "tune", temporary / "tune")
 
 
-class _Drawing(NamedTuple):
-    """How figures are drawn (`write_scenarios`' arguments of that name)."""
-
-    plot: Plotter
-    workers: int | None
-    on_drawn: Callable[[int], None] | None
-    drawn_as: str | None
-    redraw: bool
-
-    def figures(
-        self, folders: Sequence[Path], previous: Sequence[Path], runs: Sequence[int]
-    ) -> list[str | None]:
-        """The figures of every folder: kept from the folder it replaces where they were drawn
-        from the same inputs (unless `redraw`), else drawn (`_draw`) and recorded as drawn from
-        them (with `drawn_as`). Returns each folder's drawing error."""
-        options = self.drawn_as
-        inputs = [None if options is None else inputs_digest(folder, options) for folder in folders]
-        kept = [
-            digest is not None and not self.redraw and keep_drawn(before, folder, digest)
-            for folder, before, digest in zip(folders, previous, inputs, strict=True)
-        ]
-        notify = self.on_drawn or (lambda k: None)
-        for k in (k for k, was_kept in enumerate(kept) if was_kept):
-            notify(k)
-        todo = [k for k, was_kept in enumerate(kept) if not was_kept]
-        errors: list[str | None] = [None] * len(folders)
-        drawn = _draw(
-            self.plot,
-            [folders[k] for k in todo],
-            [runs[k] for k in todo],
-            self.workers,
-            lambda j: notify(todo[j]),
-        )
-        for k, error in zip(todo, drawn, strict=True):
-            errors[k] = error
-            digest = inputs[k]
-            if error is None and digest is not None and (folders[k] / "figures").is_dir():
-                record_drawn(folders[k], digest)
-        return errors
-
-
 def _draw(
     plot: Plotter,
     folders: Sequence[Path],
     runs: Sequence[int],
+    *,
+    kept: Sequence[bool],
     workers: int | None,
     on_drawn: Callable[[int], None] | None,
 ) -> list[str | None]:
-    """Draw the figures of every folder, in shares side by side (no more shares than runs: a
-    scenario has about as many figures as runs). A drawing error leaves the folder's tables and
-    no `figures/`, and is returned (its first share's), not raised."""
-    drawn = map_shares(functools.partial(_plot, plot), folders, runs, workers, on_drawn)
-    errors = [next((e for e in folder_errors if e is not None), None) for folder_errors in drawn]
-    for folder, error in zip(folders, errors, strict=True):
-        if error is not None:
-            shutil.rmtree(folder / "figures", ignore_errors=True)
+    """Draw the figures of every folder whose figures were not kept, in shares side by side (no
+    more shares than runs: a scenario has about as many figures as runs); a kept folder's are
+    done at once. A drawing error leaves the folder's tables and no `figures/`, and is returned
+    (its first share's), not raised."""
+    notify = on_drawn or (lambda k: None)
+    for k in (k for k, was_kept in enumerate(kept) if was_kept):
+        notify(k)
+    todo = [k for k, was_kept in enumerate(kept) if not was_kept]
+    plotted = functools.partial(_plot, plot)
+    drawn = map_shares(
+        plotted, [folders[k] for k in todo], [runs[k] for k in todo], workers, lambda j: notify(todo[j])
+    )
+    errors: list[str | None] = [None] * len(folders)
+    for k, folder_errors in zip(todo, drawn, strict=True):
+        errors[k] = next((e for e in folder_errors if e is not None), None)
+        if errors[k] is not None:
+            shutil.rmtree(folders[k] / "figures", ignore_errors=True)
     return errors
 
 
