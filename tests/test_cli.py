@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from ctxlab.cli import main
+from ctxlab.experiments import executors
+from ctxlab.experiments.processes import process_pool
 from ctxlab.presets.registry import PRESETS
 from ctxlab.scenarios.schema import scenario_json_schema
 from ctxlab.workloads.generators import GENERATORS
@@ -1033,3 +1035,24 @@ def test_a_replay_compares_presets_given_more_than_once_in_one_folder(tmp_path: 
     )
     assert code == 2 and "--preset none: given twice; give each preset once" in err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_replay_of_several_presets_writes_the_same_bytes_on_any_number_of_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The presets of one replay run side by side (`--workers`, default: the cores), as a
+    scenario's runs do: its tables and figures are a one-process replay's, byte for byte."""
+    pools: list[int] = []
+    monkeypatch.setattr(executors, "process_pool", lambda n: pools.append(n) or process_pool(n))
+    chosen = ("--preset", "agentscope", "--preset", "none", "--preset", "sliding-window")
+    folders = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}"
+        argv = ("replay", str(DATA / "support-session.jsonl"), *chosen, "--context-size", "1600")
+        code, _, err = run_cli(*argv, "--out", str(out), "--quiet", "--workers", workers)
+        assert code == 0, err
+        folders.append(out / "support-session")
+    one, two = ({p.relative_to(f): p.read_bytes() for p in f.rglob("*") if p.is_file()} for f in folders)
+    assert len([p for p in one if p.parts[0] == "figures"]) > 3
+    del one[Path("manifest.json")], two[Path("manifest.json")]  # its `created` is the clock's
+    assert one == two and pools == [2]

@@ -118,6 +118,9 @@ def _refuse_inside_a_file(path: Path, option: str) -> None:
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workers", type=positive, default=None, metavar="N", help="worker processes (default: cores)"
+    )
     parser.add_argument("--out", default="results", metavar="DIR", help="results root (default: results)")
     parser.add_argument(
         "--record-requests", action="store_true", help="write every request to requests/<run_id>.jsonl.gz"

@@ -97,6 +97,7 @@ def execution_of(args: Any, **more: Any) -> Execution:
         plots=not args.no_plots,
         svg=args.svg,
         redraw=args.redraw,
+        workers=args.workers,
         **more,
     )
 

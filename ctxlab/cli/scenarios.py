@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ctxlab.cli.base import RAW, Commands, add_run_options, out_dir, positive, refuse_lone_scheduler
+from ctxlab.cli.base import RAW, Commands, add_run_options, out_dir, refuse_lone_scheduler
 from ctxlab.cli.running import execute, execution_of, load_all, warn
 
 EXAMPLES_RUN = """examples:
@@ -34,7 +34,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out_dir(args.out)
     if not args.quiet:
         warn(loaded, err)
-    how = execution_of(args, executor=args.executor, workers=args.workers, scheduler=args.scheduler)
+    how = execution_of(args, executor=args.executor, scheduler=args.scheduler)
     return execute(loaded, how, out, err)
 
 
@@ -57,9 +57,6 @@ def add_run(commands: Commands) -> None:
         description="Run scenario files; each writes <out>/<name>/, and <out>/index.md links them.",
     )
     run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
-    run.add_argument(
-        "--workers", type=positive, default=None, metavar="N", help="worker processes (default: cores)"
-    )
     run.add_argument(
         "--executor", choices=("local", "dask"), default="local", help="local processes or a Dask cluster"
     )

@@ -225,7 +225,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"{cut.limit.rounds} keeps the preset's)",
                 file=err,
             )
-    return execute([loaded], execution_of(args, workers=1), out, err)
+    return execute([loaded], execution_of(args), out, err)
 
 
 def _told(problem: Problem, args: argparse.Namespace) -> str:
