@@ -106,7 +106,7 @@ experiments-extended: $(RUN_STAMP) $(BYTECODE)
 
 notebooks: $(STAMP)
 	@test -f $(OUT)/index.md || $(MAKE) experiments
-	$(BIN)/python -m ctxlab.analysis.notebooks notebooks/*.ipynb --results $(OUT)
+	$(BIN)/python -m ctxlab.analysis.notebooks notebooks/*.ipynb --results $(OUT) $(if $(WORKERS),--workers $(WORKERS))
 
 bench: $(STAMP) $(BYTECODE)
 	$(BIN)/python benchmarks/run.py

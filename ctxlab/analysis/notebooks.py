@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import io
 import os
@@ -33,6 +34,7 @@ from matplotlib.figure import Figure
 
 import ctxlab
 from ctxlab.analysis.plots import STYLE, laid_out
+from ctxlab.experiments.processes import map_in_processes
 
 KERNEL = "python3"
 KERNELSPEC = {"name": KERNEL, "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -163,7 +165,24 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results", type=Path, default=Path("results"), help="the results root (default: results)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="notebooks executed side by side, each in a worker process with a kernel of its own "
+        "(default: cores)",
+    )
     return parser
+
+
+def _executed(results: Path, path: Path) -> str | None:
+    """Execute one notebook in place; the failure's message, or None when it ran."""
+    try:
+        execute_notebook(path, results)
+    except NotebookError as error:
+        return str(error)
+    return None
 
 
 def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int:
@@ -177,15 +196,13 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
     if missing:
         print(f"no such notebook: {', '.join(missing)}", file=err)
         return 2
-    failed = 0
-    for path in args.notebooks:
-        try:
-            execute_notebook(path, args.results)
-            print(f"executed {path}", file=err)
-        except NotebookError as error:
-            failed += 1
-            print(error, file=err)
-    return 1 if failed else 0
+    if args.workers is not None and args.workers < 1:
+        print(f"--workers {args.workers}: give at least 1", file=err)
+        return 2
+    errors = map_in_processes(functools.partial(_executed, args.results), args.notebooks, args.workers)
+    for path, error in zip(args.notebooks, errors, strict=True):
+        print(f"executed {path}" if error is None else error, file=err)
+    return 1 if any(errors) else 0
 
 
 if __name__ == "__main__":

@@ -182,3 +182,33 @@ def test_the_command_checks_its_input(tmp_path: Path) -> None:
     err = io.StringIO()
     assert main([str(tmp_path / "missing.ipynb"), "--results", str(tmp_path)], err=err) == 2
     assert "no such notebook" in err.getvalue()
+    (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
+    err = io.StringIO()
+    assert main([str(tmp_path / "a.ipynb"), "--results", str(tmp_path), "--workers", "0"], err=err) == 2
+    assert err.getvalue() == "--workers 0: give at least 1\n"
+
+
+def test_the_command_executes_notebooks_side_by_side_and_reports_them_in_order(
+    tmp_path: Path, fixture_results: Path
+) -> None:
+    """`--workers 2` executes each notebook in a worker process of its own: a failing one is
+    reported and left as it was, the others are written as one worker writes them."""
+    cells = {"a": "print(sum(range(4)))", "broken": "raise ValueError('on purpose')", "c": "print('c')"}
+    paths = []
+    for name, source in cells.items():
+        notebook = nbformat.v4.new_notebook()
+        notebook.cells = [nbformat.v4.new_code_cell(source)]
+        paths.append(tmp_path / f"{name}.ipynb")
+        nbformat.write(notebook, paths[-1])
+    before = {path: path.read_bytes() for path in paths}
+    written = []
+    for workers in ("2", "1"):
+        err = io.StringIO()
+        argv = [*map(str, paths), "--results", str(fixture_results), "--workers", workers]
+        assert main(argv, err=err) == 1
+        lines = [line for line in err.getvalue().splitlines() if "broken.ipynb" in line or "executed" in line]
+        assert lines == [f"executed {paths[0]}", f"{paths[1]}: a cell failed:", f"executed {paths[2]}"]
+        assert paths[1].read_bytes() == before[paths[1]]
+        written.append([path.read_bytes() for path in paths])
+    assert written[0] == written[1] and written[0][0] != before[paths[0]]
+    assert nbformat.reads(written[0][0].decode(), as_version=4).cells[0].outputs[0]["text"] == "6\n"
