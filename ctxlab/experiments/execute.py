@@ -43,7 +43,7 @@ from ctxlab.engine.tools import READ_TOOL, ReadOffloaded, with_read_tool
 from ctxlab.engine.trace import CallRecord
 from ctxlab.engine.workspace import InMemoryWorkspace, Workspace
 from ctxlab.experiments.grid import RunConfig
-from ctxlab.experiments.gzipped import gzipped
+from ctxlab.experiments.gzipped import gzipped_parts
 from ctxlab.experiments.measures import PARENT, call_row, event_rows, run_measures, trailing_event_rows
 from ctxlab.experiments.workspace import DirectoryWorkspace
 from ctxlab.models.policy import Need, PolicyModel
@@ -432,16 +432,18 @@ def request_file(calls: tuple[CallRecord, ...], wire: WireName = "openai") -> by
     The OpenAI form holds `messages` and `tools` as an OpenAI-compatible endpoint receives them;
     the Anthropic form holds `system`, `messages` and `tools` as the Messages API receives them.
     """
-    lines = []
-    for record in calls:
-        request = record.request or {"messages": [], "tools": []}
-        if wire == "anthropic":
-            system, turns = anthropic_of_openai(request["messages"])
-            tools = [anthropic_tool(tool) for tool in request["tools"]]
-            request = {"system": system, "messages": turns, "tools": tools}
-        line = {"call_index": record.call_index, "kind": record.kind, **request}
-        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-    return gzipped("".join(lines).encode("utf-8"))
+    return gzipped_parts(_request_line(record, wire) for record in calls)
+
+
+def _request_line(record: CallRecord, wire: WireName) -> bytes:
+    """One call's line of its run's request file."""
+    request = record.request or {"messages": [], "tools": []}
+    if wire == "anthropic":
+        system, turns = anthropic_of_openai(request["messages"])
+        tools = [anthropic_tool(tool) for tool in request["tools"]]
+        request = {"system": system, "messages": turns, "tools": tools}
+    line = {"call_index": record.call_index, "kind": record.kind, **request}
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def request_file_name(run_id: str, wire: WireName) -> str:
