@@ -142,7 +142,7 @@ def bedrock_problems(turns: Sequence[Wire]) -> list[str]:
 def recorded_anthropic(calls: Sequence[CallRecord]) -> list[tuple[list[str], list[str]]]:
     """Each call's request as recorded in the Anthropic view (`requests/<run_id>.anthropic.jsonl.gz`):
     its form problems (tools included) and its broken tool rules."""
-    lines = gzip.decompress(request_file(tuple(calls), "anthropic")).decode("utf-8").splitlines()
+    lines = gzip.decompress(request_file(tuple(calls), "anthropic")).decode("utf-8").split("\n")[:-1]
     found: list[tuple[list[str], list[str]]] = []
     for line in lines:
         request = json.loads(line)

@@ -35,6 +35,7 @@ from ctxlab.core.events import EventKind
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
 from ctxlab.core.wire.views import from_openai
+from ctxlab.workloads.files import text_lines
 from ctxlab.workloads.filler import FILLER_KINDS, FillerKind, filler_at
 
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -84,7 +85,7 @@ def transcript_samples(path: Path, *, min_bytes: int = 64) -> list[Sample]:
     """Every text piece of an OpenAI chat JSONL transcript of at least `min_bytes` bytes, its kind
     `transcript <role>` (one JSON message per line; a line may also hold `{"messages": [...]}`)."""
     samples = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text_lines(path.read_text(encoding="utf-8")):  # not splitlines: U+2028 is JSON text
         if not line.strip():
             continue
         data = json.loads(line)

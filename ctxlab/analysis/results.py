@@ -217,5 +217,6 @@ def read_requests(results: Results, run_id: str) -> list[dict[str, Any]]:
     path = results.folder / "requests" / f"{run_id}.jsonl.gz"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no recorded requests; run with record_requests (or `rerun`)")
-    lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
-    return [json.loads(line) for line in lines if line]
+    # lines end at "\n" alone: a JSON string may hold U+2028 and the like, which splitlines splits at
+    with gzip.open(path, "rt", encoding="utf-8", newline="\n") as lines:
+        return [json.loads(line) for line in lines if line.strip()]

@@ -402,7 +402,7 @@ def load_tools(path: Path | str) -> tuple[ToolSchema, ...]:
 def _schema_lines(text: str, source: str) -> list[Any]:
     """The JSON values of a tools file's lines, one schema a line (JSONL)."""
     values = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):
         if not line.strip():
             continue
         try:

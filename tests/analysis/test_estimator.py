@@ -57,6 +57,15 @@ def test_transcript_samples_take_every_piece_of_both_line_forms(tmp_path: Path) 
     assert {s.source for s in samples} == {"t.jsonl"}
 
 
+def test_transcript_samples_take_lines_that_end_at_newlines_alone(tmp_path: Path) -> None:
+    """A JSON string may hold U+2028, U+2029 or NEL raw: each is text of its message's line."""
+    text = "word\u2028" * 10 + "then\u2029more\x85end"
+    path = tmp_path / "t.jsonl"
+    line = json.dumps({"role": "user", "content": text}, ensure_ascii=False)
+    path.write_text(line + "\n", encoding="utf-8")
+    assert [s.text for s in estimator.transcript_samples(path)] == [text]
+
+
 def test_recounting_with_the_estimate_gives_back_what_was_recorded(retrieval_results: Results) -> None:
     counters = {"estimate again": AgentScopeEstimator(), "o200k": estimator.bpe_counter("o200k_base")}
     for run_id in retrieval_results.runs["run_id"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,19 @@ def test_requests_that_were_not_recorded_are_named(scratch: Path) -> None:
     results = replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=["none"])
     with pytest.raises(FileNotFoundError, match="no recorded requests"):
         read_requests(results, str(results.runs["run_id"].item()))
+
+
+def test_recorded_requests_are_read_back_whole_whatever_characters_their_texts_hold(scratch: Path) -> None:
+    """The request file's lines end at newlines alone: a text holding U+2028, U+2029 or NEL
+    (written raw, as JSON allows) is read back as it was sent."""
+    said = "one\u2028two\u2029three\x85four"
+    trace = scratch / "separators.jsonl"
+    messages = [{"role": "user", "content": said}, {"role": "assistant", "content": "ok"}]
+    trace.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
+    document = replay.transcript_document(trace, context_size=5000, presets=["none"])
+    results = replay.run_document({**document, "record_requests": True}, scratch)
+    (request,) = read_requests(results, str(results.runs["run_id"].item()))
+    assert {"role": "user", "content": said} in request["messages"]
 
 
 def test_a_transcript_plays_every_recorded_round_through_every_preset(scratch: Path) -> None:

@@ -417,6 +417,20 @@ def test_a_tools_file_of_one_schema_a_line_is_read_as_their_list(tmp_path: Path)
         load_tools(path)
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_tools_file_s_lines_end_at_newlines_alone(tmp_path: Path, separator: str) -> None:
+    """JSON text may hold U+2028 and its kind raw, which `str.splitlines` would split at: a
+    schema whose description holds one is still one line."""
+    described = {"name": "search", "description": f"Find{separator}things", "parameters": {"type": "object"}}
+    other = {"name": "read", "parameters": {"type": "object"}}
+    path = tmp_path / "tools.jsonl"
+    path.write_text(f"{json.dumps(described, ensure_ascii=False)}\n{json.dumps(other)}\n", encoding="utf-8")
+    assert [(tool.name, tool.description) for tool in load_tools(path)] == [
+        ("search", f"Find{separator}things"),
+        ("read", ""),
+    ]
+
+
 def test_read_trace_passes_tool_schemas_through(traces_dir: Path) -> None:
     tools = (ToolSchema.of("bash", "Run a command.", {"type": "object"}),)
     workload = read_trace(traces_dir / TRACES[2], tools=tools)
