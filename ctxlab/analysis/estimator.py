@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ctxlab.analysis import plots
-from ctxlab.analysis.results import Results, has_event, read_requests
+from ctxlab.analysis.results import Results, has_event, iter_requests
 from ctxlab.core.events import EventKind
 from ctxlab.core.messages.tokens import AgentScopeEstimator, TokenCounter
 from ctxlab.core.messages.tools import ToolSchema
@@ -163,7 +163,7 @@ def recount(results: Results, run_id: str, counters: dict[str, TokenCounter]) ->
     compressed = dict(zip(indexes, has_event(calls, results.events, EventKind.COMPRESSED), strict=True))
     estimator = AgentScopeEstimator()
     rows = []
-    for request in read_requests(results, run_id):
+    for request in iter_requests(results, run_id):
         index = int(request["call_index"])
         messages = from_openai(request["messages"])
         tools = tuple(_schema(t) for t in request["tools"])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -214,9 +215,25 @@ def read_requests(results: Results, run_id: str) -> list[dict[str, Any]]:
     Raises:
         FileNotFoundError: the run's requests were not recorded.
     """
+    return list(iter_requests(results, run_id))
+
+
+def iter_requests(results: Results, run_id: str) -> Iterator[dict[str, Any]]:
+    """`read_requests` one request at a time, read from the file as they are asked for (a long
+    run's requests, each its whole context, add up to far more than its file).
+
+    Raises:
+        FileNotFoundError: the run's requests were not recorded (raised here, not at the first).
+    """
     path = results.folder / "requests" / f"{run_id}.jsonl.gz"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no recorded requests; run with record_requests (or `rerun`)")
+    return _requests(path)
+
+
+def _requests(path: Path) -> Iterator[dict[str, Any]]:
     # lines end at "\n" alone: a JSON string may hold U+2028 and the like, which splitlines splits at
     with gzip.open(path, "rt", encoding="utf-8", newline="\n") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)

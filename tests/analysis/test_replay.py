@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ctxlab import replay
-from ctxlab.analysis.results import Results, read_requests
+from ctxlab.analysis.results import Results, iter_requests, read_requests
 from ctxlab.presets.registry import PRESETS
 from ctxlab.problems import ScenarioError
 from ctxlab.scenarios import workload
@@ -104,6 +104,8 @@ def test_requests_that_were_not_recorded_are_named(scratch: Path) -> None:
     results = replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=["none"])
     with pytest.raises(FileNotFoundError, match="no recorded requests"):
         read_requests(results, str(results.runs["run_id"].item()))
+    with pytest.raises(FileNotFoundError, match="no recorded requests"):
+        iter_requests(results, str(results.runs["run_id"].item()))  # when asked, not at the first
 
 
 def test_recorded_requests_are_read_back_whole_whatever_characters_their_texts_hold(scratch: Path) -> None:
@@ -115,8 +117,10 @@ def test_recorded_requests_are_read_back_whole_whatever_characters_their_texts_h
     trace.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
     document = replay.transcript_document(trace, context_size=5000, presets=["none"])
     results = replay.run_document({**document, "record_requests": True}, scratch)
-    (request,) = read_requests(results, str(results.runs["run_id"].item()))
+    run_id = str(results.runs["run_id"].item())
+    (request,) = read_requests(results, run_id)
     assert {"role": "user", "content": said} in request["messages"]
+    assert list(iter_requests(results, run_id)) == [request]
 
 
 def test_a_transcript_plays_every_recorded_round_through_every_preset(scratch: Path) -> None:
