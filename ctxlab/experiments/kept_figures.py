@@ -51,27 +51,49 @@ def inputs_digest(folder: Path, options: str) -> str:
     """A digest of what the figures of the results in `folder` are drawn from: every file of it
     but its figures and tuning (the manifest without its creation time), the lab's code, the
     versions of the libraries that draw, and `options` (the drawing's own, e.g. which formats)."""
-    return data_digest(
+    return _digest(
         options,
-        ((path.relative_to(folder).as_posix(), _input(folder, path)) for path in _input_files(folder)),
+        ((path.relative_to(folder).as_posix(), *_input(folder, path)) for path in _input_files(folder)),
     )
 
 
 def data_digest(options: str, parts: Iterable[tuple[str, bytes]]) -> str:
     """A digest of named data figures are drawn from, with the lab's code, the versions of the
     libraries that draw and `options`: the inputs of figures drawn from data in memory (a tuning's)."""
+    return _digest(options, ((name, len(data), (data,)) for name, data in parts))
+
+
+def _digest(options: str, parts: Iterable[tuple[str, int, Iterable[bytes]]]) -> str:
+    """The digest of named parts, each given by its size and its bytes in pieces: the same as of
+    its bytes whole, however they are cut."""
     digest = hashlib.blake2b(digest_size=32)
     digest.update(f"ctxlab figures\0{options}\0{_code_digest()}\0{_libraries()}\0".encode())
-    for name, data in parts:
+    for name, size, pieces in parts:
         label = name.encode()
-        digest.update(b"%d\0%s\0%d\0" % (len(label), label, len(data)))
-        digest.update(data)
+        digest.update(b"%d\0%s\0%d\0" % (len(label), label, size))
+        for piece in pieces:
+            digest.update(piece)
     return digest.hexdigest()
 
 
-def _input(folder: Path, path: Path) -> bytes:
-    data = path.read_bytes()
-    return _CREATED.sub(b"", data, count=1) if path == folder / "manifest.json" else data
+def _input(folder: Path, path: Path) -> tuple[int, Iterable[bytes]]:
+    """A result file's size and bytes as its figures' digest reads them: the manifest without its
+    creation time; any other file read a piece at a time, since a recorded run's requests can be
+    hundreds of megabytes."""
+    if path == folder / "manifest.json":
+        data = _CREATED.sub(b"", path.read_bytes(), count=1)
+        return len(data), (data,)
+    return path.stat().st_size, _pieces(path)
+
+
+_PIECE = 1 << 20
+"""Bytes of a result file read at a time to digest it."""
+
+
+def _pieces(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as file:
+        while piece := file.read(_PIECE):
+            yield piece
 
 
 def record_drawn(folder: Path, inputs: str) -> None:
@@ -132,7 +154,10 @@ def _input_files(folder: Path) -> Iterator[Path]:
 
 
 def _file_digest(path: Path) -> str:
-    return hashlib.blake2b(path.read_bytes(), digest_size=32).hexdigest()
+    digest = hashlib.blake2b(digest_size=32)
+    for piece in _pieces(path):
+        digest.update(piece)
+    return digest.hexdigest()
 
 
 @functools.cache

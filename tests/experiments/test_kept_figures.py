@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -167,6 +169,36 @@ def test_the_inputs_digest_reads_every_result_file_but_the_manifest_s_creation_t
     manifest.write_text(text, encoding="utf-8")
     (folder / "runs.csv").write_bytes((folder / "runs.csv").read_bytes() + b"\n")
     assert inputs_digest(folder, "png") != digest
+
+
+def test_the_inputs_digest_reads_a_large_result_file_a_piece_at_a_time(tmp_path: Path) -> None:
+    """A recorded run's request file can be hundreds of megabytes: its digest is the one of its
+    bytes whole (`data_digest`), made holding a piece of it, not the file."""
+    draw, _ = counting_drawer()
+    folder = written(tmp_path, TINY, draw).folder
+    large = os.urandom(kept_figures._PIECE) * 24 + b"tail"
+    (folder / "requests").mkdir()
+    (folder / "requests" / "tiny.jsonl.gz").write_bytes(large)
+    whole = kept_figures.data_digest("png", inputs_whole(folder))
+    tracemalloc.start()
+    try:
+        digest = inputs_digest(folder, "png")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert digest == whole and len(large) > 8 * peak
+
+
+def inputs_whole(folder: Path) -> list[tuple[str, bytes]]:
+    """The result files figures are drawn from, each read whole, the manifest without its
+    creation time."""
+    manifest = folder / "manifest.json"
+    return [
+        (path.relative_to(folder).as_posix(), path.read_bytes())
+        if path != manifest
+        else ("manifest.json", kept_figures._CREATED.sub(b"", path.read_bytes(), count=1))
+        for path in kept_figures._input_files(folder)
+    ]
 
 
 def test_ctxlab_run_keeps_the_figures_of_unchanged_results_unless_asked_to_redraw(
