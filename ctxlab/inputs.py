@@ -34,10 +34,12 @@ _SEQUENCES = (list, tuple, Sequence, set, frozenset)
 
 class InputModel(BaseModel):
     """Base of the lab's input models: unknown keys refused, validators built at first use
-    (`defer_build`: a process builds only the models its input reaches), and no value read across
-    yes/no and numbers (the module docstring)."""
+    (`defer_build`: a process builds only the models its input reaches), no value read across
+    yes/no and numbers (the module docstring), and no number that is not finite (YAML reads
+    `1e400` or `inf` as text, which pydantic would read as infinity; results and hashes hold
+    finite numbers)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

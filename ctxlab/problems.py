@@ -187,6 +187,8 @@ def explain(error: ErrorDetails, allowed: Sequence[str] = ()) -> str:
     bound = _bound(kind, error.get("ctx") or {})
     if bound:
         return f"{shown} {bound}"
+    if kind == "finite_number":
+        return f"{shown} is not a finite number; write a number"
     if kind in _MAPPING_TYPES:  # pydantic's text names the model's class, which no scenario writes
         return f"{shown} is not a mapping; {HINTS[kind]}"
     hint = _whole_number_hint(error.get("input")) if kind == "int_parsing" else None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal, NamedTuple
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from ctxlab.inputs import InputModel, field_guard, refusals
 from ctxlab.presets.registry import ENTRIES
@@ -104,6 +105,33 @@ def test_every_preset_entry_refuses_a_yes_no_number_and_a_numeric_flag() -> None
                     entry.model_validate({"preset": preset, name: wrong})
                 checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize("text", ["inf", "-Infinity", "1e400", "nan"])
+def test_every_preset_entry_refuses_text_that_reads_as_a_number_that_is_not_finite(text: str) -> None:
+    """YAML reads `1e400` or a quoted `inf` as text, which pydantic would read as a float that is
+    not finite: it would reach a run's config hash, which holds finite numbers, and fail there.
+    Every float setting of every preset, nested ones too, refuses it."""
+    checked = 0
+    for preset, entry in sorted(ENTRIES.items()):
+        for path in float_settings(entry):
+            value: Any = text
+            for key in reversed(path[1:]):
+                value = {key: value}
+            with pytest.raises(ValidationError, match="finite number"):
+                entry.model_validate({"preset": preset, path[0]: value})
+            checked += 1
+    assert checked >= 8
+
+
+def float_settings(model: type[BaseModel]) -> Iterator[tuple[str, ...]]:
+    """The paths of a model's float fields, into nested models."""
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if field.annotation is float:
+            yield (key,)
+        elif isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            yield from ((key, *rest) for rest in float_settings(field.annotation))
 
 
 _ANNOTATIONS: list[Any] = [

@@ -350,6 +350,14 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         _replace("context_size: 4000\n", "context_size: 4000\nprices: {output: .inf}\n"),
         ":7:18: prices.output: .inf is not a finite number; write a number",
     ),
+    "a price YAML reads as text, which would be infinite": (
+        _replace("context_size: 4000\n", "context_size: 4000\nprices: {output: 1e400}\n"),
+        ":7:10: prices.output: '1e400' is not a finite number; write a number",
+    ),
+    "a swept value that would be infinite": (
+        _replace("model.context_size: [4000, 6000]", "model.context_size: [4000]\n  prices.output: [1, inf]"),
+        ":13:22: sweep.prices.output[1]: with prices.output = 'inf': prices.output: 'inf' is not a finite",
+    ),
     "a seed beyond 64 bits": (
         _replace("context_size: 4000\n", "context_size: 4000\nseed: 9223372036854775808\n"),
         ":7:7: seed: 9223372036854775808 is out of range",
