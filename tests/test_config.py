@@ -10,7 +10,7 @@ from ctxlab.presets.agentscope.config import (
     InjectionConfig,
     SummarySchema,
     check_agent_configs,
-    time_format_has_date,
+    time_format_problem,
 )
 
 NON_TEXT = (
@@ -113,6 +113,16 @@ def test_deprecated_injection_buffer_overrides() -> None:
 
 
 def test_time_format_needs_a_date() -> None:
-    assert time_format_has_date("%Y-%m-%d %H:%M")
-    assert not time_format_has_date("%H:%M:%S")
-    assert not time_format_has_date("%m-%d %H:%M")  # no year: parses back to 1900
+    assert time_format_problem("%Y-%m-%d %H:%M", "UTC") is None
+    assert str(time_format_problem("%H:%M:%S", "UTC")).startswith("has no full date")
+    assert str(time_format_problem("%m-%d %H:%M", "UTC")).startswith("has no full date")  # 1900
+
+
+def test_a_zone_name_other_than_utc_does_not_parse_back_whatever_the_host_s_zone() -> None:
+    """`%Z` writes a zone's abbreviation; `strptime` reads UTC, GMT and the host's own names, so
+    AgentScope's reading depends on the machine; the lab reads as on a host whose zone is UTC."""
+    assert time_format_problem("%Y-%m-%d %H:%M %Z", "UTC") is None
+    assert time_format_problem("%Y-%m-%d %H:%M %z", "America/New_York") is None
+    problem = str(time_format_problem("%Y-%m-%d %H:%M %Z", "America/New_York"))
+    assert problem.startswith("does not parse back (%Z writes EDT for America/New_York")
+    assert "has no full date" not in problem

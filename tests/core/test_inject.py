@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,6 +15,7 @@ from ctxlab.core.agentscope.inject import (
     InjectionParams,
     current_time_text,
     needs_input_tokens,
+    read_time,
     recorded_time,
     repeated_tool_error,
     resolve_timezone,
@@ -621,3 +623,28 @@ def test_the_streak_read_newest_first_equals_the_streak_of_every_result(
 ) -> None:
     message = reply(*blocks)
     assert streak(message, limit) == whole_streak(message, limit)
+
+
+@pytest.fixture
+def host_in_new_york(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The process's local zone set to America/New_York, as a developer's laptop may have it."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("host_in_new_york")
+def test_a_zone_name_is_read_back_the_same_whatever_the_host_s_zone() -> None:
+    """`strptime`'s %Z reads the host's own zone names: on this host it reads `EST`, on a UTC
+    server not. A run reads as on the server, so results do not depend on the machine."""
+    params = InjectionParams(time_format="%Y-%m-%dT%H:%M:%S %Z", timezone="America/New_York")
+    written = "<current-time>2026-01-01T08:00:00 EST</current-time><timezone>America/New_York</timezone>"
+    assert dt.datetime.strptime("2026-01-01T08:00:00 EST", params.time_format)  # the host reads it
+    assert recorded_time(written, params) is None
+    assert recorded_time(written.replace("EST", "UTC"), params) == dt.datetime(
+        2026, 1, 1, 8, tzinfo=resolve_timezone("America/New_York")
+    )
+    assert read_time("2026-01-01 gmt", "%Y-%m-%d %Z") == dt.datetime(2026, 1, 1)
+    assert read_time("2026-01-01 UTC %Z", "%Y-%m-%d %Z %%Z") == dt.datetime(2026, 1, 1)

@@ -19,8 +19,10 @@ Invariants:
   reply.
 - Time is injected when no time is recorded, when the recorded one cannot be parsed back with
   `time_format`, or unless `0 <= elapsed hours <= time_interval` (so a clock that went backwards
-  re-injects). A naive recorded time takes the zone written next to it in `<timezone>`, or the
-  configured zone. A format without a date parses to 1900 and re-injects every step.
+  re-injects). `%Z` reads UTC and GMT alone, as on a host whose zone is UTC (`read_time`:
+  `strptime` also reads the host's own zone names). A naive recorded time takes the zone
+  written next to it in `<timezone>`, or the configured zone. A format without a date parses to
+  1900 and re-injects every step.
 - The context-length line appears only at `cur_iter == 0`, when `input_tokens > (trigger -
   buffer) * context_size` (strict, in float); it shows `int(trigger * context_size)`. Its
   compress-now suffix needs the compression tool and no task in progress.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -253,13 +256,49 @@ def recorded_time(text: str, params: InjectionParams) -> dt.datetime | None:
     if found is None:
         return None
     try:
-        recorded = dt.datetime.strptime(found.group(1).strip(), params.time_format)
+        recorded = read_time(found.group(1).strip(), params.time_format)
     except ValueError:
         return None
     if recorded.tzinfo is not None:
         return recorded
     zone = _ZONE.search(text)
     return recorded.replace(tzinfo=resolve_timezone(zone.group(1).strip() if zone else params.timezone))
+
+
+HOST_ZONE_NAMES = ("UTC", "GMT")
+"""The zone names `strptime`'s `%Z` reads on a host whose local zone is UTC."""
+_DIRECTIVE = re.compile(r"(%.)", re.DOTALL)
+
+
+def read_time(text: str, time_format: str) -> dt.datetime:
+    """`datetime.strptime(text, time_format)` as on a host whose local zone is UTC.
+
+    `strptime`'s `%Z` reads UTC, GMT and the names of the host's own zone (`time.tzname`), so
+    whether AgentScope reads back a time written as `EST` depends on the machine it runs on. A
+    run must not: `%Z` here reads `HOST_ZONE_NAMES` alone (in any case, as `strptime` does), the
+    same on every machine, as AgentScope reads on a server whose zone is UTC.
+
+    Raises:
+        ValueError: the text does not parse with the format.
+
+    >>> read_time("2026-01-01 08:00 utc", "%Y-%m-%d %H:%M %Z").isoformat()
+    '2026-01-01T08:00:00'
+    >>> read_time("2026-01-01 08:00 EST", "%Y-%m-%d %H:%M %Z")
+    Traceback (most recent call last):
+    ValueError: time data '2026-01-01 08:00 EST' does not match format '%Y-%m-%d %H:%M %Z'
+    """
+    parts = _DIRECTIVE.split(time_format)
+    zones = [k for k, part in enumerate(parts) if part == "%Z"]
+    if not zones:
+        return dt.datetime.strptime(text, time_format)
+    for names in itertools.product(HOST_ZONE_NAMES, repeat=len(zones)):
+        for k, name in zip(zones, names, strict=True):
+            parts[k] = name
+        try:
+            return dt.datetime.strptime(text, "".join(parts))
+        except ValueError:
+            continue
+    raise ValueError(f"time data {text!r} does not match format {time_format!r}")
 
 
 def time_due(last_time_text: str | None, now_local: dt.datetime, params: InjectionParams) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ctxlab.core.agentscope.inject import InjectionParams
+from ctxlab.core.agentscope.inject import InjectionParams, read_time, resolve_timezone
 from ctxlab.inputs import InputModel
 from ctxlab.texts import SUMMARY_FIELD_DESCRIPTIONS
 
@@ -207,21 +207,36 @@ def check_agent_configs(context: ContextConfig, injection: InjectionConfig) -> N
         )
 
 
-def time_format_has_date(time_format: str) -> bool:
-    """Whether a time written with `time_format` parses back to the same day.
+def time_format_problem(time_format: str, timezone: str) -> str | None:
+    """Why a time written with `time_format` in `timezone` makes AgentScope inject it again at
+    every step, or None when it reads back as written.
 
-    A format without year, month and day parses back to 1900-01-01, which makes AgentScope
-    re-inject the time on every step.
+    A format without year, month and day parses back to 1900-01-01; a time that does not parse
+    back at all (a `%Z` that names a zone other than UTC: `read_time`) is never recorded.
 
-    >>> time_format_has_date("%Y-%m-%dT%H:%M:%S"), time_format_has_date("%H:%M")
-    (True, False)
+    >>> time_format_problem("%Y-%m-%dT%H:%M:%S", "Asia/Shanghai") is None
+    True
+    >>> time_format_problem("%H:%M", "UTC")[:17], time_format_problem("%Y-%m-%d %Z", "UTC") is None
+    ('has no full date:', True)
     """
-    probe = dt.datetime(2031, 7, 15, 13, 45, 30)
+    zone = resolve_timezone(timezone)
+    probe = dt.datetime(2031, 7, 15, 13, 45, 30, tzinfo=zone)
     try:
-        parsed = dt.datetime.strptime(probe.strftime(time_format), time_format)
+        parsed = read_time(probe.strftime(time_format), time_format)
     except ValueError:
-        return False
-    return parsed.date() == probe.date()
+        why = (
+            f" (%Z writes {probe.strftime('%Z')} for {timezone}, and reads UTC and GMT alone, as on a "
+            "host whose zone is UTC; write the offset with %z)"
+            if "%Z" in time_format.replace("%%", "")
+            else ""
+        )
+        return f"does not parse back{why}: AgentScope injects the time again at every step"
+    if parsed.date() != probe.date():
+        return (
+            "has no full date: the injected time parses back to 1900-01-01, so AgentScope "
+            "re-injects it at every step; add %Y-%m-%d"
+        )
+    return None
 
 
 def injection_params(config: InjectionConfig) -> InjectionParams:

@@ -22,7 +22,7 @@ from ctxlab.presets.agentscope.config import (
     check_agent_configs,
     effective_buffer_ratio,
     injection_params,
-    time_format_has_date,
+    time_format_problem,
 )
 from ctxlab.presets.agentscope.strategy import AgentScopeParams
 from ctxlab.presets.entries import StrategyEntry
@@ -66,18 +66,15 @@ class AgentScopeEntry(StrategyEntry):
         return self
 
     def warnings(self) -> tuple[Problem, ...]:
-        """A time format without a date while injection is on (AgentScope then re-injects the
-        time at every step)."""
-        out: list[Problem] = []
-        if self.injection.inject_runtime_state and not time_format_has_date(self.injection.time_format):
-            out.append(
-                Problem(
-                    loc=("injection", "time_format"),
-                    message=f"{self.injection.time_format!r} has no full date: the injected time parses "
-                    "back to 1900-01-01, so AgentScope re-injects it at every step; add %Y-%m-%d",
-                )
-            )
-        return tuple(out)
+        """A time format whose time does not read back as written while injection is on
+        (AgentScope then re-injects the time at every step: `time_format_problem`)."""
+        injection = self.injection
+        problem = injection.inject_runtime_state and time_format_problem(
+            injection.time_format, injection.timezone
+        )
+        if not problem:
+            return ()
+        return (Problem(loc=("injection", "time_format"), message=f"{injection.time_format!r} {problem}"),)
 
 
 def timezone_problem(name: str) -> str | None:

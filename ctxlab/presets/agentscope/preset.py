@@ -38,5 +38,7 @@ PRESET = Preset(
         "and summary requests: one text, each medium named by an identifier and listed after the results "
         "in a reminder (its texts the text set's), and input_tokens count those texts; no message "
         "carries AgentScope's `name` (row 58)",
+        "a recorded time is read back as on a host whose zone is UTC: a time_format's %Z reads UTC and "
+        "GMT alone, where AgentScope's strptime also reads the host's own zone names (row 38)",
     ),
 )
