@@ -90,7 +90,9 @@ def versions() -> dict[str, str | None]:
 def git_commit() -> dict[str, Any] | None:
     """The commit of the ctxlab checkout and whether it has changes; None outside a git checkout.
 
-    Asked once per process: every folder a process writes comes from the same code."""
+    Asked once per process: every folder a process writes comes from the same code. The status
+    is read without git's optional locks: a plain `git status` refreshes the checkout's index
+    (writing outside the results, and racing a commit the user makes meanwhile)."""
     root = Path(ctxlab.__file__).resolve().parent.parent
     try:
         head = subprocess.run(
@@ -101,7 +103,7 @@ def git_commit() -> dict[str, Any] | None:
             check=True,
         ).stdout.strip()
         status = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "--no-optional-locks", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
             timeout=10,
