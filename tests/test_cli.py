@@ -122,6 +122,24 @@ def test_a_file_where_a_results_folder_goes_is_refused_and_left_alone(tmp_path: 
     assert sorted(p.name for p in out.iterdir()) == ["tiny"] and (out / "tiny").read_text() == "mine"
 
 
+def test_a_link_where_a_results_folder_goes_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """Results replace their folder whole, which would drop a link there (and a rerun failed
+    half-way, leaving a stray link beside it): refused before any run, the link kept."""
+    out, elsewhere = tmp_path / "results", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "mine.txt").write_text("mine", encoding="utf-8")
+    (out / "tiny").symlink_to(elsewhere, target_is_directory=True)
+    code, _, err = run_cli("run", str(write(tmp_path, TINY)), "--out", str(out), "--no-plots")
+    assert (code, err) == (
+        2,
+        f"{out / 'tiny'}: is a symbolic link where results go; they replace it whole, so remove "
+        "the link or choose another --out\n",
+    )
+    assert [p.name for p in out.iterdir()] == ["tiny"] and (out / "tiny").is_symlink()
+    assert [p.name for p in elsewhere.iterdir()] == ["mine.txt"]
+
+
 def test_quiet_prints_nothing_and_record_requests_writes_request_files(tmp_path: Path) -> None:
     path = write(tmp_path, TINY)
     out_dir = tmp_path / "results"

@@ -108,14 +108,13 @@ def execute(loaded: Sequence[LoadedScenario], how: Execution, out: TextIO, err: 
     from ctxlab.experiments.executors import ExecutorUnavailableError
     from ctxlab.experiments.grid import expand
     from ctxlab.experiments.kept_figures import drawing_options
+    from ctxlab.experiments.replace import unreplaceable
     from ctxlab.experiments.run import run_scenarios
 
     root = out_dir(how.out_dir)
-    blocked = [path for path in (root / item.name for item in loaded) if path.exists() and not path.is_dir()]
+    blocked = [why for why in (unreplaceable(root / item.name) for item in loaded) if why is not None]
     if blocked:
-        raise BadInput(
-            [f"{path}: is a file where results go; move it or choose another --out" for path in blocked]
-        )
+        raise BadInput(blocked)
     if (
         how.wire != "openai"
         and not how.record_requests

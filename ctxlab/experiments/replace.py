@@ -13,16 +13,29 @@ from contextlib import suppress
 from pathlib import Path
 
 
+def unreplaceable(final: Path) -> str | None:
+    """Why `final` cannot be replaced by a folder (`replace_folder`), as a message naming it; None
+    when it can (a folder, or nothing yet)."""
+    if final.is_symlink():  # a link is replaced, not followed: the folder it names would be lost to it
+        return (
+            f"{final}: is a symbolic link where results go; they replace it whole, so remove the link "
+            "or choose another --out"
+        )
+    if final.exists() and not final.is_dir():
+        return f"{final}: is a file where results go; move it or choose another --out"
+    return None
+
+
 def replace_folder(temporary: Path, final: Path) -> None:
     """Put the complete folder `temporary` in place of `final` (which may not exist yet).
 
     Raises:
-        NotADirectoryError: `final` is something other than a folder (left as it is).
+        NotADirectoryError: `final` is something other than a folder, or a link (`unreplaceable`;
+            left as it is).
     """
-    if final.exists() and not final.is_dir():
-        raise NotADirectoryError(
-            f"{final}: is not a folder, where results go; move it or choose another --out"
-        )
+    refused = unreplaceable(final)
+    if refused is not None:
+        raise NotADirectoryError(refused)
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
     if final.exists():
         os.rename(final, old)

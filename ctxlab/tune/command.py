@@ -294,13 +294,15 @@ def _refuse_clashes(plans: Sequence[Plan], root: Path) -> None:
     """Before any search: two files of one name (both would write the same folder, as `run`
     refuses them), or a folder where a search's results go that is a file."""
     from ctxlab.cli.running import shared_names
+    from ctxlab.experiments.replace import unreplaceable
 
     problems = shared_names([plan.loaded for plan in plans])
     for plan in plans:
-        folders = (root / plan.loaded.name, root / plan.loaded.name / "tune")
-        blocked = next((p for p in folders if p.exists() and not p.is_dir()), None)
-        if blocked is not None:
-            problems.append(f"{blocked}: is a file where results go; move it or choose another --out")
+        scenario = root / plan.loaded.name
+        if scenario.exists() and not scenario.is_dir():
+            problems.append(f"{scenario}: is a file where results go; move it or choose another --out")
+        elif (why := unreplaceable(scenario / "tune")) is not None:
+            problems.append(why)
     if problems:
         raise BadInput(problems)
 

@@ -37,7 +37,17 @@ def test_when_the_new_folder_cannot_be_moved_the_old_one_is_put_back(tmp_path: P
 
 def test_a_file_in_the_folders_place_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
     (tmp_path / "results").write_text("mine", encoding="utf-8")
-    with pytest.raises(NotADirectoryError, match="is not a folder"):
+    with pytest.raises(NotADirectoryError, match="is a file where results go"):
         replace_folder(_folder(tmp_path / ".results.tmp", "new"), tmp_path / "results")
     assert (tmp_path / "results").read_text(encoding="utf-8") == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".results.tmp", "results"]
+
+
+def test_a_link_in_the_folders_place_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    """A link would be replaced rather than followed (and its removal failed half-way)."""
+    target = _folder(tmp_path / "elsewhere", "mine")
+    (tmp_path / "results").symlink_to(target, target_is_directory=True)
+    with pytest.raises(NotADirectoryError, match="is a symbolic link where results go"):
+        replace_folder(_folder(tmp_path / ".results.tmp", "new"), tmp_path / "results")
+    assert (tmp_path / "results").is_symlink() and (target / "file.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".results.tmp", "elsewhere", "results"]

@@ -464,6 +464,10 @@ def test_a_file_given_twice_or_a_tune_folder_that_is_a_file_is_refused_before_an
     code, _, err = run_cli("tune", path, "--out", str(out))
     assert code == 2 and f"{out / 'ranges' / 'tune'}: is a file where results go" in err, err
     assert not list(out.glob(".*.journal"))
+    (out / "ranges" / "tune").unlink()
+    (out / "ranges" / "tune").symlink_to(tmp_path, target_is_directory=True)
+    code, _, err = run_cli("tune", path, "--out", str(out))
+    assert code == 2 and f"{out / 'ranges' / 'tune'}: is a symbolic link where results go" in err, err
 
 
 def test_an_interruption_while_the_folder_is_written_leaves_no_empty_scenario_folder(
