@@ -18,8 +18,10 @@ Invariants:
 from __future__ import annotations
 
 import difflib
+import itertools
+import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
@@ -217,8 +219,36 @@ def _whole_number_hint(value: object) -> str | None:
 
 
 def _shown(value: object) -> str:
-    shown = repr(value)
+    shown = as_written(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def as_written(value: object, depth: int = 0) -> str:
+    """A value read from YAML or JSON as a user would write it: null, true and false by their
+    names, text quoted, lists and mappings in flow style (shortened past a few levels or items:
+    a message shows the start of a value).
+
+    >>> [as_written(v) for v in (None, True, 3, "a", {"k": [1, None]})]
+    ['null', 'true', '3', "'a'", "{'k': [1, null]}"]
+    """
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, dict | list | tuple) and depth >= _SHOWN_DEPTH:
+        return "..."
+    if isinstance(value, dict):
+        pairs = [f"{as_written(k, depth + 1)}: {as_written(v, depth + 1)}" for k, v in _first(value.items())]
+        return "{" + ", ".join(pairs) + (", ..." if len(value) > _SHOWN_ITEMS else "") + "}"
+    if isinstance(value, list | tuple):
+        items = [as_written(item, depth + 1) for item in _first(value)]
+        return "[" + ", ".join(items) + (", ..." if len(value) > _SHOWN_ITEMS else "") + "]"
+    return repr(value)
+
+
+_SHOWN_DEPTH, _SHOWN_ITEMS = 4, 12
+
+
+def _first(items: Iterable[Any]) -> Iterator[Any]:
+    return itertools.islice(items, _SHOWN_ITEMS)
 
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"

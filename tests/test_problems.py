@@ -13,6 +13,8 @@ from ctxlab.problems import (
     Problem,
     ScenarioError,
     WorkloadError,
+    as_written,
+    explain,
     unknown_key,
 )
 from ctxlab.scenarios.load import load_scenario
@@ -102,3 +104,14 @@ def test_both_errors_are_input_errors_with_their_problems_one_per_line() -> None
         error = kind(problems, source="x.yaml")
         assert isinstance(error, InputError) and isinstance(error, ValueError)
         assert str(error) == "x.yaml: a: one\nx.yaml: b[0]: two"
+
+
+def test_a_value_is_shown_as_written_in_yaml_not_as_python_prints_it() -> None:
+    """null, true and false by their names, also inside lists and mappings; long values shortened."""
+    error = {"type": "int_type", "loc": ("a",), "msg": "Input should be a valid integer", "input": None}
+    assert explain(error).startswith("null is invalid")  # type: ignore[arg-type]
+    nested = {**error, "input": {"keep": [True, None]}}
+    assert explain(nested).startswith("{'keep': [true, null]} is invalid")  # type: ignore[arg-type]
+    long = {**error, "input": list(range(100))}
+    assert explain(long).startswith("[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ...] is invalid")  # type: ignore[arg-type]
+    assert as_written([[[[[1]]]]]) == "[[[[...]]]]"

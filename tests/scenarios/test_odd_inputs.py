@@ -147,7 +147,7 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "a strategy name written as no": (
         _tiny("- preset: agentscope", "- {preset: agentscope, name: no}"),
-        ":8:26: strategies[0].name: False is invalid: Input should be a valid string",
+        ":8:26: strategies[0].name: false is invalid: Input should be a valid string",
     ),
     "a tab that indents": (
         _tiny("  - preset: agentscope", "\t- preset: agentscope"),
