@@ -567,3 +567,106 @@ def test_an_entry_of_another_shape_is_refused_in_the_json_s_terms(tmp_path: Path
     expected = "odd.jsonl:1: an entry is not shaped as openai-responses writes it: a value is a list where"
     assert err.startswith(expected) and "Error" not in err, err
     assert expected in replay_err
+
+
+# ---------------------------------------------------------------------------------------------
+# A field of a kind its format never writes is refused, never read as empty and lost
+
+
+def _anthropic_log(user_content: object, system: object = "Be brief.", result: object = "hello") -> str:
+    request = {
+        "model": "claude-sonnet-4-20250514",
+        "max_tokens": 100,
+        "system": system,
+        "messages": [
+            {"role": "user", "content": user_content},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": result}]},
+        ],
+    }
+    response = {
+        "id": "m2",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Hi."}],
+    }
+    return json.dumps({"request": request, "response": response}) + "\n"
+
+
+def _claude_code(user_content: object) -> str:
+    head = {"sessionId": "s1", "version": "1.0.98", "cwd": "/w", "userType": "external", "isSidechain": False}
+    lines = [
+        {**head, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2025-09-01T10:00:00.000Z",
+         "message": {"role": "user", "content": user_content}},
+        {**head, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "timestamp": "2025-09-01T10:00:01.000Z",
+         "message": {"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+                     "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}},
+    ]  # fmt: skip
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def _responses_log(instructions: object, output: object = "[]") -> str:
+    call = {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"}
+    request = {
+        "model": "gpt-4.1",
+        "instructions": instructions,
+        "input": [
+            {"role": "user", "content": "Find a flight."},
+            call,
+            {"type": "function_call_output", "call_id": "c1", "output": output},
+        ],
+    }
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "None."}]}
+    return json.dumps(
+        {"request": request, "response": {"id": "r1", "object": "response", "output": [answer]}}
+    )
+
+
+def _gemini(text: object) -> str:
+    history = [
+        {"role": "user", "parts": [{"text": "Hello."}]},
+        {"role": "model", "parts": [{"text": "Hi."}]},
+        {"role": "user", "parts": [{"text": text}]},
+        {"role": "model", "parts": [{"text": "Done."}]},
+    ]
+    return json.dumps({"history": history}, indent=1)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (_anthropic_log(12345), "odd.jsonl:1: an entry is not shaped as anthropic-messages writes it: "
+         "a value is a number where anthropic-messages writes a list"),
+        (_anthropic_log({"type": "text", "text": "Hi"}), "a value is an object where"),
+        (_anthropic_log("Hi", system=5), "a value is a number where anthropic-messages writes text"),
+        (_anthropic_log("Hi", system=["Be brief."]), "a value is text where anthropic-messages "
+         "writes an object"),
+        (_anthropic_log("Hi", result={"text": "hello"}), "a value is an object where "
+         "anthropic-messages writes text"),
+        (_claude_code(12345), "odd.jsonl:1: an entry is not shaped as claude-code writes it: "
+         "a value is a number where claude-code writes a list"),
+        (_responses_log(7), "odd.jsonl:1: 'instructions' is a number, not text or a list of messages"),
+        (_responses_log("Help.", output=42), "a value is a number where openai-responses writes text"),
+        (_gemini(12345), "odd.jsonl:19: a part's text is a number, not text"),
+    ],
+)  # fmt: skip
+def test_a_text_of_another_kind_is_refused_at_its_line_not_read_as_empty(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    """A user's prompt written as a number, a system prompt as an object, a result as an object:
+    each was read as '' and its message dropped or emptied without a word."""
+    err, replay_err = refused(tmp_path, text)
+    assert said in err and said in replay_err, err
+
+
+def test_responses_instructions_given_as_messages_are_the_system_prompt(tmp_path: Path) -> None:
+    """The Responses API takes `instructions` as text or as input messages; the messages were
+    dropped, and the replay had no system prompt."""
+    developer = {
+        "type": "message",
+        "role": "developer",
+        "content": [{"type": "input_text", "text": "Be brief."}],
+    }
+    messages = imported(tmp_path, _responses_log([developer, {"role": "system", "content": "Cite sources."}]))
+    assert messages[0] == {"role": "system", "content": "Be brief.\n\nCite sources."}

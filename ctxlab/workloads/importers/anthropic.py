@@ -68,6 +68,8 @@ from ctxlab.workloads.importers.base import (
     data_url,
     field_of,
     image_part,
+    listed,
+    object_of,
     schema,
     system,
     text_of,
@@ -118,7 +120,7 @@ def add_assistant_blocks(parts: AssistantParts, value: object, calls: Calls, rep
     if isinstance(value, str):
         parts.texts.append(value)
         return
-    for block in value if isinstance(value, list) else []:
+    for block in listed(value):
         kind = field_of(block, "type")
         if kind == "text":
             parts.texts.append(text_of(block.get("text")))
@@ -247,7 +249,7 @@ def user_blocks(value: object, calls: Calls, report: Report, line: int | None) -
         yield user(value)
         return
     parts: list[Wire] = []
-    for block in value if isinstance(value, list) else []:
+    for block in listed(value):
         kind = field_of(block, "type")
         if kind == "tool_result":
             call_id = calls.answer(block.get("tool_use_id"), line, key="tool_use_id")
@@ -304,7 +306,7 @@ def _blocks_text(value: object) -> str:
     """A string, or the text of a list of text blocks, joined with nothing between as every
     importer joins parts (`base.text_only`)."""
     if isinstance(value, list):
-        return "".join(text_of(field_of(b, "text")) for b in value)
+        return "".join(text_of(object_of(b).get("text")) for b in value)
     return text_of(value)
 
 
@@ -467,13 +469,12 @@ def _request(request: Mapping[str, Any], response: object, number: int, report: 
             report.skip("server tool")
         else:
             report.tools.append(found)
-    prompt = request.get("system")
-    if isinstance(prompt, list):
-        prompt = "".join(text_of(field_of(b, "text")) for b in prompt)
-    if isinstance(prompt, str) and prompt:
+    prompt = _blocks_text(request.get("system"))
+    if prompt:
         yield system(prompt)
     calls = Calls(report)
-    answer = field_of(response, "content")
+    answered = field_of(response, "content")  # a string is one text block, as the API reads it
+    answer = _blocks(answered) if answered is not None else None
     prefill: list[object] = []
     for index, message in report.each(request["messages"]):
         role = field_of(message, "role")
@@ -495,4 +496,4 @@ def _blocks(value: object) -> list[object]:
     """An assistant message's content as blocks (a string is one text block)."""
     if isinstance(value, str):
         return [{"type": "text", "text": value}] if value else []
-    return list(value) if isinstance(value, list) else []
+    return list(listed(value))

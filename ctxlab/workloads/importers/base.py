@@ -392,6 +392,59 @@ def field_of(value: object, *keys: str) -> Any:
     return value
 
 
+def json_kind(value: object) -> str:
+    """What a value read from JSON is, in JSON's words.
+
+    >>> [json_kind(v) for v in (None, True, 1, 1.5, "a", [], {})]
+    ['null', 'true or false', 'a number', 'a number', 'text', 'a list', 'an object']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def listed(value: object) -> list[Any]:
+    """A list field's items, [] when it is null or missing (None).
+
+    Raises:
+        TypeError: any other value, reported as `text_of`'s are.
+    """
+    if isinstance(value, list):
+        return value
+    if value is None:
+        return []
+    raise TypeError(f"'{type(value).__name__}' is not a list")
+
+
+def object_of(value: object) -> Mapping[str, Any]:
+    """A value that must be an object (a content block, an item).
+
+    Raises:
+        TypeError: any other value, reported as `text_of`'s are.
+    """
+    if isinstance(value, Mapping):
+        return value
+    raise TypeError(f"'{type(value).__name__}' is not an object")
+
+
 def text_of(value: object) -> str:
-    """A string field's value, '' for anything else (null, missing)."""
-    return value if isinstance(value, str) else ""
+    """A text field's value, '' when it is null or missing (None).
+
+    Raises:
+        TypeError: any other value (a number, a list, an object): a field of a kind its format
+            never writes, which the importer's guard reports at the entry's line
+            (`guard.what_was_off`), rather than a text read as empty and lost.
+    """
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    raise TypeError(f"'{type(value).__name__}' is not text")

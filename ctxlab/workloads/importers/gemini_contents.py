@@ -39,7 +39,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.workloads.importers.adk_events import get, inline_image
-from ctxlab.workloads.importers.base import Report, Wire, assistant, call, content, text_part, tool, user
+from ctxlab.workloads.importers.base import (
+    Report,
+    Wire,
+    assistant,
+    call,
+    content,
+    json_kind,
+    text_part,
+    tool,
+    user,
+)
 
 ROLES = frozenset({"user", "model"})
 _FLAGS = frozenset(
@@ -156,7 +166,7 @@ def _assistant(turn: Turn, pairing: Pairing) -> Wire:
     reasoning: list[str] = []
     calls: list[Wire] = []
     for index, part in enumerate(turn.parts):
-        called, text = get(part, "function_call"), part.get("text")
+        called, text = get(part, "function_call"), _text(part, turn.line, pairing.report)
         if called is not None:
             given, name = called.get("id"), called["name"]
             call_id = given if isinstance(given, str) and given else f"{turn.key}-{index}"
@@ -222,7 +232,7 @@ def _said(response: object, report: Report) -> str:
 
 def _user_part(part: Mapping[str, Any], line: int | None, report: Report) -> list[Wire]:
     """A part of a user content: a text or an image part (none for a thought or other media)."""
-    text, blob = part.get("text"), get(part, "inline_data")
+    text, blob = _text(part, line, report), get(part, "inline_data")
     if isinstance(text, str) and not part.get("thought"):
         return [text_part(text)]
     if blob is not None:
@@ -230,6 +240,18 @@ def _user_part(part: Mapping[str, Any], line: int | None, report: Report) -> lis
         return [image] if image is not None else []
     report.skip(f"user part {_kind(part)!r}")
     return []
+
+
+def _text(part: Mapping[str, Any], line: int | None, report: Report) -> str | None:
+    """A part's text; None when it has none.
+
+    Raises:
+        TraceError: its `text` is of another kind than text (it would be lost).
+    """
+    text = part.get("text")
+    if text is None or isinstance(text, str):
+        return text
+    raise report.error(line, f"a part's text is {json_kind(text)}, not text")
 
 
 def _kind(part: Mapping[str, Any]) -> str:

@@ -112,6 +112,9 @@ _SHAPES = (
     (re.compile(r"must be a mapping, not (\w+)"), "an object"),
     (re.compile(r"^string indices must be integers"), "an object"),
     (re.compile(r"^(list) indices must be integers"), "an object"),
+    (re.compile(r"^'(\w+)' is not text$"), "text"),  # `base.text_of`
+    (re.compile(r"^'(\w+)' is not a list$"), "a list"),  # `base.listed`
+    (re.compile(r"^'(\w+)' is not an object$"), "an object"),  # `base.object_of`
 )
 """Python's words for a value of the wrong kind, with what the format writes there instead."""
 _JSON_KINDS = {

@@ -337,7 +337,7 @@ class ItemMapper:
             return self._output(value.get("content") or value.get("output"))
         if isinstance(value, list):
             return self._parts(value)
-        return ""
+        return text_of(value)  # '' for null; a number or true is no output a tool returns
 
     def _parts(self, value: object) -> str | list[Wire]:
         if not isinstance(value, list):

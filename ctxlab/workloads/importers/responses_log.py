@@ -34,7 +34,19 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, schema, system, text_of
+from ctxlab.workloads.importers.base import (
+    Calls,
+    Entry,
+    Report,
+    Wire,
+    field_of,
+    json_kind,
+    listed,
+    object_of,
+    schema,
+    system,
+    text_of,
+)
 from ctxlab.workloads.importers.chains import Chains, Choice, tell
 from ctxlab.workloads.importers.request_log import (
     failed,
@@ -301,6 +313,27 @@ def _tool_schemas(item: object, report: Report, namespace: object = None) -> Non
         report.tools.append(found)
 
 
+def _instructions(value: object, number: int, report: Report) -> str:
+    """A request's `instructions`: text, or the input messages the API takes there too (each a
+    system or developer message), their texts joined by a blank line ('' when there are none).
+
+    Raises:
+        TraceError: a value of another kind, at the request's line.
+    """
+    if value is None or isinstance(value, str):
+        return value or ""
+    if not isinstance(value, list):
+        raise report.error(number, f"'instructions' is {json_kind(value)}, not text or a list of messages")
+    texts = []
+    for item in value:
+        body = object_of(item).get("content")
+        if isinstance(body, str):
+            texts.append(body)
+        else:
+            texts.append("".join(text_of(object_of(part).get("text")) for part in listed(body)))
+    return "\n\n".join(text for text in texts if text)
+
+
 def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wire]:
     """The conversation of the last request of a log (see the module docstring)."""
     known: dict[str, Any] = {}
@@ -313,8 +346,9 @@ def read_responses_log(entries: Iterator[Entry], report: Report) -> Iterator[Wir
         raise report.error(number, "not an OpenAI Responses request: expected an object with 'input'")
     for item in request.get("tools") or []:
         _tool_schemas(item, report)
-    if isinstance(request.get("instructions"), str) and request["instructions"]:
-        yield system(request["instructions"])
+    prompt = _instructions(request.get("instructions"), number, report)
+    if prompt:
+        yield system(prompt)
     if isinstance(request.get("prompt"), Mapping):
         report.notes.append(
             f"the request uses the stored prompt {field_of(request, 'prompt', 'id')!r}: its text is "
