@@ -221,6 +221,15 @@ def test_a_list_of_anthropic_messages_is_no_longer_refused_as_openai_chat() -> N
     assert jsonl.format == "anthropic-history" and list(jsonl.messages) == messages
 
 
+def test_a_history_ending_with_the_api_s_response_kept_as_it_came_is_an_anthropic_history() -> None:
+    """`messages + [response.model_dump()]`: the response's `type: message` (and `id`,
+    `stop_reason`) made the list read as OpenAI Agents items, whose reader lost every call."""
+    response = {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+                "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}  # fmt: skip
+    fmt, messages, _ = _imported([*HISTORY[:-1], response])
+    assert fmt == "anthropic-history" and messages == _imported(HISTORY)[1]
+
+
 def test_text_alone_stays_openai_chat_and_the_agents_fields_tell_the_format() -> None:
     text = [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},

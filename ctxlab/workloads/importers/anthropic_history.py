@@ -108,7 +108,8 @@ def _is_reasoning_item(value: Mapping[str, Any]) -> bool:
 
 def _is_message(value: object) -> bool:
     """A message as the agents write it: role user or assistant, text or a list of content with
-    no OpenAI-only part, no `type` of its own; or a reasoning item."""
+    no OpenAI-only part, no `type` of its own but `message` (an API response kept as it came,
+    `Message.model_dump()`, appended to the history); or a reasoning item."""
     if not isinstance(value, Mapping):
         return False
     if _is_reasoning_item(value):
@@ -117,7 +118,7 @@ def _is_message(value: object) -> bool:
     parts = found if isinstance(found, list) else []
     return (
         value.get("role") in {"user", "assistant"}
-        and "type" not in value
+        and value.get("type", "message") == "message"
         and isinstance(found, str | list)
         and not {"tool_calls", "tool_call_id", "function_call"} & value.keys()
         and not any(field_of(part, "type") in OPENAI_PARTS for part in parts)
