@@ -311,20 +311,22 @@ class _Mapper:
                     f"turn {number}: the source's reply ends on its tool calls; the replay asks the model "
                     "once more, for an empty final answer (one request the source did not make)"
                 )
-        declared, notes = offered(tools)
-        self.notes.extend(notes)
-        declared = declared or inferred_schemas(
-            (c.tool, c.input) for turn in self.turns for round_ in turn.rounds for c in round_.calls
+        declared, notes = offered(
+            tools
+            or inferred_schemas(
+                (c.tool, c.input) for turn in self.turns for round_ in turn.rounds for c in round_.calls
+            )
         )
+        self.notes.extend(notes)
         return Script(
             system_prompt=_join(self.system), tools=declared, turns=tuple(t.freeze() for t in self.turns)
         )
 
 
 def offered(tools: Sequence[ToolSchema]) -> tuple[tuple[ToolSchema, ...], tuple[str, ...]]:
-    """The declared tools a replayed request offers, each name once (Anthropic refuses a request
-    that declares a name twice), the first declaration kept; and a note for each repeat and for
-    each name OpenAI refuses."""
+    """The tools a replayed request offers (declared, or read off the calls), each name once
+    (Anthropic refuses a request that declares a name twice), the first declaration kept; and a
+    note for each repeat and for each name OpenAI refuses."""
     kept: dict[str, ToolSchema] = {}
     notes: list[str] = []
     for tool in tools:

@@ -107,3 +107,35 @@ def test_every_openai_request_declares_each_tool_it_calls(tmp_path: Path) -> Non
         declared = {tool["function"]["name"] for tool in request["tools"]}
         called = {c["function"]["name"] for m in request["messages"] for c in m.get("tool_calls") or ()}
         assert called <= declared
+
+
+def test_a_name_openai_refuses_is_noted_when_the_tools_are_read_off_the_calls(tmp_path: Path) -> None:
+    """Without declared tools, the replay offers the tools its calls name: a name OpenAI refuses
+    is noted as for a declared one (it was not), in OpenAI chat files and in the importers' alike."""
+    said = "tool 'run shell/cmd': OpenAI takes a tool name of letters, digits, _ and - only"
+    call = {"id": "c1", "type": "function", "function": {"name": "run shell/cmd", "arguments": "{}"}}
+    chat = [
+        {"role": "user", "content": "List the files."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+        {"role": "assistant", "content": "One file."},
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in chat), encoding="utf-8")
+    assert [n for n in read_any(path).notes if n.startswith("tool ")] == [said + NOTE_END]
+    use = {"type": "tool_use", "id": "c1", "name": "run shell/cmd", "input": {}}
+    history = [
+        {"role": "user", "content": "List the files."},
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "a.txt"}]},
+        {"role": "assistant", "content": "One file."},
+    ]
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    assert [n for n in read_any(path).notes if n.startswith("tool ")] == [said + NOTE_END]
+
+
+NOTE_END = (
+    ", at most 64, so every request offering it would be refused there (the violations columns count "
+    "tool calls and results only)"
+)

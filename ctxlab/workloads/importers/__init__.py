@@ -64,7 +64,6 @@ from ctxlab.workloads.trace import (
     file_lines,
     map_stream,
     map_wire,
-    offered,
     read_trace,
     text_lines,
     trace_of_lines,
@@ -337,11 +336,10 @@ def _streamed(
     def fail(index: int, why: str) -> TraceError:
         return TraceError(source, None, f"message {index}: {why}")
 
-    workload = map_stream(enumerate(messages), fail=fail, name=name)
-    # the mapping read the tools off the calls (`inferred_tools`): the given or declared ones come first
-    declared, notes = offered(tuple(tools) or tuple(report.tools))
-    script = replace(workload.script, tools=declared or workload.script.tools)
-    return replace(workload, script=script, notes=tuple(report.warnings()) + workload.notes + notes)
+    # the given tools, else those the file declares: `report.tools` fills as the stream is read,
+    # and the mapping reads it at the stream's end (or the tools off the calls, when it is empty)
+    workload = map_stream(enumerate(messages), fail=fail, name=name, tools=tuple(tools) or report.tools)
+    return replace(workload, notes=tuple(report.warnings()) + workload.notes)
 
 
 def replay_text(
