@@ -670,3 +670,27 @@ def test_responses_instructions_given_as_messages_are_the_system_prompt(tmp_path
     }
     messages = imported(tmp_path, _responses_log([developer, {"role": "system", "content": "Cite sources."}]))
     assert messages[0] == {"role": "system", "content": "Be brief.\n\nCite sources."}
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            {"role": "user", "parts": "Hello."},
+            "odd.jsonl:19: history[2]: its parts are text, not a list of parts",
+        ),
+        (
+            {"role": "function", "parts": [{"text": "x"}]},
+            "odd.jsonl:19: history[2]: its role is 'function', not",
+        ),
+    ],
+)
+def test_a_gemini_checkpoint_with_one_content_of_another_shape_names_it(
+    tmp_path: Path, content: dict[str, Any], said: str
+) -> None:
+    """The file was taken for a SWE-agent trajectory (a `history` of role messages) and refused
+    for a valid content's role ('model'); or, named, refused as no checkpoint at all."""
+    history = json.loads(_gemini("x"))["history"]
+    history[2] = content
+    err, replay_err = refused(tmp_path, json.dumps({"history": history}, indent=1))
+    assert said in err and said in replay_err, err

@@ -44,9 +44,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxlab.problems import as_written
 from ctxlab.workloads.importers import gemini_contents
-from ctxlab.workloads.importers.base import Entry, Report, Wire, schema, system, text_of
-from ctxlab.workloads.importers.gemini_contents import Turn, is_content, is_contents, parts_of
+from ctxlab.workloads.importers.base import Entry, Report, Wire, json_kind, schema, system, text_of
+from ctxlab.workloads.importers.gemini_contents import ROLES, Turn, is_content, is_contents, parts_of
 
 SHOWN = frozenset({"info", "error", "warning"})
 IGNORED_PROMPTS = ("/", "?", "<session_context>", "<hook_context>")
@@ -254,8 +255,10 @@ def _document(value: Any, number: int, report: Report) -> Iterator[Wire]:
             value.get("systemInstruction", value.get("system_instruction")),
         )
         _declare(value.get("tools") or [], report)
+        where = "contents"
     elif _is_checkpoint(value):
         contents, instruction = value if isinstance(value, list) else value["history"], None
+        where = "history" if isinstance(value, Mapping) else "contents"
     else:
         raise report.error(
             number, "not a Gemini CLI checkpoint or request: expected a JSON list of contents ({role, parts})"
@@ -263,7 +266,7 @@ def _document(value: Any, number: int, report: Report) -> Iterator[Wire]:
     said = "".join(text_of(p.get("text")) for p in parts_of(_parts(instruction)))
     if said:
         yield system(said)
-    yield from gemini_contents.messages(_content_turns(contents, number, report), report)
+    yield from gemini_contents.messages(_content_turns(contents, where, number, report), report)
 
 
 def _parts(instruction: object) -> object:
@@ -271,11 +274,20 @@ def _parts(instruction: object) -> object:
     return instruction.get("parts", instruction) if isinstance(instruction, Mapping) else instruction
 
 
-def _content_turns(contents: list[Any], number: int, report: Report) -> Iterator[Turn]:
+def _content_turns(contents: list[Any], where: str, number: int, report: Report) -> Iterator[Turn]:
     for index, item in report.each(contents):
         if not is_content(item):
-            raise report.error(number, f"contents[{index}] is not a content ({{role: user | model, parts}})")
+            raise report.error(number, f"{where}[{index}]: {_not_content(item)}")
         yield Turn(item["role"], tuple(parts_of(item["parts"])), number, f"content{index}")
+
+
+def _not_content(item: object) -> str:
+    """Why an item is no genai `Content` ({role: user | model, parts: [...]})."""
+    if not isinstance(item, Mapping) or set(item) != {"role", "parts"}:
+        return "is not a content ({role: user | model, parts})"
+    if item["role"] not in ROLES:
+        return f"its role is {as_written(item['role'])}, not 'user' or 'model'"
+    return f"its parts are {json_kind(item['parts'])}, not a list of parts"
 
 
 _COUNTS = frozenset({"minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"})

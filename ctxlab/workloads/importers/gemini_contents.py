@@ -144,8 +144,14 @@ def is_content(value: object) -> bool:
 
 
 def is_contents(value: object) -> bool:
-    """Whether a value is a non-empty list of `Content`s (the first eight checked)."""
-    return isinstance(value, list) and bool(value) and all(is_content(v) for v in value[:8])
+    """Whether a value is a non-empty list of what is shaped as `Content`s (the first eight
+    checked: a role and parts alone, whatever they hold; the reader refuses one that is no
+    `Content`, naming it, rather than the file being taken for another format)."""
+    return isinstance(value, list) and bool(value) and all(_shaped_as_content(v) for v in value[:8])
+
+
+def _shaped_as_content(value: object) -> bool:
+    return isinstance(value, Mapping) and set(value) == {"role", "parts"}
 
 
 def messages(turns: Iterable[Turn], report: Report) -> Iterator[Wire]:
