@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,6 +32,7 @@ from ctxlab.core.messages.units import (
     protocol_units,
     view_units,
 )
+from ctxlab.core.settings import SettingError
 from ctxlab.core.wire.protocol import violations
 from ctxlab.core.wire.views import to_openai
 from tests.zoo_strategies import agent_histories, call, reply, result, user
@@ -170,3 +173,20 @@ def test_eviction_never_orphans_and_keeps_its_promises(msgs: list[Message], targ
     assert users[-1] not in evicted and (not first or users[0] not in evicted)
     calls = [b for m in msgs for b in m.blocks if isinstance(b, ToolCallBlock)]
     assert {i["tool_call_id"] for i in items(out.ledger) if "tool_call_id" in i} <= {c.id for c in calls}
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        (
+            {"preview_chars": -1},
+            "preview_chars=-1: a count of characters is not negative; use more than twice",
+        ),
+        ({"preview_chars": 0}, "preview_side=360: a preview keeps 720 characters"),
+        ({"max_bytes": -1}, "use 0 or more (0 keeps no ledger)"),
+    ],
+)
+def test_a_refused_setting_says_a_value_the_rules_take(settings: dict[str, int], said: str) -> None:
+    """A negative preview length was told to use 0 or more, which the preview's ends refuse."""
+    with pytest.raises(SettingError, match=re.escape(said)):
+        EvictParams(**settings)  # type: ignore[arg-type]

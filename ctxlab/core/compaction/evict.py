@@ -65,17 +65,15 @@ class EvictParams:
     role: Role = "system"
 
     def __post_init__(self) -> None:
-        for name, unit, note in (
-            ("max_bytes", "bytes", " (0 keeps no ledger)"),
-            ("preview_chars", "characters", " (0 previews every result)"),
-            ("raw_arguments_chars", "characters", ""),
+        side, chars = self.preview_side, self.preview_chars
+        for name, unit, fix in (
+            ("max_bytes", "bytes", "use 0 or more (0 keeps no ledger)"),
+            ("preview_chars", "characters", f"use more than twice preview_side ({2 * side}; nonoka: 800)"),
+            ("raw_arguments_chars", "characters", "use 0 or more"),
         ):
             value = getattr(self, name)
             if value < 0:
-                raise SettingError(
-                    (name,), f"{name}={value}: a count of {unit} is not negative; use 0 or more{note}"
-                )
-        side, chars = self.preview_side, self.preview_chars
+                raise SettingError((name,), f"{name}={value}: a count of {unit} is not negative; {fix}")
         if side < 1:
             raise SettingError(
                 ("preview_side",),
