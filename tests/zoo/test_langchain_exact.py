@@ -68,6 +68,29 @@ def test_a_negative_clearing_keep_is_refused_as_langchain_would_clear_only_the_o
     assert entry_params(clear.model_validate({"preset": "langchain-clear", "keep": 0})).keep == 0
 
 
+@pytest.mark.parametrize("name", ["trigger", "clear_at_least"])
+def test_a_negative_clearing_count_is_refused_as_langchain_reads_it_as_0(name: str) -> None:
+    """The reason for the refusal, on the real edit: -1 clears exactly what 0 clears."""
+    from langchain.agents.middleware.context_editing import ClearToolUsesEdit
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    def cleared(value: int) -> list[bool]:
+        messages: list[Any] = [HumanMessage("q")]
+        for i in range(3):
+            call = {"id": f"c{i}", "name": "read", "args": {}}
+            messages += [AIMessage("", tool_calls=[call]), ToolMessage("x" * 400, tool_call_id=f"c{i}")]
+        settings: dict[str, Any] = {"trigger": 0, "keep": 1, "placeholder": "-", name: value}
+        ClearToolUsesEdit(**settings).apply(messages, count_tokens=count_tokens_approximately)
+        return [m.content == "-" for m in messages if isinstance(m, ToolMessage)]
+
+    assert cleared(-1) == cleared(0) == [True, True, False]
+    clear = ENTRIES["langchain-clear"]
+    with pytest.raises(ValueError, match=f"{name}=-1: a count of tokens is not negative"):
+        clear.model_validate({"preset": "langchain-clear", name: -1})
+    assert getattr(entry_params(clear.model_validate({"preset": "langchain-clear", name: 0})), name) == 0
+
+
 def test_a_clause_holds_only_when_every_condition_does() -> None:
     both = clauses({"tokens": 100, "messages": 5})
     assert not should_summarize(both, count=4, tokens=500, window=1000)

@@ -130,10 +130,11 @@ class LangChainClearParams:
     """`ClearToolUsesEdit` settings, with LangChain's defaults.
 
     Attributes:
-        trigger: clear when the messages count above this many tokens (100,000).
+        trigger: clear when the messages count above this many tokens (100,000); 0 or more.
         keep: the most recent tool results never cleared (3); 0 or more (LangChain slices with
             a negative one, clearing only that many of the oldest results; ctxlab refuses it).
-        clear_at_least: when positive, stop once this many tokens are reclaimed (0: clear all).
+        clear_at_least: when positive, stop once this many tokens are reclaimed (0: clear all);
+            0 or more.
         clear_tool_inputs: also replace a cleared call's arguments by `{}`.
         exclude_tools: tools whose results are never cleared.
         placeholder: what a cleared result holds (none: the text set's, LangChain's `[cleared]`
@@ -152,7 +153,17 @@ class LangChainClearParams:
 
     def __post_init__(self) -> None:
         """`keep` is a count: ClearToolUsesEdit's `candidates[:-keep]` turns a negative one
-        into "clear only the oldest -keep results", the opposite of what it reads as."""
+        into "clear only the oldest -keep results", the opposite of what it reads as. `trigger`
+        and `clear_at_least` are token counts: the edit compares them (`tokens <= trigger`,
+        `clear_at_least > 0`), so a negative one acts as 0 would, and is refused as a count is."""
+        for name in ("trigger", "clear_at_least"):
+            value = getattr(self, name)
+            if value < 0:
+                raise SettingError(
+                    (name,),
+                    f"{name}={value}: a count of tokens is not negative (LangChain's ClearToolUsesEdit "
+                    "reads a negative one as 0); use 0 or more",
+                )
         if self.keep < 0:
             raise SettingError(
                 ("keep",),
