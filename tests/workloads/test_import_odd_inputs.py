@@ -694,3 +694,10 @@ def test_a_gemini_checkpoint_with_one_content_of_another_shape_names_it(
     history[2] = content
     err, replay_err = refused(tmp_path, json.dumps({"history": history}, indent=1))
     assert said in err and said in replay_err, err
+
+
+def test_a_file_of_streamed_chunks_says_to_log_the_assembled_response(tmp_path: Path) -> None:
+    chunk = {"id": "x", "object": "chat.completion.chunk", "choices": [{"delta": {"content": "hi"}}]}
+    err, replay_err = refused(tmp_path, json.dumps(chunk) + "\n")
+    said = "odd.jsonl:1: a streamed response's chunk (object chat.completion.chunk) is no conversation"
+    assert said in err and said in replay_err, err

@@ -52,6 +52,7 @@ from ctxlab.workloads.importers.base import (
     Report,
     SessionError,
     Wire,
+    field_of,
     json_entries,
     one_conversation,
 )
@@ -108,6 +109,13 @@ def _detect(head: list[Entry], source: str) -> str:
         if _recognises(fmt, values):
             return fmt.name
     line = head[0].number if head else None
+    if values and field_of(values[0], "object") == "chat.completion.chunk":
+        raise TraceError(
+            source,
+            line,
+            "a streamed response's chunk (object chat.completion.chunk) is no conversation: log "
+            "each request with its assembled response",
+        )
     raise TraceError(
         source,
         line,
