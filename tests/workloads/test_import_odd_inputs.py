@@ -701,3 +701,19 @@ def test_a_file_of_streamed_chunks_says_to_log_the_assembled_response(tmp_path: 
     err, replay_err = refused(tmp_path, json.dumps(chunk) + "\n")
     said = "odd.jsonl:1: a streamed response's chunk (object chat.completion.chunk) is no conversation"
     assert said in err and said in replay_err, err
+
+
+def test_anthropic_tools_not_listed_are_refused_and_one_without_a_schema_is_counted_as_such(
+    tmp_path: Path,
+) -> None:
+    """Tools given as an object were read key by key, each counted as a 'server tool'; so was a
+    tool with no input_schema, which no server tool is."""
+    log = json.loads(_anthropic_log("Hi"))
+    log["request"]["tools"] = {"read": {"name": "read", "input_schema": {"type": "object"}}}
+    err, _ = refused(tmp_path, json.dumps(log) + "\n")
+    assert "a value is an object where anthropic-messages writes a list" in err, err
+    log["request"]["tools"] = [{"name": "read"}, {"type": "web_search_20250305", "name": "web_search"}]
+    source = _write(tmp_path, json.dumps(log) + "\n", "log.jsonl")
+    code, _, err = run_cli("import", str(source), "--out", str(tmp_path / "o.jsonl"))
+    assert code == 0 and "skipped 1 × tool without an input_schema" in err, err
+    assert "skipped 1 × server tool" in err

@@ -459,16 +459,18 @@ def _note_edits(request: Mapping[str, Any], report: Report) -> None:
 
 def _request(request: Mapping[str, Any], response: object, number: int, report: Report) -> Iterator[Wire]:
     _note_edits(request, report)
-    for item in request.get("tools") or []:
-        name, description = field_of(item, "name"), field_of(item, "description")
+    for item in listed(request.get("tools")):
+        name, description = field_of(object_of(item), "name"), field_of(item, "description")
         try:
             found = schema(name, description, field_of(item, "input_schema"))
         except NotJSONError as error:
             raise report.error(number, str(error)) from None
-        if found is None or "input_schema" not in item:
+        if found is not None and "input_schema" in item:
+            report.tools.append(found)
+        elif item.get("type") not in (None, "custom"):  # a server tool: its type names it
             report.skip("server tool")
         else:
-            report.tools.append(found)
+            report.skip("tool without an input_schema (the API refuses a request declaring one)")
     prompt = _blocks_text(request.get("system"))
     if prompt:
         yield system(prompt)
