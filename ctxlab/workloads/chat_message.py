@@ -97,9 +97,15 @@ def _part(item: object) -> Part | str:
             return _data_block(url)
     if kind in UNREPLAYED_PARTS:
         return kind
+    anthropic = (
+        " (an Anthropic content block: give --format anthropic-messages for a request log, or "
+        "anthropic-history for a list of messages)"
+        if kind in {"tool_use", "tool_result", "thinking", "redacted_thinking"}
+        else ""
+    )
     raise ValueError(
         f"unsupported content part {json.dumps(item)[:80]}; expected text, image_url, input_audio or "
-        "file parts"
+        f"file parts{anthropic}"
     )
 
 

@@ -502,3 +502,9 @@ def test_a_jsonl_transcript_s_notes_name_the_line_of_the_message(tmp_path: Path)
     assert (
         "line 5 (message 3): result for 'zzz' answers no unanswered call; dropped" in read_trace(path).notes
     )
+
+
+def test_an_anthropic_block_read_as_openai_chat_names_the_format_that_reads_it() -> None:
+    block = {"type": "tool_result", "tool_use_id": "t1", "content": "x"}
+    with pytest.raises(ValueError, match=r"an Anthropic content block: give --format anthropic-messages"):
+        map_wire([{"role": "user", "content": [block]}])
