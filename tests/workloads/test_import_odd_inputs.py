@@ -717,3 +717,90 @@ def test_anthropic_tools_not_listed_are_refused_and_one_without_a_schema_is_coun
     code, _, err = run_cli("import", str(source), "--out", str(tmp_path / "o.jsonl"))
     assert code == 0 and "skipped 1 × tool without an input_schema" in err, err
     assert "skipped 1 × server tool" in err
+
+
+def _mutated(sample: str, path: tuple[str | int, ...], value: object) -> str:
+    """A sample of `tests/data` with the value at `path` replaced."""
+    data = json.loads((DATA / sample).read_text(encoding="utf-8"))
+    holder = data
+    for key in path[:-1]:
+        holder = holder[key]
+    holder[path[-1]] = value
+    return json.dumps(data, indent=1)
+
+
+_CALLS = (5, "tool_call_metadata", "model_response", "choices", 0, "message", "tool_calls")
+
+
+@pytest.mark.parametrize(
+    ("sample", "path", "value", "said"),
+    [
+        ("openhands/sdk-events-context.json", (2, "thought"), {"type": "text", "text": "Run it."},
+         "a value is an object where openhands writes text"),
+        ("openhands/sdk-events-context.json", (3, "observation", "content"), {"type": "text", "text": "ok"},
+         "a value is an object where openhands writes text"),
+        ("openhands/sdk-events-context.json", (3, "observation", "output"), 12345,
+         "a value is a number where openhands writes text"),
+        ("openhands/sdk-events-context.json", (1, "extended_content"), "rules",
+         "a value is text where openhands writes a list"),
+        ("openhands/sdk-events-context.json", (2, "thinking_blocks"), {"thinking": "x"},
+         "a value is an object where openhands writes a list"),
+        ("openhands/basic_interactions.json", (*_CALLS, 0, "function"), "finish({})",
+         "a value is text where openhands writes an object"),
+        ("openhands/basic_interactions.json", _CALLS, {"id": "x"},
+         "a value is an object where openhands writes a list"),
+    ],
+)  # fmt: skip
+def test_an_openhands_field_of_another_kind_is_refused_not_blanked(
+    tmp_path: Path, sample: str, path: tuple[str | int, ...], value: object, said: str
+) -> None:
+    """A thought, an observation, an event's extended content or a call's function of another
+    kind became '' or vanished (a string's characters read as parts, a call named 'None')."""
+    err, replay_err = refused(tmp_path, _mutated(sample, path, value))
+    assert said in err and said in replay_err, err
+
+
+def test_a_sdk_system_prompt_written_as_text_is_kept() -> None:
+    """The SDK writes its system prompt as a text part; a plain string was read as ''."""
+    text = _mutated("openhands/sdk-events-context.json", (0, "system_prompt"), "You are an agent.")
+    first = next(iter(import_lines(text.split("\n"), "events.json").messages))
+    assert first["role"] == "system" and str(first["content"]).startswith("You are an agent.")
+
+
+def _jsonl_mutated(sample: str, key: str, value: object) -> str:
+    """The first line of a JSONL sample of `tests/data` with its `key` replaced."""
+    first = json.loads((DATA / sample).read_text(encoding="utf-8").split("\n")[0])
+    return json.dumps({**first, key: value}) + "\n"
+
+
+_AI_CONTENT = ("channel_values", "messages", 1, "kwargs", "content")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (_mutated("langgraph/checkpoint.json", _AI_CONTENT, 12345),
+         "a value is a number where langgraph writes text"),
+        (_mutated("langgraph/checkpoint.json", _AI_CONTENT, {"type": "text", "text": "x"}),
+         "a value is an object where langgraph writes text"),
+        (_jsonl_mutated("bedrock-converse/converse_request.jsonl", "system", "Be brief."),
+         "a value is text where bedrock-converse writes a list"),
+        (_mutated("pydantic-ai/weather-two-runs.json", (2, "parts", 0, "outcome"), 1),
+         "a tool return's outcome is 1; expected one of success, failed, denied, interrupted, retried"),
+    ],
+)  # fmt: skip
+def test_a_field_of_another_kind_is_refused_in_other_formats_too(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    """An AI message's content, a Converse request's system prompt, a tool return's outcome of a
+    kind never written: each was read as empty, dropped or taken for success."""
+    err, replay_err = refused(tmp_path, text)
+    assert said in err and said in replay_err, err
+
+
+def test_a_responses_call_output_of_one_content_part_is_its_text(tmp_path: Path) -> None:
+    """An output given as one part (an object, not a list of one) was read as ''."""
+    messages = imported(
+        tmp_path, _responses_log("Help.", output={"type": "input_text", "text": "Two flights."})
+    )
+    assert {"role": "tool", "tool_call_id": "c1", "content": "Two flights."} in messages

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ctxlab.problems import as_written
 from ctxlab.workloads.importers.ai_sdk_core4 import attachments
 from ctxlab.workloads.importers.base import Report, Wire, field_of
 
@@ -227,6 +228,10 @@ def _reasoning(part: Mapping[str, Any], where: str, number: int, report: Report)
             made.append({"type": "reasoning", "text": detail.get("text")})
         elif kind == "redacted":
             made.append({"type": "redacted-reasoning", "data": detail.get("data")})
+        else:  # the SDK writes these two kinds alone
+            raise report.error(
+                number, f"{where}: a reasoning detail of type {as_written(kind)}; expected text or redacted"
+            )
     return made
 
 

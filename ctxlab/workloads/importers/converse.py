@@ -71,6 +71,8 @@ from ctxlab.workloads.importers.base import (
     data_url,
     field_of,
     image_part,
+    listed,
+    object_of,
     schema,
     system,
     text_of,
@@ -275,7 +277,7 @@ def _request(number: int, request: Mapping[str, Any], response: object, reader: 
 def _system(blocks: object, report: Report) -> str:
     """The system prompt: its text blocks (and guarded texts) joined; a cache point counted."""
     texts: list[str] = []
-    for block in blocks if isinstance(blocks, list) else []:
+    for block in map(object_of, listed(blocks)):
         if "text" in block:
             texts.append(text_of(block["text"]))
         elif "guardContent" in block:

@@ -279,7 +279,7 @@ def _pieces(value: object, refusal: object) -> list[list[object]]:
     `refusal` part, a refusal LangChain kept in `additional_kwargs` (Chat Completions' refusal),
     as a part."""
     pieces: list[list[object]] = [[]]
-    parts = value if isinstance(value, list) else ([value] if isinstance(value, str) and value else [])
+    parts: list[object] = value if isinstance(value, list) else [text] if (text := text_of(value)) else []
     for item in parts:
         pieces[-1].append(item)
         if _is_result(item):

@@ -67,6 +67,8 @@ from ctxlab.workloads.importers.base import (
     content,
     field_of,
     image_part,
+    listed,
+    object_of,
     schema,
     system,
     text_of,
@@ -257,15 +259,7 @@ def _response(event: Mapping[str, Any], metadata: Mapping[str, Any], seen: set[s
             if rid in seen:
                 return None
             seen.add(rid)
-        calls = [
-            call(
-                str(item.get("id")),
-                str(field_of(item, "function", "name")),
-                field_of(item, "function", "arguments") or "{}",
-            )
-            for item in message.get("tool_calls") or []
-            if isinstance(item, Mapping)
-        ]
+        calls = [_called(object_of(item)) for item in listed(message.get("tool_calls"))]
         return assistant(text_of(message.get("content")), calls, text_of(message.get("reasoning_content")))
     args = event.get("args")
     arguments = json.dumps(args, ensure_ascii=False) if isinstance(args, Mapping) else "{}"
@@ -294,11 +288,21 @@ SDK_SKIPPED = frozenset(
 `LLMConvertibleEvent`: errors, hooks, tokens, logs, state), and its condensation events."""
 
 
+def _called(item: Mapping[str, Any]) -> Wire:
+    """A `tool_calls` item of a model response: its id, function name and arguments."""
+    function = object_of(item["function"])
+    return call(str(item.get("id")), text_of(function["name"]), function.get("arguments") or "{}")
+
+
 def _sdk_text(parts: object) -> str:
-    """The text of a list of `TextContent` parts (or a string)."""
-    if isinstance(parts, str):
-        return parts
-    return "".join(text_of(field_of(p, "text")) for p in parts) if isinstance(parts, list) else ""
+    """The text of a list of `TextContent` parts (a part may be a string, or null), or a string.
+
+    Raises:
+        TypeError: a value of another kind (`base.text_of`).
+    """
+    if not isinstance(parts, list):
+        return text_of(parts)
+    return "".join(text_of(p if p is None or isinstance(p, str) else object_of(p).get("text")) for p in parts)
 
 
 def _sdk_reasoning(holder: object) -> str:
@@ -306,8 +310,8 @@ def _sdk_reasoning(holder: object) -> str:
     `thinking_blocks`, else its Responses reasoning item's summary and content."""
     found = text_of(field_of(holder, "reasoning_content"))
     blocks = field_of(holder, "thinking_blocks")
-    if not found and isinstance(blocks, list):
-        found = "\n\n".join(t for t in (text_of(field_of(b, "thinking")) for b in blocks) if t)
+    if not found and blocks is not None:
+        found = "\n\n".join(t for t in (text_of(object_of(b).get("thinking")) for b in listed(blocks)) if t)
     item = field_of(holder, "responses_reasoning_item")
     if not found and isinstance(item, Mapping):
         texts = [*(item.get("summary") or []), *(item.get("content") or [])]
@@ -324,11 +328,16 @@ REJECTED = "User rejected the action"
 def _with_extension(output: str | list[Wire], event: Mapping[str, Any]) -> str | list[Wire]:
     """An observation's result with its event's `extended_content` after it (what the agent
     context adds, such as the rules a touched path triggers), as the SDK sends it."""
-    extended = [text_part(text_of(field_of(p, "text"))) for p in event.get("extended_content") or []]
+    extended = _extended(event)
     if not extended:
         return output
     own = [text_part(output)] if isinstance(output, str) else output
     return content([*own, *extended])
+
+
+def _extended(event: Mapping[str, Any]) -> list[Wire]:
+    """An event's `extended_content`, as text parts (none when it has none)."""
+    return [text_part(text_of(object_of(p).get("text"))) for p in listed(event.get("extended_content"))]
 
 
 def _sdk_output(observation: object, report: Report) -> str | list[Wire]:
@@ -337,6 +346,8 @@ def _sdk_output(observation: object, report: Report) -> str | list[Wire]:
     output = field_of(observation, "output")
     if isinstance(output, str):
         return output
+    if output is not None and not isinstance(output, list):
+        text_of(output)  # raises: a number or an object is no output the SDK writes
     found = field_of(observation, "content")
     if isinstance(found, list):
         return _sdk_parts(found, report)
@@ -393,7 +404,7 @@ class _Sdk:
         message = event.get("llm_message")
         found = field_of(message, "content")
         own = _sdk_part_list(found, self.report) if isinstance(found, list) else [text_part(_sdk_text(found))]
-        extra = [text_part(text_of(field_of(p, "text"))) for p in event.get("extended_content") or []]
+        extra = _extended(event)
         if event.get("source") == "user":
             return self.first_user(own, extra)
         text = text_only(content([*own, *extra]), self.report, "assistant")
@@ -403,7 +414,8 @@ class _Sdk:
         if self.instruction is not None:
             yield self.first_user([])
         call_id = self.calls.declare(str(event.get("tool_call_id")))
-        arguments = field_of(event, "tool_call", "arguments") or "{}"
+        tool_call = event.get("tool_call")
+        arguments = (object_of(tool_call).get("arguments") if tool_call is not None else None) or "{}"
         made = call(call_id, str(event.get("tool_name")), arguments)
         response = event.get("llm_response_id")
         if self.held is not None and self.held[0] == response:

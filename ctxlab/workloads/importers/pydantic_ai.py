@@ -42,6 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from ctxlab.problems import as_written
 from ctxlab.workloads.importers.base import (
     Calls,
     Entry,
@@ -65,6 +66,9 @@ FILE_KINDS = ("image-url", "audio-url", "document-url", "video-url", "binary", "
 RETURNS = ("tool-return", "tool-search-return", "capability-load-return")
 CALLS = ("tool-call", "tool-search-call", "capability-load-call")
 ERRORS = ("failed", "retried")
+OUTCOMES = ("success", "failed", "denied", "interrupted", "retried")
+"""A tool return's outcomes (pydantic-ai 2.62's `ToolReturnPart.outcome`); `ERRORS` are sent
+wrapped as errors (its `ERROR_OUTCOMES`)."""
 RESPONSE_SKIPPED = (
     "builtin-tool-call",
     "builtin-tool-return",
@@ -325,6 +329,10 @@ def _returned(part: Mapping[str, Any]) -> tuple[object, list[Any]]:
 def _tool_return(part: Mapping[str, Any], number: int, calls: Calls) -> Wire:
     call_id = calls.answer(part.get("tool_call_id"), number, key="tool_call_id")
     outcome = part.get("outcome", "success")
+    if outcome not in OUTCOMES:
+        raise calls.report.error(
+            number, f"a tool return's outcome is {as_written(outcome)}; expected one of {', '.join(OUTCOMES)}"
+        )
     value, files = _returned(part)
     error = outcome in ERRORS
     text = dumps(

@@ -333,11 +333,13 @@ class ItemMapper:
         if isinstance(value, Mapping) and value.get("type") == "computer_screenshot":
             self.report.skip("screenshot given by file_id (the log does not hold its image)")
             return ""
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and ("content" in value or "output" in value):
             return self._output(value.get("content") or value.get("output"))
+        if isinstance(value, Mapping) and "type" in value:  # one content part, as a list of one
+            return self._parts([value])
         if isinstance(value, list):
             return self._parts(value)
-        return text_of(value)  # '' for null; a number or true is no output a tool returns
+        return text_of(value)  # '' for null; a number, true or another object is no output
 
     def _parts(self, value: object) -> str | list[Wire]:
         if not isinstance(value, list):
