@@ -804,3 +804,10 @@ def test_a_responses_call_output_of_one_content_part_is_its_text(tmp_path: Path)
         tmp_path, _responses_log("Help.", output={"type": "input_text", "text": "Two flights."})
     )
     assert {"role": "tool", "tool_call_id": "c1", "content": "Two flights."} in messages
+
+
+def test_a_langgraph_call_without_a_name_is_refused_not_named_none(tmp_path: Path) -> None:
+    calls = ("channel_values", "messages", 1, "kwargs", "tool_calls")
+    text = _mutated("langgraph/checkpoint.json", calls, [{"id": "c1", "type": "mystery", "args": {}}])
+    err, _ = refused(tmp_path, text)
+    assert "an object has no 'name', which langgraph writes" in err, err

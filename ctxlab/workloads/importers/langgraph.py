@@ -76,6 +76,7 @@ from ctxlab.workloads.importers.base import (
     data_url,
     field_of,
     image_part,
+    object_of,
     session_entry,
     system,
     text_of,
@@ -361,13 +362,12 @@ def _calls(
     # LangChain keeps the raw calls in additional_kwargs too; those it could not parse are
     # the invalid_tool_calls, read below
     legacy = [] if invalid else field_of(fields, "additional_kwargs", "tool_calls")
-    for item in fields.get("tool_calls") or used or legacy or []:
-        if isinstance(item, Mapping):
-            function = item.get("function")
-            if isinstance(function, Mapping):
-                yield str(item.get("id")), str(function.get("name")), function.get("arguments") or "{}"
-            else:
-                yield str(item.get("id")), str(item.get("name")), _arguments(item)
+    for item in map(object_of, fields.get("tool_calls") or used or legacy or []):
+        function = item.get("function")
+        if isinstance(function, Mapping):
+            yield str(item.get("id")), text_of(function["name"]), function.get("arguments") or "{}"
+        else:  # a call without a name is no call LangChain writes: refused, not named 'None'
+            yield str(item.get("id")), text_of(item["name"]), _arguments(item)
     for item in invalid:
         if str(field_of(item, "id")) in answered:
             yield str(item.get("id")), str(field_of(item, "name")), field_of(item, "args") or "{}"
