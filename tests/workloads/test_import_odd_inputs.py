@@ -811,3 +811,16 @@ def test_a_langgraph_call_without_a_name_is_refused_not_named_none(tmp_path: Pat
     text = _mutated("langgraph/checkpoint.json", calls, [{"id": "c1", "type": "mystery", "args": {}}])
     err, _ = refused(tmp_path, text)
     assert "an object has no 'name', which langgraph writes" in err, err
+
+
+def test_opencode_attachments_not_listed_are_refused_and_one_by_url_is_counted(tmp_path: Path) -> None:
+    """Attachments given as an object were ignored, and a non-image one given by URL dropped
+    without a word."""
+    where = ("messages", 3, "parts", 1, "state", "attachments")
+    image = {"type": "file", "mime": "image/png", "url": "data:image/png;base64,AAAA"}
+    err, _ = refused(tmp_path, _mutated("opencode/session-export.json", where, image))
+    assert "a value is an object where opencode writes a list" in err, err
+    text = {"type": "file", "mime": "text/plain", "url": "https://example.com/notes.txt"}
+    source = _write(tmp_path, _mutated("opencode/session-export.json", where, [text]), "export.json")
+    code, _, err = run_cli("import", str(source), "--out", str(tmp_path / "o.jsonl"))
+    assert code == 0 and "skipped 1 × tool attachment given by URL, not data" in err, err

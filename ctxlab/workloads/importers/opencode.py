@@ -45,7 +45,7 @@ from typing import Any
 
 from ctxlab.workloads.importers.ai_sdk import chat
 from ctxlab.workloads.importers.ai_sdk_ui import model_messages
-from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, one_conversation
+from ctxlab.workloads.importers.base import Calls, Entry, Report, Wire, field_of, listed, one_conversation
 from ctxlab.workloads.importers.js_json import js_json
 
 ROLES = ("user", "assistant")
@@ -307,9 +307,8 @@ def _output(state: Mapping[str, Any], where: str, number: int, report: Report, m
     text = state.get("output")
     if not isinstance(text, str):
         raise report.error(number, f"{where}: a completed tool part's state.output is not text")
-    attachments = state.get("attachments") or []
     kept: list[Mapping[str, Any]] = []
-    for attachment in attachments if isinstance(attachments, list) else []:
+    for attachment in listed(state.get("attachments")):
         mime, url = field_of(attachment, "mime"), field_of(attachment, "url")
         if not isinstance(mime, str) or not isinstance(url, str):
             raise report.error(number, f"{where}: a tool attachment without its 'mime' and 'url'")
@@ -320,5 +319,7 @@ def _output(state: Mapping[str, Any], where: str, number: int, report: Report, m
     if not kept:
         return text
     inline = [a for a in kept if a["url"].startswith("data:") and "," in a["url"]]
+    for _ in range(len(kept) - len(inline)):  # its data is not in the file: the output goes without it
+        report.skip("tool attachment given by URL, not data")
     body = [{"type": "media", "mediaType": a["mime"], "data": a["url"].split(",", 1)[1]} for a in inline]
     return js_json([{"type": "text", "text": text}, *body])
