@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from optuna.storages.journal import BaseJournalBackend, JournalFileOpenLock
+from optuna.storages.journal._storage import JournalOperation  # the codes its logs may hold
 
 
 class JournalError(ValueError):
@@ -39,7 +40,7 @@ class JournalError(ValueError):
 
 
 def is_journal(path: Path) -> bool:
-    """Whether every whole line of the file at `path` is a log (a JSON object), as a study's is."""
+    """Whether every whole line of the file at `path` is a log (`_log`), as a study's is."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -48,11 +49,20 @@ def is_journal(path: Path) -> bool:
 
 
 def _log(line: bytes) -> dict[str, Any] | None:
+    """A line's log: a JSON object naming one of the study's operations (Optuna fails on any
+    other, with no word of the file), else None."""
     try:
         log = json.loads(line)
     except ValueError:  # not UTF-8 or not JSON
         return None
-    return log if isinstance(log, dict) else None
+    if not isinstance(log, dict):
+        return None
+    code = log.get("op_code")
+    return log if type(code) is int and code in _OPERATIONS else None
+
+
+_OPERATIONS = frozenset(operation.value for operation in JournalOperation)
+"""The operation codes of a study's logs (Optuna's `JournalOperation`)."""
 
 
 class AppendedJournal(BaseJournalBackend):

@@ -20,13 +20,18 @@ from optuna.storages.journal import JournalFileBackend  # noqa: E402
 
 LOGS = st.lists(
     st.lists(
-        st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.text(max_size=20)), max_size=3),
+        st.builds(
+            lambda fields, code: {**fields, "op_code": code},
+            st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.text(max_size=20)), max_size=3),
+            st.integers(0, 10),
+        ),
         min_size=1,
         max_size=4,
     ),
     max_size=5,
 )
-"""Batches of logs, each a JSON object (text with newlines, quotes and non-ASCII among them)."""
+"""Batches of logs, each a JSON object naming one of Optuna's operations (its other fields text
+with newlines, quotes and non-ASCII among them)."""
 
 
 @given(batches=LOGS, start=st.integers(0, 25))
@@ -79,14 +84,15 @@ def test_appending_never_syncs_to_the_disk(tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.parametrize("cut", ['{"op_code":', "x" * 5000, ""])
 def test_a_line_cut_short_is_not_read_and_gone_before_the_next_append(tmp_path: Path, cut: str) -> None:
     path = tmp_path / "study.journal"
-    AppendedJournal(path).append_logs([{"a": 1}, {"b": 2}])
+    a, b, c = ({"op_code": 4, "study_id": n} for n in range(3))
+    AppendedJournal(path).append_logs([a, b])
     with path.open("ab") as file:
         file.write(cut.encode())
     journal = AppendedJournal(path)
-    assert list(journal.read_logs(0)) == [{"a": 1}, {"b": 2}]
-    journal.append_logs([{"c": 3}])
-    assert list(AppendedJournal(path).read_logs(0)) == [{"a": 1}, {"b": 2}, {"c": 3}]
-    assert path.read_bytes().endswith(b'{"c":3}\n')
+    assert list(journal.read_logs(0)) == [a, b]
+    journal.append_logs([c])
+    assert list(AppendedJournal(path).read_logs(0)) == [a, b, c]
+    assert path.read_bytes().endswith(b'{"op_code":4,"study_id":2}\n')
 
 
 def test_a_file_that_is_one_cut_line_loses_only_it(tmp_path: Path) -> None:

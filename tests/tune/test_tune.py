@@ -436,14 +436,25 @@ def test_an_edited_finished_search_starts_afresh_and_an_edited_open_journal_is_b
     code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
     assert code == 0, err
     first = rows(out / "ranges" / "tune" / "trials.csv")
-    for name, text in (("tune.json", ""), ("tune.json", "[]"), ("study.journal", "garbage\n")):
+    edits = (
+        ("tune.json", ""),
+        ("tune.json", "[]"),
+        ("study.journal", "garbage\n"),
+        ("study.journal", '{"op_code": 99}\n'),
+    )
+    for name, text in edits:
         (out / "ranges" / "tune" / name).write_text(text, encoding="utf-8")
         code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")
         assert code == 0 and "Traceback" not in err, err
         assert rows(out / "ranges" / "tune" / "trials.csv") == first  # the same search, run again
     study = json.loads((out / "ranges" / "tune" / "tune.json").read_text(encoding="utf-8"))["study"]
     open_journal = out / f".ranges.tune-{study.removeprefix('ranges-')}.journal"  # as an interruption leaves
-    for text, where in (("not a log\n", f"{open_journal}:1"), ('{"op_code": 0}\n', f"{open_journal}")):
+    for text, where in (
+        ("not a log\n", f"{open_journal}:1"),
+        ('{"op_code": 0}\n', f"{open_journal}"),
+        ('{"op_code": 99}\n', f"{open_journal}:1"),  # no operation of Optuna's: it failed on it
+        ('{"op_code": "0"}\n', f"{open_journal}:1"),
+    ):
         open_journal.write_text(text, encoding="utf-8")
         code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "3")
         assert code == 2 and "Traceback" not in err, err
