@@ -172,7 +172,6 @@ class _Runner:
     ) -> None:
         self.plan, self.budget, self.pool = plan, budget, pool
         self.results: dict[str, TrialRecord] = {r.run_id: r for r in known if r.run_id}
-        self.runs = len(self.results)
 
     def evaluate(self, first: int, candidates: Sequence[Candidate]) -> list[TrialRecord]:
         """The records of trials `first`, `first + 1`, ... for `candidates`."""
@@ -194,7 +193,6 @@ class _Runner:
                 pool=self.pool,
             )
             fresh = {o.results[0].run_id: o.results[0] for o in outcomes}
-            self.runs += len(fresh)
         records = []
         for offset, (candidate, item) in enumerate(zip(candidates, loaded, strict=True)):
             number = first + offset
@@ -269,22 +267,26 @@ def search(
         for record in records[-len(asked) :]:
             if on_record is not None:
                 on_record(record)
+    kept = records[: budget.trials]  # a finished study of more trials: the first, as a fresh search
     return SearchResult(
-        records=tuple(records),
-        runs=runner.runs,
+        records=tuple(kept),
+        runs=len({r.run_id for r in kept if r.run_id}),  # each distinct run, run once
         stopped=stopped,
-        resumed=resumed,
-        importance=param_importance(study),
+        resumed=min(resumed, len(kept)),
+        importance=param_importance(study, len(kept)),
     )
 
 
-def param_importance(study: Any) -> dict[str, float]:
+def param_importance(study: Any, trials: int) -> dict[str, float]:
     """How much each parameter matters for reaching the best tenth of the objective's values among
-    the feasible trials (Optuna's PED-ANOVA, which needs no random source), the most important
-    first and equals by name; empty when too few feasible trials vary to say."""
+    the feasible trials of the first `trials` (Optuna's PED-ANOVA, which needs no random source),
+    the most important first and equals by name; empty when too few feasible trials vary to say."""
     optuna = optuna_module()
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    feasible = [t for t in complete if t.user_attrs.get(RECORD, {}).get("why") == []]
+    records = [t.user_attrs.get(RECORD, {}) for t in complete]
+    feasible = [
+        t for t, r in zip(complete, records, strict=True) if r.get("why") == [] and r["trial"] < trials
+    ]
     if len(feasible) < 2:
         return {}
     among = optuna.create_study(direction="minimize")

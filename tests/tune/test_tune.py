@@ -155,6 +155,15 @@ def test_a_larger_budget_extends_a_finished_search_and_a_timeout_says_it_cut_the
     assert code == 0, err
     extended = rows(out / "ranges" / "tune" / "trials.csv")
     assert len(extended) == 4 and extended[:2] == first
+    fresh = tmp_path / "fresh"
+    assert tune(tmp_path, RANGES, fresh, "--workers", "1", "--trials", "2")[0] == 0
+    code, _, err = tune(tmp_path, RANGES, out, "--workers", "1", "--trials", "2")  # fewer than the study's
+    assert code == 0, err
+    for name in ("trials.csv", "tune.json", "best.yaml", "summary.md"):  # as a fresh search of 2: the first 2
+        again = (out / "ranges" / "tune" / name).read_text(encoding="utf-8")
+        assert again == (fresh / "ranges" / "tune" / name).read_text(encoding="utf-8").replace(
+            "/fresh/", "/results/"
+        ), name
 
 
 def test_no_feasible_setting_exits_1_writes_nothing_and_names_the_constraint(tmp_path: Path) -> None:
@@ -357,14 +366,14 @@ def test_importances_are_ordered_by_value_then_name_whatever_optuna_s_order(
 
     optuna = optuna_module()
     study = optuna.create_study(direction="minimize")
-    for value in (1.0, 2.0):
+    for number, value in enumerate((1.0, 2.0)):
         trial = study.ask()
         trial.suggest_float("x", 0.0, 1.0)
-        trial.set_user_attr(RECORD, {"why": []})
+        trial.set_user_attr(RECORD, {"why": [], "trial": number})
         study.tell(trial, value)
     unordered = {"b": 0.0, "c": 0.7, "a": 0.0, "d": 0.3}  # as a set of names may iterate
     monkeypatch.setattr(optuna.importance, "get_param_importances", lambda *_a, **_k: unordered)
-    assert list(param_importance(study)) == ["c", "d", "a", "b"]
+    assert list(param_importance(study, 2)) == ["c", "d", "a", "b"]
 
 
 CONFLICTING = f"""\
