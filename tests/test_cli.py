@@ -588,6 +588,52 @@ def test_a_runs_table_without_a_column_every_reader_takes_is_refused(tmp_path: P
     assert "tiny/runs.parquet: cannot be read as ctxlab results (no `status` column)" in err
 
 
+@pytest.mark.parametrize(
+    ("edit", "file", "why"),
+    [
+        (("manifest", "prices", None), "manifest.json", "`prices` is not an object of numbers"),
+        (
+            ("manifest", "prices", {"input": 1}),
+            "manifest.json",
+            "`prices` is not an object of numbers for input",
+        ),
+        (("run", "model", None), "manifest.json", "its `model` has no whole-number `context_size`"),
+        (("run", "model", {"context_size": "8000"}), "manifest.json", "no whole-number `context_size`"),
+        (("run", "retention", ["x"]), "manifest.json", "its `retention` is not a list of objects"),
+        (("runs", "cost", None), "runs.parquet", "no `cost` column, which its figures read"),
+        (
+            ("calls", "input_tokens", None),
+            "calls.parquet",
+            "no `input_tokens` column, which its figures read",
+        ),
+    ],
+)
+def test_plot_refuses_a_folder_without_what_its_figures_read_and_keeps_every_figure(
+    tmp_path: Path, edit: tuple[str, str, object], file: str, why: str
+) -> None:
+    """Readers of a folder take it without these (an older folder, a hand edit); drawing failed
+    on them with a traceback and exit 1."""
+    import pyarrow.parquet as pq
+
+    run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--quiet")
+    folder = tmp_path / "r" / "tiny"
+    figures = sorted((folder / "figures").iterdir())
+    where, key, value = edit
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    if where == "manifest":
+        manifest[key] = value
+    elif where == "run":
+        manifest["runs"][0][key] = value
+    else:
+        table = folder / f"{where}.parquet"
+        pq.write_table(pq.read_table(table).drop([key]), table)
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    code, _, err = run_cli("plot", str(tmp_path / "r"))
+    assert code == 2 and "Traceback" not in err, err
+    assert f"tiny/{file}: cannot be read as ctxlab results (" in err and why in err, err
+    assert sorted((folder / "figures").iterdir()) == figures and not list(folder.glob(".*"))
+
+
 def test_a_manifest_json_that_is_a_folder_is_no_results_folder(tmp_path: Path) -> None:
     run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
     (tmp_path / "r" / "odd" / "manifest.json").mkdir(parents=True)

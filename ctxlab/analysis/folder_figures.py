@@ -21,23 +21,28 @@ process draws each.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import os
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from ctxlab.analysis import agents, plots
-from ctxlab.analysis.folders import read_manifest
+from ctxlab.analysis.folders import ResultsError, read_manifest
 from ctxlab.analysis.results import Results, load_results
 from ctxlab.analysis.sweep_figures import grid_values, heatmap, sweep_lines, swept_key, swept_text
+from ctxlab.core.wire.cache import Prices
 from ctxlab.experiments.kept_figures import RECORD, drawing_options, inputs_digest, record_drawn
 from ctxlab.experiments.processes import WHOLE, Share, map_shares
 from ctxlab.experiments.replace import replace_folder
+from ctxlab.problems import NAME_PATTERN
 
 MAX_SAWTOOTH_RUNS = 16
 MAX_OVERLAY_RUNS = 8
@@ -236,6 +241,8 @@ def plot_folders(
     the cores), shares of them are drawn in that many processes side by side. `on_drawn(k)` is
     called as the figures of `folders[k]` are done, in the order they finish (for progress).
     Returns each folder's files, sorted."""
+    for folder in folders:  # before any is drawn: every folder's figures are left as they were
+        check_drawable(load_results(folder))
     temporaries = [folder / f".figures.tmp-{os.getpid()}" for folder in folders]
     try:
         for temporary in temporaries:
@@ -259,6 +266,62 @@ def plot_folders(
 
 def _runs(folder: Path) -> int:
     return len(read_manifest(folder)["runs"])
+
+
+FIGURE_COLUMNS = {
+    "runs": ("strategy", "cost", "peak_input_tokens", "cache_hit_rate"),
+    "calls": ("call_index", "input_tokens"),
+}
+"""The columns the figures read beyond those every reader takes (`folders.RUN_KEYS`)."""
+RUN_ID = re.compile(NAME_PATTERN)
+"""A run id: a strategy's name and a hash, safe as a file's name (`sawtooth-<run_id>.png`)."""
+
+
+def check_drawable(results: Results) -> None:
+    """Whether the figures of `results` can be drawn: what they read beyond what every reader of
+    a folder checks (`load_results`) is there and of its kind (a folder edited by hand, or
+    written by another version).
+
+    Raises:
+        ResultsError: naming the file and what is missing or of another kind.
+    """
+    for table, columns in FIGURE_COLUMNS.items():
+        frame = getattr(results, table)
+        missing = next((c for c in columns if c not in frame.columns), None)
+        if missing is not None:
+            raise ResultsError(
+                _table_file(results.folder, table), f"no `{missing}` column, which its figures read"
+            )
+    manifest = results.folder / "manifest.json"
+    prices = results.manifest.get("prices")
+    fields = [f.name for f in dataclasses.fields(Prices)]
+    if not isinstance(prices, dict) or any(not _number(prices.get(f)) for f in fields):
+        raise ResultsError(manifest, f"`prices` is not an object of numbers for {', '.join(fields)}")
+    for entry in results.manifest["runs"]:
+        why = _run_entry_problem(entry)
+        if why is not None:
+            raise ResultsError(manifest, f"run {entry['run_id']!r}: {why}")
+
+
+def _run_entry_problem(entry: dict[str, Any]) -> str | None:
+    if not RUN_ID.fullmatch(str(entry["run_id"])):
+        return "its id is not a name (letters, digits, - and _), which figure files are named by"
+    window = entry.get("model", {}).get("context_size") if isinstance(entry.get("model"), dict) else None
+    if type(window) is not int:
+        return "its `model` has no whole-number `context_size`"
+    retention = entry.get("retention", [])
+    if not isinstance(retention, list) or not all(isinstance(r, dict) for r in retention):
+        return "its `retention` is not a list of objects"
+    return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _table_file(folder: Path, table: str) -> Path:
+    parquet = folder / f"{table}.parquet"
+    return parquet if parquet.exists() else folder / f"{table}.csv"
 
 
 def _draw_into(svg: bool, source_and_target: tuple[Path, Path], share: Share) -> list[Path]:
