@@ -661,6 +661,19 @@ def test_plot_refuses_a_table_cut_short_at_a_line_boundary(tmp_path: Path) -> No
         run_cli("run", str(path), "--out", str(tmp_path / "r"), "--quiet")
 
 
+def test_plot_refuses_a_runs_csv_the_index_cannot_read_beside_a_whole_parquet(tmp_path: Path) -> None:
+    """The figures read `runs.parquet`, the index `runs.csv`: plot drew the figures, wrote an
+    index saying the folder cannot be read, and exited 0."""
+    paths = [write(tmp_path, TINY), write(tmp_path, TINY.replace("name: tiny", "name: other"), "other.yaml")]
+    run_cli("run", *map(str, paths), "--out", str(tmp_path / "r"), "--quiet")
+    index = (tmp_path / "r" / "index.md").read_bytes()
+    runs = tmp_path / "r" / "tiny" / "runs.csv"
+    runs.write_text(runs.read_text(encoding="utf-8")[:40], encoding="utf-8")
+    code, _, err = run_cli("plot", str(tmp_path / "r"))
+    assert code == 2 and "tiny/runs.csv: cannot be read as ctxlab results (" in err, err
+    assert (tmp_path / "r" / "index.md").read_bytes() == index
+
+
 def test_a_run_writes_the_index_beside_unreadable_and_older_results_folders(tmp_path: Path) -> None:
     """A results root kept across versions: a folder written before a column existed shows it
     empty, and one that cannot be read is named in the index without stopping the run."""

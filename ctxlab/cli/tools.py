@@ -16,7 +16,7 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Redraw the figures of a results folder (one scenario's, or a root of several)."""
     from ctxlab.analysis.folder_figures import plot_folders
     from ctxlab.analysis.folders import ResultsError, result_folders
-    from ctxlab.analysis.report import write_index
+    from ctxlab.analysis.report import read_runs, write_index
 
     root = Path(args.results)
     folders = result_folders(root) if root.is_dir() else []
@@ -25,6 +25,8 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             [f"{root}: no results here (no manifest.json in it or its subfolders); run `ctxlab run` first"]
         )
     try:
+        for folder in folders:  # as the index reads them (its `runs.csv`), so that it can show each
+            read_runs(folder)
         with Progress([("drawing", "scenario", len(folders))], quiet=False, err=err) as progress:
             drawn = plot_folders(folders, svg=args.svg, workers=args.workers, on_drawn=progress.step)
     except ResultsError as error:  # every folder's figures are left as they were
