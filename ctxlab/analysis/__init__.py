@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ctxlab.analysis.folders import result_folders
-    from ctxlab.analysis.results import Results, load_results
+    from ctxlab.analysis.results import Results, iter_requests, load_results, read_requests
 
-__all__ = ["Results", "load_results", "result_folders"]
+__all__ = ["Results", "iter_requests", "load_results", "read_requests", "result_folders"]
 
 
 def __getattr__(name: str) -> Any:

@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -209,31 +209,57 @@ def has_event(calls: pd.DataFrame, events: pd.DataFrame, kind: EventKind) -> pd.
     return pd.Series([pair in keys for pair in pairs], index=calls.index, dtype=bool)
 
 
-def read_requests(results: Results, run_id: str) -> list[dict[str, Any]]:
-    """The recorded requests of a run (`requests/<run_id>.jsonl.gz`), in call order.
+RequestWire = Literal["openai", "anthropic"]
+"""The form a run's requests were recorded in (`--wire`)."""
+
+
+def read_requests(results: Results, run_id: str, wire: RequestWire = "openai") -> list[dict[str, Any]]:
+    """The recorded requests of a run, in call order: `requests/<run_id>.jsonl.gz`, or with
+    `wire="anthropic"` those recorded as the Anthropic Messages API receives them
+    (`<run_id>.anthropic.jsonl.gz`, `--wire anthropic`).
 
     Raises:
-        FileNotFoundError: the run's requests were not recorded.
+        FileNotFoundError: the run's requests were not recorded in that form, or there is no
+            such run (the message says which, and the form they were recorded in).
+        ResultsError: the file cannot be read (not gzip, cut short, a line that is not JSON),
+            naming it and the line.
     """
-    return list(iter_requests(results, run_id))
+    return list(iter_requests(results, run_id, wire))
 
 
-def iter_requests(results: Results, run_id: str) -> Iterator[dict[str, Any]]:
+def iter_requests(results: Results, run_id: str, wire: RequestWire = "openai") -> Iterator[dict[str, Any]]:
     """`read_requests` one request at a time, read from the file as they are asked for (a long
-    run's requests, each its whole context, add up to far more than its file).
+    run's requests, each its whole context, add up to far more than its file). A missing file
+    is raised here, a file that cannot be read at the request where it fails."""
+    path = results.folder / "requests" / _request_file(run_id, wire)
+    if path.is_file():
+        return _requests(path)
+    if run_id not in {str(entry["run_id"]) for entry in results.manifest["runs"]}:
+        raise FileNotFoundError(f"{results.folder}: no run {run_id!r} (its runs are in runs.csv)")
+    other: RequestWire = "anthropic" if wire == "openai" else "openai"
+    if (results.folder / "requests" / _request_file(run_id, other)).is_file():
+        raise FileNotFoundError(
+            f"{path}: its requests were recorded in the {other} form; read them with wire={other!r}"
+        )
+    raise FileNotFoundError(f"{path}: no recorded requests; run with record_requests (or `rerun`)")
 
-    Raises:
-        FileNotFoundError: the run's requests were not recorded (raised here, not at the first).
-    """
-    path = results.folder / "requests" / f"{run_id}.jsonl.gz"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no recorded requests; run with record_requests (or `rerun`)")
-    return _requests(path)
+
+def _request_file(run_id: str, wire: RequestWire) -> str:
+    """The file of a run's recorded requests in `wire`'s form (as `ctxlab run` names it)."""
+    return f"{run_id}.jsonl.gz" if wire == "openai" else f"{run_id}.{wire}.jsonl.gz"
 
 
 def _requests(path: Path) -> Iterator[dict[str, Any]]:
-    # lines end at "\n" alone: a JSON string may hold U+2028 and the like, which splitlines splits at
-    with gzip.open(path, "rt", encoding="utf-8", newline="\n") as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
+    if path.stat().st_size == 0:
+        raise ResultsError(path, "it is empty: a request file holds a line per call")
+    read = 0  # lines read so far
+    try:
+        # lines end at "\n" alone: a JSON string may hold U+2028 and the like, which splitlines splits at
+        with gzip.open(path, "rt", encoding="utf-8", newline="\n") as lines:
+            for line in lines:
+                read += 1
+                if line.strip():
+                    yield json.loads(line)
+    except (OSError, EOFError, ValueError) as error:  # not gzip, cut short, not UTF-8 or not JSON
+        where = f"line {read}: " if isinstance(error, ValueError) and read else ""
+        raise ResultsError(path, f"{where}{first_line(error)}") from None

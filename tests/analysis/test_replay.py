@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,42 @@ def test_a_replay_maps_its_transcript_once_and_sees_an_edited_one(
     trace = long_reply(scratch, 70)  # the same path, other content
     runs = replay.replay_transcript(trace, scratch / "b", context_size=10**6, presets=["none"]).runs
     assert (len(replayed), runs["calls"].tolist()) == (2, [71])
+
+
+def test_requests_recorded_in_the_anthropic_form_are_read_with_its_wire_and_a_broken_file_is_named(
+    tmp_path: Path,
+) -> None:
+    """They were reported as not recorded; a request file cut short, not gzip or of a line that
+    is not JSON raised gzip's or json's error without the file; an empty one read as no request."""
+    import gzip
+
+    from ctxlab.analysis.folders import ResultsError
+    from ctxlab.analysis.results import load_results
+    from ctxlab.cli import main
+
+    out = tmp_path / "r"
+    argv = ["replay", str(TRANSCRIPT), "--preset", "none", "--out", str(out), "--quiet", "--no-plots"]
+    assert main([*argv, "--record-requests", "--wire", "anthropic"]) == 0
+    (folder,) = [p for p in out.iterdir() if p.is_dir()]
+    results = load_results(folder)
+    run_id = str(results.runs["run_id"].item())
+    requests = read_requests(results, run_id, wire="anthropic")
+    assert requests and all("messages" in r for r in requests)
+    with pytest.raises(
+        FileNotFoundError, match="recorded in the anthropic form; read them with wire='anthropic'"
+    ):
+        read_requests(results, run_id)
+    with pytest.raises(FileNotFoundError, match="no run 'nope'"):
+        read_requests(results, "nope")
+    path = folder / "requests" / f"{run_id}.anthropic.jsonl.gz"
+    packed = path.read_bytes()
+    for broken, said in (
+        (packed[: len(packed) // 2], "cannot be read as ctxlab results"),
+        (b"not gzip", "cannot be read as ctxlab results"),
+        (gzip.compress(b'{"messages": []}\n{cut\n'), "(line 2: "),
+        (b"", "it is empty: a request file holds a line per call"),
+    ):
+        path.write_bytes(broken)
+        with pytest.raises(ResultsError, match=re.escape(said)) as caught:
+            read_requests(results, run_id, wire="anthropic")
+        assert str(path) in str(caught.value)
