@@ -1056,6 +1056,28 @@ def test_an_interruption_after_the_results_are_in_place_says_they_stay(
     assert (tmp_path / "r" / "tiny" / "runs.csv").is_file()
 
 
+def test_sigterm_while_results_are_written_discards_them_as_ctrl_c_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kill` or `timeout` stopped the command where it was, leaving a temporary folder beside the
+    results; it now ends as an interruption does (exit 143), and its handler is removed after."""
+    import os
+    import signal
+
+    from ctxlab.experiments import results
+
+    def terminated(*args: object, **kwargs: object) -> None:  # as the figures are recorded
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(results, "record_drawn", terminated)
+    code, _, err = run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--quiet")
+    assert code == 143
+    assert err == "terminated: a results folder not yet complete was discarded; those in place stay\n"
+    assert not (tmp_path / "r").exists() or not [p for p in (tmp_path / "r").iterdir()]
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
 def test_a_scheduler_without_the_dask_executor_is_refused_before_any_run(tmp_path: Path) -> None:
     """The runs would go to local processes and the command succeed: refused instead."""
     path = write(tmp_path, TINY)

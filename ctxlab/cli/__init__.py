@@ -1,6 +1,7 @@
 """The `ctxlab` command line (README.md, The `ctxlab` command); `python -m ctxlab` is the same.
 
-Exit codes: 0 ok; 1 a run failed (its results are still written, marked failed); 2 bad input.
+Exit codes: 0 ok; 1 a run failed (its results are still written, marked failed); 2 bad input;
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM): a folder not yet complete is discarded.
 
 Invariants:
 - Bad input (a scenario, trace or option that cannot be used) exits 2 with located messages on
@@ -15,8 +16,12 @@ what they share in `base` and `running`; this module builds the parser and runs 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 from ctxlab import __version__
@@ -72,17 +77,47 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     out, err = out or sys.stdout, err or sys.stderr
     args = build_parser().parse_args(argv)
     try:
-        with collecting_less():
+        with collecting_less(), terminated_as_interrupted():
             code: int = args.handler(args, out, err)
     except BadInput as bad:
         for message in bad.messages:
             print(message, file=err)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         # said the same whenever the interruption came: each folder is put in place whole or not at all
-        print("interrupted: a results folder not yet complete was discarded; those in place stay", file=err)
-        return 130
+        said = "terminated" if isinstance(stop, Terminated) else "interrupted"
+        print(f"{said}: a results folder not yet complete was discarded; those in place stay", file=err)
+        return 143 if isinstance(stop, Terminated) else 130
     except OSError as error:
         print(f"ctxlab: {error}", file=err)
         return 1
     return code
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, `timeout`, a job scheduler's stop), handled as Ctrl-C is: what is being
+    written is discarded rather than left half-written."""
+
+
+@contextlib.contextmanager
+def terminated_as_interrupted() -> Iterator[None]:
+    """While the command runs, SIGTERM raises `Terminated` in this process (not in worker
+    processes that inherit the handler: they end as SIGTERM ends them); outside the main thread,
+    where no handler can be set, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def terminated(signum: int, frame: object) -> None:
+        if os.getpid() != owner:  # a forked worker: end as the signal ends a process
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
