@@ -16,17 +16,13 @@ what they share in `base` and `running`; this module builds the parser and runs 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TextIO
 
 from ctxlab import __version__
 from ctxlab.cli import scenarios, tools, transcripts
-from ctxlab.cli.base import RAW, BadInput, Commands
+from ctxlab.cli.base import RAW, BadInput, Commands, Terminated, terminated_as_interrupted
 from ctxlab.experiments.collector import collecting_less
 
 EPILOG = """examples:
@@ -92,32 +88,3 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(f"ctxlab: {error}", file=err)
         return 1
     return code
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (`kill`, `timeout`, a job scheduler's stop), handled as Ctrl-C is: what is being
-    written is discarded rather than left half-written."""
-
-
-@contextlib.contextmanager
-def terminated_as_interrupted() -> Iterator[None]:
-    """While the command runs, SIGTERM raises `Terminated` in this process (not in worker
-    processes that inherit the handler: they end as SIGTERM ends them); outside the main thread,
-    where no handler can be set, nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    owner = os.getpid()
-
-    def terminated(signum: int, frame: object) -> None:
-        if os.getpid() != owner:  # a forked worker: end as the signal ends a process
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
-        raise Terminated
-
-    before = signal.signal(signal.SIGTERM, terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)

@@ -4,8 +4,11 @@ commands take."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -182,3 +185,32 @@ class Progress:
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, `timeout`, a job scheduler's stop), handled as Ctrl-C is: what is being
+    written is discarded rather than left half-written."""
+
+
+@contextlib.contextmanager
+def terminated_as_interrupted() -> Iterator[None]:
+    """While the command runs, SIGTERM raises `Terminated` in this process (not in worker
+    processes that inherit the handler: they end as SIGTERM ends them); outside the main thread,
+    where no handler can be set, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def terminated(signum: int, frame: object) -> None:
+        if os.getpid() != owner:  # a forked worker: end as the signal ends a process
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -3,7 +3,8 @@
 Exit codes: 0 a feasible setting was found and written for every file; 1 none was for some file
 (the report says which constraint no trial met and the nearest trial; nothing is written for it);
 2 bad input in any file (nothing is searched), or Optuna is not installed (the message says
-`pip install 'ctxlab[tune]'`); 130 interrupted (the study is kept and the same command resumes it).
+`pip install 'ctxlab[tune]'`); 130 interrupted, 143 terminated (the study is kept and the same command
+resumes it).
 
 Invariants:
 - The progress bar (the best feasible value so far) goes to stderr, on a terminal only; results
@@ -21,7 +22,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ctxlab.cli.base import BadInput, Commands, in_file, out_dir, positive, refuse_lone_scheduler
+from ctxlab.cli.base import (
+    BadInput,
+    Commands,
+    Terminated,
+    in_file,
+    out_dir,
+    positive,
+    refuse_lone_scheduler,
+)
 
 if TYPE_CHECKING:  # the loader and the run path are imported when the command runs (quick `--help`)
     from concurrent.futures import Executor
@@ -280,14 +289,14 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             codes.append(unfinished.pop(0)())
     except ExecutorUnavailableError as unavailable:
         raise BadInput([str(unavailable)]) from None
-    except _Interrupted:
-        codes.append(130)
+    except _Interrupted as interrupted:
+        codes.append(interrupted.code)
     finally:
         codes.extend(_settle(unfinished))
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     _index(root, codes, quiet=args.quiet, out=out, made_root=made_root)
-    return 130 if 130 in codes else max(codes)
+    return next((code for code in codes if code in (130, 143)), max(codes))
 
 
 def _refuse_clashes(plans: Sequence[Plan], root: Path) -> None:
@@ -332,7 +341,12 @@ def _index(root: Path, codes: Sequence[int], *, quiet: bool, out: TextIO, made_r
 
 
 class _Interrupted(Exception):
-    """A search was interrupted (its study kept, and said so)."""
+    """A search was interrupted (its study kept, and said so), with the exit code to give: 130
+    for Ctrl-C, 143 for SIGTERM."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
 
 
 def _tune_one(
@@ -361,10 +375,11 @@ def _tune_one(
         own = tuple(baseline(plan, budget, pool))
     except JournalError as unreadable:
         raise BadInput([str(unreadable)]) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         progress.close()
-        print(f"interrupted: the study is kept in {journal}; the same command resumes it", file=err)
-        raise _Interrupted from None
+        said = "terminated" if isinstance(stop, Terminated) else "interrupted"
+        print(f"{said}: the study is kept in {journal}; the same command resumes it", file=err)
+        raise _Interrupted(143 if isinstance(stop, Terminated) else 130) from None
     finally:
         progress.close()
     if best(result.records) is None:
