@@ -521,6 +521,7 @@ def test_plot_regenerates_and_refuses_what_is_not_results(tmp_path: Path) -> Non
     assert code == 0 and out.count("figures/: 1 file\n") == 2 and "index: " in out
     assert (tmp_path / "results" / "tiny" / "figures").is_dir()
     assert not [p for p in (tmp_path / "results" / "other").iterdir() if p.name.startswith(".")]
+    (tmp_path / "nothing").mkdir()
     code, _, err = run_cli("plot", str(tmp_path / "nothing"))
     assert code == 2 and "no results here" in err
 
@@ -632,6 +633,25 @@ def test_plot_refuses_a_folder_without_what_its_figures_read_and_keeps_every_fig
     assert code == 2 and "Traceback" not in err, err
     assert f"tiny/{file}: cannot be read as ctxlab results (" in err and why in err, err
     assert sorted((folder / "figures").iterdir()) == figures and not list(folder.glob(".*"))
+
+
+def test_plot_refuses_a_figures_file_or_link_and_a_folder_that_does_not_exist(tmp_path: Path) -> None:
+    """Both failed as a run that failed (exit 1), the first with advice about --out, which plot
+    does not take."""
+    run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    figures = tmp_path / "r" / "tiny" / "figures"
+    figures.write_text("mine", encoding="utf-8")
+    code, _, err = run_cli("plot", str(tmp_path / "r"))
+    assert (code, err) == (2, f"{figures}: is a file where results go; move it\n")
+    figures.unlink()
+    figures.symlink_to(tmp_path, target_is_directory=True)
+    code, _, err = run_cli("plot", str(tmp_path / "r" / "tiny"))
+    assert code == 2 and err.startswith(f"{figures}: is a symbolic link where results go"), err
+    code, _, err = run_cli("plot", str(tmp_path / "nowhere"))
+    assert (code, err) == (
+        2,
+        f"{tmp_path / 'nowhere'}: does not exist; give a results folder (`ctxlab run` writes one)\n",
+    )
 
 
 def test_a_manifest_json_that_is_a_folder_is_no_results_folder(tmp_path: Path) -> None:

@@ -17,13 +17,19 @@ def cmd_plot(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ctxlab.analysis.folder_figures import plot_folders
     from ctxlab.analysis.folders import ResultsError, result_folders
     from ctxlab.analysis.report import read_runs, write_index
+    from ctxlab.experiments.replace import unreplaceable
 
     root = Path(args.results)
+    if not root.exists():
+        raise BadInput([f"{root}: does not exist; give a results folder (`ctxlab run` writes one)"])
     folders = result_folders(root) if root.is_dir() else []
     if not folders:
         raise BadInput(
             [f"{root}: no results here (no manifest.json in it or its subfolders); run `ctxlab run` first"]
         )
+    blocked = [why for why in (unreplaceable(f / "figures", "") for f in folders) if why is not None]
+    if blocked:  # figures/ is the lab's: drawing replaces it whole
+        raise BadInput(blocked)
     try:
         for folder in folders:  # as the index reads them (its `runs.csv`), so that it can show each
             read_runs(folder)

@@ -13,16 +13,17 @@ from contextlib import suppress
 from pathlib import Path
 
 
-def unreplaceable(final: Path) -> str | None:
-    """Why `final` cannot be replaced by a folder (`replace_folder`), as a message naming it; None
-    when it can (a folder, or nothing yet)."""
+def unreplaceable(final: Path, elsewhere: str = "or choose another --out") -> str | None:
+    """Why `final` cannot be replaced by a folder (`replace_folder`), as a message naming it and
+    ending with `elsewhere` (where else the folder could go); None when it can (a folder, or
+    nothing yet)."""
     if final.is_symlink():  # a link is replaced, not followed: the folder it names would be lost to it
         return (
             f"{final}: is a symbolic link where results go; they replace it whole, so remove the link "
-            "or choose another --out"
-        )
+            f"{elsewhere}"
+        ).rstrip()
     if final.exists() and not final.is_dir():
-        return f"{final}: is a file where results go; move it or choose another --out"
+        return f"{final}: is a file where results go; move it {elsewhere}".rstrip()
     return None
 
 
