@@ -1,8 +1,8 @@
 """Putting a complete folder in place of another: results, redrawn figures, a tuning's output.
 
 Invariant: `final` is never a partly written folder. The old folder is moved aside (renamed, so
-nothing of it is lost), the new one renamed into its place, and only then is the old one removed;
-if that rename fails, the old one is put back.
+nothing of it is lost), the new one renamed into its place, and only then is the old one removed
+(left as `.<name>.old-<pid>` when it cannot be); if that rename fails, the old one is put back.
 """
 
 from __future__ import annotations
@@ -46,5 +46,7 @@ def replace_folder(temporary: Path, final: Path) -> None:
         if old.exists() and not final.exists():
             os.rename(old, final)
         raise
-    with suppress(FileNotFoundError):
+    # the new folder is in place: an old one that cannot be removed (a file of it not ours to
+    # delete) is left beside it, named as such, rather than failing what is complete
+    with suppress(OSError):
         shutil.rmtree(old)

@@ -51,3 +51,20 @@ def test_a_link_in_the_folders_place_is_refused_and_left_as_it_is(tmp_path: Path
         replace_folder(_folder(tmp_path / ".results.tmp", "new"), tmp_path / "results")
     assert (tmp_path / "results").is_symlink() and (target / "file.txt").read_text(encoding="utf-8") == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".results.tmp", "elsewhere", "results"]
+
+
+def test_an_old_folder_that_cannot_be_removed_is_left_beside_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new folder was in place, yet the command failed (exit 1, no index written)."""
+    import shutil
+
+    def refused(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    final = _folder(tmp_path / "results", "old")
+    monkeypatch.setattr(shutil, "rmtree", refused)
+    replace_folder(_folder(tmp_path / ".results.tmp", "new"), final)
+    assert (final / "file.txt").read_text(encoding="utf-8") == "new"
+    (old,) = [p for p in tmp_path.iterdir() if p.name != "results"]
+    assert old.name.startswith(".results.old-") and (old / "file.txt").read_text(encoding="utf-8") == "old"
