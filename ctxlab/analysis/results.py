@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -260,6 +261,11 @@ def _requests(path: Path) -> Iterator[dict[str, Any]]:
                 read += 1
                 if line.strip():
                     yield json.loads(line)
-    except (OSError, EOFError, ValueError) as error:  # not gzip, cut short, not UTF-8 or not JSON
-        where = f"line {read}: " if isinstance(error, ValueError) and read else ""
+    except (
+        OSError,
+        EOFError,
+        zlib.error,
+        ValueError,
+    ) as error:  # not gzip, cut short or damaged, not UTF-8 or JSON
+        where = f"line {read}: " if isinstance(error, json.JSONDecodeError) else ""
         raise ResultsError(path, f"{where}{first_line(error)}") from None

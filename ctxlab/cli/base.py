@@ -212,5 +212,5 @@ def terminated_as_interrupted() -> Iterator[None]:
     before = signal.signal(signal.SIGTERM, terminated)
     try:
         yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
+    finally:  # None: a handler set outside Python, which cannot be put back from here
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)

@@ -91,6 +91,7 @@ def _pool(
     results: list[RunResult | None] = [None] * len(configs)
     own = kept is None
     pool = kept or process_pool(min(workers, len(configs)))
+    futures: dict[cf.Future[RunResult], int] = {}
     try:
         futures = {pool.submit(execute, config): position for position, config in enumerate(configs)}
         for future in cf.as_completed(futures):
@@ -102,6 +103,10 @@ def _pool(
             results[position] = result
             if on_done:
                 on_done(result)
+    except BaseException:  # Ctrl-C, SIGTERM: the runs not started are not run before it ends
+        for future in futures:
+            future.cancel()
+        raise
     finally:
         if own:
             pool.shutdown()

@@ -37,7 +37,7 @@ def replace_folder(temporary: Path, final: Path) -> None:
     refused = unreplaceable(final)
     if refused is not None:
         raise NotADirectoryError(refused)
-    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    old = _aside(final)
     if final.exists():
         os.rename(final, old)
     try:
@@ -50,3 +50,13 @@ def replace_folder(temporary: Path, final: Path) -> None:
     # delete) is left beside it, named as such, rather than failing what is complete
     with suppress(OSError):
         shutil.rmtree(old)
+
+
+def _aside(final: Path) -> Path:
+    """A free name beside `final` to move it to: `.<name>.old-<pid>`, numbered past one an
+    earlier process of the same pid left (its removal failed)."""
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    number = 1
+    while os.path.lexists(old):
+        old, number = final.with_name(f".{final.name}.old-{os.getpid()}-{number}"), number + 1
+    return old

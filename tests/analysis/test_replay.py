@@ -185,6 +185,10 @@ def test_requests_recorded_in_the_anthropic_form_are_read_with_its_wire_and_a_br
         (packed[: len(packed) // 2], "cannot be read as ctxlab results"),
         (b"not gzip", "cannot be read as ctxlab results"),
         (gzip.compress(b'{"messages": []}\n{cut\n'), "(line 2: "),
+        (
+            packed[:20] + bytes(b ^ 0xFF for b in packed[20:40]) + packed[40:],
+            "cannot be read as ctxlab results",
+        ),
         (b"", "it is empty: a request file holds a line per call"),
     ):
         path.write_bytes(broken)

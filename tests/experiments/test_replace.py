@@ -68,3 +68,16 @@ def test_an_old_folder_that_cannot_be_removed_is_left_beside_the_new_one(
     assert (final / "file.txt").read_text(encoding="utf-8") == "new"
     (old,) = [p for p in tmp_path.iterdir() if p.name != "results"]
     assert old.name.startswith(".results.old-") and (old / "file.txt").read_text(encoding="utf-8") == "old"
+
+
+def test_a_folder_left_aside_by_an_earlier_process_of_the_same_pid_is_not_in_the_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a container the pid comes back run after run: the rename onto the leftover failed."""
+    import os
+
+    final = _folder(tmp_path / "results", "old")
+    _folder(tmp_path / f".results.old-{os.getpid()}", "left by an earlier process")
+    replace_folder(_folder(tmp_path / ".results.tmp", "new"), final)
+    assert (final / "file.txt").read_text(encoding="utf-8") == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".results.old-{os.getpid()}", "results"]

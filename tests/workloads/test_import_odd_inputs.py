@@ -824,3 +824,20 @@ def test_opencode_attachments_not_listed_are_refused_and_one_by_url_is_counted(t
     source = _write(tmp_path, _mutated("opencode/session-export.json", where, [text]), "export.json")
     code, _, err = run_cli("import", str(source), "--out", str(tmp_path / "o.jsonl"))
     assert code == 0 and "skipped 1 × tool attachment given by URL, not data" in err, err
+
+
+def test_ai_sdk_ui_messages_without_ids_are_not_taken_for_a_gemini_checkpoint() -> None:
+    """Their keys are a Gemini content's (role and parts); their parts are typed, Gemini's not."""
+    ui = [
+        {"role": "user", "parts": [{"type": "text", "text": "Weather in Paris?"}]},
+        {"role": "assistant", "parts": [{"type": "text", "text": "Sunny."}]},
+    ]
+    assert import_lines(json.dumps(ui, indent=1).split("\n"), "m.json").format == "ai-sdk"
+
+
+def test_a_langgraph_call_with_a_null_or_empty_name_is_refused(tmp_path: Path) -> None:
+    calls = ("channel_values", "messages", 1, "kwargs", "tool_calls")
+    for name in (None, ""):
+        text = _mutated("langgraph/checkpoint.json", calls, [{"id": "c1", "name": name, "args": {}}])
+        err, _ = refused(tmp_path, text)
+        assert "an object has no 'name', which langgraph writes" in err, err

@@ -411,6 +411,19 @@ def json_kind(value: object) -> str:
     return "an object" if isinstance(value, Mapping) else type(value).__name__
 
 
+def name_of(item: Mapping[str, Any], key: str = "name") -> str:
+    """A call's name, `item[key]`: text that is not empty.
+
+    Raises:
+        KeyError: it is missing, null or empty (a call names its tool).
+        TypeError: it is of another kind (`text_of`).
+    """
+    name = text_of(item[key])
+    if not name:
+        raise KeyError(key)
+    return name
+
+
 def listed(value: object) -> list[Any]:
     """A list field's items, [] when it is null or missing (None).
 

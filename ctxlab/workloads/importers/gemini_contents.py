@@ -151,7 +151,14 @@ def is_contents(value: object) -> bool:
 
 
 def _shaped_as_content(value: object) -> bool:
-    return isinstance(value, Mapping) and set(value) == {"role", "parts"}
+    """A role Gemini writes (or its older `function`, refused when read) and parts alone, none
+    with a `type` (an AI SDK UI message has the same keys, and typed parts)."""
+    if not isinstance(value, Mapping) or set(value) != {"role", "parts"}:
+        return False
+    parts = value["parts"] if isinstance(value["parts"], list) else []
+    return value["role"] in {*ROLES, "function"} and not any(
+        isinstance(part, Mapping) and isinstance(part.get("type"), str) for part in parts
+    )
 
 
 def messages(turns: Iterable[Turn], report: Report) -> Iterator[Wire]:

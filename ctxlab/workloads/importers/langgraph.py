@@ -76,6 +76,7 @@ from ctxlab.workloads.importers.base import (
     data_url,
     field_of,
     image_part,
+    name_of,
     object_of,
     session_entry,
     system,
@@ -365,9 +366,9 @@ def _calls(
     for item in map(object_of, fields.get("tool_calls") or used or legacy or []):
         function = item.get("function")
         if isinstance(function, Mapping):
-            yield str(item.get("id")), text_of(function["name"]), function.get("arguments") or "{}"
+            yield str(item.get("id")), name_of(function), function.get("arguments") or "{}"
         else:  # a call without a name is no call LangChain writes: refused, not named 'None'
-            yield str(item.get("id")), text_of(item["name"]), _arguments(item)
+            yield str(item.get("id")), name_of(item), _arguments(item)
     for item in invalid:
         if str(field_of(item, "id")) in answered:
             yield str(item.get("id")), str(field_of(item, "name")), field_of(item, "args") or "{}"

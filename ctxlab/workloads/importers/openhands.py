@@ -68,6 +68,7 @@ from ctxlab.workloads.importers.base import (
     field_of,
     image_part,
     listed,
+    name_of,
     object_of,
     schema,
     system,
@@ -291,7 +292,7 @@ SDK_SKIPPED = frozenset(
 def _called(item: Mapping[str, Any]) -> Wire:
     """A `tool_calls` item of a model response: its id, function name and arguments."""
     function = object_of(item["function"])
-    return call(str(item.get("id")), text_of(function["name"]), function.get("arguments") or "{}")
+    return call(str(item.get("id")), name_of(function), function.get("arguments") or "{}")
 
 
 def _sdk_text(parts: object) -> str:
