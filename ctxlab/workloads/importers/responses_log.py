@@ -314,8 +314,9 @@ def _tool_schemas(item: object, report: Report, namespace: object = None) -> Non
 
 
 def _instructions(value: object, number: int, report: Report) -> str:
-    """A request's `instructions`: text, or the input messages the API takes there too (each a
-    system or developer message), their texts joined by a blank line ('' when there are none).
+    """A request's `instructions`: text, or the input messages the API takes there too (system
+    or developer messages, their roles not read: each is the system prompt's), their texts joined
+    by a blank line ('' when there are none).
 
     Raises:
         TraceError: a value of another kind, at the request's line.
