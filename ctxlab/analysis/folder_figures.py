@@ -241,8 +241,6 @@ def plot_folders(
     the cores), shares of them are drawn in that many processes side by side. `on_drawn(k)` is
     called as the figures of `folders[k]` are done, in the order they finish (for progress).
     Returns each folder's files, sorted."""
-    for folder in folders:  # before any is drawn: every folder's figures are left as they were
-        check_drawable(load_results(folder))
     temporaries = [folder / f".figures.tmp-{os.getpid()}" for folder in folders]
     try:
         for temporary in temporaries:
@@ -328,4 +326,6 @@ def _draw_into(svg: bool, source_and_target: tuple[Path, Path], share: Share) ->
     """Draw `share` of the figures of the results in the first folder into the second."""
     source, into = source_and_target
     into.mkdir(parents=True, exist_ok=True)
-    return draw_figures(load_results(source), into, svg=svg, share=share)
+    results = load_results(source)
+    check_drawable(results)  # a folder that fails it fails them all: no figures/ is replaced
+    return draw_figures(results, into, svg=svg, share=share)
