@@ -58,12 +58,9 @@ Mapping rules:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlab.workloads.importers.anthropic import SERVER_CALLS as ANTHROPIC_SERVER_CALLS
 from ctxlab.workloads.importers.anthropic import is_server_result, server_output, server_result
 from ctxlab.workloads.importers.base import (
     Calls,
@@ -72,32 +69,24 @@ from ctxlab.workloads.importers.base import (
     Wire,
     assistant,
     call,
-    content,
-    data_url,
     field_of,
-    image_part,
     name_of,
     object_of,
     session_entry,
     system,
     text_of,
     text_only,
-    text_part,
     tool,
     user,
 )
+from ctxlab.workloads.importers.langgraph_content import message_body, read_parts, tool_result
 from ctxlab.workloads.importers.langgraph_items import (
-    ITEMS,
     Items,
     carried,
     computer_output,
-    reasoning_text,
     with_kept_items,
 )
 from ctxlab.workloads.importers.responses import file_search_results
-
-SERVER_CALLS = ANTHROPIC_SERVER_CALLS | {"server_tool_call"}
-"""Parts of a call a server ran within the AI message (its result a part after it)."""
 
 KINDS = {
     "human": "human",
@@ -202,16 +191,16 @@ def thread_wires(messages: list[Any], number: int, report: Report) -> Iterator[W
             error = fields.get("status") == "error"
             call_id = calls.answer(fields.get("tool_call_id"), number, key="tool_call_id")
             screenshot = computer_output(fields, call_id, report)
-            yield screenshot or tool(call_id, _result(fields.get("content"), report), error=error)
+            yield screenshot or tool(call_id, tool_result(fields.get("content"), report), error=error)
         elif kind == "function":
             call_id = _function_answered(function, fields, f"message {index}", number, report)
-            yield tool(call_id, _result(fields.get("content"), report))
+            yield tool(call_id, tool_result(fields.get("content"), report))
             function = None
         elif kind == "ai":
             wires, function = _ai(fields, index, calls, answered, number=number, report=report)
             yield from wires
         elif kind in {"human", "system"}:
-            body = _body(fields.get("content"), report)
+            body = message_body(fields.get("content"), report)
             yield user(body) if kind == "human" else system(text_only(body, report, "system"))
         elif kind == "remove":
             report.skip("remove")
@@ -243,7 +232,7 @@ def _ai(
     used: list[Mapping[str, Any]] = []  # a client tool's call parts, wherever they are, call last
     items = Items(report, calls)  # its Responses items (`langgraph_items`)
     for piece in before:
-        read = _read(piece[:-1], report)
+        read = read_parts(piece[:-1], report)
         used += read.used
         items.read(read.items)
         listed = _server_calls(read.server, calls, names)
@@ -251,7 +240,7 @@ def _ai(
         if listed or ran or not read.empty():
             wires.append(assistant(text_only(read.body(), report, "assistant"), listed + ran, read.thought()))
         wires.append(result)
-    read = _read(last, report)
+    read = read_parts(last, report)
     items.read(read.items)
     listed = _server_calls(read.server, calls, names)
     used += read.used
@@ -379,123 +368,3 @@ def _calls(
 def _arguments(item: Mapping[str, Any]) -> object:
     """A call's arguments: `args` of a LangChain tool call, `input` of a `tool_use` part."""
     return item.get("args") or item.get("input") or {}
-
-
-def _image(block: object) -> Wire | None:
-    """The image part of an `image` block: its base64 `data` (LangChain's `base64` too) with its
-    `mime_type` (an Anthropic source's `media_type`), or its `url`; None when it has neither."""
-    data = field_of(block, "data") or field_of(block, "base64")
-    url = field_of(block, "url")
-    if isinstance(data, str):
-        media = field_of(block, "mime_type") or field_of(block, "media_type")
-        return image_part(data_url(media if isinstance(media, str) else "image/png", data))
-    return image_part(url) if isinstance(url, str) else None
-
-
-def _result(value: object, report: Report) -> str | list[Wire]:
-    """A tool message's content as the tool's result: as `_body` reads content, but content
-    that is not message content (an object, a number, a part without a `type`) is its JSON
-    text (a part's `text` where it has one), as LangChain turns a tool's output into a string
-    (`json.dumps`) when it is not message content."""
-    if isinstance(value, list):
-        value = [_result_part(part) for part in value]
-    elif value is not None and not isinstance(value, str):
-        value = _json_text(value)
-    return _body(value, report)
-
-
-def _result_part(part: object) -> object:
-    """A part of a tool's result: a `json` part is the JSON text of its `json`, another typed
-    part (or a string) as it is, an untyped one its `text` or its JSON text."""
-    if field_of(part, "type") == "json":
-        return _json_text(field_of(part, "json"))
-    if isinstance(part, str) or field_of(part, "type") is not None:
-        return part
-    text = field_of(part, "text")
-    return text if isinstance(text, str) else _json_text(part)
-
-
-def _json_text(value: object) -> str:
-    """A JSON value's text as LangChain writes a tool's output (`json.dumps`, non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-@dataclass(slots=True)
-class _Read:
-    """Content read part by part (the module docstring's rules): its parts as OpenAI parts, the
-    text of its reasoning parts, and its call parts, a client tool's (`used`) or a server
-    tool's (`server`)."""
-
-    report: Report
-    parts: list[Wire] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    used: list[Mapping[str, Any]] = field(default_factory=list)
-    server: list[Mapping[str, Any]] = field(default_factory=list)
-    items: list[Mapping[str, Any]] = field(default_factory=list)
-
-    def body(self) -> str | list[Wire]:
-        """The parts as OpenAI content."""
-        return content(self.parts)
-
-    def thought(self) -> str:
-        """The reasoning parts' text."""
-        return "\n\n".join(r for r in self.reasoning if r)
-
-    def empty(self) -> bool:
-        """Nothing but call parts a client's tool made, if any, was read."""
-        return not (self.parts or self.server or self.thought())
-
-    def add(self, item: object) -> None:
-        """Read one part."""
-        if isinstance(item, str):
-            self.parts.append(text_part(item))
-            return
-        kind = field_of(item, "type")
-        if kind == "text":
-            self.parts.append(text_part(text_of(field_of(item, "text"))))
-        elif kind == "refusal":  # the model's refusal is what it said, as every reader replays it
-            self.parts.append(text_part(text_of(field_of(item, "refusal"))))
-        elif kind in {"thinking", "reasoning"}:
-            self.reasoning.append(
-                text_of(field_of(item, kind)) or text_of(field_of(item, "text")) or reasoning_text(item)
-            )
-        elif kind in {"image_url", "image"}:
-            self._image(kind, item)
-        elif kind in {"tool_use", "tool_call"} and isinstance(item, Mapping):
-            self.used.append(item)
-        elif kind in SERVER_CALLS and isinstance(item, Mapping):
-            self.server.append(item)
-        elif kind in ITEMS and isinstance(item, Mapping):
-            self.items.append(item)
-        else:
-            self.report.skip(f"content part {kind!r}")
-
-    def _image(self, kind: str, item: object) -> None:
-        if kind == "image_url":
-            url = field_of(item, "image_url")
-            self.parts.append(image_part(str(field_of(url, "url") if isinstance(url, Mapping) else url)))
-            return
-        image = _image(item) or _image(field_of(item, "source"))
-        if image is None:
-            self.report.skip("content part 'image' without its data or URL")
-        else:
-            self.parts.append(image)
-
-
-def _read(items: list[object], report: Report) -> _Read:
-    """Content parts, read."""
-    read = _Read(report)
-    for item in items:
-        read.add(item)
-    return read
-
-
-def _body(value: object, report: Report) -> str | list[Wire]:
-    """The content of a message other than an AI message (whose content `_ai` reads) as OpenAI
-    content; a server tool's call or result, which only an AI message holds, is counted."""
-    if not isinstance(value, list):
-        return text_of(value)
-    read = _read(value, report)
-    for item in read.server + read.items:
-        report.skip(f"content part {item.get('type')!r}")
-    return read.body()
