@@ -475,8 +475,7 @@ def _request(request: Mapping[str, Any], response: object, number: int, report: 
     if prompt:
         yield system(prompt)
     calls = Calls(report)
-    answered = field_of(response, "content")  # a string is one text block, as the API reads it
-    answer = _blocks(answered) if answered is not None else None
+    answer = None if (said := field_of(response, "content")) is None else _blocks(said)  # text: a block
     prefill: list[object] = []
     for index, message in report.each(request["messages"]):
         role = field_of(message, "role")
