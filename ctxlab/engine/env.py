@@ -335,7 +335,9 @@ class Env:
             context_messages=len(state.context),
             summary_chars=len(summary_text(state.summary)),
             events=self.recorder.take_events(),
-            violations=self._protocol_meter(kind, sent.messages).check(sent.messages),
+            violations=self._protocol_meter(kind, sent.messages).check(
+                sent.messages, declares_tools=bool(sent.tools)
+            ),
             cached_tokens=use.cached,
             cache_write_tokens=use.written,
             request=_request_dump(to_openai(sent.messages), sent.tools) if self.record_requests else None,

@@ -52,6 +52,10 @@ class Preset(Generic[P]):
         assistant_first: how its source may start a request with an assistant turn, which
             Bedrock's Converse API refuses (the `bedrock` rule reports it); empty when it never
             does. `remarks` adds it to the notes.
+        undeclared_tools: how its source may send tool calls or results in a request that
+            offers no tools, which the Anthropic Messages and Bedrock Converse APIs refuse (the
+            `anthropic` and `bedrock` rules report it); empty when it never does. `remarks` adds
+            it to the notes.
         entry: a hand-written scenario entry model, or None to generate one from `params`.
         from_entry: the parameters of a validated hand-written entry.
         peers: the installed distributions it is proven against call for call, in the lab's
@@ -72,6 +76,7 @@ class Preset(Generic[P]):
     from_entry: Callable[[Any], P] | None = None
     peers: tuple[str, ...] = ()
     assistant_first: str = ""
+    undeclared_tools: str = ""
     no_system: str = NO_SYSTEM_MESSAGE
     loop_limit: int | None = None
 
@@ -83,11 +88,21 @@ class Preset(Generic[P]):
 
     @property
     def remarks(self) -> tuple[str, ...]:
-        """The notes, then how a request may start with an assistant turn."""
-        if not self.assistant_first:
-            return self.notes
-        bedrock = "Bedrock refuses such a request: it counts in violations_bedrock, reproduced, not repaired"
-        return (*self.notes, f"{self.assistant_first}; {bedrock}")
+        """The notes, then how a request may start with an assistant turn, then how one may hold
+        tool blocks without offering tools."""
+        remarks = self.notes
+        if self.assistant_first:
+            bedrock = (
+                "Bedrock refuses such a request: it counts in violations_bedrock, reproduced, not repaired"
+            )
+            remarks += (f"{self.assistant_first}; {bedrock}",)
+        if self.undeclared_tools:
+            refused = (
+                "the Anthropic and Bedrock APIs refuse tool calls and results in a request that offers no "
+                "tools: it counts in violations_anthropic and violations_bedrock, reproduced, not repaired"
+            )
+            remarks += (f"{self.undeclared_tools}; {refused}",)
+        return remarks
 
     def defaults(self) -> dict[str, Any]:
         """The default parameters as plain values; one without a default is "(required)"."""

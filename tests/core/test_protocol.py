@@ -48,6 +48,36 @@ def test_dangling_call_at_request_end_and_before_next_message() -> None:
     assert found([USER, asst("a")], "bedrock") == []  # bedrock only bounds results by uses
 
 
+def undeclared(msgs: list[dict[str, Any]], rule: str) -> list[tuple[int, str, str]]:
+    return [
+        (v.index, v.call_id, v.kind)
+        for v in violations(msgs, [rule], declares_tools=False)  # type: ignore[list-item]
+    ]
+
+
+def test_tool_blocks_in_a_request_that_declares_no_tools_break_the_anthropic_and_bedrock_rules() -> None:
+    msgs = [SYSTEM, USER, TEXT, asst("a", "b"), tool("a"), tool("b"), USER]
+    assert undeclared(msgs, "anthropic") == undeclared(msgs, "bedrock") == [(3, "a", "undeclared_tools")]
+    assert undeclared(msgs, "openai") == []  # the OpenAI API accepts it
+    (seen,) = violations(msgs, ["anthropic"], declares_tools=False)
+    assert seen.detail == "the request holds a tool call ('a') but declares no tools"
+    for rule in RULES:  # declared tools, or no tool block: nothing to say
+        assert violations(msgs, [rule]) == []
+        assert undeclared([SYSTEM, USER, TEXT, USER], rule) == []
+
+
+def test_an_undeclared_tool_result_is_named_in_message_order_with_the_rest() -> None:
+    msgs = [USER, tool("x"), TEXT, asst("a")]
+    assert undeclared(msgs, "anthropic") == [
+        (1, "x", "undeclared_tools"),
+        (1, "x", "orphan_result"),
+        (3, "a", "dangling_call"),
+    ]
+    assert undeclared(msgs, "bedrock") == [(1, "x", "undeclared_tools"), (1, "x", "excess_results")]
+    (first, *_) = violations(msgs, ["bedrock"], declares_tools=False)
+    assert first.detail == "the request holds a tool result ('x') but declares no tools"
+
+
 @pytest.mark.parametrize("rule", ["openai", "anthropic"])
 def test_a_dangling_call_says_by_when_it_was_due(rule: str) -> None:
     (at_end,) = violations([USER, asst("a")], [rule])  # type: ignore[list-item]
@@ -217,7 +247,9 @@ def test_meter_equals_a_full_check_after_any_edit(
         elif op == "clear" and request:  # a message anywhere copied with its results' outputs cleared
             at = len(message.blocks) % len(request)
             request[at] = _cleared(request[at])
-        assert list(meter.check(request)) == violations(to_openai(request), RULES)
+        declares = len(request) % 3 != 0  # now and then a request that offers no tool
+        expected = violations(to_openai(request), RULES, declares_tools=declares)
+        assert list(meter.check(request, declares_tools=declares)) == expected
 
 
 def _cleared(message: Message) -> Message:

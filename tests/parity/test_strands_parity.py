@@ -261,6 +261,34 @@ def test_a_summary_replaces_the_oldest_messages_with_a_user_message() -> None:
     assert after and after[0]["messages"][1]["role"] == "user"  # type: ignore[index]
 
 
+def test_a_summary_request_holds_tool_calls_and_offers_no_tools_which_two_apis_refuse() -> None:
+    """strands' summary request (`generate_summary`, `tool_specs=None`) sends the span's calls and
+    results as they are; the Anthropic and Bedrock rules report it at its first call."""
+    script = loop([1500] * 16)
+    config = StrandsConfig(manager="summary", window=5000)
+    _, theirs = compare(script, config)
+    summaries = [c for c in theirs.calls if c.kind == "summary"]
+    assert summaries and all(c.tools == () and '"tool_calls"' in c.messages for c in summaries)
+    env = Env(
+        counter=AgentScopeEstimator(),
+        model=ScriptModel(script),
+        summarizer=TextSummarizer(config.summary_text),
+        texts=CTXLAB_TEXTS,
+        context_size=config.window,
+        rules=("openai", "anthropic", "bedrock"),
+    )
+    outcome = Loop(
+        script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=NO_LOOP_LIMIT)
+    ).run()
+    for call in outcome.calls:
+        found = {(v.rule, v.kind) for v in call.violations}
+        if call.kind == "summary":
+            assert found == {("anthropic", "undeclared_tools"), ("bedrock", "undeclared_tools")}
+        else:
+            assert not {kind for _, kind in found} & {"undeclared_tools"}
+    assert [c.kind for c in outcome.calls].count("summary") == len(summaries)
+
+
 def test_a_failing_summary_ends_the_run() -> None:
     _, theirs = compare(
         loop([1500] * 16), StrandsConfig(manager="summary", window=5000, fail_on=frozenset({1}))

@@ -55,8 +55,8 @@ class Ran:
         return [str(e) for c in self.outcome.calls for e in c.events]
 
     def violations(self, preset: str = "") -> list[str]:
-        """Every protocol violation of the run, but Bedrock's user-first rule where `preset`'s
-        source breaks it by design (`Preset.assistant_first`)."""
+        """Every protocol violation of the run, but those `preset`'s source commits by design
+        (`strategy_caused`)."""
         found = [v for c in self.outcome.calls for v in c.violations]
         return strategy_caused(found, preset)
 
@@ -144,7 +144,16 @@ def results_of(ran: Ran) -> list[ToolResultBlock]:
 
 
 def strategy_caused(found: Sequence[Violation], preset: str) -> list[str]:
-    """The violations a preset's requests may not have: all, but Bedrock's user-first rule where
-    its source breaks that by design (`Preset.assistant_first`)."""
-    allowed = preset in PRESETS and bool(PRESETS[preset].assistant_first)
-    return [str(v) for v in found if not (allowed and v.kind == "assistant_first")]
+    """The violations a preset's requests may not have: all, but Bedrock's user-first rule and
+    the tools a request must offer where its source breaks them by design
+    (`Preset.assistant_first`, `Preset.undeclared_tools`)."""
+    info = PRESETS.get(preset)
+    allowed = {
+        kind
+        for kind, declared in (
+            ("assistant_first", info and info.assistant_first),
+            ("undeclared_tools", info and info.undeclared_tools),
+        )
+        if declared
+    }
+    return [str(v) for v in found if v.kind not in allowed]

@@ -195,6 +195,15 @@ def test_the_openai_agents_presets_say_how_their_images_are_sent(name: str) -> N
     assert "detail" in deviation and "detail" not in behaviour
 
 
+def test_the_preset_whose_summary_offers_no_tools_says_two_apis_refuse_it() -> None:
+    """`ctxlab presets -v` names the presets whose summary requests hold tool calls with no tools
+    offered (README, Protocol safety), and their runs count it."""
+    declared = [name for name in PRESETS if PRESETS[name].undeclared_tools]
+    assert declared == ["strands-summarizing"]
+    notes = [note for note in PRESETS["strands-summarizing"].remarks if "offers no tools" in note]
+    assert len(notes) == 1 and "generate_summary" in notes[0] and "violations_anthropic" in notes[0]
+
+
 @pytest.mark.parametrize("name", ["pydantic-ai-clear", "pydantic-ai-window", "pydantic-ai-summary"])
 def test_the_pydantic_ai_presets_declare_what_real_transcripts_showed(name: str) -> None:
     """`ctxlab presets -v` tells the declared deviations PA24 (an empty answer) and PA25

@@ -2,7 +2,8 @@
 each request in what changed since the last.
 
 Invariants:
-- `check(messages)` equals `violations(to_openai(messages), rules)`, whatever came before it
+- `check(messages, declares_tools=d)` equals `violations(to_openai(messages), rules,
+  declares_tools=d)`, whatever came before it
   (Hypothesis properties hold them together for requests that grow, are edited, lose their
   front, or keep their first message while a window moves and cuts its oldest kept message).
 - A request that grew at the end, or a window that dropped messages at its front (or cut the
@@ -10,7 +11,8 @@ Invariants:
   again until the rules agree, plus C-speed scans of the stored messages and facts (none over
   what lineage vouches for, `GROWN`: the messages a request grown from the last one shares with
   it, the facts of a reply known to have grown); a request that changed early costs the facts
-  after the change.
+  after the change. A request that declares no tools (a summary request, as a rule) is also
+  scanned for its first tool call or result.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ctxlab.core.wire.protocol import (
     Rule,
     Violation,
     facts_of_message,
+    is_tool_block,
     orphan,
     report,
     start,
@@ -108,8 +111,9 @@ class ProtocolMeter:
             self._sharing = (messages, same_leading_known(self._messages, messages, self._request), -1)
         return self._sharing[1]
 
-    def check(self, messages: Sequence[Message]) -> tuple[Violation, ...]:
-        """The violations of the request made of `messages` (stored messages, in order)."""
+    def check(self, messages: Sequence[Message], *, declares_tools: bool = True) -> tuple[Violation, ...]:
+        """The violations of the request made of `messages` (stored messages, in order) that
+        declares tools or, `declares_tools` false, none."""
         if not self.rules:
             return ()
         if not self._states:
@@ -141,7 +145,7 @@ class ProtocolMeter:
         if len(self._views) > 2 * len(messages) + 16:  # forget facts of messages long gone
             present = {id(m) for m in messages}
             self._views = {key: value for key, value in self._views.items() if key in present}
-        return self._report()
+        return self._report(declares_tools)
 
     def _known_facts(self, same: int, messages: Sequence[Message]) -> int:
         """How many leading facts of `messages[same]` are known to be those of the kept message
@@ -266,13 +270,19 @@ class ProtocolMeter:
             del self._found[stamp]
         return tuple(after)
 
-    def _report(self) -> tuple[Violation, ...]:
+    def _report(self, declares_tools: bool) -> tuple[Violation, ...]:
         found: list[list[Violation]] = [[] for _ in self.rules]
         for stamp in sorted(self._found):
             for settled, per_rule in zip(found, self._found[stamp], strict=True):
                 settled.extend(per_rule)
-        reported = report(self._states[-1], found, self._ids)
+        undeclared = None if declares_tools else self._first_tool_block()
+        reported = report(self._states[-1], found, self._ids, undeclared)
         return tuple([self._placed(v) for v in reported]) if reported else ()
+
+    def _first_tool_block(self) -> tuple[int, Fact] | None:
+        """The stamp and fact of the request's first tool call or result, if any."""
+        index = next((i for i, fact in enumerate(self._facts) if is_tool_block(fact)), None)
+        return None if index is None else (self._stamps[index], self._facts[index])
 
     def _placed(self, violation: Violation) -> Violation:
         """`violation` at its fact's position (and an orphan's detail read off today's calls)."""

@@ -14,6 +14,13 @@
   starts with an assistant message ("A conversation must start with a user message", seen with
   Amazon Nova models; the Anthropic and OpenAI APIs accept it).
 
+A request that holds a tool call or result but declares no tools breaks the `anthropic` and
+`bedrock` rules (`undeclared_tools`, at the first such message): the Messages API refuses it
+("Requests which include `tool_use` or `tool_result` blocks must define tools"), Converse too
+("The toolConfig field must be defined when using toolUse and toolResult content blocks"); the
+OpenAI API accepts it. A summary request that sends the conversation as it is, with no tools
+offered, is the usual case.
+
 Under every rule a call id used twice in one request is a violation, and so is a second result
 for one call, and so is a request with nothing to send (`empty_request`, at index 0): no message
 at all for `openai` ("[] is too short - 'messages'"), no user or assistant turn for `anthropic`
@@ -51,6 +58,7 @@ Kind = Literal[
     "excess_results",
     "assistant_first",
     "empty_request",
+    "undeclared_tools",
 ]
 
 
@@ -154,32 +162,63 @@ def start(rule: Rule) -> Checker:
     return _OpenAIChecker(fed=False) if rule == "openai" else _TurnChecker(rule=rule)
 
 
-def violations(openai_messages: Iterable[Mapping[str, Any]], rules: Iterable[Rule]) -> list[Violation]:
+def violations(
+    openai_messages: Iterable[Mapping[str, Any]], rules: Iterable[Rule], *, declares_tools: bool = True
+) -> list[Violation]:
     """All violations of `rules` in one request, rule by rule, in message order. The messages
-    are read once, in order, and not kept (a transcript can be checked as it streams)."""
+    are read once, in order, and not kept (a transcript can be checked as it streams).
+    `declares_tools`: whether the request offers any tool."""
     ids = CallIds()
     checkers = [start(rule) for rule in rules]
     found: list[list[Violation]] = [[] for _ in checkers]
+    first: Fact | None = None
+    first_at = 0
     for index, wire in enumerate(openai_messages):
         fact = fact_of(wire)
         for rule, checker in enumerate(checkers):
             checkers[rule], settled = checker.feed(index, fact, ids)
             found[rule].extend(settled)
         ids.add(index, fact.calls)
-    return report(checkers, found, ids)
+        if first is None and not declares_tools and is_tool_block(fact):
+            first, first_at = fact, index
+    return report(checkers, found, ids, None if first is None else (first_at, first))
+
+
+def is_tool_block(fact: Fact) -> bool:
+    """Whether the message holds a tool call or a tool result (a block the Anthropic and Bedrock
+    APIs accept only in a request that declares tools)."""
+    return bool(fact.calls) or fact.answers is not None
 
 
 def report(
-    checkers: Sequence[Checker], found: Sequence[Sequence[Violation]], ids: CallIds
+    checkers: Sequence[Checker],
+    found: Sequence[Sequence[Violation]],
+    ids: CallIds,
+    undeclared: tuple[int, Fact] | None = None,
 ) -> list[Violation]:
+    """The violations of each rule's checker after the last message, rule by rule in message
+    order, with the ids used twice and, when the request holds tool blocks but declares no
+    tools, `undeclared`: where the first of them is (index or stamp) and its fact."""
     out: list[Violation] = []
     for checker, settled in zip(checkers, found, strict=True):
         own, repeated = checker.finish(settled), ids.duplicates(checker.rule)
+        if undeclared is not None and checker.rule != "openai":
+            own = _with_undeclared(own, checker.rule, *undeclared)
         if repeated:
             out.extend(sorted([*repeated, *own], key=lambda v: (v.index, v.kind != "duplicate_id")))
         else:
             out.extend(own)
     return out
+
+
+def _with_undeclared(own: Sequence[Violation], rule: Rule, index: int, fact: Fact) -> tuple[Violation, ...]:
+    """`own` with the rule's `undeclared_tools` violation at `index`, before those found there."""
+    call_id = fact.calls[0] if fact.calls else str(fact.answers)
+    what = "a tool call" if fact.calls else "a tool result"
+    detail = f"the request holds {what} ({call_id!r}) but declares no tools"
+    placed = _violation(index, call_id, rule, "undeclared_tools", detail)
+    at = next((i for i, v in enumerate(own) if v.index >= index), len(own))
+    return (*own[:at], placed, *own[at:])
 
 
 class Fact(NamedTuple):

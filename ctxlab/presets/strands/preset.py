@@ -440,4 +440,7 @@ SUMMARY_PRESET = Preset(
     peers=("strands-agents",),
     no_system=f'{NO_SYSTEM_MESSAGE} (an Agent with system_prompt=None; "" would send an empty one)',
     notes=NOTES,
+    undeclared_tools="its summary request sends the span it summarizes, tool calls and results as they "
+    "are, with no tools (`generate_summary`: `tool_specs=None`; strands' BedrockModel adds a placeholder "
+    "`noop` tool to such a request, its AnthropicModel sends `tools: []`)",
 )
