@@ -1175,3 +1175,39 @@ def test_a_replay_of_several_presets_writes_the_same_bytes_on_any_number_of_work
     assert len([p for p in one if p.parts[0] == "figures"]) > 3
     del one[Path("manifest.json")], two[Path("manifest.json")]  # its `created` is the clock's
     assert one == two and pools == [2]
+
+
+def test_the_index_contents_link_each_folder_s_heading_even_renamed(tmp_path: Path) -> None:
+    """A results folder renamed (or copied) keeps a working link: its section is headed by the
+    folder's name, the scenario's named beside it, and anchors are numbered as a Markdown
+    renderer numbers repeated ones."""
+    import shutil
+
+    from ctxlab.analysis.report import heading_anchors, write_index
+
+    run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
+    for copy in ("tiny copy", "Tiny", "ctxlab-results"):
+        shutil.copytree(tmp_path / "r" / "tiny", tmp_path / "r" / copy)
+    lines = write_index(tmp_path / "r").read_text(encoding="utf-8").splitlines()
+    anchors = heading_anchors(lines)
+    links = [line[3:-1].split("](#") for line in lines if line.startswith("- [")]
+    contents = {name: anchor for name, anchor in links}
+    headings = {lines[at].lstrip("# "): anchor for at, anchor in anchors.items() if lines[at][:3] == "## "}
+    assert (
+        contents
+        == headings
+        == {
+            "ctxlab-results": "ctxlab-results-1",  # the page's own title took the first
+            "Tiny": "tiny",
+            "tiny": "tiny-1",
+            "tiny copy": "tiny-copy",
+        }
+    )
+    assert lines.count("Scenario `tiny`.") == 3  # beside every renamed copy, not the original
+
+
+def test_heading_anchors_follow_the_renderer_s_rules() -> None:
+    from ctxlab.analysis.report import heading_anchors
+
+    lines = ["# A b", "text", "## a.b", "## A b", "##nope", "####### seven", "### ünï_code-x"]
+    assert heading_anchors(lines) == {0: "a-b", 2: "ab", 3: "a-b-1", 6: "ünï_code-x"}

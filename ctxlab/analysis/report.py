@@ -198,11 +198,14 @@ def _figures(results: Runs, root: Path) -> list[str]:
 
 
 def section(results: Runs, root: Path) -> list[str]:
-    """The index section of one scenario."""
+    """The index section of one scenario, headed by its folder's name (the table of contents
+    links to it), with the scenario's name beside it where the folder was renamed."""
     manifest = results.manifest
     base = Path(os.path.relpath(results.folder, root)).as_posix()
     failed = sum(1 for row in results.rows if row["status"] != "ok")
-    lines = [f"## {results.name}", ""]
+    lines = [f"## {results.folder.name}", ""]
+    if results.name != results.folder.name:
+        lines += [f"Scenario `{results.name}`.", ""]
     if manifest.get("description"):
         lines += [str(manifest["description"]), ""]
     files = " · ".join(f"[{name}]({base}/{name})" for name in ("runs.csv", "calls.csv", "manifest.json"))
@@ -243,9 +246,31 @@ def tune_section(folders: list[Path], root: Path) -> list[str]:
     return lines
 
 
+def heading_anchors(lines: list[str]) -> dict[int, str]:
+    """The anchors a Markdown renderer (GitHub's, Jupyter's) gives the headings among `lines`,
+    by line: lower case, characters other than letters, digits, `_`, `-` and spaces left out,
+    spaces as `-`; an anchor met before gets `-1`, `-2`, ... as the renderer numbers it."""
+    seen: dict[str, int] = {}
+    anchors: dict[int, str] = {}
+    for at, line in enumerate(lines):
+        hashes = len(line) - len(line.lstrip("#"))
+        if not 1 <= hashes <= 6 or not line[hashes:].startswith(" "):
+            continue
+        title = line[hashes:].strip().lower()
+        slug = "".join(c for c in title if c.isalnum() or c in "_- ").replace(" ", "-")
+        anchor = slug
+        while anchor in seen:
+            seen[slug] += 1
+            anchor = f"{slug}-{seen[slug]}"
+        seen.setdefault(anchor, 0)
+        anchors[at] = anchor
+    return anchors
+
+
 def write_index(root: Path) -> Path:
-    """Write `<root>/index.md` over every results folder under `root`."""
-    lines = [
+    """Write `<root>/index.md` over every results folder under `root`, its table of contents
+    linking each section's heading."""
+    head = [
         "# ctxlab results",
         "",
         "Written by `ctxlab run` (regenerate figures with `ctxlab plot`). One section per scenario: the "
@@ -253,18 +278,22 @@ def write_index(root: Path) -> Path:
         "are the lab's own; cost is in the scenario's price units per million tokens.",
         "",
     ]
-    folders = result_folders(root)
-    tuned = tune_folders(root)
-    lines += [f"- [{f.name}](#{f.name.lower()})" for f in folders]
-    lines += ["- [Tuned settings](#tuned-settings)"] if tuned else []
-    lines += [""]
-    for folder in folders:
+    body: list[str] = []
+    entries: list[tuple[str, int]] = []  # a contents entry and where its heading is in `body`
+    for folder in result_folders(root):
+        entries.append((folder.name, len(body)))
         try:
-            lines += section(read_runs(folder), root)
+            body += section(read_runs(folder), root)
         except ResultsError as error:  # one unreadable folder leaves the others' sections
             where = Path(os.path.relpath(error.path, root)).as_posix()
-            lines += [f"## {folder.name}", "", f"_Not shown: `{where}` cannot be read ({error.why})._", ""]
-    lines += tune_section(tuned, root)
+            body += [f"## {folder.name}", "", f"_Not shown: `{where}` cannot be read ({error.why})._", ""]
+    tuned = tune_folders(root)
+    if tuned:
+        entries.append(("Tuned settings", len(body)))
+        body += tune_section(tuned, root)
+    anchors = heading_anchors(head + body)
+    contents = [f"- [{name}](#{anchors[len(head) + at]})" for name, at in entries]
+    lines = [*head, *contents, "", *body]
     path = root / "index.md"
     temporary = root / f".index.md.tmp-{os.getpid()}"
     temporary.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
