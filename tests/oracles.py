@@ -108,11 +108,21 @@ def anthropic_shape(system: object, turns: Sequence[Wire]) -> list[str]:
     return problems
 
 
-def anthropic_problems(turns: Sequence[Wire]) -> list[str]:
+def undeclared(turns: Sequence[Wire]) -> list[str]:
+    """A request that offers no tools: `undeclared_tools:` its first tool block's id, if any."""
+    for turn in turns:
+        for block in turn["content"] if isinstance(turn["content"], list) else ():
+            if block.get("type") in ("tool_use", "tool_result"):
+                return [f"undeclared_tools:{block.get('id', block.get('tool_use_id'))}"]
+    return []
+
+
+def anthropic_problems(turns: Sequence[Wire], *, offers_tools: bool = True) -> list[str]:
     """Every broken tool rule of the Messages API, as `kind:id` strings."""
     uses = [[str(b["id"]) for b in _blocks(turn, "tool_use")] for turn in turns]
     results = [[str(b["tool_use_id"]) for b in _blocks(turn, "tool_result")] for turn in turns]
     problems = _duplicates([i for turn_uses in uses for i in turn_uses]) if turns else ["empty_request:"]
+    problems += [] if offers_tools else undeclared(turns)
     for index in range(len(turns)):
         answers = results[index + 1] if index + 1 < len(turns) else []
         problems += [f"dangling_call:{i}" for i in uses[index] if i not in answers]
@@ -125,10 +135,11 @@ def anthropic_problems(turns: Sequence[Wire]) -> list[str]:
     return problems
 
 
-def bedrock_problems(turns: Sequence[Wire]) -> list[str]:
+def bedrock_problems(turns: Sequence[Wire], *, offers_tools: bool = True) -> list[str]:
     """Every broken Bedrock rule, as `kind:id` strings."""
     uses = [[str(b["id"]) for b in _blocks(turn, "tool_use")] for turn in turns]
     problems = _duplicates([i for turn_uses in uses for i in turn_uses]) if turns else ["empty_request:"]
+    problems += [] if offers_tools else undeclared(turns)
     if turns and turns[0]["role"] == "assistant":
         problems.append("assistant_first:")
     for index, turn in enumerate(turns):
@@ -149,7 +160,7 @@ def recorded_anthropic(calls: Sequence[CallRecord]) -> list[tuple[list[str], lis
         assert set(request) == {"call_index", "kind", "system", "messages", "tools"}
         shape = anthropic_shape(request["system"], request["messages"])
         shape += [f"tool {t.get('name')!r}" for t in request["tools"] if not _tool_ok(t)]
-        found.append((shape, anthropic_problems(request["messages"])))
+        found.append((shape, anthropic_problems(request["messages"], offers_tools=bool(request["tools"]))))
     return found
 
 

@@ -70,17 +70,20 @@ def assert_rules_equal_their_oracles(messages: list[Message]) -> None:
     wires = to_openai(messages)
     system, turns = to_anthropic(messages)
     assert anthropic_shape(system, turns) == [], messages
-    oracles: dict[Rule, list[str]] = {
-        "openai": openai_problems(wires),
-        "anthropic": anthropic_problems(turns),
-        "bedrock": bedrock_problems(turns),
-    }
-    for rule, oracle in oracles.items():
-        found = violations(wires, [rule])
-        assert bool(found) == bool(oracle), (rule, found, oracle, messages)
-        assert {v.call_id for v in found} == {p.split(":", 1)[1] for p in oracle}, (rule, messages)
-        assert ProtocolMeter(rules=(rule,)).check(messages) == tuple(found)
-        assert all(v.rule == rule for v in found)
+    for offers in (True, False):  # a request with tools, and one offering none
+        oracles: dict[Rule, list[str]] = {
+            "openai": openai_problems(wires),
+            "anthropic": anthropic_problems(turns, offers_tools=offers),
+            "bedrock": bedrock_problems(turns, offers_tools=offers),
+        }
+        for rule, oracle in oracles.items():
+            found = violations(wires, [rule], declares_tools=offers)
+            assert bool(found) == bool(oracle), (rule, found, oracle, messages)
+            assert {v.call_id for v in found} == {p.split(":", 1)[1] for p in oracle}, (rule, messages)
+            assert ProtocolMeter(rules=(rule,)).check(messages, declares_tools=offers) == tuple(found)
+            assert all(v.rule == rule for v in found)
+            assert kinds([v.kind for v in found]) == kinds([p.split(":", 1)[0] for p in oracle]), rule
+    oracles = {"anthropic": anthropic_problems(turns)}
     on_view = anthropic_violations(turns)
     assert all(v.rule == "anthropic" for v in on_view)
     on_wires = violations(wires, ["anthropic"])
