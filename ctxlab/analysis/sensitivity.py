@@ -32,6 +32,7 @@ from ctxlab.analysis import plots
 from ctxlab.analysis.compare import plural
 from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results
+from ctxlab.analysis.sweep_figures import one_run_each
 
 REGIMES = ("fails", "loops", "over window", "thrashes", "ok")
 THRASH_SHARE = 0.5
@@ -170,7 +171,13 @@ REGIME_COLOURS = {
 @plots.styled
 def regime_map(table: pd.DataFrame, *, x: str, y: str, facet: str, title: str) -> Figure:
     """One panel per value of `facet`: the regime of each (`x`, `y`) cell, coloured, with the
-    run's compressions written in it."""
+    run's compressions written in it.
+
+    Raises:
+        ValueError: two runs are at one cell of a panel (`one_run_each`): a table of several
+            strategies, or of a third swept setting.
+    """
+    one_run_each(table, [facet, x, y])
     facets = sorted(table[facet].dropna().unique().tolist())
     xs, ys = sorted(table[x].dropna().unique()), sorted(table[y].dropna().unique())
     figure = Figure(figsize=(max(5.5, 3.3 * len(facets) + 1), 3.4), layout="constrained")

@@ -5,6 +5,8 @@ Invariants:
 - A swept `null` is a value of its own (None), shown as `null`; numbers come in order.
 - A run that failed gives no value: a heatmap cell says `failed`, a line has no point there and
   `failed` is written at it; a cell or value without any run is left blank.
+- A cell or value shows one run: two runs at one (a swept strategy beside another strategy that
+  has the same setting, a third swept path) are refused, never drawn one over the other.
 """
 
 from __future__ import annotations
@@ -57,13 +59,38 @@ def swept_text(value: Any) -> str:
     return "null" if swept_key(value) is None else value_text(value)
 
 
+def one_run_each(runs: pd.DataFrame, columns: list[str]) -> None:
+    """Refuse runs two of which have the same values of `columns` (a figure draws one run at each).
+
+    Raises:
+        ValueError: naming the two runs and where they meet.
+    """
+    seen: dict[tuple[Any, ...], str] = {}
+    ids = runs["run_id"].tolist() if "run_id" in runs else [f"at row {label}" for label in runs.index]
+    for run_id, *values in zip(ids, *(runs[c].tolist() for c in columns), strict=True):
+        key = tuple(swept_key(v) for v in values)
+        if key in seen:
+            places = zip(columns, key, strict=True)
+            at = ", ".join(f"{c.removeprefix('param.')}={swept_text(v)}" for c, v in places)
+            raise ValueError(
+                f"runs {seen[key]} and {run_id} are both at {at}: the figure shows one run there; give it "
+                "one strategy's runs (runs[runs['strategy'] == name]) and one value of every other swept path"
+            )
+        seen[key] = str(run_id)
+
+
 @styled
 def heatmap(
     runs: pd.DataFrame, x: str, y: str, *, title: str, metrics: dict[str, str] | None = None
 ) -> Figure:
     """One panel per metric: the metric over the grid of two swept parameters (cells annotated;
-    a cell whose run failed says `failed`, a cell without a run is left blank)."""
+    a cell whose run failed says `failed`, a cell without a run is left blank).
+
+    Raises:
+        ValueError: two runs are at one cell (`one_run_each`).
+    """
     metrics = metrics or METRICS
+    one_run_each(runs, [x, y])
     xs, ys = grid_values(runs, x), grid_values(runs, y)
     figure = new_figure(4.2 * len(metrics), 3.9)
     for axes, (metric, label) in zip(
@@ -114,9 +141,14 @@ def _line_values(runs: pd.DataFrame, x: str) -> tuple[list[Any], bool]:
 @styled
 def sweep_lines(runs: pd.DataFrame, x: str, *, title: str, metrics: dict[str, str] | None = None) -> Figure:
     """One panel per metric: the metric against one swept parameter (numbers in order, other
-    values in the order they were swept). A value whose runs all failed has no point: `failed`
-    is written at it instead."""
+    values in the order they were swept). A value whose run failed has no point: `failed` is
+    written at it instead.
+
+    Raises:
+        ValueError: two runs are at one value (`one_run_each`).
+    """
     metrics = metrics or LINE_METRICS
+    one_run_each(runs, [x])
     ok = runs[runs["status"] == "ok"]
     keys = [swept_key(v) for v in ok[x].tolist()]
     values, numeric = _line_values(runs, x)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pandas as pd
+import pytest
 from matplotlib.figure import Figure
 
 from ctxlab.analysis import compare, estimator, plots, sensitivity
@@ -26,13 +27,18 @@ def test_strategy_costs(retrieval_results: Results, json_results: Results) -> No
 
 
 def test_regime_map_one_panel_per_window(retrieval_results: Results) -> None:
-    table = pd.concat([sensitivity.regimes(retrieval_results)] * 2, ignore_index=True)
-    table.loc[3:, "window"] = 8000
+    one = sensitivity.regimes(retrieval_results)
+    table = pd.concat([one, one], ignore_index=True)
+    table.loc[len(one) :, "window"] = 8000
     table = table.dropna(subset=["trigger"])
     figure = _same_twice(
         lambda: sensitivity.regime_map(table, x="trigger", y="reserve", facet="window", title="r")
     )
     assert [a.get_title() for a in figure.axes] == ["window 6,000", "window 8,000"]
+    twice = pd.concat([table, table.iloc[:1]], ignore_index=True)  # a run drawn over another
+    at = r"are both at window=6,000, trigger=\S+, reserve=\S+: the figure shows one run"
+    with pytest.raises(ValueError, match=at):
+        sensitivity.regime_map(twice, x="trigger", y="reserve", facet="window", title="r")
 
 
 def test_estimator_figures(retrieval_results: Results) -> None:

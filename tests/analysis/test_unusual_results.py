@@ -3,6 +3,7 @@ over `null`, a run of one call, names longer than a plot is wide."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,34 @@ def test_an_empty_grid_cell_is_blank_and_a_failed_one_says_so(tmp_path: Path) ->
     )
     figure = sweep_figures.heatmap(runs, "x", "y", title="grid")
     assert sorted(t.get_text() for t in figure.axes[0].texts) == ["1", "3", "failed"]
+
+
+def test_a_sweep_figure_refuses_two_runs_at_one_cell_or_value() -> None:
+    """A fixed strategy beside a swept one, with the setting of one of its cells, would be drawn
+    over that cell's run (the last one read wins): the figures refuse it and say what to give."""
+    import pandas as pd
+
+    runs = pd.DataFrame(
+        {
+            "run_id": ["tuned-1", "tuned-2", "baseline-1"],
+            "strategy": ["tuned", "tuned", "baseline"],
+            "x": [0.6, 0.7, 0.6],
+            "y": [0.05, 0.05, 0.05],
+            "status": ["ok"] * 3,
+            **{metric: [1.0, 2.0, 3.0] for metric in sweep_figures.LINE_METRICS},
+        }
+    )
+    both = "runs tuned-1 and baseline-1 are both at x=0.6"
+    there = "the figure shows one run there; give it one strategy"
+    with pytest.raises(ValueError, match=re.escape(f"{both}, y=0.05: {there}")):
+        sweep_figures.heatmap(runs, "x", "y", title="grid")
+    with pytest.raises(ValueError, match=re.escape(f"{both}: the figure")):
+        sweep_figures.sweep_lines(runs, "x", title="line")
+    own = runs[runs["strategy"] == "tuned"]
+    assert sorted(t.get_text() for t in sweep_figures.heatmap(own, "x", "y", title="grid").axes[0].texts) == [
+        "1",
+        "2",
+    ]
 
 
 def test_the_index_says_why_a_folder_has_no_figures(tmp_path: Path) -> None:
