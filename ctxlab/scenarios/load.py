@@ -28,7 +28,16 @@ from ctxlab.scenarios.located import Located, parse_yaml
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
 from ctxlab.scenarios.sources import SourceFiles
-from ctxlab.scenarios.sweep import Axis, description_at, fields_at, grid, resolve, set_at, setting_at
+from ctxlab.scenarios.sweep import (
+    Axis,
+    description_at,
+    fields_at,
+    grid,
+    resolve,
+    run_setting_at,
+    set_at,
+    setting_at,
+)
 from ctxlab.scenarios.text import read_text
 from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_message
 from ctxlab.scenarios.unused import unused_settings
@@ -96,7 +105,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for key, values in scenario.sweep.items()
     )
     points = _points(located, scenario, axes, context)
-    _check_repeats(located, points, axes)
+    _check_repeats(located, points, axes, context["digests"])
     files = SourceFiles.of_texts(base_dir, context["files"], context["digests"])
     rounds, delegated = _check_workloads(located, points, axes, files)
     _check_needs(located, points, axes, rounds)
@@ -191,25 +200,31 @@ def _points(
     return tuple(points)
 
 
-def _check_repeats(located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...]) -> None:
+def _check_repeats(
+    located: Located, points: tuple[ScenarioPoint, ...], axes: tuple[Axis, ...], digests: Mapping[str, str]
+) -> None:
     """Refuse a sweep value that validates to the same setting as an earlier one of its axis
-    (`[4000, "4000"]`, `[{}, {trigger_ratio: 0.8}]`): its runs would equal the earlier value's
-    and be dropped as repeats, so the sweep would silently have fewer points than written.
-    Each axis is compared along the points where every other axis takes its first value."""
+    (`[4000, "4000"]`, `[{}, {trigger_ratio: 0.8}]`, two paths to files of the same bytes):
+    its runs would equal the earlier value's and be dropped as repeats, so the sweep would
+    silently have fewer points than written. Each axis is compared along the points where
+    every other axis takes its first value; a file counts by its sha256 (`digests`)."""
     by_picks = {point.picks: point for point in points}
     problems: list[Problem] = []
     for k, axis in enumerate(axes):
         seen: dict[str, int] = {}
+        written: dict[int, str | None] = {}  # each value's setting as written, paths as paths
         for j in range(len(axis.values)):
             picks = tuple(j if a == k else 0 for a in range(len(axes)))
-            setting = setting_at(by_picks[picks].scenario, axis.loc)
+            scenario = by_picks[picks].scenario
+            setting, written[j] = run_setting_at(scenario, axis.loc, digests), setting_at(scenario, axis.loc)
             if setting is None:
                 continue
             if setting in seen:
                 i = seen[setting]
+                files = "" if written[i] == written[j] else " (a file counts by its bytes, not its path)"
                 message = (
-                    f"reads as the same setting as {axis.key}[{i}] ({axis.values[i]!r}), so its runs would "
-                    "repeat that value's and be dropped; list each setting once"
+                    f"reads as the same setting as {axis.key}[{i}] ({axis.values[i]!r}){files}, so its runs "
+                    "would repeat that value's and be dropped; list each setting once"
                 )
                 problems.append(located.locate(Problem(loc=("sweep", axis.key, j), message=message)))
             seen.setdefault(setting, j)

@@ -289,6 +289,29 @@ def setting_at(validated: BaseModel, loc: Loc) -> str | None:
     return json.dumps(dumped, sort_keys=True, default=str)
 
 
+FILE_PATHS: tuple[Loc, ...] = (("workload", "trace", "path"), ("workload", "trace", "tools"))
+"""Where a scenario names a file its runs read (a transcript, its tool schemas): a run id counts
+the file by its sha256, not by its path."""
+
+
+def run_setting_at(validated: BaseModel, loc: Loc, digests: Mapping[str, str]) -> str | None:
+    """`setting_at`, with every file the setting names (`FILE_PATHS`) as its sha256 in `digests`
+    (by path as written): two paths to the same bytes read as one setting, as run ids do."""
+    setting = setting_at(validated, loc)
+    named = [path[len(loc) :] for path in FILE_PATHS if path[: len(loc)] == loc]
+    if setting is None or not named:
+        return setting
+    data = {"": json.loads(setting)}  # a holder, so a setting that is a path itself is replaced too
+    for rest in named:
+        holder: Any = data
+        keys: tuple[Any, ...] = ("", *rest)
+        for key in keys[:-1]:
+            holder = holder.get(key) if isinstance(holder, dict) else None
+        if isinstance(holder, dict) and isinstance(holder.get(keys[-1]), str):
+            holder[keys[-1]] = {"sha256": digests.get(holder[keys[-1]], holder[keys[-1]])}
+    return json.dumps(data[""], sort_keys=True, default=str)
+
+
 def _holds(node: Any, key: str | int) -> bool:
     """Whether a list holds index `key`, or a mapping key `key`."""
     if isinstance(node, list | tuple):

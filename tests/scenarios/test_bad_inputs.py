@@ -62,6 +62,22 @@ def _malformed_trace(folder: Path) -> Path:
     )
 
 
+def _swept_same_transcript(second: str) -> Callable[[Path], Path]:
+    """A sweep over two transcript paths that name the same bytes: the file again by another
+    path, or a copy of it."""
+
+    def make(folder: Path) -> Path:
+        text = '{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n'
+        (folder / "t.jsonl").write_text(text, encoding="utf-8")
+        (folder / "copy.jsonl").write_text(text, encoding="utf-8")
+        (folder / "other.jsonl").write_text(text.replace("hello", "hi there"), encoding="utf-8")
+        trace = "trace: {path: t.jsonl}"
+        sweep = f"sweep:\n  workload.trace.path: [t.jsonl, other.jsonl, {second}]\n"
+        return write(folder, TINY.replace("generator: {name: retrieval, params: {rounds: 4}}", trace) + sweep)
+
+    return make
+
+
 HUGE_RESULT = "script: {turns: [{user: hi, rounds: [{calls: [{tool: r, result: {bytes: 1000000000000}}]}]}]}"
 
 
@@ -254,6 +270,16 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
         "t.jsonl' is a symbolic link to no file (its target is missing, or the links loop); give the path",
     ),
     "malformed trace file": (_malformed_trace, "workload.trace.path: cannot replay: "),
+    "a swept transcript named again by another path": (
+        _swept_same_transcript("./t.jsonl"),
+        ":10:47: sweep.workload.trace.path[2]: reads as the same setting as workload.trace.path[0] "
+        "('t.jsonl') (a file counts by its bytes, not its path), so its runs would repeat",
+    ),
+    "a swept transcript and a copy of it": (
+        _swept_same_transcript("copy.jsonl"),
+        ":10:47: sweep.workload.trace.path[2]: reads as the same setting as workload.trace.path[0] "
+        "('t.jsonl') (a file counts by its bytes, not its path)",
+    ),
     "bad generator parameter": (
         _replace("params: {rounds: 4}", "params: {rounds: 0}"),
         "workload.generator.params.rounds: 0 is below the minimum 1; use 1 or more",
