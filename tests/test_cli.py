@@ -242,6 +242,13 @@ def test_replay_a_transcript_with_settings(tmp_path: Path) -> None:
         ("record_requests=true", "--set record_requests=true: use --record-requests"),
         ("name=mine", "--set name=mine: a replay is named after its transcript's file; to name it, write a"),
         ("sweep.model.context_size=[1000]", "a replay runs one setting; to sweep, write a scenario file"),
+        ("workload.trace.path=other.jsonl", "--set workload.trace.path=other.jsonl: the transcript is the"),
+        ("workload.trace.tools=t.json", "--set workload.trace.tools=t.json: use --tools"),
+        ("workload.trace.session=1", "use --session"),
+        ("workload={generator: {name: retrieval}}", "a replay's workload is its transcript; to run another"),
+        ("workload.generator.name=retrieval", "a replay's workload is its transcript; to run another"),
+        ("workload.script.turns=[]", "a replay's workload is its transcript; to run another"),
+        ("workload.trace={path: a.jsonl}", "the transcript is the replay's first argument"),
     ],
 )
 def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) -> None:
@@ -250,6 +257,19 @@ def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) 
     )
     assert code == 2 and needle in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_replay_takes_a_setting_of_its_transcript_s_own(tmp_path: Path) -> None:
+    """The transcript's own settings (its name, the clock) are the replay's to set; what would
+    replace the transcript is refused above."""
+    out = tmp_path / "o"
+    trace = str(DATA / "support-session.jsonl")
+    sets = ("--set", "workload.trace.name=renamed", "--set", "workload.clock.start=2026-02-01T00:00:00")
+    code, _, err = run_cli("replay", trace, *sets, "--out", str(out), "--no-plots", "--quiet")
+    assert code == 0, err
+    manifest = json.loads((out / "support-session" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["resolved_scenario"]["workload"]["trace"]["name"] == "renamed"
+    assert manifest["resolved_scenario"]["workload"]["clock"]["start"].startswith("2026-02-01")
 
 
 def test_replay_plays_every_recorded_round_of_a_reply_past_the_loop_limit(tmp_path: Path) -> None:

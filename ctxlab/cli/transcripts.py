@@ -99,6 +99,20 @@ _REPLAY_OWN = {
 }
 """What `--set` says of the top-level keys a replay sets itself."""
 
+_OTHER_WORKLOAD = "a replay's workload is its transcript; to run another, write a scenario file"
+_REPLAY_WORKLOAD = {
+    "workload": f"{_OTHER_WORKLOAD}; set the transcript's own settings one by one (workload.clock.start=...)",
+    "workload.trace": "the transcript is the replay's first argument; set its settings one by one",
+    "workload.trace.path": "the transcript is the replay's first argument",
+    "workload.trace.tools": "use --tools",
+    "workload.trace.format": "use --format",
+    "workload.trace.session": "use --session",
+    "workload.script": _OTHER_WORKLOAD,
+    "workload.generator": _OTHER_WORKLOAD,
+}
+"""What `--set` says of the workload settings a replay sets itself: these paths, and anything
+within a script or generator."""
+
 
 def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     from ctxlab.problems import ScenarioError
@@ -193,6 +207,9 @@ def _refused_setting(setting: str, given: set[str], args: argparse.Namespace) ->
         return f"the window is --context-size {args.context_size}; give one"
     if path == "preset":
         return f"choose the strategy with --preset {text or 'NAME'}"
+    workload = ".".join(path.split(".")[:2]) if root == "workload" else path
+    if path in _REPLAY_WORKLOAD or workload in ("workload.script", "workload.generator"):
+        return _REPLAY_WORKLOAD.get(path) or _REPLAY_WORKLOAD[workload]
     return _REPLAY_OWN.get(root)
 
 
