@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ctxlab.analysis import plots
+from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results
 
 RETENTION = ("retention_facts", "retention_rules", "retention_artifacts")
@@ -38,15 +39,55 @@ def _preset(results: Results, run_id: str) -> str:
     return str(results.run_settings(run_id)["strategy_settings"].get("preset", ""))
 
 
+COLUMNS = (
+    "workload",
+    "strategy",
+    "preset",
+    "window",
+    "calls",
+    "summary calls",
+    "compressions",
+    "peak tokens",
+    "total tokens",
+    "cost",
+    "cache hit rate",
+    "retention",
+    "violations",
+    "bedrock violations",
+    "over window",
+    "status",
+    "peak share",
+    "safe",
+    "cost vs best",
+)
+"""The columns of `strategy_table`, in order."""
+
+
+def _workloads(result: Results) -> list[str]:
+    """Each run's workload: the scenario's name, with the values of its swept paths other than
+    a strategy's (a window, a generator's parameter, the seed) when it has any, so that runs are
+    compared only with runs of the same workload and window."""
+    runs = result.runs
+    swept = [c for c in result.swept_columns() if not c.startswith("param.strategy.")]
+    if not swept:
+        return [result.name] * len(runs)
+    names = [c.removeprefix("param.") for c in swept]
+    return [
+        f"{result.name} ({', '.join(f'{n}={value_text(v)}' for n, v in zip(names, row, strict=True))})"
+        for row in zip(*(runs[c].tolist() for c in swept), strict=True)
+    ]
+
+
 def strategy_table(results: Sequence[Results]) -> pd.DataFrame:
-    """One row per run of every scenario given: its workload (scenario), strategy and preset,
-    window, and the measures that decide between strategies; `safe` as defined above."""
+    """One row per run of every scenario given: its workload (the scenario, and the values of
+    its swept paths other than a strategy's), strategy and preset, window, and the measures that
+    decide between strategies; `safe` as defined above. No results: no rows, the same columns."""
     frames = []
     for result in results:
         runs = result.runs
         frame = pd.DataFrame(
             {
-                "workload": result.name,
+                "workload": _workloads(result),
                 "strategy": runs["strategy"].astype(str),
                 "preset": [_preset(result, r) for r in runs["run_id"]],
                 "window": [_window(result, r) for r in runs["run_id"]],
@@ -66,9 +107,9 @@ def strategy_table(results: Sequence[Results]) -> pd.DataFrame:
         )
         frame["peak share"] = frame["peak tokens"] / frame["window"]
         frames.append(frame)
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if table.empty:
-        return table
+    if not frames:
+        return pd.DataFrame(columns=list(COLUMNS))
+    table = pd.concat(frames, ignore_index=True)
     table["safe"] = (table["status"] == "ok") & (table["over window"] == 0) & (table["violations"] == 0)
     table["cost vs best"] = _cost_vs_best(table)
     return table
@@ -151,15 +192,16 @@ def _why_unsafe(row: pd.Series) -> str:
 
 
 def overall(table: pd.DataFrame) -> pd.DataFrame:
-    """Per strategy name: on how many workloads it ran and was safe, and over the workloads where
-    it was safe, its mean retention and its mean cost relative to the cheapest safe run; most
-    workloads safe first, then retention, then cost."""
+    """Per strategy name: on how many workloads it ran, on how many a run of it was safe, and
+    over its safe runs, its mean retention and its mean cost relative to the cheapest safe run
+    of the workload; most workloads safe first, then retention, then cost."""
     grouped = table.groupby("strategy", sort=False)
-    safe = table[table["safe"]].groupby("strategy")
+    safe = table[table["safe"].astype(bool)].groupby("strategy")
+    workloads = grouped["workload"].nunique()
     frame = pd.DataFrame(
         {
-            "workloads": grouped["workload"].nunique(),
-            "safe on": grouped["safe"].sum().astype(int),
+            "workloads": workloads,
+            "safe on": safe["workload"].nunique().reindex(workloads.index, fill_value=0).astype(int),
             "mean retention": safe["retention"].mean(),
             "mean cost vs best": safe["cost vs best"].mean(),
         }

@@ -3,6 +3,7 @@ the picks and the answer follow from the table alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -10,6 +11,8 @@ import pytest
 
 from ctxlab.analysis import compare
 from ctxlab.analysis.results import Results
+from ctxlab.replay import run_document
+from tests.analysis.conftest import retrieval
 
 
 def test_table_copies_the_runs_and_marks_safe_runs(retrieval_results: Results, json_results: Results) -> None:
@@ -145,3 +148,25 @@ def test_cost_vs_best_is_a_safe_runs_alone_and_one_where_every_safe_run_is_free(
     assert ratios.iloc[:2].tolist() == [2.0, 1.0] and pd.isna(ratios.iloc[2])
     free = pd.DataFrame([_row("b", "x", 0.0), _row("b", "y", 0.0)])
     assert compare._cost_vs_best(free).tolist() == [1.0, 1.0]
+
+
+def test_a_swept_window_makes_workloads_of_its_own_and_safe_on_counts_workloads(tmp_path: Path) -> None:
+    """Runs of one scenario at two windows are two workloads: each is picked for and compared
+    with its own cheapest run, and `safe on` counts workloads, not runs."""
+    swept = {"sweep": {"model.context_size": [6000, 16000]}}
+    document = retrieval("swept", context_size=6000, rounds=5) | swept
+    table = compare.strategy_table([run_document(document, tmp_path)])
+    assert list(dict.fromkeys(table["workload"])) == [
+        "swept (model.context_size=6,000)",
+        "swept (model.context_size=16,000)",
+    ]
+    assert [pick.workload for pick in compare.picks(table)] == list(dict.fromkeys(table["workload"]))
+    ranking = compare.overall(table)
+    assert ranking.loc["none", "workloads"] == 2 and ranking.loc["none", "safe on"] == 1  # over 6,000
+    assert (ranking["safe on"] <= ranking["workloads"]).all()
+
+
+def test_no_results_give_an_empty_table_every_answer_reads() -> None:
+    table = compare.strategy_table([])
+    assert table.empty and list(table.columns) == list(compare.COLUMNS)
+    assert compare.picks(table) == [] and compare.answer(table) == [] and compare.overall(table).empty
