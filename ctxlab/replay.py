@@ -116,8 +116,11 @@ def transcript_document(
     fmt: str | None = None,
 ) -> dict[str, Any]:
     """A scenario replaying a transcript through presets at their defaults (every registered
-    preset unless named). The transcript is OpenAI chat JSONL or any format `ctxlab import`
-    reads, detected from its content unless `fmt` names it."""
+    preset unless named: None; an empty list names none, which the scenario refuses). The
+    transcript is OpenAI chat JSONL or any format `ctxlab import` reads, detected from its
+    content unless `fmt` names it."""
+    names = list(PRESETS) if presets is None else list(presets)
+    through = "every preset" if presets is None else ", ".join(names)
     trace: dict[str, Any] = {"path": str(transcript.resolve())}
     if tools is not None:
         trace["tools"] = str(tools.resolve())
@@ -125,12 +128,10 @@ def transcript_document(
         trace["format"] = fmt
     return {
         "name": name or scenario_name(transcript),
-        "description": f"{transcript.name} replayed through every preset at its defaults.",
+        "description": f"{transcript.name} replayed through {through}, each at its defaults.",
         "workload": {"trace": trace},
         "model": {"context_size": context_size},
-        "strategies": [
-            {"name": p, "preset": p, **REQUIRED_SETTINGS.get(p, {})} for p in (presets or PRESETS)
-        ],
+        "strategies": [{"name": p, "preset": p, **REQUIRED_SETTINGS.get(p, {})} for p in names],
     }
 
 
@@ -158,7 +159,15 @@ def replay_transcript(
     fmt: str | None = None,
 ) -> Results:
     """Replay a transcript (any supported format) through presets, every recorded round of it
-    (`run_document`'s `every_round`); without a window, `replay_window` chooses one."""
-    size = context_size or replay_window(transcript, out, tools=tools, fmt=fmt)
+    (`run_document`'s `every_round`); without a window (None), `replay_window` chooses one.
+
+    Raises:
+        ValueError: `presets` names none (None runs every preset).
+    """
+    if presets is not None:
+        presets = list(presets)
+        if not presets:
+            raise ValueError("presets names none; name at least one, or leave it out to replay through all")
+    size = replay_window(transcript, out, tools=tools, fmt=fmt) if context_size is None else context_size
     document = transcript_document(transcript, context_size=size, tools=tools, presets=presets, fmt=fmt)
     return run_document(document, out, every_round=True)

@@ -101,6 +101,22 @@ def test_a_transcript_goes_through_every_preset(scratch: Path) -> None:
     assert (results.runs["source_violations"] == results.runs["source_violations"].iloc[0]).all()
 
 
+def test_a_replay_takes_its_arguments_as_given(scratch: Path) -> None:
+    """A window of 0 is refused as a scenario's would be (None chooses one), no presets named is
+    refused (None replays through all), and the description names the presets."""
+    with pytest.raises(ScenarioError, match=re.escape("model.context_size: 0 is not above the minimum 0")):
+        replay.replay_transcript(TRANSCRIPT, scratch, context_size=0, presets=["none"])
+    with pytest.raises(ValueError, match="presets names none"):
+        replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=[])
+    assert not list(scratch.iterdir())  # nothing written, not even the window's probe
+    named = iter(["none", "agentscope"])
+    results = replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=named)
+    assert results.runs["strategy"].tolist() == ["none", "agentscope"]
+    assert results.manifest["description"] == (
+        "support-session.jsonl replayed through none, agentscope, each at its defaults."
+    )
+
+
 def test_requests_that_were_not_recorded_are_named(scratch: Path) -> None:
     results = replay.replay_transcript(TRANSCRIPT, scratch, context_size=5000, presets=["none"])
     with pytest.raises(FileNotFoundError, match="no recorded requests"):
