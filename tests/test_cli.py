@@ -371,6 +371,33 @@ def test_transcripts_named_in_other_scripts_keep_their_own_results(tmp_path: Pat
     assert len(folders) == 2 and all(name.startswith("transcript-") for name in folders)
 
 
+def test_transcripts_whose_names_read_alike_keep_their_own_results(tmp_path: Path) -> None:
+    """Names that differ only in characters a folder name leaves out (`a b`, `a-b`, `a.b`, `_a-b`)
+    and two conversations of one file get folders of their own; a replay that does replace
+    another transcript's (a file of the same name elsewhere) says so."""
+    chat = '{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n'
+    out = tmp_path / "r"
+    for name in ("a b.jsonl", "a-b.jsonl", "a.b.jsonl", "_a-b.jsonl"):
+        (tmp_path / name).write_text(chat, "utf-8")
+        code, _, err = run_cli("replay", str(tmp_path / name), "--out", str(out), "--no-plots", "--quiet")
+        assert code == 0, err
+    tau = ROOT / "tests" / "data" / "importers" / "tau-bench" / "results.json"
+    for session in ("0", "1"):
+        quiet = ("--out", str(out), "--no-plots", "--quiet")
+        code, _, err = run_cli("replay", str(tau), "--session", session, *quiet)
+        assert code == 0, err
+    folders = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert len(folders) == 6 and "a-b" in folders and {"results", "results-session-1"} <= set(folders)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "a-b.jsonl").write_text(chat.replace("yo", "hello"), "utf-8")
+    again = ("replay", str(tmp_path / "elsewhere" / "a-b.jsonl"), "--out", str(out), "--no-plots")
+    code, _, err = run_cli(*again)
+    replaced = f"note: {out / 'a-b'}/ held the replay of {tmp_path / 'a-b.jsonl'}; it is replaced"
+    assert code == 0 and replaced in err
+    code, _, err = run_cli(*again)
+    assert code == 0 and "held the replay" not in err  # its own replay again: rewritten as a rerun is
+
+
 def test_a_transcript_with_a_long_file_name_is_replayed(tmp_path: Path) -> None:
     """The results folder is named after the file, and its temporary sibling
     (`.<name>.tmp-<pid>`) must fit a file name too: a long name is cut and ends in a digest."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -132,7 +133,7 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     if args.session:
         workload["session"] = args.session
     doc: dict[str, Any] = {
-        "name": scenario_name(trace),
+        "name": scenario_name(_session_named(trace, args.session)),
         "description": f"Replay of {trace.name} through {_named(presets(args))}.",
         "workload": {"trace": workload},
         "model": {"context_size": args.context_size or REPLAY_CONTEXT_SIZE},
@@ -159,6 +160,26 @@ def _replay_document(args: argparse.Namespace) -> dict[str, Any]:
     if messages:
         raise BadInput(messages)
     return doc
+
+
+def _session_named(trace: Path, session: int) -> Path:
+    """The path a replay is named after: the transcript's, with `-session-N` after its stem for a
+    conversation other than its first, so the replays of two conversations keep their folders."""
+    return trace.with_name(f"{trace.stem}-session-{session}{trace.suffix}") if session else trace
+
+
+def _replaced(folder: Path, trace: Mapping[str, Any]) -> str | None:
+    """The transcript (and conversation) whose replay `folder` holds when it is another than
+    `trace` (the replay's own workload), or None: a replay rewrites its folder."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        held = manifest["resolved_scenario"]["workload"]["trace"]
+        path, session = str(held["path"]), int(held.get("session") or 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no replay there (or none the lab can read): nothing to say
+    if path == trace["path"] and session == int(trace.get("session") or 0):
+        return None
+    return path + (f" (--session {session})" if session else "")
 
 
 def presets(args: argparse.Namespace) -> list[str]:
@@ -231,7 +252,11 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ScenarioError as error:
         raise BadInput([_told(p, args) for p in error.problems]) from None
     loaded, raised = with_every_round(loaded)
+    replaced = _replaced(Path(args.out) / loaded.name, doc["workload"]["trace"])
     if not args.quiet:
+        if replaced is not None:
+            folder = Path(args.out) / loaded.name
+            print(f"ctxlab replay: note: {folder}/ held the replay of {replaced}; it is replaced", file=err)
         for warning in loaded.warnings:
             print(_told(warning, args), file=err)
         for preset, cut in raised:

@@ -72,12 +72,15 @@ def generator_names() -> tuple[str, ...]:
 
 
 def scenario_name(path: Path) -> str:
-    """A scenario name from a file name (letters, digits, `-` and `_`). A name with letters a
-    results folder cannot hold (non-ASCII), or longer than a name may be (`NAME_MAX_LENGTH`),
-    ends in a digest of the whole name, so two such files keep their own folders.
+    """A scenario name from a file name (letters, digits, `-` and `_`): the file's stem where it
+    is such a name; otherwise the stem with every run of other characters made one `-`, ending in
+    a digest of the whole stem, so two stems never share a name (`a b`, `a-b`, `a.b`); and so
+    does a stem longer than a name may be (`NAME_MAX_LENGTH`).
 
+    >>> scenario_name(Path("runs/support_session-2.jsonl"))
+    'support_session-2'
     >>> scenario_name(Path("runs/2024 session.v2.jsonl"))
-    '2024-session-v2'
+    '2024-session-v2-9fe91a4f'
     >>> scenario_name(Path("会话一.jsonl")), scenario_name(Path("run-会话.jsonl"))
     ('transcript-8cfca12b', 'run-91c5d815')
     >>> len(scenario_name(Path("a" * 250 + ".jsonl")))
@@ -86,10 +89,8 @@ def scenario_name(path: Path) -> str:
     stem = path.stem
     digest = hashlib.sha256(stem.encode("utf-8")).hexdigest()[:8]
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_")
-    if not stem.isascii():
+    if name != stem:
         name = f"{name or 'transcript'}-{digest}"
-    name = name or "transcript"
-    name = name if name[0].isalnum() else f"t{name}"
     if len(name) > NAME_MAX_LENGTH:
         name = f"{name[: NAME_MAX_LENGTH - len(digest) - 1].rstrip('-_')}-{digest}"
     return name
