@@ -827,6 +827,37 @@ def test_python_dash_m_ctxlab_is_the_command(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
+def test_a_run_whose_output_reader_is_gone_finishes_its_work(tmp_path: Path) -> None:
+    """`ctxlab run ... | head -1`: a closed pipe drops what is left to say; the results and the
+    index are written and the exit code is the run's own, with nothing said of the pipe."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    scenario = str(write(tmp_path, TINY))
+    command = [sys.executable, "-m", "ctxlab", "run", scenario, "--out", str(tmp_path / "r"), "--no-plots"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the command says anything
+    said = process.stderr.read().decode("utf-8")
+    assert process.wait(timeout=120) == 0, said
+    assert said == "" and (tmp_path / "r" / "index.md").is_file() and (tmp_path / "r" / "tiny").is_dir()
+
+
+def test_output_whose_reader_is_gone_is_dropped_and_the_rest_is_the_stream_s() -> None:
+    from ctxlab.cli.base import ReaderGone
+
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def isatty(self) -> bool:
+            return True
+
+    stream = ReaderGone(Closed())
+    assert stream.write("a line\n") == 7 and stream.gone
+    stream.write("more")  # dropped, not raised
+    stream.flush()
+    assert stream.isatty()  # a terminal's progress bar is still drawn on one
+
+
 def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: Path) -> None:
     """Start-up is a large share of a small run: drawing libraries load only when figures are
     drawn, the tables are written and the index read without pandas, pyarrow or numpy, and a

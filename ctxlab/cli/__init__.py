@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TextIO, cast
 
 from ctxlab import __version__
 from ctxlab.cli import scenarios, tools, transcripts
-from ctxlab.cli.base import RAW, BadInput, Commands, Terminated, terminated_as_interrupted
+from ctxlab.cli.base import RAW, BadInput, Commands, ReaderGone, Terminated, terminated_as_interrupted
 from ctxlab.experiments.collector import collecting_less
 
 EPILOG = """examples:
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the command; returns the exit code (0 ok, 1 a run failed, 2 bad input)."""
-    out, err = out or sys.stdout, err or sys.stderr
+    out, err = cast(TextIO, ReaderGone(out or sys.stdout)), cast(TextIO, ReaderGone(err or sys.stderr))
     args = build_parser().parse_args(argv)
     try:
         with collecting_less(), terminated_as_interrupted():

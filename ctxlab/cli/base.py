@@ -187,6 +187,43 @@ class Progress:
             self.bar.close()
 
 
+class ReaderGone:
+    """A command's output stream that outlives its reader: once a write or flush finds the pipe
+    closed (`ctxlab run ... | head -1`), the rest is dropped and the command finishes its work
+    (every results folder and the index written) and returns its own exit code. The stream's
+    descriptor is pointed at the null device then, so the interpreter's last flush is quiet.
+    Everything else is the stream's own (`isatty`, `encoding`)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                self._stream.write(text)
+            except BrokenPipeError:
+                self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        self.gone = True
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # a stream with no descriptor
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (`kill`, `timeout`, a job scheduler's stop), handled as Ctrl-C is: what is being
     written is discarded rather than left half-written."""
