@@ -259,6 +259,18 @@ def test_replay_rejects_bad_settings(tmp_path: Path, setting: str, needle: str) 
     assert not (tmp_path / "o").exists()
 
 
+def test_replay_tells_a_setting_by_what_was_given(tmp_path: Path) -> None:
+    """A window set with --set is told as that --set; a list item missing is given by setting
+    the whole list (--set takes no index)."""
+    trace, out = str(DATA / "support-session.jsonl"), str(tmp_path / "o")
+    code, _, err = run_cli("replay", trace, "--set", "model.context_size=0", "--out", out)
+    assert code == 2 and "ctxlab replay: --set model.context_size=0: 0 is not above the minimum 0" in err
+    code, _, err = run_cli(
+        "replay", trace, "--preset", "langchain-summary", "--set", "trigger=[tokens]", "--out", out
+    )
+    assert code == 2 and err.rstrip().endswith("give it with the whole value: --set trigger=VALUE"), err
+
+
 def test_replay_takes_a_setting_of_its_transcript_s_own(tmp_path: Path) -> None:
     """The transcript's own settings (its name, the clock) are the replay's to set; what would
     replace the transcript is refused above."""

@@ -281,17 +281,33 @@ def _told(problem: Problem, args: argparse.Namespace) -> str:
         ("workload", "trace", "tools"): f"--tools {args.tools}",
         ("workload", "trace", "session"): f"--session {args.session}",
         ("workload", "trace", "format"): f"--format {args.format}",
-        ("model", "context_size"): "--context-size",
+        ("model", "context_size"): _window_option(args),
     }
     given_as = next((told for at, told in options.items() if loc[: len(at)] == at), None)
     if given_as is not None:
         return f"{REPLAY_SOURCE}: {given_as}: {message}"
     if loc[:1] == ("strategies",) and len(loc) > 2:
         setting = format_loc(loc[2:])
-        given = f"; give it with --set {setting}=VALUE" if "required but missing" in message else ""
+        given = f"; give it with {_whole_setting(loc[2:])}" if "required but missing" in message else ""
         preset = presets(args)[loc[1]] if isinstance(loc[1], int) else loc[1]
         return f"{REPLAY_SOURCE}: --preset {preset}: {setting}: {message}{given}"
     return str(problem)
+
+
+def _window_option(args: argparse.Namespace) -> str:
+    """How the replay's window was given: `--context-size`, or the `--set` that set it."""
+    setting = next((s for s in args.set if s.startswith("model.context_size=")), None)
+    return f"--set {setting}" if args.context_size is None and setting else "--context-size"
+
+
+def _whole_setting(loc: Loc) -> str:
+    """The `--set` that gives a missing setting: its own path, or for an item of a list (`--set`
+    takes no index) the whole list's (`--set trigger=VALUE` for `trigger[1]`)."""
+    from ctxlab.problems import format_loc
+
+    item = next((i for i, key in enumerate(loc) if isinstance(key, int)), len(loc))
+    whole = format_loc(loc[:item])
+    return f"--set {whole}=VALUE" if item == len(loc) else f"the whole value: --set {whole}=VALUE"
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
