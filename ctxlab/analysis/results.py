@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pandas as pd
 
@@ -224,6 +224,7 @@ def read_requests(results: Results, run_id: str, wire: RequestWire = "openai") -
             such run (the message says which, and the form they were recorded in).
         ResultsError: the file cannot be read (not gzip, cut short, a line that is not JSON),
             naming it and the line.
+        ValueError: `wire` is neither form.
     """
     return list(iter_requests(results, run_id, wire))
 
@@ -231,7 +232,10 @@ def read_requests(results: Results, run_id: str, wire: RequestWire = "openai") -
 def iter_requests(results: Results, run_id: str, wire: RequestWire = "openai") -> Iterator[dict[str, Any]]:
     """`read_requests` one request at a time, read from the file as they are asked for (a long
     run's requests, each its whole context, add up to far more than its file). A missing file
-    is raised here, a file that cannot be read at the request where it fails."""
+    is raised here, a file that cannot be read at the request where it fails (and a `wire` that
+    names no form, a ValueError)."""
+    if wire not in get_args(RequestWire):
+        raise ValueError(f"wire={wire!r} names no form requests are recorded in; use 'openai' or 'anthropic'")
     path = results.folder / "requests" / _request_file(run_id, wire)
     if path.is_file():
         return _requests(path)

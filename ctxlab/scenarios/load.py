@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ctxlab.presets.entries import StrategyEntry
 from ctxlab.presets.registry import build_strategy
-from ctxlab.problems import Loc, Problem, ScenarioError, WorkloadError, describe_errors
+from ctxlab.problems import Loc, Problem, ScenarioError, WorkloadError, as_written, describe_errors
 from ctxlab.scenarios.located import Located, parse_yaml
 from ctxlab.scenarios.rounds import RoundsCut, delegated_rounds, rounds_cut, scripted_rounds
 from ctxlab.scenarios.schema import Scenario, entry_model
@@ -222,9 +222,10 @@ def _check_repeats(
             if setting in seen:
                 i = seen[setting]
                 files = "" if written[i] == written[j] else " (a file counts by its bytes, not its path)"
+                earlier = f"{axis.key}[{i}] ({as_written(axis.values[i])})"
                 message = (
-                    f"reads as the same setting as {axis.key}[{i}] ({axis.values[i]!r}){files}, so its runs "
-                    "would repeat that value's and be dropped; list each setting once"
+                    f"reads as the same setting as {earlier}{files}, so its runs would repeat that value's "
+                    "and be dropped; list each setting once"
                 )
                 problems.append(located.locate(Problem(loc=("sweep", axis.key, j), message=message)))
             seen.setdefault(setting, j)
@@ -368,7 +369,7 @@ def _relocate(
     if not related:
         return problem
     axis, pick = related[0]
-    combination = ", ".join(f"{a.key} = {a.values[p]!r}" for a, p in related)
+    combination = ", ".join(f"{a.key} = {as_written(a.values[p])}" for a, p in related)
     message = f"with {combination}: {problem.field}: {problem.message}"
     return located.locate(Problem(loc=("sweep", axis.key, pick), message=message))
 

@@ -195,6 +195,8 @@ def test_requests_recorded_in_the_anthropic_form_are_read_with_its_wire_and_a_br
         read_requests(results, run_id)
     with pytest.raises(FileNotFoundError, match="no run 'nope'"):
         read_requests(results, "nope")
+    with pytest.raises(ValueError, match="wire='bedrock' names no form requests are recorded in"):
+        read_requests(results, run_id, wire="bedrock")  # type: ignore[arg-type]
     path = folder / "requests" / f"{run_id}.anthropic.jsonl.gz"
     packed = path.read_bytes()
     for broken, said in (

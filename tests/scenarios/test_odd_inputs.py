@@ -124,6 +124,13 @@ ODD: dict[str, tuple[Callable[[Path], Path], str]] = {
         _text(TINY + "? [a]\n: 1\n"),
         ":9:3: a mapping key must be a plain value; write a name, not a list or mapping",
     ),
+    "a swept null a setting refuses": (
+        _text(
+            TINY.replace("- preset: agentscope", "- {name: a, preset: agentscope}")
+            + "sweep:\n  strategies.a.context.compression_fallback_to_truncation: [true, null]\n"
+        ),
+        "with strategies.a.context.compression_fallback_to_truncation = null: strategies[0].context.",
+    ),
     "a swept window written once as a number and once as text": (
         _text(TINY + "sweep:\n  model.context_size: [4000, '4000']\n"),
         ":10:30: sweep.model.context_size[1]: reads as the same setting as model.context_size[0] (4000), "
