@@ -92,14 +92,32 @@ def _csv_frame(path: Path, columns: dict[str, str]) -> pd.DataFrame:
         if column in frame:
             source = frame[column]
             if dtype == "boolean":
-                frame[column] = source.map({"true": True, "false": False}, na_action="ignore").astype(
-                    "boolean"
-                )
+                truth = source.map(_TRUTH, na_action="ignore")
+                frame[column] = _typed(column, source, truth, "true or false")
+            elif dtype == "Int64":
+                numbers = pd.to_numeric(source)
+                frame[column] = _typed(column, source, numbers.where(numbers % 1 == 0), "a whole number")
             elif dtype != "string":
                 frame[column] = pd.to_numeric(source).astype(dtype)
             elif column in LISTS:
                 frame[column] = source.fillna("")
     return frame
+
+
+_TRUTH = {"true": True, "false": False}
+
+
+def _typed(column: str, cells: pd.Series, read: pd.Series, kind: str) -> pd.Series:
+    """`read`, the column's cells as its type (missing where a cell was not one), in that type.
+
+    Raises:
+        ValueError: a cell that is not `kind`, named with its line.
+    """
+    wrong = read.isna() & cells.notna()
+    if wrong.any():
+        at = int(wrong.to_numpy().argmax())
+        raise ValueError(f"line {at + 2}: {column} {cells.iloc[at]!r} is not {kind}")
+    return read.astype("boolean" if kind == "true or false" else "Int64")
 
 
 def load_results(folder: Path | str) -> Results:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from PIL import Image
 
 from ctxlab.analysis import load_results
 from ctxlab.analysis.folder_figures import figure_plan, plot_folder
+from ctxlab.analysis.folders import ResultsError
 from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.plots import STYLE, laid_out, sawtooth
 from ctxlab.cli import main
@@ -86,6 +88,34 @@ def test_csv_and_parquet_load_to_the_same_frames(results_root: Path, tmp_path: P
     assert str(typed.runs["peak_input_tokens"].dtype) == "Int64"
     assert str(from_csv.calls["over_window"].dtype) == "boolean"
     assert typed.swept_columns() == ["param.model.context_size", "param.strategy.context.trigger_ratio"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (("runs.csv", "peak_input_tokens", "1.5"), "peak_input_tokens '1.5' is not a whole number"),
+        (("calls.csv", "over_window", "maybe"), "over_window 'maybe' is not true or false"),
+    ],
+)
+def test_a_hand_edited_cell_of_another_type_is_named_not_read_as_another_value(
+    results_root: Path, tmp_path: Path, edit: tuple[str, str, str], said: str
+) -> None:
+    """A CSV table read without its parquet file: `1.5` in a count was read as 1, `maybe` in a
+    flag as missing."""
+    copy = tmp_path / "swept"
+    copy.mkdir()
+    for name in ("manifest.json", "runs.csv", "calls.csv"):
+        (copy / name).write_bytes((results_root / "swept" / name).read_bytes())
+    table, column, cell = edit
+    with (copy / table).open(encoding="utf-8", newline="") as file:
+        rows = list(csv.DictReader(file))
+    rows[1][column] = cell
+    with (copy / table).open("w", encoding="utf-8", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(ResultsError, match=f"line 3: {said}"):
+        load_results(copy)
 
 
 def test_the_index_links_every_scenario_and_existing_files(results_root: Path) -> None:
