@@ -2,10 +2,11 @@
 incrementally.
 
 The figures are exactly `ctxlab.core.wire.cache.account`'s (docs/architecture.md, Results; a
-property test replays every call of a run through it): a request's cached tokens are those of the
-longest run of leading OpenAI-view messages (and identical tools) it shares with the previous
-reasoning request (for a summary request, the larger of that and the previous summary request); its
-other input tokens are written to the cache; cost uses `Prices`.
+property test replays every call of a run through it): a request's cached tokens are those of its
+tools and the longest run of leading OpenAI-view messages it shares with the previous reasoning
+request (for a summary request, the larger of that and the previous summary request), read only
+from a request that offered identical tools; its other input tokens are written to the cache;
+cost uses `Prices`.
 
 Invariants:
 - The last request of each kind is kept as running lists (its stored messages, the view messages

@@ -76,11 +76,13 @@ def test_an_edit_in_the_middle_caches_only_the_prefix_before_it() -> None:
     assert usage.cached_tokens == COUNTER.count(edited[:2], TOOLS)
 
 
-def test_other_tools_cache_the_messages_only_and_same_tools_cache_at_least_the_tools() -> None:
+def test_other_tools_cache_nothing_and_same_tools_cache_at_least_the_tools() -> None:
+    """A provider's cached prefix starts with the tools: a request offering other tools reads
+    none of an earlier one's messages (a summary request offering its schema tool alone)."""
     msgs = [SYSTEM, user("a" * 400)]
     state, _ = step(CacheState(), msgs)
     _, other = step(state, msgs, tools=())
-    assert other.cached_tokens == COUNTER.count(msgs, ())
+    assert other.cached_tokens == 0 and other.written_tokens == other.input_tokens
     _, fresh = step(state, [text_message("system", "new"), user("a" * 400)])
     assert fresh.cached_tokens == COUNTER.total(ZERO, TOOLS) > 0
     _, nothing = step(state, [text_message("system", "new")], tools=())

@@ -1,11 +1,16 @@
 """Prompt-cache accounting (docs/architecture.md, Results): cached, written and output tokens, and their cost.
 
-A request's cached tokens are the tokens of the longest run of leading OpenAI-view messages (and
-identical tools) it shares with an earlier request of the run: the previous reasoning request,
-or, for a summary request, the larger of that and the previous summary request. Its uncached
-input tokens are written to the cache and become readable by the next request of its kind.
-Sources for the model and the default prices: Anthropic prompt caching (reads 0.1×, 5-minute
-writes 1.25× the input price), Manus' "KV-cache hit rate is the single most important metric".
+A request's cached tokens are its tools' and those of the longest run of leading OpenAI-view
+messages it shares with an earlier request of the run whose tools are identical: the previous
+reasoning request, or, for a summary request, the larger of that and the previous summary
+request. An earlier request with other tools gives nothing: a provider's cached prefix starts
+with the tools (Anthropic caches tools, then system, then messages, and a change to the tool
+definitions invalidates the whole cache; OpenAI caches only exact prefixes, tools included), so
+a summary request offering only its schema tool reads nothing of the conversation's requests.
+Its uncached input tokens are written to the cache and become readable by the next request of
+its kind. Sources for the model and the default prices: Anthropic prompt caching (reads 0.1×,
+5-minute writes 1.25× the input price), Manus' "KV-cache hit rate is the single most important
+metric".
 
 Invariants:
 - `cached_tokens <= input_tokens` for every call: the cached prefix is part of the request and
@@ -167,11 +172,12 @@ def _cached(
 def prefix_tokens(
     counter: TokenCounter, *, shared: int, size: Tally, tools: tuple[ToolSchema, ...], same_tools: bool
 ) -> int:
-    """Tokens a request can read from an earlier one: its first `shared` messages (of size
-    `size`), and its tools when they are the earlier request's; nothing when neither is shared."""
-    if not shared and not (same_tools and tools):
+    """Tokens a request can read from an earlier one with the same tools: its tools and its
+    first `shared` messages (of size `size`); nothing from one with other tools, or when neither
+    tools nor a message is shared."""
+    if not same_tools or (not shared and not tools):
         return 0
-    return counter.total(size, tools if same_tools else ())
+    return counter.total(size, tools)
 
 
 def account(
