@@ -186,6 +186,19 @@ def test_a_wire_with_no_request_recorded_is_bad_input_and_writes_nothing(tmp_pat
     )
 
 
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_figure_options_with_no_plots_are_bad_input_and_write_nothing(tmp_path: Path, command: str) -> None:
+    out_dir = tmp_path / "results"
+    given = str(write(tmp_path, TINY)) if command == "run" else str(DATA / "support-session.jsonl")
+    code, out, err = run_cli(command, given, "--out", str(out_dir), "--no-plots", "--svg", "--redraw")
+    assert (code, out) == (2, "")
+    assert err == "".join(
+        f"{option}: --no-plots draws no figure, so it would change nothing; give one\n"
+        for option in ("--svg", "--redraw")
+    )
+    assert not out_dir.exists()
+
+
 def test_a_failed_run_exits_1_with_its_error(tmp_path: Path) -> None:
     text = TINY.replace(
         "  - preset: agentscope\n",

@@ -146,6 +146,16 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def refuse_idle_figure_options(args: argparse.Namespace) -> None:
+    """Refuse `--svg` and `--redraw` beside `--no-plots`, which draws no figure (said before
+    anything is read, as `--wire` without a recorded request is)."""
+    idle = [option for option, given in (("--svg", args.svg), ("--redraw", args.redraw)) if given]
+    if idle and args.no_plots:
+        raise BadInput(
+            [f"{option}: --no-plots draws no figure, so it would change nothing; give one" for option in idle]
+        )
+
+
 def shows_progress(*, quiet: bool, err: TextIO) -> bool:
     """Whether `Progress` would draw a bar (not quiet, on a terminal): only then are its phases'
     totals read, so a caller may skip counting them otherwise."""

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ctxlab.cli.base import RAW, Commands, add_run_options, out_dir, refuse_lone_scheduler
+from ctxlab.cli.base import (
+    RAW,
+    Commands,
+    add_run_options,
+    out_dir,
+    refuse_idle_figure_options,
+    refuse_lone_scheduler,
+)
 from ctxlab.cli.running import execute, execution_of, load_all, warn
 
 EXAMPLES_RUN = """examples:
@@ -30,6 +37,7 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run scenario files and write their results."""
     refuse_lone_scheduler(args)
+    refuse_idle_figure_options(args)
     loaded = load_all(args.scenarios)
     out_dir(args.out)
     if not args.quiet:

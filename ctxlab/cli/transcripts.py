@@ -18,6 +18,7 @@ from ctxlab.cli.base import (
     out_dir,
     out_file,
     positive,
+    refuse_idle_figure_options,
 )
 from ctxlab.cli.running import REPLAY_SOURCE, execute, execution_of
 
@@ -236,6 +237,7 @@ def _refused_setting(setting: str, given: set[str], args: argparse.Namespace) ->
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Replay one transcript through a preset."""
+    refuse_idle_figure_options(args)
     from ctxlab.problems import ScenarioError
     from ctxlab.scenarios.load import load_located, with_every_round
     from ctxlab.scenarios.located import Located
