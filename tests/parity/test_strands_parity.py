@@ -20,7 +20,7 @@ from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.world.script import Script, ScriptedCall, ScriptedRound, ScriptedTurn, assign_call_ids
 from ctxlab.engine.env import Env
 from ctxlab.engine.hooks import RunSettings
-from ctxlab.engine.loop import Loop
+from ctxlab.engine.loop import Loop, RunOutcome
 from ctxlab.models.scripted import ScriptModel
 from ctxlab.presets.strands.preset import NO_LOOP_LIMIT, REFUSALS, ContextOverflowError
 from ctxlab.texts import CTXLAB_TEXTS
@@ -233,9 +233,8 @@ def test_per_turn_window_starts_a_request_with_an_assistant_tool_call() -> None:
     assert any(m["role"] == "assistant" and m.get("tool_calls") for m in firsts)
 
 
-def test_the_lab_records_refusals_as_events_and_pairs_stay_intact() -> None:
-    script = loop([100] * 12)
-    config = StrandsConfig(window=64_000, window_size=4, per_turn=True)
+def checked_run(script: Script, config: StrandsConfig) -> RunOutcome:
+    """The lab's run of `script`, every request checked under the three provider rules."""
     env = Env(
         counter=AgentScopeEstimator(),
         model=ScriptModel(script),
@@ -244,9 +243,13 @@ def test_the_lab_records_refusals_as_events_and_pairs_stay_intact() -> None:
         context_size=config.window,
         rules=("openai", "anthropic", "bedrock"),
     )
-    outcome = Loop(
+    return Loop(
         script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=NO_LOOP_LIMIT)
     ).run()
+
+
+def test_the_lab_records_refusals_as_events_and_pairs_stay_intact() -> None:
+    outcome = checked_run(loop([100] * 12), StrandsConfig(window=64_000, window_size=4, per_turn=True))
     found = [v for call in outcome.calls for v in call.violations]
     # Trims keep every call with its results; a window starting at a tool use is reported under
     # Bedrock's rule (a user message first), never repaired.
@@ -269,17 +272,7 @@ def test_a_summary_request_holds_tool_calls_and_offers_no_tools_which_two_apis_r
     _, theirs = compare(script, config)
     summaries = [c for c in theirs.calls if c.kind == "summary"]
     assert summaries and all(c.tools == () and '"tool_calls"' in c.messages for c in summaries)
-    env = Env(
-        counter=AgentScopeEstimator(),
-        model=ScriptModel(script),
-        summarizer=TextSummarizer(config.summary_text),
-        texts=CTXLAB_TEXTS,
-        context_size=config.window,
-        rules=("openai", "anthropic", "bedrock"),
-    )
-    outcome = Loop(
-        script=script, strategy=strategy_of(config), env=env, settings=RunSettings(max_iters=NO_LOOP_LIMIT)
-    ).run()
+    outcome = checked_run(script, config)
     for call in outcome.calls:
         found = {(v.rule, v.kind) for v in call.violations}
         if call.kind == "summary":
