@@ -124,5 +124,8 @@ def test_a_zone_name_other_than_utc_does_not_parse_back_whatever_the_host_s_zone
     assert time_format_problem("%Y-%m-%d %H:%M %Z", "UTC") is None
     assert time_format_problem("%Y-%m-%d %H:%M %z", "America/New_York") is None
     problem = str(time_format_problem("%Y-%m-%d %H:%M %Z", "America/New_York"))
-    assert problem.startswith("does not parse back (%Z writes EDT for America/New_York")
+    assert problem.startswith("does not parse back (%Z writes EST for America/New_York")
     assert "has no full date" not in problem
+    # GMT in winter, BST in summer: the time is read back half the year, and the warning says which
+    london = str(time_format_problem("%Y-%m-%d %H:%M %Z", "Europe/London"))
+    assert london.startswith("does not parse back in July (%Z writes BST for Europe/London")

@@ -212,31 +212,48 @@ def time_format_problem(time_format: str, timezone: str) -> str | None:
     every step, or None when it reads back as written.
 
     A format without year, month and day parses back to 1900-01-01; a time that does not parse
-    back at all (a `%Z` that names a zone other than UTC: `read_time`) is never recorded.
+    back at all (a `%Z` that names a zone other than UTC: `read_time`) is never recorded. Both
+    a winter and a summer time are tried: a zone may write GMT half the year.
 
     >>> time_format_problem("%Y-%m-%dT%H:%M:%S", "Asia/Shanghai") is None
     True
     >>> time_format_problem("%H:%M", "UTC")[:17], time_format_problem("%Y-%m-%d %Z", "UTC") is None
     ('has no full date:', True)
+    >>> time_format_problem("%Y-%m-%d %H:%M %Z", "Europe/London")[:48]
+    'does not parse back in July (%Z writes BST for E'
+    >>> time_format_problem("%Y-%m-%d %H:%M %Z", "Asia/Shanghai")[:40]
+    'does not parse back (%Z writes CST for A'
     """
     zone = resolve_timezone(timezone)
-    probe = dt.datetime(2031, 7, 15, 13, 45, 30, tzinfo=zone)
-    try:
-        parsed = read_time(probe.strftime(time_format), time_format)
-    except ValueError:
+    probes = [dt.datetime(2031, month, 15, 13, 45, 30, tzinfo=zone) for month in (1, 7)]
+    read = [_read_back(probe, time_format) for probe in probes]
+    failed = [probe for probe, parsed in zip(probes, read, strict=True) if parsed is None]
+    if failed:
+        season = "" if len(failed) == len(probes) else f" in {failed[0]:%B}"
         why = (
-            f" (%Z writes {probe.strftime('%Z')} for {timezone}, and reads UTC and GMT alone, as on a "
-            "host whose zone is UTC; write the offset with %z)"
+            f" (%Z writes {failed[0].strftime('%Z')} for {timezone}, and reads UTC and GMT alone, as "
+            "on a host whose zone is UTC; write the offset with %z)"
             if "%Z" in time_format.replace("%%", "")
             else ""
         )
-        return f"does not parse back{why}: AgentScope injects the time again at every step"
-    if parsed.date() != probe.date():
+        return f"does not parse back{season}{why}: AgentScope injects the time again at every step"
+    if any(
+        parsed is not None and parsed.date() != probe.date()
+        for probe, parsed in zip(probes, read, strict=True)
+    ):
         return (
             "has no full date: the injected time parses back to 1900-01-01, so AgentScope "
             "re-injects it at every step; add %Y-%m-%d"
         )
     return None
+
+
+def _read_back(probe: dt.datetime, time_format: str) -> dt.datetime | None:
+    """`probe` written with `time_format` and read back (`read_time`), or None when it does not parse."""
+    try:
+        return read_time(probe.strftime(time_format), time_format)
+    except ValueError:
+        return None
 
 
 def injection_params(config: InjectionConfig) -> InjectionParams:
