@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import gzip
 import io
@@ -876,11 +877,29 @@ def test_output_whose_reader_is_gone_is_dropped_and_the_rest_is_the_stream_s() -
         def isatty(self) -> bool:
             return True
 
+    assert ReaderGone(Closed()).isatty()  # a terminal's progress bar is still drawn on one
     stream = ReaderGone(Closed())
     assert stream.write("a line\n") == 7 and stream.gone
     stream.write("more")  # dropped, not raised
     stream.flush()
-    assert stream.isatty()  # a terminal's progress bar is still drawn on one
+    assert not stream.isatty()
+    closed = ReaderGone(None)  # a stream closed before the command started (`>&-`)
+    assert closed.gone and closed.write("x") == 1 and not closed.isatty()
+    closed.flush()
+    assert copy.copy(closed).gone  # copying (or pickling) does not recurse for its stream
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&-"])
+def test_a_command_whose_stream_is_closed_from_the_start_exits_with_its_own_code(
+    tmp_path: Path, closed: str
+) -> None:
+    """`ctxlab validate file.yaml >&-`: Python gives the command no stream at all (None)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for given, code in ((str(write(tmp_path, TINY)), 0), (str(tmp_path / "missing.yaml"), 2)):
+        command = f'"$0" -m ctxlab validate "$1" {closed}'
+        shell = ["bash", "-c", command, sys.executable, given]
+        done = subprocess.run(shell, env=env, cwd=tmp_path, check=False, capture_output=True)
+        assert done.returncode == code and b"Traceback" not in done.stderr, done.stderr
 
 
 def test_a_run_without_figures_imports_neither_matplotlib_nor_pandas(tmp_path: Path) -> None:
@@ -1289,8 +1308,8 @@ def test_the_index_contents_link_each_folder_s_heading_even_renamed(tmp_path: Pa
     from ctxlab.analysis.report import heading_anchors, write_index
 
     run_cli("run", str(write(tmp_path, TINY)), "--out", str(tmp_path / "r"), "--no-plots", "--quiet")
-    for copy in ("tiny copy", "Tiny", "ctxlab-results"):
-        shutil.copytree(tmp_path / "r" / "tiny", tmp_path / "r" / copy)
+    for renamed in ("tiny copy", "Tiny", "ctxlab-results"):
+        shutil.copytree(tmp_path / "r" / "tiny", tmp_path / "r" / renamed)
     lines = write_index(tmp_path / "r").read_text(encoding="utf-8").splitlines()
     anchors = heading_anchors(lines)
     links = [line[3:-1].split("](#") for line in lines if line.startswith("- [")]

@@ -201,15 +201,16 @@ class ReaderGone:
     """A command's output stream that outlives its reader: once a write or flush finds the pipe
     closed (`ctxlab run ... | head -1`), the rest is dropped and the command finishes its work
     (every results folder and the index written) and returns its own exit code. The stream's
-    descriptor is pointed at the null device then, so the interpreter's last flush is quiet.
-    Everything else is the stream's own (`isatty`, `encoding`)."""
+    descriptor is pointed at the null device then, so the interpreter's last flush is quiet. A
+    stream closed before the command started (`>&-`: Python's None) is gone from the start.
+    Everything else is the stream's own (`encoding`); `isatty` is false for a stream gone."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | None) -> None:
         self._stream = stream
-        self.gone = False
+        self.gone = stream is None
 
     def write(self, text: str) -> int:
-        if not self.gone:
+        if not self.gone and self._stream is not None:
             try:
                 self._stream.write(text)
             except BrokenPipeError:
@@ -217,20 +218,26 @@ class ReaderGone:
         return len(text)
 
     def flush(self) -> None:
-        if not self.gone:
+        if not self.gone and self._stream is not None:
             try:
                 self._stream.flush()
             except BrokenPipeError:
                 self._lost()
 
+    def isatty(self) -> bool:
+        return not self.gone and self._stream is not None and self._stream.isatty()
+
     def _lost(self) -> None:
-        self.gone = True
+        self.gone, stream = True, self._stream
         with contextlib.suppress(OSError, ValueError, AttributeError):  # a stream with no descriptor
             null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self._stream.fileno())
+            if stream is not None:
+                os.dup2(null, stream.fileno())
             os.close(null)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_stream":  # copying or unpickling: no stream yet
+            raise AttributeError(name)
         return getattr(self._stream, name)
 
 
