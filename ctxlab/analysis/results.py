@@ -95,8 +95,9 @@ def _csv_frame(path: Path, columns: dict[str, str]) -> pd.DataFrame:
                 truth = source.map(_TRUTH, na_action="ignore")
                 frame[column] = _typed(column, source, truth, "true or false")
             elif dtype == "Int64":
-                numbers = pd.to_numeric(source)
-                frame[column] = _typed(column, source, numbers.where(numbers % 1 == 0), "a whole number")
+                numbers = pd.to_numeric(source, errors="coerce")
+                whole = numbers.where((numbers % 1 == 0) & (numbers.abs() < 2**63))  # what Int64 holds
+                frame[column] = _typed(column, source, whole, "a whole number")
             elif dtype != "string":
                 frame[column] = pd.to_numeric(source).astype(dtype)
             elif column in LISTS:

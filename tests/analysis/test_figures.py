@@ -94,6 +94,8 @@ def test_csv_and_parquet_load_to_the_same_frames(results_root: Path, tmp_path: P
     ("edit", "said"),
     [
         (("runs.csv", "peak_input_tokens", "1.5"), "peak_input_tokens '1.5' is not a whole number"),
+        (("runs.csv", "calls", "1e20"), "calls '1e20' is not a whole number"),  # wrapped round before
+        (("runs.csv", "calls", "abc"), "calls 'abc' is not a whole number"),
         (("calls.csv", "over_window", "maybe"), "over_window 'maybe' is not true or false"),
     ],
 )
