@@ -422,6 +422,11 @@ def test_transcripts_whose_names_read_alike_keep_their_own_results(tmp_path: Pat
     assert code == 0 and replaced in err
     code, _, err = run_cli(*again)
     assert code == 0 and "held the replay" not in err  # its own replay again: rewritten as a rerun is
+    scenario = write(tmp_path, TINY)  # a scenario's results where a replay goes: said too
+    assert run_cli("run", str(scenario), "--out", str(out), "--no-plots", "--quiet")[0] == 0
+    (tmp_path / "tiny.jsonl").write_text(chat, "utf-8")
+    code, _, err = run_cli("replay", str(tmp_path / "tiny.jsonl"), "--out", str(out), "--no-plots")
+    assert code == 0 and f"note: {out / 'tiny'}/ held the results of {scenario}; it is replaced" in err
 
 
 def test_a_transcript_with_a_long_file_name_is_replayed(tmp_path: Path) -> None:

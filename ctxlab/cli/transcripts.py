@@ -170,17 +170,22 @@ def _session_named(trace: Path, session: int) -> Path:
 
 
 def _replaced(folder: Path, trace: Mapping[str, Any]) -> str | None:
-    """The transcript (and conversation) whose replay `folder` holds when it is another than
-    `trace` (the replay's own workload), or None: a replay rewrites its folder."""
+    """What `folder` holds when it is other than the replay of `trace` (the replay's own
+    workload): another transcript's replay, or a scenario's results; None when it holds this
+    replay (a replay rewrites its folder) or nothing the lab wrote."""
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        held = manifest["resolved_scenario"]["workload"]["trace"]
-        path, session = str(held["path"]), int(held.get("session") or 0)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # no replay there (or none the lab can read): nothing to say
-    if path == trace["path"] and session == int(trace.get("session") or 0):
+    except (OSError, ValueError):
         return None
-    return path + (f" (--session {session})" if session else "")
+    workload = manifest.get("resolved_scenario", {}).get("workload") if isinstance(manifest, dict) else None
+    held = workload.get("trace") if isinstance(workload, dict) else None
+    if not isinstance(held, dict):
+        source = manifest.get("source") if isinstance(manifest, dict) else None
+        return f"the results of {source or 'a scenario'}"
+    path, session = str(held.get("path")), held.get("session") or 0
+    if path == trace["path"] and session == (trace.get("session") or 0):
+        return None
+    return f"the replay of {path}" + (f" (--session {session})" if session else "")
 
 
 def presets(args: argparse.Namespace) -> list[str]:
@@ -258,7 +263,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.quiet:
         if replaced is not None:
             folder = Path(args.out) / loaded.name
-            print(f"ctxlab replay: note: {folder}/ held the replay of {replaced}; it is replaced", file=err)
+            print(f"ctxlab replay: note: {folder}/ held {replaced}; it is replaced", file=err)
         for warning in loaded.warnings:
             print(_told(warning, args), file=err)
         for preset, cut in raised:
