@@ -16,6 +16,7 @@ returns a `Figure`.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,8 +26,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ctxlab.analysis import plots
-from ctxlab.analysis.labels import value_text
 from ctxlab.analysis.results import Results
+from ctxlab.analysis.sweep_figures import swept_key, swept_text
 
 RETENTION = ("retention_facts", "retention_rules", "retention_artifacts")
 
@@ -73,9 +74,23 @@ def _workloads(result: Results) -> list[str]:
         return [result.name] * len(runs)
     names = [c.removeprefix("param.") for c in swept]
     return [
-        f"{result.name} ({', '.join(f'{n}={value_text(v)}' for n, v in zip(names, row, strict=True))})"
+        f"{result.name} ({', '.join(f'{n}={_exact(v)}' for n, v in zip(names, row, strict=True))})"
         for row in zip(*(runs[c].tolist() for c in swept), strict=True)
     ]
+
+
+def _exact(value: object) -> str:
+    """A swept value as a workload's label shows it: whole numbers with separators, other numbers
+    in full (two values never read alike), a swept null as `null`."""
+    key = swept_key(value)
+    if isinstance(key, bool | np.bool_):
+        return "true" if key else "false"
+    if isinstance(key, numbers.Integral):
+        return f"{int(key):,}"
+    if not isinstance(key, numbers.Real):
+        return swept_text(key)
+    number = float(key)
+    return f"{int(number):,}" if number.is_integer() else repr(number)
 
 
 def strategy_table(results: Sequence[Results]) -> pd.DataFrame:

@@ -170,3 +170,15 @@ def test_no_results_give_an_empty_table_every_answer_reads() -> None:
     table = compare.strategy_table([])
     assert table.empty and list(table.columns) == list(compare.COLUMNS)
     assert compare.picks(table) == [] and compare.answer(table) == [] and compare.overall(table).empty
+
+
+def test_a_workload_label_tells_every_swept_value_apart_and_writes_null() -> None:
+    assert [compare._exact(v) for v in (None, pd.NA, float("nan"), True, 20000, 1234567.0)] == [
+        "null",
+        "null",
+        "null",
+        "true",
+        "20,000",
+        "1,234,567",
+    ]
+    assert compare._exact(0.1234561) != compare._exact(0.1234564)  # one value_text writes as 0.123456
