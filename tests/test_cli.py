@@ -1338,3 +1338,6 @@ def test_heading_anchors_follow_the_renderer_s_rules() -> None:
 
     lines = ["# A b", "text", "## a.b", "## A b", "##nope", "####### seven", "### ünï_code-x"]
     assert heading_anchors(lines) == {0: "a-b", 2: "ab", 3: "a-b-1", 6: "ünï_code-x"}
+    # a closing run of # is no part of the heading; combining marks stay (हिंदी, a decomposed é)
+    marked = ["## notes #", "## C# ##", "## हिंदी", "## cafe\u0301"]
+    assert heading_anchors(marked) == {0: "notes", 1: "c", 2: "हिंदी", 3: "cafe\u0301"}

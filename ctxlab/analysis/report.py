@@ -13,6 +13,8 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,17 +249,19 @@ def tune_section(folders: list[Path], root: Path) -> list[str]:
 
 
 def heading_anchors(lines: list[str]) -> dict[int, str]:
-    """The anchors a Markdown renderer (GitHub's, Jupyter's) gives the headings among `lines`,
-    by line: lower case, characters other than letters, digits, `_`, `-` and spaces left out,
-    spaces as `-`; an anchor met before gets `-1`, `-2`, ... as the renderer numbers it."""
+    """The anchors GitHub's Markdown renderer gives the headings among `lines`, by line: the
+    heading's text (a closing run of `#` left out) in lower case, characters other than letters,
+    combining marks, digits, `_`, `-` and spaces left out, spaces as `-`; an anchor met before
+    gets `-1`, `-2`, ... as the renderer numbers it. Headings are plain names here (a folder's,
+    the lab's own): Markdown inside one (`__init__` read as bold) is not rendered first."""
     seen: dict[str, int] = {}
     anchors: dict[int, str] = {}
     for at, line in enumerate(lines):
         hashes = len(line) - len(line.lstrip("#"))
         if not 1 <= hashes <= 6 or not line[hashes:].startswith(" "):
             continue
-        title = line[hashes:].strip().lower()
-        slug = "".join(c for c in title if c.isalnum() or c in "_- ").replace(" ", "-")
+        title = re.sub(r"(^|\s)#+\s*$", "", line[hashes:]).strip().lower()
+        slug = "".join(c for c in title if _kept(c)).replace(" ", "-")
         anchor = slug
         while anchor in seen:
             seen[slug] += 1
@@ -265,6 +269,11 @@ def heading_anchors(lines: list[str]) -> dict[int, str]:
         seen.setdefault(anchor, 0)
         anchors[at] = anchor
     return anchors
+
+
+def _kept(character: str) -> bool:
+    """Whether an anchor keeps a heading's character."""
+    return character.isalnum() or character in "_- " or unicodedata.category(character).startswith("M")
 
 
 def write_index(root: Path) -> Path:
