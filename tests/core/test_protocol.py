@@ -74,6 +74,9 @@ def test_an_undeclared_tool_result_is_named_in_message_order_with_the_rest() -> 
         (3, "a", "dangling_call"),
     ]
     assert undeclared(msgs, "bedrock") == [(1, "x", "undeclared_tools"), (1, "x", "excess_results")]
+    repeated = [USER, asst("a", "a"), tool("a"), USER]  # a repeated id comes first at its index
+    kinds = [kind for _, _, kind in undeclared(repeated, "anthropic")]
+    assert kinds[:2] == ["duplicate_id", "undeclared_tools"]
     (first, *_) = violations(msgs, ["bedrock"], declares_tools=False)
     assert first.detail == "the request holds a tool result ('x') but declares no tools"
 

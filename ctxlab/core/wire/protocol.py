@@ -212,7 +212,8 @@ def report(
 
 
 def _with_undeclared(own: Sequence[Violation], rule: Rule, index: int, fact: Fact) -> tuple[Violation, ...]:
-    """`own` with the rule's `undeclared_tools` violation at `index`, before those found there."""
+    """`own` with the rule's `undeclared_tools` violation at `index`, before the others found
+    there (`report` then puts a `duplicate_id` at that index first, as it does everywhere)."""
     call_id = fact.calls[0] if fact.calls else str(fact.answers)
     what = "a tool call" if fact.calls else "a tool result"
     detail = f"the request holds {what} ({call_id!r}) but declares no tools"
