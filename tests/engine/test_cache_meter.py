@@ -32,6 +32,19 @@ from tests.zoo.runs import FIELDS, one_turn, run, text, tool_call
 COUNTER = AgentScopeEstimator()
 
 
+def test_a_summary_request_offering_only_its_schema_tool_reads_nothing_of_the_conversation() -> None:
+    """AgentScope's summary request sends the conversation with its structured-output tool alone:
+    a provider's cached prefix starts with the tools, so none of the reasoning requests' prefix
+    is read; the next summary request, with the same tool, reads the first one's."""
+    rounds = (ScriptedRound(calls=(tool_call("retrieve", "{}", text(3000)),)) for _ in range(12))
+    ran = run(agentscope.AgentScopeStrategy(texts=CTXLAB_TEXTS), one_turn(*rounds), window=6000)
+    summaries = [c for c in ran.outcome.calls if c.kind == "summary"]
+    assert len(summaries) >= 2 and summaries[0].cached_tokens == 0
+    assert summaries[0].cache_write_tokens == summaries[0].tokens["as_sent"]
+    reasoning = [c for c in ran.outcome.calls if c.kind == "reasoning"]
+    assert all(c.cached_tokens > 0 for c in reasoning[1:])  # the same tools: the prefix is read
+
+
 def test_every_run_is_metered_by_default() -> None:
     env = Env(
         counter=COUNTER,
