@@ -154,9 +154,9 @@ def _schema(tool: dict[str, Any]) -> ToolSchema:
 
 
 def recount(results: Results, run_id: str, counters: dict[str, TokenCounter]) -> pd.DataFrame:
-    """Each recorded request of a run counted again: one row per call with the recorded
-    `input_tokens`, whether a compression came right before it (`compressed`), the estimate of the
-    request as sent (`estimate`), and one column per counter."""
+    """Each recorded request of a run's own (not its sub-agents') counted again: one row per call
+    with the recorded `input_tokens`, whether a compression came right before it (`compressed`),
+    the estimate of the request as sent (`estimate`), and one column per counter."""
     calls = results.calls[results.calls["run_id"] == run_id]
     indexes = calls["call_index"].astype(int)
     recorded = dict(zip(indexes, calls["input_tokens"].astype(int), strict=True))
@@ -164,6 +164,8 @@ def recount(results: Results, run_id: str, counters: dict[str, TokenCounter]) ->
     estimator = AgentScopeEstimator()
     rows = []
     for request in iter_requests(results, run_id):
+        if "agent" in request:
+            continue  # a sub-agent's, numbered in its own calls
         index = int(request["call_index"])
         messages = from_openai(request["messages"])
         tools = tuple(_schema(t) for t in request["tools"])

@@ -15,12 +15,13 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import sysconfig
 import tempfile
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -365,7 +366,7 @@ def _result(
         measures=measures,
         calls=rows + sub_rows,
         events=events + sub_events,
-        requests_gz=request_file(records, config.wire) if config.record_requests else None,
+        requests_gz=request_file(records, config.wire, subagents) if config.record_requests else None,
         requests_wire=config.wire,
         cache_metered=run.env.cache is not None,
         retention=tuple(
@@ -425,24 +426,33 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}{notes}"
 
 
-def request_file(calls: tuple[CallRecord, ...], wire: WireName = "openai") -> bytes:
+def request_file(
+    calls: tuple[CallRecord, ...], wire: WireName = "openai", subagents: Sequence[_Subagent] = ()
+) -> bytes:
     """`requests/<run_id>.jsonl.gz` (`<run_id>.anthropic.jsonl.gz` for the Anthropic form): one
-    line per call, gzip without timestamp or name.
+    line per call, the run's own and then each sub-agent's (in `calls.csv`'s order, naming its
+    `agent` and `delegated_at`), gzip without timestamp or name.
 
     The OpenAI form holds `messages` and `tools` as an OpenAI-compatible endpoint receives them;
     the Anthropic form holds `system`, `messages` and `tools` as the Messages API receives them.
     """
-    return gzipped_parts(_request_line(record, wire) for record in calls)
+    own = (_request_line(record, wire) for record in calls)
+    delegated = (
+        _request_line(record, wire, {"agent": sub.label, "delegated_at": sub.delegated_at})
+        for sub in subagents
+        for record in sub.calls
+    )
+    return gzipped_parts(itertools.chain(own, delegated))
 
 
-def _request_line(record: CallRecord, wire: WireName) -> bytes:
-    """One call's line of its run's request file."""
+def _request_line(record: CallRecord, wire: WireName, agent: Mapping[str, Any] | None = None) -> bytes:
+    """One call's line of its run's request file (a sub-agent's names it, `agent`)."""
     request = record.request or {"messages": [], "tools": []}
     if wire == "anthropic":
         system, turns = anthropic_of_openai(request["messages"])
         tools = [anthropic_tool(tool) for tool in request["tools"]]
         request = {"system": system, "messages": turns, "tools": tools}
-    line = {"call_index": record.call_index, "kind": record.kind, **request}
+    line = {"call_index": record.call_index, "kind": record.kind, **(agent or {}), **request}
     return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 

@@ -5,6 +5,7 @@ retention of facts the parent learned (the `delegated-retention` scenario)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 
 from ctxlab.analysis import agents, isolate
 from ctxlab.analysis.folder_figures import draw_figures
-from ctxlab.analysis.results import load_results
+from ctxlab.analysis.results import load_results, read_requests
 from ctxlab.core.messages.tokens import AgentScopeEstimator
 from ctxlab.core.world.script import Script, assign_call_ids
 from ctxlab.engine.session import SubagentSetup, assemble
@@ -157,6 +158,25 @@ def test_sub_agent_calls_are_rows_of_calls_csv_and_the_runs_row_counts_them_apar
     assert (subs["over_window"] == (subs["input_tokens"] > 9000)).all()  # the sub-agents' own window
     assert set(results.subagent_events["agent"]) <= set(subs["agent"])
     assert json.loads((folder / "manifest.json").read_text())["runs"][0]["delegate"]["context_size"] == 9000
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_sub_agent_s_requests_are_recorded_after_the_run_s_own(tmp_path: Path, wire: str) -> None:
+    """The request file holds every call of `calls.csv`: the run's own, then each sub-agent's,
+    naming its agent and the parent call that delegated to it, in each agent's own numbering."""
+    loaded = load_scenario(write(tmp_path, RESEARCH + "record_requests: true\n"))
+    configs_ = [replace(c, wire=wire) for c in expand(loaded)]
+    folder = write_scenario(tmp_path / "out", loaded, configs_, [execute(c) for c in configs_]).folder
+    results = load_results(folder)
+    run_id = str(results.runs["run_id"].item())
+    requests = read_requests(results, run_id, wire=wire)  # type: ignore[arg-type]
+    own = [r for r in requests if "agent" not in r]
+    subs = results.subagent_calls
+    assert [r["call_index"] for r in own] == results.calls["call_index"].tolist()
+    assert [(r["agent"], r["delegated_at"], r["call_index"]) for r in requests[len(own) :]] == list(
+        zip(subs["agent"], subs["delegated_at"], subs["call_index"], strict=True)
+    )
+    assert len(subs) > 0 and all(r["messages"] for r in requests)
 
 
 def test_the_timeline_puts_each_sub_agent_after_the_call_that_delegated_to_it() -> None:
