@@ -43,6 +43,7 @@ from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_me
 from ctxlab.scenarios.unused import unused_settings
 from ctxlab.scenarios.validated import clean_loc, validated_scenario
 from ctxlab.texts import load_texts
+from ctxlab.workloads.format import BUILTIN_TOOLS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +118,7 @@ def load_located(located: Located, base_dir: Path) -> LoadedScenario:
         for w in _cut_warnings(located, point, axes, scripted, sub)
     )
     warnings += _trace_warnings(located, scenario, context["trace_warnings"])
+    warnings += _undeclared_tools(located, scenario)
     warnings += unused_settings(located, scenario)
     loaded = LoadedScenario(
         source=located.file,
@@ -380,6 +382,24 @@ def _warnings(located: Located, point: ScenarioPoint, axes: tuple[Axis, ...]) ->
             path: Loc = ("strategies", i, *warning.loc)
             problem = located.locate(Problem(loc=path, message=f"warning: {warning.message}"))
             yield _relocate(problem, located, axes, point.picks) if axes else problem
+
+
+def _undeclared_tools(located: Located, scenario: Scenario) -> tuple[Problem, ...]:
+    """A warning for a script that calls tools but declares none: every request after its first
+    call holds a tool call with no tools offered, which the Anthropic and Bedrock rules count
+    (`undeclared_tools`) in every run; the lab's own tools (`BUILTIN_TOOLS`) are left aside."""
+    script = scenario.workload.script
+    if script is None or script.tools or script.tool_groups:
+        return ()
+    called = list(dict.fromkeys(call.tool for _, call in script.calls() if call.tool not in BUILTIN_TOOLS))
+    if not called:
+        return ()
+    message = (
+        f"warning: the script calls {', '.join(map(repr, called))} but declares no tools, so its requests "
+        "hold tool calls with no tools offered, which the Anthropic and Bedrock APIs refuse (every run "
+        "counts them in violations_anthropic); declare them: tools: [{name: ..., description: ...}]"
+    )
+    return (located.locate(Problem(loc=("workload", "script"), message=message)),)
 
 
 def with_every_round(loaded: LoadedScenario) -> tuple[LoadedScenario, list[tuple[str, RoundsCut]]]:

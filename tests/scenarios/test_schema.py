@@ -135,6 +135,35 @@ def test_a_tiny_scenario_loads_with_defaults(tmp_path: Path) -> None:
     assert len(loaded.points) == 1 and loaded.warnings == ()
 
 
+NO_TOOLS = """\
+name: no-tools
+workload:
+  script:
+    turns:
+      - user: hi
+        rounds:
+          - calls: [{tool: lookup, input: {q: x}, result: found}, {tool: TaskList}]
+model:
+  context_size: 8000
+strategies:
+  - preset: none
+"""
+
+
+def test_a_script_that_calls_tools_but_declares_none_is_warned_of(tmp_path: Path) -> None:
+    """Its requests hold tool calls with no tools offered: every run counts the Anthropic and
+    Bedrock refusal, so loading says why, naming the tools to declare (the lab's own left aside)."""
+    (warning,) = load_scenario(write(tmp_path, NO_TOOLS)).warnings
+    assert str(warning).endswith(
+        ":3:3: workload.script: warning: the script calls 'lookup' but declares no tools, so its "
+        "requests hold tool calls with no tools offered, which the Anthropic and Bedrock APIs refuse "
+        "(every run counts them in violations_anthropic); declare them: "
+        "tools: [{name: ..., description: ...}]"
+    )
+    declared = NO_TOOLS.replace("  script:\n", "  script:\n    tools: [{name: lookup}]\n")
+    assert load_scenario(write(tmp_path, declared, "declared.yaml")).warnings == ()
+
+
 def test_strategy_names_must_differ(tmp_path: Path) -> None:
     text = TINY.replace("  - preset: agentscope\n", "  - preset: agentscope\n  - preset: agentscope\n")
     (message,) = problems(write(tmp_path, text))
