@@ -43,7 +43,7 @@ from ctxlab.scenarios.tune import candidate_entry, probe_settings, unrunnable_me
 from ctxlab.scenarios.unused import unused_settings
 from ctxlab.scenarios.validated import clean_loc, validated_scenario
 from ctxlab.texts import load_texts
-from ctxlab.workloads.format import BUILTIN_TOOLS
+from ctxlab.workloads.format import BUILTIN_TOOLS, ScriptSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -385,21 +385,28 @@ def _warnings(located: Located, point: ScenarioPoint, axes: tuple[Axis, ...]) ->
 
 
 def _undeclared_tools(located: Located, scenario: Scenario) -> tuple[Problem, ...]:
-    """A warning for a script that calls tools but declares none: every request after its first
-    call holds a tool call with no tools offered, which the Anthropic and Bedrock rules count
-    (`undeclared_tools`) in every run; the lab's own tools (`BUILTIN_TOOLS`) are left aside."""
+    """A warning for each script (the workload's, a sub-agent's) that calls tools but declares
+    none: every request after its first call holds a tool call with no tools offered, which the
+    Anthropic and Bedrock rules count (`undeclared_tools`) in every run; the lab's own tools
+    (`BUILTIN_TOOLS`) are left aside."""
     script = scenario.workload.script
-    if script is None or script.tools or script.tool_groups:
-        return ()
-    called = list(dict.fromkeys(call.tool for _, call in script.calls() if call.tool not in BUILTIN_TOOLS))
-    if not called:
-        return ()
-    message = (
-        f"warning: the script calls {', '.join(map(repr, called))} but declares no tools, so its requests "
-        "hold tool calls with no tools offered, which the Anthropic and Bedrock APIs refuse (every run "
-        "counts them in violations_anthropic); declare them: tools: [{name: ..., description: ...}]"
-    )
-    return (located.locate(Problem(loc=("workload", "script"), message=message)),)
+    return tuple(_script_warnings(located, script, ("workload", "script"))) if script else ()
+
+
+def _script_warnings(located: Located, script: ScriptSpec, loc: Loc) -> Iterator[Problem]:
+    calls = list(script.calls())
+    called = list(dict.fromkeys(call.tool for _, call in calls if call.tool not in BUILTIN_TOOLS))
+    if called and not script.tools and not script.tool_groups:
+        message = (
+            f"warning: the script calls {', '.join(map(repr, called))} but declares no tools, so its "
+            "requests hold tool calls with no tools offered, which the Anthropic and Bedrock APIs refuse "
+            "(every run counts them in violations_anthropic); declare them: "
+            "tools: [{name: ..., description: ...}]"
+        )
+        yield located.locate(Problem(loc=loc, message=message))
+    for at, call in calls:
+        if call.delegate is not None:
+            yield from _script_warnings(located, call.delegate, (*loc, *at, "delegate"))
 
 
 def with_every_round(loaded: LoadedScenario) -> tuple[LoadedScenario, list[tuple[str, RoundsCut]]]:

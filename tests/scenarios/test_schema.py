@@ -162,6 +162,14 @@ def test_a_script_that_calls_tools_but_declares_none_is_warned_of(tmp_path: Path
     )
     declared = NO_TOOLS.replace("  script:\n", "  script:\n    tools: [{name: lookup}]\n")
     assert load_scenario(write(tmp_path, declared, "declared.yaml")).warnings == ()
+    sub = "{tool: ask, delegate: {turns: [{user: go, rounds: [{calls: [{tool: grep, result: hit}]}]}]}}"
+    delegated = declared.replace("{tool: TaskList}", sub).replace(
+        "[{name: lookup}]", "[{name: lookup}, {name: ask}]"
+    )
+    (nested,) = load_scenario(write(tmp_path, delegated, "delegated.yaml")).warnings
+    assert "workload.script.turns[0].rounds[0].calls[1].delegate: warning: the script calls 'grep'" in str(
+        nested
+    )
 
 
 def test_strategy_names_must_differ(tmp_path: Path) -> None:
