@@ -14,20 +14,18 @@
   starts with an assistant message ("A conversation must start with a user message", seen with
   Amazon Nova models; the Anthropic and OpenAI APIs accept it).
 
-A request that holds a tool call or result but declares no tools breaks the `anthropic` and
-`bedrock` rules (`undeclared_tools`, at the first such message): the Messages API refuses it
-("Requests which include `tool_use` or `tool_result` blocks must define tools"), Converse too
-("The toolConfig field must be defined when using toolUse and toolResult content blocks"); the
-OpenAI API accepts it. A summary request that sends the conversation as it is, with no tools
-offered, is the usual case.
+A request holding a tool call or result but declaring no tools (a summary request sending the
+conversation as it is) breaks the `anthropic` and `bedrock` rules (`undeclared_tools`, at its
+first such message): "Requests which include `tool_use` or `tool_result` blocks must define
+tools", and Converse's "The toolConfig field must be defined ..."; the OpenAI API accepts it.
 
 Under every rule a call id used twice in one request is a violation, and so is a second result
 for one call, and so is a request with nothing to send (`empty_request`, at index 0): no message
 at all for `openai` ("[] is too short - 'messages'"), no user or assistant turn for `anthropic`
 and `bedrock` (a request of only a system prompt, or only blank texts besides it: "at least one
-message is required"). Each violation names the 0-based index into the OpenAI messages where the rule
-broke: the message that arrived while a call was unanswered (or the call's own message when the
-request ended first), the orphan result itself, or the message repeating an id; an assistant
+message is required"). Each violation names the 0-based index into the OpenAI messages where the
+rule broke: the message that arrived while a call was unanswered (or the call's own message when
+the request ended first), the orphan result itself, or the message repeating an id; an assistant
 first turn names its first message and no call (`call_id` is empty).
 
 Cost: each rule is a small immutable checker fed one OpenAI message at a time, which returns
@@ -185,8 +183,7 @@ def violations(
 
 
 def is_tool_block(fact: Fact) -> bool:
-    """Whether the message holds a tool call or a tool result (a block the Anthropic and Bedrock
-    APIs accept only in a request that declares tools)."""
+    """Whether the message holds a tool call or result (which needs declared tools: `undeclared_tools`)."""
     return bool(fact.calls) or fact.answers is not None
 
 
@@ -196,9 +193,8 @@ def report(
     ids: CallIds,
     undeclared: tuple[int, Fact] | None = None,
 ) -> list[Violation]:
-    """The violations of each rule's checker after the last message, rule by rule in message
-    order, with the ids used twice and, when the request holds tool blocks but declares no
-    tools, `undeclared`: where the first of them is (index or stamp) and its fact."""
+    """Each rule's violations after the last message, rule by rule in message order, with the ids
+    used twice and `undeclared` (where the first tool block of a request offering no tools is)."""
     out: list[Violation] = []
     for checker, settled in zip(checkers, found, strict=True):
         own, repeated = checker.finish(settled), ids.duplicates(checker.rule)
