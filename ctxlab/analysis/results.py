@@ -93,11 +93,11 @@ def _csv_frame(path: Path, columns: dict[str, str]) -> pd.DataFrame:
             source = frame[column]
             if dtype == "boolean":
                 truth = source.map(_TRUTH, na_action="ignore")
-                frame[column] = _typed(column, source, truth, "true or false")
+                frame[column] = _typed(column, source, truth, "true or false").astype("boolean")
             elif dtype == "Int64":
                 numbers = pd.to_numeric(source, errors="coerce")
                 whole = numbers.where((numbers % 1 == 0) & (numbers.abs() < 2**63))  # what Int64 holds
-                frame[column] = _typed(column, source, whole, "a whole number")
+                frame[column] = _typed(column, source, whole, "a whole number").astype("Int64")
             elif dtype != "string":
                 frame[column] = pd.to_numeric(source).astype(dtype)
             elif column in LISTS:
@@ -109,7 +109,7 @@ _TRUTH = {"true": True, "false": False}
 
 
 def _typed(column: str, cells: pd.Series, read: pd.Series, kind: str) -> pd.Series:
-    """`read`, the column's cells as its type (missing where a cell was not one), in that type.
+    """`read`, the column's cells as its type (missing where a cell was not one).
 
     Raises:
         ValueError: a cell that is not `kind`, named with its line.
@@ -118,7 +118,7 @@ def _typed(column: str, cells: pd.Series, read: pd.Series, kind: str) -> pd.Seri
     if wrong.any():
         at = int(wrong.to_numpy().argmax())
         raise ValueError(f"line {at + 2}: {column} {cells.iloc[at]!r} is not {kind}")
-    return read.astype("boolean" if kind == "true or false" else "Int64")
+    return read
 
 
 def load_results(folder: Path | str) -> Results:

@@ -173,15 +173,16 @@ def _replaced(folder: Path, trace: Mapping[str, Any]) -> str | None:
     """What `folder` holds when it is other than the replay of `trace` (the replay's own
     workload): another transcript's replay, or a scenario's results; None when it holds this
     replay (a replay rewrites its folder) or nothing the lab wrote."""
+    from ctxlab.analysis.folders import ResultsError, read_manifest
+
     try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_manifest(folder)
+    except ResultsError:
         return None
-    workload = manifest.get("resolved_scenario", {}).get("workload") if isinstance(manifest, dict) else None
+    workload = (manifest.get("resolved_scenario") or {}).get("workload")
     held = workload.get("trace") if isinstance(workload, dict) else None
     if not isinstance(held, dict):
-        source = manifest.get("source") if isinstance(manifest, dict) else None
-        return f"the results of {source or 'a scenario'}"
+        return f"the results of {manifest.get('source') or 'a scenario'}"
     path, session = str(held.get("path")), held.get("session") or 0
     if path == trace["path"] and session == (trace.get("session") or 0):
         return None
